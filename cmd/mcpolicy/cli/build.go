@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/mcpolicy/mcpolicy/build"
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/spf13/cobra"
+)
+
+// compileProject discovers and compiles the policies at path.
+func compileProject(path string) (*build.Project, []*compiler.Plan, error) {
+	proj, err := build.Discover(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	home, _ := os.UserHomeDir()
+	plans, err := proj.Compile(home)
+	return proj, plans, err
+}
+
+func pathArg(args []string) string {
+	if len(args) == 1 {
+		return args[0]
+	}
+	return "."
+}
+
+func newBuildCmd() *cobra.Command {
+	var out string
+	var check bool
+	cmd := &cobra.Command{
+		Use:   "build [PATH]",
+		Short: "Compile every policy under PATH into the output folder",
+		Long: `build compiles the policies at PATH (a policy file, or a folder holding
+mcpolicy.cue/.json/.yaml/.yml/.jsonnet and/or files under mcpolicy.d/) and
+writes one reviewable file per server per backend into the output folder,
+plus a manifest with each plan's hash. Output is byte-identical on every
+machine: host paths appear as ${PROJECT_ROOT} and ${HOME}.
+
+With --check nothing is written: build exits 3 and lists the files that are
+missing, stale or extra, for CI and pre-commit.`,
+		Example: `  mcpolicy build
+  mcpolicy build examples/code-index
+  mcpolicy build --check          # in CI: fail when .mcpolicy/ is stale
+  mcpolicy build --out build/mcp  # another output folder`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			proj, plans, err := compileProject(pathArg(args))
+			if err != nil {
+				return err
+			}
+			files, err := build.Artefacts(plans)
+			if err != nil {
+				return err
+			}
+			dir := out
+			if dir == "" {
+				dir = filepath.Join(pathArg(args), build.DefaultOut)
+				if fi, err := os.Stat(pathArg(args)); err == nil && !fi.IsDir() {
+					dir = filepath.Join(filepath.Dir(pathArg(args)), build.DefaultOut)
+				}
+			}
+			w := cmd.OutOrStdout()
+			if check {
+				drift, err := build.Check(dir, files)
+				if err != nil {
+					return err
+				}
+				if drift.Empty() {
+					fmt.Fprintf(w, "%s is up to date (%s)\n", dir, compiler.Plural(len(plans), "server"))
+					return nil
+				}
+				for _, f := range drift.Missing {
+					fmt.Fprintf(w, "missing: %s\n", filepath.Join(dir, f))
+				}
+				for _, f := range drift.Stale {
+					fmt.Fprintf(w, "stale:   %s\n", filepath.Join(dir, f))
+				}
+				for _, f := range drift.Extra {
+					fmt.Fprintf(w, "extra:   %s\n", filepath.Join(dir, f))
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy: %s is out of date with %s; run `mcpolicy build %s`\n", dir, compiler.Plural(len(proj.Files), "policy file"), pathArg(args))
+				return &errSilent{code: ExitStale}
+			}
+			if err := build.Write(dir, files); err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "wrote %s: %s, %s\n", dir, compiler.Plural(len(plans), "server"), compiler.Plural(len(files), "file"))
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&out, "out", "o", "", "output folder (default PATH/"+build.DefaultOut+")")
+	cmd.Flags().BoolVar(&check, "check", false, "write nothing; exit 3 if the output folder is stale")
+	return cmd
+}
+
+func newVetCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "vet [PATH]",
+		Short: "Validate and compile the policies under PATH, writing nothing",
+		Long: `vet loads every policy at PATH, validates it against the embedded schema
+and compiles it, reporting every problem as file:line:col: field: message.`,
+		Example: `  mcpolicy vet
+  mcpolicy vet mcpolicy.yaml`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			proj, plans, err := compileProject(pathArg(args))
+			if err != nil {
+				return err
+			}
+			if _, err := build.Artefacts(plans); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "ok: %s in %s\n", compiler.Plural(len(plans), "server"), compiler.Plural(len(proj.Files), "policy file"))
+			return nil
+		},
+	}
+}
+
+func newExplainCmd() *cobra.Command {
+	var path string
+	cmd := &cobra.Command{
+		Use:   "explain [SERVER...]",
+		Short: "Print each server's grants as a numbered list, and what is taken away",
+		Example: `  mcpolicy explain code-index
+  mcpolicy explain -p examples/code-index   # every server`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, plans, err := compileProject(path)
+			if err != nil {
+				return err
+			}
+			byName := map[string]*compiler.Plan{}
+			for _, p := range plans {
+				byName[p.Server] = p
+			}
+			selected := plans
+			if len(args) > 0 {
+				selected = nil
+				for _, a := range args {
+					p, ok := byName[a]
+					if !ok {
+						return &exitError{code: ExitError, err: fmt.Errorf("no server %q in %s (servers: %s)", a, path, names(plans))}
+					}
+					selected = append(selected, p)
+				}
+			}
+			for i, p := range selected {
+				if i > 0 {
+					fmt.Fprintln(cmd.OutOrStdout())
+				}
+				fmt.Fprint(cmd.OutOrStdout(), compiler.Explain(p))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&path, "path", "p", ".", "policy file or folder")
+	return cmd
+}
+
+func names(plans []*compiler.Plan) string {
+	s := ""
+	for i, p := range plans {
+		if i > 0 {
+			s += ", "
+		}
+		s += p.Server
+	}
+	return s
+}

@@ -1,0 +1,96 @@
+// Package cli holds mcpolicy's cobra commands: each parses flags, calls a
+// library package and prints. Nothing here decides policy.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/spf13/cobra"
+)
+
+// Exit codes, documented in docs/exit-codes.md.
+const (
+	ExitOK      = 0 // success
+	ExitError   = 1 // usage, I/O or internal error
+	ExitInvalid = 2 // a policy is invalid, or asks what a backend cannot enforce
+	ExitStale   = 3 // build --check: the output folder is not what a build would write
+)
+
+// exitError carries an exit code for an error already worth printing.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+
+// errSilent ends a command with a code after it printed its own report.
+type errSilent struct{ code int }
+
+func (e *errSilent) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// Main runs mcpolicy with os.Args and returns the exit code.
+func Main() int {
+	return Run(os.Args[1:], os.Stdout, os.Stderr)
+}
+
+// Run runs mcpolicy with args, printing to stdout and stderr.
+func Run(args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	var silent *errSilent
+	if errors.As(err, &silent) {
+		return silent.code
+	}
+	fmt.Fprintf(stderr, "mcpolicy: %v\n", err)
+	return exitCode(err)
+}
+
+func exitCode(err error) int {
+	var se schema.Errors
+	var ne *emit.NotEnforceableError
+	var ue *emit.UnsafeStringError
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &se), errors.As(err, &ne), errors.As(err, &ue):
+		return ExitInvalid
+	}
+	return ExitError
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "mcpolicy",
+		Short: "Compile MCP server confinement policies into enforceable sandboxes",
+		Long: `mcpolicy turns a reviewed policy (CUE, JSON, YAML or Jsonnet) into the
+confinement that spawns each local MCP server: docker/podman run arguments
+today, more backends to come.
+
+A policy only subtracts by default: a server that declares nothing gets no
+network, a read-only root, no capabilities, no new privileges, a non-root
+user and no mounts. Every addition is an explicit, counted grant.`,
+		Example: `  mcpolicy build                 # compile ./mcpolicy.cue into ./.mcpolicy/
+  mcpolicy build --check         # exit 3 if .mcpolicy/ is stale
+  mcpolicy explain code-index    # the grants of one server, numbered
+  mcpolicy vet examples/code-index`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version(),
+	}
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.AddCommand(newBuildCmd(), newVetCmd(), newExplainCmd(), newVersionCmd(), newSchemaCmd(), newProbeCmd())
+	return root
+}

@@ -1,0 +1,322 @@
+package compiler
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/mcpolicy/mcpolicy/schema"
+)
+
+// Options say where the policies live. Root bounds relative host paths; Home
+// is only used to look for protected paths under "~/..." mounts.
+type Options struct {
+	Root string // absolute project root
+	Home string // absolute home directory of this machine
+}
+
+var serverName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+
+// reservedTargets belong to the runtime inside every sandbox.
+var reservedTargets = []string{"/proc", "/sys", "/dev"}
+
+// Compile lowers policies into plans, sorted by server name. Every problem
+// is reported, each with its position, as schema.Errors.
+func Compile(policies []*schema.Policy, opt Options) ([]*Plan, error) {
+	c := &compiler{opt: opt, seen: map[string]schema.Pos{}}
+	var plans []*Plan
+	for _, pol := range policies {
+		for i := range pol.Servers {
+			if p := c.server(pol, &pol.Servers[i]); p != nil {
+				plans = append(plans, p)
+			}
+		}
+	}
+	if err := c.errs.Err(); err != nil {
+		return nil, err
+	}
+	sort.Slice(plans, func(i, j int) bool { return plans[i].Server < plans[j].Server })
+	return plans, nil
+}
+
+type compiler struct {
+	opt  Options
+	errs schema.Errors
+	seen map[string]schema.Pos
+}
+
+func (c *compiler) fail(pos schema.Pos, path, hint, format string, args ...any) {
+	c.errs = append(c.errs, &schema.Error{Pos: pos, Path: path, Msg: fmt.Sprintf(format, args...), Hint: hint})
+}
+
+func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
+	at := "servers." + strconv.Quote(s.Name)
+	before := len(c.errs)
+	if !serverName.MatchString(s.Name) {
+		c.fail(s.Pos, at, "server names become file names: use lowercase letters, digits, '.', '_' and '-'",
+			"invalid server name %q", s.Name)
+	}
+	if first, dup := c.seen[s.Name]; dup {
+		c.fail(s.Pos, at, "declare each server once, so a reviewer sees all of its grants together",
+			"server %q is declared twice (first at %s)", s.Name, first)
+	}
+	c.seen[s.Name] = s.Pos
+	if s.Image == "" && len(s.Command) == 0 {
+		c.fail(s.Pos, at, `set "image" for container backends, "command" for host backends, or both`,
+			"server has neither image nor command")
+	}
+
+	rel, err := filepath.Rel(c.opt.Root, filepath.Join(pol.Dir, filepath.Base(pol.File)))
+	if err != nil {
+		rel = filepath.Base(pol.File)
+	}
+	p := &Plan{
+		Server: s.Name, PolicyFile: filepath.ToSlash(rel), Description: s.Description,
+		Image: s.Image, Command: s.Command, Pos: s.Pos, Policy: pol,
+		Mounts: []Mount{}, Env: []string{}, Protected: []Protected{}, Unprotected: []string{},
+	}
+	p.User = c.user(s, at)
+	p.Workdir = c.sandboxPath(s.Workdir, s.Pos, at+".workdir")
+
+	targets := map[string]string{}
+	claim := func(target string, pos schema.Pos, field string) {
+		if other, dup := targets[target]; dup && target != "" {
+			c.fail(pos, field, "each sandbox path holds one mount", "target %q is already used by %s", target, other)
+		}
+		targets[target] = field
+	}
+	for i, m := range s.Mounts {
+		field := fmt.Sprintf("%s.mounts[%d]", at, i)
+		mount := Mount{Mode: Mode(m.Mode), Pos: m.Pos}
+		mount.Source = c.hostPath(pol, m, field)
+		mount.Target = c.sandboxPath(m.Target, m.Pos, field+".target")
+		if mount.Mode == ReadWrite && mount.Source.Base == Absolute && mount.Source.Rel == "/" {
+			c.fail(m.Pos, field, "mount the project folder, or the one folder the server writes to",
+				"read-write mount of the host's / is refused: it grants the whole machine")
+		}
+		claim(mount.Target, m.Pos, field)
+		p.Mounts = append(p.Mounts, mount)
+	}
+	sort.SliceStable(p.Mounts, func(i, j int) bool { return p.Mounts[i].Target < p.Mounts[j].Target })
+
+	if s.Scratch != nil {
+		field := at + ".scratch"
+		size, err := parseSize(s.Scratch.Size)
+		if err != nil {
+			c.fail(s.Scratch.Pos, field+".size", "", "%v", err)
+		}
+		target := c.sandboxPath(s.Scratch.Target, s.Scratch.Pos, field+".target")
+		claim(target, s.Scratch.Pos, field)
+		p.Scratch = &Scratch{Target: target, SizeBytes: size, Pos: s.Scratch.Pos}
+	}
+
+	envSeen := map[string]bool{}
+	for i, e := range s.Env {
+		if envSeen[e.Name] {
+			c.fail(e.Pos, fmt.Sprintf("%s.env[%d]", at, i), "", "environment variable %q is listed twice", e.Name)
+		}
+		envSeen[e.Name] = true
+		p.Env = append(p.Env, e.Name)
+		p.EnvPos = append(p.EnvPos, e.Pos)
+	}
+	sortWithPos(p.Env, p.EnvPos)
+
+	p.Network = Network{Mode: "none", Pos: s.Network.Pos}
+	if len(s.Network.Allow) > 0 {
+		p.Network.Mode = "allowlist"
+		for _, a := range s.Network.Allow {
+			p.Network.Allow = append(p.Network.Allow, strings.ToLower(a.Dest))
+		}
+		sort.Strings(p.Network.Allow)
+	}
+
+	unprot := map[string]bool{}
+	for i, u := range s.Unprotect {
+		if unprot[u.Name] {
+			c.fail(u.Pos, fmt.Sprintf("%s.unprotect[%d]", at, i), "", "protected path %q is unprotected twice", u.Name)
+		}
+		unprot[u.Name] = true
+		p.Unprotected = append(p.Unprotected, u.Name)
+		p.UnprotPos = append(p.UnprotPos, u.Pos)
+	}
+	sortWithPos(p.Unprotected, p.UnprotPos)
+
+	p.Subtractions = Subtractions{
+		NoNetwork: p.Network.Mode == "none", ReadOnlyRoot: true, DropAllCaps: true,
+		NoNewPrivileges: true, NonRootUser: p.User.UID != 0,
+	}
+	p.LimitsPos = s.Limits.Pos
+	if s.Limits.Memory != "" {
+		b, err := parseSize(s.Limits.Memory)
+		if err != nil {
+			c.fail(s.Limits.Pos, at+".limits.memory", "", "%v", err)
+		}
+		p.Subtractions.MemoryBytes = b
+	}
+	p.Subtractions.Pids = s.Limits.Pids
+	p.Subtractions.MilliCPUs = int64(math.Round(s.Limits.CPUs * 1000))
+
+	if len(c.errs) > before {
+		return nil
+	}
+	c.protect(p, unprot)
+	p.computeHash()
+	return p
+}
+
+func (c *compiler) user(s *schema.Server, at string) User {
+	uid, gid, _ := strings.Cut(s.User, ":")
+	u, err1 := strconv.Atoi(uid)
+	g, err2 := strconv.Atoi(gid)
+	if err1 != nil || err2 != nil || u > math.MaxInt32 || g > math.MaxInt32 {
+		c.fail(s.Pos, at+".user", `write "UID:GID", e.g. "1000:1000"`, "invalid user %q", s.User)
+	}
+	return User{UID: u, GID: g}
+}
+
+// sandboxPath checks a path inside the sandbox; "" stays "" (not set).
+func (c *compiler) sandboxPath(p string, pos schema.Pos, field string) string {
+	if p == "" {
+		return ""
+	}
+	if clean := path.Clean(p); clean != p {
+		c.fail(pos, field, fmt.Sprintf("write %q", clean), "sandbox path %q is not clean", p)
+		return p
+	}
+	if p == "/" {
+		c.fail(pos, field, `mount at a folder such as "/workspace"`, "sandbox path / would replace the whole root filesystem")
+	}
+	for _, r := range reservedTargets {
+		if p == r || strings.HasPrefix(p, r+"/") {
+			c.fail(pos, field, `mount at a folder such as "/workspace"`, "sandbox path %q is reserved for the runtime (%s)", p, r)
+		}
+	}
+	return p
+}
+
+// hostPath resolves a mount source: "~/x" stays relative to HOME, an absolute
+// path stays as written, anything else is relative to the policy's folder
+// and must stay inside the project root.
+func (c *compiler) hostPath(pol *schema.Policy, m schema.Mount, field string) HostPath {
+	src := m.Source
+	for _, r := range src {
+		if r < 0x20 || r == 0x7f {
+			c.fail(m.Pos, field+".source", "rename the path: a control character in a path can inject into a command line or profile",
+				"host path %q contains a control character", src)
+			return HostPath{}
+		}
+	}
+	switch {
+	case src == "~" || strings.HasPrefix(src, "~/"):
+		rel := path.Clean("." + strings.TrimPrefix(src, "~"))
+		if rel == ".." || strings.HasPrefix(rel, "../") {
+			c.fail(m.Pos, field+".source", "write an absolute path to grant a folder outside your home", "host path %q leaves the home folder", src)
+		}
+		return HostPath{Base: Home, Rel: rel}
+	case strings.HasPrefix(src, "~"):
+		c.fail(m.Pos, field+".source", `write "~/..." (your home) or an absolute path`, "host path %q: ~user is not supported", src)
+		return HostPath{}
+	case filepath.IsAbs(src):
+		return HostPath{Base: Absolute, Rel: filepath.ToSlash(filepath.Clean(src))}
+	}
+	abs := filepath.Join(pol.Dir, filepath.FromSlash(src))
+	rel, err := filepath.Rel(c.opt.Root, abs)
+	if err != nil || !within(abs, c.opt.Root) {
+		c.fail(m.Pos, field+".source",
+			"a relative path must stay inside the project root; to grant a folder outside it, write it as an absolute path or \"~/...\" so the widening is explicit",
+			"host path %q escapes the project root", src)
+		return HostPath{}
+	}
+	return HostPath{Base: ProjectRoot, Rel: filepath.ToSlash(rel)}
+}
+
+// protect finds the protected names inside every read-write mount on this
+// machine. A name that exists becomes a read-only sub-mount; one that does
+// not is recorded as absent, for explain to report.
+func (c *compiler) protect(p *Plan, unprot map[string]bool) {
+	m := Machine{ProjectRoot: c.opt.Root, Home: c.opt.Home}
+	for _, mount := range p.Mounts {
+		if mount.Mode != ReadWrite {
+			continue
+		}
+		dir := m.Resolve(mount.Source)
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			continue
+		}
+		for _, name := range schema.ProtectedNames {
+			if unprot[name] {
+				continue
+			}
+			var found []string
+			if strings.HasSuffix(name, "*") {
+				matches, _ := filepath.Glob(filepath.Join(dir, filepath.FromSlash(name)))
+				for _, mt := range matches {
+					r, _ := filepath.Rel(dir, mt)
+					found = append(found, filepath.ToSlash(r))
+				}
+			} else if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(name))); err == nil {
+				found = []string{name}
+			}
+			if len(found) == 0 {
+				p.Absent = append(p.Absent, AbsentProtected{Target: path.Join(mount.Target, name), Name: name})
+			}
+			for _, f := range found {
+				p.Protected = append(p.Protected, Protected{Source: mount.Source.Join(f), Target: path.Join(mount.Target, f), Name: name})
+			}
+		}
+	}
+	sort.Slice(p.Protected, func(i, j int) bool { return p.Protected[i].Target < p.Protected[j].Target })
+}
+
+var sizeRE = regexp.MustCompile(`^([1-9][0-9]*)([kmgKMG]?)$`)
+
+// parseSize reads "256m" as bytes (k, m, g are powers of 1024).
+func parseSize(s string) (int64, error) {
+	m := sizeRE.FindStringSubmatch(s)
+	if m == nil {
+		return 0, fmt.Errorf("invalid size %q: write a number with an optional k, m or g suffix", s)
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("invalid size %q: %v", s, err)
+	}
+	shift := map[string]uint{"": 0, "k": 10, "m": 20, "g": 30}[strings.ToLower(m[2])]
+	if n > math.MaxInt64>>shift {
+		return 0, fmt.Errorf("size %q is too large", s)
+	}
+	return n << shift, nil
+}
+
+// FormatSize writes bytes in the largest unit that divides them: 256m.
+func FormatSize(b int64) string {
+	for _, u := range []struct {
+		suffix string
+		shift  uint
+	}{{"g", 30}, {"m", 20}, {"k", 10}} {
+		if b >= 1<<u.shift && b%(1<<u.shift) == 0 {
+			return strconv.FormatInt(b>>u.shift, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(b, 10)
+}
+
+// sortWithPos sorts names and keeps each one's position beside it.
+func sortWithPos(names []string, pos []schema.Pos) {
+	idx := make([]int, len(names))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return names[idx[a]] < names[idx[b]] })
+	n2, p2 := make([]string, len(names)), make([]schema.Pos, len(pos))
+	for to, from := range idx {
+		n2[to], p2[to] = names[from], pos[from]
+	}
+	copy(names, n2)
+	copy(pos, p2)
+}

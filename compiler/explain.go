@@ -1,0 +1,51 @@
+package compiler
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Explain renders a plan for a reviewer: the grants as a numbered list with
+// their count and source positions, then what is taken away.
+func Explain(p *Plan) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s  (%s)\n", p.Server, p.Pos)
+	if p.Description != "" {
+		fmt.Fprintf(&b, "  %s\n", p.Description)
+	}
+	fmt.Fprintf(&b, "plan %s\n\n", p.Hash)
+	gs := p.Grants()
+	fmt.Fprintf(&b, "%s\n", GrantSummary(gs))
+	for i, g := range gs {
+		fmt.Fprintf(&b, "  %d. %-9s  %s  (%s)\n", i+1, g.Kind, g.Summary, g.Pos)
+	}
+	b.WriteString("\nTaken away:\n")
+	s := p.Subtractions
+	line := func(on bool, text string) {
+		if on {
+			fmt.Fprintf(&b, "  - %s\n", text)
+		}
+	}
+	line(s.NoNetwork, "network: none (loopback only)")
+	line(s.ReadOnlyRoot, "root filesystem: read-only")
+	line(s.DropAllCaps, "capabilities: all dropped")
+	line(s.NoNewPrivileges, "no new privileges (setuid binaries cannot raise them)")
+	line(s.NonRootUser, fmt.Sprintf("user: %s (not root)", p.User))
+	line(len(p.Env) == 0, "environment: empty (no variable passed through)")
+	line(s.MemoryBytes > 0, "memory: at most "+FormatSize(s.MemoryBytes))
+	line(s.Pids > 0, fmt.Sprintf("processes: at most %d", s.Pids))
+	line(s.MilliCPUs > 0, fmt.Sprintf("cpus: at most %g", float64(s.MilliCPUs)/1000))
+	if len(p.Protected) > 0 {
+		b.WriteString("\nRead-only inside read-write mounts (protected):\n")
+		for _, pr := range p.Protected {
+			fmt.Fprintf(&b, "  - %s\n", pr.Target)
+		}
+	}
+	if len(p.Absent) > 0 {
+		b.WriteString("\nProtected names absent when compiled, so not mounted read-only\n(a server with write access to the folder could create them):\n")
+		for _, a := range p.Absent {
+			fmt.Fprintf(&b, "  - %s\n", a.Target)
+		}
+	}
+	return b.String()
+}

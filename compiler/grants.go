@@ -1,0 +1,93 @@
+package compiler
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mcpolicy/mcpolicy/schema"
+)
+
+// GrantKind names a kind of addition a plan makes to the empty sandbox.
+type GrantKind string
+
+const (
+	GrantMountRO   GrantKind = "ro mount"
+	GrantMountRW   GrantKind = "rw mount"
+	GrantScratch   GrantKind = "scratch"
+	GrantEnv       GrantKind = "env"
+	GrantEgress    GrantKind = "egress"
+	GrantUnprotect GrantKind = "unprotect"
+	GrantRootUser  GrantKind = "root user"
+)
+
+// Grant is one counted addition, with the place in the policy that asks for it.
+type Grant struct {
+	Kind    GrantKind
+	Summary string
+	Pos     schema.Pos
+}
+
+// Grants lists every addition of the plan, in a fixed order: mounts,
+// scratch, environment, egress, unprotected paths, root user.
+func (p *Plan) Grants() []Grant {
+	var gs []Grant
+	for _, m := range p.Mounts {
+		kind := GrantMountRO
+		if m.Mode == ReadWrite {
+			kind = GrantMountRW
+		}
+		gs = append(gs, Grant{kind, fmt.Sprintf("%s -> %s", m.Source, m.Target), m.Pos})
+	}
+	if p.Scratch != nil {
+		gs = append(gs, Grant{GrantScratch, fmt.Sprintf("tmpfs %s, %s", p.Scratch.Target, FormatSize(p.Scratch.SizeBytes)), p.Scratch.Pos})
+	}
+	for i, e := range p.Env {
+		gs = append(gs, Grant{GrantEnv, "environment variable " + e, posAt(p.EnvPos, i, p.Pos)})
+	}
+	for _, a := range p.Network.Allow {
+		gs = append(gs, Grant{GrantEgress, "egress to " + a, p.Network.Pos})
+	}
+	for i, u := range p.Unprotected {
+		gs = append(gs, Grant{GrantUnprotect, u + " writable inside rw mounts", posAt(p.UnprotPos, i, p.Pos)})
+	}
+	if p.User.UID == 0 {
+		gs = append(gs, Grant{GrantRootUser, "runs as uid 0 (root) inside the sandbox", p.Pos})
+	}
+	return gs
+}
+
+// posAt is tolerant of plans decoded from JSON, which carry no positions.
+func posAt(ps []schema.Pos, i int, fallback schema.Pos) schema.Pos {
+	if i < len(ps) {
+		return ps[i]
+	}
+	return fallback
+}
+
+// GrantSummary is "2 grants: 1 rw mount, 1 scratch".
+func GrantSummary(gs []Grant) string {
+	if len(gs) == 0 {
+		return "0 grants"
+	}
+	var order []GrantKind
+	count := map[GrantKind]int{}
+	for _, g := range gs {
+		if count[g.Kind] == 0 {
+			order = append(order, g.Kind)
+		}
+		count[g.Kind]++
+	}
+	parts := make([]string, len(order))
+	for i, k := range order {
+		parts[i] = fmt.Sprintf("%d %s", count[k], k)
+	}
+	return Plural(len(gs), "grant") + ": " + strings.Join(parts, ", ")
+}
+
+// Plural is "1 grant", "2 grants".
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

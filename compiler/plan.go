@@ -1,0 +1,130 @@
+// Package compiler lowers validated policies into plans: one normalized,
+// backend-neutral description per server of what it is granted and what is
+// taken away. Emitters read plans; nothing reads policies after this.
+package compiler
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcpolicy/mcpolicy/schema"
+)
+
+// Plan is the IR for one server. It is written to disk as JSON for review,
+// so every field that is serialized is deterministic and machine-neutral.
+type Plan struct {
+	Server       string       `json:"server"`
+	PolicyFile   string       `json:"policyFile"` // relative to the project root, slash-separated
+	Description  string       `json:"description,omitempty"`
+	Image        string       `json:"image,omitempty"`
+	Command      []string     `json:"command,omitempty"`
+	Workdir      string       `json:"workdir,omitempty"`
+	User         User         `json:"user"`
+	Mounts       []Mount      `json:"mounts"`
+	Scratch      *Scratch     `json:"scratch,omitempty"`
+	Env          []string     `json:"env"`
+	Network      Network      `json:"network"`
+	Protected    []Protected  `json:"protected"`
+	Unprotected  []string     `json:"unprotected"`
+	Subtractions Subtractions `json:"subtractions"`
+	Hash         string       `json:"hash"`
+
+	// Source positions, kept for messages, lint and diff; not serialized, so
+	// moving a line in the policy does not change the plan.
+	Pos       schema.Pos        `json:"-"`
+	EnvPos    []schema.Pos      `json:"-"`
+	UnprotPos []schema.Pos      `json:"-"`
+	LimitsPos schema.Pos        `json:"-"`
+	Policy    *schema.Policy    `json:"-"`
+	Absent    []AbsentProtected `json:"-"`
+}
+
+// User is the numeric identity the server runs as.
+type User struct {
+	UID int `json:"uid"`
+	GID int `json:"gid"`
+}
+
+func (u User) String() string { return fmt.Sprintf("%d:%d", u.UID, u.GID) }
+
+// Mode of a mount.
+type Mode string
+
+const (
+	ReadOnly  Mode = "ro"
+	ReadWrite Mode = "rw"
+)
+
+// Mount grants a host path at Target.
+type Mount struct {
+	Source HostPath   `json:"source"`
+	Target string     `json:"target"`
+	Mode   Mode       `json:"mode"`
+	Pos    schema.Pos `json:"-"`
+}
+
+// Scratch is the one bounded tmpfs.
+type Scratch struct {
+	Target    string     `json:"target"`
+	SizeBytes int64      `json:"sizeBytes"`
+	Pos       schema.Pos `json:"-"`
+}
+
+// Network is none unless Allow lists destinations.
+type Network struct {
+	Mode  string     `json:"mode"` // "none" or "allowlist"
+	Allow []string   `json:"allow,omitempty"`
+	Pos   schema.Pos `json:"-"`
+}
+
+// Protected is a path inside a read-write mount that stays read-only.
+type Protected struct {
+	Source HostPath `json:"source"`
+	Target string   `json:"target"`
+	Name   string   `json:"name"` // the protected name it matched, e.g. ".env*"
+}
+
+// AbsentProtected is a protected name that did not exist when the plan was
+// compiled: it cannot be mounted read-only, so a server with rw access to
+// the folder could create it. Reported by explain.
+type AbsentProtected struct {
+	Target string
+	Name   string
+}
+
+// Subtractions are what every plan takes away; limits are optional ones.
+type Subtractions struct {
+	NoNetwork       bool  `json:"noNetwork"`
+	ReadOnlyRoot    bool  `json:"readOnlyRoot"`
+	DropAllCaps     bool  `json:"dropAllCapabilities"`
+	NoNewPrivileges bool  `json:"noNewPrivileges"`
+	NonRootUser     bool  `json:"nonRootUser"`
+	MemoryBytes     int64 `json:"memoryBytes,omitempty"`
+	Pids            int64 `json:"pids,omitempty"`
+	MilliCPUs       int64 `json:"milliCPUs,omitempty"`
+}
+
+// computeHash fills Hash with a digest of what confines the server: the
+// serialized plan without the hash, the policy file's name and the
+// description, so moving a policy or rewording it keeps the hash.
+func (p *Plan) computeHash() {
+	c := *p
+	c.Hash, c.PolicyFile, c.Description = "", "", ""
+	b, err := json.Marshal(&c)
+	if err != nil {
+		panic("internal error: plan does not marshal: " + err.Error())
+	}
+	sum := sha256.Sum256(b)
+	p.Hash = "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// JSON returns the plan as indented JSON with a trailing newline.
+func (p *Plan) JSON() []byte {
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		panic("internal error: plan does not marshal: " + err.Error())
+	}
+	return append(b, '\n')
+}

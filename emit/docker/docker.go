@@ -1,0 +1,129 @@
+// Package docker emits `docker run` arguments for a plan. The same arguments
+// run unchanged under `podman run`: where the engines differ (podman mounts
+// writable tmpfs on /run, /tmp and /var/tmp under --read-only; docker leaves
+// /dev/shm writable) the emitter says explicitly what both must do.
+package docker
+
+import (
+	"bytes"
+	"encoding/csv"
+	"strconv"
+	"strings"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit"
+)
+
+// Backend is the name used in artefact paths and messages.
+const Backend = "docker"
+
+// LabelPlan carries the plan hash on the container, to tell which plan a
+// running container was started from.
+const LabelPlan = "org.mcpolicy.plan"
+
+// maskedDirs are writable on one engine or the other under --read-only;
+// an empty read-only tmpfs over each makes them read-only on both.
+var maskedDirs = []string{"/dev/shm", "/run", "/tmp", "/var/tmp"}
+
+// maskOpts are the options of such a mask. The size bounds it though it is
+// read-only, so no unbounded tmpfs appears anywhere.
+const maskOpts = "ro,nosuid,nodev,noexec,size=4k"
+
+// Args returns the arguments after `docker` (starting with "run") that
+// start the plan's server confined. Host paths are rendered by r.
+func Args(p *compiler.Plan, r compiler.Resolver) ([]string, error) {
+	if p.Image == "" {
+		return nil, &emit.NotEnforceableError{Server: p.Server, Backend: Backend, Restriction: "a server without an image",
+			Alternative: `set "image" in the policy, or use a host backend (bwrap, landlock) that runs "command" directly`}
+	}
+	if p.Network.Mode != "none" {
+		return nil, &emit.NotEnforceableError{Server: p.Server, Backend: Backend,
+			Restriction: "network allowlist " + strings.Join(p.Network.Allow, ", "),
+			Alternative: `docker can only give a container no network or a whole network; keep network "none" until the egress proxy lands`}
+	}
+
+	a := []string{"run", "--rm", "-i",
+		"--network", "none",
+		"--read-only",
+		"--cap-drop", "ALL",
+		"--security-opt", "no-new-privileges",
+		"--user", p.User.String(),
+	}
+
+	scratchAt := ""
+	if p.Scratch != nil {
+		scratchAt = p.Scratch.Target
+	}
+	for _, d := range maskedDirs {
+		if d != scratchAt {
+			a = append(a, "--tmpfs", d+":"+maskOpts)
+		}
+	}
+	if p.Scratch != nil {
+		a = append(a, "--tmpfs", p.Scratch.Target+":rw,nosuid,nodev,noexec,size="+compiler.FormatSize(p.Scratch.SizeBytes))
+	}
+
+	for _, m := range p.Mounts {
+		spec, err := bindSpec(p.Server, r.Resolve(m.Source), m.Target, m.Mode == compiler.ReadOnly)
+		if err != nil {
+			return nil, err
+		}
+		a = append(a, "--mount", spec)
+	}
+	// Protected paths come after the mounts holding them; docker orders
+	// mounts by depth anyway, so the read-only one always lands on top.
+	for _, pr := range p.Protected {
+		spec, err := bindSpec(p.Server, r.Resolve(pr.Source), pr.Target, true)
+		if err != nil {
+			return nil, err
+		}
+		a = append(a, "--mount", spec)
+	}
+
+	for _, e := range p.Env {
+		a = append(a, "-e", e) // the name only: docker copies the value from its own environment
+	}
+	if s := p.Subtractions; s.MemoryBytes > 0 {
+		a = append(a, "--memory", compiler.FormatSize(s.MemoryBytes), "--memory-swap", compiler.FormatSize(s.MemoryBytes))
+	}
+	if s := p.Subtractions; s.Pids > 0 {
+		a = append(a, "--pids-limit", strconv.FormatInt(s.Pids, 10))
+	}
+	if s := p.Subtractions; s.MilliCPUs > 0 {
+		a = append(a, "--cpus", strconv.FormatFloat(float64(s.MilliCPUs)/1000, 'f', -1, 64))
+	}
+	if p.Workdir != "" {
+		a = append(a, "--workdir", p.Workdir)
+	}
+	a = append(a, "--label", LabelPlan+"="+p.Hash)
+	a = append(a, p.Image)
+	a = append(a, p.Command...)
+	for _, s := range a {
+		if err := emit.CheckSafe(p.Server, "argument", s); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// bindSpec writes a --mount value. Docker and podman read it with Go's
+// encoding/csv, so a field holding ',' or '"' is quoted the same way.
+func bindSpec(server, source, target string, readonly bool) (string, error) {
+	if err := emit.CheckSafe(server, "mount source", source); err != nil {
+		return "", err
+	}
+	if err := emit.CheckSafe(server, "mount target", target); err != nil {
+		return "", err
+	}
+	fields := []string{"type=bind", "source=" + source, "target=" + target}
+	if readonly {
+		fields = append(fields, "readonly")
+	}
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	if err := w.Write(fields); err != nil {
+		return "", err
+	}
+	w.Flush()
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}

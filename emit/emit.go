@@ -1,0 +1,60 @@
+// Package emit holds what every backend emitter shares: the error for a
+// restriction a backend cannot enforce, and a refusal of unsafe strings.
+// Each backend lives in its own subpackage, IR -> bytes.
+package emit
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// NotEnforceableError says a plan asks for a restriction this backend
+// cannot enforce. Emitters return it rather than a silently wider sandbox.
+type NotEnforceableError struct {
+	Server      string
+	Backend     string
+	Restriction string
+	Alternative string
+}
+
+func (e *NotEnforceableError) Error() string {
+	msg := fmt.Sprintf("server %q: %s is not enforceable by backend %s", e.Server, e.Restriction, e.Backend)
+	if e.Alternative != "" {
+		msg += "\n\thint: " + e.Alternative
+	}
+	return msg
+}
+
+// UnsafeStringError refuses a value that could change the structure of the
+// emitted artefact (an argument split, a profile string, a JSON line).
+type UnsafeStringError struct {
+	Server string
+	What   string
+	Value  string
+}
+
+func (e *UnsafeStringError) Error() string {
+	return fmt.Sprintf("server %q: %s %q contains a control character (newline, NUL, ...); refusing to emit it", e.Server, e.What, e.Value)
+}
+
+// CheckSafe returns an UnsafeStringError when s holds a control character.
+func CheckSafe(server, what, s string) error {
+	if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return &UnsafeStringError{Server: server, What: what, Value: s}
+	}
+	return nil
+}
+
+// JSONArgs renders an argv as a JSON array, one element per line, without
+// HTML escaping, ending in a newline: easy to review and to paste.
+func JSONArgs(args []string) []byte {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(args); err != nil {
+		panic("internal error: encoding args: " + err.Error())
+	}
+	return []byte(b.String())
+}

@@ -1,0 +1,211 @@
+package schema
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"cuelang.org/go/cue"
+	cueerrors "cuelang.org/go/cue/errors"
+)
+
+// convertCUEError turns CUE's validation errors into one Error per field,
+// with the position in the user's file and the schema's @expect sentence.
+func convertCUEError(err error, file string, data, policyDef cue.Value) Errors {
+	var errs Errors
+	seen := map[string]bool{}
+	for _, e := range cueerrors.Errors(err) {
+		elems := e.Path()
+		if len(elems) > 0 && elems[0] == "#Policy" {
+			elems = elems[1:]
+		}
+		f, args := e.Msg()
+		raw := fmt.Sprintf(f, args...)
+		if strings.HasSuffix(raw, "errors in empty disjunction:") {
+			continue // a header; the disjuncts' own errors follow
+		}
+		display := displayPath(elems)
+		if seen[display] {
+			continue
+		}
+		seen[display] = true
+		errs = append(errs, describe(elems, display, raw, file, e, data, policyDef))
+	}
+	if len(errs) == 0 {
+		errs = Errors{{Pos: Pos{File: file}, Msg: err.Error()}}
+	}
+	return errs
+}
+
+func describe(elems []string, display, raw, file string, e cueerrors.Error, data, policyDef cue.Value) *Error {
+	out := &Error{Path: display, Pos: errorPos(elems, file, e, data)}
+	got := data.LookupPath(dataPath(elems))
+	expect := expectAt(policyDef, elems)
+
+	switch {
+	case raw == "field not allowed":
+		name := unquote(elems[len(elems)-1])
+		out.Msg = fmt.Sprintf("unknown field %q", name)
+		allowed := fieldNames(schemaValue(policyDef, elems[:len(elems)-1]))
+		if best := closest(name, allowed); best != "" {
+			out.Hint = fmt.Sprintf("did you mean %q? allowed here: %s", best, strings.Join(allowed, ", "))
+		} else if len(allowed) > 0 {
+			out.Hint = "allowed here: " + strings.Join(allowed, ", ")
+		}
+	case !got.Exists() || strings.HasPrefix(raw, "incomplete value"):
+		out.Msg = "required field is missing"
+		if expect != "" {
+			out.Msg += ": must be " + expect
+		}
+	case expect != "":
+		out.Msg = "must be " + expect
+		if got.IsConcrete() {
+			out.Msg += fmt.Sprintf(" (got %s)", short(fmt.Sprint(got)))
+		}
+	default:
+		out.Msg = raw
+	}
+	return out
+}
+
+// errorPos prefers a position CUE reports in the user's file, then the value
+// at the path, then its nearest ancestor that exists.
+func errorPos(elems []string, file string, e cueerrors.Error, data cue.Value) Pos {
+	for _, p := range cueerrors.Positions(e) {
+		if p.IsValid() && p.Filename() != schemaFile {
+			return posOf(p, file)
+		}
+	}
+	for n := len(elems); n >= 0; n-- {
+		v := data.LookupPath(dataPath(elems[:n]))
+		if v.Exists() && v.Pos().IsValid() {
+			return posOf(v.Pos(), file)
+		}
+	}
+	return Pos{File: file}
+}
+
+func dataPath(elems []string) cue.Path {
+	sels := make([]cue.Selector, 0, len(elems))
+	for _, el := range elems {
+		if i, err := strconv.Atoi(el); err == nil {
+			sels = append(sels, cue.Index(i))
+		} else {
+			sels = append(sels, cue.Str(unquote(el)))
+		}
+	}
+	return cue.MakePath(sels...)
+}
+
+// schemaValue walks the schema along a data path: list indices become "any
+// element" and server names "any field".
+func schemaValue(v cue.Value, elems []string) cue.Value {
+	for _, el := range elems {
+		if _, err := strconv.Atoi(el); err == nil {
+			v = v.LookupPath(cue.MakePath(cue.AnyIndex))
+			continue
+		}
+		name := unquote(el)
+		next := v.LookupPath(cue.MakePath(cue.Str(name)))
+		if !next.Exists() {
+			next = v.LookupPath(cue.MakePath(cue.Str(name).Optional()))
+		}
+		if !next.Exists() {
+			next = v.LookupPath(cue.MakePath(cue.AnyString))
+		}
+		v = next
+	}
+	return v
+}
+
+// expectAt returns the @expect sentence for a field; a list element without
+// its own takes the list's.
+func expectAt(policyDef cue.Value, elems []string) string {
+	for n := len(elems); n > 0; n-- {
+		v := schemaValue(policyDef, elems[:n])
+		attr := v.Attribute("expect")
+		if s, err := attr.String(0); err == nil && s != "" {
+			return s
+		}
+		if _, err := strconv.Atoi(elems[n-1]); err != nil {
+			break // only climb out of list elements
+		}
+	}
+	return ""
+}
+
+func fieldNames(v cue.Value) []string {
+	var names []string
+	it, err := v.Fields(cue.Optional(true))
+	if err != nil {
+		return nil
+	}
+	for it.Next() {
+		names = append(names, strings.TrimSuffix(it.Selector().String(), "?"))
+	}
+	sort.Strings(names)
+	return names
+}
+
+// displayPath renders a path like servers."code-index".mounts[0].mode.
+func displayPath(elems []string) string {
+	var b strings.Builder
+	for i, el := range elems {
+		if _, err := strconv.Atoi(el); err == nil {
+			b.WriteString("[" + el + "]")
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(quoteLabel(unquote(el)))
+	}
+	return b.String()
+}
+
+func unquote(s string) string {
+	if u, err := strconv.Unquote(s); err == nil {
+		return u
+	}
+	return s
+}
+
+func short(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 60 {
+		return s[:57] + "..."
+	}
+	return s
+}
+
+// closest returns the allowed name nearest to a typo, if it is near enough.
+func closest(name string, allowed []string) string {
+	best, bestD := "", len(name)/2+2
+	for _, a := range allowed {
+		if d := editDistance(name, a); d < bestD {
+			best, bestD = a, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

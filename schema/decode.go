@@ -1,0 +1,91 @@
+package schema
+
+import (
+	"fmt"
+
+	"cuelang.org/go/cue"
+)
+
+type rawPolicy struct {
+	Version string `json:"version"`
+}
+
+type rawServer struct {
+	Description string   `json:"description"`
+	Image       string   `json:"image"`
+	Command     []string `json:"command"`
+	Workdir     string   `json:"workdir"`
+	User        string   `json:"user"`
+	Mounts      []struct {
+		Source string `json:"source"`
+		Target string `json:"target"`
+		Mode   string `json:"mode"`
+	} `json:"mounts"`
+	Scratch *struct {
+		Target string `json:"target"`
+		Size   string `json:"size"`
+	} `json:"scratch"`
+	Env       []string `json:"env"`
+	Network   any      `json:"network"`
+	Unprotect []string `json:"unprotect"`
+	Limits    *struct {
+		Memory string  `json:"memory"`
+		Pids   int64   `json:"pids"`
+		CPUs   float64 `json:"cpus"`
+	} `json:"limits"`
+}
+
+// decode reads the validated value into Go types. Values (with defaults) come
+// from the unified value; positions come from the user's data.
+func decode(file string, unified, data cue.Value) (*Policy, error) {
+	var rp rawPolicy
+	if err := unified.Decode(&rp); err != nil {
+		return nil, fmt.Errorf("%s: internal error decoding policy: %w", file, err)
+	}
+	p := &Policy{File: file, Version: rp.Version}
+	it, err := unified.LookupPath(cue.ParsePath("servers")).Fields()
+	if err != nil {
+		return nil, fmt.Errorf("%s: internal error reading servers: %w", file, err)
+	}
+	for it.Next() {
+		name := it.Selector().Unquoted()
+		var rs rawServer
+		if err := it.Value().Decode(&rs); err != nil {
+			return nil, fmt.Errorf("%s: internal error decoding server %q: %w", file, name, err)
+		}
+		at := func(sels ...cue.Selector) Pos {
+			path := cue.MakePath(append([]cue.Selector{cue.Str("servers"), cue.Str(name)}, sels...)...)
+			return posOf(data.LookupPath(path).Pos(), file)
+		}
+		s := Server{
+			Name: name, Pos: at(), Description: rs.Description, Image: rs.Image,
+			Command: rs.Command, Workdir: rs.Workdir, User: rs.User,
+		}
+		for i, m := range rs.Mounts {
+			s.Mounts = append(s.Mounts, Mount{Source: m.Source, Target: m.Target, Mode: m.Mode,
+				Pos: at(cue.Str("mounts"), cue.Index(i))})
+		}
+		if rs.Scratch != nil {
+			s.Scratch = &Scratch{Target: rs.Scratch.Target, Size: rs.Scratch.Size, Pos: at(cue.Str("scratch"))}
+		}
+		for i, e := range rs.Env {
+			s.Env = append(s.Env, EnvName{Name: e, Pos: at(cue.Str("env"), cue.Index(i))})
+		}
+		s.Network.Pos = at(cue.Str("network"))
+		if n, ok := rs.Network.(map[string]any); ok {
+			allow, _ := n["allow"].([]any)
+			for i, a := range allow {
+				s.Network.Allow = append(s.Network.Allow, Egress{Dest: fmt.Sprint(a),
+					Pos: at(cue.Str("network"), cue.Str("allow"), cue.Index(i))})
+			}
+		}
+		for i, u := range rs.Unprotect {
+			s.Unprotect = append(s.Unprotect, Unprotect{Name: u, Pos: at(cue.Str("unprotect"), cue.Index(i))})
+		}
+		if rs.Limits != nil {
+			s.Limits = Limits{Memory: rs.Limits.Memory, Pids: rs.Limits.Pids, CPUs: rs.Limits.CPUs, Pos: at(cue.Str("limits"))}
+		}
+		p.Servers = append(p.Servers, s)
+	}
+	return p, nil
+}

@@ -1,0 +1,81 @@
+package schema
+
+// Policy is one validated policy file.
+type Policy struct {
+	File    string // path as given, used in messages
+	Dir     string // absolute folder of the file: relative host paths start here
+	Version string
+	Servers []Server // in declaration order
+}
+
+// Server is one MCP server's confinement as written in the policy.
+type Server struct {
+	Name        string
+	Pos         Pos
+	Description string
+	Image       string
+	Command     []string
+	Workdir     string
+	User        string
+	Mounts      []Mount
+	Scratch     *Scratch
+	Env         []EnvName
+	Network     Network
+	Unprotect   []Unprotect
+	Limits      Limits
+}
+
+// Mount grants a host path inside the sandbox.
+type Mount struct {
+	Source string
+	Target string
+	Mode   string // "ro" or "rw"
+	Pos    Pos
+}
+
+// Scratch grants one bounded, writable tmpfs.
+type Scratch struct {
+	Target string
+	Size   string
+	Pos    Pos
+}
+
+// EnvName grants one environment variable, by name.
+type EnvName struct {
+	Name string
+	Pos  Pos
+}
+
+// Network is "none" unless Allow lists egress destinations.
+type Network struct {
+	Allow []Egress
+	Pos   Pos
+}
+
+// Egress is one allowed "host:port" destination.
+type Egress struct {
+	Dest string
+	Pos  Pos
+}
+
+// Unprotect opts one protected path out of protection.
+type Unprotect struct {
+	Name string
+	Pos  Pos
+}
+
+// Limits are subtractions; a zero value means "not set".
+type Limits struct {
+	Memory string
+	Pids   int64
+	CPUs   float64
+	Pos    Pos
+}
+
+// ProtectedNames are the paths inside a read-write mount that stay read-only
+// unless a policy says `unprotect` (the schema's #ProtectedName; a test keeps
+// the two equal). They are how a server would reach outside its boundary
+// through the project: git hooks and config run commands, client configs
+// spawn servers, .env files hold secrets, and the policies are
+// the confinement itself (the output folder is not: `build --check` catches edits).
+var ProtectedNames = []string{".git/config", ".git/hooks", ".mcp.json", ".vscode", ".cursor", ".env*", "mcpolicy.*", "mcpolicy.d"}
