@@ -53,7 +53,12 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	if errors.As(err, &silent) {
 		return silent.code
 	}
-	fmt.Fprintf(stderr, "mcpolicy: %v\n", err)
+	var se schema.Errors
+	if errors.As(err, &se) {
+		fmt.Fprintln(stderr, se) // already file:line:col: field: message, one per line
+	} else {
+		fmt.Fprintf(stderr, "mcpolicy: %v\n", err)
+	}
 	return exitCode(err)
 }
 

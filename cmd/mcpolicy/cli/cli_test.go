@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const policy = `version: "v1"
+servers: "code-index": {
+	image: "code-index:1.7.2"
+	mounts: [{source: ".", target: "/workspace", mode: "rw"}]
+	scratch: size: "256m"
+}
+`
+
+func TestBuildCheckDetectsEveryKindOfDrift(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), policy)
+
+	if code, _, stderr := run(t, "build", "--check", dir); code != ExitStale {
+		t.Fatalf("check before any build: exit %d, want %d (%s)", code, ExitStale, stderr)
+	}
+	if code, _, stderr := run(t, "build", dir); code != ExitOK {
+		t.Fatalf("build: exit %d: %s", code, stderr)
+	}
+	if code, out, _ := run(t, "build", "--check", dir); code != ExitOK {
+		t.Fatalf("check after build: exit %d: %s", code, out)
+	}
+
+	// A widened policy makes the committed artefacts stale.
+	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), strings.Replace(policy, `"256m"`, `"1g"`, 1))
+	code, out, _ := run(t, "build", "--check", dir)
+	if code != ExitStale || !strings.Contains(out, "stale:   "+filepath.Join(dir, ".mcpolicy", "docker", "code-index.json")) {
+		t.Errorf("check after edit: exit %d, output:\n%s", code, out)
+	}
+	run(t, "build", dir)
+
+	// A hand edit of an artefact, and a leftover file, are drift too.
+	writeFile(t, filepath.Join(dir, ".mcpolicy", "docker", "code-index.json"), "[]\n")
+	writeFile(t, filepath.Join(dir, ".mcpolicy", "docker", "gone.json"), "[]\n")
+	code, out, _ = run(t, "build", "--check", dir)
+	if code != ExitStale || !strings.Contains(out, "stale:") || !strings.Contains(out, "extra:") {
+		t.Errorf("check after hand edits: exit %d, output:\n%s", code, out)
+	}
+	// build repairs both, and removes what it no longer produces.
+	run(t, "build", dir)
+	if _, err := os.Stat(filepath.Join(dir, ".mcpolicy", "docker", "gone.json")); !os.IsNotExist(err) {
+		t.Errorf("leftover artefact not removed: %v", err)
+	}
+	if code, _, _ := run(t, "build", "--check", dir); code != ExitOK {
+		t.Errorf("check after rebuild: exit %d", code)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), policy)
+	writeFile(t, filepath.Join(dir, "bad", "mcpolicy.cue"), `version: "v1"`+"\nservers: a: {image: 1}\n")
+	writeFile(t, filepath.Join(dir, "net", "mcpolicy.cue"), `version: "v1"`+"\nservers: a: {image: \"x\", network: allow: [\"api.github.com:443\"]}\n")
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"vet", dir}, ExitOK, "ok: 1 server in 1 policy file"},
+		{[]string{"vet", filepath.Join(dir, "bad")}, ExitInvalid, "mcpolicy.cue:2:21: servers.a.image: must be a container image reference"},
+		{[]string{"vet", filepath.Join(dir, "net")}, ExitInvalid, "not enforceable by backend docker"},
+		{[]string{"vet", filepath.Join(dir, "missing")}, ExitError, "no such file or directory"},
+		{[]string{"explain", "-p", dir, "nope"}, ExitError, `no server "nope"`},
+		{[]string{"build", "--bogus"}, ExitError, "unknown flag"},
+		{[]string{"version"}, ExitOK, "schema v1"},
+		{[]string{"completion", "bash"}, ExitOK, "bash completion"},
+		{[]string{"schema"}, ExitOK, "#Policy"},
+		{[]string{"explain", "-p", dir}, ExitOK, "2 grants: 1 rw mount, 1 scratch"},
+		{[]string{"probe", "read:/nonexistent/x"}, ExitOK, `"result":"ENOENT"`},
+	}
+	for _, c := range cases {
+		code, out, errs := run(t, c.args...)
+		if code != c.code || !strings.Contains(out+errs, c.want) {
+			t.Errorf("mcpolicy %s: exit %d (want %d)\nstdout: %s\nstderr: %s\nwant output containing %q",
+				strings.Join(c.args, " "), code, c.code, out, errs, c.want)
+		}
+	}
+}
+
+// TestEveryCommandHasExamples: --help on every command shows how to use it.
+func TestEveryCommandHasExamples(t *testing.T) {
+	for _, c := range newRootCmd().Commands() {
+		if c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		if c.Example == "" || c.Short == "" {
+			t.Errorf("command %q lacks Short or Example", c.Name())
+		}
+	}
+}

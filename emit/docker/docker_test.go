@@ -1,0 +1,128 @@
+package docker
+
+import (
+	"encoding/csv"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit"
+)
+
+func plan(mounts ...compiler.Mount) *compiler.Plan {
+	return &compiler.Plan{
+		Server: "s", Image: "img:1", User: compiler.User{UID: 1000, GID: 1000},
+		Mounts: mounts, Network: compiler.Network{Mode: "none"}, Hash: "sha256:00",
+	}
+}
+
+// mountSource reads a --mount value the way docker and podman do.
+func mountSource(t *testing.T, spec string) (source string, readonly bool) {
+	t.Helper()
+	r := csv.NewReader(strings.NewReader(spec))
+	fields, err := r.Read()
+	if err != nil {
+		t.Fatalf("--mount %q does not parse as CSV: %v", spec, err)
+	}
+	for _, f := range fields {
+		k, v, _ := strings.Cut(f, "=")
+		switch k {
+		case "source":
+			source = v
+		case "readonly":
+			readonly = true
+		}
+	}
+	return source, readonly
+}
+
+func TestMountSourcesSurviveCSV(t *testing.T) {
+	for _, dir := range []string{"/p/plain", "/p/with space", "/p/a,b", `/p/q"uote`, "/p/c:o=l", `/p/all, "x:y=z`, " /p/lead"} {
+		p := plan(compiler.Mount{Source: compiler.HostPath{Base: compiler.Absolute, Rel: dir}, Target: "/w", Mode: compiler.ReadOnly})
+		args, err := Args(p, compiler.Placeholders{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.Index(args, "--mount")
+		src, ro := mountSource(t, args[i+1])
+		if src != dir || !ro {
+			t.Errorf("%q: --mount %s reads back as source %q readonly=%v", dir, args[i+1], src, ro)
+		}
+	}
+}
+
+func TestSeedSubtractions(t *testing.T) {
+	p := plan(compiler.Mount{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."}, Target: "/workspace", Mode: compiler.ReadWrite})
+	p.Scratch = &compiler.Scratch{Target: "/tmp", SizeBytes: 256 << 20}
+	args, err := Args(p, compiler.Placeholders{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := " " + strings.Join(args, " ") + " "
+	for _, want := range []string{
+		" run --rm -i ", " --network none ", " --read-only ", " --cap-drop ALL ",
+		" --security-opt no-new-privileges ", " --user 1000:1000 ",
+		" --tmpfs /tmp:rw,nosuid,nodev,noexec,size=256m ",
+		" --mount type=bind,source=${PROJECT_ROOT},target=/workspace ",
+		" --label org.mcpolicy.plan=sha256:00 img:1",
+	} {
+		if !strings.Contains(line, want) {
+			t.Errorf("args lack %q:\n%s", want, line)
+		}
+	}
+	for _, never := range []string{"-t", "-d", "--tty", "--detach", "--privileged", "--cap-add", "-v"} {
+		if slices.Contains(args, never) {
+			t.Errorf("args contain %s", never)
+		}
+	}
+	if strings.Count(line, " --mount ") != 1 {
+		t.Errorf("want exactly one mount, got:\n%s", line)
+	}
+}
+
+func TestRefusesWhatItCannotEnforce(t *testing.T) {
+	p := plan()
+	p.Network = compiler.Network{Mode: "allowlist", Allow: []string{"api.github.com:443"}}
+	_, err := Args(p, compiler.Placeholders{})
+	var ne *emit.NotEnforceableError
+	if !errors.As(err, &ne) || !strings.Contains(err.Error(), "not enforceable by backend docker") {
+		t.Errorf("allowlist: got %v", err)
+	}
+	p = plan()
+	p.Image = ""
+	if _, err := Args(p, compiler.Placeholders{}); !errors.As(err, &ne) {
+		t.Errorf("no image: got %v", err)
+	}
+	p = plan(compiler.Mount{Source: compiler.HostPath{Base: compiler.Absolute, Rel: "/a\nb"}, Target: "/w", Mode: compiler.ReadOnly})
+	var ue *emit.UnsafeStringError
+	if _, err := Args(p, compiler.Placeholders{}); !errors.As(err, &ue) {
+		t.Errorf("newline in a path: got %v", err)
+	}
+	p = plan()
+	p.Command = []string{"node", "x\x00y"}
+	if _, err := Args(p, compiler.Placeholders{}); !errors.As(err, &ue) {
+		t.Errorf("NUL in argv: got %v", err)
+	}
+}
+
+func TestProtectedMountsAreReadOnlyAndAfterTheirParent(t *testing.T) {
+	root := compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."}
+	p := plan(compiler.Mount{Source: root, Target: "/w", Mode: compiler.ReadWrite})
+	p.Protected = []compiler.Protected{{Source: root.Join(".git/config"), Target: "/w/.git/config", Name: ".git/config"}}
+	args, err := Args(p, compiler.Placeholders{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var specs []string
+	for i, a := range args {
+		if a == "--mount" {
+			specs = append(specs, args[i+1])
+		}
+	}
+	want := []string{"type=bind,source=${PROJECT_ROOT},target=/w", "type=bind,source=${PROJECT_ROOT}/.git/config,target=/w/.git/config,readonly"}
+	if !slices.Equal(specs, want) {
+		t.Errorf("mounts = %q\nwant     %q", specs, want)
+	}
+}
