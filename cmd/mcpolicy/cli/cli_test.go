@@ -95,6 +95,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"schema"}, ExitOK, "#Policy"},
 		{[]string{"explain", "-p", dir}, ExitOK, "2 grants: 1 rw mount, 1 scratch"},
 		{[]string{"probe", "read:/nonexistent/x"}, ExitOK, `"result":"ENOENT"`},
+		{[]string{"args", "-p", dir, "code-index"}, ExitOK, `"type=bind,source=` + dir + `,target=/workspace"`},
+		{[]string{"args", "-p", dir, "nope"}, ExitError, `no server "nope"`},
 	}
 	for _, c := range cases {
 		code, out, errs := run(t, c.args...)

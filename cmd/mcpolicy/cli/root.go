@@ -96,6 +96,6 @@ user and no mounts. Every addition is an explicit, counted grant.`,
 		Version:       version(),
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.AddCommand(newBuildCmd(), newVetCmd(), newExplainCmd(), newVersionCmd(), newSchemaCmd(), newProbeCmd())
+	root.AddCommand(newBuildCmd(), newVetCmd(), newExplainCmd(), newVersionCmd(), newSchemaCmd(), newArgsCmd(), newProbeCmd())
 	return root
 }

@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/emit/docker"
+	"github.com/spf13/cobra"
+)
+
+func newArgsCmd() *cobra.Command {
+	var path string
+	cmd := &cobra.Command{
+		Use:   "args SERVER",
+		Short: "Print the docker/podman run arguments for SERVER with this machine's paths",
+		Long: `args compiles the policies and prints, as a JSON array, the arguments after
+"docker" (or "podman") that start SERVER confined on this machine: the same
+arguments as the committed artefact, with ${PROJECT_ROOT} and ${HOME}
+resolved and quoted for this machine.`,
+		Example: `  mcpolicy args code-index -p examples/code-index`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			proj, plans, err := compileProject(path)
+			if err != nil {
+				return err
+			}
+			for _, p := range plans {
+				if p.Server != args[0] {
+					continue
+				}
+				home, _ := os.UserHomeDir()
+				a, err := docker.Args(p, compiler.Machine{ProjectRoot: proj.Root, Home: home})
+				if err != nil {
+					return err
+				}
+				_, err = cmd.OutOrStdout().Write(emit.JSONArgs(a))
+				return err
+			}
+			return &exitError{code: ExitError, err: fmt.Errorf("no server %q in %s (servers: %s)", args[0], path, names(plans))}
+		},
+	}
+	cmd.Flags().StringVarP(&path, "path", "p", ".", "policy file or folder")
+	return cmd
+}
