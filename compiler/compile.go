@@ -56,15 +56,14 @@ func (c *compiler) fail(pos schema.Pos, path, hint, format string, args ...any) 
 }
 
 func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
-	at := "servers." + strconv.Quote(s.Name)
+	at := schema.FieldPath("servers", s.Name)
 	before := len(c.errs)
 	if !serverName.MatchString(s.Name) {
 		c.fail(s.Pos, at, "server names become file names: use lowercase letters, digits, '.', '_' and '-'",
 			"invalid server name %q", s.Name)
 	}
 	if first, dup := c.seen[s.Name]; dup {
-		c.fail(s.Pos, at, "declare each server once, so a reviewer sees all of its grants together",
-			"server %q is declared twice (first at %s)", s.Name, first)
+		c.errs = append(c.errs, schema.DuplicateServer(s.Pos, s.Name, first))
 	}
 	c.seen[s.Name] = s.Pos
 	if s.Image == "" && len(s.Command) == 0 {
@@ -82,7 +81,8 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 		Mounts: []Mount{}, Env: []string{}, Protected: []Protected{}, Unprotected: []string{},
 	}
 	p.User = c.user(s, at)
-	p.Workdir = c.sandboxPath(s.Workdir, s.Pos, at+".workdir")
+	p.Workdir = c.sandboxPath(s.Workdir, s.WorkdirPos, at+".workdir")
+	p.UserPos = s.UserPos
 
 	targets := map[string]string{}
 	claim := func(target string, pos schema.Pos, field string) {
@@ -95,12 +95,12 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 		field := fmt.Sprintf("%s.mounts[%d]", at, i)
 		mount := Mount{Mode: Mode(m.Mode), Pos: m.Pos}
 		mount.Source = c.hostPath(pol, m, field)
-		mount.Target = c.sandboxPath(m.Target, m.Pos, field+".target")
-		if mount.Mode == ReadWrite && mount.Source.Base == Absolute && mount.Source.Rel == "/" {
-			c.fail(m.Pos, field, "mount the project folder, or the one folder the server writes to",
+		mount.Target = c.sandboxPath(m.Target, m.TargetPos, field+".target")
+		if real := c.realPath(mount.Source); mount.Mode == ReadWrite && real == "/" {
+			c.fail(m.SourcePos, field+".source", "mount the project folder, or the one folder the server writes to",
 				"read-write mount of the host's / is refused: it grants the whole machine")
 		}
-		claim(mount.Target, m.Pos, field)
+		claim(mount.Target, m.TargetPos, field+".target")
 		p.Mounts = append(p.Mounts, mount)
 	}
 	sort.SliceStable(p.Mounts, func(i, j int) bool { return p.Mounts[i].Target < p.Mounts[j].Target })
@@ -109,10 +109,10 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 		field := at + ".scratch"
 		size, err := parseSize(s.Scratch.Size)
 		if err != nil {
-			c.fail(s.Scratch.Pos, field+".size", "", "%v", err)
+			c.fail(s.Scratch.SizePos, field+".size", "", "%v", err)
 		}
-		target := c.sandboxPath(s.Scratch.Target, s.Scratch.Pos, field+".target")
-		claim(target, s.Scratch.Pos, field)
+		target := c.sandboxPath(s.Scratch.Target, s.Scratch.TargetPos, field+".target")
+		claim(target, s.Scratch.TargetPos, field+".target")
 		p.Scratch = &Scratch{Target: target, SizeBytes: size, Pos: s.Scratch.Pos}
 	}
 
@@ -155,7 +155,7 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 	if s.Limits.Memory != "" {
 		b, err := parseSize(s.Limits.Memory)
 		if err != nil {
-			c.fail(s.Limits.Pos, at+".limits.memory", "", "%v", err)
+			c.fail(s.Limits.MemoryPos, at+".limits.memory", "", "%v", err)
 		}
 		p.Subtractions.MemoryBytes = b
 	}
@@ -175,7 +175,7 @@ func (c *compiler) user(s *schema.Server, at string) User {
 	u, err1 := strconv.Atoi(uid)
 	g, err2 := strconv.Atoi(gid)
 	if err1 != nil || err2 != nil || u > math.MaxInt32 || g > math.MaxInt32 {
-		c.fail(s.Pos, at+".user", `write "UID:GID", e.g. "1000:1000"`, "invalid user %q", s.User)
+		c.fail(s.UserPos, at+".user", `write "UID:GID", e.g. "1000:1000"`, "invalid user %q", s.User)
 	}
 	return User{UID: u, GID: g}
 }
@@ -205,9 +205,10 @@ func (c *compiler) sandboxPath(p string, pos schema.Pos, field string) string {
 // and must stay inside the project root.
 func (c *compiler) hostPath(pol *schema.Policy, m schema.Mount, field string) HostPath {
 	src := m.Source
+	at := m.SourcePos
 	for _, r := range src {
 		if r < 0x20 || r == 0x7f {
-			c.fail(m.Pos, field+".source", "rename the path: a control character in a path can inject into a command line or profile",
+			c.fail(at, field+".source", "rename the path: a control character in a path can inject into a command line or profile",
 				"host path %q contains a control character", src)
 			return HostPath{}
 		}
@@ -216,24 +217,29 @@ func (c *compiler) hostPath(pol *schema.Policy, m schema.Mount, field string) Ho
 	case src == "~" || strings.HasPrefix(src, "~/"):
 		rel := path.Clean("." + strings.TrimPrefix(src, "~"))
 		if rel == ".." || strings.HasPrefix(rel, "../") {
-			c.fail(m.Pos, field+".source", "write an absolute path to grant a folder outside your home", "host path %q leaves the home folder", src)
+			c.fail(at, field+".source", "write an absolute path to grant a folder outside your home", "host path %q leaves the home folder", src)
 		}
 		return HostPath{Base: Home, Rel: rel}
 	case strings.HasPrefix(src, "~"):
-		c.fail(m.Pos, field+".source", `write "~/..." (your home) or an absolute path`, "host path %q: ~user is not supported", src)
+		c.fail(at, field+".source", `write "~/..." (your home) or an absolute path`, "host path %q: ~user is not supported", src)
 		return HostPath{}
 	case filepath.IsAbs(src):
 		return HostPath{Base: Absolute, Rel: filepath.ToSlash(filepath.Clean(src))}
 	}
 	abs := filepath.Join(pol.Dir, filepath.FromSlash(src))
 	rel, err := filepath.Rel(c.opt.Root, abs)
+	const outside = "a relative path must stay inside the project root; to grant a folder outside it, write it as an absolute path or \"~/...\" so the widening is explicit"
 	if err != nil || !within(abs, c.opt.Root) {
-		c.fail(m.Pos, field+".source",
-			"a relative path must stay inside the project root; to grant a folder outside it, write it as an absolute path or \"~/...\" so the widening is explicit",
-			"host path %q escapes the project root", src)
+		c.fail(at, field+".source", outside, "host path %q escapes the project root", src)
 		return HostPath{}
 	}
-	return HostPath{Base: ProjectRoot, Rel: filepath.ToSlash(rel)}
+	hp := HostPath{Base: ProjectRoot, Rel: filepath.ToSlash(rel)}
+	// A symlink inside the project can point anywhere; the mount follows it.
+	if real, root := c.realPath(hp), c.realRoot(); real != "" && root != "" && !within(real, root) {
+		c.fail(at, field+".source", outside, "host path %q is a symlink (or inside one) that resolves to %s, outside the project root", src, real)
+		return HostPath{}
+	}
+	return hp
 }
 
 // protect finds the protected names inside every read-write mount on this
@@ -241,6 +247,7 @@ func (c *compiler) hostPath(pol *schema.Policy, m schema.Mount, field string) Ho
 // not is recorded as absent, for explain to report.
 func (c *compiler) protect(p *Plan, unprot map[string]bool) {
 	m := Machine{ProjectRoot: c.opt.Root, Home: c.opt.Home}
+	seen := map[string]bool{}
 	for _, mount := range p.Mounts {
 		if mount.Mode != ReadWrite {
 			continue
@@ -254,7 +261,8 @@ func (c *compiler) protect(p *Plan, unprot map[string]bool) {
 				continue
 			}
 			var found []string
-			if strings.HasSuffix(name, "*") {
+			glob := strings.HasSuffix(name, "*")
+			if glob {
 				matches, _ := filepath.Glob(filepath.Join(dir, filepath.FromSlash(name)))
 				for _, mt := range matches {
 					r, _ := filepath.Rel(dir, mt)
@@ -263,15 +271,39 @@ func (c *compiler) protect(p *Plan, unprot map[string]bool) {
 			} else if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(name))); err == nil {
 				found = []string{name}
 			}
-			if len(found) == 0 {
+			// A glob protects the names that exist; new ones can always be created.
+			if len(found) == 0 || glob {
 				p.Absent = append(p.Absent, AbsentProtected{Target: path.Join(mount.Target, name), Name: name})
 			}
 			for _, f := range found {
-				p.Protected = append(p.Protected, Protected{Source: mount.Source.Join(f), Target: path.Join(mount.Target, f), Name: name})
+				target := path.Join(mount.Target, f)
+				if seen[target] {
+					continue // e.g. mcpolicy.d matches both "mcpolicy.*" and "mcpolicy.d"
+				}
+				seen[target] = true
+				p.Protected = append(p.Protected, Protected{Source: mount.Source.Join(f), Target: target, Name: name})
 			}
 		}
 	}
 	sort.Slice(p.Protected, func(i, j int) bool { return p.Protected[i].Target < p.Protected[j].Target })
+}
+
+// realPath resolves symlinks in a host path on this machine; "" when the
+// path does not exist (the engine will refuse it at launch).
+func (c *compiler) realPath(p HostPath) string {
+	real, err := filepath.EvalSymlinks(Machine{ProjectRoot: c.opt.Root, Home: c.opt.Home}.Resolve(p))
+	if err != nil {
+		return ""
+	}
+	return real
+}
+
+func (c *compiler) realRoot() string {
+	real, err := filepath.EvalSymlinks(c.opt.Root)
+	if err != nil {
+		return ""
+	}
+	return real
 }
 
 var sizeRE = regexp.MustCompile(`^([1-9][0-9]*)([kmgKMG]?)$`)

@@ -65,7 +65,7 @@ func TestRefusals(t *testing.T) {
 		`mounts: [{source: ".", target: "/proc/x"}]`:                                 "reserved for the runtime",
 		`mounts: [{source: "a", target: "/w"}, {source: "b", target: "/w"}]`:         "already used",
 		`scratch: {target: "/w", size: "1m"}, mounts: [{source: ".", target: "/w"}]`: "already used",
-		`env: ["A", "A"]`:       "listed twice",
+		`env: ["A", "A"]`:      "listed twice",
 		`user: "0:4294967296"`: "invalid user",
 	}
 	for body, want := range cases {
@@ -141,6 +141,32 @@ func TestSizes(t *testing.T) {
 	for b, want := range map[int64]string{1: "1", 1024: "1k", 1536: "1536", 256 << 20: "256m", 1 << 30: "1g"} {
 		if got := FormatSize(b); got != want {
 			t.Errorf("FormatSize(%d) = %q, want %q", b, got, want)
+		}
+	}
+}
+
+// TestSymlinkEscapes: a link inside the project is followed by every
+// engine, so the root check and the rw-/ check look through it.
+func TestSymlinkEscapes(t *testing.T) {
+	for _, c := range []struct{ link, mode, want string }{
+		{"/", "rw", "resolves to /, outside the project root"},
+		{"/", "ro", "outside the project root"},
+		{"/etc", "ro", "outside the project root"},
+	} {
+		root := t.TempDir()
+		if err := os.Symlink(c.link, filepath.Join(root, "escape")); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(root, "mcpolicy.cue")
+		os.WriteFile(file, []byte(`version: "v1"
+servers: s: {image: "x", mounts: [{source: "escape", target: "/w", mode: "`+c.mode+`"}]}`), 0o644)
+		pol, err := schema.Load(file, root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Compile([]*schema.Policy{pol}, Options{Root: root, Home: root})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("link to %s (%s): got %v, want %q", c.link, c.mode, err, c.want)
 		}
 	}
 }

@@ -20,6 +20,18 @@ const (
 	GrantRootUser  GrantKind = "root user"
 )
 
+// noun is the kind as counted: "1 ro mount", "2 ro mounts", "2 env vars".
+func (k GrantKind) noun(n int) string {
+	word := map[GrantKind]string{GrantEnv: "env var", GrantEgress: "egress host", GrantUnprotect: "unprotected path"}[k]
+	if word == "" {
+		word = string(k)
+	}
+	if n == 1 || k == GrantScratch || k == GrantRootUser {
+		return word
+	}
+	return word + "s"
+}
+
 // Grant is one counted addition, with the place in the policy that asks for it.
 type Grant struct {
 	Kind    GrantKind
@@ -51,7 +63,7 @@ func (p *Plan) Grants() []Grant {
 		gs = append(gs, Grant{GrantUnprotect, u + " writable inside rw mounts", posAt(p.UnprotPos, i, p.Pos)})
 	}
 	if p.User.UID == 0 {
-		gs = append(gs, Grant{GrantRootUser, "runs as uid 0 (root) inside the sandbox", p.Pos})
+		gs = append(gs, Grant{GrantRootUser, "runs as uid 0 (root) inside the sandbox", p.UserPos})
 	}
 	return gs
 }
@@ -79,7 +91,7 @@ func GrantSummary(gs []Grant) string {
 	}
 	parts := make([]string, len(order))
 	for i, k := range order {
-		parts[i] = fmt.Sprintf("%d %s", count[k], k)
+		parts[i] = fmt.Sprintf("%d %s", count[k], k.noun(count[k]))
 	}
 	return Plural(len(gs), "grant") + ": " + strings.Join(parts, ", ")
 }

@@ -37,6 +37,7 @@ type Plan struct {
 	EnvPos    []schema.Pos      `json:"-"`
 	UnprotPos []schema.Pos      `json:"-"`
 	LimitsPos schema.Pos        `json:"-"`
+	UserPos   schema.Pos        `json:"-"`
 	Policy    *schema.Policy    `json:"-"`
 	Absent    []AbsentProtected `json:"-"`
 }

@@ -7,11 +7,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/mcpolicy/mcpolicy/schema"
 )
 
 // NotEnforceableError says a plan asks for a restriction this backend
 // cannot enforce. Emitters return it rather than a silently wider sandbox.
 type NotEnforceableError struct {
+	Pos         schema.Pos // where the policy asks for it
+	Field       string     // e.g. servers.s.network
 	Server      string
 	Backend     string
 	Restriction string
@@ -20,6 +24,9 @@ type NotEnforceableError struct {
 
 func (e *NotEnforceableError) Error() string {
 	msg := fmt.Sprintf("server %q: %s is not enforceable by backend %s", e.Server, e.Restriction, e.Backend)
+	if e.Field != "" {
+		msg = fmt.Sprintf("%s: %s: %s is not enforceable by backend %s", e.Pos, e.Field, e.Restriction, e.Backend)
+	}
 	if e.Alternative != "" {
 		msg += "\n\thint: " + e.Alternative
 	}

@@ -12,7 +12,7 @@ import (
 
 // convertCUEError turns CUE's validation errors into one Error per field,
 // with the position in the user's file and the schema's @expect sentence.
-func convertCUEError(err error, file string, data, policyDef cue.Value) Errors {
+func convertCUEError(err error, file string, data, policyDef cue.Value, locate func([]string) (Pos, bool)) Errors {
 	var errs Errors
 	seen := map[string]bool{}
 	for _, e := range cueerrors.Errors(err) {
@@ -30,7 +30,14 @@ func convertCUEError(err error, file string, data, policyDef cue.Value) Errors {
 			continue
 		}
 		seen[display] = true
-		errs = append(errs, describe(elems, display, raw, file, e, data, policyDef))
+		d := describe(elems, display, raw, file, e, data, policyDef)
+		if locate != nil {
+			d.Pos = Pos{File: file}
+			if pos, ok := locate(elems); ok {
+				d.Pos = pos
+			}
+		}
+		errs = append(errs, d)
 	}
 	if len(errs) == 0 {
 		errs = Errors{{Pos: Pos{File: file}, Msg: err.Error()}}

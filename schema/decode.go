@@ -37,7 +37,7 @@ type rawServer struct {
 
 // decode reads the validated value into Go types. Values (with defaults) come
 // from the unified value; positions come from the user's data.
-func decode(file string, unified, data cue.Value) (*Policy, error) {
+func decode(file string, unified, data cue.Value, locate func([]string) (Pos, bool)) (*Policy, error) {
 	var rp rawPolicy
 	if err := unified.Decode(&rp); err != nil {
 		return nil, fmt.Errorf("%s: internal error decoding policy: %w", file, err)
@@ -54,19 +54,41 @@ func decode(file string, unified, data cue.Value) (*Policy, error) {
 			return nil, fmt.Errorf("%s: internal error decoding server %q: %w", file, name, err)
 		}
 		at := func(sels ...cue.Selector) Pos {
-			path := cue.MakePath(append([]cue.Selector{cue.Str("servers"), cue.Str(name)}, sels...)...)
-			return posOf(data.LookupPath(path).Pos(), file)
+			sels = append([]cue.Selector{cue.Str("servers"), cue.Str(name)}, sels...)
+			if locate != nil { // Jsonnet: data positions are in the rendered JSON
+				labels := make([]string, len(sels))
+				for i, s := range sels {
+					labels[i] = s.String()
+				}
+				if !data.LookupPath(cue.MakePath(sels...)).Exists() {
+					return Pos{}
+				}
+				pos, _ := locate(labels)
+				pos.File = file
+				return pos
+			}
+			return posOf(data.LookupPath(cue.MakePath(sels...)).Pos(), file)
 		}
 		s := Server{
 			Name: name, Pos: at(), Description: rs.Description, Image: rs.Image,
 			Command: rs.Command, Workdir: rs.Workdir, User: rs.User,
+			WorkdirPos: at(cue.Str("workdir")), UserPos: at(cue.Str("user")),
+		}
+		if s.UserPos.Line == 0 {
+			s.UserPos = s.Pos // the default user: the server is where it is decided
 		}
 		for i, m := range rs.Mounts {
 			s.Mounts = append(s.Mounts, Mount{Source: m.Source, Target: m.Target, Mode: m.Mode,
-				Pos: at(cue.Str("mounts"), cue.Index(i))})
+				Pos:       at(cue.Str("mounts"), cue.Index(i)),
+				SourcePos: at(cue.Str("mounts"), cue.Index(i), cue.Str("source")),
+				TargetPos: at(cue.Str("mounts"), cue.Index(i), cue.Str("target"))})
 		}
 		if rs.Scratch != nil {
-			s.Scratch = &Scratch{Target: rs.Scratch.Target, Size: rs.Scratch.Size, Pos: at(cue.Str("scratch"))}
+			s.Scratch = &Scratch{Target: rs.Scratch.Target, Size: rs.Scratch.Size, Pos: at(cue.Str("scratch")),
+				TargetPos: at(cue.Str("scratch"), cue.Str("target")), SizePos: at(cue.Str("scratch"), cue.Str("size"))}
+			if s.Scratch.TargetPos.Line == 0 {
+				s.Scratch.TargetPos = s.Scratch.Pos // the default target
+			}
 		}
 		for i, e := range rs.Env {
 			s.Env = append(s.Env, EnvName{Name: e, Pos: at(cue.Str("env"), cue.Index(i))})
@@ -83,7 +105,8 @@ func decode(file string, unified, data cue.Value) (*Policy, error) {
 			s.Unprotect = append(s.Unprotect, Unprotect{Name: u, Pos: at(cue.Str("unprotect"), cue.Index(i))})
 		}
 		if rs.Limits != nil {
-			s.Limits = Limits{Memory: rs.Limits.Memory, Pids: rs.Limits.Pids, CPUs: rs.Limits.CPUs, Pos: at(cue.Str("limits"))}
+			s.Limits = Limits{Memory: rs.Limits.Memory, Pids: rs.Limits.Pids, CPUs: rs.Limits.CPUs, Pos: at(cue.Str("limits")),
+				MemoryPos: at(cue.Str("limits"), cue.Str("memory"))}
 		}
 		p.Servers = append(p.Servers, s)
 	}

@@ -19,6 +19,8 @@ func (p Pos) String() string {
 		return "-"
 	case p.Line == 0:
 		return p.File
+	case p.Col == 0:
+		return fmt.Sprintf("%s:%d", p.File, p.Line)
 	default:
 		return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
 	}

@@ -8,13 +8,15 @@ import (
 	"strings"
 
 	"github.com/google/go-jsonnet"
+	"github.com/google/go-jsonnet/ast"
+	"github.com/google/go-jsonnet/toolutils"
 )
 
 // evalJsonnet renders a Jsonnet policy to JSON. Imports resolve only inside
 // root: go-jsonnet's FileImporter is documented as no isolation mechanism.
 func evalJsonnet(file string, src []byte, root string) ([]byte, Errors) {
 	vm := jsonnet.MakeVM()
-	vm.Importer(&rootedImporter{root: root, cache: map[string]jsonnet.Contents{}})
+	vm.Importer(&rootedImporter{root: root, mainDir: filepath.Dir(file), cache: map[string]jsonnet.Contents{}})
 	vm.ErrorFormatter.SetMaxStackTraceSize(4)
 	out, err := vm.EvaluateAnonymousSnippet(file, string(src))
 	if err != nil {
@@ -42,15 +44,20 @@ func jsonnetError(file, msg string) *Error {
 }
 
 type rootedImporter struct {
-	root  string
-	cache map[string]jsonnet.Contents
+	root    string
+	mainDir string // imports from the policy file itself come with importedFrom ""
+	cache   map[string]jsonnet.Contents
 }
 
 func (r *rootedImporter) Import(importedFrom, importedPath string) (jsonnet.Contents, string, error) {
 	if filepath.IsAbs(importedPath) {
 		return jsonnet.Contents{}, "", fmt.Errorf("absolute import %q is not allowed: imports stay inside the policy root", importedPath)
 	}
-	found := filepath.Join(filepath.Dir(importedFrom), importedPath)
+	from := filepath.Dir(importedFrom)
+	if importedFrom == "" {
+		from = r.mainDir
+	}
+	found := filepath.Join(from, importedPath)
 	if c, ok := r.cache[found]; ok {
 		return c, found, nil
 	}
@@ -74,14 +81,120 @@ func (r *rootedImporter) inside(p string) error {
 	}
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
-		real, err = filepath.Abs(p)
-		if err != nil {
-			return err
-		}
+		real = p
+	}
+	if real, err = filepath.Abs(real); err != nil {
+		return err
 	}
 	rel, err := filepath.Rel(root, real)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return fmt.Errorf("import %q is outside the policy root %s", p, "(the folder holding the policies)")
+		return fmt.Errorf("import %q is outside the policy root (the folder holding the policies)", p)
 	}
 	return nil
+}
+
+// jsonnetLocator maps a field path of the rendered JSON back to the Jsonnet
+// source: the literal field whose names are the longest suffix of the path.
+// Computed fields cannot be located; the file alone is reported for them.
+func jsonnetLocator(file string, src []byte) func(labels []string) (Pos, bool) {
+	root, err := jsonnet.SnippetToAST(file, string(src))
+	if err != nil {
+		return nil
+	}
+	type field struct {
+		names []string
+		pos   Pos
+	}
+	var fields []field
+	var walk func(n ast.Node, names []string)
+	walk = func(n ast.Node, names []string) {
+		if n == nil {
+			return
+		}
+		if obj, ok := n.(*ast.Object); ok {
+			for _, f := range obj.Fields {
+				name, ok := fieldName(f)
+				if !ok {
+					walk(f.Expr2, nil)
+					continue
+				}
+				at := f.LocRange
+				if f.Expr2 != nil && f.Expr2.Loc() != nil {
+					at = *f.Expr2.Loc()
+				}
+				path := append(append([]string(nil), names...), name)
+				fields = append(fields, field{path, Pos{File: file, Line: at.Begin.Line, Col: at.Begin.Column}})
+				walk(f.Expr2, path)
+			}
+			return
+		}
+		if obj, ok := n.(*ast.DesugaredObject); ok { // SnippetToAST desugars
+			for _, f := range obj.Fields {
+				name, ok := f.Name.(*ast.LiteralString)
+				if !ok {
+					walk(f.Body, nil)
+					continue
+				}
+				at := f.LocRange
+				if f.Body != nil && f.Body.Loc() != nil && f.Body.Loc().Begin.Line > 0 {
+					at = *f.Body.Loc()
+				}
+				path := append(append([]string(nil), names...), name.Value)
+				fields = append(fields, field{path, Pos{File: file, Line: at.Begin.Line, Col: at.Begin.Column}})
+				walk(f.Body, path)
+			}
+			for _, l := range obj.Locals {
+				walk(l.Body, nil)
+			}
+			return
+		}
+		if arr, ok := n.(*ast.Array); ok { // list elements keep the path: indices are dropped
+			for _, el := range arr.Elements {
+				walk(el.Expr, names)
+			}
+			return
+		}
+		for _, c := range toolutils.Children(n) {
+			walk(c, nil)
+		}
+	}
+	walk(root, nil)
+	return func(labels []string) (Pos, bool) {
+		var want []string
+		for _, l := range labels {
+			if _, err := strconv.Atoi(l); err != nil {
+				want = append(want, l)
+			}
+		}
+		best, bestLen := Pos{}, 0
+		for _, f := range fields {
+			if n := commonSuffix(f.names, want); n > bestLen {
+				best, bestLen = f.pos, n
+			}
+		}
+		return best, bestLen > 0
+	}
+}
+
+func fieldName(f ast.ObjectField) (string, bool) {
+	switch f.Kind {
+	case ast.ObjectFieldID:
+		if f.Id != nil {
+			return string(*f.Id), true
+		}
+	case ast.ObjectFieldStr, ast.ObjectFieldExpr:
+		if s, ok := f.Expr1.(*ast.LiteralString); ok {
+			return s.Value, true
+		}
+	}
+	return "", false
+}
+
+// commonSuffix counts the trailing names a and b share.
+func commonSuffix(a, b []string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[len(a)-1-n] == b[len(b)-1-n] {
+		n++
+	}
+	return n
 }

@@ -66,11 +66,15 @@ func LoadBytes(file string, src []byte, root string) (*Policy, error) {
 	if errs := duplicateServers(file, syntax); len(errs) > 0 {
 		return nil, errs.Err()
 	}
+	var locate func([]string) (Pos, bool)
+	if isJsonnet(file) {
+		locate = jsonnetLocator(file, src)
+	}
 	unified := policyDef.Unify(data)
 	if err := unified.Validate(cue.Concrete(true)); err != nil {
-		return nil, convertCUEError(err, file, data, policyDef).Err()
+		return nil, convertCUEError(err, file, data, policyDef, locate).Err()
 	}
-	p, err := decode(file, unified, data)
+	p, err := decode(file, unified, data, locate)
 	if err != nil {
 		return nil, err
 	}
@@ -109,28 +113,38 @@ func parseData(ctx *cue.Context, file string, src []byte, root string) (cue.Valu
 		if err != nil {
 			return cue.Value{}, nil, fromCUEErrors(err, file, "YAML error", "")
 		}
+		if errs := duplicateServers(file, f); len(errs) > 0 {
+			return cue.Value{}, nil, errs // before building: CUE would report a bare conflict
+		}
 		v := ctx.BuildFile(f)
 		if v.Err() != nil {
 			return v, nil, fromCUEErrors(v.Err(), file, "", "")
 		}
 		return v, f, nil
-	case ".jsonnet", ".libsonnet":
+	case ".jsonnet", ".libsonnet": // see isJsonnet
 		out, errs := evalJsonnet(file, src, root)
 		if errs != nil {
 			return cue.Value{}, nil, errs
 		}
-		// Positions below point into the rendered JSON, which `mcpolicy vet
-		// --render` prints; the file name says so.
-		name := file + " (rendered)"
-		expr, err := cuejson.Extract(name, out)
+		// CUE positions point into the rendered JSON; convertCUEError maps
+		// them back to the Jsonnet source by field path.
+		expr, err := cuejson.Extract(renderedName(file), out)
 		if err != nil {
-			return cue.Value{}, nil, fromCUEErrors(err, name, "", "")
+			return cue.Value{}, nil, fromCUEErrors(err, file, "", "")
 		}
 		return ctx.BuildExpr(expr), expr, nil
 	}
 	return cue.Value{}, nil, Errors{{Pos: Pos{File: file}, Msg: fmt.Sprintf("unsupported policy format %q", ext),
 		Hint: "use one of " + strings.Join(Extensions, ", ")}}
 }
+
+func isJsonnet(file string) bool {
+	ext := strings.ToLower(filepath.Ext(file))
+	return ext == ".jsonnet" || ext == ".libsonnet"
+}
+
+// renderedName names the JSON a Jsonnet file renders to, in CUE positions.
+func renderedName(file string) string { return file + " (rendered)" }
 
 // duplicateServers reports a server name declared more than once. CUE would
 // merge the two declarations; a reviewer must see every grant in one place.
@@ -166,15 +180,29 @@ func duplicateServers(file string, n ast.Node) Errors {
 				continue
 			}
 			if first, dup := seen[name]; dup {
-				errs = append(errs, &Error{Pos: posOf(sf.Pos(), file), Path: "servers." + quoteLabel(name),
-					Msg:  "server declared twice (first at " + posOf(first, file).String() + ")",
-					Hint: "declare each server once, so a reviewer sees all of its grants together"})
+				errs = append(errs, DuplicateServer(posOf(sf.Pos(), file), name, posOf(first, file)))
 				continue
 			}
 			seen[name] = sf.Pos()
 		}
 	}
 	return errs
+}
+
+// DuplicateServer is the error for a server name declared twice, in one
+// file or across the files of a project.
+func DuplicateServer(at Pos, name string, first Pos) *Error {
+	return &Error{Pos: at, Path: FieldPath("servers", name), Msg: "server declared twice (first at " + first.String() + ")",
+		Hint: "declare each server once, so a reviewer sees all of its grants together"}
+}
+
+// FieldPath renders a path the way errors show it: servers."code-index".env.
+// Labels that are not identifiers are quoted.
+func FieldPath(labels ...string) string {
+	for i, l := range labels {
+		labels[i] = quoteLabel(l)
+	}
+	return strings.Join(labels, ".")
 }
 
 var jsonnetPos = regexp.MustCompile(`([^\s:]+\.(?:jsonnet|libsonnet)):(\d+):(\d+)`)
@@ -190,8 +218,16 @@ func fromCUEErrors(err error, file, prefix, hint string) Errors {
 				break
 			}
 		}
-		f, args := e.Msg()
-		msg := fmt.Sprintf(f, args...)
+		msg := e.Error()
+		// The JSON decoder prefixes its cause; the YAML one puts "file:line:"
+		// in the text and gives no position.
+		if i := strings.Index(msg, `": `); strings.HasPrefix(msg, "invalid JSON for file") && i > 0 {
+			msg = msg[i+3:]
+		}
+		if m := textPos.FindStringSubmatch(msg); m != nil && pos.Line == 0 {
+			line, _ := strconv.Atoi(m[2])
+			pos, msg = Pos{File: m[1], Line: line}, m[3]
+		}
 		if prefix != "" {
 			msg = prefix + ": " + msg
 		}
@@ -202,6 +238,8 @@ func fromCUEErrors(err error, file, prefix, hint string) Errors {
 	}
 	return errs
 }
+
+var textPos = regexp.MustCompile(`^(\S+?):(\d+): (.*)$`)
 
 func posOf(p token.Pos, fallback string) Pos {
 	if !p.IsValid() {

@@ -16,7 +16,9 @@ type Server struct {
 	Image       string
 	Command     []string
 	Workdir     string
+	WorkdirPos  Pos
 	User        string
+	UserPos     Pos
 	Mounts      []Mount
 	Scratch     *Scratch
 	Env         []EnvName
@@ -27,17 +29,21 @@ type Server struct {
 
 // Mount grants a host path inside the sandbox.
 type Mount struct {
-	Source string
-	Target string
-	Mode   string // "ro" or "rw"
-	Pos    Pos
+	Source    string
+	Target    string
+	Mode      string // "ro" or "rw"
+	Pos       Pos    // of the mount
+	SourcePos Pos
+	TargetPos Pos
 }
 
 // Scratch grants one bounded, writable tmpfs.
 type Scratch struct {
-	Target string
-	Size   string
-	Pos    Pos
+	Target    string
+	Size      string
+	Pos       Pos
+	TargetPos Pos
+	SizePos   Pos
 }
 
 // EnvName grants one environment variable, by name.
@@ -66,10 +72,11 @@ type Unprotect struct {
 
 // Limits are subtractions; a zero value means "not set".
 type Limits struct {
-	Memory string
-	Pids   int64
-	CPUs   float64
-	Pos    Pos
+	Memory    string
+	Pids      int64
+	CPUs      float64
+	Pos       Pos
+	MemoryPos Pos
 }
 
 // ProtectedNames are the paths inside a read-write mount that stay read-only

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/schema"
 )
 
 // Backend is the name used in artefact paths and messages.
@@ -33,11 +34,16 @@ const maskOpts = "ro,nosuid,nodev,noexec,size=4k"
 // start the plan's server confined. Host paths are rendered by r.
 func Args(p *compiler.Plan, r compiler.Resolver) ([]string, error) {
 	if p.Image == "" {
-		return nil, &emit.NotEnforceableError{Server: p.Server, Backend: Backend, Restriction: "a server without an image",
+		return nil, &emit.NotEnforceableError{Pos: p.Pos, Field: schema.FieldPath("servers", p.Server),
+			Server: p.Server, Backend: Backend, Restriction: "a server without an image",
 			Alternative: `set "image" in the policy, or use a host backend (bwrap, landlock) that runs "command" directly`}
 	}
+	if strings.HasPrefix(p.Image, "-") {
+		return nil, &emit.UnsafeStringError{Server: p.Server, What: "image (it would be read as a flag)", Value: p.Image}
+	}
 	if p.Network.Mode != "none" {
-		return nil, &emit.NotEnforceableError{Server: p.Server, Backend: Backend,
+		return nil, &emit.NotEnforceableError{Pos: p.Network.Pos, Field: schema.FieldPath("servers", p.Server, "network"),
+			Server: p.Server, Backend: Backend,
 			Restriction: "network allowlist " + strings.Join(p.Network.Allow, ", "),
 			Alternative: `docker can only give a container no network or a whole network; keep network "none" until the egress proxy lands`}
 	}
@@ -50,12 +56,8 @@ func Args(p *compiler.Plan, r compiler.Resolver) ([]string, error) {
 		"--user", p.User.String(),
 	}
 
-	scratchAt := ""
-	if p.Scratch != nil {
-		scratchAt = p.Scratch.Target
-	}
 	for _, d := range maskedDirs {
-		if d != scratchAt {
+		if !holdsGrant(p, d) {
 			a = append(a, "--tmpfs", d+":"+maskOpts)
 		}
 	}
@@ -104,6 +106,24 @@ func Args(p *compiler.Plan, r compiler.Resolver) ([]string, error) {
 		}
 	}
 	return a, nil
+}
+
+// holdsGrant reports whether a mount or the scratch is at dir or below it:
+// a read-only mask there would hide the grant or refuse its mount point.
+func holdsGrant(p *compiler.Plan, dir string) bool {
+	var targets []string
+	for _, m := range p.Mounts {
+		targets = append(targets, m.Target)
+	}
+	if p.Scratch != nil {
+		targets = append(targets, p.Scratch.Target)
+	}
+	for _, t := range targets {
+		if t == dir || strings.HasPrefix(t, dir+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // bindSpec writes a --mount value. Docker and podman read it with Go's

@@ -55,8 +55,8 @@ func TestEngine(t *testing.T) {
 	})
 
 	for _, e := range []engine{
-		{name: "docker", repo: "mcpolicy-probe"},
-		{name: "podman", repo: "localhost/mcpolicy-probe"},
+		{name: "docker", repo: "mcpolicy-probe", version: "{{.Server.Version}}"},
+		{name: "podman", repo: "localhost/mcpolicy-probe", version: "{{.Client.Version}}"},
 	} {
 		t.Run(e.name, func(t *testing.T) {
 			start := time.Now()
@@ -69,8 +69,9 @@ func TestEngine(t *testing.T) {
 
 // engine is a container engine CLI that takes the emitted args after its name.
 type engine struct {
-	name string // binary
-	repo string // image repository the imported probe image is tagged in
+	name    string // binary
+	repo    string // image repository the imported probe image is tagged in
+	version string // --format of `ENGINE version` giving the engine's version
 }
 
 // require skips or, under CI, fails when the engine is not usable.
@@ -78,7 +79,7 @@ func (e engine) require(t *testing.T) {
 	t.Helper()
 	fail := t.Skipf
 	if os.Getenv("CI") == "true" {
-		fail = t.Fatalf
+		fail = func(format string, args ...any) { t.Fatalf("CI=true, so not skipping: "+format, args...) }
 	}
 	if _, err := exec.LookPath(e.name); err != nil {
 		fail("%s is not installed (%v); CI must install it to test the docker emitter on a real engine", e.name, err)
@@ -88,8 +89,8 @@ func (e engine) require(t *testing.T) {
 	if out, err := exec.CommandContext(ctx, e.name, "info").CombinedOutput(); err != nil {
 		fail("%s info: %v\n%s\nthe engine must run to test the docker emitter on a real engine", e.name, err, lastLines(out, 10))
 	}
-	if v, err := exec.CommandContext(ctx, e.name, "version").CombinedOutput(); err == nil {
-		t.Logf("%s version:\n%s", e.name, bytes.TrimSpace(v))
+	if v, err := exec.CommandContext(ctx, e.name, "version", "--format", e.version).CombinedOutput(); err == nil {
+		t.Logf("%s version %s", e.name, bytes.TrimSpace(v))
 	}
 }
 
@@ -209,7 +210,9 @@ func testEngine(t *testing.T, e engine, probeBin string) {
 	})
 	t.Run("control-docs-rw", func(t *testing.T) {
 		x := expectation{"write", "/docs/readme.txt", "ok", "/docs without readonly"}
-		i := slices.IndexFunc(prefix, func(s string) bool { return strings.Contains(s, "target=/docs,") || strings.HasSuffix(s, "target=/docs") })
+		i := slices.IndexFunc(prefix, func(s string) bool {
+			return strings.Contains(s, "target=/docs,") || strings.HasSuffix(s, "target=/docs")
+		})
 		if i < 0 || !strings.HasSuffix(prefix[i], ",readonly") {
 			t.Fatalf("no read-only --mount for /docs in %q", prefix)
 		}

@@ -20,7 +20,7 @@ func newArgsCmd() *cobra.Command {
 arguments as the committed artefact, with ${PROJECT_ROOT} and ${HOME}
 resolved and quoted for this machine.`,
 		Example: `  mcpolicy args code-index -p examples/code-index`,
-		Args: cobra.ExactArgs(1),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			proj, plans, err := compileProject(path)
 			if err != nil {

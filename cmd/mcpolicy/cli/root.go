@@ -54,8 +54,9 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return silent.code
 	}
 	var se schema.Errors
-	if errors.As(err, &se) {
-		fmt.Fprintln(stderr, se) // already file:line:col: field: message, one per line
+	var ne *emit.NotEnforceableError
+	if errors.As(err, &se) || (errors.As(err, &ne) && ne.Field != "") {
+		fmt.Fprintln(stderr, err) // already file:line:col: field: message, one per line
 	} else {
 		fmt.Fprintf(stderr, "mcpolicy: %v\n", err)
 	}
