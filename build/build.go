@@ -17,7 +17,9 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
+	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
@@ -145,15 +147,16 @@ func Artefacts(plans []*compiler.Plan) (map[string][]byte, error) {
 		planFile := path.Join("plan", p.Server+".json")
 		out[planFile] = p.JSON()
 		e.Artefacts["plan"] = planFile
-		if p.Image != "" {
-			args, err := docker.Args(p, compiler.Placeholders{})
+		for _, backend := range p.Backends {
+			files, err := render(p, backend)
 			if err != nil {
 				errs = append(errs, err)
-			} else {
-				f := path.Join(docker.Backend, p.Server+".json")
-				out[f] = emit.JSONArgs(args)
-				e.Artefacts[docker.Backend] = f
+				continue
 			}
+			for _, f := range files {
+				out[f.name] = f.data
+			}
+			e.Artefacts[backend] = files[0].name
 		}
 		m.Servers = append(m.Servers, e)
 	}
@@ -166,6 +169,42 @@ func Artefacts(plans []*compiler.Plan) (map[string][]byte, error) {
 	}
 	out["manifest.json"] = append(b, '\n')
 	return out, nil
+}
+
+type file struct {
+	name string
+	data []byte
+}
+
+// render emits one backend's artefacts for a plan, main file first, with
+// machine-neutral paths.
+func render(p *compiler.Plan, backend string) ([]file, error) {
+	base := backend + "/" + p.Server
+	switch backend {
+	case docker.Backend:
+		args, err := docker.Args(p, compiler.Placeholders{})
+		if err != nil {
+			return nil, err
+		}
+		return []file{{base + ".json", emit.JSONArgs(args)}}, nil
+	case bwrap.Backend:
+		args, err := bwrap.Args(p, compiler.Placeholders{}, bwrap.Merged, 0)
+		if err != nil {
+			return nil, err
+		}
+		sh, err := bwrap.Wrapper(p, "../..")
+		if err != nil {
+			return nil, err
+		}
+		return []file{{base + ".json", emit.JSONArgs(args)}, {base + ".sh", sh}}, nil
+	case landlock.Backend:
+		rs, err := landlock.Build(p, compiler.Placeholders{})
+		if err != nil {
+			return nil, err
+		}
+		return []file{{base + ".json", rs.JSON()}}, nil
+	}
+	return nil, fmt.Errorf("server %q: unknown backend %q", p.Server, backend)
 }
 
 // Write replaces the output folder's artefacts with files. Each file is

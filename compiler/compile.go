@@ -147,6 +147,45 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 	}
 	sortWithPos(p.Unprotected, p.UnprotPos)
 
+	p.Backends = s.Backends
+	if p.Backends == nil {
+		p.Backends = []string{}
+		// An image's command is an argv inside the image, not on the host:
+		// host backends only by default for servers without an image.
+		if s.Image != "" {
+			p.Backends = append(p.Backends, "docker")
+		} else if len(s.Command) > 0 {
+			p.Backends = append(p.Backends, "bwrap", "landlock")
+		}
+	}
+	p.Backends = append([]string{}, p.Backends...)
+	sort.Strings(p.Backends)
+	for i, b := range p.Backends {
+		if i > 0 && p.Backends[i-1] == b {
+			c.fail(s.BackendsPos, at+".backends", "", "backend %q is listed twice", b)
+		}
+		if b == "docker" && s.Image == "" {
+			c.fail(s.BackendsPos, at+".backends", `set "image", or drop "docker" from backends`, "backend docker needs an image")
+		}
+		if b != "docker" && len(s.Command) == 0 {
+			c.fail(s.BackendsPos, at+".backends", `set "command", or drop "`+b+`" from backends`, "backend %s needs a command", b)
+		}
+	}
+	baseline, err := schema.Baseline(s.Runtime)
+	if err != nil {
+		c.fail(s.Pos, at+".runtime", "", "%v", err)
+	}
+	p.Runtime = Runtime{Name: s.Runtime, ReadOnly: baseline}
+	p.Accept = []string{}
+	for i, a := range s.Accept {
+		if p.Accepts(a.Name) {
+			c.fail(a.Pos, fmt.Sprintf("%s.accept[%d]", at, i), "", "degradation %q is accepted twice", a.Name)
+		}
+		p.Accept = append(p.Accept, a.Name)
+		p.AcceptPos = append(p.AcceptPos, a.Pos)
+	}
+	sortWithPos(p.Accept, p.AcceptPos)
+
 	p.Subtractions = Subtractions{
 		NoNetwork: p.Network.Mode == "none", ReadOnlyRoot: true, DropAllCaps: true,
 		NoNewPrivileges: true, NonRootUser: p.User.UID != 0,

@@ -13,7 +13,15 @@ func Explain(p *Plan) string {
 	if p.Description != "" {
 		fmt.Fprintf(&b, "  %s\n", p.Description)
 	}
-	fmt.Fprintf(&b, "plan %s\n\n", p.Hash)
+	fmt.Fprintf(&b, "plan %s\n", p.Hash)
+	fmt.Fprintf(&b, "backends: %s", strings.Join(p.Backends, ", "))
+	for _, b2 := range p.Backends {
+		if b2 != "docker" {
+			fmt.Fprintf(&b, " (host runtime baseline %q)", p.Runtime.Name)
+			break
+		}
+	}
+	b.WriteString("\n\n")
 	gs := p.Grants()
 	fmt.Fprintf(&b, "%s\n", GrantSummary(gs))
 	for i, g := range gs {

@@ -18,11 +18,13 @@ const (
 	GrantEgress    GrantKind = "egress"
 	GrantUnprotect GrantKind = "unprotect"
 	GrantRootUser  GrantKind = "root user"
+	GrantDegrade   GrantKind = "accepted"
 )
 
 // noun is the kind as counted: "1 ro mount", "2 ro mounts", "2 env vars".
 func (k GrantKind) noun(n int) string {
-	word := map[GrantKind]string{GrantEnv: "env var", GrantEgress: "egress host", GrantUnprotect: "unprotected path"}[k]
+	word := map[GrantKind]string{GrantEnv: "env var", GrantEgress: "egress host", GrantUnprotect: "unprotected path",
+		GrantDegrade: "accepted degradation"}[k]
 	if word == "" {
 		word = string(k)
 	}
@@ -40,7 +42,8 @@ type Grant struct {
 }
 
 // Grants lists every addition of the plan, in a fixed order: mounts,
-// scratch, environment, egress, unprotected paths, root user.
+// scratch, environment, egress, unprotected paths, accepted degradations,
+// root user.
 func (p *Plan) Grants() []Grant {
 	var gs []Grant
 	for _, m := range p.Mounts {
@@ -61,6 +64,9 @@ func (p *Plan) Grants() []Grant {
 	}
 	for i, u := range p.Unprotected {
 		gs = append(gs, Grant{GrantUnprotect, u + " writable inside rw mounts", posAt(p.UnprotPos, i, p.Pos)})
+	}
+	for i, a := range p.Accept {
+		gs = append(gs, Grant{GrantDegrade, "degradation " + a, posAt(p.AcceptPos, i, p.Pos)})
 	}
 	if p.User.UID == 0 {
 		gs = append(gs, Grant{GrantRootUser, "runs as uid 0 (root) inside the sandbox", p.UserPos})

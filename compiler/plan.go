@@ -27,6 +27,9 @@ type Plan struct {
 	Env          []string     `json:"env"`
 	Network      Network      `json:"network"`
 	Protected    []Protected  `json:"protected"`
+	Backends     []string     `json:"backends"`
+	Runtime      Runtime      `json:"runtime"`
+	Accept       []string     `json:"accept"`
 	Unprotected  []string     `json:"unprotected"`
 	Subtractions Subtractions `json:"subtractions"`
 	Hash         string       `json:"hash"`
@@ -36,10 +39,27 @@ type Plan struct {
 	Pos       schema.Pos        `json:"-"`
 	EnvPos    []schema.Pos      `json:"-"`
 	UnprotPos []schema.Pos      `json:"-"`
+	AcceptPos []schema.Pos      `json:"-"`
 	LimitsPos schema.Pos        `json:"-"`
 	UserPos   schema.Pos        `json:"-"`
 	Policy    *schema.Policy    `json:"-"`
 	Absent    []AbsentProtected `json:"-"`
+}
+
+// Runtime is the named baseline of read-only host paths for host backends.
+type Runtime struct {
+	Name     string   `json:"name"`
+	ReadOnly []string `json:"readOnly"`
+}
+
+// Accepts reports whether the policy accepts the named degradation.
+func (p *Plan) Accepts(name string) bool {
+	for _, a := range p.Accept {
+		if a == name {
+			return true
+		}
+	}
+	return false
 }
 
 // User is the numeric identity the server runs as.

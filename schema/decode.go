@@ -28,6 +28,9 @@ type rawServer struct {
 	Env       []string `json:"env"`
 	Network   any      `json:"network"`
 	Unprotect []string `json:"unprotect"`
+	Runtime   string   `json:"runtime"`
+	Backends  []string `json:"backends"`
+	Accept    []string `json:"accept"`
 	Limits    *struct {
 		Memory string  `json:"memory"`
 		Pids   int64   `json:"pids"`
@@ -107,6 +110,11 @@ func decode(file string, unified, data cue.Value, locate func([]string) (Pos, bo
 		if rs.Limits != nil {
 			s.Limits = Limits{Memory: rs.Limits.Memory, Pids: rs.Limits.Pids, CPUs: rs.Limits.CPUs, Pos: at(cue.Str("limits")),
 				MemoryPos: at(cue.Str("limits"), cue.Str("memory"))}
+		}
+		s.Runtime = rs.Runtime
+		s.Backends, s.BackendsPos = rs.Backends, at(cue.Str("backends"))
+		for i, a := range rs.Accept {
+			s.Accept = append(s.Accept, Accept{Name: a, Pos: at(cue.Str("accept"), cue.Index(i))})
 		}
 		p.Servers = append(p.Servers, s)
 	}

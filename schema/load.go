@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
@@ -31,6 +32,24 @@ const Version = "v1"
 
 // Extensions are the policy file formats Load accepts.
 var Extensions = []string{".cue", ".json", ".yaml", ".yml", ".jsonnet"}
+
+var baselines = sync.OnceValue(func() map[string][]string {
+	v := cuecontext.New().CompileBytes(schemaSource, cue.Filename(schemaFile)).LookupPath(cue.MakePath(cue.Def("#Baselines")))
+	var m map[string][]string
+	if err := v.Decode(&m); err != nil {
+		panic("internal error: schema #Baselines: " + err.Error())
+	}
+	return m
+})
+
+// Baseline returns the read-only host paths of a named runtime baseline.
+func Baseline(name string) ([]string, error) {
+	paths, ok := baselines()[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown runtime baseline %q", name)
+	}
+	return append([]string(nil), paths...), nil
+}
 
 // Source returns the embedded CUE schema, for `mcpolicy schema` and docs.
 func Source() []byte { return append([]byte(nil), schemaSource...) }

@@ -25,6 +25,16 @@ type Server struct {
 	Network     Network
 	Unprotect   []Unprotect
 	Limits      Limits
+	Runtime     string
+	Accept      []Accept
+	Backends    []string // nil: the default for the server
+	BackendsPos Pos
+}
+
+// Accept is one accepted degradation.
+type Accept struct {
+	Name string
+	Pos  Pos
 }
 
 // Mount grants a host path inside the sandbox.

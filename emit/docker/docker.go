@@ -41,11 +41,8 @@ func Args(p *compiler.Plan, r compiler.Resolver) ([]string, error) {
 	if strings.HasPrefix(p.Image, "-") {
 		return nil, &emit.UnsafeStringError{Server: p.Server, What: "image (it would be read as a flag)", Value: p.Image}
 	}
-	if p.Network.Mode != "none" {
-		return nil, &emit.NotEnforceableError{Pos: p.Network.Pos, Field: schema.FieldPath("servers", p.Server, "network"),
-			Server: p.Server, Backend: Backend,
-			Restriction: "network allowlist " + strings.Join(p.Network.Allow, ", "),
-			Alternative: `docker can only give a container no network or a whole network; keep network "none" until the egress proxy lands`}
+	if err := emit.Check(p, Backend, Enforcement(p)); err != nil {
+		return nil, err
 	}
 
 	a := []string{"run", "--rm", "-i",

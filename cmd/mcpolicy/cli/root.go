@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/schema"
 	"github.com/spf13/cobra"
 )
@@ -19,6 +20,7 @@ const (
 	ExitError   = 1 // usage, I/O or internal error
 	ExitInvalid = 2 // a policy is invalid, or asks what a backend cannot enforce
 	ExitStale   = 3 // build --check: the output folder is not what a build would write
+	// ExitUnsupported (4, exec.go): this machine cannot enforce what the policy demands
 )
 
 // exitError carries an exit code for an error already worth printing.
@@ -36,6 +38,9 @@ func (e *errSilent) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 // Main runs mcpolicy with os.Args and returns the exit code.
 func Main() int {
+	if len(os.Args) > 1 && os.Args[1] == launch.Stage2Arg {
+		launch.Stage2() // inside the namespaces `mcpolicy exec` made; never returns
+	}
 	return Run(os.Args[1:], os.Stdout, os.Stderr)
 }
 
@@ -97,6 +102,6 @@ user and no mounts. Every addition is an explicit, counted grant.`,
 		Version:       version(),
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.AddCommand(newBuildCmd(), newVetCmd(), newExplainCmd(), newVersionCmd(), newSchemaCmd(), newArgsCmd(), newProbeCmd())
+	root.AddCommand(newBuildCmd(), newVetCmd(), newExplainCmd(), newVersionCmd(), newSchemaCmd(), newArgsCmd(), newExecCmd(), newProbeCmd())
 	return root
 }

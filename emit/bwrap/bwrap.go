@@ -1,0 +1,145 @@
+// Package bwrap emits bubblewrap invocations for a plan: an argv (the
+// arguments after "bwrap") and a POSIX shell wrapper that also passes the
+// plan's environment variables without putting their values in any argv.
+//
+// The sandbox starts from nothing: new user, mount, PID, network, IPC and
+// UTS namespaces, an empty root that is remounted read-only, a private /proc
+// and a minimal /dev; then the runtime baseline, the grants and the
+// protected paths are added back, in that order.
+package bwrap
+
+import (
+	"os"
+	"sort"
+	"strconv"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit"
+)
+
+// Backend is the name used in artefact paths and messages.
+const Backend = "bwrap"
+
+// DefaultPath is PATH inside the sandbox.
+const DefaultPath = "/usr/local/bin:/usr/bin:/bin"
+
+// Layout is what the host's root looks like. On merged-/usr systems /bin,
+// /lib, /lib64 and /sbin are symlinks into /usr and are recreated as such;
+// elsewhere they are bound read-only when they exist.
+type Layout struct {
+	MergedUsr bool
+}
+
+// Merged is the layout committed artefacts assume: every current major
+// distribution (Debian 12+, Ubuntu, Fedora, Arch) ships merged /usr.
+var Merged = Layout{MergedUsr: true}
+
+// DetectLayout reads the layout of this machine.
+func DetectLayout() Layout {
+	fi, err := os.Lstat("/bin")
+	return Layout{MergedUsr: err == nil && fi.Mode()&os.ModeSymlink != 0}
+}
+
+// usrLinks are the top-level names merged-/usr turns into links.
+var usrLinks = []string{"bin", "lib", "lib64", "sbin"}
+
+// Args returns the arguments after "bwrap". Host paths are rendered by r.
+// envFD, when > 0, inserts "--args FD" where the passthrough --setenv
+// arguments belong (the shell wrapper feeds them there).
+func Args(p *compiler.Plan, r compiler.Resolver, layout Layout, envFD int) ([]string, error) {
+	if err := emit.Check(p, Backend, Enforcement(p)); err != nil {
+		return nil, err
+	}
+	if len(p.Command) == 0 {
+		return nil, &emit.NotEnforceableError{Pos: p.Pos, Server: p.Server, Backend: Backend,
+			Restriction: "a server without a command", Alternative: `set "command" (the argv to run) in the policy`}
+	}
+	uid, gid := strconv.Itoa(p.User.UID), strconv.Itoa(p.User.GID)
+	a := []string{
+		"--unshare-all", "--unshare-user", "--disable-userns",
+		"--uid", uid, "--gid", gid,
+		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
+		"--clearenv", "--setenv", "PATH", DefaultPath, "--setenv", "HOME", home(p),
+	}
+	if envFD > 0 {
+		a = append(a, "--args", strconv.Itoa(envFD))
+	}
+	a = append(a, "--proc", "/proc", "--dev", "/dev")
+
+	for _, b := range p.Runtime.ReadOnly {
+		switch {
+		case b == "/usr":
+			a = append(a, "--ro-bind", "/usr", "/usr")
+			for _, l := range usrLinks {
+				if layout.MergedUsr {
+					a = append(a, "--symlink", "usr/"+l, "/"+l)
+				} else {
+					a = append(a, "--ro-bind-try", "/"+l, "/"+l)
+				}
+			}
+		default:
+			a = append(a, "--ro-bind-try", b, b)
+		}
+	}
+
+	// Grants, parents before children so a nested target lands on top.
+	type grant struct {
+		target string
+		args   []string
+	}
+	var grants []grant
+	for _, m := range p.Mounts {
+		op := "--ro-bind"
+		if m.Mode == compiler.ReadWrite {
+			op = "--bind"
+		}
+		grants = append(grants, grant{m.Target, []string{op, r.Resolve(m.Source), m.Target}})
+	}
+	if s := p.Scratch; s != nil {
+		grants = append(grants, grant{s.Target, []string{"--size", strconv.FormatInt(s.SizeBytes, 10), "--tmpfs", s.Target}})
+	}
+	sort.SliceStable(grants, func(i, j int) bool { return grants[i].target < grants[j].target })
+	for _, g := range grants {
+		a = append(a, g.args...)
+	}
+	// Protected paths go after every grant: the read-only bind lands on top
+	// of the read-write one that holds it.
+	for _, pr := range p.Protected {
+		a = append(a, "--ro-bind", r.Resolve(pr.Source), pr.Target)
+	}
+	// bwrap's root is a writable tmpfs; after the mount points exist, make
+	// it read-only (not recursive: the grants keep their own mode).
+	a = append(a, "--remount-ro", "/")
+	if p.Workdir != "" {
+		a = append(a, "--chdir", p.Workdir)
+	}
+	a = append(a, "--")
+	a = append(a, p.Command...)
+	for _, s := range a {
+		if err := emit.CheckSafe(p.Server, "argument", unmark(s)); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// home is HOME inside the sandbox: the scratch space when there is one,
+// otherwise the read-only root.
+func home(p *compiler.Plan) string {
+	if p.Scratch != nil {
+		return p.Scratch.Target
+	}
+	return "/"
+}
+
+// EnvArgs returns the --setenv arguments for the plan's passthrough names
+// that are set in env, for the --args file descriptor (NUL-separated).
+func EnvArgs(p *compiler.Plan, lookup func(string) (string, bool)) []string {
+	var a []string
+	for _, name := range p.Env {
+		if v, ok := lookup(name); ok {
+			a = append(a, "--setenv", name, v)
+		}
+	}
+	return a
+}

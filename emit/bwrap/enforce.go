@@ -1,0 +1,46 @@
+package bwrap
+
+import (
+	"fmt"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/schema"
+)
+
+// Enforcement is the bwrap backend's report for a plan.
+func Enforcement(p *compiler.Plan) []emit.Row {
+	return emit.Report(p, func(r string) emit.Row {
+		switch r {
+		case "read-only root":
+			return emit.Row{Support: emit.Enforced, How: "empty root, remounted read-only; baseline " + p.Runtime.Name + " bound read-only"}
+		case "mounts":
+			return emit.Row{Support: emit.Enforced, How: "--ro-bind / --bind"}
+		case "protected paths":
+			return emit.Row{Support: emit.Enforced, How: "--ro-bind over them, after the rw bind"}
+		case "scratch":
+			return emit.Row{Support: emit.Enforced, How: "--size N --tmpfs"}
+		case "environment":
+			return emit.Row{Support: emit.Enforced, How: "--clearenv; the wrapper passes names through --args, never argv"}
+		case "capabilities":
+			return emit.Row{Support: emit.Enforced, How: "--cap-drop ALL, non-root uid in a user namespace"}
+		case "no new privileges":
+			return emit.Row{Support: emit.Enforced, How: "bwrap always sets PR_SET_NO_NEW_PRIVS; --disable-userns"}
+		case "user":
+			return emit.Row{Support: emit.Enforced, How: fmt.Sprintf("--unshare-user --uid %d --gid %d (launched as root, root-owned files appear owned by it)", p.User.UID, p.User.GID)}
+		case "network none":
+			return emit.Row{Support: emit.Enforced, How: "--unshare-net: loopback only"}
+		case "egress allowlist":
+			return emit.Row{Support: emit.Missing, How: "a network namespace is empty or shared",
+				Alternative: `keep network "none" until the egress proxy lands`,
+				Pos:         p.Network.Pos, Field: schema.FieldPath("servers", p.Server, "network")}
+		case "scope":
+			return emit.Row{Support: emit.Enforced, How: "own network namespace (abstract sockets) and PID namespace (signals), --new-session"}
+		case "limits":
+			return emit.Row{Support: emit.Missing, How: "bwrap sets no cgroup limits",
+				Alternative: "use the docker backend, or start the wrapper under systemd-run --user --scope -p MemoryMax=... -p TasksMax=...",
+				Pos:         p.LimitsPos, Field: schema.FieldPath("servers", p.Server, "limits")}
+		}
+		return emit.Row{Support: emit.Missing, How: "unknown restriction"}
+	})
+}

@@ -1,0 +1,42 @@
+package docker
+
+import (
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/schema"
+)
+
+// Enforcement is the docker/podman backend's report for a plan.
+func Enforcement(p *compiler.Plan) []emit.Row {
+	return emit.Report(p, func(r string) emit.Row {
+		switch r {
+		case "read-only root":
+			return emit.Row{Support: emit.Enforced, How: "--read-only, and read-only tmpfs over /run /tmp /var/tmp /dev/shm"}
+		case "mounts":
+			return emit.Row{Support: emit.Enforced, How: "--mount type=bind[,readonly]"}
+		case "protected paths":
+			return emit.Row{Support: emit.Enforced, How: "read-only bind mounts over them"}
+		case "scratch":
+			return emit.Row{Support: emit.Enforced, How: "--tmpfs with size="}
+		case "environment":
+			return emit.Row{Support: emit.Enforced, How: "only -e NAME is passed; the image's own ENV remains"}
+		case "capabilities":
+			return emit.Row{Support: emit.Enforced, How: "--cap-drop ALL"}
+		case "no new privileges":
+			return emit.Row{Support: emit.Enforced, How: "--security-opt no-new-privileges"}
+		case "user":
+			return emit.Row{Support: emit.Enforced, How: "--user " + p.User.String()}
+		case "network none":
+			return emit.Row{Support: emit.Enforced, How: "--network none"}
+		case "egress allowlist":
+			return emit.Row{Support: emit.Missing, How: "a container gets no network or a whole one",
+				Alternative: `keep network "none" until the egress proxy lands`,
+				Pos:         p.Network.Pos, Field: schema.FieldPath("servers", p.Server, "network")}
+		case "scope":
+			return emit.Row{Support: emit.Enforced, How: "own network, IPC and PID namespaces"}
+		case "limits":
+			return emit.Row{Support: emit.Enforced, How: "--memory, --pids-limit, --cpus (cgroups)"}
+		}
+		return emit.Row{Support: emit.Missing, How: "unknown restriction"}
+	})
+}

@@ -1,0 +1,103 @@
+package emit
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/schema"
+)
+
+// Support says how far a backend enforces one restriction of a plan.
+type Support string
+
+const (
+	Enforced Support = "yes"
+	Partial  Support = "partial" // weaker, and only with an accepted degradation
+	Missing  Support = "no"
+)
+
+// Row is one line of a backend's enforceability report for a plan.
+type Row struct {
+	Restriction string
+	Support     Support
+	How         string
+	// For Partial and Missing: the degradation that accepts it (if any),
+	// and what to do instead.
+	Degradation string
+	Alternative string
+	Pos         schema.Pos
+	Field       string
+}
+
+// Restrictions lists what a plan asks every backend to enforce, by the
+// names the reports use. Each backend answers for each of them.
+func Restrictions(p *compiler.Plan) []string {
+	rs := []string{"read-only root", "mounts"}
+	if len(p.Protected) > 0 {
+		rs = append(rs, "protected paths")
+	}
+	if p.Scratch != nil {
+		rs = append(rs, "scratch")
+	}
+	rs = append(rs, "environment", "capabilities", "no new privileges", "user")
+	if p.Network.Mode == "none" {
+		rs = append(rs, "network none")
+	} else {
+		rs = append(rs, "egress allowlist")
+	}
+	rs = append(rs, "scope")
+	if s := p.Subtractions; s.MemoryBytes > 0 || s.Pids > 0 || s.MilliCPUs > 0 {
+		rs = append(rs, "limits")
+	}
+	return rs
+}
+
+// Report builds a backend's rows: answer gives the row for each restriction
+// the plan asks for.
+func Report(p *compiler.Plan, answer func(restriction string) Row) []Row {
+	var rows []Row
+	for _, r := range Restrictions(p) {
+		row := answer(r)
+		row.Restriction = r
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// Check returns the first restriction the backend cannot enforce and the
+// plan does not accept as a degradation, as a NotEnforceableError.
+func Check(p *compiler.Plan, backend string, rows []Row) error {
+	for _, r := range rows {
+		if r.Support == Enforced || (r.Support == Partial && r.Degradation != "" && p.Accepts(r.Degradation)) {
+			continue
+		}
+		alt := r.Alternative
+		if r.Degradation != "" {
+			alt = fmt.Sprintf("%s; or accept the weaker form with accept: [%q]", strings.TrimSuffix(alt, "."), r.Degradation)
+		}
+		pos, field := r.Pos, r.Field
+		if field == "" {
+			pos, field = p.Pos, schema.FieldPath("servers", p.Server)
+		}
+		return &NotEnforceableError{Pos: pos, Field: field, Server: p.Server, Backend: backend,
+			Restriction: r.Restriction + " (" + r.How + ")", Alternative: alt}
+	}
+	return nil
+}
+
+// PrintTable writes a report as an aligned table.
+func PrintTable(w io.Writer, backend string, rows []Row) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "RESTRICTION\t%s\tHOW\n", strings.ToUpper(backend))
+	for _, r := range rows {
+		how := r.How
+		if r.Degradation != "" && r.Support != Enforced {
+			how += fmt.Sprintf(" [accept %q]", r.Degradation)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Restriction, r.Support, how)
+	}
+	return tw.Flush()
+}

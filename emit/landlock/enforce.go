@@ -1,0 +1,85 @@
+package landlock
+
+import (
+	"fmt"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/schema"
+)
+
+// Degradations a policy may accept for this backend (see the schema).
+const (
+	AcceptTCPOnly    = "landlock-tcp-only"
+	AcceptNoScope    = "landlock-no-scope"
+	AcceptScratchDir = "landlock-scratch-dir"
+)
+
+// Enforcement is the Landlock backend's report for a plan on a host.
+func Enforcement(p *compiler.Plan, h Host) []emit.Row {
+	field := func(f string) string { return schema.FieldPath("servers", p.Server, f) }
+	return emit.Report(p, func(r string) emit.Row {
+		switch r {
+		case "read-only root":
+			return emit.Row{Support: emit.Enforced, How: "every path not granted is denied; baseline " + p.Runtime.Name + " read-only"}
+		case "mounts":
+			return emit.Row{Support: emit.Enforced, How: "read-only / read-write hierarchies at their host paths (no remapping)"}
+		case "protected paths":
+			return emit.Row{Support: emit.Missing, How: "Landlock cannot deny a path below a granted hierarchy",
+				Alternative: `use the bwrap or docker backend, which mount protected paths read-only, or make the mount "ro"`,
+				Pos:         holderPos(p), Field: field("mounts")}
+		case "scratch":
+			if h.UserNS {
+				return emit.Row{Support: emit.Enforced, How: "a bounded tmpfs at its target, in a private mount namespace"}
+			}
+			return emit.Row{Support: emit.Partial, How: "no user namespaces: a private directory as TMPDIR, its total size not bounded",
+				Degradation: AcceptScratchDir, Alternative: "use the bwrap or docker backend for a bounded tmpfs",
+				Pos: p.Scratch.Pos, Field: field("scratch")}
+		case "environment":
+			return emit.Row{Support: emit.Enforced, How: "the launcher clears it except the named variables"}
+		case "capabilities":
+			return emit.Row{Support: emit.Enforced, How: "a root launcher switches to the plan's user first; otherwise none are held"}
+		case "no new privileges":
+			return emit.Row{Support: emit.Enforced, How: "PR_SET_NO_NEW_PRIVS before landlock_restrict_self"}
+		case "user":
+			return emit.Row{Support: emit.Enforced, How: "launched as root: setuid/setgid to " + p.User.String() + "; otherwise runs as the invoking (non-root) user"}
+		case "network none":
+			if h.UserNS {
+				return emit.Row{Support: emit.Enforced, How: "an empty network namespace (user namespace), and TCP denied by Landlock where ABI >= 4"}
+			}
+			how := "no user namespaces: only TCP connect/bind are denied (ABI >= 4); UDP, MPTCP and unix sockets stay open"
+			if h.ABI < 4 {
+				how = "no user namespaces and ABI < 4: nothing on the network is denied"
+				return emit.Row{Support: emit.Missing, How: how, Alternative: "use the bwrap or docker backend",
+					Pos: p.Network.Pos, Field: field("network")}
+			}
+			return emit.Row{Support: emit.Partial, How: how, Degradation: AcceptTCPOnly,
+				Alternative: "enable unprivileged user namespaces, or use the bwrap or docker backend", Pos: p.Network.Pos, Field: field("network")}
+		case "egress allowlist":
+			return emit.Row{Support: emit.Missing, How: "Landlock filters TCP by port, not by host",
+				Alternative: `keep network "none" until the egress proxy lands`, Pos: p.Network.Pos, Field: field("network")}
+		case "scope":
+			if h.ABI >= ScopeABI {
+				return emit.Row{Support: emit.Enforced, How: fmt.Sprintf("Landlock scopes abstract unix sockets and signals (ABI %d >= %d)", h.ABI, ScopeABI)}
+			}
+			return emit.Row{Support: emit.Partial, How: fmt.Sprintf("ABI %d < %d: abstract unix sockets and signals are not scoped", h.ABI, ScopeABI),
+				Degradation: AcceptNoScope, Alternative: "use a kernel with Landlock ABI 6 (Linux 6.12), or the bwrap or docker backend"}
+		case "limits":
+			return emit.Row{Support: emit.Missing, How: "the launcher sets no cgroup limits",
+				Alternative: "use the docker backend, or start mcpolicy exec under systemd-run --user --scope -p MemoryMax=...",
+				Pos:         p.LimitsPos, Field: field("limits")}
+		}
+		return emit.Row{Support: emit.Missing, How: "unknown restriction"}
+	})
+}
+
+// holderPos is the position of the rw mount holding the first protected path.
+func holderPos(p *compiler.Plan) schema.Pos {
+	for _, m := range p.Mounts {
+		if m.Mode == compiler.ReadWrite && len(p.Protected) > 0 &&
+			(m.Target == "/" || len(p.Protected[0].Target) > len(m.Target) && p.Protected[0].Target[:len(m.Target)+1] == m.Target+"/") {
+			return m.Pos
+		}
+	}
+	return p.Pos
+}
