@@ -2,8 +2,9 @@
 GO      ?= go
 BIN     := bin/mcpolicy
 EXAMPLE := examples/code-index
+BENCHSTAT ?= $(GO) run golang.org/x/perf/cmd/benchstat@latest
 
-.PHONY: all build install test lint bench golden example help
+.PHONY: all build install test lint bench golden example verify help
 
 all: lint test ## lint, then every test
 
@@ -22,8 +23,13 @@ lint: ## gofmt and go vet
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-bench: ## benchmarks: load + compile + emit of 1 and 500 servers
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+bench: ## benchmarks: load + compile + emit; spawn cost per launch as a benchstat table (delta vs bare)
+	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list ./... | grep -v '/bench$$')
+	@out=$$(mktemp); trap 'rm -f "$$out" "$$out.rc"' EXIT; \
+	  echo "spawn cost, 10 runs per launch (a few minutes):"; \
+	  { $(GO) test ./bench -run '^$$' -bench Spawn -count 10; echo $$? >"$$out.rc"; } | tee "$$out"; \
+	  [ "$$(cat "$$out.rc")" = 0 ] || exit 1; echo; \
+	  $(BENCHSTAT) -col /launch "$$out" || echo "benchstat did not run (is the Go module proxy reachable?): the raw benchmark output above is the result"
 
 golden: ## rewrite golden/testdata from the current code; review `git diff golden/` before committing
 	MCPOLICY_UPDATE=1 $(GO) test -count=1 ./golden/
@@ -34,3 +40,6 @@ example: build ## rebuild the bundled example's artefacts
 
 help: ## this list
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z]+:.*## / {printf "  %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+verify: ## the differential test with 1,000 generated policies per backend
+	MCPOLICY_VERIFY_CASES=1000 $(GO) test -count=1 -timeout 60m -run 'TestDifferential' -v ./verify/ | grep -E '^(=== RUN|---|\s+differential_test.go:[0-9]+: [a-z]+: [0-9]+ cases)|^(ok|FAIL)'

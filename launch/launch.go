@@ -49,8 +49,9 @@ type spec struct {
 
 // Options tune a launch.
 type Options struct {
-	Verbose io.Writer // where to say what is enforced; nil for quiet
-	Environ []string  // the launcher's environment; passthrough values come from it
+	Verbose io.Writer      // where to say what is enforced; nil for quiet
+	Environ []string       // the launcher's environment; passthrough values come from it
+	Host    *landlock.Host // what the machine offers; nil: DetectHost
 }
 
 // DetectHost reads what this machine offers. User namespace support is
@@ -82,6 +83,9 @@ func userNSAllowed() bool {
 // with the server's exit code when it ran under namespaces.
 func Run(p *compiler.Plan, r compiler.Resolver, opts Options) (int, error) {
 	host := DetectHost()
+	if opts.Host != nil {
+		host = *opts.Host
+	}
 	if host.ABI < landlock.MinABI {
 		return 0, &UnsupportedError{fmt.Errorf("this kernel offers Landlock ABI %d; mcpolicy needs ABI %d or later (Linux 6.2+) to confine %q — refusing to start unconfined", host.ABI, landlock.MinABI, p.Server)}
 	}
@@ -99,6 +103,12 @@ func Run(p *compiler.Plan, r compiler.Resolver, opts Options) (int, error) {
 	sp := &spec{Ruleset: rs, ABI: host.ABI, Env: environment(p, opts.Environ), Verbose: opts.Verbose != nil}
 	if p.Scratch != nil && host.UserNS {
 		sp.Scratch, sp.Size = p.Scratch.Target, p.Scratch.SizeBytes
+		// The tmpfs goes over the host path: it must not hide a grant.
+		for _, g := range append(append(append([]string{}, rs.ReadOnly...), rs.ReadWrite...), rs.Command[0], rs.Workdir) {
+			if g != "" && (g == sp.Scratch || strings.HasPrefix(g, strings.TrimSuffix(sp.Scratch, "/")+"/")) {
+				return 0, fmt.Errorf("%s: scratch at %s would hide %s, which lies below it on this machine (Landlock runs with host paths): move the scratch target, or use the bwrap or docker backend", p.Scratch.Pos, sp.Scratch, g)
+			}
+		}
 	}
 	say(opts.Verbose, "mcpolicy exec: %s: Landlock ABI %d, user namespaces %s, plan %s", p.Server, host.ABI, yesNo(host.UserNS), p.Hash)
 	if host.UserNS {

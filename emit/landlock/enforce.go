@@ -38,11 +38,14 @@ func Enforcement(p *compiler.Plan, h Host) []emit.Row {
 		case "environment":
 			return emit.Row{Support: emit.Enforced, How: "the launcher clears it except the named variables"}
 		case "capabilities":
-			return emit.Row{Support: emit.Enforced, How: "a root launcher switches to the plan's user first; otherwise none are held"}
+			return emit.Row{Support: emit.Enforced, How: "every set emptied (bounding, ambient, inheritable) and root locked out by securebits before exec"}
 		case "no new privileges":
 			return emit.Row{Support: emit.Enforced, How: "PR_SET_NO_NEW_PRIVS before landlock_restrict_self"}
 		case "user":
-			return emit.Row{Support: emit.Enforced, How: "launched as root: setuid/setgid to " + p.User.String() + "; otherwise runs as the invoking (non-root) user"}
+			if h.UserNS {
+				return emit.Row{Support: emit.Enforced, How: "a user namespace maps the invoking user to " + p.User.String() + " (launched as root, root-owned files appear owned by it)"}
+			}
+			return emit.Row{Support: emit.Enforced, How: "launched as root: setuid/setgid to " + p.User.String() + "; otherwise the invoking (non-root) user"}
 		case "network none":
 			if h.UserNS {
 				return emit.Row{Support: emit.Enforced, How: "an empty network namespace (user namespace), and TCP denied by Landlock where ABI >= 4"}

@@ -85,6 +85,18 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*Ruleset, error) {
 			rs.ReadOnly = append(rs.ReadOnly, r.Resolve(m.Source))
 		}
 	}
+	// Landlock grants are a union: a read-only rule below a read-write one
+	// changes nothing, so such a nesting would silently be read-write.
+	for _, ro := range rs.ReadOnly {
+		for _, rw := range rs.ReadWrite {
+			if within(ro, rw) {
+				return nil, &emit.NotEnforceableError{Pos: p.Pos, Field: schema.FieldPath("servers", p.Server, "mounts"),
+					Server: p.Server, Backend: Backend,
+					Restriction: fmt.Sprintf("read-only %s inside read-write %s (Landlock rights add up: it would be writable)", ro, rw),
+					Alternative: "use the bwrap or docker backend, or mount the outer folder read-only"}
+			}
+		}
+	}
 	if p.Workdir != "" {
 		host, ok := hostPath(p, r, p.Workdir)
 		if !ok {
@@ -121,6 +133,11 @@ func hostPath(p *compiler.Plan, r compiler.Resolver, sandbox string) (string, bo
 	}
 	m := p.Mounts[best]
 	return path.Join(r.Resolve(m.Source), strings.TrimPrefix(sandbox, m.Target)), true
+}
+
+// within reports whether p is dir or below it (clean paths).
+func within(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
 }
 
 // JSON renders the ruleset for review, with a trailing newline.

@@ -7,6 +7,11 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/emit/bwrap"
+	"github.com/mcpolicy/mcpolicy/emit/docker"
+	"github.com/mcpolicy/mcpolicy/emit/landlock"
+	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/spf13/cobra"
 )
 
@@ -121,12 +126,13 @@ and compiles it, reporting every problem as file:line:col: field: message.`,
 }
 
 func newExplainCmd() *cobra.Command {
-	var path string
+	var path, backend string
 	cmd := &cobra.Command{
 		Use:   "explain [SERVER...]",
 		Short: "Print each server's grants as a numbered list, and what is taken away",
 		Example: `  mcpolicy explain code-index
-  mcpolicy explain -p examples/code-index   # every server`,
+  mcpolicy explain -p examples/code-index   # every server
+  mcpolicy explain code-index --backend landlock   # what landlock enforces here`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, plans, err := compileProject(path)
 			if err != nil {
@@ -152,12 +158,40 @@ func newExplainCmd() *cobra.Command {
 					fmt.Fprintln(cmd.OutOrStdout())
 				}
 				fmt.Fprint(cmd.OutOrStdout(), compiler.Explain(p))
+				if backend != "" {
+					rows, err := enforcement(p, backend)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintln(cmd.OutOrStdout())
+					if err := emit.PrintTable(cmd.OutOrStdout(), backend, rows); err != nil {
+						return err
+					}
+					if err := emit.Check(p, backend, rows); err != nil {
+						fmt.Fprintf(cmd.OutOrStdout(), "\n%s\n", err)
+					}
+				}
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&path, "path", "p", ".", "policy file or folder")
+	cmd.Flags().StringVarP(&backend, "backend", "b", "", "also show what BACKEND (docker, bwrap, landlock) enforces for the server, on this machine")
 	return cmd
+}
+
+// enforcement is a backend's report for a plan; landlock's depends on
+// this machine's kernel.
+func enforcement(p *compiler.Plan, backend string) ([]emit.Row, error) {
+	switch backend {
+	case docker.Backend:
+		return docker.Enforcement(p), nil
+	case bwrap.Backend:
+		return bwrap.Enforcement(p), nil
+	case landlock.Backend:
+		return landlock.Enforcement(p, launch.DetectHost()), nil
+	}
+	return nil, &exitError{code: ExitError, err: fmt.Errorf("unknown backend %q (backends: docker, bwrap, landlock)", backend)}
 }
 
 func names(plans []*compiler.Plan) string {

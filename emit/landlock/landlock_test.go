@@ -1,0 +1,102 @@
+package landlock
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit"
+)
+
+func plan() *compiler.Plan {
+	return &compiler.Plan{
+		Server: "s", Command: []string{"/w/bin/server", "--stdio"}, Workdir: "/w/src",
+		User:    compiler.User{UID: 1000, GID: 1000},
+		Network: compiler.Network{Mode: "none"},
+		Runtime: compiler.Runtime{Name: "system", ReadOnly: []string{"/usr"}},
+		Mounts: []compiler.Mount{
+			{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."}, Target: "/w", Mode: compiler.ReadWrite},
+			{Source: compiler.HostPath{Base: compiler.Home, Rel: ".cache/x"}, Target: "/cache", Mode: compiler.ReadOnly},
+		},
+		Hash: "sha256:00",
+	}
+}
+
+var machine = compiler.Machine{ProjectRoot: "/home/dev/proj", Home: "/home/dev"}
+
+func TestBuildMapsTargetsToHostPaths(t *testing.T) {
+	rs, err := Build(plan(), machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.Workdir != "/home/dev/proj/src" || rs.Command[0] != "/home/dev/proj/bin/server" {
+		t.Errorf("workdir %q, command %q: want host paths", rs.Workdir, rs.Command)
+	}
+	if strings.Join(rs.ReadWrite, ",") != "/home/dev/proj" || strings.Join(rs.ReadOnly, ",") != "/home/dev/.cache/x" {
+		t.Errorf("rw %q ro %q", rs.ReadWrite, rs.ReadOnly)
+	}
+}
+
+func TestRefusesWhatLandlockCannotEnforce(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(*compiler.Plan)
+		want   string
+	}{
+		{"protected path below a rw mount", func(p *compiler.Plan) {
+			p.Protected = []compiler.Protected{{Target: "/w/.git/config", Name: ".git/config"}}
+		}, "Landlock cannot deny a path below a granted hierarchy"},
+		{"ro mount inside a rw one", func(p *compiler.Plan) {
+			p.Mounts = append(p.Mounts, compiler.Mount{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "docs"}, Target: "/docs", Mode: compiler.ReadOnly})
+		}, "Landlock rights add up"},
+		{"limits", func(p *compiler.Plan) { p.Subtractions.MemoryBytes = 1 << 20 }, "no cgroup limits"},
+		{"egress allowlist", func(p *compiler.Plan) { p.Network = compiler.Network{Mode: "allowlist", Allow: []string{"x.com:443"}} }, "not by host"},
+		{"workdir outside the mounts", func(p *compiler.Plan) { p.Workdir = "/elsewhere" }, "outside every mount"},
+	}
+	for _, c := range cases {
+		p := plan()
+		c.change(p)
+		_, err := Build(p, machine)
+		var ne *emit.NotEnforceableError
+		if !errors.As(err, &ne) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "backend landlock") || !strings.Contains(err.Error(), "hint:") {
+			t.Errorf("%s: got %v; want a not-enforceable error naming %q, the backend and an alternative", c.name, err, c.want)
+		}
+	}
+}
+
+// TestDegradationsMustBeAccepted: on a weaker host a restriction becomes
+// partial, which refuses to run until the policy accepts it by name.
+func TestDegradationsMustBeAccepted(t *testing.T) {
+	cases := []struct {
+		host    Host
+		scratch bool
+		accept  string
+	}{
+		{Host{ABI: 7, UserNS: false}, false, AcceptTCPOnly},
+		{Host{ABI: 5, UserNS: true}, false, AcceptNoScope},
+		{Host{ABI: 7, UserNS: false}, true, AcceptScratchDir},
+	}
+	for _, c := range cases {
+		p := plan()
+		if c.scratch {
+			p.Scratch = &compiler.Scratch{Target: "/tmp", SizeBytes: 1 << 20}
+			p.Accept = []string{AcceptTCPOnly}
+		}
+		err := emit.Check(p, Backend, Enforcement(p, c.host))
+		if err == nil || !strings.Contains(err.Error(), c.accept) {
+			t.Errorf("%+v: got %v, want a refusal naming %q", c.host, err, c.accept)
+		}
+		p.Accept = append(p.Accept, c.accept)
+		if err := emit.Check(p, Backend, Enforcement(p, c.host)); err != nil {
+			t.Errorf("%+v with %q accepted: %v", c.host, c.accept, err)
+		}
+	}
+	// Without user namespaces and below ABI 4 nothing on the network is
+	// denied: no degradation can accept that.
+	p := plan()
+	p.Accept = []string{AcceptTCPOnly, AcceptNoScope}
+	if err := emit.Check(p, Backend, Enforcement(p, Host{ABI: 3})); err == nil {
+		t.Errorf("ABI 3 without user namespaces was accepted")
+	}
+}
