@@ -27,6 +27,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/launch"
+	"golang.org/x/sys/unix"
 )
 
 // Status is what a backend can do here.
@@ -47,7 +48,7 @@ const (
 )
 
 // MinBwrap is the oldest bubblewrap the emitted argv runs on: 0.8.0 added
-// --disable-userns (every argv) and --size (bounded scratch).
+// --disable-userns, which every emitted argv uses.
 var MinBwrap = [3]int{0, 8, 0}
 
 // Result is one backend's answer.
@@ -171,7 +172,7 @@ func (c *Checker) Bwrap(ctx context.Context) Result {
 	r.Version = strings.TrimPrefix(strings.TrimSpace(string(out)), "bubblewrap ")
 	if v, ok := parseVersion(r.Version); ok && less(v, MinBwrap) {
 		r.Status = Unavailable
-		r.Detail = fmt.Sprintf("bubblewrap %s is older than 0.8.0: the emitted sandboxes use --disable-userns and --size", r.Version)
+		r.Detail = fmt.Sprintf("bubblewrap %s is older than 0.8.0: the emitted sandboxes use --disable-userns", r.Version)
 		r.Fix = "upgrade bubblewrap to 0.8.0 or later (Debian 12, Ubuntu 24.04 and later ship it)"
 		return r
 	}
@@ -449,9 +450,11 @@ func run(ctx context.Context, name string, args ...string) ([]byte, error) {
 // new user, network and mount namespaces, the invoking user mapped to
 // 1000:1000, CAP_SYS_ADMIN kept across exec for the scratch mount.
 func tryUserNS(ctx context.Context) error {
-	prog, err := exec.LookPath("true")
-	if err != nil {
-		return err
+	prog := "/usr/bin/true"
+	if _, err := os.Stat(prog); err != nil {
+		if prog, err = exec.LookPath("true"); err != nil {
+			return err
+		}
 	}
 	cmd := exec.CommandContext(ctx, prog)
 	cmd.WaitDelay = time.Second
@@ -459,7 +462,7 @@ func tryUserNS(ctx context.Context) error {
 		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWNS,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: 1000, HostID: os.Getuid(), Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: 1000, HostID: os.Getgid(), Size: 1}},
-		AmbientCaps: []uintptr{21}, // CAP_SYS_ADMIN
+		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
 		Pdeathsig:   syscall.SIGKILL,
 	}
 	if err := cmd.Run(); err != nil {
