@@ -30,6 +30,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
+	"github.com/mcpolicy/mcpolicy/emit/landlock"
 )
 
 // What TestMain removes at the end: the built binary's folder and the
@@ -55,7 +56,12 @@ func TestMain(m *testing.M) {
 
 // mcpolicyBinary builds a static mcpolicy once: it runs on the host and, as
 // the only file of the image, in the containers.
-var mcpolicyBinary = sync.OnceValues(func() (string, error) {
+var mcpolicyBinary = sync.OnceValues(func() (string, error) { return buildCmd("mcpolicy") })
+
+// launcherBinary is the small launcher that runs committed rulesets.
+var launcherBinary = sync.OnceValues(func() (string, error) { return buildCmd("mcpolicy-launch") })
+
+func buildCmd(name string) (string, error) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		return "", fmt.Errorf("go is not on PATH: %v", err)
@@ -69,15 +75,15 @@ var mcpolicyBinary = sync.OnceValues(func() (string, error) {
 		return "", err
 	}
 	atExit(func() { os.RemoveAll(dir) })
-	bin := filepath.Join(dir, "mcpolicy")
-	cmd := exec.Command(goBin, "build", "-trimpath", "-o", bin, "./cmd/mcpolicy")
+	bin := filepath.Join(dir, name)
+	cmd := exec.Command(goBin, "build", "-trimpath", "-o", bin, "./cmd/"+name)
 	cmd.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/mcpolicy: %v\n%s", err, out)
+		return "", fmt.Errorf("go build ./cmd/%s: %v\n%s", name, err, out)
 	}
 	return bin, nil
-})
+}
 
 // spawnPolicy is one server running true(1), with one read-only mount of the
 // policy's folder and no scratch. The image is for the container launches.
@@ -130,6 +136,21 @@ func BenchmarkSpawn(b *testing.B) {
 	})
 	b.Run("launch=mcpolicy-exec", func(b *testing.B) {
 		loop(b, binary(b), "exec", "--policy", fx.dir, "--server", "s", "--", "/usr/bin/true")
+	})
+	b.Run("launch=mcpolicy-launch", func(b *testing.B) {
+		launcher, err := launcherBinary()
+		if err != nil {
+			b.Fatal(err)
+		}
+		rs, err := landlock.Build(fx.plan, fx.machine)
+		if err != nil {
+			b.Fatal(err)
+		}
+		file := filepath.Join(fx.dir, "ruleset.json")
+		if err := os.WriteFile(file, rs.JSON(), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		loop(b, launcher, file)
 	})
 	b.Run("launch=bwrap", func(b *testing.B) {
 		path := lookPath(b, "bwrap")

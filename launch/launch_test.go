@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/probe"
@@ -142,19 +143,129 @@ func TestExecSeedExample(t *testing.T) {
 	}
 }
 
-// TestFailsClosed: without Landlock (or below ABI 3) nothing is started.
+// TestFailsClosed: on a host that cannot enforce the ruleset nothing is
+// started, unless the policy accepted the named degradation.
 func TestFailsClosed(t *testing.T) {
-	p := &compiler.Plan{Server: "s", Command: []string{"/usr/bin/true"}, Network: compiler.Network{Mode: "none"},
-		Runtime: compiler.Runtime{Name: "system", ReadOnly: []string{"/usr"}}}
-	for _, abi := range []int{0, 2} {
-		_, err := launch.Run(p, compiler.Machine{}, launch.Options{Host: &landlock.Host{ABI: abi, UserNS: true}})
+	rs := func(accept ...string) *launch.Ruleset {
+		return &launch.Ruleset{Server: "s", Command: []string{"/usr/bin/true"}, Network: "none", User: "1000:1000",
+			Scratch: "/tmp", ScratchSize: 1 << 20, Accept: accept}
+	}
+	cases := []struct {
+		host   launch.Host
+		want   string
+		accept []string
+	}{
+		{launch.Host{ABI: 0, UserNS: true}, "refusing to start unconfined", nil},
+		{launch.Host{ABI: 2, UserNS: true}, "refusing to start unconfined", nil},
+		{launch.Host{ABI: 7, UserNS: false}, launch.AcceptTCPOnly, []string{launch.AcceptTCPOnly}},
+		{launch.Host{ABI: 5, UserNS: true}, launch.AcceptNoScope, []string{launch.AcceptNoScope}},
+		{launch.Host{ABI: 3, UserNS: false}, "nothing on the network can be denied", nil},
+	}
+	for _, c := range cases {
+		_, err := launch.Start(rs(), launch.Options{Host: &c.host})
 		var ue *launch.UnsupportedError
-		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "refusing to start unconfined") {
-			t.Errorf("ABI %d: got %v, want an UnsupportedError", abi, err)
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: got %v, want a refusal naming %q", c.host, err, c.want)
+		}
+		if c.accept != nil {
+			// Accepted, the check passes (Start itself is not run here: it
+			// would exec /usr/bin/true in place of the test).
+			h := c.host
+			r := rs(append(c.accept, launch.AcceptScratchDir)...)
+			if err := r.Check(h); err != nil {
+				t.Errorf("%+v with %v accepted: %v", c.host, c.accept, err)
+			}
 		}
 	}
-	_, err := launch.Run(p, compiler.Machine{}, launch.Options{Host: &landlock.Host{ABI: 7, UserNS: false}})
-	if err == nil || !strings.Contains(err.Error(), "landlock-tcp-only") {
-		t.Errorf("no user namespaces: got %v, want a refusal naming landlock-tcp-only", err)
+}
+
+// TestReportAndCheckAgree: what explain shows for landlock and what the
+// launcher enforces come from two places; they must refuse the same hosts.
+func TestReportAndCheckAgree(t *testing.T) {
+	for _, h := range []launch.Host{{ABI: 7, UserNS: true}, {ABI: 7}, {ABI: 5, UserNS: true}, {ABI: 5}, {ABI: 3}, {ABI: 4}} {
+		for _, scratch := range []bool{false, true} {
+			for _, accept := range [][]string{nil, {launch.AcceptTCPOnly}, {launch.AcceptTCPOnly, launch.AcceptNoScope, launch.AcceptScratchDir}} {
+				p := &compiler.Plan{Server: "s", Command: []string{"/usr/bin/true"}, Network: compiler.Network{Mode: "none"},
+					Runtime: compiler.Runtime{Name: "system", ReadOnly: []string{"/usr"}}, Accept: accept}
+				if scratch {
+					p.Scratch = &compiler.Scratch{Target: "/tmp", SizeBytes: 1 << 20}
+				}
+				rs, err := landlock.Build(p, compiler.Machine{ProjectRoot: "/p", Home: "/h"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				report := emit.Check(p, landlock.Backend, landlock.Enforcement(p, h)) == nil
+				check := h.ABI >= launch.MinABI && rs.Check(h) == nil
+				if report != check {
+					t.Errorf("host %+v scratch %v accept %v: report says %v, launcher says %v", h, scratch, accept, report, check)
+				}
+			}
+		}
+	}
+}
+
+// TestLauncherRunsCommittedRuleset: mcpolicy-launch, the small launcher,
+// enforces the ruleset `mcpolicy build` committed, placeholders resolved
+// from where the file lies and from $HOME.
+func TestLauncherRunsCommittedRuleset(t *testing.T) {
+	if abi := launch.DetectHost().ABI; abi < landlock.MinABI {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("Landlock ABI %d here; CI machines must have Landlock", abi)
+		}
+		t.Skipf("Landlock ABI %d here", abi)
+	}
+	base, err := os.MkdirTemp("/var/tmp", "mcpolicy-launch-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	for _, name := range []string{"mcpolicy", "mcpolicy-launch"} {
+		build := exec.Command("go", "build", "-o", filepath.Join(base, "bin", name), "../cmd/"+name)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
+	}
+	proj := filepath.Join(base, "proj")
+	os.MkdirAll(filepath.Join(proj, "bin"), 0o755)
+	copyTree(t, filepath.Join(base, "bin", "mcpolicy"), filepath.Join(proj, "bin", "probe"))
+	os.Chmod(filepath.Join(proj, "bin", "probe"), 0o755)
+	os.WriteFile(filepath.Join(proj, "data.txt"), []byte("data\n"), 0o644)
+	home := filepath.Join(base, "home")
+	creds := filepath.Join(home, ".aws", "credentials")
+	os.MkdirAll(filepath.Dir(creds), 0o755)
+	os.WriteFile(creds, []byte("planted\n"), 0o644)
+	policy := `version: "v1"
+servers: s: {
+	command: ["/w/bin/probe", "probe", "read:/w/data.txt", "read:` + filepath.Join(proj, "data.txt") + `", "read:` + creds + `", "create:` + filepath.Join(proj, "x") + `"]
+	backends: ["landlock"]
+	mounts: [{source: ".", target: "/w"}]
+}
+`
+	os.WriteFile(filepath.Join(proj, "mcpolicy.cue"), []byte(policy), 0o644)
+	env := []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
+	build := exec.Command(filepath.Join(base, "bin", "mcpolicy"), "build", proj)
+	build.Env = env
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("mcpolicy build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(filepath.Join(base, "bin", "mcpolicy-launch"), filepath.Join(proj, ".mcpolicy", "landlock", "s.json"))
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("mcpolicy-launch: %v", err)
+	}
+	// Landlock shows host paths: /w exists only as the policy's target.
+	want := []string{"ENOENT", "ok", "EACCES", "EACCES"}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("got %d results:\n%s", len(lines), out)
+	}
+	for i, line := range lines {
+		var r probe.Result
+		json.Unmarshal([]byte(line), &r)
+		if r.Result != want[i] {
+			t.Errorf("%s %s: got %s, want %s", r.Op, r.Target, r.Result, want[i])
+		}
 	}
 }

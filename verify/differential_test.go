@@ -133,7 +133,12 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(125)
 		}
-		code, err := launch.Run(&p, compiler.Machine{ProjectRoot: os.Getenv("MCPOLICY_HELPER_ROOT"), Home: os.Getenv("HOME")}, launch.Options{})
+		rs, err := landlock.Build(&p, compiler.Machine{ProjectRoot: os.Getenv("MCPOLICY_HELPER_ROOT"), Home: os.Getenv("HOME")})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(125)
+		}
+		code, err := launch.Start(rs, launch.Options{})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(125)

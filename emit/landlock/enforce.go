@@ -5,14 +5,17 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
 // Degradations a policy may accept for this backend (see the schema).
 const (
-	AcceptTCPOnly    = "landlock-tcp-only"
-	AcceptNoScope    = "landlock-no-scope"
-	AcceptScratchDir = "landlock-scratch-dir"
+	AcceptTCPOnly    = launch.AcceptTCPOnly
+	AcceptNoScope    = launch.AcceptNoScope
+	AcceptScratchDir = launch.AcceptScratchDir
+	ScopeABI         = launch.ScopeABI
+	MinABI           = launch.MinABI
 )
 
 // Enforcement is the Landlock backend's report for a plan on a host.

@@ -2,30 +2,30 @@
 // hierarchies the server may read, write and execute, what else is denied,
 // and how it is started. Landlock does not remap paths: the server sees the
 // host's paths, so mount targets only decide where the workdir and the
-// command are found. The ruleset is applied by `mcpolicy exec` (package
-// launch); this package only describes it, deterministically.
+// command are found. The ruleset is applied by package launch (`mcpolicy
+// exec`, `mcpolicy-launch`); this package only builds it, deterministically.
 package landlock
 
 import (
-	"encoding/json"
 	"fmt"
 	"path"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
 // Backend is the name used in artefact paths and messages.
 const Backend = "landlock"
 
-// MinABI is the oldest Landlock ABI mcpolicy runs on: ABI 3 adds the
-// truncate right; below it, truncate(2) is not controlled at all.
-const MinABI = 3
+// Host is what a machine offers (see launch.Host).
+type Host = launch.Host
 
-// ScopeABI is the ABI that scopes abstract unix sockets and signals.
-const ScopeABI = 6
+// Best is the host committed artefacts are checked against: everything the
+// backend can use is there, so only the plan's own demands can fail.
+var Best = Host{ABI: 7, UserNS: true}
 
 // Devices every process may use: writes to /dev/null, reads of the others.
 var (
@@ -33,38 +33,8 @@ var (
 	DevicesRO = []string{"/dev/zero", "/dev/random", "/dev/urandom"}
 )
 
-// Ruleset is what `mcpolicy exec` enforces for one server.
-type Ruleset struct {
-	Server    string   `json:"server"`
-	Plan      string   `json:"plan"`
-	Baseline  []string `json:"baseline"`  // read and execute; skipped where missing
-	ReadOnly  []string `json:"readOnly"`  // read and execute, recursively
-	ReadWrite []string `json:"readWrite"` // also create, write, remove, truncate
-	DevicesRO []string `json:"devicesReadOnly"`
-	DevicesRW []string `json:"devicesReadWrite"`
-	// Scratch, with the landlock-scratch-dir degradation: a private
-	// directory made at launch, writable, exported as TMPDIR.
-	Scratch bool     `json:"scratch"`
-	Network string   `json:"network"` // "none": an empty network namespace, else TCP denied
-	Env     []string `json:"env"`
-	User    string   `json:"user"`
-	Workdir string   `json:"workdir,omitempty"`
-	Command []string `json:"command"`
-	Accept  []string `json:"accept"`
-}
-
-// Host is what the machine offers; enforceability depends on it.
-type Host struct {
-	ABI    int  // Landlock ABI version; 0 when Landlock is absent
-	UserNS bool // unprivileged user (and so network) namespaces work
-}
-
-// Best is the host committed artefacts are checked against: everything the
-// backend can use is there, so only the plan's own demands can fail.
-var Best = Host{ABI: 7, UserNS: true}
-
 // Build lowers a plan; r renders host paths.
-func Build(p *compiler.Plan, r compiler.Resolver) (*Ruleset, error) {
+func Build(p *compiler.Plan, r compiler.Resolver) (*launch.Ruleset, error) {
 	if err := emit.Check(p, Backend, Enforcement(p, Best)); err != nil {
 		return nil, err
 	}
@@ -72,11 +42,14 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*Ruleset, error) {
 		return nil, &emit.NotEnforceableError{Pos: p.Pos, Server: p.Server, Backend: Backend,
 			Restriction: "a server without a command", Alternative: `set "command" (the argv to run) in the policy`}
 	}
-	rs := &Ruleset{
+	rs := &launch.Ruleset{
 		Server: p.Server, Plan: p.Hash, Baseline: append([]string{}, p.Runtime.ReadOnly...),
 		ReadOnly: []string{}, ReadWrite: []string{},
-		DevicesRO: DevicesRO, DevicesRW: DevicesRW, Scratch: p.Scratch != nil,
+		DevicesRO: DevicesRO, DevicesRW: DevicesRW,
 		Network: p.Network.Mode, Env: p.Env, User: p.User.String(), Accept: p.Accept,
+	}
+	if p.Scratch != nil {
+		rs.Scratch, rs.ScratchSize = p.Scratch.Target, p.Scratch.SizeBytes
 	}
 	for _, m := range p.Mounts {
 		if m.Mode == compiler.ReadWrite {
@@ -138,13 +111,4 @@ func hostPath(p *compiler.Plan, r compiler.Resolver, sandbox string) (string, bo
 // within reports whether p is dir or below it (clean paths).
 func within(p, dir string) bool {
 	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
-}
-
-// JSON renders the ruleset for review, with a trailing newline.
-func (rs *Ruleset) JSON() []byte {
-	b, err := json.MarshalIndent(rs, "", "  ")
-	if err != nil {
-		panic("internal error: ruleset does not marshal: " + err.Error())
-	}
-	return append(b, '\n')
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/spf13/cobra"
 )
@@ -29,7 +30,11 @@ namespace and its scratch as a bounded tmpfs.
 
 stdin and stdout pass through untouched; mcpolicy's own messages go to stderr.
 It fails closed: when the kernel lacks Landlock, or lacks what the plan needs
-and the policy accepts no degradation, it refuses to start (exit 4).`,
+and the policy accepts no degradation, it refuses to start (exit 4).
+
+For per-request spawns, mcpolicy-launch runs the committed ruleset
+(.mcpolicy/landlock/SERVER.json) without compiling anything, several
+times faster.`,
 		Example: `  mcpolicy exec --policy examples/code-index --server code-index -- cat /etc/hostname
   mcpolicy exec --policy mcpolicy.cue --server code-index --verbose`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -54,7 +59,11 @@ and the policy accepts no degradation, it refuses to start (exit 4).`,
 				opts.Verbose = cmd.ErrOrStderr()
 			}
 			home, _ := os.UserHomeDir()
-			code, err := launch.Run(plan, compiler.Machine{ProjectRoot: proj.Root, Home: home}, opts)
+			rs, err := landlock.Build(plan, compiler.Machine{ProjectRoot: proj.Root, Home: home})
+			if err != nil {
+				return err
+			}
+			code, err := launch.Start(rs, opts)
 			var ue *launch.UnsupportedError
 			if errors.As(err, &ue) {
 				return &exitError{code: ExitUnsupported, err: err}
