@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mcpolicy/mcpolicy/schema"
 )
@@ -21,7 +22,8 @@ type Options struct {
 	Home string // absolute home directory of this machine
 }
 
-var serverName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+// Compiled on first use: every mcpolicy process pays package init, few use it.
+var serverName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`) })
 
 // reservedTargets belong to the runtime inside every sandbox.
 var reservedTargets = []string{"/proc", "/sys", "/dev"}
@@ -58,7 +60,7 @@ func (c *compiler) fail(pos schema.Pos, path, hint, format string, args ...any) 
 func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 	at := schema.FieldPath("servers", s.Name)
 	before := len(c.errs)
-	if !serverName.MatchString(s.Name) {
+	if !serverName().MatchString(s.Name) {
 		c.fail(s.Pos, at, "server names become file names: use lowercase letters, digits, '.', '_' and '-'",
 			"invalid server name %q", s.Name)
 	}
@@ -345,11 +347,12 @@ func (c *compiler) realRoot() string {
 	return real
 }
 
-var sizeRE = regexp.MustCompile(`^([1-9][0-9]*)([kmgKMG]?)$`)
+// Compiled on first use: every mcpolicy process pays package init, few use it.
+var sizeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([1-9][0-9]*)([kmgKMG]?)$`) })
 
 // parseSize reads "256m" as bytes (k, m, g are powers of 1024).
 func parseSize(s string) (int64, error) {
-	m := sizeRE.FindStringSubmatch(s)
+	m := sizeRE().FindStringSubmatch(s)
 	if m == nil {
 		return 0, fmt.Errorf("invalid size %q: write a number with an optional k, m or g suffix", s)
 	}

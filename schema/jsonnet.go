@@ -30,7 +30,7 @@ func evalJsonnet(file string, src []byte, root string) ([]byte, Errors) {
 func jsonnetError(file, msg string) *Error {
 	e := &Error{Pos: Pos{File: file}}
 	first := strings.TrimSpace(strings.SplitN(msg, "\n", 2)[0])
-	if m := jsonnetPos.FindStringSubmatchIndex(msg); m != nil {
+	if m := jsonnetPos().FindStringSubmatchIndex(msg); m != nil {
 		line, _ := strconv.Atoi(msg[m[4]:m[5]])
 		col, _ := strconv.Atoi(msg[m[6]:m[7]])
 		e.Pos = Pos{File: msg[m[2]:m[3]], Line: line, Col: col}

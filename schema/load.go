@@ -224,7 +224,8 @@ func FieldPath(labels ...string) string {
 	return strings.Join(labels, ".")
 }
 
-var jsonnetPos = regexp.MustCompile(`([^\s:]+\.(?:jsonnet|libsonnet)):(\d+):(\d+)`)
+// Compiled on first use: every mcpolicy process pays package init, few use it.
+var jsonnetPos = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`([^\s:]+\.(?:jsonnet|libsonnet)):(\d+):(\d+)`) })
 
 // fromCUEErrors converts syntax and build errors, which have no field path.
 func fromCUEErrors(err error, file, prefix, hint string) Errors {
@@ -243,7 +244,7 @@ func fromCUEErrors(err error, file, prefix, hint string) Errors {
 		if i := strings.Index(msg, `": `); strings.HasPrefix(msg, "invalid JSON for file") && i > 0 {
 			msg = msg[i+3:]
 		}
-		if m := textPos.FindStringSubmatch(msg); m != nil && pos.Line == 0 {
+		if m := textPos().FindStringSubmatch(msg); m != nil && pos.Line == 0 {
 			line, _ := strconv.Atoi(m[2])
 			pos, msg = Pos{File: m[1], Line: line}, m[3]
 		}
@@ -258,7 +259,8 @@ func fromCUEErrors(err error, file, prefix, hint string) Errors {
 	return errs
 }
 
-var textPos = regexp.MustCompile(`^(\S+?):(\d+): (.*)$`)
+// Compiled on first use: every mcpolicy process pays package init, few use it.
+var textPos = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\S+?):(\d+): (.*)$`) })
 
 func posOf(p token.Pos, fallback string) Pos {
 	if !p.IsValid() {
