@@ -55,30 +55,50 @@ func copyTree(t *testing.T, from, to string) {
 	})
 }
 
-// TestExecSeedExample runs `mcpolicy exec` on the bundled code-index policy:
-// the probe (copied into the granted project, so the policy itself lets it
-// run) reads the project, and is refused the planted credentials with
-// EACCES — as root, and as an unprivileged user.
-func TestExecSeedExample(t *testing.T) {
+func requireLandlock(t *testing.T) {
+	t.Helper()
 	if abi := launch.DetectHost().ABI; abi < landlock.MinABI {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("Landlock ABI %d here; CI machines must have Landlock", abi)
 		}
 		t.Skipf("Landlock ABI %d here", abi)
 	}
-	// Outside /tmp: the example's scratch is a tmpfs mounted over /tmp.
-	base, err := os.MkdirTemp("/var/tmp", "mcpolicy-exec-")
+}
+
+// workdir is a world-readable folder outside /tmp: a policy's scratch is a
+// tmpfs mounted over /tmp, which would hide anything there.
+func workdir(t *testing.T) string {
+	t.Helper()
+	base, err := os.MkdirTemp("/var/tmp", "mcpolicy-launch-test-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(base) })
 	os.Chmod(base, 0o755)
-	bin := filepath.Join(base, "mcpolicy")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/mcpolicy")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	return base
+}
+
+// goBuild builds static commands of this module into base/bin.
+func goBuild(t *testing.T, base string, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		build := exec.Command("go", "build", "-o", filepath.Join(base, "bin", name), "../cmd/"+name)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", name, err, out)
+		}
 	}
+}
+
+// TestExecSeedExample runs `mcpolicy exec` on the bundled code-index policy:
+// the probe (copied into the granted project, so the policy itself lets it
+// run) reads the project, and is refused the planted credentials with
+// EACCES — as root, and as an unprivileged user.
+func TestExecSeedExample(t *testing.T) {
+	requireLandlock(t)
+	base := workdir(t)
+	goBuild(t, base, "mcpolicy")
+	bin := filepath.Join(base, "bin", "mcpolicy")
 	example := filepath.Join(base, "code-index")
 	copyTree(t, "../examples/code-index", example)
 	probeBin := filepath.Join(example, "shop", ".probe")
@@ -208,24 +228,9 @@ func TestReportAndCheckAgree(t *testing.T) {
 // enforces the ruleset `mcpolicy build` committed, placeholders resolved
 // from where the file lies and from $HOME.
 func TestLauncherRunsCommittedRuleset(t *testing.T) {
-	if abi := launch.DetectHost().ABI; abi < landlock.MinABI {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("Landlock ABI %d here; CI machines must have Landlock", abi)
-		}
-		t.Skipf("Landlock ABI %d here", abi)
-	}
-	base, err := os.MkdirTemp("/var/tmp", "mcpolicy-launch-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	for _, name := range []string{"mcpolicy", "mcpolicy-launch"} {
-		build := exec.Command("go", "build", "-o", filepath.Join(base, "bin", name), "../cmd/"+name)
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
-		}
-	}
+	requireLandlock(t)
+	base := workdir(t)
+	goBuild(t, base, "mcpolicy", "mcpolicy-launch")
 	proj := filepath.Join(base, "proj")
 	os.MkdirAll(filepath.Join(proj, "bin"), 0o755)
 	copyTree(t, filepath.Join(base, "bin", "mcpolicy"), filepath.Join(proj, "bin", "probe"))
