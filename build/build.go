@@ -20,6 +20,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
+	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
@@ -197,6 +198,20 @@ func render(p *compiler.Plan, backend string) ([]file, error) {
 			return nil, err
 		}
 		return []file{{base + ".json", emit.JSONArgs(args)}, {base + ".sh", sh}}, nil
+	case seatbelt.Backend:
+		pr, err := seatbelt.Build(p)
+		if err != nil {
+			return nil, err
+		}
+		args, err := seatbelt.Args(p, pr, compiler.Placeholders{}, "${PROJECT_ROOT}/"+DefaultOut+"/"+base+".sb")
+		if err != nil {
+			return nil, err
+		}
+		sh, err := seatbelt.Wrapper(p, pr, "../..")
+		if err != nil {
+			return nil, err
+		}
+		return []file{{base + ".sb", pr.Text(p)}, {base + ".json", emit.JSONArgs(args)}, {base + ".sh", sh}}, nil
 	case landlock.Backend:
 		rs, err := landlock.Build(p, compiler.Placeholders{})
 		if err != nil {

@@ -50,7 +50,7 @@ func Explain(p *Plan) string {
 		}
 	}
 	if len(p.Absent) > 0 {
-		b.WriteString("\nProtected names absent when compiled, so not mounted read-only\n(a server with write access to the folder could create them):\n")
+		b.WriteString("\nProtected names absent when compiled: docker, bwrap and landlock cannot keep\na server with write access from creating them (seatbelt denies them by path):\n")
 		for _, a := range p.Absent {
 			fmt.Fprintf(&b, "  - %s\n", a.Target)
 		}

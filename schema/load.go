@@ -51,6 +51,34 @@ func Baseline(name string) ([]string, error) {
 	return append([]string(nil), paths...), nil
 }
 
+// SeatbeltRule is one rule of a macOS runtime baseline (#SeatbeltRule).
+type SeatbeltRule struct {
+	Allow      []string `json:"allow"`
+	Subpath    []string `json:"subpath"`
+	Literal    []string `json:"literal"`
+	GlobalName []string `json:"globalName"`
+	Target     string   `json:"target"`
+	Why        string   `json:"why"`
+}
+
+var seatbeltBaselines = sync.OnceValue(func() map[string][]SeatbeltRule {
+	v := cuecontext.New().CompileBytes(schemaSource, cue.Filename(schemaFile)).LookupPath(cue.MakePath(cue.Def("#SeatbeltBaselines")))
+	var m map[string][]SeatbeltRule
+	if err := v.Decode(&m); err != nil {
+		panic("internal error: schema #SeatbeltBaselines: " + err.Error())
+	}
+	return m
+})
+
+// SeatbeltBaseline returns the rules of a named macOS runtime baseline.
+func SeatbeltBaseline(name string) ([]SeatbeltRule, error) {
+	rules, ok := seatbeltBaselines()[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown runtime baseline %q", name)
+	}
+	return rules, nil
+}
+
 // Source returns the embedded CUE schema, for `mcpolicy schema` and docs.
 func Source() []byte { return append([]byte(nil), schemaSource...) }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
+	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
 	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/spf13/cobra"
 )
@@ -176,7 +177,7 @@ func newExplainCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&path, "path", "p", ".", "policy file or folder")
-	cmd.Flags().StringVarP(&backend, "backend", "b", "", "also show what BACKEND (docker, bwrap, landlock) enforces for the server, on this machine")
+	cmd.Flags().StringVarP(&backend, "backend", "b", "", "also show what BACKEND (docker, bwrap, landlock, seatbelt) enforces for the server, on this machine")
 	return cmd
 }
 
@@ -190,8 +191,10 @@ func enforcement(p *compiler.Plan, backend string) ([]emit.Row, error) {
 		return bwrap.Enforcement(p), nil
 	case landlock.Backend:
 		return landlock.Enforcement(p, launch.DetectHost()), nil
+	case seatbelt.Backend:
+		return seatbelt.Enforcement(p), nil
 	}
-	return nil, &exitError{code: ExitError, err: fmt.Errorf("unknown backend %q (backends: docker, bwrap, landlock)", backend)}
+	return nil, &exitError{code: ExitError, err: fmt.Errorf("unknown backend %q (backends: docker, bwrap, landlock, seatbelt)", backend)}
 }
 
 func names(plans []*compiler.Plan) string {

@@ -78,6 +78,7 @@ func TestExitCodes(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), policy)
 	writeFile(t, filepath.Join(dir, "bad", "mcpolicy.cue"), `version: "v1"`+"\nservers: a: {image: 1}\n")
+	writeFile(t, filepath.Join(dir, "bad.sb"), "(version 1)\n(allow default)\n")
 	writeFile(t, filepath.Join(dir, "net", "mcpolicy.cue"), `version: "v1"`+"\nservers: a: {image: \"x\", network: allow: [\"api.github.com:443\"]}\n")
 	cases := []struct {
 		args []string
@@ -97,6 +98,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"probe", "read:/nonexistent/x"}, ExitOK, `"result":"ENOENT"`},
 		{[]string{"args", "-p", dir, "code-index"}, ExitOK, `"type=bind,source=` + dir + `,target=/workspace"`},
 		{[]string{"args", "-p", dir, "nope"}, ExitError, `no server "nope"`},
+		{[]string{"check-profile", filepath.Join(dir, "bad.sb")}, ExitInvalid, "bad.sb:2:8: error: (allow default)"},
 	}
 	for _, c := range cases {
 		code, out, errs := run(t, c.args...)

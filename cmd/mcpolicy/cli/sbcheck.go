@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
+	"github.com/spf13/cobra"
+)
+
+func newCheckProfileCmd() *cobra.Command {
+	var defines []string
+	cmd := &cobra.Command{
+		Use:   "check-profile PROFILE.sb [-D NAME=VALUE...]",
+		Short: "Parse and check a macOS seatbelt profile offline",
+		Long: `check-profile reads any SBPL profile (ours or hand-written) and checks its
+structure: balanced, (version 1) first, (deny default) present, known
+operation and filter names, no (allow default), no unfiltered file-write*
+or network* allow, and — when -D names are given as sandbox-exec would get
+them — every (param ...) defined. It exits 2 when it finds an error.`,
+		Example: `  mcpolicy check-profile .mcpolicy/seatbelt/code-index.sb -D MOUNT_0=/x -D MOUNT_1=/y -D SCRATCH=/z
+  mcpolicy check-profile ~/Library/my-server.sb`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			src, err := os.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			forms, err := seatbelt.Parse(string(src))
+			if err != nil {
+				return &exitError{code: ExitInvalid, err: fmt.Errorf("%s:%v", args[0], err)}
+			}
+			var params map[string]bool
+			if len(defines) > 0 {
+				params = map[string]bool{}
+				for _, d := range defines {
+					name, _, _ := strings.Cut(d, "=")
+					params[name] = true
+				}
+			}
+			errors := 0
+			for _, f := range seatbelt.Check(forms, params) {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s:%s\n", args[0], f)
+				if f.Severity == "error" {
+					errors++
+				}
+			}
+			if errors > 0 {
+				return &errSilent{code: ExitInvalid}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok, %d rules\n", args[0], len(seatbelt.Rules(forms)))
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVarP(&defines, "define", "D", nil, "a parameter sandbox-exec gets (NAME=VALUE); when any is given, every (param) must be one")
+	return cmd
+}
