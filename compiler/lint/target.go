@@ -1,0 +1,77 @@
+// Package lint is the reviewer's pass: it counts each server's grants and
+// flags what widens its confinement past what the job needs, in policies
+// and in the MCP client configs people already have. Rules live in a
+// registry (rules.go) that docs/rules.md is generated from.
+package lint
+
+import (
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/schema"
+)
+
+// Target is one server to lint: from a policy (Plan set, Flags empty) or
+// from a client config entry (Plan reverse-parsed from its launch command
+// where possible, Flags holding what the command line says beyond it).
+type Target struct {
+	Server string
+	File   string     // where it is declared
+	Pos    schema.Pos // the server's entry
+	Origin Origin
+	// Plan is what the server is granted; nil when the launch command
+	// could not be read as a confinement (e.g. npx run on the host).
+	Plan *compiler.Plan
+	// Launcher is the program the entry starts, as written: "docker",
+	// "podman", "bwrap", "sandbox-exec", "mcpolicy", "npx", "node"...
+	Launcher string
+	// Flags are launch-command facts the plan cannot express, each with
+	// the position of the argument that says it.
+	Flags []Flag
+	// Remote is set for url/http/sse entries: another machine runs them.
+	Remote string
+	// ProjectRoot is the folder the entry works on, when known: parent
+	// mounts are measured against it.
+	ProjectRoot string
+	// Home is the home folder of the machine the config is for.
+	Home string
+}
+
+// Origin says where a target comes from.
+type Origin string
+
+const (
+	FromPolicy Origin = "policy"
+	FromClient Origin = "client"
+)
+
+// Flag is one fact read off a launch command.
+type Flag struct {
+	Kind  FlagKind
+	Value string // e.g. the capability for CapAdd, "host" for HostNamespace
+	Pos   schema.Pos
+}
+
+// FlagKind names a launch-command fact rules look at.
+type FlagKind string
+
+const (
+	FlagPrivileged        FlagKind = "privileged"         // docker --privileged
+	FlagCapAdd            FlagKind = "cap-add"            // docker --cap-add X
+	FlagNoCapDrop         FlagKind = "no-cap-drop"        // docker without --cap-drop ALL
+	FlagNoNewPrivsMissing FlagKind = "no-new-privs"       // docker without --security-opt no-new-privileges
+	FlagNoReadOnly        FlagKind = "no-read-only"       // docker without --read-only
+	FlagRootUser          FlagKind = "root-user"          // docker without --user, or --user 0/root
+	FlagNetwork           FlagKind = "network"            // docker --network X (Value), or none given
+	FlagHostNamespace     FlagKind = "host-namespace"     // --pid/--ipc/--uts/--userns host (Value: which)
+	FlagSeccompUnconfined FlagKind = "seccomp-unconfined" // --security-opt seccomp=unconfined
+	FlagAppArmorUnconf    FlagKind = "apparmor-unconfined"
+	FlagUnboundedTmpfs    FlagKind = "unbounded-tmpfs" // --tmpfs without size=
+	FlagDockerSocket      FlagKind = "docker-socket"   // a mount of the engine's socket
+	FlagSecretInline      FlagKind = "secret-inline"   // -e KEY=value, or an env value that looks like a token (Value: the key)
+	FlagUnknown           FlagKind = "unknown-flag"    // a flag the reader does not know (Value: the flag)
+	FlagBwrapNoNewSession FlagKind = "bwrap-no-new-session"
+	FlagBwrapNoDie        FlagKind = "bwrap-no-die-with-parent"
+	FlagBwrapShareNet     FlagKind = "bwrap-share-net"
+	FlagBwrapBindRoot     FlagKind = "bwrap-bind-root"
+	FlagSeatbeltFinding   FlagKind = "seatbelt" // a checker error in the profile (Value: the message)
+	FlagUnconfined        FlagKind = "unconfined" // npx/uvx/node/python... run directly on the host
+)
