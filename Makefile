@@ -4,7 +4,7 @@ BIN     := bin/mcpolicy
 EXAMPLE := examples/code-index
 BENCHSTAT ?= $(GO) run golang.org/x/perf/cmd/benchstat@latest
 
-.PHONY: all build install test lint bench golden example verify help
+.PHONY: all build install test lint bench golden example verify docs help
 
 all: lint test ## lint, then every test
 
@@ -37,6 +37,9 @@ golden: ## rewrite golden/testdata from the current code; review `git diff golde
 
 example: build ## rebuild the bundled example's artefacts
 	$(BIN) build $(EXAMPLE)
+
+docs: ## regenerate docs/rules.md from the rule registry (a test fails when it is stale)
+	$(GO) run ./cmd/mcpolicy rules --format markdown > docs/rules.md
 
 help: ## this list
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z]+:.*## / {printf "  %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)

@@ -149,6 +149,7 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 	}
 	sortWithPos(p.Unprotected, p.UnprotPos)
 
+	p.Waivers = s.Waive
 	p.Backends = s.Backends
 	if p.Backends == nil {
 		p.Backends = []string{}

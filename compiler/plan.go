@@ -44,6 +44,9 @@ type Plan struct {
 	UserPos   schema.Pos        `json:"-"`
 	Policy    *schema.Policy    `json:"-"`
 	Absent    []AbsentProtected `json:"-"`
+	// Waivers acknowledge lint findings; they confine nothing, so they are
+	// not part of the plan's JSON or hash.
+	Waivers []schema.Waiver `json:"-"`
 }
 
 // Runtime is the named baseline of read-only host paths for host backends.

@@ -30,8 +30,13 @@ type rawServer struct {
 	Unprotect []string `json:"unprotect"`
 	Runtime   string   `json:"runtime"`
 	Backends  []string `json:"backends"`
-	Accept    []string `json:"accept"`
-	Limits    *struct {
+	Waive     []struct {
+		Rule    string `json:"rule"`
+		Reason  string `json:"reason"`
+		Expires string `json:"expires"`
+	} `json:"waive"`
+	Accept []string `json:"accept"`
+	Limits *struct {
 		Memory string  `json:"memory"`
 		Pids   int64   `json:"pids"`
 		CPUs   float64 `json:"cpus"`
@@ -113,6 +118,9 @@ func decode(file string, unified, data cue.Value, locate func([]string) (Pos, bo
 		}
 		s.Runtime = rs.Runtime
 		s.Backends, s.BackendsPos = rs.Backends, at(cue.Str("backends"))
+		for i, w := range rs.Waive {
+			s.Waive = append(s.Waive, Waiver{Rule: w.Rule, Reason: w.Reason, Expires: w.Expires, Pos: at(cue.Str("waive"), cue.Index(i))})
+		}
 		for i, a := range rs.Accept {
 			s.Accept = append(s.Accept, Accept{Name: a, Pos: at(cue.Str("accept"), cue.Index(i))})
 		}

@@ -29,6 +29,13 @@ type Server struct {
 	Accept      []Accept
 	Backends    []string // nil: the default for the server
 	BackendsPos Pos
+	Waive       []Waiver
+}
+
+// Waiver accepts one lint rule's findings for a server.
+type Waiver struct {
+	Rule, Reason, Expires string
+	Pos                   Pos
 }
 
 // Accept is one accepted degradation.

@@ -72,6 +72,6 @@ const (
 	FlagBwrapNoDie        FlagKind = "bwrap-no-die-with-parent"
 	FlagBwrapShareNet     FlagKind = "bwrap-share-net"
 	FlagBwrapBindRoot     FlagKind = "bwrap-bind-root"
-	FlagSeatbeltFinding   FlagKind = "seatbelt" // a checker error in the profile (Value: the message)
+	FlagSeatbeltFinding   FlagKind = "seatbelt"   // a checker error in the profile (Value: the message)
 	FlagUnconfined        FlagKind = "unconfined" // npx/uvx/node/python... run directly on the host
 )

@@ -120,3 +120,40 @@ func TestEveryCommandHasExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestLintClientConfig: the acceptance case through the CLI: a Claude
+// Desktop entry running docker with the home folder mounted and a token
+// inline is reported rule by rule, and lint exits 5.
+func TestLintClientConfig(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", "/Users/me")
+	cfg := filepath.Join(dir, "claude_desktop_config.json")
+	writeFile(t, cfg, `{
+  "mcpServers": {
+    "github": {
+      "command": "docker",
+      "args": ["run", "-i", "--rm", "-v", "/Users/me:/home/me", "-e", "GITHUB_TOKEN=ghp_x", "mcp/github"]
+    }
+  }
+}
+`)
+	code, out, errs := run(t, "lint", "--no-policy", "--client", cfg)
+	if code != ExitFindings {
+		t.Fatalf("exit %d, want %d\n%s%s", code, ExitFindings, out, errs)
+	}
+	for _, want := range []string{
+		":5:43: MOUNT_HOME error", ":5:71: SECRET_INLINE error", ":5:16: NETWORK_OPEN warning",
+		":5:16: CAP_DROP_MISSING error", ":5:16: READ_ONLY_ROOT_MISSING error", ":5:16: NO_NEW_PRIVILEGES_MISSING error",
+		"github (" + cfg + "): 2 grants, worst: error",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lint output lacks %q:\n%s", want, out)
+		}
+	}
+	if code, _, _ := run(t, "lint", "--no-policy", "--client", cfg, "--fail-on", "never"); code != ExitOK {
+		t.Errorf("--fail-on never: exit %d", code)
+	}
+	if code, out, _ := run(t, "rules", "--format", "markdown"); code != ExitOK || !strings.Contains(out, "## MOUNT_HOME") {
+		t.Errorf("rules --format markdown: exit %d", code)
+	}
+}

@@ -1,0 +1,165 @@
+package clientcfg
+
+import (
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/compiler/lint"
+)
+
+// bwrapArgs is how many values each bwrap option takes (bwrap has no
+// --opt=value form). Options not handled in bwrap() confine nothing the
+// linter looks at, except those reported as unknown there.
+var bwrapArgs = map[string]int{
+	"--ro-bind": 2, "--ro-bind-try": 2, "--bind": 2, "--bind-try": 2, "--dev-bind": 2, "--dev-bind-try": 2,
+	"--tmpfs": 1, "--size": 1, "--perms": 1, "--chmod": 2, "--dir": 1, "--symlink": 2, "--proc": 1,
+	"--dev": 1, "--mqueue": 1, "--file": 2, "--bind-data": 2, "--ro-bind-data": 2, "--remount-ro": 1,
+	"--setenv": 2, "--unsetenv": 1, "--clearenv": 0, "--chdir": 1, "--uid": 1, "--gid": 1,
+	"--hostname": 1, "--argv0": 1, "--exec-label": 1, "--file-label": 1, "--lock-file": 1,
+	"--sync-fd": 1, "--info-fd": 1, "--json-status-fd": 1, "--block-fd": 1, "--userns-block-fd": 1,
+	"--seccomp": 1, "--add-seccomp-fd": 1, "--args": 1, "--cap-add": 1, "--cap-drop": 1,
+	"--unshare-all": 0, "--unshare-user": 0, "--unshare-user-try": 0, "--unshare-ipc": 0,
+	"--unshare-pid": 0, "--unshare-net": 0, "--unshare-uts": 0, "--unshare-cgroup": 0,
+	"--unshare-cgroup-try": 0, "--share-net": 0, "--disable-userns": 0, "--assert-userns-disabled": 0,
+	"--die-with-parent": 0, "--new-session": 0, "--as-pid-1": 0, "--level-prefix": 0,
+	"--userns": 1, "--userns2": 1, "--pidns": 1, "--bind-fd": 2, "--ro-bind-fd": 2,
+	"--overlay-src": 1, "--overlay": 3, "--tmp-overlay": 1, "--ro-overlay": 1,
+}
+
+// bwrap reads a bwrap command line. Defaults are bwrap's: no namespace is
+// unshared unless asked (so the network is shared), no_new_privs is always
+// set, and an unprivileged bwrap keeps no capability unless --cap-add.
+func (e *entry) bwrap(cmd arg, args []arg) {
+	p := &compiler.Plan{
+		Server: e.name, Pos: e.t.Pos, Mounts: []compiler.Mount{}, Env: []string{},
+		Protected: []compiler.Protected{}, Backends: []string{"bwrap"},
+		User: compiler.User{UID: -1, GID: -1},
+	}
+	e.t.Plan = p
+	p.Subtractions.NoNewPrivileges, p.Subtractions.DropAllCaps, p.Subtractions.NonRootUser = true, true, true
+	unshareNet, newSession, dieWithParent := false, false, false
+	shareNetPos := cmd.pos
+	size := ""
+	var overlaySrc []string
+
+	mount := func(src, dst string, mode compiler.Mode, a arg) {
+		p.Mounts = append(p.Mounts, compiler.Mount{Source: e.hostPath(src), Target: path.Clean(dst), Mode: mode, Pos: a.pos})
+	}
+	i := 0
+	for i < len(args) {
+		a := args[i]
+		if a.s == "--" {
+			i++
+			break
+		}
+		if !strings.HasPrefix(a.s, "--") {
+			break
+		}
+		n, known := bwrapArgs[a.s]
+		if !known {
+			e.flag(lint.FlagUnknown, a.s, a.pos)
+			i++
+			continue
+		}
+		if i+n >= len(args) {
+			e.flag(lint.FlagUnknown, a.s+" (missing values)", a.pos)
+			i = len(args)
+			break
+		}
+		v := args[i+1 : i+1+n]
+		i += 1 + n
+		switch a.s {
+		case "--ro-bind", "--ro-bind-try":
+			mount(v[0].s, v[1].s, compiler.ReadOnly, a)
+		case "--bind", "--bind-try", "--dev-bind", "--dev-bind-try":
+			if path.Clean(slash(v[0].s)) == "/" && path.Clean(v[1].s) == "/" {
+				e.flag(lint.FlagBwrapBindRoot, a.s+" / /", a.pos)
+			}
+			if isSocket(v[0].s) {
+				e.flag(lint.FlagDockerSocket, v[0].s, v[0].pos)
+			}
+			mount(v[0].s, v[1].s, compiler.ReadWrite, a)
+		case "--size":
+			size = v[0].s
+		case "--tmpfs":
+			n, err := strconv.ParseInt(size, 10, 64)
+			switch {
+			case err != nil || n <= 0:
+				e.flag(lint.FlagUnboundedTmpfs, v[0].s, v[0].pos)
+			case p.Scratch == nil:
+				p.Scratch = &compiler.Scratch{Target: path.Clean(v[0].s), SizeBytes: n, Pos: a.pos}
+			}
+			size = ""
+		case "--unshare-all", "--unshare-net":
+			unshareNet = true
+		case "--share-net":
+			unshareNet, shareNetPos = false, a.pos
+		case "--new-session":
+			newSession = true
+		case "--die-with-parent":
+			dieWithParent = true
+		case "--setenv":
+			p.Env = append(p.Env, v[0].s)
+			p.EnvPos = append(p.EnvPos, v[0].pos)
+			if looksLikeSecret(v[0].s, v[1].s) {
+				e.flag(lint.FlagSecretInline, v[0].s, v[1].pos)
+			}
+		case "--chdir":
+			p.Workdir = v[0].s
+		case "--uid", "--gid":
+			id, err := strconv.Atoi(v[0].s)
+			if err != nil {
+				id = -1
+			}
+			if a.s == "--uid" {
+				p.User.UID, p.UserPos = id, v[0].pos
+				p.Subtractions.NonRootUser = id != 0
+			} else {
+				p.User.GID = id
+			}
+		case "--cap-add":
+			p.Subtractions.DropAllCaps = false
+			for _, c := range caps(v[0].s) {
+				e.flag(lint.FlagCapAdd, c, v[0].pos)
+			}
+		case "--remount-ro":
+			if path.Clean(v[0].s) == "/" {
+				p.Subtractions.ReadOnlyRoot = true
+			}
+		case "--overlay-src":
+			overlaySrc = append(overlaySrc, v[0].s)
+		case "--overlay":
+			mount(v[0].s, v[2].s, compiler.ReadWrite, a)
+			for _, s := range overlaySrc {
+				mount(s, v[2].s, compiler.ReadOnly, a)
+			}
+			overlaySrc = nil
+		case "--tmp-overlay", "--ro-overlay":
+			for _, s := range overlaySrc {
+				mount(s, v[0].s, compiler.ReadOnly, a)
+			}
+			overlaySrc = nil
+		case "--userns", "--userns2", "--pidns", "--bind-fd", "--ro-bind-fd", "--args":
+			// Namespaces, folders or arguments passed as descriptors:
+			// what they hold cannot be read off the command line.
+			e.flag(lint.FlagUnknown, a.s, a.pos)
+		}
+	}
+	for ; i < len(args); i++ {
+		p.Command = append(p.Command, args[i].s)
+	}
+	if unshareNet {
+		p.Network.Mode = "none"
+		p.Subtractions.NoNetwork = true
+	} else {
+		e.flag(lint.FlagBwrapShareNet, "", shareNetPos)
+	}
+	if !newSession {
+		e.flag(lint.FlagBwrapNoNewSession, "", cmd.pos)
+	}
+	if !dieWithParent {
+		e.flag(lint.FlagBwrapNoDie, "", cmd.pos)
+	}
+}

@@ -1,0 +1,395 @@
+// Package clientcfg reads the MCP client configs people already have
+// (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Cline, Gemini
+// CLI, Zed, Codex) into lint targets: one per server entry, with its launch
+// command read back into a plan where it is a confinement (docker or podman
+// run, bwrap, sandbox-exec), and every fact the plan cannot hold as a flag
+// at the position of the argument that says it.
+package clientcfg
+
+import (
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/schema"
+)
+
+// ProjectFiles are the project-scope client configs, relative to a project
+// folder, that Discover looks for.
+var ProjectFiles = []string{
+	".mcp.json",             // Claude Code (and the portable Copilot format)
+	".vscode/mcp.json",      // VS Code
+	".cursor/mcp.json",      // Cursor
+	".gemini/settings.json", // Gemini CLI
+	".codex/config.toml",    // Codex (read for trusted projects only)
+	".zed/settings.json",    // Zed
+	".roo/mcp.json",         // Roo Code
+}
+
+// Discover returns the project-scope client configs that exist under dir.
+func Discover(dir string) []string {
+	var found []string
+	for _, rel := range ProjectFiles {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			found = append(found, p)
+		}
+	}
+	return found
+}
+
+// Read reads one MCP client config and returns one target per server
+// entry. home is the home folder of the machine the config is for; paths
+// under it become relative to HOME. The format is chosen by name: *.toml is
+// Codex, anything else JSON with comments and trailing commas. A file with
+// no MCP servers gives no targets. A file that does not parse, or an entry
+// of the wrong shape, is an error at its file:line:col (a *schema.Error).
+func Read(file, home string) ([]*lint.Target, error) {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	return parse(file, src, home)
+}
+
+func parse(file string, src []byte, home string) ([]*lint.Target, error) {
+	r := &reader{file: file}
+	r.home = home
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		abs = file
+	}
+	r.configDir = slash(filepath.Dir(abs))
+	r.projectRoot = projectOf(abs, home)
+
+	if strings.EqualFold(filepath.Ext(file), ".toml") {
+		root, err := parseTOML(file, src)
+		if err != nil {
+			return nil, err
+		}
+		servers, _ := root.get("mcp_servers")
+		return r.section(servers, "mcp_servers", r.projectRoot, false)
+	}
+
+	root, err := parseJSON(file, src)
+	if err != nil {
+		return nil, err
+	}
+	if root.kind != kObject {
+		return nil, typeError(root, "the top level", kObject)
+	}
+	var ts []*lint.Target
+	add := func(n *node, where, project string, zed bool) error {
+		got, err := r.section(n, where, project, zed)
+		ts = append(ts, got...)
+		return err
+	}
+	n, _ := root.get("mcpServers") // Claude, Cursor, Windsurf, Cline, Roo, Gemini; ~/.claude.json user scope
+	if err := add(n, "mcpServers", r.projectRoot, false); err != nil {
+		return nil, err
+	}
+	n, _ = root.get("servers") // VS Code mcp.json, Copilot for JetBrains
+	if err := add(n, "servers", r.projectRoot, false); err != nil {
+		return nil, err
+	}
+	mcp, _ := root.get("mcp") // VS Code settings.json: "mcp": {"servers": ...}
+	n, _ = mcp.get("servers")
+	if err := add(n, "mcp.servers", r.projectRoot, false); err != nil {
+		return nil, err
+	}
+	n, _ = root.get("context_servers") // Zed
+	if err := add(n, "context_servers", r.projectRoot, true); err != nil {
+		return nil, err
+	}
+	// Claude Code ~/.claude.json: local scope, per project folder.
+	if projects, _ := root.get("projects"); projects != nil && projects.kind == kObject {
+		for _, i := range projects.members() {
+			n, _ := projects.vals[i].get("mcpServers")
+			dir := slash(projects.keys[i])
+			if !isAbs(dir) {
+				dir = ""
+			}
+			if err := add(n, "projects."+projects.keys[i]+".mcpServers", dir, false); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return ts, nil
+}
+
+// projectOf returns the project folder of a project-scope config (slash-
+// separated), or "" for a user or global one: .mcp.json sits in it, the
+// others in a dot-folder of it; that folder being the home folder makes it
+// a user config (~/.cursor/mcp.json, ~/.gemini/settings.json...).
+func projectOf(abs, home string) string {
+	dir := filepath.Dir(abs)
+	switch base := filepath.Base(abs); {
+	case base == ".mcp.json":
+	case strings.HasPrefix(filepath.Base(dir), ".") && filepath.Base(dir) != ".":
+		switch filepath.Base(dir) + "/" + base {
+		case ".vscode/mcp.json", ".cursor/mcp.json", ".gemini/settings.json", ".codex/config.toml",
+			".zed/settings.json", ".roo/mcp.json", ".kilocode/mcp.json", ".windsurf/mcp.json":
+			dir = filepath.Dir(dir)
+		default:
+			return ""
+		}
+	default:
+		return ""
+	}
+	if home != "" && filepath.Clean(dir) == filepath.Clean(home) {
+		return ""
+	}
+	return slash(filepath.Clean(dir))
+}
+
+type reader struct {
+	paths
+	file string
+}
+
+// section reads the servers under one key: an object of name -> entry, or
+// (Continue's style) a list of entries with a "name".
+func (r *reader) section(n *node, where, project string, zed bool) ([]*lint.Target, error) {
+	if n == nil {
+		return nil, nil
+	}
+	var ts []*lint.Target
+	switch n.kind {
+	case kObject:
+		for _, i := range n.members() {
+			t, err := r.entry(where, n.keys[i], n.keyPos[i], n.vals[i], project, zed)
+			if err != nil {
+				return ts, err
+			}
+			ts = append(ts, t)
+		}
+	case kArray:
+		for _, e := range n.elems {
+			name, _ := e.get("name")
+			if name == nil || name.kind != kString {
+				return ts, &schema.Error{Pos: e.pos, Path: where, Msg: "a server in a list needs a \"name\""}
+			}
+			t, err := r.entry(where, name.str, e.pos, e, project, zed)
+			if err != nil {
+				return ts, err
+			}
+			ts = append(ts, t)
+		}
+	default:
+		return nil, typeError(n, where, kObject)
+	}
+	return ts, nil
+}
+
+// arg is one launch-command argument and where it is written.
+type arg struct {
+	s   string
+	pos schema.Pos
+}
+
+// entry is one server entry being read.
+type entry struct {
+	paths
+	name string
+	t    *lint.Target
+}
+
+func (e *entry) flag(k lint.FlagKind, v string, pos schema.Pos) {
+	e.t.Flags = append(e.t.Flags, lint.Flag{Kind: k, Value: v, Pos: pos})
+}
+
+func (r *reader) entry(section, name string, keyPos schema.Pos, n *node, project string, zed bool) (*lint.Target, error) {
+	self := section + "." + schema.FieldPath(name)
+	where := func(field string) string { return self + "." + field }
+	if n.kind != kObject {
+		return nil, typeError(n, self, kObject)
+	}
+	e := &entry{paths: r.paths, name: name}
+	e.projectRoot = project
+	e.t = &lint.Target{Server: name, File: r.file, Pos: keyPos, Origin: lint.FromClient,
+		ProjectRoot: filepath.FromSlash(project), Home: r.home}
+	if e.home != "" {
+		e.home = clean(slash(e.home))
+	}
+
+	str := func(n *node, field string) (string, error) {
+		if n == nil {
+			return "", nil
+		}
+		if n.kind != kString {
+			return "", typeError(n, where(field), kString)
+		}
+		return n.str, nil
+	}
+	strs := func(n *node, field string) ([]arg, error) {
+		if n == nil {
+			return nil, nil
+		}
+		if n.kind != kArray {
+			return nil, typeError(n, where(field), kArray)
+		}
+		var as []arg
+		for _, el := range n.elems {
+			if el.kind != kString && el.kind != kOther {
+				return nil, typeError(el, where(field)+" element", kString)
+			}
+			as = append(as, arg{el.str, el.pos})
+		}
+		return as, nil
+	}
+	// secrets flags values of an env or headers object that look inline.
+	secrets := func(n *node, field string) error {
+		if n == nil {
+			return nil
+		}
+		if n.kind != kObject {
+			return typeError(n, where(field), kObject)
+		}
+		for _, i := range n.members() {
+			v := n.vals[i]
+			if v.kind == kObject || v.kind == kArray {
+				return typeError(v, where(field+"."+n.keys[i]), kString)
+			}
+			if v.kind == kString && looksLikeSecret(n.keys[i], v.str) {
+				e.flag(lint.FlagSecretInline, n.keys[i], n.keyPos[i])
+			}
+		}
+		return nil
+	}
+
+	cmdNode, _ := n.get("command")
+	argsNode, _ := n.get("args")
+	envNode, _ := n.get("env")
+	if zed && cmdNode != nil && cmdNode.kind == kObject { // older Zed: "command": {"path", "args", "env"}
+		obj := cmdNode
+		cmdNode, _ = obj.get("path")
+		if a, _ := obj.get("args"); a != nil {
+			argsNode = a
+		}
+		if v, _ := obj.get("env"); v != nil {
+			envNode = v
+		}
+		if cmdNode == nil {
+			return nil, &schema.Error{Pos: obj.pos, Path: where("command"), Msg: "a command object needs a \"path\""}
+		}
+	}
+	command, err := str(cmdNode, "command")
+	if err != nil {
+		return nil, err
+	}
+	args, err := strs(argsNode, "args")
+	if err != nil {
+		return nil, err
+	}
+	if err := secrets(envNode, "env"); err != nil {
+		return nil, err
+	}
+	for _, h := range []string{"headers", "http_headers"} {
+		hn, _ := n.get(h)
+		if err := secrets(hn, h); err != nil {
+			return nil, err
+		}
+	}
+	if cwdNode, _ := n.get("cwd"); cwdNode != nil {
+		cwd, err := str(cwdNode, "cwd")
+		if err != nil {
+			return nil, err
+		}
+		if f := e.file(cwd); f != "" {
+			e.cwd = slash(f)
+		}
+	}
+
+	// Remote: url (Claude, Cursor, VS Code, Gemini SSE, Codex, Zed),
+	// serverUrl (Windsurf), httpUrl (Gemini streamable HTTP).
+	typ, _ := n.get("type")
+	for _, k := range []string{"httpUrl", "url", "serverUrl"} {
+		if u, _ := n.get(k); u != nil && u.kind == kString && command == "" {
+			e.t.Remote = u.str
+			return e.t, nil
+		}
+	}
+	if typ != nil && typ.kind == kString && command == "" {
+		switch typ.str {
+		case "http", "sse", "streamable-http", "streamableHttp":
+			e.t.Remote = typ.str
+			return e.t, nil
+		}
+	}
+	if command == "" {
+		if zed { // an extension's server: Zed starts what the extension says
+			e.t.Launcher = "zed-extension"
+			e.flag(lint.FlagUnconfined, "zed-extension", keyPos)
+			return e.t, nil
+		}
+		return nil, &schema.Error{Pos: keyPos, Path: self, Msg: "server has neither \"command\" nor \"url\""}
+	}
+	if len(args) == 0 && strings.ContainsAny(command, " \t") {
+		// "command": "docker run -i --rm img": most clients run it without
+		// a shell and fail, some split it; read it split, every word at
+		// the command's position.
+		if words := strings.Fields(command); launchers[program(words[0])] {
+			command = words[0]
+			for _, w := range words[1:] {
+				args = append(args, arg{w, cmdNode.pos})
+			}
+		}
+	}
+	e.launch(arg{command, cmdNode.pos}, args)
+	sort.SliceStable(e.t.Flags, func(i, j int) bool {
+		a, b := e.t.Flags[i].Pos, e.t.Flags[j].Pos
+		return a.Line < b.Line || a.Line == b.Line && a.Col < b.Col
+	})
+	return e.t, nil
+}
+
+// launchers are the programs a command string is split for.
+var launchers = map[string]bool{
+	"docker": true, "podman": true, "bwrap": true, "sandbox-exec": true, "mcpolicy": true,
+	"npx": true, "uvx": true, "uv": true, "node": true, "python": true, "python3": true,
+	"bunx": true, "bun": true, "deno": true, "pnpm": true, "yarn": true, "pipx": true,
+}
+
+// program is the base name of a command, without a Windows extension.
+func program(cmd string) string {
+	base := path.Base(slash(cmd))
+	for _, ext := range []string{".exe", ".cmd", ".bat"} {
+		if strings.HasSuffix(strings.ToLower(base), ext) {
+			return base[:len(base)-len(ext)]
+		}
+	}
+	return base
+}
+
+// ownWrapper reports whether cmd is a wrapper script mcpolicy build wrote.
+func ownWrapper(cmd string) bool {
+	s := slash(cmd)
+	return strings.HasSuffix(s, ".sh") &&
+		(strings.Contains("/"+s, "/.mcpolicy/bwrap/") || strings.Contains("/"+s, "/.mcpolicy/seatbelt/"))
+}
+
+// launch reads the launch command.
+func (e *entry) launch(cmd arg, args []arg) {
+	prog := program(cmd.s)
+	switch {
+	case prog == "docker" || prog == "podman":
+		e.t.Launcher = prog
+		e.docker(prog, cmd, args)
+	case prog == "bwrap":
+		e.t.Launcher = prog
+		e.bwrap(cmd, args)
+	case prog == "sandbox-exec":
+		e.t.Launcher = prog
+		e.sandboxExec(cmd, args)
+	case prog == "mcpolicy" || prog == "mcpolicy-launch" || ownWrapper(cmd.s):
+		e.t.Launcher = "mcpolicy" // the policy is linted on its own
+	case (prog == "sh" || prog == "bash" || prog == "dash" || prog == "zsh") && len(args) > 0 && ownWrapper(args[0].s):
+		e.t.Launcher = "mcpolicy"
+	default:
+		e.t.Launcher = prog
+		e.flag(lint.FlagUnconfined, prog, cmd.pos)
+	}
+}

@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/mcpolicy/mcpolicy/clientcfg"
+	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/spf13/cobra"
+)
+
+// ExitFindings: lint found something at or above --fail-on.
+const ExitFindings = 5
+
+func newLintCmd() *cobra.Command {
+	var clients []string
+	var format, failOn string
+	var maxGrants int
+	var discover, noPolicy bool
+	cmd := &cobra.Command{
+		Use:   "lint [PATH] [--client FILE...]",
+		Short: "Count each server's grants and flag what widens its confinement",
+		Long: `lint runs the rule registry (mcpolicy rules) on the policies at PATH and on
+MCP client configs (--client FILE, or --discover for the project's own
+.mcp.json, .vscode/mcp.json, .cursor/mcp.json...), whose launch commands
+(docker/podman run, bwrap, sandbox-exec) are read back into the same
+model. Each finding is file:line:col: RULE severity message; each server
+gets a summary line with its grant count and worst severity.
+
+Exit codes: 0 nothing at or above --fail-on, 5 findings at or above it,
+1 usage or I/O error, 2 an invalid policy.`,
+		Example: `  mcpolicy lint
+  mcpolicy lint --client ~/Library/Application\ Support/Claude/claude_desktop_config.json --no-policy
+  mcpolicy lint --discover --format sarif > lint.sarif
+  mcpolicy lint --format github --fail-on warning`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			threshold := lint.Severity(-1)
+			if failOn != "never" {
+				s, err := lint.ParseSeverity(failOn)
+				if err != nil {
+					return &exitError{code: ExitError, err: fmt.Errorf("--fail-on: %v (or never)", err)}
+				}
+				threshold = s
+			}
+			home, _ := os.UserHomeDir()
+			var targets []*lint.Target
+			if !noPolicy {
+				proj, plans, err := compileProject(pathArg(args))
+				if err != nil {
+					return err
+				}
+				targets = append(targets, lint.PolicyTargets(plans, proj.Root, home)...)
+			}
+			if discover {
+				clients = append(clients, clientcfg.Discover(pathArg(args))...)
+			}
+			for _, c := range clients {
+				ts, err := clientcfg.Read(c, home)
+				if err != nil {
+					return &exitError{code: ExitInvalid, err: err}
+				}
+				targets = append(targets, ts...)
+			}
+			if len(targets) == 0 {
+				return &exitError{code: ExitError, err: fmt.Errorf("nothing to lint: no policy and no client config")}
+			}
+			rep := lint.Run(targets, lint.Options{MaxGrants: maxGrants})
+			if err := lint.Write(cmd.OutOrStdout(), rep, format, version()); err != nil {
+				return &exitError{code: ExitError, err: err}
+			}
+			if worst, any := rep.Worst(); any && threshold >= 0 && worst >= threshold {
+				return &errSilent{code: ExitFindings}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&clients, "client", nil, "an MCP client config to lint (repeatable)")
+	cmd.Flags().BoolVar(&discover, "discover", false, "also lint the project's own client configs (.mcp.json, .vscode/mcp.json, .cursor/mcp.json, ...)")
+	cmd.Flags().BoolVar(&noPolicy, "no-policy", false, "lint only client configs, not PATH's policies")
+	cmd.Flags().StringVarP(&format, "format", "f", "text", "output: "+strings.Join(lint.Formats, ", "))
+	cmd.Flags().StringVar(&failOn, "fail-on", "error", "exit 5 when a finding is at least: error, warning, info, or never")
+	cmd.Flags().IntVar(&maxGrants, "max-grants", 4, "GRANT_COUNT's limit per server")
+	return cmd
+}
+
+func newRulesCmd() *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "rules",
+		Short: "List the lint rules: ID, severity, what each flags (docs/rules.md is generated from it)",
+		Example: `  mcpolicy rules
+  mcpolicy rules --format markdown > docs/rules.md`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			w := cmd.OutOrStdout()
+			switch format {
+			case "markdown":
+				_, err := fmt.Fprint(w, lint.Markdown())
+				return err
+			case "json":
+				type row struct{ ID, Name, Severity, Purpose, Rationale, Remediation string }
+				var rows []row
+				for _, r := range lint.Registry() {
+					rows = append(rows, row{r.ID, r.Name, r.Severity.String(), r.Purpose, r.Rationale, r.Remediation})
+				}
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rows)
+			case "text":
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tSEVERITY\tFLAGS")
+				for _, r := range lint.Registry() {
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, r.Severity, r.Purpose)
+				}
+				return tw.Flush()
+			}
+			return &exitError{code: ExitError, err: fmt.Errorf("unknown format %q (text, json, markdown)", format)}
+		},
+	}
+	cmd.Flags().StringVarP(&format, "format", "f", "text", "text, json or markdown")
+	return cmd
+}

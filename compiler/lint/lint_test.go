@@ -1,0 +1,207 @@
+package lint_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mcpolicy/mcpolicy/build"
+	"github.com/mcpolicy/mcpolicy/clientcfg"
+	"github.com/mcpolicy/mcpolicy/compiler/lint"
+)
+
+// targets loads an example in a fresh project (policy or client config)
+// with the example's files, a home folder beside the project.
+func targets(t *testing.T, e lint.Example) []*lint.Target {
+	t.Helper()
+	base := t.TempDir()
+	root, home := filepath.Join(base, "proj"), filepath.Join(base, "home")
+	os.MkdirAll(root, 0o755)
+	os.MkdirAll(home, 0o755)
+	for name, content := range e.Files {
+		p := filepath.Join(root, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if target, ok := strings.CutPrefix(content, "-> "); ok {
+			if err := os.Symlink(target, p); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		os.WriteFile(p, []byte(content), 0o644)
+	}
+	text := strings.ReplaceAll(e.Text, "${PROJECT_PARENT}", base)
+	switch e.Kind {
+	case "policy":
+		os.WriteFile(filepath.Join(root, "mcpolicy.cue"), []byte(text), 0o644)
+		proj, err := build.Discover(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans, err := proj.Compile(home)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, text)
+		}
+		return lint.PolicyTargets(plans, proj.Root, home)
+	case "client":
+		file := filepath.Join(root, "claude_desktop_config.json")
+		os.WriteFile(file, []byte(text), 0o644)
+		ts, err := clientcfg.Read(file, home)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, text)
+		}
+		return ts
+	}
+	t.Fatalf("unknown example kind %q", e.Kind)
+	return nil
+}
+
+func findings(t *testing.T, rule string, e lint.Example) []lint.Finding {
+	rep := lint.Run(targets(t, e), lint.Options{Only: []string{rule}})
+	return rep.Findings
+}
+
+// TestRegistry: every rule is documented and proves itself on its own
+// examples: the bad one is flagged, the good one is not.
+func TestRegistry(t *testing.T) {
+	id := regexp.MustCompile(`^[A-Z][A-Z0-9_]+$`)
+	name := regexp.MustCompile(`^[a-z][a-z0-9-]+$`)
+	seen := map[string]bool{}
+	for _, r := range lint.Registry() {
+		if !id.MatchString(r.ID) || !name.MatchString(r.Name) || seen[r.ID] || seen[r.Name] {
+			t.Errorf("rule %q/%q: bad or duplicate ID or name", r.ID, r.Name)
+		}
+		seen[r.ID], seen[r.Name] = true, true
+		if r.Purpose == "" || r.Rationale == "" || r.Remediation == "" {
+			t.Errorf("%s: purpose, rationale and remediation are all required", r.ID)
+		}
+		t.Run(r.ID, func(t *testing.T) {
+			if fs := findings(t, r.ID, r.Bad); len(fs) == 0 {
+				t.Errorf("%s: its bad example is not flagged:\n%s", r.ID, r.Bad.Text)
+			} else if fs[0].Pos.Line == 0 {
+				t.Errorf("%s: finding has no line: %+v", r.ID, fs[0])
+			}
+			if fs := findings(t, r.ID, r.Good); len(fs) > 0 {
+				t.Errorf("%s: its good example is flagged: %+v\n%s", r.ID, fs, r.Good.Text)
+			}
+		})
+	}
+}
+
+// TestHomeMountWithNetwork is the acceptance case: ~ read-write with the
+// network open gives the parent (home) mount, the network and the exposed
+// credentials, at positions in the policy file.
+func TestHomeMountWithNetwork(t *testing.T) {
+	e := lint.Example{Kind: "policy", Text: `version: "v1"
+servers: wide: {
+	image: "x:1"
+	mounts: [{source: "~", target: "/home/me", mode: "rw"}]
+	network: allow: ["api.github.com:443"]
+}
+`}
+	rep := lint.Run(targets(t, e), lint.Options{})
+	got := map[string]string{}
+	for _, f := range rep.Findings {
+		got[f.Rule] = f.Pos.String()
+	}
+	for rule, pos := range map[string]string{"MOUNT_HOME": ":4:11", "MOUNT_CREDENTIALS": ":4:11", "NETWORK_OPEN": ":5:2"} {
+		if !strings.HasSuffix(got[rule], "mcpolicy.cue"+pos) {
+			t.Errorf("%s at %q, want mcpolicy.cue%s (all: %v)", rule, got[rule], pos, got)
+		}
+	}
+}
+
+func TestWaivers(t *testing.T) {
+	e := lint.Example{Kind: "policy", Text: `version: "v1"
+servers: s: {
+	image: "x:1"
+	network: allow: ["api.github.com:443"]
+	waive: [
+		{rule: "NETWORK_OPEN", reason: "fetches releases"},
+		{rule: "ROOT_USER", reason: "old", expires: "2020-01-01"},
+		{rule: "NO_SUCH_RULE", reason: "typo"},
+	]
+}
+`}
+	rep := lint.Run(targets(t, e), lint.Options{})
+	var text bytes.Buffer
+	lint.Write(&text, rep, "text", "test")
+	out := text.String()
+	for _, want := range []string{"NETWORK_OPEN warning network is allowlist (api.github.com:443) (waived: fetches releases)",
+		"WAIVER error waiver of ROOT_USER expired on 2020-01-01", `WAIVER error waiver names unknown rule "NO_SUCH_RULE"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestSARIF checks the structure SARIF 2.1.0 requires of our output: the
+// version and schema, a driver with the rules, results that are an array
+// (never null), each with a known ruleId, a level and a location whose
+// region starts at line and column 1 or more. (The official JSON schema
+// is not vendored here; these are its constraints that our writer could
+// get wrong.)
+func TestSARIF(t *testing.T) {
+	for _, e := range []lint.Example{lint.Lookup("MOUNT_HOME").Bad, lint.Lookup("MOUNT_HOME").Good} {
+		var buf bytes.Buffer
+		if err := lint.Write(&buf, lint.Run(targets(t, e), lint.Options{}), "sarif", "test"); err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Schema  string `json:"$schema"`
+			Version string `json:"version"`
+			Runs    []struct {
+				Tool struct {
+					Driver struct {
+						Name  string `json:"name"`
+						Rules []struct {
+							ID string `json:"id"`
+						} `json:"rules"`
+					} `json:"driver"`
+				} `json:"tool"`
+				Results *[]struct {
+					RuleID    string                `json:"ruleId"`
+					Level     string                `json:"level"`
+					Message   struct{ Text string } `json:"message"`
+					Locations []struct {
+						PhysicalLocation struct {
+							ArtifactLocation struct{ URI string }                 `json:"artifactLocation"`
+							Region           struct{ StartLine, StartColumn int } `json:"region"`
+						} `json:"physicalLocation"`
+					} `json:"locations"`
+				} `json:"results"`
+			} `json:"runs"`
+		}
+		if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc.Version != "2.1.0" || !strings.Contains(doc.Schema, "sarif-schema-2.1.0") || len(doc.Runs) != 1 {
+			t.Fatalf("header: %s", buf.String()[:200])
+		}
+		run := doc.Runs[0]
+		if run.Tool.Driver.Name != "mcpolicy" || len(run.Tool.Driver.Rules) != len(lint.Registry()) {
+			t.Errorf("driver: %+v", run.Tool.Driver)
+		}
+		if run.Results == nil {
+			t.Fatalf("results is null:\n%s", buf.String())
+		}
+		for _, r := range *run.Results {
+			if lint.Lookup(r.RuleID) == nil || (r.Level != "error" && r.Level != "warning" && r.Level != "note") ||
+				len(r.Locations) != 1 || r.Locations[0].PhysicalLocation.Region.StartLine < 1 ||
+				r.Locations[0].PhysicalLocation.Region.StartColumn < 1 || r.Locations[0].PhysicalLocation.ArtifactLocation.URI == "" {
+				t.Errorf("result: %+v", r)
+			}
+		}
+	}
+}
+
+// TestRulesDocIsCurrent: docs/rules.md is generated from the registry.
+func TestRulesDocIsCurrent(t *testing.T) {
+	got, err := os.ReadFile("../../docs/rules.md")
+	if err != nil || string(got) != lint.Markdown() {
+		t.Errorf("docs/rules.md is stale: run `go run ./cmd/mcpolicy rules --format markdown > docs/rules.md` (%v)", err)
+	}
+}

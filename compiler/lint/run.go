@@ -1,0 +1,245 @@
+package lint
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"fmt"
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/schema"
+)
+
+// Options tune a lint run.
+type Options struct {
+	MaxGrants int       // GRANT_COUNT's limit; 0 means 4
+	Today     time.Time // for waiver expiry; zero means now
+	Only      []string  // rule IDs to run; empty means all
+}
+
+// Finding is one rule's observation about one server.
+type Finding struct {
+	Rule     string     `json:"rule"`
+	Severity Severity   `json:"-"`
+	Level    string     `json:"severity"`
+	Server   string     `json:"server"`
+	Pos      schema.Pos `json:"pos"`
+	Message  string     `json:"message"`
+	// Waived holds the waiver's reason when the policy acknowledges it.
+	Waived string `json:"waived,omitempty"`
+}
+
+// Summary is one server's line: its grants and its worst finding.
+type Summary struct {
+	Server string     `json:"server"`
+	File   string     `json:"file"`
+	Pos    schema.Pos `json:"pos"`
+	Grants int        `json:"grants"` // -1 when nothing confines it
+	Worst  string     `json:"worst"`  // "" when clean
+}
+
+// Report is the result of a run.
+type Report struct {
+	Findings []Finding `json:"findings"`
+	Servers  []Summary `json:"servers"`
+}
+
+// Worst is the highest severity of the unwaived findings, and whether any.
+func (r Report) Worst() (Severity, bool) {
+	worst, any := Info, false
+	for _, f := range r.Findings {
+		if f.Waived == "" {
+			any = true
+			worst = max(worst, f.Severity)
+		}
+	}
+	return worst, any
+}
+
+// Run lints every target with every rule (or o.Only).
+func Run(targets []*Target, o Options) Report {
+	if o.MaxGrants == 0 {
+		o.MaxGrants = 4
+	}
+	if o.Today.IsZero() {
+		o.Today = time.Now()
+	}
+	only := map[string]bool{}
+	for _, id := range o.Only {
+		only[id] = true
+	}
+	rep := Report{Findings: []Finding{}, Servers: []Summary{}}
+	for _, t := range targets {
+		var fs []Finding
+		for _, r := range Registry() {
+			if len(only) > 0 && !only[r.ID] {
+				continue
+			}
+			r.check(t, o, func(pos schema.Pos, format string, args ...any) {
+				if pos.File == "" {
+					pos = t.Pos
+				}
+				fs = append(fs, Finding{Rule: r.ID, Severity: r.Severity, Level: r.Severity.String(), Server: t.Server,
+					Pos: pos, Message: strings.ReplaceAll(fmt.Sprintf(format, args...), "%!s(MISSING)", "")})
+			})
+		}
+		fs = append(fs, applyWaivers(t, fs, o.Today)...)
+		sum := Summary{Server: t.Server, File: t.File, Pos: t.Pos, Grants: -1}
+		if t.Plan != nil {
+			sum.Grants = len(t.Plan.Grants())
+		}
+		for _, f := range fs {
+			if f.Waived == "" && (sum.Worst == "" || f.Severity > mustSeverity(sum.Worst)) {
+				sum.Worst = f.Level
+			}
+		}
+		rep.Findings = append(rep.Findings, fs...)
+		rep.Servers = append(rep.Servers, sum)
+	}
+	sort.SliceStable(rep.Findings, func(i, j int) bool {
+		a, b := rep.Findings[i], rep.Findings[j]
+		if a.Pos.File != b.Pos.File {
+			return a.Pos.File < b.Pos.File
+		}
+		if a.Pos.Line != b.Pos.Line {
+			return a.Pos.Line < b.Pos.Line
+		}
+		return a.Rule < b.Rule
+	})
+	return rep
+}
+
+func mustSeverity(s string) Severity {
+	v, _ := ParseSeverity(s)
+	return v
+}
+
+// applyWaivers marks findings a policy waives; it returns new findings for
+// waivers that are expired or name an unknown rule.
+func applyWaivers(t *Target, fs []Finding, today time.Time) []Finding {
+	if t.Plan == nil {
+		return nil
+	}
+	var extra []Finding
+	for _, w := range t.Plan.Waivers {
+		if Lookup(w.Rule) == nil {
+			extra = append(extra, Finding{Rule: "WAIVER", Severity: Error, Level: "error", Server: t.Server, Pos: w.Pos,
+				Message: fmt.Sprintf("waiver names unknown rule %q (see mcpolicy rules)", w.Rule)})
+			continue
+		}
+		if w.Expires != "" {
+			exp, err := time.Parse("2006-01-02", w.Expires)
+			if err != nil || !today.Before(exp.AddDate(0, 0, 1)) {
+				extra = append(extra, Finding{Rule: "WAIVER", Severity: Error, Level: "error", Server: t.Server, Pos: w.Pos,
+					Message: fmt.Sprintf("waiver of %s expired on %s: %s", w.Rule, w.Expires, w.Reason)})
+				continue
+			}
+		}
+		for i := range fs {
+			if fs[i].Rule == w.Rule {
+				fs[i].Waived = w.Reason
+			}
+		}
+	}
+	return extra
+}
+
+// findSecrets lists secret-looking files under dir (bounded), relative.
+func findSecrets(dir string, depth, budget int) []string {
+	var found []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		budget--
+		if err != nil || budget < 0 || len(found) >= 5 {
+			return filepath.SkipDir
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			if p != dir && (d.Name() == ".git" || d.Name() == "node_modules" || strings.Count(rel, string(filepath.Separator)) >= depth) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		n := d.Name()
+		if strings.HasPrefix(n, ".env") || strings.HasSuffix(n, ".pem") || strings.HasSuffix(n, ".key") ||
+			(strings.HasPrefix(n, "id_") && !strings.HasSuffix(n, ".pub")) {
+			found = append(found, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	return found
+}
+
+// checkSymlinks walks each mounted folder (bounded) for symlinks whose
+// targets lie outside every grant, and names the smallest read-only grant
+// that would hold them.
+func checkSymlinks(t *Target, o Options, report reportFn) {
+	ms := mounts(t)
+	granted := func(p string) bool {
+		for _, m := range ms {
+			if within(p, m.Host) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, m := range ms {
+		if fi, err := os.Stat(m.Host); err != nil || !fi.IsDir() {
+			continue
+		}
+		var escapes []string
+		var targets []string
+		budget := 50000
+		filepath.WalkDir(m.Host, func(p string, d fs.DirEntry, err error) error {
+			budget--
+			if err != nil || budget < 0 {
+				return filepath.SkipDir
+			}
+			if d.IsDir() && d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			if d.Type()&fs.ModeSymlink == 0 {
+				return nil
+			}
+			real, err := filepath.EvalSymlinks(p)
+			if err != nil || granted(real) {
+				return nil
+			}
+			rel, _ := filepath.Rel(m.Host, p)
+			escapes = append(escapes, filepath.ToSlash(rel)+" -> "+real)
+			targets = append(targets, real)
+			return nil
+		})
+		if len(escapes) == 0 {
+			continue
+		}
+		sort.Strings(escapes)
+		fix := commonDir(targets)
+		example := escapes[0]
+		report(m.Pos, "%d symlink(s) in %s resolve outside every grant and will dangle (e.g. %s); the smallest read-only grant that holds them is %s, which adds a grant",
+			len(escapes), m.Target, example, fix)
+	}
+}
+
+// commonDir is the deepest folder holding every path.
+func commonDir(paths []string) string {
+	dir := filepath.Dir(paths[0])
+	for _, p := range paths[1:] {
+		for !within(p, dir) {
+			dir = filepath.Dir(dir)
+		}
+	}
+	return dir
+}
+
+// PolicyTargets turns compiled plans into lint targets.
+func PolicyTargets(plans []*compiler.Plan, root, home string) []*Target {
+	var ts []*Target
+	for _, p := range plans {
+		ts = append(ts, &Target{Server: p.Server, File: p.Pos.File, Pos: p.Pos, Origin: FromPolicy, Plan: p,
+			Launcher: "mcpolicy", ProjectRoot: root, Home: home})
+	}
+	return ts
+}
