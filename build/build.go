@@ -235,7 +235,7 @@ func Write(outDir string, files map[string][]byte) error {
 		if old, err := os.ReadFile(target); err == nil && bytes.Equal(old, files[name]) {
 			continue
 		}
-		if err := writeAtomic(target, files[name]); err != nil {
+		if err := writeAtomic(target, files[name], 0o644); err != nil {
 			return err
 		}
 	}
@@ -313,7 +313,7 @@ func listFiles(dir string) ([]string, error) {
 	return names, err
 }
 
-func writeAtomic(target string, data []byte) error {
+func writeAtomic(target string, data []byte, mode os.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 		return err
 	}
@@ -326,7 +326,7 @@ func writeAtomic(target string, data []byte) error {
 		tmp.Close()
 		return err
 	}
-	if err := tmp.Chmod(0o644); err != nil {
+	if err := tmp.Chmod(mode); err != nil {
 		tmp.Close()
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"fmt"
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/compiler/diff"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
@@ -125,7 +126,7 @@ func applyWaivers(t *Target, fs []Finding, today time.Time) []Finding {
 	}
 	var extra []Finding
 	for _, w := range t.Plan.Waivers {
-		if Lookup(w.Rule) == nil {
+		if Lookup(w.Rule) == nil && !diff.IsKind(w.Rule) {
 			extra = append(extra, Finding{Rule: "WAIVER", Severity: Error, Level: "error", Server: t.Server, Pos: w.Pos,
 				Message: fmt.Sprintf("waiver names unknown rule %q (see mcpolicy rules)", w.Rule)})
 			continue

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/mcpolicy/mcpolicy/build"
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/compiler/diff"
+	"github.com/spf13/cobra"
+)
+
+// ExitWidened: diff found a widening no waiver acknowledges.
+const ExitWidened = 6
+
+func newDiffCmd() *cobra.Command {
+	var against, format, failOn, path string
+	cmd := &cobra.Command{
+		Use:   "diff [--against REF] [-p PATH] | diff OLD NEW",
+		Short: "Show grant changes between two versions, each widened or narrowed",
+		Long: `diff compiles both versions of the policies and compares them server by
+server, grant by grant. Each change is widened (a new grant, ro -> rw, a
+mount moved to a parent, a bigger scratch, network opened, an egress host
+or env name added, a protection removed, a limit raised, root) or narrowed;
+reordering, renamed targets, comments and wording change no grant and are
+not reported. The old side comes from a git ref (default HEAD) or a path.
+
+A widening can be acknowledged in the new policy by its kind:
+  waive: [{rule: "MOUNT_RW", reason: "the indexer writes its cache"}]
+
+Exit codes: 0 nothing widened (or everything waived), 6 an unwaived
+widening (--fail-on widening, the default; any: every change; never).`,
+		Example: `  mcpolicy diff                         # the working tree against HEAD
+  mcpolicy diff --against origin/main --format markdown
+  mcpolicy diff old/mcpolicy.cue mcpolicy.cue`,
+		Args: cobra.RangeArgs(0, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			home, _ := os.UserHomeDir()
+			var oldPlans, newPlans []*compiler.Plan
+			display := func(s string) string { return s }
+			switch len(args) {
+			case 2:
+				var err error
+				if _, oldPlans, err = compileProject(args[0]); err != nil {
+					return err
+				}
+				if _, newPlans, err = compileProject(args[1]); err != nil {
+					return err
+				}
+			case 0:
+				old, disp, cleanup, err := build.AtRef(path, against)
+				if err != nil {
+					return &exitError{code: ExitError, err: err}
+				}
+				defer cleanup()
+				display = disp
+				if len(old.Files) > 0 {
+					if oldPlans, err = old.Compile(home); err != nil {
+						return fmt.Errorf("the policies at %s: %w", against, err)
+					}
+				}
+				if _, newPlans, err = compileProject(path); err != nil {
+					return err
+				}
+			default:
+				return &exitError{code: ExitError, err: fmt.Errorf("give OLD and NEW, or neither (and --against)")}
+			}
+			cs := diff.Plans(oldPlans, newPlans)
+			for i := range cs {
+				cs[i].Against.File = display(cs[i].Against.File)
+			}
+			if err := diff.Write(cmd.OutOrStdout(), cs, format); err != nil {
+				return &exitError{code: ExitError, err: err}
+			}
+			switch failOn {
+			case "widening":
+				if diff.Widening(cs) {
+					return &errSilent{code: ExitWidened}
+				}
+			case "any":
+				if len(cs) > 0 {
+					return &errSilent{code: ExitWidened}
+				}
+			case "never":
+			default:
+				return &exitError{code: ExitError, err: fmt.Errorf("--fail-on: widening, any or never (got %q)", failOn)}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&against, "against", "HEAD", "git ref of the old side")
+	cmd.Flags().StringVarP(&path, "path", "p", ".", "policy file or folder")
+	cmd.Flags().StringVarP(&format, "format", "f", "text", "text, markdown or json")
+	cmd.Flags().StringVar(&failOn, "fail-on", "widening", "exit 6 on: widening, any, never")
+	return cmd
+}
