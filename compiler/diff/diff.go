@@ -215,12 +215,15 @@ func server(o, n *compiler.Plan) []Change {
 	setDiff(o.Accept, n.Accept, func(name string) {
 		add("DEGRADATION_DROPPED", Narrowed, n.Pos, posOf(o.Accept, o.AcceptPos, name, o.Pos), "degradation %s no longer accepted", name)
 	})
-	setDiff(n.Runtime.ReadOnly, o.Runtime.ReadOnly, func(p string) {
-		add("BASELINE_WIDENED", Widened, n.Pos, o.Pos, "runtime baseline %s -> %s adds %s", o.Runtime.Name, n.Runtime.Name, p)
-	})
-	setDiff(o.Runtime.ReadOnly, n.Runtime.ReadOnly, func(p string) {
-		add("BASELINE_NARROWED", Narrowed, n.Pos, o.Pos, "runtime baseline %s -> %s drops %s", o.Runtime.Name, n.Runtime.Name, p)
-	})
+	var addedPaths, droppedPaths []string
+	setDiff(n.Runtime.ReadOnly, o.Runtime.ReadOnly, func(p string) { addedPaths = append(addedPaths, p) })
+	setDiff(o.Runtime.ReadOnly, n.Runtime.ReadOnly, func(p string) { droppedPaths = append(droppedPaths, p) })
+	if len(addedPaths) > 0 {
+		add("BASELINE_WIDENED", Widened, n.Pos, o.Pos, "runtime baseline %s -> %s adds %s", o.Runtime.Name, n.Runtime.Name, strings.Join(addedPaths, ", "))
+	}
+	if len(droppedPaths) > 0 {
+		add("BASELINE_NARROWED", Narrowed, n.Pos, o.Pos, "runtime baseline %s -> %s drops %s", o.Runtime.Name, n.Runtime.Name, strings.Join(droppedPaths, ", "))
+	}
 
 	limit := func(what string, ov, nv int64, format func(int64) string) {
 		switch {

@@ -15,6 +15,7 @@ const ExitWidened = 6
 
 func newDiffCmd() *cobra.Command {
 	var against, format, failOn, path string
+	var artefacts bool
 	cmd := &cobra.Command{
 		Use:   "diff [--against REF] [-p PATH] | diff OLD NEW",
 		Short: "Show grant changes between two versions, each widened or narrowed",
@@ -31,6 +32,7 @@ A widening can be acknowledged in the new policy by its kind:
 Exit codes: 0 nothing widened (or everything waived), 6 an unwaived
 widening (--fail-on widening, the default; any: every change; never).`,
 		Example: `  mcpolicy diff                         # the working tree against HEAD
+  mcpolicy diff --artefacts             # and how each emitted file changes
   mcpolicy diff --against origin/main --format markdown
   mcpolicy diff old/mcpolicy.cue mcpolicy.cue`,
 		Args: cobra.RangeArgs(0, 2),
@@ -72,6 +74,20 @@ widening (--fail-on widening, the default; any: every change; never).`,
 			if err := diff.Write(cmd.OutOrStdout(), cs, format); err != nil {
 				return &exitError{code: ExitError, err: err}
 			}
+			if artefacts {
+				oldFiles, err1 := build.Artefacts(oldPlans)
+				newFiles, err2 := build.Artefacts(newPlans)
+				if err1 != nil || err2 != nil {
+					return fmt.Errorf("rendering artefacts: %v %v", err1, err2)
+				}
+				for _, d := range diff.Artefacts(oldFiles, newFiles) {
+					if format == "markdown" {
+						fmt.Fprintf(cmd.OutOrStdout(), "\n<details><summary><code>%s</code></summary>\n\n```diff\n%s```\n</details>\n", d.Name, d.Text)
+					} else if format == "text" {
+						fmt.Fprintf(cmd.OutOrStdout(), "\n--- a/%s\n+++ b/%s\n%s", d.Name, d.Name, d.Text)
+					}
+				}
+			}
 			switch failOn {
 			case "widening":
 				if diff.Widening(cs) {
@@ -92,5 +108,6 @@ widening (--fail-on widening, the default; any: every change; never).`,
 	cmd.Flags().StringVarP(&path, "path", "p", ".", "policy file or folder")
 	cmd.Flags().StringVarP(&format, "format", "f", "text", "text, markdown or json")
 	cmd.Flags().StringVar(&failOn, "fail-on", "widening", "exit 6 on: widening, any, never")
+	cmd.Flags().BoolVar(&artefacts, "artefacts", false, "also show the line diff of every emitted artefact (docker args, bwrap, .sb, plans)")
 	return cmd
 }

@@ -1,0 +1,89 @@
+package diff
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
+)
+
+// ArtefactDiff is the line diff of one emitted file between two versions.
+type ArtefactDiff struct {
+	Name string
+	Text string // "-old line" / "+new line" / " same line", trimmed to context
+}
+
+// Artefacts compares two sets of emitted files (name -> content) and
+// returns the line diffs of those that differ, by name.
+func Artefacts(old, new map[string][]byte) []ArtefactDiff {
+	names := map[string]bool{}
+	for n := range old {
+		names[n] = true
+	}
+	for n := range new {
+		names[n] = true
+	}
+	var sorted []string
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+	var out []ArtefactDiff
+	for _, n := range sorted {
+		if string(old[n]) == string(new[n]) {
+			continue
+		}
+		out = append(out, ArtefactDiff{Name: n, Text: lineDiff(string(old[n]), string(new[n]), 3)})
+	}
+	return out
+}
+
+// lineDiff renders a line-mode diff with ctx lines of context around each
+// change (diffmatchpatch's pretty printer is coloured and character-based).
+func lineDiff(a, b string, ctx int) string {
+	dmp := diffmatchpatch.New()
+	ca, cb, lines := dmp.DiffLinesToChars(a, b)
+	diffs := dmp.DiffCharsToLines(dmp.DiffMain(ca, cb, false), lines)
+	type line struct {
+		op   byte
+		text string
+	}
+	var ls []line
+	for _, d := range diffs {
+		op := byte(' ')
+		switch d.Type {
+		case diffmatchpatch.DiffDelete:
+			op = '-'
+		case diffmatchpatch.DiffInsert:
+			op = '+'
+		}
+		for _, l := range strings.SplitAfter(d.Text, "\n") {
+			if l != "" {
+				ls = append(ls, line{op, strings.TrimSuffix(l, "\n")})
+			}
+		}
+	}
+	keep := make([]bool, len(ls))
+	for i, l := range ls {
+		if l.op != ' ' {
+			for j := max(0, i-ctx); j <= min(len(ls)-1, i+ctx); j++ {
+				keep[j] = true
+			}
+		}
+	}
+	var b2 strings.Builder
+	skipped := false
+	for i, l := range ls {
+		if !keep[i] {
+			skipped = true
+			continue
+		}
+		if skipped {
+			b2.WriteString("...\n")
+			skipped = false
+		}
+		fmt.Fprintf(&b2, "%c%s\n", l.op, l.text)
+	}
+	return b2.String()
+}
