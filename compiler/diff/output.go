@@ -10,8 +10,9 @@ import (
 // Formats are the output formats Write knows.
 var Formats = []string{"text", "markdown", "json"}
 
-// Write renders changes.
-func Write(w io.Writer, cs []Change, format string) error {
+// Write renders changes; color marks verdicts with ANSI colours (text only,
+// for a terminal).
+func Write(w io.Writer, cs []Change, format string, color bool) error {
 	switch format {
 	case "json":
 		if cs == nil {
@@ -30,7 +31,18 @@ func Write(w io.Writer, cs []Change, format string) error {
 			if c.Pos.File == "" {
 				at = c.Against.String()
 			}
-			fmt.Fprintf(w, "%s: %s %s %s: %s", at, c.Server, strings.ToUpper(string(c.Verdict)), c.Kind, c.What)
+			verdict := strings.ToUpper(string(c.Verdict))
+			if color {
+				code := "32" // green: narrowed
+				if c.Verdict == Widened {
+					code = "1;31"
+					if c.Waived != "" {
+						code = "33"
+					}
+				}
+				verdict = "\x1b[" + code + "m" + verdict + "\x1b[0m"
+			}
+			fmt.Fprintf(w, "%s: %s %s %s: %s", at, c.Server, verdict, c.Kind, c.What)
 			if c.Against.File != "" && c.Pos.File != "" {
 				fmt.Fprintf(w, " (was %s)", c.Against)
 			}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/mcpolicy/mcpolicy/build"
@@ -71,7 +72,7 @@ widening (--fail-on widening, the default; any: every change; never).`,
 			for i := range cs {
 				cs[i].Against.File = display(cs[i].Against.File)
 			}
-			if err := diff.Write(cmd.OutOrStdout(), cs, format); err != nil {
+			if err := diff.Write(cmd.OutOrStdout(), cs, format, isTerminal(cmd.OutOrStdout())); err != nil {
 				return &exitError{code: ExitError, err: err}
 			}
 			if artefacts {
@@ -110,4 +111,14 @@ widening (--fail-on widening, the default; any: every change; never).`,
 	cmd.Flags().StringVar(&failOn, "fail-on", "widening", "exit 6 on: widening, any, never")
 	cmd.Flags().BoolVar(&artefacts, "artefacts", false, "also show the line diff of every emitted artefact (docker args, bwrap, .sb, plans)")
 	return cmd
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
