@@ -11,6 +11,7 @@ import (
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"github.com/mcpolicy/mcpolicy/probe"
 	"golang.org/x/sys/unix"
 )
 
@@ -104,6 +105,23 @@ func confineAndExec(sp *spec, verbose io.Writer) error {
 	}
 	// No net rule is added: with ABI >= 4 every TCP bind and connect is
 	// denied. Scoping (ABI >= 6) comes with the preset.
+	if sp.Probe != nil {
+		// The probe runs here, in Go, on any thread: restrict them all.
+		if err := cfg.Restrict(rules...); err != nil {
+			return fmt.Errorf("applying the Landlock ruleset: %w", err)
+		}
+		if rs.Workdir != "" {
+			os.Chdir(rs.Workdir)
+		}
+		var results []probe.Result
+		for _, a := range sp.Probe {
+			results = append(results, probe.Run(a))
+		}
+		if err := probe.Encode(os.Stdout, results); err != nil {
+			return err
+		}
+		os.Exit(0)
+	}
 	// Restrict this thread only: it is the one that execs, and execve keeps
 	// the calling thread's Landlock domain and no_new_privs for the whole
 	// new program. (go-landlock's Restrict would also stop every other

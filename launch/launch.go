@@ -19,6 +19,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/mcpolicy/mcpolicy/probe"
 )
 
 // Stage2Arg is argv[1] of the launcher re-executed inside the namespaces.
@@ -32,6 +34,10 @@ type spec struct {
 	Env     []string `json:"env"`
 	NoNetNS bool     `json:"noNetns,omitempty"`
 	Verbose bool     `json:"verbose,omitempty"`
+	// Probe, when set, runs these accesses in the confined launcher itself
+	// in place of exec'ing the command (mcpolicy prove): the same ruleset
+	// and namespaces, and no file of the probe needs to be granted.
+	Probe []probe.Attempt `json:"probe,omitempty"`
 }
 
 // Options tune a launch.
@@ -39,6 +45,7 @@ type Options struct {
 	Verbose io.Writer // where to say what is enforced; nil for quiet
 	Environ []string  // the launcher's environment; passthrough values come from it
 	Host    *Host     // what the machine offers; nil: DetectHost, and try namespaces
+	Probe   []probe.Attempt
 }
 
 // Start runs the ruleset's command confined (paths already resolved). It
@@ -61,7 +68,7 @@ func Start(rs *Ruleset, opts Options) (int, error) {
 			}
 		}
 	}
-	sp := &spec{Ruleset: rs, ABI: host.ABI, Env: environment(rs, opts.Environ), Verbose: opts.Verbose != nil, Mount: rs.Scratch != ""}
+	sp := &spec{Ruleset: rs, ABI: host.ABI, Env: environment(rs, opts.Environ), Verbose: opts.Verbose != nil, Mount: rs.Scratch != "", Probe: opts.Probe}
 	var nsErr error
 	if tryNS {
 		say(opts.Verbose, "mcpolicy exec: %s: Landlock ABI %d, plan %s", rs.Server, host.ABI, rs.Plan)

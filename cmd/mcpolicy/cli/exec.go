@@ -8,6 +8,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/launch"
+	"github.com/mcpolicy/mcpolicy/probe"
 	"github.com/spf13/cobra"
 )
 
@@ -17,6 +18,7 @@ const ExitUnsupported = 4
 func newExecCmd() *cobra.Command {
 	var policy, server string
 	var verbose bool
+	var probes []string
 	cmd := &cobra.Command{
 		Use:   "exec --policy PATH --server NAME [-- CMD ARGS...]",
 		Short: "Start a server under its Landlock ruleset (the landlock backend)",
@@ -55,6 +57,13 @@ times faster.`,
 				plan.Command = args
 			}
 			opts := launch.Options{Environ: os.Environ()}
+			for _, a := range probes {
+				at, err := probe.ParseAttempt(a)
+				if err != nil {
+					return &exitError{code: ExitError, err: err}
+				}
+				opts.Probe = append(opts.Probe, at)
+			}
 			if verbose {
 				opts.Verbose = cmd.ErrOrStderr()
 			}
@@ -77,6 +86,8 @@ times faster.`,
 	cmd.Flags().StringVar(&policy, "policy", ".", "policy file or folder")
 	cmd.Flags().StringVar(&server, "server", "", "server to start (required)")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "say on stderr what is enforced, with the Landlock ABI")
+	cmd.Flags().StringArrayVar(&probes, "probe", nil, "run these OP:TARGET accesses in the confined launcher instead of the command (mcpolicy prove)")
+	cmd.Flags().MarkHidden("probe")
 	cmd.MarkFlagRequired("server")
 	return cmd
 }
