@@ -5,6 +5,8 @@ package compiler
 
 import (
 	"crypto/sha256"
+	"path"
+	"strings"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -151,4 +153,23 @@ func (p *Plan) JSON() []byte {
 		panic("internal error: plan does not marshal: " + err.Error())
 	}
 	return append(b, '\n')
+}
+
+// HostPathOf maps a sandbox path at or below a mount target to the host
+// path it shows, for backends that do not remap paths (Landlock, seatbelt):
+// the deepest mount holding it decides.
+func (p *Plan) HostPathOf(sandbox string) (HostPath, bool) {
+	best := -1
+	for i, m := range p.Mounts {
+		if sandbox == m.Target || strings.HasPrefix(sandbox, strings.TrimSuffix(m.Target, "/")+"/") {
+			if best < 0 || len(m.Target) > len(p.Mounts[best].Target) {
+				best = i
+			}
+		}
+	}
+	if best < 0 {
+		return HostPath{}, false
+	}
+	m := p.Mounts[best]
+	return HostPath{Base: m.Source.Base, Rel: path.Join(m.Source.Rel, strings.TrimPrefix(sandbox, m.Target))}, true
 }

@@ -8,7 +8,6 @@ package landlock
 
 import (
 	"fmt"
-	"path"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
@@ -91,21 +90,13 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*launch.Ruleset, error) {
 	return rs, nil
 }
 
-// hostPath maps a sandbox path at or below a mount target to the host path.
+// hostPath is where a sandbox path is on this host, rendered by r.
 func hostPath(p *compiler.Plan, r compiler.Resolver, sandbox string) (string, bool) {
-	best := -1
-	for i, m := range p.Mounts {
-		if sandbox == m.Target || strings.HasPrefix(sandbox, strings.TrimSuffix(m.Target, "/")+"/") {
-			if best < 0 || len(m.Target) > len(p.Mounts[best].Target) {
-				best = i
-			}
-		}
-	}
-	if best < 0 {
+	hp, ok := p.HostPathOf(sandbox)
+	if !ok {
 		return "", false
 	}
-	m := p.Mounts[best]
-	return path.Join(r.Resolve(m.Source), strings.TrimPrefix(sandbox, m.Target)), true
+	return r.Resolve(hp), true
 }
 
 // within reports whether p is dir or below it (clean paths).

@@ -9,7 +9,6 @@ package seatbelt
 
 import (
 	"fmt"
-	"path"
 	"regexp"
 	"strings"
 
@@ -190,20 +189,3 @@ func Canonical(p string) string {
 	return p
 }
 
-// hostPath maps a sandbox path under a mount target to its host path:
-// seatbelt, like Landlock, does not remap paths.
-func hostPath(p *compiler.Plan, sandbox string) (compiler.HostPath, bool) {
-	best := -1
-	for i, m := range p.Mounts {
-		if sandbox == m.Target || strings.HasPrefix(sandbox, strings.TrimSuffix(m.Target, "/")+"/") {
-			if best < 0 || len(m.Target) > len(p.Mounts[best].Target) {
-				best = i
-			}
-		}
-	}
-	if best < 0 {
-		return compiler.HostPath{}, false
-	}
-	m := p.Mounts[best]
-	return compiler.HostPath{Base: m.Source.Base, Rel: path.Join(m.Source.Rel, strings.TrimPrefix(sandbox, m.Target))}, true
-}

@@ -38,7 +38,7 @@ func Args(p *compiler.Plan, pr *Profile, r compiler.Resolver, profile string) ([
 // under a mount target.
 func command(p *compiler.Plan, r compiler.Resolver) []string {
 	c := append([]string{}, p.Command...)
-	if hp, ok := hostPath(p, c[0]); ok {
+	if hp, ok := p.HostPathOf(c[0]); ok {
 		c[0] = r.Resolve(hp)
 	}
 	return c
@@ -125,7 +125,7 @@ export PATH=/usr/bin:/bin:/usr/sbin:/sbin:/opt/homebrew/bin:/usr/local/bin HOME=
 		b.WriteString("export TMPDIR=\"$SCRATCH\"\n")
 	}
 	if p.Workdir != "" {
-		hp, ok := hostPath(p, p.Workdir)
+		hp, ok := p.HostPathOf(p.Workdir)
 		if !ok {
 			return nil, &emit.NotEnforceableError{Pos: p.Pos, Server: p.Server, Backend: Backend,
 				Restriction: fmt.Sprintf("workdir %s outside every mount (seatbelt runs with host paths)", p.Workdir),
@@ -141,7 +141,7 @@ export PATH=/usr/bin:/bin:/usr/sbin:/sbin:/opt/homebrew/bin:/usr/local/bin HOME=
 	var words []string
 	for i, c := range cmd {
 		if i == 0 && c != p.Command[0] {
-			hp, _ := hostPath(p, p.Command[0])
+			hp, _ := p.HostPathOf(p.Command[0])
 			w, err := shellPath(hp)
 			if err != nil {
 				return nil, err
