@@ -5,11 +5,11 @@ package compiler
 
 import (
 	"crypto/sha256"
-	"path"
-	"strings"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"path"
+	"strings"
 
 	"github.com/mcpolicy/mcpolicy/schema"
 )

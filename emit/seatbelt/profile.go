@@ -188,4 +188,3 @@ func Canonical(p string) string {
 	}
 	return p
 }
-
