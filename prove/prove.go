@@ -37,6 +37,9 @@ type Options struct {
 	Probes   []string // extra host paths to try to read
 	Self     string   // this mcpolicy binary (the probe and the launcher)
 	Policy   string   // the policy path as given, for reproduce commands
+	// Call, when set, also starts the real server in the same confinement
+	// and puts this tool call to it: the controlled comparison.
+	Call *ToolCall
 }
 
 // Row is one access and what the kernel answered.
@@ -57,9 +60,10 @@ type BackendReport struct {
 	Version string `json:"version"`
 	// Probe says how the probe got inside and what, if anything, differs
 	// from the artefact.
-	Probe   string `json:"probe"`
-	Skipped string `json:"skipped,omitempty"`
-	Rows    []Row  `json:"rows"`
+	Probe   string     `json:"probe"`
+	Skipped string     `json:"skipped,omitempty"`
+	Rows    []Row      `json:"rows"`
+	Server  *ServerRow `json:"server,omitempty"`
 }
 
 // Report is the evidence for one server.
@@ -131,7 +135,7 @@ func attempts(p *compiler.Plan, m compiler.Machine, extra []string, listener str
 		deny("beside the project, in its parent folder", probe.List, sib)
 	}
 	for _, x := range extra {
-		deny("--probe", probe.Read, x)
+		deny("--probe "+x, probe.Read, x)
 	}
 	as = append(as, attempt{"the root folder", probe.List, "/", "/", "", true})
 	for i, mt := range p.Mounts {
@@ -247,6 +251,15 @@ func Run(p *compiler.Plan, m compiler.Machine, o Options) (*Report, error) {
 			row.Agrees = a.expect == "" || (a.expect == "allowed") == (r.Result == "ok")
 			row.Reproduce = reproduce(b, p, m, o, a.op, view(a), image)
 			br.Rows = append(br.Rows, row)
+		}
+		if o.Call != nil {
+			probeResult := ""
+			for i, a := range as {
+				if a.host == o.Call.Target && a.op == probe.Read {
+					probeResult = results[i].Result
+				}
+			}
+			br.Server = callServer(b, p, m, o, probeResult)
 		}
 		rep.Backends = append(rep.Backends, br)
 	}

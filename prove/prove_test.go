@@ -1,6 +1,7 @@
 package prove_test
 
 import (
+	"archive/tar"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -105,4 +106,99 @@ func TestProveSeedExample(t *testing.T) {
 			t.Errorf("%s: rows missing: %v", be.Backend, found)
 		}
 	}
+}
+
+// TestCanaryUnderEveryBackend is the seed's demonstration, two instruments
+// on one build: the canary's tools behave (the mcpcall tests show the tool
+// matrix green), but its startup reads a credentials file. Under each
+// Linux backend, prove starts the real canary in the same confinement as
+// its probe: the probe's read of the file and the canary's own startup
+// read fail alike — ENOENT (bwrap, docker, podman), EACCES (Landlock) —
+// while the tool still answers.
+func TestCanaryUnderEveryBackend(t *testing.T) {
+	ci := os.Getenv("CI") == "true"
+	base, err := os.MkdirTemp("/var/tmp", "mcpolicy-canary-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	os.Chmod(base, 0o755)
+	project := filepath.Join(base, "canary")
+	copyDir(t, "../examples/canary", project)
+	bin := filepath.Join(base, "mcpolicy")
+	for _, b := range []struct{ out, pkg string }{{bin, "../cmd/mcpolicy"}, {filepath.Join(project, "bin", "canary"), "../examples/canary"}} {
+		build := exec.Command("go", "build", "-o", b.out, b.pkg)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", b.pkg, err, out)
+		}
+	}
+	exec.Command("chmod", "-R", "a+rX", project).Run()
+	// The canary's image is empty: its binary comes through the bin mount.
+	for _, engine := range []string{"docker", "podman"} {
+		if exec.Command(engine, "info").Run() != nil {
+			continue
+		}
+		cmd := exec.Command(engine, "import", "-", "mcpolicy-canary:empty")
+		cmd.Stdin = strings.NewReader(emptyTar())
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s import: %v\n%s", engine, err, out)
+		}
+		t.Cleanup(func() { exec.Command(engine, "rmi", "-f", "mcpolicy-canary:empty").Run() })
+	}
+	home := filepath.Join(base, "home")
+	creds := filepath.Join(home, ".aws", "credentials")
+	os.MkdirAll(filepath.Dir(creds), 0o755)
+	os.WriteFile(creds, []byte("[default]\naws_secret_access_key = planted\n"), 0o644)
+
+	out := filepath.Join(base, "evidence")
+	cmd := exec.Command(bin, "prove", "-p", project, "--out", out, "--tool", "list_dir", "--probe", creds)
+	cmd.Env = append(os.Environ(), "HOME="+home, "CANARY_TARGET="+creds)
+	if o, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("mcpolicy prove: %v\n%s", err, o)
+	}
+	var rep prove.Report
+	b, _ := os.ReadFile(filepath.Join(out, "evidence.json"))
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"bwrap": "ENOENT", "landlock": "EACCES", "docker": "ENOENT", "podman": "ENOENT"}
+	ran := 0
+	for _, be := range rep.Backends {
+		if be.Skipped != "" || be.Server == nil || be.Server.Skipped != "" {
+			reason := be.Skipped
+			if be.Server != nil && reason == "" {
+				reason = be.Server.Skipped
+			}
+			if ci {
+				t.Errorf("%s: not run in CI: %s", be.Backend, reason)
+			}
+			continue
+		}
+		ran++
+		line := "canary: startup read " + creds + ": " + want[be.Backend]
+		if !strings.Contains(be.Server.Stderr, line) {
+			t.Errorf("%s: the canary's stderr lacks %q:\n%s", be.Backend, line, be.Server.Stderr)
+		}
+		if be.Server.IsError || !strings.Contains(be.Server.Text, "hello.txt") {
+			t.Errorf("%s: the tool did not answer as unconfined: %+v", be.Backend, be.Server)
+		}
+		for _, row := range be.Rows {
+			if row.Target == creds && row.Op == "read" && row.Result != want[be.Backend] {
+				t.Errorf("%s: the probe's read: %s, want %s", be.Backend, row.Result, want[be.Backend])
+			}
+		}
+	}
+	if ran == 0 {
+		t.Fatal("no backend ran the canary")
+	}
+}
+
+// emptyTar is a tar archive with one empty folder.
+func emptyTar() string {
+	var buf strings.Builder
+	tw := tar.NewWriter(&buf)
+	tw.WriteHeader(&tar.Header{Name: "tmp/", Typeflag: tar.TypeDir, Mode: 0o1777})
+	tw.Close()
+	return buf.String()
 }

@@ -41,6 +41,23 @@ func (r *Report) Markdown() []byte {
 			}
 			fmt.Fprintf(&b, "| %s %s | `%s` | %s | **%s** | %s | %s |\n", row.Op, row.What, row.Target, row.Expect, row.Result, row.Meaning, mark)
 		}
+		if sv := be.Server; sv != nil {
+			b.WriteString("\n**The controlled comparison.** The same confinement, the real server, the same target:\n\n")
+			if sv.Skipped != "" {
+				fmt.Fprintf(&b, "Not run: %s\n", sv.Skipped)
+			} else {
+				verdict := "same result: the refusal belongs to the confinement, not to either program"
+				if !sv.Same {
+					verdict = "different results"
+				}
+				fmt.Fprintf(&b, "| program | asked | answer | errno |\n|---|---|---|---|\n")
+				fmt.Fprintf(&b, "| probe | read | | **%s** |\n", sv.Probe)
+				fmt.Fprintf(&b, "| server | `%s` %v | %s | **%s** |\n\n%s.\n", sv.Tool, sv.Args, mdCell(sv.Text), sv.Errno, verdict)
+			}
+			if sv.Stderr != "" {
+				fmt.Fprintf(&b, "\nThe server's stderr (last lines):\n\n```\n%s\n```\n", sv.Stderr)
+			}
+		}
 		b.WriteString("\nTo reproduce a row, paste its command:\n\n```sh\n")
 		for _, row := range be.Rows {
 			if row.Reproduce != "" {
@@ -63,4 +80,8 @@ func (r *Report) Disagreements() int {
 		}
 	}
 	return n
+}
+
+func mdCell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
 }

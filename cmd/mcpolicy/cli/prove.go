@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/prove"
@@ -15,7 +16,8 @@ const ExitDisagrees = 7
 
 func newProveCmd() *cobra.Command {
 	var path, out string
-	var servers, backends, probes []string
+	var servers, backends, probes, toolArgs []string
+	var tool string
 	cmd := &cobra.Command{
 		Use:   "prove [-p PATH] [--server NAME] [--backend B] [--probe PATH] [--out DIR]",
 		Short: "Demonstrate the denied reads: a probe, not the server, under each backend's confinement",
@@ -32,6 +34,7 @@ command that reproduces each row with ordinary tools.
 Exit codes: 0 every row as the plan says, 7 a disagreement, 1 an error.
 Container backends need a static mcpolicy (CGO_ENABLED=0 go install).`,
 		Example: `  mcpolicy prove -p examples/code-index --out evidence/
+  mcpolicy prove -p examples/canary --tool read_file --arg path=$HOME/.aws/credentials
   mcpolicy prove --server code-index --backend bwrap --backend landlock`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -54,7 +57,23 @@ Container backends need a static mcpolicy (CGO_ENABLED=0 go install).`,
 				if len(want) > 0 && !want[p.Server] {
 					continue
 				}
-				rep, err := prove.Run(p, m, prove.Options{Backends: backends, Probes: probes, Self: self, Policy: path})
+				opts := prove.Options{Backends: backends, Probes: probes, Self: self, Policy: path}
+				if tool != "" {
+					call := &prove.ToolCall{Tool: tool, Args: map[string]any{}}
+					for _, kv := range toolArgs {
+						k, v, ok := strings.Cut(kv, "=")
+						if !ok {
+							return &exitError{code: ExitError, err: fmt.Errorf("--arg %q: want KEY=VALUE", kv)}
+						}
+						call.Args[k] = v
+						if strings.HasPrefix(v, "/") && call.Target == "" {
+							call.Target = v
+							opts.Probes = append(opts.Probes, v)
+						}
+					}
+					opts.Call = call
+				}
+				rep, err := prove.Run(p, m, opts)
 				if err != nil {
 					return err
 				}
@@ -93,5 +112,7 @@ Container backends need a static mcpolicy (CGO_ENABLED=0 go install).`,
 	cmd.Flags().StringArrayVar(&servers, "server", nil, "only this server (repeatable)")
 	cmd.Flags().StringArrayVar(&backends, "backend", nil, "only this backend: bwrap, landlock, docker, podman (repeatable)")
 	cmd.Flags().StringArrayVar(&probes, "probe", nil, "another host path to try to read (repeatable)")
+	cmd.Flags().StringVar(&tool, "tool", "", "also start the real server in the same confinement and call this MCP tool (the controlled comparison)")
+	cmd.Flags().StringArrayVar(&toolArgs, "arg", nil, "an argument of --tool, KEY=VALUE; the first absolute path is also probed")
 	return cmd
 }
