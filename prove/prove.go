@@ -242,6 +242,9 @@ func Run(p *compiler.Plan, m compiler.Machine, o Options) (*Report, error) {
 		for i, a := range as {
 			r := results[i]
 			row := Row{What: a.what, Op: string(a.op), Target: view(a), Expect: a.expect, Result: r.Result, Meaning: Meaning(r.Result)}
+			if a.op == probe.Connect {
+				row.Target = "127.0.0.1:PORT" // the port changes each run; reports must diff clean
+			}
 			switch {
 			case b == "landlock" && r.Result == "ENOENT":
 				row.Meaning = "does not exist on this host (Landlock shows the host's own paths)"

@@ -86,6 +86,12 @@ func TestProveSeedExample(t *testing.T) {
 					t.Errorf("%s: credentials: %s, want %s", be.Backend, row.Result, want[be.Backend])
 				}
 				// The reproduce command, pasted into a shell, says the same.
+				if be.Backend == "docker" || be.Backend == "podman" {
+					o, _ := exec.Command("sh", "-c", row.Reproduce).CombinedOutput()
+					if !strings.Contains(string(o), `"result":"ENOENT"`) {
+						t.Errorf("%s: reproduce %q said %q", be.Backend, row.Reproduce, o)
+					}
+				}
 				if be.Backend == "bwrap" || be.Backend == "landlock" {
 					sh := exec.Command("sh", "-c", strings.Replace(row.Reproduce, "mcpolicy exec", bin+" exec", 1))
 					sh.Env = append(os.Environ(), "HOME="+home)
