@@ -313,6 +313,12 @@ func listFiles(dir string) ([]string, error) {
 	return names, err
 }
 
+// WriteFileAtomic writes data to a temporary file beside target and
+// renames it over target: a reader sees the old file or the new one.
+func WriteFileAtomic(target string, data []byte, mode os.FileMode) error {
+	return writeAtomic(target, data, mode)
+}
+
 func writeAtomic(target string, data []byte, mode os.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 		return err

@@ -39,6 +39,9 @@ func Artefacts(old, new map[string][]byte) []ArtefactDiff {
 	return out
 }
 
+// TextDiff is a line diff of two texts with three lines of context.
+func TextDiff(a, b string) string { return lineDiff(a, b, 3) }
+
 // lineDiff renders a line-mode diff with ctx lines of context around each
 // change (diffmatchpatch's pretty printer is coloured and character-based).
 func lineDiff(a, b string, ctx int) string {

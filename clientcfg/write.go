@@ -1,0 +1,322 @@
+package clientcfg
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit/docker"
+	"github.com/tailscale/hujson"
+)
+
+// Client is one MCP client format mcpolicy can write entries for.
+type Client struct {
+	Name    string
+	Key     string // the servers object's key ("" for Codex's TOML tables)
+	Project string // the project-scope file, relative to the project ("" when none)
+	// User is the user-scope file for this OS.
+	User func(home string) string
+	// Workspace is the client's variable for the project folder, usable in
+	// a committed project-scope file ("" when it has none).
+	Workspace string
+	// EnvRef is how the client refers to its own environment in an "env"
+	// value ("" when it cannot: then passthrough names go by the wrapper).
+	EnvRef string
+	// Stdio adds the client's documented stdio marker fields.
+	Stdio map[string]any
+}
+
+func darwin(home, mac, linux string) string {
+	if runtime.GOOS == "darwin" {
+		return filepath.Join(home, mac)
+	}
+	return filepath.Join(home, linux)
+}
+
+// Clients are the targets of `mcpolicy client`.
+var Clients = []Client{
+	{Name: "claude-desktop", Key: "mcpServers",
+		User: func(h string) string {
+			return darwin(h, "Library/Application Support/Claude/claude_desktop_config.json", ".config/Claude/claude_desktop_config.json")
+		}},
+	{Name: "claude-code", Key: "mcpServers", Project: ".mcp.json", EnvRef: "${%s}",
+		User: func(h string) string { return filepath.Join(h, ".claude.json") }},
+	{Name: "cursor", Key: "mcpServers", Project: ".cursor/mcp.json", Workspace: "${workspaceFolder}", EnvRef: "${env:%s}",
+		User: func(h string) string { return filepath.Join(h, ".cursor/mcp.json") }},
+	{Name: "vscode", Key: "servers", Project: ".vscode/mcp.json", Workspace: "${workspaceFolder}", EnvRef: "${env:%s}",
+		Stdio: map[string]any{"type": "stdio"},
+		User: func(h string) string {
+			return darwin(h, "Library/Application Support/Code/User/mcp.json", ".config/Code/User/mcp.json")
+		}},
+	{Name: "windsurf", Key: "mcpServers",
+		User: func(h string) string { return filepath.Join(h, ".codeium/windsurf/mcp_config.json") }},
+	{Name: "zed", Key: "context_servers", Project: ".zed/settings.json",
+		User: func(h string) string { return filepath.Join(h, ".config/zed/settings.json") }},
+	{Name: "gemini", Key: "mcpServers", Project: ".gemini/settings.json", EnvRef: "${%s}",
+		User: func(h string) string { return filepath.Join(h, ".gemini/settings.json") }},
+	{Name: "cline", Key: "mcpServers", Stdio: map[string]any{"type": "stdio"},
+		User: func(h string) string {
+			return darwin(h, "Library/Application Support/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+				".config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json")
+		}},
+	{Name: "codex", Project: ".codex/config.toml",
+		User: func(h string) string { return filepath.Join(h, ".codex/config.toml") }},
+}
+
+// LookupClient finds a target by name.
+func LookupClient(name string) (*Client, error) {
+	var names []string
+	for i := range Clients {
+		if Clients[i].Name == name {
+			return &Clients[i], nil
+		}
+		names = append(names, Clients[i].Name)
+	}
+	return nil, fmt.Errorf("unknown client %q (clients: %s)", name, strings.Join(names, ", "))
+}
+
+// Launch is how an entry starts a server: an absolute command, its args,
+// and the environment the wrapper needs from the client.
+type Launch struct {
+	Command string
+	Args    []string
+	Env     map[string]string
+}
+
+// workspacePaths renders project paths with the client's variable, home
+// paths absolutely (a committed file must not hold this machine's project
+// path, but a home path is the user's own).
+type workspacePaths struct {
+	variable string
+	home     string
+}
+
+func (w workspacePaths) Resolve(p compiler.HostPath) string {
+	switch p.Base {
+	case compiler.ProjectRoot:
+		if p.Rel == "." {
+			return w.variable
+		}
+		return w.variable + "/" + p.Rel
+	case compiler.Home:
+		return filepath.Join(w.home, filepath.FromSlash(p.Rel))
+	}
+	return p.Rel
+}
+
+// LaunchFor renders how a client starts the plan's server on a backend.
+// portable uses the client's workspace variable for project paths.
+func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self string, portable bool) (*Launch, error) {
+	var r compiler.Resolver = compiler.Machine{ProjectRoot: root, Home: home}
+	if portable && c.Workspace != "" {
+		r = workspacePaths{c.Workspace, home}
+	}
+	l := &Launch{Env: map[string]string{}}
+	switch backend {
+	case "docker", "podman":
+		args, err := docker.Args(p, r)
+		if err != nil {
+			return nil, err
+		}
+		l.Command, l.Args = absolute(backend), args
+	case "bwrap":
+		l.Command, l.Args = "/bin/sh", []string{filepath.Join(outDir, "bwrap", p.Server+".sh")}
+		l.Env["PROJECT_ROOT"] = root
+	case "landlock":
+		l.Command, l.Args = self, []string{"exec", "--policy", root, "--server", p.Server}
+	case "seatbelt":
+		l.Command, l.Args = "/bin/sh", []string{filepath.Join(outDir, "seatbelt", p.Server+".sh")}
+		l.Env["PROJECT_ROOT"] = root
+	default:
+		return nil, fmt.Errorf("unknown backend %q", backend)
+	}
+	// GUI clients start servers with a minimal environment: what the
+	// wrapper needs is written down, and the plan's names refer to the
+	// client's own environment where the client can say so.
+	l.Env["PATH"] = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+	if c.EnvRef != "" {
+		for _, name := range p.Env {
+			l.Env[name] = fmt.Sprintf(c.EnvRef, name)
+		}
+	}
+	return l, nil
+}
+
+func absolute(cmd string) string {
+	if p, err := exec.LookPath(cmd); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs
+		}
+	}
+	return cmd
+}
+
+// entryJSON renders the entry in the client's shape, keys sorted.
+func entryJSON(c *Client, l *Launch) ([]byte, error) {
+	e := map[string]any{}
+	for k, v := range c.Stdio {
+		e[k] = v
+	}
+	if c.Name == "zed" {
+		e["command"] = l.Command
+		e["args"] = l.Args
+		e["env"] = l.Env
+	} else {
+		e["command"], e["args"], e["env"] = l.Command, l.Args, l.Env
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(e); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSpace(b.Bytes()), nil
+}
+
+// ErrForeign refuses to replace an entry mcpolicy did not write.
+type ErrForeign struct{ File, Server string }
+
+func (e *ErrForeign) Error() string {
+	return fmt.Sprintf("%s: entry %q was not written by mcpolicy: refusing to replace it (use --force)", e.File, e.Server)
+}
+
+// Managed reports whether an entry's launch is mcpolicy's: our wrappers,
+// mcpolicy exec, or docker args carrying our plan label.
+func Managed(command string, args []string) bool {
+	all := command + " " + strings.Join(args, " ")
+	return strings.Contains(all, docker.LabelPlan+"=") || strings.Contains(all, "/.mcpolicy/") ||
+		(strings.HasSuffix(command, "mcpolicy") && len(args) > 0 && args[0] == "exec")
+}
+
+// Merge writes the entry for server into a JSON/JSONC client file,
+// changing nothing else: other entries, key order, comments and trailing
+// commas stay byte for byte. src may be empty (a new file).
+func Merge(file string, src []byte, c *Client, server string, l *Launch, force bool) ([]byte, error) {
+	if c.Key == "" {
+		return mergeTOML(file, src, server, l, force)
+	}
+	if len(bytes.TrimSpace(src)) == 0 {
+		src = []byte("{}\n")
+	}
+	v, err := hujson.Parse(src)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not valid JSON(C), left untouched: %v", file, err)
+	}
+	std := v.Clone()
+	std.Standardize()
+	var doc map[string]any
+	if err := json.Unmarshal(std.Pack(), &doc); err != nil {
+		return nil, fmt.Errorf("%s: not a JSON object, left untouched: %v", file, err)
+	}
+	servers, haveKey := doc[c.Key].(map[string]any)
+	if existing, ok := servers[server].(map[string]any); ok && !force {
+		cmd, _ := existing["command"].(string)
+		var args []string
+		if raw, ok := existing["args"].([]any); ok {
+			for _, a := range raw {
+				args = append(args, fmt.Sprint(a))
+			}
+		}
+		if !Managed(cmd, args) {
+			return nil, &ErrForeign{file, server}
+		}
+	}
+	entry, err := entryJSON(c, l)
+	if err != nil {
+		return nil, err
+	}
+	var ops []map[string]any
+	if !haveKey {
+		ops = append(ops, map[string]any{"op": "add", "path": "/" + pointer(c.Key), "value": json.RawMessage("{}")})
+	}
+	op := "add"
+	if _, ok := servers[server]; ok {
+		op = "replace"
+	}
+	ops = append(ops, map[string]any{"op": op, "path": "/" + pointer(c.Key) + "/" + pointer(server), "value": json.RawMessage(entry)})
+	patch, err := json.Marshal(ops)
+	if err != nil {
+		return nil, err
+	}
+	if err := v.Patch(patch); err != nil {
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	out := v.Pack()
+	if !bytes.HasSuffix(out, []byte("\n")) {
+		out = append(out, '\n')
+	}
+	return out, nil
+}
+
+// pointer escapes a JSON Pointer token.
+func pointer(s string) string { return strings.NewReplacer("~", "~0", "/", "~1").Replace(s) }
+
+var tomlTable = regexp.MustCompile(`(?m)^\s*\[`)
+
+// mergeTOML replaces (or appends) the [mcp_servers.NAME] table of a Codex
+// config, leaving every other byte as it was.
+func mergeTOML(file string, src []byte, server string, l *Launch, force bool) ([]byte, error) {
+	header := "[mcp_servers." + tomlKey(server) + "]"
+	var b strings.Builder
+	b.WriteString(header + "\n")
+	fmt.Fprintf(&b, "command = %s\n", tomlString(l.Command))
+	var args []string
+	for _, a := range l.Args {
+		args = append(args, tomlString(a))
+	}
+	fmt.Fprintf(&b, "args = [%s]\n", strings.Join(args, ", "))
+	var keys []string
+	for k := range l.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if len(keys) > 0 {
+		var kv []string
+		for _, k := range keys {
+			kv = append(kv, tomlKey(k)+" = "+tomlString(l.Env[k]))
+		}
+		fmt.Fprintf(&b, "env = { %s }\n", strings.Join(kv, ", "))
+	}
+	block := b.String()
+	s := string(src)
+	start := strings.Index(s, header)
+	if start < 0 {
+		if s != "" && !strings.HasSuffix(s, "\n") {
+			s += "\n"
+		}
+		if s != "" {
+			s += "\n"
+		}
+		return []byte(s + block), nil
+	}
+	end := len(s)
+	if loc := tomlTable.FindStringIndex(s[start+len(header):]); loc != nil {
+		end = start + len(header) + loc[0]
+	}
+	old := s[start:end]
+	if !force && !Managed(old, nil) && !strings.Contains(old, `"exec", "--policy"`) {
+		return nil, &ErrForeign{file, server}
+	}
+	trail := old[len(strings.TrimRight(old, "\n")):]
+	return []byte(s[:start] + strings.TrimRight(block, "\n") + trail + s[end:]), nil
+}
+
+func tomlString(s string) string {
+	b, _ := json.Marshal(s) // a JSON string is a valid TOML basic string
+	return string(b)
+}
+
+func tomlKey(k string) string {
+	if regexp.MustCompile(`^[A-Za-z0-9_-]+$`).MatchString(k) {
+		return k
+	}
+	return tomlString(k)
+}

@@ -1,0 +1,116 @@
+package clientcfg
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+)
+
+func seedPlan() *compiler.Plan {
+	return &compiler.Plan{
+		Server: "code-index", Image: "code-index:1.7.2", Hash: "sha256:00",
+		User:    compiler.User{UID: 1000, GID: 1000},
+		Network: compiler.Network{Mode: "none"},
+		Mounts:  []compiler.Mount{{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "shop"}, Target: "/workspace", Mode: compiler.ReadWrite}},
+		Scratch: &compiler.Scratch{Target: "/tmp", SizeBytes: 256 << 20},
+		Env:     []string{"GITHUB_TOKEN"},
+	}
+}
+
+const vscodeFile = `{
+  // my servers, by hand
+  "servers": {
+    "other": {"type": "stdio", "command": "uvx", "args": ["x"],}, // keep me
+  },
+  "inputs": [],
+}
+`
+
+// TestMergeChangesOnlyTheEntry: comments, trailing commas and the other
+// entry stay byte for byte; the entry reads back as the same plan.
+func TestMergeChangesOnlyTheEntry(t *testing.T) {
+	c, _ := LookupClient("vscode")
+	root := t.TempDir()
+	l, err := LaunchFor(c, seedPlan(), "docker", root, "/home/dev", filepath.Join(root, ".mcpolicy"), "/usr/bin/mcpolicy", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Merge(".vscode/mcp.json", []byte(vscodeFile), c, "code-index", l, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Removing the line the entry added gives back the original bytes.
+	var kept []string
+	for _, line := range strings.SplitAfter(string(out), "\n") {
+		if !strings.HasPrefix(line, `"code-index":`) {
+			kept = append(kept, line)
+		}
+	}
+	if strings.Join(kept, "") != vscodeFile {
+		t.Errorf("the rest of the file changed:\n%s", out)
+	}
+	file := filepath.Join(root, ".vscode", "mcp.json")
+	os.MkdirAll(filepath.Dir(file), 0o755)
+	os.WriteFile(file, out, 0o644)
+	ts, err := Read(file, "/home/dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *compiler.Plan
+	for _, tg := range ts {
+		if tg.Server == "code-index" {
+			got = tg.Plan
+		}
+	}
+	if got == nil || len(got.Mounts) != 1 || got.Mounts[0].Source != seedPlan().Mounts[0].Source || got.Mounts[0].Mode != compiler.ReadWrite ||
+		got.Network.Mode != "none" || got.Scratch == nil || got.Scratch.SizeBytes != 256<<20 {
+		t.Errorf("read back: %+v", got)
+	}
+	if l.Env["GITHUB_TOKEN"] != "${env:GITHUB_TOKEN}" {
+		t.Errorf("env passthrough: %v", l.Env)
+	}
+}
+
+func TestMergeRefusals(t *testing.T) {
+	c, _ := LookupClient("claude-desktop")
+	l := &Launch{Command: "/usr/bin/docker", Args: []string{"run", "--label", "org.mcpolicy.plan=sha256:1", "img"}}
+	if _, err := Merge("f", []byte("{ not json"), c, "s", l, false); err == nil || !strings.Contains(err.Error(), "left untouched") {
+		t.Errorf("unparsable: %v", err)
+	}
+	foreign := []byte(`{"mcpServers": {"s": {"command": "npx", "args": ["srv"]}}}`)
+	var fe *ErrForeign
+	if _, err := Merge("f", foreign, c, "s", l, false); !errors.As(err, &fe) {
+		t.Errorf("foreign entry replaced without --force: %v", err)
+	}
+	if _, err := Merge("f", foreign, c, "s", l, true); err != nil {
+		t.Errorf("--force: %v", err)
+	}
+	ours, _ := Merge("f", []byte(`{"mcpServers": {}}`), c, "s", l, false)
+	if _, err := Merge("f", ours, c, "s", l, false); err != nil {
+		t.Errorf("replacing our own entry: %v", err)
+	}
+}
+
+func TestMergeTOML(t *testing.T) {
+	c, _ := LookupClient("codex")
+	src := "# my codex config\nmodel = \"x\"\n\n[mcp_servers.other]\ncommand = \"uvx\" # keep\n\n[profiles.a]\nk = 1\n"
+	l := &Launch{Command: "/usr/bin/mcpolicy", Args: []string{"exec", "--policy", "/p", "--server", "s"}, Env: map[string]string{"PATH": "/usr/bin"}}
+	out, err := Merge("config.toml", []byte(src), c, "s", l, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(out), src) || !strings.Contains(string(out), `[mcp_servers.s]`) {
+		t.Errorf("appended wrongly:\n%s", out)
+	}
+	again, err := Merge("config.toml", out, c, "s", l, false)
+	if err != nil || string(again) != string(out) {
+		t.Errorf("rewriting our own table is not idempotent (%v):\n%s", err, again)
+	}
+	if _, err := Merge("config.toml", []byte(src), c, "other", l, false); err == nil {
+		t.Errorf("a foreign table was replaced")
+	}
+}

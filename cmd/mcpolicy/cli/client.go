@@ -1,0 +1,207 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/mcpolicy/mcpolicy/build"
+	"github.com/mcpolicy/mcpolicy/clientcfg"
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/compiler/diff"
+	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/spf13/cobra"
+)
+
+func newClientCmd() *cobra.Command {
+	var path, backend, file string
+	var servers []string
+	var write, dryRun, force, user bool
+	cmd := &cobra.Command{
+		Use:   "client TARGET [--backend B] [--server NAME...] [--file PATH] [--write | --dry-run]",
+		Short: "Write the entries that spawn each server confined into an MCP client's config",
+		Long: `client renders, for each server, the entry an MCP client needs to start it
+confined (docker/podman run, the bwrap or seatbelt wrapper, or mcpolicy
+exec) and merges it into the client's file: other entries, key order,
+comments and trailing commas stay as they were; the file is replaced
+atomically after a backup (FILE.mcpolicy.bak). Without --write it shows the
+diff and writes nothing. An entry mcpolicy did not write is not replaced
+without --force; a file that does not parse is never touched.
+
+Targets: claude-desktop, claude-code, cursor, vscode, windsurf, zed, gemini,
+cline, codex. The project-scope file is the default where the client has
+one (.mcp.json, .cursor/mcp.json, .vscode/mcp.json...); --user picks the
+user-scope file, --file any file.`,
+		Example: `  mcpolicy client vscode                      # show the diff for .vscode/mcp.json
+  mcpolicy client claude-desktop --write      # merge into Claude Desktop's config
+  mcpolicy client codex --backend landlock --user --write`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := clientcfg.LookupClient(args[0])
+			if err != nil {
+				return &exitError{code: ExitError, err: err}
+			}
+			proj, plans, err := compileProject(path)
+			if err != nil {
+				return err
+			}
+			home, _ := os.UserHomeDir()
+			self, _ := os.Executable()
+			target, portable := file, false
+			switch {
+			case target != "":
+			case user || c.Project == "":
+				target = c.User(home)
+			default:
+				target, portable = filepath.Join(proj.Root, c.Project), true
+			}
+			src, err := os.ReadFile(target)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+			out := src
+			want := map[string]bool{}
+			for _, s := range servers {
+				want[s] = true
+			}
+			for _, p := range plans {
+				if len(want) > 0 && !want[p.Server] {
+					continue
+				}
+				b := backend
+				if b == "" {
+					b = p.Backends[0]
+				}
+				l, err := clientcfg.LaunchFor(c, p, b, proj.Root, home, filepath.Join(proj.Root, build.DefaultOut), self, portable)
+				if err != nil {
+					return err
+				}
+				if out, err = clientcfg.Merge(target, out, c, p.Server, l, force); err != nil {
+					return &exitError{code: ExitInvalid, err: err}
+				}
+			}
+			if string(out) == string(src) {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s is up to date\n", target)
+				return nil
+			}
+			if !write || dryRun {
+				fmt.Fprintf(cmd.OutOrStdout(), "--- %s\n+++ %s (mcpolicy)\n%s", target, target, diff.TextDiff(string(src), string(out)))
+				if !write {
+					fmt.Fprintln(cmd.ErrOrStderr(), "mcpolicy: nothing written; add --write to apply")
+				}
+				return nil
+			}
+			if len(src) > 0 {
+				if err := build.WriteFileAtomic(target+".mcpolicy.bak", src, 0o600); err != nil {
+					return err
+				}
+			}
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return err
+			}
+			if err := build.WriteFileAtomic(target, out, 0o644); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", target)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&path, "path", "p", ".", "policy file or folder")
+	cmd.Flags().StringVarP(&backend, "backend", "b", "", "docker, podman, bwrap, landlock or seatbelt (default: the server's first backend)")
+	cmd.Flags().StringArrayVar(&servers, "server", nil, "only this server (repeatable)")
+	cmd.Flags().StringVar(&file, "file", "", "the client file to edit (default: the target's file)")
+	cmd.Flags().BoolVar(&user, "user", false, "the user-scope file rather than the project's")
+	cmd.Flags().BoolVar(&write, "write", false, "write the file (after a backup)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show the diff only (the default without --write)")
+	cmd.Flags().BoolVar(&force, "force", false, "replace entries mcpolicy did not write")
+	return cmd
+}
+
+func newCheckCmd() *cobra.Command {
+	var path string
+	var clients []string
+	cmd := &cobra.Command{
+		Use:   "check [-p PATH] [--client FILE...]",
+		Short: "Report managed client entries that drifted from what the policy compiles to",
+		Long: `check reads each client file (default: the project's own, as lint
+--discover finds them), takes the entries mcpolicy manages, reads their
+launch commands back into plans and compares them with the policy's, grant
+by grant: a hand-widened mount is reported as widened. Exit 6 on drift.`,
+		Example: `  mcpolicy check
+  mcpolicy check --client ~/.cursor/mcp.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			proj, plans, err := compileProject(path)
+			if err != nil {
+				return err
+			}
+			home, _ := os.UserHomeDir()
+			if len(clients) == 0 {
+				clients = clientcfg.Discover(proj.Root)
+			}
+			byName := map[string]*compiler.Plan{}
+			for _, p := range plans {
+				byName[p.Server] = p
+			}
+			drift := false
+			for _, f := range clients {
+				ts, err := clientcfg.Read(f, home)
+				if err != nil {
+					return &exitError{code: ExitInvalid, err: err}
+				}
+				for _, t := range ts {
+					p := byName[t.Server]
+					if p == nil || !managedTarget(t) {
+						continue
+					}
+					if t.Plan == nil {
+						continue // mcpolicy exec / wrappers: they read the policy itself
+					}
+					cs := diff.Plans([]*compiler.Plan{comparable(p, proj.Root)}, []*compiler.Plan{comparable(t.Plan, proj.Root)})
+					for _, c := range cs {
+						drift = true
+						fmt.Fprintf(cmd.OutOrStdout(), "%s: entry %q %s %s: %s (the policy: %s)\n", t.Pos, t.Server, c.Verdict, c.Kind, c.What, p.Pos)
+					}
+				}
+			}
+			if drift {
+				return &errSilent{code: ExitWidened}
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "no drift")
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&path, "path", "p", ".", "policy file or folder")
+	cmd.Flags().StringArrayVar(&clients, "client", nil, "a client file to check (repeatable)")
+	return cmd
+}
+
+func managedTarget(t *lint.Target) bool {
+	return t.Plan != nil && t.Plan.Hash != "" || t.Launcher == "mcpolicy"
+}
+
+// comparable keeps what a launch command can say of a plan: mounts,
+// scratch, env, network, user; absolute paths under the project or home
+// are given their symbolic base, so both sides spell paths alike.
+func comparable(p *compiler.Plan, root string) *compiler.Plan {
+	q := &compiler.Plan{Server: p.Server, Pos: p.Pos, User: p.User, Scratch: p.Scratch, Env: p.Env,
+		Network: p.Network, Subtractions: p.Subtractions, UserPos: p.UserPos, LimitsPos: p.LimitsPos, EnvPos: p.EnvPos}
+	for _, m := range p.Mounts {
+		if m.Source.Base == compiler.Absolute {
+			if rel, err := filepath.Rel(root, m.Source.Rel); err == nil && !filepath.IsAbs(rel) && rel != ".." && !startsDotDot(rel) {
+				m.Source = compiler.HostPath{Base: compiler.ProjectRoot, Rel: filepath.ToSlash(rel)}
+			}
+		}
+		q.Mounts = append(q.Mounts, m)
+	}
+	if q.Network.Mode == "" {
+		q.Network.Mode = "none"
+	}
+	if q.Env == nil {
+		q.Env = []string{}
+	}
+	return q
+}
+
+func startsDotDot(rel string) bool { return len(rel) > 2 && rel[:3] == "../" }
