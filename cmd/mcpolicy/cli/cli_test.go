@@ -157,3 +157,37 @@ func TestLintClientConfig(t *testing.T) {
 		t.Errorf("rules --format markdown: exit %d", code)
 	}
 }
+
+// TestClientWriteAndCheck: client writes a managed entry into a JSONC file
+// with comments; check finds no drift until the mount is hand-widened.
+func TestClientWriteAndCheck(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), `version: "v1"
+servers: "code-index": {
+	image: "code-index:1.7.2"
+	mounts: [{source: "shop", target: "/workspace"}]
+}
+`)
+	os.MkdirAll(filepath.Join(dir, "shop"), 0o755)
+	cfg := filepath.Join(dir, ".vscode", "mcp.json")
+	writeFile(t, cfg, "{\n  // mine\n  \"servers\": {\"other\": {\"command\": \"uvx\", \"args\": [\"x\"]},},\n}\n")
+	if code, out, errs := run(t, "client", "vscode", "-p", dir); code != ExitOK || !strings.Contains(out, "+") || !strings.Contains(errs, "nothing written") {
+		t.Fatalf("dry run: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, errs := run(t, "client", "vscode", "-p", dir, "--write"); code != ExitOK {
+		t.Fatalf("write: exit %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(cfg + ".mcpolicy.bak"); err != nil {
+		t.Errorf("no backup: %v", err)
+	}
+	if code, out, _ := run(t, "check", "-p", dir); code != ExitOK || !strings.Contains(out, "no drift") {
+		t.Fatalf("check after write: exit %d\n%s", code, out)
+	}
+	b, _ := os.ReadFile(cfg)
+	writeFile(t, cfg, strings.Replace(string(b), "target=/workspace,readonly", "target=/workspace", 1))
+	code, out, _ := run(t, "check", "-p", dir)
+	if code != ExitWidened || !strings.Contains(out, `entry "code-index" widened MOUNT_RW`) {
+		t.Errorf("check after a hand edit: exit %d\n%s", code, out)
+	}
+}
