@@ -203,7 +203,8 @@ func Merge(file string, src []byte, c *Client, server string, l *Launch, force b
 	if c.Key == "" {
 		return mergeTOML(file, src, server, l, force)
 	}
-	if len(bytes.TrimSpace(src)) == 0 {
+	fresh := len(bytes.TrimSpace(src)) == 0
+	if fresh {
 		src = []byte("{}\n")
 	}
 	v, err := hujson.Parse(src)
@@ -233,6 +234,18 @@ func Merge(file string, src []byte, c *Client, server string, l *Launch, force b
 	if err != nil {
 		return nil, err
 	}
+	if fresh { // a new file: nothing of the user's to keep, lay it all out
+		var e any
+		json.Unmarshal(entry, &e)
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(map[string]any{c.Key: map[string]any{server: e}}); err != nil {
+			return nil, err
+		}
+		return b.Bytes(), nil
+	}
 	var ops []map[string]any
 	if !haveKey {
 		ops = append(ops, map[string]any{"op": "add", "path": "/" + pointer(c.Key), "value": json.RawMessage("{}")})
@@ -249,11 +262,34 @@ func Merge(file string, src []byte, c *Client, server string, l *Launch, force b
 	if err := v.Patch(patch); err != nil {
 		return nil, fmt.Errorf("%s: %v", file, err)
 	}
+	formatMember(&v, c.Key, server) // only the entry mcpolicy wrote
 	out := v.Pack()
 	if !bytes.HasSuffix(out, []byte("\n")) {
 		out = append(out, '\n')
 	}
 	return out, nil
+}
+
+// formatMember lays out the value at key/server, leaving the rest as is.
+func formatMember(v *hujson.Value, key, server string) {
+	find := func(v *hujson.Value, name string) *hujson.Value {
+		obj, ok := v.Value.(*hujson.Object)
+		if !ok {
+			return nil
+		}
+		for i := range obj.Members {
+			var n string
+			if json.Unmarshal(obj.Members[i].Name.Value.(hujson.Literal), &n) == nil && n == name {
+				return &obj.Members[i].Value
+			}
+		}
+		return nil
+	}
+	if servers := find(v, key); servers != nil {
+		if entry := find(servers, server); entry != nil {
+			entry.Format()
+		}
+	}
 }
 
 // pointer escapes a JSON Pointer token.
