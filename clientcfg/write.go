@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -141,6 +142,13 @@ func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self st
 	// wrapper needs is written down, and the plan's names refer to the
 	// client's own environment where the client can say so.
 	l.Env["PATH"] = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+	// The engine's address and rootless podman's runtime folder: clients
+	// do not pass them on, and without them the engine is not found.
+	for _, name := range engineEnv[backend] {
+		if v := lookupEnv(name); v != "" {
+			l.Env[name] = v
+		}
+	}
 	if c.EnvRef != "" {
 		for _, name := range p.Env {
 			l.Env[name] = fmt.Sprintf(c.EnvRef, name)
@@ -148,6 +156,14 @@ func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self st
 	}
 	return l, nil
 }
+
+var engineEnv = map[string][]string{
+	"docker": {"DOCKER_HOST", "DOCKER_CONTEXT"},
+	"podman": {"CONTAINER_HOST", "XDG_RUNTIME_DIR"},
+}
+
+// lookupEnv is os.Getenv, replaceable in tests.
+var lookupEnv = os.Getenv
 
 func absolute(cmd string) string {
 	if p, err := exec.LookPath(cmd); err == nil {
