@@ -25,6 +25,15 @@ func dockerRun(args ...string) Example {
 	return Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "docker", "args": ["run", "-i", "--rm", ` + strings.Join(q, ", ") + `]}}}`}
 }
 
+// bwrapEntry is a client config starting a server under bwrap with args.
+func bwrapEntry(args ...string) Example {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = fmt.Sprintf("%q", a)
+	}
+	return Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "bwrap", "args": [` + strings.Join(q, ", ") + `]}}}`}
+}
+
 // confined is the set of docker flags that make a run narrow: examples
 // start from it and add the one mistake the rule is about.
 var confined = []string{"--network", "none", "--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--user", "1000:1000"}
@@ -369,32 +378,32 @@ var rules = []*Rule{
 		ID: "BWRAP_NO_NEW_SESSION", Name: "bwrap-no-new-session", Severity: Warning,
 		Purpose: "A bwrap sandbox lacks --new-session.", Rationale: "Without a new session a sandboxed process can push keystrokes into the controlling terminal (TIOCSTI).",
 		Remediation: "Add --new-session.",
-		Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "bwrap", "args": ["--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"]}}}`},
-		Good:        Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "bwrap", "args": ["--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"]}}}`},
+		Bad:         bwrapEntry("--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
+		Good:        bwrapEntry("--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
 		check:       flagRule(FlagBwrapNoNewSession, "bwrap without --new-session%s"),
 	},
 	{
 		ID: "BWRAP_NO_DIE_WITH_PARENT", Name: "bwrap-no-die-with-parent", Severity: Warning,
 		Purpose: "A bwrap sandbox lacks --die-with-parent.", Rationale: "When the client exits the server keeps running, unsupervised.",
 		Remediation: "Add --die-with-parent.",
-		Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "bwrap", "args": ["--unshare-all", "--new-session", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"]}}}`},
-		Good:        Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "bwrap", "args": ["--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"]}}}`},
+		Bad:         bwrapEntry("--unshare-all", "--new-session", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
+		Good:        bwrapEntry("--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
 		check:       flagRule(FlagBwrapNoDie, "bwrap without --die-with-parent%s"),
 	},
 	{
 		ID: "BWRAP_SHARE_NET", Name: "bwrap-share-net", Severity: Error,
 		Purpose: "A bwrap sandbox shares the host's network.", Rationale: "--share-net (or no --unshare-net) gives the server the host's network, loopback services included.",
 		Remediation: "Use --unshare-all without --share-net.",
-		Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "bwrap", "args": ["--unshare-all", "--share-net", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"]}}}`},
-		Good:        Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "bwrap", "args": ["--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"]}}}`},
+		Bad:         bwrapEntry("--unshare-all", "--share-net", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
+		Good:        bwrapEntry("--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
 		check:       flagRule(FlagBwrapShareNet, "bwrap shares the host network%s"),
 	},
 	{
 		ID: "BWRAP_BIND_ROOT", Name: "bwrap-bind-root", Severity: Error,
 		Purpose: "A bwrap sandbox binds the host's / into itself.", Rationale: "--bind / / (or --ro-bind / /) rebuilds the host's whole tree inside the namespace.",
 		Remediation: "Bind the runtime folders and the project only.",
-		Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "bwrap", "args": ["--unshare-all", "--new-session", "--die-with-parent", "--bind", "/", "/", "--", "/usr/bin/server"]}}}`},
-		Good:        Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "bwrap", "args": ["--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"]}}}`},
+		Bad:         bwrapEntry("--unshare-all", "--new-session", "--die-with-parent", "--bind", "/", "/", "--", "/usr/bin/server"),
+		Good:        bwrapEntry("--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
 		check:       flagRule(FlagBwrapBindRoot, "bwrap binds the host's / %s"),
 	},
 	{
