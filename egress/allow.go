@@ -1,0 +1,129 @@
+// Package egress is the enforcement point of a network allowlist: an HTTP
+// proxy (CONNECT for TLS, plain forwarding for HTTP) that resolves names
+// itself, checks host and port against the plan's list and the resolved
+// addresses against private ranges, and logs every decision.
+package egress
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"golang.org/x/net/idna"
+)
+
+// Rule is one allowed destination: a host (or *.suffix, or an address) and
+// a port.
+type Rule struct {
+	Host     string // canonical: lower case, no trailing dot, punycode; "*.x.com" for a wildcard
+	Port     int
+	Wildcard bool
+	Addr     netip.Addr // set when the rule names an address
+}
+
+func (r Rule) String() string { return net.JoinHostPort(r.Host, strconv.Itoa(r.Port)) }
+
+// Canonical spells a host name as the allowlist compares it: IDNA to
+// punycode, lower case, no trailing dot.
+func Canonical(host string) (string, error) {
+	h := strings.TrimSuffix(strings.ToLower(host), ".")
+	if h == "" {
+		return "", fmt.Errorf("empty host")
+	}
+	if _, err := netip.ParseAddr(h); err == nil {
+		return h, nil
+	}
+	a, err := idna.Lookup.ToASCII(h)
+	if err != nil {
+		return "", fmt.Errorf("host %q: %v", host, err)
+	}
+	return a, nil
+}
+
+// ParseRule reads "host:port", "*.suffix:port" or "ip:port" ("[v6]:port").
+// A bare "*" is refused: it would be the whole network.
+func ParseRule(s string) (Rule, error) {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return Rule{}, fmt.Errorf("egress %q: want host:port", s)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 1 || p > 65535 {
+		return Rule{}, fmt.Errorf("egress %q: port must be 1-65535", s)
+	}
+	r := Rule{Port: p}
+	if rest, ok := strings.CutPrefix(host, "*."); ok {
+		r.Wildcard = true
+		host = rest
+	}
+	if strings.Contains(host, "*") || host == "" {
+		return Rule{}, fmt.Errorf("egress %q: only a leading \"*.\" wildcard is allowed", s)
+	}
+	c, err := Canonical(host)
+	if err != nil {
+		return Rule{}, fmt.Errorf("egress %q: %v", s, err)
+	}
+	if a, err := netip.ParseAddr(c); err == nil {
+		if r.Wildcard {
+			return Rule{}, fmt.Errorf("egress %q: a wildcard needs a name", s)
+		}
+		r.Addr = a.Unmap()
+	}
+	r.Host = c
+	if r.Wildcard {
+		r.Host = "*." + c
+	}
+	return r, nil
+}
+
+// Allowlist is a plan's egress rules.
+type Allowlist []Rule
+
+// ParseAllowlist reads every entry.
+func ParseAllowlist(entries []string) (Allowlist, error) {
+	var l Allowlist
+	for _, e := range entries {
+		r, err := ParseRule(e)
+		if err != nil {
+			return nil, err
+		}
+		l = append(l, r)
+	}
+	return l, nil
+}
+
+// Match finds the rule allowing host:port. A wildcard matches names below
+// its suffix, never the suffix itself: *.x.com does not allow x.com.
+func (l Allowlist) Match(host string, port int) (Rule, bool) {
+	h, err := Canonical(host)
+	if err != nil {
+		return Rule{}, false
+	}
+	for _, r := range l {
+		if r.Port != port {
+			continue
+		}
+		if r.Wildcard {
+			if strings.HasSuffix(h, r.Host[1:]) && len(h) > len(r.Host)-1 {
+				return r, true
+			}
+			continue
+		}
+		if h == r.Host {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+// Private reports whether an address is loopback, private, link-local
+// (cloud metadata 169.254.169.254 included), unspecified or multicast:
+// somewhere a name on the internet must never lead.
+func Private(a netip.Addr) bool {
+	a = a.Unmap()
+	return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
+		a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast() ||
+		netip.MustParsePrefix("100.64.0.0/10").Contains(a) // carrier-grade NAT
+}

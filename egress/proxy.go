@@ -1,0 +1,207 @@
+package egress
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Decision is one logged verdict.
+type Decision struct {
+	Time   string `json:"time"`
+	Action string `json:"action"` // "allow" or "deny"
+	Method string `json:"method"` // CONNECT or the HTTP method
+	Host   string `json:"host"`
+	Port   int    `json:"port"`
+	Addr   string `json:"addr,omitempty"` // the address connected to
+	Rule   string `json:"rule,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	Up     int64  `json:"bytesUp"`
+	Down   int64  `json:"bytesDown"`
+}
+
+// Proxy enforces an allowlist. It resolves names itself and connects to
+// the address it checked, so a name cannot be re-resolved to somewhere
+// else (DNS rebinding) between the check and the connection.
+type Proxy struct {
+	Allow   Allowlist
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error) // nil: the system resolver
+	Log     io.Writer                                                    // JSON lines; nil: none
+	Now     func() time.Time                                             // nil: time.Now
+
+	mu sync.Mutex
+}
+
+func (p *Proxy) log(d Decision) {
+	if p.Log == nil {
+		return
+	}
+	now := time.Now
+	if p.Now != nil {
+		now = p.Now
+	}
+	d.Time = now().UTC().Format(time.RFC3339)
+	b, _ := json.Marshal(d)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.Log.Write(append(b, '\n'))
+}
+
+// check decides a destination and returns the address to connect to.
+func (p *Proxy) check(ctx context.Context, method, host string, port int) (netip.AddrPort, Decision, bool) {
+	d := Decision{Action: "deny", Method: method, Host: host, Port: port}
+	rule, ok := p.Allow.Match(host, port)
+	if !ok {
+		d.Reason = "not in the allowlist"
+		return netip.AddrPort{}, d, false
+	}
+	d.Rule = rule.String()
+	var addrs []netip.Addr
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{a.Unmap()}
+	} else {
+		resolve := p.Resolve
+		if resolve == nil {
+			resolve = func(ctx context.Context, h string) ([]netip.Addr, error) {
+				return net.DefaultResolver.LookupNetIP(ctx, "ip", h)
+			}
+		}
+		var err error
+		if addrs, err = resolve(ctx, host); err != nil || len(addrs) == 0 {
+			d.Reason = fmt.Sprintf("cannot resolve: %v", err)
+			return netip.AddrPort{}, d, false
+		}
+	}
+	for _, a := range addrs {
+		a = a.Unmap()
+		// A private address is reachable only when the rule names it.
+		if Private(a) && rule.Addr != a {
+			d.Reason = fmt.Sprintf("%s resolves to the private address %s", host, a)
+			continue
+		}
+		d.Action, d.Reason, d.Addr = "allow", "", a.String()
+		return netip.AddrPortFrom(a, uint16(port)), d, true
+	}
+	return netip.AddrPort{}, d, false
+}
+
+func splitPort(hostport, defaultPort string) (string, int, error) {
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host, port = hostport, defaultPort
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		return "", 0, fmt.Errorf("bad port in %q", hostport)
+	}
+	return host, n, nil
+}
+
+// ServeHTTP handles CONNECT (tunnels, for TLS) and absolute-form HTTP
+// requests (plain forwarding); anything else is refused.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodConnect {
+		p.connect(w, r)
+		return
+	}
+	if r.URL.Scheme != "http" || r.URL.Host == "" {
+		http.Error(w, "mcpolicy egress proxy: send absolute http:// URLs or CONNECT", http.StatusBadRequest)
+		return
+	}
+	host, port, err := splitPort(r.URL.Host, "80")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	addr, d, ok := p.check(r.Context(), r.Method, host, port)
+	if !ok {
+		p.log(d)
+		http.Error(w, "mcpolicy egress proxy: "+d.Reason, http.StatusForbidden)
+		return
+	}
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return (&net.Dialer{Timeout: 10 * time.Second}).DialContext(ctx, "tcp", addr.String())
+		},
+		Proxy: nil,
+	}
+	defer tr.CloseIdleConnections()
+	out := r.Clone(r.Context())
+	out.RequestURI = ""
+	out.Header.Del("Proxy-Connection")
+	out.Header.Del("Proxy-Authorization")
+	resp, err := tr.RoundTrip(out)
+	if err != nil {
+		d.Action, d.Reason = "deny", "upstream: "+err.Error()
+		p.log(d)
+		http.Error(w, "mcpolicy egress proxy: upstream failed", http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	for k, vs := range resp.Header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	d.Down, _ = io.Copy(w, resp.Body)
+	d.Up = r.ContentLength
+	p.log(d)
+}
+
+func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
+	host, port, err := splitPort(r.Host, "443")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	addr, d, ok := p.check(r.Context(), "CONNECT", host, port)
+	if !ok {
+		p.log(d)
+		http.Error(w, "mcpolicy egress proxy: "+d.Reason, http.StatusForbidden)
+		return
+	}
+	upstream, err := net.DialTimeout("tcp", addr.String(), 10*time.Second)
+	if err != nil {
+		d.Action, d.Reason = "deny", "upstream: "+err.Error()
+		p.log(d)
+		http.Error(w, "mcpolicy egress proxy: upstream failed", http.StatusBadGateway)
+		return
+	}
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		upstream.Close()
+		http.Error(w, "hijacking not supported", http.StatusInternalServerError)
+		return
+	}
+	client, buf, err := hj.Hijack()
+	if err != nil {
+		upstream.Close()
+		return
+	}
+	client.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n"))
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		d.Up, _ = io.Copy(upstream, buf) // buf holds what the client sent past the headers
+		if tc, ok := upstream.(*net.TCPConn); ok {
+			tc.CloseWrite()
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		d.Down, _ = io.Copy(client, upstream)
+		client.Close()
+	}()
+	wg.Wait()
+	upstream.Close()
+	p.log(d)
+}
