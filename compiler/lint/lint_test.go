@@ -79,6 +79,11 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("%s: purpose, rationale and remediation are all required", r.ID)
 		}
 		t.Run(r.ID, func(t *testing.T) {
+			for _, f := range findings(t, r.ID, r.Bad) {
+				if strings.Contains(f.Message, "%!") {
+					t.Errorf("%s: a malformed message: %q", r.ID, f.Message)
+				}
+			}
 			if fs := findings(t, r.ID, r.Bad); len(fs) == 0 {
 				t.Errorf("%s: its bad example is not flagged:\n%s", r.ID, r.Bad.Text)
 			} else if fs[0].Pos.Line == 0 {

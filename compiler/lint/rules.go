@@ -57,8 +57,12 @@ func without(flag string, n int, extra ...string) Example {
 func flagRule(kind FlagKind, msg string) func(t *Target, o Options, report reportFn) {
 	return func(t *Target, o Options, report reportFn) {
 		for _, f := range t.Flags {
-			if f.Kind == kind {
+			switch {
+			case f.Kind != kind:
+			case strings.Contains(msg, "%s"):
 				report(f.Pos, msg, f.Value)
+			default:
+				report(f.Pos, "%s", msg)
 			}
 		}
 	}
@@ -319,7 +323,7 @@ var rules = []*Rule{
 		ID: "PRIVILEGED", Name: "privileged", Severity: Error,
 		Purpose: "The container runs --privileged.", Rationale: "--privileged gives every capability, every device and no seccomp or AppArmor profile: nothing is confined.",
 		Remediation: "Remove --privileged.", Bad: run("--privileged"), Good: run(),
-		check: flagRule(FlagPrivileged, "--privileged%s: every capability and device, no seccomp"),
+		check: flagRule(FlagPrivileged, "--privileged: every capability and device, no seccomp"),
 	},
 	{
 		ID: "CAP_ADD", Name: "cap-add", Severity: Error,
@@ -331,26 +335,26 @@ var rules = []*Rule{
 		ID: "CAP_DROP_MISSING", Name: "cap-drop-missing", Severity: Error,
 		Purpose: "The container does not drop all capabilities (--cap-drop ALL).", Rationale: "Docker's default set still includes CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_SETUID and others a server does not need.",
 		Remediation: "Add --cap-drop ALL.", Bad: without("--cap-drop", 2), Good: run(),
-		check: flagRule(FlagNoCapDrop, "no --cap-drop ALL%s"),
+		check: flagRule(FlagNoCapDrop, "no --cap-drop ALL"),
 	},
 	{
 		ID: "NO_NEW_PRIVILEGES_MISSING", Name: "no-new-privileges-missing", Severity: Error,
 		Purpose: "The container may gain privileges (no --security-opt no-new-privileges).", Rationale: "Without it a setuid binary in the image can raise the process's privileges again.",
 		Remediation: "Add --security-opt no-new-privileges.", Bad: without("--security-opt", 2), Good: run(),
-		check: flagRule(FlagNoNewPrivsMissing, "no --security-opt no-new-privileges%s"),
+		check: flagRule(FlagNoNewPrivsMissing, "no --security-opt no-new-privileges"),
 	},
 	{
 		ID: "READ_ONLY_ROOT_MISSING", Name: "read-only-root-missing", Severity: Error,
 		Purpose: "The container's own filesystem is writable (no --read-only).", Rationale: "A writable image lets the server change its own code and tools for the next run, and gives it unbounded disk.",
 		Remediation: "Add --read-only, and a bounded --tmpfs where it must write.", Bad: without("--read-only", 1), Good: run(),
-		check: flagRule(FlagNoReadOnly, "no --read-only%s"),
+		check: flagRule(FlagNoReadOnly, "no --read-only"),
 	},
 	{
 		ID: "ROOT_USER", Name: "root-user", Severity: Warning,
 		Purpose: "The server runs as root inside the sandbox.", Rationale: "As root, file modes no longer apply to it inside the namespace, and any escape starts from uid 0.",
 		Remediation: "Run as a non-root user (--user 1000:1000; a policy's default).", Bad: without("--user", 2), Good: run(),
 		check: func(t *Target, o Options, report reportFn) {
-			flagRule(FlagRootUser, "runs as root%s")(t, o, report)
+			flagRule(FlagRootUser, "runs as root")(t, o, report)
 			if t.Origin == FromPolicy && t.Plan != nil && t.Plan.User.UID == 0 {
 				report(t.Plan.UserPos, "runs as uid 0")
 			}
@@ -366,13 +370,13 @@ var rules = []*Rule{
 		ID: "SECCOMP_UNCONFINED", Name: "seccomp-unconfined", Severity: Error,
 		Purpose: "The container runs without a seccomp filter.", Rationale: "seccomp=unconfined opens every system call, including those kernel exploits need.",
 		Remediation: "Remove --security-opt seccomp=unconfined.", Bad: run("--security-opt", "seccomp=unconfined"), Good: run(),
-		check: flagRule(FlagSeccompUnconfined, "seccomp=unconfined%s"),
+		check: flagRule(FlagSeccompUnconfined, "seccomp=unconfined"),
 	},
 	{
 		ID: "APPARMOR_UNCONFINED", Name: "apparmor-unconfined", Severity: Error,
 		Purpose: "The container runs without its AppArmor profile.", Rationale: "apparmor=unconfined removes the engine's default mandatory access control.",
 		Remediation: "Remove --security-opt apparmor=unconfined.", Bad: run("--security-opt", "apparmor=unconfined"), Good: run(),
-		check: flagRule(FlagAppArmorUnconf, "apparmor=unconfined%s"),
+		check: flagRule(FlagAppArmorUnconf, "apparmor=unconfined"),
 	},
 	{
 		ID: "BWRAP_NO_NEW_SESSION", Name: "bwrap-no-new-session", Severity: Warning,
@@ -380,7 +384,7 @@ var rules = []*Rule{
 		Remediation: "Add --new-session.",
 		Bad:         bwrapEntry("--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
 		Good:        bwrapEntry("--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
-		check:       flagRule(FlagBwrapNoNewSession, "bwrap without --new-session%s"),
+		check:       flagRule(FlagBwrapNoNewSession, "bwrap without --new-session"),
 	},
 	{
 		ID: "BWRAP_NO_DIE_WITH_PARENT", Name: "bwrap-no-die-with-parent", Severity: Warning,
@@ -388,7 +392,7 @@ var rules = []*Rule{
 		Remediation: "Add --die-with-parent.",
 		Bad:         bwrapEntry("--unshare-all", "--new-session", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
 		Good:        bwrapEntry("--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
-		check:       flagRule(FlagBwrapNoDie, "bwrap without --die-with-parent%s"),
+		check:       flagRule(FlagBwrapNoDie, "bwrap without --die-with-parent"),
 	},
 	{
 		ID: "BWRAP_SHARE_NET", Name: "bwrap-share-net", Severity: Error,
@@ -396,7 +400,7 @@ var rules = []*Rule{
 		Remediation: "Use --unshare-all without --share-net.",
 		Bad:         bwrapEntry("--unshare-all", "--share-net", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
 		Good:        bwrapEntry("--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
-		check:       flagRule(FlagBwrapShareNet, "bwrap shares the host network%s"),
+		check:       flagRule(FlagBwrapShareNet, "bwrap shares the host network"),
 	},
 	{
 		ID: "BWRAP_BIND_ROOT", Name: "bwrap-bind-root", Severity: Error,
@@ -404,7 +408,7 @@ var rules = []*Rule{
 		Remediation: "Bind the runtime folders and the project only.",
 		Bad:         bwrapEntry("--unshare-all", "--new-session", "--die-with-parent", "--bind", "/", "/", "--", "/usr/bin/server"),
 		Good:        bwrapEntry("--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
-		check:       flagRule(FlagBwrapBindRoot, "bwrap binds the host's / %s"),
+		check:       flagRule(FlagBwrapBindRoot, "bwrap binds the host's /"),
 	},
 	{
 		ID: "SEATBELT_PROFILE", Name: "seatbelt-profile", Severity: Error,

@@ -84,7 +84,7 @@ func Run(targets []*Target, o Options) Report {
 					pos = t.Pos
 				}
 				fs = append(fs, Finding{Rule: r.ID, Severity: r.Severity, Level: r.Severity.String(), Server: t.Server,
-					Pos: pos, Message: strings.ReplaceAll(fmt.Sprintf(format, args...), "%!s(MISSING)", "")})
+					Pos: pos, Message: fmt.Sprintf(format, args...)})
 			})
 		}
 		fs = append(fs, applyWaivers(t, fs, o.Today)...)

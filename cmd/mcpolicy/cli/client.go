@@ -8,9 +8,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/clientcfg"
-	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
-	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/spf13/cobra"
 )
 
@@ -140,29 +138,16 @@ by grant: a hand-widened mount is reported as widened. Exit 6 on drift.`,
 			if len(clients) == 0 {
 				clients = clientcfg.Discover(proj.Root)
 			}
-			byName := map[string]*compiler.Plan{}
-			for _, p := range plans {
-				byName[p.Server] = p
-			}
 			drift := false
 			for _, f := range clients {
 				ts, err := clientcfg.Read(f, home)
 				if err != nil {
 					return &exitError{code: ExitInvalid, err: err}
 				}
-				for _, t := range ts {
-					p := byName[t.Server]
-					if p == nil || !managedTarget(t) {
-						continue
-					}
-					if t.Plan == nil {
-						continue // mcpolicy exec / wrappers: they read the policy itself
-					}
-					cs := diff.Plans([]*compiler.Plan{comparable(p, proj.Root)}, []*compiler.Plan{comparable(t.Plan, proj.Root)})
-					for _, c := range cs {
-						drift = true
-						fmt.Fprintf(cmd.OutOrStdout(), "%s: entry %q %s %s: %s (the policy: %s)\n", t.Pos, t.Server, c.Verdict, c.Kind, c.What, p.Pos)
-					}
+				for _, d := range clientcfg.Drift(plans, ts, proj.Root) {
+					drift = true
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: entry %q %s %s: %s (the policy: %s)\n",
+						d.Entry, d.Change.Server, d.Change.Verdict, d.Change.Kind, d.Change.What, d.Policy)
 				}
 			}
 			if drift {
@@ -176,32 +161,3 @@ by grant: a hand-widened mount is reported as widened. Exit 6 on drift.`,
 	cmd.Flags().StringArrayVar(&clients, "client", nil, "a client file to check (repeatable)")
 	return cmd
 }
-
-func managedTarget(t *lint.Target) bool {
-	return t.Plan != nil && t.Plan.Hash != "" || t.Launcher == "mcpolicy"
-}
-
-// comparable keeps what a launch command can say of a plan: mounts,
-// scratch, env, network, user; absolute paths under the project or home
-// are given their symbolic base, so both sides spell paths alike.
-func comparable(p *compiler.Plan, root string) *compiler.Plan {
-	q := &compiler.Plan{Server: p.Server, Pos: p.Pos, User: p.User, Scratch: p.Scratch, Env: p.Env,
-		Network: p.Network, Subtractions: p.Subtractions, UserPos: p.UserPos, LimitsPos: p.LimitsPos, EnvPos: p.EnvPos}
-	for _, m := range p.Mounts {
-		if m.Source.Base == compiler.Absolute {
-			if rel, err := filepath.Rel(root, m.Source.Rel); err == nil && !filepath.IsAbs(rel) && rel != ".." && !startsDotDot(rel) {
-				m.Source = compiler.HostPath{Base: compiler.ProjectRoot, Rel: filepath.ToSlash(rel)}
-			}
-		}
-		q.Mounts = append(q.Mounts, m)
-	}
-	if q.Network.Mode == "" {
-		q.Network.Mode = "none"
-	}
-	if q.Env == nil {
-		q.Env = []string{}
-	}
-	return q
-}
-
-func startsDotDot(rel string) bool { return len(rel) > 2 && rel[:3] == "../" }

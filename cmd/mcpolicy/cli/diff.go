@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/compiler"
@@ -29,6 +30,8 @@ not reported. The old side comes from a git ref (default HEAD) or a path.
 
 A widening can be acknowledged in the new policy by its kind:
   waive: [{rule: "MOUNT_RW", reason: "the indexer writes its cache"}]
+
+Kinds: ` + strings.Join(diff.Kinds, ", ") + `.
 
 Exit codes: 0 nothing widened (or everything waived), 6 an unwaived
 widening (--fail-on widening, the default; any: every change; never).`,
