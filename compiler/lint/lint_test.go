@@ -146,9 +146,9 @@ servers: s: {
 // TestSARIF checks the structure SARIF 2.1.0 requires of our output: the
 // version and schema, a driver with the rules, results that are an array
 // (never null), each with a known ruleId, a level and a location whose
-// region starts at line and column 1 or more. (The official JSON schema
-// is not vendored here; these are its constraints that our writer could
-// get wrong.)
+// region starts at line and column 1 or more. The schema itself is checked
+// in sarif_schema_test.go; this test says what the schema cannot: that the
+// rules and locations are ours.
 func TestSARIF(t *testing.T) {
 	for _, e := range []lint.Example{lint.Lookup("MOUNT_HOME").Bad, lint.Lookup("MOUNT_HOME").Good} {
 		var buf bytes.Buffer
