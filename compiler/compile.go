@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"github.com/mcpolicy/mcpolicy/egress"
 	"math"
 	"os"
 	"path"
@@ -132,10 +133,23 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 	p.Network = Network{Mode: "none", Pos: s.Network.Pos}
 	if len(s.Network.Allow) > 0 {
 		p.Network.Mode = "allowlist"
-		for _, a := range s.Network.Allow {
-			p.Network.Allow = append(p.Network.Allow, strings.ToLower(a.Dest))
+		destSeen := map[string]bool{}
+		for i, a := range s.Network.Allow {
+			field := fmt.Sprintf("%s.network.allow[%d]", at, i)
+			r, err := egress.ParseRule(a.Dest)
+			if err != nil {
+				c.fail(a.Pos, field, `write "host:port", "*.domain:port" or "address:port" ("[v6]:port"); a wildcard is only a leading "*."`, "%v", err)
+				continue
+			}
+			if destSeen[r.String()] {
+				c.fail(a.Pos, field, "", "destination %q is listed twice (as %q after folding case, IDN and trailing dots)", a.Dest, r.String())
+			}
+			destSeen[r.String()] = true
+			p.Network.Allow = append(p.Network.Allow, r.String())
+			p.Network.AllowPos = append(p.Network.AllowPos, a.Pos)
 		}
-		sort.Strings(p.Network.Allow)
+		sortWithPos(p.Network.Allow, p.Network.AllowPos)
+		p.Network.ProxyPort = ProxyPort(s.Name)
 	}
 
 	unprot := map[string]bool{}

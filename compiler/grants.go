@@ -59,8 +59,8 @@ func (p *Plan) Grants() []Grant {
 	for i, e := range p.Env {
 		gs = append(gs, Grant{GrantEnv, "environment variable " + e, posAt(p.EnvPos, i, p.Pos)})
 	}
-	for _, a := range p.Network.Allow {
-		gs = append(gs, Grant{GrantEgress, "egress to " + a, p.Network.Pos})
+	for i, a := range p.Network.Allow {
+		gs = append(gs, Grant{GrantEgress, "egress to " + a, posAt(p.Network.AllowPos, i, p.Network.Pos)})
 	}
 	for i, u := range p.Unprotected {
 		gs = append(gs, Grant{GrantUnprotect, u + " writable inside rw mounts", posAt(p.UnprotPos, i, p.Pos)})

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"path"
 	"strings"
 
@@ -98,11 +99,25 @@ type Scratch struct {
 	Pos       schema.Pos `json:"-"`
 }
 
-// Network is none unless Allow lists destinations.
+// Network is none unless Allow lists destinations. An allowlist is
+// enforced by mcpolicy's egress proxy, which the sandbox reaches at
+// 127.0.0.1:ProxyPort: inside the sandbox's own network namespace (bwrap,
+// docker, podman), or on the host's loopback (seatbelt).
 type Network struct {
-	Mode  string     `json:"mode"` // "none" or "allowlist"
-	Allow []string   `json:"allow,omitempty"`
-	Pos   schema.Pos `json:"-"`
+	Mode      string       `json:"mode"`            // "none" or "allowlist"
+	Allow     []string     `json:"allow,omitempty"` // canonical (egress.Rule.String), sorted
+	ProxyPort int          `json:"proxyPort,omitempty"`
+	Pos       schema.Pos   `json:"-"`
+	AllowPos  []schema.Pos `json:"-"`
+}
+
+// ProxyPort is the loopback port of a server's egress proxy: derived from
+// the server's name so artefacts are deterministic, in 20000-29999, away
+// from the ports development servers usually take.
+func ProxyPort(server string) int {
+	h := fnv.New32a()
+	h.Write([]byte(server))
+	return 20000 + int(h.Sum32()%10000)
 }
 
 // Protected is a path inside a read-write mount that stays read-only.
