@@ -26,11 +26,11 @@ const (
 // rule: waive: [{rule: "MOUNT_RW", reason: "..."}].
 var Kinds = []string{
 	"SERVER_ADDED", "MOUNT_ADDED", "MOUNT_RW", "MOUNT_MOVED_UP", "MOUNT_SOURCE", "SCRATCH_ADDED", "SCRATCH_GREW",
-	"ENV_ADDED", "NETWORK_OPENED", "EGRESS_ADDED", "UNPROTECT_ADDED", "LIMIT_RAISED", "USER_ROOT",
+	"ENV_ADDED", "NETWORK_OPENED", "EGRESS_ADDED", "EGRESS_WIDENED", "UNPROTECT_ADDED", "LIMIT_RAISED", "USER_ROOT",
 	"DEGRADATION_ACCEPTED", "BASELINE_WIDENED",
 	// narrowing kinds, never waived
 	"SERVER_REMOVED", "MOUNT_REMOVED", "MOUNT_RO", "MOUNT_MOVED_DOWN", "SCRATCH_REMOVED", "SCRATCH_SHRANK",
-	"ENV_REMOVED", "NETWORK_CLOSED", "EGRESS_REMOVED", "UNPROTECT_REMOVED", "LIMIT_LOWERED", "USER_NON_ROOT",
+	"ENV_REMOVED", "NETWORK_CLOSED", "EGRESS_REMOVED", "EGRESS_NARROWED", "UNPROTECT_REMOVED", "LIMIT_LOWERED", "USER_NON_ROOT",
 	"DEGRADATION_DROPPED", "BASELINE_NARROWED",
 }
 
@@ -195,12 +195,7 @@ func server(o, n *compiler.Plan) []Change {
 	} else if o.Network.Mode != "none" && n.Network.Mode == "none" {
 		add("NETWORK_CLOSED", Narrowed, n.Network.Pos, o.Network.Pos, "network -> none")
 	} else {
-		setDiff(n.Network.Allow, o.Network.Allow, func(h string) {
-			add("EGRESS_ADDED", Widened, n.Network.Pos, o.Network.Pos, "egress to %s allowed", h)
-		})
-		setDiff(o.Network.Allow, n.Network.Allow, func(h string) {
-			add("EGRESS_REMOVED", Narrowed, n.Network.Pos, o.Network.Pos, "egress to %s removed", h)
-		})
+		egressChanges(o.Network, n.Network, add)
 	}
 
 	setDiff(n.Unprotected, o.Unprotected, func(name string) {

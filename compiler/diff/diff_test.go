@@ -1,6 +1,8 @@
 package diff
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -46,6 +48,15 @@ func TestVerdicts(t *testing.T) {
 		{`image: "x"`, `image: "x", user: "0:0"`, "widened:USER_ROOT"},
 		{`image: "x", network: allow: ["a.com:443"]`, `image: "x", network: allow: ["a.com:443", "b.com:443"]`, "widened:EGRESS_ADDED"},
 		{`image: "x", network: allow: ["a.com:443"]`, `image: "x"`, "narrowed:NETWORK_CLOSED"},
+		{`image: "x", network: allow: ["api.x.com:443"]`, `image: "x", network: allow: ["*.x.com:443"]`, "widened:EGRESS_WIDENED"},
+		{`image: "x", network: allow: ["*.x.com:443"]`, `image: "x", network: allow: ["api.x.com:443"]`, "narrowed:EGRESS_NARROWED"},
+		{`image: "x", network: allow: ["a.x.com:443", "b.x.com:443"]`, `image: "x", network: allow: ["*.x.com:443"]`, "widened:EGRESS_WIDENED"},
+		{`image: "x", network: allow: ["*.a.x.com:443"]`, `image: "x", network: allow: ["*.x.com:443"]`, "widened:EGRESS_WIDENED"},
+		{`image: "x", network: allow: ["*.x.com:443", "b.a.x.com:443"]`, `image: "x", network: allow: ["*.a.x.com:443"]`, "narrowed:EGRESS_NARROWED narrowed:EGRESS_REMOVED"},
+		// a wildcard never matches its apex, another port, or an address
+		{`image: "x", network: allow: ["x.com:443"]`, `image: "x", network: allow: ["*.x.com:443"]`, "narrowed:EGRESS_REMOVED widened:EGRESS_ADDED"},
+		{`image: "x", network: allow: ["api.x.com:443"]`, `image: "x", network: allow: ["*.x.com:8443"]`, "narrowed:EGRESS_REMOVED widened:EGRESS_ADDED"},
+		{`image: "x", network: allow: ["10.0.0.5:443"]`, `image: "x", network: allow: ["*.x.com:443"]`, "narrowed:EGRESS_REMOVED widened:EGRESS_ADDED"},
 		{`image: "x"`, `image: "x", unprotect: [".vscode"]`, "widened:UNPROTECT_ADDED"},
 		{`command: ["a"], runtime: "static"`, `command: ["a"]`, "widened:BASELINE_WIDENED"},
 		{`image: "x", mounts: [{source: "a", target: "/a"}]`, `image: "x", mounts: [{source: "a", target: "/b"}]`, ""},
@@ -61,9 +72,72 @@ func TestVerdicts(t *testing.T) {
 		}
 	}
 	// Every kind a change can have is known (waivers are checked against it).
-	for _, c := range Plans(plans(t, `image: "x"`), plans(t, `image: "x", user: "0:0", env: ["A"]`)) {
+	for _, c := range Plans(plans(t, `image: "x", network: allow: ["a.x.com:443", "*.y.com:443", "b.com:443"]`),
+		plans(t, `image: "x", user: "0:0", env: ["A"], network: allow: ["*.x.com:443", "c.y.com:443", "d.com:443"]`)) {
 		if !IsKind(c.Kind) {
 			t.Errorf("kind %q is not in Kinds", c.Kind)
 		}
+	}
+}
+
+// TestEgressEntries: egress changes point at the entries, in both
+// versions (lines: 4 is the network field, entries from 5), and say when a
+// wildcard still (or already) covers an entry.
+func TestEgressEntries(t *testing.T) {
+	old := plans(t, `image: "x"
+network: allow: [
+	"uploads.x.com:443",
+	"api.x.com:443",
+	"*.y.com:443",
+	"a.z.com:443",
+]`)
+	new := plans(t, `image: "x"
+network: allow: [
+	"*.y.com:443",
+	"b.y.com:443",
+	"*.x.com:443",
+]`)
+	var got []string
+	for _, c := range Plans(old, new) {
+		got = append(got, fmt.Sprintf("%s %d<-%d %s", c.Kind, c.Pos.Line, c.Against.Line, c.What))
+	}
+	want := []string{
+		"EGRESS_REMOVED 4<-8 egress to a.z.com:443 removed",
+		"EGRESS_ADDED 6<-4 egress to b.y.com:443 allowed (already allowed by *.y.com:443)",
+		"EGRESS_WIDENED 7<-6 egress api.x.com:443, uploads.x.com:443 -> *.x.com:443 (every name under x.com)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// the reverse narrows, and an entry dropped under a kept wildcard
+	// says it is still reachable
+	got = nil
+	for _, c := range Plans(new, old) {
+		got = append(got, fmt.Sprintf("%s %d<-%d %s", c.Kind, c.Pos.Line, c.Against.Line, c.What))
+	}
+	want = []string{
+		"EGRESS_REMOVED 4<-6 egress to b.y.com:443 removed (still allowed by *.y.com:443)",
+		"EGRESS_NARROWED 6<-7 egress *.x.com:443 -> api.x.com:443, uploads.x.com:443",
+		"EGRESS_ADDED 8<-4 egress to a.z.com:443 allowed",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("reverse: got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestEgressFromJSON: plans read back from JSON carry no positions; the
+// changes are the same, placed at the network field.
+func TestEgressFromJSON(t *testing.T) {
+	decode := func(ps []*compiler.Plan) []*compiler.Plan {
+		var p compiler.Plan
+		if err := json.Unmarshal(ps[0].JSON(), &p); err != nil {
+			t.Fatal(err)
+		}
+		return []*compiler.Plan{&p}
+	}
+	old := decode(plans(t, `image: "x", network: allow: ["api.x.com:443", "b.com:443"]`))
+	new := decode(plans(t, `image: "x", network: allow: ["*.x.com:443", "c.com:443"]`))
+	if got := kinds(Plans(old, new)); got != "narrowed:EGRESS_REMOVED widened:EGRESS_ADDED widened:EGRESS_WIDENED" {
+		t.Errorf("got %q", got)
 	}
 }

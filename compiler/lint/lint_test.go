@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/clientcfg"
+	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 )
 
@@ -112,11 +114,98 @@ servers: wide: {
 	for _, f := range rep.Findings {
 		got[f.Rule] = f.Pos.String()
 	}
-	for rule, pos := range map[string]string{"MOUNT_HOME": ":4:11", "MOUNT_CREDENTIALS": ":4:11", "NETWORK_OPEN": ":5:2"} {
+	for rule, pos := range map[string]string{"MOUNT_HOME": ":4:11", "MOUNT_CREDENTIALS": ":4:11", "NETWORK_OPEN": ":5:19"} {
 		if !strings.HasSuffix(got[rule], "mcpolicy.cue"+pos) {
 			t.Errorf("%s at %q, want mcpolicy.cue%s (all: %v)", rule, got[rule], pos, got)
 		}
 	}
+}
+
+// TestEgressAllowlist: each entry is judged on its own line; the rules
+// that look at the network as a whole still fire for an allowlist, name
+// its destinations and point at the entry written first.
+func TestEgressAllowlist(t *testing.T) {
+	e := withProjectFiles(lint.Example{Kind: "policy", Text: `version: "v1"
+servers: s: {
+	image: "x:1"
+	mounts: [{source: ".", target: "/w"}]
+	network: allow: [
+		"api.github.com:443",
+		"*.example.com:443",
+		"*.github.io:443",
+		"github.io:443",
+		"169.254.169.254:80",
+		"127.0.0.1:5432",
+		"[::1]:8080",
+		"10.0.0.5:8080",
+		"100.64.1.2:80",
+		"8.8.8.8:53",
+	]
+}
+`}, ".env", "TOKEN=x")
+	rep := lint.Run(targets(t, e), lint.Options{})
+	got := map[string][]string{}
+	for _, f := range rep.Findings {
+		_, at, _ := strings.Cut(f.Pos.String(), "mcpolicy.cue")
+		got[f.Rule] = append(got[f.Rule], at+" "+f.Message)
+	}
+	want := map[string][]string{
+		"EGRESS_WILDCARD":      {":7:3 *.example.com:443 allows every name under example.com", ":8:3 *.github.io:443 allows every name under github.io"},
+		"EGRESS_WILDCARD_APEX": {":7:3 *.example.com:443 does not match example.com itself (a wildcard never matches its apex): list example.com:443"},
+		"EGRESS_PRIVATE": {":10:3 169.254.169.254:80 is not on the internet: through the proxy the server reaches the cloud instance metadata service",
+			":11:3 127.0.0.1:5432 is not on the internet: through the proxy the server reaches the host's own services",
+			":12:3 [::1]:8080 is not on the internet: through the proxy the server reaches the host's own services",
+			":13:3 10.0.0.5:8080 is not on the internet: through the proxy the server reaches the LAN's services",
+			":14:3 100.64.1.2:80 is not on the internet: through the proxy the server reaches a carrier-grade NAT network"},
+		"NETWORK_OPEN":        {":6:3 network open: egress to *.example.com:443, *.github.io:443, 10.0.0.5:8080 and 7 more"},
+		"SECRETS_WITH_EGRESS": {":4:11 mount /w holds secrets that egress to *.example.com:443, *.github.io:443, 10.0.0.5:8080 and 7 more could carry away: .env"},
+		"GRANT_COUNT":         {":2:10 11 grants: 1 ro mount, 10 egress hosts, more than 4"},
+	}
+	for rule, ws := range want {
+		if len(got[rule]) != len(ws) {
+			t.Errorf("%s: %d findings, want %d:\n%s", rule, len(got[rule]), len(ws), strings.Join(got[rule], "\n"))
+			continue
+		}
+		sort.Strings(got[rule])
+		sort.Strings(ws)
+		for i, w := range ws {
+			if !strings.HasPrefix(got[rule][i], w) {
+				t.Errorf("%s: got %q, want it to start with %q", rule, got[rule][i], w)
+			}
+		}
+	}
+	if n := rep.Servers[0].Grants; n != 11 {
+		t.Errorf("summary counts %d grants, want 11 (one per egress entry)", n)
+	}
+}
+
+// TestEgressPlanFromJSON: a plan read back from JSON has no entry
+// positions; the egress rules still fire, at the server's position.
+func TestEgressPlanFromJSON(t *testing.T) {
+	ts := targets(t, lint.Lookup("EGRESS_PRIVATE").Bad)
+	var p compiler.Plan
+	if err := json.Unmarshal(ts[0].Plan.JSON(), &p); err != nil {
+		t.Fatal(err)
+	}
+	ts[0].Plan = &p
+	rep := lint.Run(ts, lint.Options{Only: []string{"EGRESS_PRIVATE", "NETWORK_OPEN"}})
+	if len(rep.Findings) != 2 {
+		t.Fatalf("findings: %+v", rep.Findings)
+	}
+	for _, f := range rep.Findings {
+		if f.Pos != ts[0].Pos {
+			t.Errorf("%s at %v, want the server's position %v", f.Rule, f.Pos, ts[0].Pos)
+		}
+	}
+}
+
+// withProjectFiles adds project files to an example: name, content, ...
+func withProjectFiles(e lint.Example, kv ...string) lint.Example {
+	e.Files = map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		e.Files[kv[i]] = kv[i+1]
+	}
+	return e
 }
 
 func TestWaivers(t *testing.T) {
@@ -135,7 +224,7 @@ servers: s: {
 	var text bytes.Buffer
 	lint.Write(&text, rep, "text", "test")
 	out := text.String()
-	for _, want := range []string{"NETWORK_OPEN warning network is allowlist (api.github.com:443) (waived: fetches releases)",
+	for _, want := range []string{"NETWORK_OPEN warning network open: egress to api.github.com:443 (waived: fetches releases)",
 		"WAIVER error waiver of ROOT_USER expired on 2020-01-01", `WAIVER error waiver names unknown rule "NO_SUCH_RULE"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

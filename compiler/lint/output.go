@@ -43,6 +43,9 @@ func writeText(w io.Writer, rep Report) error {
 	}
 	for _, s := range rep.Servers {
 		grants := fmt.Sprintf("%d grants", s.Grants)
+		if s.Grants == 1 {
+			grants = "1 grant"
+		}
 		if s.Grants < 0 {
 			grants = "unconfined"
 		}

@@ -207,8 +207,11 @@ var rules = []*Rule{
 		Bad:         policy(`image: "x:1"` + "\nnetwork: allow: [\"api.github.com:443\"]"),
 		Good:        policy(`image: "x:1"`),
 		check: func(t *Target, o Options, report reportFn) {
-			if t.Origin == FromPolicy && t.Plan.Network.Mode != "none" {
-				report(t.Plan.Network.Pos, "network is %s (%s)", t.Plan.Network.Mode, strings.Join(t.Plan.Network.Allow, ", "))
+			if open, dests := policyEgress(t); open && len(dests) > 0 {
+				// any one entry opens it: point at the first written
+				report(firstAllowPos(t.Plan.Network), "network open: egress to %s", egressPhrase(dests))
+			} else if open {
+				report(t.Plan.Network.Pos, "network is %s", t.Plan.Network.Mode)
 			}
 			for _, f := range t.Flags {
 				if f.Kind == FlagNetwork && f.Value != "host" {
@@ -231,6 +234,33 @@ var rules = []*Rule{
 				}
 			}
 		},
+	},
+	{
+		ID: "EGRESS_WILDCARD", Name: "egress-wildcard", Severity: Warning,
+		Purpose:     "An egress allowlist entry is a wildcard (*.domain:port): it allows every name under the domain.",
+		Rationale:   "A wildcard trusts whoever controls any name below the domain. Under a shared suffix (*.github.io, *.s3.amazonaws.com, *.herokuapp.com, *.cloudfront.net) anyone can register one and receive what the server sends; under your own domain a forgotten or dangling subdomain does the same.",
+		Remediation: "List the exact hosts the server calls (api.example.com:443). Keep a wildcard only for a domain whose every name you control, and waive the finding with that reason.",
+		Bad:         policy(`image: "x:1"` + "\nnetwork: allow: [\"*.example.com:443\"]"),
+		Good:        policy(`image: "x:1"` + "\nnetwork: allow: [\"api.example.com:443\"]"),
+		check:       checkEgressWildcard,
+	},
+	{
+		ID: "EGRESS_WILDCARD_APEX", Name: "egress-wildcard-apex", Severity: Info,
+		Purpose:     "A wildcard entry (*.example.com:443) is listed without its apex (example.com:443), which it does not match.",
+		Rationale:   "A wildcard matches the names below a domain, never the domain itself: *.example.com allows api.example.com, not example.com. It is a common pitfall: the server's calls to the apex are refused at run time, which looks like a network fault rather than a policy one.",
+		Remediation: "If the server calls the apex, list it too (example.com:443); if it does not, waive the finding saying so.",
+		Bad:         policy(`image: "x:1"` + "\nnetwork: allow: [\"*.example.com:443\"]"),
+		Good:        policy(`image: "x:1"` + "\nnetwork: allow: [\"*.example.com:443\", \"example.com:443\"]"),
+		check:       checkEgressWildcardApex,
+	},
+	{
+		ID: "EGRESS_PRIVATE", Name: "egress-private", Severity: Error,
+		Purpose:     "An egress allowlist entry names a loopback, private, link-local or carrier-grade NAT address (127.0.0.1, 10.x, 192.168.x, 169.254.169.254...).",
+		Rationale:   "The proxy refuses private addresses unless a rule names one. Such a rule lets the server reach, through the proxy, the host's own services (databases and debuggers on loopback), the LAN's, or the cloud metadata endpoint (169.254.169.254) and the instance credentials it hands out.",
+		Remediation: "Remove the entry and allow the public name the server calls. If it truly needs one local service, keep that one address and port and waive the finding with the reason; never allow the metadata address.",
+		Bad:         policy(`image: "x:1"` + "\nnetwork: allow: [\"169.254.169.254:80\"]"),
+		Good:        policy(`image: "x:1"` + "\nnetwork: allow: [\"api.github.com:443\"]"),
+		check:       checkEgressPrivate,
 	},
 	{
 		ID: "RW_UNPROTECTED", Name: "rw-unprotected", Severity: Warning,
@@ -270,22 +300,24 @@ var rules = []*Rule{
 	},
 	{
 		ID: "SECRETS_WITH_EGRESS", Name: "secrets-with-egress", Severity: Error,
-		Purpose:     "Secret files (.env*, *.pem, *.key, id_*) are readable inside a grant while the network is open.",
-		Rationale:   "A process that can read a secret and reach the network can send it: that is the exfiltration path, and no filesystem rule closes it.",
+		Purpose:     "Secret files (.env*, *.pem, *.key, id_*) are readable inside a grant while the server can reach the network (an allowlist included).",
+		Rationale:   "A process that can read a secret and reach the network can send it: that is the exfiltration path, and no filesystem rule closes it. An allowlist narrows where data can go, not whether it leaves: an allowed API that accepts writes (an issue, a gist, a paste) carries it out.",
 		Remediation: "Keep network none, or move the secrets out of the mounted folder (or mount a narrower one).",
 		Bad:         withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \".\", target: \"/w\"}]\nnetwork: allow: [\"api.github.com:443\"]"), ".env", "TOKEN=x"),
 		Good:        withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \".\", target: \"/w\"}]"), ".env", "TOKEN=x"),
 		check: func(t *Target, o Options, report reportFn) {
-			open := t.Origin == FromPolicy && t.Plan.Network.Mode != "none"
-			for _, f := range t.Flags {
-				open = open || f.Kind == FlagNetwork
-			}
-			if !open {
+			open, dests := policyEgress(t)
+			if !open && !hasFlag(t, FlagNetwork) {
 				return
 			}
+			via := "the open network"
+			if len(dests) > 0 {
+				via = "egress to " + egressPhrase(dests)
+			}
+			// at the mount: it holds the secrets, and each mount is its own finding
 			for _, m := range mounts(t) {
 				if secrets := findSecrets(m.Host, 4, 20000); len(secrets) > 0 {
-					report(m.Pos, "mount %s holds secrets the open network could carry away: %s", m.Target, strings.Join(secrets, ", "))
+					report(m.Pos, "mount %s holds secrets that %s could carry away: %s", m.Target, via, strings.Join(secrets, ", "))
 				}
 			}
 		},

@@ -24,7 +24,8 @@ func newDiffCmd() *cobra.Command {
 		Long: `diff compiles both versions of the policies and compares them server by
 server, grant by grant. Each change is widened (a new grant, ro -> rw, a
 mount moved to a parent, a bigger scratch, network opened, an egress host
-or env name added, a protection removed, a limit raised, root) or narrowed;
+or env name added, an egress host replaced by a wildcard that covers it,
+a protection removed, a limit raised, root) or narrowed;
 reordering, renamed targets, comments and wording change no grant and are
 not reported. The old side comes from a git ref (default HEAD) or a path.
 
