@@ -15,6 +15,18 @@ const (
 	ProjectRoot Base = "PROJECT_ROOT"
 	Home        Base = "HOME"
 	Absolute    Base = ""
+
+	// The egress proxy's host paths, known only when `mcpolicy run`
+	// starts it: the mcpolicy executable (bound read-only into the
+	// sandbox to forward loopback to the proxy) and the proxy's socket.
+	Self         Base = "MCPOLICY"
+	EgressSocket Base = "MCPOLICY_EGRESS_SOCKET"
+)
+
+// SelfPath and EgressSocketPath are the host paths of those two.
+var (
+	SelfPath         = HostPath{Base: Self, Rel: "."}
+	EgressSocketPath = HostPath{Base: EgressSocket, Rel: "."}
 )
 
 // HostPath is a host path as a base and a clean, slash-separated remainder.
@@ -55,6 +67,10 @@ func (Placeholders) Resolve(p HostPath) string { return p.Placeholder() }
 type Machine struct {
 	ProjectRoot string // absolute
 	Home        string // absolute
+	// Set by the egress supervisor; when empty, those paths stay
+	// placeholders.
+	Self         string
+	EgressSocket string
 }
 
 func (m Machine) Resolve(p HostPath) string {
@@ -63,6 +79,12 @@ func (m Machine) Resolve(p HostPath) string {
 		return filepath.Join(m.ProjectRoot, filepath.FromSlash(p.Rel))
 	case Home:
 		return filepath.Join(m.Home, filepath.FromSlash(p.Rel))
+	case Self, EgressSocket:
+		v := map[Base]string{Self: m.Self, EgressSocket: m.EgressSocket}[p.Base]
+		if v == "" {
+			return p.Placeholder()
+		}
+		return filepath.Join(v, filepath.FromSlash(p.Rel))
 	}
 	return filepath.FromSlash(p.Rel)
 }

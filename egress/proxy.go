@@ -37,6 +37,9 @@ type Proxy struct {
 	Now     func() time.Time                                             // nil: time.Now
 
 	mu sync.Mutex
+
+	lifelineMu sync.Mutex
+	lifelines  chan struct{}
 }
 
 func (p *Proxy) log(d Decision) {
@@ -109,6 +112,10 @@ func splitPort(hostport, defaultPort string) (string, int, error) {
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodConnect {
 		p.connect(w, r)
+		return
+	}
+	if r.Method == http.MethodGet && r.URL.Host == "" && r.URL.Path == lifelinePath {
+		p.serveLifeline(w, r)
 		return
 	}
 	if r.URL.Scheme != "http" || r.URL.Host == "" {

@@ -4,11 +4,13 @@
 package probe
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"strings"
 	"syscall"
@@ -26,6 +28,12 @@ const (
 	Create  Op = "create"  // create a new file
 	List    Op = "list"    // read a directory's entries
 	Connect Op = "connect" // TCP connect to host:port
+	UDP     Op = "udp"     // send one datagram to host:port
+	// Fetch GETs a URL through the proxy the environment names
+	// (HTTPS_PROXY...), as a server's HTTP library would: "ok" for a 2xx,
+	// "http N" when the proxy or the server answered N. Certificates are
+	// not verified: the question is whether the connection is carried.
+	Fetch Op = "fetch"
 )
 
 // Attempt is one access to try.
@@ -44,13 +52,13 @@ type Result struct {
 func ParseAttempt(s string) (Attempt, error) {
 	op, target, ok := strings.Cut(s, ":")
 	if !ok || target == "" {
-		return Attempt{}, fmt.Errorf("probe %q: want OP:TARGET (ops: read, write, create, list, connect)", s)
+		return Attempt{}, fmt.Errorf("probe %q: want OP:TARGET (ops: read, write, create, list, connect, udp, fetch)", s)
 	}
 	switch Op(op) {
-	case Read, Write, Create, List, Connect:
+	case Read, Write, Create, List, Connect, UDP, Fetch:
 		return Attempt{Op(op), target}, nil
 	}
-	return Attempt{}, fmt.Errorf("probe %q: unknown op %q (ops: read, write, create, list, connect)", s, op)
+	return Attempt{}, fmt.Errorf("probe %q: unknown op %q (ops: read, write, create, list, connect, udp, fetch)", s, op)
 }
 
 // Run performs an attempt.
@@ -93,14 +101,50 @@ func do(a Attempt) error {
 			return err
 		}
 		return c.Close()
+	case UDP:
+		c, err := net.Dial("udp", a.Target)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		_, err = c.Write([]byte("mcpolicy probe"))
+		return err
+	case Fetch:
+		return fetch(a.Target)
 	}
 	return fmt.Errorf("unknown op %q", a.Op)
 }
+
+func fetch(url string) error {
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		Proxy:           http.ProxyFromEnvironment,
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
+	}}
+	resp, err := c.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode/100 != 2 {
+		return httpStatus(resp.StatusCode)
+	}
+	return nil
+}
+
+// httpStatus is an HTTP answer other than 2xx, reported as "http N".
+type httpStatus int
+
+func (h httpStatus) Error() string { return fmt.Sprintf("http %d", int(h)) }
 
 // outcome names the errno under err, or describes err when there is none.
 func outcome(err error) string {
 	if err == nil {
 		return "ok"
+	}
+	var hs httpStatus
+	if errors.As(err, &hs) {
+		return hs.Error()
 	}
 	var errno syscall.Errno
 	if errors.As(err, &errno) {

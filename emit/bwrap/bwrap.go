@@ -14,6 +14,7 @@ import (
 	"strconv"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/egress"
 	"github.com/mcpolicy/mcpolicy/emit"
 )
 
@@ -107,6 +108,18 @@ func Args(p *compiler.Plan, r compiler.Resolver, layout Layout, envFD int) ([]st
 	for _, pr := range p.Protected {
 		a = append(a, "--ro-bind", r.Resolve(pr.Source), pr.Target)
 	}
+	command := p.Command
+	if p.Network.Mode == "allowlist" {
+		// The network namespace stays empty: the forwarder, run by bwrap in
+		// front of the server, listens on its loopback and carries every
+		// connection to the egress proxy's socket, which decides.
+		a = append(a, "--ro-bind", r.Resolve(compiler.SelfPath), egress.ForwarderBinary,
+			"--ro-bind", r.Resolve(compiler.EgressSocketPath), egress.SandboxSocket)
+		for _, kv := range egress.ProxyEnv(p.Network.ProxyPort) {
+			a = append(a, "--setenv", kv[0], kv[1])
+		}
+		command = append(append(egress.ForwardCommand(p.Network.ProxyPort, false), "--"), p.Command...)
+	}
 	// bwrap's root is a writable tmpfs; after the mount points exist, make
 	// it read-only (not recursive: the grants keep their own mode).
 	a = append(a, "--remount-ro", "/")
@@ -114,7 +127,7 @@ func Args(p *compiler.Plan, r compiler.Resolver, layout Layout, envFD int) ([]st
 		a = append(a, "--chdir", p.Workdir)
 	}
 	a = append(a, "--")
-	a = append(a, p.Command...)
+	a = append(a, command...)
 	for _, s := range a {
 		if err := emit.CheckSafe(p.Server, "argument", unmark(s)); err != nil {
 			return nil, err

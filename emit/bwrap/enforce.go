@@ -31,9 +31,7 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 		case "network none":
 			return emit.Row{Support: emit.Enforced, How: "--unshare-net: loopback only"}
 		case "egress allowlist":
-			return emit.Row{Support: emit.Missing, How: "a network namespace is empty or shared",
-				Alternative: `keep network "none" until the egress proxy lands`,
-				Pos:         p.Network.Pos, Field: schema.FieldPath("servers", p.Server, "network")}
+			return emit.Row{Support: emit.Enforced, How: fmt.Sprintf("--unshare-net; a forwarder on the sandbox's loopback port %d reaches only mcpolicy's egress proxy through a bound unix socket; start with mcpolicy run", p.Network.ProxyPort)}
 		case "scope":
 			return emit.Row{Support: emit.Enforced, How: "own network namespace (abstract sockets) and PID namespace (signals), --new-session"}
 		case "limits":

@@ -33,7 +33,7 @@ func (shellPaths) Resolve(p compiler.HostPath) string {
 // unmark removes the two placeholder markers shellPaths writes, so that any
 // other control character in an argument is still refused.
 func unmark(s string) string {
-	for _, base := range []compiler.Base{compiler.ProjectRoot, compiler.Home} {
+	for _, base := range []compiler.Base{compiler.ProjectRoot, compiler.Home, compiler.Self, compiler.EgressSocket} {
 		s = strings.ReplaceAll(s, marker+string(base)+marker, "")
 	}
 	return s
@@ -66,6 +66,10 @@ func Wrapper(p *compiler.Plan, rootFromScript string) ([]byte, error) {
 #   %s  (mcpolicy explain %s)
 set -eu
 `, p.Server, p.Hash, p.Server)
+	if p.Network.Mode == "allowlist" {
+		fmt.Fprintf(&b, ": \"${MCPOLICY_EGRESS_SOCKET:?start this server with: mcpolicy run --server %s (it runs the egress proxy)}\"\n", p.Server)
+		b.WriteString(": \"${MCPOLICY:?set MCPOLICY to a statically linked mcpolicy}\"\n")
+	}
 	if rootFromScript != "" {
 		fmt.Fprintf(&b, ": \"${PROJECT_ROOT:=$(CDPATH= cd -- \"$(dirname -- \"$0\")/%s\" && pwd -P)}\"\n", rootFromScript)
 	} else {

@@ -7,10 +7,12 @@ package docker
 import (
 	"bytes"
 	"encoding/csv"
+	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/egress"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
@@ -30,23 +32,93 @@ var maskedDirs = []string{"/dev/shm", "/run", "/tmp", "/var/tmp"}
 // read-only, so no unbounded tmpfs appears anywhere.
 const maskOpts = "ro,nosuid,nodev,noexec,size=4k"
 
+// EgressContainerPlaceholder stands for the egress sidecar's name in
+// committed artefacts: `mcpolicy run` starts the sidecar and names it.
+const EgressContainerPlaceholder = "${MCPOLICY_EGRESS_CONTAINER}"
+
+// LabelEgress marks an egress sidecar with the plan hash it serves.
+const LabelEgress = "org.mcpolicy.egress"
+
 // Args returns the arguments after `docker` (starting with "run") that
-// start the plan's server confined. Host paths are rendered by r.
+// start the plan's server confined. Host paths are rendered by r. For a
+// plan with an egress allowlist the server joins the network namespace of
+// a sidecar (see SidecarArgs), named here by a placeholder.
 func Args(p *compiler.Plan, r compiler.Resolver) ([]string, error) {
+	return ServerArgs(p, r, EgressContainerPlaceholder)
+}
+
+// SidecarArgs start the egress sidecar for a plan with an allowlist: a
+// container with no network but loopback, as confined as the server, whose
+// only process is the forwarder (the static mcpolicy, bound read-only, on
+// the server's own image so nothing is pulled) listening on
+// 127.0.0.1:ProxyPort and carrying connections to the proxy's socket. It
+// exits when the proxy goes away (--lifeline) and removes itself (--rm).
+func SidecarArgs(p *compiler.Plan, r compiler.Resolver, name string) ([]string, error) {
+	if p.Network.Mode != "allowlist" {
+		return nil, fmt.Errorf("server %q has no egress allowlist: it needs no sidecar", p.Server)
+	}
+	if err := checkImage(p); err != nil {
+		return nil, err
+	}
+	self, err := bindSpec(p.Server, r.Resolve(compiler.SelfPath), egress.ForwarderBinary, true)
+	if err != nil {
+		return nil, err
+	}
+	sock, err := bindSpec(p.Server, r.Resolve(compiler.EgressSocketPath), egress.SandboxSocket, true)
+	if err != nil {
+		return nil, err
+	}
+	a := []string{"run", "-d", "--rm", "--name", name,
+		"--network", "none",
+		"--read-only",
+		"--cap-drop", "ALL",
+		"--security-opt", "no-new-privileges",
+		"--user", p.User.String(),
+		"--pids-limit", "64",
+		"--memory", "64m",
+		"--mount", self, "--mount", sock,
+		"--entrypoint", egress.ForwarderBinary,
+		"--label", LabelEgress + "=" + p.Hash,
+		p.Image,
+	}
+	a = append(a, egress.ForwardCommand(p.Network.ProxyPort, true)[1:]...)
+	for _, s := range a {
+		if err := emit.CheckSafe(p.Server, "argument", s); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+func checkImage(p *compiler.Plan) error {
 	if p.Image == "" {
-		return nil, &emit.NotEnforceableError{Pos: p.Pos, Field: schema.FieldPath("servers", p.Server),
+		return &emit.NotEnforceableError{Pos: p.Pos, Field: schema.FieldPath("servers", p.Server),
 			Server: p.Server, Backend: Backend, Restriction: "a server without an image",
 			Alternative: `set "image" in the policy, or use a host backend (bwrap, landlock) that runs "command" directly`}
 	}
 	if strings.HasPrefix(p.Image, "-") {
-		return nil, &emit.UnsafeStringError{Server: p.Server, What: "image (it would be read as a flag)", Value: p.Image}
+		return &emit.UnsafeStringError{Server: p.Server, What: "image (it would be read as a flag)", Value: p.Image}
+	}
+	return nil
+}
+
+// ServerArgs is Args with the egress sidecar's name (ignored for a plan
+// without an allowlist, whose network is none).
+func ServerArgs(p *compiler.Plan, r compiler.Resolver, sidecar string) ([]string, error) {
+	if err := checkImage(p); err != nil {
+		return nil, err
 	}
 	if err := emit.Check(p, Backend, Enforcement(p)); err != nil {
 		return nil, err
 	}
+	network := "none"
+	if p.Network.Mode == "allowlist" {
+		// The sidecar's namespace holds loopback and the forwarder, nothing else.
+		network = "container:" + sidecar
+	}
 
 	a := []string{"run", "--rm", "-i",
-		"--network", "none",
+		"--network", network,
 		"--read-only",
 		"--cap-drop", "ALL",
 		"--security-opt", "no-new-privileges",
@@ -81,6 +153,11 @@ func Args(p *compiler.Plan, r compiler.Resolver) ([]string, error) {
 
 	for _, e := range p.Env {
 		a = append(a, "-e", e) // the name only: docker copies the value from its own environment
+	}
+	if p.Network.Mode == "allowlist" {
+		for _, kv := range egress.ProxyEnv(p.Network.ProxyPort) {
+			a = append(a, "-e", kv[0]+"="+kv[1]) // not secrets: the proxy's loopback address
+		}
 	}
 	if s := p.Subtractions; s.MemoryBytes > 0 {
 		a = append(a, "--memory", compiler.FormatSize(s.MemoryBytes), "--memory-swap", compiler.FormatSize(s.MemoryBytes))

@@ -1,9 +1,10 @@
 package docker
 
 import (
+	"fmt"
+
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/schema"
 )
 
 // Enforcement is the docker/podman backend's report for a plan.
@@ -29,9 +30,7 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 		case "network none":
 			return emit.Row{Support: emit.Enforced, How: "--network none"}
 		case "egress allowlist":
-			return emit.Row{Support: emit.Missing, How: "a container gets no network or a whole one",
-				Alternative: `keep network "none" until the egress proxy lands`,
-				Pos:         p.Network.Pos, Field: schema.FieldPath("servers", p.Server, "network")}
+			return emit.Row{Support: emit.Enforced, How: fmt.Sprintf("--network container:SIDECAR: the sidecar has no network but loopback, where a forwarder on port %d reaches only mcpolicy's egress proxy through a bound unix socket; start with mcpolicy run", p.Network.ProxyPort)}
 		case "scope":
 			return emit.Row{Support: emit.Enforced, How: "own network, IPC and PID namespaces"}
 		case "limits":

@@ -62,8 +62,9 @@ func Enforcement(p *compiler.Plan, h Host) []emit.Row {
 			return emit.Row{Support: emit.Partial, How: how, Degradation: AcceptTCPOnly,
 				Alternative: "enable unprivileged user namespaces, or use the bwrap or docker backend", Pos: p.Network.Pos, Field: field("network")}
 		case "egress allowlist":
-			return emit.Row{Support: emit.Missing, How: "Landlock filters TCP by port, not by host",
-				Alternative: `keep network "none" until the egress proxy lands`, Pos: p.Network.Pos, Field: field("network")}
+			return emit.Row{Support: emit.Missing, How: "Landlock filters TCP connect by port, not by host, and cannot put a forwarder to the proxy in front of the server",
+				Alternative: `use the bwrap or docker backend (an empty network namespace whose only way out is mcpolicy's egress proxy), or keep network "none" on landlock`,
+				Pos:         p.Network.Pos, Field: field("network")}
 		case "scope":
 			if h.ABI >= ScopeABI {
 				return emit.Row{Support: emit.Enforced, How: fmt.Sprintf("Landlock scopes abstract unix sockets and signals (ABI %d >= %d)", h.ABI, ScopeABI)}

@@ -79,7 +79,7 @@ func TestExitCodes(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), policy)
 	writeFile(t, filepath.Join(dir, "bad", "mcpolicy.cue"), `version: "v1"`+"\nservers: a: {image: 1}\n")
 	writeFile(t, filepath.Join(dir, "bad.sb"), "(version 1)\n(allow default)\n")
-	writeFile(t, filepath.Join(dir, "net", "mcpolicy.cue"), `version: "v1"`+"\nservers: a: {image: \"x\", network: allow: [\"api.github.com:443\"]}\n")
+	writeFile(t, filepath.Join(dir, "net", "mcpolicy.cue"), `version: "v1"`+"\nservers: a: {command: [\"/bin/true\"], backends: [\"landlock\"], network: allow: [\"api.github.com:443\"]}\n")
 	cases := []struct {
 		args []string
 		code int
@@ -87,7 +87,7 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{[]string{"vet", dir}, ExitOK, "ok: 1 server in 1 policy file"},
 		{[]string{"vet", filepath.Join(dir, "bad")}, ExitInvalid, "mcpolicy.cue:2:21: servers.a.image: must be a container image reference"},
-		{[]string{"vet", filepath.Join(dir, "net")}, ExitInvalid, "not enforceable by backend docker"},
+		{[]string{"vet", filepath.Join(dir, "net")}, ExitInvalid, "not enforceable by backend landlock"},
 		{[]string{"vet", filepath.Join(dir, "missing")}, ExitError, "no such file or directory"},
 		{[]string{"explain", "-p", dir, "nope"}, ExitError, `no server "nope"`},
 		{[]string{"build", "--bogus"}, ExitError, "unknown flag"},

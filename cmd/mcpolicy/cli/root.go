@@ -102,6 +102,6 @@ user and no mounts. Every addition is an explicit, counted grant.`,
 		Version:       version(),
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.AddCommand(newBuildCmd(), newVetCmd(), newExplainCmd(), newVersionCmd(), newSchemaCmd(), newArgsCmd(), newExecCmd(), newDoctorCmd(), newCheckProfileCmd(), newLintCmd(), newRulesCmd(), newDiffCmd(), newHookCmd(), newProveCmd(), newClientCmd(), newCheckCmd(), newProbeCmd())
+	root.AddCommand(newBuildCmd(), newVetCmd(), newExplainCmd(), newVersionCmd(), newSchemaCmd(), newArgsCmd(), newExecCmd(), newDoctorCmd(), newCheckProfileCmd(), newLintCmd(), newRulesCmd(), newDiffCmd(), newHookCmd(), newProveCmd(), newClientCmd(), newCheckCmd(), newProbeCmd(), newRunCmd(), newEgressForwardCmd())
 	return root
 }

@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/egress"
+	"github.com/mcpolicy/mcpolicy/supervise"
+	"github.com/spf13/cobra"
+)
+
+func newRunCmd() *cobra.Command {
+	var policy, server, backend, logFile, hostsFile, self string
+	cmd := &cobra.Command{
+		Use:   "run --policy PATH --server NAME --backend bwrap|docker|podman|seatbelt",
+		Short: "Start a server confined, with the egress proxy when its policy allows destinations",
+		Long: `run is what a client config starts for a server whose policy has a network
+allowlist. It starts mcpolicy's egress proxy, then the server under the
+backend with the proxy as its only way out, passes stdin and stdout through
+unchanged, and stops everything when either side ends.
+
+  bwrap          the network namespace stays empty; a forwarder in front of
+                 the server listens on the sandbox's loopback (the plan's
+                 proxy port) and carries connections to the proxy's socket
+  docker/podman  the server joins the network namespace of a sidecar that
+                 has only loopback and the forwarder; the sidecar exits when
+                 the proxy does
+  seatbelt       the proxy listens on the host's 127.0.0.1 at the plan's
+                 port, the only address the profile lets the server reach
+
+The forwarder is this executable, bound read-only into the sandbox: it must
+be statically linked (CGO_ENABLED=0), or name one with --self.
+HTTPS_PROXY, HTTP_PROXY (and lower-case) point the server at it. Every
+decision is logged as a JSON line (--log, default stderr). A plan without an
+allowlist runs with no network at all. See docs/egress.md.`,
+		Example: `  mcpolicy run --policy . --server github --backend bwrap
+  mcpolicy run --policy . --server github --backend docker --log egress.jsonl`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			proj, plans, err := compileProject(policy)
+			if err != nil {
+				return err
+			}
+			var plan *compiler.Plan
+			for _, p := range plans {
+				if p.Server == server {
+					plan = p
+				}
+			}
+			if plan == nil {
+				return &exitError{code: ExitError, err: fmt.Errorf("no server %q in %s (servers: %s)", server, policy, names(plans))}
+			}
+			home, _ := os.UserHomeDir()
+			o := supervise.Options{
+				Backend: backend, Self: self,
+				Machine: compiler.Machine{ProjectRoot: proj.Root, Home: home},
+				Stdin:   cmd.InOrStdin(), Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
+				Environ: os.Environ(),
+				Log:     cmd.ErrOrStderr(),
+			}
+			if logFile != "" {
+				f, err := os.OpenFile(logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+				if err != nil {
+					return &exitError{code: ExitError, err: err}
+				}
+				defer f.Close()
+				o.Log = f
+			}
+			if hostsFile != "" {
+				f, err := os.Open(hostsFile)
+				if err != nil {
+					return &exitError{code: ExitError, err: err}
+				}
+				o.Resolve, err = egress.HostsResolver(f, nil)
+				f.Close()
+				if err != nil {
+					return &exitError{code: ExitError, err: fmt.Errorf("%s: %v", hostsFile, err)}
+				}
+			}
+			code, err := supervise.Run(cmd.Context(), plan, o)
+			if err != nil {
+				return err
+			}
+			return &errSilent{code: code}
+		},
+	}
+	cmd.Flags().StringVar(&policy, "policy", ".", "policy file or folder")
+	cmd.Flags().StringVar(&server, "server", "", "server to start (required)")
+	cmd.Flags().StringVar(&backend, "backend", "bwrap", "bwrap, docker, podman or seatbelt")
+	cmd.Flags().StringVar(&logFile, "log", "", "append the proxy's decisions (JSON lines) to this file instead of stderr")
+	cmd.Flags().StringVar(&hostsFile, "hosts", "", "resolve these names (/etc/hosts format) in the proxy before DNS; the private-address check still applies")
+	cmd.Flags().StringVar(&self, "self", "", "a statically linked mcpolicy to bind into the sandbox as the forwarder (default: this executable)")
+	cmd.MarkFlagRequired("server")
+	return cmd
+}
+
+// newEgressForwardCmd is the forwarder inside a sandbox; hidden: only
+// emitted arguments start it.
+func newEgressForwardCmd() *cobra.Command {
+	var port int
+	var socket string
+	var lifeline bool
+	cmd := &cobra.Command{
+		Use:    "egress-forward --port N --socket PATH [--lifeline] [-- CMD ARGS...]",
+		Short:  "Forward the sandbox's loopback port to the egress proxy (run inside the sandbox)",
+		Hidden: true,
+		Example: `  # what the bwrap backend runs in front of the server (see mcpolicy args SERVER --backend bwrap)
+  /.mcpolicy/mcpolicy egress-forward --port 24180 --socket /.mcpolicy/egress.sock -- node server.js`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			code, err := egress.RunForwarder(port, socket, lifeline, args)
+			if err != nil {
+				return &exitError{code: code, err: err}
+			}
+			return &errSilent{code: code}
+		},
+	}
+	cmd.Flags().IntVar(&port, "port", 0, "loopback port to listen on")
+	cmd.Flags().StringVar(&socket, "socket", egress.SandboxSocket, "the proxy's unix socket")
+	cmd.Flags().BoolVar(&lifeline, "lifeline", false, "exit when the proxy goes away")
+	cmd.MarkFlagRequired("port")
+	return cmd
+}

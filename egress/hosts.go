@@ -1,0 +1,56 @@
+package egress
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"strings"
+)
+
+// HostsResolver resolves the names of an /etc/hosts-style text (address,
+// then names; # comments) and sends every other name to next (nil: the
+// system resolver). It lets the proxy be tested against local servers
+// that stand in for internet hosts, with the proxy's checks unchanged: a
+// name listed at a private address is still refused unless a rule names
+// that address.
+func HostsResolver(r io.Reader, next func(context.Context, string) ([]netip.Addr, error)) (func(context.Context, string) ([]netip.Addr, error), error) {
+	table := map[string][]netip.Addr{}
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line, _, _ := strings.Cut(sc.Text(), "#")
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		addr, err := netip.ParseAddr(f[0])
+		if err != nil || len(f) < 2 {
+			return nil, fmt.Errorf("hosts line %d: want \"ADDRESS NAME...\"", n)
+		}
+		for _, name := range f[1:] {
+			c, err := Canonical(name)
+			if err != nil {
+				return nil, fmt.Errorf("hosts line %d: %v", n, err)
+			}
+			table[c] = append(table[c], addr.Unmap())
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if next == nil {
+		next = func(ctx context.Context, h string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", h)
+		}
+	}
+	return func(ctx context.Context, host string) ([]netip.Addr, error) {
+		if c, err := Canonical(host); err == nil {
+			if as, ok := table[c]; ok {
+				return as, nil
+			}
+		}
+		return next(ctx, host)
+	}, nil
+}

@@ -1,0 +1,327 @@
+// Package supervise is `mcpolicy run`: for a plan with an egress allowlist
+// it starts the egress proxy, then the server confined by its backend with
+// the proxy as its only way out, passes stdio through unchanged, and stops
+// everything when either side ends. The proxy lives in this process, so it
+// cannot outlive the server; a container sidecar holds a lifeline to it and
+// exits with it.
+package supervise
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"debug/elf"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/egress"
+	"github.com/mcpolicy/mcpolicy/emit/bwrap"
+	"github.com/mcpolicy/mcpolicy/emit/docker"
+	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
+)
+
+// Options say how to run one server.
+type Options struct {
+	Backend string           // bwrap, docker, podman or seatbelt
+	Machine compiler.Machine // project root and home; Self and EgressSocket are filled here
+	// Self is a statically linked mcpolicy: bound read-only into the
+	// sandbox, it forwards the sandbox's loopback to the proxy.
+	Self    string
+	Log     io.Writer                                                    // decisions, JSON lines; nil: none
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error) // nil: the system resolver
+	Stdin   io.Reader
+	Stdout  io.Writer
+	Stderr  io.Writer
+	// Environ holds the values of the plan's passthrough variables.
+	Environ []string
+	// StartTimeout bounds the wait for a container sidecar; 0: 30 s.
+	StartTimeout time.Duration
+}
+
+// Run starts the server and returns its exit status once everything it
+// started has stopped.
+func Run(ctx context.Context, p *compiler.Plan, o Options) (int, error) {
+	if o.StartTimeout == 0 {
+		o.StartTimeout = 30 * time.Second
+	}
+	s := &session{plan: p, opt: o, machine: o.Machine}
+	defer s.cleanup()
+	if p.Network.Mode == "allowlist" {
+		if err := s.startProxy(); err != nil {
+			return 1, err
+		}
+	}
+	switch o.Backend {
+	case "bwrap":
+		return s.bwrap(ctx)
+	case "docker", "podman":
+		return s.container(ctx, o.Backend)
+	case "seatbelt":
+		return s.seatbelt(ctx)
+	case "landlock":
+		if p.Network.Mode == "allowlist" {
+			return 1, fmt.Errorf("server %q: the landlock backend cannot enforce an egress allowlist (mcpolicy explain %s --backend landlock): use bwrap or docker", p.Server, p.Server)
+		}
+		return 1, fmt.Errorf("server %q: for the landlock backend use mcpolicy exec", p.Server)
+	}
+	return 1, fmt.Errorf("unknown backend %q (bwrap, docker, podman, seatbelt)", o.Backend)
+}
+
+type session struct {
+	plan     *compiler.Plan
+	opt      Options
+	machine  compiler.Machine
+	dir      string
+	proxy    *egress.Proxy
+	server   *http.Server
+	cleanups []func()
+}
+
+func (s *session) cleanup() {
+	for i := len(s.cleanups) - 1; i >= 0; i-- {
+		s.cleanups[i]()
+	}
+}
+
+// startProxy serves the proxy on a unix socket in a fresh folder. The
+// socket is world-connectable (a container's user is not ours) inside a
+// folder only its random name leads to: whoever reaches it gets this
+// plan's allowlist, no more.
+func (s *session) startProxy() error {
+	allow, err := egress.ParseAllowlist(s.plan.Network.Allow)
+	if err != nil {
+		return err
+	}
+	if s.dir, err = os.MkdirTemp("", "mcpolicy-egress-"); err != nil {
+		return err
+	}
+	s.cleanups = append(s.cleanups, func() { os.RemoveAll(s.dir) })
+	if err := os.Chmod(s.dir, 0o711); err != nil {
+		return err
+	}
+	sock := filepath.Join(s.dir, "egress.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		return err
+	}
+	if err := os.Chmod(sock, 0o666); err != nil {
+		ln.Close()
+		return err
+	}
+	s.proxy = &egress.Proxy{Allow: allow, Resolve: s.opt.Resolve, Log: s.opt.Log}
+	s.server = &http.Server{Handler: s.proxy, ReadHeaderTimeout: 30 * time.Second}
+	go s.server.Serve(ln)
+	// Close ends every request, the sidecar's lifeline among them.
+	s.cleanups = append(s.cleanups, func() { s.server.Close() })
+	s.machine.EgressSocket = sock
+	if s.machine.Self, err = staticSelf(s.opt.Self); err != nil {
+		return err
+	}
+	return nil
+}
+
+// staticSelf checks that the forwarder can run in any sandbox: an
+// executable without a dynamic loader.
+func staticSelf(path string) (string, error) {
+	if path == "" {
+		var err error
+		if path, err = os.Executable(); err != nil {
+			return "", err
+		}
+	}
+	if err := CheckStatic(path); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// CheckStatic refuses a dynamically linked executable: inside a sandbox
+// its loader and libraries may not be there.
+func CheckStatic(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	defer f.Close()
+	for _, prog := range f.Progs {
+		if prog.Type == elf.PT_INTERP {
+			return fmt.Errorf("%s is dynamically linked and cannot run inside the sandbox as the egress forwarder: build mcpolicy with CGO_ENABLED=0 (or pass --self a static build)", path)
+		}
+	}
+	return nil
+}
+
+// bwrap runs the plan's bwrap arguments; the forwarder is bwrap's command
+// and starts the server. Passthrough values go to bwrap on a pipe (--args),
+// never in an argv.
+func (s *session) bwrap(ctx context.Context) (int, error) {
+	fd := 0
+	if len(s.plan.Env) > 0 {
+		fd = 3
+	}
+	args, err := bwrap.Args(s.plan, s.machine, bwrap.DetectLayout(), fd)
+	if err != nil {
+		return 1, err
+	}
+	cmd := exec.Command("bwrap", args...)
+	s.stdio(cmd)
+	if fd > 0 {
+		var buf bytes.Buffer
+		for _, a := range bwrap.EnvArgs(s.plan, lookup(s.opt.Environ)) {
+			buf.WriteString(a)
+			buf.WriteByte(0)
+		}
+		r, w, err := os.Pipe()
+		if err != nil {
+			return 1, err
+		}
+		go func() { w.Write(buf.Bytes()); w.Close() }()
+		defer r.Close()
+		cmd.ExtraFiles = []*os.File{r}
+	}
+	return s.wait(ctx, cmd)
+}
+
+// container starts the sidecar, waits until its forwarder has called in,
+// then runs the server in the sidecar's network namespace.
+func (s *session) container(ctx context.Context, engine string) (int, error) {
+	sidecar := ""
+	if s.plan.Network.Mode == "allowlist" {
+		sidecar = "mcpolicy-egress-" + s.plan.Server + "-" + randomHex(4)
+		args, err := docker.SidecarArgs(s.plan, s.machine, sidecar)
+		if err != nil {
+			return 1, err
+		}
+		s.cleanups = append(s.cleanups, func() {
+			exec.Command(engine, "rm", "-f", sidecar).Run() // usually gone already: its lifeline ended
+		})
+		if out, err := exec.CommandContext(ctx, engine, args...).CombinedOutput(); err != nil {
+			return 1, fmt.Errorf("starting the egress sidecar: %s %v: %s", engine, err, bytes.TrimSpace(out))
+		}
+		wctx, cancel := context.WithTimeout(ctx, s.opt.StartTimeout)
+		err = s.proxy.WaitForwarder(wctx)
+		cancel()
+		if err != nil {
+			logs, _ := exec.Command(engine, "logs", sidecar).CombinedOutput()
+			return 1, fmt.Errorf("%v (sidecar %s logs: %s)", err, sidecar, bytes.TrimSpace(logs))
+		}
+	}
+	args, err := docker.ServerArgs(s.plan, s.machine, sidecar)
+	if err != nil {
+		return 1, err
+	}
+	cmd := exec.Command(engine, args...)
+	cmd.Env = append(os.Environ(), s.opt.Environ...) // -e NAME copies the value from the engine's environment
+	s.stdio(cmd)
+	return s.wait(ctx, cmd)
+}
+
+// seatbelt serves the proxy on the host's loopback at the plan's port (the
+// one port the profile lets the server reach) and runs the wrapper.
+func (s *session) seatbelt(ctx context.Context) (int, error) {
+	if runtime.GOOS != "darwin" {
+		return 1, errors.New("the seatbelt backend runs only on macOS (sandbox-exec)")
+	}
+	if s.plan.Network.Mode == "allowlist" {
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.plan.Network.ProxyPort)))
+		if err != nil {
+			return 1, fmt.Errorf("the egress proxy's port for %q is taken: %v", s.plan.Server, err)
+		}
+		go s.server.Serve(ln)
+	}
+	pr, err := seatbelt.Build(s.plan)
+	if err != nil {
+		return 1, err
+	}
+	script, err := seatbelt.Wrapper(s.plan, pr, "")
+	if err != nil {
+		return 1, err
+	}
+	if s.dir == "" {
+		if s.dir, err = os.MkdirTemp("", "mcpolicy-run-"); err != nil {
+			return 1, err
+		}
+		s.cleanups = append(s.cleanups, func() { os.RemoveAll(s.dir) })
+	}
+	path := filepath.Join(s.dir, "wrapper.sh")
+	if err := os.WriteFile(path, script, 0o700); err != nil {
+		return 1, err
+	}
+	cmd := exec.Command("/bin/sh", path)
+	cmd.Env = append(os.Environ(), s.opt.Environ...)
+	cmd.Env = append(cmd.Env, "PROJECT_ROOT="+s.machine.ProjectRoot)
+	s.stdio(cmd)
+	return s.wait(ctx, cmd)
+}
+
+func (s *session) stdio(cmd *exec.Cmd) {
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.opt.Stdin, s.opt.Stdout, s.opt.Stderr
+	// If this process is killed outright, the child goes too.
+	cmd.SysProcAttr = sysProcAttr()
+}
+
+// wait runs cmd, passing on the signals that ask a server to stop, and
+// returns its exit status (128+N for a signal, as shells report it).
+func (s *session) wait(ctx context.Context, cmd *exec.Cmd) (int, error) {
+	if err := cmd.Start(); err != nil {
+		return 127, err
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			select {
+			case sig := <-sigs:
+				cmd.Process.Signal(sig)
+			case <-ctx.Done():
+				cmd.Process.Signal(syscall.SIGTERM)
+				return
+			case <-done:
+				return
+			}
+		}
+	}()
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), nil
+		}
+		return ee.ExitCode(), nil
+	}
+	return 0, err
+}
+
+func lookup(environ []string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		for i := len(environ) - 1; i >= 0; i-- {
+			if k, v, ok := bytes.Cut([]byte(environ[i]), []byte("=")); ok && string(k) == name {
+				return string(v), true
+			}
+		}
+		return "", false
+	}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
