@@ -187,7 +187,16 @@ func render(p *compiler.Plan, backend string) ([]file, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []file{{base + ".json", emit.JSONArgs(args)}}, nil
+		files := []file{{base + ".json", emit.JSONArgs(args)}}
+		if p.Network.Mode == "allowlist" {
+			// The egress sidecar whose network the server joins, for review.
+			side, err := docker.SidecarArgs(p, compiler.Placeholders{}, docker.EgressContainerPlaceholder)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, file{base + ".egress.json", emit.JSONArgs(side)})
+		}
+		return files, nil
 	case bwrap.Backend:
 		args, err := bwrap.Args(p, compiler.Placeholders{}, bwrap.Merged, 0)
 		if err != nil {

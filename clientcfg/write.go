@@ -13,7 +13,10 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
+	"github.com/mcpolicy/mcpolicy/emit/landlock"
+	"github.com/mcpolicy/mcpolicy/supervise"
 	"github.com/tailscale/hujson"
 )
 
@@ -120,19 +123,30 @@ func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self st
 		r = workspacePaths{c.Workspace, home}
 	}
 	l := &Launch{Env: map[string]string{}}
-	switch backend {
-	case "docker", "podman":
+	switch {
+	case p.Network.Mode == "allowlist":
+		// The egress proxy must run beside the server: mcpolicy run starts
+		// both, and the forwarder it binds into the sandbox is this
+		// executable, which must then be static.
+		if _, err := emitEgress(p, backend); err != nil {
+			return nil, err
+		}
+		if err := supervise.CheckStatic(self); err != nil {
+			return nil, fmt.Errorf("server %q allows egress: %w", p.Server, err)
+		}
+		l.Command, l.Args = self, []string{"run", "--policy", root, "--server", p.Server, "--backend", backend}
+	case backend == "docker" || backend == "podman":
 		args, err := docker.Args(p, r)
 		if err != nil {
 			return nil, err
 		}
 		l.Command, l.Args = absolute(backend), args
-	case "bwrap":
+	case backend == "bwrap":
 		l.Command, l.Args = "/bin/sh", []string{filepath.Join(outDir, "bwrap", p.Server+".sh")}
 		l.Env["PROJECT_ROOT"] = root
-	case "landlock":
+	case backend == "landlock":
 		l.Command, l.Args = self, []string{"exec", "--policy", root, "--server", p.Server}
-	case "seatbelt":
+	case backend == "seatbelt":
 		l.Command, l.Args = "/bin/sh", []string{filepath.Join(outDir, "seatbelt", p.Server+".sh")}
 		l.Env["PROJECT_ROOT"] = root
 	default:
@@ -155,6 +169,21 @@ func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self st
 		}
 	}
 	return l, nil
+}
+
+// emitEgress checks that the backend can emit the plan (its enforceability
+// table accepts the allowlist) before an entry is written for it.
+func emitEgress(p *compiler.Plan, backend string) ([]string, error) {
+	switch backend {
+	case "docker", "podman":
+		return docker.Args(p, compiler.Placeholders{})
+	case "bwrap":
+		return bwrap.Args(p, compiler.Placeholders{}, bwrap.Merged, 0)
+	case "landlock":
+		_, err := landlock.Build(p, compiler.Placeholders{}) // refuses: Landlock cannot enforce hosts
+		return nil, err
+	}
+	return nil, nil
 }
 
 var engineEnv = map[string][]string{
@@ -209,7 +238,7 @@ func (e *ErrForeign) Error() string {
 func Managed(command string, args []string) bool {
 	all := command + " " + strings.Join(args, " ")
 	return strings.Contains(all, docker.LabelPlan+"=") || strings.Contains(all, "/.mcpolicy/") ||
-		(strings.HasSuffix(command, "mcpolicy") && len(args) > 0 && args[0] == "exec")
+		(strings.HasSuffix(command, "mcpolicy") && len(args) > 0 && (args[0] == "exec" || args[0] == "run"))
 }
 
 // Merge writes the entry for server into a JSON/JSONC client file,
@@ -354,7 +383,7 @@ func mergeTOML(file string, src []byte, server string, l *Launch, force bool) ([
 		end = start + len(header) + loc[0]
 	}
 	old := s[start:end]
-	if !force && !Managed(old, nil) && !strings.Contains(old, `"exec", "--policy"`) {
+	if !force && !Managed(old, nil) && !strings.Contains(old, `"exec", "--policy"`) && !strings.Contains(old, `"run", "--policy"`) {
 		return nil, &ErrForeign{file, server}
 	}
 	trail := old[len(strings.TrimRight(old, "\n")):]

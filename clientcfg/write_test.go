@@ -121,3 +121,62 @@ func insertedOnly(a, b string) bool {
 	}
 	return p+q >= len(a)
 }
+
+// fakeELF writes an ELF header with no program headers (so no dynamic
+// loader) or, with interp, one PT_INTERP header: enough for CheckStatic.
+func fakeELF(t *testing.T, interp bool) string {
+	t.Helper()
+	h := make([]byte, 64+56)
+	copy(h, "\x7fELF\x02\x01\x01")
+	le := func(off int, v uint64, n int) {
+		for i := 0; i < n; i++ {
+			h[off+i] = byte(v >> (8 * i))
+		}
+	}
+	le(16, 2, 2)  // ET_EXEC
+	le(18, 62, 2) // x86-64
+	le(20, 1, 4)  // version
+	le(52, 64, 2) // header size
+	le(54, 56, 2) // program header size
+	if interp {
+		le(32, 64, 8) // program headers at 64
+		le(56, 1, 2)  // one of them
+		le(64, 3, 4)  // PT_INTERP
+	}
+	p := filepath.Join(t.TempDir(), "mcpolicy")
+	if err := os.WriteFile(p, h, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestEgressEntryRunsTheSupervisor: a plan with an allowlist is started by
+// mcpolicy run (which runs the proxy), never by the bare artefact; a
+// dynamically linked mcpolicy, which cannot be the in-sandbox forwarder,
+// and the landlock backend, which cannot enforce hosts, are refused.
+func TestEgressEntryRunsTheSupervisor(t *testing.T) {
+	c, _ := LookupClient("claude-desktop")
+	p := seedPlan()
+	p.Command = []string{"/usr/bin/node", "server.js"}
+	p.Network = compiler.Network{Mode: "allowlist", Allow: []string{"api.github.com:443"}, ProxyPort: compiler.ProxyPort(p.Server)}
+	static := fakeELF(t, false)
+	for _, backend := range []string{"docker", "podman", "bwrap"} {
+		l, err := LaunchFor(c, p, backend, "/p", "/home/dev", "/p/.mcpolicy", static, false)
+		if err != nil {
+			t.Fatalf("%s: %v", backend, err)
+		}
+		want := []string{"run", "--policy", "/p", "--server", "code-index", "--backend", backend}
+		if l.Command != static || strings.Join(l.Args, " ") != strings.Join(want, " ") {
+			t.Errorf("%s: %s %q, want %s %q", backend, l.Command, l.Args, static, want)
+		}
+		if !Managed(l.Command, l.Args) {
+			t.Errorf("%s: the run entry is not recognised as mcpolicy's", backend)
+		}
+	}
+	if _, err := LaunchFor(c, p, "docker", "/p", "/home/dev", "/p/.mcpolicy", fakeELF(t, true), false); err == nil || !strings.Contains(err.Error(), "CGO_ENABLED=0") {
+		t.Errorf("a dynamically linked mcpolicy: %v", err)
+	}
+	if _, err := LaunchFor(c, p, "landlock", "/p", "/home/dev", "/p/.mcpolicy", static, false); err == nil || !strings.Contains(err.Error(), "not enforceable by backend landlock") {
+		t.Errorf("landlock: %v", err)
+	}
+}

@@ -35,6 +35,7 @@ func Explain(p *Plan) string {
 		}
 	}
 	line(s.NoNetwork, "network: none (loopback only)")
+	line(p.Network.Mode == "allowlist", fmt.Sprintf("network: everything but the %d egress destinations above, checked by mcpolicy's egress proxy (started by mcpolicy run; loopback port %d in the sandbox)", len(p.Network.Allow), p.Network.ProxyPort))
 	line(s.ReadOnlyRoot, "root filesystem: read-only")
 	line(s.DropAllCaps, "capabilities: all dropped")
 	line(s.NoNewPrivileges, "no new privileges (setuid binaries cannot raise them)")

@@ -76,11 +76,15 @@ func SidecarArgs(p *compiler.Plan, r compiler.Resolver, name string) ([]string, 
 		"--user", p.User.String(),
 		"--pids-limit", "64",
 		"--memory", "64m",
-		"--mount", self, "--mount", sock,
-		"--entrypoint", egress.ForwarderBinary,
-		"--label", LabelEgress + "=" + p.Hash,
-		p.Image,
 	}
+	for _, d := range maskedDirs {
+		a = append(a, "--tmpfs", d+":"+maskOpts)
+	}
+	a = append(a, "--mount", self, "--mount", sock,
+		"--entrypoint", egress.ForwarderBinary,
+		"--label", LabelEgress+"="+p.Hash,
+		p.Image,
+	)
 	a = append(a, egress.ForwardCommand(p.Network.ProxyPort, true)[1:]...)
 	for _, s := range a {
 		if err := emit.CheckSafe(p.Server, "argument", s); err != nil {
