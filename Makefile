@@ -8,11 +8,13 @@ BENCHSTAT ?= $(GO) run golang.org/x/perf/cmd/benchstat@latest
 
 all: lint test ## lint, then every test
 
-build: ## build bin/mcpolicy
-	$(GO) build -o $(BIN) ./cmd/mcpolicy
+# Static (no cgo): mcpolicy binds itself into sandboxes as the egress
+# forwarder and the probe, where no C library may be present.
+build: ## build bin/mcpolicy (static)
+	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/mcpolicy
 
-install: ## install mcpolicy into $(go env GOPATH)/bin
-	$(GO) install ./cmd/mcpolicy
+install: ## install mcpolicy into $(go env GOPATH)/bin (static)
+	CGO_ENABLED=0 $(GO) install ./cmd/mcpolicy
 
 test: ## every test, the real-engine ones included (CI=true: a missing docker/podman fails)
 	$(GO) test -count=1 -timeout 15m ./...
