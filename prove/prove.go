@@ -7,11 +7,14 @@ package prove
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"debug/elf"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/mcpolicy/mcpolicy/egress"
+	"github.com/mcpolicy/mcpolicy/supervise"
 	"io"
 	"net"
 	"os"
@@ -307,6 +310,9 @@ func runBwrap(p *compiler.Plan, m compiler.Machine, as []attempt, o Options) (st
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		return "", nil, "", fmt.Errorf("bwrap is not installed")
 	}
+	if p.Network.Mode == "allowlist" {
+		return runSupervised("bwrap", p, m, as, o, egress.ForwarderBinary)
+	}
 	f, err := os.Open(o.Self)
 	if err != nil {
 		return "", nil, "", err
@@ -353,6 +359,32 @@ func runLandlock(p *compiler.Plan, as []attempt, o Options) (string, []probe.Res
 		"the ruleset and namespaces of mcpolicy exec; the probe runs in the confined launcher in place of exec'ing the server, so no rule is added for it", err
 }
 
+// runSupervised runs the probe as the server of a plan with an egress
+// allowlist, the way mcpolicy run starts it: the proxy, then the sandbox
+// whose only way out it is. The probe is mcpolicy itself, already in the
+// sandbox as the forwarder (bwrap) or in the stand-in image (engines).
+func runSupervised(backend string, p *compiler.Plan, m compiler.Machine, as []attempt, o Options, probeBin string) (string, []probe.Result, string, error) {
+	q := *p
+	q.Command = append([]string{probeBin, "probe"}, probeArgs(as, func(a attempt) string { return a.target })...)
+	var out, stderr bytes.Buffer
+	code, err := supervise.Run(context.Background(), &q, supervise.Options{
+		Backend: backend, Machine: m, Self: o.Self, Stdout: &out, Stderr: &stderr, Log: io.Discard,
+	})
+	if err == nil && code != 0 {
+		err = fmt.Errorf("exit status %d", code)
+	}
+	if err != nil {
+		return "", nil, "", fmt.Errorf("mcpolicy run (%s): %v: %s", backend, err, stderr.String())
+	}
+	rs, err := parse(out.Bytes(), len(as))
+	how := fmt.Sprintf("as mcpolicy run starts it: the egress proxy, then the artefact's %s arguments with the probe as the server; the probe is the mcpolicy executable the sandbox already holds as its egress forwarder, so no mount is added", backend)
+	if backend != "bwrap" {
+		how += fmt.Sprintf("; stand-in image %s", p.Image)
+	}
+	name, arg := backend, "--version"
+	return version(name, arg), rs, how, err
+}
+
 // runEngine runs the artefact's docker arguments with a stand-in image that
 // holds only the probe: the server's own image may not be on this machine,
 // and a probe inside it would need a mount the artefact does not have.
@@ -363,6 +395,11 @@ func runEngine(engine string, p *compiler.Plan, m compiler.Machine, as []attempt
 	image, err := standIn(engine, o.Self)
 	if err != nil {
 		return "", nil, "", err
+	}
+	if p.Network.Mode == "allowlist" {
+		q := *p
+		q.Image = image
+		return runSupervised(engine, &q, m, as, o, "/mcpolicy-probe")
 	}
 	q := *p
 	q.Image = image
@@ -431,8 +468,17 @@ func reproduce(backend string, p *compiler.Plan, m compiler.Machine, o Options, 
 		return ""
 	}
 	var argv []string
-	switch backend {
-	case "bwrap":
+	switch {
+	case p.Network.Mode == "allowlist":
+		// The sandbox needs the egress proxy running: mcpolicy run starts
+		// both, with the command (and, for an engine, the image) replaced.
+		argv = []string{"mcpolicy", "run", "--policy", o.Policy, "--server", p.Server, "--backend", backend}
+		if backend != "bwrap" {
+			argv = append(argv, "--image", image, "--", "/mcpolicy-probe", "probe", string(op)+":"+target)
+		} else {
+			argv = append(append(argv, "--"), tool...)
+		}
+	case backend == "bwrap":
 		q := *p
 		q.Command = tool
 		args, err := bwrap.Args(&q, m, bwrap.DetectLayout(), 0)
@@ -440,7 +486,7 @@ func reproduce(backend string, p *compiler.Plan, m compiler.Machine, o Options, 
 			return ""
 		}
 		argv = append([]string{"bwrap"}, args...)
-	case "landlock":
+	case backend == "landlock":
 		argv = append([]string{"mcpolicy", "exec", "--policy", o.Policy, "--server", p.Server, "--"}, tool...)
 	default:
 		q := *p

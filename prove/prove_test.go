@@ -208,3 +208,106 @@ func emptyTar() string {
 	tw.Close()
 	return buf.String()
 }
+
+// TestProveWithEgressAllowlist: a server that may reach one host is proved
+// the way mcpolicy run starts it, behind the egress proxy: credentials are
+// still ENOENT under bwrap, docker and podman, the grant still reads, the
+// bwrap reproduce command (mcpolicy run -- cat ...) says the same in a
+// shell, Landlock is refused as unable to enforce hosts, and no egress
+// sidecar is left behind.
+func TestProveWithEgressAllowlist(t *testing.T) {
+	ci := os.Getenv("CI") == "true"
+	base, err := os.MkdirTemp("/var/tmp", "mcpolicy-prove-egress-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	os.Chmod(base, 0o755)
+	bin := filepath.Join(base, "mcpolicy")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/mcpolicy")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	project := filepath.Join(base, "proj")
+	os.MkdirAll(project, 0o755)
+	os.WriteFile(filepath.Join(project, "README.md"), []byte("hello\n"), 0o644)
+	os.WriteFile(filepath.Join(project, "mcpolicy.cue"), []byte(`version: "v1"
+servers: fetcher: {
+	image: "fetcher:1"
+	command: ["/bin/true"]
+	runtime: "system"
+	backends: ["bwrap", "docker", "landlock"]
+	mounts: [{source: ".", target: "/w"}]
+	network: allow: ["api.example.test:443"]
+}
+`), 0o644)
+	home := filepath.Join(base, "home")
+	creds := filepath.Join(home, ".aws", "credentials")
+	os.MkdirAll(filepath.Dir(creds), 0o755)
+	os.WriteFile(creds, []byte("[default]\naws_secret_access_key = planted\n"), 0o644)
+
+	out := filepath.Join(base, "evidence")
+	cmd := exec.Command(bin, "prove", "-p", project, "--out", out)
+	cmd.Env = append(os.Environ(), "HOME="+home)
+	if o, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("mcpolicy prove: %v\n%s", err, o)
+	}
+	var rep prove.Report
+	b, err := os.ReadFile(filepath.Join(out, "evidence.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	for _, be := range rep.Backends {
+		if be.Backend == "landlock" {
+			if !strings.Contains(be.Skipped, "not enforceable by backend landlock") {
+				t.Errorf("landlock with an allowlist: %q, want a not-enforceable refusal", be.Skipped)
+			}
+			continue
+		}
+		if be.Skipped != "" {
+			if ci {
+				t.Errorf("%s was not run in CI: %s", be.Backend, be.Skipped)
+			}
+			continue
+		}
+		ran++
+		creds, project := false, false
+		for _, row := range be.Rows {
+			if !row.Agrees {
+				t.Errorf("%s: %s %s: kernel said %s, plan says %s", be.Backend, row.Op, row.Target, row.Result, row.Expect)
+			}
+			switch {
+			case strings.HasSuffix(row.Target, ".aws/credentials") && row.Op == "read":
+				creds = row.Result == "ENOENT"
+				if !strings.HasPrefix(row.Reproduce, "mcpolicy run ") {
+					t.Errorf("%s: reproduce %q does not start the proxy", be.Backend, row.Reproduce)
+				}
+				if be.Backend == "bwrap" {
+					sh := exec.Command("sh", "-c", strings.Replace(row.Reproduce, "mcpolicy run", bin+" run", 1))
+					sh.Env = append(os.Environ(), "HOME="+home)
+					if o, _ := sh.CombinedOutput(); !strings.Contains(string(o), "No such file or directory") {
+						t.Errorf("bwrap: reproduce %q said %q", row.Reproduce, o)
+					}
+				}
+			case row.Target == "/w/README.md":
+				project = row.Result == "ok"
+			}
+		}
+		if !creds || !project {
+			t.Errorf("%s: credentials ENOENT %v, project readable %v", be.Backend, creds, project)
+		}
+		if be.Backend == "docker" || be.Backend == "podman" {
+			if o, _ := exec.Command(be.Backend, "ps", "-aq", "--filter", "label=org.mcpolicy.egress="+rep.Plan).Output(); strings.TrimSpace(string(o)) != "" {
+				t.Errorf("%s: egress sidecars left behind: %s", be.Backend, o)
+			}
+		}
+	}
+	if ran == 0 && ci {
+		t.Error("no backend ran")
+	}
+}

@@ -11,9 +11,9 @@ import (
 )
 
 func newRunCmd() *cobra.Command {
-	var policy, server, backend, logFile, hostsFile, self string
+	var policy, server, backend, logFile, hostsFile, self, image string
 	cmd := &cobra.Command{
-		Use:   "run --policy PATH --server NAME --backend bwrap|docker|podman|seatbelt",
+		Use:   "run --policy PATH --server NAME --backend bwrap|docker|podman|seatbelt [-- CMD ARGS...]",
 		Short: "Start a server confined, with the egress proxy when its policy allows destinations",
 		Long: `run is what a client config starts for a server whose policy has a network
 allowlist. It starts mcpolicy's egress proxy, then the server under the
@@ -33,7 +33,9 @@ The forwarder is this executable, bound read-only into the sandbox: it must
 be statically linked (CGO_ENABLED=0), or name one with --self.
 HTTPS_PROXY, HTTP_PROXY (and lower-case) point the server at it. Every
 decision is logged as a JSON line (--log, default stderr). A plan without an
-allowlist runs with no network at all. See docs/egress.md.`,
+allowlist runs with no network at all. CMD after -- (and --image for an
+engine) replace the server's, in the same confinement: how mcpolicy prove's
+evidence is reproduced. See docs/egress.md.`,
 		Example: `  mcpolicy run --policy . --server github --backend bwrap
   mcpolicy run --policy . --server github --backend docker --log egress.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -49,6 +51,12 @@ allowlist runs with no network at all. See docs/egress.md.`,
 			}
 			if plan == nil {
 				return &exitError{code: ExitError, err: fmt.Errorf("no server %q in %s (servers: %s)", server, policy, names(plans))}
+			}
+			if len(args) > 0 {
+				plan.Command = args
+			}
+			if image != "" {
+				plan.Image = image
 			}
 			home, _ := os.UserHomeDir()
 			o := supervise.Options{
@@ -90,6 +98,7 @@ allowlist runs with no network at all. See docs/egress.md.`,
 	cmd.Flags().StringVar(&logFile, "log", "", "append the proxy's decisions (JSON lines) to this file instead of stderr")
 	cmd.Flags().StringVar(&hostsFile, "hosts", "", "resolve these names (/etc/hosts format) in the proxy before DNS; the private-address check still applies")
 	cmd.Flags().StringVar(&self, "self", "", "a statically linked mcpolicy to bind into the sandbox as the forwarder (default: this executable)")
+	cmd.Flags().StringVar(&image, "image", "", "run this image instead of the policy's (docker, podman)")
 	cmd.MarkFlagRequired("server")
 	return cmd
 }
