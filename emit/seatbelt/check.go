@@ -3,7 +3,10 @@ package seatbelt
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
 )
 
 // Finding is one problem the checker sees in a profile.
@@ -62,10 +65,29 @@ func set(names ...string) map[string]bool {
 	return m
 }
 
+// outbound are the operations that let a process connect out.
+var outbound = set("network*", "network-outbound")
+
 // Check makes the structural checks on a parsed profile. params, when not
 // nil, are the -D names the invocation defines; every (param ...) must be
 // one of them (an undefined param is #f, and a filter on #f fails).
+//
+// The one outbound network allow it accepts is the egress proxy's,
+// (allow network-outbound (remote ip "localhost:PORT")): any other
+// destination ("*:443", "localhost:*", a unix socket) is an error. An
+// address it cannot read, such as (param "PORT"), is a warning.
 func Check(forms []*Node, params map[string]bool) []Finding {
+	return check(forms, params, nil)
+}
+
+// CheckPlan is Check for a profile built from p: a network allow must be
+// the proxy rule at p.Network.ProxyPort (and only with an allowlist), and
+// an address the checker cannot read is an error.
+func CheckPlan(forms []*Node, params map[string]bool, p *compiler.Plan) []Finding {
+	return check(forms, params, p)
+}
+
+func check(forms []*Node, params map[string]bool, p *compiler.Plan) []Finding {
 	var fs []Finding
 	add := func(n *Node, sev, format string, args ...any) {
 		fs = append(fs, Finding{n.Line, n.Col, sev, fmt.Sprintf(format, args...)})
@@ -115,6 +137,9 @@ func Check(forms []*Node, params map[string]bool) []Finding {
 				add(op, "error", "(allow %s) without a filter grants it everywhere", op.Text)
 			}
 		}
+		if h == "allow" && hasFilter(flts) {
+			checkNetwork(f, ops, flts, p, add)
+		}
 		for _, fl := range flts {
 			walk(fl, func(n *Node) {
 				if n.Kind != List {
@@ -137,6 +162,83 @@ func Check(forms []*Node, params map[string]bool) []Finding {
 		add(&Node{Line: 1, Col: 1}, "error", "no (deny default): everything not denied is allowed")
 	}
 	return fs
+}
+
+// checkNetwork holds a filtered allow of a network operation to the one
+// shape the egress proxy needs. Without a plan, filtered network-inbound
+// and network-bind (listening) are left alone: they reach nothing.
+func checkNetwork(f *Node, ops, flts []*Node, p *compiler.Plan, add func(*Node, string, string, ...any)) {
+	var net []string
+	reaches := false
+	for _, op := range ops {
+		if strings.HasPrefix(op.Text, "network") {
+			net = append(net, op.Text)
+			reaches = reaches || outbound[op.Text]
+		}
+	}
+	if len(net) == 0 || (!reaches && p == nil) {
+		return
+	}
+	if p != nil && p.Network.Mode != "allowlist" {
+		add(f, "error", "(allow %s ...): the plan allows no network", strings.Join(net, " "))
+		return
+	}
+	if len(ops) != 1 || ops[0].Text != "network-outbound" {
+		add(f, "error", `(allow %s ...): the only network allow is (allow network-outbound (remote ip "localhost:PORT")), to the egress proxy`, opNames(ops))
+		return
+	}
+	var real []*Node
+	for _, fl := range flts {
+		if fl.Head() != "with" {
+			real = append(real, fl)
+		}
+	}
+	if len(real) != 1 {
+		add(f, "error", `(allow network-outbound %s) is not the egress proxy's rule: write one (remote ip "localhost:PORT")`, joinNodes(real))
+		return
+	}
+	fl := real[0]
+	if fl.Head() != "remote" || len(fl.Items) != 3 || fl.Items[1].Kind != Symbol || fl.Items[1].Text != "ip" {
+		add(fl, "error", `(allow network-outbound %s) reaches more than the egress proxy: write (remote ip "localhost:PORT")`, joinNodes(real))
+		return
+	}
+	addr := fl.Items[2]
+	if addr.Kind != String {
+		sev := "warning"
+		if p != nil {
+			sev = "error"
+		}
+		add(addr, sev, `network-outbound to %s: not a literal address, so not checked to be the egress proxy's "localhost:PORT"`, addr)
+		return
+	}
+	host, port, ok := strings.Cut(addr.Text, ":")
+	n, err := strconv.Atoi(port)
+	switch {
+	case !ok || host != "localhost":
+		add(addr, "error", `network-outbound to %q: the only destination is the egress proxy, "localhost:PORT"`, addr.Text)
+	case port == "*":
+		add(addr, "error", `network-outbound to %q: every port on the host's loopback, not only the egress proxy's`, addr.Text)
+	case err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port:
+		add(addr, "error", `network-outbound to %q: the port is not a number from 1 to 65535`, addr.Text)
+	case p != nil && n != p.Network.ProxyPort:
+		add(addr, "error", `network-outbound to %q: the plan's egress proxy listens on port %d`, addr.Text, p.Network.ProxyPort)
+	}
+}
+
+func opNames(ops []*Node) string {
+	var s []string
+	for _, op := range ops {
+		s = append(s, op.Text)
+	}
+	return strings.Join(s, " ")
+}
+
+func joinNodes(ns []*Node) string {
+	var s []string
+	for _, n := range ns {
+		s = append(s, n.String())
+	}
+	return strings.Join(s, " ")
 }
 
 func hasFilter(flts []*Node) bool {

@@ -1,6 +1,8 @@
 package seatbelt
 
 import (
+	"fmt"
+
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/schema"
@@ -35,8 +37,7 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 		case "network none":
 			return emit.Row{Support: emit.Enforced, How: "(deny network*)"}
 		case "egress allowlist":
-			return emit.Row{Support: emit.Missing, How: "seatbelt filters IPs and localhost, not host names",
-				Alternative: `keep network "none" until the egress proxy lands`, Pos: p.Network.Pos, Field: field("network")}
+			return emit.Row{Support: emit.Enforced, How: fmt.Sprintf(`(allow network-outbound (remote ip "localhost:%d")) to mcpolicy's egress proxy, which checks host:port; start with mcpolicy run`, p.Network.ProxyPort)}
 		case "scope":
 			return emit.Row{Support: emit.Enforced, How: "signal and process-info only (target same-sandbox); mach-lookup only the baseline's services"}
 		case "limits":

@@ -54,6 +54,12 @@ func (pr *Profile) ParamNames() map[string]bool {
 	return m
 }
 
+// ProxyRule is the one network rule a profile may hold: outbound to the
+// egress proxy on the host's loopback at port.
+func ProxyRule(port int) *Node {
+	return L(S("allow"), S("network-outbound"), L(S("remote"), S("ip"), Q(fmt.Sprintf("localhost:%d", port))))
+}
+
 func param(name string) *Node { return L(S("param"), Q(name)) }
 
 // below is (string-append (param NAME) "/rel"): a path under a parameter.
@@ -128,7 +134,19 @@ func Build(p *compiler.Plan) (*Profile, error) {
 		add(fmt.Sprintf("GRANT scratch: a private folder the wrapper makes and exports as TMPDIR, %s", safe(p.Scratch.Pos.String())),
 			L(S("allow"), S("file-read*"), S("file-write*"), L(S("subpath"), param("SCRATCH"))))
 	}
-	add("No network: stated explicitly, though (deny default) already denies it.", L(S("deny"), S("network*")))
+	if p.Network.Mode == "allowlist" {
+		if p.Network.ProxyPort < 1 || p.Network.ProxyPort > 65535 {
+			return nil, fmt.Errorf("server %q: internal error: egress proxy port %d out of range", p.Server, p.Network.ProxyPort)
+		}
+		add("No network but the egress proxy below: stated explicitly, though (deny default) already denies it.", L(S("deny"), S("network*")))
+		// After the deny: the last matching rule wins. The proxy resolves
+		// names, so no DNS (mDNSResponder) is allowed.
+		add(fmt.Sprintf("Egress allowlist: the one destination is mcpolicy's egress proxy on the host's loopback,\n"+
+			"which checks every host:port against %s (no DNS here: the proxy resolves names).", safe(strings.Join(p.Network.Allow, ", "))),
+			ProxyRule(p.Network.ProxyPort))
+	} else {
+		add("No network: stated explicitly, though (deny default) already denies it.", L(S("deny"), S("network*")))
+	}
 
 	// Protected paths last: the last matching rule wins, so these denies
 	// override the read-write grants above. Seatbelt matches paths, so a

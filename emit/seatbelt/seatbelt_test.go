@@ -251,3 +251,173 @@ func TestGoldenProfiles(t *testing.T) {
 	}
 	_ = os.Stdout
 }
+
+func allowlistPlan() *compiler.Plan {
+	p := plan(compiler.HostPath{Base: compiler.Home, Rel: ".cache/x"})
+	p.Network = compiler.Network{Mode: "allowlist", Allow: []string{"*.example.com:443", "api.github.com:443"}, ProxyPort: 23456}
+	return p
+}
+
+// TestEgressAllowlist: the profile denies the network, then allows only the
+// proxy's port on the host's loopback; it parses, passes the checker (with
+// and without the plan) and round-trips; the wrapper exports the proxy.
+func TestEgressAllowlist(t *testing.T) {
+	p := allowlistPlan()
+	pr, text := build(t, p)
+	const rule = `(allow network-outbound (remote ip "localhost:23456"))`
+	if strings.Count(text, rule) != 1 {
+		t.Fatalf("profile does not hold %s once:\n%s", rule, text)
+	}
+	if strings.Contains(text, "mDNSResponder") {
+		t.Errorf("profile allows DNS; the proxy resolves names")
+	}
+	forms, err := Parse(text)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	if fs := Check(forms, pr.ParamNames()); len(fs) > 0 {
+		t.Errorf("checker findings on our own profile: %v", fs)
+	}
+	if fs := CheckPlan(forms, pr.ParamNames(), p); len(fs) > 0 {
+		t.Errorf("plan checker findings on our own profile: %v", fs)
+	}
+	if got, want := Rules(forms), Rules(pr.Forms); !reflect.DeepEqual(got, want) {
+		t.Errorf("round trip changed the rules:\n%v\n%v", got, want)
+	}
+	again, err := Parse(Format(forms, nil))
+	if err != nil || !reflect.DeepEqual(Rules(again), Rules(forms)) {
+		t.Errorf("format/parse round trip: %v", err)
+	}
+	// The allow comes after the network deny (the last match wins), and it
+	// is the only network allow.
+	deny, allow := -1, -1
+	for i, r := range Rules(forms) {
+		switch r.String() {
+		case "(deny network* )":
+			deny = i
+		case rule:
+			allow = i
+		default:
+			if r.Action == "allow" && strings.Contains(strings.Join(r.Ops, " "), "network") {
+				t.Errorf("another network allow: %v", r)
+			}
+		}
+	}
+	if deny < 0 || allow < deny {
+		t.Errorf("network deny at rule %d, proxy allow at rule %d", deny, allow)
+	}
+
+	// The same plan with no allowlist: no network allow at all, and the
+	// plan checker refuses the proxy rule in a profile for it.
+	none := plan(compiler.HostPath{Base: compiler.Home, Rel: ".cache/x"})
+	_, noneText := build(t, none)
+	if strings.Contains(noneText, "network-outbound") {
+		t.Errorf("network none profile allows outbound:\n%s", noneText)
+	}
+	if fs := CheckPlan(forms, pr.ParamNames(), none); len(fs) != 1 || !strings.Contains(fs[0].Msg, "allows no network") {
+		t.Errorf("proxy rule under a network none plan: %v", fs)
+	}
+	other := allowlistPlan()
+	other.Network.ProxyPort = 23457
+	if fs := CheckPlan(forms, pr.ParamNames(), other); len(fs) != 1 || !strings.Contains(fs[0].Msg, "listens on port 23457") {
+		t.Errorf("proxy rule at another port: %v", fs)
+	}
+
+	sh, err := Wrapper(p, pr, "../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := syntax.NewParser(syntax.Variant(syntax.LangPOSIX)).Parse(strings.NewReader(string(sh)), "w.sh"); err != nil {
+		t.Fatalf("wrapper is not valid shell: %v\n%s", err, sh)
+	}
+	for _, want := range []string{
+		"HTTPS_PROXY=http://127.0.0.1:23456 ", "https_proxy=http://127.0.0.1:23456 ",
+		"HTTP_PROXY=http://127.0.0.1:23456 ", "http_proxy=http://127.0.0.1:23456 ",
+		"NO_PROXY=localhost,127.0.0.1,::1 ", "no_proxy=localhost,127.0.0.1,::1\n",
+		"mcpolicy run --server s --backend seatbelt",
+	} {
+		if !strings.Contains(string(sh), want) {
+			t.Errorf("wrapper lacks %q:\n%s", want, sh)
+		}
+	}
+	// Set after the loop that unsets the caller's variables.
+	if strings.Index(string(sh), "HTTPS_PROXY=") < strings.Index(string(sh), "unset \"$name\"") {
+		t.Errorf("proxy variables set before the environment is cleared:\n%s", sh)
+	}
+	if sh, _ := Wrapper(none, pr, "../.."); strings.Contains(string(sh), "PROXY") {
+		t.Errorf("network none wrapper sets a proxy:\n%s", sh)
+	}
+
+	for _, r := range Enforcement(p) {
+		if r.Restriction == "egress allowlist" && (r.Support != "yes" || !strings.Contains(r.How, `"localhost:23456"`)) {
+			t.Errorf("enforcement row: %+v", r)
+		}
+	}
+}
+
+// TestCheckerNetwork: the proxy rule passes; every other way out fails.
+func TestCheckerNetwork(t *testing.T) {
+	const head = "(version 1)\n(deny default)\n(deny network*)\n"
+	ok := []string{
+		`(allow network-outbound (remote ip "localhost:23456"))`,
+		`(allow network-outbound (with report) (remote ip "localhost:1"))`,
+		`(allow network-bind (local ip "localhost:*"))`, // listening reaches nothing
+	}
+	for _, src := range ok {
+		forms, err := Parse(head + src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fs := Check(forms, nil); len(fs) > 0 {
+			t.Errorf("%s: %v", src, fs)
+		}
+	}
+	bad := map[string]string{
+		`(allow network-outbound)`:                                                            "without a filter",
+		`(allow network*)`:                                                                    "without a filter",
+		`(allow network-outbound (remote ip "*:*"))`:                                          `"*:*": the only destination`,
+		`(allow network-outbound (remote ip "*:443"))`:                                        `"*:443": the only destination`,
+		`(allow network-outbound (remote ip "example.com:443"))`:                              "the only destination",
+		`(allow network-outbound (remote ip "127.0.0.1:23456"))`:                              "the only destination",
+		`(allow network-outbound (remote ip "localhost:*"))`:                                  "every port",
+		`(allow network-outbound (remote ip "localhost:0"))`:                                  "not a number",
+		`(allow network-outbound (remote ip "localhost:99999"))`:                              "not a number",
+		`(allow network-outbound (remote ip "localhost"))`:                                    "the only destination",
+		`(allow network-outbound (remote tcp "localhost:23456"))`:                             "more than the egress proxy",
+		`(allow network-outbound (remote unix-socket (path-literal "/var/run/docker.sock")))`: "more than the egress proxy",
+		`(allow network-outbound (literal "/private/var/run/mDNSResponder"))`:                 "more than the egress proxy",
+		`(allow network* (remote ip "localhost:23456"))`:                                      "the only network allow",
+		`(allow network-outbound file-read* (remote ip "localhost:23456"))`:                   "the only network allow",
+		`(allow network-outbound (remote ip "localhost:1") (remote ip "*:*"))`:                "write one",
+		`(allow network-outbound (require-any (remote ip "localhost:1") (remote ip "*:*")))`:  "more than the egress proxy",
+	}
+	for src, want := range bad {
+		forms, err := Parse(head + src)
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		var errs []string
+		for _, f := range Check(forms, nil) {
+			if f.Severity == "error" {
+				errs = append(errs, f.String())
+			}
+		}
+		if len(errs) != 1 || !strings.Contains(errs[0], want) {
+			t.Errorf("%s: errors %q, want one saying %q", src, errs, want)
+		}
+	}
+	// An address the checker cannot read: a warning alone, an error
+	// against a plan.
+	forms, _ := Parse(head + `(allow network-outbound (remote ip (param "PROXY")))`)
+	if fs := Check(forms, nil); len(fs) != 1 || fs[0].Severity != "warning" {
+		t.Errorf("param address: %v", fs)
+	}
+	if fs := CheckPlan(forms, nil, allowlistPlan()); len(fs) != 1 || fs[0].Severity != "error" {
+		t.Errorf("param address against a plan: %v", fs)
+	}
+	// Against a plan, listening is refused too: the profile is ours.
+	forms, _ = Parse(head + `(allow network-bind (local ip "localhost:*"))`)
+	if fs := CheckPlan(forms, nil, allowlistPlan()); len(fs) != 1 || fs[0].Severity != "error" {
+		t.Errorf("network-bind against a plan: %v", fs)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/egress"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -71,7 +72,8 @@ func quoteSh(s string) (string, error) {
 // Wrapper returns a POSIX shell script that starts the server under
 // sandbox-exec: it refuses to run as root, resolves every path as macOS
 // does (seatbelt matches resolved paths), makes the scratch folder, keeps
-// only PATH, HOME and the named variables, and execs sandbox-exec.
+// only PATH, HOME and the named variables (with an egress allowlist, sets
+// the proxy variables), and execs sandbox-exec.
 // rootFromScript is the project root relative to the script's folder.
 func Wrapper(p *compiler.Plan, pr *Profile, rootFromScript string) ([]byte, error) {
 	var b strings.Builder
@@ -123,6 +125,26 @@ export PATH=/usr/bin:/bin:/usr/sbin:/sbin:/opt/homebrew/bin:/usr/local/bin HOME=
 `, strings.Join(keep, "|"), home)
 	if p.Scratch != nil {
 		b.WriteString("export TMPDIR=\"$SCRATCH\"\n")
+	}
+	if p.Network.Mode == "allowlist" {
+		// Fixed values, set after the unset loop: a variable of the same
+		// name in the caller's environment cannot replace them.
+		name, err := quoteSh(p.Server)
+		if err != nil {
+			return nil, fmt.Errorf("server %q: %w", p.Server, err)
+		}
+		fmt.Fprintf(&b, "# The profile lets the server reach only mcpolicy's egress proxy on 127.0.0.1:%d,\n"+
+			"# which checks every destination. Start it with: mcpolicy run --server %s --backend seatbelt\n"+
+			"# (that runs the proxy). Started otherwise, it reaches nothing, or whatever else holds that port.\n", p.Network.ProxyPort, name)
+		var kv []string
+		for _, e := range egress.ProxyEnv(p.Network.ProxyPort) {
+			v, err := quoteSh(e[1])
+			if err != nil {
+				return nil, fmt.Errorf("server %q: %w", p.Server, err)
+			}
+			kv = append(kv, e[0]+"="+v)
+		}
+		fmt.Fprintf(&b, "export %s\n", strings.Join(kv, " "))
 	}
 	if p.Workdir != "" {
 		hp, ok := p.HostPathOf(p.Workdir)

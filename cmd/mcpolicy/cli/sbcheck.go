@@ -17,8 +17,10 @@ func newCheckProfileCmd() *cobra.Command {
 		Long: `check-profile reads any SBPL profile (ours or hand-written) and checks its
 structure: balanced, (version 1) first, (deny default) present, known
 operation and filter names, no (allow default), no unfiltered file-write*
-or network* allow, and — when -D names are given as sandbox-exec would get
-them — every (param ...) defined. It exits 2 when it finds an error.`,
+or network* allow, no network allow but the egress proxy's
+(allow network-outbound (remote ip "localhost:PORT")), and — when -D names
+are given as sandbox-exec would get them — every (param ...) defined. It
+exits 2 when it finds an error.`,
 		Example: `  mcpolicy check-profile .mcpolicy/seatbelt/code-index.sb -D MOUNT_0=/x -D MOUNT_1=/y -D SCRATCH=/z
   mcpolicy check-profile ~/Library/my-server.sb`,
 		Args: cobra.ExactArgs(1),
