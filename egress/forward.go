@@ -8,12 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"os/signal"
 	"strconv"
 	"sync"
-	"syscall"
 )
 
 // Inside a bwrap or container sandbox the network namespace is empty: the
@@ -101,14 +97,8 @@ func Lifeline(socket string) error {
 // serveLifeline holds the request until the proxy's server closes it; the
 // proxy counts it so the supervisor can wait for a forwarder.
 func (p *Proxy) serveLifeline(w http.ResponseWriter, r *http.Request) {
-	p.lifelineMu.Lock()
-	if p.lifelines == nil {
-		p.lifelines = make(chan struct{}, 16)
-	}
-	ch := p.lifelines
-	p.lifelineMu.Unlock()
 	select {
-	case ch <- struct{}{}:
+	case p.lifelineArrivals() <- struct{}{}:
 	default:
 	}
 	w.WriteHeader(http.StatusOK)
@@ -118,67 +108,22 @@ func (p *Proxy) serveLifeline(w http.ResponseWriter, r *http.Request) {
 	<-r.Context().Done()
 }
 
-// WaitForwarder returns once a forwarder has connected its lifeline.
-func (p *Proxy) WaitForwarder(ctx context.Context) error {
+// lifelineArrivals signals each lifeline that arrives.
+func (p *Proxy) lifelineArrivals() chan struct{} {
 	p.lifelineMu.Lock()
+	defer p.lifelineMu.Unlock()
 	if p.lifelines == nil {
 		p.lifelines = make(chan struct{}, 16)
 	}
-	ch := p.lifelines
-	p.lifelineMu.Unlock()
+	return p.lifelines
+}
+
+// WaitForwarder returns once a forwarder has connected its lifeline.
+func (p *Proxy) WaitForwarder(ctx context.Context) error {
 	select {
-	case <-ch:
+	case <-p.lifelineArrivals():
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("the egress forwarder did not start: %w", ctx.Err())
 	}
-}
-
-// RunForwarder is `mcpolicy egress-forward`: listen on 127.0.0.1:port,
-// forward to socket, and either run argv (stdio unchanged, signals passed
-// on, its exit status returned) or, with lifeline, serve until the proxy
-// is gone.
-func RunForwarder(port int, socket string, lifeline bool, argv []string) (int, error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if err != nil {
-		return 1, err
-	}
-	defer ln.Close()
-	go Forward(ln, socket)
-
-	if len(argv) == 0 {
-		if !lifeline {
-			return 1, errors.New("egress-forward: give a command to run, or --lifeline")
-		}
-		Lifeline(socket)
-		return 0, nil
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := cmd.Start(); err != nil {
-		return 127, err
-	}
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	go func() {
-		for s := range sigs {
-			cmd.Process.Signal(s)
-		}
-	}()
-	if lifeline {
-		go func() {
-			Lifeline(socket)
-			cmd.Process.Kill() // no proxy: no server
-		}()
-	}
-	err = cmd.Wait()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal()), nil
-		}
-		return ee.ExitCode(), nil
-	}
-	return 0, err
 }

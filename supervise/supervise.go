@@ -257,7 +257,11 @@ func (s *session) seatbelt(ctx context.Context) (int, error) {
 		}
 		s.cleanups = append(s.cleanups, func() { os.RemoveAll(s.dir) })
 	}
-	path := filepath.Join(s.dir, "wrapper.sh")
+	// The wrapper reads its profile beside itself, as in .mcpolicy/seatbelt/.
+	path := filepath.Join(s.dir, s.plan.Server+".sh")
+	if err := os.WriteFile(filepath.Join(s.dir, s.plan.Server+".sb"), pr.Text(s.plan), 0o600); err != nil {
+		return 1, err
+	}
 	if err := os.WriteFile(path, script, 0o700); err != nil {
 		return 1, err
 	}
@@ -275,8 +279,15 @@ func (s *session) stdio(cmd *exec.Cmd) {
 }
 
 // wait runs cmd, passing on the signals that ask a server to stop, and
-// returns its exit status (128+N for a signal, as shells report it).
+// returns its exit status.
 func (s *session) wait(ctx context.Context, cmd *exec.Cmd) (int, error) {
+	return run(ctx, cmd)
+}
+
+// run starts cmd, passes SIGINT, SIGTERM and SIGHUP on to it (and SIGTERM
+// when ctx ends), and returns its exit status, 128+N for a signal N as
+// shells report it.
+func run(ctx context.Context, cmd *exec.Cmd) (int, error) {
 	if err := cmd.Start(); err != nil {
 		return 127, err
 	}
@@ -307,6 +318,39 @@ func (s *session) wait(ctx context.Context, cmd *exec.Cmd) (int, error) {
 		return ee.ExitCode(), nil
 	}
 	return 0, err
+}
+
+// Forward is `mcpolicy egress-forward`, inside the sandbox: listen on
+// 127.0.0.1:port, carry connections to the proxy's socket, and either run
+// argv (stdio unchanged; its exit status returned) or, with lifeline,
+// serve until the proxy is gone. With both, the server is killed when the
+// proxy goes: no proxy, no server.
+func Forward(port int, socket string, lifeline bool, argv []string) (int, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return 1, err
+	}
+	defer ln.Close()
+	go egress.Forward(ln, socket)
+
+	if len(argv) == 0 {
+		if !lifeline {
+			return 1, errors.New("egress-forward: give a command to run, or --lifeline")
+		}
+		egress.Lifeline(socket)
+		return 0, nil
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if lifeline {
+		go func() {
+			egress.Lifeline(socket)
+			cancel()
+		}()
+	}
+	return run(ctx, cmd)
 }
 
 func lookup(environ []string) func(string) (string, bool) {

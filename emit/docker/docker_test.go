@@ -82,15 +82,46 @@ func TestSeedSubtractions(t *testing.T) {
 	}
 }
 
-func TestRefusesWhatItCannotEnforce(t *testing.T) {
+// TestEgressWiring: an allowlist never opens the network: the server joins
+// the sidecar's namespace (loopback only) and is pointed at the proxy; the
+// sidecar has no network, every subtraction, and only the forwarder.
+func TestEgressWiring(t *testing.T) {
 	p := plan()
-	p.Network = compiler.Network{Mode: "allowlist", Allow: []string{"api.github.com:443"}}
-	_, err := Args(p, compiler.Placeholders{})
-	var ne *emit.NotEnforceableError
-	if !errors.As(err, &ne) || !strings.Contains(err.Error(), "not enforceable by backend docker") {
-		t.Errorf("allowlist: got %v", err)
+	p.Network = compiler.Network{Mode: "allowlist", Allow: []string{"api.github.com:443"}, ProxyPort: 24000}
+	m := compiler.Machine{ProjectRoot: "/p", Home: "/h", Self: "/opt/mcpolicy", EgressSocket: "/tmp/e/egress.sock"}
+	args, err := ServerArgs(p, m, "side-1")
+	if err != nil {
+		t.Fatal(err)
 	}
-	p = plan()
+	line := strings.Join(args, " ")
+	for _, want := range []string{"--network container:side-1", "-e HTTPS_PROXY=http://127.0.0.1:24000", "-e no_proxy=localhost,127.0.0.1,::1", "--cap-drop ALL", "--read-only"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("server args lack %q:\n%s", want, line)
+		}
+	}
+	if strings.Contains(line, "egress.sock") || strings.Contains(line, "--network none") {
+		t.Errorf("the server itself gets the socket or its own network:\n%s", line)
+	}
+	side, err := SidecarArgs(p, m, "side-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sline := strings.Join(side, " ")
+	for _, want := range []string{"--name side-1", "--network none", "--read-only", "--cap-drop ALL", "--security-opt no-new-privileges", "--user 1000:1000",
+		"type=bind,source=/opt/mcpolicy,target=/.mcpolicy/mcpolicy,readonly", "type=bind,source=/tmp/e/egress.sock,target=/.mcpolicy/egress.sock,readonly",
+		"--entrypoint /.mcpolicy/mcpolicy", "egress-forward --port 24000 --socket /.mcpolicy/egress.sock --lifeline"} {
+		if !strings.Contains(sline, want) {
+			t.Errorf("sidecar args lack %q:\n%s", want, sline)
+		}
+	}
+	if _, err := SidecarArgs(plan(), m, "x"); err == nil {
+		t.Error("a plan without an allowlist got a sidecar")
+	}
+}
+
+func TestRefusesWhatItCannotEnforce(t *testing.T) {
+	var ne *emit.NotEnforceableError
+	p := plan()
 	p.Image = ""
 	if _, err := Args(p, compiler.Placeholders{}); !errors.As(err, &ne) {
 		t.Errorf("no image: got %v", err)

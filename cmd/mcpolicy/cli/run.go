@@ -117,7 +117,7 @@ func newEgressForwardCmd() *cobra.Command {
   /.mcpolicy/mcpolicy egress-forward --port 24180 --socket /.mcpolicy/egress.sock -- node server.js`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			code, err := egress.RunForwarder(port, socket, lifeline, args)
+			code, err := supervise.Forward(port, socket, lifeline, args)
 			if err != nil {
 				return &exitError{code: code, err: err}
 			}
