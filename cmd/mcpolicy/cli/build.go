@@ -27,6 +27,20 @@ func compileProject(path string) (*build.Project, []*compiler.Plan, error) {
 	return proj, plans, err
 }
 
+// compileServer compiles the project at path and returns one server's plan.
+func compileServer(path, server string) (*build.Project, *compiler.Plan, error) {
+	proj, plans, err := compileProject(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, p := range plans {
+		if p.Server == server {
+			return proj, p, nil
+		}
+	}
+	return nil, nil, &exitError{code: ExitError, err: fmt.Errorf("no server %q in %s (servers: %s)", server, path, names(plans))}
+}
+
 func pathArg(args []string) string {
 	if len(args) == 1 {
 		return args[0]

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"os"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
@@ -40,18 +39,9 @@ times faster.`,
 		Example: `  mcpolicy exec --policy examples/code-index --server code-index -- cat /etc/hostname
   mcpolicy exec --policy mcpolicy.cue --server code-index --verbose`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			proj, plans, err := compileProject(policy)
+			proj, plan, err := compileServer(policy, server)
 			if err != nil {
 				return err
-			}
-			var plan *compiler.Plan
-			for _, p := range plans {
-				if p.Server == server {
-					plan = p
-				}
-			}
-			if plan == nil {
-				return &exitError{code: ExitError, err: fmt.Errorf("no server %q in %s (servers: %s)", server, policy, names(plans))}
 			}
 			if len(args) > 0 {
 				plan.Command = args

@@ -39,18 +39,9 @@ evidence is reproduced. See docs/egress.md.`,
 		Example: `  mcpolicy run --policy . --server github --backend bwrap
   mcpolicy run --policy . --server github --backend docker --log egress.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			proj, plans, err := compileProject(policy)
+			proj, plan, err := compileServer(policy, server)
 			if err != nil {
 				return err
-			}
-			var plan *compiler.Plan
-			for _, p := range plans {
-				if p.Server == server {
-					plan = p
-				}
-			}
-			if plan == nil {
-				return &exitError{code: ExitError, err: fmt.Errorf("no server %q in %s (servers: %s)", server, policy, names(plans))}
 			}
 			if len(args) > 0 {
 				plan.Command = args
