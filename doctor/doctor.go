@@ -27,6 +27,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/launch"
+	"github.com/mcpolicy/mcpolicy/supervise"
 	"golang.org/x/sys/unix"
 )
 
@@ -64,6 +65,10 @@ type Result struct {
 type Report struct {
 	Backends []Result `json:"backends"`
 	Usable   []string `json:"usable"` // backends whose status is ok
+	// Egress says whether servers with an egress allowlist can start:
+	// mcpolicy run binds this executable into the sandbox as the
+	// forwarder, which needs it statically linked.
+	Egress Result `json:"egress"`
 }
 
 // Checker reaches the machine only through its functions; New fills them
@@ -85,6 +90,9 @@ type Checker struct {
 	ExecUsesUserNS func() bool
 	Getuid         func() int
 	Executable     func() (string, error)
+	// Static reports why an executable could not run inside a sandbox
+	// (it is dynamically linked), or nil.
+	Static func(path string) error
 	// Timeout bounds each check.
 	Timeout time.Duration
 }
@@ -101,6 +109,7 @@ func New() *Checker {
 		ExecUsesUserNS: func() bool { return launch.DetectHost().UserNS },
 		Getuid:         os.Getuid,
 		Executable:     os.Executable,
+		Static:         supervise.CheckStatic,
 		Timeout:        20 * time.Second,
 	}
 }
@@ -123,13 +132,31 @@ func (c *Checker) Check(ctx context.Context) Report {
 		})
 	}
 	wg.Wait()
-	rep := Report{Backends: rs, Usable: []string{}}
+	rep := Report{Backends: rs, Usable: []string{}, Egress: c.Egress()}
 	for _, r := range rs {
 		if r.Status == OK {
 			rep.Usable = append(rep.Usable, r.Backend)
 		}
 	}
 	return rep
+}
+
+// Egress checks that this mcpolicy can be the egress forwarder.
+func (c *Checker) Egress() Result {
+	r := Result{Backend: "egress", Status: OK}
+	self, err := c.Executable()
+	if err == nil && c.Static != nil {
+		err = c.Static(self)
+	}
+	if err != nil {
+		r.Status = Unavailable
+		why, _, _ := strings.Cut(firstLine(err.Error()), " and cannot run") // the rest is the fix, below
+		r.Detail = "servers with an egress allowlist cannot start: " + why
+		r.Fix = "install a static build: CGO_ENABLED=0 go install ./cmd/mcpolicy"
+		return r
+	}
+	r.Detail = "mcpolicy is statically linked: mcpolicy run can bind it into bwrap and container sandboxes as the egress forwarder"
+	return r
 }
 
 func (c *Checker) timeout() time.Duration {
@@ -498,11 +525,19 @@ func WriteTable(w io.Writer, rep Report) error {
 		}
 	}
 	if len(runs) == 0 {
-		_, err := fmt.Fprintln(w, "\nno backend can run a server on this machine")
+		fmt.Fprintln(w, "\nno backend can run a server on this machine")
+	} else {
+		fmt.Fprintf(w, "\ncan run: %s\n", strings.Join(runs, ", "))
+	}
+	if e := rep.Egress; e.Status != "" {
+		line := fmt.Sprintf("egress allowlists: %s", e.Detail)
+		if e.Fix != "" {
+			line += " (fix: " + e.Fix + ")"
+		}
+		_, err := fmt.Fprintln(w, line)
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\ncan run: %s\n", strings.Join(runs, ", "))
-	return err
+	return nil
 }
 
 // firstLine is the first line of a tool's error, with the message alone

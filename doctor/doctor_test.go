@@ -29,6 +29,7 @@ type machine struct {
 	abiErr   error
 	nsErr    error
 	execNS   bool
+	dynamic  error // the Static check's answer
 }
 
 // healthy is a machine where every backend works, seen by uid 1000.
@@ -105,6 +106,7 @@ func (m *machine) checker() *Checker {
 		ExecUsesUserNS: func() bool { return m.execNS },
 		Getuid:         func() int { return m.uid },
 		Executable:     func() (string, error) { return "/usr/local/bin/mcpolicy", nil },
+		Static:         func(string) error { return m.dynamic },
 		Timeout:        5 * time.Second,
 	}
 }
@@ -338,6 +340,22 @@ func TestLandlock(t *testing.T) {
 			}
 			want(t, m.check(t)[Landlock], c.status, []string{c.detail}, fix)
 		})
+	}
+}
+
+// TestEgressNeedsAStaticMcpolicy: a dynamically linked mcpolicy cannot be
+// the forwarder inside a sandbox; doctor says so and how to fix it.
+func TestEgressNeedsAStaticMcpolicy(t *testing.T) {
+	m := healthy()
+	rep := m.checker().Check(t.Context())
+	want(t, rep.Egress, OK, []string{"statically linked"}, nil)
+	m.dynamic = errors.New("/usr/local/bin/mcpolicy is dynamically linked and cannot run inside the sandbox")
+	rep = m.checker().Check(t.Context())
+	want(t, rep.Egress, Unavailable, []string{"cannot start", "dynamically linked"}, []string{"CGO_ENABLED=0"})
+	var b bytes.Buffer
+	WriteTable(&b, rep)
+	if !strings.Contains(b.String(), "egress allowlists: servers with an egress allowlist cannot start") {
+		t.Errorf("table lacks the egress line:\n%s", b.String())
 	}
 }
 
