@@ -40,6 +40,60 @@ type Proxy struct {
 
 	lifelineMu sync.Mutex
 	lifelines  chan struct{}
+
+	// Requests in flight and the connections of open tunnels, so Close
+	// can end them and wait for their decisions to be logged.
+	activeMu sync.Mutex
+	closed   bool
+	active   sync.WaitGroup
+	tunnels  map[net.Conn]struct{}
+}
+
+// enter counts a request in; false once the proxy is closed.
+func (p *Proxy) enter() bool {
+	p.activeMu.Lock()
+	defer p.activeMu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.active.Add(1)
+	return true
+}
+
+// track registers a tunnel's connection; false (and the connection
+// closed) once the proxy is closed.
+func (p *Proxy) track(c net.Conn) bool {
+	p.activeMu.Lock()
+	defer p.activeMu.Unlock()
+	if p.closed {
+		c.Close()
+		return false
+	}
+	if p.tunnels == nil {
+		p.tunnels = map[net.Conn]struct{}{}
+	}
+	p.tunnels[c] = struct{}{}
+	return true
+}
+
+func (p *Proxy) untrack(c net.Conn) {
+	p.activeMu.Lock()
+	defer p.activeMu.Unlock()
+	delete(p.tunnels, c)
+}
+
+// Close ends every open tunnel and returns once every request has
+// finished and logged its decision. Close the http.Server serving p
+// first: it ends the requests that are not tunnels (the lifeline among
+// them); a hijacked tunnel is no longer the server's to close.
+func (p *Proxy) Close() {
+	p.activeMu.Lock()
+	p.closed = true
+	for c := range p.tunnels {
+		c.Close()
+	}
+	p.activeMu.Unlock()
+	p.active.Wait()
 }
 
 func (p *Proxy) log(d Decision) {
@@ -110,6 +164,11 @@ func splitPort(hostport, defaultPort string) (string, int, error) {
 // ServeHTTP handles CONNECT (tunnels, for TLS) and absolute-form HTTP
 // requests (plain forwarding); anything else is refused.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !p.enter() {
+		http.Error(w, "mcpolicy egress proxy: stopping", http.StatusServiceUnavailable)
+		return
+	}
+	defer p.active.Done()
 	if r.Method == http.MethodConnect {
 		p.connect(w, r)
 		return
@@ -193,6 +252,15 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 		upstream.Close()
 		return
 	}
+	if !p.track(client) || !p.track(upstream) {
+		client.Close()
+		upstream.Close()
+		d.Action, d.Reason = "deny", "the proxy is stopping"
+		p.log(d)
+		return
+	}
+	defer p.untrack(client)
+	defer p.untrack(upstream)
 	client.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n"))
 	var wg sync.WaitGroup
 	wg.Add(2)

@@ -4,6 +4,7 @@
 package probe
 
 import (
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"syscall"
@@ -115,12 +117,19 @@ func do(a Attempt) error {
 	return fmt.Errorf("unknown op %q", a.Op)
 }
 
-func fetch(url string) error {
+func fetch(target string) error {
 	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		Proxy:           http.ProxyFromEnvironment,
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
+		// A refused CONNECT is the proxy's answer too: report its status.
+		OnProxyConnectResponse: func(_ context.Context, _ *url.URL, _ *http.Request, r *http.Response) error {
+			if r.StatusCode != http.StatusOK {
+				return httpStatus(r.StatusCode)
+			}
+			return nil
+		},
 	}}
-	resp, err := c.Get(url)
+	resp, err := c.Get(target)
 	if err != nil {
 		return err
 	}

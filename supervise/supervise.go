@@ -58,6 +58,12 @@ func Run(ctx context.Context, p *compiler.Plan, o Options) (int, error) {
 	if o.StartTimeout == 0 {
 		o.StartTimeout = 30 * time.Second
 	}
+	if o.Backend == "landlock" {
+		if p.Network.Mode == "allowlist" {
+			return 1, fmt.Errorf("server %q: the landlock backend cannot enforce an egress allowlist (mcpolicy explain %s --backend landlock): use bwrap or docker", p.Server, p.Server)
+		}
+		return 1, fmt.Errorf("server %q: for the landlock backend use mcpolicy exec", p.Server)
+	}
 	s := &session{plan: p, opt: o, machine: o.Machine}
 	defer s.cleanup()
 	if p.Network.Mode == "allowlist" {
@@ -72,11 +78,6 @@ func Run(ctx context.Context, p *compiler.Plan, o Options) (int, error) {
 		return s.container(ctx, o.Backend)
 	case "seatbelt":
 		return s.seatbelt(ctx)
-	case "landlock":
-		if p.Network.Mode == "allowlist" {
-			return 1, fmt.Errorf("server %q: the landlock backend cannot enforce an egress allowlist (mcpolicy explain %s --backend landlock): use bwrap or docker", p.Server, p.Server)
-		}
-		return 1, fmt.Errorf("server %q: for the landlock backend use mcpolicy exec", p.Server)
 	}
 	return 1, fmt.Errorf("unknown backend %q (bwrap, docker, podman, seatbelt)", o.Backend)
 }
@@ -106,7 +107,13 @@ func (s *session) startProxy() error {
 	if err != nil {
 		return err
 	}
-	if s.dir, err = os.MkdirTemp("", "mcpolicy-egress-"); err != nil {
+	// A socket's path has at most 103 bytes on macOS (107 on Linux): a
+	// long TMPDIR falls back to /tmp.
+	tmpdir := os.TempDir()
+	if len(tmpdir) > 60 {
+		tmpdir = "/tmp"
+	}
+	if s.dir, err = os.MkdirTemp(tmpdir, "mcpolicy-egress-"); err != nil {
 		return err
 	}
 	s.cleanups = append(s.cleanups, func() { os.RemoveAll(s.dir) })
@@ -126,7 +133,9 @@ func (s *session) startProxy() error {
 	s.server = &http.Server{Handler: s.proxy, ReadHeaderTimeout: 30 * time.Second}
 	go s.server.Serve(ln)
 	// Close ends every request, the sidecar's lifeline among them.
-	s.cleanups = append(s.cleanups, func() { s.server.Close() })
+	// Then the proxy ends the tunnels, which the server no longer tracks,
+	// and waits until every decision is logged.
+	s.cleanups = append(s.cleanups, func() { s.server.Close(); s.proxy.Close() })
 	s.machine.EgressSocket = sock
 	if s.machine.Self, err = staticSelf(s.opt.Self); err != nil {
 		return err
@@ -220,7 +229,21 @@ func (s *session) container(ctx context.Context, engine string) (int, error) {
 			return 1, fmt.Errorf("%v (sidecar %s logs: %s)", err, sidecar, bytes.TrimSpace(logs))
 		}
 	}
-	args, err := docker.ServerArgs(s.plan, s.machine, sidecar)
+	network := "container:" + sidecar
+	if sidecar != "" && engine == "podman" {
+		// podman records --network container:X as a dependency and then
+		// will not --rm X while the server's container exists: a sidecar
+		// whose lifeline ended before the server was gone (the supervisor
+		// killed) would stay behind, exited. Joining the namespace by its
+		// path records nothing.
+		out, err := exec.CommandContext(ctx, engine, "inspect", "--format", "{{.State.Pid}}", sidecar).Output()
+		pid := string(bytes.TrimSpace(out))
+		if err != nil || pid == "" || pid == "0" {
+			return 1, fmt.Errorf("finding the egress sidecar's process: %v", err)
+		}
+		network = "ns:/proc/" + pid + "/ns/net"
+	}
+	args, err := docker.ServerArgs(s.plan, s.machine, network)
 	if err != nil {
 		return 1, err
 	}

@@ -7,8 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,27 +20,38 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/egress"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/probe"
+	"github.com/mcpolicy/mcpolicy/supervise"
 )
 
 // The differential test: generated policies, compiled once, run under every
 // Linux backend with a probe in place of the server; the kernel's answers
 // must match what the plan says, probe by probe.
 //
-//	MCPOLICY_VERIFY_CASES=N   generated cases per backend (default 200)
+//	MCPOLICY_VERIFY_CASES=N   generated cases per backend (default: see casesAndSeed)
 //	MCPOLICY_VERIFY_SEED=S    the generator's seed (default 1)
 //
 // In CI (CI=true) a missing backend fails the test instead of skipping it.
+//
+// A quarter of the cases allow egress to a stand-in internet: HTTP(S)
+// servers on 203.0.113.8 (TEST-NET-3, added to lo for the test; needs
+// root, skipped without it unless CI=true) under names the proxy resolves
+// from a table, never DNS. Those cases run through supervise.Run (the
+// proxy, and bwrap's forwarder or the container sidecar) and probe fetches
+// through the proxy, connections around it and UDP; landlock must refuse
+// them.
 
 const probeInSandbox = "/opt/probe/mcpolicy"
 
@@ -47,6 +62,15 @@ type backendRun struct {
 	run func(t *testing.T, c *testCase, attempts []probe.Attempt) ([]probe.Result, error)
 	// refuses predicts a compile-time refusal from the plan alone.
 	refuses func(p *compiler.Plan) bool
+	// noEgress: the backend cannot enforce an allowlist; refused checks
+	// that it really refuses one (nil: the prediction is the check).
+	noEgress bool
+	refused  func(c *testCase) error
+	// mutation names a deliberate mistake (see mutations); serial runs
+	// one case at a time (a mistake that shares the host's network
+	// namespace would have the forwarders of parallel cases collide).
+	mutation string
+	serial   bool
 }
 
 type testCase struct {
@@ -56,6 +80,8 @@ type testCase struct {
 	plan   *compiler.Plan
 }
 
+func (c *testCase) egress() bool { return c.plan.Network.Mode == "allowlist" }
+
 var (
 	setupOnce sync.Once
 	setupErr  error
@@ -63,8 +89,21 @@ var (
 		base, probeDir, probeBin string
 		fixture                  Fixture
 		listener                 net.Listener
+		tools                    map[string]string // bwrap, docker, podman: absolute paths, before any shim
+		// egress: the stand-in internet (nil fixture.Egress when it
+		// cannot be set up here: egressOff says why).
+		egressOff string
+		addedLo   bool
+		upstreams []*httptest.Server
+		resolve   func(context.Context, string) ([]netip.Addr, error)
+		hosts     string
 	}
 )
+
+// upstreamAddr is where the stand-in internet lives: TEST-NET-3, never
+// routed, answered only by this machine's lo while the test runs. (The
+// supervise tests use .7.)
+const upstreamAddr = "203.0.113.8"
 
 // setup builds the static probe and the fixture once per test binary. The
 // base folder is outside /tmp: Landlock scratch mounts a tmpfs over /tmp.
@@ -107,10 +146,167 @@ func setup(t *testing.T) {
 		}()
 		world.listener = l
 		world.fixture = Fixture{Home: home, Outside: outside, Listener: l.Addr().String()}
+		world.tools = map[string]string{}
+		for _, name := range []string{"bwrap", "docker", "podman"} {
+			if p, err := exec.LookPath(name); err == nil {
+				world.tools[name] = p
+			}
+		}
+		setupErr = setupEgress()
 	})
 	if setupErr != nil {
 		t.Fatal(setupErr)
 	}
+	if world.egressOff != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("egress cases cannot run (%s); CI must run them", world.egressOff)
+		}
+		t.Logf("no egress cases: %s", world.egressOff)
+	}
+}
+
+// tool is the absolute path of bwrap, docker or podman as found before
+// any shim was put on PATH.
+func tool(name string) string {
+	if p := world.tools[name]; p != "" {
+		return p
+	}
+	return name
+}
+
+// setupEgress puts upstreamAddr on lo (when it is not there already) and
+// starts the stand-in servers: plain HTTP on two ports, HTTPS on a third,
+// and an HTTP server on 127.0.0.1 at the first port, which a name that
+// rebinds to loopback would reach were the proxy to let it.
+func setupEgress() error {
+	if os.Geteuid() != 0 {
+		world.egressOff = "not root: adding " + upstreamAddr + " to lo needs CAP_NET_ADMIN"
+		return nil
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		world.egressOff = "no ip command (iproute2)"
+		return nil
+	}
+	out, err := exec.Command("ip", "addr", "add", upstreamAddr+"/32", "dev", "lo").CombinedOutput()
+	switch {
+	case err == nil:
+		world.addedLo = true
+	case onLo(upstreamAddr):
+		// There already: not ours to remove.
+	default:
+		return fmt.Errorf("ip addr add %s/32 dev lo: %v: %s", upstreamAddr, err, out)
+	}
+	serve := func(ln net.Listener, tls bool) {
+		s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "stand-in upstream\n")
+		}))
+		s.Listener.Close()
+		s.Listener = ln
+		if tls {
+			s.StartTLS()
+		} else {
+			s.Start()
+		}
+		world.upstreams = append(world.upstreams, s)
+	}
+	listen := func(ip string, port int) (net.Listener, error) {
+		return net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
+	}
+	e := &Egress{Upstream: netip.MustParseAddr(upstreamAddr)}
+	// The first port: free on both the upstream and loopback.
+	for try := 0; ; try++ {
+		ln, err := listen(upstreamAddr, 0)
+		if err != nil {
+			return err
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		loop, err := listen("127.0.0.1", port)
+		if err != nil {
+			ln.Close()
+			if try < 20 {
+				continue
+			}
+			return fmt.Errorf("no port free on both %s and 127.0.0.1: %v", upstreamAddr, err)
+		}
+		serve(ln, false)
+		serve(loop, false)
+		e.HTTPPorts = append(e.HTTPPorts, port)
+		break
+	}
+	for _, tls := range []bool{false, true} {
+		ln, err := listen(upstreamAddr, 0)
+		if err != nil {
+			return err
+		}
+		serve(ln, tls)
+		if port := ln.Addr().(*net.TCPAddr).Port; tls {
+			e.TLSPort = port
+		} else {
+			e.HTTPPorts = append(e.HTTPPorts, port)
+		}
+	}
+	// a.test, b.test and c.test are the upstream (c.test is never listed);
+	// w.test is the apex of the wildcard *.w.test and x.w.test a name
+	// below it; r.test rebinds to loopback, m.test to cloud metadata.
+	world.hosts = fmt.Sprintf(`# the harness's names: never DNS
+%s a.test b.test c.test w.test x.w.test
+127.0.0.1 r.test
+169.254.169.254 m.test
+`, upstreamAddr)
+	e.Hosts = map[string]netip.Addr{}
+	for _, line := range strings.Split(world.hosts, "\n") {
+		if f := strings.Fields(line); len(f) > 1 && !strings.HasPrefix(f[0], "#") {
+			for _, name := range f[1:] {
+				e.Hosts[name] = netip.MustParseAddr(f[0])
+			}
+		}
+	}
+	world.resolve, err = egress.HostsResolver(strings.NewReader(world.hosts), func(_ context.Context, host string) ([]netip.Addr, error) {
+		return nil, fmt.Errorf("%s: not in the harness's hosts table (no DNS in tests)", host)
+	})
+	if err != nil {
+		return err
+	}
+	world.fixture.Egress = e
+	return nil
+}
+
+// onLo reports whether lo holds addr.
+func onLo(addr string) bool {
+	out, err := exec.Command("ip", "-o", "addr", "show", "dev", "lo").Output()
+	return err == nil && strings.Contains(string(out), " "+addr+"/")
+}
+
+// universe is what an allowlist is drawn from: names of the upstream (a
+// wildcard among them), an address, and names that resolve somewhere
+// private, on the stand-in ports.
+func universe(e *Egress) []string {
+	p1, p2, tls := strconv.Itoa(e.HTTPPorts[0]), strconv.Itoa(e.HTTPPorts[1]), strconv.Itoa(e.TLSPort)
+	return []string{
+		"a.test:" + p1, "a.test:" + tls, "b.test:" + p2,
+		"*.w.test:" + p1, "*.w.test:" + tls,
+		"r.test:" + p1, "m.test:" + p1,
+		upstreamAddr + ":" + p2,
+	}
+}
+
+// drawAllowlist picks each entry of the universe with even odds (at
+// least one), some spelled in upper case: the plan holds them canonical.
+func drawAllowlist(rng *rand.Rand, e *Egress) []string {
+	var allow []string
+	u := universe(e)
+	for _, entry := range u {
+		if rng.IntN(2) == 0 {
+			if rng.IntN(4) == 0 {
+				entry = strings.ToUpper(entry)
+			}
+			allow = append(allow, entry)
+		}
+	}
+	if len(allow) == 0 {
+		allow = append(allow, u[rng.IntN(len(u))])
+	}
+	return allow
 }
 
 // plant writes a file any uid may write: under docker the probe is uid
@@ -126,6 +322,11 @@ func TestMain(m *testing.M) {
 	// the launcher's stage 2 inside the namespaces.
 	if len(os.Args) > 1 && os.Args[1] == launch.Stage2Arg {
 		launch.Stage2()
+	}
+	// ... and as the shim that puts a mistake into what supervise.Run
+	// starts (see useShim).
+	if mutation := os.Getenv(envMutation); mutation != "" && shimmed[filepath.Base(os.Args[0])] {
+		shimMain(filepath.Base(os.Args[0]), mutation)
 	}
 	if planJSON := os.Getenv("MCPOLICY_HELPER_PLAN"); planJSON != "" {
 		var p compiler.Plan
@@ -146,15 +347,35 @@ func TestMain(m *testing.M) {
 		os.Exit(code)
 	}
 	code := m.Run()
+	for _, im := range images {
+		exec.Command(tool(im[0]), "rmi", "-f", im[1]).Run()
+	}
+	for _, s := range world.upstreams {
+		s.Close()
+	}
+	if world.addedLo {
+		exec.Command("ip", "addr", "del", upstreamAddr+"/32", "dev", "lo").Run()
+	}
 	if world.base != "" {
 		os.RemoveAll(world.base)
 	}
 	os.Exit(code)
 }
 
+// egressDraw says whether a generated case may allow egress.
+type egressDraw int
+
+const (
+	egressRandom egressDraw = iota // one case in four
+	egressNever
+	egressAlways
+)
+
 // generate writes case n: a project of folders a..d (each with probe.txt,
-// inner/probe.txt and maybe protected files) and a random policy over it.
-func generate(t *testing.T, seed uint64, n int) *testCase {
+// inner/probe.txt and maybe protected files) and a random policy over it;
+// some cases allow egress (see egressDraw). The allowlist is drawn last,
+// so a case's folders and mounts do not depend on it.
+func generate(t *testing.T, seed uint64, n int, draw egressDraw) *testCase {
 	rng := rand.New(rand.NewPCG(seed, uint64(n)))
 	root := filepath.Join(world.base, "cases", strconv.Itoa(n))
 	var mounts []string
@@ -187,6 +408,20 @@ func generate(t *testing.T, seed uint64, n int) *testCase {
 	if rng.IntN(2) == 0 {
 		scratch = `scratch: {target: "/tmp", size: "1m"}`
 	}
+	network := ""
+	if e := world.fixture.Egress; e != nil {
+		has := rng.IntN(4) == 0
+		switch draw {
+		case egressNever:
+			has = false
+		case egressAlways:
+			has = true
+		}
+		if has {
+			allow, _ := json.Marshal(drawAllowlist(rng, e))
+			network = "network: allow: " + string(allow)
+		}
+	}
 	policy := fmt.Sprintf(`version: "v1"
 servers: s: {
 	image: "mcpolicy-verify:%d"
@@ -194,8 +429,9 @@ servers: s: {
 	backends: ["docker", "bwrap", "landlock"]
 	mounts: [%s]
 	%s
+	%s
 }
-`, seed, probeInSandbox, strings.Join(mounts, ", "), scratch)
+`, seed, probeInSandbox, strings.Join(mounts, ", "), scratch, network)
 	file := filepath.Join(root, "mcpolicy.cue")
 	if err := os.WriteFile(file, []byte(policy), 0o666); err != nil {
 		t.Fatal(err)
@@ -256,17 +492,21 @@ func runCmd(name string, args []string, env []string) ([]byte, error) {
 	return stdout.Bytes(), nil
 }
 
-func bwrapBackend(mutate func([]string) []string) backendRun {
-	return backendRun{name: "bwrap", view: SandboxView, refuses: func(*compiler.Plan) bool { return false },
+func bwrapBackend(mutation string) backendRun {
+	return backendRun{name: "bwrap", view: SandboxView, refuses: func(*compiler.Plan) bool { return false }, mutation: mutation,
 		run: func(t *testing.T, c *testCase, attempts []probe.Attempt) ([]probe.Result, error) {
-			args, err := bwrap.Args(withCommand(c.plan, probeInSandbox, attempts), c.machine(), bwrap.DetectLayout(), 0)
+			p := withCommand(c.plan, probeInSandbox, attempts)
+			if c.egress() {
+				return runSupervised(p, c, "bwrap")
+			}
+			args, err := bwrap.Args(p, c.machine(), bwrap.DetectLayout(), 0)
 			if err != nil {
 				return nil, err
 			}
-			if mutate != nil {
-				args = mutate(args)
+			if mutation != "" {
+				args = mutations[mutation](args)
 			}
-			out, err := runCmd("bwrap", args, []string{"PATH=/usr/bin:/bin"})
+			out, err := runCmd(tool("bwrap"), args, []string{"PATH=/usr/bin:/bin"})
 			if err != nil {
 				return nil, err
 			}
@@ -274,8 +514,50 @@ func bwrapBackend(mutate func([]string) []string) backendRun {
 		}}
 }
 
+// runSupervised runs a plan with an allowlist as `mcpolicy run` does: the
+// egress proxy in this process (resolving the harness's names), the
+// sandbox with its forwarder (bwrap) or sidecar (docker, podman).
+func runSupervised(p *compiler.Plan, c *testCase, backend string) ([]probe.Result, error) {
+	var stdout, stderr bytes.Buffer
+	var log syncBuffer
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	code, err := supervise.Run(ctx, p, supervise.Options{
+		Backend: backend,
+		Machine: c.machine(),
+		Self:    world.probeBin, // the static mcpolicy: the forwarder
+		Log:     &log,
+		Resolve: world.resolve,
+		Stdin:   strings.NewReader(""),
+		Stdout:  &stdout,
+		Stderr:  &stderr,
+	})
+	if err != nil || code != 0 {
+		return nil, fmt.Errorf("supervise.Run (%s): exit %d, %v\nstderr: %s\nproxy log: %s", backend, code, err, stderr.String(), log.String())
+	}
+	return parseResults(stdout.Bytes())
+}
+
+// syncBuffer is written by the proxy's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 func landlockBackend(mutate func(*compiler.Plan)) backendRun {
-	return backendRun{name: "landlock", view: HostView,
+	return backendRun{name: "landlock", view: HostView, noEgress: true, refused: landlockRefuses,
 		refuses: func(p *compiler.Plan) bool {
 			_, err := landlock.Build(p, compiler.Machine{ProjectRoot: "/p", Home: "/h"})
 			var ne *emit.NotEnforceableError
@@ -299,6 +581,37 @@ func landlockBackend(mutate func(*compiler.Plan)) backendRun {
 		}}
 }
 
+// landlockRefuses checks that a case with an allowlist starts nothing on
+// landlock: its report says the allowlist cannot be enforced, `mcpolicy
+// exec` exits 2 (not enforceable; the message names the first such
+// restriction, which may be another) before the probe runs, and
+// supervise.Run (`mcpolicy run`) refuses the backend for the allowlist.
+func landlockRefuses(c *testCase) error {
+	missing := false
+	for _, r := range landlock.Enforcement(c.plan, landlock.Best) {
+		missing = missing || r.Restriction == "egress allowlist" && r.Support == emit.Missing
+	}
+	if !missing {
+		return fmt.Errorf("landlock's report does not say it cannot enforce the egress allowlist")
+	}
+	args := []string{"exec", "--policy", c.policy, "--server", "s", "--", world.probeBin, "probe", "read:/"}
+	cmd := exec.Command(world.probeBin, args...)
+	cmd.Env = []string{"HOME=" + world.fixture.Home, "PATH=/usr/bin:/bin"}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || stdout.Len() > 0 || !strings.Contains(stderr.String(), "is not enforceable by backend landlock") {
+		return fmt.Errorf("mcpolicy exec of a plan with an allowlist: %v (want exit 2, not enforceable, and no probe output)\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	}
+	code, err := supervise.Run(context.Background(), c.plan, supervise.Options{Backend: "landlock", Machine: c.machine(), Self: world.probeBin,
+		Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), "egress allowlist") {
+		return fmt.Errorf("supervise.Run on landlock with an allowlist: exit %d, %v; want a refusal naming the egress allowlist", code, err)
+	}
+	return nil
+}
+
 // runLaunchLibrary is used only by the wrong-emitter test: it re-runs this
 // test binary as a launcher for a mutated plan (see TestMain).
 func runLaunchLibrary(p *compiler.Plan, c *testCase) ([]probe.Result, error) {
@@ -314,11 +627,11 @@ func runLaunchLibrary(p *compiler.Plan, c *testCase) ([]probe.Result, error) {
 	return parseResults(out)
 }
 
-func engineBackend(engine string, mutate func([]string) []string) backendRun {
+func engineBackend(engine string, mutation string) backendRun {
 	var once sync.Once
 	var image string
 	var imgErr error
-	return backendRun{name: engine, view: SandboxView, refuses: func(*compiler.Plan) bool { return false },
+	return backendRun{name: engine, view: SandboxView, refuses: func(*compiler.Plan) bool { return false }, mutation: mutation,
 		run: func(t *testing.T, c *testCase, attempts []probe.Attempt) ([]probe.Result, error) {
 			once.Do(func() { image, imgErr = importImage(engine) })
 			if imgErr != nil {
@@ -326,19 +639,141 @@ func engineBackend(engine string, mutate func([]string) []string) backendRun {
 			}
 			p := withCommand(c.plan, probeInSandbox, attempts)
 			p.Image = image
+			if c.egress() {
+				return runSupervised(p, c, engine)
+			}
 			args, err := docker.Args(p, c.machine())
 			if err != nil {
 				return nil, err
 			}
-			if mutate != nil {
-				args = mutate(args)
+			if mutation != "" {
+				args = mutations[mutation](args)
 			}
-			out, err := runCmd(engine, args, os.Environ())
+			out, err := runCmd(tool(engine), args, os.Environ())
 			if err != nil {
 				return nil, err
 			}
 			return parseResults(out)
 		}}
+}
+
+// mutations are the deliberate mistakes of TestWrongEmittersAreCaught, by
+// name: applied to the arguments the harness runs itself, and, through
+// the shim, to those supervise.Run passes to bwrap, docker or podman.
+var mutations = map[string]func([]string) []string{
+	// Every namespace but the network's.
+	"bwrap-host-net": bwrapHostNet,
+	// The same, only where a forwarder runs in front of the server: the
+	// forwarder then listens on the host's loopback, and the server
+	// reaches the proxy and everything else.
+	"bwrap-host-net-with-egress": func(args []string) []string {
+		if !contains(args, "egress-forward") {
+			return args
+		}
+		return bwrapHostNet(args)
+	},
+	"docker-host-net": func(args []string) []string {
+		for i := range args {
+			if args[i] == "none" && i > 0 && args[i-1] == "--network" {
+				args[i] = "host"
+			}
+		}
+		return args
+	},
+	// The server on the host's network instead of the sidecar's
+	// namespace; the sidecar (--network none) is left alone.
+	"docker-egress-host-net": func(args []string) []string {
+		for i := range args {
+			if strings.HasPrefix(args[i], "container:") && i > 0 && args[i-1] == "--network" {
+				args[i] = "host"
+			}
+		}
+		return args
+	},
+}
+
+var bwrapHostNet = replaceArg("--unshare-all", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try")
+
+func replaceArg(old string, new ...string) func([]string) []string {
+	return func(args []string) []string {
+		var out []string
+		for _, a := range args {
+			if a == old {
+				out = append(out, new...)
+			} else {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// The shim: supervise.Run starts "bwrap", "docker" or "podman" by name,
+// so a folder of links to this test binary, first on PATH, puts a
+// mutation between it and the real tool. The harness's own runs use
+// absolute paths (tool) and never meet the shim.
+const (
+	envMutation = "MCPOLICY_VERIFY_MUTATION"
+	envRealPath = "MCPOLICY_VERIFY_REAL_PATH"
+)
+
+var shimmed = map[string]bool{"bwrap": true, "docker": true, "podman": true}
+
+// useShim makes what supervise.Run starts, for the rest of t, go through
+// the named mutation.
+func useShim(t *testing.T, mutation string) {
+	dir := filepath.Join(world.base, "shim")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(dir, 0o755)
+	for name := range shimmed {
+		link := filepath.Join(dir, name)
+		os.Remove(link)
+		if err := os.Symlink(self, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv(envRealPath, os.Getenv("PATH"))
+	t.Setenv(envMutation, mutation)
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// shimMain runs in place of the tool: the real one, with the mutation
+// applied to its arguments, in this process (stdio, descriptors and the
+// parent's signals stay as supervise.Run set them).
+func shimMain(name, mutation string) {
+	mutate, ok := mutations[mutation]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "verify shim: no mutation %q\n", mutation)
+		os.Exit(125)
+	}
+	realPath := os.Getenv(envRealPath)
+	os.Setenv("PATH", realPath)
+	bin, err := exec.LookPath(name)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "verify shim: %v\n", err)
+		os.Exit(125)
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, envMutation+"=") && !strings.HasPrefix(kv, envRealPath+"=") {
+			env = append(env, kv)
+		}
+	}
+	err = syscall.Exec(bin, append([]string{name}, mutate(os.Args[1:])...), env)
+	fmt.Fprintf(os.Stderr, "verify shim: exec %s: %v\n", bin, err)
+	os.Exit(125)
 }
 
 // importImage makes an image with nothing but empty folders: the probe
@@ -357,13 +792,23 @@ func importImage(engine string) (string, error) {
 	if engine == "podman" {
 		tag = "localhost/" + tag
 	}
-	cmd := exec.Command(engine, "import", "-", tag)
+	cmd := exec.Command(tool(engine), "import", "-", tag)
 	cmd.Stdin = &buf
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("%s import: %v\n%s", engine, err, out)
 	}
+	imagesMu.Lock()
+	images = append(images, [2]string{engine, tag})
+	imagesMu.Unlock()
 	return tag, nil
 }
+
+// images are those importImage made, removed when the tests end: their
+// tags hold this process's id, so no later run would use them.
+var (
+	imagesMu sync.Mutex
+	images   [][2]string
+)
 
 // available says whether a backend can run here; in CI it must.
 func available(t *testing.T, name string) bool {
@@ -376,7 +821,7 @@ func available(t *testing.T, name string) bool {
 			err = fmt.Errorf("Landlock ABI %d", h.ABI)
 		}
 	default:
-		err = exec.Command(name, "info").Run()
+		err = exec.Command(tool(name), "info").Run()
 	}
 	if err == nil {
 		return true
@@ -389,8 +834,9 @@ func available(t *testing.T, name string) bool {
 }
 
 // casesAndSeed: 400 cases by default (host backends are cheap, and about
-// a third of the cases are refused by landlock at compile time), of which
-// the container engines, at half a second a run, take the first 200.
+// half of the cases are refused by landlock at compile time: protected
+// paths, allowlists), of which the container engines take 200 without an
+// allowlist and a few with one (see engineSubset).
 func casesAndSeed() (int, uint64) {
 	n, seed := 400, uint64(1)
 	if v, err := strconv.Atoi(os.Getenv("MCPOLICY_VERIFY_CASES")); err == nil && v > 0 {
@@ -400,6 +846,33 @@ func casesAndSeed() (int, uint64) {
 		seed = v
 	}
 	return n, seed
+}
+
+// engineSubset is what docker and podman run, at about a second a run on
+// a small machine and nearly three with a sidecar: by default the first
+// 200 cases without an allowlist and the first 8 with one; with
+// MCPOLICY_VERIFY_CASES=N (make verify) every case without one and the
+// first N/10 with one (bwrap runs them all: the proxy and its rules are
+// the same for every backend, only the wiring differs).
+func engineSubset(cases []*testCase) []*testCase {
+	plainMax, egressMax := 200, 8
+	if os.Getenv("MCPOLICY_VERIFY_CASES") != "" {
+		plainMax, egressMax = len(cases), max(egressMax, len(cases)/10)
+	}
+	var out []*testCase
+	plain, withAllow := 0, 0
+	for _, c := range cases {
+		switch {
+		case c.egress() && withAllow < egressMax:
+			withAllow++
+		case !c.egress() && plain < plainMax:
+			plain++
+		default:
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // disagreement is one probe where the kernel and the plan differ.
@@ -416,13 +889,26 @@ func verifyBackend(t *testing.T, b backendRun, cases []*testCase) ([]disagreemen
 	var mu sync.Mutex
 	var dis []disagreement
 	errnos := map[string]int{}
-	sem := make(chan struct{}, 3)
+	parallel := 3
+	if b.serial {
+		parallel = 1
+	}
+	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
 	for _, c := range cases {
 		if b.refuses(c.plan) {
 			mu.Lock()
 			errnos["refused at compile time"]++
 			mu.Unlock()
+			if c.egress() && b.refused != nil {
+				if err := b.refused(c); err != nil {
+					t.Errorf("%s case %d: %v", b.name, c.n, err)
+				}
+			}
+			continue
+		}
+		if c.egress() && b.noEgress {
+			t.Errorf("%s case %d: the backend cannot enforce an allowlist, yet the plan was not refused:\n%s", b.name, c.n, strings.Join(c.plan.Network.Allow, ", "))
 			continue
 		}
 		wg.Add(1)
@@ -448,12 +934,18 @@ func verifyBackend(t *testing.T, b backendRun, cases []*testCase) ([]disagreemen
 				return
 			}
 			for i, e := range es {
-				ok := rs[i].Result == "ok"
-				if ok != e.Allowed {
+				if rs[i].Attempt != e.Attempt {
+					t.Errorf("%s case %d: result %d is for %s:%s, want %s:%s", b.name, c.n, i, rs[i].Op, rs[i].Target, e.Op, e.Target)
+					continue
+				}
+				if !e.Agrees(rs[i].Result) {
 					dis = append(dis, disagreement{b.name, c.n, e, rs[i].Result})
 				}
-				if !ok {
+				switch {
+				case rs[i].Result != "ok":
 					errnos[rs[i].Result]++
+				case e.Op == probe.Fetch:
+					errnos[fetchedKey]++
 				}
 			}
 		}(c)
@@ -468,12 +960,42 @@ func report(t *testing.T, dis []disagreement) {
 			t.Errorf("... and %d more", len(dis)-20)
 			break
 		}
-		want := "denied"
-		if d.e.Allowed {
-			want = "allowed"
-		}
-		t.Errorf("%s case %d: %s %s (%s): plan says %s, kernel said %s", d.backend, d.n, d.e.Op, d.e.Target, d.e.Why, want, d.got)
+		t.Errorf("%s case %d: %s %s (%s): plan says %s, kernel said %s", d.backend, d.n, d.e.Op, d.e.Target, d.e.Why, d.e.Says(), d.got)
 	}
+}
+
+// fetchedKey counts, among the denials, the fetches that went through.
+const fetchedKey = "fetched"
+
+// summary is the fetches that went through, then the denials by answer.
+func summary(errnos map[string]int) string {
+	short := map[string]int{}
+	for k, v := range errnos {
+		if k == fetchedKey {
+			continue
+		}
+		short[k] += v
+	}
+	keys := make([]string, 0, len(short))
+	for k := range short {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, short[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+func countEgress(cases []*testCase) int {
+	n := 0
+	for _, c := range cases {
+		if c.egress() {
+			n++
+		}
+	}
+	return n
 }
 
 func TestDifferential(t *testing.T) {
@@ -481,13 +1003,10 @@ func TestDifferential(t *testing.T) {
 	n, seed := casesAndSeed()
 	cases := make([]*testCase, n)
 	for i := range cases {
-		cases[i] = generate(t, seed, i)
+		cases[i] = generate(t, seed, i, egressRandom)
 	}
-	engineCases := cases
-	if os.Getenv("MCPOLICY_VERIFY_CASES") == "" {
-		engineCases = cases[:min(200, len(cases))]
-	}
-	for _, b := range []backendRun{bwrapBackend(nil), landlockBackend(nil), engineBackend("docker", nil), engineBackend("podman", nil)} {
+	engineCases := engineSubset(cases)
+	for _, b := range []backendRun{bwrapBackend(""), landlockBackend(nil), engineBackend("docker", ""), engineBackend("podman", "")} {
 		t.Run(b.name, func(t *testing.T) {
 			if !available(t, b.name) {
 				return
@@ -496,70 +1015,83 @@ func TestDifferential(t *testing.T) {
 			if b.name == "docker" || b.name == "podman" {
 				cs = engineCases
 			}
+			start := time.Now()
 			dis, errnos := verifyBackend(t, b, cs)
 			report(t, dis)
-			keys := make([]string, 0, len(errnos))
-			for k := range errnos {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			var parts []string
-			for _, k := range keys {
-				parts = append(parts, fmt.Sprintf("%s=%d", k, errnos[k]))
-			}
-			t.Logf("%s: %d cases, %d disagreements; denials by errno: %s", b.name, len(cs), len(dis), strings.Join(parts, " "))
+			t.Logf("%s: %d cases (%d with an allowlist), %d disagreements, %v; fetches through the proxy: %d; denials by errno: %s",
+				b.name, len(cs), countEgress(cs), len(dis), time.Since(start).Round(time.Second), errnos[fetchedKey], summary(errnos))
 		})
 	}
 }
 
 // TestWrongEmittersAreCaught: the harness must notice a sandbox wider than
-// its plan. Each backend is run with one deliberate mistake.
+// its plan. Each backend is run with one deliberate mistake; the egress
+// mistakes are put into what supervise.Run starts, on cases that all have
+// an allowlist.
 func TestWrongEmittersAreCaught(t *testing.T) {
 	setup(t)
 	_, seed := casesAndSeed()
-	var cases []*testCase
+	var cases, egressCases []*testCase
 	for i := range 6 {
-		cases = append(cases, generate(t, seed, 10000+i))
+		cases = append(cases, generate(t, seed, 10000+i, egressNever))
 	}
-	replace := func(old string, new ...string) func([]string) []string {
-		return func(args []string) []string {
-			var out []string
-			for _, a := range args {
-				if a == old {
-					out = append(out, new...)
-				} else {
-					out = append(out, a)
-				}
-			}
-			return out
+	if world.fixture.Egress != nil {
+		for i := range 3 {
+			egressCases = append(egressCases, generate(t, seed, 20000+i, egressAlways))
 		}
 	}
+	serial := func(b backendRun) backendRun { b.serial = true; return b }
 	mistakes := []struct {
-		what string
-		b    backendRun
+		what   string
+		b      backendRun
+		egress bool
 	}{
-		{"bwrap without --unshare-net", bwrapBackend(replace("--unshare-all", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"))},
-		{"landlock with / in the baseline", landlockBackend(func(p *compiler.Plan) { p.Runtime.ReadOnly = append(p.Runtime.ReadOnly, "/") })},
-		{"docker on the host network", engineBackend("docker", func(args []string) []string {
-			for i := range args {
-				if args[i] == "none" && i > 0 && args[i-1] == "--network" {
-					args[i] = "host"
-				}
-			}
-			return args
-		})},
+		{"bwrap without --unshare-net", bwrapBackend("bwrap-host-net"), false},
+		{"landlock with / in the baseline", landlockBackend(func(p *compiler.Plan) { p.Runtime.ReadOnly = append(p.Runtime.ReadOnly, "/") }), false},
+		{"docker on the host network", engineBackend("docker", "docker-host-net"), false},
+		// The forwarders would share the host's loopback: one at a time.
+		{"bwrap without --unshare-net where a forwarder runs (allowlist)", serial(bwrapBackend("bwrap-host-net-with-egress")), true},
+		{"docker server on the host network instead of the sidecar's (allowlist)", engineBackend("docker", "docker-egress-host-net"), true},
 	}
 	for _, m := range mistakes {
-		t.Run(m.b.name, func(t *testing.T) {
+		name := m.b.name
+		if m.egress {
+			name += "-egress"
+		}
+		t.Run(name, func(t *testing.T) {
 			if !available(t, m.b.name) {
 				return
 			}
-			dis, _ := verifyBackend(t, m.b, cases)
+			cs := cases
+			if m.egress {
+				if world.fixture.Egress == nil {
+					t.Skipf("no egress cases: %s", world.egressOff)
+				}
+				cs = egressCases
+				useShim(t, m.b.mutation)
+			}
+			dis, _ := verifyBackend(t, m.b, cs)
+			if m.egress {
+				// Caught by what only the egress probes ask: around the
+				// proxy, or through it.
+				var on []disagreement
+				for _, d := range dis {
+					if d.e.Op == probe.UDP || d.e.Op == probe.Fetch || strings.HasPrefix(d.e.Target, upstreamAddr+":") {
+						on = append(on, d)
+					}
+				}
+				dis = on
+			}
 			if len(dis) == 0 {
 				t.Errorf("%s: the harness found no disagreement; it cannot tell a wider sandbox", m.what)
-			} else {
-				t.Logf("%s: caught, %d disagreements, e.g. %s %s: plan says denied, kernel said %s", m.what, len(dis), dis[0].e.Op, dis[0].e.Target, dis[0].got)
+				return
 			}
+			byOp := map[probe.Op]int{}
+			for _, d := range dis {
+				byOp[d.e.Op]++
+			}
+			t.Logf("%s: caught, %d disagreements (%v), e.g. %s %s (%s): plan says %s, kernel said %s",
+				m.what, len(dis), byOp, dis[0].e.Op, dis[0].e.Target, dis[0].e.Why, dis[0].e.Says(), dis[0].got)
 		})
 	}
 }

@@ -6,12 +6,18 @@ package verify
 
 import (
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/egress"
 	"github.com/mcpolicy/mcpolicy/probe"
 )
 
@@ -31,8 +37,37 @@ type Fixture struct {
 	Home     string // planted home: .aws/credentials, .ssh/id_ed25519
 	Outside  string // a folder beside the project root, never granted
 	Listener string // a TCP listener on the host's loopback, host:port
-	// Extra are host paths the process may read although the policy does
-	// not list them (e.g. the probe binary's folder when it is granted).
+	// Egress is the stand-in internet; nil: no network probes beyond
+	// Listener.
+	Egress *Egress
+}
+
+// Egress is the stand-in internet around a plan with an allowlist:
+// servers on an address only this machine's lo answers (TEST-NET-3, never
+// routed), and the names the egress proxy resolves (through
+// egress.HostsResolver, never DNS).
+type Egress struct {
+	Upstream  netip.Addr // where the stand-in servers listen
+	HTTPPorts []int      // plain HTTP servers on Upstream (the first one also on 127.0.0.1)
+	TLSPort   int        // an HTTPS server on Upstream
+	// Hosts is the proxy's name table (canonical name → address): names
+	// of the upstream, and names that lead somewhere private.
+	Hosts map[string]netip.Addr
+}
+
+// Ports lists every stand-in port, the TLS one last.
+func (e *Egress) Ports() []int {
+	return append(append([]int(nil), e.HTTPPorts...), e.TLSPort)
+}
+
+// URL is the address fetched for host:port: https on the TLS port (a
+// CONNECT tunnel through the proxy), http elsewhere (plain forwarding).
+func (e *Egress) URL(host string, port int) string {
+	scheme := "http"
+	if port == e.TLSPort {
+		scheme = "https"
+	}
+	return scheme + "://" + net.JoinHostPort(host, strconv.Itoa(port)) + "/"
 }
 
 // Expectation is one access and what the plan says about it.
@@ -40,6 +75,61 @@ type Expectation struct {
 	probe.Attempt
 	Allowed bool
 	Why     string
+	// Want, when set, is the class (see Class) the result must have: the
+	// plan decides not only whether a destination is reached but who
+	// says no. Unset: only allowed ("ok") or denied (anything else).
+	Want string
+}
+
+// The classes network answers are compared by.
+const (
+	WantOK = "ok"
+	// WantProxyRefused: the egress proxy refused the destination.
+	WantProxyRefused = "http 403"
+	// WantErrno: the sandbox's network stack said no (an errno, or a
+	// timeout): the answer to anything that tries to go around the proxy.
+	// Which errno is the backend's business (an empty network namespace
+	// says ENETUNREACH, Landlock EACCES).
+	WantErrno = "errno"
+)
+
+var errnoName = regexp.MustCompile(`^E[A-Z0-9]+$|^errno [0-9]+$`)
+
+// Class maps a probe result to the class expectations name: "ok" and
+// "http N" (the probe reports a refused CONNECT by its status too) stay as
+// they are; errno names and timeouts are WantErrno; anything else is
+// itself.
+func Class(result string) string {
+	switch {
+	case result == "ok", strings.HasPrefix(result, "http "):
+		return result
+	case result == "timeout", errnoName.MatchString(result):
+		return WantErrno
+	}
+	return result
+}
+
+// Agrees reports whether a probe's result is what the plan says.
+func (e Expectation) Agrees(result string) bool {
+	if e.Want != "" {
+		return Class(result) == e.Want
+	}
+	return (result == "ok") == e.Allowed
+}
+
+// Says is what the plan says, for messages.
+func (e Expectation) Says() string {
+	switch {
+	case e.Want == WantProxyRefused:
+		return "refused by the proxy (" + e.Want + ")"
+	case e.Want == WantErrno:
+		return "denied by the network stack (an errno)"
+	case e.Want != "":
+		return e.Want
+	case e.Allowed:
+		return "allowed"
+	}
+	return "denied"
 }
 
 // cover is one granted subtree, in the view's terms.
@@ -106,7 +196,7 @@ func Expectations(p *compiler.Plan, m compiler.Machine, f Fixture, view View, ba
 
 	var es []Expectation
 	add := func(op probe.Op, target, why string, write bool) {
-		es = append(es, Expectation{probe.Attempt{Op: op, Target: target}, allowed(target, write), why})
+		es = append(es, Expectation{probe.Attempt{Op: op, Target: target}, allowed(target, write), why, ""})
 	}
 	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
 	for i, r := range roots {
@@ -142,8 +232,79 @@ func Expectations(p *compiler.Plan, m compiler.Machine, f Fixture, view View, ba
 	add(probe.Create, filepath.Join(f.Outside, "new.txt"), "folder beside the project", true)
 	add(probe.Read, "/etc/shadow", "/etc/shadow", false)
 	add(probe.Create, "/mcpolicy-probe-root", "the root filesystem", true)
-	rootList := Expectation{probe.Attempt{Op: probe.List, Target: "/"}, view == SandboxView, "list /"}
+	rootList := Expectation{probe.Attempt{Op: probe.List, Target: "/"}, view == SandboxView, "list /", ""}
 	es = append(es, rootList)
-	es = append(es, Expectation{probe.Attempt{Op: probe.Connect, Target: f.Listener}, false, "TCP to the host's loopback"})
+	es = append(es, Expectation{probe.Attempt{Op: probe.Connect, Target: f.Listener}, false, "TCP to the host's loopback", ""})
+	if f.Egress != nil {
+		es = append(es, egressExpectations(p, f.Egress)...)
+	}
 	return es
+}
+
+// egressExpectations: around the proxy nothing is reached, whatever the
+// plan; through it (only with an allowlist) exactly what the proxy's own
+// rules allow: a listed host:port (a wildcard's names below it, never its
+// apex) whose address is not private unless the rule names that address.
+func egressExpectations(p *compiler.Plan, e *Egress) []Expectation {
+	bypass := net.JoinHostPort(e.Upstream.String(), strconv.Itoa(e.HTTPPorts[0]))
+	es := []Expectation{
+		{probe.Attempt{Op: probe.Connect, Target: bypass}, false, "TCP to an upstream, around the proxy", WantErrno},
+		{probe.Attempt{Op: probe.UDP, Target: bypass}, false, "UDP to an upstream", WantErrno},
+	}
+	if p.Network.Mode != "allowlist" {
+		// No proxy to ask: the fetch goes direct, and must not get there.
+		return append(es, Expectation{probe.Attempt{Op: probe.Fetch, Target: e.URL(e.Upstream.String(), e.HTTPPorts[0])}, false, "fetch with network none", WantErrno})
+	}
+	allow, err := egress.ParseAllowlist(p.Network.Allow)
+	if err != nil { // the compiler parsed it already; were it wrong, the proxy would not start
+		allow = nil
+	}
+	names := make([]string, 0, len(e.Hosts)+1)
+	for n := range e.Hosts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	names = append(names, e.Upstream.String()) // an address, as a URL may name it
+	for _, host := range names {
+		for _, port := range e.Ports() {
+			want, why := fetchOutcome(allow, e.Hosts, host, port)
+			es = append(es, Expectation{probe.Attempt{Op: probe.Fetch, Target: e.URL(host, port)}, want == WantOK, why, want})
+		}
+	}
+	return es
+}
+
+// fetchOutcome is the proxy's decision for host:port, from the allowlist
+// and the name table alone.
+func fetchOutcome(allow egress.Allowlist, hosts map[string]netip.Addr, host string, port int) (want, why string) {
+	dest := net.JoinHostPort(host, strconv.Itoa(port))
+	rule, ok := allow.Match(host, port)
+	if !ok {
+		why := "fetch " + dest + ": not in the allowlist"
+		if w := "*." + host + ":" + strconv.Itoa(port); allowlistHas(allow, w) {
+			why = "fetch " + dest + ": the apex of " + w
+		}
+		return WantProxyRefused, why
+	}
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		var found bool
+		if addr, found = hosts[host]; !found {
+			return WantProxyRefused, "fetch " + dest + ": allowed by " + rule.String() + ", but no address"
+		}
+	}
+	addr = addr.Unmap()
+	if egress.Private(addr) && rule.Addr != addr {
+		return WantProxyRefused, "fetch " + dest + ": allowed by " + rule.String() + ", but resolves to the private " + addr.String()
+	}
+	return WantOK, "fetch " + dest + ": allowed by " + rule.String()
+}
+
+func allowlistHas(l egress.Allowlist, entry string) bool {
+	for _, r := range l {
+		if r.String() == entry {
+			return true
+		}
+	}
+	return false
 }

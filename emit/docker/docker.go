@@ -44,7 +44,7 @@ const LabelEgress = "org.mcpolicy.egress"
 // plan with an egress allowlist the server joins the network namespace of
 // a sidecar (see SidecarArgs), named here by a placeholder.
 func Args(p *compiler.Plan, r compiler.Resolver) ([]string, error) {
-	return ServerArgs(p, r, EgressContainerPlaceholder)
+	return ServerArgs(p, r, "container:"+EgressContainerPlaceholder)
 }
 
 // SidecarArgs start the egress sidecar for a plan with an allowlist: a
@@ -106,9 +106,10 @@ func checkImage(p *compiler.Plan) error {
 	return nil
 }
 
-// ServerArgs is Args with the egress sidecar's name (ignored for a plan
-// without an allowlist, whose network is none).
-func ServerArgs(p *compiler.Plan, r compiler.Resolver, sidecar string) ([]string, error) {
+// ServerArgs is Args with the egress sidecar's network namespace as the
+// engine names it: "container:NAME", or podman's "ns:/proc/PID/ns/net"
+// (ignored for a plan without an allowlist, whose network is none).
+func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]string, error) {
 	if err := checkImage(p); err != nil {
 		return nil, err
 	}
@@ -118,7 +119,7 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, sidecar string) ([]string
 	network := "none"
 	if p.Network.Mode == "allowlist" {
 		// The sidecar's namespace holds loopback and the forwarder, nothing else.
-		network = "container:" + sidecar
+		network = egressNetwork
 	}
 
 	a := []string{"run", "--rm", "-i",

@@ -89,7 +89,7 @@ func TestEgressWiring(t *testing.T) {
 	p := plan()
 	p.Network = compiler.Network{Mode: "allowlist", Allow: []string{"api.github.com:443"}, ProxyPort: 24000}
 	m := compiler.Machine{ProjectRoot: "/p", Home: "/h", Self: "/opt/mcpolicy", EgressSocket: "/tmp/e/egress.sock"}
-	args, err := ServerArgs(p, m, "side-1")
+	args, err := ServerArgs(p, m, "container:side-1")
 	if err != nil {
 		t.Fatal(err)
 	}
