@@ -66,7 +66,7 @@ func TestMatching(t *testing.T) {
 
 // proxyClient sends requests through the proxy, resolving names through
 // the proxy only (the client never resolves: like a server in a sandbox).
-func proxyClient(t *testing.T, proxyURL string) *http.Client {
+func proxyClient(_ testing.TB, proxyURL string) *http.Client {
 	u, _ := url.Parse(proxyURL)
 	return &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(u),
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // the test server's own certificate
