@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/netip"
@@ -113,6 +114,7 @@ func (s *session) startProxy() error {
 	if len(tmpdir) > 60 {
 		tmpdir = "/tmp"
 	}
+	sweepStale(tmpdir)
 	if s.dir, err = os.MkdirTemp(tmpdir, "mcpolicy-egress-"); err != nil {
 		return err
 	}
@@ -141,6 +143,27 @@ func (s *session) startProxy() error {
 		return err
 	}
 	return nil
+}
+
+// sweepStale removes the socket folders of supervisors that were killed
+// outright: older than a minute, with a socket nobody answers on (a live
+// proxy always accepts).
+func sweepStale(tmpdir string) {
+	dirs, _ := filepath.Glob(filepath.Join(tmpdir, "mcpolicy-egress-*"))
+	for _, d := range dirs {
+		fi, err := os.Lstat(d)
+		if err != nil || !fi.IsDir() || time.Since(fi.ModTime()) < time.Minute {
+			continue
+		}
+		c, err := net.DialTimeout("unix", filepath.Join(d, "egress.sock"), time.Second)
+		if err == nil {
+			c.Close()
+			continue
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, fs.ErrNotExist) {
+			os.RemoveAll(d)
+		}
+	}
 }
 
 // staticSelf checks that the forwarder can run in any sandbox: an

@@ -1,0 +1,57 @@
+package supervise
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestSweepStale: a killed supervisor's folder (old, nobody answering) is
+// removed; a live proxy's folder and a folder just made are kept.
+func TestSweepStale(t *testing.T) {
+	tmp, err := os.MkdirTemp("/var/tmp", "sweep-") // short: socket paths
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	old := time.Now().Add(-time.Hour)
+	mk := func(name string) string {
+		d := filepath.Join(tmp, name)
+		os.Mkdir(d, 0o711)
+		return d
+	}
+	dead := mk("mcpolicy-egress-dead")
+	deadSock, _ := net.Listen("unix", filepath.Join(dead, "egress.sock"))
+	deadSock.(*net.UnixListener).SetUnlinkOnClose(false)
+	deadSock.Close() // the socket file stays, nobody listens: a SIGKILLed supervisor
+	empty := mk("mcpolicy-egress-empty")
+	live := mk("mcpolicy-egress-live")
+	ln, err := net.Listen("unix", filepath.Join(live, "egress.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	fresh := mk("mcpolicy-egress-fresh")
+	other := mk("not-ours")
+	for _, d := range []string{dead, empty, live, other} {
+		os.Chtimes(d, old, old)
+	}
+
+	sweepStale(tmp)
+	for d, want := range map[string]bool{dead: false, empty: false, live: true, fresh: true, other: true} {
+		if _, err := os.Stat(d); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", filepath.Base(d), err == nil, want)
+		}
+	}
+}
