@@ -20,34 +20,38 @@ func copyDir(t *testing.T, from, to string) {
 	exec.Command("chmod", "-R", "a+rwX", to).Run()
 }
 
-// TestProveSeedExample is the acceptance case: on the seed's example, with
-// credentials planted in a temporary HOME, the credential rows are ENOENT
-// under bwrap, docker and podman and EACCES under Landlock, the project
-// read succeeds, and a row's reproduce command, run in a shell, says the
-// same thing.
-func TestProveSeedExample(t *testing.T) {
-	ci := os.Getenv("CI") == "true"
-	base, err := os.MkdirTemp("/var/tmp", "mcpolicy-prove-test-") // outside /tmp: the scratch hides /tmp
+// workspace makes a folder outside /tmp (the scratch hides /tmp) holding
+// a static mcpolicy (it is the probe in a container too).
+func workspace(t *testing.T, prefix string) (base, bin string) {
+	t.Helper()
+	base, err := os.MkdirTemp("/var/tmp", prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(base) })
 	os.Chmod(base, 0o755)
-	bin := filepath.Join(base, "mcpolicy")
+	bin = filepath.Join(base, "mcpolicy")
 	build := exec.Command("go", "build", "-o", bin, "../cmd/mcpolicy")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0") // static: it is the probe in a container too
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	project := filepath.Join(base, "code-index")
-	copyDir(t, "../examples/code-index", project)
-	os.RemoveAll(filepath.Join(project, ".mcpolicy"))
-	home := filepath.Join(base, "home")
-	creds := filepath.Join(home, ".aws", "credentials")
+	return base, bin
+}
+
+// plantCredentials makes a HOME below base holding ~/.aws/credentials.
+func plantCredentials(base string) (home, creds string) {
+	home = filepath.Join(base, "home")
+	creds = filepath.Join(home, ".aws", "credentials")
 	os.MkdirAll(filepath.Dir(creds), 0o755)
 	os.WriteFile(creds, []byte("[default]\naws_secret_access_key = planted\n"), 0o644)
+	return home, creds
+}
 
-	out := filepath.Join(base, "evidence")
+// proveReport runs mcpolicy prove on project with HOME set and reads the
+// evidence it wrote.
+func proveReport(t *testing.T, bin, project, home, out string) prove.Report {
+	t.Helper()
 	cmd := exec.Command(bin, "prove", "-p", project, "--out", out)
 	cmd.Env = append(os.Environ(), "HOME="+home)
 	if o, err := cmd.CombinedOutput(); err != nil {
@@ -61,6 +65,23 @@ func TestProveSeedExample(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
+	return rep
+}
+
+// TestProveSeedExample is the acceptance case: on the seed's example, with
+// credentials planted in a temporary HOME, the credential rows are ENOENT
+// under bwrap, docker and podman and EACCES under Landlock, the project
+// read succeeds, and a row's reproduce command, run in a shell, says the
+// same thing.
+func TestProveSeedExample(t *testing.T) {
+	ci := os.Getenv("CI") == "true"
+	base, bin := workspace(t, "mcpolicy-prove-test-")
+	project := filepath.Join(base, "code-index")
+	copyDir(t, "../examples/code-index", project)
+	os.RemoveAll(filepath.Join(project, ".mcpolicy"))
+	home, creds := plantCredentials(base)
+	out := filepath.Join(base, "evidence")
+	rep := proveReport(t, bin, project, home, out)
 	if _, err := os.Stat(filepath.Join(out, "evidence.md")); err != nil {
 		t.Error(err)
 	}
@@ -217,18 +238,7 @@ func emptyTar() string {
 // sidecar is left behind.
 func TestProveWithEgressAllowlist(t *testing.T) {
 	ci := os.Getenv("CI") == "true"
-	base, err := os.MkdirTemp("/var/tmp", "mcpolicy-prove-egress-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	os.Chmod(base, 0o755)
-	bin := filepath.Join(base, "mcpolicy")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/mcpolicy")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	base, bin := workspace(t, "mcpolicy-prove-egress-")
 	project := filepath.Join(base, "proj")
 	os.MkdirAll(project, 0o755)
 	os.WriteFile(filepath.Join(project, "README.md"), []byte("hello\n"), 0o644)
@@ -242,25 +252,8 @@ servers: fetcher: {
 	network: allow: ["api.example.test:443"]
 }
 `), 0o644)
-	home := filepath.Join(base, "home")
-	creds := filepath.Join(home, ".aws", "credentials")
-	os.MkdirAll(filepath.Dir(creds), 0o755)
-	os.WriteFile(creds, []byte("[default]\naws_secret_access_key = planted\n"), 0o644)
-
-	out := filepath.Join(base, "evidence")
-	cmd := exec.Command(bin, "prove", "-p", project, "--out", out)
-	cmd.Env = append(os.Environ(), "HOME="+home)
-	if o, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("mcpolicy prove: %v\n%s", err, o)
-	}
-	var rep prove.Report
-	b, err := os.ReadFile(filepath.Join(out, "evidence.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	home, _ := plantCredentials(base)
+	rep := proveReport(t, bin, project, home, filepath.Join(base, "evidence"))
 	ran := 0
 	for _, be := range rep.Backends {
 		if be.Backend == "landlock" {
