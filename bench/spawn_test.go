@@ -10,7 +10,9 @@
 // init of the mcpolicy binary alone; mcpolicy-exec adds compiling the policy,
 // the namespaces and the Landlock ruleset; bwrap runs the emitted argv; docker
 // and podman run the emitted args on an image holding only a static mcpolicy
-// (running `mcpolicy version`). A launch whose tool is missing is skipped.
+// (running `mcpolicy version`); mcpolicy-run-egress-bwrap is `mcpolicy run`
+// for a plan with an egress allowlist. A launch whose tool is missing is
+// skipped.
 package bench
 
 import (
@@ -159,6 +161,19 @@ func BenchmarkSpawn(b *testing.B) {
 			b.Fatal(err)
 		}
 		loop(b, path, args...)
+	})
+	// mcpolicy run with an egress allowlist under bwrap: compiling, the
+	// proxy, the socket folder, the forwarder in front of the server.
+	b.Run("launch=mcpolicy-run-egress-bwrap", func(b *testing.B) {
+		lookPath(b, "bwrap")
+		dir := filepath.Join(fx.dir, "egress")
+		os.MkdirAll(dir, 0o755)
+		policy := strings.Replace(spawnPolicy, `command: ["/usr/bin/true"]`, `command: ["/usr/bin/true"]
+	network: allow: ["api.example.com:443"]`, 1)
+		if err := os.WriteFile(filepath.Join(dir, "mcpolicy.cue"), []byte(policy), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		loop(b, binary(b), "run", "--policy", dir, "--server", "s", "--backend", "bwrap", "--log", os.DevNull)
 	})
 	for _, engine := range []string{"docker", "podman"} {
 		b.Run("launch="+engine, func(b *testing.B) {
