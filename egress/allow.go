@@ -54,6 +54,9 @@ func ParseRule(s string) (Rule, error) {
 		return Rule{}, fmt.Errorf("egress %q: port must be 1-65535", s)
 	}
 	r := Rule{Port: p}
+	if host == "*" {
+		return Rule{}, fmt.Errorf("egress %q: a bare \"*\" would be the whole network: list the hosts", s)
+	}
 	if rest, ok := strings.CutPrefix(host, "*."); ok {
 		r.Wildcard = true
 		host = rest
