@@ -16,6 +16,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
+	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
 	"github.com/mcpolicy/mcpolicy/supervise"
 	"github.com/tailscale/hujson"
 )
@@ -128,7 +129,7 @@ func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self st
 		// The egress proxy must run beside the server: mcpolicy run starts
 		// both, and the forwarder it binds into the sandbox is this
 		// executable, which must then be static.
-		if _, err := emitEgress(p, backend); err != nil {
+		if err := checkEnforceable(p, backend); err != nil {
 			return nil, err
 		}
 		if err := supervise.CheckStatic(self); err != nil {
@@ -171,19 +172,24 @@ func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self st
 	return l, nil
 }
 
-// emitEgress checks that the backend can emit the plan (its enforceability
-// table accepts the allowlist) before an entry is written for it.
-func emitEgress(p *compiler.Plan, backend string) ([]string, error) {
+// checkEnforceable emits the plan for the backend, with placeholders, so
+// that an entry is never written for a plan the backend refuses (Landlock
+// refuses every allowlist).
+func checkEnforceable(p *compiler.Plan, backend string) error {
+	var err error
 	switch backend {
 	case "docker", "podman":
-		return docker.Args(p, compiler.Placeholders{})
+		_, err = docker.Args(p, compiler.Placeholders{})
 	case "bwrap":
-		return bwrap.Args(p, compiler.Placeholders{}, bwrap.Merged, 0)
+		_, err = bwrap.Args(p, compiler.Placeholders{}, bwrap.Merged, 0)
 	case "landlock":
-		_, err := landlock.Build(p, compiler.Placeholders{}) // refuses: Landlock cannot enforce hosts
-		return nil, err
+		_, err = landlock.Build(p, compiler.Placeholders{})
+	case "seatbelt":
+		_, err = seatbelt.Build(p)
+	default:
+		err = fmt.Errorf("unknown backend %q", backend)
 	}
-	return nil, nil
+	return err
 }
 
 var engineEnv = map[string][]string{

@@ -159,8 +159,10 @@ func TestEgressEntryRunsTheSupervisor(t *testing.T) {
 	p := seedPlan()
 	p.Command = []string{"/usr/bin/node", "server.js"}
 	p.Network = compiler.Network{Mode: "allowlist", Allow: []string{"api.github.com:443"}, ProxyPort: compiler.ProxyPort(p.Server)}
+	p.Accept = []string{"seatbelt-scratch-dir"} // seatbelt's scratch is a folder
+	p.Runtime = compiler.Runtime{Name: "static"}
 	static := fakeELF(t, false)
-	for _, backend := range []string{"docker", "podman", "bwrap"} {
+	for _, backend := range []string{"docker", "podman", "bwrap", "seatbelt"} {
 		l, err := LaunchFor(c, p, backend, "/p", "/home/dev", "/p/.mcpolicy", static, false)
 		if err != nil {
 			t.Fatalf("%s: %v", backend, err)
@@ -178,5 +180,8 @@ func TestEgressEntryRunsTheSupervisor(t *testing.T) {
 	}
 	if _, err := LaunchFor(c, p, "landlock", "/p", "/home/dev", "/p/.mcpolicy", static, false); err == nil || !strings.Contains(err.Error(), "not enforceable by backend landlock") {
 		t.Errorf("landlock: %v", err)
+	}
+	if _, err := LaunchFor(c, p, "firejail", "/p", "/home/dev", "/p/.mcpolicy", static, false); err == nil || !strings.Contains(err.Error(), "unknown backend") {
+		t.Errorf("an unknown backend: %v", err)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -225,7 +226,7 @@ func (s *session) bwrap(ctx context.Context) (int, error) {
 		defer r.Close()
 		cmd.ExtraFiles = []*os.File{r}
 	}
-	return s.wait(ctx, cmd)
+	return run(ctx, cmd)
 }
 
 // container starts the sidecar, waits until its forwarder has called in,
@@ -273,7 +274,7 @@ func (s *session) container(ctx context.Context, engine string) (int, error) {
 	cmd := exec.Command(engine, args...)
 	cmd.Env = append(os.Environ(), s.opt.Environ...) // -e NAME copies the value from the engine's environment
 	s.stdio(cmd)
-	return s.wait(ctx, cmd)
+	return run(ctx, cmd)
 }
 
 // seatbelt serves the proxy on the host's loopback at the plan's port (the
@@ -315,19 +316,13 @@ func (s *session) seatbelt(ctx context.Context) (int, error) {
 	cmd.Env = append(os.Environ(), s.opt.Environ...)
 	cmd.Env = append(cmd.Env, "PROJECT_ROOT="+s.machine.ProjectRoot)
 	s.stdio(cmd)
-	return s.wait(ctx, cmd)
+	return run(ctx, cmd)
 }
 
 func (s *session) stdio(cmd *exec.Cmd) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.opt.Stdin, s.opt.Stdout, s.opt.Stderr
 	// If this process is killed outright, the child goes too.
 	cmd.SysProcAttr = sysProcAttr()
-}
-
-// wait runs cmd, passing on the signals that ask a server to stop, and
-// returns its exit status.
-func (s *session) wait(ctx context.Context, cmd *exec.Cmd) (int, error) {
-	return run(ctx, cmd)
 }
 
 // run starts cmd, passes SIGINT, SIGTERM and SIGHUP on to it (and SIGTERM
@@ -402,8 +397,8 @@ func Forward(port int, socket string, lifeline bool, argv []string) (int, error)
 func lookup(environ []string) func(string) (string, bool) {
 	return func(name string) (string, bool) {
 		for i := len(environ) - 1; i >= 0; i-- {
-			if k, v, ok := bytes.Cut([]byte(environ[i]), []byte("=")); ok && string(k) == name {
-				return string(v), true
+			if k, v, ok := strings.Cut(environ[i], "="); ok && k == name {
+				return v, true
 			}
 		}
 		return "", false
