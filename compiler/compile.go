@@ -2,7 +2,7 @@ package compiler
 
 import (
 	"fmt"
-	"github.com/mcpolicy/mcpolicy/egress"
+	"io/fs"
 	"math"
 	"os"
 	"path"
@@ -13,14 +13,21 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpolicy/mcpolicy/egress"
+	"github.com/mcpolicy/mcpolicy/protect"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
 // Options say where the policies live. Root bounds relative host paths; Home
-// is only used to look for protected paths under "~/..." mounts.
+// is what "~/..." sources are below.
 type Options struct {
 	Root string // absolute project root
 	Home string // absolute home directory of this machine
+	// NoFS skips every check that reads this machine's file system
+	// (symlinks, whether a source exists, what it holds). Only for
+	// comparing policies (diff --against), whose old side is copied where
+	// its sources do not exist: never for a plan that is built or run.
+	NoFS bool
 }
 
 // Compiled on first use: every mcpolicy process pays package init, few use it.
@@ -49,9 +56,10 @@ func Compile(policies []*schema.Policy, opt Options) ([]*Plan, error) {
 }
 
 type compiler struct {
-	opt  Options
-	errs schema.Errors
-	seen map[string]schema.Pos
+	opt      Options
+	errs     schema.Errors
+	seen     map[string]schema.Pos
+	resolved map[string]resolved // base folders, resolved once
 }
 
 func (c *compiler) fail(pos schema.Pos, path, hint, format string, args ...any) {
@@ -94,14 +102,14 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 		}
 		targets[target] = field
 	}
+	var sources []*source
 	for i, m := range s.Mounts {
 		field := fmt.Sprintf("%s.mounts[%d]", at, i)
 		mount := Mount{Mode: Mode(m.Mode), Pos: m.Pos}
 		mount.Source = c.hostPath(pol, m, field)
 		mount.Target = c.sandboxPath(m.Target, m.TargetPos, field+".target")
-		if real := c.realPath(mount.Source); mount.Mode == ReadWrite && real == "/" {
-			c.fail(m.SourcePos, field+".source", "mount the project folder, or the one folder the server writes to",
-				"read-write mount of the host's / is refused: it grants the whole machine")
+		if mount.Source.Rel != "" {
+			sources = append(sources, &source{Mount: mount, written: m.Source, at: m.SourcePos, field: field + ".source"})
 		}
 		claim(mount.Target, m.TargetPos, field+".target")
 		p.Mounts = append(p.Mounts, mount)
@@ -202,6 +210,10 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 		p.AcceptPos = append(p.AcceptPos, a.Pos)
 	}
 	sortWithPos(p.Accept, p.AcceptPos)
+	// After unprotect and accept: both decide what a source may be.
+	for _, src := range sources {
+		c.checkSource(p, src, unprot)
+	}
 
 	p.Subtractions = Subtractions{
 		NoNetwork: p.Network.Mode == "none", ReadOnlyRoot: true, DropAllCaps: true,
@@ -221,7 +233,10 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 	if len(c.errs) > before {
 		return nil
 	}
-	c.protect(p, unprot)
+	c.protect(p, sources, unprot)
+	if len(c.errs) > before {
+		return nil
+	}
 	p.computeHash()
 	return p
 }
@@ -289,77 +304,67 @@ func (c *compiler) hostPath(pol *schema.Policy, m schema.Mount, field string) Ho
 		c.fail(at, field+".source", outside, "host path %q escapes the project root", src)
 		return HostPath{}
 	}
-	hp := HostPath{Base: ProjectRoot, Rel: filepath.ToSlash(rel)}
-	// A symlink inside the project can point anywhere; the mount follows it.
-	if real, root := c.realPath(hp), c.realRoot(); real != "" && root != "" && !within(real, root) {
-		c.fail(at, field+".source", outside, "host path %q is a symlink (or inside one) that resolves to %s, outside the project root", src, real)
-		return HostPath{}
-	}
-	return hp
+	return HostPath{Base: ProjectRoot, Rel: filepath.ToSlash(rel)}
 }
 
-// protect finds the protected names inside every read-write mount on this
-// machine. A name that exists becomes a read-only sub-mount; one that does
-// not is recorded as absent, for explain to report.
-func (c *compiler) protect(p *Plan, unprot map[string]bool) {
+// protect finds the protected entries at the top of every read-write
+// mount on this machine: each existing one becomes a read-only sub-mount,
+// as a whole. A name that does not exist is recorded as absent, for
+// explain, unless the mount's top level is fixed at launch (FixedTop),
+// where nothing can be created.
+func (c *compiler) protect(p *Plan, sources []*source, unprot map[string]bool) {
 	m := Machine{ProjectRoot: c.opt.Root, Home: c.opt.Home}
-	seen := map[string]bool{}
-	for _, mount := range p.Mounts {
-		if mount.Mode != ReadWrite {
+	for _, s := range sources {
+		if s.Mode != ReadWrite {
 			continue
 		}
-		dir := m.Resolve(mount.Source)
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			continue
+		dir := s.real
+		if dir == "" { // NoFS: look where the sources would be
+			dir = m.Resolve(s.Source)
 		}
-		for _, name := range schema.ProtectedNames {
-			if unprot[name] {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue // a file, or (NoFS) not there
+		}
+		found := map[string]bool{}
+		for _, e := range entries {
+			pat := protectedBy(e.Name(), unprot)
+			if pat == "" {
 				continue
 			}
-			var found []string
-			glob := strings.HasSuffix(name, "*")
-			if glob {
-				matches, _ := filepath.Glob(filepath.Join(dir, filepath.FromSlash(name)))
-				for _, mt := range matches {
-					r, _ := filepath.Rel(dir, mt)
-					found = append(found, filepath.ToSlash(r))
+			for _, n := range protect.Names {
+				if n.Matches(e.Name()) {
+					found[n.Pattern] = true
 				}
-			} else if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(name))); err == nil {
-				found = []string{name}
 			}
+			if e.Type()&fs.ModeSymlink != 0 {
+				if !c.opt.NoFS {
+					target, _ := os.Readlink(filepath.Join(dir, e.Name()))
+					c.fail(s.at, s.field, fmt.Sprintf("remove it, or add unprotect: [%q] (a counted grant)", pat),
+						"a protected path must be a real file or folder: %s is a symlink to %s", s.Source.Join(e.Name()), target)
+				}
+				continue
+			}
+			if s.FixedTop() {
+				// The launcher fixes this mount's top level and binds every
+				// protected entry present at spawn read-only, by rule: the
+				// plan names none, so it does not depend on the tree (an
+				// .mcp.json written later, a .env that exists on one machine).
+				continue
+			}
+			p.Protected = append(p.Protected, Protected{Source: s.Source.Join(e.Name()), Target: path.Join(s.Target, e.Name()), Name: pat})
+		}
+		if s.FixedTop() {
+			continue
+		}
+		for _, n := range protect.Names {
 			// A glob protects the names that exist; new ones can always be created.
-			if len(found) == 0 || glob {
-				p.Absent = append(p.Absent, AbsentProtected{Target: path.Join(mount.Target, name), Name: name})
-			}
-			for _, f := range found {
-				target := path.Join(mount.Target, f)
-				if seen[target] {
-					continue // e.g. mcpolicy.d matches both "mcpolicy.*" and "mcpolicy.d"
-				}
-				seen[target] = true
-				p.Protected = append(p.Protected, Protected{Source: mount.Source.Join(f), Target: target, Name: name})
+			if !unprot[n.Pattern] && (!found[n.Pattern] || strings.HasSuffix(n.Pattern, "*")) {
+				p.Absent = append(p.Absent, AbsentProtected{Target: path.Join(s.Target, n.Pattern), Name: n.Pattern})
 			}
 		}
 	}
 	sort.Slice(p.Protected, func(i, j int) bool { return p.Protected[i].Target < p.Protected[j].Target })
-}
-
-// realPath resolves symlinks in a host path on this machine; "" when the
-// path does not exist (the engine will refuse it at launch).
-func (c *compiler) realPath(p HostPath) string {
-	real, err := filepath.EvalSymlinks(Machine{ProjectRoot: c.opt.Root, Home: c.opt.Home}.Resolve(p))
-	if err != nil {
-		return ""
-	}
-	return real
-}
-
-func (c *compiler) realRoot() string {
-	real, err := filepath.EvalSymlinks(c.opt.Root)
-	if err != nil {
-		return ""
-	}
-	return real
 }
 
 // Compiled on first use: every mcpolicy process pays package init, few use it.

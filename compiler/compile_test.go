@@ -9,25 +9,52 @@ import (
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
+// compileSrc compiles src in a fresh project holding files: "name" is an
+// empty file, "name/" a folder, "name -> target" a symlink. @ROOT@ in src
+// and in link targets is the project's resolved path.
 func compileSrc(t *testing.T, src string, files ...string) ([]*Plan, string, error) {
 	t.Helper()
-	root := t.TempDir()
+	return compileWith(t, Options{}, src, files...)
+}
+
+func compileWith(t *testing.T, opt Options, src string, files ...string) ([]*Plan, string, error) {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, f := range files {
-		p := filepath.Join(root, f)
+		f = strings.ReplaceAll(f, "@ROOT@", root)
+		name, target, link := strings.Cut(f, " -> ")
+		p := filepath.Join(root, name)
 		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, nil, 0o644); err != nil {
+		switch {
+		case link:
+			err = os.Symlink(target, p)
+		case strings.HasSuffix(name, "/"):
+			err = os.MkdirAll(p, 0o755)
+		default:
+			err = os.WriteFile(p, nil, 0o644)
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
 	file := filepath.Join(root, "mcpolicy.cue")
-	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(strings.ReplaceAll(src, "@ROOT@", root)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	pol, err := schema.Load(file, root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plans, err := Compile([]*schema.Policy{pol}, Options{Root: root, Home: filepath.Join(root, "home")})
+	if opt.Root == "" {
+		opt.Root = root
+	}
+	if opt.Home == "" {
+		opt.Home = filepath.Join(root, "home")
+	}
+	plans, err := Compile([]*schema.Policy{pol}, opt)
 	return plans, root, err
 }
 
@@ -79,43 +106,76 @@ servers: s: {image: "x", `+body+`}`)
 
 func TestProtectedPathsInsideRWMounts(t *testing.T) {
 	plans, _, err := compileSrc(t, `version: "v1"
-servers: s: {image: "x", mounts: [{source: ".", target: "/w", mode: "rw"}, {source: "ro", target: "/r"}], unprotect: [".vscode"]}`,
-		".git/config", ".git/hooks/pre-commit", ".env", ".env.local", ".vscode/settings.json", "ro/.env")
+servers: s: {image: "x", mounts: [{source: ".", target: "/w", mode: "rw"}, {source: "ro", target: "/r"}, {source: "sub", target: "/s", mode: "rw"}], unprotect: [".vscode"]}`,
+		".git/config", ".git/hooks/pre-commit", ".env", ".env.local", ".vscode/settings.json", "ro/.env", "mcpolicy.d/",
+		"sub/.claude/settings.json", "sub/.env", "sub/src/.git/config")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, p := range plans[0].Protected {
-		got = append(got, p.Target+"="+p.Source.Placeholder())
+		got = append(got, p.Target+"="+p.Source.Placeholder()+" "+p.Name)
 	}
+	// Each as a whole; only top-level entries. The project root (/w) names
+	// none: its top level is fixed at launch, where every protected entry
+	// present is bound read-only by rule, so the plan does not depend on
+	// which exist.
 	want := []string{
-		"/w/.env=${PROJECT_ROOT}/.env", "/w/.env.local=${PROJECT_ROOT}/.env.local",
-		"/w/.git/config=${PROJECT_ROOT}/.git/config", "/w/.git/hooks=${PROJECT_ROOT}/.git/hooks",
-		"/w/mcpolicy.cue=${PROJECT_ROOT}/mcpolicy.cue",
+		"/s/.claude=${PROJECT_ROOT}/sub/.claude .claude", "/s/.env=${PROJECT_ROOT}/sub/.env .env*",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("protected:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// The project root's top level is fixed at launch: nothing is absent
+	// there. In sub, every unprotected name that is missing, and the globs.
+	var absent []string
+	for _, a := range plans[0].Absent {
+		absent = append(absent, a.Target)
+	}
+	if strings.Join(absent, " ") != "/s/.git /s/.mcpolicy /s/mcpolicy.* /s/mcpolicy.d /s/.mcp.json /s/.cursor /s/.zed /s/.gemini /s/.codex /s/.windsurf /s/.roo /s/.kilocode /s/.idea /s/.devcontainer /s/.husky /s/.pre-commit-config.yaml /s/.envrc /s/.env*" {
+		t.Errorf("absent: %v", absent)
 	}
 	// .vscode is unprotected (a counted grant); the ro mount needs no protection.
 	var kinds []string
 	for _, g := range plans[0].Grants() {
 		kinds = append(kinds, string(g.Kind))
 	}
-	if strings.Join(kinds, ",") != "ro mount,rw mount,unprotect" {
+	if strings.Join(kinds, ",") != "ro mount,rw mount,rw mount,unprotect" {
 		t.Errorf("grants = %v", kinds)
+	}
+}
+
+func TestFixedTop(t *testing.T) {
+	for _, c := range []struct {
+		m    Mount
+		want bool
+	}{
+		{Mount{Source: HostPath{ProjectRoot, "."}, Mode: ReadWrite}, true},
+		{Mount{Source: HostPath{ProjectRoot, "."}, Mode: ReadOnly}, false},
+		{Mount{Source: HostPath{ProjectRoot, "src"}, Mode: ReadWrite}, false},
+		{Mount{Source: HostPath{Home, "."}, Mode: ReadWrite}, false},
+	} {
+		if got := c.m.FixedTop(); got != c.want {
+			t.Errorf("%+v: FixedTop = %v", c.m, got)
+		}
 	}
 }
 
 func TestHashIgnoresOrderAndWordingButNotGrants(t *testing.T) {
 	hash := func(body string) string {
 		plans, _, err := compileSrc(t, `version: "v1"
-servers: s: {image: "x", `+body+`}`)
+servers: s: {image: "x", `+body+`}`, "a/", "b/")
 		if err != nil {
 			t.Fatal(err)
 		}
 		return plans[0].Hash
 	}
 	a := hash(`env: ["A", "B"], mounts: [{source: "a", target: "/a"}, {source: "b", target: "/b"}]`)
+	// The same sources, rw: the project root's top level is fixed, which
+	// the plan does not record (FixedTop is derived from the mount).
+	if hash(`mounts: [{source: ".", target: "/a", mode: "rw"}]`) != hash(`mounts: [{source: ".", target: "/a", mode: "rw"}]`) {
+		t.Errorf("the hash is not deterministic")
+	}
 	b := hash(`description: "reworded", env: ["B", "A"], mounts: [{source: "b", target: "/b"}, {source: "a", target: "/a"}]`)
 	c := hash(`env: ["A", "B"], mounts: [{source: "a", target: "/a", mode: "rw"}, {source: "b", target: "/b"}]`)
 	if a != b {
@@ -145,28 +205,130 @@ func TestSizes(t *testing.T) {
 	}
 }
 
-// TestSymlinkEscapes: a link inside the project is followed by every
-// engine, so the root check and the rw-/ check look through it.
-func TestSymlinkEscapes(t *testing.T) {
-	for _, c := range []struct{ link, mode, want string }{
-		{"/", "rw", "resolves to /, outside the project root"},
-		{"/", "ro", "outside the project root"},
-		{"/etc", "ro", "outside the project root"},
+// TestSourceRefusals: what a server could write must not decide what is
+// mounted next, so sources are real paths, read-write ones exist and hold
+// no more than the project, and nothing leads into procfs's links.
+func TestSourceRefusals(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		mount string // the mounts list's body
+		extra string // more fields of the server
+		files []string
+		want  string // "" when it compiles
+	}{
+		{"symlink to /", `{source: "escape", target: "/w", mode: "rw"}`, "", []string{"escape -> /"},
+			`host path "escape": ${PROJECT_ROOT}/escape is a symlink to / (a link is followed when the sandbox starts, and whoever can write its folder can repoint it)` + "\n\thint: write the real path, \"/\", so the review shows what is mounted"},
+		{"symlink to /etc, ro", `{source: "escape", target: "/w"}`, "", []string{"escape -> /etc"},
+			`${PROJECT_ROOT}/escape is a symlink to /etc`},
+		{"symlink inside the project", `{source: "data/x", target: "/w"}`, "", []string{"real/x/", "data -> real"},
+			`host path "data/x": ${PROJECT_ROOT}/data is a symlink to real (a link` + "", // hint spells the real path
+		},
+		{"symlink inside the project: hint", `{source: "data/x", target: "/w"}`, "", []string{"real/x/", "data -> real"}, `hint: write the real path, "real/x"`},
+		{"dangling symlink", `{source: "gone", target: "/w"}`, "", []string{"gone -> nowhere"}, `hint: write the path the link points to, or remove the link`},
+		{"symlink below home", `{source: "~/cfg", target: "/w"}`, "", []string{"home/cfg -> @ROOT@/real", "real/"}, `host path "~/cfg": ${HOME}/cfg is a symlink to @ROOT@/real`},
+		{"symlink in an absolute path", `{source: "@ROOT@/data/x", target: "/w"}`, "", []string{"real/x/", "data -> real"}, `host path "@ROOT@/data/x": @ROOT@/data is a symlink to real`},
+		{"the real path", `{source: "real/x", target: "/w", mode: "rw"}`, "", []string{"real/x/", "data -> real"}, ""},
+		{"a protected symlink", `{source: ".", target: "/w", mode: "rw"}`, "", []string{".env -> /etc/passwd"},
+			`servers.s.mounts[0].source: a protected path must be a real file or folder: ${PROJECT_ROOT}/.env is a symlink to /etc/passwd` + "\n\thint: remove it, or add unprotect: [\".env*\"] (a counted grant)"},
+		{"a protected symlink, unprotected", `{source: ".", target: "/w", mode: "rw"}`, `unprotect: [".env*"]`, []string{".env -> /etc/passwd"}, ""},
+		{"a protected symlink in a ro mount", `{source: ".", target: "/w"}`, "", []string{".git -> /etc"}, ""},
+		{"rw holds the project", `{source: "@ROOT@/..", target: "/w", mode: "rw"}`, "", nil,
+			`holds the project folder: names are protected only at the top of a mount, so the server could rewrite the project's policies, their .mcpolicy artefacts and .git` + "\n\thint: mount the project (\".\") or a folder inside it; or accept: [\"rw-holds-project\"], a counted grant"},
+		{"rw holds the project, accepted", `{source: "@ROOT@/..", target: "/w", mode: "rw"}`, `accept: ["rw-holds-project"]`, nil, ""},
+		{"ro holds the project", `{source: "@ROOT@/..", target: "/w"}`, "", nil, ""},
+		{"rw project written absolute", `{source: "@ROOT@", target: "/w", mode: "rw"}`, "", nil, `is the project folder written another way`},
+		{"rw .git/objects", `{source: ".git/objects", target: "/w", mode: "rw"}`, "", []string{".git/objects/"},
+			`servers.s.mounts[0].source: read-write mount of ".git/objects" is inside ".git", a protected name (.git)` + "\n\thint: .git: git reads its config"},
+		{"rw .git/objects, unprotected", `{source: ".git/objects", target: "/w", mode: "rw"}`, `unprotect: [".git"]`, []string{".git/objects/"}, ""},
+		{"ro .git/objects", `{source: ".git/objects", target: "/w"}`, "", []string{".git/objects/"}, ""},
+		{"rw .mcpolicy", `{source: ".mcpolicy", target: "/w", mode: "rw"}`, "", []string{".mcpolicy/"}, `read-write mount of ".mcpolicy" is a protected name (.mcpolicy)`},
+		{"rw mcpolicy.d", `{source: "mcpolicy.d", target: "/w", mode: "rw"}`, `unprotect: ["mcpolicy.d"]`, []string{"mcpolicy.d/"}, `read-write mount of "mcpolicy.d" is a protected name (mcpolicy.*)` + "\n\thint: mcpolicy.*:"},
+		{"rw nested .git", `{source: "vendor/lib/.git/hooks", target: "/w", mode: "rw"}`, "", []string{"vendor/lib/.git/hooks/"}, `is inside "vendor/lib/.git", a protected name (.git)`},
+		{"rw .git absolute", `{source: "@ROOT@/.git", target: "/w", mode: "rw"}`, "", []string{".git/"}, `read-write mount of "@ROOT@/.git" is a protected name (.git)`},
+		{"rw missing", `{source: "missing", target: "/w", mode: "rw"}`, "", nil,
+			`host path "missing" does not exist: no such file or directory` + "\n\thint: create it first, or mount it read-only"},
+		{"rw below a file", `{source: "f/x", target: "/w", mode: "rw"}`, "", []string{"f"}, `host path "f/x" does not exist: not a directory`},
+		{"ro missing", `{source: "missing", target: "/w"}`, "", nil, ""},
+		{"rw /", `{source: "/", target: "/w", mode: "rw"}`, "", nil, "read-write mount of the host's / is refused"},
+		{"home unknown", `{source: "~/x", target: "/w"}`, "", nil, ""}, // home exists in these tests; see TestNoHome
+		{"/proc/self/root", `{source: "/proc/self/root", target: "/w"}`, "", nil,
+			`host path "/proc/self/root" is refused: the host's /proc holds every process's root`},
+		{"/proc/1/cwd", `{source: "/proc/1/cwd/x", target: "/w"}`, "", nil, `is refused: the host's /proc`},
+		{"/proc/thread-self", `{source: "/proc/thread-self", target: "/w"}`, "", nil, `is refused: the host's /proc`},
+		{"/proc", `{source: "/proc", target: "/w"}`, "", nil, `is refused: the host's /proc`},
+		{"/dev/fd", `{source: "/dev/fd/3", target: "/w"}`, "", nil, `host path "/dev/fd/3" is refused: /dev/fd and /dev/std*`},
+		{"/dev/stdin", `{source: "/dev/stdin", target: "/w"}`, "", nil, `is refused: /dev/fd and /dev/std*`},
 	} {
-		root := t.TempDir()
-		if err := os.Symlink(c.link, filepath.Join(root, "escape")); err != nil {
-			t.Fatal(err)
-		}
-		file := filepath.Join(root, "mcpolicy.cue")
-		os.WriteFile(file, []byte(`version: "v1"
-servers: s: {image: "x", mounts: [{source: "escape", target: "/w", mode: "`+c.mode+`"}]}`), 0o644)
-		pol, err := schema.Load(file, root)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = Compile([]*schema.Policy{pol}, Options{Root: root, Home: root})
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("link to %s (%s): got %v, want %q", c.link, c.mode, err, c.want)
+		t.Run(c.name, func(t *testing.T) {
+			_, root, err := compileWith(t, Options{}, `version: "v1"
+servers: s: {image: "x", mounts: [`+c.mount+`], `+c.extra+`}`, append(c.files, "home/")...)
+			want := strings.ReplaceAll(c.want, "@ROOT@", root)
+			switch {
+			case want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+				t.Errorf("got %v\nwant an error containing %q", err, want)
+			}
+			if err != nil && !strings.Contains(err.Error(), "mcpolicy.cue:2:") {
+				t.Errorf("no position: %v", err)
+			}
+		})
+	}
+}
+
+// TestBasesBehindSymlinks: the project root and the home may be reached
+// through a symlink; only what is below them must be real.
+func TestBasesBehindSymlinks(t *testing.T) {
+	real := t.TempDir()
+	os.MkdirAll(filepath.Join(real, "proj", "src"), 0o755)
+	os.MkdirAll(filepath.Join(real, "home", "cache"), 0o755)
+	links := t.TempDir()
+	os.Symlink(filepath.Join(real, "proj"), filepath.Join(links, "proj"))
+	os.Symlink(filepath.Join(real, "home"), filepath.Join(links, "home"))
+	root := filepath.Join(links, "proj")
+	file := filepath.Join(root, "mcpolicy.cue")
+	os.WriteFile(file, []byte(`version: "v1"
+servers: s: {image: "x", mounts: [{source: ".", target: "/w", mode: "rw"}, {source: "src", target: "/s", mode: "rw"}, {source: "~/cache", target: "/c", mode: "rw"}]}`), 0o644)
+	pol, err := schema.Load(file, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Compile([]*schema.Policy{pol}, Options{Root: root, Home: filepath.Join(links, "home")}); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestNoHome: "~/..." cannot be checked without a home folder.
+func TestNoHome(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join(root, "mcpolicy.cue")
+	os.WriteFile(file, []byte(`version: "v1"
+servers: s: {image: "x", mounts: [{source: "~/x", target: "/w"}]}`), 0o644)
+	pol, err := schema.Load(file, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Compile([]*schema.Policy{pol}, Options{Root: root})
+	if err == nil || !strings.Contains(err.Error(), `host path "~/x" cannot be checked: the home folder of this machine is not known`) {
+		t.Errorf("got %v", err)
+	}
+}
+
+// TestNoFS: comparing policies (diff --against) copies them where their
+// sources do not exist; what needs no file system is still refused.
+func TestNoFS(t *testing.T) {
+	for body, want := range map[string]string{
+		`{source: "missing", target: "/w", mode: "rw"}`:         "",
+		`{source: "link", target: "/w", mode: "rw"}`:            "",
+		`{source: "/somewhere/else", target: "/w", mode: "rw"}`: "",
+		`{source: "/proc/self/root", target: "/w"}`:             "is refused: the host's /proc",
+		`{source: ".git/objects", target: "/w", mode: "rw"}`:    `is inside ".git", a protected name (.git)`,
+		`{source: "/", target: "/w", mode: "rw"}`:               "read-write mount of the host's / is refused",
+	} {
+		_, _, err := compileWith(t, Options{NoFS: true}, `version: "v1"
+servers: s: {image: "x", mounts: [`+body+`]}`, "link -> /")
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("%s: got %v, want %q", body, err, want)
 		}
 	}
 }

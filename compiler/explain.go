@@ -44,6 +44,15 @@ func Explain(p *Plan) string {
 	line(s.MemoryBytes > 0, "memory: at most "+FormatSize(s.MemoryBytes))
 	line(s.Pids > 0, fmt.Sprintf("processes: at most %d", s.Pids))
 	line(s.MilliCPUs > 0, fmt.Sprintf("cpus: at most %g", float64(s.MilliCPUs)/1000))
+	for _, m := range p.Mounts {
+		if m.FixedTop() {
+			fmt.Fprintf(&b, "\nTop level of %s fixed at launch (mcpolicy-launch; landlock refuses it): no name\ncan be added, renamed or removed there, and every protected name present then\n(.git, .mcpolicy, the policies, client configs, .env*: mcpolicy schema) is read-only", m.Target)
+			if len(p.Unprotected) > 0 {
+				fmt.Fprintf(&b, "\nbut the unprotected %s", strings.Join(p.Unprotected, ", "))
+			}
+			b.WriteString(".\n")
+		}
+	}
 	if len(p.Protected) > 0 {
 		b.WriteString("\nRead-only inside read-write mounts (protected):\n")
 		for _, pr := range p.Protected {

@@ -92,6 +92,14 @@ type Mount struct {
 	Pos    schema.Pos `json:"-"`
 }
 
+// FixedTop reports whether the launcher fixes the mount's top level at
+// spawn: a read-write mount of the project root itself is bound read-only
+// and each existing top-level entry bound again on top (protected ones
+// read-only), so no entry can be created, removed or renamed there.
+func (m Mount) FixedTop() bool {
+	return m.Mode == ReadWrite && m.Source == HostPath{Base: ProjectRoot, Rel: "."}
+}
+
 // Scratch is the one bounded tmpfs.
 type Scratch struct {
 	Target    string     `json:"target"`

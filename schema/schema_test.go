@@ -5,21 +5,54 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
+
+	"github.com/mcpolicy/mcpolicy/protect"
 )
 
-// TestProtectedNamesMatchSchema keeps the Go list and the schema's
-// #ProtectedName disjunction equal: the compiler protects the one, users
-// may unprotect only the other.
+// TestProtectedNamesMatchSchema keeps package protect's list and the
+// schema's #ProtectedName equal, with the sentence an error prints: the
+// compiler protects the one, users may unprotect only the other.
 func TestProtectedNamesMatchSchema(t *testing.T) {
-	v := cuecontext.New().CompileBytes(schemaSource).LookupPath(cue.ParsePath("#ProtectedName"))
+	def := cuecontext.New().CompileBytes(schemaSource)
+	names := disjuncts(t, def.LookupPath(cue.ParsePath("#ProtectedName")))
+	if !slices.Equal(names, protect.Patterns()) {
+		t.Errorf("schema #ProtectedName = %q\nprotect.Patterns()  = %q", names, protect.Patterns())
+	}
+	want := "one of the protected names: " + quoteList(protect.Patterns())
+	for _, p := range []string{"#ProtectedName", "#Server.unprotect"} {
+		if got := expect(def, p); got != want {
+			t.Errorf("%s @expect = %q\nwant %q", p, got, want)
+		}
+	}
+}
+
+// TestDegradationsMatchExpect: the accept field's sentence names every
+// degradation the schema has.
+func TestDegradationsMatchExpect(t *testing.T) {
+	def := cuecontext.New().CompileBytes(schemaSource)
+	want := "one of " + quoteList(disjuncts(t, def.LookupPath(cue.ParsePath("#Degradation"))))
+	if got := expect(def, "#Server.accept"); got != want {
+		t.Errorf("#Server.accept @expect = %q\nwant %q", got, want)
+	}
+}
+
+func expect(def cue.Value, path string) string {
+	a := def.LookupPath(cue.ParsePath(path)).Attribute("expect")
+	s, _ := a.String(0)
+	return s
+}
+
+func disjuncts(t *testing.T, v cue.Value) []string {
+	t.Helper()
 	op, args := v.Expr()
 	if op != cue.OrOp {
-		t.Fatalf("#ProtectedName is %v, want a disjunction", op)
+		t.Fatalf("%v is %v, want a disjunction", v, op)
 	}
 	var names []string
 	for _, a := range args {
@@ -29,9 +62,15 @@ func TestProtectedNamesMatchSchema(t *testing.T) {
 		}
 		names = append(names, s)
 	}
-	if !slices.Equal(names, ProtectedNames) {
-		t.Errorf("schema #ProtectedName = %q\nProtectedNames     = %q", names, ProtectedNames)
+	return names
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
 	}
+	return strings.Join(q, ", ")
 }
 
 func load(t *testing.T, name, src string) (*Policy, error) {

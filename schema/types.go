@@ -95,11 +95,3 @@ type Limits struct {
 	Pos       Pos
 	MemoryPos Pos
 }
-
-// ProtectedNames are the paths inside a read-write mount that stay read-only
-// unless a policy says `unprotect` (the schema's #ProtectedName; a test keeps
-// the two equal). They are how a server would reach outside its boundary
-// through the project: git hooks and config run commands, client configs
-// spawn servers, .env files hold secrets, and the policies are
-// the confinement itself (the output folder is not: `build --check` catches edits).
-var ProtectedNames = []string{".git/config", ".git/hooks", ".mcp.json", ".vscode", ".cursor", ".env*", "mcpolicy.*", "mcpolicy.d"}

@@ -299,3 +299,38 @@ func TestRulesDocIsCurrent(t *testing.T) {
 		t.Errorf("docs/rules.md is stale: run `go run ./cmd/mcpolicy rules --format markdown > docs/rules.md` (%v)", err)
 	}
 }
+
+// TestRWUnprotectedResolved: a read-write bind is judged by where it
+// leads as well as by what it says: a link into .git is .git.
+func TestRWUnprotectedResolved(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		e    lint.Example
+		want string
+	}{
+		{"client bind through a symlink", withProjectFiles(lint.Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "docker", "args": ["run", "-i", "--rm", "--network", "none", "--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--user", "1000:1000", "-v", "${PROJECT_PARENT}/proj/gitdir:/repo", "img:1"]}}}`},
+			"gitdir", "-> .git", ".git/config", "[core]"), "read-write mount /repo is the protected ${PROJECT_PARENT}/proj/.git, through a symlink"},
+		{"client bind of .git", withProjectFiles(lint.Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "docker", "args": ["run", "-i", "--rm", "--network", "none", "--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--user", "1000:1000", "-v", "${PROJECT_PARENT}/proj/.git/hooks:/hooks", "img:1"]}}}`},
+			".git/hooks/x", "#"), "read-write mount /hooks is ${PROJECT_PARENT}/proj/.git/hooks, inside the protected ${PROJECT_PARENT}/proj/.git"},
+		{"git server", withProjectFiles(lint.Example{Kind: "policy", Text: `version: "v1"
+servers: s: {
+	image: "x:1"
+	mounts: [{source: ".git", target: "/repo.git", mode: "rw"}]
+	unprotect: [".git"]
+}
+`}, ".git/config", "[core]"), "read-write mount /repo.git is the protected ${PROJECT_PARENT}/proj/.git"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ts := targets(t, c.e)
+			fs := lint.Run(ts, lint.Options{Only: []string{"RW_UNPROTECTED"}}).Findings
+			base := filepath.Dir(ts[0].ProjectRoot)
+			if ts[0].ProjectRoot == "" {
+				base = filepath.Dir(filepath.Dir(ts[0].File))
+			}
+			want := strings.ReplaceAll(c.want, "${PROJECT_PARENT}", base)
+			if len(fs) == 0 || fs[0].Message != want {
+				t.Errorf("findings: %+v\nwant %q", fs, want)
+			}
+		})
+	}
+}

@@ -2,11 +2,14 @@ package lint
 
 import (
 	"fmt"
+	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/protect"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
@@ -264,39 +267,12 @@ var rules = []*Rule{
 	},
 	{
 		ID: "RW_UNPROTECTED", Name: "rw-unprotected", Severity: Warning,
-		Purpose:     "A read-write mount holds .git or client configs (.mcp.json, .vscode, .cursor, .env*) that are not kept read-only.",
-		Rationale:   "Inside a writable project a server can rewrite .git/config (push remote, fsmonitor), drop a git hook, or add an MCP server to a client config: all inside the boundary, all code that runs later outside it.",
-		Remediation: "Keep the default protections (do not `unprotect`), or mount the project read-only.",
-		Bad:         withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \".\", target: \"/w\", mode: \"rw\"}]\nunprotect: [\".git/config\"]"), ".git/config", "[core]"),
+		Purpose:     "A read-write mount leaves a protected name writable (.git, the policies and .mcpolicy, client configs such as .mcp.json, .claude, .vscode, .env*), or is itself inside one.",
+		Rationale:   "Inside a writable project a server can rewrite .git (a push remote, core.fsmonitor, a hook), its own policy or the .mcpolicy artefacts the next launch runs, or add an MCP server to a client config: all inside the boundary, all code that runs later outside it. A bind through a symlink into one of them is the same exposure.",
+		Remediation: "Keep the default protections (do not `unprotect`), or mount the project read-only. A server that must write .git (a git server) is granted it with `unprotect: [\".git\"]`, and this finding is waived with the reason.",
+		Bad:         withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \".\", target: \"/w\", mode: \"rw\"}]\nunprotect: [\".git\"]"), ".git/config", "[core]"),
 		Good:        withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \".\", target: \"/w\", mode: \"rw\"}]"), ".git/config", "[core]"),
-		check: func(t *Target, o Options, report reportFn) {
-			if t.Plan == nil {
-				return
-			}
-			protected := map[string]bool{}
-			for _, p := range t.Plan.Protected {
-				protected[p.Target] = true
-			}
-			for _, m := range mounts(t) {
-				if m.Mode != compiler.ReadWrite {
-					continue
-				}
-				var open []string
-				for _, name := range schema.ProtectedNames {
-					matches, _ := filepath.Glob(filepath.Join(m.Host, name))
-					for _, mt := range matches {
-						rel, _ := filepath.Rel(m.Host, mt)
-						if !protected[filepath.ToSlash(filepath.Join(m.Target, rel))] {
-							open = append(open, filepath.ToSlash(rel))
-						}
-					}
-				}
-				if len(open) > 0 {
-					sort.Strings(open)
-					report(m.Pos, "read-write mount %s leaves writable: %s", m.Target, strings.Join(open, ", "))
-				}
-			}
-		},
+		check:       checkRWUnprotected,
 	},
 	{
 		ID: "SECRETS_WITH_EGRESS", Name: "secrets-with-egress", Severity: Error,
@@ -512,4 +488,90 @@ func hasFlag(t *Target, k FlagKind) bool {
 		}
 	}
 	return false
+}
+
+// checkRWUnprotected looks at each read-write mount by its written and its
+// resolved path: the protected entries at its top that no read-only mount
+// covers, and a protected name the mount itself is, or is inside.
+func checkRWUnprotected(t *Target, o Options, report reportFn) {
+	if t.Plan == nil {
+		return
+	}
+	protected := map[string]bool{}
+	for _, p := range t.Plan.Protected {
+		protected[p.Target] = true
+	}
+	var bases []string // what a path's components are counted from
+	for _, b := range []string{t.ProjectRoot, t.Home} {
+		if b != "" {
+			bases = append(bases, filepath.Clean(b))
+			if real, err := filepath.EvalSymlinks(b); err == nil {
+				bases = append(bases, real)
+			}
+		}
+	}
+	for _, m := range mounts(t) {
+		if m.Mode != compiler.ReadWrite {
+			continue
+		}
+		paths := []string{m.Host}
+		if real, err := filepath.EvalSymlinks(m.Host); err == nil && real != m.Host {
+			paths = append(paths, real)
+		}
+		for _, h := range paths {
+			if at, _ := insideProtected(h, bases); at != "" {
+				via := ""
+				if h != m.Host {
+					via = ", through a symlink"
+				}
+				if h == at {
+					report(m.Pos, "read-write mount %s is the protected %s%s", m.Target, at, via)
+				} else {
+					report(m.Pos, "read-write mount %s is %s, inside the protected %s%s", m.Target, h, at, via)
+				}
+				break
+			}
+		}
+		// The launcher binds every protected entry of a fixed top level
+		// read-only at spawn, but for those the policy unprotects.
+		fixed := t.FixedTop && (m.FixedTop() || t.ProjectRoot != "" && m.Host == filepath.Clean(t.ProjectRoot))
+		entries, _ := os.ReadDir(m.Host)
+		var open []string
+		for _, e := range entries {
+			if protect.Match(e.Name()) == "" || protected[path.Join(m.Target, e.Name())] {
+				continue
+			}
+			if fixed && protect.Except(e.Name(), t.Plan.Unprotected) != "" {
+				continue
+			}
+			open = append(open, e.Name())
+		}
+		if len(open) > 0 {
+			sort.Strings(open)
+			report(m.Pos, "read-write mount %s leaves writable: %s", m.Target, strings.Join(open, ", "))
+		}
+	}
+}
+
+// insideProtected returns the first component of p, below the deepest base
+// holding it (else below /), that is a protected name, and its pattern.
+func insideProtected(p string, bases []string) (string, string) {
+	from := "/"
+	for _, b := range bases {
+		if within(p, b) && len(b) > len(from) {
+			from = b
+		}
+	}
+	rel, err := filepath.Rel(from, p)
+	if err != nil || rel == "." {
+		return "", ""
+	}
+	dir := from
+	for _, comp := range strings.Split(rel, string(filepath.Separator)) {
+		dir = filepath.Join(dir, comp)
+		if pat := protect.Match(comp); pat != "" {
+			return dir, pat
+		}
+	}
+	return "", ""
 }

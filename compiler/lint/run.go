@@ -239,7 +239,7 @@ func commonDir(paths []string) string {
 func PolicyTargets(plans []*compiler.Plan, root, home string) []*Target {
 	var ts []*Target
 	for _, p := range plans {
-		ts = append(ts, &Target{Server: p.Server, File: p.Pos.File, Pos: p.Pos, Origin: FromPolicy, Plan: p,
+		ts = append(ts, &Target{Server: p.Server, File: p.Pos.File, Pos: p.Pos, Origin: FromPolicy, Plan: p, FixedTop: true,
 			Launcher: "mcpolicy", ProjectRoot: root, Home: home})
 	}
 	return ts

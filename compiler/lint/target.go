@@ -33,6 +33,14 @@ type Target struct {
 	ProjectRoot string
 	// Home is the home folder of the machine the config is for.
 	Home string
+	// Artefact and Digest are set for an entry that starts a committed
+	// artefact through mcpolicy-launch: the file and the digest the entry
+	// pins (check reports a file that no longer has it).
+	Artefact, Digest string
+	// FixedTop is set when the launcher fixes the top level of a
+	// read-write mount of the project and binds every protected entry in
+	// it read-only at spawn (policies, entries through mcpolicy-launch).
+	FixedTop bool
 }
 
 // Origin says where a target comes from.

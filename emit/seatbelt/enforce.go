@@ -20,6 +20,8 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 			return emit.Row{Support: emit.Enforced, How: "(deny default); baseline " + p.Runtime.Name + " allows system reads only"}
 		case "mounts":
 			return emit.Row{Support: emit.Enforced, How: "file-read* / file-write* on (subpath (param ...)) at their host paths (no remapping)"}
+		case "fixed top level":
+			return emit.Row{Support: emit.Enforced, How: "every protected name in the project is denied by path, present or not: it cannot be created, written or renamed"}
 		case "protected paths":
 			return emit.Row{Support: emit.Enforced, How: "(deny file-write* ...) after the grants; the last matching rule wins, and absent names cannot be created"}
 		case "scratch":

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/protect"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
@@ -161,7 +162,7 @@ func Build(p *compiler.Plan) (*Profile, error) {
 			continue
 		}
 		name := fmt.Sprintf("MOUNT_%d", i)
-		for _, prot := range schema.ProtectedNames {
+		for _, prot := range protect.Patterns() {
 			if unprot[prot] {
 				continue
 			}

@@ -66,7 +66,7 @@ func TestProfileParsesChecksAndRoundTrips(t *testing.T) {
 	if firstProtect < lastAllow {
 		t.Errorf("a protected-path deny (rule %d) comes before an allow (rule %d)", firstProtect, lastAllow)
 	}
-	for _, want := range []string{`"/.git/config"`, `"/.mcp.json"`, `#"/\.env[^/]*$"`} {
+	for _, want := range []string{`"/.git"`, `"/.mcp.json"`, `#"/\.env[^/]*$"`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("profile does not protect %s", want)
 		}

@@ -62,7 +62,12 @@ widening (--fail-on widening, the default; any: every change; never).`,
 				defer cleanup()
 				display = disp
 				if len(old.Files) > 0 {
-					if oldPlans, err = old.Compile(home); err != nil {
+					// The old side is copied without its sources: compare policies, check no file system.
+					pols, err := old.Load()
+					if err == nil {
+						oldPlans, err = compiler.Compile(pols, compiler.Options{Root: old.Root, Home: home, NoFS: true})
+					}
+					if err != nil {
 						return fmt.Errorf("the policies at %s: %w", against, err)
 					}
 				}

@@ -1,0 +1,274 @@
+package compiler
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/mcpolicy/mcpolicy/protect"
+	"github.com/mcpolicy/mcpolicy/schema"
+)
+
+// AcceptRWHoldsProject is the degradation a policy accepts to mount a
+// folder above the project read-write.
+const AcceptRWHoldsProject = "rw-holds-project"
+
+// source is a mount as written, kept for the checks that need its
+// position once the whole server is read.
+type source struct {
+	Mount
+	written string
+	at      schema.Pos
+	field   string // ...mounts[i].source
+	real    string // resolved on this machine; "" when not resolved
+}
+
+// refusedByName says why a host path is refused in any mode, before any
+// resolution, or "". procfs's per-process links (root, cwd, fd, exe,
+// map_files, and self) reach whatever that process can see, past any
+// mount; /dev/fd and /dev/std* are links into them.
+func refusedByName(p string) string {
+	if p == "" || !filepath.IsAbs(p) {
+		return ""
+	}
+	p = filepath.ToSlash(filepath.Clean(p))
+	if p == "/proc" || strings.HasPrefix(p, "/proc/") {
+		return "the host's /proc holds every process's root, working folder and descriptors as links that reach past any mount (the sandbox has its own /proc)"
+	}
+	if rest, ok := strings.CutPrefix(p, "/dev/"); ok {
+		first, _, _ := strings.Cut(rest, "/")
+		if first == "fd" || strings.HasPrefix(first, "std") {
+			return "/dev/fd and /dev/std* are links to the launcher's own descriptors in /proc"
+		}
+	}
+	return ""
+}
+
+// base returns the folder a host path is relative to, resolved on this
+// machine: the project root and the home may sit behind symlinks, nothing
+// below them may.
+func (c *compiler) base(b Base) (string, error) {
+	var dir string
+	switch b {
+	case ProjectRoot:
+		dir = c.opt.Root
+	case Home:
+		if c.opt.Home == "" {
+			return "", errors.New("the home folder of this machine is not known ($HOME is not set)")
+		}
+		dir = c.opt.Home
+	default:
+		return "/", nil
+	}
+	if r, ok := c.resolved[dir]; ok {
+		return r.path, r.err
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if c.resolved == nil {
+		c.resolved = map[string]resolved{}
+	}
+	c.resolved[dir] = resolved{real, err}
+	return real, err
+}
+
+type resolved struct {
+	path string
+	err  error
+}
+
+// linkError is a symlink met below a source's base.
+type linkError struct {
+	at     HostPath // the link, below the same base as the source
+	target string   // what it points to, as stored in the link
+}
+
+func (e *linkError) Error() string { return fmt.Sprintf("%s is a symlink to %s", e.at, e.target) }
+
+// resolve walks a host path below its resolved base with Lstat: a symlink
+// in any component is an error, so what is written is what is mounted
+// (a link is followed when the mount is made, and whoever can write the
+// folder holding it can repoint it).
+func (c *compiler) resolve(p HostPath) (string, error) {
+	cur, err := c.base(p.Base)
+	if err != nil {
+		return "", err
+	}
+	var done []string
+	for _, comp := range strings.Split(strings.TrimPrefix(p.Rel, "/"), "/") {
+		if comp == "" || comp == "." {
+			continue
+		}
+		cur = filepath.Join(cur, comp)
+		done = append(done, comp)
+		fi, err := os.Lstat(cur)
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(cur)
+			at := HostPath{Base: p.Base, Rel: path.Join(done...)}
+			if p.Base == Absolute {
+				at.Rel = "/" + at.Rel
+			}
+			return "", &linkError{at: at, target: target}
+		}
+	}
+	return cur, nil
+}
+
+// spell writes a host path as a policy would: relative to the policy's
+// folder inside the project, "~/..." inside the home, else absolute.
+func (c *compiler) spell(real string, pol *schema.Policy) string {
+	if root, err := c.base(ProjectRoot); err == nil && within(real, root) {
+		dir, err := filepath.EvalSymlinks(pol.Dir)
+		if err != nil {
+			dir = root
+		}
+		if rel, err := filepath.Rel(dir, real); err == nil {
+			return filepath.ToSlash(rel)
+		}
+	}
+	if home, err := c.base(Home); err == nil && within(real, home) {
+		rel, _ := filepath.Rel(home, real)
+		if rel == "." {
+			return "~"
+		}
+		return "~/" + filepath.ToSlash(rel)
+	}
+	return real
+}
+
+// checkSource refuses, with the mount's position, a source the server
+// could use to reach past its grants. It runs once the server's unprotect
+// and accept lists are known.
+func (c *compiler) checkSource(p *Plan, s *source, unprot map[string]bool) {
+	lexical := Machine{ProjectRoot: c.opt.Root, Home: c.opt.Home}.Resolve(s.Source)
+	if why := refusedByName(lexical); why != "" {
+		c.fail(s.at, s.field, "mount a regular file or folder", "host path %q is refused: %s", s.written, why)
+		return
+	}
+	rw := s.Mode == ReadWrite
+	if rw && s.Source.Base == ProjectRoot {
+		if c.insideProtected(s, s.Source.Rel, unprot) {
+			return
+		}
+	}
+	if rw && lexical == "/" {
+		c.fail(s.at, s.field, "mount the project folder, or the one folder the server writes to",
+			"read-write mount of the host's / is refused: it grants the whole machine")
+		return
+	}
+	if c.opt.NoFS {
+		return
+	}
+	real, err := c.resolve(s.Source)
+	var link *linkError
+	switch {
+	case errors.As(err, &link):
+		hint := "write the path the link points to, or remove the link"
+		if r, err := filepath.EvalSymlinks(lexical); err == nil {
+			hint = fmt.Sprintf("write the real path, %q, so the review shows what is mounted", c.spell(r, p.Policy))
+		}
+		c.fail(s.at, s.field, hint, "host path %q: %s (a link is followed when the sandbox starts, and whoever can write its folder can repoint it)", s.written, err)
+		return
+	case err != nil && (rw || !isMissing(err)):
+		// A read-write source must exist: its protected names are found in
+		// it. Any other failure leaves its symlinks unchecked.
+		why := "cannot be checked"
+		if isMissing(err) {
+			why = "does not exist"
+		}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		hint := "create it first, or mount it read-only: a read-write source must exist when the policy is compiled"
+		if !rw {
+			hint = "make it readable by the user who compiles the policy"
+		}
+		c.fail(s.at, s.field, hint, "host path %q %s: %v", s.written, why, err)
+		return
+	case err != nil:
+		return // a missing read-only source: the engine refuses it at launch
+	}
+	if why := refusedByName(real); why != "" {
+		c.fail(s.at, s.field, "mount a regular file or folder", "host path %q is refused: %s", s.written, why)
+		return
+	}
+	s.real = real
+	if !rw {
+		return
+	}
+	if real == "/" {
+		c.fail(s.at, s.field, "mount the project folder, or the one folder the server writes to",
+			"read-write mount of the host's / is refused: it grants the whole machine")
+		return
+	}
+	root, err := c.base(ProjectRoot)
+	if err != nil {
+		c.fail(s.at, s.field, "", "the project root cannot be resolved: %v", err)
+		return
+	}
+	switch {
+	case real == root && !s.FixedTop():
+		c.fail(s.at, s.field, `write the project as a path relative to the policy file (e.g. "."): only then is its top level fixed when the server starts, so protected names cannot be created there`,
+			"read-write mount of %q is the project folder written another way", s.written)
+	case real != root && within(root, real) && !p.Accepts(AcceptRWHoldsProject):
+		c.fail(s.at, s.field, `mount the project (".") or a folder inside it; or accept: ["`+AcceptRWHoldsProject+`"], a counted grant`,
+			"read-write mount of %q holds the project folder: names are protected only at the top of a mount, so the server could rewrite the project's policies, their .mcpolicy artefacts and .git", s.written)
+	case within(real, root):
+		rel, _ := filepath.Rel(root, real)
+		c.insideProtected(s, filepath.ToSlash(rel), unprot)
+	}
+}
+
+// insideProtected refuses a read-write source at or below a protected
+// name of the project (rel is its path from the project root): what is
+// written there decides what runs next, outside the sandbox.
+func (c *compiler) insideProtected(s *source, rel string, unprot map[string]bool) bool {
+	comps := strings.Split(rel, "/")
+	for i, comp := range comps {
+		pat := protectedBy(comp, unprot)
+		if pat == "" {
+			continue
+		}
+		hint := fmt.Sprintf("%s; mount a folder outside it, or add unprotect: [%q] (a counted grant) if the server must write there", reason(pat), pat)
+		if i == len(comps)-1 {
+			c.fail(s.at, s.field, hint, "read-write mount of %q is a protected name (%s)", s.written, pat)
+		} else {
+			c.fail(s.at, s.field, hint, "read-write mount of %q is inside %q, a protected name (%s)", s.written, strings.Join(comps[:i+1], "/"), pat)
+		}
+		return true
+	}
+	return false
+}
+
+// protectedBy returns the first pattern matching a name that the server
+// has not unprotected: an entry matching two patterns (mcpolicy.d, also
+// mcpolicy.*) stays protected until both are unprotected.
+func protectedBy(name string, unprot map[string]bool) string {
+	var list []string
+	for u := range unprot {
+		list = append(list, u)
+	}
+	return protect.Except(name, list)
+}
+
+func reason(pattern string) string {
+	for _, n := range protect.Names {
+		if n.Pattern == pattern {
+			return pattern + ": " + n.Reason
+		}
+	}
+	return pattern
+}
+
+// isMissing: the path, or a folder on the way to it, does not exist.
+func isMissing(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}

@@ -1,0 +1,108 @@
+// Package protect is the one list of protected names: the entries of a
+// read-write mount that stay read-only (and cannot be moved, replaced or
+// created) unless a policy unprotects them, because what is written there
+// decides what runs next, outside the sandbox. The compiler, every backend,
+// the launcher, lint and the docs all read this list; the schema's
+// #ProtectedName is kept equal to it by a test.
+//
+// Every name is one path component, matched at the top of a mount: a
+// protected entry is protected as a whole (a directory with everything
+// below it), so renaming its parent or a file inside it is not a way
+// around it.
+//
+// This package imports nothing: the small launcher links it.
+package protect
+
+import "strings"
+
+// Name is one protected entry.
+type Name struct {
+	// Pattern is a file name, or a prefix followed by "*".
+	Pattern string
+	// Reason says what a server could do by writing it.
+	Reason string
+}
+
+// Names is the list, in the order the docs show it.
+var Names = []Name{
+	{".git", "git reads its config (core.fsmonitor, core.hooksPath, filters, a push remote) and runs hooks on the user's next git command; submodule and worktree git dirs live below it, and a .git file can point anywhere"},
+	{".mcpolicy", "mcpolicy's own artefacts: what the next launch of every server runs"},
+	{"mcpolicy.*", "the policies: the confinement itself"},
+	{"mcpolicy.d", "the policies: the confinement itself"},
+	{".mcp.json", "Claude Code's project MCP servers: commands a client spawns"},
+	{".claude", "Claude Code's project settings: hooks run shell commands"},
+	{".vscode", "VS Code's MCP servers, tasks and settings: commands the editor runs"},
+	{".cursor", "Cursor's MCP servers and rules"},
+	{".zed", "Zed's settings and context servers"},
+	{".gemini", "Gemini CLI's settings and MCP servers"},
+	{".codex", "Codex's config and MCP servers"},
+	{".windsurf", "Windsurf's workspace rules and settings"},
+	{".roo", "Roo Code's MCP servers and rules"},
+	{".kilocode", "Kilo Code's MCP servers and rules"},
+	{".idea", "JetBrains run configurations and settings"},
+	{".devcontainer", "dev container definitions: commands run when the folder is opened"},
+	{".husky", "git hooks when core.hooksPath points here"},
+	{".pre-commit-config.yaml", "pre-commit runs the hooks it names on every commit"},
+	{".envrc", "direnv runs it on cd"},
+	{".env*", "secrets, and variables tools load"},
+}
+
+// Patterns returns every pattern, in the list's order.
+func Patterns() []string {
+	out := make([]string, len(Names))
+	for i, n := range Names {
+		out[i] = n.Pattern
+	}
+	return out
+}
+
+// Match returns the pattern a top-level entry name matches, or "".
+func Match(name string) string {
+	for _, n := range Names {
+		if n.Matches(name) {
+			return n.Pattern
+		}
+	}
+	return ""
+}
+
+// Matches reports whether a top-level entry name is protected by n.
+func (n Name) Matches(name string) bool {
+	if prefix, ok := strings.CutSuffix(n.Pattern, "*"); ok {
+		return strings.HasPrefix(name, prefix)
+	}
+	return name == n.Pattern
+}
+
+// Known reports whether pattern is one of the list's patterns (what a
+// policy may unprotect).
+func Known(pattern string) bool {
+	for _, n := range Names {
+		if n.Pattern == pattern {
+			return true
+		}
+	}
+	return false
+}
+
+// Except returns the first pattern matching a top-level entry name that is
+// not in unprotected, or "": an entry matching two patterns (mcpolicy.d
+// matches "mcpolicy.*" and "mcpolicy.d") stays protected until both are
+// unprotected.
+func Except(name string, unprotected []string) string {
+	for _, n := range Names {
+		if n.Matches(name) && !contains(unprotected, n.Pattern) {
+			return n.Pattern
+		}
+	}
+	return ""
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
