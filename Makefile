@@ -10,11 +10,12 @@ all: lint test ## lint, then every test
 
 # Static (no cgo): mcpolicy binds itself into sandboxes as the egress
 # forwarder and the probe, where no C library may be present.
-build: ## build bin/mcpolicy (static)
+build: ## build bin/mcpolicy and bin/mcpolicy-launch (static)
 	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/mcpolicy
+	CGO_ENABLED=0 $(GO) build -o bin/mcpolicy-launch ./cmd/mcpolicy-launch
 
-install: ## install mcpolicy into $(go env GOPATH)/bin (static)
-	CGO_ENABLED=0 $(GO) install ./cmd/mcpolicy
+install: ## install mcpolicy and mcpolicy-launch (client entries run it) into $(go env GOPATH)/bin (static)
+	CGO_ENABLED=0 $(GO) install ./cmd/...
 
 test: ## every test, the real-engine ones included (CI=true: a missing docker/podman fails)
 	$(GO) test -count=1 -timeout 15m ./...

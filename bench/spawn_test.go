@@ -11,8 +11,11 @@
 // the namespaces and the Landlock ruleset; bwrap runs the emitted argv; docker
 // and podman run the emitted args on an image holding only a static mcpolicy
 // (running `mcpolicy version`); mcpolicy-run-egress-bwrap is `mcpolicy run`
-// for a plan with an egress allowlist. A launch whose tool is missing is
-// skipped.
+// for a plan with an egress allowlist. mcpolicy-launch-verified,
+// mcpolicy-launch-bwrap and mcpolicy-launch-ENGINE are what client entries
+// run: the launcher checks the artefact's digest and the mount sources,
+// then starts the same confinement (compare with mcpolicy-launch, bwrap and
+// ENGINE). A launch whose tool is missing is skipped.
 package bench
 
 import (
@@ -33,6 +36,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
+	"github.com/mcpolicy/mcpolicy/launch"
 )
 
 // What TestMain removes at the end: the built binary's folder and the
@@ -154,6 +158,42 @@ func BenchmarkSpawn(b *testing.B) {
 		}
 		loop(b, launcher, file)
 	})
+	// What client entries run: the launcher checks the artefact's digest
+	// (and, for bwrap, opens every source without following symlinks and
+	// passes it by descriptor) before it starts the same confinement.
+	b.Run("launch=mcpolicy-launch-verified", func(b *testing.B) {
+		launcher, err := launcherBinary()
+		if err != nil {
+			b.Fatal(err)
+		}
+		rs, err := landlock.Build(fx.plan, compiler.Placeholders{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		file := filepath.Join(fx.dir, ".mcpolicy", "landlock", "s.json")
+		os.MkdirAll(filepath.Dir(file), 0o755)
+		if err := os.WriteFile(file, rs.JSON(), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		loop(b, launcher, "--sha256", launch.Digest(rs.JSON()), file)
+	})
+	b.Run("launch=mcpolicy-launch-bwrap", func(b *testing.B) {
+		lookPath(b, "bwrap")
+		launcher, err := launcherBinary()
+		if err != nil {
+			b.Fatal(err)
+		}
+		spec, err := bwrap.Spec(fx.plan)
+		if err != nil {
+			b.Fatal(err)
+		}
+		file := filepath.Join(fx.dir, ".mcpolicy", "bwrap", "s.json")
+		os.MkdirAll(filepath.Dir(file), 0o755)
+		if err := os.WriteFile(file, spec, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		loop(b, launcher, "--sha256", launch.Digest(spec), file)
+	})
 	b.Run("launch=bwrap", func(b *testing.B) {
 		path := lookPath(b, "bwrap")
 		args, err := bwrap.Args(fx.plan, fx.machine, bwrap.DetectLayout(), 0)
@@ -189,6 +229,24 @@ func BenchmarkSpawn(b *testing.B) {
 				b.Fatal(err)
 			}
 			loop(b, path, args...)
+		})
+		b.Run("launch=mcpolicy-launch-"+engine, func(b *testing.B) {
+			path := lookPath(b, engine)
+			launcher, err := launcherBinary()
+			if err != nil {
+				b.Fatal(err)
+			}
+			image, err := engineImage(engine)
+			if err != nil {
+				b.Skip(err)
+			}
+			p := *fx.plan
+			p.Image, p.Command = image, []string{"/mcpolicy", "version"}
+			args, err := docker.Args(&p, fx.machine)
+			if err != nil {
+				b.Fatal(err)
+			}
+			loop(b, launcher, append([]string{"--engine", path, "--"}, args...)...)
 		})
 	}
 }

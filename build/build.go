@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -198,7 +199,7 @@ func render(p *compiler.Plan, backend string) ([]file, error) {
 		}
 		return files, nil
 	case bwrap.Backend:
-		args, err := bwrap.Args(p, compiler.Placeholders{}, bwrap.Merged, 0)
+		spec, err := bwrap.Spec(p)
 		if err != nil {
 			return nil, err
 		}
@@ -206,7 +207,7 @@ func render(p *compiler.Plan, backend string) ([]file, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []file{{base + ".json", emit.JSONArgs(args)}, {base + ".sh", sh}}, nil
+		return []file{{base + ".json", spec}, {base + ".sh", sh}}, nil
 	case seatbelt.Backend:
 		pr, err := seatbelt.Build(p)
 		if err != nil {
@@ -260,13 +261,31 @@ func Write(outDir string, files map[string][]byte) error {
 
 // Drift is how an output folder differs from what a build would write.
 type Drift struct {
-	Missing []string // would be written
-	Stale   []string // content differs
-	Extra   []string // would be removed
+	Missing  []string // would be written
+	Stale    []string // content differs: the plan changed
+	Tampered []string // content differs, but for the same plan: edited by something else than a build
+	Extra    []string // would be removed
 }
 
 // Empty reports whether the output is up to date.
-func (d Drift) Empty() bool { return len(d.Missing)+len(d.Stale)+len(d.Extra) == 0 }
+func (d Drift) Empty() bool { return len(d.Missing)+len(d.Stale)+len(d.Tampered)+len(d.Extra) == 0 }
+
+var planHash = regexp.MustCompile(`sha256:[0-9a-f]{64}`)
+
+// sameHashes reports whether two renderings name the same plan hashes:
+// every artefact carries the hash of the plan it was built from.
+func sameHashes(old, new []byte) bool {
+	a, b := planHash.FindAll(old, -1), planHash.FindAll(new, -1)
+	if len(b) == 0 || len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !bytes.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
 
 // Check compares the output folder with files, writing nothing.
 func Check(outDir string, files map[string][]byte) (Drift, error) {
@@ -291,7 +310,11 @@ func Check(outDir string, files map[string][]byte) (Drift, error) {
 		if err != nil {
 			return d, err
 		}
-		if !bytes.Equal(old, files[name]) {
+		switch {
+		case bytes.Equal(old, files[name]):
+		case sameHashes(old, files[name]):
+			d.Tampered = append(d.Tampered, name)
+		default:
 			d.Stale = append(d.Stale, name)
 		}
 	}

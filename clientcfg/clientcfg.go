@@ -384,7 +384,28 @@ func (e *entry) launch(cmd arg, args []arg) {
 	case prog == "sandbox-exec":
 		e.t.Launcher = prog
 		e.sandboxExec(cmd, args)
-	case prog == "mcpolicy" || prog == "mcpolicy-launch" || ownWrapper(cmd.s):
+	case prog == LauncherName && len(args) > 3 && args[0].s == "--engine":
+		// mcpolicy-launch checks the sources and fixes the project's top
+		// level, then runs the engine with the arguments after "--".
+		engine := program(args[1].s)
+		e.t.Launcher = engine
+		rest, unprotected := args[2:], []string{}
+		for len(rest) > 1 && rest[0].s == "--unprotect" {
+			unprotected, rest = append(unprotected, rest[1].s), rest[2:]
+		}
+		if len(rest) == 0 || rest[0].s != "--" {
+			e.flag(lint.FlagUnknown, LauncherName+" "+args[0].s, args[0].pos)
+			return
+		}
+		e.docker(engine, args[1], rest[1:])
+		if e.t.Plan != nil {
+			e.t.Plan.Unprotected = unprotected
+		}
+		e.t.FixedTop = true
+	case prog == LauncherName && len(args) == 3 && args[0].s == "--sha256":
+		e.t.Launcher = "mcpolicy" // the policy is linted on its own
+		e.t.Digest, e.t.Artefact = args[1].s, args[2].s
+	case prog == "mcpolicy" || prog == LauncherName || ownWrapper(cmd.s):
 		e.t.Launcher = "mcpolicy" // the policy is linted on its own
 	case (prog == "sh" || prog == "bash" || prog == "dash" || prog == "zsh") && len(args) > 0 && ownWrapper(args[0].s):
 		e.t.Launcher = "mcpolicy"

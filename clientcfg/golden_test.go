@@ -37,7 +37,7 @@ func TestClientGoldens(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			l.Command = "/usr/bin/docker" // where docker is differs per machine
+			l.Args[1] = "/usr/bin/docker" // where docker is differs per machine
 			ext := ".json"
 			if c.Key == "" {
 				ext = ".toml"

@@ -30,6 +30,7 @@ var (
 	jwt         = regexp.MustCompile(`^eyJ[A-Za-z0-9_\-]+\.eyJ[A-Za-z0-9_\-]+\.`)
 	tokenChars  = regexp.MustCompile(`^[A-Za-z0-9_+/=.\-]{24,}$`)
 	hex         = regexp.MustCompile(`^[0-9a-fA-F]+$`)
+	absPath     = regexp.MustCompile(`^(/[A-Za-z0-9_.\-]+){2,}/?$`) // /home/dev/work/shop: a folder, not a token
 	secretName  = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|API[_-]?KEY|PRIVATE[_-]?KEY|CREDENTIAL|AUTHORIZATION|(^|[_-])AUTH([_-]|$)|(^|[_-])KEY$)`)
 	reference   = regexp.MustCompile(`^(\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_][A-Za-z0-9_]*%)$`)
 	authScheme  = regexp.MustCompile(`^\s*(?i:bearer|basic|token)\s+`)
@@ -49,7 +50,7 @@ func looksLikeToken(v string) bool {
 	if tokenPrefix.MatchString(v) || awsKey.MatchString(v) || jwt.MatchString(v) {
 		return true
 	}
-	if !tokenChars.MatchString(v) {
+	if !tokenChars.MatchString(v) || absPath.MatchString(v) {
 		return false
 	}
 	if hex.MatchString(v) {

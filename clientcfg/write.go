@@ -17,6 +17,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
+	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/supervise"
 	"github.com/tailscale/hujson"
 )
@@ -135,18 +136,41 @@ func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self st
 		if err := supervise.CheckStatic(self); err != nil {
 			return nil, fmt.Errorf("server %q allows egress: %w", p.Server, err)
 		}
-		l.Command, l.Args = self, []string{"run", "--policy", root, "--server", p.Server, "--backend", backend}
+		// --plan pins what was reviewed: run refuses (exit 8) a policy
+		// that compiles to anything else.
+		l.Command, l.Args = self, []string{"run", "--policy", root, "--server", p.Server, "--backend", backend, "--plan", p.Hash}
 	case backend == "docker" || backend == "podman":
 		args, err := docker.Args(p, r)
 		if err != nil {
 			return nil, err
 		}
-		l.Command, l.Args = absolute(backend), args
-	case backend == "bwrap":
-		l.Command, l.Args = "/bin/sh", []string{filepath.Join(outDir, "bwrap", p.Server+".sh")}
+		launcher, err := Launcher(self)
+		if err != nil {
+			return nil, err
+		}
+		// The launcher checks every bind source (no symlink below the
+		// project or home) and fixes the project's top level, then runs
+		// the engine with these arguments.
+		l.Command, l.Args = launcher, []string{"--engine", absolute(backend)}
+		for _, u := range p.Unprotected {
+			l.Args = append(l.Args, "--unprotect", u)
+		}
+		l.Args = append(append(l.Args, "--"), args...)
+		l.Env["PROJECT_ROOT"] = r.Resolve(compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."})
+	case backend == "bwrap" || backend == "landlock":
+		launcher, err := Launcher(self)
+		if err != nil {
+			return nil, err
+		}
+		file := filepath.Join(outDir, backend, p.Server+".json")
+		digest, err := artefactDigest(p, backend, file)
+		if err != nil {
+			return nil, err
+		}
+		// The digest lives in the entry, which the server cannot write:
+		// the launcher refuses an artefact rewritten since (exit 8).
+		l.Command, l.Args = launcher, []string{"--sha256", digest, file}
 		l.Env["PROJECT_ROOT"] = root
-	case backend == "landlock":
-		l.Command, l.Args = self, []string{"exec", "--policy", root, "--server", p.Server}
 	case backend == "seatbelt":
 		l.Command, l.Args = "/bin/sh", []string{filepath.Join(outDir, "seatbelt", p.Server+".sh")}
 		l.Env["PROJECT_ROOT"] = root
@@ -170,6 +194,65 @@ func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self st
 		}
 	}
 	return l, nil
+}
+
+// LauncherName is the small launcher client entries run, installed beside
+// mcpolicy (`go install ./cmd/...`).
+const LauncherName = "mcpolicy-launch"
+
+// Launcher returns the absolute path of mcpolicy-launch: beside the
+// mcpolicy executable self, else on PATH.
+func Launcher(self string) (string, error) {
+	l := filepath.Join(filepath.Dir(self), LauncherName)
+	if !installed(l) {
+		if p, err := exec.LookPath(LauncherName); err == nil {
+			if abs, err := filepath.Abs(p); err == nil && installed(abs) {
+				return abs, nil
+			}
+		}
+		return "", fmt.Errorf("%s is not installed beside %s nor on PATH: client entries start servers through it (it checks the artefact and the mount sources before every launch); install both with `CGO_ENABLED=0 go install ./cmd/...`", LauncherName, self)
+	}
+	return l, nil
+}
+
+// launchArtefact renders what mcpolicy-launch starts for a host backend,
+// byte for byte as build writes it.
+func launchArtefact(p *compiler.Plan, backend string) ([]byte, error) {
+	switch backend {
+	case "bwrap":
+		return bwrap.Spec(p)
+	case "landlock":
+		rs, err := landlock.Build(p, compiler.Placeholders{})
+		if err != nil {
+			return nil, err
+		}
+		return rs.JSON(), nil
+	}
+	return nil, fmt.Errorf("backend %s has no launch artefact", backend)
+}
+
+// readArtefact is os.ReadFile, replaced in tests.
+var readArtefact = os.ReadFile
+
+// installed reports whether an executable file is at p (replaced in tests).
+var installed = func(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
+// artefactDigest renders the backend's launch artefact for the plan, as
+// build writes it, and returns its digest; the file on disk must hold the
+// same bytes, or the entry would refuse to start.
+func artefactDigest(p *compiler.Plan, backend, file string) (string, error) {
+	want, err := launchArtefact(p, backend)
+	if err != nil {
+		return "", err
+	}
+	have, err := readArtefact(file)
+	if err != nil || !bytes.Equal(have, want) {
+		return "", fmt.Errorf("server %q: %s is missing or stale: run `mcpolicy build` first (the entry pins the artefact's digest)", p.Server, file)
+	}
+	return launch.Digest(want), nil
 }
 
 // checkEnforceable emits the plan for the backend, with placeholders, so
@@ -244,6 +327,7 @@ func (e *ErrForeign) Error() string {
 func Managed(command string, args []string) bool {
 	all := command + " " + strings.Join(args, " ")
 	return strings.Contains(all, docker.LabelPlan+"=") || strings.Contains(all, "/.mcpolicy/") ||
+		strings.HasSuffix(command, "/"+LauncherName) ||
 		(strings.HasSuffix(command, "mcpolicy") && len(args) > 0 && (args[0] == "exec" || args[0] == "run"))
 }
 

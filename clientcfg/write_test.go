@@ -167,7 +167,7 @@ func TestEgressEntryRunsTheSupervisor(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", backend, err)
 		}
-		want := []string{"run", "--policy", "/p", "--server", "code-index", "--backend", backend}
+		want := []string{"run", "--policy", "/p", "--server", "code-index", "--backend", backend, "--plan", p.Hash}
 		if l.Command != static || strings.Join(l.Args, " ") != strings.Join(want, " ") {
 			t.Errorf("%s: %s %q, want %s %q", backend, l.Command, l.Args, static, want)
 		}

@@ -39,6 +39,12 @@ func Restrictions(p *compiler.Plan) []string {
 	if len(p.Protected) > 0 {
 		rs = append(rs, "protected paths")
 	}
+	for _, m := range p.Mounts {
+		if m.FixedTop() {
+			rs = append(rs, "fixed top level")
+			break
+		}
+	}
 	if p.Scratch != nil {
 		rs = append(rs, "scratch")
 	}

@@ -128,3 +128,21 @@ func userNSAllowed() bool {
 	}
 	return true
 }
+
+// CheckSources opens every granted path below its base without following
+// a symlink (see Sources): a grant swapped for a link since the ruleset was
+// reviewed is refused. Landlock then opens the same paths itself; rules
+// cannot nest on this backend, so no server can write beside a source.
+func (rs *Ruleset) CheckSources(root, home string) error {
+	src := NewSources(root, home)
+	for _, list := range [][]string{rs.ReadOnly, rs.ReadWrite} {
+		for _, p := range list {
+			fd, err := src.Open(p)
+			if err != nil {
+				return err
+			}
+			closeFD(fd)
+		}
+	}
+	return nil
+}

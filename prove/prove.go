@@ -28,6 +28,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/probe"
+	"github.com/mcpolicy/mcpolicy/protect"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -152,7 +153,23 @@ func attempts(p *compiler.Plan, m compiler.Machine, extra []string, listener str
 			as = append(as, attempt{"a write into the read-only mount " + mt.Target, probe.Create, filepath.Join(host, name), filepath.Join(mt.Target, name), "denied", true})
 		}
 	}
-	for _, pr := range p.Protected {
+	protected := append([]compiler.Protected{}, p.Protected...)
+	for _, mt := range p.Mounts {
+		if !mt.FixedTop() {
+			continue
+		}
+		// The launcher fixes this mount's top level: a new name cannot be
+		// created, and every protected name present is read-only.
+		name := ".mcpolicy-prove-new"
+		as = append(as, attempt{"a new top-level name in " + mt.Target, probe.Create, filepath.Join(m.Resolve(mt.Source), name), filepath.Join(mt.Target, name), "denied", true})
+		entries, _ := os.ReadDir(m.Resolve(mt.Source))
+		for _, e := range entries {
+			if n := protect.Match(e.Name()); n != "" && e.Type()&os.ModeSymlink == 0 {
+				protected = append(protected, compiler.Protected{Source: mt.Source.Join(e.Name()), Target: filepath.Join(mt.Target, e.Name()), Name: n})
+			}
+		}
+	}
+	for _, pr := range protected {
 		host := m.Resolve(pr.Source)
 		op := probe.Write
 		if fi, err := os.Stat(host); err == nil && fi.IsDir() {
@@ -163,6 +180,17 @@ func attempts(p *compiler.Plan, m compiler.Machine, extra []string, listener str
 	}
 	as = append(as, attempt{"TCP to a listener on the host's loopback", probe.Connect, listener, listener, "denied", false})
 	return as
+}
+
+// launchPaths keeps the project and home as placeholders for the
+// launcher to open below them; the rest is this machine's.
+type launchPaths struct{ m compiler.Machine }
+
+func (l launchPaths) Resolve(p compiler.HostPath) string {
+	if p.Base == compiler.ProjectRoot || p.Base == compiler.Home {
+		return p.Placeholder()
+	}
+	return l.m.Resolve(p)
 }
 
 // sibling is an entry of the project's parent other than the project.
@@ -320,12 +348,16 @@ func runBwrap(p *compiler.Plan, m compiler.Machine, as []attempt, o Options) (st
 	defer f.Close()
 	q := *p
 	q.Command = append([]string{"/proc/self/fd/3", "probe"}, probeArgs(as, func(a attempt) string { return a.target })...)
-	args, err := bwrap.Args(&q, m, bwrap.DetectLayout(), 0)
+	// As mcpolicy-launch runs it: sources by descriptor, the top level fixed.
+	args, err := bwrap.Args(&q, launchPaths{m}, bwrap.DetectLayout(), 0)
 	if err != nil {
 		return "", nil, "", err
 	}
-	cmd := exec.Command("bwrap", args...)
-	cmd.ExtraFiles = []*os.File{f}
+	b, err := launch.PrepareBwrap(&launch.BwrapSpec{Backend: bwrap.Backend, Server: q.Server, Plan: q.Hash, Args: args}, m.ProjectRoot, m.Home, nil)
+	if err != nil {
+		return "", nil, "", err
+	}
+	cmd := b.Command(f)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -333,7 +365,7 @@ func runBwrap(p *compiler.Plan, m compiler.Machine, as []attempt, o Options) (st
 		return "", nil, "", fmt.Errorf("bwrap: %v: %s", err, stderr.String())
 	}
 	rs, err := parse(out, len(as))
-	return version("bwrap", "--version"), rs, "the artefact's argv, unchanged but for the command: the probe comes in as an open file descriptor (/proc/self/fd/3), with no mount added", err
+	return version("bwrap", "--version"), rs, "the artefact's argv as mcpolicy-launch runs it (mount sources by descriptor, the project's top level fixed), unchanged but for the command: the probe comes in as an open file descriptor (/proc/self/fd/3), with no mount added", err
 }
 
 func runLandlock(p *compiler.Plan, as []attempt, o Options) (string, []probe.Result, string, error) {
@@ -406,6 +438,10 @@ func runEngine(engine string, p *compiler.Plan, m compiler.Machine, as []attempt
 	q.Command = append([]string{"/mcpolicy-probe", "probe"}, probeArgs(as, func(a attempt) string { return a.target })...)
 	args, err := docker.Args(&q, m)
 	if err != nil {
+		return "", nil, "", err
+	}
+	// As mcpolicy-launch runs it: sources checked, the top level fixed.
+	if args, err = launch.PrepareEngine(args, m.ProjectRoot, m.Home, q.Unprotected); err != nil {
 		return "", nil, "", err
 	}
 	var stderr bytes.Buffer

@@ -34,6 +34,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
+	"github.com/mcpolicy/mcpolicy/launch"
 )
 
 // Options say how to run one server.
@@ -198,35 +199,35 @@ func CheckStatic(path string) error {
 	return nil
 }
 
-// bwrap runs the plan's bwrap arguments; the forwarder is bwrap's command
-// and starts the server. Passthrough values go to bwrap on a pipe (--args),
-// never in an argv.
+// bwrap runs the plan's bwrap arguments the way mcpolicy-launch does (see
+// launch.PrepareBwrap): mount sources by descriptor, opened without
+// following symlinks, the project's top level fixed, passthrough values on
+// a memfd, and bwrap with an empty environment. The forwarder is bwrap's
+// command and starts the server.
 func (s *session) bwrap(ctx context.Context) (int, error) {
-	fd := 0
-	if len(s.plan.Env) > 0 {
-		fd = 3
-	}
-	args, err := bwrap.Args(s.plan, s.machine, bwrap.DetectLayout(), fd)
+	args, err := bwrap.Args(s.plan, launchPaths{s.machine}, bwrap.DetectLayout(), 0)
 	if err != nil {
 		return 1, err
 	}
-	cmd := exec.Command("bwrap", args...)
-	s.stdio(cmd)
-	if fd > 0 {
-		var buf bytes.Buffer
-		for _, a := range bwrap.EnvArgs(s.plan, lookup(s.opt.Environ)) {
-			buf.WriteString(a)
-			buf.WriteByte(0)
-		}
-		r, w, err := os.Pipe()
-		if err != nil {
-			return 1, err
-		}
-		go func() { w.Write(buf.Bytes()); w.Close() }()
-		defer r.Close()
-		cmd.ExtraFiles = []*os.File{r}
+	spec := &launch.BwrapSpec{Backend: bwrap.Backend, Server: s.plan.Server, Plan: s.plan.Hash, Env: s.plan.Env, Args: args}
+	b, err := launch.PrepareBwrap(spec, s.machine.ProjectRoot, s.machine.Home, s.opt.Environ)
+	if err != nil {
+		return 1, err
 	}
+	cmd := b.Command()
+	s.stdio(cmd)
 	return run(ctx, cmd)
+}
+
+// launchPaths keeps the project and home as placeholders for the launcher
+// to open below them; the rest is this machine's.
+type launchPaths struct{ m compiler.Machine }
+
+func (l launchPaths) Resolve(p compiler.HostPath) string {
+	if p.Base == compiler.ProjectRoot || p.Base == compiler.Home {
+		return p.Placeholder()
+	}
+	return l.m.Resolve(p)
 }
 
 // container starts the sidecar, waits until its forwarder has called in,

@@ -1,16 +1,22 @@
-// Command mcpolicy-launch starts a server under a committed Landlock
-// ruleset (.mcpolicy/landlock/SERVER.json), as `mcpolicy exec` does but
-// without compiling the policy. It links no CUE: Go package initialisation
-// is most of a launch's cost, and a client that spawns a server per request
-// pays it every time.
+// Command mcpolicy-launch is what client entries run: the small launcher
+// that starts a server from a reviewed artefact, checking first that the
+// artefact and the mount sources are what was reviewed. It links no CUE:
+// Go package initialisation is most of a launch's cost, and a client that
+// spawns a server per request pays it every time.
 //
-//	mcpolicy-launch [-v] RULESET.json
+//	mcpolicy-launch --sha256 HEX ARTEFACT    .mcpolicy/bwrap/S.json or .mcpolicy/landlock/S.json
+//	mcpolicy-launch --engine ENGINE [--unprotect NAME]... -- run ARGS...   docker or podman
+//	mcpolicy-launch [-v] RULESET.json         a Landlock ruleset, unverified (by hand)
 //
-// ${PROJECT_ROOT} in the ruleset is $PROJECT_ROOT, or the folder three
-// levels above the ruleset (PROJECT/.mcpolicy/landlock/SERVER.json);
-// ${HOME} is $HOME. Exit codes: the server's own; 4 when this machine
-// cannot enforce the ruleset; 1 on a usage or read error; 126 when the
-// launcher failed inside its namespaces.
+// The digest comes from the client entry, which a server cannot write: the
+// artefact is read once, and only those bytes are used. ${PROJECT_ROOT} is
+// $PROJECT_ROOT, or the folder three levels above the artefact
+// (PROJECT/.mcpolicy/BACKEND/SERVER.json); ${HOME} is $HOME.
+//
+// Exit codes: the server's own; 8 when the artefact's digest differs or a
+// mount source is (or passes through) a symlink: nothing is started; 4 when
+// this machine cannot enforce the confinement; 1 on a usage or read error;
+// 126 when the Landlock launcher failed inside its namespaces.
 package main
 
 import (
@@ -29,36 +35,102 @@ func main() {
 		launch.Stage2()
 	}
 	verbose := flag.Bool("v", false, "say on stderr what is enforced")
+	digest := flag.String("sha256", "", "the artefact's SHA-256, as the client entry carries it: refuse (exit 8) any other content")
+	engine := flag.String("engine", "", "docker or podman (or its path): check the `run` arguments after -- and run them")
+	var unprotected names
+	flag.Var(&unprotected, "unprotect", "with --engine: a protected name the policy unprotects (repeatable)")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: mcpolicy-launch [-v] RULESET.json\n")
+		fmt.Fprintf(os.Stderr, "usage: mcpolicy-launch --sha256 HEX ARTEFACT\n       mcpolicy-launch --engine ENGINE -- run ARGS...\n       mcpolicy-launch [-v] RULESET.json\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if flag.NArg() != 1 {
+	if err := launch.CloseInherited(); err != nil {
+		exit(err)
+	}
+	var (
+		code int
+		err  error
+	)
+	switch {
+	case *engine != "":
+		err = runEngine(*engine, flag.Args(), unprotected)
+	case flag.NArg() != 1:
 		flag.Usage()
 		os.Exit(1)
+	default:
+		code, err = run(flag.Arg(0), *digest, *verbose)
 	}
-	code, err := run(flag.Arg(0), *verbose)
-	var ue *launch.UnsupportedError
-	switch {
-	case errors.As(err, &ue):
-		fmt.Fprintf(os.Stderr, "mcpolicy-launch: %v\n", err)
-		os.Exit(4)
-	case err != nil:
-		fmt.Fprintf(os.Stderr, "mcpolicy-launch: %v\n", err)
-		os.Exit(1)
-	}
+	exit(err)
 	os.Exit(code)
 }
 
-func run(file string, verbose bool) (int, error) {
+func exit(err error) {
+	var ue *launch.UnsupportedError
+	var te *launch.TamperError
+	switch {
+	case err == nil:
+		return
+	case errors.As(err, &te):
+		fmt.Fprintf(os.Stderr, "mcpolicy-launch: refused: %v\n", err)
+		os.Exit(launch.ExitTampered)
+	case errors.As(err, &ue):
+		fmt.Fprintf(os.Stderr, "mcpolicy-launch: %v\n", err)
+		os.Exit(4)
+	default:
+		fmt.Fprintf(os.Stderr, "mcpolicy-launch: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// names collects a repeatable flag.
+type names []string
+
+func (n *names) String() string     { return fmt.Sprint(*n) }
+func (n *names) Set(v string) error { *n = append(*n, v); return nil }
+
+func runEngine(engine string, args []string, unprotected []string) error {
+	run, err := launch.PrepareEngine(args, os.Getenv("PROJECT_ROOT"), os.Getenv("HOME"), unprotected)
+	if err != nil {
+		return err
+	}
+	return launch.EngineExec(engine, run, os.Environ())
+}
+
+func run(file, digest string, verbose bool) (int, error) {
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return 0, err
 	}
-	b, err := os.ReadFile(abs)
+	var b []byte
+	if digest != "" {
+		b, err = launch.ReadVerified(abs, digest)
+	} else {
+		b, err = os.ReadFile(abs)
+	}
 	if err != nil {
 		return 0, err
+	}
+	root := os.Getenv("PROJECT_ROOT")
+	if root == "" {
+		root = filepath.Dir(filepath.Dir(filepath.Dir(abs)))
+	}
+	home := os.Getenv("HOME")
+	var kind struct {
+		Backend string `json:"backend"`
+	}
+	if err := json.Unmarshal(b, &kind); err != nil {
+		return 0, fmt.Errorf("%s: not an artefact: %v", file, err)
+	}
+	if kind.Backend == "bwrap" {
+		spec, err := launch.DecodeBwrap(b)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %v", file, err)
+		}
+		bw, err := launch.PrepareBwrap(spec, root, home, os.Environ())
+		if err != nil {
+			return 0, err
+		}
+		return 0, bw.Exec()
 	}
 	var rs launch.Ruleset
 	if err := json.Unmarshal(b, &rs); err != nil {
@@ -67,12 +139,11 @@ func run(file string, verbose bool) (int, error) {
 	if len(rs.Command) == 0 {
 		return 0, fmt.Errorf("%s: the ruleset has no command", file)
 	}
-	root := os.Getenv("PROJECT_ROOT")
-	if root == "" {
-		root = filepath.Dir(filepath.Dir(filepath.Dir(abs)))
-	}
-	if err := rs.Resolve(root, os.Getenv("HOME")); err != nil {
+	if err := rs.Resolve(root, home); err != nil {
 		return 0, fmt.Errorf("%s: %v", file, err)
+	}
+	if err := rs.CheckSources(root, home); err != nil {
+		return 0, err
 	}
 	opts := launch.Options{Environ: os.Environ()}
 	if verbose {

@@ -18,6 +18,8 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 			return emit.Row{Support: emit.Enforced, How: "--ro-bind / --bind"}
 		case "protected paths":
 			return emit.Row{Support: emit.Enforced, How: "--ro-bind over them, after the rw bind"}
+		case "fixed top level":
+			return emit.Row{Support: emit.Enforced, How: "mcpolicy-launch binds the project read-only and each entry present read-write by descriptor, protected ones read-only: no name can be added, renamed or swapped"}
 		case "scratch":
 			return emit.Row{Support: emit.Enforced, How: "--size N --tmpfs"}
 		case "environment":

@@ -17,6 +17,8 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 			return emit.Row{Support: emit.Enforced, How: "--mount type=bind[,readonly]"}
 		case "protected paths":
 			return emit.Row{Support: emit.Enforced, How: "read-only bind mounts over them"}
+		case "fixed top level":
+			return emit.Row{Support: emit.Enforced, How: "mcpolicy-launch --engine binds the project read-only and each entry present read-write, protected ones read-only, after checking no source is a symlink"}
 		case "scratch":
 			return emit.Row{Support: emit.Enforced, How: "--tmpfs with size="}
 		case "environment":

@@ -27,6 +27,10 @@ func Enforcement(p *compiler.Plan, h Host) []emit.Row {
 			return emit.Row{Support: emit.Enforced, How: "every path not granted is denied; baseline " + p.Runtime.Name + " read-only"}
 		case "mounts":
 			return emit.Row{Support: emit.Enforced, How: "read-only / read-write hierarchies at their host paths (no remapping)"}
+		case "fixed top level":
+			return emit.Row{Support: emit.Missing, How: "Landlock cannot keep names from being created in a writable hierarchy, nor protect those below it (.git, .mcpolicy, the policies)",
+				Alternative: `use the bwrap or docker backend, make the project mount "ro", or mount only the folders the server writes`,
+				Pos:         fixedTopPos(p), Field: field("mounts")}
 		case "protected paths":
 			return emit.Row{Support: emit.Missing, How: "Landlock cannot deny a path below a granted hierarchy",
 				Alternative: `use the bwrap or docker backend, which mount protected paths read-only, or make the mount "ro"`,
@@ -78,6 +82,16 @@ func Enforcement(p *compiler.Plan, h Host) []emit.Row {
 		}
 		return emit.Row{Support: emit.Missing, How: "unknown restriction"}
 	})
+}
+
+// fixedTopPos is the position of the read-write mount of the project.
+func fixedTopPos(p *compiler.Plan) schema.Pos {
+	for _, m := range p.Mounts {
+		if m.FixedTop() {
+			return m.Pos
+		}
+	}
+	return p.Pos
 }
 
 // holderPos is the position of the rw mount holding the first protected path.

@@ -12,11 +12,13 @@ import (
 func plan() *compiler.Plan {
 	return &compiler.Plan{
 		Server: "s", Command: []string{"/w/bin/server", "--stdio"}, Workdir: "/w/src",
+		// A writable folder of the project, not the project itself: Landlock
+		// cannot fix the project's top level (see TestRefuses...).
 		User:    compiler.User{UID: 1000, GID: 1000},
 		Network: compiler.Network{Mode: "none"},
 		Runtime: compiler.Runtime{Name: "system", ReadOnly: []string{"/usr"}},
 		Mounts: []compiler.Mount{
-			{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."}, Target: "/w", Mode: compiler.ReadWrite},
+			{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "app"}, Target: "/w", Mode: compiler.ReadWrite},
 			{Source: compiler.HostPath{Base: compiler.Home, Rel: ".cache/x"}, Target: "/cache", Mode: compiler.ReadOnly},
 		},
 		Hash: "sha256:00",
@@ -30,10 +32,10 @@ func TestBuildMapsTargetsToHostPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rs.Workdir != "/home/dev/proj/src" || rs.Command[0] != "/home/dev/proj/bin/server" {
+	if rs.Workdir != "/home/dev/proj/app/src" || rs.Command[0] != "/home/dev/proj/app/bin/server" {
 		t.Errorf("workdir %q, command %q: want host paths", rs.Workdir, rs.Command)
 	}
-	if strings.Join(rs.ReadWrite, ",") != "/home/dev/proj" || strings.Join(rs.ReadOnly, ",") != "/home/dev/.cache/x" {
+	if strings.Join(rs.ReadWrite, ",") != "/home/dev/proj/app" || strings.Join(rs.ReadOnly, ",") != "/home/dev/.cache/x" {
 		t.Errorf("rw %q ro %q", rs.ReadWrite, rs.ReadOnly)
 	}
 }
@@ -45,10 +47,13 @@ func TestRefusesWhatLandlockCannotEnforce(t *testing.T) {
 		want   string
 	}{
 		{"protected path below a rw mount", func(p *compiler.Plan) {
-			p.Protected = []compiler.Protected{{Target: "/w/.git/config", Name: ".git/config"}}
+			p.Protected = []compiler.Protected{{Target: "/w/.git", Name: ".git"}}
 		}, "Landlock cannot deny a path below a granted hierarchy"},
+		{"a read-write mount of the project", func(p *compiler.Plan) {
+			p.Mounts[0].Source.Rel = "."
+		}, "cannot keep names from being created"},
 		{"ro mount inside a rw one", func(p *compiler.Plan) {
-			p.Mounts = append(p.Mounts, compiler.Mount{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "docs"}, Target: "/docs", Mode: compiler.ReadOnly})
+			p.Mounts = append(p.Mounts, compiler.Mount{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "app/docs"}, Target: "/docs", Mode: compiler.ReadOnly})
 		}, "Landlock rights add up"},
 		{"limits", func(p *compiler.Plan) { p.Subtractions.MemoryBytes = 1 << 20 }, "no cgroup limits"},
 		{"egress allowlist", func(p *compiler.Plan) { p.Network = compiler.Network{Mode: "allowlist", Allow: []string{"x.com:443"}} }, "not by host"},

@@ -102,6 +102,13 @@ missing, stale or extra, for CI and pre-commit.`,
 				for _, f := range drift.Extra {
 					fmt.Fprintf(w, "extra:   %s\n", filepath.Join(dir, f))
 				}
+				for _, f := range drift.Tampered {
+					fmt.Fprintf(w, "TAMPERED: %s\n", filepath.Join(dir, f))
+				}
+				if len(drift.Tampered) > 0 {
+					fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy: %s: an artefact differs from what its own plan builds (the policy did not change it): it was edited after the build — by a server with write access? Inspect `git diff %s`, then rebuild\n", dir, dir)
+					return &errSilent{code: ExitTampered}
+				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy: %s is out of date with %s; run `mcpolicy build %s`\n", dir, compiler.Plural(len(proj.Files), "policy file"), pathArg(args))
 				return &errSilent{code: ExitStale}
 			}
@@ -113,7 +120,7 @@ missing, stale or extra, for CI and pre-commit.`,
 		},
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "output folder (default PATH/"+build.DefaultOut+")")
-	cmd.Flags().BoolVar(&check, "check", false, "write nothing; exit 3 if the output folder is stale")
+	cmd.Flags().BoolVar(&check, "check", false, "write nothing; exit 3 if the output folder is stale, 8 if an artefact was edited after the build")
 	return cmd
 }
 

@@ -163,6 +163,7 @@ func TestLintClientConfig(t *testing.T) {
 func TestClientWriteAndCheck(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("HOME", t.TempDir())
+	fakeLauncher(t)
 	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), `version: "v1"
 servers: "code-index": {
 	image: "code-index:1.7.2"
@@ -190,4 +191,18 @@ servers: "code-index": {
 	if code != ExitWidened || !strings.Contains(out, `entry "code-index" widened MOUNT_RW`) {
 		t.Errorf("check after a hand edit: exit %d\n%s", code, out)
 	}
+}
+
+// fakeLauncher puts an executable named mcpolicy-launch on PATH: entries
+// name it, and these tests do not start them.
+func fakeLauncher(t *testing.T) string {
+	t.Helper()
+	bin := t.TempDir()
+	l := filepath.Join(bin, "mcpolicy-launch")
+	writeFile(t, l, "#!/bin/sh\nexit 1\n")
+	if err := os.Chmod(l, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return l
 }

@@ -125,7 +125,11 @@ func newCheckCmd() *cobra.Command {
 		Long: `check reads each client file (default: the project's own, as lint
 --discover finds them), takes the entries mcpolicy manages, reads their
 launch commands back into plans and compares them with the policy's, grant
-by grant: a hand-widened mount is reported as widened. Exit 6 on drift.`,
+by grant: a hand-widened mount is reported as widened. Exit 6 on drift.
+An entry that pins an artefact (mcpolicy-launch --sha256) whose file no
+longer has that digest is reported: as TAMPERED (exit 8) when the file still
+names the policy's plan (something edited it after the build), as stale
+(exit 6) when the policy changed since the entry was written.`,
 		Example: `  mcpolicy check
   mcpolicy check --client ~/.cursor/mcp.json`,
 		Args: cobra.NoArgs,
@@ -138,17 +142,25 @@ by grant: a hand-widened mount is reported as widened. Exit 6 on drift.`,
 			if len(clients) == 0 {
 				clients = clientcfg.Discover(proj.Root)
 			}
-			drift := false
+			drift, tamper := false, false
 			for _, f := range clients {
 				ts, err := clientcfg.Read(f, home)
 				if err != nil {
 					return &exitError{code: ExitInvalid, err: err}
+				}
+				for _, p := range clientcfg.Pins(plans, ts) {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: entry %q: %s\n", p.Entry, p.Server, p.What)
+					drift = true
+					tamper = tamper || p.Tampered
 				}
 				for _, d := range clientcfg.Drift(plans, ts, proj.Root) {
 					drift = true
 					fmt.Fprintf(cmd.OutOrStdout(), "%s: entry %q %s %s: %s (the policy: %s)\n",
 						d.Entry, d.Change.Server, d.Change.Verdict, d.Change.Kind, d.Change.What, d.Policy)
 				}
+			}
+			if tamper {
+				return &errSilent{code: ExitTampered}
 			}
 			if drift {
 				return &errSilent{code: ExitWidened}

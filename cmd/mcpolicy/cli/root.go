@@ -20,6 +20,9 @@ const (
 	ExitError   = 1 // usage, I/O or internal error
 	ExitInvalid = 2 // a policy is invalid, or asks what a backend cannot enforce
 	ExitStale   = 3 // build --check: the output folder is not what a build would write
+	// ExitTampered (8): an artefact or a mount source is not what was
+	// reviewed (edited after the build, a symlink swapped in): nothing starts
+	ExitTampered = launch.ExitTampered
 	// ExitUnsupported (4, exec.go): this machine cannot enforce what the policy demands
 )
 
@@ -73,9 +76,15 @@ func exitCode(err error) int {
 	var ne *emit.NotEnforceableError
 	var ue *emit.UnsafeStringError
 	var ee *exitError
+	var te *launch.TamperError
+	var lu *launch.UnsupportedError
 	switch {
 	case errors.As(err, &ee):
 		return ee.code
+	case errors.As(err, &te):
+		return ExitTampered
+	case errors.As(err, &lu):
+		return ExitUnsupported
 	case errors.As(err, &se), errors.As(err, &ne), errors.As(err, &ue):
 		return ExitInvalid
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 func newRunCmd() *cobra.Command {
-	var policy, server, backend, logFile, hostsFile, self, image string
+	var policy, server, backend, logFile, hostsFile, self, image, pin string
 	cmd := &cobra.Command{
 		Use:   "run --policy PATH --server NAME --backend bwrap|docker|podman|seatbelt [-- CMD ARGS...]",
 		Short: "Start a server confined, with the egress proxy when its policy allows destinations",
@@ -41,6 +41,9 @@ evidence is reproduced. See docs/egress.md.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			proj, plan, err := compileServer(policy, server)
 			if err != nil {
+				return err
+			}
+			if err := checkPin(plan, pin); err != nil {
 				return err
 			}
 			if len(args) > 0 {
@@ -90,8 +93,19 @@ evidence is reproduced. See docs/egress.md.`,
 	cmd.Flags().StringVar(&hostsFile, "hosts", "", "resolve these names (/etc/hosts format) in the proxy before DNS; the private-address check still applies")
 	cmd.Flags().StringVar(&self, "self", "", "a statically linked mcpolicy to bind into the sandbox as the forwarder (default: this executable)")
 	cmd.Flags().StringVar(&image, "image", "", "run this image instead of the policy's (docker, podman)")
+	cmd.Flags().StringVar(&pin, "plan", "", "refuse to start (exit 8) unless the policy compiles to this plan hash (client entries pin it)")
 	cmd.MarkFlagRequired("server")
 	return cmd
+}
+
+// checkPin refuses a plan whose hash is not the one a client entry pinned:
+// the policy (or the tree its protected paths were found in) changed since
+// the entry was written and reviewed.
+func checkPin(p *compiler.Plan, pin string) error {
+	if pin == "" || pin == p.Hash {
+		return nil
+	}
+	return &exitError{code: ExitTampered, err: fmt.Errorf("server %q compiles to plan %s, but the client entry pins %s: refusing to start it. If you changed the policy, run `mcpolicy build` and `mcpolicy client` again and review the diff; if not, something changed the policy or the project's protected paths — a server with write access?", p.Server, p.Hash, pin)}
 }
 
 // newEgressForwardCmd is the forwarder inside a sandbox; hidden: only

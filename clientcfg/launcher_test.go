@@ -1,0 +1,62 @@
+package clientcfg
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit/bwrap"
+	"github.com/mcpolicy/mcpolicy/emit/landlock"
+)
+
+// Tests render entries for a mcpolicy at a fixed path (/usr/local/bin):
+// the launcher is taken to be installed beside it.
+func init() { installed = func(string) bool { return true } }
+
+// TestHostEntriesPinTheArtefact: a bwrap or Landlock entry starts the
+// committed artefact through mcpolicy-launch with the artefact's digest; a
+// stale artefact, or no launcher beside mcpolicy, writes no entry.
+func TestHostEntriesPinTheArtefact(t *testing.T) {
+	c, _ := LookupClient("claude-desktop")
+	p := seedPlan()
+	p.Command = []string{"/usr/bin/node", "/workspace/server.js"}
+	p.Scratch = nil
+	p.Mounts = []compiler.Mount{{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "src"}, Target: "/workspace", Mode: compiler.ReadOnly}}
+	out := t.TempDir()
+	spec, err := bwrap.Spec(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := landlock.Build(p, compiler.Placeholders{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for backend, data := range map[string][]byte{"bwrap": spec, "landlock": rs.JSON()} {
+		file := filepath.Join(out, backend, p.Server+".json")
+		os.MkdirAll(filepath.Dir(file), 0o755)
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		l, err := LaunchFor(c, p, backend, "/p", "/home/dev", out, "/usr/local/bin/mcpolicy", false)
+		if err != nil {
+			t.Fatalf("%s: %v", backend, err)
+		}
+		if l.Command != "/usr/local/bin/mcpolicy-launch" || len(l.Args) != 3 || l.Args[0] != "--sha256" || l.Args[2] != file || l.Env["PROJECT_ROOT"] != "/p" {
+			t.Errorf("%s: %s %q %v", backend, l.Command, l.Args, l.Env)
+		}
+		if !Managed(l.Command, l.Args) {
+			t.Errorf("%s: the entry is not recognised as mcpolicy's", backend)
+		}
+		os.WriteFile(file, append(data, ' '), 0o644)
+		if _, err := LaunchFor(c, p, backend, "/p", "/home/dev", out, "/usr/local/bin/mcpolicy", false); err == nil || !strings.Contains(err.Error(), "stale") {
+			t.Errorf("%s: a stale artefact: %v", backend, err)
+		}
+	}
+	installed = func(string) bool { return false }
+	defer func() { installed = func(string) bool { return true } }()
+	if _, err := LaunchFor(c, p, "docker", "/p", "/home/dev", out, "/usr/local/bin/mcpolicy", false); err == nil || !strings.Contains(err.Error(), "go install ./cmd/...") {
+		t.Errorf("no launcher: %v", err)
+	}
+}

@@ -1,0 +1,61 @@
+package clientcfg
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/launch"
+	"github.com/mcpolicy/mcpolicy/schema"
+)
+
+// PinChange is an entry whose pinned artefact no longer has the digest the
+// entry carries: its next launch will refuse to start.
+type PinChange struct {
+	Entry    schema.Pos
+	Server   string
+	What     string
+	Tampered bool // the file still names the policy's plan: edited after the build
+}
+
+// Pins checks the artefact every mcpolicy-launch entry pins.
+func Pins(plans []*compiler.Plan, targets []*lint.Target) []PinChange {
+	byName := map[string]*compiler.Plan{}
+	for _, p := range plans {
+		byName[p.Server] = p
+	}
+	var out []PinChange
+	for _, t := range targets {
+		if t.Artefact == "" {
+			continue
+		}
+		b, err := os.ReadFile(t.Artefact)
+		if err != nil {
+			out = append(out, PinChange{t.Pos, t.Server, fmt.Sprintf("pinned artefact %s cannot be read: %v (run `mcpolicy build`)", t.Artefact, err), false})
+			continue
+		}
+		if launch.Digest(b) == t.Digest || "sha256:"+t.Digest == launch.Digest(b) {
+			continue
+		}
+		// What a build writes now: if the file is that, the policy changed
+		// since the entry was written; if it is not, yet names the same
+		// plan, something edited it after the build.
+		var named struct {
+			Plan string `json:"plan"`
+		}
+		json.Unmarshal(b, &named)
+		p := byName[t.Server]
+		if p != nil && named.Plan == p.Hash {
+			if want, err := launchArtefact(p, filepath.Base(filepath.Dir(t.Artefact))); err != nil || !bytes.Equal(want, b) {
+				out = append(out, PinChange{t.Pos, t.Server, fmt.Sprintf("TAMPERED: %s is neither the artefact the entry pins (%s) nor what a build writes for plan %s: it was edited after the build", t.Artefact, t.Digest, p.Hash), true})
+				continue
+			}
+		}
+		out = append(out, PinChange{t.Pos, t.Server, fmt.Sprintf("stale: %s changed since the entry was written (it pins %s): run `mcpolicy client` again and review the diff", t.Artefact, t.Digest), false})
+	}
+	return out
+}

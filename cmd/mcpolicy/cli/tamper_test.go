@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestTamperingIsReported: an artefact edited after the build (the plan
+// unchanged) is reported as tampered, not stale, by build --check and by
+// check (exit 8); an edit of the policy is stale (3) and drift (6); run
+// refuses a plan other than the one the entry pins (8).
+func TestTamperingIsReported(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	fakeLauncher(t)
+	policy := `version: "v1"
+servers: idx: {
+	command: ["/usr/bin/true"]
+	mounts: [{source: "src", target: "/src"}]
+	backends: ["bwrap"]
+}
+`
+	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), policy)
+	os.MkdirAll(filepath.Join(dir, "src"), 0o755)
+	if code, _, errs := run(t, "build", dir); code != ExitOK {
+		t.Fatalf("build: %d %s", code, errs)
+	}
+	cfg := filepath.Join(dir, "claude.json")
+	if code, out, errs := run(t, "client", "claude-code", "-p", dir, "--file", cfg, "--write"); code != ExitOK {
+		t.Fatalf("client: %d %s%s", code, out, errs)
+	}
+	if code, out, _ := run(t, "check", "-p", dir, "--client", cfg); code != ExitOK {
+		t.Fatalf("check after write: %d\n%s", code, out)
+	}
+	artefact := filepath.Join(dir, ".mcpolicy", "bwrap", "idx.json")
+	b, _ := os.ReadFile(artefact)
+	writeFile(t, artefact, strings.Replace(string(b), `"/src"`, `"/src2"`, 1))
+	if code, out, _ := run(t, "build", "--check", dir); code != ExitTampered || !strings.Contains(out, "TAMPERED: ") {
+		t.Errorf("build --check after an edit of the artefact: exit %d, want %d\n%s", code, ExitTampered, out)
+	}
+	if code, out, _ := run(t, "check", "-p", dir, "--client", cfg); code != ExitTampered || !strings.Contains(out, "TAMPERED") {
+		t.Errorf("check after an edit of the artefact: exit %d, want %d\n%s", code, ExitTampered, out)
+	}
+	// The control: a changed policy is stale, not tampering.
+	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), strings.Replace(policy, `"/usr/bin/true"`, `"/usr/bin/false"`, 1))
+	if code, out, _ := run(t, "build", "--check", dir); code != ExitStale || strings.Contains(out, "TAMPERED") {
+		t.Errorf("build --check after a policy change: exit %d, want %d\n%s", code, ExitStale, out)
+	}
+	if code, _, _ := run(t, "build", dir); code != ExitOK {
+		t.Fatal("rebuild")
+	}
+	if code, out, _ := run(t, "check", "-p", dir, "--client", cfg); code != ExitWidened || !strings.Contains(out, "stale:") {
+		t.Errorf("check after a policy change: exit %d, want %d\n%s", code, ExitWidened, out)
+	}
+	if code, _, errs := run(t, "run", "--policy", dir, "--server", "idx", "--plan", "sha256:"+strings.Repeat("0", 64)); code != ExitTampered || !strings.Contains(errs, "pins") {
+		t.Errorf("run with another pinned plan: exit %d, want %d\n%s", code, ExitTampered, errs)
+	}
+}

@@ -1,0 +1,289 @@
+package launch
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/mcpolicy/mcpolicy/protect"
+	"golang.org/x/sys/unix"
+)
+
+// BwrapSpec is the committed bwrap artefact (.mcpolicy/bwrap/SERVER.json)
+// that client entries start through this launcher: bwrap's arguments with
+// host paths as ${PROJECT_ROOT}/… and ${HOME}/…, and the names of the
+// variables passed through (values never enter the file or any argv).
+type BwrapSpec struct {
+	Backend string   `json:"backend"` // "bwrap"
+	Server  string   `json:"server"`
+	Plan    string   `json:"plan"`
+	Env     []string `json:"env"`
+	// Unprotected are the protected names the policy unprotects: in a
+	// read-write mount of the project they stay writable.
+	Unprotected []string `json:"unprotected,omitempty"`
+	Args        []string `json:"args"`
+}
+
+// bwrapOperands is how many values each option the emitter writes takes;
+// an option not listed here is refused rather than guessed.
+var bwrapOperands = map[string]int{
+	"--unshare-all": 0, "--unshare-user": 0, "--disable-userns": 0, "--die-with-parent": 0,
+	"--new-session": 0, "--clearenv": 0, "--uid": 1, "--gid": 1, "--cap-drop": 1, "--setenv": 2,
+	"--proc": 1, "--dev": 1, "--ro-bind": 2, "--ro-bind-try": 2, "--bind": 2, "--symlink": 2,
+	"--size": 1, "--tmpfs": 1, "--remount-ro": 1, "--chdir": 1,
+}
+
+// Bwrap is a bwrap launch ready to exec: its argv and the descriptors it
+// must inherit (all close-on-exec until Exec clears them).
+type Bwrap struct {
+	Path string
+	Argv []string
+	FDs  []int
+}
+
+// PrepareBwrap turns a spec into the bwrap invocation this launcher runs:
+//   - every bind of a grant comes by descriptor (--bind-fd/--ro-bind-fd), each
+//     source opened below its base without following a symlink, so what was
+//     checked is what is mounted;
+//   - a read-write bind of the project root gets a fixed top level: the root
+//     read-only, each existing entry re-bound (protected ones read-only), so
+//     no new top-level name (an absent .git, .vscode, mcpolicy.d...) can be
+//     created and none can be renamed (each is a mount point);
+//   - the passthrough values travel on a memfd to --args, never in argv, and
+//     bwrap itself starts with an empty environment (its own process stays
+//     inside the sandbox's PID namespace, where /proc/1/environ is readable).
+func PrepareBwrap(spec *BwrapSpec, root, home string, environ []string) (*Bwrap, error) {
+	p, err := exec.LookPath("bwrap")
+	if err != nil {
+		return nil, &UnsupportedError{fmt.Errorf("bwrap is not installed (or not in PATH): %v", err)}
+	}
+	return PrepareBwrapAt(spec, root, home, environ, p)
+}
+
+// PrepareBwrapAt is PrepareBwrap with bwrap's path given.
+func PrepareBwrapAt(spec *BwrapSpec, root, home string, environ []string, bwrapPath string) (*Bwrap, error) {
+	if spec.Backend != "bwrap" {
+		return nil, fmt.Errorf("not a bwrap artefact (backend %q)", spec.Backend)
+	}
+	if !pathIsAbs(root) {
+		return nil, fmt.Errorf("PROJECT_ROOT must be an absolute path, got %q", root)
+	}
+	src := NewSources(root, home)
+	expand := func(p string) (string, error) {
+		for ph, v := range map[string]string{"${PROJECT_ROOT}": root, "${HOME}": home} {
+			if p == ph || strings.HasPrefix(p, ph+"/") {
+				if !pathIsAbs(v) {
+					return "", fmt.Errorf("%s needs an absolute value to start this server", ph)
+				}
+				return v + strings.TrimPrefix(p, ph), nil
+			}
+		}
+		if strings.Contains(p, "${") {
+			return "", fmt.Errorf("unknown placeholder in %q", p)
+		}
+		return p, nil
+	}
+	b := &Bwrap{}
+	fail := func(err error) (*Bwrap, error) {
+		for _, fd := range b.FDs {
+			unix.Close(fd)
+		}
+		return nil, err
+	}
+	bind := func(op string, fd int, target string) {
+		b.FDs = append(b.FDs, fd)
+		b.Argv = append(b.Argv, op, strconv.Itoa(fd), target)
+	}
+	var rwTargets []string
+	args := spec.Args
+	b.Argv = []string{"bwrap"}
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		n, ok := bwrapOperands[a]
+		if !ok || i+n >= len(args) {
+			return fail(fmt.Errorf("bwrap artefact: unexpected argument %q", a))
+		}
+		v := args[i+1 : i+1+n]
+		i += n
+		switch a {
+		case "--proc":
+			if envArgs := bwrapEnv(spec.Env, environ); len(envArgs) > 0 {
+				fd, err := memfd("mcpolicy-env", []byte(strings.Join(envArgs, "\x00")+"\x00"))
+				if err != nil {
+					return fail(err)
+				}
+				b.FDs = append(b.FDs, fd)
+				b.Argv = append(b.Argv, "--args", strconv.Itoa(fd))
+			}
+			b.Argv = append(b.Argv, a, v[0])
+		case "--bind", "--ro-bind":
+			host, err := expand(v[0])
+			if err != nil {
+				return fail(err)
+			}
+			target := v[1]
+			rw := a == "--bind"
+			if rw && cleanAbs(host) == cleanAbs(root) {
+				if err := fixedTop(src, host, target, spec.Unprotected, bind); err != nil {
+					return fail(err)
+				}
+				rwTargets = append(rwTargets, target)
+				continue
+			}
+			fd, err := src.Open(host)
+			if err != nil {
+				// A read-only bind over a name inside a read-write grant
+				// protects it; if the name is gone there is nothing to
+				// protect (a fixed top level keeps it from coming back).
+				if IsMissing(err) && !rw && below(target, rwTargets) {
+					continue
+				}
+				return fail(err)
+			}
+			op := "--ro-bind-fd"
+			if rw {
+				op = "--bind-fd"
+				rwTargets = append(rwTargets, target)
+			}
+			bind(op, fd, target)
+		default:
+			b.Argv = append(b.Argv, a)
+			b.Argv = append(b.Argv, v...)
+		}
+	}
+	b.Argv = append(b.Argv, args[i:]...)
+	b.Path = bwrapPath
+	return b, nil
+}
+
+// fixedTop binds a read-write project root with a fixed top level.
+func fixedTop(src *Sources, host, target string, unprotected []string, bind func(string, int, string)) error {
+	rootFD, err := src.Open(host)
+	if err != nil {
+		return err
+	}
+	kids, err := src.topLevel(host)
+	if err != nil {
+		unix.Close(rootFD)
+		return err
+	}
+	bind("--ro-bind-fd", rootFD, target)
+	for _, k := range kids {
+		op := "--bind-fd"
+		if protect.Except(k.name, unprotected) != "" {
+			op = "--ro-bind-fd"
+		}
+		bind(op, k.fd, path.Join(target, k.name))
+	}
+	return nil
+}
+
+// bwrapEnv is the --setenv arguments for the passthrough names that are set.
+func bwrapEnv(names, environ []string) []string {
+	var out []string
+	for _, n := range names {
+		for _, kv := range environ {
+			if v, ok := strings.CutPrefix(kv, n+"="); ok {
+				out = append(out, "--setenv", n, v)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Exec replaces the launcher with bwrap, passing only b's descriptors and
+// an empty environment.
+func (b *Bwrap) Exec() error {
+	for _, fd := range b.FDs {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("exec %s: %w", b.Path, unix.Exec(b.Path, b.Argv, []string{}))
+}
+
+// DecodeBwrap reads a verified bwrap artefact.
+func DecodeBwrap(data []byte) (*BwrapSpec, error) {
+	var s BwrapSpec
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, err
+	}
+	if s.Backend != "bwrap" || len(s.Args) == 0 {
+		return nil, fmt.Errorf("not a bwrap artefact")
+	}
+	return &s, nil
+}
+
+func memfd(name string, data []byte) (int, error) {
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC)
+	if err != nil {
+		return -1, fmt.Errorf("memfd_create: %w", err)
+	}
+	for len(data) > 0 {
+		n, err := unix.Write(fd, data)
+		if err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
+		data = data[n:]
+	}
+	if _, err := unix.Seek(fd, 0, 0); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+func pathIsAbs(p string) bool { return strings.HasPrefix(p, "/") }
+
+func cleanAbs(p string) string { return path.Clean(p) }
+
+// below reports whether target lies strictly below one of dirs.
+func below(target string, dirs []string) bool {
+	for _, d := range dirs {
+		if strings.HasPrefix(target, strings.TrimSuffix(d, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// Command returns b as a child process rather than an exec: its
+// descriptors become 3, 4, ... in the child (ExtraFiles), the argv is
+// renumbered to match, and the environment is empty. For supervisors that
+// stay beside the sandbox (mcpolicy run, tests).
+//
+// first are passed before b's descriptors, at 3, 4, ... (a probe the
+// command names as /proc/self/fd/3, say).
+func (b *Bwrap) Command(first ...*os.File) *exec.Cmd {
+	renum := map[string]string{}
+	files := append([]*os.File{}, first...)
+	for _, fd := range b.FDs {
+		renum[strconv.Itoa(fd)] = strconv.Itoa(3 + len(files))
+		files = append(files, os.NewFile(uintptr(fd), "mcpolicy-bwrap-fd"))
+	}
+	argv := append([]string{}, b.Argv...)
+	for i := 1; i+1 < len(argv); i++ {
+		if argv[i] == "--" {
+			break
+		}
+		switch argv[i] {
+		case "--bind-fd", "--ro-bind-fd", "--args":
+			argv[i+1] = renum[argv[i+1]]
+			i++
+		}
+	}
+	cmd := exec.Command(b.Path, argv[1:]...)
+	cmd.Env = []string{}
+	cmd.ExtraFiles = files
+	return cmd
+}
