@@ -1,0 +1,1032 @@
+package escape_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpolicy/mcpolicy/protect"
+	"github.com/tailscale/hujson"
+	"golang.org/x/sys/unix"
+)
+
+// ci: under CI=true a missing backend fails, never skips.
+var ci = os.Getenv("CI") == "true"
+
+// secret is planted in $HOME/.aws/credentials; no output may ever hold it.
+const secret = "aws_secret_access_key = planted-escape-secret"
+
+// exitTampered is mcpolicy-launch's exit code when it refuses a launch: the
+// artefact's hash differs, or a mount source is or holds a symlink or left
+// its base.
+const exitTampered = 8
+
+// Sandbox views of the project, shared by the bind backends' policy.
+const (
+	workspace = "/workspace"
+	genTarget = "/gen"
+)
+
+// bindPolicy is the policy of the bwrap, docker and podman scenarios: the
+// project read-write, and a nested source (src/gen) at its own target.
+const bindPolicy = `version: "v1"
+servers: attacker: {
+	command: ["/bin/sh", "/workspace/attack.sh"]
+	image:   %q
+	mounts: [
+		{source: ".", target: "/workspace", mode: "rw"},
+		{source: "src/gen", target: "/gen", mode: "rw"},
+	]
+	backends: ["bwrap", "docker"]
+}
+`
+
+// landlockPolicy compiles for Landlock: no protected name inside a
+// read-write mount, so the project is read-only and only data/ writable.
+const landlockPolicy = `version: "v1"
+servers: attacker: {
+	command: ["/bin/sh", "attack.sh"]
+	workdir: "/workspace"
+	runtime: "system"
+	mounts: [
+		{source: ".", target: "/workspace", mode: "ro"},
+		{source: "data", target: "/data", mode: "rw"},
+	]
+	backends: ["landlock"]
+}
+`
+
+// naiveMounts are the policy's mounts as a naive wiring binds them: plain
+// binds that follow symlinks, the top level open, nothing protected.
+var naiveMounts = []struct{ source, target string }{{".", workspace}, {"src/gen", genTarget}}
+
+// suite is what every scenario shares: the binaries, the image, which
+// backends this machine runs.
+type suite struct {
+	base     string // /var/tmp/mcpolicy-escape-*: binaries and every project
+	mcpolicy string // CGO_ENABLED=0 build of ./cmd/mcpolicy
+	launcher string // CGO_ENABLED=0 build of ./cmd/mcpolicy-launch, beside it
+	image    string // the busybox image's name, in docker and in podman
+
+	mu       sync.Mutex
+	avail    map[string]string // backend -> why it cannot run here ("" = it can)
+	imported map[string]error  // engine -> importing the image
+	seq      int
+}
+
+func newSuite(t *testing.T) *suite {
+	t.Helper()
+	base, err := os.MkdirTemp("/var/tmp", "mcpolicy-escape-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	os.Chmod(base, 0o755)
+	s := &suite{
+		base:     base,
+		mcpolicy: filepath.Join(base, "bin", "mcpolicy"),
+		launcher: filepath.Join(base, "bin", "mcpolicy-launch"),
+		image:    fmt.Sprintf("mcpolicy-escape:t%d-%d", os.Getpid(), time.Now().UnixNano()),
+		avail:    map[string]string{},
+		imported: map[string]error{},
+	}
+	root := moduleRoot(t)
+	for bin, pkg := range map[string]string{s.mcpolicy: "./cmd/mcpolicy", s.launcher: "./cmd/mcpolicy-launch"} {
+		cmd := exec.Command("go", "build", "-o", bin, pkg)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+		}
+	}
+	return s
+}
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
+	if err != nil {
+		t.Fatalf("go list -m: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func isEngine(backend string) bool { return backend == "docker" || backend == "podman" }
+
+// require skips the test when backend cannot run here, or fails it under
+// CI=true. -short skips the engines outside CI.
+func (s *suite) require(t *testing.T, backend string) {
+	t.Helper()
+	if isEngine(backend) && testing.Short() && !ci {
+		t.Skipf("%s: -short skips the container engines", backend)
+	}
+	s.mu.Lock()
+	why, known := s.avail[backend]
+	if !known {
+		why = probeBackend(backend)
+		s.avail[backend] = why
+	}
+	s.mu.Unlock()
+	if why == "" {
+		return
+	}
+	if ci {
+		t.Fatalf("CI=true, so not skipping: %s: %s", backend, why)
+	}
+	t.Skipf("%s: %s", backend, why)
+}
+
+// probeBackend says why backend cannot run on this machine, or "".
+func probeBackend(backend string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	switch backend {
+	case "bwrap":
+		if _, err := exec.LookPath("bwrap"); err != nil {
+			return "bwrap is not installed"
+		}
+		if out, err := exec.CommandContext(ctx, "bwrap", "--unshare-all", "--ro-bind", "/", "/", "true").CombinedOutput(); err != nil {
+			return fmt.Sprintf("bwrap cannot make a sandbox: %v: %s", err, bytes.TrimSpace(out))
+		}
+	case "docker", "podman":
+		if _, err := exec.LookPath(backend); err != nil {
+			return backend + " is not installed"
+		}
+		if out, err := exec.CommandContext(ctx, backend, "info").CombinedOutput(); err != nil {
+			return fmt.Sprintf("%s info: %v: %s", backend, err, lastLines(out, 5))
+		}
+	case "landlock":
+		abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+		if errno != 0 {
+			return fmt.Sprintf("the kernel has no Landlock: %v", errno)
+		}
+		if abi < 3 {
+			return fmt.Sprintf("Landlock ABI %d; the launcher needs 3", abi)
+		}
+	default:
+		return "unknown backend " + backend
+	}
+	return ""
+}
+
+// importImage puts the busybox image into engine, once, without a registry.
+func (s *suite) importImage(t *testing.T, engine string) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err, done := s.imported[engine]
+	if !done {
+		err = s.doImport(engine)
+		s.imported[engine] = err
+	}
+	if err != nil {
+		t.Fatalf("importing the busybox image into %s: %v", engine, err)
+	}
+}
+
+func (s *suite) doImport(engine string) error {
+	rootfs, err := busyboxRootfs()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, engine, "import", "-", s.image)
+	cmd.Stdin = bytes.NewReader(rootfs)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s import: %v\n%s", engine, err, out)
+	}
+	return nil
+}
+
+// removeImages runs at the end of the suite.
+func (s *suite) removeImages(t *testing.T) {
+	for engine, err := range s.imported {
+		if err != nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if out, err := exec.CommandContext(ctx, engine, "rmi", "-f", s.image).CombinedOutput(); err != nil {
+			t.Logf("%s rmi %s: %v\n%s", engine, s.image, err, out)
+		}
+		cancel()
+	}
+}
+
+// busyboxApplets are linked to /bin/busybox in the image.
+var busyboxApplets = []string{"sh", "cat", "cp", "mv", "rm", "ln", "mkdir", "printf", "echo", "touch", "chmod", "tr", "ls", "true", "id"}
+
+// busyboxRootfs is a tar of /bin/busybox (busybox-static) with its applets,
+// and the folders the engines mount over.
+func busyboxRootfs() ([]byte, error) {
+	bb, err := os.ReadFile("/bin/busybox")
+	if err != nil {
+		return nil, fmt.Errorf("%v (install busybox-static)", err)
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	mtime := time.Unix(0, 0)
+	for _, d := range []struct {
+		name string
+		mode int64
+	}{{"bin/", 0o755}, {"etc/", 0o755}, {"home/", 0o755}, {"run/", 0o755}, {"tmp/", 0o1777}, {"var/", 0o755}, {"var/tmp/", 0o1777}, {"workspace/", 0o755}, {"gen/", 0o755}} {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d.name, Mode: d.mode, ModTime: mtime}); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "bin/busybox", Mode: 0o755, Size: int64(len(bb)), ModTime: mtime}); err != nil {
+		return nil, err
+	}
+	if _, err := tw.Write(bb); err != nil {
+		return nil, err
+	}
+	for _, a := range busyboxApplets {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: "bin/" + a, Linkname: "busybox", Mode: 0o777, ModTime: mtime}); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// entry is a client's MCP server entry, as `mcpolicy client` wrote it.
+type entry struct {
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env"`
+}
+
+// sandbox is one project, its planted home, and the client entry that
+// spawns its server on one backend.
+type sandbox struct {
+	t       *testing.T
+	s       *suite
+	backend string
+	dir     string // holds root, home, markers
+	root    string // the project
+	home    string // the planted $HOME
+	markers string // where a command the attacker planted on the host leaves its marker
+	cwd     string // the project's path inside the sandbox
+	ranDir  string // where each payload leaves its "it ran" file, relative to the project
+	entry   entry
+	runs    int
+}
+
+type projectSpec struct {
+	landlock bool // landlockPolicy, else bindPolicy
+	noGit    bool // no git init
+}
+
+func (s *suite) sandbox(t *testing.T, backend string, spec projectSpec) *sandbox {
+	t.Helper()
+	s.mu.Lock()
+	s.seq++
+	dir := filepath.Join(s.base, fmt.Sprintf("%02d-%s", s.seq, strings.NewReplacer("/", "-").Replace(t.Name())))
+	s.mu.Unlock()
+	sb := &sandbox{
+		t: t, s: s, backend: backend, dir: dir,
+		root: filepath.Join(dir, "proj"), home: filepath.Join(dir, "home"), markers: filepath.Join(dir, "markers"),
+		cwd: workspace, ranDir: "src",
+	}
+	policy := fmt.Sprintf(bindPolicy, s.image)
+	if spec.landlock {
+		policy, sb.cwd, sb.ranDir = landlockPolicy, sb.root, "data"
+	}
+	files := map[string]string{
+		"proj/README.md":        "a project\n",
+		"proj/src/main.txt":     "code\n",
+		"proj/src/gen/out.txt":  "generated\n",
+		"proj/data/in.txt":      "data\n",
+		"proj/.env.local":       "API_TOKEN=planted-env\n",
+		"proj/attack.sh":        "echo idle\n",
+		"proj/mcpolicy.cue":     policy,
+		"home/.aws/credentials": "[default]\n" + secret + "\n",
+		"home/.ssh/id_ed25519":  "planted key\n",
+		"home/.gitconfig":       "[user]\n\tname = planted\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(body), 0o644))
+	}
+	must(t, os.MkdirAll(sb.markers, 0o755))
+	if !spec.noGit {
+		sb.git(t, "init", "-q", "-b", "main")
+		sb.git(t, "add", "-A")
+		sb.git(t, "commit", "-q", "-m", "project")
+	}
+	if isEngine(backend) {
+		s.importImage(t, backend)
+	}
+	sb.mcpolicyRun(t, "build", sb.root)
+	sb.mcpolicyRun(t, "client", "claude-code", "--backend", backend, "--write", "-p", sb.root)
+	if !spec.noGit {
+		sb.git(t, "add", "-A")
+		sb.git(t, "commit", "-q", "-m", "confinement")
+	}
+	// The containers run as uid 1000: the project must be writable by it
+	// wherever the mounts allow, so a denial is the confinement's, not the
+	// file mode's.
+	if out, err := exec.Command("chmod", "-R", "a+rwX", sb.root).CombinedOutput(); err != nil {
+		t.Fatalf("chmod: %v\n%s", err, out)
+	}
+	sb.entry = sb.readEntry(t)
+	t.Logf("%s entry: %s %s (env %v)", backend, sb.entry.Command, shellQuote(sb.entry.Args), sb.entry.Env)
+	return sb
+}
+
+func (sb *sandbox) mcpolicyRun(t *testing.T, args ...string) {
+	t.Helper()
+	cmd := exec.Command(sb.s.mcpolicy, args...)
+	cmd.Env = append(os.Environ(), "HOME="+sb.home)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("mcpolicy %s: %v\n%s", shellQuote(args), err, out)
+	}
+}
+
+func (sb *sandbox) readEntry(t *testing.T) entry {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(sb.root, ".mcp.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err = hujson.Standardize(b); err != nil {
+		t.Fatalf(".mcp.json: %v", err)
+	}
+	var cfg struct {
+		MCPServers map[string]entry `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatalf(".mcp.json: %v", err)
+	}
+	e, ok := cfg.MCPServers["attacker"]
+	if !ok || e.Command == "" {
+		t.Fatalf(".mcp.json has no entry for attacker:\n%s", b)
+	}
+	return e
+}
+
+// gitEnv is the environment of every git command the test runs on the
+// host: the planted home, no system config.
+func (sb *sandbox) gitEnv() []string {
+	return []string{
+		"HOME=" + sb.home, "PATH=" + os.Getenv("PATH"),
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_CEILING_DIRECTORIES=" + sb.dir,
+		"GIT_AUTHOR_NAME=escape", "GIT_AUTHOR_EMAIL=escape@example.invalid",
+		"GIT_COMMITTER_NAME=escape", "GIT_COMMITTER_EMAIL=escape@example.invalid",
+	}
+}
+
+func (sb *sandbox) git(t *testing.T, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "safe.directory=*"}, args...)...)
+	cmd.Dir, cmd.Env = sb.root, sb.gitEnv()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %s: %v\n%s", shellQuote(args), err, out)
+	}
+}
+
+// hostGit is the user's next git commands in the project, on the host:
+// `git status` (core.fsmonitor, post-index-change) and `git commit`
+// (pre-commit and the other commit hooks). It returns the markers left
+// by any command the attacker planted. Run it after the snapshot: git
+// itself rewrites .git/index.
+func (sb *sandbox) hostGit(t *testing.T) []string {
+	t.Helper()
+	for _, args := range [][]string{{"status"}, {"commit", "-q", "--allow-empty", "-m", "the user's next commit"}} {
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		// safe.directory=*: a container writes as uid 1000, and a user
+		// whose uid matches would not be asked.
+		cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "safe.directory=*"}, args...)...)
+		cmd.Dir, cmd.Env = sb.root, sb.gitEnv()
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil {
+			t.Logf("host git %s: %v: %s", strings.Join(args, " "), err, lastLines(out, 3))
+		}
+	}
+	return sb.markersFound(t)
+}
+
+func (sb *sandbox) markersFound(t *testing.T) []string {
+	t.Helper()
+	ents, err := os.ReadDir(sb.markers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// marker is the host path a planted command touches.
+func (sb *sandbox) marker(name string) string { return filepath.Join(sb.markers, name) }
+
+// requireNoCommandRan runs the user's next git commands and fails if any
+// planted command left its marker.
+func (sb *sandbox) requireNoCommandRan(t *testing.T) {
+	t.Helper()
+	if m := sb.hostGit(t); len(m) > 0 {
+		t.Errorf("%s: commands the attacker planted ran on the host: markers %v", sb.backend, m)
+	}
+}
+
+// A step is one attempt of the payload.
+type step struct {
+	name string
+	sh   string // shell, run from the project's folder in the sandbox
+	kind stepKind
+}
+
+type stepKind int
+
+const (
+	mustBeDenied stepKind = iota // fails with a denial: EROFS, EBUSY, EACCES, EPERM, EXDEV
+	mayWork                      // the confinement allows it; what happens next is checked
+	mustNotRead                  // fails, whatever the errno, and reveals nothing
+)
+
+func deny(name, sh string) step        { return step{name, sh, mustBeDenied} }
+func may(name, sh string) step         { return step{name, sh, mayWork} }
+func mustNotLeak(name, sh string) step { return step{name, sh, mustNotRead} }
+
+// payload is attack.sh: each step in a subshell, its result on one line.
+func (sb *sandbox) payload(ran string, steps []step) string {
+	var b strings.Builder
+	b.WriteString("# the escape suite's payload: the server's own code, rewritten\n")
+	fmt.Fprintf(&b, "cd %s || exit 97\necho START\n: > %s\n", shq(sb.cwd), shq(ran))
+	b.WriteString(`try() {
+	if out=$( (eval "$2") 2>&1 ); then
+		printf 'RESULT\t%s\tok\t%s\n' "$1" "$(printf '%s' "$out" | tr '\n\t' '  ')"
+	else
+		printf 'RESULT\t%s\tfail\t%s\n' "$1" "$(printf '%s' "$out" | tr '\n\t' '  ')"
+	fi
+}
+`)
+	for _, s := range steps {
+		fmt.Fprintf(&b, "try %s %s\n", shq(s.name), shq(s.sh))
+	}
+	b.WriteString("echo DONE\n")
+	return b.String()
+}
+
+// outcome is what one launch did.
+type outcome struct {
+	how     string // "entry" or the weakened wiring
+	code    int
+	stdout  string
+	stderr  string
+	ran     bool // the payload started: START printed or its file exists
+	ranFile bool // its file reached the host: the sandbox can write its grant
+	done    bool
+	results map[string]result
+	steps   []step
+	took    time.Duration
+}
+
+type result struct {
+	ok    bool
+	errno string // for a failure: the errno its message names
+	msg   string
+}
+
+// launchEntry writes the payload and spawns the client entry as a client
+// does: its command and args, HOME and PATH plus the entry's env, stdin
+// from /dev/null, in the project's folder.
+func (sb *sandbox) launchEntry(t *testing.T, steps ...step) outcome {
+	t.Helper()
+	return sb.launch(t, "entry", sb.entry.Command, sb.entry.Args, sb.entry.Env, steps)
+}
+
+func (sb *sandbox) launch(t *testing.T, how, command string, args []string, env map[string]string, steps []step) outcome {
+	t.Helper()
+	sb.runs++
+	ran := filepath.Join(sb.ranDir, fmt.Sprintf(".ran-%d", sb.runs))
+	attack := filepath.Join(sb.root, "attack.sh")
+	must(t, os.WriteFile(attack, []byte(sb.payload(ran, steps)), 0o666))
+	os.Chmod(attack, 0o666)
+
+	vars := map[string]string{"HOME": sb.home, "PATH": os.Getenv("PATH")}
+	for k, v := range env {
+		vars[k] = v
+	}
+	var environ []string
+	for k, v := range vars {
+		environ = append(environ, k+"="+v)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, command, args...)
+	cmd.Env, cmd.Dir = environ, sb.root
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	o := outcome{how: how, stdout: stdout.String(), stderr: stderr.String(), results: map[string]result{}, steps: steps, took: time.Since(start)}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		o.code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("%s: starting %s: %v", sb.backend, command, err)
+	}
+	_, statErr := os.Lstat(filepath.Join(sb.root, ran))
+	o.ranFile = statErr == nil
+	o.ran = o.ranFile || strings.Contains(o.stdout, "START")
+	o.done = strings.Contains(o.stdout, "DONE")
+	for _, line := range strings.Split(o.stdout, "\n") {
+		f := strings.SplitN(line, "\t", 4)
+		if len(f) < 3 || f[0] != "RESULT" {
+			continue
+		}
+		r := result{ok: f[2] == "ok"}
+		if len(f) == 4 {
+			r.msg = strings.TrimSpace(f[3])
+		}
+		if !r.ok {
+			r.errno = errnoOf(r.msg)
+		}
+		o.results[f[1]] = r
+	}
+	t.Logf("%s via %s: exit %d in %s", sb.backend, how, o.code, o.took.Round(time.Millisecond))
+	return o
+}
+
+// requireDenied checks that the payload ran to its end, every mustBeDenied
+// step failed with a denial and every mustNotRead step failed, and that the
+// secret appeared nowhere. It logs what the attacker saw.
+func (o outcome) requireDenied(t *testing.T, backend string) {
+	t.Helper()
+	if !o.done {
+		t.Errorf("%s via %s: the payload did not run to its end (exit %d)\nstdout:\n%s\nstderr:\n%s", backend, o.how, o.code, o.stdout, lastLines([]byte(o.stderr), 15))
+	}
+	if o.done && !o.ranFile {
+		t.Errorf("%s via %s: the payload could not write inside its grant: every denial below proves nothing", backend, o.how)
+	}
+	o.requireNoSecret(t, backend)
+	for _, s := range o.steps {
+		r, seen := o.results[s.name]
+		switch {
+		case !seen:
+			if o.done {
+				t.Errorf("%s: %s: no result", backend, s.name)
+			}
+		case s.kind == mayWork:
+			t.Logf("%s: %s: %s (allowed; what follows is checked)", backend, s.name, r.describe())
+		case r.ok:
+			t.Errorf("%s: %s: the attack SUCCEEDED (%s)", backend, s.name, r.msg)
+		case s.kind == mustBeDenied && !denial[r.errno]:
+			t.Errorf("%s: %s: failed, but not with a denial: %s; the attempt proves nothing", backend, s.name, r.describe())
+		default:
+			t.Logf("%s: %s: %s", backend, s.name, r.describe())
+		}
+	}
+}
+
+// requireRefused checks that the launcher refused the launch as tampered
+// (exit 8) and that nothing of the payload ran.
+func (o outcome) requireRefused(t *testing.T, backend string) {
+	t.Helper()
+	o.requireNoSecret(t, backend)
+	if o.code != exitTampered || o.ran {
+		t.Errorf("%s via %s: exit %d, payload ran: %v; want exit %d and nothing run\nstdout:\n%s\nstderr:\n%s",
+			backend, o.how, o.code, o.ran, exitTampered, o.stdout, lastLines([]byte(o.stderr), 15))
+		return
+	}
+	t.Logf("%s: the next launch was refused: exit %d: %s", backend, o.code, lastLines([]byte(o.stderr), 1))
+}
+
+func (o outcome) requireNoSecret(t *testing.T, backend string) {
+	t.Helper()
+	if strings.Contains(o.stdout, secret) || strings.Contains(o.stderr, secret) {
+		t.Errorf("%s via %s: the planted credentials were read:\n%s", backend, o.how, o.stdout)
+	}
+}
+
+// requireSucceeded is the weakened wiring's check: the named steps worked.
+func (o outcome) requireSucceeded(t *testing.T, backend string, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		r, seen := o.results[n]
+		if !seen || !r.ok {
+			t.Errorf("weakened %s: %s: %s; the attack must succeed here, or the suite cannot tell an escape from a denial\nstdout:\n%s\nstderr:\n%s",
+				backend, n, r.describe(), o.stdout, lastLines([]byte(o.stderr), 15))
+			continue
+		}
+		t.Logf("weakened %s: %s: succeeded", backend, n)
+	}
+}
+
+func (r result) describe() string {
+	switch {
+	case r.ok:
+		return "ok"
+	case r.errno != "":
+		return r.errno
+	case r.msg == "":
+		return "failed (no message)"
+	}
+	return "failed: " + r.msg
+}
+
+// denial is the errnos of a confinement's refusal.
+var denial = map[string]bool{"EROFS": true, "EBUSY": true, "EACCES": true, "EPERM": true, "EXDEV": true}
+
+// errnoOf names the errno a failure message shows (glibc's and musl's
+// strerror texts, as coreutils, dash and busybox print them).
+func errnoOf(msg string) string {
+	for _, e := range []struct{ text, name string }{
+		{"Read-only file system", "EROFS"},
+		{"Device or resource busy", "EBUSY"}, {"Resource busy", "EBUSY"},
+		{"Permission denied", "EACCES"},
+		{"Operation not permitted", "EPERM"},
+		{"Invalid cross-device link", "EXDEV"}, {"Cross-device link", "EXDEV"},
+		{"No such file or directory", "ENOENT"},
+		{"File exists", "EEXIST"},
+		{"Directory not empty", "ENOTEMPTY"},
+		{"Not a directory", "ENOTDIR"},
+		{"Is a directory", "EISDIR"},
+		{"Invalid argument", "EINVAL"},
+	} {
+		if strings.Contains(msg, e.text) {
+			return e.name
+		}
+	}
+	return ""
+}
+
+// snapshot is what must not change on the host: every file under the
+// project's protected top-level names (protect.Names) and under the planted
+// home, by type, mode and sha256; and the project's top-level names.
+type snapshot map[string]string
+
+func (sb *sandbox) snapshot(t *testing.T) snapshot {
+	t.Helper()
+	snap := snapshot{}
+	ents, err := os.ReadDir(sb.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var top []string
+	for _, e := range ents {
+		top = append(top, e.Name())
+		if protect.Match(e.Name()) != "" {
+			walk(t, snap, "proj", sb.root, e.Name())
+		}
+	}
+	snap["proj/ (top-level names)"] = strings.Join(top, " ")
+	walk(t, snap, "home", sb.home, ".")
+	return snap
+}
+
+// walk records root/rel and everything below it, following no symlink.
+func walk(t *testing.T, snap snapshot, label, root, rel string) {
+	t.Helper()
+	err := filepath.WalkDir(filepath.Join(root, rel), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		r, _ := filepath.Rel(root, p)
+		key := label + "/" + filepath.ToSlash(r)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			snap[key] = "symlink -> " + target
+		case d.IsDir():
+			snap[key] = fmt.Sprintf("dir %v", info.Mode())
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256(b)
+			snap[key] = fmt.Sprintf("file %v sha256:%s", info.Mode(), hex.EncodeToString(sum[:]))
+		default:
+			snap[key] = fmt.Sprintf("other %v", info.Mode())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// diff lists what differs between two snapshots.
+func (a snapshot) diff(b snapshot) []string {
+	var out []string
+	for k, v := range a {
+		switch w, ok := b[k]; {
+		case !ok:
+			out = append(out, fmt.Sprintf("removed %s (%s)", k, v))
+		case w != v:
+			out = append(out, fmt.Sprintf("changed %s: %s -> %s", k, v, w))
+		}
+	}
+	for k, w := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, fmt.Sprintf("added %s (%s)", k, w))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// requireUnchanged fails when the host differs from before.
+func (sb *sandbox) requireUnchanged(t *testing.T, before snapshot) {
+	t.Helper()
+	if d := before.diff(sb.snapshot(t)); len(d) > 0 {
+		t.Errorf("%s: the host changed:\n  %s", sb.backend, strings.Join(d, "\n  "))
+	}
+}
+
+// requireChanged is the weakened wiring's check on the host.
+func (sb *sandbox) requireChanged(t *testing.T, before snapshot) {
+	t.Helper()
+	d := before.diff(sb.snapshot(t))
+	if len(d) == 0 {
+		t.Errorf("weakened %s: the host did not change; the suite cannot see an escape", sb.backend)
+		return
+	}
+	if len(d) > 12 {
+		d = append(d[:12], fmt.Sprintf("... and %d more", len(d)-12))
+	}
+	t.Logf("weakened %s: the host changed, as it must here:\n  %s", sb.backend, strings.Join(d, "\n  "))
+}
+
+// entryArtefact is the file under .mcpolicy/ the entry makes its launcher
+// read at each launch, or "" when the entry carries everything itself.
+func (sb *sandbox) entryArtefact() string {
+	for _, a := range sb.entry.Args {
+		a = sb.expand(a)
+		if strings.HasPrefix(a, filepath.Join(sb.root, ".mcpolicy")+"/") {
+			return a
+		}
+	}
+	return ""
+}
+
+func (sb *sandbox) expand(s string) string {
+	return strings.NewReplacer("${PROJECT_ROOT}", sb.root, "${HOME}", sb.home).Replace(s)
+}
+
+// widen edits an artefact out of band, as an attack that got through would
+// have: a bwrap argv gains the home folder at /home, a Landlock ruleset
+// the whole project read-write and the home read-only, a shell wrapper a
+// bind of the home; anything else one more byte.
+func widen(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ruleset map[string]any
+	switch argv, rewrap, err := bwrapArgv(b); {
+	case err == nil:
+		b = rewrap(append([]string{"--ro-bind", "${HOME}", "/home"}, argv...))
+	case json.Unmarshal(b, &ruleset) == nil && ruleset["readWrite"] != nil:
+		ruleset["readWrite"] = append(ruleset["readWrite"].([]any), "${PROJECT_ROOT}")
+		ro, _ := ruleset["readOnly"].([]any)
+		ruleset["readOnly"] = append(ro, "${HOME}")
+		b, _ = json.MarshalIndent(ruleset, "", "  ")
+	case bytes.Contains(b, []byte("exec bwrap \\\n")):
+		b = bytes.Replace(b, []byte("exec bwrap \\\n"), []byte("exec bwrap --ro-bind \"${HOME}\" /home \\\n"), 1)
+	default:
+		b = append(b, '\n')
+	}
+	must(t, os.WriteFile(path, b, 0o666))
+}
+
+// bwrapArgv reads a bwrap artefact: a JSON argv (before the launcher), or
+// an object whose "args" is the argv (the launcher's spec). rewrap writes
+// another argv in the same form, the rest of the object kept.
+func bwrapArgv(b []byte) (argv []string, rewrap func([]string) []byte, err error) {
+	if json.Unmarshal(b, &argv) == nil {
+		return argv, func(a []string) []byte { out, _ := json.MarshalIndent(a, "", "  "); return append(out, '\n') }, nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return nil, nil, err
+	}
+	if err := json.Unmarshal(obj["args"], &argv); err != nil || len(argv) == 0 {
+		return nil, nil, fmt.Errorf("neither a JSON argv nor an object with args")
+	}
+	return argv, func(a []string) []byte {
+		obj["args"], _ = json.Marshal(a)
+		out, _ := json.MarshalIndent(obj, "", "  ")
+		return append(out, '\n')
+	}, nil
+}
+
+// The weakened wirings.
+
+// bwrapOps is how many values each bwrap option takes (as in clientcfg).
+var bwrapOps = map[string]int{
+	"--ro-bind": 2, "--ro-bind-try": 2, "--bind": 2, "--bind-try": 2, "--dev-bind": 2, "--dev-bind-try": 2,
+	"--tmpfs": 1, "--size": 1, "--perms": 1, "--chmod": 2, "--dir": 1, "--symlink": 2, "--proc": 1,
+	"--dev": 1, "--mqueue": 1, "--file": 2, "--bind-data": 2, "--ro-bind-data": 2, "--remount-ro": 1,
+	"--setenv": 2, "--unsetenv": 1, "--chdir": 1, "--uid": 1, "--gid": 1,
+	"--hostname": 1, "--argv0": 1, "--exec-label": 1, "--file-label": 1, "--lock-file": 1,
+	"--sync-fd": 1, "--info-fd": 1, "--json-status-fd": 1, "--block-fd": 1, "--userns-block-fd": 1,
+	"--seccomp": 1, "--add-seccomp-fd": 1, "--args": 1, "--cap-add": 1, "--cap-drop": 1,
+	"--userns": 1, "--userns2": 1, "--pidns": 1, "--bind-fd": 2, "--ro-bind-fd": 2,
+	"--overlay-src": 1, "--overlay": 3, "--tmp-overlay": 1, "--ro-overlay": 1,
+}
+
+// underMount reports whether a sandbox path is a mount target of the
+// policy or below one.
+func underMount(p string) bool {
+	for _, m := range naiveMounts {
+		if p == m.target || strings.HasPrefix(p, m.target+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// weakBwrapArgv is an unverified launcher's argv: the artefact as it is now
+// (whoever wrote it), with every mount in the policy's targets replaced by
+// naive binds of the policy's mounts, which follow symlinks and protect
+// nothing.
+func (sb *sandbox) weakBwrapArgv(t *testing.T) []string {
+	t.Helper()
+	path := filepath.Join(sb.root, ".mcpolicy", "bwrap", "attacker.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv, _, err := bwrapArgv(b)
+	if err != nil {
+		t.Fatalf("%s: %v: the weakened wiring needs updating", path, err)
+	}
+	var naive []string
+	for _, m := range naiveMounts {
+		naive = append(naive, "--bind", filepath.Join(sb.root, m.source), m.target)
+	}
+	var out []string
+	at := -1
+	i := 0
+	for i < len(argv) {
+		a := argv[i]
+		if a == "--" || !strings.HasPrefix(a, "--") {
+			break
+		}
+		n := bwrapOps[a]
+		if i+n >= len(argv) {
+			break
+		}
+		v := argv[i+1 : i+1+n]
+		if n > 0 && underMount(v[n-1]) {
+			if at < 0 {
+				at = len(out)
+			}
+			i += 1 + n
+			continue
+		}
+		out = append(out, argv[i:i+1+n]...)
+		i += 1 + n
+	}
+	if at < 0 {
+		at = len(out)
+	}
+	out = slices.Insert(out, at, naive...)
+	out = append(out, argv[i:]...)
+	for j := range out {
+		out[j] = sb.expand(out[j])
+	}
+	return out
+}
+
+func (sb *sandbox) launchWeakBwrap(t *testing.T, steps ...step) outcome {
+	t.Helper()
+	argv := sb.weakBwrapArgv(t)
+	t.Logf("weakened bwrap: bwrap %s", shellQuote(argv))
+	return sb.launch(t, "weakened bwrap argv (no launcher)", "bwrap", argv, nil, steps)
+}
+
+// weakEngineArgs is the entry's engine args run without the launcher,
+// with every mount in the policy's targets replaced by naive binds.
+func (sb *sandbox) weakEngineArgs(t *testing.T) (engine string, args []string) {
+	t.Helper()
+	engine, args = sb.entry.Command, sb.entry.Args
+	if filepath.Base(engine) == "mcpolicy-launch" {
+		i := slices.Index(args, "--")
+		if i < 0 {
+			t.Fatalf("launcher entry without --: %q", args)
+		}
+		for j := 0; j < i; j++ {
+			if args[j] == "--engine" && j+1 < i {
+				engine = args[j+1]
+			} else if v, ok := strings.CutPrefix(args[j], "--engine="); ok {
+				engine = v
+			}
+		}
+		args = args[i+1:]
+	}
+	var naive []string
+	for _, m := range naiveMounts {
+		naive = append(naive, "--mount", "type=bind,source="+filepath.Join(sb.root, m.source)+",target="+m.target)
+	}
+	var out []string
+	at := -1
+	for i := 0; i < len(args); i++ {
+		a := sb.expand(args[i])
+		if (a == "--mount" || a == "-v" || a == "--volume") && i+1 < len(args) && underMount(mountTarget(a, sb.expand(args[i+1]))) {
+			if at < 0 {
+				at = len(out)
+			}
+			i++
+			continue
+		}
+		out = append(out, a)
+	}
+	if at < 0 {
+		t.Fatalf("no mount of the policy's targets in the entry's args %q: the weakened wiring needs updating", args)
+	}
+	return engine, slices.Insert(out, at, naive...)
+}
+
+func mountTarget(flag, spec string) string {
+	if flag != "--mount" {
+		if f := strings.Split(spec, ":"); len(f) >= 2 {
+			return f[1]
+		}
+		return ""
+	}
+	for _, kv := range strings.Split(spec, ",") {
+		k, v, _ := strings.Cut(kv, "=")
+		if k == "target" || k == "dst" || k == "destination" {
+			return v
+		}
+	}
+	return ""
+}
+
+func (sb *sandbox) launchWeakEngine(t *testing.T, steps ...step) outcome {
+	t.Helper()
+	engine, args := sb.weakEngineArgs(t)
+	t.Logf("weakened %s: %s %s", sb.backend, engine, shellQuote(args))
+	env := map[string]string{}
+	for k, v := range sb.entry.Env {
+		env[k] = v
+	}
+	return sb.launch(t, "weakened engine args (no launcher)", engine, args, env, steps)
+}
+
+// launchWeakLandlock runs the committed ruleset with the launcher, unverified
+// (no --sha256): what an entry did before the hash.
+func (sb *sandbox) launchWeakLandlock(t *testing.T, steps ...step) outcome {
+	t.Helper()
+	ruleset := filepath.Join(sb.root, ".mcpolicy", "landlock", "attacker.json")
+	return sb.launch(t, "weakened launcher (no --sha256)", sb.s.launcher, []string{ruleset}, map[string]string{"PROJECT_ROOT": sb.root}, steps)
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// shq quotes s for a POSIX shell.
+func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func shellQuote(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`*?[]{}()<>|&;#~!") {
+			q[i] = a
+		} else {
+			q[i] = shq(a)
+		}
+	}
+	return strings.Join(q, " ")
+}
+
+func lastLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
