@@ -272,6 +272,11 @@ func (s *session) container(ctx context.Context, engine string) (int, error) {
 	if err != nil {
 		return 1, err
 	}
+	// As mcpolicy-launch --engine runs them: no source through a symlink,
+	// the project's top level fixed.
+	if args, err = launch.PrepareEngine(args, s.machine.ProjectRoot, s.machine.Home, s.plan.Unprotected); err != nil {
+		return 1, err
+	}
 	cmd := exec.Command(engine, args...)
 	cmd.Env = append(os.Environ(), s.opt.Environ...) // -e NAME copies the value from the engine's environment
 	s.stdio(cmd)

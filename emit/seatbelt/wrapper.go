@@ -94,7 +94,13 @@ canon() {
   else printf '%%s/%%s\n' "$(CDPATH= cd -- "$(dirname -- "$1")" && pwd -P)" "$(basename -- "$1")"
   fi
 }
-`, p.Server, p.Hash, p.Server, rootFromScript, p.Server)
+# A source below the project or the home must resolve to itself: one that
+# is (or passes through) a symlink, swapped in by a server that writes
+# beside it, is refused (exit 8), as mcpolicy-launch refuses it on Linux.
+same() {
+  [ "$1" = "$2" ] || { echo "mcpolicy: refused: $2 is, or passes through, a symlink (it resolves to $1): refusing to start server %s" >&2; exit 8; }
+}
+`, p.Server, p.Hash, p.Server, rootFromScript, p.Server, p.Server)
 
 	var defs []string
 	for _, pa := range pr.Params {
@@ -106,10 +112,35 @@ canon() {
 				return nil, fmt.Errorf("server %q: %w", p.Server, err)
 			}
 			fmt.Fprintf(&b, "%s=$(canon %s)\n", pa.Name, w)
+			if pa.Path.Base != compiler.Absolute && pa.Path.Rel != "." {
+				base := "PROJECT_ROOT"
+				if pa.Path.Base == compiler.Home {
+					base = "HOME"
+				}
+				rel, err := quoteSh("/" + pa.Path.Rel)
+				if err != nil {
+					return nil, fmt.Errorf("server %q: %w", p.Server, err)
+				}
+				fmt.Fprintf(&b, "same \"$%s\" \"$(canon \"$%s\")\"%s\n", pa.Name, base, rel)
+			}
 		}
 		defs = append(defs, fmt.Sprintf(`-D "%s=$%s"`, pa.Name, pa.Name))
 	}
 
+	// The workdir, while PROJECT_ROOT and HOME are still the caller's.
+	if p.Workdir != "" {
+		hp, ok := p.HostPathOf(p.Workdir)
+		if !ok {
+			return nil, &emit.NotEnforceableError{Pos: p.Pos, Server: p.Server, Backend: Backend,
+				Restriction: fmt.Sprintf("workdir %s outside every mount (seatbelt runs with host paths)", p.Workdir),
+				Alternative: "set workdir to a mount target or a folder below one"}
+		}
+		w, err := shellPath(hp)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&b, "cd %s\n", w)
+	}
 	// The environment: PATH and HOME are set, the named variables kept,
 	// everything else unset (values never pass through an argv).
 	keep := append([]string{"PATH", "HOME"}, p.Env...)
@@ -145,19 +176,6 @@ export PATH=/usr/bin:/bin:/usr/sbin:/sbin:/opt/homebrew/bin:/usr/local/bin HOME=
 			kv = append(kv, e[0]+"="+v)
 		}
 		fmt.Fprintf(&b, "export %s\n", strings.Join(kv, " "))
-	}
-	if p.Workdir != "" {
-		hp, ok := p.HostPathOf(p.Workdir)
-		if !ok {
-			return nil, &emit.NotEnforceableError{Pos: p.Pos, Server: p.Server, Backend: Backend,
-				Restriction: fmt.Sprintf("workdir %s outside every mount (seatbelt runs with host paths)", p.Workdir),
-				Alternative: "set workdir to a mount target or a folder below one"}
-		}
-		w, err := shellPath(hp)
-		if err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(&b, "cd %s\n", w)
 	}
 	cmd := command(p, shellResolver{})
 	var words []string
