@@ -60,3 +60,29 @@ func TestHostEntriesPinTheArtefact(t *testing.T) {
 		t.Errorf("no launcher: %v", err)
 	}
 }
+
+// TestEntryFilesOutsideGrants: an entry is not written where the server
+// could rewrite it, or into a launcher it could replace; a protected name
+// inside the grant (a project's .mcp.json) is fine.
+func TestEntryFilesOutsideGrants(t *testing.T) {
+	root := t.TempDir()
+	home := t.TempDir()
+	m := compiler.Machine{ProjectRoot: root, Home: home}
+	p := seedPlan()
+	p.Mounts = []compiler.Mount{
+		{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."}, Target: "/workspace", Mode: compiler.ReadWrite},
+		{Source: compiler.HostPath{Base: compiler.Home, Rel: "tools"}, Target: "/tools", Mode: compiler.ReadWrite},
+	}
+	for f, bad := range map[string]bool{
+		filepath.Join(root, ".mcp.json"):                false,
+		filepath.Join(root, ".vscode", "mcp.json"):      false,
+		filepath.Join(root, "cfg", "mcp.json"):          true,
+		filepath.Join(home, "tools", "mcpolicy-launch"): true,
+		filepath.Join(home, ".claude.json"):             false,
+	} {
+		err := CheckOutsideGrants(p, m, map[string]string{"file": f})
+		if (err != nil) != bad {
+			t.Errorf("%s: got %v, want refused=%v", f, err, bad)
+		}
+	}
+}

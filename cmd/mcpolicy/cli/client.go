@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/clientcfg"
+	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
 	"github.com/spf13/cobra"
 )
@@ -74,6 +75,10 @@ user-scope file, --file any file.`,
 				l, err := clientcfg.LaunchFor(c, p, b, proj.Root, home, filepath.Join(proj.Root, build.DefaultOut), self, portable)
 				if err != nil {
 					return err
+				}
+				if err := clientcfg.CheckOutsideGrants(p, compiler.Machine{ProjectRoot: proj.Root, Home: home},
+					map[string]string{"client config": target, "launcher": l.Command}); err != nil {
+					return &exitError{code: ExitInvalid, err: err}
 				}
 				if out, err = clientcfg.Merge(target, out, c, p.Server, l, force); err != nil {
 					return &exitError{code: ExitInvalid, err: err}
