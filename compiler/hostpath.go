@@ -89,6 +89,18 @@ func (m Machine) Resolve(p HostPath) string {
 	return filepath.FromSlash(p.Rel)
 }
 
+// LaunchPaths keeps the project and home as placeholders, for the launcher
+// to open below them without following symlinks (launch.PrepareBwrap);
+// every other host path is the machine's.
+type LaunchPaths struct{ Machine Machine }
+
+func (l LaunchPaths) Resolve(p HostPath) string {
+	if p.Base == ProjectRoot || p.Base == Home {
+		return p.Placeholder()
+	}
+	return l.Machine.Resolve(p)
+}
+
 // within reports whether p is dir or below it (both clean and absolute).
 func within(p, dir string) bool {
 	if dir == string(filepath.Separator) {

@@ -182,17 +182,6 @@ func attempts(p *compiler.Plan, m compiler.Machine, extra []string, listener str
 	return as
 }
 
-// launchPaths keeps the project and home as placeholders for the
-// launcher to open below them; the rest is this machine's.
-type launchPaths struct{ m compiler.Machine }
-
-func (l launchPaths) Resolve(p compiler.HostPath) string {
-	if p.Base == compiler.ProjectRoot || p.Base == compiler.Home {
-		return p.Placeholder()
-	}
-	return l.m.Resolve(p)
-}
-
 // sibling is an entry of the project's parent other than the project.
 func sibling(root string) string {
 	entries, err := os.ReadDir(filepath.Dir(root))
@@ -349,7 +338,7 @@ func runBwrap(p *compiler.Plan, m compiler.Machine, as []attempt, o Options) (st
 	q := *p
 	q.Command = append([]string{"/proc/self/fd/3", "probe"}, probeArgs(as, func(a attempt) string { return a.target })...)
 	// As mcpolicy-launch runs it: sources by descriptor, the top level fixed.
-	args, err := bwrap.Args(&q, launchPaths{m}, bwrap.DetectLayout(), 0)
+	args, err := bwrap.Args(&q, compiler.LaunchPaths{Machine: m}, bwrap.DetectLayout(), 0)
 	if err != nil {
 		return "", nil, "", err
 	}

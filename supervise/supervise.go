@@ -205,7 +205,7 @@ func CheckStatic(path string) error {
 // a memfd, and bwrap with an empty environment. The forwarder is bwrap's
 // command and starts the server.
 func (s *session) bwrap(ctx context.Context) (int, error) {
-	args, err := bwrap.Args(s.plan, launchPaths{s.machine}, bwrap.DetectLayout(), 0)
+	args, err := bwrap.Args(s.plan, compiler.LaunchPaths{Machine: s.machine}, bwrap.DetectLayout(), 0)
 	if err != nil {
 		return 1, err
 	}
@@ -217,17 +217,6 @@ func (s *session) bwrap(ctx context.Context) (int, error) {
 	cmd := b.Command()
 	s.stdio(cmd)
 	return run(ctx, cmd)
-}
-
-// launchPaths keeps the project and home as placeholders for the launcher
-// to open below them; the rest is this machine's.
-type launchPaths struct{ m compiler.Machine }
-
-func (l launchPaths) Resolve(p compiler.HostPath) string {
-	if p.Base == compiler.ProjectRoot || p.Base == compiler.Home {
-		return p.Placeholder()
-	}
-	return l.m.Resolve(p)
 }
 
 // container starts the sidecar, waits until its forwarder has called in,
