@@ -341,7 +341,7 @@ func (c *compiler) protect(p *Plan, sources []*source, unprot map[string]bool) {
 				if !c.opt.NoFS {
 					target, _ := os.Readlink(filepath.Join(dir, e.Name()))
 					c.fail(s.at, s.field, fmt.Sprintf("remove it, or add unprotect: [%q] (a counted grant)", pat),
-						"a protected path must be a real file or folder: %s is a symlink to %s", s.Source.Join(e.Name()), target)
+						"a protected path must be a real file or folder: %s is a symlink to %s (if you did not make it, something swapped it in: treat it as tampering)", s.Source.Join(e.Name()), target)
 				}
 				continue
 			}

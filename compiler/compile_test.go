@@ -229,7 +229,7 @@ func TestSourceRefusals(t *testing.T) {
 		{"symlink in an absolute path", `{source: "@ROOT@/data/x", target: "/w"}`, "", []string{"real/x/", "data -> real"}, `host path "@ROOT@/data/x": @ROOT@/data is a symlink to real`},
 		{"the real path", `{source: "real/x", target: "/w", mode: "rw"}`, "", []string{"real/x/", "data -> real"}, ""},
 		{"a protected symlink", `{source: ".", target: "/w", mode: "rw"}`, "", []string{".env -> /etc/passwd"},
-			`servers.s.mounts[0].source: a protected path must be a real file or folder: ${PROJECT_ROOT}/.env is a symlink to /etc/passwd` + "\n\thint: remove it, or add unprotect: [\".env*\"] (a counted grant)"},
+			`servers.s.mounts[0].source: a protected path must be a real file or folder: ${PROJECT_ROOT}/.env is a symlink to /etc/passwd (if you did not make it, something swapped it in: treat it as tampering)` + "\n\thint: remove it, or add unprotect: [\".env*\"] (a counted grant)"},
 		{"a protected symlink, unprotected", `{source: ".", target: "/w", mode: "rw"}`, `unprotect: [".env*"]`, []string{".env -> /etc/passwd"}, ""},
 		{"a protected symlink in a ro mount", `{source: ".", target: "/w"}`, "", []string{".git -> /etc"}, ""},
 		{"rw holds the project", `{source: "@ROOT@/..", target: "/w", mode: "rw"}`, "", nil,
