@@ -3,9 +3,11 @@ package launch
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"path"
+	"sort"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/protect"
@@ -22,9 +24,14 @@ import (
 //     ones read-only), so no new top-level name can be created and none can
 //     be renamed.
 //
+//   - every VOLUME the image declares is masked with an empty, read-only,
+//     4 KiB tmpfs (the engine would otherwise put a writable, unbounded
+//     volume on the host's disk there, --read-only or not); an image that
+//     cannot be inspected is refused.
+//
 // The engine resolves the sources again when it mounts them: a server
 // still running can race that instant, which bwrap's descriptors close.
-func PrepareEngine(args []string, root, home string, unprotected []string) ([]string, error) {
+func PrepareEngine(engine string, args []string, root, home string, unprotected []string) ([]string, error) {
 	if len(args) == 0 || args[0] != "run" {
 		return nil, fmt.Errorf("expected the engine's arguments starting with \"run\"")
 	}
@@ -96,7 +103,78 @@ func PrepareEngine(args []string, root, home string, unprotected []string) ([]st
 		out = append(out, args[i:i+1+n]...)
 		i += n
 	}
+	if i >= len(args) {
+		return nil, fmt.Errorf("engine arguments name no image")
+	}
+	masks, err := volumeMasks(engine, args[i], targets(out))
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, masks...)
 	return append(out, args[i:]...), nil
+}
+
+// VolumeMask is how an image's VOLUME is masked: as the docker emitter
+// masks /run and /tmp, empty and read-only, its size bounded.
+const VolumeMask = ":ro,nosuid,nodev,noexec,size=4k"
+
+// volumeMasks inspects the image and masks each volume not already
+// covered by a grant at that very path.
+func volumeMasks(engine, image string, have []string) ([]string, error) {
+	out, err := exec.Command(engine, "image", "inspect", "--format", "{{json .Config.Volumes}}", image).Output()
+	if err != nil {
+		var msg string
+		if ee, ok := err.(*exec.ExitError); ok {
+			msg = strings.TrimSpace(string(ee.Stderr))
+		}
+		return nil, fmt.Errorf("cannot inspect image %s with %s (%v %s): its VOLUMEs must be masked before it runs; pull or build it first", image, engine, err, msg)
+	}
+	var vols map[string]any
+	if err := json.Unmarshal(bytes.TrimSpace(out), &vols); err != nil {
+		return nil, fmt.Errorf("image %s: reading its volumes: %v", image, err)
+	}
+	var names []string
+	for v := range vols {
+		names = append(names, path.Clean(v))
+	}
+	sort.Strings(names)
+	var masks []string
+	for _, v := range names {
+		covered := false
+		for _, t := range have {
+			if t == v {
+				covered = true
+			} else if strings.HasPrefix(t, strings.TrimSuffix(v, "/")+"/") {
+				return nil, fmt.Errorf("image %s declares VOLUME %s, which holds the grant at %s: the engine would put a writable volume around it; use an image without that VOLUME, or mount the grant elsewhere", image, v, t)
+			}
+		}
+		if !covered {
+			if strings.ContainsAny(v, ",:") {
+				return nil, fmt.Errorf("image %s declares VOLUME %q, which cannot be masked by --tmpfs: refusing it", image, v)
+			}
+			masks = append(masks, "--tmpfs", v+VolumeMask)
+		}
+	}
+	return masks, nil
+}
+
+// targets are the sandbox paths the argv mounts something at.
+func targets(args []string) []string {
+	var t []string
+	for i := 0; i+1 < len(args); i++ {
+		switch args[i] {
+		case "--mount":
+			if m, err := parseMount(args[i+1]); err == nil {
+				t = append(t, path.Clean(m.target))
+			}
+			i++
+		case "--tmpfs":
+			dst, _, _ := strings.Cut(args[i+1], ":")
+			t = append(t, path.Clean(dst))
+			i++
+		}
+	}
+	return t
 }
 
 // engineOperands are the `run` flags the docker emitter writes, with how

@@ -325,7 +325,7 @@ func TestMain(m *testing.M) {
 	}
 	// ... and as the shim that puts a mistake into what supervise.Run
 	// starts (see useShim).
-	if mutation := os.Getenv(envMutation); mutation != "" && shimmed[filepath.Base(os.Args[0])] {
+	if mutation := shimMutation(); mutation != "" && shimmed[filepath.Base(os.Args[0])] {
 		shimMain(filepath.Base(os.Args[0]), mutation)
 	}
 	if planJSON := os.Getenv("MCPOLICY_HELPER_PLAN"); planJSON != "" {
@@ -746,7 +746,29 @@ func useShim(t *testing.T, mutation string) {
 	}
 	t.Setenv(envRealPath, os.Getenv("PATH"))
 	t.Setenv(envMutation, mutation)
+	// bwrap is started with an empty environment: the shim also finds
+	// the mutation and the real PATH in files beside itself.
+	os.WriteFile(filepath.Join(dir, "mutation"), []byte(mutation), 0o644)
+	os.WriteFile(filepath.Join(dir, "path"), []byte(os.Getenv("PATH")), 0o644)
+	t.Cleanup(func() { os.Remove(filepath.Join(dir, "mutation")) })
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// shimMutation is the mutation this process applies as the shim: from the
+// environment, or (bwrap starts with none) from the file beside the link
+// it was started as.
+func shimMutation() string {
+	if m := os.Getenv(envMutation); m != "" {
+		return m
+	}
+	if filepath.IsAbs(os.Args[0]) {
+		if b, err := os.ReadFile(filepath.Join(filepath.Dir(os.Args[0]), "mutation")); err == nil {
+			p, _ := os.ReadFile(filepath.Join(filepath.Dir(os.Args[0]), "path"))
+			os.Setenv(envRealPath, string(p))
+			return string(b)
+		}
+	}
+	return ""
 }
 
 // shimMain runs in place of the tool: the real one, with the mutation

@@ -89,7 +89,7 @@ func (n *names) String() string     { return fmt.Sprint(*n) }
 func (n *names) Set(v string) error { *n = append(*n, v); return nil }
 
 func runEngine(engine string, args []string, unprotected []string) error {
-	run, err := launch.PrepareEngine(args, os.Getenv("PROJECT_ROOT"), os.Getenv("HOME"), unprotected)
+	run, err := launch.PrepareEngine(engine, args, os.Getenv("PROJECT_ROOT"), os.Getenv("HOME"), unprotected)
 	if err != nil {
 		return err
 	}

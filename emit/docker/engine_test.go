@@ -195,7 +195,7 @@ func testEngine(t *testing.T, e engine, probeBin string) {
 	}
 	// As client entries run them: through the launcher's checks, which fix
 	// the project's top level and bind .git read-only.
-	if args, err = launch.PrepareEngine(args, root, home, plan.Unprotected); err != nil {
+	if args, err = launch.PrepareEngine(e.name, args, root, home, plan.Unprotected); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%s %s", e.name, shellQuote(args))
