@@ -263,7 +263,7 @@ func (s *session) container(ctx context.Context, engine string) (int, error) {
 	}
 	// As mcpolicy-launch --engine runs them: no source through a symlink,
 	// the project's top level fixed.
-	if args, err = launch.PrepareEngine(args, s.machine.ProjectRoot, s.machine.Home, s.plan.Unprotected); err != nil {
+	if args, err = launch.PrepareEngine(engine, args, s.machine.ProjectRoot, s.machine.Home, s.plan.Unprotected); err != nil {
 		return 1, err
 	}
 	cmd := exec.Command(engine, args...)
