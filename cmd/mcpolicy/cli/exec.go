@@ -39,6 +39,10 @@ times faster.`,
 		Example: `  mcpolicy exec --policy examples/code-index --server code-index -- cat /etc/hostname
   mcpolicy exec --policy mcpolicy.cue --server code-index --verbose`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// Nothing the caller left open reaches the server.
+			if err := launch.CloseInherited(); err != nil {
+				return err
+			}
 			proj, plan, err := compileServer(policy, server)
 			if err != nil {
 				return err

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/mcpolicy/mcpolicy/launch"
 	"os"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
@@ -39,6 +40,10 @@ evidence is reproduced. See docs/egress.md.`,
 		Example: `  mcpolicy run --policy . --server github --backend bwrap
   mcpolicy run --policy . --server github --backend docker --log egress.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// Nothing the caller left open reaches the server.
+			if err := launch.CloseInherited(); err != nil {
+				return err
+			}
 			proj, plan, err := compileServer(policy, server)
 			if err != nil {
 				return err
