@@ -384,27 +384,8 @@ func (e *entry) launch(cmd arg, args []arg) {
 	case prog == "sandbox-exec":
 		e.t.Launcher = prog
 		e.sandboxExec(cmd, args)
-	case prog == LauncherName && len(args) > 3 && args[0].s == "--engine":
-		// mcpolicy-launch checks the sources and fixes the project's top
-		// level, then runs the engine with the arguments after "--".
-		engine := program(args[1].s)
-		e.t.Launcher = engine
-		rest, unprotected := args[2:], []string{}
-		for len(rest) > 1 && rest[0].s == "--unprotect" {
-			unprotected, rest = append(unprotected, rest[1].s), rest[2:]
-		}
-		if len(rest) == 0 || rest[0].s != "--" {
-			e.flag(lint.FlagUnknown, LauncherName+" "+args[0].s, args[0].pos)
-			return
-		}
-		e.docker(engine, args[1], rest[1:])
-		if e.t.Plan != nil {
-			e.t.Plan.Unprotected = unprotected
-		}
-		e.t.FixedTop = true
-	case prog == LauncherName && len(args) == 3 && args[0].s == "--sha256":
-		e.t.Launcher = "mcpolicy" // the policy is linted on its own
-		e.t.Digest, e.t.Artefact = args[1].s, args[2].s
+	case prog == LauncherName:
+		e.launcher(args)
 	case prog == "mcpolicy" || prog == LauncherName || ownWrapper(cmd.s):
 		e.t.Launcher = "mcpolicy" // the policy is linted on its own
 	case (prog == "sh" || prog == "bash" || prog == "dash" || prog == "zsh") && len(args) > 0 && ownWrapper(args[0].s):
@@ -412,5 +393,48 @@ func (e *entry) launch(cmd arg, args []arg) {
 	default:
 		e.t.Launcher = prog
 		e.flag(lint.FlagUnconfined, prog, cmd.pos)
+	}
+}
+
+// launcher reads an mcpolicy-launch command line: --engine ENGINE ... --
+// run ARGS (the engine's arguments are what confine the server: read
+// them), or --sha256 DIGEST ARTEFACT (the policy is linted on its own;
+// check compares the artefact with the digest).
+func (e *entry) launcher(args []arg) {
+	e.t.Launcher = "mcpolicy"
+	var engine *arg
+	var unprotected []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a.s == "--" && engine != nil:
+			e.t.Launcher = program(engine.s)
+			e.docker(e.t.Launcher, *engine, args[i+1:])
+			if e.t.Plan != nil {
+				e.t.Plan.Unprotected = unprotected
+			}
+			e.t.FixedTop = true // the launcher fixes the project's top level
+			return
+		case i+1 < len(args) && (a.s == "--engine" || a.s == "--unprotect" || a.s == "--sha256" || a.s == "--project-root" || a.s == "--bwrap"):
+			v := args[i+1]
+			i++
+			switch a.s {
+			case "--engine":
+				engine = &v
+			case "--unprotect":
+				unprotected = append(unprotected, v.s)
+			case "--sha256":
+				e.t.Digest = v.s
+			}
+		case a.s == "-v":
+		case !strings.HasPrefix(a.s, "-") && i == len(args)-1:
+			e.t.Artefact = a.s
+		default:
+			e.flag(lint.FlagUnknown, LauncherName+" "+a.s, a.pos)
+			return
+		}
+	}
+	if engine != nil {
+		e.flag(lint.FlagUnknown, LauncherName+" --engine without --", engine.pos)
 	}
 }

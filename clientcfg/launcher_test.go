@@ -43,7 +43,8 @@ func TestHostEntriesPinTheArtefact(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", backend, err)
 		}
-		if l.Command != "/usr/local/bin/mcpolicy-launch" || len(l.Args) != 3 || l.Args[0] != "--sha256" || l.Args[2] != file || l.Env["PROJECT_ROOT"] != "/p" {
+		n := len(l.Args)
+		if l.Command != "/usr/local/bin/mcpolicy-launch" || n < 5 || l.Args[0] != "--project-root" || l.Args[1] != "/p" || l.Args[n-3] != "--sha256" || l.Args[n-1] != file {
 			t.Errorf("%s: %s %q %v", backend, l.Command, l.Args, l.Env)
 		}
 		if !Managed(l.Command, l.Args) {

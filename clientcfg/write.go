@@ -151,12 +151,14 @@ func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self st
 		// The launcher checks every bind source (no symlink below the
 		// project or home) and fixes the project's top level, then runs
 		// the engine with these arguments.
-		l.Command, l.Args = launcher, []string{"--engine", absolute(backend)}
+		// The root is an argument, not the environment: an entry that
+		// lost its env must not lose the fixed top level with it.
+		l.Command, l.Args = launcher, []string{"--engine", absolute(backend),
+			"--project-root", r.Resolve(compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."})}
 		for _, u := range p.Unprotected {
 			l.Args = append(l.Args, "--unprotect", u)
 		}
 		l.Args = append(append(l.Args, "--"), args...)
-		l.Env["PROJECT_ROOT"] = r.Resolve(compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."})
 	case backend == "bwrap" || backend == "landlock":
 		launcher, err := Launcher(self)
 		if err != nil {
@@ -169,8 +171,11 @@ func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self st
 		}
 		// The digest lives in the entry, which the server cannot write:
 		// the launcher refuses an artefact rewritten since (exit 8).
-		l.Command, l.Args = launcher, []string{"--sha256", digest, file}
-		l.Env["PROJECT_ROOT"] = root
+		l.Command, l.Args = launcher, []string{"--project-root", root}
+		if backend == "bwrap" {
+			l.Args = append(l.Args, "--bwrap", absolute("bwrap")) // not whatever PATH finds first
+		}
+		l.Args = append(l.Args, "--sha256", digest, file)
 	case backend == "seatbelt":
 		l.Command, l.Args = "/bin/sh", []string{filepath.Join(outDir, "seatbelt", p.Server+".sh")}
 		l.Env["PROJECT_ROOT"] = root

@@ -170,7 +170,7 @@ func fixedTop(src *Sources, host, target string, unprotected []string, bind func
 	if err != nil {
 		return err
 	}
-	kids, err := src.topLevel(host)
+	kids, err := src.topLevel(host, unprotected)
 	if err != nil {
 		unix.Close(rootFD)
 		return err
@@ -201,8 +201,11 @@ func bwrapEnv(names, environ []string) []string {
 }
 
 // Exec replaces the launcher with bwrap, passing only b's descriptors and
-// an empty environment.
+// an empty environment, in a new session keyring.
 func (b *Bwrap) Exec() error {
+	if err := FreshSessionKeyring(); err != nil {
+		return err
+	}
 	for _, fd := range b.FDs {
 		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
 			return err

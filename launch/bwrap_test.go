@@ -197,3 +197,32 @@ tr '\0' ' ' < /proc/1/environ; echo "[pid1 env end]"
 		}
 	}
 }
+
+// TestProtectedSymlinkAtTheTopIsTampering: a protected name that became a
+// symlink since the build (the build refuses one) stops the launch: its
+// target would be writable through it. Unprotected, it is left as a link.
+func TestProtectedSymlinkAtTheTopIsTampering(t *testing.T) {
+	root, _ := project(t)
+	write(t, filepath.Join(root, "src/hooks.yaml"), "repos: []\n")
+	if err := os.Symlink("src/hooks.yaml", filepath.Join(root, ".pre-commit-config.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	var te *launch.TamperError
+	if _, err := launch.PrepareBwrapAt(spec("true"), root, "", nil, "/usr/bin/bwrap"); !errors.As(err, &te) {
+		t.Fatalf("want a TamperError, got %v", err)
+	}
+	s := spec("true")
+	s.Unprotected = []string{".pre-commit-config.yaml"}
+	if _, err := launch.PrepareBwrapAt(s, root, "", nil, "/usr/bin/bwrap"); err != nil {
+		t.Fatalf("unprotected: %v", err)
+	}
+}
+
+// TestEngineNeedsTheProjectRoot: without a root the fixed top level and
+// the protected names would silently go: refused.
+func TestEngineNeedsTheProjectRoot(t *testing.T) {
+	args := []string{"run", "--rm", "--mount", "type=bind,source=/srv/p,target=/workspace", "img:1"}
+	if _, err := launch.PrepareEngine("docker", args, "", "/root", nil); err == nil || !strings.Contains(err.Error(), "project root is unknown") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -35,6 +35,9 @@ func PrepareEngine(engine string, args []string, root, home string, unprotected 
 	if len(args) == 0 || args[0] != "run" {
 		return nil, fmt.Errorf("expected the engine's arguments starting with \"run\"")
 	}
+	if root == "" || !pathIsAbs(root) {
+		return nil, fmt.Errorf("the project root is unknown (--project-root, or PROJECT_ROOT, must name it as an absolute path): without it a read-write mount of the project would get no fixed top level and no protected names; refusing to start")
+	}
 	src := NewSources(root, home)
 	var out []string
 	var rwTargets []string
@@ -76,7 +79,7 @@ func PrepareEngine(engine string, args []string, root, home string, unprotected 
 				}
 				continue
 			}
-			if !m.readonly && root != "" && path.Clean(m.source) == path.Clean(root) {
+			if !m.readonly && path.Clean(m.source) == path.Clean(root) {
 				extra, err := engineFixedTop(src, m, unprotected, bound)
 				if err != nil {
 					return nil, err
@@ -240,7 +243,7 @@ func engineFixedTop(src *Sources, m *mountSpec, unprotected []string, bound map[
 		return nil, err
 	}
 	unix.Close(fd)
-	kids, err := src.topLevel(m.source)
+	kids, err := src.topLevel(m.source, unprotected)
 	if err != nil {
 		return nil, err
 	}

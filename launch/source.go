@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/protect"
 	"golang.org/x/sys/unix"
 )
 
@@ -97,7 +98,11 @@ type child struct {
 // topLevel lists the entries of a folder for a fixed-top mount, each opened
 // without following symlinks; symlinks are left out (they stay visible, as
 // links, in the read-only folder, and resolve inside the sandbox).
-func (s *Sources) topLevel(root string) ([]child, error) {
+//
+// A protected name (less those unprotected) that is a symlink is refused:
+// the build refuses it too, so one appearing since is tampering — its
+// target would be writable through the link.
+func (s *Sources) topLevel(root string, unprotected []string) ([]child, error) {
 	dfd, err := s.OpenDir(root)
 	if err != nil {
 		return nil, err
@@ -137,6 +142,11 @@ func (s *Sources) topLevel(root string) ([]child, error) {
 		}
 		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
 			unix.Close(fd)
+			if pat := protect.Except(n, unprotected); pat != "" {
+				closeChildren(out)
+				f.Close()
+				return nil, tampered("%s/%s is a symlink, and %s is a protected name: refusing to start (whatever it points to would be writable through it). If you made it, replace it with the real file, or unprotect %q in the policy", root, n, n, pat)
+			}
 			continue
 		}
 		out = append(out, child{name: n, fd: fd, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR})

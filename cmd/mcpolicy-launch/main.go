@@ -4,14 +4,16 @@
 // Go package initialisation is most of a launch's cost, and a client that
 // spawns a server per request pays it every time.
 //
-//	mcpolicy-launch --sha256 HEX ARTEFACT    .mcpolicy/bwrap/S.json or .mcpolicy/landlock/S.json
-//	mcpolicy-launch --engine ENGINE [--unprotect NAME]... -- run ARGS...   docker or podman
+//	mcpolicy-launch [--project-root DIR] [--bwrap PATH] --sha256 HEX ARTEFACT    .mcpolicy/bwrap/S.json or .mcpolicy/landlock/S.json
+//	mcpolicy-launch --engine ENGINE --project-root DIR [--unprotect NAME]... -- run ARGS...   docker or podman
 //	mcpolicy-launch [-v] RULESET.json         a Landlock ruleset, unverified (by hand)
 //
 // The digest comes from the client entry, which a server cannot write: the
 // artefact is read once, and only those bytes are used. ${PROJECT_ROOT} is
 // $PROJECT_ROOT, or the folder three levels above the artefact
-// (PROJECT/.mcpolicy/BACKEND/SERVER.json); ${HOME} is $HOME.
+// (PROJECT/.mcpolicy/BACKEND/SERVER.json); ${HOME} is $HOME. Client entries
+// pass --project-root: an entry that lost its environment must not lose the
+// fixed top level with it (--engine refuses to start without a root).
 //
 // Exit codes: the server's own; 8 when the artefact's digest differs or a
 // mount source is (or passes through) a symlink: nothing is started; 4 when
@@ -37,6 +39,8 @@ func main() {
 	verbose := flag.Bool("v", false, "say on stderr what is enforced")
 	digest := flag.String("sha256", "", "the artefact's SHA-256, as the client entry carries it: refuse (exit 8) any other content")
 	engine := flag.String("engine", "", "docker or podman (or its path): check the `run` arguments after -- and run them")
+	projectRoot := flag.String("project-root", "", "the project folder ${PROJECT_ROOT} stands for (default: $PROJECT_ROOT; with --sha256, else three folders above the artefact)")
+	bwrapPath := flag.String("bwrap", "", "bwrap's absolute path (default: found on PATH)")
 	var unprotected names
 	flag.Var(&unprotected, "unprotect", "with --engine: a protected name the policy unprotects (repeatable)")
 	flag.Usage = func() {
@@ -53,12 +57,12 @@ func main() {
 	)
 	switch {
 	case *engine != "":
-		err = runEngine(*engine, flag.Args(), unprotected)
+		err = runEngine(*engine, flag.Args(), root(*projectRoot, ""), unprotected)
 	case flag.NArg() != 1:
 		flag.Usage()
 		os.Exit(1)
 	default:
-		code, err = run(flag.Arg(0), *digest, *verbose)
+		code, err = run(flag.Arg(0), *digest, *projectRoot, *bwrapPath, *verbose)
 	}
 	exit(err)
 	os.Exit(code)
@@ -88,15 +92,26 @@ type names []string
 func (n *names) String() string     { return fmt.Sprint(*n) }
 func (n *names) Set(v string) error { *n = append(*n, v); return nil }
 
-func runEngine(engine string, args []string, unprotected []string) error {
-	run, err := launch.PrepareEngine(engine, args, os.Getenv("PROJECT_ROOT"), os.Getenv("HOME"), unprotected)
+// root is the project root: the flag, else $PROJECT_ROOT, else def.
+func root(flagValue, def string) string {
+	switch {
+	case flagValue != "":
+		return flagValue
+	case os.Getenv("PROJECT_ROOT") != "":
+		return os.Getenv("PROJECT_ROOT")
+	}
+	return def
+}
+
+func runEngine(engine string, args []string, root string, unprotected []string) error {
+	run, err := launch.PrepareEngine(engine, args, root, os.Getenv("HOME"), unprotected)
 	if err != nil {
 		return err
 	}
 	return launch.EngineExec(engine, run, os.Environ())
 }
 
-func run(file, digest string, verbose bool) (int, error) {
+func run(file, digest, projectRoot, bwrapPath string, verbose bool) (int, error) {
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return 0, err
@@ -110,10 +125,7 @@ func run(file, digest string, verbose bool) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	root := os.Getenv("PROJECT_ROOT")
-	if root == "" {
-		root = filepath.Dir(filepath.Dir(filepath.Dir(abs)))
-	}
+	root := root(projectRoot, filepath.Dir(filepath.Dir(filepath.Dir(abs))))
 	home := os.Getenv("HOME")
 	var kind struct {
 		Backend string `json:"backend"`
@@ -126,7 +138,12 @@ func run(file, digest string, verbose bool) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("%s: %v", file, err)
 		}
-		bw, err := launch.PrepareBwrap(spec, root, home, os.Environ())
+		var bw *launch.Bwrap
+		if bwrapPath != "" {
+			bw, err = launch.PrepareBwrapAt(spec, root, home, os.Environ(), bwrapPath)
+		} else {
+			bw, err = launch.PrepareBwrap(spec, root, home, os.Environ())
+		}
 		if err != nil {
 			return 0, err
 		}
