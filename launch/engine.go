@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path"
 	"sort"
@@ -14,34 +15,64 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// PrepareEngine checks a `docker run` / `podman run` argv (as the client
-// entry holds it, after the engine's name) immediately before the engine
-// runs it, and returns the argv to run:
+// Engine prepares `docker run` / `podman run` arguments (as the client
+// entry holds them, after the engine's name) immediately before the engine
+// runs them:
 //   - every bind source is opened below its base without following a
 //     symlink; one that is (or passes through) a symlink is refused;
 //   - a read-write bind of the project root gets a fixed top level, as under
 //     bwrap: the root read-only, each existing entry re-bound (protected
 //     ones read-only), so no new top-level name can be created and none can
-//     be renamed.
-//
+//     be renamed;
+//   - the engine resolves each source again when it mounts it, so a server
+//     still running elsewhere could swap one in between: the container's
+//     first process is therefore Verifier (a static mcpolicy or
+//     mcpolicy-launch, bound read-only), which checks that every mount
+//     target is the very file the launcher opened (device and inode) and
+//     only then execs the image's entrypoint and command — exit 8 if not;
 //   - every VOLUME the image declares is masked with an empty, read-only,
 //     4 KiB tmpfs (the engine would otherwise put a writable, unbounded
 //     volume on the host's disk there, --read-only or not); an image that
 //     cannot be inspected is refused.
-//
-// The engine resolves the sources again when it mounts them: a server
-// still running can race that instant, which bwrap's descriptors close.
-func PrepareEngine(engine string, args []string, root, home string, unprotected []string) ([]string, error) {
+type Engine struct {
+	Path        string // docker or podman: a name or a path
+	Root, Home  string // the project root (required) and the home folder
+	Unprotected []string
+	Verifier    string // host path of a static mcpolicy or mcpolicy-launch
+}
+
+// VerifierTarget is where the verifier is bound inside the container.
+const VerifierTarget = "/.mcpolicy/launch"
+
+// VerifyMountsArg is argv[1] of the verifier inside the container.
+const VerifyMountsArg = "__mcpolicy-verify-mounts"
+
+// Prepare returns the argv to run.
+func (e Engine) Prepare(args []string) ([]string, error) {
 	if len(args) == 0 || args[0] != "run" {
 		return nil, fmt.Errorf("expected the engine's arguments starting with \"run\"")
 	}
+	root := e.Root
 	if root == "" || !pathIsAbs(root) {
 		return nil, fmt.Errorf("the project root is unknown (--project-root, or PROJECT_ROOT, must name it as an absolute path): without it a read-write mount of the project would get no fixed top level and no protected names; refusing to start")
 	}
-	src := NewSources(root, home)
+	if e.Verifier == "" {
+		return nil, fmt.Errorf("no verifier: the mounts cannot be checked inside the container")
+	}
+	src := NewSources(root, e.Home)
 	var out []string
 	var rwTargets []string
 	bound := map[string]bool{} // targets a fixed top level already bound read-only
+	var expect []string        // target=dev:ino, checked inside the container
+	opened := func(fd int, target string) error {
+		defer unix.Close(fd)
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return err
+		}
+		expect = append(expect, fmt.Sprintf("%s=%d:%d", path.Clean(target), st.Dev, st.Ino))
+		return nil
+	}
 	i := 0
 	for ; i < len(args); i++ {
 		a := args[i]
@@ -62,25 +93,8 @@ func PrepareEngine(engine string, args []string, root, home string, unprotected 
 				out = append(out, a, args[i])
 				continue
 			}
-			if m.readonly && below(m.target, rwTargets) {
-				// A protected name: gone (nothing to bind), or already
-				// bound read-only by the fixed top level (engines refuse
-				// a duplicate mount point); a symlink is refused.
-				fd, err := src.Open(m.source)
-				if IsMissing(err) {
-					continue
-				}
-				if err != nil {
-					return nil, err
-				}
-				unix.Close(fd)
-				if !bound[path.Clean(m.target)] {
-					out = append(out, a, args[i])
-				}
-				continue
-			}
 			if !m.readonly && path.Clean(m.source) == path.Clean(root) {
-				extra, err := engineFixedTop(src, m, unprotected, bound)
+				extra, err := engineFixedTop(src, m, e.Unprotected, bound, opened)
 				if err != nil {
 					return nil, err
 				}
@@ -89,15 +103,35 @@ func PrepareEngine(engine string, args []string, root, home string, unprotected 
 				continue
 			}
 			fd, err := src.Open(m.source)
+			if m.readonly && below(m.target, rwTargets) {
+				// A protected name: gone (nothing to bind), or already
+				// bound read-only by the fixed top level (engines refuse
+				// a duplicate mount point); a symlink is refused.
+				if IsMissing(err) {
+					continue
+				}
+				if err != nil {
+					return nil, err
+				}
+				if bound[path.Clean(m.target)] {
+					unix.Close(fd)
+					continue
+				}
+			}
 			if err != nil {
 				return nil, err
 			}
-			unix.Close(fd)
+			if err := opened(fd, m.target); err != nil {
+				return nil, err
+			}
 			if !m.readonly {
 				rwTargets = append(rwTargets, m.target)
 			}
 			out = append(out, a, args[i])
 			continue
+		}
+		if a == "--entrypoint" {
+			return nil, fmt.Errorf("--entrypoint: the launcher sets the container's first process itself (the mount check)")
 		}
 		n, known := engineOperands[a]
 		if !known || i+n >= len(args) {
@@ -109,12 +143,89 @@ func PrepareEngine(engine string, args []string, root, home string, unprotected 
 	if i >= len(args) {
 		return nil, fmt.Errorf("engine arguments name no image")
 	}
-	masks, err := volumeMasks(engine, args[i], targets(out))
+	image, command := args[i], args[i+1:]
+	cfg, err := inspect(e.Path, image)
+	if err != nil {
+		return nil, err
+	}
+	masks, err := volumeMasks(image, cfg.Volumes, targets(out))
 	if err != nil {
 		return nil, err
 	}
 	out = append(out, masks...)
-	return append(out, args[i:]...), nil
+	if len(command) == 0 {
+		command = cfg.Cmd
+	}
+	argv := append(append([]string{}, cfg.Entrypoint...), command...)
+	if len(argv) == 0 {
+		return nil, fmt.Errorf("image %s has no entrypoint or command, and the policy gives none", image)
+	}
+	verifier := (&mountSpec{kind: "bind", source: e.Verifier, target: VerifierTarget, readonly: true}).String()
+	out = append(out, "--mount", verifier, "--entrypoint", VerifierTarget, image, VerifyMountsArg)
+	out = append(out, expect...)
+	out = append(out, "--")
+	return append(out, argv...), nil
+}
+
+// imageConfig is what the launcher reads of an image.
+type imageConfig struct {
+	Volumes    map[string]any
+	Entrypoint []string
+	Cmd        []string
+}
+
+func inspect(engine, image string) (*imageConfig, error) {
+	out, err := exec.Command(engine, "image", "inspect", "--format", "{{json .Config}}", image).Output()
+	if err != nil {
+		var msg string
+		if ee, ok := err.(*exec.ExitError); ok {
+			msg = strings.TrimSpace(string(ee.Stderr))
+		}
+		return nil, fmt.Errorf("cannot inspect image %s with %s (%v %s): its VOLUMEs must be masked and its entrypoint known before it runs; pull or build it first", image, engine, err, msg)
+	}
+	var c imageConfig
+	if err := json.Unmarshal(bytes.TrimSpace(out), &c); err != nil {
+		return nil, fmt.Errorf("image %s: reading its configuration: %v", image, err)
+	}
+	return &c, nil
+}
+
+// VerifyMounts runs inside the container as its first process: each
+// expected "target=dev:ino" must be what is mounted at target (a source
+// swapped for a symlink between the launcher's check and the engine's
+// mount shows another inode), then argv is exec'd. It returns only on
+// failure; a mismatch is a TamperError.
+func VerifyMounts(args []string) error {
+	sep := -1
+	for i, a := range args {
+		if a == "--" {
+			sep = i
+			break
+		}
+	}
+	if sep < 0 || sep == len(args)-1 {
+		return fmt.Errorf("usage: %s TARGET=DEV:INO... -- COMMAND...", VerifyMountsArg)
+	}
+	for _, x := range args[:sep] {
+		eq := strings.LastIndex(x, "=") // a target may hold "=", dev:ino never does
+		if eq < 0 {
+			return fmt.Errorf("bad expectation %q", x)
+		}
+		target, want := x[:eq], x[eq+1:]
+		var st unix.Stat_t
+		if err := unix.Stat(target, &st); err != nil {
+			return tampered("mount %s cannot be checked: %v", target, err)
+		}
+		if got := fmt.Sprintf("%d:%d", st.Dev, st.Ino); got != want {
+			return tampered("%s is not what the launcher checked (device:inode %s, want %s): a source was swapped while the engine mounted it; refusing to start", target, got, want)
+		}
+	}
+	argv := args[sep+1:]
+	p, err := exec.LookPath(argv[0])
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("exec %s: %w", p, unix.Exec(p, argv, os.Environ()))
 }
 
 // VolumeMask is how an image's VOLUME is masked: as the docker emitter
@@ -123,19 +234,7 @@ const VolumeMask = ":ro,nosuid,nodev,noexec,size=4k"
 
 // volumeMasks inspects the image and masks each volume not already
 // covered by a grant at that very path.
-func volumeMasks(engine, image string, have []string) ([]string, error) {
-	out, err := exec.Command(engine, "image", "inspect", "--format", "{{json .Config.Volumes}}", image).Output()
-	if err != nil {
-		var msg string
-		if ee, ok := err.(*exec.ExitError); ok {
-			msg = strings.TrimSpace(string(ee.Stderr))
-		}
-		return nil, fmt.Errorf("cannot inspect image %s with %s (%v %s): its VOLUMEs must be masked before it runs; pull or build it first", image, engine, err, msg)
-	}
-	var vols map[string]any
-	if err := json.Unmarshal(bytes.TrimSpace(out), &vols); err != nil {
-		return nil, fmt.Errorf("image %s: reading its volumes: %v", image, err)
-	}
+func volumeMasks(image string, vols map[string]any, have []string) ([]string, error) {
 	var names []string
 	for v := range vols {
 		names = append(names, path.Clean(v))
@@ -237,17 +336,18 @@ func (m *mountSpec) String() string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-func engineFixedTop(src *Sources, m *mountSpec, unprotected []string, bound map[string]bool) ([]string, error) {
+func engineFixedTop(src *Sources, m *mountSpec, unprotected []string, bound map[string]bool, opened func(int, string) error) ([]string, error) {
 	fd, err := src.Open(m.source)
 	if err != nil {
 		return nil, err
 	}
-	unix.Close(fd)
+	if err := opened(fd, m.target); err != nil {
+		return nil, err
+	}
 	kids, err := src.topLevel(m.source, unprotected)
 	if err != nil {
 		return nil, err
 	}
-	defer closeChildren(kids)
 	ro := *m
 	ro.readonly = true
 	out := []string{"--mount", ro.String()}
@@ -256,6 +356,9 @@ func engineFixedTop(src *Sources, m *mountSpec, unprotected []string, bound map[
 			readonly: protect.Except(k.name, unprotected) != ""}
 		if c.readonly {
 			bound[c.target] = true
+		}
+		if err := opened(k.fd, c.target); err != nil {
+			return nil, err
 		}
 		out = append(out, "--mount", c.String())
 	}

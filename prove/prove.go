@@ -430,7 +430,7 @@ func runEngine(engine string, p *compiler.Plan, m compiler.Machine, as []attempt
 		return "", nil, "", err
 	}
 	// As mcpolicy-launch runs it: sources checked, the top level fixed.
-	if args, err = launch.PrepareEngine(engine, args, m.ProjectRoot, m.Home, q.Unprotected); err != nil {
+	if args, err = (launch.Engine{Path: engine, Root: m.ProjectRoot, Home: m.Home, Unprotected: q.Unprotected, Verifier: o.Self}).Prepare(args); err != nil {
 		return "", nil, "", err
 	}
 	var stderr bytes.Buffer

@@ -263,7 +263,15 @@ func (s *session) container(ctx context.Context, engine string) (int, error) {
 	}
 	// As mcpolicy-launch --engine runs them: no source through a symlink,
 	// the project's top level fixed.
-	if args, err = launch.PrepareEngine(engine, args, s.machine.ProjectRoot, s.machine.Home, s.plan.Unprotected); err != nil {
+	verifier := s.machine.Self
+	if verifier == "" {
+		if verifier, err = staticSelf(s.opt.Self); err != nil {
+			return 1, err
+		}
+	}
+	// The verifier (this static mcpolicy, bound read-only) checks the
+	// mounts inside the container before the server starts.
+	if args, err = (launch.Engine{Path: engine, Root: s.machine.ProjectRoot, Home: s.machine.Home, Unprotected: s.plan.Unprotected, Verifier: verifier}).Prepare(args); err != nil {
 		return 1, err
 	}
 	cmd := exec.Command(engine, args...)

@@ -36,6 +36,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == launch.Stage2Arg {
 		launch.Stage2()
 	}
+	if len(os.Args) > 1 && os.Args[1] == launch.VerifyMountsArg {
+		exit(launch.VerifyMounts(os.Args[2:])) // inside a container: check the mounts, exec the server
+	}
 	verbose := flag.Bool("v", false, "say on stderr what is enforced")
 	digest := flag.String("sha256", "", "the artefact's SHA-256, as the client entry carries it: refuse (exit 8) any other content")
 	engine := flag.String("engine", "", "docker or podman (or its path): check the `run` arguments after -- and run them")
@@ -104,7 +107,13 @@ func root(flagValue, def string) string {
 }
 
 func runEngine(engine string, args []string, root string, unprotected []string) error {
-	run, err := launch.PrepareEngine(engine, args, root, os.Getenv("HOME"), unprotected)
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	// This launcher, bound read-only into the container, checks the mounts
+	// there before the server starts.
+	run, err := launch.Engine{Path: engine, Root: root, Home: os.Getenv("HOME"), Unprotected: unprotected, Verifier: self}.Prepare(args)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -195,7 +196,7 @@ func testEngine(t *testing.T, e engine, probeBin string) {
 	}
 	// As client entries run them: through the launcher's checks, which fix
 	// the project's top level and bind .git read-only.
-	if args, err = launch.PrepareEngine(e.name, args, root, home, plan.Unprotected); err != nil {
+	if args, err = (launch.Engine{Path: e.name, Root: root, Home: home, Unprotected: plan.Unprotected, Verifier: probeBin}).Prepare(args); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%s %s", e.name, shellQuote(args))
@@ -223,6 +224,31 @@ func testEngine(t *testing.T, e engine, probeBin string) {
 		}
 		wide := replaceOnce(t, prefix, []string{prefix[i]}, []string{strings.TrimSuffix(prefix[i], ",readonly")})
 		check(t, e.name+" /docs rw", []expectation{x}, probeRun(ctx, t, e, append(wide, "/bin/mcpolicy", "probe", x.arg())))
+	})
+	// A source swapped for a symlink after the launcher's check, before
+	// the engine mounts it (a server still running elsewhere can race that
+	// instant): the engine follows the link, and the verifier inside the
+	// container sees another inode and refuses (exit 8) before the server.
+	// The unswapped runs above are the control.
+	t.Run("swap-between-check-and-mount", func(t *testing.T) {
+		docs := filepath.Join(root, "docs")
+		if err := os.Rename(docs, docs+".real"); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { os.Remove(docs); os.Rename(docs+".real", docs) }()
+		if err := os.Symlink(home, docs); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.CommandContext(ctx, e.name, args...)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != launch.ExitTampered || !strings.Contains(string(out), "not what the launcher checked") {
+			t.Fatalf("a swapped source: %v, want exit %d from the verifier\n%s", err, launch.ExitTampered, out)
+		}
+		if strings.Contains(string(out), "planted") {
+			t.Fatalf("the server ran and read the home: %s", out)
+		}
+		t.Logf("%s: the verifier refused: %s", e.name, lastLines(out, 1))
 	})
 }
 
