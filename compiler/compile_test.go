@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"github.com/mcpolicy/mcpolicy/protect"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,7 +133,13 @@ servers: s: {image: "x", mounts: [{source: ".", target: "/w", mode: "rw"}, {sour
 	for _, a := range plans[0].Absent {
 		absent = append(absent, a.Target)
 	}
-	if strings.Join(absent, " ") != "/s/.git /s/.mcpolicy /s/mcpolicy.* /s/mcpolicy.d /s/.mcp.json /s/.cursor /s/.zed /s/.gemini /s/.codex /s/.windsurf /s/.roo /s/.kilocode /s/.idea /s/.devcontainer /s/.husky /s/.pre-commit-config.yaml /s/.envrc /s/.env*" {
+	var wantAbsent []string // every name but those sub has (.claude, .env) or unprotected (.vscode); globs always
+	for _, n := range protect.Names {
+		if n.Pattern != ".claude" && n.Pattern != ".vscode" {
+			wantAbsent = append(wantAbsent, "/s/"+n.Pattern)
+		}
+	}
+	if strings.Join(absent, " ") != strings.Join(wantAbsent, " ") {
 		t.Errorf("absent: %v", absent)
 	}
 	// .vscode is unprotected (a counted grant); the ro mount needs no protection.
