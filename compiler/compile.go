@@ -364,6 +364,24 @@ func (c *compiler) protect(p *Plan, sources []*source, unprot map[string]bool) {
 			}
 		}
 	}
+	// A protected entry of a read-write mount that lies inside another
+	// read-write mount is reachable through that one too: protect it there.
+	var also []Protected
+	for _, pr := range p.Protected {
+		for _, s := range sources {
+			if s.Mode != ReadWrite || s.Source.Base != pr.Source.Base {
+				continue
+			}
+			rel, ok := strings.CutPrefix(pr.Source.Rel, strings.TrimSuffix(s.Source.Rel, "/")+"/")
+			if s.Source.Rel == "." {
+				rel, ok = pr.Source.Rel, true
+			}
+			if target := path.Join(s.Target, rel); ok && target != pr.Target {
+				also = append(also, Protected{Source: pr.Source, Target: target, Name: pr.Name})
+			}
+		}
+	}
+	p.Protected = append(p.Protected, also...)
 	sort.Slice(p.Protected, func(i, j int) bool { return p.Protected[i].Target < p.Protected[j].Target })
 }
 

@@ -123,6 +123,8 @@ servers: s: {image: "x", mounts: [{source: ".", target: "/w", mode: "rw"}, {sour
 	// which exist.
 	want := []string{
 		"/s/.claude=${PROJECT_ROOT}/sub/.claude .claude", "/s/.env=${PROJECT_ROOT}/sub/.env .env*",
+		// and through /w, which holds sub
+		"/w/sub/.claude=${PROJECT_ROOT}/sub/.claude .claude", "/w/sub/.env=${PROJECT_ROOT}/sub/.env .env*",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("protected:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -337,5 +339,24 @@ servers: s: {image: "x", mounts: [`+body+`]}`, "link -> /")
 		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
 			t.Errorf("%s: got %v, want %q", body, err, want)
 		}
+	}
+}
+
+// TestProtectedThroughAnOuterMount: a protected entry of a rw mount that
+// lies inside another rw mount is protected at both paths, or the outer
+// one would write it.
+func TestProtectedThroughAnOuterMount(t *testing.T) {
+	plans, _, err := compileSrc(t, `version: "v1"
+servers: s: {image: "x", mounts: [{source: ".", target: "/w", mode: "rw"}, {source: "src/gen", target: "/gen", mode: "rw"}]}`,
+		"src/gen/.env", "src/gen/out.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range plans[0].Protected {
+		got = append(got, p.Target+"="+p.Source.Placeholder())
+	}
+	if want := "/gen/.env=${PROJECT_ROOT}/src/gen/.env /w/src/gen/.env=${PROJECT_ROOT}/src/gen/.env"; strings.Join(got, " ") != want {
+		t.Errorf("protected: %v, want %s", got, want)
 	}
 }
