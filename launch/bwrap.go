@@ -263,11 +263,16 @@ func below(target string, dirs []string) bool {
 // Command returns b as a child process rather than an exec: its
 // descriptors become 3, 4, ... in the child (ExtraFiles), the argv is
 // renumbered to match, and the environment is empty. For supervisors that
-// stay beside the sandbox (mcpolicy run, tests).
+// stay beside the sandbox (mcpolicy run, prove, tests). The child must not
+// share the caller's session keyring, and Go cannot change it between fork
+// and exec: the caller itself joins a new, empty one here.
 //
 // first are passed before b's descriptors, at 3, 4, ... (a probe the
 // command names as /proc/self/fd/3, say).
-func (b *Bwrap) Command(first ...*os.File) *exec.Cmd {
+func (b *Bwrap) Command(first ...*os.File) (*exec.Cmd, error) {
+	if err := FreshSessionKeyring(); err != nil {
+		return nil, err
+	}
 	renum := map[string]string{}
 	files := append([]*os.File{}, first...)
 	for _, fd := range b.FDs {
@@ -288,5 +293,5 @@ func (b *Bwrap) Command(first ...*os.File) *exec.Cmd {
 	cmd := exec.Command(b.Path, argv[1:]...)
 	cmd.Env = []string{}
 	cmd.ExtraFiles = files
-	return cmd
+	return cmd, nil
 }

@@ -170,7 +170,10 @@ tr '\0' ' ' < /proc/1/environ; echo "[pid1 env end]"
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := b.Command()
+	cmd, err := b.Command()
+	if err != nil {
+		t.Fatal(err)
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)

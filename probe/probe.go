@@ -36,7 +36,19 @@ const (
 	// "http N" when the proxy or the server answered N. Certificates are
 	// not verified: the question is whether the connection is carried.
 	Fetch Op = "fetch"
+	// Unix connects to a named unix socket (a path): the host's D-Bus,
+	// docker.sock, an agent's socket.
+	Unix Op = "unix"
+	// Environ looks for a variable NAME in every /proc/PID/environ it can
+	// read: "ok" when some process shows it (the invoker's environment
+	// leaked in), ENOENT when none does.
+	Environ Op = "environ"
+	// Keyring searches the session keyring for the user key named by the
+	// target and reads it: "ok" when the invoker's keyring is visible.
+	Keyring Op = "keyring"
 )
+
+var ops = "read, write, create, list, connect, udp, fetch, unix, environ, keyring"
 
 // Attempt is one access to try.
 type Attempt struct {
@@ -54,13 +66,13 @@ type Result struct {
 func ParseAttempt(s string) (Attempt, error) {
 	op, target, ok := strings.Cut(s, ":")
 	if !ok || target == "" {
-		return Attempt{}, fmt.Errorf("probe %q: want OP:TARGET (ops: read, write, create, list, connect, udp, fetch)", s)
+		return Attempt{}, fmt.Errorf("probe %q: want OP:TARGET (ops: %s)", s, ops)
 	}
 	switch Op(op) {
-	case Read, Write, Create, List, Connect, UDP, Fetch:
+	case Read, Write, Create, List, Connect, UDP, Fetch, Unix, Environ, Keyring:
 		return Attempt{Op(op), target}, nil
 	}
-	return Attempt{}, fmt.Errorf("probe %q: unknown op %q (ops: read, write, create, list, connect, udp, fetch)", s, op)
+	return Attempt{}, fmt.Errorf("probe %q: unknown op %q (ops: %s)", s, op, ops)
 }
 
 // Run performs an attempt.
@@ -113,8 +125,46 @@ func do(a Attempt) error {
 		return err
 	case Fetch:
 		return fetch(a.Target)
+	case Unix:
+		c, err := net.DialTimeout("unix", a.Target, 2*time.Second)
+		if err != nil {
+			return err
+		}
+		return c.Close()
+	case Environ:
+		return environ(a.Target)
+	case Keyring:
+		id, err := unix.KeyctlSearch(unix.KEY_SPEC_SESSION_KEYRING, "user", a.Target, 0)
+		if err != nil {
+			return err
+		}
+		_, err = unix.KeyctlBuffer(unix.KEYCTL_READ, id, make([]byte, 256), 0)
+		return err
 	}
 	return fmt.Errorf("unknown op %q", a.Op)
+}
+
+// environ reports ENOENT unless some readable /proc/PID/environ holds name.
+func environ(name string) error {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil {
+			continue
+		}
+		for _, kv := range strings.Split(string(b), "\x00") {
+			if strings.HasPrefix(kv, name+"=") {
+				return nil
+			}
+		}
+	}
+	return unix.ENOENT
 }
 
 func fetch(target string) error {

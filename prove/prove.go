@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"github.com/mcpolicy/mcpolicy/egress"
 	"github.com/mcpolicy/mcpolicy/supervise"
+	"golang.org/x/sys/unix"
 	"io"
 	"net"
 	"os"
@@ -106,13 +107,17 @@ func Meaning(result string) string {
 		return "no route to the host's listener: the sandbox's own, empty network"
 	case "ENETUNREACH":
 		return "no network at all"
+	case "ENOKEY":
+		return "no such key in this process's keyrings: a keyring of its own"
+	case "ENOSYS":
+		return "the system call is filtered out"
 	}
 	return result
 }
 
 // attempts lists what to try for a plan: the sensitive targets, the
 // project, writes into read-only grants and protected paths, the network.
-func attempts(p *compiler.Plan, m compiler.Machine, extra []string, listener string) []attempt {
+func attempts(p *compiler.Plan, m compiler.Machine, extra []string, listener string, pl *planted) []attempt {
 	var as []attempt
 	home := m.Home
 	deny := func(what string, op probe.Op, host string) {
@@ -179,7 +184,73 @@ func attempts(p *compiler.Plan, m compiler.Machine, extra []string, listener str
 		as = append(as, attempt{"protected " + pr.Name, op, host, pr.Target, "denied", true})
 	}
 	as = append(as, attempt{"TCP to a listener on the host's loopback", probe.Connect, listener, listener, "denied", false})
+	// Channels the plan does not model, each planted by prove: the
+	// invoker's environment, its session keyring, a named unix socket.
+	as = append(as, attempt{"the invoker's environment (any readable /proc/PID/environ)", probe.Environ, pl.env, pl.env, "denied", false})
+	if pl.key != "" {
+		as = append(as, attempt{"the invoker's session keyring", probe.Keyring, pl.key, pl.key, "denied", false})
+	}
+	as = append(as, attempt{"a unix socket on the host, outside the grants", probe.Unix, pl.socket, pl.socket, "denied", false})
 	return as
+}
+
+// planted is what prove leaves on the host for the probe to look for.
+type planted struct {
+	env    string // a variable in prove's (the invoker's) environment
+	key    string // a user key in its session keyring ("" without keyrings)
+	keyID  int
+	socket string // a listening unix socket outside every grant
+}
+
+func plant() (*planted, func(), error) {
+	tag := fmt.Sprintf("%d", os.Getpid())
+	pl := &planted{env: "MCPOLICY_PROVE_CANARY_" + tag}
+	os.Setenv(pl.env, "planted")
+	dir, err := os.MkdirTemp("", "mcpolicy-prove-sock-")
+	if err != nil {
+		return nil, nil, err
+	}
+	pl.socket = filepath.Join(dir, "host.sock")
+	ln, err := net.Listen("unix", pl.socket)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	os.Chmod(dir, 0o755)
+	os.Chmod(pl.socket, 0o777) // reachable by the sandbox's user if nothing else stops it
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	pl.key = "mcpolicy-prove-" + tag
+	pl.replant()
+	return pl, func() {
+		os.Unsetenv(pl.env)
+		ln.Close()
+		os.RemoveAll(dir)
+		if pl.keyID > 0 {
+			unix.KeyctlInt(unix.KEYCTL_INVALIDATE, pl.keyID, 0, 0, 0)
+		}
+	}, nil
+}
+
+// replant puts the key into the current session keyring: launching bwrap
+// moves this process to a new one (launch.FreshSessionKeyring).
+func (pl *planted) replant() {
+	if pl.key == "" {
+		return
+	}
+	id, err := unix.AddKey("user", pl.key, []byte("planted"), unix.KEY_SPEC_SESSION_KEYRING)
+	if err != nil {
+		pl.key = "" // no keyrings here: nothing to leak
+		return
+	}
+	pl.keyID = id
 }
 
 // sibling is an entry of the project's parent other than the project.
@@ -229,11 +300,17 @@ func Run(p *compiler.Plan, m compiler.Machine, o Options) (*Report, error) {
 			c.Close()
 		}
 	}()
-	as := attempts(p, m, o.Probes, l.Addr().String())
+	pl, unplant, err := plant()
+	if err != nil {
+		return nil, err
+	}
+	defer unplant()
+	as := attempts(p, m, o.Probes, l.Addr().String(), pl)
 	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
 	rep := &Report{Server: p.Server, PolicyFile: p.PolicyFile, Plan: p.Hash, Kernel: strings.TrimSpace(string(kernel)),
 		LandlockABI: launch.DetectHost().ABI}
 	for _, b := range o.Backends {
+		pl.replant()
 		br := BackendReport{Backend: b}
 		var results []probe.Result
 		var view func(attempt) string
@@ -262,8 +339,15 @@ func Run(p *compiler.Plan, m compiler.Machine, o Options) (*Report, error) {
 		for i, a := range as {
 			r := results[i]
 			row := Row{What: a.what, Op: string(a.op), Target: view(a), Expect: a.expect, Result: r.Result, Meaning: Meaning(r.Result)}
-			if a.op == probe.Connect {
+			switch a.op {
+			case probe.Connect:
 				row.Target = "127.0.0.1:PORT" // the port changes each run; reports must diff clean
+			case probe.Environ:
+				row.Target = "MCPOLICY_PROVE_CANARY_PID"
+			case probe.Keyring:
+				row.Target = "user key mcpolicy-prove-PID"
+			case probe.Unix:
+				row.Target = "/tmp/mcpolicy-prove-sock-*/host.sock"
 			}
 			switch {
 			case b == "landlock" && r.Result == "ENOENT":
@@ -346,7 +430,10 @@ func runBwrap(p *compiler.Plan, m compiler.Machine, as []attempt, o Options) (st
 	if err != nil {
 		return "", nil, "", err
 	}
-	cmd := b.Command(f)
+	cmd, err := b.Command(f)
+	if err != nil {
+		return "", nil, "", err
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

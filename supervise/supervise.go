@@ -214,7 +214,10 @@ func (s *session) bwrap(ctx context.Context) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	cmd := b.Command()
+	cmd, err := b.Command()
+	if err != nil {
+		return 1, err
+	}
 	s.stdio(cmd)
 	return run(ctx, cmd)
 }
