@@ -354,6 +354,10 @@ func Run(p *compiler.Plan, m compiler.Machine, o Options) (*Report, error) {
 				row.Meaning = "does not exist on this host (Landlock shows the host's own paths)"
 			case a.op == probe.Connect && r.Result == "EACCES":
 				row.Meaning = "refused by policy: TCP connect denied"
+			case a.op == probe.Environ && r.Result == "ENOENT":
+				row.Meaning = "no process in view shows the variable"
+			case a.op == probe.Environ && r.Result == "ok":
+				row.Meaning = "a process in view shows the invoker's environment"
 			}
 			row.Agrees = a.expect == "" || (a.expect == "allowed") == (r.Result == "ok")
 			row.Reproduce = reproduce(b, p, m, o, a.op, view(a), image)
