@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/protect"
+	"github.com/mcpolicy/mcpolicy/seccomp"
 	"golang.org/x/sys/unix"
 )
 
@@ -53,6 +54,7 @@ type Bwrap struct {
 //     read-only, each existing entry re-bound (protected ones read-only), so
 //     no new top-level name (an absent .git, .vscode, mcpolicy.d...) can be
 //     created and none can be renamed (each is a mount point);
+//   - the seccomp filter (package seccomp) goes to --seccomp on a memfd;
 //   - the passthrough values travel on a memfd to --args, never in argv, and
 //     bwrap itself starts with an empty environment (its own process stays
 //     inside the sandbox's PID namespace, where /proc/1/environ is readable).
@@ -115,6 +117,18 @@ func PrepareBwrapAt(spec *BwrapSpec, root, home string, environ []string, bwrapP
 		i += n
 		switch a {
 		case "--proc":
+			// The seccomp filter (package seccomp): bwrap installs it just
+			// before it execs the command.
+			prog, err := seccomp.Program(seccomp.Options{})
+			if err != nil {
+				return fail(err)
+			}
+			sfd, err := memfd("mcpolicy-seccomp", prog)
+			if err != nil {
+				return fail(err)
+			}
+			b.FDs = append(b.FDs, sfd)
+			b.Argv = append(b.Argv, "--seccomp", strconv.Itoa(sfd))
 			if envArgs := bwrapEnv(spec.Env, environ); len(envArgs) > 0 {
 				fd, err := memfd("mcpolicy-env", []byte(strings.Join(envArgs, "\x00")+"\x00"))
 				if err != nil {
@@ -285,7 +299,7 @@ func (b *Bwrap) Command(first ...*os.File) (*exec.Cmd, error) {
 			break
 		}
 		switch argv[i] {
-		case "--bind-fd", "--ro-bind-fd", "--args":
+		case "--bind-fd", "--ro-bind-fd", "--args", "--seccomp":
 			argv[i+1] = renum[argv[i+1]]
 			i++
 		}
