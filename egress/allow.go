@@ -26,7 +26,10 @@ type Rule struct {
 func (r Rule) String() string { return net.JoinHostPort(r.Host, strconv.Itoa(r.Port)) }
 
 // Canonical spells a host name as the allowlist compares it: IDNA to
-// punycode, lower case, no trailing dot.
+// punycode (UTS #46 mapping for lookup: fullwidth and other compatibility
+// forms folded to ASCII, soft hyphens and zero-width characters removed),
+// lower case, no trailing dot (an ideographic or fullwidth full stop
+// included: the dot is trimmed again after mapping).
 func Canonical(host string) (string, error) {
 	h := strings.TrimSuffix(strings.ToLower(host), ".")
 	if h == "" {
@@ -38,6 +41,9 @@ func Canonical(host string) (string, error) {
 	a, err := idna.Lookup.ToASCII(h)
 	if err != nil {
 		return "", fmt.Errorf("host %q: %v", host, err)
+	}
+	if a = strings.TrimSuffix(a, "."); a == "" {
+		return "", fmt.Errorf("host %q: empty after mapping", host)
 	}
 	return a, nil
 }
@@ -104,6 +110,11 @@ func (l Allowlist) Match(host string, port int) (Rule, bool) {
 	if err != nil {
 		return Rule{}, false
 	}
+	return l.match(h, port)
+}
+
+// match is Match for a host already spelled by Canonical.
+func (l Allowlist) match(h string, port int) (Rule, bool) {
 	for _, r := range l {
 		if r.Port != port {
 			continue

@@ -34,7 +34,10 @@ func TestMatching(t *testing.T) {
 		ok   bool
 	}{
 		{"api.github.com", 443, true},
-		{"API.GitHub.com.", 443, true}, // case and the trailing dot fold
+		{"API.GitHub.com.", 443, true},      // case and the trailing dot fold
+		{"ａｐｉ.ｇｉｔｈｕｂ.ｃｏｍ", 443, true},       // fullwidth forms fold
+		{"ap\u00adi.github.com", 443, true}, // a soft hyphen is ignored
+		{"api.github.com。", 443, true},      // an ideographic full stop is a trailing dot too
 		{"api.github.com", 80, false},
 		{"github.com", 443, false},
 		{"x.example.com", 443, true},

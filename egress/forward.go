@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"syscall"
+	"time"
 )
 
 // Inside a bwrap or container sandbox the network namespace is empty: the
@@ -37,6 +39,9 @@ func ForwardCommand(port int, lifeline bool) []string {
 // forwarder's way to learn that the proxy, and so the supervisor, is gone.
 // Its arrival also tells the supervisor that the forwarder is listening.
 const lifelinePath = "/.mcpolicy/lifeline"
+
+// lifelineWait bounds how long a lifeline waits to be let in.
+const lifelineWait = 30 * time.Second
 
 // Forward accepts connections on ln and carries each to the unix socket,
 // until ln is closed.
@@ -81,8 +86,16 @@ func splice(a, b net.Conn) {
 
 // Lifeline connects to the proxy and returns when the proxy closes the
 // connection (or cannot be reached).
+//
+// A container sidecar may start before the supervisor has learnt its uid
+// and opened the socket to it (see supervise): while the socket says
+// permission denied, Lifeline tries again, for lifelineWait at most.
 func Lifeline(socket string) error {
 	c, err := net.Dial("unix", socket)
+	for deadline := time.Now().Add(lifelineWait); err != nil && errors.Is(err, syscall.EACCES) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		c, err = net.Dial("unix", socket)
+	}
 	if err != nil {
 		return err
 	}

@@ -16,15 +16,20 @@ import (
 // Decision is one logged verdict.
 type Decision struct {
 	Time   string `json:"time"`
-	Action string `json:"action"` // "allow" or "deny"
-	Method string `json:"method"` // CONNECT or the HTTP method
-	Host   string `json:"host"`
-	Port   int    `json:"port"`
-	Addr   string `json:"addr,omitempty"` // the address connected to
-	Rule   string `json:"rule,omitempty"`
-	Reason string `json:"reason,omitempty"`
-	Up     int64  `json:"bytesUp"`
-	Down   int64  `json:"bytesDown"`
+	Action string `json:"action"`           // "allow" or "deny"
+	Method string `json:"method,omitempty"` // CONNECT or the HTTP method; none for a refused connection
+	// Host is the name (or address) the decision was made on, spelled by
+	// Canonical; empty when the requested one has no canonical spelling.
+	Host string `json:"host,omitempty"`
+	// Requested is the host as the client spelled it, when that differs
+	// from Host (case, a trailing dot, IDN, fullwidth forms, soft hyphens).
+	Requested string `json:"requested,omitempty"`
+	Port      int    `json:"port,omitempty"`
+	Addr      string `json:"addr,omitempty"` // the address connected to
+	Rule      string `json:"rule,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	Up        int64  `json:"bytesUp"`
+	Down      int64  `json:"bytesDown"`
 }
 
 // Proxy enforces an allowlist. It resolves names itself and connects to
@@ -112,9 +117,21 @@ func (p *Proxy) log(d Decision) {
 }
 
 // check decides a destination and returns the address to connect to.
-func (p *Proxy) check(ctx context.Context, method, host string, port int) (netip.AddrPort, Decision, bool) {
-	d := Decision{Action: "deny", Method: method, Host: host, Port: port}
-	rule, ok := p.Allow.Match(host, port)
+// Everything after the first line works on the canonical spelling of the
+// host: the match, the lookup, the address check and the log, so the
+// logged host is the one the decision was made on.
+func (p *Proxy) check(ctx context.Context, method, requested string, port int) (netip.AddrPort, Decision, bool) {
+	d := Decision{Action: "deny", Method: method, Port: port}
+	host, err := Canonical(requested)
+	if err != nil {
+		d.Requested, d.Reason = requested, "not a host name: "+err.Error()
+		return netip.AddrPort{}, d, false
+	}
+	d.Host = host
+	if requested != host {
+		d.Requested = requested
+	}
+	rule, ok := p.Allow.match(host, port)
 	if !ok {
 		d.Reason = "not in the allowlist"
 		return netip.AddrPort{}, d, false

@@ -26,6 +26,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -67,7 +68,7 @@ func Run(ctx context.Context, p *compiler.Plan, o Options) (int, error) {
 		}
 		return 1, fmt.Errorf("server %q: for the landlock backend use mcpolicy exec", p.Server)
 	}
-	s := &session{plan: p, opt: o, machine: o.Machine}
+	s := &session{plan: p, opt: o, machine: o.Machine, checkPeers: true}
 	defer s.cleanup()
 	if p.Network.Mode == "allowlist" {
 		if err := s.startProxy(); err != nil {
@@ -93,6 +94,53 @@ type session struct {
 	proxy    *egress.Proxy
 	server   *http.Server
 	cleanups []func()
+
+	// checkPeers admits to the socket only the sandbox's processes (off
+	// only in a test's control case); sandbox says which those are.
+	checkPeers bool
+	sandbox    sandbox
+}
+
+// sandbox is the process the proxy's socket serves: its root (bwrap's
+// pid, or the sidecar's first process) and the uid its processes run as,
+// as this process sees them. Connections wait until it is known.
+type sandbox struct {
+	once  sync.Once
+	ready chan struct{}
+	root  int // 0: none (the socket serves nobody)
+	uid   int
+}
+
+func (b *sandbox) init() { b.ready = make(chan struct{}) }
+
+// set names the sandbox, once; set(0, 0) closes the socket to everyone.
+// Without a proxy (no allowlist) there is nothing to name.
+func (b *sandbox) set(root, uid int) {
+	if b.ready == nil {
+		return
+	}
+	b.once.Do(func() {
+		b.root, b.uid = root, uid
+		close(b.ready)
+	})
+}
+
+// admit is the proxy's check of every connection to its socket: only the
+// sandbox's own processes, as the kernel identifies them, get through.
+func (s *session) admit(c net.Conn) error {
+	if !s.checkPeers {
+		return nil
+	}
+	select {
+	case <-s.sandbox.ready:
+	case <-time.After(s.opt.StartTimeout):
+		return errors.New("the sandbox did not start")
+	}
+	if s.sandbox.root == 0 {
+		return errors.New("no sandbox uses this socket")
+	}
+	_, err := egress.CheckPeer(c, s.sandbox.root, s.sandbox.uid)
+	return err
 }
 
 func (s *session) cleanup() {
@@ -101,27 +149,29 @@ func (s *session) cleanup() {
 	}
 }
 
-// startProxy serves the proxy on a unix socket in a fresh folder. The
-// socket is world-connectable (a container's user is not ours) inside a
-// folder only its random name leads to: whoever reaches it gets this
-// plan's allowlist, no more.
+// startProxy serves the proxy on a unix socket, 0600, in a fresh 0700
+// folder of ours (under $XDG_RUNTIME_DIR, else TMPDIR): no other user can
+// reach the path. The sandbox does not need the path: the socket itself is
+// bound into it. A container sidecar running as another uid gets the
+// socket once that uid is known (container). Whoever does reach the
+// socket is admitted only if the kernel says it is a process of this
+// run's sandbox (admit): not another sandbox of the same user, not a
+// process of the user's outside any sandbox.
 func (s *session) startProxy() error {
 	allow, err := egress.ParseAllowlist(s.plan.Network.Allow)
 	if err != nil {
 		return err
 	}
-	// A socket's path has at most 103 bytes on macOS (107 on Linux): a
-	// long TMPDIR falls back to /tmp.
-	tmpdir := os.TempDir()
-	if len(tmpdir) > 60 {
-		tmpdir = "/tmp"
+	parent := socketParent()
+	sweepStale(parent)
+	if tmp := tempParent(); tmp != parent {
+		sweepStale(tmp) // left by a supervisor that ran with another environment
 	}
-	sweepStale(tmpdir)
-	if s.dir, err = os.MkdirTemp(tmpdir, "mcpolicy-egress-"); err != nil {
+	if s.dir, err = os.MkdirTemp(parent, "mcpolicy-egress-"); err != nil {
 		return err
 	}
 	s.cleanups = append(s.cleanups, func() { os.RemoveAll(s.dir) })
-	if err := os.Chmod(s.dir, 0o711); err != nil {
+	if err := os.Chmod(s.dir, 0o700); err != nil { // MkdirTemp's already, whatever the umask took
 		return err
 	}
 	sock := filepath.Join(s.dir, "egress.sock")
@@ -129,13 +179,16 @@ func (s *session) startProxy() error {
 	if err != nil {
 		return err
 	}
-	if err := os.Chmod(sock, 0o666); err != nil {
+	if err := os.Chmod(sock, 0o600); err != nil {
 		ln.Close()
 		return err
 	}
+	s.sandbox.init()
+	// Whatever waits for a sandbox that never came is refused at the end.
+	s.cleanups = append(s.cleanups, func() { s.sandbox.set(0, 0) })
 	s.proxy = &egress.Proxy{Allow: allow, Resolve: s.opt.Resolve, Log: s.opt.Log}
 	s.server = &http.Server{Handler: s.proxy, ReadHeaderTimeout: 30 * time.Second}
-	go s.server.Serve(ln)
+	go s.server.Serve(s.proxy.Guard(ln, s.admit))
 	// Close ends every request, the sidecar's lifeline among them.
 	// Then the proxy ends the tunnels, which the server no longer tracks,
 	// and waits until every decision is logged.
@@ -147,14 +200,45 @@ func (s *session) startProxy() error {
 	return nil
 }
 
+// socketParent is where the socket's folder is made: $XDG_RUNTIME_DIR
+// when it is what the XDG spec promises (a directory, not a symlink,
+// owned by this user, that no one else may enter), else tempParent.
+func socketParent() string {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) && len(d) <= maxParent {
+		if fi, err := os.Lstat(d); err == nil && fi.IsDir() && fi.Mode().Perm()&0o077 == 0 && ownedByUs(fi) {
+			return filepath.Clean(d)
+		}
+	}
+	return tempParent()
+}
+
+// maxParent: a socket's path has at most 103 bytes on macOS (107 on
+// Linux), and the folder and the socket's name take 40 of them.
+const maxParent = 60
+
+// tempParent is TMPDIR, or /tmp when TMPDIR is too long for a socket path.
+// The folder made in it is 0700 all the same.
+func tempParent() string {
+	if d := os.TempDir(); len(d) <= maxParent {
+		return d
+	}
+	return "/tmp"
+}
+
+// ownedByUs reports whether a file belongs to this process's user.
+func ownedByUs(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Geteuid()
+}
+
 // sweepStale removes the socket folders of supervisors that were killed
-// outright: older than a minute, with a socket nobody answers on (a live
-// proxy always accepts).
-func sweepStale(tmpdir string) {
-	dirs, _ := filepath.Glob(filepath.Join(tmpdir, "mcpolicy-egress-*"))
+// outright: ours, older than a minute, with a socket nobody answers on (a
+// live proxy always accepts, if only to refuse the connection).
+func sweepStale(parent string) {
+	dirs, _ := filepath.Glob(filepath.Join(parent, "mcpolicy-egress-*"))
 	for _, d := range dirs {
 		fi, err := os.Lstat(d)
-		if err != nil || !fi.IsDir() || time.Since(fi.ModTime()) < time.Minute {
+		if err != nil || !fi.IsDir() || !ownedByUs(fi) || time.Since(fi.ModTime()) < time.Minute {
 			continue
 		}
 		c, err := net.DialTimeout("unix", filepath.Join(d, "egress.sock"), time.Second)
@@ -219,13 +303,16 @@ func (s *session) bwrap(ctx context.Context) (int, error) {
 		return 1, err
 	}
 	s.stdio(cmd)
-	return run(ctx, cmd)
+	// bwrap's process and its descendants are the sandbox; the forwarder
+	// in it runs as our uid, as the host sees it (bwrap maps the
+	// sandbox's uid to ours).
+	return run(ctx, cmd, func(pid int) { s.sandbox.set(pid, os.Geteuid()) })
 }
 
 // container starts the sidecar, waits until its forwarder has called in,
 // then runs the server in the sidecar's network namespace.
 func (s *session) container(ctx context.Context, engine string) (int, error) {
-	sidecar := ""
+	sidecar, sidecarPID := "", 0
 	if s.plan.Network.Mode == "allowlist" {
 		sidecar = "mcpolicy-egress-" + s.plan.Server + "-" + randomHex(4)
 		args, err := docker.SidecarArgs(s.plan, s.machine, sidecar)
@@ -237,6 +324,9 @@ func (s *session) container(ctx context.Context, engine string) (int, error) {
 		})
 		if out, err := exec.CommandContext(ctx, engine, args...).CombinedOutput(); err != nil {
 			return 1, fmt.Errorf("starting the egress sidecar: %s %v: %s", engine, err, bytes.TrimSpace(out))
+		}
+		if sidecarPID, err = s.trustSidecar(ctx, engine, sidecar); err != nil {
+			return 1, err
 		}
 		wctx, cancel := context.WithTimeout(ctx, s.opt.StartTimeout)
 		err = s.proxy.WaitForwarder(wctx)
@@ -253,12 +343,7 @@ func (s *session) container(ctx context.Context, engine string) (int, error) {
 		// whose lifeline ended before the server was gone (the supervisor
 		// killed) would stay behind, exited. Joining the namespace by its
 		// path records nothing.
-		out, err := exec.CommandContext(ctx, engine, "inspect", "--format", "{{.State.Pid}}", sidecar).Output()
-		pid := string(bytes.TrimSpace(out))
-		if err != nil || pid == "" || pid == "0" {
-			return 1, fmt.Errorf("finding the egress sidecar's process: %v", err)
-		}
-		network = "ns:/proc/" + pid + "/ns/net"
+		network = "ns:/proc/" + strconv.Itoa(sidecarPID) + "/ns/net"
 	}
 	args, err := docker.ServerArgs(s.plan, s.machine, network)
 	if err != nil {
@@ -280,7 +365,7 @@ func (s *session) container(ctx context.Context, engine string) (int, error) {
 	cmd := exec.Command(engine, args...)
 	cmd.Env = append(os.Environ(), s.opt.Environ...) // -e NAME copies the value from the engine's environment
 	s.stdio(cmd)
-	return run(ctx, cmd)
+	return run(ctx, cmd, nil)
 }
 
 // seatbelt serves the proxy on the host's loopback at the plan's port (the
@@ -290,6 +375,7 @@ func (s *session) seatbelt(ctx context.Context) (int, error) {
 		return 1, errors.New("the seatbelt backend runs only on macOS (sandbox-exec)")
 	}
 	if s.plan.Network.Mode == "allowlist" {
+		s.sandbox.set(0, 0) // nothing in this sandbox uses the unix socket
 		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.plan.Network.ProxyPort)))
 		if err != nil {
 			return 1, fmt.Errorf("the egress proxy's port for %q is taken: %v", s.plan.Server, err)
@@ -322,7 +408,7 @@ func (s *session) seatbelt(ctx context.Context) (int, error) {
 	cmd.Env = append(os.Environ(), s.opt.Environ...)
 	cmd.Env = append(cmd.Env, "PROJECT_ROOT="+s.machine.ProjectRoot)
 	s.stdio(cmd)
-	return run(ctx, cmd)
+	return run(ctx, cmd, nil)
 }
 
 func (s *session) stdio(cmd *exec.Cmd) {
@@ -331,12 +417,15 @@ func (s *session) stdio(cmd *exec.Cmd) {
 	cmd.SysProcAttr = sysProcAttr()
 }
 
-// run starts cmd, passes SIGINT, SIGTERM and SIGHUP on to it (and SIGTERM
-// when ctx ends), and returns its exit status, 128+N for a signal N as
-// shells report it.
-func run(ctx context.Context, cmd *exec.Cmd) (int, error) {
+// run starts cmd, tells started (if any) its pid, passes SIGINT, SIGTERM
+// and SIGHUP on to it (and SIGTERM when ctx ends), and returns its exit
+// status, 128+N for a signal N as shells report it.
+func run(ctx context.Context, cmd *exec.Cmd, started func(pid int)) (int, error) {
 	if err := cmd.Start(); err != nil {
 		return 127, err
+	}
+	if started != nil {
+		started(cmd.Process.Pid)
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -397,7 +486,7 @@ func Forward(port int, socket string, lifeline bool, argv []string) (int, error)
 			cancel()
 		}()
 	}
-	return run(ctx, cmd)
+	return run(ctx, cmd, nil)
 }
 
 func lookup(environ []string) func(string) (string, bool) {
@@ -409,6 +498,40 @@ func lookup(environ []string) func(string) (string, bool) {
 		}
 		return "", false
 	}
+}
+
+// trustSidecar names the sidecar as the socket's sandbox: its first
+// process (the forwarder, or an init the engine adds in front of it) and
+// the uid it runs as on the host, which is the plan's uid under a rootful
+// engine, another under a rootless one or a remapping daemon. The socket
+// is then opened to that uid: it stays 0600 when the uid is ours; root
+// gives it to the sidecar's uid (0600 still; root passes anyway); anyone
+// else cannot give a file away and makes it 0666, the 0700 folder still
+// keeping every other user's path away from it. Until then the
+// forwarder's lifeline is told "permission denied" and tries again.
+func (s *session) trustSidecar(ctx context.Context, engine, name string) (int, error) {
+	out, err := exec.CommandContext(ctx, engine, "inspect", "--format", "{{.State.Pid}}", name).Output()
+	pid, perr := strconv.Atoi(string(bytes.TrimSpace(out)))
+	if err != nil || perr != nil || pid <= 1 {
+		return 0, fmt.Errorf("finding the egress sidecar's process: %v %q", err, bytes.TrimSpace(out))
+	}
+	euid, fsuid, err := egress.ProcessUID(pid)
+	if err != nil {
+		return 0, fmt.Errorf("the egress sidecar's uid: %v", err)
+	}
+	sock := s.machine.EgressSocket
+	switch me := os.Geteuid(); {
+	case fsuid == me:
+	case me == 0:
+		err = os.Lchown(sock, fsuid, -1)
+	default:
+		err = os.Chmod(sock, 0o666)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("opening the egress socket to the sidecar's uid %d: %v", fsuid, err)
+	}
+	s.sandbox.set(pid, euid)
+	return pid, nil
 }
 
 func randomHex(n int) string {

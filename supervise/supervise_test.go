@@ -13,6 +13,10 @@ package supervise_test
 //	TestEgressSupervisorKilled  `mcpolicy run` as a process, SIGKILLed while
 //	                            its server blocks: the sidecar and the
 //	                            sandbox go anyway
+//	TestEgressSocketPeers       the proxy's socket: another uid cannot reach
+//	                            it, and neither another uid nor a process of
+//	                            ours outside the sandbox is served when it
+//	                            does; the control (no check) is served
 //
 // Needs root (to add the address to lo) and bwrap, docker, podman; each is
 // skipped when missing, unless CI=true, when that fails instead.
@@ -110,6 +114,9 @@ type importOnce struct {
 }
 
 func TestMain(m *testing.M) {
+	if os.Getenv(dialEnv) != "" {
+		os.Exit(dial())
+	}
 	var err error
 	base, err = os.MkdirTemp("/var/tmp", "mcpolicy-sv-") // short: a unix socket's path has at most 107 bytes
 	if err != nil {
@@ -120,6 +127,11 @@ func TestMain(m *testing.M) {
 	tmp = filepath.Join(base, "tmp")
 	os.Mkdir(tmp, 0o755)
 	os.Setenv("TMPDIR", tmp)
+	// The in-process runs put their socket folders in a runtime
+	// directory of the test's own, as a desktop session's would be.
+	run := filepath.Join(base, "run")
+	os.Mkdir(run, 0o700)
+	os.Setenv("XDG_RUNTIME_DIR", run)
 	code := m.Run()
 	teardown()
 	os.RemoveAll(base)
@@ -762,7 +774,8 @@ func killed(t *testing.T, backend string) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdout, stderr
 	// Its own TMPDIR: the socket folder a killed supervisor leaves is
 	// this test's to see.
-	cmd.Env = append(os.Environ(), "TMPDIR="+filepath.Join(dir, "tmp"))
+	// (It has no XDG_RUNTIME_DIR: the folder goes in that TMPDIR.)
+	cmd.Env = append(os.Environ(), "TMPDIR="+filepath.Join(dir, "tmp"), "XDG_RUNTIME_DIR=")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -949,16 +962,19 @@ func scanProc(match func(argv []string) bool) []int {
 	return found
 }
 
-// egressDirs lists the supervisor's socket folders in TMPDIR.
+// egressDirs lists the supervisor's socket folders in XDG_RUNTIME_DIR
+// and TMPDIR.
 func egressDirs(t *testing.T) map[string]bool {
 	t.Helper()
-	m, err := filepath.Glob(filepath.Join(os.TempDir(), "mcpolicy-egress-*"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	set := map[string]bool{}
-	for _, d := range m {
-		set[d] = true
+	for _, parent := range []string{os.Getenv("XDG_RUNTIME_DIR"), os.TempDir()} {
+		m, err := filepath.Glob(filepath.Join(parent, "mcpolicy-egress-*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range m {
+			set[d] = true
+		}
 	}
 	return set
 }

@@ -9,7 +9,8 @@ import (
 )
 
 // TestSweepStale: a killed supervisor's folder (old, nobody answering) is
-// removed; a live proxy's folder and a folder just made are kept.
+// removed; a live proxy's folder, a folder just made and (as root) another
+// user's are kept.
 func TestSweepStale(t *testing.T) {
 	tmp, err := os.MkdirTemp("/var/tmp", "sweep-") // short: socket paths
 	if err != nil {
@@ -44,12 +45,22 @@ func TestSweepStale(t *testing.T) {
 	}()
 	fresh := mk("mcpolicy-egress-fresh")
 	other := mk("not-ours")
-	for _, d := range []string{dead, empty, live, other} {
-		os.Chtimes(d, old, old)
+	want := map[string]bool{dead: false, empty: false, live: true, fresh: true, other: true}
+	if os.Geteuid() == 0 {
+		theirs := mk("mcpolicy-egress-theirs")
+		if err := os.Chown(theirs, 12345, 12345); err != nil {
+			t.Fatal(err)
+		}
+		want[theirs] = true
+	}
+	for d := range want {
+		if d != fresh {
+			os.Chtimes(d, old, old)
+		}
 	}
 
 	sweepStale(tmp)
-	for d, want := range map[string]bool{dead: false, empty: false, live: true, fresh: true, other: true} {
+	for d, want := range want {
 		if _, err := os.Stat(d); (err == nil) != want {
 			t.Errorf("%s: exists %v, want %v", filepath.Base(d), err == nil, want)
 		}

@@ -1,0 +1,141 @@
+package egress
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// CheckPeer admits a unix socket connection only from root or one of its
+// descendants running as uid: the sandbox's own processes. The identity
+// is the kernel's (SO_PEERCRED, recorded when the peer connected, and the
+// parent links in /proc); nothing the peer sends counts. Where the kernel
+// gives a pidfd of the peer (SO_PEERPIDFD, Linux 6.5 on) it is checked to
+// still be alive once the walk is done, so a peer that exited and whose
+// pid was reused meanwhile is not mistaken for the new holder of that pid.
+func CheckPeer(c net.Conn, root, uid int) (Peer, error) {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return Peer{}, fmt.Errorf("not a unix socket connection: %T", c)
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return Peer{}, err
+	}
+	var cred *unix.Ucred
+	pidfd, pidfdErr := -1, error(nil)
+	cerr := raw.Control(func(fd uintptr) {
+		if cred, err = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); err != nil {
+			return
+		}
+		pidfd, pidfdErr = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_PEERPIDFD)
+	})
+	if cerr != nil {
+		return Peer{}, cerr
+	}
+	if err != nil {
+		return Peer{}, fmt.Errorf("SO_PEERCRED: %v", err)
+	}
+	p := Peer{PID: int(cred.Pid), UID: int(cred.Uid)}
+	switch {
+	case pidfdErr == nil:
+		defer unix.Close(pidfd)
+	case errors.Is(pidfdErr, unix.ENOPROTOOPT):
+		pidfd = -1 // a kernel before 6.5: the pid alone
+	default: // ESRCH, or EINVAL before 6.15: the peer has been reaped
+		return p, fmt.Errorf("%s: the process has exited (%v)", p, pidfdErr)
+	}
+	if p.PID <= 0 {
+		return p, fmt.Errorf("%s: a process outside this pid namespace", p)
+	}
+	if p.UID != uid {
+		return p, fmt.Errorf("%s: not the sandbox's uid %d", p, uid)
+	}
+	in, err := Descends(p.PID, root)
+	if err != nil {
+		return p, fmt.Errorf("%s: %v", p, err)
+	}
+	if !in {
+		return p, fmt.Errorf("%s: not a process of the sandbox", p)
+	}
+	if pidfd >= 0 {
+		if err := unix.PidfdSendSignal(pidfd, 0, nil, 0); errors.Is(err, unix.ESRCH) {
+			return p, fmt.Errorf("%s: the process exited while it was checked", p)
+		}
+		// EPERM (another uid's process, this one unprivileged): alive.
+	}
+	return p, nil
+}
+
+// Descends reports whether the process pid is root or a descendant of
+// it, following parent links in /proc (a process whose parent exits is
+// reparented to the nearest reaper above it: inside a sandbox with its
+// own pid namespace, still the sandbox's).
+func Descends(pid, root int) (bool, error) {
+	if root <= 1 {
+		return false, fmt.Errorf("no sandbox process to compare with (root %d)", root)
+	}
+	for range 4096 {
+		if pid == root {
+			return true, nil
+		}
+		if pid <= 1 {
+			return false, nil
+		}
+		ppid, err := parentOf(pid)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+				return false, fmt.Errorf("process %d has exited", pid)
+			}
+			return false, err
+		}
+		pid = ppid
+	}
+	return false, fmt.Errorf("process tree deeper than 4096")
+}
+
+// parentOf reads a process's parent from /proc/PID/stat: "PID (COMM) S
+// PPID ...", COMM being any bytes, so the fields after its last ")".
+func parentOf(pid int) (int, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected %q", pid, s)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected %q", pid, s)
+	}
+	return strconv.Atoi(f[1])
+}
+
+// ProcessUID is the effective and the filesystem uid of a process, as
+// this process's user namespace sees them (/proc/PID/status).
+func ProcessUID(pid int) (euid, fsuid int, err error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Uid:"); ok {
+			f := strings.Fields(rest) // real, effective, saved, filesystem
+			if len(f) == 4 {
+				if euid, err = strconv.Atoi(f[1]); err == nil {
+					fsuid, err = strconv.Atoi(f[3])
+				}
+				return euid, fsuid, err
+			}
+		}
+	}
+	return 0, 0, fmt.Errorf("/proc/%d/status: no Uid line", pid)
+}

@@ -1,0 +1,20 @@
+//go:build !linux
+
+package egress
+
+import (
+	"fmt"
+	"net"
+)
+
+// CheckPeer: only Linux tells who is at the other end; elsewhere (macOS,
+// where the seatbelt backend reaches the proxy over TCP and nothing uses
+// the socket) every connection to the socket is refused.
+func CheckPeer(c net.Conn, root, uid int) (Peer, error) {
+	return Peer{}, ErrNoPeerCredentials
+}
+
+// ProcessUID is not available here.
+func ProcessUID(pid int) (euid, fsuid int, err error) {
+	return 0, 0, fmt.Errorf("process %d: %w", pid, ErrNoPeerCredentials)
+}
