@@ -276,8 +276,8 @@ func (c *Checker) Landlock(ctx context.Context) Result {
 			r.Fix = fix + "; or upgrade the kernel to Linux 6.7 (ABI 4)"
 			return r
 		}
-		weaker = append(weaker, fmt.Sprintf("no user namespaces (%s): only TCP is denied (accept %q) and scratch is an unbounded TMPDIR (accept %q)",
-			cause, landlock.AcceptTCPOnly, landlock.AcceptScratchDir))
+		weaker = append(weaker, fmt.Sprintf("no user namespaces, or no mounts inside one (%s): only TCP is denied (accept %q), scratch is an unbounded TMPDIR (accept %q), and with no minimal root every unix socket is refused by the seccomp filter (accept %q to allow them, and the host's named sockets with them)",
+			cause, landlock.AcceptTCPOnly, landlock.AcceptScratchDir, landlock.AcceptUnixSockets))
 		fixes = append(fixes, fix)
 	}
 	if abi < landlock.ScopeABI {

@@ -12,10 +12,15 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"github.com/mcpolicy/mcpolicy/probe"
+	"github.com/mcpolicy/mcpolicy/seccomp"
 	"golang.org/x/sys/unix"
 )
 
-const capSysAdmin = unix.CAP_SYS_ADMIN
+const (
+	capSysAdmin = unix.CAP_SYS_ADMIN
+	capSetgid   = unix.CAP_SETGID
+	capSetpcap  = unix.CAP_SETPCAP
+)
 
 // Securebits from linux/securebits.h (x/sys/unix does not export them).
 const (
@@ -29,32 +34,75 @@ const (
 // is used, so every right the kernel can restrict is restricted.
 var configs = map[int]landlock.Config{3: landlock.V3, 4: landlock.V4, 5: landlock.V5, 6: landlock.V6, 7: landlock.V7}
 
-// confineAndExec applies the spec to this process and execs the server.
-func confineAndExec(sp *spec, verbose io.Writer) error {
-	// Capabilities and credentials are per thread: do everything, exec
-	// included, on this one.
+// runMode is how confineAndRun starts the server once confined.
+type runMode int
+
+const (
+	// inPlace: no namespaces. A new session, then exec in place; when
+	// setsid is refused (the launcher leads its process group), fork the
+	// server into a new session and wait.
+	inPlace runMode = iota
+	// asInit: stage 2, pid 1 of the PID namespace: fork the server into a
+	// new session, forward signals, reap, return its status.
+	asInit
+	// unhardened: tests only, the wiring before issue #14 (exec in place,
+	// the caller's session and session keyring).
+	unhardened
+)
+
+// confineAndRun applies the spec to this thread and starts the server. It
+// returns the server's exit status when it forked it, and otherwise only
+// on failure.
+func confineAndRun(sp *spec, verbose io.Writer, mode runMode) (int, error) {
+	// Capabilities and credentials are per thread: do everything, the fork
+	// or exec included, on this one.
 	runtime.LockOSThread()
 	rs := sp.Ruleset
 
+	fork := mode == asInit
+	session := "new (no controlling terminal)"
+	switch mode {
+	case inPlace:
+		ok, err := detachTerminal()
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			fork = true
+			session = "the launcher leads its process group, so the server is forked into a new one (no controlling terminal)"
+		}
+	case unhardened:
+		session = "the caller's (unhardened test wiring)"
+	}
+	dropped := sp.DropGroups
 	if os.Getuid() == 0 && sp.NoNetNS { // a root launcher without namespaces: become the plan's user
 		uid, gid, err := parseUser(rs.User)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if uid != 0 {
 			if err := syscall.Setgroups(nil); err != nil {
-				return fmt.Errorf("setgroups: %w", err)
+				return 0, fmt.Errorf("setgroups: %w", err)
 			}
 			if err := syscall.Setgid(gid); err != nil {
-				return fmt.Errorf("setgid: %w", err)
+				return 0, fmt.Errorf("setgid: %w", err)
 			}
 			if err := syscall.Setuid(uid); err != nil {
-				return fmt.Errorf("setuid: %w", err)
+				return 0, fmt.Errorf("setuid: %w", err)
 			}
+			dropped = true
+		}
+	}
+	// A new session keyring, joined as the server's user (it owns it).
+	keyring := "the caller's (unhardened test wiring)"
+	if mode != unhardened {
+		var err error
+		if keyring, err = newSessionKeyring(); err != nil {
+			return 0, err
 		}
 	}
 	if err := dropCapabilities(); err != nil {
-		return err
+		return 0, err
 	}
 
 	var rules []landlock.Rule
@@ -83,32 +131,32 @@ func confineAndExec(sp *spec, verbose io.Writer) error {
 		return nil
 	}
 	if err := add(true, true, rs.Baseline...); err != nil {
-		return err
+		return 0, err
 	}
 	if err := add(true, false, rs.ReadOnly...); err != nil {
-		return err
+		return 0, err
 	}
 	if err := add(false, false, rs.ReadWrite...); err != nil {
-		return err
+		return 0, err
 	}
 	if err := add(true, true, rs.DevicesRO...); err != nil {
-		return err
+		return 0, err
 	}
 	if err := add(false, true, rs.DevicesRW...); err != nil {
-		return err
+		return 0, err
 	}
 
 	abi := min(sp.ABI, 7)
 	cfg, ok := configs[abi]
 	if !ok {
-		return fmt.Errorf("no Landlock configuration for ABI %d", sp.ABI)
+		return 0, fmt.Errorf("no Landlock configuration for ABI %d", sp.ABI)
 	}
 	// No net rule is added: with ABI >= 4 every TCP bind and connect is
 	// denied. Scoping (ABI >= 6) comes with the preset.
 	if sp.Probe != nil {
 		// The probe runs here, in Go, on any thread: restrict them all.
 		if err := cfg.Restrict(rules...); err != nil {
-			return fmt.Errorf("applying the Landlock ruleset: %w", err)
+			return 0, fmt.Errorf("applying the Landlock ruleset: %w", err)
 		}
 		if rs.Workdir != "" {
 			os.Chdir(rs.Workdir)
@@ -118,7 +166,7 @@ func confineAndExec(sp *spec, verbose io.Writer) error {
 			results = append(results, probe.Run(a))
 		}
 		if err := probe.Encode(os.Stdout, results); err != nil {
-			return err
+			return 0, err
 		}
 		os.Exit(0)
 	}
@@ -128,28 +176,49 @@ func confineAndExec(sp *spec, verbose io.Writer) error {
 	// runtime thread, which costs milliseconds and protects nothing here.)
 	fd, flags, err := cfg.NewRulesetFD(rules...)
 	if err != nil {
-		return fmt.Errorf("building the Landlock ruleset: %w", err)
+		return 0, fmt.Errorf("building the Landlock ruleset: %w", err)
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+		return 0, fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
 	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
-		return fmt.Errorf("landlock_restrict_self: %w", err)
+		return 0, fmt.Errorf("landlock_restrict_self: %w", err)
 	}
 	syscall.Close(fd)
+	// The syscall filter, last, on this thread (after PR_SET_NO_NEW_PRIVS):
+	// the server inherits it across the fork or exec. Without namespaces
+	// the host's named unix sockets cannot be hidden, so unix sockets are
+	// refused — unless the policy accepted landlock-unix-sockets (Check
+	// refuses that path otherwise).
+	filter := "not loaded (unhardened test wiring)"
+	if mode != unhardened {
+		deny := sp.NoNetNS && !rs.Accepts(AcceptUnixSockets)
+		if err := seccomp.Load(seccomp.Options{DenyUnixSockets: deny}); err != nil {
+			return 0, fmt.Errorf("loading the seccomp filter: %w", err)
+		}
+		filter = "loaded"
+		if deny {
+			filter += ", unix sockets refused"
+		}
+	}
 	say(verbose, "mcpolicy exec: %s: Landlock ABI %d enforced; network: %s; read-only %d, read-write %d hierarchies",
 		rs.Server, abi, networkSummary(sp), len(rs.Baseline)+len(rs.ReadOnly), len(rs.ReadWrite))
+	say(verbose, "mcpolicy exec: %s: session: %s; session keyring: %s; seccomp filter: %s", rs.Server, session, keyring, filter)
+	say(verbose, "mcpolicy exec: %s: supplementary groups: %s", rs.Server, groupsSummary(dropped, !sp.NoNetNS))
 
 	if rs.Workdir != "" {
 		if err := os.Chdir(rs.Workdir); err != nil {
-			return fmt.Errorf("workdir: %w", err)
+			return 0, fmt.Errorf("workdir: %w", err)
 		}
 	}
 	path, err := lookPath(rs.Command[0], sp.Env)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	return fmt.Errorf("exec %s: %w", path, syscall.Exec(path, rs.Command, sp.Env))
+	if fork {
+		return forkServer(path, rs.Command, sp.Env, mode == asInit)
+	}
+	return 0, fmt.Errorf("exec %s: %w", path, syscall.Exec(path, rs.Command, sp.Env))
 }
 
 func networkSummary(sp *spec) string {

@@ -1,10 +1,16 @@
 // Package launch starts a server under a Landlock ruleset (`mcpolicy
 // exec`). Where unprivileged user namespaces work, the server also gets an
-// empty network namespace (network "none" for every protocol, not just TCP)
-// and a private mount namespace holding its bounded scratch tmpfs; the
-// launcher then stays as a small parent that forwards signals and returns
-// the server's exit status. Elsewhere it applies the ruleset to itself and
-// execs the server in place. Either way stdin and stdout reach the server
+// empty network namespace (network "none" for every protocol, not just
+// TCP), its own PID and IPC namespaces, and a private mount namespace whose
+// root is a minimal tmpfs holding only the baseline, the grants at their
+// host paths, the bounded scratch tmpfs, /proc and a few devices: the
+// host's named unix sockets (/run/docker.sock, D-Bus, agents), which no
+// Landlock right covers, are not there (see root_mount.go). The launcher
+// then stays as a small parent that forwards signals and returns the
+// server's exit status. Elsewhere it applies the ruleset to itself and execs
+// the server in place (only if the policy accepts landlock-unix-sockets).
+// Either way the server runs in a new session, without a controlling
+// terminal, and with a new, empty session keyring; stdin and stdout reach it
 // untouched: they are MCP's stdio transport.
 package launch
 
@@ -17,10 +23,12 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
 	"github.com/mcpolicy/mcpolicy/probe"
+	"golang.org/x/sys/unix"
 )
 
 // Stage2Arg is argv[1] of the launcher re-executed inside the namespaces.
@@ -34,6 +42,16 @@ type spec struct {
 	Env     []string `json:"env"`
 	NoNetNS bool     `json:"noNetns,omitempty"`
 	Verbose bool     `json:"verbose,omitempty"`
+	// Bases are where grants are opened without following a symlink (the
+	// project root and the home folder; / always).
+	Bases []string `json:"bases,omitempty"`
+	// DropGroups: the launcher is root, so setgroups is allowed in the
+	// user namespace and the supplementary groups are dropped.
+	DropGroups bool `json:"dropGroups,omitempty"`
+	// Unhardened is for tests only (a control run): the wiring before
+	// issue #14 — no minimal root, no PID namespace, no new session, no
+	// new session keyring. Nothing but a test sets it (see testUnhardened).
+	Unhardened bool `json:"unhardened,omitempty"`
 	// Probe, when set, runs these accesses in the confined launcher itself
 	// in place of exec'ing the command (mcpolicy prove): the same ruleset
 	// and namespaces, and no file of the probe needs to be granted.
@@ -46,11 +64,22 @@ type Options struct {
 	Environ []string  // the launcher's environment; passthrough values come from it
 	Host    *Host     // what the machine offers; nil: DetectHost, and try namespaces
 	Probe   []probe.Attempt
+	// ProjectRoot and Home are the bases below which grants are opened
+	// without following a symlink when the minimal root is built (as
+	// Ruleset.CheckSources does). Empty: $PROJECT_ROOT and $HOME from
+	// Environ; / is always one.
+	ProjectRoot, Home string
 }
+
+// testUnhardened makes Start hand stage 2 the wiring before issue #14; only
+// tests set it (export_test), for control runs that must reach what the
+// hardened launcher hides.
+var testUnhardened bool
 
 // Start runs the ruleset's command confined (paths already resolved). It
 // returns only on failure, or with the server's exit code when it ran
-// under namespaces; otherwise the process becomes the server.
+// under namespaces (or was forked: Landlock alone, from a launcher that
+// leads its process group); otherwise the process becomes the server.
 func Start(rs *Ruleset, opts Options) (int, error) {
 	host := DetectHost()
 	tryNS := true // the settings can be wrong (an AppArmor profile may allow us): try
@@ -68,7 +97,8 @@ func Start(rs *Ruleset, opts Options) (int, error) {
 			}
 		}
 	}
-	sp := &spec{Ruleset: rs, ABI: host.ABI, Env: environment(rs, opts.Environ), Verbose: opts.Verbose != nil, Mount: rs.Scratch != "", Probe: opts.Probe}
+	sp := &spec{Ruleset: rs, ABI: host.ABI, Env: environment(rs, opts.Environ), Verbose: opts.Verbose != nil, Mount: rs.Scratch != "", Probe: opts.Probe,
+		Bases: bases(opts), DropGroups: os.Getuid() == 0 && !testUnhardened, Unhardened: testUnhardened}
 	var nsErr error
 	if tryNS {
 		say(opts.Verbose, "mcpolicy exec: %s: Landlock ABI %d, plan %s", rs.Server, host.ABI, rs.Plan)
@@ -86,7 +116,7 @@ func Start(rs *Ruleset, opts Options) (int, error) {
 		}
 		return 0, err
 	}
-	sp.NoNetNS, sp.Mount = true, false
+	sp.NoNetNS, sp.Mount, sp.DropGroups = true, false, false
 	if rs.Scratch != "" { // landlock-scratch-dir was accepted
 		dir, err := os.MkdirTemp("", "mcpolicy-scratch-")
 		if err != nil {
@@ -95,7 +125,40 @@ func Start(rs *Ruleset, opts Options) (int, error) {
 		rs.ReadWrite = append(rs.ReadWrite, dir)
 		sp.Env = append(sp.Env, "TMPDIR="+dir)
 	}
-	return 0, confineAndExec(sp, opts.Verbose)
+	if rs.Accepts(AcceptUnixSockets) {
+		say(opts.Verbose, "mcpolicy exec: %s: no namespaces: the host's named unix sockets stay reachable (accepted: %s)", rs.Server, AcceptUnixSockets)
+	} else {
+		say(opts.Verbose, "mcpolicy exec: %s: no namespaces: every unix socket is refused by the seccomp filter (accept %s to allow them)", rs.Server, AcceptUnixSockets)
+	}
+	if err := CloseInherited(); err != nil {
+		return 0, err
+	}
+	return confineAndRun(sp, opts.Verbose, inPlace)
+}
+
+// bases are where the minimal root opens grants without following a
+// symlink: the caller's project root and home, else the environment's.
+func bases(opts Options) []string {
+	root, home := opts.ProjectRoot, opts.Home
+	env := opts.Environ
+	if env == nil {
+		env = os.Environ()
+	}
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PROJECT_ROOT="); ok && root == "" {
+			root = v
+		}
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok && home == "" {
+			home = v
+		}
+	}
+	var out []string
+	for _, b := range []string{root, home} {
+		if filepath.IsAbs(b) {
+			out = append(out, filepath.Clean(b))
+		}
+	}
+	return out
 }
 
 // environment is the server's whole environment: a fixed PATH and HOME, and
@@ -116,9 +179,11 @@ func environment(rs *Ruleset, environ []string) []string {
 	return env
 }
 
-// runInNamespaces re-executes the launcher in new user, network and (for
-// scratch) mount namespaces, mapping the invoking user to the plan's user,
-// and waits for it.
+// runInNamespaces re-executes the launcher in new user, network, mount, PID
+// and IPC namespaces, in a new session, mapping the invoking user to the
+// plan's user, and waits for it: stage 2 builds the minimal root, confines
+// itself and, as pid 1 of the new PID namespace, forks the server and
+// reaps; its exit status is the server's (128+N for signal N).
 // started is false when the namespaces could not be created at all.
 func runInNamespaces(rs *Ruleset, sp *spec) (code int, err error, started bool) {
 	uid, gid, err := parseUser(rs.User)
@@ -133,31 +198,60 @@ func runInNamespaces(rs *Ruleset, sp *spec) (code int, err error, started bool) 
 	if err != nil {
 		return 0, err, true
 	}
+	// Stage 2 says on fd 4 when the namespaces turn out to be unusable
+	// (no mount allowed in them: an AppArmor profile for unprivileged
+	// user namespaces, say), before anything ran: then this is a machine
+	// without namespaces, as when they cannot be created.
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		rd.Close()
+		wr.Close()
+		return 0, err, true
+	}
+	defer statusR.Close()
 	cmd := exec.Command(self, Stage2Arg)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = []*os.File{rd} // fd 3
+	cmd.ExtraFiles = []*os.File{rd, statusW} // fd 3, fd 4
 	cmd.Env = []string{}
-	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET)
+	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC)
 	attr := &syscall.SysProcAttr{
-		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: os.Getuid(), Size: 1}},
-		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: os.Getgid(), Size: 1}},
-		GidMappingsEnableSetgroups: false,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: os.Getuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: os.Getgid(), Size: 1}},
+		// Unprivileged, the gid map needs setgroups denied: the invoker's
+		// supplementary groups stay (unmapped). Root may keep setgroups
+		// and stage 2 drops them.
+		GidMappingsEnableSetgroups: sp.DropGroups,
 		Pdeathsig:                  syscall.SIGKILL,
+		// A new session: neither stage 2 nor the server has a controlling
+		// terminal (TIOCSTI needs one). Stage 1 keeps the caller's and
+		// forwards the signals a terminal sends.
+		Setsid: true,
+		// Building the root needs CAP_SYS_ADMIN in the new user namespace
+		// across exec (setgroups CAP_SETGID; emptying the bounding set and
+		// locking the securebits CAP_SETPCAP); stage 2 drops every
+		// capability before the server.
+		AmbientCaps: []uintptr{capSysAdmin, capSetpcap},
 	}
-	if sp.Mount {
-		flags |= syscall.CLONE_NEWNS
-		// Mounting the tmpfs needs CAP_SYS_ADMIN in the new user namespace
-		// across exec; stage 2 drops every capability before the server.
-		attr.AmbientCaps = []uintptr{capSysAdmin}
+	if sp.DropGroups {
+		attr.AmbientCaps = append(attr.AmbientCaps, capSetgid)
+	}
+	if sp.Unhardened { // the wiring before issue #14, for control runs
+		flags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
+		if sp.Mount {
+			flags |= syscall.CLONE_NEWNS
+		}
+		attr.Setsid = false
 	}
 	attr.Cloneflags = flags
 	cmd.SysProcAttr = attr
 	if err := cmd.Start(); err != nil {
 		rd.Close()
 		wr.Close()
+		statusW.Close()
 		return 0, err, false
 	}
 	rd.Close()
+	statusW.Close()
 	if err := json.NewEncoder(wr).Encode(sp); err != nil {
 		wr.Close()
 		cmd.Process.Kill()
@@ -174,6 +268,9 @@ func runInNamespaces(rs *Ruleset, sp *spec) (code int, err error, started bool) 
 	}()
 	err = cmd.Wait()
 	signal.Stop(sigs)
+	if status, _ := io.ReadAll(statusR); string(status) == stage2NoMounts {
+		return 0, errors.New("mounting is not permitted in the new user namespace: the minimal root cannot be built"), false
+	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -184,9 +281,14 @@ func runInNamespaces(rs *Ruleset, sp *spec) (code int, err error, started bool) 
 	return 0, err, true
 }
 
-// Stage2 runs inside the namespaces: read the spec from fd 3, mount the
-// scratch tmpfs, drop every capability, restrict, exec. It never returns.
+// Stage2 runs inside the namespaces: read the spec from fd 3, build the
+// minimal root and pivot into it, drop the supplementary groups (root
+// only), every capability and the session keyring, restrict, then fork the
+// server and stay as pid 1 of the PID namespace until it exits. It never
+// returns.
 func Stage2() {
+	runtime.LockOSThread()
+	unix.CloseOnExec(4) // the status pipe: never the server's
 	f := os.NewFile(3, "spec")
 	var sp spec
 	if err := json.NewDecoder(f).Decode(&sp); err != nil {
@@ -197,19 +299,59 @@ func Stage2() {
 	if sp.Verbose {
 		verbose = os.Stderr
 	}
-	if sp.Mount {
-		rs := sp.Ruleset
-		if err := mountScratch(rs.Scratch, rs.ScratchSize); err != nil {
+	rs := sp.Ruleset
+	if sp.Unhardened {
+		if sp.Mount {
+			if err := mountScratch(rs.Scratch, rs.ScratchSize); err != nil {
+				fail(err)
+			}
+			rs.ReadWrite = append(rs.ReadWrite, rs.Scratch)
+		}
+		code, err := confineAndRun(&sp, verbose, unhardened)
+		if err != nil {
 			fail(err)
 		}
-		rs.ReadWrite = append(rs.ReadWrite, rs.Scratch)
-		say(verbose, "mcpolicy exec: scratch: tmpfs at %s, %d bytes", rs.Scratch, rs.ScratchSize)
+		os.Exit(code)
 	}
-	fail(confineAndExec(&sp, verbose))
+	// Whatever stage 1 inherited and passed on unasked (`mcpolicy exec`
+	// does not close its caller's descriptors) must not reach the server:
+	// a directory descriptor of the host's leads around the minimal root.
+	if err := CloseInherited(); err != nil {
+		fail(err)
+	}
+	if err := buildRoot(&sp, verbose); err != nil {
+		if errors.Is(err, errNoMounts) {
+			unix.Write(4, []byte(stage2NoMounts))
+		}
+		fail(err)
+	}
+	if sp.Mount {
+		rs.ReadWrite = append(rs.ReadWrite, rs.Scratch)
+		say(verbose, "mcpolicy exec: %s: scratch: tmpfs at %s, %d bytes", rs.Server, rs.Scratch, rs.ScratchSize)
+	}
+	if sp.DropGroups {
+		if err := syscall.Setgroups(nil); err != nil {
+			fail(fmt.Errorf("setgroups: %w", err))
+		}
+	}
+	code, err := confineAndRun(&sp, verbose, asInit)
+	if err != nil {
+		fail(err)
+	}
+	os.Exit(code)
 }
 
+// stage2NoMounts is what stage 2 writes on fd 4 when it may not mount.
+const stage2NoMounts = "no-mounts"
+
+// fail ends stage 2: 126, or 8 (ExitTampered) when a grant turned out to be
+// a symlink; stage 1 returns it as the server's exit status.
 func fail(err error) {
 	fmt.Fprintf(os.Stderr, "mcpolicy exec: %v\n", err)
+	var te *TamperError
+	if errors.As(err, &te) {
+		os.Exit(ExitTampered)
+	}
 	os.Exit(126)
 }
 

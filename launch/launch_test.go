@@ -92,8 +92,10 @@ func goBuild(t *testing.T, base string, names ...string) {
 
 // TestExecSeedExample runs `mcpolicy exec` on the bundled code-index policy:
 // the probe (copied into the granted project, so the policy itself lets it
-// run) reads the project, and is refused the planted credentials with
-// EACCES — as root, and as an unprivileged user.
+// run) reads the project, and the planted credentials are not there at all
+// (ENOENT: the minimal root holds only the grants and the baseline); the
+// root that is there is still refused by Landlock (EACCES) — as root, and
+// as an unprivileged user.
 func TestExecSeedExample(t *testing.T) {
 	requireLandlock(t)
 	base := workdir(t)
@@ -112,11 +114,13 @@ func TestExecSeedExample(t *testing.T) {
 	readme := filepath.Join(example, "shop", "README.md")
 	expected := map[string]string{
 		"read:" + readme: "ok",
-		"read:" + creds:  "EACCES",
-		"list:" + home:   "EACCES",
-		"create:" + filepath.Join(example, "x.txt"):           "EACCES", // the policy file's folder is not granted
+		"read:" + creds:  "ENOENT",
+		"list:" + home:   "ENOENT",
+		"create:" + filepath.Join(example, "x.txt"):           "EROFS", // the policy file's folder is not granted: a folder of the read-only root
 		"create:" + filepath.Join(example, "shop", "new.txt"): "ok",
-		"read:/etc/shadow": "EACCES",
+		"read:/etc/shadow": "ENOENT",
+		"list:/":           "EACCES", // the minimal root itself: Landlock still denies what is not granted
+		"list:" + example:  "EACCES",
 	}
 	var attempts []string
 	for a := range expected {
@@ -173,16 +177,20 @@ func TestFailsClosed(t *testing.T) {
 	cases := []struct {
 		host   launch.Host
 		want   string
-		accept []string
+		pre    []string // accepted already: the refusal is the next one
+		accept []string // what makes the host acceptable
 	}{
-		{launch.Host{ABI: 0, UserNS: true}, "refusing to start unconfined", nil},
-		{launch.Host{ABI: 2, UserNS: true}, "refusing to start unconfined", nil},
-		{launch.Host{ABI: 7, UserNS: false}, launch.AcceptTCPOnly, []string{launch.AcceptTCPOnly}},
-		{launch.Host{ABI: 5, UserNS: true}, launch.AcceptNoScope, []string{launch.AcceptNoScope}},
-		{launch.Host{ABI: 3, UserNS: false}, "nothing on the network can be denied", nil},
+		{launch.Host{ABI: 0, UserNS: true}, "refusing to start unconfined", nil, nil},
+		{launch.Host{ABI: 2, UserNS: true}, "refusing to start unconfined", nil, nil},
+		{launch.Host{ABI: 7, UserNS: false}, launch.AcceptTCPOnly, nil, []string{launch.AcceptTCPOnly, launch.AcceptScratchDir}},
+		{launch.Host{ABI: 5, UserNS: true}, launch.AcceptNoScope, nil, []string{launch.AcceptNoScope}},
+		{launch.Host{ABI: 3, UserNS: false}, "nothing on the network can be denied", nil, nil},
+		// Without namespaces the host's named unix sockets stay in view:
+		// not a refusal, the seccomp filter then denies every unix socket
+		// (TestLandlockAloneDeniesUnixSockets), unless accepted.
 	}
 	for _, c := range cases {
-		_, err := launch.Start(rs(), launch.Options{Host: &c.host})
+		_, err := launch.Start(rs(c.pre...), launch.Options{Host: &c.host})
 		var ue *launch.UnsupportedError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: got %v, want a refusal naming %q", c.host, err, c.want)
@@ -190,9 +198,7 @@ func TestFailsClosed(t *testing.T) {
 		if c.accept != nil {
 			// Accepted, the check passes (Start itself is not run here: it
 			// would exec /usr/bin/true in place of the test).
-			h := c.host
-			r := rs(append(c.accept, launch.AcceptScratchDir)...)
-			if err := r.Check(h); err != nil {
+			if err := rs(c.accept...).Check(c.host); err != nil {
 				t.Errorf("%+v with %v accepted: %v", c.host, c.accept, err)
 			}
 		}
@@ -204,7 +210,8 @@ func TestFailsClosed(t *testing.T) {
 func TestReportAndCheckAgree(t *testing.T) {
 	for _, h := range []launch.Host{{ABI: 7, UserNS: true}, {ABI: 7}, {ABI: 5, UserNS: true}, {ABI: 5}, {ABI: 3}, {ABI: 4}} {
 		for _, scratch := range []bool{false, true} {
-			for _, accept := range [][]string{nil, {launch.AcceptTCPOnly}, {launch.AcceptTCPOnly, launch.AcceptNoScope, launch.AcceptScratchDir}} {
+			for _, accept := range [][]string{nil, {launch.AcceptTCPOnly}, {launch.AcceptTCPOnly, launch.AcceptNoScope, launch.AcceptScratchDir},
+				{launch.AcceptTCPOnly, launch.AcceptScratchDir, launch.AcceptUnixSockets}, {launch.AcceptTCPOnly, launch.AcceptNoScope, launch.AcceptScratchDir, launch.AcceptUnixSockets}} {
 				p := &compiler.Plan{Server: "s", Command: []string{"/usr/bin/true"}, Network: compiler.Network{Mode: "none"},
 					Runtime: compiler.Runtime{Name: "system", ReadOnly: []string{"/usr"}}, Accept: accept}
 				if scratch {
@@ -260,8 +267,10 @@ servers: s: {
 	if err != nil {
 		t.Fatalf("mcpolicy-launch: %v", err)
 	}
-	// Landlock shows host paths: /w exists only as the policy's target.
-	want := []string{"ENOENT", "ok", "EACCES", "EACCES"}
+	// Landlock shows host paths: /w exists only as the policy's target. The
+	// credentials are not in the minimal root; the project is bound
+	// read-only.
+	want := []string{"ENOENT", "ok", "ENOENT", "EROFS"}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if len(lines) != len(want) {
 		t.Fatalf("got %d results:\n%s", len(lines), out)

@@ -26,6 +26,10 @@ const (
 	AcceptTCPOnly    = "landlock-tcp-only"
 	AcceptNoScope    = "landlock-no-scope"
 	AcceptScratchDir = "landlock-scratch-dir"
+	// AcceptUnixSockets: without namespaces the host's named unix sockets
+	// (/run/docker.sock, D-Bus, ssh-agent...) stay reachable; Landlock has
+	// no right for connect(2) to a path.
+	AcceptUnixSockets = "landlock-unix-sockets"
 )
 
 // Ruleset is what the launcher enforces for one server. Committed

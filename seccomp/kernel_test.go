@@ -123,7 +123,9 @@ func helperChecks(logSock string) []helperCheck {
 		{"socket_packet", func() error { return closeSocket(unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)) }},
 		{"socketpair_stream", func() error { return socketpair(unix.SOCK_STREAM) }},
 		{"socketpair_dgram", func() error { return socketpair(unix.SOCK_DGRAM) }},
-		{"chmod_setuid", func() error { return setuid(func(f string) error { return unix.Fchmodat(unix.AT_FDCWD, f, 0o4755, 0) }) }},
+		{"chmod_setuid", func() error {
+			return setuid(func(f string) error { return unix.Fchmodat(unix.AT_FDCWD, f, 0o4755, 0) })
+		}},
 		{"create_setgid", func() error {
 			return setuid(func(f string) error {
 				os.Remove(f)

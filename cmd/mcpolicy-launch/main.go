@@ -171,7 +171,7 @@ func run(file, digest, projectRoot, bwrapPath string, verbose bool) (int, error)
 	if err := rs.CheckSources(root, home); err != nil {
 		return 0, err
 	}
-	opts := launch.Options{Environ: os.Environ()}
+	opts := launch.Options{Environ: os.Environ(), ProjectRoot: root, Home: home}
 	if verbose {
 		opts.Verbose = os.Stderr
 	}

@@ -11,21 +11,78 @@ import (
 
 // Degradations a policy may accept for this backend (see the schema).
 const (
-	AcceptTCPOnly    = launch.AcceptTCPOnly
-	AcceptNoScope    = launch.AcceptNoScope
-	AcceptScratchDir = launch.AcceptScratchDir
-	ScopeABI         = launch.ScopeABI
-	MinABI           = launch.MinABI
+	AcceptTCPOnly     = launch.AcceptTCPOnly
+	AcceptNoScope     = launch.AcceptNoScope
+	AcceptScratchDir  = launch.AcceptScratchDir
+	AcceptUnixSockets = launch.AcceptUnixSockets
+	ScopeABI          = launch.ScopeABI
+	MinABI            = launch.MinABI
+)
+
+// Rows this backend adds to emit.Restrictions: channels outside the IR that
+// a server with code execution uses, and that Landlock's rights do not
+// cover on their own (issue #14). The other backends answer them by
+// construction (an empty root, their own session), so they are not part of
+// every backend's report yet.
+const (
+	RowUnixSockets = "named unix sockets"
+	RowGroups      = "supplementary groups"
 )
 
 // Enforcement is the Landlock backend's report for a plan on a host.
 func Enforcement(p *compiler.Plan, h Host) []emit.Row {
+	rows := report(p, h)
+	rows = append(rows, unixSockets(p, h), groups(p, h))
+	return rows
+}
+
+// unixSockets: Landlock (ABI <= 7) has no right for connect(2) to a
+// pathname socket; only the launcher's minimal root, in a private mount
+// namespace, keeps the host's out of reach.
+func unixSockets(p *compiler.Plan, h Host) emit.Row {
+	if h.UserNS {
+		return emit.Row{Restriction: RowUnixSockets, Support: emit.Enforced,
+			How: "absent: the root is a read-only tmpfs holding only the baseline, the grants, the scratch, /proc and /dev (/run/docker.sock, D-Bus, ssh-agent, X11 are not there; a socket inside a grant is)"}
+	}
+	if !p.Accepts(AcceptUnixSockets) {
+		return emit.Row{Restriction: RowUnixSockets, Support: emit.Enforced,
+			How: "no user namespaces: the seccomp filter refuses every unix socket (socket(AF_UNIX) and datagram socketpairs: EACCES), pathname and abstract alike; a server that needs them accepts " + AcceptUnixSockets}
+	}
+	return emit.Row{Restriction: RowUnixSockets, Support: emit.Partial,
+		How:         "no user namespaces: the host's root stays in view, and Landlock has no right for connect(2) to a named socket: /run/docker.sock, D-Bus, ssh-agent stay reachable",
+		Degradation: AcceptUnixSockets, Alternative: "enable unprivileged user namespaces, or use the bwrap or docker backend"}
+}
+
+// groups: an unprivileged user namespace denies setgroups, so the
+// invoker's supplementary groups stay (unmapped); they only matter where
+// the host's group-owned objects are in view.
+func groups(p *compiler.Plan, h Host) emit.Row {
+	if h.UserNS {
+		return emit.Row{Restriction: RowGroups, Support: emit.Enforced,
+			How: "kept (unmapped: an unprivileged user namespace denies setgroups) — harmless with the minimal root, which holds none of the host's group-owned sockets; a root launcher drops them"}
+	}
+	if !p.Accepts(AcceptUnixSockets) {
+		return emit.Row{Restriction: RowGroups, Support: emit.Enforced,
+			How: "no user namespaces: the invoking user's are kept (a root launcher drops them), but no unix socket can be opened (seccomp), so the host's group-owned sockets (docker...) are out of reach"}
+	}
+	return emit.Row{Restriction: RowGroups, Support: emit.Partial,
+		How:         "no user namespaces: the invoking user's are kept (a root launcher drops them), with the host's group-owned sockets (docker, ...) in view",
+		Degradation: AcceptUnixSockets, Alternative: "enable unprivileged user namespaces, or use the bwrap or docker backend"}
+}
+
+func report(p *compiler.Plan, h Host) []emit.Row {
 	field := func(f string) string { return schema.FieldPath("servers", p.Server, f) }
 	return emit.Report(p, func(r string) emit.Row {
 		switch r {
 		case "read-only root":
+			if h.UserNS {
+				return emit.Row{Support: emit.Enforced, How: "a read-only tmpfs root holding only the grants and baseline " + p.Runtime.Name + " (read-only); and every path not granted is denied by Landlock"}
+			}
 			return emit.Row{Support: emit.Enforced, How: "every path not granted is denied; baseline " + p.Runtime.Name + " read-only"}
 		case "mounts":
+			if h.UserNS {
+				return emit.Row{Support: emit.Enforced, How: "read-only / read-write binds and Landlock hierarchies at their host paths (no remapping)"}
+			}
 			return emit.Row{Support: emit.Enforced, How: "read-only / read-write hierarchies at their host paths (no remapping)"}
 		case "fixed top level":
 			return emit.Row{Support: emit.Missing, How: "Landlock cannot keep names from being created in a writable hierarchy, nor protect those below it (.git, .mcpolicy, the policies)",
@@ -37,7 +94,7 @@ func Enforcement(p *compiler.Plan, h Host) []emit.Row {
 				Pos:         holderPos(p), Field: field("mounts")}
 		case "scratch":
 			if h.UserNS {
-				return emit.Row{Support: emit.Enforced, How: "a bounded tmpfs at its target, in a private mount namespace"}
+				return emit.Row{Support: emit.Enforced, How: "a bounded tmpfs at its target, in the minimal root"}
 			}
 			return emit.Row{Support: emit.Partial, How: "no user namespaces: a private directory as TMPDIR, its total size not bounded",
 				Degradation: AcceptScratchDir, Alternative: "use the bwrap or docker backend for a bounded tmpfs",
@@ -71,7 +128,11 @@ func Enforcement(p *compiler.Plan, h Host) []emit.Row {
 				Pos:         p.Network.Pos, Field: field("network")}
 		case "scope":
 			if h.ABI >= ScopeABI {
-				return emit.Row{Support: emit.Enforced, How: fmt.Sprintf("Landlock scopes abstract unix sockets and signals (ABI %d >= %d)", h.ABI, ScopeABI)}
+				how := fmt.Sprintf("Landlock scopes abstract unix sockets and signals (ABI %d >= %d)", h.ABI, ScopeABI)
+				if h.UserNS {
+					how += "; own PID and IPC namespaces"
+				}
+				return emit.Row{Support: emit.Enforced, How: how}
 			}
 			return emit.Row{Support: emit.Partial, How: fmt.Sprintf("ABI %d < %d: abstract unix sockets and signals are not scoped", h.ABI, ScopeABI),
 				Degradation: AcceptNoScope, Alternative: "use a kernel with Landlock ABI 6 (Linux 6.12), or the bwrap or docker backend"}

@@ -76,18 +76,19 @@ func TestDegradationsMustBeAccepted(t *testing.T) {
 	cases := []struct {
 		host    Host
 		scratch bool
+		already []string // accepted beforehand: the case's refusal comes after theirs
 		accept  string
 	}{
-		{Host{ABI: 7, UserNS: false}, false, AcceptTCPOnly},
-		{Host{ABI: 5, UserNS: true}, false, AcceptNoScope},
-		{Host{ABI: 7, UserNS: false}, true, AcceptScratchDir},
+		{Host{ABI: 7, UserNS: false}, false, nil, AcceptTCPOnly},
+		{Host{ABI: 5, UserNS: true}, false, nil, AcceptNoScope},
+		{Host{ABI: 7, UserNS: false}, true, []string{AcceptTCPOnly}, AcceptScratchDir},
 	}
 	for _, c := range cases {
 		p := plan()
 		if c.scratch {
 			p.Scratch = &compiler.Scratch{Target: "/tmp", SizeBytes: 1 << 20}
-			p.Accept = []string{AcceptTCPOnly}
 		}
+		p.Accept = append([]string{}, c.already...)
 		err := emit.Check(p, Backend, Enforcement(p, c.host))
 		if err == nil || !strings.Contains(err.Error(), c.accept) {
 			t.Errorf("%+v: got %v, want a refusal naming %q", c.host, err, c.accept)
@@ -100,8 +101,47 @@ func TestDegradationsMustBeAccepted(t *testing.T) {
 	// Without user namespaces and below ABI 4 nothing on the network is
 	// denied: no degradation can accept that.
 	p := plan()
-	p.Accept = []string{AcceptTCPOnly, AcceptNoScope}
+	p.Accept = []string{AcceptTCPOnly, AcceptNoScope, AcceptUnixSockets}
 	if err := emit.Check(p, Backend, Enforcement(p, Host{ABI: 3})); err == nil {
 		t.Errorf("ABI 3 without user namespaces was accepted")
+	}
+}
+
+// TestUnixSocketsAndGroupsRows (issue #14): with namespaces the host's
+// named unix sockets are absent and the kept supplementary groups are
+// said to be harmless; without, both rows need landlock-unix-sockets.
+func TestUnixSocketsAndGroupsRows(t *testing.T) {
+	find := func(rows []emit.Row, name string) emit.Row {
+		for _, r := range rows {
+			if r.Restriction == name {
+				return r
+			}
+		}
+		t.Fatalf("no %q row", name)
+		return emit.Row{}
+	}
+	p := plan()
+	rows := Enforcement(p, Best)
+	if r := find(rows, RowUnixSockets); r.Support != emit.Enforced || !strings.Contains(r.How, "absent") {
+		t.Errorf("with user namespaces: %+v", r)
+	}
+	if r := find(rows, RowGroups); r.Support != emit.Enforced || !strings.Contains(r.How, "kept (unmapped") || !strings.Contains(r.How, "harmless with the minimal root") {
+		t.Errorf("with user namespaces: %+v", r)
+	}
+	// Without user namespaces the filter refuses every unix socket; a
+	// policy that accepts landlock-unix-sockets lets them (and the host's
+	// named sockets) through.
+	rows = Enforcement(p, Host{ABI: 7})
+	for _, name := range []string{RowUnixSockets, RowGroups} {
+		if r := find(rows, name); r.Support != emit.Enforced || !strings.Contains(r.How, "seccomp") {
+			t.Errorf("without user namespaces: %+v, want enforced by the seccomp filter", r)
+		}
+	}
+	p.Accept = []string{AcceptUnixSockets}
+	rows = Enforcement(p, Host{ABI: 7})
+	for _, name := range []string{RowUnixSockets, RowGroups} {
+		if r := find(rows, name); r.Support != emit.Partial || r.Degradation != AcceptUnixSockets {
+			t.Errorf("without user namespaces, accepted: %+v, want partial, accepted by %q", r, AcceptUnixSockets)
+		}
 	}
 }

@@ -66,6 +66,7 @@ times faster.`,
 			if err != nil {
 				return err
 			}
+			opts.ProjectRoot, opts.Home = proj.Root, home
 			code, err := launch.Start(rs, opts)
 			var ue *launch.UnsupportedError
 			if errors.As(err, &ue) {
