@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"io"
+	"text/tabwriter"
+
 	"fmt"
+	"github.com/mcpolicy/mcpolicy/seccomp"
 	"os"
 	"path/filepath"
 
@@ -189,6 +193,9 @@ func newExplainCmd() *cobra.Command {
 					if err := emit.PrintTable(cmd.OutOrStdout(), backend, rows); err != nil {
 						return err
 					}
+					if err := printSyscalls(cmd.OutOrStdout(), backend); err != nil {
+						return err
+					}
 					if err := emit.Check(p, backend, rows); err != nil {
 						fmt.Fprintf(cmd.OutOrStdout(), "\n%s\n", err)
 					}
@@ -227,4 +234,19 @@ func names(plans []*compiler.Plan) string {
 		s += p.Server
 	}
 	return s
+}
+
+// printSyscalls lists what mcpolicy's seccomp filter takes away, for the
+// host backends that load it (docker and podman bring the engine's own).
+func printSyscalls(w io.Writer, backend string) error {
+	if backend != "bwrap" && backend != "landlock" {
+		return nil
+	}
+	rules := seccomp.Rules(seccomp.Options{})
+	fmt.Fprintf(w, "\nSystem calls the seccomp filter takes away (%d; the rest as Docker's default profile allows them):\n", len(rules))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, r := range rules {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", r.Name, r.Action, r.Reason)
+	}
+	return tw.Flush()
 }
