@@ -188,8 +188,7 @@ func confineAndRun(sp *spec, verbose io.Writer, mode runMode) (int, error) {
 	// The syscall filter, last, on this thread (after PR_SET_NO_NEW_PRIVS):
 	// the server inherits it across the fork or exec. Without namespaces
 	// the host's named unix sockets cannot be hidden, so unix sockets are
-	// refused — unless the policy accepted landlock-unix-sockets (Check
-	// refuses that path otherwise).
+	// refused — unless the policy accepted landlock-unix-sockets.
 	filter := "not loaded (unhardened test wiring)"
 	if mode != unhardened {
 		deny := sp.NoNetNS && !rs.Accepts(AcceptUnixSockets)
