@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -217,6 +218,8 @@ func bwrapEnv(names, environ []string) []string {
 // Exec replaces the launcher with bwrap, passing only b's descriptors and
 // an empty environment, in a new session keyring.
 func (b *Bwrap) Exec() error {
+	// The session keyring is the calling thread's: join and exec on one.
+	runtime.LockOSThread()
 	if err := FreshSessionKeyring(); err != nil {
 		return err
 	}

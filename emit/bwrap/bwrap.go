@@ -65,7 +65,9 @@ func Args(p *compiler.Plan, r compiler.Resolver, layout Layout, envFD int) ([]st
 	if envFD > 0 {
 		a = append(a, "--args", strconv.Itoa(envFD))
 	}
-	a = append(a, "--proc", "/proc", "--dev", "/dev")
+	// /proc/keys lists the names of every key the invoking user's uid can
+	// view, across all its keyrings: masked, as Docker masks it.
+	a = append(a, "--proc", "/proc", "--ro-bind", "/dev/null", "/proc/keys", "--ro-bind", "/dev/null", "/proc/key-users", "--dev", "/dev")
 
 	for _, b := range p.Runtime.ReadOnly {
 		switch {

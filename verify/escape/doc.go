@@ -21,6 +21,25 @@
 // and asserts that the attack succeeds there, so that a pass is not an
 // artefact of a harness that cannot see an escape.
 //
-// Under CI=true a missing bwrap, docker, podman or Landlock fails the
-// suite; elsewhere it skips with the reason, and -short skips the engines.
+// The issue #14 scenarios (process_test.go) attack through the process
+// rather than the grants' files, on bwrap, docker, podman and Landlock: a
+// unix listener the test plants in the host's /tmp and a stand-in socket
+// at /run (never /run/docker.sock itself); a variable planted in the
+// environment the client gives the entry, looked for in every readable
+// /proc/PID/environ; TIOCSTI on a pty that is the entry's stdin and
+// controlling terminal (the test reads the master as the user's shell
+// would); a user key in the spawning thread's session keyring; the home's
+// ~/.aws/credentials and the home folder leaked as descriptors 7 and 8; an
+// image VOLUME (docker, podman); chmod u+s and g+s on a file the server
+// wrote in its grant. What a shell cannot do there the payload does with
+// ./escape-helper (./helper, built static and copied into each project).
+// Their weakened wirings are bwrap without the launcher (with the host's
+// /tmp and /run bound in, or started with the client's environment, or
+// without the seccomp filter), the engine's args without the launcher, or
+// no confinement at all ("bare": the payload spawned on the host as a
+// client would spawn the entry's command).
+//
+// Under CI=true a missing bwrap, docker, podman or Landlock (or pty,
+// session keyring, writable /run) fails the suite; elsewhere it skips with
+// the reason, and -short skips the engines.
 package escape

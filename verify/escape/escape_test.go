@@ -13,34 +13,55 @@ import (
 
 // scenario is one attack. real runs it through the client entry on each of
 // backends and must see it fail with the host unchanged; weak runs it once
-// on weakBackend through a weakened wiring and must see it succeed.
+// on weakBackend (or on each of weakBackends) through a weakened wiring and
+// must see it succeed. On "landlock" the project is always the Landlock
+// one (landlockPolicy); "bare" (weakBackend only) is no confinement at all.
 type scenario struct {
-	name        string
-	spec        projectSpec
-	backends    []string
-	weakBackend string
-	real        func(t *testing.T, sb *sandbox)
-	weak        func(t *testing.T, sb *sandbox)
+	name         string
+	spec         projectSpec
+	backends     []string
+	weakBackend  string
+	weakBackends []string
+	real         func(t *testing.T, sb *sandbox)
+	weak         func(t *testing.T, sb *sandbox)
 }
 
-var bindBackends = []string{"bwrap", "docker", "podman"}
+var (
+	bindBackends = []string{"bwrap", "docker", "podman"}
+	allBackends  = []string{"bwrap", "docker", "podman", "landlock"}
+)
+
+// specFor is the scenario's project on backend.
+func (sc scenario) specFor(backend string) projectSpec {
+	spec := sc.spec
+	if backend == "landlock" {
+		spec.landlock = true
+	}
+	return spec
+}
 
 func TestEscape(t *testing.T) {
 	start := time.Now()
 	s := newSuite(t)
 	t.Cleanup(func() { s.removeImages(t) })
-	for _, sc := range scenarios {
+	for _, sc := range append(scenarios, issue14Scenarios...) {
 		t.Run(sc.name, func(t *testing.T) {
 			for _, b := range sc.backends {
 				t.Run(b, func(t *testing.T) {
 					s.require(t, b)
-					sc.real(t, s.sandbox(t, b, sc.spec))
+					sc.real(t, s.sandbox(t, b, sc.specFor(b)))
 				})
 			}
-			t.Run("weakened-"+sc.weakBackend, func(t *testing.T) {
-				s.require(t, sc.weakBackend)
-				sc.weak(t, s.sandbox(t, sc.weakBackend, sc.spec))
-			})
+			weak := sc.weakBackends
+			if len(weak) == 0 {
+				weak = []string{sc.weakBackend}
+			}
+			for _, b := range weak {
+				t.Run("weakened-"+b, func(t *testing.T) {
+					s.require(t, b)
+					sc.weak(t, s.sandbox(t, b, sc.specFor(b)))
+				})
+			}
 		})
 	}
 	t.Logf("escape suite: %s", time.Since(start).Round(time.Millisecond))

@@ -13,10 +13,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -81,11 +83,15 @@ type suite struct {
 	base     string // /var/tmp/mcpolicy-escape-*: binaries and every project
 	mcpolicy string // CGO_ENABLED=0 build of ./cmd/mcpolicy
 	launcher string // CGO_ENABLED=0 build of ./cmd/mcpolicy-launch, beside it
+	helper   string // CGO_ENABLED=0 build of ./verify/escape/helper, copied into projects
 	image    string // the busybox image's name, in docker and in podman
+	// volumeImage is the busybox image with VOLUME /data, /data owned by
+	// uid 1000 (the image-volume scenario).
+	volumeImage string
 
 	mu       sync.Mutex
-	avail    map[string]string // backend -> why it cannot run here ("" = it can)
-	imported map[string]error  // engine -> importing the image
+	avail    map[string]string   // backend -> why it cannot run here ("" = it can)
+	imported map[[2]string]error // {engine, image} -> importing it
 	seq      int
 }
 
@@ -101,12 +107,14 @@ func newSuite(t *testing.T) *suite {
 		base:     base,
 		mcpolicy: filepath.Join(base, "bin", "mcpolicy"),
 		launcher: filepath.Join(base, "bin", "mcpolicy-launch"),
+		helper:   filepath.Join(base, "bin", "escape-helper"),
 		image:    fmt.Sprintf("mcpolicy-escape:t%d-%d", os.Getpid(), time.Now().UnixNano()),
 		avail:    map[string]string{},
-		imported: map[string]error{},
+		imported: map[[2]string]error{},
 	}
+	s.volumeImage = s.image + "-volume"
 	root := moduleRoot(t)
-	for bin, pkg := range map[string]string{s.mcpolicy: "./cmd/mcpolicy", s.launcher: "./cmd/mcpolicy-launch"} {
+	for bin, pkg := range map[string]string{s.mcpolicy: "./cmd/mcpolicy", s.launcher: "./cmd/mcpolicy-launch", s.helper: "./verify/escape/helper"} {
 		cmd := exec.Command("go", "build", "-o", bin, pkg)
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -156,6 +164,9 @@ func probeBackend(backend string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	switch backend {
+	case bare:
+		// No confinement at all: the weakened wiring of the scenarios
+		// whose control is the command itself, spawned as a client would.
 	case "bwrap":
 		if _, err := exec.LookPath("bwrap"); err != nil {
 			return "bwrap is not installed"
@@ -187,26 +198,44 @@ func probeBackend(backend string) string {
 // importImage puts the busybox image into engine, once, without a registry.
 func (s *suite) importImage(t *testing.T, engine string) {
 	t.Helper()
+	s.ensureImage(t, engine, s.image, nil, nil)
+}
+
+// importVolumeImage is importImage for the image that declares VOLUME /data.
+func (s *suite) importVolumeImage(t *testing.T, engine string) {
+	t.Helper()
+	s.ensureImage(t, engine, s.volumeImage, []string{"data/"}, []string{"VOLUME /data"})
+}
+
+// ensureImage imports the busybox rootfs as image into engine, once, with
+// the extra folders (owned by uid 1000) and the Dockerfile changes given.
+func (s *suite) ensureImage(t *testing.T, engine, image string, dirs1000, changes []string) {
+	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	err, done := s.imported[engine]
+	key := [2]string{engine, image}
+	err, done := s.imported[key]
 	if !done {
-		err = s.doImport(engine)
-		s.imported[engine] = err
+		err = doImport(engine, image, dirs1000, changes)
+		s.imported[key] = err
 	}
 	if err != nil {
-		t.Fatalf("importing the busybox image into %s: %v", engine, err)
+		t.Fatalf("importing the busybox image %s into %s: %v", image, engine, err)
 	}
 }
 
-func (s *suite) doImport(engine string) error {
-	rootfs, err := busyboxRootfs()
+func doImport(engine, image string, dirs1000, changes []string) error {
+	rootfs, err := busyboxRootfs(dirs1000)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, engine, "import", "-", s.image)
+	args := []string{"import"}
+	for _, c := range changes {
+		args = append(args, "--change", c)
+	}
+	cmd := exec.CommandContext(ctx, engine, append(args, "-", image)...)
 	cmd.Stdin = bytes.NewReader(rootfs)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%s import: %v\n%s", engine, err, out)
@@ -216,13 +245,14 @@ func (s *suite) doImport(engine string) error {
 
 // removeImages runs at the end of the suite.
 func (s *suite) removeImages(t *testing.T) {
-	for engine, err := range s.imported {
+	for key, err := range s.imported {
 		if err != nil {
 			continue
 		}
+		engine, image := key[0], key[1]
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		if out, err := exec.CommandContext(ctx, engine, "rmi", "-f", s.image).CombinedOutput(); err != nil {
-			t.Logf("%s rmi %s: %v\n%s", engine, s.image, err, out)
+		if out, err := exec.CommandContext(ctx, engine, "rmi", "-f", image).CombinedOutput(); err != nil {
+			t.Logf("%s rmi %s: %v\n%s", engine, image, err, out)
 		}
 		cancel()
 	}
@@ -232,8 +262,9 @@ func (s *suite) removeImages(t *testing.T) {
 var busyboxApplets = []string{"sh", "cat", "cp", "mv", "rm", "ln", "mkdir", "printf", "echo", "touch", "chmod", "tr", "ls", "true", "id"}
 
 // busyboxRootfs is a tar of /bin/busybox (busybox-static) with its applets,
-// and the folders the engines mount over.
-func busyboxRootfs() ([]byte, error) {
+// and the folders the engines mount over; dirs1000 are more folders, owned
+// by uid and gid 1000 (the containers' user).
+func busyboxRootfs(dirs1000 []string) ([]byte, error) {
 	bb, err := os.ReadFile("/bin/busybox")
 	if err != nil {
 		return nil, fmt.Errorf("%v (install busybox-static)", err)
@@ -246,6 +277,11 @@ func busyboxRootfs() ([]byte, error) {
 		mode int64
 	}{{"bin/", 0o755}, {"etc/", 0o755}, {"home/", 0o755}, {"run/", 0o755}, {"tmp/", 0o1777}, {"var/", 0o755}, {"var/tmp/", 0o1777}, {"workspace/", 0o755}, {"gen/", 0o755}} {
 		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d.name, Mode: d.mode, ModTime: mtime}); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range dirs1000 {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: 0o755, Uid: 1000, Gid: 1000, ModTime: mtime}); err != nil {
 			return nil, err
 		}
 	}
@@ -290,9 +326,21 @@ type sandbox struct {
 }
 
 type projectSpec struct {
-	landlock bool // landlockPolicy, else bindPolicy
-	noGit    bool // no git init
+	landlock    bool // landlockPolicy, else bindPolicy
+	noGit       bool // no git init
+	volumeImage bool // the bind policy's image declares VOLUME /data (suite.volumeImage)
+	helper      bool // the attack helper at the project's top, as escape-helper
 }
+
+// helperName is where the helper sits in the project (spec.helper): the
+// payload runs it as ./escape-helper from the project's folder.
+const helperName = "escape-helper"
+
+// bare is the pseudo-backend of a weakened wiring with no confinement at
+// all: the payload (or the helper) runs on the host, spawned as a client
+// would spawn the entry's command. Its project is the Landlock one (host
+// paths); it has no client entry.
+const bare = "bare"
 
 func (s *suite) sandbox(t *testing.T, backend string, spec projectSpec) *sandbox {
 	t.Helper()
@@ -305,7 +353,14 @@ func (s *suite) sandbox(t *testing.T, backend string, spec projectSpec) *sandbox
 		root: filepath.Join(dir, "proj"), home: filepath.Join(dir, "home"), markers: filepath.Join(dir, "markers"),
 		cwd: workspace, ranDir: "src",
 	}
-	policy := fmt.Sprintf(bindPolicy, s.image)
+	image := s.image
+	if spec.volumeImage {
+		image = s.volumeImage
+	}
+	policy := fmt.Sprintf(bindPolicy, image)
+	if backend == bare {
+		spec.landlock = true
+	}
 	if spec.landlock {
 		policy, sb.cwd, sb.ranDir = landlockPolicy, sb.root, "data"
 	}
@@ -334,9 +389,14 @@ func (s *suite) sandbox(t *testing.T, backend string, spec projectSpec) *sandbox
 	}
 	if isEngine(backend) {
 		s.importImage(t, backend)
+		if spec.volumeImage {
+			s.importVolumeImage(t, backend)
+		}
 	}
 	sb.mcpolicyRun(t, "build", sb.root)
-	sb.mcpolicyRun(t, "client", "claude-code", "--backend", backend, "--write", "-p", sb.root)
+	if backend != bare {
+		sb.mcpolicyRun(t, "client", "claude-code", "--backend", backend, "--write", "-p", sb.root)
+	}
 	if !spec.noGit {
 		sb.git(t, "add", "-A")
 		sb.git(t, "commit", "-q", "-m", "confinement")
@@ -346,6 +406,15 @@ func (s *suite) sandbox(t *testing.T, backend string, spec projectSpec) *sandbox
 	// file mode's.
 	if out, err := exec.Command("chmod", "-R", "a+rwX", sb.root).CombinedOutput(); err != nil {
 		t.Fatalf("chmod: %v\n%s", err, out)
+	}
+	if spec.helper {
+		// A copy, never a link: the server may chmod what it can write.
+		b, err := os.ReadFile(s.helper)
+		must(t, err)
+		must(t, os.WriteFile(filepath.Join(sb.root, helperName), b, 0o755))
+	}
+	if backend == bare {
+		return sb
 	}
 	sb.entry = sb.readEntry(t)
 	t.Logf("%s entry: %s %s (env %v)", backend, sb.entry.Command, shellQuote(sb.entry.Args), sb.entry.Env)
@@ -456,6 +525,7 @@ type step struct {
 	name string
 	sh   string // shell, run from the project's folder in the sandbox
 	kind stepKind
+	want []string // mustFailWith: the errnos that count as the confinement's answer
 }
 
 type stepKind int
@@ -464,17 +534,26 @@ const (
 	mustBeDenied stepKind = iota // fails with a denial: EROFS, EBUSY, EACCES, EPERM, EXDEV
 	mayWork                      // the confinement allows it; what happens next is checked
 	mustNotRead                  // fails, whatever the errno, and reveals nothing
+	mustFailWith                 // fails with one of the step's errnos
 )
 
-func deny(name, sh string) step        { return step{name, sh, mustBeDenied} }
-func may(name, sh string) step         { return step{name, sh, mayWork} }
-func mustNotLeak(name, sh string) step { return step{name, sh, mustNotRead} }
+func deny(name, sh string) step        { return step{name: name, sh: sh, kind: mustBeDenied} }
+func may(name, sh string) step         { return step{name: name, sh: sh, kind: mayWork} }
+func mustNotLeak(name, sh string) step { return step{name: name, sh: sh, kind: mustNotRead} }
 
-// payload is attack.sh: each step in a subshell, its result on one line.
-func (sb *sandbox) payload(ran string, steps []step) string {
+// denyWith is a step that must fail with one of errnos: the answers of a
+// confinement that hides or refuses the thing (ENOENT for a socket that is
+// not there, ENOSYS for a filtered syscall...).
+func denyWith(name, sh string, errnos ...string) step {
+	return step{name: name, sh: sh, kind: mustFailWith, want: errnos}
+}
+
+// payload is attack.sh: each step in a subshell, its result on one line,
+// run from cwd (the project's folder in the sandbox, or on the host).
+func (sb *sandbox) payload(cwd, ran string, steps []step) string {
 	var b strings.Builder
 	b.WriteString("# the escape suite's payload: the server's own code, rewritten\n")
-	fmt.Fprintf(&b, "cd %s || exit 97\necho START\n: > %s\n", shq(sb.cwd), shq(ran))
+	fmt.Fprintf(&b, "cd %s || exit 97\necho START\n: > %s\n", shq(cwd), shq(ran))
 	b.WriteString(`try() {
 	if out=$( (eval "$2") 2>&1 ); then
 		printf 'RESULT\t%s\tok\t%s\n' "$1" "$(printf '%s' "$out" | tr '\n\t' '  ')"
@@ -520,14 +599,37 @@ func (sb *sandbox) launchEntry(t *testing.T, steps ...step) outcome {
 
 func (sb *sandbox) launch(t *testing.T, how, command string, args []string, env map[string]string, steps []step) outcome {
 	t.Helper()
+	return sb.launchWith(t, how, command, args, launchOpts{env: env}, steps)
+}
+
+// launchOpts are how a client might spawn the entry beyond the plain case.
+type launchOpts struct {
+	env    map[string]string // variables beside HOME and PATH (the entry's env, a planted one)
+	onHost bool              // the payload runs unconfined: it starts in the project's host folder
+	stdin  *os.File          // nil: /dev/null
+	// ctty: the spawned command leads a new session whose controlling
+	// terminal is stdin, as a client started from a terminal shares it.
+	ctty       bool
+	extraFiles []*os.File // inherited as descriptors 3, 4, ... (nil entries stay closed)
+	// thread runs first on the locked OS thread the command is spawned
+	// from: credentials such as the session keyring are per thread.
+	thread func() error
+}
+
+func (sb *sandbox) launchWith(t *testing.T, how, command string, args []string, opts launchOpts, steps []step) outcome {
+	t.Helper()
 	sb.runs++
 	ran := filepath.Join(sb.ranDir, fmt.Sprintf(".ran-%d", sb.runs))
 	attack := filepath.Join(sb.root, "attack.sh")
-	must(t, os.WriteFile(attack, []byte(sb.payload(ran, steps)), 0o666))
+	cwd := sb.cwd
+	if opts.onHost {
+		cwd = sb.root
+	}
+	must(t, os.WriteFile(attack, []byte(sb.payload(cwd, ran, steps)), 0o666))
 	os.Chmod(attack, 0o666)
 
 	vars := map[string]string{"HOME": sb.home, "PATH": os.Getenv("PATH")}
-	for k, v := range env {
+	for k, v := range opts.env {
 		vars[k] = v
 	}
 	var environ []string
@@ -540,8 +642,31 @@ func (sb *sandbox) launch(t *testing.T, how, command string, args []string, env 
 	cmd.Env, cmd.Dir = environ, sb.root
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if opts.stdin != nil {
+		cmd.Stdin = opts.stdin
+	}
+	if opts.ctty {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	}
+	cmd.ExtraFiles = opts.extraFiles
 	start := time.Now()
-	err := cmd.Run()
+	var err error
+	if opts.thread == nil {
+		err = cmd.Run()
+	} else {
+		done := make(chan error, 1)
+		go func() {
+			// Never unlocked: the thread, and what thread changed, ends
+			// with this goroutine.
+			runtime.LockOSThread()
+			if err := opts.thread(); err != nil {
+				done <- fmt.Errorf("preparing the spawning thread: %w", err)
+				return
+			}
+			done <- cmd.Run()
+		}()
+		err = <-done
+	}
 	o := outcome{how: how, stdout: stdout.String(), stderr: stderr.String(), results: map[string]result{}, steps: steps, took: time.Since(start)}
 	var ee *exec.ExitError
 	switch {
@@ -597,6 +722,10 @@ func (o outcome) requireDenied(t *testing.T, backend string) {
 			t.Errorf("%s: %s: the attack SUCCEEDED (%s)", backend, s.name, r.msg)
 		case s.kind == mustBeDenied && !denial[r.errno]:
 			t.Errorf("%s: %s: failed, but not with a denial: %s; the attempt proves nothing", backend, s.name, r.describe())
+		case s.kind == mustFailWith && !slices.Contains(s.want, r.errno):
+			t.Errorf("%s: %s: failed, but with %s, not one of %v: the attempt proves nothing (%s)", backend, s.name, r.describe(), s.want, r.msg)
+		case s.kind == mustFailWith:
+			t.Logf("%s: %s: %s (%s)", backend, s.name, r.describe(), r.msg)
 		default:
 			t.Logf("%s: %s: %s", backend, s.name, r.describe())
 		}
@@ -652,9 +781,14 @@ func (r result) describe() string {
 // denial is the errnos of a confinement's refusal.
 var denial = map[string]bool{"EROFS": true, "EBUSY": true, "EACCES": true, "EPERM": true, "EXDEV": true}
 
-// errnoOf names the errno a failure message shows (glibc's and musl's
-// strerror texts, as coreutils, dash and busybox print them).
+// errnoOf names the errno a failure message shows: the helper's
+// "errno=ENAME", or glibc's and musl's strerror texts, as coreutils, dash
+// and busybox print them.
 func errnoOf(msg string) string {
+	if i := strings.Index(msg, "errno="); i >= 0 {
+		name, _, _ := strings.Cut(msg[i+len("errno="):], " ")
+		return name
+	}
 	for _, e := range []struct{ text, name string }{
 		{"Read-only file system", "EROFS"},
 		{"Device or resource busy", "EBUSY"}, {"Resource busy", "EBUSY"},
@@ -662,6 +796,7 @@ func errnoOf(msg string) string {
 		{"Operation not permitted", "EPERM"},
 		{"Invalid cross-device link", "EXDEV"}, {"Cross-device link", "EXDEV"},
 		{"No such file or directory", "ENOENT"},
+		{"No such device or address", "ENXIO"},
 		{"File exists", "EEXIST"},
 		{"Directory not empty", "ENOTEMPTY"},
 		{"Not a directory", "ENOTDIR"},
@@ -922,9 +1057,35 @@ func (sb *sandbox) weakBwrapArgv(t *testing.T) []string {
 
 func (sb *sandbox) launchWeakBwrap(t *testing.T, steps ...step) outcome {
 	t.Helper()
+	return sb.launchWeakBwrapWith(t, nil, launchOpts{}, steps...)
+}
+
+// launchWeakBwrapWith is launchWeakBwrap with more bwrap options, placed
+// before the root is remounted read-only (so a bind can create its target),
+// and the given launch options; bwrap starts with the environment the
+// client gives it, as the wrapper scripts before the launcher did.
+func (sb *sandbox) launchWeakBwrapWith(t *testing.T, extra []string, opts launchOpts, steps ...step) outcome {
+	t.Helper()
 	argv := sb.weakBwrapArgv(t)
+	at := slices.Index(argv, "--remount-ro")
+	if at < 0 {
+		at = slices.Index(argv, "--")
+	}
+	if at < 0 {
+		t.Fatalf("weakened bwrap argv without --remount-ro or --: %q: the weakened wiring needs updating", argv)
+	}
+	argv = slices.Insert(argv, at, extra...)
 	t.Logf("weakened bwrap: bwrap %s", shellQuote(argv))
-	return sb.launch(t, "weakened bwrap argv (no launcher)", "bwrap", argv, nil, steps)
+	return sb.launchWith(t, "weakened bwrap argv (no launcher)", "bwrap", argv, opts, steps)
+}
+
+// launchBare runs the payload with no confinement at all, from the
+// project's host folder, spawned as a client spawns an entry's command
+// (opts: its stdin, terminal, descriptors, thread).
+func (sb *sandbox) launchBare(t *testing.T, opts launchOpts, steps ...step) outcome {
+	t.Helper()
+	opts.onHost = true
+	return sb.launchWith(t, "bare command (no launcher, no sandbox)", "/bin/sh", []string{filepath.Join(sb.root, "attack.sh")}, opts, steps)
 }
 
 // weakEngineArgs is the entry's engine args run without the launcher,
