@@ -4,7 +4,7 @@ BIN     := bin/mcpolicy
 EXAMPLE := examples/code-index
 BENCHSTAT ?= $(GO) run golang.org/x/perf/cmd/benchstat@latest
 
-.PHONY: all build install test lint bench golden example verify docs help
+.PHONY: all build install test test-short lint bench golden example verify docs help
 
 all: lint test ## lint, then every test
 
@@ -20,6 +20,9 @@ install: ## install mcpolicy and mcpolicy-launch (client entries run it) into $(
 test: ## every test, the real-engine ones included (CI=true: a missing docker/podman fails)
 	$(GO) test -count=1 -timeout 15m ./...
 	$(GO) run ./cmd/mcpolicy build --check $(EXAMPLE)
+
+test-short: ## the edit loop (< 1 min): schema, compiler, lint, emitters, goldens, clientcfg, launcher, seccomp, egress — no engines, no differential, no pre-commit
+	$(GO) test -short -count=1 ./schema/... ./compiler/... ./emit/... ./golden/... ./clientcfg/... ./protect/... ./seccomp/... ./launch/... ./egress/... ./probe/... ./build/...
 
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); \

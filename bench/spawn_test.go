@@ -246,7 +246,7 @@ func BenchmarkSpawn(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			loop(b, launcher, append([]string{"--engine", path, "--"}, args...)...)
+			loop(b, launcher, append([]string{"--engine", path, "--project-root", fx.dir, "--"}, args...)...)
 		})
 	}
 }
