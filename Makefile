@@ -21,7 +21,7 @@ test: ## every test, the real-engine ones included (CI=true: a missing docker/po
 	$(GO) test -count=1 -timeout 15m ./...
 	$(GO) run ./cmd/mcpolicy build --check $(EXAMPLE)
 
-test-short: ## the edit loop (< 1 min): schema, compiler, lint, emitters, goldens, clientcfg, launcher, seccomp, egress — no engines, no differential, no pre-commit
+test-short: ## the edit loop (< 1 min): schema, compiler, lint, emitters, goldens, clientcfg, launcher, seccomp, egress; not the differential test, the escape suite, prove or pre-commit
 	$(GO) test -short -count=1 ./schema/... ./compiler/... ./emit/... ./golden/... ./clientcfg/... ./protect/... ./seccomp/... ./launch/... ./egress/... ./probe/... ./build/...
 
 lint: ## gofmt and go vet
@@ -48,7 +48,7 @@ docs: ## regenerate docs/rules.md from the rule registry (a test fails when it i
 	$(GO) run ./cmd/mcpolicy rules --format markdown > docs/rules.md
 
 help: ## this list
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z]+:.*## / {printf "  %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 verify: ## the differential test with 1,000 generated policies per backend
 	MCPOLICY_VERIFY_CASES=1000 $(GO) test -count=1 -timeout 60m -run 'TestDifferential' -v ./verify/ | grep -E '^(=== RUN|---|\s+differential_test.go:[0-9]+: [a-z]+: [0-9]+ cases)|^(ok|FAIL)'
