@@ -216,7 +216,8 @@ func BenchmarkSpawn(b *testing.B) {
 		loop(b, binary(b), "run", "--policy", dir, "--server", "s", "--backend", "bwrap", "--log", os.DevNull)
 	})
 	for _, engine := range []string{"docker", "podman"} {
-		b.Run("launch="+engine, func(b *testing.B) {
+		// The emitted args on an image holding only a static mcpolicy.
+		engineArgs := func(b *testing.B) (string, []string) {
 			path := lookPath(b, engine)
 			image, err := engineImage(engine)
 			if err != nil {
@@ -228,21 +229,15 @@ func BenchmarkSpawn(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			return path, args
+		}
+		b.Run("launch="+engine, func(b *testing.B) {
+			path, args := engineArgs(b)
 			loop(b, path, args...)
 		})
 		b.Run("launch=mcpolicy-launch-"+engine, func(b *testing.B) {
-			path := lookPath(b, engine)
+			path, args := engineArgs(b)
 			launcher, err := launcherBinary()
-			if err != nil {
-				b.Fatal(err)
-			}
-			image, err := engineImage(engine)
-			if err != nil {
-				b.Skip(err)
-			}
-			p := *fx.plan
-			p.Image, p.Command = image, []string{"/mcpolicy", "version"}
-			args, err := docker.Args(&p, fx.machine)
 			if err != nil {
 				b.Fatal(err)
 			}
