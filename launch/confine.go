@@ -42,9 +42,9 @@ const (
 	// setsid is refused (the launcher leads its process group), fork the
 	// server into a new session and wait.
 	inPlace runMode = iota
-	// asInit: stage 2, pid 1 of the PID namespace: fork the server into a
-	// new session, forward signals, reap, return its status.
-	asInit
+	// inStage2: stage 2, already in a new session (stage 1 cloned it so):
+	// exec in place.
+	inStage2
 	// unhardened: tests only, the wiring before issue #14 (exec in place,
 	// the caller's session and session keyring).
 	unhardened
@@ -59,7 +59,7 @@ func confineAndRun(sp *spec, verbose io.Writer, mode runMode) (int, error) {
 	runtime.LockOSThread()
 	rs := sp.Ruleset
 
-	fork := mode == asInit
+	fork := false
 	session := "new (no controlling terminal)"
 	switch mode {
 	case inPlace:
@@ -215,7 +215,7 @@ func confineAndRun(sp *spec, verbose io.Writer, mode runMode) (int, error) {
 		return 0, err
 	}
 	if fork {
-		return forkServer(path, rs.Command, sp.Env, mode == asInit)
+		return forkServer(path, rs.Command, sp.Env)
 	}
 	return 0, fmt.Errorf("exec %s: %w", path, syscall.Exec(path, rs.Command, sp.Env))
 }

@@ -1,14 +1,15 @@
 // Package launch starts a server under a Landlock ruleset (`mcpolicy
 // exec`). Where unprivileged user namespaces work, the server also gets an
 // empty network namespace (network "none" for every protocol, not just
-// TCP), its own PID and IPC namespaces, and a private mount namespace whose
-// root is a minimal tmpfs holding only the baseline, the grants at their
-// host paths, the bounded scratch tmpfs, /proc and a few devices: the
+// TCP), its own IPC namespace, and a private mount namespace whose root is
+// a minimal tmpfs holding only the baseline, the grants at their host
+// paths, the bounded scratch tmpfs and a few devices: the
 // host's named unix sockets (/run/docker.sock, D-Bus, agents), which no
 // Landlock right covers, are not there (see root_mount.go). The launcher
 // then stays as a small parent that forwards signals and returns the
 // server's exit status. Elsewhere it applies the ruleset to itself and execs
-// the server in place (only if the policy accepts landlock-unix-sockets).
+// the server in place (every unix socket refused by the seccomp filter,
+// unless the policy accepts landlock-unix-sockets).
 // Either way the server runs in a new session, without a controlling
 // terminal, and with a new, empty session keyring; stdin and stdout reach it
 // untouched: they are MCP's stdio transport.
@@ -179,11 +180,11 @@ func environment(rs *Ruleset, environ []string) []string {
 	return env
 }
 
-// runInNamespaces re-executes the launcher in new user, network, mount, PID
-// and IPC namespaces, in a new session, mapping the invoking user to the
-// plan's user, and waits for it: stage 2 builds the minimal root, confines
-// itself and, as pid 1 of the new PID namespace, forks the server and
-// reaps; its exit status is the server's (128+N for signal N).
+// runInNamespaces re-executes the launcher in new user, network, mount and
+// IPC namespaces, in a new session, mapping the invoking user to the plan's
+// user, and waits for it: stage 2 builds the minimal root, confines itself
+// and execs the server; its exit status is the server's (128+N for signal
+// N).
 // started is false when the namespaces could not be created at all.
 func runInNamespaces(rs *Ruleset, sp *spec) (code int, err error, started bool) {
 	uid, gid, err := parseUser(rs.User)
@@ -213,7 +214,12 @@ func runInNamespaces(rs *Ruleset, sp *spec) (code int, err error, started bool) 
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{rd, statusW} // fd 3, fd 4
 	cmd.Env = []string{}
-	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC)
+	// No PID namespace: its only use would be a fresh /proc, which the
+	// ruleset never grants (the server cannot read /proc at all), and it
+	// would make the server pid 1 (deaf to signals it has no handler for)
+	// or cost a fork. Landlock (ABI 6) scopes signals; ptrace is denied by
+	// Landlock across domains and by the seccomp filter.
+	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC)
 	attr := &syscall.SysProcAttr{
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: os.Getuid(), Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: os.Getgid(), Size: 1}},
@@ -283,9 +289,8 @@ func runInNamespaces(rs *Ruleset, sp *spec) (code int, err error, started bool) 
 
 // Stage2 runs inside the namespaces: read the spec from fd 3, build the
 // minimal root and pivot into it, drop the supplementary groups (root
-// only), every capability and the session keyring, restrict, then fork the
-// server and stay as pid 1 of the PID namespace until it exits. It never
-// returns.
+// only), every capability and the session keyring, restrict, then exec
+// the server. It never returns.
 func Stage2() {
 	runtime.LockOSThread()
 	unix.CloseOnExec(4) // the status pipe: never the server's
@@ -334,7 +339,7 @@ func Stage2() {
 			fail(fmt.Errorf("setgroups: %w", err))
 		}
 	}
-	code, err := confineAndRun(&sp, verbose, asInit)
+	code, err := confineAndRun(&sp, verbose, inStage2)
 	if err != nil {
 		fail(err)
 	}

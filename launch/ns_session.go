@@ -59,20 +59,17 @@ var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, sys
 // forkServer starts the server from this (locked, confined) thread — the
 // child inherits its credentials, no_new_privs, Landlock domain and
 // session keyring — in a new session, and waits for it: signals are
-// forwarded, and the exit status is returned (128+N for signal N). As pid
-// 1 of the namespace (init) it also reaps the orphans reparented to it;
-// when it returns, its caller exits and the kernel kills whatever is left
-// in the namespace.
-func forkServer(path string, argv, env []string, init bool) (int, error) {
+// forwarded, and the exit status is returned (128+N for signal N). Only
+// the launcher without namespaces forks, when it leads its process group
+// (setsid is refused).
+func forkServer(path string, argv, env []string) (int, error) {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
 	defer signal.Stop(sigs)
 	attr := &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2},
 		Sys: &syscall.SysProcAttr{Setsid: true}}
-	if !init {
-		// Outside a PID namespace nothing else kills it with us.
-		attr.Sys.Pdeathsig = syscall.SIGKILL
-	}
+	// Nothing else kills it with us.
+	attr.Sys.Pdeathsig = syscall.SIGKILL
 	pid, err := syscall.ForkExec(path, argv, attr)
 	if err != nil {
 		return 0, fmt.Errorf("exec %s: %w", path, err)
@@ -89,21 +86,14 @@ func forkServer(path string, argv, env []string, init bool) (int, error) {
 			}
 		}
 	}()
-	wait := pid
-	if init {
-		wait = -1
-	}
 	for {
 		var ws syscall.WaitStatus
-		got, err := syscall.Wait4(wait, &ws, 0, nil)
+		_, err := syscall.Wait4(pid, &ws, 0, nil)
 		if errors.Is(err, syscall.EINTR) {
 			continue
 		}
 		if err != nil {
 			return 0, fmt.Errorf("waiting for the server: %w", err)
-		}
-		if got != pid {
-			continue // an orphan, reaped
 		}
 		if ws.Signaled() {
 			return 128 + int(ws.Signal()), nil

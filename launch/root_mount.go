@@ -19,8 +19,8 @@ import (
 // say. Where namespaces work, stage 2 therefore builds the server's whole
 // filesystem, as bwrap does, before it applies the ruleset: a tmpfs holding
 // only the runtime baseline (read-only), the grants at their host paths
-// (read-only or read-write, as the ruleset says), the scratch tmpfs, a
-// fresh /proc of the server's own PID namespace and a minimal /dev; then it
+// (read-only or read-write, as the ruleset says), the scratch tmpfs and a
+// minimal /dev (no /proc: the ruleset never grants it); then it
 // pivots into it, detaches the host's root and makes the tmpfs read-only.
 // Anything else — /run, /tmp, $XDG_RUNTIME_DIR, the home folder — is simply
 // not there. Landlock still applies on top, with the same host paths.
@@ -118,14 +118,6 @@ func buildRoot(sp *spec, verbose io.Writer) error {
 		}
 		ms = append(ms, rootMount{at: rs.Scratch, tree: tree, dir: true, what: "scratch"})
 	}
-	// A fresh /proc: this process is pid 1 of a new PID namespace, so it
-	// shows only the server's own processes (and needs the host's /proc in
-	// view to be allowed at all: it is mounted now, before the pivot).
-	proc, err := newMount("proc", nil, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
-	if err != nil {
-		return fmt.Errorf("mounting a fresh /proc: %w", err)
-	}
-	ms = append(ms, rootMount{at: "/proc", tree: proc, dir: true, what: "/proc"})
 	seen := map[string]bool{}
 	for _, d := range append(append(append([]string{}, devices...), rs.DevicesRO...), rs.DevicesRW...) {
 		if seen[d] {
@@ -196,7 +188,7 @@ func buildRoot(sp *spec, verbose io.Writer) error {
 	if err := unix.MountSetattr(unix.AT_FDCWD, "/", 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
 		return fmt.Errorf("making the new root read-only: %w", err)
 	}
-	say(verbose, "mcpolicy exec: %s: root: a read-only tmpfs holding only %d read-only and %d read-write hierarchies at their host paths%s, /proc (own PID namespace) and /dev (%s); the host's other files, sockets included, are not there",
+	say(verbose, "mcpolicy exec: %s: root: a read-only tmpfs holding only %d read-only and %d read-write hierarchies at their host paths%s and /dev (%s); the host's other files, sockets included, are not there",
 		rs.Server, sum.ro, sum.rw, map[bool]string{true: ", the scratch", false: ""}[rs.Scratch != ""], strings.Join(devNames(seen), " "))
 	return nil
 }

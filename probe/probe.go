@@ -4,15 +4,11 @@
 package probe
 
 import (
-	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"syscall"
@@ -167,41 +163,33 @@ func environ(name string) error {
 	return unix.ENOENT
 }
 
+// fetcher performs Fetch; package probe/fetch sets it. The probe core
+// links no HTTP client: the small launcher imports this package (its
+// Landlock probe mode), and net/http and crypto/tls double its size and
+// its start-up time.
+var fetcher func(target string) error
+
+// SetFetcher installs the Fetch implementation (package probe/fetch).
+func SetFetcher(f func(target string) error) { fetcher = f }
+
 func fetch(target string) error {
-	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		Proxy:           http.ProxyFromEnvironment,
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
-		// A refused CONNECT is the proxy's answer too: report its status.
-		OnProxyConnectResponse: func(_ context.Context, _ *url.URL, _ *http.Request, r *http.Response) error {
-			if r.StatusCode != http.StatusOK {
-				return httpStatus(r.StatusCode)
-			}
-			return nil
-		},
-	}}
-	resp, err := c.Get(target)
-	if err != nil {
-		return err
+	if fetcher == nil {
+		return errors.New("fetch is not linked into this program (import github.com/mcpolicy/mcpolicy/probe/fetch)")
 	}
-	defer resp.Body.Close()
-	io.Copy(io.Discard, resp.Body)
-	if resp.StatusCode/100 != 2 {
-		return httpStatus(resp.StatusCode)
-	}
-	return nil
+	return fetcher(target)
 }
 
-// httpStatus is an HTTP answer other than 2xx, reported as "http N".
-type httpStatus int
+// HTTPStatus is an HTTP answer other than 2xx, reported as "http N".
+type HTTPStatus int
 
-func (h httpStatus) Error() string { return fmt.Sprintf("http %d", int(h)) }
+func (h HTTPStatus) Error() string { return fmt.Sprintf("http %d", int(h)) }
 
 // outcome names the errno under err, or describes err when there is none.
 func outcome(err error) string {
 	if err == nil {
 		return "ok"
 	}
-	var hs httpStatus
+	var hs HTTPStatus
 	if errors.As(err, &hs) {
 		return hs.Error()
 	}

@@ -33,6 +33,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/probe"
+	_ "github.com/mcpolicy/mcpolicy/probe/fetch" // the fetch op
 	"github.com/mcpolicy/mcpolicy/supervise"
 )
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"github.com/mcpolicy/mcpolicy/probe"
+	_ "github.com/mcpolicy/mcpolicy/probe/fetch" // the fetch op
 	"github.com/spf13/cobra"
 )
 
