@@ -297,27 +297,15 @@ func absolute(cmd string) string {
 	return cmd
 }
 
-// entryJSON renders the entry in the client's shape, keys sorted.
-func entryJSON(c *Client, l *Launch) ([]byte, error) {
+// entryValue is the entry in the client's shape (encoding/json sorts
+// its keys).
+func entryValue(c *Client, l *Launch) (map[string]any, error) {
 	e := map[string]any{}
 	for k, v := range c.Stdio {
 		e[k] = v
 	}
-	if c.Name == "zed" {
-		e["command"] = l.Command
-		e["args"] = l.Args
-		e["env"] = l.Env
-	} else {
-		e["command"], e["args"], e["env"] = l.Command, l.Args, l.Env
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(e); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSpace(b.Bytes()), nil
+	e["command"], e["args"], e["env"] = l.Command, l.Args, l.Env
+	return e, nil
 }
 
 // ErrForeign refuses to replace an entry mcpolicy did not write.
@@ -370,70 +358,28 @@ func Merge(file string, src []byte, c *Client, server string, l *Launch, force b
 			return nil, &ErrForeign{file, server}
 		}
 	}
-	entry, err := entryJSON(c, l)
+	style := layoutOf(src)
+	entry, err := entryValue(c, l)
 	if err != nil {
 		return nil, err
 	}
 	if fresh { // a new file: nothing of the user's to keep, lay it all out
-		var e any
-		json.Unmarshal(entry, &e)
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(map[string]any{c.Key: map[string]any{server: e}}); err != nil {
+		b, err := style.render(map[string]any{c.Key: map[string]any{server: entry}}, 0)
+		if err != nil {
 			return nil, err
 		}
-		return b.Bytes(), nil
+		return append(b, style.newline...), nil
 	}
-	var ops []map[string]any
-	if !haveKey {
-		ops = append(ops, map[string]any{"op": "add", "path": "/" + pointer(c.Key), "value": json.RawMessage("{}")})
-	}
-	op := "add"
-	if _, ok := servers[server]; ok {
-		op = "replace"
-	}
-	ops = append(ops, map[string]any{"op": op, "path": "/" + pointer(c.Key) + "/" + pointer(server), "value": json.RawMessage(entry)})
-	patch, err := json.Marshal(ops)
+	out, err := style.insert(&v, c.Key, haveKey, server, entry)
 	if err != nil {
-		return nil, err
-	}
-	if err := v.Patch(patch); err != nil {
 		return nil, fmt.Errorf("%s: %v", file, err)
 	}
-	formatMember(&v, c.Key, server) // only the entry mcpolicy wrote
-	out := v.Pack()
 	if !bytes.HasSuffix(out, []byte("\n")) {
-		out = append(out, '\n')
+		out = append(out, style.newline...)
 	}
 	return out, nil
 }
 
-// formatMember lays out the value at key/server, leaving the rest as is.
-func formatMember(v *hujson.Value, key, server string) {
-	find := func(v *hujson.Value, name string) *hujson.Value {
-		obj, ok := v.Value.(*hujson.Object)
-		if !ok {
-			return nil
-		}
-		for i := range obj.Members {
-			var n string
-			if json.Unmarshal(obj.Members[i].Name.Value.(hujson.Literal), &n) == nil && n == name {
-				return &obj.Members[i].Value
-			}
-		}
-		return nil
-	}
-	if servers := find(v, key); servers != nil {
-		if entry := find(servers, server); entry != nil {
-			entry.Format()
-		}
-	}
-}
-
-// pointer escapes a JSON Pointer token.
-func pointer(s string) string { return strings.NewReplacer("~", "~0", "/", "~1").Replace(s) }
 
 var tomlTable = regexp.MustCompile(`(?m)^\s*\[`)
 
@@ -478,7 +424,7 @@ func mergeTOML(file string, src []byte, server string, l *Launch, force bool) ([
 		end = start + len(header) + loc[0]
 	}
 	old := s[start:end]
-	if !force && !Managed(old, nil) && !strings.Contains(old, `"exec", "--policy"`) && !strings.Contains(old, `"run", "--policy"`) {
+	if !force && !Managed(old, nil) && !strings.Contains(old, `"exec", "--policy"`) && !strings.Contains(old, `"run", "--policy"`) && !strings.Contains(old, "/"+LauncherName+`"`) {
 		return nil, &ErrForeign{file, server}
 	}
 	trail := old[len(strings.TrimRight(old, "\n")):]
