@@ -380,7 +380,6 @@ func Merge(file string, src []byte, c *Client, server string, l *Launch, force b
 	return out, nil
 }
 
-
 var tomlTable = regexp.MustCompile(`(?m)^\s*\[`)
 
 // mergeTOML replaces (or appends) the [mcp_servers.NAME] table of a Codex
