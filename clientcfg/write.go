@@ -125,6 +125,14 @@ func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self st
 		r = workspacePaths{c.Workspace, home}
 	}
 	l := &Launch{Env: map[string]string{}}
+	switch backend {
+	case "docker", "podman", "bwrap", "landlock", "seatbelt":
+	default:
+		return nil, fmt.Errorf("unknown backend %q (backends: docker, podman, bwrap, landlock, seatbelt)", backend)
+	}
+	if !builtFor(p, backend) {
+		return nil, fmt.Errorf("server %q is not built for backend %s (its backends: %s): add it to \"backends\" in the policy and run `mcpolicy build`, or pick one of those", p.Server, backend, strings.Join(p.Backends, ", "))
+	}
 	switch {
 	case p.Network.Mode == "allowlist":
 		// The egress proxy must run beside the server: mcpolicy run starts
@@ -199,6 +207,17 @@ func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self st
 		}
 	}
 	return l, nil
+}
+
+// builtFor reports whether build writes the plan's artefacts for backend
+// (podman runs the docker artefact).
+func builtFor(p *compiler.Plan, backend string) bool {
+	for _, b := range p.Backends {
+		if b == backend || backend == "podman" && b == "docker" {
+			return true
+		}
+	}
+	return false
 }
 
 // LauncherName is the small launcher client entries run, installed beside

@@ -18,6 +18,22 @@ func seedPlan() *compiler.Plan {
 		Mounts:  []compiler.Mount{{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "shop"}, Target: "/workspace", Mode: compiler.ReadWrite}},
 		Scratch: &compiler.Scratch{Target: "/tmp", SizeBytes: 256 << 20},
 		Env:     []string{"GITHUB_TOKEN"},
+		// Built for every backend the tests write entries for.
+		Backends: []string{"bwrap", "docker", "landlock", "seatbelt"},
+	}
+}
+
+// TestEntryOnlyForBuiltBackends: an entry is written only for a backend
+// the server is built for (podman runs the docker artefact).
+func TestEntryOnlyForBuiltBackends(t *testing.T) {
+	c, _ := LookupClient("claude-desktop")
+	p := seedPlan()
+	p.Backends = []string{"docker"}
+	if _, err := LaunchFor(c, p, "podman", "/p", "/home/dev", "/p/.mcpolicy", "/usr/local/bin/mcpolicy", false); err != nil {
+		t.Errorf("podman for a docker server: %v", err)
+	}
+	if _, err := LaunchFor(c, p, "landlock", "/p", "/home/dev", "/p/.mcpolicy", "/usr/local/bin/mcpolicy", false); err == nil || !strings.Contains(err.Error(), "not built for backend landlock") {
+		t.Errorf("landlock for a docker-only server: %v", err)
 	}
 }
 
