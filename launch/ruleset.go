@@ -96,8 +96,12 @@ func (rs *Ruleset) Resolve(projectRoot, home string) error {
 		}
 	}
 	rs.Workdir = fix(rs.Workdir)
-	if len(rs.Command) > 0 {
-		rs.Command[0] = fix(rs.Command[0])
+	for i, a := range rs.Command {
+		if flag, v, ok := strings.Cut(a, "="); ok && i > 0 && strings.HasPrefix(v, "${") {
+			rs.Command[i] = flag + "=" + fix(v)
+		} else {
+			rs.Command[i] = fix(a)
+		}
 	}
 	return bad
 }

@@ -78,9 +78,18 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*launch.Ruleset, error) {
 		}
 		rs.Workdir = host
 	}
+	// Landlock does not remap paths: every argument naming a sandbox
+	// path under a mount (whole, or after "--flag=") becomes the host path
+	// it shows, or the server would be told of a folder it cannot see.
 	rs.Command = append([]string{}, p.Command...)
-	if host, ok := hostPath(p, r, p.Command[0]); ok {
-		rs.Command[0] = host
+	for i, a := range rs.Command {
+		if host, ok := hostPath(p, r, a); ok {
+			rs.Command[i] = host
+		} else if flag, v, ok := strings.Cut(a, "="); ok && i > 0 && strings.HasPrefix(v, "/") {
+			if host, ok := hostPath(p, r, v); ok {
+				rs.Command[i] = flag + "=" + host
+			}
+		}
 	}
 	for _, s := range append(append(append(append([]string{}, rs.Baseline...), rs.ReadOnly...), rs.ReadWrite...), rs.Command...) {
 		if err := emit.CheckSafe(p.Server, "path or argument", s); err != nil {

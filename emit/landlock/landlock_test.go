@@ -145,3 +145,31 @@ func TestUnixSocketsAndGroupsRows(t *testing.T) {
 		}
 	}
 }
+
+// TestArgumentsNamingSandboxPathsAreTranslated: Landlock runs with host
+// paths, so an argument naming a mount target (whole, or after "--flag=")
+// is given the host path; other arguments are left alone.
+func TestArgumentsNamingSandboxPathsAreTranslated(t *testing.T) {
+	p := plan()
+	p.Command = []string{"/w/bin/server", "--root=/w/data", "/w/config.json", "stdio", "--name=/elsewhere", "/cache"}
+	rs, err := Build(p, machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/home/dev/proj/app/bin/server", "--root=/home/dev/proj/app/data", "/home/dev/proj/app/config.json", "stdio", "--name=/elsewhere", "/home/dev/.cache/x"}
+	if strings.Join(rs.Command, " ") != strings.Join(want, " ") {
+		t.Errorf("command %q, want %q", rs.Command, want)
+	}
+	// Committed rulesets hold placeholders; the launcher resolves them in
+	// every argument.
+	rs, err = Build(p, compiler.Placeholders{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.Resolve("/home/dev/proj", "/home/dev"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(rs.Command, " ") != strings.Join(want, " ") {
+		t.Errorf("resolved command %q, want %q", rs.Command, want)
+	}
+}

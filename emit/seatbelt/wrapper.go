@@ -35,14 +35,31 @@ func Args(p *compiler.Plan, pr *Profile, r compiler.Resolver, profile string) ([
 	return a, nil
 }
 
-// command is the argv with its program mapped to a host path when it lies
-// under a mount target.
+// command is the argv with every argument naming a path under a mount
+// target (whole, or after "--flag=") mapped to the host path: seatbelt, like
+// Landlock, runs with host paths.
 func command(p *compiler.Plan, r compiler.Resolver) []string {
 	c := append([]string{}, p.Command...)
-	if hp, ok := p.HostPathOf(c[0]); ok {
-		c[0] = r.Resolve(hp)
+	for i, a := range c {
+		if hp, flag, ok := hostArg(p, i, a); ok {
+			c[i] = flag + r.Resolve(hp)
+		}
 	}
 	return c
+}
+
+// hostArg finds the host path an argument names: the whole argument, or
+// (past the program) the value of a --flag=VALUE; flag is what precedes it.
+func hostArg(p *compiler.Plan, i int, a string) (hp compiler.HostPath, flag string, ok bool) {
+	if hp, ok := p.HostPathOf(a); ok {
+		return hp, "", true
+	}
+	if f, v, cut := strings.Cut(a, "="); cut && i > 0 && strings.HasPrefix(v, "/") {
+		if hp, ok := p.HostPathOf(v); ok {
+			return hp, f + "=", true
+		}
+	}
+	return compiler.HostPath{}, "", false
 }
 
 // shellPath renders a host path as a shell word: ${PROJECT_ROOT} and
@@ -177,14 +194,19 @@ export PATH=/usr/bin:/bin:/usr/sbin:/sbin:/opt/homebrew/bin:/usr/local/bin HOME=
 		}
 		fmt.Fprintf(&b, "export %s\n", strings.Join(kv, " "))
 	}
-	cmd := command(p, shellResolver{})
 	var words []string
-	for i, c := range cmd {
-		if i == 0 && c != p.Command[0] {
-			hp, _ := p.HostPathOf(p.Command[0])
+	for i, c := range p.Command {
+		if hp, flag, ok := hostArg(p, i, c); ok {
 			w, err := shellPath(hp)
 			if err != nil {
 				return nil, err
+			}
+			if flag != "" {
+				q, err := quoteSh(flag)
+				if err != nil {
+					return nil, err
+				}
+				w = q + w
 			}
 			words = append(words, w)
 			continue
@@ -198,8 +220,3 @@ export PATH=/usr/bin:/bin:/usr/sbin:/sbin:/opt/homebrew/bin:/usr/local/bin HOME=
 	fmt.Fprintf(&b, "exec %s -f \"$here/%s.sb\" \\\n    %s \\\n    -- %s\n", SandboxExec, p.Server, strings.Join(defs, " \\\n    "), strings.Join(words, " "))
 	return []byte(b.String()), nil
 }
-
-// shellResolver only tells command() that a mapping happened.
-type shellResolver struct{}
-
-func (shellResolver) Resolve(p compiler.HostPath) string { return p.Placeholder() }
