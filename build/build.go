@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
@@ -381,4 +382,29 @@ func sortedKeys(m map[string][]byte) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// Problems says, for each backend the plan lists, why that backend cannot
+// build it (lint reports them: a policy that does not build is not clean).
+func Problems(p *compiler.Plan) []lint.Problem {
+	var out []lint.Problem
+	for _, backend := range p.Backends {
+		_, err := render(p, backend)
+		if err == nil {
+			continue
+		}
+		pr := lint.Problem{Pos: p.Pos, Msg: err.Error()}
+		var ne *emit.NotEnforceableError
+		if errors.As(err, &ne) {
+			pr.Msg = fmt.Sprintf("%s is not enforceable by backend %s", ne.Restriction, ne.Backend)
+			if ne.Field != "" {
+				pr.Pos = ne.Pos
+			}
+			if ne.Alternative != "" {
+				pr.Msg += "; " + ne.Alternative
+			}
+		}
+		out = append(out, pr)
+	}
+	return out
 }

@@ -47,7 +47,11 @@ func targets(t *testing.T, e lint.Example) []*lint.Target {
 		if err != nil {
 			t.Fatalf("%v\n%s", err, text)
 		}
-		return lint.PolicyTargets(plans, proj.Root, home)
+		ts := lint.PolicyTargets(plans, proj.Root, home)
+		for _, t := range ts {
+			t.Unbuildable = build.Problems(t.Plan)
+		}
+		return ts
 	case "client":
 		file := filepath.Join(root, "claude_desktop_config.json")
 		os.WriteFile(file, []byte(text), 0o644)

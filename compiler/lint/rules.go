@@ -108,6 +108,19 @@ var credentialStores = []string{".ssh", ".aws", ".gnupg", ".config/gcloud", ".ku
 
 var rules = []*Rule{
 	{
+		ID: "UNBUILDABLE", Name: "unbuildable", Severity: Error,
+		Purpose:     "A backend the server lists cannot enforce its plan: mcpolicy build refuses it.",
+		Rationale:   "A policy that does not build confines nothing: its client entries cannot be written, or start what they started before. Lint must not call it clean.",
+		Remediation: "Change what the backend refuses (the message says what and why), or drop that backend from \"backends\".",
+		Bad:         policy("command: [\"/bin/true\"]\nbackends: [\"landlock\"]\nmounts: [{source: \".\", target: \"/w\", mode: \"rw\"}]"),
+		Good:        policy("command: [\"/bin/true\"]\nbackends: [\"landlock\"]\nmounts: [{source: \".\", target: \"/w\"}]"),
+		check: func(t *Target, o Options, report reportFn) {
+			for _, p := range t.Unbuildable {
+				report(p.Pos, "%s", p.Msg)
+			}
+		},
+	},
+	{
 		ID: "GRANT_COUNT", Name: "grant-count", Severity: Warning,
 		Purpose:     "A server has more grants than a reviewer can hold at once (default 4; --max-grants).",
 		Rationale:   "Confinement is read, not copied: start from nothing and add back only what the program cannot run without, keeping the additions few enough to review together.",

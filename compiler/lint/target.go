@@ -37,6 +37,9 @@ type Target struct {
 	// artefact through mcpolicy-launch: the file and the digest the entry
 	// pins (check reports a file that no longer has it).
 	Artefact, Digest string
+	// Unbuildable are the reasons a backend the policy lists cannot build
+	// the plan (set by whoever can ask the emitters: build.Problems).
+	Unbuildable []Problem
 	// FixedTop is set when the launcher fixes the top level of a
 	// read-write mount of the project and binds every protected entry in
 	// it read-only at spawn (policies, entries through mcpolicy-launch).
@@ -83,3 +86,9 @@ const (
 	FlagSeatbeltFinding   FlagKind = "seatbelt"   // a checker error in the profile (Value: the message)
 	FlagUnconfined        FlagKind = "unconfined" // npx/uvx/node/python... run directly on the host
 )
+
+// Problem is why a backend refuses a plan, at the position that asks for it.
+type Problem struct {
+	Pos schema.Pos
+	Msg string
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/spf13/cobra"
@@ -53,7 +54,11 @@ Exit codes: 0 nothing at or above --fail-on, 5 findings at or above it,
 				if err != nil {
 					return err
 				}
-				targets = append(targets, lint.PolicyTargets(plans, proj.Root, home)...)
+				ts := lint.PolicyTargets(plans, proj.Root, home)
+				for _, t := range ts {
+					t.Unbuildable = build.Problems(t.Plan) // a policy that does not build is not clean
+				}
+				targets = append(targets, ts...)
 			}
 			if discover {
 				clients = append(clients, clientcfg.Discover(pathArg(args))...)
