@@ -96,8 +96,10 @@ func newRootCmd() *cobra.Command {
 		Use:   "mcpolicy",
 		Short: "Compile MCP server confinement policies into enforceable sandboxes",
 		Long: `mcpolicy turns a reviewed policy (CUE, JSON, YAML or Jsonnet) into the
-confinement that spawns each local MCP server: docker/podman run arguments
-today, more backends to come.
+confinement that spawns each local MCP server — docker/podman run
+arguments, a bubblewrap launch, a Landlock ruleset, a macOS seatbelt
+profile — and the client entries that start it through mcpolicy-launch,
+which refuses (exit 8) anything but what was reviewed.
 
 A policy only subtracts by default: a server that declares nothing gets no
 network, a read-only root, no capabilities, no new privileges, a non-root
