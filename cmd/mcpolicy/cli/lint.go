@@ -34,7 +34,7 @@ gets a summary line with its grant count and worst severity.
 Exit codes: 0 nothing at or above --fail-on, 5 findings at or above it,
 1 usage or I/O error, 2 an invalid policy.`,
 		Example: `  mcpolicy lint
-  mcpolicy lint --client ~/Library/Application\ Support/Claude/claude_desktop_config.json --no-policy
+  mcpolicy lint --client ~/Library/Application\ Support/Claude/claude_desktop_config.json
   mcpolicy lint --discover --format sarif > lint.sarif
   mcpolicy lint --format github --fail-on warning`,
 		Args: cobra.MaximumNArgs(1),
@@ -49,6 +49,13 @@ Exit codes: 0 nothing at or above --fail-on, 5 findings at or above it,
 			}
 			home, _ := os.UserHomeDir()
 			var targets []*lint.Target
+			// Client configs alone need no policy: without a PATH argument, a
+			// folder holding none is not an error when --client is given.
+			if !noPolicy && len(args) == 0 && len(clients) > 0 {
+				if _, err := build.Discover(pathArg(args)); err != nil {
+					noPolicy = true
+				}
+			}
 			if !noPolicy {
 				proj, plans, err := compileProject(pathArg(args))
 				if err != nil {

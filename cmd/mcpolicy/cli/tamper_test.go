@@ -58,3 +58,17 @@ servers: idx: {
 		t.Errorf("run with another pinned plan: exit %d, want %d\n%s", code, ExitTampered, errs)
 	}
 }
+
+// TestLintClientNeedsNoPolicy: linting a client config where no policy is
+// (this package's folder) needs no --no-policy; lint without --client still
+// says no policy was found.
+func TestLintClientNeedsNoPolicy(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "c.json")
+	writeFile(t, cfg, `{"mcpServers": {"x": {"command": "npx", "args": ["-y", "some-server"]}}}`)
+	if code, out, errs := run(t, "lint", "--client", cfg, "--fail-on", "never"); code != ExitOK || !strings.Contains(out, "UNCONFINED_SERVER") {
+		t.Errorf("lint --client without a policy: exit %d\n%s%s", code, out, errs)
+	}
+	if code, _, errs := run(t, "lint"); code == ExitOK || !strings.Contains(errs, "no policy found") {
+		t.Errorf("lint without a policy or a client: exit %d\n%s", code, errs)
+	}
+}
