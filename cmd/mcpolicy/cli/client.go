@@ -21,9 +21,17 @@ func newClientCmd() *cobra.Command {
 		Use:   "client TARGET [--backend B] [--server NAME...] [--file PATH] [--write | --dry-run]",
 		Short: "Write the entries that spawn each server confined into an MCP client's config",
 		Long: `client renders, for each server, the entry an MCP client needs to start it
-confined (docker/podman run, the bwrap or seatbelt wrapper, or mcpolicy
-exec) and merges it into the client's file: other entries, key order,
-comments and trailing commas stay as they were; the file is replaced
+confined and merges it into the client's file. bwrap and Landlock entries
+run mcpolicy-launch --sha256 DIGEST .mcpolicy/BACKEND/SERVER.json (the
+artefact must be built first: the entry pins its digest, and the launcher
+refuses any other content, exit 8); docker/podman entries run
+mcpolicy-launch --engine ENGINE --project-root ROOT -- run ...; seatbelt
+entries the wrapper; egress servers mcpolicy run ... --plan HASH. The
+launcher must be installed beside mcpolicy (or on PATH), and neither it
+nor the client file may lie in the server's writable grant. The file's
+own style is kept (strict JSON stays strict, indentation and newlines
+stay), as are other entries, key order, comments and trailing commas;
+the file is replaced
 atomically after a backup (FILE.mcpolicy.bak). Without --write it shows the
 diff and writes nothing. An entry mcpolicy did not write is not replaced
 without --force; a file that does not parse is never touched.

@@ -27,15 +27,17 @@ read-write hierarchies at their host paths, nothing else readable, the
 environment cleared but for the named variables, no new privileges, TCP
 denied, abstract unix sockets and signals scoped (ABI >= 6). Where
 unprivileged user namespaces work, the server also gets an empty network
-namespace and its scratch as a bounded tmpfs.
+namespace, its scratch as a bounded tmpfs, and a minimal root holding only
+the baseline and the grants (the host's named unix sockets are not there);
+always a new session, a new session keyring and mcpolicy's seccomp filter.
 
 stdin and stdout pass through untouched; mcpolicy's own messages go to stderr.
 It fails closed: when the kernel lacks Landlock, or lacks what the plan needs
 and the policy accepts no degradation, it refuses to start (exit 4).
 
-For per-request spawns, mcpolicy-launch runs the committed ruleset
-(.mcpolicy/landlock/SERVER.json) without compiling anything, several
-times faster.`,
+Client entries run the committed ruleset with mcpolicy-launch --sha256
+(.mcpolicy/landlock/SERVER.json): no compiling, and nothing but the
+reviewed bytes.`,
 		Example: `  mcpolicy exec --policy examples/code-index --server code-index -- cat /etc/hostname
   mcpolicy exec --policy mcpolicy.cue --server code-index --verbose`,
 		RunE: func(cmd *cobra.Command, args []string) error {
