@@ -103,6 +103,7 @@ func (e *entry) bwrap(cmd arg, args []arg) {
 		case "--setenv":
 			p.Env = append(p.Env, v[0].s)
 			p.EnvPos = append(p.EnvPos, v[0].pos)
+			e.t.EnvPassed = append(e.t.EnvPassed, v[0].s)
 			if looksLikeSecret(v[0].s, v[1].s) {
 				e.flag(lint.FlagSecretInline, v[0].s, v[1].pos)
 			}

@@ -64,6 +64,7 @@ func parse(file string, src []byte, home string) ([]*lint.Target, error) {
 	}
 	r.configDir = slash(filepath.Dir(abs))
 	r.projectRoot = projectOf(abs, home)
+	r.inherits, r.literal = envInheritance(abs), literalEnv(abs)
 
 	if strings.EqualFold(filepath.Ext(file), ".toml") {
 		root, err := parseTOML(file, src)
@@ -147,7 +148,9 @@ func projectOf(abs, home string) string {
 
 type reader struct {
 	paths
-	file string
+	file     string
+	inherits func(string) bool // see lint.Target.EnvInherited
+	literal  bool              // the client expands no ${VAR} in env values
 }
 
 // section reads the servers under one key: an object of name -> entry, or
@@ -287,6 +290,24 @@ func (r *reader) entry(section, name string, keyPos schema.Pos, n *node, project
 	if err := secrets(envNode, "env"); err != nil {
 		return nil, err
 	}
+	if envNode != nil {
+		for _, i := range envNode.members() {
+			// "${NAME}" where the client expands nothing is the literal text.
+			if v := envNode.vals[i]; !r.literal || v.kind != kString || !isReference(v.str) || v.str == "" {
+				e.t.EnvPassed = append(e.t.EnvPassed, envNode.keys[i])
+			}
+		}
+	}
+	if vars, _ := n.get("env_vars"); vars != nil { // Codex: names forwarded from its environment
+		names, err := strs(vars, "env_vars")
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range names {
+			e.t.EnvPassed = append(e.t.EnvPassed, a.s)
+		}
+	}
+	e.t.EnvInherited = r.inherits
 	for _, h := range []string{"headers", "http_headers"} {
 		hn, _ := n.get(h)
 		if err := secrets(hn, h); err != nil {
@@ -388,6 +409,14 @@ func (e *entry) launch(cmd arg, args []arg) {
 		e.launcher(args)
 	case prog == "mcpolicy" || prog == LauncherName || ownWrapper(cmd.s):
 		e.t.Launcher = "mcpolicy" // the policy is linted on its own
+		for i := 0; i+1 < len(args); i++ {
+			if args[i].s == "--" {
+				break
+			}
+			if args[i].s == "--env-file" {
+				e.t.EnvFile = args[i+1].s
+			}
+		}
 	case (prog == "sh" || prog == "bash" || prog == "dash" || prog == "zsh") && len(args) > 0 && ownWrapper(args[0].s):
 		e.t.Launcher = "mcpolicy"
 	default:
@@ -415,7 +444,7 @@ func (e *entry) launcher(args []arg) {
 			}
 			e.t.FixedTop = true // the launcher fixes the project's top level
 			return
-		case i+1 < len(args) && (a.s == "--engine" || a.s == "--unprotect" || a.s == "--sha256" || a.s == "--project-root" || a.s == "--bwrap"):
+		case i+1 < len(args) && (a.s == "--engine" || a.s == "--unprotect" || a.s == "--sha256" || a.s == "--project-root" || a.s == "--bwrap" || a.s == "--env-file"):
 			v := args[i+1]
 			i++
 			switch a.s {
@@ -425,6 +454,8 @@ func (e *entry) launcher(args []arg) {
 				unprotected = append(unprotected, v.s)
 			case "--sha256":
 				e.t.Digest = v.s
+			case "--env-file":
+				e.t.EnvFile = v.s
 			}
 		case a.s == "-v":
 		case !strings.HasPrefix(a.s, "-") && i == len(args)-1:

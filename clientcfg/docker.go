@@ -538,6 +538,9 @@ func parseBytes(s string) (int64, bool) {
 func (d *dockerRun) envVar(_ string, v arg) {
 	name, val, has := strings.Cut(v.s, "=")
 	d.addEnv(name, v.pos)
+	if has {
+		d.e.t.EnvPassed = append(d.e.t.EnvPassed, name)
+	}
 	if has && !isReference(val) {
 		d.e.flag(lint.FlagSecretInline, name, v.pos)
 	}
@@ -573,8 +576,11 @@ func (d *dockerRun) envFile(_ string, v arg) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		name, _, _ := strings.Cut(line, "=")
+		name, _, has := strings.Cut(line, "=")
 		d.addEnv(strings.TrimSpace(name), v.pos)
+		if has { // a value in the file; NAME alone comes from the engine's environment
+			d.e.t.EnvPassed = append(d.e.t.EnvPassed, strings.TrimSpace(name))
+		}
 	}
 }
 

@@ -33,11 +33,15 @@ func TestClientGoldens(t *testing.T) {
 		c := &Clients[i]
 		t.Run(c.Name, func(t *testing.T) {
 			portable := c.Workspace != ""
-			l, err := LaunchFor(c, seedPlan(), "docker", root, home, root+"/.mcpolicy", "/usr/local/bin/mcpolicy", portable)
+			l, err := LaunchFor(c, seedPlan(), "docker", root, home, root+"/.mcpolicy", "/usr/local/bin/mcpolicy", "", portable)
 			if err != nil {
 				t.Fatal(err)
 			}
-			l.Args[1] = "/usr/bin/docker" // where docker is differs per machine
+			for i := range l.Args {
+				if l.Args[i] == "--engine" {
+					l.Args[i+1] = "/usr/bin/docker" // where docker is differs per machine
+				}
+			}
 			ext := ".json"
 			if c.Key == "" {
 				ext = ".toml"
@@ -113,13 +117,4 @@ func TestClientGoldens(t *testing.T) {
 			}
 		})
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -39,11 +39,18 @@ func TestHostEntriesPinTheArtefact(t *testing.T) {
 		if err := os.WriteFile(file, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		l, err := LaunchFor(c, p, backend, "/p", "/home/dev", out, "/usr/local/bin/mcpolicy", false)
+		l, err := LaunchFor(c, p, backend, "/p", "/home/dev", out, "/usr/local/bin/mcpolicy", "", false)
 		if err != nil {
 			t.Fatalf("%s: %v", backend, err)
 		}
 		n := len(l.Args)
+		// Claude Desktop passes no environment: the grant's value comes
+		// from the env file.
+		if n < 2 || l.Args[0] != "--env-file" || l.Args[1] != "/home/dev/.config/mcpolicy/env" {
+			t.Errorf("%s: no --env-file for claude-desktop: %q", backend, l.Args)
+		} else {
+			l.Args, n = l.Args[2:], n-2
+		}
 		if l.Command != "/usr/local/bin/mcpolicy-launch" || n < 5 || l.Args[0] != "--project-root" || l.Args[1] != "/p" || l.Args[n-3] != "--sha256" || l.Args[n-1] != file {
 			t.Errorf("%s: %s %q %v", backend, l.Command, l.Args, l.Env)
 		}
@@ -51,13 +58,13 @@ func TestHostEntriesPinTheArtefact(t *testing.T) {
 			t.Errorf("%s: the entry is not recognised as mcpolicy's", backend)
 		}
 		os.WriteFile(file, append(data, ' '), 0o644)
-		if _, err := LaunchFor(c, p, backend, "/p", "/home/dev", out, "/usr/local/bin/mcpolicy", false); err == nil || !strings.Contains(err.Error(), "stale") {
+		if _, err := LaunchFor(c, p, backend, "/p", "/home/dev", out, "/usr/local/bin/mcpolicy", "", false); err == nil || !strings.Contains(err.Error(), "stale") {
 			t.Errorf("%s: a stale artefact: %v", backend, err)
 		}
 	}
 	installed = func(string) bool { return false }
 	defer func() { installed = func(string) bool { return true } }()
-	if _, err := LaunchFor(c, p, "docker", "/p", "/home/dev", out, "/usr/local/bin/mcpolicy", false); err == nil || !strings.Contains(err.Error(), "go install ./cmd/...") {
+	if _, err := LaunchFor(c, p, "docker", "/p", "/home/dev", out, "/usr/local/bin/mcpolicy", "", false); err == nil || !strings.Contains(err.Error(), "go install ./cmd/...") {
 		t.Errorf("no launcher: %v", err)
 	}
 }

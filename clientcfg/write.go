@@ -33,8 +33,11 @@ type Client struct {
 	// a committed project-scope file ("" when it has none).
 	Workspace string
 	// EnvRef is how the client refers to its own environment in an "env"
-	// value ("" when it cannot: then passthrough names go by the wrapper).
+	// value ("" when it cannot).
 	EnvRef string
+	// EnvVars: the client forwards variables listed by name (Codex's
+	// env_vars). A client with neither gets --env-file (see env.go).
+	EnvVars bool
 	// Stdio adds the client's documented stdio marker fields.
 	Stdio map[string]any
 }
@@ -72,7 +75,7 @@ var Clients = []Client{
 			return darwin(h, "Library/Application Support/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
 				".config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json")
 		}},
-	{Name: "codex", Project: ".codex/config.toml",
+	{Name: "codex", Project: ".codex/config.toml", EnvVars: true,
 		User: func(h string) string { return filepath.Join(h, ".codex/config.toml") }},
 }
 
@@ -94,6 +97,7 @@ type Launch struct {
 	Command string
 	Args    []string
 	Env     map[string]string
+	EnvVars []string // names the client forwards (Codex's env_vars)
 }
 
 // workspacePaths renders project paths with the client's variable, home
@@ -118,8 +122,10 @@ func (w workspacePaths) Resolve(p compiler.HostPath) string {
 }
 
 // LaunchFor renders how a client starts the plan's server on a backend.
-// portable uses the client's workspace variable for project paths.
-func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self string, portable bool) (*Launch, error) {
+// portable uses the client's workspace variable for project paths. envFile
+// is where the launcher takes env grant values from for a client that
+// passes none ("": launch.EnvFileDefault).
+func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self, envFile string, portable bool) (*Launch, error) {
 	var r compiler.Resolver = compiler.Machine{ProjectRoot: root, Home: home}
 	if portable && c.Workspace != "" {
 		r = workspacePaths{c.Workspace, home}
@@ -201,12 +207,56 @@ func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self st
 			l.Env[name] = v
 		}
 	}
-	if c.EnvRef != "" {
+	switch {
+	case len(p.Env) == 0:
+	case c.EnvRef != "":
 		for _, name := range p.Env {
 			l.Env[name] = fmt.Sprintf(c.EnvRef, name)
 		}
+	case c.EnvVars:
+		l.EnvVars = append([]string{}, p.Env...)
+	case backend == "seatbelt":
+		return nil, fmt.Errorf("server %q: %s passes no environment of its own and expands nothing, and the seatbelt wrapper reads no env file: its env grants (%s) would reach the server empty; use a client that passes them (claude-code, cursor, vscode, gemini, codex) or another backend", p.Server, c.Name, strings.Join(p.Env, ", "))
+	default:
+		// The client cannot pass them: the launcher reads them from a file
+		// the server cannot reach, at spawn (launch.EnvFile).
+		if envFile == "" {
+			envFile = launch.EnvFileDefault(home, lookupEnv("XDG_CONFIG_HOME"))
+		}
+		if err := envFileOutside(p, envFile, root, home); err != nil {
+			return nil, err
+		}
+		if l.Command == self { // mcpolicy run: a flag of the subcommand
+			l.Args = append(l.Args, "--env-file", envFile)
+		} else { // mcpolicy-launch: before the artefact or --
+			l.Args = append([]string{"--env-file", envFile}, l.Args...)
+		}
 	}
 	return l, nil
+}
+
+// envFileOutside refuses an env file inside a grant of the plan or the
+// project (launch.EnvFile refuses it again at spawn).
+func envFileOutside(p *compiler.Plan, file, root, home string) error {
+	if !filepath.IsAbs(file) {
+		return fmt.Errorf("--env-file %q: not an absolute path", file)
+	}
+	m := compiler.Machine{ProjectRoot: root, Home: home}
+	f := filepath.Clean(file)
+	for _, g := range append([]string{root}, grantPaths(p, m)...) {
+		if f == g || strings.HasPrefix(f, strings.TrimSuffix(g, "/")+"/") {
+			return fmt.Errorf("server %q: the env file %s lies inside %s, which the server is given: it could read every secret in it; pass --env-file with a path outside every grant", p.Server, f, g)
+		}
+	}
+	return nil
+}
+
+func grantPaths(p *compiler.Plan, m compiler.Machine) []string {
+	var out []string
+	for _, mt := range p.Mounts {
+		out = append(out, filepath.Clean(m.Resolve(mt.Source)))
+	}
+	return out
 }
 
 // builtFor reports whether build writes the plan's artefacts for backend
@@ -424,6 +474,13 @@ func mergeTOML(file string, src []byte, server string, l *Launch, force bool) ([
 			kv = append(kv, tomlKey(k)+" = "+tomlString(l.Env[k]))
 		}
 		fmt.Fprintf(&b, "env = { %s }\n", strings.Join(kv, ", "))
+	}
+	if len(l.EnvVars) > 0 {
+		var names []string
+		for _, n := range l.EnvVars {
+			names = append(names, tomlString(n))
+		}
+		fmt.Fprintf(&b, "env_vars = [%s]\n", strings.Join(names, ", "))
 	}
 	block := b.String()
 	s := string(src)

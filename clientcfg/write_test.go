@@ -29,10 +29,10 @@ func TestEntryOnlyForBuiltBackends(t *testing.T) {
 	c, _ := LookupClient("claude-desktop")
 	p := seedPlan()
 	p.Backends = []string{"docker"}
-	if _, err := LaunchFor(c, p, "podman", "/p", "/home/dev", "/p/.mcpolicy", "/usr/local/bin/mcpolicy", false); err != nil {
+	if _, err := LaunchFor(c, p, "podman", "/p", "/home/dev", "/p/.mcpolicy", "/usr/local/bin/mcpolicy", "", false); err != nil {
 		t.Errorf("podman for a docker server: %v", err)
 	}
-	if _, err := LaunchFor(c, p, "landlock", "/p", "/home/dev", "/p/.mcpolicy", "/usr/local/bin/mcpolicy", false); err == nil || !strings.Contains(err.Error(), "not built for backend landlock") {
+	if _, err := LaunchFor(c, p, "landlock", "/p", "/home/dev", "/p/.mcpolicy", "/usr/local/bin/mcpolicy", "", false); err == nil || !strings.Contains(err.Error(), "not built for backend landlock") {
 		t.Errorf("landlock for a docker-only server: %v", err)
 	}
 }
@@ -51,7 +51,7 @@ const vscodeFile = `{
 func TestMergeChangesOnlyTheEntry(t *testing.T) {
 	c, _ := LookupClient("vscode")
 	root := t.TempDir()
-	l, err := LaunchFor(c, seedPlan(), "docker", root, "/home/dev", filepath.Join(root, ".mcpolicy"), "/usr/bin/mcpolicy", true)
+	l, err := LaunchFor(c, seedPlan(), "docker", root, "/home/dev", filepath.Join(root, ".mcpolicy"), "/usr/bin/mcpolicy", "", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,11 +179,18 @@ func TestEgressEntryRunsTheSupervisor(t *testing.T) {
 	p.Runtime = compiler.Runtime{Name: "static"}
 	static := fakeELF(t, false)
 	for _, backend := range []string{"docker", "podman", "bwrap", "seatbelt"} {
-		l, err := LaunchFor(c, p, backend, "/p", "/home/dev", "/p/.mcpolicy", static, false)
+		c := c
+		if backend == "seatbelt" { // refused for Claude Desktop: no env file (TestEnvGrantsPerClient)
+			c, _ = LookupClient("claude-code")
+		}
+		l, err := LaunchFor(c, p, backend, "/p", "/home/dev", "/p/.mcpolicy", static, "", false)
 		if err != nil {
 			t.Fatalf("%s: %v", backend, err)
 		}
 		want := []string{"run", "--policy", "/p", "--server", "code-index", "--backend", backend, "--plan", p.Hash}
+		if c.Name == "claude-desktop" {
+			want = append(want, "--env-file", "/home/dev/.config/mcpolicy/env")
+		}
 		if l.Command != static || strings.Join(l.Args, " ") != strings.Join(want, " ") {
 			t.Errorf("%s: %s %q, want %s %q", backend, l.Command, l.Args, static, want)
 		}
@@ -191,13 +198,13 @@ func TestEgressEntryRunsTheSupervisor(t *testing.T) {
 			t.Errorf("%s: the run entry is not recognised as mcpolicy's", backend)
 		}
 	}
-	if _, err := LaunchFor(c, p, "docker", "/p", "/home/dev", "/p/.mcpolicy", fakeELF(t, true), false); err == nil || !strings.Contains(err.Error(), "CGO_ENABLED=0") {
+	if _, err := LaunchFor(c, p, "docker", "/p", "/home/dev", "/p/.mcpolicy", fakeELF(t, true), "", false); err == nil || !strings.Contains(err.Error(), "CGO_ENABLED=0") {
 		t.Errorf("a dynamically linked mcpolicy: %v", err)
 	}
-	if _, err := LaunchFor(c, p, "landlock", "/p", "/home/dev", "/p/.mcpolicy", static, false); err == nil || !strings.Contains(err.Error(), "not enforceable by backend landlock") {
+	if _, err := LaunchFor(c, p, "landlock", "/p", "/home/dev", "/p/.mcpolicy", static, "", false); err == nil || !strings.Contains(err.Error(), "not enforceable by backend landlock") {
 		t.Errorf("landlock: %v", err)
 	}
-	if _, err := LaunchFor(c, p, "firejail", "/p", "/home/dev", "/p/.mcpolicy", static, false); err == nil || !strings.Contains(err.Error(), "unknown backend") {
+	if _, err := LaunchFor(c, p, "firejail", "/p", "/home/dev", "/p/.mcpolicy", static, "", false); err == nil || !strings.Contains(err.Error(), "unknown backend") {
 		t.Errorf("an unknown backend: %v", err)
 	}
 }

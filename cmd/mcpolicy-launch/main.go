@@ -8,6 +8,11 @@
 //	mcpolicy-launch --engine ENGINE --project-root DIR [--unprotect NAME]... -- run ARGS...   docker or podman
 //	mcpolicy-launch [-v] RULESET.json         a Landlock ruleset, unverified (by hand)
 //
+// --env-file FILE (before the artefact or --): the values of the plan's env
+// grants that the launcher's environment does not set come from FILE, for
+// clients that pass on no environment of their own (see launch.EnvFile for
+// what FILE must be: outside every grant, mode 600, no symlink).
+//
 // The digest comes from the client entry, which a server cannot write: the
 // artefact is read once, and only those bytes are used. ${PROJECT_ROOT} is
 // $PROJECT_ROOT, or the folder three levels above the artefact
@@ -28,6 +33,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/mcpolicy/mcpolicy/launch"
 )
@@ -44,6 +50,7 @@ func main() {
 	engine := flag.String("engine", "", "docker or podman (or its path): check the `run` arguments after -- and run them")
 	projectRoot := flag.String("project-root", "", "the project folder ${PROJECT_ROOT} stands for (default: $PROJECT_ROOT; with --sha256, else three folders above the artefact)")
 	bwrapPath := flag.String("bwrap", "", "bwrap's absolute path (default: found on PATH)")
+	envFile := flag.String("env-file", "", "take the values of the plan's env grants that the environment does not set from this file (NAME=value lines, mode 600, outside every grant)")
 	var unprotected names
 	flag.Var(&unprotected, "unprotect", "with --engine: a protected name the policy unprotects (repeatable)")
 	flag.Usage = func() {
@@ -60,12 +67,12 @@ func main() {
 	)
 	switch {
 	case *engine != "":
-		err = runEngine(*engine, flag.Args(), root(*projectRoot, ""), unprotected)
+		err = runEngine(*engine, flag.Args(), root(*projectRoot, ""), unprotected, *envFile)
 	case flag.NArg() != 1:
 		flag.Usage()
 		os.Exit(1)
 	default:
-		code, err = run(flag.Arg(0), *digest, *projectRoot, *bwrapPath, *verbose)
+		code, err = run(flag.Arg(0), *digest, *projectRoot, *bwrapPath, *envFile, *verbose)
 	}
 	exit(err)
 	os.Exit(code)
@@ -106,7 +113,7 @@ func root(flagValue, def string) string {
 	return def
 }
 
-func runEngine(engine string, args []string, root string, unprotected []string) error {
+func runEngine(engine string, args []string, root string, unprotected []string, envFile string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -117,10 +124,28 @@ func runEngine(engine string, args []string, root string, unprotected []string) 
 	if err != nil {
 		return err
 	}
-	return launch.EngineExec(engine, run, os.Environ())
+	environ, err := launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: envFile, Grants: append(launch.EngineSources(run), root)}, engineEnvNames(run))
+	if err != nil {
+		return err
+	}
+	return launch.EngineExec(engine, run, environ)
 }
 
-func run(file, digest, projectRoot, bwrapPath string, verbose bool) (int, error) {
+// engineEnvNames are the variables `run` passes through by name (-e NAME).
+func engineEnvNames(args []string) []string {
+	var out []string
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "-e" || args[i] == "--env" {
+			if n := args[i+1]; !strings.Contains(n, "=") {
+				out = append(out, n)
+			}
+			i++
+		}
+	}
+	return out
+}
+
+func run(file, digest, projectRoot, bwrapPath, envFile string, verbose bool) (int, error) {
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return 0, err
@@ -147,11 +172,15 @@ func run(file, digest, projectRoot, bwrapPath string, verbose bool) (int, error)
 		if err != nil {
 			return 0, fmt.Errorf("%s: %v", file, err)
 		}
+		environ, err := launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: envFile, Grants: append(launch.BwrapSources(spec, root, home), root)}, spec.Env)
+		if err != nil {
+			return 0, err
+		}
 		var bw *launch.Bwrap
 		if bwrapPath != "" {
-			bw, err = launch.PrepareBwrapAt(spec, root, home, os.Environ(), bwrapPath)
+			bw, err = launch.PrepareBwrapAt(spec, root, home, environ, bwrapPath)
 		} else {
-			bw, err = launch.PrepareBwrap(spec, root, home, os.Environ())
+			bw, err = launch.PrepareBwrap(spec, root, home, environ)
 		}
 		if err != nil {
 			return 0, err
@@ -171,7 +200,11 @@ func run(file, digest, projectRoot, bwrapPath string, verbose bool) (int, error)
 	if err := rs.CheckSources(root, home); err != nil {
 		return 0, err
 	}
-	opts := launch.Options{Environ: os.Environ(), ProjectRoot: root, Home: home}
+	environ, err := launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: envFile, Grants: append(append(append([]string{}, rs.ReadOnly...), rs.ReadWrite...), root)}, rs.Env)
+	if err != nil {
+		return 0, err
+	}
+	opts := launch.Options{Environ: environ, ProjectRoot: root, Home: home}
 	if verbose {
 		opts.Verbose = os.Stderr
 	}

@@ -442,9 +442,32 @@ var rules = []*Rule{
 	{
 		ID: "SECRET_INLINE", Name: "secret-inline", Severity: Error,
 		Purpose: "A secret value is written into the config (-e KEY=value, or an env value that looks like a token).", Rationale: "A committed config leaks it to everyone with the repository; an argv leaks it to every process on the machine (ps).",
-		Remediation: "Pass the variable by name (-e KEY, env names in a policy) and keep the value in the client's environment or keychain.",
+		Remediation: "Pass the variable by name (-e KEY, env names in a policy) and keep the value in the client's environment (where the client passes it on) or in mcpolicy's env file (`mcpolicy client` writes entries that read it).",
 		Bad:         run("-e", "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789"), Good: run("-e", "GITHUB_TOKEN"),
 		check: flagRule(FlagSecretInline, "secret value of %s is inline"),
+	},
+	{
+		ID: "ENV_UNSET", Name: "env-unset", Severity: Warning,
+		Purpose:     "A variable is passed into the sandbox by name, but the client gives the launch no value for it.",
+		Rationale:   "Claude Desktop, Windsurf, Cline and Codex start servers with a handful of variables (HOME, PATH...) and Claude Desktop, Cline, Zed and Codex's env table expand no ${VAR}: `-e GITHUB_TOKEN` then passes an empty or literal value, and the server fails at its first call, far from the cause. Gemini CLI drops secret-looking names it is not told about.",
+		Remediation: "Give the value where the client reads it: the entry's env with the client's own reference (${VAR}, ${env:VAR}), Codex's env_vars, or an entry from `mcpolicy client`, whose launcher reads it from ~/.config/mcpolicy/env.",
+		Bad:         run("-e", "GITHUB_TOKEN"),
+		Good:        Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "/usr/local/bin/mcpolicy-launch", "args": ["--env-file", "/home/me/.config/mcpolicy/env", "--engine", "/usr/bin/docker", "--project-root", "/home/me/p", "--", "run", "-i", "--rm", "--network", "none", "--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--user", "1000:1000", "-e", "GITHUB_TOKEN", "img:1"]}}}`},
+		check: func(t *Target, o Options, report reportFn) {
+			if t.Origin != FromClient || t.Plan == nil {
+				return
+			}
+			for i, name := range t.Plan.Env {
+				if t.Passes(name) {
+					continue
+				}
+				pos := t.Pos
+				if i < len(t.Plan.EnvPos) && t.Plan.EnvPos[i].Line > 0 {
+					pos = t.Plan.EnvPos[i]
+				}
+				report(pos, "%s is passed by name, but this client gives the server no value for it (it passes on only a few variables of its own, and expands no ${VAR})", name)
+			}
+		},
 	},
 	{
 		ID: "UNCONFINED_SERVER", Name: "unconfined-server", Severity: Warning,

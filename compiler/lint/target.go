@@ -44,6 +44,29 @@ type Target struct {
 	// read-write mount of the project and binds every protected entry in
 	// it read-only at spawn (policies, entries through mcpolicy-launch).
 	FixedTop bool
+	// EnvPassed are the variables the entry itself gives the server a value
+	// for: its "env" object's keys (a value or a reference the client
+	// expands) and Codex's env_vars.
+	EnvPassed []string
+	// EnvFile is the file mcpolicy-launch (or run, exec) takes the values
+	// of the plan's env grants from (--env-file), "" when none.
+	EnvFile string
+	// EnvInherited reports whether the client passes a variable of its own
+	// environment to the server without the entry naming it (nil: unknown,
+	// taken as yes). Claude Desktop, Windsurf, Cline and Codex pass only a
+	// few (HOME, PATH...); Gemini CLI redacts secret-looking names.
+	EnvInherited func(name string) bool
+}
+
+// Passes reports whether the server can receive a value for the variable:
+// the entry names it, names an env file, or the client passes it on.
+func (t *Target) Passes(name string) bool {
+	for _, n := range t.EnvPassed {
+		if n == name {
+			return true
+		}
+	}
+	return t.EnvFile != "" || t.EnvInherited == nil || t.EnvInherited(name)
 }
 
 // Origin says where a target comes from.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/clientcfg"
@@ -14,7 +15,7 @@ import (
 )
 
 func newClientCmd() *cobra.Command {
-	var path, backend, file string
+	var path, backend, file, envFile string
 	var servers []string
 	var write, dryRun, force, user bool
 	cmd := &cobra.Command{
@@ -80,9 +81,13 @@ user-scope file, --file any file.`,
 				if b == "" {
 					b = p.Backends[0]
 				}
-				l, err := clientcfg.LaunchFor(c, p, b, proj.Root, home, filepath.Join(proj.Root, build.DefaultOut), self, portable)
+				l, err := clientcfg.LaunchFor(c, p, b, proj.Root, home, filepath.Join(proj.Root, build.DefaultOut), self, envFile, portable)
 				if err != nil {
 					return err
+				}
+				if f := clientcfg.EnvFileOf(l); f != "" {
+					fmt.Fprintf(cmd.ErrOrStderr(), "%s passes no environment to servers: %q takes %s from %s at spawn (NAME=value lines, mode 600; `install -m 600 /dev/null %s` creates it)\n",
+						c.Name, p.Server, strings.Join(p.Env, ", "), f, f)
 				}
 				if err := clientcfg.CheckOutsideGrants(p, compiler.Machine{ProjectRoot: proj.Root, Home: home},
 					map[string]string{"client config": target, "launcher": l.Command}); err != nil {
@@ -126,6 +131,7 @@ user-scope file, --file any file.`,
 	cmd.Flags().BoolVar(&write, "write", false, "write the file (after a backup)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show the diff only (the default without --write)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace entries mcpolicy did not write")
+	cmd.Flags().StringVar(&envFile, "env-file", "", "for clients that pass no environment (claude-desktop, windsurf, zed, cline): the file the launcher reads env grant values from (default $XDG_CONFIG_HOME/mcpolicy/env or ~/.config/mcpolicy/env)")
 	return cmd
 }
 
@@ -165,6 +171,10 @@ names the policy's plan (something edited it after the build), as stale
 					fmt.Fprintf(cmd.OutOrStdout(), "%s: entry %q: %s\n", p.Entry, p.Server, p.What)
 					drift = true
 					tamper = tamper || p.Tampered
+				}
+				for _, u := range clientcfg.EnvCheck(plans, ts, proj.Root, home) {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: entry %q: %s\n", u.Entry, u.Server, u.What)
+					drift = true
 				}
 				for _, d := range clientcfg.Drift(plans, ts, proj.Root) {
 					drift = true

@@ -15,7 +15,7 @@ import (
 const ExitUnsupported = 4
 
 func newExecCmd() *cobra.Command {
-	var policy, server string
+	var policy, server, envFile string
 	var verbose bool
 	var probes []string
 	cmd := &cobra.Command{
@@ -52,7 +52,13 @@ reviewed bytes.`,
 			if len(args) > 0 {
 				plan.Command = args
 			}
-			opts := launch.Options{Environ: os.Environ()}
+			home, _ := os.UserHomeDir()
+			machine := compiler.Machine{ProjectRoot: proj.Root, Home: home}
+			environ, err := launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: envFile, Grants: grantSources(plan, machine)}, plan.Env)
+			if err != nil {
+				return err
+			}
+			opts := launch.Options{Environ: environ}
 			for _, a := range probes {
 				at, err := probe.ParseAttempt(a)
 				if err != nil {
@@ -63,8 +69,7 @@ reviewed bytes.`,
 			if verbose {
 				opts.Verbose = cmd.ErrOrStderr()
 			}
-			home, _ := os.UserHomeDir()
-			rs, err := landlock.Build(plan, compiler.Machine{ProjectRoot: proj.Root, Home: home})
+			rs, err := landlock.Build(plan, machine)
 			if err != nil {
 				return err
 			}
@@ -83,6 +88,7 @@ reviewed bytes.`,
 	cmd.Flags().StringVar(&policy, "policy", ".", "policy file or folder")
 	cmd.Flags().StringVar(&server, "server", "", "server to start (required)")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "say on stderr what is enforced, with the Landlock ABI")
+	cmd.Flags().StringVar(&envFile, "env-file", "", "take the values of the plan's env grants that the environment does not set from this file (NAME=value lines, mode 600, outside every grant)")
 	cmd.Flags().StringArrayVar(&probes, "probe", nil, "run these OP:TARGET accesses in the confined launcher instead of the command (mcpolicy prove)")
 	cmd.Flags().MarkHidden("probe")
 	cmd.MarkFlagRequired("server")

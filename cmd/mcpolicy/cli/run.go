@@ -12,7 +12,7 @@ import (
 )
 
 func newRunCmd() *cobra.Command {
-	var policy, server, backend, logFile, hostsFile, self, image, pin string
+	var policy, server, backend, logFile, hostsFile, self, image, pin, envFile string
 	cmd := &cobra.Command{
 		Use:   "run --policy PATH --server NAME --backend bwrap|docker|podman|seatbelt [-- CMD ARGS...]",
 		Short: "Start a server confined, with the egress proxy when its policy allows destinations",
@@ -58,11 +58,16 @@ evidence is reproduced. See docs/egress.md.`,
 				plan.Image = image
 			}
 			home, _ := os.UserHomeDir()
+			machine := compiler.Machine{ProjectRoot: proj.Root, Home: home}
+			environ, err := launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: envFile, Grants: grantSources(plan, machine)}, plan.Env)
+			if err != nil {
+				return err
+			}
 			o := supervise.Options{
 				Backend: backend, Self: self,
-				Machine: compiler.Machine{ProjectRoot: proj.Root, Home: home},
+				Machine: machine,
 				Stdin:   cmd.InOrStdin(), Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
-				Environ: os.Environ(),
+				Environ: environ,
 				Log:     cmd.ErrOrStderr(),
 			}
 			if logFile != "" {
@@ -99,8 +104,19 @@ evidence is reproduced. See docs/egress.md.`,
 	cmd.Flags().StringVar(&self, "self", "", "a statically linked mcpolicy to bind into the sandbox as the forwarder (default: this executable)")
 	cmd.Flags().StringVar(&image, "image", "", "run this image instead of the policy's (docker, podman)")
 	cmd.Flags().StringVar(&pin, "plan", "", "refuse to start (exit 8) unless the policy compiles to this plan hash (client entries pin it)")
+	cmd.Flags().StringVar(&envFile, "env-file", "", "take the values of the plan's env grants that the environment does not set from this file (NAME=value lines, mode 600, outside every grant): for clients that pass on no environment")
 	cmd.MarkFlagRequired("server")
 	return cmd
+}
+
+// grantSources are the host paths the plan mounts, and the project root:
+// an env file must lie outside each.
+func grantSources(p *compiler.Plan, m compiler.Machine) []string {
+	out := []string{m.ProjectRoot}
+	for _, mt := range p.Mounts {
+		out = append(out, m.Resolve(mt.Source))
+	}
+	return out
 }
 
 // checkPin refuses a plan whose hash is not the one a client entry pinned:

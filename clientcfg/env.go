@@ -1,0 +1,133 @@
+package clientcfg
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/launch"
+	"github.com/mcpolicy/mcpolicy/schema"
+)
+
+// How each client gives a server the values of the plan's env grants,
+// without a value ever being written into the client's file:
+//
+//	claude-code, gemini   "NAME": "${NAME}" in the entry's env (the client expands it)
+//	cursor, vscode        "NAME": "${env:NAME}"
+//	codex                 env_vars = ["NAME"] (Codex forwards the names listed)
+//	claude-desktop, windsurf, zed, cline
+//	                      none: they start servers with a few variables and
+//	                      expand nothing, so the entry passes --env-file FILE
+//	                      and the launcher reads NAME=value from FILE at spawn
+//	                      (default ~/.config/mcpolicy/env; see launch.EnvFile)
+//
+// minimalEnv are the variables the clients that expand nothing pass on of
+// their own environment (Claude Desktop's and the MCP SDKs' default set;
+// Codex's adds LANG, LC_ALL, TMPDIR, TZ and __CF_USER_TEXT_ENCODING).
+var minimalEnv = map[string]bool{"HOME": true, "LOGNAME": true, "PATH": true, "SHELL": true, "TERM": true, "USER": true,
+	"LANG": true, "LC_ALL": true, "TMPDIR": true, "TZ": true, "__CF_USER_TEXT_ENCODING": true}
+
+// envInheritance is lint.Target.EnvInherited for a client file, by its
+// name: nil (inherits all) where the client passes its own environment
+// (Claude Code, Cursor, VS Code, Zed).
+func envInheritance(file string) func(string) bool {
+	slashed := filepath.ToSlash(file)
+	base := filepath.Base(file)
+	switch {
+	case base == "claude_desktop_config.json", base == "cline_mcp_settings.json", base == "mcp_settings.json",
+		strings.HasSuffix(slashed, "/windsurf/mcp_config.json"), strings.EqualFold(filepath.Ext(file), ".toml"):
+		return func(name string) bool { return minimalEnv[name] }
+	case strings.HasSuffix(slashed, ".gemini/settings.json"):
+		// Gemini CLI passes its environment but redacts secret-looking names
+		// unless the entry's env names them.
+		return func(name string) bool { return !secretName.MatchString(name) }
+	}
+	return nil
+}
+
+// literalEnv reports whether the client passes env values as written,
+// expanding no ${VAR}: Claude Desktop, Cline, Zed, Codex's env table.
+func literalEnv(file string) bool {
+	base := filepath.Base(file)
+	return base == "claude_desktop_config.json" || base == "cline_mcp_settings.json" ||
+		strings.EqualFold(filepath.Ext(file), ".toml") || strings.HasSuffix(filepath.ToSlash(file), "zed/settings.json")
+}
+
+// EnvUnmet is a variable an entry's plan grants but that the entry gives the
+// server no value for: the server starts without it.
+type EnvUnmet struct {
+	Entry  schema.Pos
+	Server string
+	What   string
+}
+
+// EnvCheck reports, for each entry mcpolicy manages, every env grant of the
+// policy's plan that will reach the server empty: not named by the entry,
+// not passed on by the client, and not in the env file the entry names (which
+// is read, and refused as the launcher would refuse it).
+func EnvCheck(plans []*compiler.Plan, targets []*lint.Target, root, home string) []EnvUnmet {
+	byName := map[string]*compiler.Plan{}
+	for _, p := range plans {
+		byName[p.Server] = p
+	}
+	var out []EnvUnmet
+	for _, t := range targets {
+		p := byName[t.Server]
+		if p == nil || t.Launcher == "" || (t.Launcher != "mcpolicy" && t.Artefact == "" && !t.FixedTop) {
+			continue
+		}
+		var fromFile []string
+		for _, name := range p.Env {
+			switch {
+			case contains(t.EnvPassed, name), t.EnvInherited == nil, t.EnvInherited(name):
+			case t.EnvFile != "":
+				fromFile = append(fromFile, name)
+			default:
+				out = append(out, EnvUnmet{t.Pos, t.Server, fmt.Sprintf("env grant %s gets no value: this client passes on only a few variables of its own and the entry names no env file; run `mcpolicy client` again (it adds --env-file) and put %s=... in the file", name, name)})
+			}
+		}
+		if len(fromFile) == 0 {
+			continue
+		}
+		m := compiler.Machine{ProjectRoot: root, Home: home}
+		grants := []string{root}
+		for _, mt := range p.Mounts {
+			grants = append(grants, m.Resolve(mt.Source))
+		}
+		vals, err := launch.EnvFile{Path: t.EnvFile, Grants: grants}.Load(fromFile)
+		if err != nil {
+			out = append(out, EnvUnmet{t.Pos, t.Server, fmt.Sprintf("the launcher will refuse to start: %v", err)})
+			continue
+		}
+		for _, name := range fromFile {
+			if _, ok := vals[name]; !ok {
+				out = append(out, EnvUnmet{t.Pos, t.Server, fmt.Sprintf("env grant %s gets no value: %s has no %s=... line", name, t.EnvFile, name)})
+			}
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// EnvFileOf is the env file a launch reads grant values from, "" if none.
+func EnvFileOf(l *Launch) string {
+	for i := 0; i+1 < len(l.Args); i++ {
+		if l.Args[i] == "--" {
+			break
+		}
+		if l.Args[i] == "--env-file" {
+			return l.Args[i+1]
+		}
+	}
+	return ""
+}

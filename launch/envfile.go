@@ -1,0 +1,222 @@
+package launch
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// EnvFile is where a client that cannot pass on its own environment (Claude
+// Desktop, Windsurf, Zed, Cline start servers with a handful of variables
+// and expand nothing) gets the values of a plan's env grants: a file of
+// NAME=value lines the user keeps outside every grant, read by the
+// launcher at spawn. The entry names the file; values never enter a client
+// config, an artefact or an argv.
+//
+// A server must not be able to read the file (it holds other servers'
+// secrets too) nor write it (it would choose what the next launch gets), so
+// the launcher refuses, before starting anything, a file that
+//   - is, or is reached through, a symlink (opened with RESOLVE_NO_SYMLINKS);
+//   - is not a regular file, has another hard link (a link inside a grant
+//     would reach it), or belongs to another user;
+//   - can be read or written by the group or others (chmod 600);
+//   - lies in a mount source of the plan, or the project.
+type EnvFile struct {
+	Path string
+	// Grants are the host paths the plan mounts (and the project root):
+	// the file must lie outside each.
+	Grants []string
+}
+
+// EnvFileDefault is the file `mcpolicy client` names when the user gives
+// none: $XDG_CONFIG_HOME/mcpolicy/env, else ~/.config/mcpolicy/env.
+func EnvFileDefault(home, xdgConfig string) string {
+	if xdgConfig != "" && filepath.IsAbs(xdgConfig) {
+		return filepath.Join(xdgConfig, "mcpolicy", "env")
+	}
+	return filepath.Join(home, ".config", "mcpolicy", "env")
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Load returns the values the file holds for names, checking the file
+// first. A name the file does not hold is not an error here (the caller's
+// environment may have it): Missing tells which are in neither.
+func (f EnvFile) Load(names []string) (map[string]string, error) {
+	if !filepath.IsAbs(f.Path) {
+		return nil, fmt.Errorf("env file %q: not an absolute path", f.Path)
+	}
+	p := filepath.Clean(f.Path)
+	for _, g := range f.Grants {
+		if g == "" {
+			continue
+		}
+		g = filepath.Clean(g)
+		if p == g || strings.HasPrefix(p, strings.TrimSuffix(g, "/")+"/") {
+			return nil, tampered("env file %s lies inside %s, which the server is given: it could read every secret in the file, or choose the values of the next launch; keep it outside every grant (the default is ~/.config/mcpolicy/env)", p, g)
+		}
+	}
+	root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(root)
+	fd, err := unix.Openat2(root, strings.TrimPrefix(p, "/"), &unix.OpenHow{
+		Flags:   uint64(unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOCTTY | unix.O_NONBLOCK),
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	switch {
+	case errors.Is(err, unix.ELOOP):
+		return nil, tampered("env file %s is, or passes through, a symlink: refusing to read it (a link can be swapped to point anywhere); name the file by its real path", p)
+	case errors.Is(err, unix.ENOSYS):
+		return nil, &UnsupportedError{fmt.Errorf("openat2 is not available (Linux 5.6+): the env file cannot be opened without following symlinks")}
+	case err != nil:
+		return nil, fmt.Errorf("env file %s: %w (create it with `install -m 600 /dev/null %s`, then add NAME=value lines)", p, err, p)
+	}
+	file := os.NewFile(uintptr(fd), p)
+	defer file.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, err
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return nil, fmt.Errorf("env file %s: not a regular file", p)
+	case st.Nlink != 1:
+		return nil, tampered("env file %s has %d hard links: a link inside a grant would reach it; keep one", p, st.Nlink)
+	case int(st.Uid) != os.Getuid():
+		return nil, fmt.Errorf("env file %s belongs to uid %d, not to you (uid %d): refusing to take secrets from it", p, st.Uid, os.Getuid())
+	case st.Mode&0o077 != 0:
+		return nil, fmt.Errorf("env file %s can be read or written by others (mode %04o): run `chmod 600 %s`", p, st.Mode&0o7777, p)
+	}
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(file); err != nil {
+		return nil, fmt.Errorf("env file %s: %w", p, err)
+	}
+	all, err := ParseEnvFile(p, buf.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, n := range names {
+		if v, ok := all[n]; ok {
+			out[n] = v
+		}
+	}
+	return out, nil
+}
+
+// ParseEnvFile reads NAME=value lines: blank lines and lines starting with
+// # are skipped, an `export ` prefix is allowed, a value in matching single
+// or double quotes loses them (nothing inside is expanded or unescaped). A
+// line of any other shape is an error at file:line, which names no value.
+func ParseEnvFile(file string, src []byte) (map[string]string, error) {
+	out := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(src))
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		s := strings.TrimSpace(strings.TrimSuffix(sc.Text(), "\r"))
+		if s == "" || strings.HasPrefix(s, "#") {
+			continue
+		}
+		s = strings.TrimPrefix(s, "export ")
+		name, value, ok := strings.Cut(s, "=")
+		name = strings.TrimSpace(name)
+		if !ok || !envName.MatchString(name) {
+			return nil, fmt.Errorf("%s:%d: expected NAME=value (NAME of letters, digits and _)", file, line)
+		}
+		if len(value) >= 2 && (value[0] == '"' || value[0] == '\'') && value[len(value)-1] == value[0] {
+			value = value[1 : len(value)-1]
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("%s:%d: %s is set twice", file, line, name)
+		}
+		out[name] = value
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return out, nil
+}
+
+// WithEnvFile returns environ with the file's values added for the names
+// environ does not set: what the client passes wins, the file fills in.
+// With no file, environ is returned as it is.
+func WithEnvFile(environ []string, f EnvFile, names []string) ([]string, error) {
+	if f.Path == "" || len(names) == 0 {
+		return environ, nil
+	}
+	var need []string
+	for _, n := range names {
+		if !hasEnv(environ, n) {
+			need = append(need, n)
+		}
+	}
+	if len(need) == 0 {
+		return environ, nil
+	}
+	vals, err := f.Load(need)
+	if err != nil {
+		return nil, err
+	}
+	out := append([]string{}, environ...)
+	for _, n := range need {
+		if v, ok := vals[n]; ok {
+			out = append(out, n+"="+v)
+		}
+	}
+	return out, nil
+}
+
+func hasEnv(environ []string, name string) bool {
+	for _, kv := range environ {
+		if strings.HasPrefix(kv, name+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// BwrapSources are the host paths a bwrap artefact binds, placeholders
+// expanded (for EnvFile.Grants).
+func BwrapSources(spec *BwrapSpec, root, home string) []string {
+	var out []string
+	for i := 0; i < len(spec.Args); i++ {
+		a := spec.Args[i]
+		if a == "--" {
+			break
+		}
+		switch a {
+		case "--bind", "--ro-bind", "--ro-bind-try":
+			if i+1 < len(spec.Args) {
+				p := spec.Args[i+1]
+				p = strings.Replace(p, "${PROJECT_ROOT}", root, 1)
+				p = strings.Replace(p, "${HOME}", home, 1)
+				out = append(out, p)
+			}
+		}
+		i += bwrapOperands[a]
+	}
+	return out
+}
+
+// EngineSources are the host paths docker/podman `run` arguments bind.
+func EngineSources(args []string) []string {
+	var out []string
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "--mount" {
+			if m, err := parseMount(args[i+1]); err == nil && m.kind == "bind" {
+				out = append(out, m.source)
+			}
+			i++
+		}
+	}
+	return out
+}
