@@ -110,6 +110,13 @@ func (e *entry) bwrap(cmd arg, args []arg) {
 		case "--chdir":
 			p.Workdir = v[0].s
 		case "--uid", "--gid":
+			if v[0].s == compiler.UIDPlaceholder || v[0].s == compiler.GIDPlaceholder { // user: "invoker"
+				p.User.Invoker, p.User.UID, p.User.GID = true, -1, -1
+				if a.s == "--uid" {
+					p.UserPos, p.Subtractions.NonRootUser = v[0].pos, true
+				}
+				continue
+			}
 			id, err := strconv.Atoi(v[0].s)
 			if err != nil {
 				id = -1

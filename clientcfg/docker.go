@@ -655,6 +655,11 @@ func (d *dockerRun) securityOpt(_ string, v arg) {
 // user reads --user USER[:GROUP]; a name that is not a number gives -1.
 func (d *dockerRun) user(_ string, v arg) {
 	d.hasUser = true
+	if v.s == compiler.UIDPlaceholder+":"+compiler.GIDPlaceholder { // user: "invoker", resolved at spawn
+		d.p.User, d.p.UserPos = compiler.User{UID: -1, GID: -1, Invoker: true}, v.pos
+		d.p.Subtractions.NonRootUser = true
+		return
+	}
 	u, g, hasG := strings.Cut(v.s, ":")
 	id := func(s string) int {
 		if s == "root" {

@@ -217,7 +217,7 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 
 	p.Subtractions = Subtractions{
 		NoNetwork: p.Network.Mode == "none", ReadOnlyRoot: true, DropAllCaps: true,
-		NoNewPrivileges: true, NonRootUser: p.User.UID != 0,
+		NoNewPrivileges: true, NonRootUser: !p.User.Root(),
 	}
 	p.LimitsPos = s.Limits.Pos
 	if s.Limits.Memory != "" {
@@ -242,11 +242,14 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 }
 
 func (c *compiler) user(s *schema.Server, at string) User {
+	if s.User == InvokerUser {
+		return User{UID: -1, GID: -1, Invoker: true}
+	}
 	uid, gid, _ := strings.Cut(s.User, ":")
 	u, err1 := strconv.Atoi(uid)
 	g, err2 := strconv.Atoi(gid)
 	if err1 != nil || err2 != nil || u > math.MaxInt32 || g > math.MaxInt32 {
-		c.fail(s.UserPos, at+".user", `write "UID:GID", e.g. "1000:1000"`, "invalid user %q", s.User)
+		c.fail(s.UserPos, at+".user", `write "UID:GID", e.g. "1000:1000", or "invoker"`, "invalid user %q", s.User)
 	}
 	return User{UID: u, GID: g}
 }

@@ -39,7 +39,11 @@ func Explain(p *Plan) string {
 	line(s.ReadOnlyRoot, "root filesystem: read-only")
 	line(s.DropAllCaps, "capabilities: all dropped")
 	line(s.NoNewPrivileges, "no new privileges (setuid binaries cannot raise them)")
-	line(s.NonRootUser, fmt.Sprintf("user: %s (not root)", p.User))
+	if p.User.Invoker {
+		line(s.NonRootUser, "user: the invoking user's own ids (never root: a root launch is refused)")
+	} else {
+		line(s.NonRootUser, fmt.Sprintf("user: %s (not root)", p.User))
+	}
 	line(len(p.Env) == 0, "environment: empty (no variable passed through)")
 	line(s.MemoryBytes > 0, "memory: at most "+FormatSize(s.MemoryBytes))
 	line(s.Pids > 0, fmt.Sprintf("processes: at most %d", s.Pids))

@@ -18,6 +18,7 @@ const (
 	GrantEgress    GrantKind = "egress"
 	GrantUnprotect GrantKind = "unprotect"
 	GrantRootUser  GrantKind = "root user"
+	GrantInvoker   GrantKind = "invoking user"
 	GrantDegrade   GrantKind = "accepted"
 )
 
@@ -28,7 +29,7 @@ func (k GrantKind) noun(n int) string {
 	if word == "" {
 		word = string(k)
 	}
-	if n == 1 || k == GrantScratch || k == GrantRootUser {
+	if n == 1 || k == GrantScratch || k == GrantRootUser || k == GrantInvoker {
 		return word
 	}
 	return word + "s"
@@ -68,8 +69,11 @@ func (p *Plan) Grants() []Grant {
 	for i, a := range p.Accept {
 		gs = append(gs, Grant{GrantDegrade, "degradation " + a, posAt(p.AcceptPos, i, p.Pos)})
 	}
-	if p.User.UID == 0 {
+	if p.User.Root() {
 		gs = append(gs, Grant{GrantRootUser, "runs as uid 0 (root) inside the sandbox", p.UserPos})
+	}
+	if p.User.Invoker {
+		gs = append(gs, Grant{GrantInvoker, "runs as the invoking user (writes rw mounts with their uid)", p.UserPos})
 	}
 	return gs
 }

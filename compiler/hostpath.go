@@ -1,8 +1,11 @@
 package compiler
 
 import (
+	"fmt"
+	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -67,6 +70,9 @@ func (Placeholders) Resolve(p HostPath) string { return p.Placeholder() }
 type Machine struct {
 	ProjectRoot string // absolute
 	Home        string // absolute
+	// Invoker is the user starting the server, for `user: "invoker"`;
+	// nil leaves ${UID} and ${GID} for the launcher to resolve at spawn.
+	Invoker *User
 	// Set by the egress supervisor; when empty, those paths stay
 	// placeholders.
 	Self         string
@@ -107,4 +113,38 @@ func within(p, dir string) bool {
 		return true
 	}
 	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+// InvokerPlaceholders are what a plan with `user: "invoker"` carries in
+// place of its ids until the launcher, at spawn, knows who starts it.
+const (
+	UIDPlaceholder = "${UID}"
+	GIDPlaceholder = "${GID}"
+)
+
+// UserIDs renders the plan's user as the uid and gid a backend passes:
+// its numbers; for "invoker", the invoking user's where r is a Machine
+// that knows them, else the placeholders. An invoker who is root is
+// refused: the default never becomes root by who happens to launch it.
+func UserIDs(p *Plan, r Resolver) (uid, gid string, err error) {
+	if !p.User.Invoker {
+		return strconv.Itoa(p.User.UID), strconv.Itoa(p.User.GID), nil
+	}
+	if m, ok := r.(Machine); ok && m.Invoker != nil {
+		if m.Invoker.UID == 0 || m.Invoker.GID == 0 {
+			return "", "", InvokerRootError(p.Server)
+		}
+		return strconv.Itoa(m.Invoker.UID), strconv.Itoa(m.Invoker.GID), nil
+	}
+	return UIDPlaceholder, GIDPlaceholder, nil
+}
+
+// InvokerRootError refuses `user: "invoker"` started by root.
+func InvokerRootError(server string) error {
+	return fmt.Errorf("server %q runs as the invoking user (user: \"invoker\"), and that is root here: refusing to run it as root; start it as your own user, or set user: \"UID:GID\"", server)
+}
+
+// CurrentUser is the user this process runs as (Machine.Invoker).
+func CurrentUser() *User {
+	return &User{UID: os.Getuid(), GID: os.Getgid()}
 }

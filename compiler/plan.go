@@ -68,13 +68,28 @@ func (p *Plan) Accepts(name string) bool {
 	return false
 }
 
-// User is the numeric identity the server runs as.
+// User is the numeric identity the server runs as, or (Invoker) the user
+// who starts it, resolved at launch (UID and GID are then -1).
 type User struct {
-	UID int `json:"uid"`
-	GID int `json:"gid"`
+	UID     int  `json:"uid"`
+	GID     int  `json:"gid"`
+	Invoker bool `json:"invoker,omitempty"`
 }
 
-func (u User) String() string { return fmt.Sprintf("%d:%d", u.UID, u.GID) }
+func (u User) String() string {
+	if u.Invoker {
+		return InvokerUser
+	}
+	return fmt.Sprintf("%d:%d", u.UID, u.GID)
+}
+
+// Root reports whether the server runs as uid 0 whoever starts it.
+func (u User) Root() bool { return !u.Invoker && u.UID == 0 }
+
+// InvokerUser is the policy's `user: "invoker"`: the server runs as the
+// user who starts it (never root: the launch refuses), so a read-write
+// mount is written as that user under docker and podman too.
+const InvokerUser = "invoker"
 
 // Mode of a mount.
 type Mode string

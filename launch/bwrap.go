@@ -169,6 +169,12 @@ func PrepareBwrapAt(spec *BwrapSpec, root, home string, environ []string, bwrapP
 				rwTargets = append(rwTargets, target)
 			}
 			bind(op, fd, target)
+		case "--uid", "--gid":
+			id, err := invokerID(spec.Server, v[0])
+			if err != nil {
+				return fail(err)
+			}
+			b.Argv = append(b.Argv, a, id)
 		default:
 			b.Argv = append(b.Argv, a)
 			b.Argv = append(b.Argv, v...)

@@ -137,6 +137,15 @@ func (e Engine) Prepare(args []string) ([]string, error) {
 		if !known || i+n >= len(args) {
 			return nil, fmt.Errorf("engine argument %q: not one mcpolicy emits, refused (the launcher must understand every flag to check the mounts)", a)
 		}
+		if a == "--user" {
+			u, err := invokerUser(e.server(args), args[i+1])
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, a, u)
+			i++
+			continue
+		}
 		out = append(out, args[i:i+1+n]...)
 		i += n
 	}
@@ -400,4 +409,14 @@ func EngineExec(engine string, args []string, environ []string) error {
 		return &UnsupportedError{fmt.Errorf("%s is not installed (or not in PATH): %v", engine, err)}
 	}
 	return fmt.Errorf("exec %s: %w", p, unix.Exec(p, append([]string{p}, args...), environ))
+}
+
+// server names the plan in messages: its org.mcpolicy.plan label.
+func (e Engine) server(args []string) string {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "--label" && strings.HasPrefix(args[i+1], "org.mcpolicy.plan=") {
+			return "of plan " + strings.TrimPrefix(args[i+1], "org.mcpolicy.plan=")
+		}
+	}
+	return "in this container"
 }

@@ -96,6 +96,11 @@ func (rs *Ruleset) Resolve(projectRoot, home string) error {
 		}
 	}
 	rs.Workdir = fix(rs.Workdir)
+	u, err := invokerUser(rs.Server, rs.User)
+	if err != nil {
+		return err
+	}
+	rs.User = u
 	for i, a := range rs.Command {
 		if flag, v, ok := strings.Cut(a, "="); ok && i > 0 && strings.HasPrefix(v, "${") {
 			rs.Command[i] = flag + "=" + fix(v)

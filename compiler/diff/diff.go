@@ -26,11 +26,11 @@ const (
 // rule: waive: [{rule: "MOUNT_RW", reason: "..."}].
 var Kinds = []string{
 	"SERVER_ADDED", "MOUNT_ADDED", "MOUNT_RW", "MOUNT_MOVED_UP", "MOUNT_SOURCE", "SCRATCH_ADDED", "SCRATCH_GREW",
-	"ENV_ADDED", "NETWORK_OPENED", "EGRESS_ADDED", "EGRESS_WIDENED", "UNPROTECT_ADDED", "LIMIT_RAISED", "USER_ROOT",
+	"ENV_ADDED", "NETWORK_OPENED", "EGRESS_ADDED", "EGRESS_WIDENED", "UNPROTECT_ADDED", "LIMIT_RAISED", "USER_ROOT", "USER_INVOKER",
 	"DEGRADATION_ACCEPTED", "BASELINE_WIDENED",
 	// narrowing kinds, never waived
 	"SERVER_REMOVED", "MOUNT_REMOVED", "MOUNT_RO", "MOUNT_MOVED_DOWN", "SCRATCH_REMOVED", "SCRATCH_SHRANK",
-	"ENV_REMOVED", "NETWORK_CLOSED", "EGRESS_REMOVED", "EGRESS_NARROWED", "UNPROTECT_REMOVED", "LIMIT_LOWERED", "USER_NON_ROOT",
+	"ENV_REMOVED", "NETWORK_CLOSED", "EGRESS_REMOVED", "EGRESS_NARROWED", "UNPROTECT_REMOVED", "LIMIT_LOWERED", "USER_NON_ROOT", "USER_NOT_INVOKER",
 	"DEGRADATION_DROPPED", "BASELINE_NARROWED",
 }
 
@@ -240,10 +240,16 @@ func server(o, n *compiler.Plan) []Change {
 	limit("pids", o.Subtractions.Pids, n.Subtractions.Pids, func(v int64) string { return fmt.Sprint(v) })
 	limit("cpus", o.Subtractions.MilliCPUs, n.Subtractions.MilliCPUs, func(v int64) string { return fmt.Sprint(float64(v) / 1000) })
 
-	if o.User.UID != 0 && n.User.UID == 0 {
+	if !o.User.Root() && n.User.Root() {
 		add("USER_ROOT", Widened, n.UserPos, o.UserPos, "user %s -> root", o.User)
-	} else if o.User.UID == 0 && n.User.UID != 0 {
+	} else if o.User.Root() && !n.User.Root() {
 		add("USER_NON_ROOT", Narrowed, n.UserPos, o.UserPos, "user root -> %s", n.User)
+	}
+	// The invoking user's uid writes what the user owns in a rw mount.
+	if !o.User.Invoker && n.User.Invoker && !o.User.Root() {
+		add("USER_INVOKER", Widened, n.UserPos, o.UserPos, "user %s -> the invoking user", o.User)
+	} else if o.User.Invoker && !n.User.Invoker && !n.User.Root() {
+		add("USER_NOT_INVOKER", Narrowed, n.UserPos, o.UserPos, "user the invoking user -> %s", n.User)
 	}
 	return cs
 }

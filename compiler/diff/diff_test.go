@@ -46,6 +46,8 @@ func TestVerdicts(t *testing.T) {
 		{`image: "x", limits: memory: "1g"`, `image: "x"`, "widened:LIMIT_RAISED"},
 		{`image: "x", limits: pids: 10`, `image: "x", limits: pids: 5`, "narrowed:LIMIT_LOWERED"},
 		{`image: "x"`, `image: "x", user: "0:0"`, "widened:USER_ROOT"},
+		{`image: "x"`, `image: "x", user: "invoker"`, "widened:USER_INVOKER"},
+		{`image: "x", user: "invoker"`, `image: "x"`, "narrowed:USER_NOT_INVOKER"},
 		{`image: "x", network: allow: ["a.com:443"]`, `image: "x", network: allow: ["a.com:443", "b.com:443"]`, "widened:EGRESS_ADDED"},
 		{`image: "x", network: allow: ["a.com:443"]`, `image: "x"`, "narrowed:NETWORK_CLOSED"},
 		{`image: "x", network: allow: ["api.x.com:443"]`, `image: "x", network: allow: ["*.x.com:443"]`, "widened:EGRESS_WIDENED"},

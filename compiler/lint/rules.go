@@ -376,7 +376,7 @@ var rules = []*Rule{
 		Remediation: "Run as a non-root user (--user 1000:1000; a policy's default).", Bad: without("--user", 2), Good: run(),
 		check: func(t *Target, o Options, report reportFn) {
 			flagRule(FlagRootUser, "runs as root")(t, o, report)
-			if t.Origin == FromPolicy && t.Plan != nil && t.Plan.User.UID == 0 {
+			if t.Origin == FromPolicy && t.Plan != nil && t.Plan.User.Root() {
 				report(t.Plan.UserPos, "runs as uid 0")
 			}
 		},

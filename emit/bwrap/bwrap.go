@@ -55,7 +55,10 @@ func Args(p *compiler.Plan, r compiler.Resolver, layout Layout, envFD int) ([]st
 		return nil, &emit.NotEnforceableError{Pos: p.Pos, Server: p.Server, Backend: Backend,
 			Restriction: "a server without a command", Alternative: `set "command" (the argv to run) in the policy`}
 	}
-	uid, gid := strconv.Itoa(p.User.UID), strconv.Itoa(p.User.GID)
+	uid, gid, err := compiler.UserIDs(p, r)
+	if err != nil {
+		return nil, err
+	}
 	a := []string{
 		"--unshare-all", "--unshare-user", "--disable-userns",
 		"--uid", uid, "--gid", gid,

@@ -29,7 +29,7 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 		case "no new privileges":
 			return emit.Row{Support: emit.Enforced, How: "bwrap always sets PR_SET_NO_NEW_PRIVS; --disable-userns"}
 		case "user":
-			return emit.Row{Support: emit.Enforced, How: fmt.Sprintf("--unshare-user --uid %d --gid %d (launched as root, root-owned files appear owned by it)", p.User.UID, p.User.GID)}
+			return emit.Row{Support: emit.Enforced, How: userHow(p)}
 		case "network none":
 			return emit.Row{Support: emit.Enforced, How: "--unshare-net: loopback only"}
 		case "egress allowlist":
@@ -43,4 +43,11 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 		}
 		return emit.Row{Support: emit.Missing, How: "unknown restriction"}
 	})
+}
+
+func userHow(p *compiler.Plan) string {
+	if p.User.Invoker {
+		return "--unshare-user --uid ${UID} --gid ${GID}: the invoking user's own ids, resolved by mcpolicy-launch at spawn (refused when root)"
+	}
+	return fmt.Sprintf("--unshare-user --uid %d --gid %d (launched as root, root-owned files appear owned by it)", p.User.UID, p.User.GID)
 }

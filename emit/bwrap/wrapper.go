@@ -53,6 +53,14 @@ func Wrapper(p *compiler.Plan, rootFromScript string) ([]byte, error) {
 	}
 	words := make([]string, len(args))
 	for i, a := range args {
+		switch a { // user: "invoker": the ids of whoever runs the script
+		case compiler.UIDPlaceholder:
+			words[i] = `"$(id -u)"`
+			continue
+		case compiler.GIDPlaceholder:
+			words[i] = `"$(id -g)"`
+			continue
+		}
 		if words[i], err = shellWord(a); err != nil {
 			return nil, fmt.Errorf("server %q: %w", p.Server, err)
 		}
@@ -69,6 +77,9 @@ set -eu
 	if p.Network.Mode == "allowlist" {
 		fmt.Fprintf(&b, ": \"${MCPOLICY_EGRESS_SOCKET:?start this server with: mcpolicy run --server %s (it runs the egress proxy)}\"\n", p.Server)
 		b.WriteString(": \"${MCPOLICY:?set MCPOLICY to a statically linked mcpolicy}\"\n")
+	}
+	if p.User.Invoker {
+		fmt.Fprintf(&b, "if [ \"$(id -u)\" = 0 ] || [ \"$(id -g)\" = 0 ]; then echo %s >&2; exit 1; fi\n", shellQuote(compiler.InvokerRootError(p.Server).Error()))
 	}
 	if rootFromScript != "" {
 		fmt.Fprintf(&b, ": \"${PROJECT_ROOT:=$(CDPATH= cd -- \"$(dirname -- \"$0\")/%s\" && pwd -P)}\"\n", rootFromScript)
@@ -141,4 +152,12 @@ func shellWord(a string) (string, error) {
 		return "''", nil
 	}
 	return b.String(), nil
+}
+
+func shellQuote(s string) string {
+	q, err := syntax.Quote(s, syntax.LangPOSIX)
+	if err != nil {
+		return "'mcpolicy: refusing to run as root'"
+	}
+	return q
 }

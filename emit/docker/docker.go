@@ -57,6 +57,10 @@ func SidecarArgs(p *compiler.Plan, r compiler.Resolver, name string) ([]string, 
 	if p.Network.Mode != "allowlist" {
 		return nil, fmt.Errorf("server %q has no egress allowlist: it needs no sidecar", p.Server)
 	}
+	user, err := userArg(p, r)
+	if err != nil {
+		return nil, err
+	}
 	if err := checkImage(p); err != nil {
 		return nil, err
 	}
@@ -73,7 +77,7 @@ func SidecarArgs(p *compiler.Plan, r compiler.Resolver, name string) ([]string, 
 		"--read-only",
 		"--cap-drop", "ALL",
 		"--security-opt", "no-new-privileges",
-		"--user", p.User.String(),
+		"--user", user,
 		"--pids-limit", "64",
 		"--memory", "64m",
 	}
@@ -113,6 +117,10 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]
 	if err := checkImage(p); err != nil {
 		return nil, err
 	}
+	user, err := userArg(p, r)
+	if err != nil {
+		return nil, err
+	}
 	if err := emit.Check(p, Backend, Enforcement(p)); err != nil {
 		return nil, err
 	}
@@ -127,7 +135,7 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]
 		"--read-only",
 		"--cap-drop", "ALL",
 		"--security-opt", "no-new-privileges",
-		"--user", p.User.String(),
+		"--user", user,
 	}
 
 	for _, d := range maskedDirs {
@@ -225,4 +233,11 @@ func bindSpec(server, source, target string, readonly bool) (string, error) {
 	}
 	w.Flush()
 	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// userArg is --user's value: the plan's ids, or for "invoker" the invoking
+// user's (${UID}:${GID} until mcpolicy-launch resolves them at spawn).
+func userArg(p *compiler.Plan, r compiler.Resolver) (string, error) {
+	uid, gid, err := compiler.UserIDs(p, r)
+	return uid + ":" + gid, err
 }

@@ -28,6 +28,9 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 		case "no new privileges":
 			return emit.Row{Support: emit.Enforced, How: "--security-opt no-new-privileges"}
 		case "user":
+			if p.User.Invoker {
+				return emit.Row{Support: emit.Enforced, How: "--user ${UID}:${GID}: the invoking user's own ids, resolved by mcpolicy-launch at spawn (refused when root)"}
+			}
 			return emit.Row{Support: emit.Enforced, How: "--user " + p.User.String()}
 		case "network none":
 			return emit.Row{Support: emit.Enforced, How: "--network none"}

@@ -45,8 +45,13 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*launch.Ruleset, error) {
 		Server: p.Server, Plan: p.Hash, Baseline: append([]string{}, p.Runtime.ReadOnly...),
 		ReadOnly: []string{}, ReadWrite: []string{},
 		DevicesRO: DevicesRO, DevicesRW: DevicesRW,
-		Network: p.Network.Mode, Env: p.Env, User: p.User.String(), Accept: p.Accept,
+		Network: p.Network.Mode, Env: p.Env, Accept: p.Accept,
 	}
+	uid, gid, err := compiler.UserIDs(p, r)
+	if err != nil {
+		return nil, err
+	}
+	rs.User = uid + ":" + gid
 	if p.Scratch != nil {
 		rs.Scratch, rs.ScratchSize = p.Scratch.Target, p.Scratch.SizeBytes
 	}

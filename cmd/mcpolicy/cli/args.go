@@ -35,7 +35,7 @@ mounts inside the container; run bare, they do none of that.`,
 					continue
 				}
 				home, _ := os.UserHomeDir()
-				a, err := docker.Args(p, compiler.Machine{ProjectRoot: proj.Root, Home: home})
+				a, err := docker.Args(p, compiler.Machine{ProjectRoot: proj.Root, Home: home, Invoker: compiler.CurrentUser()})
 				if err != nil {
 					return err
 				}

@@ -58,7 +58,7 @@ evidence is reproduced. See docs/egress.md.`,
 				plan.Image = image
 			}
 			home, _ := os.UserHomeDir()
-			machine := compiler.Machine{ProjectRoot: proj.Root, Home: home}
+			machine := compiler.Machine{ProjectRoot: proj.Root, Home: home, Invoker: compiler.CurrentUser()}
 			environ, err := launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: envFile, Grants: grantSources(plan, machine)}, plan.Env)
 			if err != nil {
 				return err
