@@ -51,6 +51,6 @@ mounts inside the container; run bare, they do none of that.`,
 			return &exitError{code: ExitError, err: fmt.Errorf("no server %q in %s (servers: %s)", args[0], path, names(plans))}
 		},
 	}
-	cmd.Flags().StringVarP(&path, "path", "p", ".", "policy file or folder")
+	policyFlag(cmd, &path)
 	return cmd
 }

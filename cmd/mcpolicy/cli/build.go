@@ -45,18 +45,11 @@ func compileServer(path, server string) (*build.Project, *compiler.Plan, error) 
 	return nil, nil, &exitError{code: ExitError, err: fmt.Errorf("no server %q in %s (servers: %s)", server, path, names(plans))}
 }
 
-func pathArg(args []string) string {
-	if len(args) == 1 {
-		return args[0]
-	}
-	return "."
-}
-
 func newBuildCmd() *cobra.Command {
-	var out string
+	var out, policy string
 	var check bool
 	cmd := &cobra.Command{
-		Use:   "build [PATH]",
+		Use:   "build [PATH | -p POLICY]",
 		Short: "Compile every policy under PATH into the output folder",
 		Long: `build compiles the policies at PATH (a policy file, or a folder holding
 mcpolicy.cue/.json/.yaml/.yml/.jsonnet and/or files under mcpolicy.d/) and
@@ -72,7 +65,11 @@ missing, stale or extra, for CI and pre-commit.`,
   mcpolicy build --out build/mcp  # another output folder`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			proj, plans, err := compileProject(pathArg(args))
+			path, err := policyPath(cmd, args, policy)
+			if err != nil {
+				return err
+			}
+			proj, plans, err := compileProject(path)
 			if err != nil {
 				return err
 			}
@@ -82,9 +79,9 @@ missing, stale or extra, for CI and pre-commit.`,
 			}
 			dir := out
 			if dir == "" {
-				dir = filepath.Join(pathArg(args), build.DefaultOut)
-				if fi, err := os.Stat(pathArg(args)); err == nil && !fi.IsDir() {
-					dir = filepath.Join(filepath.Dir(pathArg(args)), build.DefaultOut)
+				dir = filepath.Join(path, build.DefaultOut)
+				if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+					dir = filepath.Join(filepath.Dir(path), build.DefaultOut)
 				}
 			}
 			w := cmd.OutOrStdout()
@@ -113,7 +110,7 @@ missing, stale or extra, for CI and pre-commit.`,
 					fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy: %s: an artefact differs from what its own plan builds (the policy did not change it): it was edited after the build — by a server with write access? Inspect `git diff %s`, then rebuild\n", dir, dir)
 					return &errSilent{code: ExitTampered}
 				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy: %s is out of date with %s; run `mcpolicy build %s`\n", dir, compiler.Plural(len(proj.Files), "policy file"), pathArg(args))
+				fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy: %s is out of date with %s; run `mcpolicy build %s`\n", dir, compiler.Plural(len(proj.Files), "policy file"), path)
 				return &errSilent{code: ExitStale}
 			}
 			if err := build.Write(dir, files); err != nil {
@@ -124,13 +121,15 @@ missing, stale or extra, for CI and pre-commit.`,
 		},
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "output folder (default PATH/"+build.DefaultOut+")")
+	policyFlag(cmd, &policy)
 	cmd.Flags().BoolVar(&check, "check", false, "write nothing; exit 3 if the output folder is stale, 8 if an artefact was edited after the build")
 	return cmd
 }
 
 func newVetCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "vet [PATH]",
+	var policy string
+	cmd := &cobra.Command{
+		Use:   "vet [PATH | -p POLICY]",
 		Short: "Validate and compile the policies under PATH, writing nothing",
 		Long: `vet loads every policy at PATH, validates it against the embedded schema
 and compiles it, reporting every problem as file:line:col: field: message.`,
@@ -138,7 +137,11 @@ and compiles it, reporting every problem as file:line:col: field: message.`,
   mcpolicy vet mcpolicy.yaml`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			proj, plans, err := compileProject(pathArg(args))
+			path, err := policyPath(cmd, args, policy)
+			if err != nil {
+				return err
+			}
+			proj, plans, err := compileProject(path)
 			if err != nil {
 				return err
 			}
@@ -149,6 +152,8 @@ and compiles it, reporting every problem as file:line:col: field: message.`,
 			return nil
 		},
 	}
+	policyFlag(cmd, &policy)
+	return cmd
 }
 
 func newExplainCmd() *cobra.Command {
@@ -204,7 +209,7 @@ func newExplainCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&path, "path", "p", ".", "policy file or folder")
+	policyFlag(cmd, &path)
 	cmd.Flags().StringVarP(&backend, "backend", "b", "", "also show what BACKEND (docker, bwrap, landlock, seatbelt) enforces for the server, on this machine")
 	return cmd
 }

@@ -123,7 +123,7 @@ user-scope file, --file any file.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&path, "path", "p", ".", "policy file or folder")
+	policyFlag(cmd, &path)
 	cmd.Flags().StringVarP(&backend, "backend", "b", "", "docker, podman, bwrap, landlock or seatbelt (default: the server's first backend)")
 	cmd.Flags().StringArrayVar(&servers, "server", nil, "only this server (repeatable)")
 	cmd.Flags().StringVar(&file, "file", "", "the client file to edit (default: the target's file)")
@@ -139,7 +139,7 @@ func newCheckCmd() *cobra.Command {
 	var path string
 	var clients []string
 	cmd := &cobra.Command{
-		Use:   "check [-p PATH] [--client FILE...]",
+		Use:   "check [-p POLICY] [--client FILE...]",
 		Short: "Report managed client entries that drifted from what the policy compiles to",
 		Long: `check reads each client file (default: the project's own, as lint
 --discover finds them), takes the entries mcpolicy manages, reads their
@@ -192,7 +192,7 @@ names the policy's plan (something edited it after the build), as stale
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&path, "path", "p", ".", "policy file or folder")
+	policyFlag(cmd, &path)
 	cmd.Flags().StringArrayVar(&clients, "client", nil, "a client file to check (repeatable)")
 	return cmd
 }

@@ -19,7 +19,7 @@ func newDiffCmd() *cobra.Command {
 	var against, format, failOn, path string
 	var artefacts bool
 	cmd := &cobra.Command{
-		Use:   "diff [--against REF] [-p PATH] | diff OLD NEW",
+		Use:   "diff [--against REF] [-p POLICY] | diff OLD NEW",
 		Short: "Show grant changes between two versions, each widened or narrowed",
 		Long: `diff compiles both versions of the policies and compares them server by
 server, grant by grant. Each change is widened (a new grant, ro -> rw, a
@@ -115,7 +115,7 @@ widening (--fail-on widening, the default; any: every change; never).`,
 		},
 	}
 	cmd.Flags().StringVar(&against, "against", "HEAD", "git ref of the old side")
-	cmd.Flags().StringVarP(&path, "path", "p", ".", "policy file or folder")
+	policyFlag(cmd, &path)
 	cmd.Flags().StringVarP(&format, "format", "f", "text", "text, markdown or json")
 	cmd.Flags().StringVar(&failOn, "fail-on", "widening", "exit 6 on: widening, any, never")
 	cmd.Flags().BoolVar(&artefacts, "artefacts", false, "also show the line diff of every emitted artefact (docker args, bwrap, .sb, plans)")

@@ -19,7 +19,7 @@ func newExecCmd() *cobra.Command {
 	var verbose bool
 	var probes []string
 	cmd := &cobra.Command{
-		Use:   "exec --policy PATH --server NAME [-- CMD ARGS...]",
+		Use:   "exec -p POLICY --server NAME [-- CMD ARGS...]",
 		Short: "Start a server under its Landlock ruleset (the landlock backend)",
 		Long: `exec compiles the policy, applies the server's Landlock ruleset and starts
 the server's command (or CMD, when given after --) confined: read-only and
@@ -85,7 +85,7 @@ reviewed bytes.`,
 			return &errSilent{code: code}
 		},
 	}
-	cmd.Flags().StringVar(&policy, "policy", ".", "policy file or folder")
+	policyFlag(cmd, &policy)
 	cmd.Flags().StringVar(&server, "server", "", "server to start (required)")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "say on stderr what is enforced, with the Landlock ABI")
 	cmd.Flags().StringVar(&envFile, "env-file", "", "take the values of the plan's env grants that the environment does not set from this file (NAME=value lines, mode 600, outside every grant)")

@@ -18,11 +18,11 @@ const ExitFindings = 5
 
 func newLintCmd() *cobra.Command {
 	var clients []string
-	var format, failOn string
+	var format, failOn, policy string
 	var maxGrants int
 	var discover, noPolicy bool
 	cmd := &cobra.Command{
-		Use:   "lint [PATH] [--client FILE...]",
+		Use:   "lint [PATH | -p POLICY] [--client FILE...]",
 		Short: "Count each server's grants and flag what widens its confinement",
 		Long: `lint runs the rule registry (mcpolicy rules) on the policies at PATH and on
 MCP client configs (--client FILE, or --discover for the project's own
@@ -51,13 +51,17 @@ Exit codes: 0 nothing at or above --fail-on, 5 findings at or above it,
 			var targets []*lint.Target
 			// Client configs alone need no policy: without a PATH argument, a
 			// folder holding none is not an error when --client is given.
-			if !noPolicy && len(args) == 0 && len(clients) > 0 {
-				if _, err := build.Discover(pathArg(args)); err != nil {
+			path, err := policyPath(cmd, args, policy)
+			if err != nil {
+				return err
+			}
+			if !noPolicy && len(args) == 0 && !policyNamed(cmd) && len(clients) > 0 {
+				if _, err := build.Discover(path); err != nil {
 					noPolicy = true
 				}
 			}
 			if !noPolicy {
-				proj, plans, err := compileProject(pathArg(args))
+				proj, plans, err := compileProject(path)
 				if err != nil {
 					return err
 				}
@@ -68,7 +72,7 @@ Exit codes: 0 nothing at or above --fail-on, 5 findings at or above it,
 				targets = append(targets, ts...)
 			}
 			if discover {
-				clients = append(clients, clientcfg.Discover(pathArg(args))...)
+				clients = append(clients, clientcfg.Discover(path)...)
 			}
 			for _, c := range clients {
 				ts, err := clientcfg.Read(c, home)
@@ -93,6 +97,7 @@ Exit codes: 0 nothing at or above --fail-on, 5 findings at or above it,
 	cmd.Flags().StringArrayVar(&clients, "client", nil, "an MCP client config to lint (repeatable)")
 	cmd.Flags().BoolVar(&discover, "discover", false, "also lint the project's own client configs (.mcp.json, .vscode/mcp.json, .cursor/mcp.json, ...)")
 	cmd.Flags().BoolVar(&noPolicy, "no-policy", false, "lint only client configs, not PATH's policies")
+	policyFlag(cmd, &policy)
 	cmd.Flags().StringVarP(&format, "format", "f", "text", "output: "+strings.Join(lint.Formats, ", "))
 	cmd.Flags().StringVar(&failOn, "fail-on", "error", "exit 5 when a finding is at least: error, warning, info, or never")
 	cmd.Flags().IntVar(&maxGrants, "max-grants", 4, "GRANT_COUNT's limit per server")

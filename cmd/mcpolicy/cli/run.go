@@ -14,7 +14,7 @@ import (
 func newRunCmd() *cobra.Command {
 	var policy, server, backend, logFile, hostsFile, self, image, pin, envFile string
 	cmd := &cobra.Command{
-		Use:   "run --policy PATH --server NAME --backend bwrap|docker|podman|seatbelt [-- CMD ARGS...]",
+		Use:   "run -p POLICY --server NAME --backend bwrap|docker|podman|seatbelt [-- CMD ARGS...]",
 		Short: "Start a server confined, with the egress proxy when its policy allows destinations",
 		Long: `run is what a client config starts for a server whose policy has a network
 allowlist. It starts mcpolicy's egress proxy, then the server under the
@@ -96,7 +96,7 @@ evidence is reproduced. See docs/egress.md.`,
 			return &errSilent{code: code}
 		},
 	}
-	cmd.Flags().StringVar(&policy, "policy", ".", "policy file or folder")
+	policyFlag(cmd, &policy)
 	cmd.Flags().StringVar(&server, "server", "", "server to start (required)")
 	cmd.Flags().StringVar(&backend, "backend", "bwrap", "bwrap, docker, podman or seatbelt")
 	cmd.Flags().StringVar(&logFile, "log", "", "append the proxy's decisions (JSON lines) to this file instead of stderr")

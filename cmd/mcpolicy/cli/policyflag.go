@@ -1,0 +1,33 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+// policyFlag is how every command names the policy: -p/--policy FILE|DIR
+// (default "."). --path, its earlier name on some commands, still works.
+func policyFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVarP(p, "policy", "p", ".", "policy file or folder")
+	cmd.Flags().StringVar(p, "path", ".", "the earlier name of --policy")
+	cmd.Flags().MarkHidden("path")
+}
+
+// policyNamed reports whether -p/--policy (or --path) was given.
+func policyNamed(cmd *cobra.Command) bool {
+	return cmd.Flags().Changed("policy") || cmd.Flags().Changed("path")
+}
+
+// policyPath is the policy of a command that also takes it as its one
+// positional argument (build, vet, lint): the argument or the flag, not
+// two different ones.
+func policyPath(cmd *cobra.Command, args []string, flag string) (string, error) {
+	if len(args) == 0 {
+		return flag, nil
+	}
+	if policyNamed(cmd) && flag != args[0] {
+		return "", &exitError{code: ExitError, err: fmt.Errorf("the policy is named twice (%s and -p %s): give one", args[0], flag)}
+	}
+	return args[0], nil
+}
