@@ -460,6 +460,9 @@ func (e *entry) launcher(args []arg) {
 		case a.s == "-v":
 		case !strings.HasPrefix(a.s, "-") && i == len(args)-1:
 			e.t.Artefact = a.s
+			if f := e.file(a.s); f != "" { // ${workspaceFolder}/.mcpolicy/...
+				e.t.Artefact = f
+			}
 		default:
 			e.flag(lint.FlagUnknown, LauncherName+" "+a.s, a.pos)
 			return

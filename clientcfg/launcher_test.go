@@ -94,3 +94,46 @@ func TestEntryFilesOutsideGrants(t *testing.T) {
 		}
 	}
 }
+
+// TestPortableHostEntries: in a committed project file (VS Code's
+// .vscode/mcp.json) a bwrap or Landlock entry names the project and its
+// artefact through ${workspaceFolder}, never this machine's path; check
+// reads the artefact back through it.
+func TestPortableHostEntries(t *testing.T) {
+	c, _ := LookupClient("vscode")
+	root := t.TempDir()
+	p := seedPlan()
+	p.Command = []string{"/usr/bin/node", "/workspace/server.js"}
+	p.Scratch = nil
+	p.Mounts = []compiler.Mount{{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "src"}, Target: "/workspace", Mode: compiler.ReadOnly}}
+	spec, err := bwrap.Spec(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(root, ".mcpolicy")
+	file := filepath.Join(out, "bwrap", p.Server+".json")
+	os.MkdirAll(filepath.Dir(file), 0o755)
+	os.WriteFile(file, spec, 0o644)
+	l, err := LaunchFor(c, p, "bwrap", root, "/home/dev", out, "/usr/local/bin/mcpolicy", "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(l.Args, " ")
+	if strings.Contains(joined, root) || !strings.Contains(joined, "--project-root ${workspaceFolder} ") || !strings.HasSuffix(joined, " ${workspaceFolder}/.mcpolicy/bwrap/code-index.json") {
+		t.Fatalf("a committed entry names this machine's project: %q", l.Args)
+	}
+	cfg := filepath.Join(root, ".vscode", "mcp.json")
+	os.MkdirAll(filepath.Dir(cfg), 0o755)
+	b, err := Merge(cfg, nil, c, p.Server, l, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(cfg, b, 0o644)
+	ts, err := Read(cfg, "/home/dev")
+	if err != nil || len(ts) != 1 || ts[0].Artefact != file {
+		t.Fatalf("read back: %v %+v", err, ts)
+	}
+	if pins := Pins([]*compiler.Plan{p}, ts); len(pins) != 0 {
+		t.Errorf("the pinned artefact is not found through ${workspaceFolder}: %+v", pins)
+	}
+}

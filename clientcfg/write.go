@@ -152,7 +152,7 @@ func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self, e
 		}
 		// --plan pins what was reviewed: run refuses (exit 8) a policy
 		// that compiles to anything else.
-		l.Command, l.Args = self, []string{"run", "--policy", root, "--server", p.Server, "--backend", backend, "--plan", p.Hash}
+		l.Command, l.Args = self, []string{"run", "--policy", r.Resolve(compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."}), "--server", p.Server, "--backend", backend, "--plan", p.Hash}
 	case backend == "docker" || backend == "podman":
 		args, err := docker.Args(p, r)
 		if err != nil {
@@ -185,14 +185,14 @@ func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self, e
 		}
 		// The digest lives in the entry, which the server cannot write:
 		// the launcher refuses an artefact rewritten since (exit 8).
-		l.Command, l.Args = launcher, []string{"--project-root", root}
+		l.Command, l.Args = launcher, []string{"--project-root", r.Resolve(compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."})}
 		if backend == "bwrap" {
 			l.Args = append(l.Args, "--bwrap", absolute("bwrap")) // not whatever PATH finds first
 		}
-		l.Args = append(l.Args, "--sha256", digest, file)
+		l.Args = append(l.Args, "--sha256", digest, shown(r, root, file))
 	case backend == "seatbelt":
-		l.Command, l.Args = "/bin/sh", []string{filepath.Join(outDir, "seatbelt", p.Server+".sh")}
-		l.Env["PROJECT_ROOT"] = root
+		l.Command, l.Args = "/bin/sh", []string{shown(r, root, filepath.Join(outDir, "seatbelt", p.Server+".sh"))}
+		l.Env["PROJECT_ROOT"] = r.Resolve(compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."})
 	default:
 		return nil, fmt.Errorf("unknown backend %q", backend)
 	}
@@ -257,6 +257,16 @@ func grantPaths(p *compiler.Plan, m compiler.Machine) []string {
 		out = append(out, filepath.Clean(m.Resolve(mt.Source)))
 	}
 	return out
+}
+
+// shown is how an entry names a file of the project: through the client's
+// workspace variable in a committed project file (r), as it is elsewhere.
+func shown(r compiler.Resolver, root, file string) string {
+	rel, err := filepath.Rel(root, file)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return file
+	}
+	return r.Resolve(compiler.HostPath{Base: compiler.ProjectRoot, Rel: filepath.ToSlash(rel)})
 }
 
 // builtFor reports whether build writes the plan's artefacts for backend

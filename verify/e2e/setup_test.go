@@ -1,0 +1,309 @@
+package e2e_test
+
+// What the test needs before any client runs: the binaries, the server
+// built from the module proxy, the empty image, which backends this machine
+// runs, and a project.
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"debug/buildinfo"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ci: under CI=true a missing tool fails the test, never skips it.
+var ci = os.Getenv("CI") == "true"
+
+// unavailable skips the test, or fails it under CI=true.
+func unavailable(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if ci {
+		t.Fatalf("CI=true, so not skipping: "+format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, d := range cleanupDirs {
+		os.RemoveAll(d)
+	}
+	os.Exit(code)
+}
+
+// cleanupDirs are removed once every test has run (the cached builds).
+var cleanupDirs []string
+
+// built is one build, shared by every test of this binary.
+type built struct {
+	once sync.Once
+	dir  string
+	err  error
+	skip bool // outside CI, a build that needs what is missing skips
+}
+
+var (
+	toolsBuild  built // mcpolicy and mcpolicy-launch, side by side
+	serverBuild built // the MCP server, from the module proxy
+)
+
+func (b *built) get(t *testing.T, do func(dir string) (skip bool, err error)) string {
+	t.Helper()
+	b.once.Do(func() {
+		b.dir, b.err = os.MkdirTemp("", "mcpolicy-e2e-build-")
+		if b.err != nil {
+			return
+		}
+		cleanupDirs = append(cleanupDirs, b.dir)
+		os.Chmod(b.dir, 0o755)
+		b.skip, b.err = do(b.dir)
+	})
+	switch {
+	case b.err != nil && b.skip:
+		unavailable(t, "%v", b.err)
+	case b.err != nil:
+		t.Fatal(b.err)
+	}
+	return b.dir
+}
+
+// tools builds mcpolicy and mcpolicy-launch (static) into one folder, once:
+// `mcpolicy client` writes entries for the launcher beside it.
+func tools(t *testing.T) (mcpolicy string) {
+	t.Helper()
+	dir := toolsBuild.get(t, func(dir string) (bool, error) {
+		root, err := moduleRoot()
+		if err != nil {
+			return false, err
+		}
+		cmd := exec.Command("go", "build", "-o", dir+"/", "./cmd/mcpolicy", "./cmd/mcpolicy-launch")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return false, fmt.Errorf("go build ./cmd/mcpolicy ./cmd/mcpolicy-launch: %v\n%s", err, out)
+		}
+		return false, nil
+	})
+	return filepath.Join(dir, "mcpolicy")
+}
+
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %v", err)
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == os.DevNull {
+		return "", fmt.Errorf("not inside the mcpolicy module")
+	}
+	return filepath.Dir(mod), nil
+}
+
+// Server is the third-party MCP server under test, at a pinned version.
+const (
+	serverModule  = "github.com/mark3labs/mcp-filesystem-server"
+	serverVersion = "v0.11.1"
+)
+
+// filesystemServer fetches the server through the module proxy into a
+// scratch module and builds it static, once per test binary, and checks
+// that the binary is the pinned version.
+func filesystemServer(t *testing.T) string {
+	t.Helper()
+	dir := serverBuild.get(t, func(dir string) (bool, error) {
+		mod := filepath.Join(dir, "mod")
+		if err := os.Mkdir(mod, 0o755); err != nil {
+			return false, err
+		}
+		bin := filepath.Join(dir, "mcp-filesystem-server")
+		// The scratch module is not the mcpolicy module: no workspace,
+		// modules fetched as needed whatever GOFLAGS says.
+		env := append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOFLAGS=-mod=mod -buildvcs=false")
+		for i, args := range [][]string{
+			{"mod", "init", "x"},
+			{"get", serverModule + "@" + serverVersion},
+			{"build", "-o", bin, serverModule},
+		} {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			cmd := exec.CommandContext(ctx, "go", args...)
+			cmd.Dir, cmd.Env = mod, env
+			out, err := cmd.CombinedOutput()
+			cancel()
+			if err != nil {
+				// Fetching needs the module proxy: outside CI an
+				// unreachable one skips.
+				return i == 1, fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+		}
+		info, err := buildinfo.ReadFile(bin)
+		if err != nil {
+			return false, err
+		}
+		for _, d := range append([]*debug.Module{&info.Main}, info.Deps...) {
+			if d.Path == serverModule {
+				if d.Version != serverVersion {
+					return false, fmt.Errorf("built %s %s, want %s", serverModule, d.Version, serverVersion)
+				}
+				return false, nil
+			}
+		}
+		return false, fmt.Errorf("%s: %s is not in its build info", bin, serverModule)
+	})
+	return filepath.Join(dir, "mcp-filesystem-server")
+}
+
+// requireBackend skips (fails under CI=true) when backend cannot run here.
+func requireBackend(t *testing.T, backend string) {
+	t.Helper()
+	if why := probeBackend(backend); why != "" {
+		unavailable(t, "%s: %s", backend, why)
+	}
+}
+
+// probeBackend says why backend cannot run on this machine, or "".
+func probeBackend(backend string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	switch backend {
+	case "bwrap":
+		if _, err := exec.LookPath("bwrap"); err != nil {
+			return "bwrap is not installed"
+		}
+		if out, err := exec.CommandContext(ctx, "bwrap", "--unshare-all", "--ro-bind", "/", "/", "true").CombinedOutput(); err != nil {
+			return fmt.Sprintf("bwrap cannot make a sandbox: %v: %s", err, bytes.TrimSpace(out))
+		}
+	case "docker", "podman":
+		if _, err := exec.LookPath(backend); err != nil {
+			return backend + " is not installed"
+		}
+		if out, err := exec.CommandContext(ctx, backend, "info").CombinedOutput(); err != nil {
+			return fmt.Sprintf("%s info: %v: %s", backend, err, tail(string(out), 5))
+		}
+	case "landlock":
+		abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+		if errno != 0 {
+			return fmt.Sprintf("the kernel has no Landlock: %v", errno)
+		}
+		if abi < 3 {
+			return fmt.Sprintf("Landlock ABI %d; the launcher needs 3", abi)
+		}
+	default:
+		return "unknown backend " + backend
+	}
+	return ""
+}
+
+// importEmptyImage imports an image with no files into engine as image,
+// without a registry, and removes it when t ends. The server's binary
+// reaches the container through the project's mount, as on the host
+// backends.
+func importEmptyImage(t *testing.T, engine, image string) {
+	t.Helper()
+	var empty bytes.Buffer
+	if err := tar.NewWriter(&empty).Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, engine, "import", "-", image)
+	cmd.Stdin = &empty
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s import: %v\n%s", engine, err, out)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if out, err := exec.CommandContext(ctx, engine, "rmi", "-f", image).CombinedOutput(); err != nil {
+			t.Logf("%s rmi %s: %v\n%s", engine, image, err, out)
+		}
+	})
+}
+
+// snapshot is a tree's content: each regular file's sha256, each
+// symlink's target, each folder, by path below the root.
+type snapshot map[string]string
+
+// snap records root's tree, leaving out the folders skip names (relative,
+// slash-separated).
+func snap(t *testing.T, root string, skip ...string) snapshot {
+	t.Helper()
+	s := snapshot{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		for _, k := range skip {
+			if rel == k {
+				return filepath.SkipDir
+			}
+		}
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			s[rel] = "symlink " + target
+		case d.IsDir():
+			s[rel] = "dir"
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256(b)
+			s[rel] = hex.EncodeToString(sum[:])
+		default:
+			s[rel] = d.Type().String()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// changes lists what differs from before to after.
+func (before snapshot) changes(after snapshot) []string {
+	var out []string
+	for k, v := range before {
+		switch w, ok := after[k]; {
+		case !ok:
+			out = append(out, "removed "+k)
+		case w != v:
+			out = append(out, "changed "+k)
+		}
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok {
+			out = append(out, "created "+k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
