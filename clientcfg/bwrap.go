@@ -58,6 +58,16 @@ func (e *entry) bwrap(cmd arg, args []arg) {
 			break
 		}
 		n, known := bwrapArgs[a.s]
+		if head, _, _ := strings.Cut(a.s, " "); !known && bwrapArgs[head] > 0 {
+			// "--ro-bind /usr /usr": one argument, an unknown option to bwrap.
+			e.flag(lint.FlagJoinedArg, a.s, a.pos)
+			split := []arg{}
+			for _, w := range strings.Fields(a.s) {
+				split = append(split, arg{w, a.pos})
+			}
+			args = append(args[:i:i], append(split, args[i+1:]...)...)
+			continue
+		}
 		if !known {
 			e.flag(lint.FlagUnknown, a.s, a.pos)
 			i++
@@ -104,6 +114,7 @@ func (e *entry) bwrap(cmd arg, args []arg) {
 			p.Env = append(p.Env, v[0].s)
 			p.EnvPos = append(p.EnvPos, v[0].pos)
 			e.t.EnvPassed = append(e.t.EnvPassed, v[0].s)
+			e.dangerousEnv(v[0].s, v[1].s, v[1].pos)
 			if looksLikeSecret(v[0].s, v[1].s) {
 				e.flag(lint.FlagSecretInline, v[0].s, v[1].pos)
 			}
@@ -155,6 +166,7 @@ func (e *entry) bwrap(cmd arg, args []arg) {
 			e.flag(lint.FlagUnknown, a.s, a.pos)
 		}
 	}
+	e.dangerousArgs(args[i:], false)
 	for ; i < len(args); i++ {
 		p.Command = append(p.Command, args[i].s)
 	}

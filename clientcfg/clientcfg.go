@@ -47,17 +47,27 @@ func Discover(dir string) []string {
 // Codex, anything else JSON with comments and trailing commas. A file with
 // no MCP servers gives no targets. A file that does not parse, or an entry
 // of the wrong shape, is an error at its file:line:col (a *schema.Error).
+// The config is taken to be this machine's (mcpolicy check, client): lint
+// reads with ReadLint (tolerant.go), which decides as ReadFor does, and
+// repairs what is not JSON as written.
 func Read(file, home string) ([]*lint.Target, error) {
-	src, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	return parse(file, src, home)
+	return ReadFor(file, Options{Home: home, ThisMachine: true})
 }
 
-func parse(file string, src []byte, home string) ([]*lint.Target, error) {
-	r := &reader{file: file}
-	r.home = home
+// parse reads a config; local says its paths are this machine's (then home
+// places its ~, and the files entries name are read), see ReadFor.
+func parse(file string, src []byte, home string, local bool) ([]*lint.Target, error) {
+	return parseWith(file, src, home, local, nil)
+}
+
+// parseWith is parse, tolerant when tol is set (lint, tolerant.go): the
+// JSON is repaired, an entry that cannot be read skipped, each noted in tol.
+func parseWith(file string, src []byte, home string, local bool, tol *tolerance) ([]*lint.Target, error) {
+	r := &reader{file: file, tol: tol}
+	r.local = local
+	if local {
+		r.home = home
+	}
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		abs = file
@@ -75,13 +85,14 @@ func parse(file string, src []byte, home string) ([]*lint.Target, error) {
 		return r.section(servers, "mcp_servers", r.projectRoot, false)
 	}
 
-	root, err := parseJSON(file, src)
+	root, err := tol.parseJSON(file, src)
 	if err != nil {
 		return nil, err
 	}
 	if root.kind != kObject {
 		return nil, typeError(root, "the top level", kObject)
 	}
+	r.fileSandbox, _ = root.get("sandbox")
 	var ts []*lint.Target
 	add := func(n *node, where, project string, zed bool) error {
 		got, err := r.section(n, where, project, zed)
@@ -140,7 +151,7 @@ func projectOf(abs, home string) string {
 	default:
 		return ""
 	}
-	if home != "" && filepath.Clean(dir) == filepath.Clean(home) {
+	if home != "" && filepath.Clean(dir) == filepath.Clean(home) || lint.ReadHostPath(slash(dir)).IsHome() {
 		return ""
 	}
 	return slash(filepath.Clean(dir))
@@ -148,9 +159,12 @@ func projectOf(abs, home string) string {
 
 type reader struct {
 	paths
+	tol      *tolerance // lint's tolerant read: an entry that cannot be read is skipped (nil: strict)
 	file     string
 	inherits func(string) bool // see lint.Target.EnvInherited
 	literal  bool              // the client expands no ${VAR} in env values
+	// fileSandbox is a VS Code mcp.json's top-level "sandbox" object.
+	fileSandbox *node
 }
 
 // section reads the servers under one key: an object of name -> entry, or
@@ -165,6 +179,9 @@ func (r *reader) section(n *node, where, project string, zed bool) ([]*lint.Targ
 		for _, i := range n.members() {
 			t, err := r.entry(where, n.keys[i], n.keyPos[i], n.vals[i], project, zed)
 			if err != nil {
+				if r.tol.skip(err) {
+					continue
+				}
 				return ts, err
 			}
 			ts = append(ts, t)
@@ -173,16 +190,24 @@ func (r *reader) section(n *node, where, project string, zed bool) ([]*lint.Targ
 		for _, e := range n.elems {
 			name, _ := e.get("name")
 			if name == nil || name.kind != kString {
-				return ts, &schema.Error{Pos: e.pos, Path: where, Msg: "a server in a list needs a \"name\""}
+				if err := (&schema.Error{Pos: e.pos, Path: where, Msg: "a server in a list needs a \"name\""}); !r.tol.skip(err) {
+					return ts, err
+				}
+				continue
 			}
 			t, err := r.entry(where, name.str, e.pos, e, project, zed)
 			if err != nil {
+				if r.tol.skip(err) {
+					continue
+				}
 				return ts, err
 			}
 			ts = append(ts, t)
 		}
 	default:
-		return nil, typeError(n, where, kObject)
+		if err := typeError(n, where, kObject); !r.tol.skip(err) {
+			return nil, err
+		}
 	}
 	return ts, nil
 }
@@ -196,8 +221,9 @@ type arg struct {
 // entry is one server entry being read.
 type entry struct {
 	paths
-	name string
-	t    *lint.Target
+	hostRun // host.go: wrappers, client sandboxes, the variables it sets
+	name    string
+	t       *lint.Target
 }
 
 func (e *entry) flag(k lint.FlagKind, v string, pos schema.Pos) {
@@ -307,6 +333,7 @@ func (r *reader) entry(section, name string, keyPos schema.Pos, n *node, project
 			e.t.EnvPassed = append(e.t.EnvPassed, a.s)
 		}
 	}
+	e.extras(n, envNode, r.fileSandbox)
 	e.t.EnvInherited = r.inherits
 	for _, h := range []string{"headers", "http_headers"} {
 		hn, _ := n.get(h)
@@ -330,6 +357,7 @@ func (r *reader) entry(section, name string, keyPos schema.Pos, n *node, project
 	for _, k := range []string{"httpUrl", "url", "serverUrl"} {
 		if u, _ := n.get(k); u != nil && u.kind == kString && command == "" {
 			e.t.Remote = u.str
+			e.urlSecret(arg{u.str, u.pos}) // https://...?api_key=..., https://user:pass@...
 			return e.t, nil
 		}
 	}
@@ -352,14 +380,16 @@ func (r *reader) entry(section, name string, keyPos schema.Pos, n *node, project
 		// "command": "docker run -i --rm img": most clients run it without
 		// a shell and fail, some split it; read it split, every word at
 		// the command's position.
-		if words := strings.Fields(command); launchers[program(words[0])] {
+		if words := splitCommandLine(command); len(words) > 0 && launchers[program(words[0])] {
 			command = words[0]
 			for _, w := range words[1:] {
 				args = append(args, arg{w, cmdNode.pos})
 			}
 		}
 	}
+	e.homeLiterals(arg{command, cmdNode.pos}, args)
 	e.launch(arg{command, cmdNode.pos}, args)
+	e.argSecrets(arg{command, cmdNode.pos}, args) // secrets.go: tokens and passwords in argv
 	sort.SliceStable(e.t.Flags, func(i, j int) bool {
 		a, b := e.t.Flags[i].Pos, e.t.Flags[j].Pos
 		return a.Line < b.Line || a.Line == b.Line && a.Col < b.Col
@@ -420,8 +450,7 @@ func (e *entry) launch(cmd arg, args []arg) {
 	case (prog == "sh" || prog == "bash" || prog == "dash" || prog == "zsh") && len(args) > 0 && ownWrapper(args[0].s):
 		e.t.Launcher = "mcpolicy"
 	default:
-		e.t.Launcher = prog
-		e.flag(lint.FlagUnconfined, prog, cmd.pos)
+		e.host(prog, cmd, args) // host.go: wrappers, client sandboxes, unconfined
 	}
 }
 

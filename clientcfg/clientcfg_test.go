@@ -281,7 +281,10 @@ func TestCodexTOML(t *testing.T) {
 	if g == nil || at(g.Pos) != "3:14" || g.Launcher != "podman" || g.ProjectRoot != root {
 		t.Fatalf("github: %+v", g)
 	}
-	if got := flags(g); !slices.Equal(got, []string{"secret-inline=GITHUB_PERSONAL_ACCESS_TOKEN@6:9"}) {
+	if got := flags(g); !slices.Equal(got, []string{ // Codex runs podman without a shell: ~ reaches it as written
+		"env-not-passed=GITHUB_PERSONAL_ACCESS_TOKEN@6:9", // env goes to podman, not into the container: no -e
+		"home-unexpanded=~/src:/src:ro,Z reaches the server as written: no client expands ~ (there is no shell)@5:148",
+		"secret-inline=GITHUB_PERSONAL_ACCESS_TOKEN@6:9"}) {
 		t.Errorf("github flags %q", got)
 	}
 	p := g.Plan
@@ -314,7 +317,9 @@ func TestDockerAndBwrapFlags(t *testing.T) {
 		mounts []string
 		check  func(t *testing.T, p *compiler.Plan)
 	}{
-		{"combined", append([]string{"secret-inline=FOO", "root-user=root", "network=bridge"}, defaults...),
+		{"combined", append([]string{"root-user=root", "network=bridge", // -eFOO=bar: a setting, not a secret
+			"stdio=-d/--detach: the server is cut off from the client's stdin and stdout",
+			"stdio=-t/--tty: a terminal between the client and the server's JSON-RPC (docker refuses -it when the client's stdin is not one; a tty rewrites line ends and echoes)"}, defaults...),
 			[]string{"/srv:/srv:rw"}, func(t *testing.T, p *compiler.Plan) {
 				if p.Image != "img" || !slices.Equal(p.Command, []string{"cmd", "--flag"}) || p.Workdir != "/app" ||
 					p.Subtractions.MemoryBytes != 512<<20 || !slices.Equal(p.Env, []string{"FOO"}) || p.User.UID != 0 {
@@ -328,13 +333,14 @@ func TestDockerAndBwrapFlags(t *testing.T) {
 			}
 		}},
 		{"dangerous", append([]string{
+			"stdio=no -i: the engine gives the server no stdin, and it exits at once",
 			"privileged=", "cap-add=SYS_ADMIN", "cap-add=NET_ADMIN", "cap-add=NET_RAW",
 			"host-namespace=pid", "host-namespace=ipc", "host-namespace=uts", "host-namespace=user",
 			"seccomp-unconfined=unconfined", "apparmor-unconfined=unconfined", "unknown-flag=--security-opt label=disable",
 			"unbounded-tmpfs=/scratch", "docker-socket=/var/run/docker.sock", "network=host",
 			"unknown-flag=--device /dev/kvm", "root-user=0:0"}, defaults...),
 			[]string{"/var/run/docker.sock:/var/run/docker.sock:rw"}, nil},
-		{"volumes", append([]string{"root-user=", "network=bridge", "secret-inline=LEVEL"}, defaults...),
+		{"volumes", append([]string{"root-user=", "network=bridge"}, defaults...), // --env=LEVEL=debug: a setting
 			[]string{"${PROJECT_ROOT}/src:/src:ro", "${PROJECT_ROOT}/out:/out:rw"}, func(t *testing.T, p *compiler.Plan) {
 				if !slices.Equal(p.Env, []string{"A", "B", "PLAIN", "LEVEL", "REF"}) {
 					t.Errorf("env %q", p.Env)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -76,6 +77,18 @@ func init() {
 		"workdir":      {true, func(d *dockerRun, _ string, v arg) { d.p.Workdir = v.s }},
 		"label":        {true, (*dockerRun).label},
 		"entrypoint":   {true, func(d *dockerRun, _ string, v arg) { d.entrypoint = v.s }},
+		"interactive":  {false, func(d *dockerRun, _ string, v arg) { d.interactive = boolValue(v.s) }},
+		"tty": {false, func(d *dockerRun, _ string, v arg) {
+			if boolValue(v.s) {
+				d.e.flag(lint.FlagStdio, "-t/--tty: a terminal between the client and the server's JSON-RPC (docker refuses -it when the client's stdin is not one; a tty rewrites line ends and echoes)", v.pos)
+			}
+		}},
+		"detach": {false, func(d *dockerRun, _ string, v arg) {
+			if boolValue(v.s) {
+				d.e.flag(lint.FlagStdio, "-d/--detach: the server is cut off from the client's stdin and stdout", v.pos)
+			}
+		}},
+		"pull": {true, func(d *dockerRun, _ string, v arg) { d.e.t.Pull, d.e.t.PullPos = v.s, v.pos }},
 		"use-api-socket": {false, func(d *dockerRun, _ string, v arg) {
 			if boolValue(v.s) {
 				d.e.flag(lint.FlagDockerSocket, "--use-api-socket", v.pos)
@@ -87,17 +100,20 @@ func init() {
 		"device-cgroup-rule": {true, unknownFlag},
 		"volumes-from":       {true, unknownFlag},
 		"gpus":               {true, unknownFlag},
-		"env-host":           {false, boolUnknown}, // podman: the whole host environment
-		"rootfs":             {false, boolUnknown}, // podman: the "image" is a host folder
-		"volume-driver":      {true, unknownFlag},
+		"env-host": {false, func(d *dockerRun, name string, v arg) { // podman: the whole host environment
+			d.envHost = boolValue(v.s)
+			boolUnknown(d, name, v)
+		}},
+		"rootfs":        {false, boolUnknown}, // podman: the "image" is a host folder
+		"volume-driver": {true, unknownFlag},
 
 		// Neither grant nor take away anything the linter looks at.
-		"rm": dockerBool, "interactive": dockerBool, "tty": dockerBool, "detach": dockerBool,
+		"rm":   dockerBool,
 		"init": dockerBool, "quiet": dockerBool, "publish-all": dockerBool, "sig-proxy": dockerBool,
 		"disable-content-trust": dockerBool, "no-healthcheck": dockerBool, "oom-kill-disable": dockerBool,
 		"help": dockerBool, "replace": dockerBool, "read-only-tmpfs": dockerBool, "http-proxy": dockerBool,
 		"no-hosts": dockerBool, "unsetenv-all": dockerBool, "tls-verify": dockerBool, "env-merge": dockerValue,
-		"name": dockerValue, "pull": dockerValue, "platform": dockerValue, "hostname": dockerValue,
+		"name": dockerValue, "platform": dockerValue, "hostname": dockerValue,
 		"domainname": dockerValue, "restart": dockerValue, "stop-signal": dockerValue, "stop-timeout": dockerValue,
 		"health-cmd": dockerValue, "health-interval": dockerValue, "health-retries": dockerValue,
 		"health-start-period": dockerValue, "health-start-interval": dockerValue, "health-timeout": dockerValue,
@@ -171,6 +187,15 @@ type dockerRun struct {
 	hasUser, keepID           bool
 	entrypoint                string
 	binds                     []compiler.Mount
+
+	interactive bool
+	args        []arg // the run's arguments, as written
+	// bareEnv is the -e NAME (no value, its own argument) the option just
+	// read was, nil otherwise: a word after it is the image.
+	bareEnv *arg
+	// envUnknown: an --env-file whose names cannot be read; envHost:
+	// podman --env-host passes every variable.
+	envUnknown, envHost bool
 }
 
 // docker reads `docker run ...` / `podman run ...` into a plan and flags.
@@ -205,17 +230,26 @@ func (e *entry) docker(engine string, cmd arg, args []arg) {
 		User: compiler.User{UID: -1, GID: -1},
 	}}
 	e.t.Plan = d.p
+	d.args = args[i+1:]
 	i++
 
 	for i < len(args) {
 		a := args[i]
 		if a.s == "--" {
+			d.bareEnv = nil // what follows -- is the image
 			i++
 			break
 		}
 		if !strings.HasPrefix(a.s, "-") || a.s == "-" {
 			break
 		}
+		if head, tail, ok := joinedOption(a.s); ok {
+			// "-e X=Y", "--network none": one argument to the engine.
+			e.flag(lint.FlagJoinedArg, a.s, a.pos)
+			args = append(args[:i:i], append([]arg{{head, a.pos}, {tail, a.pos}}, args[i+1:]...)...)
+			continue
+		}
+		d.bareEnv = nil
 		i++
 		if strings.HasPrefix(a.s, "--") {
 			name, val, joined := strings.Cut(a.s[2:], "=")
@@ -235,6 +269,9 @@ func (e *entry) docker(engine string, cmd arg, args []arg) {
 				}
 				v = args[i]
 				i++
+				if name == "env" && !strings.Contains(v.s, "=") {
+					d.bareEnv = &v
+				}
 			}
 			if f.read != nil {
 				f.read(d, name, v)
@@ -264,6 +301,9 @@ func (e *entry) docker(engine string, cmd arg, args []arg) {
 				}
 				v = args[i]
 				i++
+				if name == "env" && !strings.Contains(v.s, "=") {
+					d.bareEnv = &v
+				}
 			}
 			if f.read != nil {
 				f.read(d, name, v)
@@ -273,8 +313,17 @@ func (e *entry) docker(engine string, cmd arg, args []arg) {
 	}
 	if i < len(args) {
 		d.p.Image = args[i].s
+		e.t.ImagePos = args[i].pos
+		if d.bareEnv != nil && valueAsImage(args[i].s, args[i+1:]) {
+			name := d.bareEnv.s
+			e.flag(lint.FlagEnvAsImage, name+" "+args[i].s, args[i].pos)
+			if looksLikeSecret(name, args[i].s) {
+				e.flag(lint.FlagSecretInline, name, args[i].pos)
+			}
+		}
 		i++
 	}
+	e.dangerousArgs(args[i:], false)
 	if d.entrypoint != "" {
 		d.p.Command = append(d.p.Command, d.entrypoint)
 	}
@@ -288,6 +337,16 @@ func (e *entry) docker(engine string, cmd arg, args []arg) {
 // defaults: a bridge network, the image's user, a writable root, the
 // default capabilities and no no-new-privileges.
 func (d *dockerRun) finish() {
+	if !d.interactive {
+		d.e.flag(lint.FlagStdio, "no -i: the engine gives the server no stdin, and it exits at once", d.runPos)
+	}
+	if !d.envUnknown && !d.envHost {
+		for _, k := range d.e.envKeys {
+			if !slices.Contains(d.p.Env, k.name) && !plumbing(k.name) && !d.references(k.name) {
+				d.e.flag(lint.FlagEnvNotPassed, k.name, k.pos)
+			}
+		}
+	}
 	s := &d.p.Subtractions
 	s.ReadOnlyRoot, s.DropAllCaps, s.NoNewPrivileges = d.readOnly, d.capDropAll, d.nnp
 	if !d.capDropAll {
@@ -533,15 +592,16 @@ func parseBytes(s string) (int64, bool) {
 }
 
 // envVar reads -e NAME or -e NAME=VALUE. A value written in the argv is
-// inline whatever it holds (ps shows it, the config file keeps it), unless
-// it only names a variable the client fills in.
+// in the config file and in ps: it is flagged when it is a secret
+// (secrets.go: AWS_REGION=us-east-1 and LOG_LEVEL=debug are settings).
 func (d *dockerRun) envVar(_ string, v arg) {
 	name, val, has := strings.Cut(v.s, "=")
 	d.addEnv(name, v.pos)
 	if has {
 		d.e.t.EnvPassed = append(d.e.t.EnvPassed, name)
+		d.e.dangerousEnv(name, val, v.pos)
 	}
-	if has && !isReference(val) {
+	if has && looksLikeSecret(name, val) {
 		d.e.flag(lint.FlagSecretInline, name, v.pos)
 	}
 }
@@ -559,13 +619,15 @@ func (d *dockerRun) addEnv(name string, pos schema.Pos) {
 // envFile reads the names an --env-file passes; an unreadable one is
 // reported, its names being unknown.
 func (d *dockerRun) envFile(_ string, v arg) {
-	f := d.e.file(v.s)
+	f := d.e.localFile(v.s)
 	if f == "" {
-		d.e.flag(lint.FlagUnknown, "--env-file "+v.s, v.pos)
+		d.envUnknown = true
+		d.e.flag(lint.FlagUnknown, "--env-file "+v.s+d.e.notRead(), v.pos)
 		return
 	}
 	fh, err := os.Open(f)
 	if err != nil {
+		d.envUnknown = true
 		d.e.flag(lint.FlagUnknown, "--env-file "+v.s+" (unreadable)", v.pos)
 		return
 	}
@@ -722,3 +784,67 @@ func (d *dockerRun) label(_ string, v arg) {
 		d.p.Hash = val
 	}
 }
+
+// joinedOption splits an argument that holds a docker option and its value
+// with a blank between ("-e X=Y", "-v a:b", "--network none"): clients pass
+// it as one argument, and the engine reads the value with the blank (or
+// the whole as an unknown option).
+func joinedOption(s string) (head, tail string, ok bool) {
+	sp := strings.IndexAny(s, " \t")
+	if sp < 0 {
+		return "", "", false
+	}
+	head, tail = s[:sp], strings.TrimSpace(s[sp:])
+	if tail == "" || strings.Contains(head, "=") {
+		return "", "", false
+	}
+	if name, long := strings.CutPrefix(head, "--"); long {
+		_, known := dockerFlags[name]
+		return head, tail, known
+	}
+	for i := 1; i < len(head); i++ {
+		if _, known := dockerShort[head[i]]; !known {
+			return "", "", false
+		}
+	}
+	return head, tail, len(head) > 1
+}
+
+var imageName = regexp.MustCompile(`^([A-Za-z0-9.-]+(:[0-9]+)?/)?[a-z0-9]+([._-]+[a-z0-9]+)*(/[a-z0-9]+([._-]+[a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@[a-z0-9]+:[A-Fa-f0-9]{32,})?$`)
+
+// valueAsImage reports whether the word after a bare -e NAME, read as the
+// image, was meant as NAME's value: it cannot be an image name (upper
+// case, an = or a blank: a token, a sentence), or it is a plain word while
+// the word after it looks like the image (a registry path or a tag).
+func valueAsImage(img string, rest []arg) bool {
+	if strings.Contains(img, "${") || strings.HasPrefix(img, "$") {
+		return false
+	}
+	if !imageName.MatchString(img) {
+		return true
+	}
+	if len(rest) == 0 || strings.ContainsAny(img, "/:@") {
+		return false
+	}
+	next := rest[0].s
+	return !strings.HasPrefix(next, "-") && !strings.HasPrefix(next, "/") && !strings.HasPrefix(next, ".") &&
+		strings.ContainsAny(next, "/:") && imageName.MatchString(next)
+}
+
+// references reports whether an argument of the run names the variable
+// (${NAME}, $NAME): a client that expands it there uses the entry's value.
+func (d *dockerRun) references(name string) bool {
+	for _, a := range d.args {
+		if strings.Contains(a.s, "${"+name+"}") || strings.Contains(a.s, "${env:"+name+"}") || strings.Contains(a.s, "${"+name+":-") {
+			return true
+		}
+		if i := strings.Index(a.s, "$"+name); i >= 0 {
+			if j := i + 1 + len(name); j == len(a.s) || !isWordChar(a.s[j]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isWordChar(c byte) bool { return isLetter(c) || c >= '0' && c <= '9' || c == '_' }

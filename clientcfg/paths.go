@@ -15,6 +15,9 @@ type paths struct {
 	projectRoot string // absolute, slash-separated; "" when unknown
 	home        string // absolute, slash-separated; "" when unknown
 	cwd         string // the entry's cwd, expanded; "" when not set
+	// local: the config's paths are this machine's (see OnThisMachine);
+	// otherwise the reader opens no file an entry names.
+	local bool
 }
 
 // Variables that stand for the project folder or the home folder at the
@@ -77,7 +80,8 @@ func relTo(r string) string {
 // home folder relative to HOME, the rest absolute. A relative path is taken
 // from the entry's cwd, else the project root, else the config's folder. A
 // path that still holds a variable the reader cannot resolve (${input:x},
-// ${env:FOO}) is kept as written with Base Absolute.
+// ${env:FOO}), or names another user's home (~bob/x), is kept as written
+// with Base Absolute: lint reads it as written (lint.ReadHostPath).
 func (ps *paths) hostPath(raw string) compiler.HostPath {
 	s := ps.expandBasename(raw)
 	if r, ok := rest(s, projectVar); ok {
@@ -93,7 +97,7 @@ func (ps *paths) hostPath(raw string) compiler.HostPath {
 	}
 	s = slash(s)
 	if !isAbs(s) {
-		if strings.ContainsAny(s, "$%") {
+		if strings.ContainsAny(s, "$%") || strings.HasPrefix(s, "~") { // ~bob/x: another user's home, as written
 			return compiler.HostPath{Base: compiler.Absolute, Rel: raw}
 		}
 		dir := ps.baseDir()
@@ -156,4 +160,23 @@ func (ps *paths) file(raw string) string {
 		}
 	}
 	return filepath.FromSlash(compiler.Machine{ProjectRoot: ps.projectRoot, Home: ps.home}.Resolve(hp))
+}
+
+// localFile returns the path on this machine of a file the reader opens (an
+// env file, a sandbox profile): "" when the config is not known to be for
+// this machine, or the path cannot be known.
+func (ps *paths) localFile(raw string) string {
+	if !ps.local {
+		return ""
+	}
+	return ps.file(raw)
+}
+
+// notRead says, for a message, why a file an entry names was not read: ""
+// on this machine, where the reason is the path's.
+func (ps *paths) notRead() string {
+	if ps.local {
+		return ""
+	}
+	return " (not read: the config is not known to be this machine's; lint --this-machine reads it)"
 }

@@ -55,7 +55,7 @@ func (e *entry) sandboxExec(cmd arg, args []arg) {
 			params[k] = true
 		}
 	}
-	_ = i // what follows is the command, run under the profile
+	e.dangerousArgs(args[i:], false) // what follows is the command, run under the profile
 
 	var src, name string
 	switch {
@@ -63,7 +63,12 @@ func (e *entry) sandboxExec(cmd arg, args []arg) {
 		src, name = text.s, "-p profile"
 	case file != nil:
 		name = file.s
-		f := e.file(file.s)
+		f := e.localFile(file.s)
+		if f == "" && !e.local {
+			// Another machine's profile: what it allows is not known here.
+			e.flag(lint.FlagUnknown, "sandbox-exec -f "+file.s+e.notRead(), file.pos)
+			return
+		}
 		if f == "" {
 			e.flag(lint.FlagSeatbeltFinding, fmt.Sprintf("%s: cannot locate the profile (the path holds a variable this reader cannot resolve)", file.s), file.pos)
 			return

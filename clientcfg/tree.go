@@ -74,6 +74,9 @@ type lines struct {
 	file   string
 	starts []int
 	bom    bool // a UTF-8 byte order mark starts line 1: columns leave it out
+	// orig maps an offset in the text parsed to the file's, when the text
+	// parsed is a repair of the file (tolerant.go); nil: the same text.
+	orig func(int) int
 }
 
 func newLines(file string, src []byte) *lines {
@@ -87,6 +90,9 @@ func newLines(file string, src []byte) *lines {
 }
 
 func (l *lines) pos(off int) schema.Pos {
+	if l.orig != nil {
+		off = l.orig(off)
+	}
 	i := sort.Search(len(l.starts), func(i int) bool { return l.starts[i] > off }) - 1
 	col := off - l.starts[i] + 1
 	if i == 0 && l.bom && col > len(bom) {

@@ -1,9 +1,11 @@
 package launch
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -81,6 +83,13 @@ func confineAndRun(sp *spec, verbose io.Writer, mode runMode) (int, error) {
 			return 0, err
 		}
 		if uid != 0 {
+			// While still root: empty the bounding set and lock the
+			// securebits, which need CAP_SETPCAP — setuid would take it
+			// away. NO_SETUID_FIXUP keeps setuid from touching the other
+			// sets, which dropCapabilities empties below.
+			if _, err := limitCapabilities(); err != nil {
+				return 0, err
+			}
 			if err := syscall.Setgroups(nil); err != nil {
 				return 0, fmt.Errorf("setgroups: %w", err)
 			}
@@ -101,7 +110,8 @@ func confineAndRun(sp *spec, verbose io.Writer, mode runMode) (int, error) {
 			return 0, err
 		}
 	}
-	if err := dropCapabilities(); err != nil {
+	caps, err := dropCapabilities()
+	if err != nil {
 		return 0, err
 	}
 
@@ -204,6 +214,7 @@ func confineAndRun(sp *spec, verbose io.Writer, mode runMode) (int, error) {
 		rs.Server, abi, networkSummary(sp), len(rs.Baseline)+len(rs.ReadOnly), len(rs.ReadWrite))
 	say(verbose, "mcpolicy exec: %s: session: %s; session keyring: %s; seccomp filter: %s", rs.Server, session, keyring, filter)
 	say(verbose, "mcpolicy exec: %s: supplementary groups: %s", rs.Server, groupsSummary(dropped, !sp.NoNetNS))
+	say(verbose, "mcpolicy exec: %s: capabilities: %s", rs.Server, caps)
 
 	if rs.Workdir != "" {
 		if err := os.Chdir(rs.Workdir); err != nil {
@@ -230,35 +241,178 @@ func networkSummary(sp *spec) string {
 	return "empty network namespace"
 }
 
-// dropCapabilities empties the bounding, ambient, effective, permitted and
-// inheritable sets and locks root out of regaining them on exec.
-func dropCapabilities() error {
-	last := 40
+// capLast is the kernel's highest capability number.
+func capLast() int {
 	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
-		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-			last = n
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n >= 0 && n < 64 {
+			return n
 		}
 	}
+	return unix.CAP_LAST_CAP
+}
+
+// hasCap reports whether capability c is in this thread's effective set.
+func hasCap(c int) (bool, error) {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false, fmt.Errorf("reading capabilities: %w", err)
+	}
+	return data[c/32].Effective&(1<<(c%32)) != 0, nil
+}
+
+// limitCapabilities clears the ambient set and, where this thread holds
+// CAP_SETPCAP, empties the bounding set and locks root out with the
+// securebits (noroot, no setuid fixup, both locked). It reports whether it
+// could: without CAP_SETPCAP neither is allowed. Holding it, any failure
+// is an error.
+func limitCapabilities() (bool, error) {
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
-		return fmt.Errorf("clearing ambient capabilities: %w", err)
+		return false, fmt.Errorf("clearing ambient capabilities: %w", err)
 	}
-	for c := 0; c <= last; c++ {
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EPERM {
-			return fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)
+	setpcap, err := hasCap(capSetpcap)
+	if err != nil || !setpcap {
+		return false, err
+	}
+	for c := 0; c <= capLast(); c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+			return false, fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)
 		}
 	}
-	// Without CAP_SETPCAP the bounding set cannot shrink (EPERM above), but
-	// then nothing can be regained either: the process holds no capability.
 	secure := secbitNoroot | secbitNorootLocked | secbitNoSetuidFixup | secbitNoSetuidFixupLocked
-	if err := unix.Prctl(unix.PR_SET_SECUREBITS, uintptr(secure), 0, 0, 0); err != nil && err != unix.EPERM {
-		return fmt.Errorf("setting securebits: %w", err)
+	if err := unix.Prctl(unix.PR_SET_SECUREBITS, uintptr(secure), 0, 0, 0); err != nil {
+		return false, fmt.Errorf("setting securebits: %w", err)
+	}
+	return true, nil
+}
+
+// dropCapabilities empties the bounding, ambient, effective, permitted and
+// inheritable sets and locks root out of regaining them on exec, then
+// reads every set back: it fails unless they are empty. It says what it
+// did for -v.
+//
+// The one thing the kernel does not allow: without CAP_SETPCAP (an
+// unprivileged launcher with no user namespace, where it holds no
+// capability at all) neither the bounding set nor the securebits can
+// change. The bounding set then stays the invoker's, with every other set
+// empty; that is inert — it only caps what an exec could gain, and
+// no_new_privs (set before the server starts) lets no exec gain anything,
+// setuid-root and file capabilities included. A process whose uid is 0
+// with the bounding set kept is refused.
+func dropCapabilities() (string, error) {
+	limited, err := limitCapabilities()
+	if err != nil {
+		return "", err
 	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("dropping capabilities: %w", err)
+		return "", fmt.Errorf("dropping capabilities: %w", err)
 	}
-	return nil
+	// Read everything back: fail closed on whatever is left.
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return "", fmt.Errorf("reading capabilities: %w", err)
+	}
+	for _, d := range data {
+		if d.Effective|d.Permitted|d.Inheritable != 0 {
+			return "", fmt.Errorf("capabilities left after dropping them all: %+v", data)
+		}
+	}
+	bounding := 0
+	for c := 0; c <= capLast(); c++ {
+		if in, err := unix.PrctlRetInt(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_IS_SET, uintptr(c), 0, 0); err != nil || in != 0 {
+			return "", fmt.Errorf("ambient capability %d left after clearing the set (%v)", c, err)
+		}
+		in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0)
+		if err != nil {
+			return "", fmt.Errorf("reading the bounding set: %w", err)
+		}
+		bounding += in
+	}
+	switch {
+	case bounding == 0:
+		return "every set emptied (bounding, permitted, effective, inheritable, ambient); securebits lock root out", nil
+	case limited:
+		return "", fmt.Errorf("%d capabilities left in the bounding set after dropping them all", bounding)
+	case os.Getuid() == 0 || os.Geteuid() == 0:
+		return "", errors.New("running as root without CAP_SETPCAP: the bounding set cannot be emptied nor root locked out; refusing to start the server")
+	}
+	return fmt.Sprintf("none held; the bounding set cannot be emptied without CAP_SETPCAP, which the launcher lacks (unprivileged, no user namespace): its %d capabilities stay the invoker's, inert — no_new_privs lets no exec gain one", bounding), nil
+}
+
+// scratchDir makes the server's scratch where no tmpfs can be mounted
+// (no namespaces; landlock-scratch-dir accepted): a folder of the server's
+// user — the plan's uid and gid when a root launcher becomes it, else the
+// invoker's — mode 0700, in a fresh folder of the launcher's under TMPDIR
+// (mode 0711: the server reaches its scratch, but cannot rename or replace
+// it). Every step after the first goes through a descriptor opened without
+// following a symlink, and the path must still lead to what was made.
+func scratchDir(user string) (string, error) {
+	uid, gid := os.Getuid(), os.Getgid()
+	if uid == 0 {
+		var err error
+		if uid, gid, err = parseUser(user); err != nil {
+			return "", err
+		}
+	}
+	parent, err := os.MkdirTemp("", "mcpolicy-scratch-")
+	if err != nil {
+		return "", fmt.Errorf("making the scratch folder: %w", err)
+	}
+	dir := filepath.Join(parent, "scratch")
+	fail := func(step string, err error) (string, error) {
+		os.RemoveAll(parent)
+		return "", fmt.Errorf("making the scratch folder %s: %s: %w", dir, step, err)
+	}
+	const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	pfd, err := unix.Open(parent, dirFlags, 0)
+	if err != nil {
+		return fail("open", err)
+	}
+	defer unix.Close(pfd)
+	var pst unix.Stat_t
+	if err := unix.Fstat(pfd, &pst); err != nil {
+		return fail("fstat", err)
+	}
+	if int(pst.Uid) != os.Geteuid() {
+		return fail("check", fmt.Errorf("%s belongs to uid %d, not to the launcher", parent, pst.Uid))
+	}
+	if err := unix.Fchmod(pfd, 0o711); err != nil {
+		return fail("chmod", err)
+	}
+	if err := unix.Mkdirat(pfd, "scratch", 0o700); err != nil {
+		return fail("mkdir", err)
+	}
+	fd, err := unix.Openat(pfd, "scratch", dirFlags, 0)
+	if err != nil {
+		return fail("open", err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Fchown(fd, uid, gid); err != nil {
+		return fail(fmt.Sprintf("chown %d:%d", uid, gid), err)
+	}
+	if err := unix.Fchmod(fd, 0o700); err != nil { // whatever the umask took
+		return fail("chmod", err)
+	}
+	var made, named unix.Stat_t
+	if err := unix.Fstat(fd, &made); err != nil {
+		return fail("fstat", err)
+	}
+	if err := unix.Lstat(dir, &named); err != nil || named.Dev != made.Dev || named.Ino != made.Ino {
+		return fail("check", fmt.Errorf("the path no longer leads to the folder made (%v)", err))
+	}
+	return dir, nil
+}
+
+// scratchEnv makes dir the server's HOME and TMPDIR.
+func scratchEnv(env []string, dir string) []string {
+	out := make([]string, 0, len(env)+2)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "TMPDIR=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "HOME="+dir, "TMPDIR="+dir)
 }
 
 func mountScratch(target string, size int64) error {

@@ -118,13 +118,14 @@ func Start(rs *Ruleset, opts Options) (int, error) {
 		return 0, err
 	}
 	sp.NoNetNS, sp.Mount, sp.DropGroups = true, false, false
-	if rs.Scratch != "" { // landlock-scratch-dir was accepted
-		dir, err := os.MkdirTemp("", "mcpolicy-scratch-")
+	if rs.Scratch != "" { // landlock-scratch-dir was accepted: a folder of the server's user
+		dir, err := scratchDir(rs.User)
 		if err != nil {
 			return 0, err
 		}
 		rs.ReadWrite = append(rs.ReadWrite, dir)
-		sp.Env = append(sp.Env, "TMPDIR="+dir)
+		sp.Env = scratchEnv(sp.Env, dir)
+		say(opts.Verbose, "mcpolicy exec: %s: no namespaces: scratch: the folder %s (HOME and TMPDIR), not bounded (accepted: %s)", rs.Server, dir, AcceptScratchDir)
 	}
 	if rs.Accepts(AcceptUnixSockets) {
 		say(opts.Verbose, "mcpolicy exec: %s: no namespaces: the host's named unix sockets stay reachable (accepted: %s)", rs.Server, AcceptUnixSockets)

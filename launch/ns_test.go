@@ -214,6 +214,8 @@ func insideMain(checks []string) {
 			fmt.Println(`{"check":"wait","result":"ready"}`)
 			time.Sleep(60 * time.Second)
 			res = "not signalled"
+		default: // ns_caps_test.go
+			res = moreChecks(op, arg)
 		}
 		enc.Encode(check{c, res})
 	}
@@ -346,6 +348,13 @@ func (w *issue14) launch(t *testing.T, as []string, env ...string) run14 {
 // is running (a "wait" check).
 func (w *issue14) launchSignalled(t *testing.T, as []string, sig syscall.Signal, env ...string) run14 {
 	t.Helper()
+	return w.launchWatched(t, as, sig, nil, env...)
+}
+
+// launchWatched is launchSignalled, calling ready (when not nil) with what
+// the server printed so far once it is waiting, before the signal.
+func (w *issue14) launchWatched(t *testing.T, as []string, sig syscall.Signal, ready func(stdout string), env ...string) run14 {
+	t.Helper()
 	_, slave := openPTY(t)
 	args := append(append(append([]string{}, as...), w.bin, roleLauncher), w.ruleset)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
@@ -367,8 +376,13 @@ func (w *issue14) launchSignalled(t *testing.T, as []string, sig syscall.Signal,
 		}
 		go func() {
 			sc := bufio.NewScanner(pr)
+			var seen strings.Builder
 			for sc.Scan() {
+				seen.WriteString(sc.Text() + "\n")
 				if strings.Contains(sc.Text(), `"ready"`) {
+					if ready != nil {
+						ready(seen.String())
+					}
 					cmd.Process.Signal(sig)
 				}
 			}

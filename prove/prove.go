@@ -12,10 +12,8 @@ import (
 	"debug/elf"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"github.com/mcpolicy/mcpolicy/egress"
-	"github.com/mcpolicy/mcpolicy/supervise"
-	"golang.org/x/sys/unix"
 	"io"
 	"net"
 	"os"
@@ -25,11 +23,14 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/egress"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/probe"
 	"github.com/mcpolicy/mcpolicy/protect"
+	"github.com/mcpolicy/mcpolicy/supervise"
+	"golang.org/x/sys/unix"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -38,13 +39,76 @@ var Backends = []string{"bwrap", "landlock", "docker", "podman"}
 
 // Options say what to prove and with what.
 type Options struct {
-	Backends []string // default: all of Backends
-	Probes   []string // extra host paths to try to read
-	Self     string   // this mcpolicy binary (the probe and the launcher)
-	Policy   string   // the policy path as given, for reproduce commands
+	// Backends to prove under; each must be one the server is built for
+	// (podman runs the docker artefact). Default: every one of Backends the
+	// server is built for.
+	Backends []string
+	// Probes are more paths to try to read: outside every grant the plan
+	// expects a denial, inside one a read.
+	Probes []string
+	Self   string // this mcpolicy binary (the probe and the launcher)
+	Policy string // the policy path as given, for reproduce commands
 	// Call, when set, also starts the real server in the same confinement
 	// and puts this tool call to it: the controlled comparison.
 	Call *ToolCall
+	// KeepImages leaves the stand-in images prove imported (the docker and
+	// podman reproduce commands run them). Without it, everything prove
+	// made — images, containers, temporary folders — is gone when Run
+	// returns, on success, on failure and on cancellation.
+	KeepImages bool
+}
+
+// ErrInterrupted is returned when the context is cancelled mid-run; what
+// prove made has been removed.
+var ErrInterrupted = errors.New("interrupted")
+
+// builtFor reports whether the server's artefacts include backend's:
+// podman runs the docker artefact (as clientcfg's builtFor says).
+func builtFor(p *compiler.Plan, backend string) bool {
+	for _, b := range p.Backends {
+		if b == backend || backend == "podman" && b == "docker" {
+			return true
+		}
+	}
+	return false
+}
+
+// SelectBackends is what to prove p under: the requested backends, each
+// one p is built for, or by default every backend of Backends p is built
+// for. A backend prove does not know, or one the server does not list, is
+// an error: proving a confinement the server never runs under proves
+// nothing about it.
+func SelectBackends(p *compiler.Plan, requested []string) ([]string, error) {
+	if len(requested) == 0 {
+		var out []string
+		for _, b := range Backends {
+			if builtFor(p, b) {
+				out = append(out, b)
+			}
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("server %q is built for %s only: prove runs %s", p.Server, strings.Join(p.Backends, ", "), strings.Join(Backends, ", "))
+		}
+		return out, nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, b := range requested {
+		known := false
+		for _, k := range Backends {
+			known = known || k == b
+		}
+		switch {
+		case !known:
+			return nil, fmt.Errorf("unknown backend %q (backends: %s)", b, strings.Join(Backends, ", "))
+		case !builtFor(p, b):
+			return nil, fmt.Errorf("server %q is not built for backend %s (its backends: %s): prove runs only what the server runs under", p.Server, b, strings.Join(p.Backends, ", "))
+		case !seen[b]:
+			seen[b] = true
+			out = append(out, b)
+		}
+	}
+	return out, nil
 }
 
 // Row is one access and what the kernel answered.
@@ -57,6 +121,11 @@ type Row struct {
 	Meaning   string `json:"meaning"`
 	Agrees    bool   `json:"agrees"`
 	Reproduce string `json:"reproduce"`
+	// Skipped says why the row was not run: no target outside every grant
+	// could be found for it.
+	Skipped string `json:"skipped,omitempty"`
+	// Why is what the expectation rests on (the grant, or its absence).
+	Why string `json:"why,omitempty"`
 }
 
 // BackendReport is one backend's rows.
@@ -78,6 +147,7 @@ type Report struct {
 	Plan        string          `json:"plan"`
 	Kernel      string          `json:"kernel"`
 	LandlockABI int             `json:"landlockABI"`
+	Call        *CallPlan       `json:"call,omitempty"`
 	Backends    []BackendReport `json:"backends"`
 }
 
@@ -87,7 +157,10 @@ type attempt struct {
 	host   string // the host path (landlock's view); "" for non-paths
 	target string // the sandbox path (docker, bwrap); == host when not under a mount
 	expect string
-	cat    bool // reproducible with cat/ls/sh
+	cat    bool   // reproducible with cat/ls/sh
+	skip   string // not run: why
+	why    string // what the expectation rests on
+	call   bool   // a path of the tool call
 }
 
 // Meaning reads an errno for a reviewer.
@@ -116,12 +189,21 @@ func Meaning(result string) string {
 }
 
 // attempts lists what to try for a plan: the sensitive targets, the
-// project, writes into read-only grants and protected paths, the network.
-func attempts(p *compiler.Plan, m compiler.Machine, extra []string, listener string, pl *planted) []attempt {
+// project, writes into read-only grants and protected paths, the network,
+// and the tool call's paths. A denial is expected only of a target
+// outside every grant the plan makes (a mount's source or target, nested
+// ones, home grants, the scratch, the runtime baseline): one that is not
+// is skipped, saying why, never counted as a failure.
+func attempts(v planView, extra []string, listener string, pl *planted, cp *CallPlan) []attempt {
 	var as []attempt
+	p, m := v.p, v.m
 	home := m.Home
 	deny := func(what string, op probe.Op, host string) {
-		as = append(as, attempt{what, op, host, host, "denied", true})
+		a := attempt{what: what, op: op, host: host, target: host, expect: "denied", cat: true, why: "outside every grant"}
+		if g := v.grantOf(host, op); g != "" {
+			a.skip = "not outside every grant: " + g
+		}
+		as = append(as, a)
 	}
 	deny("credentials", probe.Read, filepath.Join(home, ".aws", "credentials"))
 	keys, _ := filepath.Glob(filepath.Join(home, ".ssh", "id_*"))
@@ -139,23 +221,58 @@ func attempts(p *compiler.Plan, m compiler.Machine, extra []string, listener str
 	deny("home folder", probe.List, home)
 	// The parent itself may exist inside a sandbox as an unrelated folder
 	// (/var/tmp is an empty mask in a container): try what lies beside
-	// the project in it.
-	if sib := sibling(m.ProjectRoot); sib != "" {
+	// the project in it — a folder the plan grants nothing of.
+	if sib, why := sibling(v); sib != "" {
 		deny("beside the project, in its parent folder", probe.List, sib)
+	} else {
+		as = append(as, attempt{what: "beside the project, in its parent folder", op: probe.List, host: filepath.Dir(m.ProjectRoot), target: filepath.Dir(m.ProjectRoot), expect: "denied", skip: why})
 	}
 	for _, x := range extra {
-		deny("--probe "+x, probe.Read, x)
+		if !filepath.IsAbs(x) {
+			as = append(as, attempt{what: "--probe " + x, op: probe.Read, host: x, target: x, skip: "not an absolute path"})
+			continue
+		}
+		pc := v.locate(x)
+		op := probe.Read
+		if fi, err := os.Stat(pc.host); err == nil && fi.IsDir() {
+			op = probe.List
+		}
+		e, why := v.readExpect(pc, op)
+		as = append(as, attempt{what: "--probe " + x, op: op, host: pc.host, target: pc.target, expect: e, cat: true, why: why})
 	}
-	as = append(as, attempt{"the root folder", probe.List, "/", "/", "", true})
+	if cp != nil {
+		for i, a := range cp.Args {
+			pc := place{a.Host, a.Target}
+			what := fmt.Sprintf("--tool %s's %s (a %s)", cp.Tool.Name, a.Key, a.Use)
+			if a.Use == UseWrite {
+				op, at := writeProbe(pc, fmt.Sprintf(".mcpolicy-prove-w%d", i))
+				e, why := v.writeExpect(at)
+				as = append(as, attempt{what: what, op: op, host: at.host, target: at.target, expect: e, cat: true, why: why, call: true})
+				continue
+			}
+			op := probe.Read
+			if fi, err := os.Stat(pc.host); err == nil && fi.IsDir() {
+				op = probe.List
+			}
+			as = append(as, attempt{what: what, op: op, host: pc.host, target: pc.target, expect: a.Expect, cat: true, why: a.Reason, call: true})
+		}
+	}
+	as = append(as, attempt{what: "the root folder", op: probe.List, host: "/", target: "/", cat: true})
 	for i, mt := range p.Mounts {
 		host := m.Resolve(mt.Source)
 		if f := firstFile(host); f != "" {
 			rel, _ := filepath.Rel(host, f)
-			as = append(as, attempt{"the granted " + string(mt.Mode) + " mount " + mt.Target, probe.Read, f, filepath.Join(mt.Target, rel), "allowed", true})
+			pc := place{f, filepath.Join(mt.Target, rel)}
+			if v.consistent(pc) {
+				as = append(as, attempt{what: "the granted " + string(mt.Mode) + " mount " + mt.Target, op: probe.Read, host: f, target: pc.target, expect: "allowed", cat: true, why: "mount " + mt.Target + " holds it"})
+			}
 		}
 		if mt.Mode == compiler.ReadOnly {
 			name := fmt.Sprintf(".mcpolicy-prove-%d", i)
-			as = append(as, attempt{"a write into the read-only mount " + mt.Target, probe.Create, filepath.Join(host, name), filepath.Join(mt.Target, name), "denied", true})
+			pc := place{filepath.Join(host, name), filepath.Join(mt.Target, name)}
+			if e, why := v.writeExpect(pc); e == "denied" {
+				as = append(as, attempt{what: "a write into the read-only mount " + mt.Target, op: probe.Create, host: pc.host, target: pc.target, expect: e, cat: true, why: why})
+			}
 		}
 	}
 	protected := append([]compiler.Protected{}, p.Protected...)
@@ -166,10 +283,11 @@ func attempts(p *compiler.Plan, m compiler.Machine, extra []string, listener str
 		// The launcher fixes this mount's top level: a new name cannot be
 		// created, and every protected name present is read-only.
 		name := ".mcpolicy-prove-new"
-		as = append(as, attempt{"a new top-level name in " + mt.Target, probe.Create, filepath.Join(m.Resolve(mt.Source), name), filepath.Join(mt.Target, name), "denied", true})
+		as = append(as, attempt{what: "a new top-level name in " + mt.Target, op: probe.Create, host: filepath.Join(m.Resolve(mt.Source), name), target: filepath.Join(mt.Target, name), expect: "denied", cat: true,
+			why: "the launcher fixes " + mt.Target + "'s top level"})
 		entries, _ := os.ReadDir(m.Resolve(mt.Source))
 		for _, e := range entries {
-			if n := protect.Match(e.Name()); n != "" && e.Type()&os.ModeSymlink == 0 {
+			if n := protect.Except(e.Name(), p.Unprotected); n != "" && e.Type()&os.ModeSymlink == 0 {
 				protected = append(protected, compiler.Protected{Source: mt.Source.Join(e.Name()), Target: filepath.Join(mt.Target, e.Name()), Name: n})
 			}
 		}
@@ -181,17 +299,20 @@ func attempts(p *compiler.Plan, m compiler.Machine, extra []string, listener str
 			op = probe.Create
 			host, pr.Target = filepath.Join(host, "planted"), filepath.Join(pr.Target, "planted")
 		}
-		as = append(as, attempt{"protected " + pr.Name, op, host, pr.Target, "denied", true})
+		as = append(as, attempt{what: "protected " + pr.Name, op: op, host: host, target: pr.Target, expect: "denied", cat: true, why: "protected " + pr.Name + " stays read-only"})
 	}
-	as = append(as, attempt{"TCP to a listener on the host's loopback", probe.Connect, listener, listener, "denied", false})
+	as = append(as, attempt{what: "TCP to a listener on the host's loopback", op: probe.Connect, host: listener, target: listener, expect: "denied"})
 	// Channels the plan does not model, each planted by prove: the
 	// invoker's environment, its session keyring, a named unix socket.
-	as = append(as, attempt{"the invoker's environment (any readable /proc/PID/environ)", probe.Environ, pl.env, pl.env, "denied", false})
+	as = append(as, attempt{what: "the invoker's environment (any readable /proc/PID/environ)", op: probe.Environ, host: pl.env, target: pl.env, expect: "denied"})
 	if pl.key != "" {
-		as = append(as, attempt{"the invoker's session keyring", probe.Keyring, pl.key, pl.key, "denied", false})
+		as = append(as, attempt{what: "the invoker's session keyring", op: probe.Keyring, host: pl.key, target: pl.key, expect: "denied"})
 	}
-	as = append(as, attempt{"a unix socket on the host, outside the grants", probe.Unix, pl.socket, pl.socket, "denied", false})
-	return as
+	sock := attempt{what: "a unix socket on the host, outside the grants", op: probe.Unix, host: pl.socket, target: pl.socket, expect: "denied"}
+	if g := v.grantOf(pl.socket, probe.Unix); g != "" {
+		sock.skip = "the temporary folder is not outside every grant: " + g
+	}
+	return append(as, sock)
 }
 
 // planted is what prove leaves on the host for the probe to look for.
@@ -253,18 +374,32 @@ func (pl *planted) replant() {
 	pl.keyID = id
 }
 
-// sibling is an entry of the project's parent other than the project.
-func sibling(root string) string {
+// sibling is a folder beside the project, in its parent, outside every
+// grant and holding none (a nested mount's source, a home grant): the
+// first in name order, or "" and why there is none.
+func sibling(v planView) (string, string) {
+	root := v.m.ProjectRoot
 	entries, err := os.ReadDir(filepath.Dir(root))
 	if err != nil {
-		return ""
+		return "", "the project's parent folder cannot be read: " + err.Error()
 	}
 	for _, e := range entries {
-		if e.Name() != filepath.Base(root) && e.IsDir() {
-			return filepath.Join(filepath.Dir(root), e.Name())
+		if e.Name() == filepath.Base(root) || !e.IsDir() {
+			continue
+		}
+		cand := filepath.Join(filepath.Dir(root), e.Name())
+		if v.grantOf(cand, probe.List) != "" {
+			continue
+		}
+		holds := false
+		for i := range v.p.Mounts {
+			holds = holds || within(v.source(i), cand)
+		}
+		if !holds {
+			return cand, ""
 		}
 	}
-	return ""
+	return "", "no folder beside the project lies outside every grant"
 }
 
 func firstFile(dir string) string {
@@ -283,9 +418,19 @@ func firstFile(dir string) string {
 
 // Run proves the plan under each backend this machine can run.
 func Run(p *compiler.Plan, m compiler.Machine, o Options) (*Report, error) {
-	if len(o.Backends) == 0 {
-		o.Backends = Backends
+	return RunContext(context.Background(), p, m, o)
+}
+
+// RunContext is Run, stopped by ctx: the sandboxes running are ended, and
+// everything prove made is removed before it returns ErrInterrupted.
+func RunContext(ctx context.Context, p *compiler.Plan, m compiler.Machine, o Options) (*Report, error) {
+	backends, err := SelectBackends(p, o.Backends)
+	if err != nil {
+		return nil, err
 	}
+	s := newSession(o.KeepImages)
+	defer s.cleanup()
+	v := planView{p, m}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -305,40 +450,68 @@ func Run(p *compiler.Plan, m compiler.Machine, o Options) (*Report, error) {
 		return nil, err
 	}
 	defer unplant()
-	as := attempts(p, m, o.Probes, l.Addr().String(), pl)
 	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
 	rep := &Report{Server: p.Server, PolicyFile: p.PolicyFile, Plan: p.Hash, Kernel: strings.TrimSpace(string(kernel)),
 		LandlockABI: launch.DetectHost().ABI}
-	for _, b := range o.Backends {
+	if o.Call != nil {
+		rep.Call = planCall(ctx, s, v, o, backends)
+	}
+	as := attempts(v, o.Probes, l.Addr().String(), pl, rep.Call)
+	var run []attempt // the attempts the probe makes; the others are skipped
+	for _, a := range as {
+		if a.skip == "" {
+			run = append(run, a)
+		}
+	}
+	for _, b := range backends {
+		if ctx.Err() != nil {
+			return nil, s.interrupt()
+		}
 		pl.replant()
 		br := BackendReport{Backend: b}
 		var results []probe.Result
 		var view func(attempt) string
 		image := ""
+		// Whatever a probe creates and fails to remove (a weakened sandbox
+		// lets it), prove removes: each backend starts from the same files.
+		var made []hostState
+		for _, a := range run {
+			if a.op == probe.Create {
+				made = append(made, snapshot(a.host))
+			}
+		}
 		switch b {
 		case "bwrap":
 			view = func(a attempt) string { return a.target }
-			br.Version, results, br.Probe, err = runBwrap(p, m, as, o)
+			br.Version, results, br.Probe, err = runBwrap(ctx, p, m, run, o)
 		case "landlock":
 			view = func(a attempt) string { return a.host }
-			br.Version, results, br.Probe, err = runLandlock(p, as, o)
+			br.Version, results, br.Probe, err = runLandlock(ctx, p, run, o)
 		case "docker", "podman":
 			view = func(a attempt) string { return a.target }
-			br.Version, results, br.Probe, err = runEngine(b, p, m, as, o)
-			if err == nil {
-				image, _ = standIn(b, o.Self)
-			}
-		default:
-			return nil, fmt.Errorf("unknown backend %q (backends: %s)", b, strings.Join(Backends, ", "))
+			br.Version, results, br.Probe, err = runEngine(ctx, s, b, p, m, run, o)
+			image = standInTag(b, o.Self)
+		}
+		restore(made)
+		if ctx.Err() != nil {
+			return nil, s.interrupt()
 		}
 		if err != nil {
 			br.Skipped = err.Error()
 			rep.Backends = append(rep.Backends, br)
 			continue
 		}
+		byAttempt := map[int]probe.Result{}
+		k := 0
+		probeResult := ""
 		for i, a := range as {
-			r := results[i]
-			row := Row{What: a.what, Op: string(a.op), Target: view(a), Expect: a.expect, Result: r.Result, Meaning: Meaning(r.Result)}
+			if a.skip == "" {
+				byAttempt[i] = results[k]
+				k++
+			}
+		}
+		for i, a := range as {
+			row := Row{What: a.what, Op: string(a.op), Target: view(a), Expect: a.expect, Why: a.why}
 			switch a.op {
 			case probe.Connect:
 				row.Target = "127.0.0.1:PORT" // the port changes each run; reports must diff clean
@@ -349,6 +522,13 @@ func Run(p *compiler.Plan, m compiler.Machine, o Options) (*Report, error) {
 			case probe.Unix:
 				row.Target = "/tmp/mcpolicy-prove-sock-*/host.sock"
 			}
+			if a.skip != "" {
+				row.Skipped, row.Agrees, row.Why = a.skip, true, ""
+				br.Rows = append(br.Rows, row)
+				continue
+			}
+			r := byAttempt[i]
+			row.Result, row.Meaning = r.Result, Meaning(r.Result)
 			switch {
 			case b == "landlock" && r.Result == "ENOENT":
 				row.Meaning = "does not exist on this host (Landlock shows the host's own paths)"
@@ -360,17 +540,19 @@ func Run(p *compiler.Plan, m compiler.Machine, o Options) (*Report, error) {
 				row.Meaning = "a process in view shows the invoker's environment"
 			}
 			row.Agrees = a.expect == "" || (a.expect == "allowed") == (r.Result == "ok")
-			row.Reproduce = reproduce(b, p, m, o, a.op, view(a), image)
+			if a.cat {
+				row.Reproduce = reproduce(b, p, m, o, a.op, view(a), image)
+			}
+			if a.call && (probeResult == "" || probeResult == "ok") {
+				probeResult = r.Result
+			}
 			br.Rows = append(br.Rows, row)
 		}
 		if o.Call != nil {
-			probeResult := ""
-			for i, a := range as {
-				if a.host == o.Call.Target && a.op == probe.Read {
-					probeResult = results[i].Result
-				}
+			br.Server = callServer(ctx, s, b, v, o, rep.Call, probeResult)
+			if ctx.Err() != nil {
+				return nil, s.interrupt()
 			}
-			br.Server = callServer(b, p, m, o, probeResult)
 		}
 		rep.Backends = append(rep.Backends, br)
 	}
@@ -411,12 +593,12 @@ func version(name string, args ...string) string {
 	return strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
 }
 
-func runBwrap(p *compiler.Plan, m compiler.Machine, as []attempt, o Options) (string, []probe.Result, string, error) {
+func runBwrap(ctx context.Context, p *compiler.Plan, m compiler.Machine, as []attempt, o Options) (string, []probe.Result, string, error) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		return "", nil, "", fmt.Errorf("bwrap is not installed")
 	}
 	if p.Network.Mode == "allowlist" {
-		return runSupervised("bwrap", p, m, as, o, egress.ForwarderBinary)
+		return runSupervised(ctx, "bwrap", p, m, as, o, egress.ForwarderBinary)
 	}
 	f, err := os.Open(o.Self)
 	if err != nil {
@@ -434,10 +616,14 @@ func runBwrap(p *compiler.Plan, m compiler.Machine, as []attempt, o Options) (st
 	if err != nil {
 		return "", nil, "", err
 	}
-	cmd, err := b.Command(f)
+	bc, err := b.Command(f)
 	if err != nil {
 		return "", nil, "", err
 	}
+	// The same command, ended with the run (bwrap --die-with-parent takes
+	// the sandbox with it).
+	cmd := exec.CommandContext(ctx, bc.Path, bc.Args[1:]...)
+	cmd.Env, cmd.ExtraFiles = bc.Env, bc.ExtraFiles
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -448,7 +634,7 @@ func runBwrap(p *compiler.Plan, m compiler.Machine, as []attempt, o Options) (st
 	return version("bwrap", "--version"), rs, "the artefact's argv as mcpolicy-launch runs it (mount sources by descriptor, the project's top level fixed), unchanged but for the command: the probe comes in as an open file descriptor (/proc/self/fd/3), with no mount added", err
 }
 
-func runLandlock(p *compiler.Plan, as []attempt, o Options) (string, []probe.Result, string, error) {
+func runLandlock(ctx context.Context, p *compiler.Plan, as []attempt, o Options) (string, []probe.Result, string, error) {
 	if launch.DetectHost().ABI < launch.MinABI {
 		return "", nil, "", fmt.Errorf("this kernel has no usable Landlock")
 	}
@@ -459,7 +645,7 @@ func runLandlock(p *compiler.Plan, as []attempt, o Options) (string, []probe.Res
 	// A server with an image only has no host command; in probe mode the
 	// command is never run, but the ruleset needs one.
 	args = append(args, "--", "/usr/bin/true")
-	cmd := exec.Command(o.Self, args...)
+	cmd := exec.CommandContext(ctx, o.Self, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -475,11 +661,11 @@ func runLandlock(p *compiler.Plan, as []attempt, o Options) (string, []probe.Res
 // allowlist, the way mcpolicy run starts it: the proxy, then the sandbox
 // whose only way out it is. The probe is mcpolicy itself, already in the
 // sandbox as the forwarder (bwrap) or in the stand-in image (engines).
-func runSupervised(backend string, p *compiler.Plan, m compiler.Machine, as []attempt, o Options, probeBin string) (string, []probe.Result, string, error) {
+func runSupervised(ctx context.Context, backend string, p *compiler.Plan, m compiler.Machine, as []attempt, o Options, probeBin string) (string, []probe.Result, string, error) {
 	q := *p
 	q.Command = append([]string{probeBin, "probe"}, probeArgs(as, func(a attempt) string { return a.target })...)
 	var out, stderr bytes.Buffer
-	code, err := supervise.Run(context.Background(), &q, supervise.Options{
+	code, err := supervise.Run(ctx, &q, supervise.Options{
 		Backend: backend, Machine: m, Self: o.Self, Stdout: &out, Stderr: &stderr, Log: io.Discard,
 	})
 	if err == nil && code != 0 {
@@ -500,18 +686,18 @@ func runSupervised(backend string, p *compiler.Plan, m compiler.Machine, as []at
 // runEngine runs the artefact's docker arguments with a stand-in image that
 // holds only the probe: the server's own image may not be on this machine,
 // and a probe inside it would need a mount the artefact does not have.
-func runEngine(engine string, p *compiler.Plan, m compiler.Machine, as []attempt, o Options) (string, []probe.Result, string, error) {
-	if err := exec.Command(engine, "info").Run(); err != nil {
+func runEngine(ctx context.Context, s *session, engine string, p *compiler.Plan, m compiler.Machine, as []attempt, o Options) (string, []probe.Result, string, error) {
+	if err := exec.CommandContext(ctx, engine, "info").Run(); err != nil {
 		return "", nil, "", fmt.Errorf("%s is not usable here", engine)
 	}
-	image, err := standIn(engine, o.Self)
+	image, err := standIn(ctx, s, engine, o.Self)
 	if err != nil {
 		return "", nil, "", err
 	}
 	if p.Network.Mode == "allowlist" {
 		q := *p
 		q.Image = image
-		return runSupervised(engine, &q, m, as, o, "/mcpolicy-probe")
+		return runSupervised(ctx, engine, &q, m, as, o, "/mcpolicy-probe")
 	}
 	q := *p
 	q.Image = image
@@ -525,19 +711,39 @@ func runEngine(engine string, p *compiler.Plan, m compiler.Machine, as []attempt
 		return "", nil, "", err
 	}
 	var stderr bytes.Buffer
-	cmd := exec.Command(engine, args...)
+	cmd := exec.CommandContext(ctx, engine, s.labelled(engine, args)...)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
 		return "", nil, "", fmt.Errorf("%s run: %v: %s", engine, err, stderr.String())
 	}
 	rs, err := parse(out, len(as))
+	kept := "removed after the run (--keep-image keeps it, for the reproduce commands)"
+	if o.KeepImages {
+		kept = "kept for the reproduce commands"
+	}
 	return version(engine, "--version"), rs,
-		fmt.Sprintf("the artefact's arguments with a stand-in image %s holding only the probe (the server's image %q is not needed); flags and mounts unchanged", image, p.Image), err
+		fmt.Sprintf("the artefact's arguments with a stand-in image %s holding only the probe (the server's image %q is not needed), %s; flags and mounts unchanged, a name and a label added for the clean-up", image, p.Image, kept), err
 }
 
-// standIn imports (once) an image of the static probe and empty folders.
-func standIn(engine, self string) (string, error) {
+// standInTag names the stand-in image of a probe binary: the same on
+// every run with the same binary, so reports diff clean.
+func standInTag(engine, self string) string {
+	bin, err := os.ReadFile(self)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(bin)
+	tag := "mcpolicy-prove:" + hex.EncodeToString(sum[:6])
+	if engine == "podman" {
+		tag = "localhost/" + tag
+	}
+	return tag
+}
+
+// standIn imports an image of the static probe and empty folders, unless
+// it is there already; the session removes what it imported.
+func standIn(ctx context.Context, s *session, engine, self string) (string, error) {
 	bin, err := os.ReadFile(self)
 	if err != nil {
 		return "", err
@@ -549,12 +755,8 @@ func standIn(engine, self string) (string, error) {
 			}
 		}
 	}
-	sum := sha256.Sum256(bin)
-	tag := "mcpolicy-prove:" + hex.EncodeToString(sum[:6])
-	if engine == "podman" {
-		tag = "localhost/" + tag
-	}
-	if exec.Command(engine, "image", "inspect", tag).Run() == nil {
+	tag := standInTag(engine, self)
+	if exec.CommandContext(ctx, engine, "image", "inspect", tag).Run() == nil {
 		return tag, nil
 	}
 	var buf bytes.Buffer
@@ -565,7 +767,10 @@ func standIn(engine, self string) (string, error) {
 	tw.WriteHeader(&tar.Header{Name: "mcpolicy-probe", Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(bin))})
 	tw.Write(bin)
 	tw.Close()
-	cmd := exec.Command(engine, "import", "-", tag)
+	// Recorded before the import: an import interrupted halfway may still
+	// have made the image.
+	s.imported(engine, tag)
+	cmd := exec.CommandContext(ctx, engine, "import", "-", tag)
 	cmd.Stdin = &buf
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("%s import: %v: %s", engine, err, out)
@@ -578,7 +783,7 @@ func standIn(engine, self string) (string, error) {
 func reproduce(backend string, p *compiler.Plan, m compiler.Machine, o Options, op probe.Op, target, image string) string {
 	tool := map[probe.Op][]string{
 		probe.Read: {"cat", target}, probe.List: {"ls", target}, probe.Write: {"sh", "-c", ": >> \"$0\"", target},
-		probe.Create: {"sh", "-c", ": > \"$0\"", target},
+		probe.Create: {"sh", "-c", ": > \"$0\" && rm -- \"$0\"", target},
 	}[op]
 	if tool == nil {
 		return ""

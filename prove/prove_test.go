@@ -2,6 +2,8 @@ package prove_test
 
 import (
 	"archive/tar"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -50,9 +52,9 @@ func plantCredentials(base string) (home, creds string) {
 
 // proveReport runs mcpolicy prove on project with HOME set and reads the
 // evidence it wrote.
-func proveReport(t *testing.T, bin, project, home, out string) prove.Report {
+func proveReport(t *testing.T, bin, project, home, out string, args ...string) prove.Report {
 	t.Helper()
-	cmd := exec.Command(bin, "prove", "-p", project, "--out", out)
+	cmd := exec.Command(bin, append([]string{"prove", "-p", project, "--out", out}, args...)...)
 	cmd.Env = append(os.Environ(), "HOME="+home)
 	if o, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("mcpolicy prove: %v\n%s", err, o)
@@ -70,9 +72,9 @@ func proveReport(t *testing.T, bin, project, home, out string) prove.Report {
 
 // TestProveSeedExample is the acceptance case: on the seed's example, with
 // credentials planted in a temporary HOME, the credential rows are ENOENT
-// under every backend (Landlock too: its launcher builds a minimal root), the project
-// read succeeds, and a row's reproduce command, run in a shell, says the
-// same thing.
+// under every backend the server is built for (docker, and podman, which
+// runs its artefact), the project read succeeds, and a row's reproduce
+// command, run in a shell, says the same thing.
 func TestProveSeedExample(t *testing.T) {
 	ci := os.Getenv("CI") == "true"
 	base, bin := workspace(t, "mcpolicy-prove-test-")
@@ -81,7 +83,10 @@ func TestProveSeedExample(t *testing.T) {
 	os.RemoveAll(filepath.Join(project, ".mcpolicy"))
 	home, creds := plantCredentials(base)
 	out := filepath.Join(base, "evidence")
-	rep := proveReport(t, bin, project, home, out)
+	// The docker and podman reproduce commands run the stand-in image:
+	// kept for them, and removed here.
+	rep := proveReport(t, bin, project, home, out, "--keep-image")
+	t.Cleanup(func() { removeStandIn(bin) })
 	if _, err := os.Stat(filepath.Join(out, "evidence.md")); err != nil {
 		t.Error(err)
 	}
@@ -219,6 +224,21 @@ func TestCanaryUnderEveryBackend(t *testing.T) {
 	if ran == 0 {
 		t.Fatal("no backend ran the canary")
 	}
+}
+
+// standInTag is the docker tag of the probe bin's stand-in image.
+func standInTag(bin string) string {
+	b, _ := os.ReadFile(bin)
+	sum := sha256.Sum256(b)
+	return "mcpolicy-prove:" + hex.EncodeToString(sum[:6])
+}
+
+// removeStandIn removes the stand-in images of the probe bin, which
+// --keep-image kept.
+func removeStandIn(bin string) {
+	tag := standInTag(bin)
+	exec.Command("docker", "rmi", tag).Run()
+	exec.Command("podman", "rmi", "localhost/"+tag).Run()
 }
 
 // emptyTar is a tar archive with one empty folder.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -13,29 +14,72 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/mcpcall"
+	"github.com/mcpolicy/mcpolicy/probe"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // ToolCall is the controlled comparison's other program: the server itself,
 // in the same confinement, asked over MCP to do what the probe did.
 type ToolCall struct {
 	Tool string
+	// Args are the call's arguments. A string value that is an absolute
+	// path — a sandbox path below a mount target, or a host path — is a
+	// path argument: prove probes it the way the tool uses it, and gives
+	// each backend the path it shows (the host path under Landlock, the
+	// sandbox path under bwrap and the engines).
 	Args map[string]any
-	// Target is the host path the call is about (an Args value), so the
-	// server's answer can be set beside the probe's for the same path.
-	Target string
+}
+
+// CallArg is one path argument of the call, classified.
+type CallArg struct {
+	Key    string `json:"key"`
+	Value  string `json:"value"`
+	Use    string `json:"use"` // UseRead or UseWrite
+	Why    string `json:"why"`
+	Host   string `json:"host"`   // the path on the host (Landlock's view)
+	Target string `json:"target"` // the path in the sandbox (bwrap's, the engines')
+	Expect string `json:"expect"` // what the plan says of the use: "allowed", "denied" or "" (shown only)
+	Reason string `json:"reason"`
+	// WriteExpect is what the plan says of writing the path, whatever the
+	// use: a change the host sees where it is "denied" is a disagreement.
+	WriteExpect string `json:"writeExpect"`
+}
+
+// CallPlan is how prove reads the call before making it.
+type CallPlan struct {
+	Tool ToolInfo `json:"tool"`
+	// Listed says where the tool's description came from: tools/list from
+	// the server confined under a backend, or why it could not be had.
+	Listed string    `json:"listed"`
+	Args   []CallArg `json:"args"`
+	Expect string    `json:"expect"` // the call as a whole: "denied" when any path's use is
 }
 
 // ServerRow is what the real server answered, in the same confinement.
 type ServerRow struct {
 	Tool    string         `json:"tool"`
-	Args    map[string]any `json:"args"`
+	Args    map[string]any `json:"args"` // as this backend's server was given them
+	Expect  string         `json:"expect"`
 	IsError bool           `json:"isError"`
 	Text    string         `json:"text"`
-	Errno   string         `json:"errno"`  // read from the text: ENOENT, EACCES... ("" when none)
-	Probe   string         `json:"probe"`  // what the probe got for the same target
-	Same    bool           `json:"same"`   // same namespace, different program, same result
-	Stderr  string         `json:"stderr"` // the server's last lines on stderr (e.g. a canary's startup read)
-	Skipped string         `json:"skipped,omitempty"`
+	// Errno is "ok", the errno the server's error names (ENOENT,
+	// EACCES...), or "" when it refused without one: its own check.
+	Errno string `json:"errno"`
+	// Refused is the server's own refusal, short, when it names no errno.
+	Refused string `json:"refused,omitempty"`
+	Probe   string `json:"probe"` // what the probe got for the same paths ("ok" or its first refusal)
+	// Same: the probe and the server had the same outcome (both allowed,
+	// or both refused — by the kernel, or the server by its own check).
+	Same   bool   `json:"same"`
+	Agrees bool   `json:"agrees"` // with the plan
+	Note   string `json:"note,omitempty"`
+	// Host is what the host saw change at the call's paths; Restored and
+	// NotRestored what prove put back afterwards.
+	Host        []string `json:"host,omitempty"`
+	Restored    []string `json:"restored,omitempty"`
+	NotRestored []string `json:"notRestored,omitempty"`
+	Stderr      string   `json:"stderr"` // the server's last lines on stderr (e.g. a canary's startup read)
+	Skipped     string   `json:"skipped,omitempty"`
 }
 
 // errnoOf reads an errno out of an error text, as strerror words it.
@@ -44,6 +88,8 @@ func errnoOf(text string) string {
 	for _, e := range []struct{ words, name string }{
 		{"no such file or directory", "ENOENT"}, {"permission denied", "EACCES"}, {"operation not permitted", "EPERM"},
 		{"read-only file system", "EROFS"}, {"connection refused", "ECONNREFUSED"}, {"not a directory", "ENOTDIR"},
+		{"is a directory", "EISDIR"}, {"file exists", "EEXIST"}, {"directory not empty", "ENOTEMPTY"},
+		{"invalid cross-device link", "EXDEV"}, {"device or resource busy", "EBUSY"},
 	} {
 		if strings.Contains(t, e.words) {
 			return e.name
@@ -52,67 +98,275 @@ func errnoOf(text string) string {
 	return ""
 }
 
+// short is the first line of a server's text, at most 120 characters.
+func short(text string) string {
+	s := strings.TrimSpace(strings.SplitN(strings.TrimSpace(text), "\n", 2)[0])
+	if r := []rune(s); len(r) > 120 {
+		s = string(r[:119]) + "…"
+	}
+	if s == "" {
+		s = "an error without a message"
+	}
+	return s
+}
+
 // serverArgv is the server's launch under a backend, exactly as the
 // artefact says; env is its whole environment.
-func serverArgv(backend string, p *compiler.Plan, m compiler.Machine, o Options) (argv, env []string, cleanup func(), err error) {
-	cleanup = func() {}
+func serverArgv(s *session, backend string, p *compiler.Plan, m compiler.Machine, o Options) (argv, env []string, err error) {
 	switch backend {
 	case "bwrap":
 		// The generated wrapper, as a client spawns it: it passes the
 		// plan's variables through --args, never argv.
 		sh, err := bwrap.Wrapper(p, "")
 		if err != nil {
-			return nil, nil, cleanup, err
+			return nil, nil, err
 		}
-		dir, err := os.MkdirTemp("", "mcpolicy-prove-")
+		dir, err := s.tempDir("mcpolicy-prove-")
 		if err != nil {
-			return nil, nil, cleanup, err
+			return nil, nil, err
 		}
-		cleanup = func() { os.RemoveAll(dir) }
 		file := filepath.Join(dir, p.Server+".sh")
 		if err := os.WriteFile(file, sh, 0o755); err != nil {
-			return nil, nil, cleanup, err
+			return nil, nil, err
 		}
-		return []string{"/bin/sh", file}, append(os.Environ(), "PROJECT_ROOT="+m.ProjectRoot), cleanup, nil
+		return []string{"/bin/sh", file}, append(os.Environ(), "PROJECT_ROOT="+m.ProjectRoot), nil
 	case "landlock":
-		return []string{o.Self, "exec", "--policy", o.Policy, "--server", p.Server}, os.Environ(), cleanup, nil
+		return []string{o.Self, "exec", "--policy", o.Policy, "--server", p.Server}, os.Environ(), nil
 	case "docker", "podman":
 		if exec.Command(backend, "image", "inspect", p.Image).Run() != nil {
-			return nil, nil, cleanup, fmt.Errorf("the server's image %q is not on this machine", p.Image)
+			return nil, nil, fmt.Errorf("the server's image %q is not on this machine", p.Image)
 		}
 		args, err := docker.Args(p, m)
 		if err != nil {
-			return nil, nil, cleanup, err
+			return nil, nil, err
 		}
-		return append([]string{backend}, args...), os.Environ(), cleanup, nil
+		return append([]string{backend}, s.labelled(backend, args)...), os.Environ(), nil
 	}
-	return nil, nil, cleanup, fmt.Errorf("unknown backend %q", backend)
+	return nil, nil, fmt.Errorf("unknown backend %q", backend)
 }
 
-// callServer starts the real server confined and puts the tool call to it.
-func callServer(backend string, p *compiler.Plan, m compiler.Machine, o Options, probeResult string) *ServerRow {
-	row := &ServerRow{Tool: o.Call.Tool, Args: o.Call.Args, Probe: probeResult}
-	argv, env, cleanup, err := serverArgv(backend, p, m, o)
-	defer cleanup()
+// listTools starts the server confined under backend and reads tools/list.
+func listTools(ctx context.Context, s *session, backend string, p *compiler.Plan, m compiler.Machine, o Options) ([]ToolInfo, error) {
+	argv, env, err := serverArgv(s, backend, p, m, o)
 	if err != nil {
-		row.Skipped = err.Error()
-		return row
+		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	res, err := mcpcall.Call(ctx, argv, env, o.Call.Tool, o.Call.Args)
-	row.Stderr = lastLines(res.Stderr, 5)
+	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
+	cmd.Env = env
+	cmd.WaitDelay = 2 * time.Second
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpolicy-prove", Version: "v1"}, nil)
+	cs, err := client.Connect(cctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
+	if err != nil {
+		cancel()
+		if cmd.Process != nil && cmd.ProcessState == nil {
+			cmd.Wait()
+		}
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	defer cs.Close()
+	var tools []ToolInfo
+	for t, err := range cs.Tools(cctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("tools/list: %w", err)
+		}
+		ro, destructive := false, false
+		if a := t.Annotations; a != nil {
+			ro = a.ReadOnlyHint
+			destructive = a.DestructiveHint != nil && *a.DestructiveHint
+		}
+		tools = append(tools, toolInfo(t.Name, t.Description, t.InputSchema, ro, destructive))
+	}
+	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
+	return tools, nil
+}
+
+// planCall classifies the call's path arguments: tools/list from the
+// server confined under the first backend that starts it, then each
+// path's use, its two views and what the plan says of it.
+func planCall(ctx context.Context, s *session, v planView, o Options, backends []string) *CallPlan {
+	cp := &CallPlan{Tool: ToolInfo{Name: o.Call.Tool}}
+	var why []string
+	for _, b := range backends {
+		if ctx.Err() != nil {
+			break
+		}
+		tools, err := listTools(ctx, s, b, v.p, v.m, o)
+		if err != nil {
+			why = append(why, b+": "+short(err.Error()))
+			continue
+		}
+		found := false
+		for _, t := range tools {
+			if t.Name == o.Call.Tool {
+				cp.Tool, found = t, true
+			}
+		}
+		if found {
+			cp.Listed = "tools/list from the server, confined under " + b
+		} else {
+			cp.Listed = fmt.Sprintf("tools/list from the server, confined under %s, has no tool %q", b, o.Call.Tool)
+		}
+		why = nil
+		break
+	}
+	if cp.Listed == "" {
+		cp.Listed = "no tools/list (" + strings.Join(why, "; ") + "): classified by the tool's name"
+	}
+	listed := cp.Listed
+	cp = planCallWith(v, o, cp.Tool)
+	cp.Listed = listed
+	return cp
+}
+
+// planCallWith classifies the call's path arguments with what is known of
+// the tool.
+func planCallWith(v planView, o Options, tool ToolInfo) *CallPlan {
+	cp := &CallPlan{Tool: tool}
+	keys := make([]string, 0, len(o.Call.Args))
+	for k := range o.Call.Args {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	cp.Expect = "allowed"
+	shown := false
+	for _, k := range keys {
+		val, ok := o.Call.Args[k].(string)
+		if !ok || !filepath.IsAbs(val) {
+			continue
+		}
+		pc := v.locate(val)
+		a := CallArg{Key: k, Value: val, Host: pc.host, Target: pc.target}
+		a.Use, a.Why = Classify(cp.Tool, k)
+		a.WriteExpect, _ = v.writeExpect(pc)
+		if a.Use == UseWrite {
+			a.Expect, a.Reason = v.writeExpect(pc)
+		} else {
+			op := probe.Read
+			if fi, err := os.Stat(pc.host); err == nil && fi.IsDir() {
+				op = probe.List
+			}
+			a.Expect, a.Reason = v.readExpect(pc, op)
+		}
+		switch a.Expect {
+		case "denied":
+			cp.Expect = "denied"
+		case "":
+			shown = true
+		}
+		cp.Args = append(cp.Args, a)
+	}
+	if len(cp.Args) == 0 || shown && cp.Expect != "denied" {
+		cp.Expect = ""
+	}
+	return cp
+}
+
+// viewArgs are the call's arguments as backend's server sees paths.
+func viewArgs(o Options, cp *CallPlan, backend string) map[string]any {
+	args := map[string]any{}
+	for k, v := range o.Call.Args {
+		args[k] = v
+	}
+	for _, a := range cp.Args {
+		if backend == "landlock" {
+			args[a.Key] = a.Host
+		} else {
+			args[a.Key] = a.Target
+		}
+	}
+	return args
+}
+
+// callServer starts the real server confined and puts the tool call to it,
+// watching the host at the call's paths, and puts back what it changed.
+func callServer(ctx context.Context, s *session, backend string, v planView, o Options, cp *CallPlan, probeResult string) *ServerRow {
+	row := &ServerRow{Tool: o.Call.Tool, Args: viewArgs(o, cp, backend), Expect: cp.Expect, Probe: probeResult, Agrees: true}
+	var before []hostState
+	watch := map[string]CallArg{}
+	for _, a := range cp.Args {
+		at := a.Host
+		if m := firstMissing(a.Host); m != "" {
+			at = m
+		}
+		if _, dup := watch[at]; !dup {
+			watch[at] = a
+			before = append(before, snapshot(at))
+		}
+	}
+	defer func() {
+		row.Restored, row.NotRestored = restore(before)
+	}()
+	argv, env, err := serverArgv(s, backend, v.p, v.m, o)
 	if err != nil {
 		row.Skipped = err.Error()
 		return row
 	}
-	row.IsError, row.Text = res.IsError, res.Text
-	row.Errno = errnoOf(res.Text)
-	if !res.IsError {
-		row.Errno = "ok"
+	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	res, err := mcpcall.Call(cctx, argv, env, o.Call.Tool, row.Args)
+	row.Stderr = lastLines(res.Stderr, 5)
+	// What the host saw, whatever the server says: a change where the
+	// plan denies writing is a disagreement.
+	denied := ""
+	for _, b := range before {
+		if c := change(b, snapshot(b.path)); c != "" {
+			row.Host = append(row.Host, c)
+			if watch[b.path].WriteExpect == "denied" && denied == "" {
+				denied = c
+			}
+		}
 	}
-	row.Same = row.Errno == probeResult
+	if denied != "" {
+		row.Agrees = false
+		row.Note = "the host saw the server's write: " + denied + ", where the plan denies writing"
+	}
+	if err != nil {
+		row.Skipped = err.Error()
+		return row
+	}
+	judge(row, cp, res.IsError, res.Text)
 	return row
+}
+
+// judge sets the server's outcome beside the probe's, then against the
+// plan. Two refusals agree, whoever refused: the kernel (an errno) or the
+// server by its own check (no errno: its reason is kept, short). A
+// success where the plan denies is a disagreement — unless the tool
+// writes and the host saw nothing change (create_directory on a folder
+// that exists); a change the host saw where the plan denies writing has
+// already made the row disagree.
+func judge(row *ServerRow, cp *CallPlan, isError bool, text string) {
+	row.IsError, row.Text = isError, text
+	row.Errno = errnoOf(text)
+	if !isError {
+		row.Errno = "ok"
+	} else if row.Errno == "" {
+		row.Refused = short(text)
+	}
+	serverOK, probeOK := row.Errno == "ok", row.Probe == "ok" || row.Probe == ""
+	row.Same = serverOK == probeOK
+	if !row.Agrees {
+		return
+	}
+	writes := false
+	for _, a := range cp.Args {
+		writes = writes || a.Use == UseWrite
+	}
+	switch {
+	case cp.Expect == "":
+	case cp.Expect == "denied" && serverOK && writes && len(row.Host) == 0:
+		row.Note = "the server reported success, but the host shows no change at the call's paths"
+	case cp.Expect == "denied" && serverOK:
+		row.Agrees = false
+		row.Note = "the server did what the plan denies"
+	case cp.Expect == "allowed" && !serverOK && row.Errno == "":
+		row.Note = "the server refused by its own check, not the kernel: the plan allows it"
+	case cp.Expect == "allowed" && !serverOK:
+		row.Agrees = false
+		row.Note = "the kernel refused (" + row.Errno + ") what the plan allows"
+	}
 }
 
 func lastLines(s string, n int) string {

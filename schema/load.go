@@ -53,21 +53,42 @@ func Baseline(name string) ([]string, error) {
 
 // SeatbeltRule is one rule of a macOS runtime baseline (#SeatbeltRule).
 type SeatbeltRule struct {
-	Allow      []string `json:"allow"`
-	Subpath    []string `json:"subpath"`
-	Literal    []string `json:"literal"`
-	GlobalName []string `json:"globalName"`
-	Target     string   `json:"target"`
-	Why        string   `json:"why"`
+	Allow        []string         `json:"allow"`
+	Subpath      []string         `json:"subpath"`
+	Literal      []string         `json:"literal"`
+	GlobalName   []string         `json:"globalName"`
+	Sysctl       []SeatbeltSysctl `json:"sysctl"`
+	IPCNameRegex []string         `json:"ipcNameRegex"`
+	Target       string           `json:"target"`
+	Why          string           `json:"why"`
+	Peers        string           `json:"peers"`
+}
+
+// SeatbeltSysctl is one group of sysctl names a runtime reads (#SeatbeltSysctl).
+type SeatbeltSysctl struct {
+	Name   []string `json:"name"`
+	Prefix []string `json:"prefix"`
+	Why    string   `json:"why"`
+}
+
+// decodeDef decodes one definition of the embedded schema into v.
+func decodeDef(def string, v any) {
+	d := cuecontext.New().CompileBytes(schemaSource, cue.Filename(schemaFile)).LookupPath(cue.MakePath(cue.Def(def)))
+	if err := d.Decode(v); err != nil {
+		panic("internal error: schema " + def + ": " + err.Error())
+	}
 }
 
 var seatbeltBaselines = sync.OnceValue(func() map[string][]SeatbeltRule {
-	v := cuecontext.New().CompileBytes(schemaSource, cue.Filename(schemaFile)).LookupPath(cue.MakePath(cue.Def("#SeatbeltBaselines")))
 	var m map[string][]SeatbeltRule
-	if err := v.Decode(&m); err != nil {
-		panic("internal error: schema #SeatbeltBaselines: " + err.Error())
-	}
+	decodeDef("#SeatbeltBaselines", &m)
 	return m
+})
+
+var seatbeltEgress = sync.OnceValue(func() []SeatbeltRule {
+	var rs []SeatbeltRule
+	decodeDef("#SeatbeltEgress", &rs)
+	return rs
 })
 
 // SeatbeltBaseline returns the rules of a named macOS runtime baseline.
@@ -78,6 +99,10 @@ func SeatbeltBaseline(name string) ([]SeatbeltRule, error) {
 	}
 	return rules, nil
 }
+
+// SeatbeltEgress returns the rules a seatbelt profile adds for a server
+// with an egress allowlist (#SeatbeltEgress).
+func SeatbeltEgress() []SeatbeltRule { return seatbeltEgress() }
 
 // Source returns the embedded CUE schema, for `mcpolicy schema` and docs.
 func Source() []byte { return append([]byte(nil), schemaSource...) }

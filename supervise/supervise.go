@@ -303,10 +303,18 @@ func (s *session) bwrap(ctx context.Context) (int, error) {
 		return 1, err
 	}
 	s.stdio(cmd)
+	// Signals go to what bwrap runs, never to bwrap (signalSandboxed),
+	// and bwrap gets none from a terminal either: its own process group.
+	// (The sandbox is a new session: it has no controlling terminal to
+	// read from as a background group.)
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
 	// bwrap's process and its descendants are the sandbox; the forwarder
 	// in it runs as our uid, as the host sees it (bwrap maps the
 	// sandbox's uid to ours).
-	return run(ctx, cmd, func(pid int) { s.sandbox.set(pid, os.Geteuid()) })
+	return run(ctx, cmd, func(pid int) { s.sandbox.set(pid, os.Geteuid()) }, signalSandboxed)
 }
 
 // container starts the sidecar, waits until its forwarder has called in,
@@ -349,6 +357,9 @@ func (s *session) container(ctx context.Context, engine string) (int, error) {
 	if err != nil {
 		return 1, err
 	}
+	// A name of its own, for signals (engineSignal).
+	name := "mcpolicy-run-" + s.plan.Server + "-" + randomHex(4)
+	args = append([]string{args[0], "--name", name}, args[1:]...)
 	// As mcpolicy-launch --engine runs them: no source through a symlink,
 	// the project's top level fixed.
 	verifier := s.machine.Self
@@ -365,7 +376,57 @@ func (s *session) container(ctx context.Context, engine string) (int, error) {
 	cmd := exec.Command(engine, args...)
 	cmd.Env = append(os.Environ(), s.opt.Environ...) // -e NAME copies the value from the engine's environment
 	s.stdio(cmd)
-	return run(ctx, cmd, nil)
+	// Signals reach the server through the engine (engineSignal), not
+	// through the client's proxy, which podman sets up only after the
+	// container runs, dying of a signal that comes first. Unless its
+	// stdin is a terminal (it would stop reading it from a background
+	// group), the client gets none from a terminal either: a process
+	// group of its own, so none comes twice.
+	if !isTerminal(cmd.Stdin) {
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		cmd.SysProcAttr.Setpgid = true
+	}
+	return run(ctx, cmd, nil, engineSignal(engine, name))
+}
+
+// signalWait bounds the wait for the process a signal is for (the
+// sandbox's first process, the server's container) to exist: then the
+// process started (bwrap, the engine's client) gets it instead.
+const signalWait = 5 * time.Second
+
+// engineSignal passes a signal to the container named name with `engine
+// kill`, which delivers it to the container's first process: the server
+// (the verifier before it execs the server). Until the container exists
+// it tries again; if it never does, the client gets the signal after all.
+func engineSignal(engine, name string) func(*os.Process, syscall.Signal, <-chan struct{}) {
+	return func(client *os.Process, sig syscall.Signal, exited <-chan struct{}) {
+		deadline := time.Now().Add(signalWait)
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			err := exec.CommandContext(ctx, engine, "kill", "--signal", strconv.Itoa(int(sig)), name).Run()
+			cancel()
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				client.Signal(sig) // an error once it is reaped: nothing is sent then
+				return
+			}
+			select {
+			case <-exited:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// isTerminal reports whether r is a terminal.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && terminal(f.Fd())
 }
 
 // seatbelt serves the proxy on the host's loopback at the plan's port (the
@@ -408,7 +469,7 @@ func (s *session) seatbelt(ctx context.Context) (int, error) {
 	cmd.Env = append(os.Environ(), s.opt.Environ...)
 	cmd.Env = append(cmd.Env, "PROJECT_ROOT="+s.machine.ProjectRoot)
 	s.stdio(cmd)
-	return run(ctx, cmd, nil)
+	return run(ctx, cmd, nil, nil)
 }
 
 func (s *session) stdio(cmd *exec.Cmd) {
@@ -418,27 +479,38 @@ func (s *session) stdio(cmd *exec.Cmd) {
 }
 
 // run starts cmd, tells started (if any) its pid, passes SIGINT, SIGTERM
-// and SIGHUP on to it (and SIGTERM when ctx ends), and returns its exit
-// status, 128+N for a signal N as shells report it.
-func run(ctx context.Context, cmd *exec.Cmd, started func(pid int)) (int, error) {
+// and SIGHUP on (and SIGTERM when ctx ends) — to cmd, or through deliver
+// when cmd is not what must get them (bwrap: signalSandboxed) — and
+// returns its exit status, 128+N for a signal N as shells report it.
+func run(ctx context.Context, cmd *exec.Cmd, started func(pid int), deliver func(p *os.Process, sig syscall.Signal, exited <-chan struct{})) (int, error) {
+	// From before the start: a signal that comes while cmd starts is
+	// passed on too, not the end of this process.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
 		return 127, err
 	}
 	if started != nil {
 		started(cmd.Process.Pid)
 	}
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
 	done := make(chan struct{})
-	defer close(done)
+	pass := func(sig syscall.Signal) {
+		if deliver != nil {
+			deliver(cmd.Process, sig, done)
+		} else {
+			cmd.Process.Signal(sig)
+		}
+	}
+	forwarding := make(chan struct{})
 	go func() {
+		defer close(forwarding)
 		for {
 			select {
 			case sig := <-sigs:
-				cmd.Process.Signal(sig)
+				pass(sig.(syscall.Signal))
 			case <-ctx.Done():
-				cmd.Process.Signal(syscall.SIGTERM)
+				pass(syscall.SIGTERM)
 				return
 			case <-done:
 				return
@@ -446,6 +518,9 @@ func run(ctx context.Context, cmd *exec.Cmd, started func(pid int)) (int, error)
 		}
 	}()
 	err := cmd.Wait()
+	close(done)
+	<-forwarding // no signal is passed on after run returns
+
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -486,7 +561,7 @@ func Forward(port int, socket string, lifeline bool, argv []string) (int, error)
 			cancel()
 		}()
 	}
-	return run(ctx, cmd, nil)
+	return run(ctx, cmd, nil, nil)
 }
 
 func lookup(environ []string) func(string) (string, bool) {

@@ -2,6 +2,21 @@
 
 package supervise
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
 
 func sysProcAttr() *syscall.SysProcAttr { return nil }
+
+func terminal(fd uintptr) bool {
+	_, err := unix.IoctlGetTermios(int(fd), unix.TIOCGETA)
+	return err == nil
+}
+
+// signalSandboxed: bwrap runs only on Linux.
+func signalSandboxed(bwrap *os.Process, sig syscall.Signal, exited <-chan struct{}) {
+	bwrap.Signal(sig)
+}

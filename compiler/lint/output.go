@@ -74,8 +74,12 @@ func writeGitHub(w io.Writer, rep Report) error {
 		if f.Waived != "" {
 			continue
 		}
-		fmt.Fprintf(w, "::%s file=%s,line=%d,col=%d,title=%s::%s\n", level[f.Level],
-			githubEscape(f.Pos.File, true), f.Pos.Line, f.Pos.Col, githubEscape(f.Rule, true), githubEscape(f.Server+": "+f.Message, false))
+		at := fmt.Sprintf(",line=%d,col=%d", f.Pos.Line, f.Pos.Col)
+		if f.Pos.Line == 0 { // a whole file (one that cannot be opened)
+			at = ""
+		}
+		fmt.Fprintf(w, "::%s file=%s%s,title=%s::%s\n", level[f.Level],
+			githubEscape(f.Pos.File, true), at, githubEscape(f.Rule, true), githubEscape(f.label(), false))
 	}
 	return nil
 }
@@ -87,7 +91,14 @@ func writeSARIF(w io.Writer, rep Report, version string) error {
 	}
 	run := sarif.NewRunWithInformationURI("mcpolicy", "https://github.com/mcpolicy/mcpolicy")
 	run.Tool.Driver.Version = &version
-	for _, r := range Registry() {
+	rules := Registry()
+	for _, f := range rep.Findings {
+		if f.Rule == ParseID { // notes about a file as read: described once, when there are some
+			rules = append(rules, &ParseRule)
+			break
+		}
+	}
+	for _, r := range rules {
 		run.AddRule(r.ID).WithName(r.Name).WithShortDescription(sarif.NewMultiformatMessageString(r.Purpose)).
 			WithFullDescription(sarif.NewMultiformatMessageString(r.Rationale)).
 			WithHelp(sarif.NewMultiformatMessageString(r.Remediation)).
@@ -95,7 +106,7 @@ func writeSARIF(w io.Writer, rep Report, version string) error {
 	}
 	run.Results = []*sarif.Result{} // never null
 	for _, f := range rep.Findings {
-		res := sarif.NewRuleResult(f.Rule).WithLevel(sarifLevel(f.Level)).WithMessage(sarif.NewTextMessage(f.Server + ": " + f.Message))
+		res := sarif.NewRuleResult(f.Rule).WithLevel(sarifLevel(f.Level)).WithMessage(sarif.NewTextMessage(f.label()))
 		region := sarif.NewRegion().WithStartLine(max(f.Pos.Line, 1)).WithStartColumn(max(f.Pos.Col, 1))
 		res.AddLocation(sarif.NewLocationWithPhysicalLocation(
 			sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(f.Pos.File)).WithRegion(region)))

@@ -50,7 +50,11 @@ type Rule struct {
 	Rationale   string // why it matters
 	Remediation string // what to do
 	Bad, Good   Example
-	check       func(t *Target, o Options, report func(pos schema.Pos, format string, args ...any))
+	// Aliases are former rule IDs this rule now reports as sub-checks
+	// of one grouped finding: Lookup, and so `waive:`, accept them, and a
+	// waiver of one takes its item out of the finding.
+	Aliases []string
+	check   func(t *Target, o Options, report func(pos schema.Pos, format string, args ...any))
 }
 
 // Registry lists every rule, sorted by ID.
@@ -60,11 +64,18 @@ func Registry() []*Rule {
 	return rs
 }
 
-// Lookup finds a rule by ID.
+// Lookup finds a rule by ID, or by a former ID it keeps as an alias.
 func Lookup(id string) *Rule {
 	for _, r := range rules {
 		if r.ID == id {
 			return r
+		}
+	}
+	for _, r := range rules {
+		for _, a := range r.Aliases {
+			if a == id {
+				return r
+			}
 		}
 	}
 	return nil
@@ -81,8 +92,12 @@ func Markdown() string {
 	}
 	for _, r := range Registry() {
 		fmt.Fprintf(&b, "\n## %s\n\n`%s`, default severity **%s**. %s\n\n**Why.** %s\n\n**Fix.** %s\n", r.ID, r.Name, r.Severity, r.Purpose, r.Rationale, r.Remediation)
+		if len(r.Aliases) > 0 {
+			fmt.Fprintf(&b, "\n**Sub-checks.** %s: former rules, now items of this one finding; `waive:` still accepts them, and waiving one takes its item out.\n", "`"+strings.Join(r.Aliases, "`, `")+"`")
+		}
 		lang := map[string]string{"policy": "cue", "client": "json"}
 		fmt.Fprintf(&b, "\nFlagged:\n\n```%s\n%s\n```\n\nNot flagged:\n\n```%s\n%s\n```\n", lang[r.Bad.Kind], strings.TrimSpace(r.Bad.Text), lang[r.Good.Kind], strings.TrimSpace(r.Good.Text))
 	}
+	parseMarkdown(&b) // parse.go: PARSE, the reader's notes
 	return b.String()
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/protect"
@@ -35,6 +36,16 @@ func bwrapEntry(args ...string) Example {
 		q[i] = fmt.Sprintf("%q", a)
 	}
 	return Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "bwrap", "args": [` + strings.Join(q, ", ") + `]}}}`}
+}
+
+// dockerEntry is a client entry running docker with args and the extra
+// members (JSON text) in the entry.
+func dockerEntry(members string, args ...string) Example {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = fmt.Sprintf("%q", a)
+	}
+	return Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "docker", "args": ["run", "-i", "--rm", ` + strings.Join(q, ", ") + `], ` + members + `}}}`}
 }
 
 // confined is the set of docker flags that make a run narrow: examples
@@ -76,7 +87,8 @@ func machine(t *Target) compiler.Machine {
 	return compiler.Machine{ProjectRoot: t.ProjectRoot, Home: t.Home}
 }
 
-// mounts returns each mount with its resolved host path.
+// mounts returns each mount with its host path: resolved where its base is
+// known, else the placeholder (see hostOf).
 func mounts(t *Target) []struct {
 	compiler.Mount
 	Host string
@@ -88,12 +100,11 @@ func mounts(t *Target) []struct {
 	if t.Plan == nil {
 		return nil
 	}
-	m := machine(t)
 	for _, mt := range t.Plan.Mounts {
 		out = append(out, struct {
 			compiler.Mount
 			Host string
-		}{mt, filepath.Clean(m.Resolve(mt.Source))})
+		}{mt, hostOf(t, mt.Source)})
 	}
 	return out
 }
@@ -101,10 +112,6 @@ func mounts(t *Target) []struct {
 func within(p, dir string) bool {
 	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
 }
-
-// credentialStores are where a home folder keeps keys and tokens.
-var credentialStores = []string{".ssh", ".aws", ".gnupg", ".config/gcloud", ".kube", ".docker/config.json",
-	".netrc", ".npmrc", ".pypirc", ".git-credentials", "Library/Keychains", ".config/gh"}
 
 var rules = []*Rule{
 	{
@@ -139,30 +146,35 @@ var rules = []*Rule{
 	},
 	{
 		ID: "MOUNT_ROOT", Name: "root-mount", Severity: Error,
-		Purpose:     "The host's root folder is mounted.",
-		Rationale:   "A mount of / hands the process every file the user can read: the confinement then confines nothing.",
+		Purpose:     "The host's root folder, or a whole Windows drive (C:\\, C:/), is mounted.",
+		Rationale:   "A mount of / (or of a drive) hands the process every file the user can read: the confinement then confines nothing.",
 		Remediation: "Mount the one folder the server works on.",
 		Bad:         policy(`image: "x:1"` + "\nmounts: [{source: \"/\", target: \"/host\"}]"),
 		Good:        policy(`image: "x:1"` + "\nmounts: [{source: \".\", target: \"/w\"}]"),
 		check: func(t *Target, o Options, report reportFn) {
 			for _, m := range mounts(t) {
-				if m.Host == "/" {
+				if f := hostFacts(t, m.Source); f.Path == "/" {
 					report(m.Pos, "mounts the host's / (%s) at %s", m.Mode, m.Target)
+				} else if f.Root {
+					report(m.Pos, "mounts the whole drive %s (%s) at %s", m.Source, m.Mode, m.Target)
 				}
 			}
 		},
 	},
 	{
 		ID: "MOUNT_HOME", Name: "home-mount", Severity: Error,
-		Purpose:     "The user's home folder is mounted.",
+		Purpose:     "A home folder is mounted, on any platform (~, $HOME, /home/NAME, /Users/NAME, C:\\Users\\NAME), or a folder holding the homes (/home, /Users, C:\\Users).",
 		Rationale:   "Home holds every credential store, every other project and the shell's history: a home mount is a parent mount of everything the user owns.",
 		Remediation: "Mount the project folder, and any one folder below home the server needs, read-only.",
 		Bad:         policy(`image: "x:1"` + "\nmounts: [{source: \"~\", target: \"/home/me\"}]"),
 		Good:        policy(`image: "x:1"` + "\nmounts: [{source: \"~/.cache/x\", target: \"/cache\"}]"),
 		check: func(t *Target, o Options, report reportFn) {
 			for _, m := range mounts(t) {
-				if t.Home != "" && m.Host == filepath.Clean(t.Home) {
+				switch f := hostFacts(t, m.Source); {
+				case f.IsHome():
 					report(m.Pos, "mounts the home folder %s (%s) at %s", m.Source, m.Mode, m.Target)
+				case f.HoldsHomes && !f.Root:
+					report(m.Pos, "mounts %s (%s) at %s, the folder holding the home folders", m.Source, m.Mode, m.Target)
 				}
 			}
 		},
@@ -175,7 +187,12 @@ var rules = []*Rule{
 		Bad:         policy(`image: "x:1"` + "\nmounts: [{source: \"${PROJECT_PARENT}\", target: \"/w\"}]"),
 		Good:        policy(`image: "x:1"` + "\nmounts: [{source: \".\", target: \"/w\"}]"),
 		check: func(t *Target, o Options, report reportFn) {
-			if t.ProjectRoot == "" {
+			if t.ProjectRoot == "" { // unknown: ${workspaceFolder}/.. as written
+				for _, m := range mounts(t) {
+					if m.Source.Base == compiler.ProjectRoot && strings.Trim(strings.ReplaceAll(m.Source.Rel, "..", ""), "/") == "" && m.Source.Rel != "." {
+						report(m.Pos, "mounts %s (%s), a parent of the project folder", m.Source, m.Mode)
+					}
+				}
 				return
 			}
 			root := filepath.Clean(t.ProjectRoot)
@@ -188,24 +205,14 @@ var rules = []*Rule{
 	},
 	{
 		ID: "MOUNT_CREDENTIALS", Name: "credential-mount", Severity: Error,
-		Purpose:     "A grant covers a credential store (~/.ssh, ~/.aws, ~/.gnupg, ~/.config/gcloud, ~/.kube, ~/.docker/config.json, ~/.netrc, ~/.npmrc, ~/.pypirc, Keychains...).",
+		Purpose:     "A grant covers a credential store (~/.ssh, ~/.aws, ~/.gnupg, ~/.config/gcloud, ~/.kube, ~/.docker/config.json, ~/.netrc, ~/.npmrc, ~/.pypirc, ~/.config/gh, ~/.claude, Keychains...) of any home folder (~, /home/NAME, /Users/NAME, C:\\Users\\NAME), or holds one.",
 		Rationale:   "These files are what an attacker wants from a compromised dependency; inside the boundary, the kernel will hand them over.",
 		Remediation: "Mount a narrower folder, or pass the one token the server needs by name (env).",
 		Bad:         policy(`image: "x:1"` + "\nmounts: [{source: \"~/.aws\", target: \"/aws\"}]"),
 		Good:        policy(`image: "x:1"` + "\nenv: [\"AWS_PROFILE\"]"),
 		check: func(t *Target, o Options, report reportFn) {
-			if t.Home == "" {
-				return
-			}
 			for _, m := range mounts(t) {
-				var hit []string
-				for _, c := range credentialStores {
-					store := filepath.Join(t.Home, c)
-					if within(store, m.Host) || within(m.Host, store) {
-						hit = append(hit, "~/"+c)
-					}
-				}
-				if len(hit) > 0 {
+				if hit := hostFacts(t, m.Source).Stores(); len(hit) > 0 {
 					verb := "readable"
 					if m.Mode == compiler.ReadWrite {
 						verb = "readable and writable"
@@ -305,7 +312,7 @@ var rules = []*Rule{
 			}
 			// at the mount: it holds the secrets, and each mount is its own finding
 			for _, m := range mounts(t) {
-				if secrets := findSecrets(m.Host, 4, 20000); len(secrets) > 0 {
+				if secrets := o.fs.secrets(t, m.Host); len(secrets) > 0 {
 					report(m.Pos, "mount %s holds secrets that %s could carry away: %s", m.Target, via, strings.Join(secrets, ", "))
 				}
 			}
@@ -353,29 +360,25 @@ var rules = []*Rule{
 		check: flagRule(FlagCapAdd, "--cap-add %s"),
 	},
 	{
-		ID: "CAP_DROP_MISSING", Name: "cap-drop-missing", Severity: Error,
-		Purpose: "The container does not drop all capabilities (--cap-drop ALL).", Rationale: "Docker's default set still includes CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_SETUID and others a server does not need.",
-		Remediation: "Add --cap-drop ALL.", Bad: without("--cap-drop", 2), Good: run(),
-		check: flagRule(FlagNoCapDrop, "no --cap-drop ALL"),
-	},
-	{
-		ID: "NO_NEW_PRIVILEGES_MISSING", Name: "no-new-privileges-missing", Severity: Error,
-		Purpose: "The container may gain privileges (no --security-opt no-new-privileges).", Rationale: "Without it a setuid binary in the image can raise the process's privileges again.",
-		Remediation: "Add --security-opt no-new-privileges.", Bad: without("--security-opt", 2), Good: run(),
-		check: flagRule(FlagNoNewPrivsMissing, "no --security-opt no-new-privileges"),
-	},
-	{
-		ID: "READ_ONLY_ROOT_MISSING", Name: "read-only-root-missing", Severity: Error,
-		Purpose: "The container's own filesystem is writable (no --read-only).", Rationale: "A writable image lets the server change its own code and tools for the next run, and gives it unbounded disk.",
-		Remediation: "Add --read-only, and a bounded --tmpfs where it must write.", Bad: without("--read-only", 1), Good: run(),
-		check: flagRule(FlagNoReadOnly, "no --read-only"),
+		ID: "CONTAINER_UNHARDENED", Name: "unhardened-container", Severity: Warning,
+		Purpose:     "A container entry leaves out the hardening flags: --cap-drop ALL, --security-opt no-new-privileges, --read-only, a non-root --user. One finding per entry lists the missing ones.",
+		Rationale:   "Each missing flag leaves a route open a server does not need: docker's default capabilities (CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_SETUID...), setuid binaries that raise privileges again, a writable image the server can change for its next run, uid 0 inside the namespace where file modes no longer apply. They matter once something else is wrong, so they are one warning together, below the grants that are the real exposure (a home mount, the engine socket, a token inline); an explicit --user root is ROOT_USER on its own.",
+		Remediation: "Add the flags the finding lists: --cap-drop ALL --security-opt no-new-privileges --read-only (with a bounded --tmpfs where the server must write) --user 1000:1000; an entry from `mcpolicy client` has them all.",
+		Bad:         dockerRun("--network", "none", "img:1"),
+		Good:        run(),
+		Aliases:     []string{"CAP_DROP_MISSING", "NO_NEW_PRIVILEGES_MISSING", "READ_ONLY_ROOT_MISSING"},
+		check:       checkUnhardened,
 	},
 	{
 		ID: "ROOT_USER", Name: "root-user", Severity: Warning,
-		Purpose: "The server runs as root inside the sandbox.", Rationale: "As root, file modes no longer apply to it inside the namespace, and any escape starts from uid 0.",
-		Remediation: "Run as a non-root user (--user 1000:1000; a policy's default).", Bad: without("--user", 2), Good: run(),
+		Purpose: "The server is told to run as root inside the sandbox (--user 0 or root; a policy's uid 0).", Rationale: "As root, file modes no longer apply to it inside the namespace, and any escape starts from uid 0. A container entry with no --user at all is an item of CONTAINER_UNHARDENED; this ID also waives that item.",
+		Remediation: "Run as a non-root user (--user 1000:1000; a policy's default).", Bad: without("--user", 2, "--user", "root"), Good: run(),
 		check: func(t *Target, o Options, report reportFn) {
-			flagRule(FlagRootUser, "runs as root")(t, o, report)
+			for _, f := range t.Flags {
+				if f.Kind == FlagRootUser && f.Value != "" {
+					report(f.Pos, "runs as root (--user %s)", f.Value)
+				}
+			}
 			if t.Origin == FromPolicy && t.Plan != nil && t.Plan.User.Root() {
 				report(t.Plan.UserPos, "runs as uid 0")
 			}
@@ -441,7 +444,7 @@ var rules = []*Rule{
 	},
 	{
 		ID: "SECRET_INLINE", Name: "secret-inline", Severity: Error,
-		Purpose: "A secret value is written into the config (-e KEY=value, or an env value that looks like a token).", Rationale: "A committed config leaks it to everyone with the repository; an argv leaks it to every process on the machine (ps).",
+		Purpose: "A secret value is written into the config: a token, a key or a password in an env or headers value, in -e KEY=value, in an argument (--api-key X, a token after the image, postgres://user:pass@host) or in a remote url. Token formats are read first, then placeholders (<YOUR_TOKEN>, ghp_your_token_here); settings (AWS_REGION=us-east-1, LOG_LEVEL=debug, booleans, numbers, URLs without credentials, paths) are not secrets.", Rationale: "A committed config leaks it to everyone with the repository; an argv leaks it to every process on the machine (ps).",
 		Remediation: "Pass the variable by name (-e KEY, env names in a policy) and keep the value in the client's environment (where the client passes it on) or in mcpolicy's env file (`mcpolicy client` writes entries that read it).",
 		Bad:         run("-e", "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789"), Good: run("-e", "GITHUB_TOKEN"),
 		check: flagRule(FlagSecretInline, "secret value of %s is inline"),
@@ -471,11 +474,143 @@ var rules = []*Rule{
 	},
 	{
 		ID: "UNCONFINED_SERVER", Name: "unconfined-server", Severity: Warning,
-		Purpose: "A local server runs directly on the host (npx, uvx, node, python...), unconfined.", Rationale: "Such a process can open everything the user can: its dependency closure, not its source, decides what it reads.",
+		Purpose:     "A local server runs directly on the host (npx, uvx, node, python..., also behind sh -c, bash -lc, cmd /c, wsl), unconfined.",
+		Rationale:   "Such a process can open everything the user can: its dependency closure, not its source, decides what it reads. When its arguments or env also hand it a home folder, a credential store or a root, that is UNCONFINED_WIDE_GRANT, an error; a client sandbox is CLIENT_SANDBOX instead.",
 		Remediation: "Write a policy for it and spawn it through docker, bwrap, mcpolicy exec or sandbox-exec.",
-		Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/"]}}}`},
+		Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "cmd", "args": ["/c", "npx", "-y", "@modelcontextprotocol/server-filesystem", "C:\\work\\shop"]}}}`},
 		Good:        run(),
 		check:       flagRule(FlagUnconfined, "runs %s directly on the host: nothing confines it"),
+	},
+	{
+		ID: "UNCONFINED_WIDE_GRANT", Name: "unconfined-wide-grant", Severity: Error,
+		Purpose:     "A server nothing confines is handed a home folder, a credential store (~/.ssh, ~/.aws, ~/.claude...), a drive root or the filesystem root in its arguments or env, or a client sandbox lets it write one.",
+		Rationale:   "The folders an entry hands a server (a filesystem server's allowed directories, --root, --allowed-dir=/, ALLOWED_PATHS) are what its tools serve to the model: a prompt injection then reads and rewrites every file there. Nothing but the server's own code stands between them and the whole home folder, so this is an error where an unconfined server given one project folder is a warning. Paths are read as written (/Users/NAME, /home/NAME, C:\\Users\\NAME, ~, $HOME, %USERPROFILE%, C:\\, /mnt/c), whatever machine lint runs on.",
+		Remediation: "Hand the server the one project folder it works on, never a home or a root; better, confine it (a policy, then `mcpolicy client`), and pass a credential it needs by name, not its store.",
+		Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me"]}}}`},
+		Good:        Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/work/shop"]}}}`},
+		check:       flagRule(FlagHostGrant, "%s"),
+	},
+	{
+		ID: "CLIENT_SANDBOX", Name: "client-sandbox", Severity: Warning,
+		Purpose:     "A server runs under a client's sandbox (VS Code's \"sandboxEnabled\": true, an srt sandbox-runtime wrapper): the finding says what it enforces and what it leaves open.",
+		Rationale:   "These sandboxes (sandbox-runtime: Seatbelt on macOS, bubblewrap on Linux) limit writes to allowWrite (VS Code adds the server's cwd and ~/.npm) and the network to allowedDomains (VS Code adds registry.npmjs.org), but allow every read not in denyRead, so ~/.ssh and ~/.aws stay readable, and pass the whole environment. VS Code does not sandbox at all on Windows, and auto-approves a sandboxed server's tool calls.",
+		Remediation: "Add the credential stores (and the home folder, where the server does not need it) to sandbox.filesystem.denyRead, keep allowWrite to the project and allowedDomains to the APIs it calls; or confine it with a policy.",
+		Bad:         Example{Kind: "client", Text: `{"servers": {"s": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "${workspaceFolder}"], "sandboxEnabled": true, "sandbox": {"filesystem": {"allowWrite": ["${workspaceFolder}"]}, "network": {"allowedDomains": ["api.github.com"]}}}}}`},
+		Good:        run(),
+		check:       flagRule(FlagClientSandbox, "%s"),
+	},
+	{
+		ID: "BIND_RW", Name: "rw-bind", Severity: Warning,
+		Purpose:     "A hand-written entry binds a host folder read-write (docker -v ~/proj:/w without :ro, --mount without readonly, bwrap --bind).",
+		Rationale:   "A read-write bind is a write grant on every file below it: the server can change the code it works on, plant a hook or a config that runs later outside the sandbox, or delete it. -v defaults to read-write, so it is often a missing :ro; the finding says how wide the folder is (the whole project, a folder of the home folder...). Home, parent-of-project and root binds are their own errors.",
+		Remediation: "Add :ro (--mount ...,readonly; bwrap --ro-bind) unless the server must write there; then bind the narrowest folder it writes, and keep .git and the configs protected (an entry from `mcpolicy client` does).",
+		Bad:         run("-v", "/srv/data:/data"),
+		Good:        run("-v", "/srv/data:/data:ro"),
+		check:       checkBindRW,
+	},
+	{
+		ID: "ENV_NOT_PASSED", Name: "env-not-passed", Severity: Warning,
+		Purpose:     "A variable is set in the entry's \"env\" but never passed into the container (no -e NAME, no --env-file naming it).",
+		Rationale:   "The client gives \"env\" to the docker or podman CLI, not to the server: the container sees only what -e or --env-file pass. The server then starts without its token and fails at its first call, and the value sits in the config for nothing.",
+		Remediation: "Add -e NAME (the name alone: the engine takes the value from the env the client gave it), or remove the variable.",
+		Bad:         dockerEntry(`"env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}`, append(append([]string{}, confined...), "img:1")...),
+		Good:        dockerEntry(`"env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}`, append(append([]string{}, confined...), "-e", "GITHUB_TOKEN", "img:1")...),
+		check:       flagRule(FlagEnvNotPassed, "%s is set in the entry's env but never passed into the container (no -e %[1]s): the server does not get it"),
+	},
+	{
+		ID: "STDIO_ATTACH", Name: "stdio-attach", Severity: Warning,
+		Purpose:     "A stdio container is started with -t/--tty (or -it), with -d, or without -i.",
+		Rationale:   "A stdio server speaks JSON-RPC on its stdin and stdout. Without -i the engine closes its stdin and it exits at once; -t puts a terminal between them (docker refuses -it when the client's stdin is not a terminal, and a tty rewrites line endings and echoes input); -d detaches it from the client altogether.",
+		Remediation: "Use -i (with --rm), never -t or -d, for a server a client starts.",
+		Bad:         run("-t"),
+		Good:        run(),
+		check:       flagRule(FlagStdio, "%s"),
+	},
+	{
+		ID: "JOINED_ARG", Name: "joined-arg", Severity: Warning,
+		Purpose:     "An option and its value are written as one argument (\"-e X=Y\", \"-v a:b\", \"--network none\").",
+		Rationale:   "Clients pass each args element as one argument, without a shell: \"-e X=Y\" reaches the engine as -e with the value \" X=Y\" (a variable named \" X\" the server never sees), \"-v a:b\" as a volume named \" a\", and \"--network none\" as an unknown flag that stops the start. What the entry seems to say is not what runs.",
+		Remediation: "Split it: \"-e\", \"X=Y\" (better, \"-e\", \"X\" with the value in env).",
+		Bad:         run("-e LOG_LEVEL=debug"),
+		Good:        run("-e", "LOG_LEVEL=debug"),
+		check:       flagRule(FlagJoinedArg, "\"%s\" is one argument: the engine reads the option's value with the blank, or the whole as an unknown option (split it into two elements)"),
+	},
+	{
+		ID: "ENV_VALUE_AS_IMAGE", Name: "env-value-as-image", Severity: Error,
+		Purpose:     "-e NAME value: the value after -e NAME is taken as the image, and the real image as the server's command.",
+		Rationale:   "-e takes one argument, NAME or NAME=VALUE. The next argument is the first that is not an option: the engine runs it as the image, pulling it from a registry when it has no such image. A region or a token becomes an image name sent to Docker Hub, a name anyone can register.",
+		Remediation: "Write -e NAME=value, or better -e NAME with the value in the entry's env.",
+		Bad:         run("-e", "AWS_REGION", "us-east-1"),
+		Good:        run("-e", "AWS_REGION"),
+		check:       flagRule(FlagEnvAsImage, "-e %s: -e takes one argument, so the engine runs the value as the image (and the image as its command)"),
+	},
+	{
+		ID: "PULL_ALWAYS", Name: "pull-always", Severity: Warning,
+		Purpose:     "A container entry pulls on every start (--pull always, podman --pull newer) an image not pinned by digest.",
+		Rationale:   "Each start runs whatever the tag points to at that moment: whoever can push the tag changes the server's code with no review and no change in the config. A digest-pinned image is the same bytes every time.",
+		Remediation: "Pin the image by digest (image@sha256:...) and drop --pull always, or pull deliberately and review what changed.",
+		Bad:         run("--pull", "always"),
+		Good:        dockerRun(append(append([]string{}, confined...), "--pull", "always", "img:1@sha256:"+strings.Repeat("0", 64))...),
+		check: func(t *Target, o Options, report reportFn) {
+			if t.Plan == nil || t.PullPos.Line == 0 || hasFlag(t, FlagEnvAsImage) {
+				return
+			}
+			if p := strings.ToLower(t.Pull); (p == "always" || p == "newer") && !strings.Contains(t.Plan.Image, "@") {
+				report(t.PullPos, "--pull %s re-fetches %s on every start: the code that runs changes when the tag moves", t.Pull, t.Plan.Image)
+			}
+		},
+	},
+	{
+		ID: "IMAGE_UNPINNED", Name: "image-unpinned", Severity: Warning,
+		Purpose:     "A container entry's image has no tag or is :latest (and no digest).",
+		Rationale:   "An unpinned image is whatever was pulled last, different on every machine and changed by the next pull: the server a reviewer read is not the one that runs.",
+		Remediation: "Pin a version tag (mcp/github:1.2.0), best with its digest (mcp/github:1.2.0@sha256:...).",
+		Bad:         dockerRun(append(append([]string{}, confined...), "mcp/github")...),
+		Good:        run(),
+		check: func(t *Target, o Options, report reportFn) {
+			if img, ok := entryImage(t); ok {
+				switch _, tag, digest := imageRef(img); {
+				case digest != "":
+				case tag == "":
+					report(t.ImagePos, "image %s has no tag: it runs whatever :latest was pulled last", img)
+				case tag == "latest":
+					report(t.ImagePos, "image %s is not pinned: :latest moves", img)
+				}
+			}
+		},
+	},
+	{
+		ID: "IMAGE_NOT_DIGEST", Name: "image-not-digest", Severity: Info,
+		Purpose:     "A container entry pins its image by a version tag, not by digest.",
+		Rationale:   "A tag is a name the registry can point elsewhere (a re-pushed tag, a compromised publisher); a digest names the bytes.",
+		Remediation: "Add the digest: image:1.2.0@sha256:... (docker buildx imagetools inspect, or the registry, shows it).",
+		Bad:         run(),
+		Good:        dockerRun(append(append([]string{}, confined...), "img:1@sha256:"+strings.Repeat("0", 64))...),
+		check: func(t *Target, o Options, report reportFn) {
+			if img, ok := entryImage(t); ok {
+				if _, tag, digest := imageRef(img); digest == "" && tag != "" && tag != "latest" {
+					report(t.ImagePos, "image %s is pinned by tag, not digest", img)
+				}
+			}
+		},
+	},
+	{
+		ID: "AUTO_APPROVE", Name: "auto-approve", Severity: Warning,
+		Purpose:     "The entry approves tool calls in advance: Cline's autoApprove, Roo's alwaysAllow, Gemini CLI's \"trust\": true.",
+		Rationale:   "An auto-approved tool runs on whatever the model decides, a prompt injection in a web page or an issue included, with no one shown the call. Approval is the last check between the model and a write, a delete or a send.",
+		Remediation: "Keep the lists empty, or to read-only tools (search, list, get); confirm anything that writes, deletes, sends or runs.",
+		Bad:         dockerEntry(`"autoApprove": ["write_file", "delete_file"]`, append(append([]string{}, confined...), "img:1")...),
+		Good:        dockerEntry(`"autoApprove": []`, append(append([]string{}, confined...), "img:1")...),
+		check:       flagRule(FlagAutoApprove, "%s"),
+	},
+	{
+		ID: "DANGEROUS_MODE", Name: "dangerous-mode", Severity: Error,
+		Purpose:     "An entry turns on a known dangerous mode: a --dangerously-* flag (Claude Code's --dangerously-skip-permissions, Codex's --dangerously-bypass-approvals-and-sandbox), --yolo or --approval-mode yolo (Gemini CLI, Codex), --permission-mode bypassPermissions, --sandbox danger-full-access, Copilot CLI's --allow-all(-tools/-paths), a browser's --no-sandbox on the host, or an env switch (*DANGEROUS*, *YOLO*, ALLOW_ALL, SKIP_PERMISSIONS, BYPASS_PERMISSIONS, DISABLE_SANDBOX, NO_SANDBOX) set to a true value.",
+		Rationale:   "These switches exist to remove a program's own approvals or sandbox, and say so in their names. Behind an MCP server (an agent run as a tool, a browser) they let the model's requests run unchecked. The list is of switches that are documented to do that; a name matching an env pattern with a false value is not flagged, and --no-sandbox inside a container is not (Chrome needs it there, and the container confines it).",
+		Remediation: "Remove the switch; if the server needs wider authority, grant it in a policy where it is reviewed, and waive nothing silently.",
+		Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "claude", "args": ["mcp", "serve", "--dangerously-skip-permissions"]}}}`},
+		Good:        Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "claude", "args": ["mcp", "serve"]}}}`},
+		check:       flagRule(FlagDangerousMode, "%s"),
 	},
 	{
 		ID: "REMOTE_SERVER", Name: "remote-server", Severity: Info,
@@ -538,9 +673,13 @@ func checkRWUnprotected(t *Target, o Options, report reportFn) {
 		protected[p.Target] = true
 	}
 	var bases []string // what a path's components are counted from
-	for _, b := range []string{t.ProjectRoot, t.Home} {
-		if b != "" {
-			bases = append(bases, filepath.Clean(b))
+	for i, b := range []string{t.ProjectRoot, t.Home} {
+		if b == "" { // unknown: the placeholder hostOf gives its paths
+			bases = append(bases, []string{"${PROJECT_ROOT}", "${HOME}"}[i])
+			continue
+		}
+		bases = append(bases, filepath.Clean(b))
+		if b, ok := onMachine(t, b); ok {
 			if real, err := filepath.EvalSymlinks(b); err == nil {
 				bases = append(bases, real)
 			}
@@ -551,8 +690,11 @@ func checkRWUnprotected(t *Target, o Options, report reportFn) {
 			continue
 		}
 		paths := []string{m.Host}
-		if real, err := filepath.EvalSymlinks(m.Host); err == nil && real != m.Host {
-			paths = append(paths, real)
+		here, onHost := onMachine(t, m.Host)
+		if onHost {
+			if real, err := filepath.EvalSymlinks(here); err == nil && real != m.Host {
+				paths = append(paths, real)
+			}
 		}
 		for _, h := range paths {
 			if at, _ := insideProtected(h, bases); at != "" {
@@ -571,7 +713,10 @@ func checkRWUnprotected(t *Target, o Options, report reportFn) {
 		// The launcher binds every protected entry of a fixed top level
 		// read-only at spawn, but for those the policy unprotects.
 		fixed := t.FixedTop && (m.FixedTop() || t.ProjectRoot != "" && m.Host == filepath.Clean(t.ProjectRoot))
-		entries, _ := os.ReadDir(m.Host)
+		var entries []os.DirEntry
+		if onHost {
+			entries, _ = os.ReadDir(here)
+		}
 		var open []string
 		for _, e := range entries {
 			if protect.Match(e.Name()) == "" || protected[path.Join(m.Target, e.Name())] {
@@ -610,4 +755,130 @@ func insideProtected(p string, bases []string) (string, string) {
 		}
 	}
 	return "", ""
+}
+
+// hardening are the items of CONTAINER_UNHARDENED: the flag that says one
+// is missing, the former rule ID that waives it, what to add.
+var hardening = []struct {
+	kind FlagKind
+	id   string
+	add  string
+}{
+	{FlagNoCapDrop, "CAP_DROP_MISSING", "--cap-drop ALL"},
+	{FlagNoNewPrivsMissing, "NO_NEW_PRIVILEGES_MISSING", "--security-opt no-new-privileges"},
+	{FlagNoReadOnly, "READ_ONLY_ROOT_MISSING", "--read-only"},
+	{FlagRootUser, "ROOT_USER", "--user with a non-root uid"},
+}
+
+// checkUnhardened reports one finding per container entry listing the
+// hardening flags it leaves out, at the first one's position (the run
+// subcommand). An explicit --user root is ROOT_USER's, not an item here.
+// A current waiver of an item's former ID takes the item out.
+func checkUnhardened(t *Target, o Options, report reportFn) {
+	var missing []string
+	var pos schema.Pos
+	for _, h := range hardening {
+		for _, f := range t.Flags {
+			if f.Kind != h.kind || h.kind == FlagRootUser && f.Value != "" {
+				continue
+			}
+			if !waivedItem(t, h.id, o.Today) {
+				missing = append(missing, h.add+" ("+h.id+")")
+				if pos.Line == 0 {
+					pos = f.Pos
+				}
+			}
+			break
+		}
+	}
+	if len(missing) > 0 {
+		report(pos, "unhardened container, missing: %s", strings.Join(missing, ", "))
+	}
+}
+
+// waivedItem reports whether the target's policy waives id, unexpired.
+func waivedItem(t *Target, id string, today time.Time) bool {
+	if t.Plan == nil {
+		return false
+	}
+	for _, w := range t.Plan.Waivers {
+		if w.Rule != id {
+			continue
+		}
+		if w.Expires != "" {
+			exp, err := time.Parse("2006-01-02", w.Expires)
+			if err != nil || !today.Before(exp.AddDate(0, 0, 1)) {
+				continue
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// checkBindRW reports each read-write bind of a hand-written entry with how
+// wide it is, read as written (hostFacts). Binds of /, a drive, a home
+// folder or a parent of the project are left to their own errors, a
+// socket to DOCKER_SOCKET; the project binds of an entry through
+// mcpolicy-launch come from a reviewed policy.
+func checkBindRW(t *Target, o Options, report reportFn) {
+	if t.Origin != FromClient || t.FixedTop || t.Plan == nil {
+		return
+	}
+	root := ""
+	if t.ProjectRoot != "" {
+		root = filepath.Clean(t.ProjectRoot)
+	}
+	for _, m := range t.Plan.Mounts {
+		if m.Mode != compiler.ReadWrite {
+			continue
+		}
+		host := hostOf(t, m.Source)
+		f := hostFacts(t, m.Source)
+		if b := path.Base(filepath.ToSlash(host)); b == "docker.sock" || b == "podman.sock" ||
+			f.Root || f.HoldsHomes || f.IsHome() || root != "" && host != root && within(root, host) {
+			continue
+		}
+		var breadth string
+		switch {
+		case m.Source.Base == compiler.ProjectRoot && path.Clean(m.Source.Rel) == ".", root != "" && host == root:
+			breadth = "the whole project folder"
+		case m.Source.Base == compiler.ProjectRoot:
+			breadth = "a folder of the project (" + path.Clean(m.Source.Rel) + ")"
+		case root != "" && within(host, root):
+			rel, _ := filepath.Rel(root, host)
+			breadth = "a folder of the project (" + filepath.ToSlash(rel) + ")"
+		case f.Home != "" && !strings.Contains(f.Sub, "/"):
+			breadth = "a top-level folder of the home folder (~/" + f.Sub + ")"
+		case f.Home != "":
+			breadth = "a folder in the home folder (~/" + f.Sub + ")"
+		default:
+			breadth = "a host folder"
+		}
+		report(m.Pos, "binds %s read-write at %s: %s, every file of it writable by the server (add :ro unless it must write)", m.Source, m.Target, breadth)
+	}
+}
+
+// entryImage is a client container entry's image, when it names one that
+// is not a variable and was not read off a misplaced -e value.
+func entryImage(t *Target) (string, bool) {
+	if t.Origin != FromClient || t.Plan == nil || t.ImagePos.Line == 0 || t.Plan.Image == "" || hasFlag(t, FlagEnvAsImage) {
+		return "", false
+	}
+	img := t.Plan.Image
+	if strings.ContainsAny(img, "${}%") {
+		return "", false
+	}
+	return img, true
+}
+
+// imageRef splits an image reference into name, tag and digest: the tag
+// follows the last colon after the last slash (a registry's port is not
+// one), the digest an @.
+func imageRef(ref string) (name, tag, digest string) {
+	name, digest, _ = strings.Cut(ref, "@")
+	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
+		name, tag = name[:i], name[i+1:]
+	}
+	return name, tag, digest
 }

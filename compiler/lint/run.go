@@ -1,11 +1,8 @@
 package lint
 
 import (
-	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"fmt"
@@ -19,6 +16,8 @@ type Options struct {
 	MaxGrants int       // GRANT_COUNT's limit; 0 means 4
 	Today     time.Time // for waiver expiry; zero means now
 	Only      []string  // rule IDs to run; empty means all
+
+	fs *fsCache // the run's walks of folders on this machine (walk.go)
 }
 
 // Finding is one rule's observation about one server.
@@ -68,14 +67,16 @@ func Run(targets []*Target, o Options) Report {
 	if o.Today.IsZero() {
 		o.Today = time.Now()
 	}
+	o.fs = newFSCache()
 	only := map[string]bool{}
 	for _, id := range o.Only {
 		only[id] = true
 	}
 	rep := Report{Findings: []Finding{}, Servers: []Summary{}}
+	registry := Registry()
 	for _, t := range targets {
 		var fs []Finding
-		for _, r := range Registry() {
+		for _, r := range registry {
 			if len(only) > 0 && !only[r.ID] {
 				continue
 			}
@@ -148,34 +149,10 @@ func applyWaivers(t *Target, fs []Finding, today time.Time) []Finding {
 	return extra
 }
 
-// findSecrets lists secret-looking files under dir (bounded), relative.
-func findSecrets(dir string, depth, budget int) []string {
-	var found []string
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		budget--
-		if err != nil || budget < 0 || len(found) >= 5 {
-			return filepath.SkipDir
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if d.IsDir() {
-			if p != dir && (d.Name() == ".git" || d.Name() == "node_modules" || strings.Count(rel, string(filepath.Separator)) >= depth) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		n := d.Name()
-		if strings.HasPrefix(n, ".env") || strings.HasSuffix(n, ".pem") || strings.HasSuffix(n, ".key") ||
-			(strings.HasPrefix(n, "id_") && !strings.HasSuffix(n, ".pub")) {
-			found = append(found, filepath.ToSlash(rel))
-		}
-		return nil
-	})
-	return found
-}
-
-// checkSymlinks walks each mounted folder (bounded) for symlinks whose
-// targets lie outside every grant, and names the smallest read-only grant
-// that would hold them.
+// checkSymlinks walks each granted folder of this machine (bounded, once
+// per run: walk.go) for symlinks whose targets lie outside every grant, and
+// names the smallest read-only grant that would hold them. A target whose
+// paths are not this machine's is not walked: its folders are not here.
 func checkSymlinks(t *Target, o Options, report reportFn) {
 	ms := mounts(t)
 	granted := func(p string) bool {
@@ -187,49 +164,44 @@ func checkSymlinks(t *Target, o Options, report reportFn) {
 		return false
 	}
 	for _, m := range ms {
-		if fi, err := os.Stat(m.Host); err != nil || !fi.IsDir() {
+		dir, ok := onMachine(t, m.Host)
+		if !ok {
 			continue
 		}
-		var escapes []string
-		var targets []string
-		budget := 50000
-		filepath.WalkDir(m.Host, func(p string, d fs.DirEntry, err error) error {
-			budget--
-			if err != nil || budget < 0 {
-				return filepath.SkipDir
+		w := o.fs.symlinks(dir)
+		var escapes, targets []string
+		for _, l := range w.links {
+			if !granted(l.real) {
+				escapes = append(escapes, l.rel+" -> "+l.real)
+				targets = append(targets, l.real)
 			}
-			if d.IsDir() && d.Name() == ".git" {
-				return filepath.SkipDir
-			}
-			if d.Type()&fs.ModeSymlink == 0 {
-				return nil
-			}
-			real, err := filepath.EvalSymlinks(p)
-			if err != nil || granted(real) {
-				return nil
-			}
-			rel, _ := filepath.Rel(m.Host, p)
-			escapes = append(escapes, filepath.ToSlash(rel)+" -> "+real)
-			targets = append(targets, real)
-			return nil
-		})
+		}
 		if len(escapes) == 0 {
 			continue
 		}
 		sort.Strings(escapes)
 		fix := commonDir(targets)
 		example := escapes[0]
-		report(m.Pos, "%d symlink(s) in %s resolve outside every grant and will dangle (e.g. %s); the smallest read-only grant that holds them is %s, which adds a grant",
-			len(escapes), m.Target, example, fix)
+		more := ""
+		if w.partial {
+			more = " (the scan stopped at its bound: there may be more)"
+		}
+		report(m.Pos, "%d symlink(s) in %s resolve outside every grant and will dangle (e.g. %s)%s; the smallest read-only grant that holds them is %s, which adds a grant",
+			len(escapes), m.Target, example, more, fix)
 	}
 }
 
-// commonDir is the deepest folder holding every path.
+// commonDir is the deepest folder holding every path. It stops at the top
+// (/, a volume, or "." for relative paths): it cannot loop.
 func commonDir(paths []string) string {
 	dir := filepath.Dir(paths[0])
 	for _, p := range paths[1:] {
 		for !within(p, dir) {
-			dir = filepath.Dir(dir)
+			up := filepath.Dir(dir)
+			if up == dir {
+				return dir
+			}
+			dir = up
 		}
 	}
 	return dir
@@ -240,7 +212,7 @@ func PolicyTargets(plans []*compiler.Plan, root, home string) []*Target {
 	var ts []*Target
 	for _, p := range plans {
 		ts = append(ts, &Target{Server: p.Server, File: p.Pos.File, Pos: p.Pos, Origin: FromPolicy, Plan: p, FixedTop: true,
-			Launcher: "mcpolicy", ProjectRoot: root, Home: home})
+			Launcher: "mcpolicy", ProjectRoot: root, Home: home, OnThisMachine: true})
 	}
 	return ts
 }

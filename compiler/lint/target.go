@@ -31,8 +31,14 @@ type Target struct {
 	// ProjectRoot is the folder the entry works on, when known: parent
 	// mounts are measured against it.
 	ProjectRoot string
-	// Home is the home folder of the machine the config is for.
+	// Home is the home folder of the machine the config is for, "" when
+	// unknown (a config for another machine: ~ is then judged as written).
 	Home string
+	// OnThisMachine: the target's paths are this machine's (a policy, a
+	// client config in the project or project-scope, --this-machine), so
+	// rules may look at the files they name. Otherwise every judgement is
+	// lexical: nothing on this machine is read for it.
+	OnThisMachine bool
 	// Artefact and Digest are set for an entry that starts a committed
 	// artefact through mcpolicy-launch: the file and the digest the entry
 	// pins (check reports a file that no longer has it).
@@ -51,6 +57,12 @@ type Target struct {
 	// EnvFile is the file mcpolicy-launch (or run, exec) takes the values
 	// of the plan's env grants from (--env-file), "" when none.
 	EnvFile string
+	// ImagePos is where a container entry names its image (zero when it
+	// names none); Pull is its --pull policy as written ("" when none),
+	// PullPos where.
+	ImagePos schema.Pos
+	Pull     string
+	PullPos  schema.Pos
 	// EnvInherited reports whether the client passes a variable of its own
 	// environment to the server without the entry naming it (nil: unknown,
 	// taken as yes). Claude Desktop, Windsurf, Cline and Codex pass only a
@@ -100,14 +112,22 @@ const (
 	FlagAppArmorUnconf    FlagKind = "apparmor-unconfined"
 	FlagUnboundedTmpfs    FlagKind = "unbounded-tmpfs" // --tmpfs without size=
 	FlagDockerSocket      FlagKind = "docker-socket"   // a mount of the engine's socket
-	FlagSecretInline      FlagKind = "secret-inline"   // -e KEY=value, or an env value that looks like a token (Value: the key)
+	FlagSecretInline      FlagKind = "secret-inline"   // a secret in -e KEY=value, an env or header value, an argument or a url (Value: the key, the option, or "an argument (what)")
 	FlagUnknown           FlagKind = "unknown-flag"    // a flag the reader does not know (Value: the flag)
 	FlagBwrapNoNewSession FlagKind = "bwrap-no-new-session"
 	FlagBwrapNoDie        FlagKind = "bwrap-no-die-with-parent"
 	FlagBwrapShareNet     FlagKind = "bwrap-share-net"
 	FlagBwrapBindRoot     FlagKind = "bwrap-bind-root"
-	FlagSeatbeltFinding   FlagKind = "seatbelt"   // a checker error in the profile (Value: the message)
-	FlagUnconfined        FlagKind = "unconfined" // npx/uvx/node/python... run directly on the host
+	FlagSeatbeltFinding   FlagKind = "seatbelt"           // a checker error in the profile (Value: the message)
+	FlagUnconfined        FlagKind = "unconfined"         // npx/uvx/node/python... run directly on the host
+	FlagHostGrant         FlagKind = "host-grant"         // a host-run server is handed a home folder, a credential store, a drive root or / (Value: what, a phrase)
+	FlagClientSandbox     FlagKind = "client-sandbox"     // run under a client's sandbox: VS Code sandboxEnabled, srt (Value: what it enforces and leaves open)
+	FlagStdio             FlagKind = "stdio"              // a stdio container with -t, -d or without -i (Value: which)
+	FlagJoinedArg         FlagKind = "joined-arg"         // an option and its value in one argument, "-e X=Y" (Value: the argument)
+	FlagEnvAsImage        FlagKind = "env-value-as-image" // -e NAME value: the engine takes value as the image (Value: "NAME value")
+	FlagEnvNotPassed      FlagKind = "env-not-passed"     // set in the entry's env, never passed into the container (Value: the name)
+	FlagAutoApprove       FlagKind = "auto-approve"       // autoApprove/alwaysAllow lists, Gemini trust (Value: what)
+	FlagDangerousMode     FlagKind = "dangerous-mode"     // --dangerously-skip-permissions, --yolo, ALLOW_ALL=true... (Value: the switch)
 )
 
 // Problem is why a backend refuses a plan, at the position that asks for it.

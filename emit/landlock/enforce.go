@@ -96,13 +96,16 @@ func report(p *compiler.Plan, h Host) []emit.Row {
 			if h.UserNS {
 				return emit.Row{Support: emit.Enforced, How: "a bounded tmpfs at its target, in the minimal root"}
 			}
-			return emit.Row{Support: emit.Partial, How: "no user namespaces: a private directory as TMPDIR, its total size not bounded",
+			return emit.Row{Support: emit.Partial, How: "no user namespaces: a private folder of the server's user (mode 0700) as its HOME and TMPDIR, its total size not bounded",
 				Degradation: AcceptScratchDir, Alternative: "use the bwrap or docker backend for a bounded tmpfs",
 				Pos: p.Scratch.Pos, Field: field("scratch")}
 		case "environment":
 			return emit.Row{Support: emit.Enforced, How: "the launcher clears it except the named variables"}
 		case "capabilities":
-			return emit.Row{Support: emit.Enforced, How: "every set emptied (bounding, ambient, inheritable) and root locked out by securebits before exec"}
+			if h.UserNS {
+				return emit.Row{Support: emit.Enforced, How: "every set emptied (bounding, permitted, effective, inheritable, ambient) and root locked out by securebits before exec"}
+			}
+			return emit.Row{Support: emit.Enforced, How: "no user namespaces: a root launcher empties every set (the bounding set before it becomes " + p.User.String() + ") and locks root out by securebits; an unprivileged one holds none, but without CAP_SETPCAP cannot shrink the bounding set, which stays its own: inert, as no_new_privs lets no exec gain a capability"}
 		case "no new privileges":
 			return emit.Row{Support: emit.Enforced, How: "PR_SET_NO_NEW_PRIVS before landlock_restrict_self"}
 		case "user":

@@ -2,11 +2,13 @@ package seatbelt
 
 import (
 	"fmt"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/protect"
 )
 
 // Finding is one problem the checker sees in a profile.
@@ -31,11 +33,11 @@ var operations = set(
 	"file-issue-extension", "file-mknod", "file-chroot", "file-search",
 	"process*", "process-exec", "process-exec*", "process-exec-interpreter", "process-fork", "process-info*",
 	"process-info-pidinfo", "process-info-pidfdinfo", "process-info-listpids", "process-info-setcontrol",
-	"process-info-dirtycontrol", "process-info-rusage", "process-codesigning-status*",
+	"process-info-dirtycontrol", "process-info-rusage", "process-codesigning-status*", "mach-priv-task-port",
 	"signal", "network*", "network-outbound", "network-inbound", "network-bind", "system-socket",
 	"mach*", "mach-lookup", "mach-host*", "mach-register", "mach-priv-host-port", "mach-task-name", "mach-per-user-lookup",
 	"sysctl*", "sysctl-read", "sysctl-write", "ipc*", "ipc-posix*", "ipc-posix-shm", "ipc-posix-shm-read-data",
-	"ipc-posix-shm-write-data", "ipc-posix-shm-write-create", "ipc-posix-sem", "ipc-sysv*", "ipc-sysv-shm", "ipc-sysv-sem", "ipc-sysv-msg",
+	"ipc-posix-shm-write-data", "ipc-posix-shm-write-create", "ipc-posix-shm-write-unlink", "ipc-posix-shm-read*", "ipc-posix-sem", "ipc-sysv*", "ipc-sysv-shm", "ipc-sysv-sem", "ipc-sysv-msg",
 	"iokit*", "iokit-open", "iokit-get-properties", "iokit-set-properties", "pseudo-tty", "user-preference-read",
 	"user-preference-write", "dynamic-code-generation", "job-creation", "lsopen", "nvram*", "nvram-get", "nvram-set",
 	"system*", "system-audit", "system-fsctl", "system-info", "system-sched", "system-kext-query", "appleevent-send",
@@ -57,6 +59,25 @@ var filters = set(
 var wide = set("file*", "file-write*", "file-write-data", "file-write-create", "file-write-unlink",
 	"network*", "network-outbound", "network-inbound", "network-bind", "default", "process*", "mach*")
 
+// wideWhy are operations an unfiltered allow must never grant either, with
+// what the peers' profiles showed they expose.
+var wideWhy = map[string]string{
+	"sysctl*":     "reads every sysctl: kern.proc.all and kern.procargs2 list the machine's processes and their command lines; allow the names a runtime reads (sysctl-name ...)",
+	"sysctl-read": "reads every sysctl: kern.proc.all and kern.procargs2 list the machine's processes and their command lines; allow the names a runtime reads (sysctl-name ...)",
+	"ipc*":        "opens any POSIX or System V IPC object by name, other programs' included; name the objects (ipc-posix-name-regex ...)",
+	"ipc-posix*":  "opens any POSIX shared memory or semaphore by name, other programs' included; name the objects (ipc-posix-name-regex ...)",
+}
+
+// sensitiveSysctls are names no filtered sysctl-read may cover: the
+// machine's processes and their command lines.
+var sensitiveSysctls = []string{"kern.proc.all", "kern.procargs2", "kern.procargs"}
+
+// homebrewPrivate are the folders of Homebrew's prefixes (Apple silicon,
+// Intel) that hold the user's data, not programs: no allow of reading,
+// mapping, running or writing may reach into them (a named file, such as
+// the CA bundle in etc, excepted: the probes below are names of no file).
+var homebrewPrivate = []string{"/opt/homebrew/var", "/opt/homebrew/etc", "/usr/local/var", "/usr/local/etc"}
+
 func set(names ...string) map[string]bool {
 	m := map[string]bool{}
 	for _, n := range names {
@@ -73,9 +94,16 @@ var outbound = set("network*", "network-outbound")
 // one of them (an undefined param is #f, and a filter on #f fails).
 //
 // The one outbound network allow it accepts is the egress proxy's,
-// (allow network-outbound (remote ip "localhost:PORT")): any other
-// destination ("*:443", "localhost:*", a unix socket) is an error. An
-// address it cannot read, such as (param "PORT"), is a warning.
+// (allow network-outbound (remote tcp "localhost:PORT")): any other
+// destination ("*:443", "localhost:*", a unix socket), or (remote ip ...)
+// (UDP too), is an error. An address it cannot read, such as
+// (param "PORT"), is a warning.
+//
+// It also refuses the over-grants the peers' profiles do without: an
+// unfiltered sysctl-read or ipc-posix-shm, a sysctl filter that reaches
+// kern.proc.all or kern.procargs2, an allow that reaches Homebrew's var or
+// etc; and a protected path (a name of package protect, such as .git) kept
+// from writes while a folder above it can be renamed or removed.
 func Check(forms []*Node, params map[string]bool) []Finding {
 	return check(forms, params, nil)
 }
@@ -136,6 +164,13 @@ func check(forms []*Node, params map[string]bool, p *compiler.Plan) []Finding {
 			if h == "allow" && wide[op.Text] && !hasFilter(flts) {
 				add(op, "error", "(allow %s) without a filter grants it everywhere", op.Text)
 			}
+			if h == "allow" && !hasFilter(flts) {
+				if why, ok := wideWhy[op.Text]; ok {
+					add(op, "error", "(allow %s) without a filter %s", op.Text, why)
+				} else if strings.HasPrefix(op.Text, "ipc-posix-shm") {
+					add(op, "error", "(allow %s) without a filter opens any POSIX shared memory by name, other programs' included; name the objects a runtime needs (ipc-posix-name-regex ...)", op.Text)
+				}
+			}
 		}
 		if h == "allow" && hasFilter(flts) {
 			checkNetwork(f, ops, flts, p, add)
@@ -161,6 +196,11 @@ func check(forms []*Node, params map[string]bool, p *compiler.Plan) []Finding {
 	if !sawDeny {
 		add(&Node{Line: 1, Col: 1}, "error", "no (deny default): everything not denied is allowed")
 	}
+	checkGrants(forms, add)
+	checkMovable(forms, add)
+	if p != nil {
+		checkProtected(forms, p, add)
+	}
 	return fs
 }
 
@@ -184,7 +224,7 @@ func checkNetwork(f *Node, ops, flts []*Node, p *compiler.Plan, add func(*Node, 
 		return
 	}
 	if len(ops) != 1 || ops[0].Text != "network-outbound" {
-		add(f, "error", `(allow %s ...): the only network allow is (allow network-outbound (remote ip "localhost:PORT")), to the egress proxy`, opNames(ops))
+		add(f, "error", `(allow %s ...): the only network allow is (allow network-outbound (remote tcp "localhost:PORT")), to the egress proxy`, opNames(ops))
 		return
 	}
 	var real []*Node
@@ -194,12 +234,16 @@ func checkNetwork(f *Node, ops, flts []*Node, p *compiler.Plan, add func(*Node, 
 		}
 	}
 	if len(real) != 1 {
-		add(f, "error", `(allow network-outbound %s) is not the egress proxy's rule: write one (remote ip "localhost:PORT")`, joinNodes(real))
+		add(f, "error", `(allow network-outbound %s) is not the egress proxy's rule: write one (remote tcp "localhost:PORT")`, joinNodes(real))
 		return
 	}
 	fl := real[0]
-	if fl.Head() != "remote" || len(fl.Items) != 3 || fl.Items[1].Kind != Symbol || fl.Items[1].Text != "ip" {
-		add(fl, "error", `(allow network-outbound %s) reaches more than the egress proxy: write (remote ip "localhost:PORT")`, joinNodes(real))
+	proto := ""
+	if fl.Head() == "remote" && len(fl.Items) == 3 && fl.Items[1].Kind == Symbol {
+		proto = fl.Items[1].Text
+	}
+	if proto != "tcp" && proto != "ip" {
+		add(fl, "error", `(allow network-outbound %s) reaches more than the egress proxy: write (remote tcp "localhost:PORT")`, joinNodes(real))
 		return
 	}
 	addr := fl.Items[2]
@@ -222,6 +266,8 @@ func checkNetwork(f *Node, ops, flts []*Node, p *compiler.Plan, add func(*Node, 
 		add(addr, "error", `network-outbound to %q: the port is not a number from 1 to 65535`, addr.Text)
 	case p != nil && n != p.Network.ProxyPort:
 		add(addr, "error", `network-outbound to %q: the plan's egress proxy listens on port %d`, addr.Text, p.Network.ProxyPort)
+	case proto == "ip":
+		add(fl, "error", `(remote ip %q) admits UDP to that port as well as TCP: the egress proxy speaks TCP, write (remote tcp %q)`, addr.Text, addr.Text)
 	}
 }
 
@@ -292,4 +338,192 @@ func Rules(forms []*Node) []Rule {
 		rs = append(rs, r)
 	}
 	return rs
+}
+
+// checkGrants refuses filtered allows that still reach too far: a sysctl
+// filter covering the machine's process list, a path filter reaching into
+// Homebrew's var or etc. Each allow is evaluated alone, as if it were the
+// profile's only rule.
+func checkGrants(forms []*Node, add func(*Node, string, string, ...any)) {
+	for _, f := range forms {
+		if f.Head() != "allow" || !hasFilter(filtersOf(f)) {
+			continue
+		}
+		one := NewEvaluator([]*Node{f}, nil)
+		for _, name := range sensitiveSysctls {
+			if d, err := one.Decide("sysctl-read", name); err == nil && d.Allow {
+				add(f, "error", "(allow sysctl-read ...) reaches %s, which lists the machine's processes and their command lines: allow the names a runtime reads, never kern.proc.all or kern.procargs2", name)
+				break
+			}
+		}
+	probe:
+		for _, root := range homebrewPrivate {
+			for _, op := range []string{"file-read-data", "file-map-executable", "process-exec", OpWrite} {
+				if d, err := one.Decide(op, root+"/mcpolicy-probe"); err == nil && d.Allow {
+					prefix, dir := path.Split(root)
+					add(f, "error", "(allow %s ...) reaches %s, the user's Homebrew %s: grant %sbin, lib, opt, Cellar and Frameworks, never var or etc",
+						op, root, map[string]string{"var": "data (databases, logs)", "etc": "configuration"}[dir], prefix)
+					break probe
+				}
+			}
+		}
+	}
+}
+
+func filtersOf(f *Node) []*Node {
+	var flts []*Node
+	for _, it := range f.Items[1:] {
+		if it.Kind != Symbol {
+			flts = append(flts, it)
+		}
+	}
+	return flts
+}
+
+// synthetic gives every (param ...) of the profile a path of its own,
+// "/@NAME", so a profile can be evaluated without its -D values; show
+// spells such a path back as SBPL.
+func synthetic(forms []*Node) map[string]string {
+	params := map[string]string{}
+	for _, f := range forms {
+		walk(f, func(n *Node) {
+			if n.Head() == "param" && len(n.Items) == 2 && n.Items[1].Kind == String {
+				params[n.Items[1].Text] = "/@" + n.Items[1].Text
+			}
+		})
+	}
+	return params
+}
+
+func show(p string) string {
+	if rest, ok := strings.CutPrefix(p, "/@"); ok {
+		name, below, _ := strings.Cut(rest, "/")
+		s := fmt.Sprintf("(param %q)", name)
+		if below != "" {
+			s += "/" + below
+		}
+		return s
+	}
+	return p
+}
+
+// checkMovable refuses a protected path that can be moved aside: a deny of
+// writes to a path holding a protected name (package protect: .git,
+// .mcpolicy, the policies...) while a folder above it may be unlinked,
+// which is what renaming it does: `mv .git g; edit g/config; mv g .git`
+// touches no denied path. Each such folder is reported once.
+func checkMovable(forms []*Node, add func(*Node, string, string, ...any)) {
+	e := NewEvaluator(forms, synthetic(forms))
+	reported := map[string]bool{}
+	for _, f := range forms {
+		if f.Head() != "deny" {
+			continue
+		}
+		writes := false
+		for _, it := range f.Items[1:] {
+			if it.Kind == Symbol && (opCovers(it.Text, OpWrite) || opCovers(it.Text, OpUnlink)) && it.Text != "default" {
+				writes = true
+			}
+		}
+		if !writes {
+			continue
+		}
+		for _, p := range e.deniedPaths(filtersOf(f)) {
+			if !holdsProtected(p) {
+				continue
+			}
+			for dir := path.Dir(p); ; dir = path.Dir(dir) {
+				if d, err := e.Decide(OpUnlink, dir); err == nil && d.Allow && !reported[dir] {
+					reported[dir] = true
+					add(f, "error", "%s is kept from writes, but %s above it can be renamed or removed (file-write-unlink allowed by the rule at %d:%d): move it aside, edit it, move it back; deny file-write* on that folder and every folder above it (literal, path-ancestors)",
+						show(p), show(dir), d.Rule.Line, d.Rule.Col)
+				}
+				if dir == "/" {
+					break
+				}
+			}
+		}
+	}
+}
+
+// deniedPaths are the paths a deny's path filters name (literal, subpath,
+// prefix; inside require-any too), with params read as e's.
+func (e *Evaluator) deniedPaths(flts []*Node) []string {
+	var out []string
+	for _, f := range flts {
+		switch f.Head() {
+		case "literal", "path", "subpath", "prefix":
+			if len(f.Items) == 2 {
+				if v, ok, err := e.value(f.Items[1]); err == nil && ok && strings.HasPrefix(v, "/") {
+					out = append(out, v)
+				}
+			}
+		case "require-any":
+			out = append(out, e.deniedPaths(f.Items[1:])...)
+		case "require-all":
+			// The most specific path of the conjunction is what it denies.
+			sub := e.deniedPaths(f.Items[1:])
+			if len(sub) > 0 {
+				longest := sub[0]
+				for _, s := range sub[1:] {
+					if len(s) > len(longest) {
+						longest = s
+					}
+				}
+				out = append(out, longest)
+			}
+		}
+	}
+	return out
+}
+
+// holdsProtected reports whether a path has a component that a protected
+// name matches (the last one may be a prefix, as a glob's rule spells it).
+func holdsProtected(p string) bool {
+	for _, c := range strings.Split(p, "/") {
+		if c != "" && protect.Match(c) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// checkProtected holds a profile to its plan's protected names: at the top
+// of every read-write mount the profile names, each name that is not
+// unprotected, and everything below it, can be neither written, created
+// nor removed, and the mount itself cannot be moved; an ordinary file
+// there stays writable.
+func checkProtected(forms []*Node, p *compiler.Plan, add func(*Node, string, string, ...any)) {
+	params := synthetic(forms)
+	e := NewEvaluator(forms, params)
+	at := &Node{Line: 1, Col: 1}
+	for i, m := range p.Mounts {
+		if _, named := params[mountParam(i)]; m.Mode != compiler.ReadWrite || !named {
+			continue // read-only, or a profile (a fragment) that never names it
+		}
+		root := "/@" + mountParam(i)
+		probes := []string{root, root + "/mcpolicy-probe", root + "/mcpolicy-probe/file"}
+		for _, pat := range protect.Patterns() {
+			name := strings.Replace(pat, "*", "probe", 1)
+			probes = append(probes, root+"/"+name, root+"/"+name+"/config")
+		}
+		for _, probe := range probes {
+			top, _, _ := strings.Cut(strings.TrimPrefix(probe, root+"/"), "/")
+			want := probe != root && protect.Except(top, p.Unprotected) == ""
+			for _, op := range []string{OpWrite, OpCreate, OpUnlink} {
+				if probe == root && op != OpUnlink {
+					continue // the folder itself: only moving it matters
+				}
+				d, err := e.Decide(op, probe)
+				if err != nil {
+					add(at, "error", "cannot evaluate %s on %s: %v", op, show(probe), err)
+					return
+				}
+				if d.Allow != want {
+					verb := map[bool]string{true: "allowed", false: "denied"}[d.Allow]
+					add(at, "error", "%s on %s is %s; the plan's %s mount at %s says otherwise", op, show(probe), verb, m.Mode, m.Target)
+				}
+			}
+		}
+	}
 }

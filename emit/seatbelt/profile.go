@@ -9,7 +9,8 @@ package seatbelt
 
 import (
 	"fmt"
-	"regexp"
+	"path"
+	"sort"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
@@ -55,16 +56,73 @@ func (pr *Profile) ParamNames() map[string]bool {
 	return m
 }
 
-// ProxyRule is the one network rule a profile may hold: outbound to the
-// egress proxy on the host's loopback at port.
+// ProxyRule is the one network rule a profile may hold: outbound TCP to
+// the egress proxy on the host's loopback at port. TCP only: (remote ip
+// ...) would admit UDP to that port as well.
 func ProxyRule(port int) *Node {
-	return L(S("allow"), S("network-outbound"), L(S("remote"), S("ip"), Q(fmt.Sprintf("localhost:%d", port))))
+	return L(S("allow"), S("network-outbound"), L(S("remote"), S("tcp"), Q(fmt.Sprintf("localhost:%d", port))))
 }
 
 func param(name string) *Node { return L(S("param"), Q(name)) }
 
 // below is (string-append (param NAME) "/rel"): a path under a parameter.
 func below(name, rel string) *Node { return L(S("string-append"), param(name), Q("/"+rel)) }
+
+// ProjectParam names the project folder in a profile whose read-write mount
+// holds the project (rw-holds-project): its protected names are denied
+// there too.
+const ProjectParam = "PROJECT"
+
+// baselineRule renders one rule of the schema's baseline data.
+func baselineRule(r schema.SeatbeltRule) *Node {
+	n := L(S("allow"))
+	for _, op := range r.Allow {
+		n.Items = append(n.Items, S(op))
+	}
+	for _, sp := range r.Subpath {
+		n.Items = append(n.Items, L(S("subpath"), Q(sp)))
+	}
+	for _, lit := range r.Literal {
+		n.Items = append(n.Items, L(S("literal"), Q(lit)))
+	}
+	for _, g := range r.GlobalName {
+		n.Items = append(n.Items, L(S("global-name"), Q(g)))
+	}
+	for _, g := range r.Sysctl {
+		for _, name := range g.Name {
+			n.Items = append(n.Items, L(S("sysctl-name"), Q(name)))
+		}
+		for _, pre := range g.Prefix {
+			n.Items = append(n.Items, L(S("sysctl-name-prefix"), Q(pre)))
+		}
+	}
+	for _, re := range r.IPCNameRegex {
+		n.Items = append(n.Items, L(S("ipc-posix-name-regex"), R(re)))
+	}
+	if r.Target != "" {
+		n.Items = append(n.Items, L(S("target"), S(r.Target)))
+	}
+	return n
+}
+
+// ancestors lists the folders above every path the rules name, "/"
+// excepted (the baseline states it), sorted.
+func ancestors(rules []schema.SeatbeltRule) []string {
+	seen := map[string]bool{}
+	for _, r := range rules {
+		for _, p := range append(append([]string{}, r.Subpath...), r.Literal...) {
+			for d := path.Dir(p); d != "/" && d != "."; d = path.Dir(d) {
+				seen[d] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for d := range seen {
+		out = append(out, d)
+	}
+	sort.Strings(out)
+	return out
+}
 
 // Build compiles the plan's profile.
 func Build(p *compiler.Plan) (*Profile, error) {
@@ -79,6 +137,9 @@ func Build(p *compiler.Plan) (*Profile, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, err := translate(p); err != nil {
+		return nil, err
+	}
 	pr := &Profile{Comments: map[*Node]string{}}
 	add := func(comment string, n *Node) {
 		pr.Forms = append(pr.Forms, n)
@@ -90,31 +151,27 @@ func Build(p *compiler.Plan) (*Profile, error) {
 	add("Nothing is allowed that a rule below does not allow.", L(S("deny"), S("default")))
 
 	for i, r := range rules {
-		n := L(S("allow"))
-		for _, op := range r.Allow {
-			n.Items = append(n.Items, S(op))
-		}
-		for _, sp := range r.Subpath {
-			n.Items = append(n.Items, L(S("subpath"), Q(sp)))
-		}
-		for _, lit := range r.Literal {
-			n.Items = append(n.Items, L(S("literal"), Q(lit)))
-		}
-		for _, g := range r.GlobalName {
-			n.Items = append(n.Items, L(S("global-name"), Q(g)))
-		}
-		if r.Target != "" {
-			n.Items = append(n.Items, L(S("target"), S(r.Target)))
-		}
 		comment := ""
 		if i == 0 {
-			comment = fmt.Sprintf("Runtime baseline %q, rule by rule (mcpolicy schema: #SeatbeltBaselines).\n", p.Runtime.Name)
+			comment = fmt.Sprintf("Runtime baseline %q, rule by rule, each with what Codex, sandbox-runtime and nono do (mcpolicy schema: #SeatbeltBaselines).\n", p.Runtime.Name)
 		}
-		add(comment+r.Why, n)
+		add(comment+r.Why+"\npeers: "+r.Peers, baselineRule(r))
+	}
+	if up := ancestors(rules); len(up) > 0 {
+		n := L(S("allow"), S("file-read-metadata"))
+		for _, d := range up {
+			n.Items = append(n.Items, L(S("literal"), Q(d)))
+		}
+		add("realpath() and path lookups stat every folder above a path granted above (Node's realpath fails with EPERM otherwise)\npeers: nono allows file-read-metadata on the parents of every granted path; Codex on the firmlink parents", n)
+	}
+	if p.Network.Mode == "allowlist" {
+		for _, r := range schema.SeatbeltEgress() {
+			add("Egress allowlist: TLS through the proxy (mcpolicy schema: #SeatbeltEgress).\n"+r.Why+"\npeers: "+r.Peers, baselineRule(r))
+		}
 	}
 
 	for i, m := range p.Mounts {
-		name := fmt.Sprintf("MOUNT_%d", i)
+		name := mountParam(i)
 		pr.Params = append(pr.Params, Param{Name: name, Path: m.Source})
 		ops := []string{"file-read*", "process-exec", "file-map-executable"}
 		if m.Mode == compiler.ReadWrite {
@@ -134,56 +191,146 @@ func Build(p *compiler.Plan) (*Profile, error) {
 		pr.Params = append(pr.Params, Param{Name: "SCRATCH", Scratch: true})
 		add(fmt.Sprintf("GRANT scratch: a private folder the wrapper makes and exports as TMPDIR, %s", safe(p.Scratch.Pos.String())),
 			L(S("allow"), S("file-read*"), S("file-write*"), L(S("subpath"), param("SCRATCH"))))
+		add("realpath() of TMPDIR stats every parent folder (/private/var/folders/...)",
+			L(S("allow"), S("file-read-metadata"), L(S("path-ancestors"), param("SCRATCH"))))
 	}
 	if p.Network.Mode == "allowlist" {
 		if p.Network.ProxyPort < 1 || p.Network.ProxyPort > 65535 {
 			return nil, fmt.Errorf("server %q: internal error: egress proxy port %d out of range", p.Server, p.Network.ProxyPort)
 		}
-		add("No network but the egress proxy below: stated explicitly, though (deny default) already denies it.", L(S("deny"), S("network*")))
+		add("No network but the egress proxy below: stated explicitly, though (deny default) already denies it.\n"+
+			"Not even the host's loopback: it is shared with every local service, so no bind or listen either.", L(S("deny"), S("network*")))
 		// After the deny: the last matching rule wins. The proxy resolves
 		// names, so no DNS (mDNSResponder) is allowed.
-		add(fmt.Sprintf("Egress allowlist: the one destination is mcpolicy's egress proxy on the host's loopback,\n"+
-			"which checks every host:port against %s (no DNS here: the proxy resolves names).", safe(strings.Join(p.Network.Allow, ", "))),
+		add(fmt.Sprintf("Egress allowlist: the one destination is mcpolicy's egress proxy on the host's loopback, over TCP,\n"+
+			"which checks every host:port against %s (no DNS here: the proxy resolves names).\n"+
+			"peers: nono (remote tcp \"localhost:PORT\"); Codex, sandbox-runtime (remote ip ...), which admits UDP too", safe(strings.Join(p.Network.Allow, ", "))),
 			ProxyRule(p.Network.ProxyPort))
 	} else {
-		add("No network: stated explicitly, though (deny default) already denies it.", L(S("deny"), S("network*")))
+		add("No network: stated explicitly, though (deny default) already denies it.\n"+
+			"Not even the host's loopback: it is shared with every local service, so no bind or listen either.", L(S("deny"), S("network*")))
 	}
 
-	// Protected paths last: the last matching rule wins, so these denies
-	// override the read-write grants above. Seatbelt matches paths, so a
-	// name that does not exist yet cannot be created either.
+	// Denies last: the last matching rule wins, so they override the
+	// read-write grants above.
 	unprot := map[string]bool{}
 	for _, u := range p.Unprotected {
 		unprot[u] = true
 	}
-	first := true
-	for i, m := range p.Mounts {
-		if m.Mode != compiler.ReadWrite {
-			continue
-		}
-		name := fmt.Sprintf("MOUNT_%d", i)
-		for _, prot := range protect.Patterns() {
-			if unprot[prot] {
-				continue
-			}
-			var n *Node
-			if strings.HasSuffix(prot, "*") {
-				// A glob becomes a regex of ours, anchored at any folder
-				// below the mount: the path itself never enters it.
-				re := "/" + regexp.QuoteMeta(strings.TrimSuffix(prot, "*")) + "[^/]*$"
-				n = L(S("deny"), S("file-write*"), L(S("require-all"), L(S("subpath"), param(name)), L(S("regex"), R(re))))
-			} else {
-				n = L(S("deny"), S("file-write*"), L(S("subpath"), below(name, prot)))
-			}
-			comment := ""
-			if first {
-				comment = "Protected paths inside read-write mounts: read-only, and cannot be created."
-				first = false
-			}
-			add(comment, n)
+	var patterns []string
+	for _, prot := range protect.Patterns() {
+		if !unprot[prot] {
+			patterns = append(patterns, prot)
 		}
 	}
+	first := true
+	note := func(s string) string {
+		if first {
+			first = false
+			return s
+		}
+		return ""
+	}
+	// A read-only mount inside a read-write one: its grant adds nothing to
+	// the outer file-write*, so it is denied here, with its folders.
+	var readOnly []int
+	for j, ro := range p.Mounts {
+		if ro.Mode == compiler.ReadWrite {
+			continue
+		}
+		for _, rw := range p.Mounts {
+			if rw.Mode == compiler.ReadWrite && inside(ro.Source, rw.Source) {
+				readOnly = append(readOnly, j)
+				break
+			}
+		}
+	}
+	for _, j := range readOnly {
+		name := mountParam(j)
+		add(fmt.Sprintf("READ-ONLY mount %s (at %s) lies inside a read-write mount: not written, created, removed or renamed,\n"+
+			"and neither are the folders holding it.", name, p.Mounts[j].Target),
+			L(S("deny"), S("file-write*"), L(S("subpath"), param(name))))
+		add("", ancestorsDeny(name))
+	}
+	// ... and a read-write mount inside such a read-only one is writable again.
+	for k, rw := range p.Mounts {
+		if rw.Mode != compiler.ReadWrite {
+			continue
+		}
+		for _, j := range readOnly {
+			if inside(rw.Source, p.Mounts[j].Source) {
+				add(fmt.Sprintf("GRANT rw mount %s again: it lies inside read-only %s, denied above", mountParam(k), mountParam(j)),
+					L(S("allow"), S("file-write*"), L(S("subpath"), param(mountParam(k)))))
+				break
+			}
+		}
+	}
+
+	// Protected names: at the top of every read-write mount, as a whole
+	// (the name and everything below it), present or not; then the mount
+	// itself and every folder above it, which cannot be removed or renamed
+	// either: `mv .git g; edit g/config; mv g .git` fails at its first step,
+	// and so does moving the whole mount aside.
+	const why = "Protected paths inside read-write mounts (package protect's list): each name at the mount's top as a whole,\n" +
+		"the name and everything below it: not written, created, removed or renamed, even where absent.\n" +
+		"Then the mount and every folder above it: not removed or renamed (mv .git g; edit g/config; mv g .git).\n" +
+		"peers: Codex keeps .git and .codex out of its writable roots; sandbox-runtime denies unlink of every ancestor"
+	tops := []string{}
+	for i, m := range p.Mounts {
+		if m.Mode == compiler.ReadWrite {
+			tops = append(tops, mountParam(i))
+		}
+	}
+	if p.Accepts(compiler.AcceptRWHoldsProject) && len(patterns) > 0 {
+		// The policies, their artefacts and .git are at the project's top,
+		// below the mount's: name the project and deny them there too.
+		pr.Params = append(pr.Params, Param{Name: ProjectParam, Path: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."}})
+		tops = append(tops, ProjectParam)
+	}
+	for _, name := range tops {
+		if len(patterns) == 0 {
+			break
+		}
+		for _, prot := range patterns {
+			add(note(why), protectedRule(name, prot))
+		}
+		add("", ancestorsDeny(name))
+	}
 	return pr, nil
+}
+
+// protectedRule denies writes to a protected name at the top of the folder
+// param names, as a whole: a glob by its prefix, never a regex, so the path
+// itself never enters the profile and a name deeper down is left alone.
+func protectedRule(name, prot string) *Node {
+	if pre, ok := strings.CutSuffix(prot, "*"); ok {
+		return L(S("deny"), S("file-write*"), L(S("prefix"), below(name, pre)))
+	}
+	return L(S("deny"), S("file-write*"), L(S("subpath"), below(name, prot)))
+}
+
+// ancestorsDeny keeps the folder param names, and every folder above it,
+// from being removed, renamed or replaced.
+func ancestorsDeny(name string) *Node {
+	return L(S("deny"), S("file-write*"), L(S("literal"), param(name)), L(S("path-ancestors"), param(name)))
+}
+
+func mountParam(i int) string { return fmt.Sprintf("MOUNT_%d", i) }
+
+// inside reports whether host path a lies strictly below b, as far as the
+// plan can tell (same base; absolute paths as macOS resolves them).
+func inside(a, b compiler.HostPath) bool {
+	if a.Base != b.Base {
+		return false
+	}
+	ra, rb := a.Rel, b.Rel
+	if a.Base == compiler.Absolute {
+		ra, rb = Canonical(ra), Canonical(rb)
+	}
+	if rb == "." {
+		return ra != "."
+	}
+	return strings.HasPrefix(ra, strings.TrimSuffix(rb, "/")+"/")
 }
 
 // safe keeps text from the user's machine (a policy file's name) on one

@@ -49,6 +49,9 @@ func TestProfileParsesChecksAndRoundTrips(t *testing.T) {
 	if fs := Check(forms, pr.ParamNames()); len(fs) > 0 {
 		t.Errorf("checker findings on our own profile: %v", fs)
 	}
+	if fs := CheckPlan(forms, pr.ParamNames(), plan(compiler.HostPath{Base: compiler.Home, Rel: ".cache/x"})); len(fs) > 0 {
+		t.Errorf("plan checker findings on our own profile: %v", fs)
+	}
 	if got, want := Rules(forms), Rules(pr.Forms); !reflect.DeepEqual(got, want) {
 		t.Errorf("round trip changed the rules:\n%v\n%v", got, want)
 	}
@@ -66,7 +69,8 @@ func TestProfileParsesChecksAndRoundTrips(t *testing.T) {
 	if firstProtect < lastAllow {
 		t.Errorf("a protected-path deny (rule %d) comes before an allow (rule %d)", firstProtect, lastAllow)
 	}
-	for _, want := range []string{`"/.git"`, `"/.mcp.json"`, `#"/\.env[^/]*$"`} {
+	for _, want := range []string{`(subpath (string-append (param "MOUNT_0") "/.git"))`, `"/.mcp.json"`, `(prefix (string-append (param "MOUNT_0") "/.env"))`,
+		`(prefix (string-append (param "MOUNT_0") "/mcpolicy."))`, "(literal (param \"MOUNT_0\"))\n    (path-ancestors (param \"MOUNT_0\"))"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("profile does not protect %s", want)
 		}
@@ -240,6 +244,15 @@ func TestGoldenProfiles(t *testing.T) {
 			if fs := Check(forms, params); len(fs) > 0 {
 				t.Errorf("%s %s: %v", filepath.Base(file), f.Name, fs)
 			}
+			// No path of a machine: only the system's, and parameters.
+			for _, form := range forms {
+				walk(form, func(n *Node) {
+					if n.Kind == String && (strings.Contains(n.Text, "${") || strings.HasPrefix(n.Text, "/Users/") ||
+						strings.HasPrefix(n.Text, "/home/") || strings.HasPrefix(n.Text, "/private/var/folders") || strings.HasPrefix(n.Text, "/tmp/")) {
+						t.Errorf("%s %s:%d: a host path in the profile: %q", filepath.Base(file), f.Name, n.Line, n.Text)
+					}
+				})
+			}
 			again, _ := Parse(Format(forms, nil))
 			if !reflect.DeepEqual(Rules(again), Rules(forms)) {
 				t.Errorf("%s %s: does not round-trip", filepath.Base(file), f.Name)
@@ -264,7 +277,7 @@ func allowlistPlan() *compiler.Plan {
 func TestEgressAllowlist(t *testing.T) {
 	p := allowlistPlan()
 	pr, text := build(t, p)
-	const rule = `(allow network-outbound (remote ip "localhost:23456"))`
+	const rule = `(allow network-outbound (remote tcp "localhost:23456"))`
 	if strings.Count(text, rule) != 1 {
 		t.Fatalf("profile does not hold %s once:\n%s", rule, text)
 	}
@@ -359,8 +372,8 @@ func TestEgressAllowlist(t *testing.T) {
 func TestCheckerNetwork(t *testing.T) {
 	const head = "(version 1)\n(deny default)\n(deny network*)\n"
 	ok := []string{
-		`(allow network-outbound (remote ip "localhost:23456"))`,
-		`(allow network-outbound (with report) (remote ip "localhost:1"))`,
+		`(allow network-outbound (remote tcp "localhost:23456"))`,
+		`(allow network-outbound (with report) (remote tcp "localhost:1"))`,
 		`(allow network-bind (local ip "localhost:*"))`, // listening reaches nothing
 	}
 	for _, src := range ok {
@@ -373,23 +386,24 @@ func TestCheckerNetwork(t *testing.T) {
 		}
 	}
 	bad := map[string]string{
-		`(allow network-outbound)`:                                                            "without a filter",
-		`(allow network*)`:                                                                    "without a filter",
-		`(allow network-outbound (remote ip "*:*"))`:                                          `"*:*": the only destination`,
-		`(allow network-outbound (remote ip "*:443"))`:                                        `"*:443": the only destination`,
-		`(allow network-outbound (remote ip "example.com:443"))`:                              "the only destination",
-		`(allow network-outbound (remote ip "127.0.0.1:23456"))`:                              "the only destination",
-		`(allow network-outbound (remote ip "localhost:*"))`:                                  "every port",
-		`(allow network-outbound (remote ip "localhost:0"))`:                                  "not a number",
-		`(allow network-outbound (remote ip "localhost:99999"))`:                              "not a number",
-		`(allow network-outbound (remote ip "localhost"))`:                                    "the only destination",
-		`(allow network-outbound (remote tcp "localhost:23456"))`:                             "more than the egress proxy",
-		`(allow network-outbound (remote unix-socket (path-literal "/var/run/docker.sock")))`: "more than the egress proxy",
-		`(allow network-outbound (literal "/private/var/run/mDNSResponder"))`:                 "more than the egress proxy",
-		`(allow network* (remote ip "localhost:23456"))`:                                      "the only network allow",
-		`(allow network-outbound file-read* (remote ip "localhost:23456"))`:                   "the only network allow",
-		`(allow network-outbound (remote ip "localhost:1") (remote ip "*:*"))`:                "write one",
-		`(allow network-outbound (require-any (remote ip "localhost:1") (remote ip "*:*")))`:  "more than the egress proxy",
+		`(allow network-outbound)`:                                                             "without a filter",
+		`(allow network*)`:                                                                     "without a filter",
+		`(allow network-outbound (remote tcp "*:*"))`:                                          `"*:*": the only destination`,
+		`(allow network-outbound (remote ip "*:443"))`:                                         `"*:443": the only destination`,
+		`(allow network-outbound (remote tcp "example.com:443"))`:                              "the only destination",
+		`(allow network-outbound (remote tcp "127.0.0.1:23456"))`:                              "the only destination",
+		`(allow network-outbound (remote tcp "localhost:*"))`:                                  "every port",
+		`(allow network-outbound (remote tcp "localhost:0"))`:                                  "not a number",
+		`(allow network-outbound (remote tcp "localhost:99999"))`:                              "not a number",
+		`(allow network-outbound (remote tcp "localhost"))`:                                    "the only destination",
+		`(allow network-outbound (remote ip "localhost:23456"))`:                               "admits UDP",
+		`(allow network-outbound (remote udp "localhost:23456"))`:                              "more than the egress proxy",
+		`(allow network-outbound (remote unix-socket (path-literal "/var/run/docker.sock")))`:  "more than the egress proxy",
+		`(allow network-outbound (literal "/private/var/run/mDNSResponder"))`:                  "more than the egress proxy",
+		`(allow network* (remote tcp "localhost:23456"))`:                                      "the only network allow",
+		`(allow network-outbound file-read* (remote tcp "localhost:23456"))`:                   "the only network allow",
+		`(allow network-outbound (remote tcp "localhost:1") (remote tcp "*:*"))`:               "write one",
+		`(allow network-outbound (require-any (remote tcp "localhost:1") (remote tcp "*:*")))`: "more than the egress proxy",
 	}
 	for src, want := range bad {
 		forms, err := Parse(head + src)

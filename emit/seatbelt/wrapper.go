@@ -7,16 +7,27 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/egress"
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/schema"
 	"mvdan.cc/sh/v3/syntax"
 )
+
+// ScratchPlaceholder stands, in the .json arguments, for the private folder
+// the wrapper makes at launch (mktemp -d, resolved as macOS resolves it:
+// /private/var/folders/...). It is never spelled from $TMPDIR, whose
+// trailing slash and /var spelling would make a path seatbelt does not match.
+const ScratchPlaceholder = "${SCRATCH}"
 
 // Args returns the arguments after /usr/bin/sandbox-exec, with host paths
 // rendered by r (canonicalised when absolute). profile is the .sb file's
 // path as the caller will pass it.
 func Args(p *compiler.Plan, pr *Profile, r compiler.Resolver, profile string) ([]string, error) {
+	words, err := translate(p)
+	if err != nil {
+		return nil, err
+	}
 	a := []string{"-f", profile}
 	for _, pa := range pr.Params {
-		v := "${TMPDIR}/mcpolicy-scratch-" + p.Server // made by whoever runs this argv
+		v := ScratchPlaceholder // made by whoever runs this argv
 		if !pa.Scratch {
 			v = r.Resolve(pa.Path)
 			if pa.Path.Base == compiler.Absolute {
@@ -26,7 +37,16 @@ func Args(p *compiler.Plan, pr *Profile, r compiler.Resolver, profile string) ([
 		a = append(a, "-D", pa.Name+"="+v)
 	}
 	a = append(a, "--")
-	a = append(a, command(p, r)...)
+	for _, w := range words {
+		switch {
+		case w.scratch:
+			a = append(a, w.flag+ScratchPlaceholder+w.rel)
+		case w.host:
+			a = append(a, w.flag+r.Resolve(w.path))
+		default:
+			a = append(a, w.text)
+		}
+	}
 	for _, s := range a {
 		if err := emit.CheckSafe(p.Server, "argument", s); err != nil {
 			return nil, err
@@ -35,31 +55,121 @@ func Args(p *compiler.Plan, pr *Profile, r compiler.Resolver, profile string) ([
 	return a, nil
 }
 
-// command is the argv with every argument naming a path under a mount
-// target (whole, or after "--flag=") mapped to the host path: seatbelt, like
-// Landlock, runs with host paths.
-func command(p *compiler.Plan, r compiler.Resolver) []string {
-	c := append([]string{}, p.Command...)
-	for i, a := range c {
-		if hp, flag, ok := hostArg(p, i, a); ok {
-			c[i] = flag + r.Resolve(hp)
-		}
-	}
-	return c
+// word is one argument of the command as seatbelt will run it: as written,
+// or (seatbelt, like Landlock, runs with host paths) the host path a
+// sandbox path under a mount target shows, or a path in the scratch folder.
+type word struct {
+	text    string            // as written
+	flag    string            // what precedes the path: "--flag=", or ""
+	host    bool              // a path under a mount: path
+	path    compiler.HostPath //
+	scratch bool              // a path in the scratch folder: $SCRATCH then rel
+	rel     string            // "" or "/below"
 }
 
-// hostArg finds the host path an argument names: the whole argument, or
-// (past the program) the value of a --flag=VALUE; flag is what precedes it.
-func hostArg(p *compiler.Plan, i int, a string) (hp compiler.HostPath, flag string, ok bool) {
-	if hp, ok := p.HostPathOf(a); ok {
-		return hp, "", true
+// translate maps every argument naming a sandbox path, whole or after
+// "--flag=", to the host path it shows; a sandbox path it cannot map (inside
+// a longer word: a list, a glued short option) is refused with its position
+// rather than passed on to a server that would not find it.
+func translate(p *compiler.Plan) ([]word, error) {
+	out := make([]word, len(p.Command))
+	for i, a := range p.Command {
+		out[i] = word{text: a}
+		flag, v := "", a
+		if i > 0 && !strings.HasPrefix(a, "/") {
+			if f, val, ok := strings.Cut(a, "="); ok && strings.HasPrefix(val, "/") {
+				flag, v = f+"=", val
+			}
+		}
+		hits := sandboxPaths(p, a)
+		if isSandboxPath(p, v) && (len(hits) == 1 || i == 0) {
+			// The whole word (or value), and no other sandbox path in it.
+			w := word{text: a, flag: flag}
+			if hp, ok := p.HostPathOf(v); ok {
+				w.host, w.path = true, hp
+			} else {
+				w.scratch, w.rel = true, strings.TrimPrefix(v, strings.TrimSuffix(p.Scratch.Target, "/"))
+			}
+			out[i] = w
+			continue
+		}
+		if i == 0 || len(hits) == 0 {
+			continue // the program as written, or a word that names no sandbox path
+		}
+		return nil, &emit.NotEnforceableError{Pos: p.Pos, Field: fmt.Sprintf("%s[%d]", schema.FieldPath("servers", p.Server, "command"), i),
+			Server: p.Server, Backend: Backend,
+			Restriction: fmt.Sprintf("argument %q names the sandbox path %s inside a longer word (seatbelt runs with host paths, and translates a path only as a whole argument or after --flag=)", a, hits[len(hits)-1]),
+			Alternative: "pass the path as an argument of its own, or as --flag=PATH (both become the host path); or use bwrap or docker, which remap paths"}
 	}
-	if f, v, cut := strings.Cut(a, "="); cut && i > 0 && strings.HasPrefix(v, "/") {
-		if hp, ok := p.HostPathOf(v); ok {
-			return hp, f + "=", true
+	return out, nil
+}
+
+// sandboxPaths returns the sandbox paths (under a mount target or the
+// scratch target) s holds: the whole word, or a piece that starts after a
+// separator (=, :, ",", ;) or a glued short option (-I/path) and runs to the
+// next separator.
+func sandboxPaths(p *compiler.Plan, s string) []string {
+	var found []string
+	if isSandboxPath(p, s) {
+		found = append(found, s)
+	}
+	for j := 1; j < len(s); j++ {
+		if s[j] != '/' || !(strings.IndexByte("=:,;", s[j-1]) >= 0 || (j == 2 && s[0] == '-' && isLetter(s[1]))) {
+			continue
+		}
+		piece := s[j:]
+		if end := strings.IndexAny(piece, ":,;"); end >= 0 {
+			piece = piece[:end]
+		}
+		if isSandboxPath(p, piece) {
+			found = append(found, piece)
 		}
 	}
-	return compiler.HostPath{}, "", false
+	return found
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// isSandboxPath reports whether s is at or below a mount target or the
+// scratch target.
+func isSandboxPath(p *compiler.Plan, s string) bool {
+	if _, ok := p.HostPathOf(s); ok {
+		return true
+	}
+	if p.Scratch == nil {
+		return false
+	}
+	t := p.Scratch.Target
+	return s == t || strings.HasPrefix(s, strings.TrimSuffix(t, "/")+"/")
+}
+
+// SearchPath is the wrapper's PATH for a runtime baseline. Where the
+// baseline grants Homebrew (node, python), its bin comes first, then the
+// nodejs.org and python.org installers' /usr/local/bin, then the system's:
+// /usr/bin/python3 and /usr/bin/git are xcrun shims that load the
+// developer tools and fail in a sandbox (microsoft/mxc#1110). Elsewhere the
+// system's folders come first, the ones the baseline lets it run.
+func SearchPath(runtime string) []string {
+	sys, brew := []string{"/usr/bin", "/bin", "/usr/sbin", "/sbin"}, []string{"/opt/homebrew/bin", "/usr/local/bin"}
+	switch runtime {
+	case "node", "python":
+		return append(brew, sys...)
+	}
+	return append(sys, brew...)
+}
+
+// xcrunShims are the /usr/bin programs that are xcrun shims on macOS: a
+// command naming one by its bare name gets a note from the wrapper when
+// PATH finds nothing better.
+var xcrunShims = map[string]bool{"python3": true, "pip3": true, "git": true, "make": true, "clang": true, "cc": true, "swift": true}
+
+// xcrunShim returns the command's program when it is a bare name that
+// /usr/bin serves with an xcrun shim.
+func xcrunShim(p *compiler.Plan) string {
+	if c := p.Command[0]; !strings.Contains(c, "/") && xcrunShims[c] {
+		return c
+	}
+	return ""
 }
 
 // shellPath renders a host path as a shell word: ${PROJECT_ROOT} and
@@ -169,8 +279,8 @@ same() {
 	fmt.Fprintf(&b, `for name in $(export -p | sed -n 's/^export \([A-Za-z_][A-Za-z0-9_]*\)=.*/\1/p'); do
   case "$name" in %s) ;; *) unset "$name" ;; esac
 done
-export PATH=/usr/bin:/bin:/usr/sbin:/sbin:/opt/homebrew/bin:/usr/local/bin HOME="%s"
-`, strings.Join(keep, "|"), home)
+export PATH=%s HOME="%s"
+`, strings.Join(keep, "|"), strings.Join(SearchPath(p.Runtime.Name), ":"), home)
 	if p.Scratch != nil {
 		b.WriteString("export TMPDIR=\"$SCRATCH\"\n")
 	}
@@ -194,28 +304,44 @@ export PATH=/usr/bin:/bin:/usr/sbin:/sbin:/opt/homebrew/bin:/usr/local/bin HOME=
 		}
 		fmt.Fprintf(&b, "export %s\n", strings.Join(kv, " "))
 	}
+	cmd, err := translate(p)
+	if err != nil {
+		return nil, err
+	}
 	var words []string
-	for i, c := range p.Command {
-		if hp, flag, ok := hostArg(p, i, c); ok {
-			w, err := shellPath(hp)
-			if err != nil {
-				return nil, err
+	for _, w := range cmd {
+		var word string
+		switch {
+		case w.host:
+			word, err = shellPath(w.path)
+		case w.scratch:
+			word = `"$SCRATCH"`
+			if w.rel != "" {
+				var q string
+				q, err = quoteSh(w.rel)
+				word += q
 			}
-			if flag != "" {
-				q, err := quoteSh(flag)
-				if err != nil {
-					return nil, err
-				}
-				w = q + w
-			}
-			words = append(words, w)
-			continue
+		default:
+			word, err = quoteSh(w.text)
 		}
-		w, err := quoteSh(c)
 		if err != nil {
 			return nil, fmt.Errorf("server %q: %w", p.Server, err)
 		}
-		words = append(words, w)
+		if w.flag != "" {
+			q, err := quoteSh(w.flag)
+			if err != nil {
+				return nil, fmt.Errorf("server %q: %w", p.Server, err)
+			}
+			word = q + word
+		}
+		words = append(words, word)
+	}
+	if shim := xcrunShim(p); shim != "" {
+		fmt.Fprintf(&b, `# /usr/bin/%[1]s is an xcrun shim, which cannot start in the sandbox (it loads the developer tools).
+case "$(command -v %[1]s || true)" in
+  /usr/bin/%[1]s) echo 'mcpolicy: %[1]s resolves to /usr/bin/%[1]s, an xcrun shim that fails in the sandbox (unable to load libxcrun): install a real one (brew install ...), or write its absolute path in command' >&2 ;;
+esac
+`, shim)
 	}
 	fmt.Fprintf(&b, "exec %s -f \"$here/%s.sb\" \\\n    %s \\\n    -- %s\n", SandboxExec, p.Server, strings.Join(defs, " \\\n    "), strings.Join(words, " "))
 	return []byte(b.String()), nil

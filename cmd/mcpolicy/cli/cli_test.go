@@ -143,7 +143,7 @@ func TestLintClientConfig(t *testing.T) {
 	}
 	for _, want := range []string{
 		":5:43: MOUNT_HOME error", ":5:71: SECRET_INLINE error", ":5:16: NETWORK_OPEN warning",
-		":5:16: CAP_DROP_MISSING error", ":5:16: READ_ONLY_ROOT_MISSING error", ":5:16: NO_NEW_PRIVILEGES_MISSING error",
+		":5:16: CONTAINER_UNHARDENED warning unhardened container, missing: --cap-drop ALL (CAP_DROP_MISSING)",
 		"github (" + cfg + "): 2 grants, worst: error",
 	} {
 		if !strings.Contains(out, want) {

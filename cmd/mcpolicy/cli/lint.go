@@ -2,7 +2,9 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -10,6 +12,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/schema"
 	"github.com/spf13/cobra"
 )
 
@@ -20,7 +23,7 @@ func newLintCmd() *cobra.Command {
 	var clients []string
 	var format, failOn, policy string
 	var maxGrants int
-	var discover, noPolicy bool
+	var discover, noPolicy, thisMachine bool
 	cmd := &cobra.Command{
 		Use:   "lint [PATH | -p POLICY] [--client FILE...]",
 		Short: "Count each server's grants and flag what widens its confinement",
@@ -31,8 +34,23 @@ MCP client configs (--client FILE, or --discover for the project's own
 model. Each finding is file:line:col: RULE severity message; each server
 gets a summary line with its grant count and worst severity.
 
+A client config is judged as written, for whichever machine it was written
+on (/Users/NAME, C:\Users\NAME, ~ and $HOME are homes wherever lint runs),
+and nothing it names is read here, unless its paths are this machine's: a
+config in the project (--discover), a project-scope one (.mcp.json,
+.vscode/mcp.json...), or --this-machine. Only then are granted folders
+looked into (symlinks, secret files) and env files and profiles read.
+
+A client config that is not JSON as written is read anyway where it can
+be (a fragment without its braces, # and // comments, trailing commas, one
+missing closing brace, unescaped backslashes in Windows paths, VS Code's
+flat "mcp.servers" key): each repair is a PARSE note (info) at its
+file:line:col. A config that cannot be read, or an entry in it, is a PARSE
+error at its position; the other configs and entries are still linted.
+
 Exit codes: 0 nothing at or above --fail-on, 5 findings at or above it,
-1 usage or I/O error, 2 an invalid policy.`,
+1 usage or I/O error, or a client config (or an entry in one) that could
+not be read (even with findings), 2 an invalid policy.`,
 		Example: `  mcpolicy lint
   mcpolicy lint --client ~/Library/Application\ Support/Claude/claude_desktop_config.json
   mcpolicy lint --discover --format sarif > lint.sarif
@@ -48,6 +66,7 @@ Exit codes: 0 nothing at or above --fail-on, 5 findings at or above it,
 				threshold = s
 			}
 			home, _ := os.UserHomeDir()
+			project := "" // the policies' project: a client config in it is this machine's
 			var targets []*lint.Target
 			// Client configs alone need no policy: without a PATH argument, a
 			// folder holding none is not an error when --client is given.
@@ -65,6 +84,7 @@ Exit codes: 0 nothing at or above --fail-on, 5 findings at or above it,
 				if err != nil {
 					return err
 				}
+				project = proj.Root
 				ts := lint.PolicyTargets(plans, proj.Root, home)
 				for _, t := range ts {
 					t.Unbuildable = build.Problems(t.Plan) // a policy that does not build is not clean
@@ -74,19 +94,37 @@ Exit codes: 0 nothing at or above --fail-on, 5 findings at or above it,
 			if discover {
 				clients = append(clients, clientcfg.Discover(path)...)
 			}
+			// Client configs are read tolerantly: each repair is a PARSE note;
+			// one that cannot be read (or an entry in it) is a PARSE error at
+			// its position, and the next is read.
+			var notes []lint.Note
+			var unread []string
 			for _, c := range clients {
-				ts, err := clientcfg.Read(c, home)
+				ts, ns, err := clientcfg.ReadLint(c, clientcfg.Options{Home: home, ThisMachine: thisMachine, Project: project})
 				if err != nil {
-					return &exitError{code: ExitInvalid, err: err}
+					ns = []lint.Note{unreadNote(c, err)}
 				}
+				for _, n := range ns {
+					if n.Unread {
+						unread = append(unread, n.Pos.String())
+					}
+				}
+				notes = append(notes, ns...)
 				targets = append(targets, ts...)
 			}
-			if len(targets) == 0 {
+			if len(targets) == 0 && len(notes) == 0 {
 				return &exitError{code: ExitError, err: fmt.Errorf("nothing to lint: no policy and no client config")}
 			}
 			rep := lint.Run(targets, lint.Options{MaxGrants: maxGrants})
+			rep.AddNotes(notes)
 			if err := lint.Write(cmd.OutOrStdout(), rep, format, version()); err != nil {
 				return &exitError{code: ExitError, err: err}
+			}
+			switch {
+			case len(unread) > 0: // the lint is incomplete: not "clean", whatever it found
+				return &exitError{code: ExitError, err: fmt.Errorf("not linted (see PARSE): %s", strings.Join(unread, ", "))}
+			case len(targets) == 0:
+				return &exitError{code: ExitError, err: fmt.Errorf("nothing to lint: no server in the client configs")}
 			}
 			if worst, any := rep.Worst(); any && threshold >= 0 && worst >= threshold {
 				return &errSilent{code: ExitFindings}
@@ -97,11 +135,30 @@ Exit codes: 0 nothing at or above --fail-on, 5 findings at or above it,
 	cmd.Flags().StringArrayVar(&clients, "client", nil, "an MCP client config to lint (repeatable)")
 	cmd.Flags().BoolVar(&discover, "discover", false, "also lint the project's own client configs (.mcp.json, .vscode/mcp.json, .cursor/mcp.json, ...)")
 	cmd.Flags().BoolVar(&noPolicy, "no-policy", false, "lint only client configs, not PATH's policies")
+	cmd.Flags().BoolVar(&thisMachine, "this-machine", false, "the client configs' paths are this machine's: place ~ in $HOME, look into granted folders, read env files and profiles")
 	policyFlag(cmd, &policy)
 	cmd.Flags().StringVarP(&format, "format", "f", "text", "output: "+strings.Join(lint.Formats, ", "))
 	cmd.Flags().StringVar(&failOn, "fail-on", "error", "exit 5 when a finding is at least: error, warning, info, or never")
 	cmd.Flags().IntVar(&maxGrants, "max-grants", 4, "GRANT_COUNT's limit per server")
 	return cmd
+}
+
+// unreadNote is the PARSE error for a client config that cannot be read.
+func unreadNote(file string, err error) lint.Note {
+	n := lint.Note{Pos: schema.Pos{File: file}, Msg: err.Error(), Unread: true}
+	var se *schema.Error
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &se):
+		n.Pos, n.Msg = se.Pos, se.Msg
+		if se.Path != "" {
+			n.Msg = se.Path + ": " + se.Msg
+		}
+	case errors.As(err, &pe):
+		n.Msg = "cannot " + pe.Op + ": " + pe.Err.Error()
+	}
+	n.Msg += "; the file is not linted"
+	return n
 }
 
 func newRulesCmd() *cobra.Command {

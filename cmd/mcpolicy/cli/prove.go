@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/prove"
@@ -18,6 +22,7 @@ func newProveCmd() *cobra.Command {
 	var path, out string
 	var servers, backends, probes, toolArgs []string
 	var tool string
+	var keepImage bool
 	cmd := &cobra.Command{
 		Use:   "prove [-p PATH] [--server NAME] [--backend B] [--probe PATH] [--out DIR]",
 		Short: "Demonstrate the denied reads: a probe, not the server, under each backend's confinement",
@@ -26,15 +31,34 @@ server's compiled confinement on every Linux backend this machine can run
 (bwrap, landlock, docker, podman) and records what the kernel answered to
 reading the usual credential stores (~/.aws/credentials, ~/.ssh/id_*,
 ~/.config/gcloud, ~/.kube/config, ~/.netrc, ~/.docker/config.json),
-/etc/shadow, the project's parent, listing / and $HOME, writing into each
-read-only grant and protected path, and a TCP connect to a listener it
-opens on the host. It writes evidence.md and evidence.json, with the
-command that reproduces each row with ordinary tools.
+/etc/shadow, a folder beside the project, listing / and $HOME, writing into
+each read-only grant and protected path, and a TCP connect to a listener it
+opens on the host. A denial is expected only of a target outside every
+grant the plan makes; a row with no such target is skipped, saying why.
+It writes evidence.md and evidence.json, with the command that reproduces
+each row with ordinary tools.
 
-Exit codes: 0 every row as the plan says, 7 a disagreement, 1 an error.
-Container backends need a static mcpolicy (CGO_ENABLED=0 go install).`,
+Only the backends the server is built for are proved (podman runs the
+docker artefact); --backend naming another is an error.
+
+With --tool, the real server is also started in the same confinement and
+asked over MCP. Each --arg value that is an absolute path (a sandbox path
+below a mount target, or a host path) is classified by how the tool uses
+it — read or write, from the tool's name, description and inputSchema —
+probed that way, and given to each backend's server as that backend shows
+it; the host is watched for a write the plan denies, and what the call
+changed is put back.
+
+Everything prove makes (stand-in images, containers, temporary folders)
+is removed when it ends, also on an error or an interrupt; --keep-image
+keeps the stand-in images the docker/podman reproduce commands need.
+
+Exit codes: 0 every row as the plan says, 7 a disagreement, 1 an error or
+an interrupt. Container backends need a static mcpolicy (CGO_ENABLED=0
+go install).`,
 		Example: `  mcpolicy prove -p examples/code-index --out evidence/
   mcpolicy prove -p examples/canary --tool read_file --arg path=$HOME/.aws/credentials
+  mcpolicy prove -p . --tool write_file --arg path=/workspace/out/x.txt --arg content=hi
   mcpolicy prove --server code-index --backend bwrap --backend landlock`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -52,28 +76,54 @@ Container backends need a static mcpolicy (CGO_ENABLED=0 go install).`,
 			for _, s := range servers {
 				want[s] = true
 			}
-			disagree := 0
+			var call *prove.ToolCall
+			if tool != "" {
+				call = &prove.ToolCall{Tool: tool, Args: map[string]any{}}
+				for _, kv := range toolArgs {
+					k, v, ok := strings.Cut(kv, "=")
+					if !ok {
+						return &exitError{code: ExitError, err: fmt.Errorf("--arg %q: want KEY=VALUE", kv)}
+					}
+					call.Args[k] = v
+				}
+			} else if len(toolArgs) > 0 {
+				return &exitError{code: ExitError, err: fmt.Errorf("--arg needs --tool")}
+			}
+			// Every server's backends are checked before anything runs.
+			var todo []*compiler.Plan
 			for _, p := range plans {
 				if len(want) > 0 && !want[p.Server] {
 					continue
 				}
-				opts := prove.Options{Backends: backends, Probes: probes, Self: self, Policy: path}
-				if tool != "" {
-					call := &prove.ToolCall{Tool: tool, Args: map[string]any{}}
-					for _, kv := range toolArgs {
-						k, v, ok := strings.Cut(kv, "=")
-						if !ok {
-							return &exitError{code: ExitError, err: fmt.Errorf("--arg %q: want KEY=VALUE", kv)}
-						}
-						call.Args[k] = v
-						if strings.HasPrefix(v, "/") && call.Target == "" {
-							call.Target = v
-							opts.Probes = append(opts.Probes, v)
-						}
+				if _, err := prove.SelectBackends(p, backends); err != nil {
+					if len(backends) == 0 && len(want) == 0 {
+						fmt.Fprintf(cmd.OutOrStdout(), "%s not proved: %v\n", p.Server, err)
+						continue
 					}
-					opts.Call = call
+					return &exitError{code: ExitError, err: err}
 				}
-				rep, err := prove.Run(p, m, opts)
+				todo = append(todo, p)
+			}
+			for s := range want {
+				if !hasServer(plans, s) {
+					return &exitError{code: ExitError, err: fmt.Errorf("no server %q in %s (servers: %s)", s, path, names(plans))}
+				}
+			}
+			// An interrupt ends the sandboxes and removes what prove made
+			// before it exits.
+			parent := cmd.Context()
+			if parent == nil {
+				parent = context.Background()
+			}
+			ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+			defer stop()
+			disagree := 0
+			for _, p := range todo {
+				opts := prove.Options{Backends: backends, Probes: probes, Self: self, Policy: path, Call: call, KeepImages: keepImage}
+				rep, err := prove.RunContext(ctx, p, m, opts)
+				if errors.Is(err, prove.ErrInterrupted) || ctx.Err() != nil {
+					return &exitError{code: ExitError, err: fmt.Errorf("interrupted: what prove made (images, containers, temporary folders) was removed")}
+				}
 				if err != nil {
 					return err
 				}
@@ -113,6 +163,16 @@ Container backends need a static mcpolicy (CGO_ENABLED=0 go install).`,
 	cmd.Flags().StringArrayVar(&backends, "backend", nil, "only this backend: bwrap, landlock, docker, podman (repeatable)")
 	cmd.Flags().StringArrayVar(&probes, "probe", nil, "another host path to try to read (repeatable)")
 	cmd.Flags().StringVar(&tool, "tool", "", "also start the real server in the same confinement and call this MCP tool (the controlled comparison)")
-	cmd.Flags().StringArrayVar(&toolArgs, "arg", nil, "an argument of --tool, KEY=VALUE; the first absolute path is also probed")
+	cmd.Flags().StringArrayVar(&toolArgs, "arg", nil, "an argument of --tool, KEY=VALUE; an absolute path is probed as the tool uses it (read or write)")
+	cmd.Flags().BoolVar(&keepImage, "keep-image", false, "keep the stand-in images (mcpolicy-prove:...) the docker/podman reproduce commands run")
 	return cmd
+}
+
+func hasServer(plans []*compiler.Plan, name string) bool {
+	for _, p := range plans {
+		if p.Server == name {
+			return true
+		}
+	}
+	return false
 }

@@ -18,9 +18,15 @@ func newCheckProfileCmd() *cobra.Command {
 structure: balanced, (version 1) first, (deny default) present, known
 operation and filter names, no (allow default), no unfiltered file-write*
 or network* allow, no network allow but the egress proxy's
-(allow network-outbound (remote ip "localhost:PORT")), and — when -D names
-are given as sandbox-exec would get them — every (param ...) defined. It
-exits 2 when it finds an error.`,
+(allow network-outbound (remote tcp "localhost:PORT")), and — when -D names
+are given as sandbox-exec would get them — every (param ...) defined.
+It refuses the over-grants the widely used profiles do without: an
+unfiltered sysctl-read (kern.proc.all and kern.procargs2 list every
+process and its command line) or ipc-posix-shm, an allow reaching
+Homebrew's var or etc, (remote ip ...) for the proxy (UDP too); and a
+protected path such as .git kept from writes while a folder above it
+can be renamed (mv .git g; edit g/config; mv g .git). It exits 2 when it
+finds an error.`,
 		Example: `  mcpolicy check-profile .mcpolicy/seatbelt/code-index.sb -D MOUNT_0=/x -D MOUNT_1=/y -D SCRATCH=/z
   mcpolicy check-profile ~/Library/my-server.sb`,
 		Args: cobra.ExactArgs(1),

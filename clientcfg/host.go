@@ -1,0 +1,531 @@
+package clientcfg
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/schema"
+)
+
+// hostRun is what an entry keeps while it reads a command run on the host:
+// the wrappers looked through, the client's sandbox when one applies, and
+// the variables the entry sets (its env object, Codex's env_vars, an env
+// wrapper's assignments), with positions.
+type hostRun struct {
+	depth   int      // wrappers looked through so far
+	via     []string // "sh -c", "cmd /c", "wsl": how the command was reached
+	sandbox *clientSandbox
+	envKeys []envKey
+}
+
+// envKey is one variable the entry sets.
+type envKey struct {
+	name, value string
+	hasValue    bool // a string value (Codex's env_vars names have none)
+	pos, valPos schema.Pos
+}
+
+// maxWrap bounds how many wrappers are looked through (wsl bash -lc "env
+// X=1 srt npx ..." is four).
+const maxWrap = 6
+
+// wrappers are the programs host looks through to the command they run;
+// a command string starting with one is split (see launchers).
+var wrappers = []string{"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fish", "cmd", "powershell", "pwsh",
+	"wsl", "env", "srt"}
+
+func init() {
+	for _, w := range wrappers {
+		launchers[w] = true
+	}
+}
+
+// host reads a command run directly on the host. A shell, cmd /c,
+// PowerShell -Command, wsl or env is looked through to the command it
+// runs (the inner words at the position of the argument that holds them);
+// srt, or VS Code's sandboxEnabled, is a client sandbox, recorded with what
+// it enforces and leaves open; anything else runs unconfined. Arguments and
+// the entry's env are read for the home folders, credential stores and
+// roots they hand the server, and for dangerous modes.
+func (e *entry) host(prog string, cmd arg, args []arg) {
+	if e.depth < maxWrap {
+		if inner, rest, via, ok := e.unwrap(prog, cmd, args); ok {
+			e.depth++
+			if via != "" {
+				e.via = append(e.via, via)
+			}
+			e.launch(inner, rest)
+			return
+		}
+	}
+	e.t.Launcher = prog
+	e.dangerousArgs(args, true)
+	grants := e.hostGrants(prog, args)
+	name := prog
+	if len(e.via) > 0 {
+		name += " (through " + strings.Join(e.via, ", ") + ")"
+	}
+	if s := e.sandbox; s != nil {
+		e.flag(lint.FlagClientSandbox, s.describe(e, name, grants), s.pos)
+		for _, w := range s.allowWrite {
+			if what := e.wideGrant(w.s); what != "" {
+				e.flag(lint.FlagHostGrant, fmt.Sprintf("%s lets %s write %s (allowWrite): as wide as no sandbox there", s.by, prog, what), w.pos)
+			}
+		}
+		return
+	}
+	e.flag(lint.FlagUnconfined, name, cmd.pos)
+	for _, g := range grants {
+		e.flag(lint.FlagHostGrant, fmt.Sprintf("%s runs unconfined on the host and is handed %s%s", prog, g.what, g.how), g.pos)
+	}
+}
+
+// unwrap returns the command a wrapper runs, and how it was reached.
+func (e *entry) unwrap(prog string, cmd arg, args []arg) (arg, []arg, string, bool) {
+	lower := strings.ToLower(prog)
+	switch lower {
+	case "sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fish":
+		return e.unwrapShell(prog, args)
+	case "cmd":
+		for i, a := range args {
+			switch o := strings.ToLower(a.s); {
+			case o == "/c" || o == "/k":
+				return words(args[i+1:], false, prog+" "+a.s)
+			case strings.HasPrefix(o, "/"):
+			default:
+				return arg{}, nil, "", false
+			}
+		}
+	case "powershell", "pwsh":
+		for i := 0; i < len(args); i++ {
+			o := strings.ToLower(args[i].s)
+			switch {
+			case o == "-c" || o == "-command" || o == "-com" || o == "-comm" || o == "-comma" || o == "-comman":
+				return words(args[i+1:], false, prog+" "+args[i].s)
+			case o == "-executionpolicy" || o == "-ep" || o == "-windowstyle" || o == "-workingdirectory" || o == "-wd":
+				i++
+			case strings.HasPrefix(o, "-") && o != "-file" && o != "-f":
+			default:
+				return arg{}, nil, "", false
+			}
+		}
+	case "wsl":
+		for i := 0; i < len(args); i++ {
+			switch o := args[i].s; o {
+			case "-d", "--distribution", "-u", "--user", "--cd", "--shell-type":
+				i++
+			case "--system", "~":
+			case "-e", "--exec", "--":
+				return words(args[i+1:], true, prog+" "+o)
+			default:
+				if strings.HasPrefix(o, "-") {
+					return arg{}, nil, "", false // --install, --list...: not a command
+				}
+				return words(args[i:], true, prog)
+			}
+		}
+	case "env":
+		for i := 0; i < len(args); i++ {
+			a := args[i]
+			switch {
+			case a.s == "-i" || a.s == "--ignore-environment" || a.s == "-0" || a.s == "--null" || strings.HasPrefix(a.s, "--unset=") || strings.HasPrefix(a.s, "--chdir="):
+			case a.s == "-u" || a.s == "--unset" || a.s == "-C" || a.s == "--chdir":
+				i++
+			case a.s == "-S" || a.s == "--split-string":
+				return words(args[i+1:], true, prog+" -S")
+			case a.s == "--":
+				return words(args[i+1:], true, prog)
+			case assignment.MatchString(a.s):
+				e.assign(a)
+			case strings.HasPrefix(a.s, "-"):
+				return arg{}, nil, "", false
+			default:
+				return args[i], args[i+1:], prog, true
+			}
+		}
+	case "srt":
+		return e.unwrapSrt(cmd, args)
+	}
+	return arg{}, nil, "", false
+}
+
+// unwrapShell reads sh/bash/zsh... -c "COMMAND": a cluster holding c
+// (-c, -lc, -ic) takes the next word that is not an option as the command
+// string. A script (bash server.sh) is not looked through.
+func (e *entry) unwrapShell(prog string, args []arg) (arg, []arg, string, bool) {
+	via := ""
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a.s == "-o" || a.s == "+o" || a.s == "-O" || a.s == "+O" || a.s == "--rcfile" || a.s == "--init-file":
+			i++
+		case strings.HasPrefix(a.s, "--"):
+			if a.s == "--" {
+				return arg{}, nil, "", false
+			}
+		case (strings.HasPrefix(a.s, "-") || strings.HasPrefix(a.s, "+")) && len(a.s) > 1:
+			if strings.ContainsRune(a.s[1:], 'c') {
+				via = prog + " " + a.s
+			}
+		case via != "":
+			inner, rest, _, ok := words([]arg{a}, true, via)
+			return inner, rest, via, ok
+		default:
+			return arg{}, nil, "", false
+		}
+	}
+	return arg{}, nil, "", false
+}
+
+// unwrapSrt reads srt [-d] [-s|--settings FILE] [-c COMMAND] [--] CMD...:
+// the command runs under the sandbox-runtime with FILE's settings
+// (default ~/.srt-settings.json).
+func (e *entry) unwrapSrt(cmd arg, args []arg) (arg, []arg, string, bool) {
+	s := &clientSandbox{by: "srt (sandbox-runtime)", pos: cmd.pos, srt: true, settings: "~/.srt-settings.json"}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a.s == "-d" || a.s == "--debug":
+		case (a.s == "-s" || a.s == "--settings") && i+1 < len(args):
+			s.settings, s.settingsSet = args[i+1].s, true
+			i++
+		case strings.HasPrefix(a.s, "--settings="):
+			s.settings, s.settingsSet = strings.TrimPrefix(a.s, "--settings="), true
+		case a.s == "--control-fd" && i+1 < len(args):
+			s.controlFD = true
+			i++
+		case a.s == "-c" && i+1 < len(args):
+			e.sandbox = s
+			return words(args[i+1:i+2], true, "")
+		case a.s == "--":
+			e.sandbox = s
+			return words(args[i+1:], true, "")
+		case strings.HasPrefix(a.s, "-"):
+		default:
+			e.sandbox = s // a sandbox, not a way through: the finding names it
+			return args[i], args[i+1:], "", true
+		}
+	}
+	return arg{}, nil, "", false
+}
+
+// words turns a wrapper's remaining arguments into the command they run:
+// one argument holding a command line is split (shellCommand), each word
+// at that argument's position; several are taken as they are, the first
+// one split when it holds blanks ("npx -y", "x").
+func words(as []arg, posix bool, via string) (arg, []arg, string, bool) {
+	var out []arg
+	for i, a := range as {
+		if i > 0 && len(as) > 1 {
+			out = append(out, a)
+			continue
+		}
+		ws, _ := shellCommand(a.s, posix)
+		for _, w := range ws {
+			out = append(out, arg{w, a.pos})
+		}
+	}
+	if len(out) == 0 || out[0].s == "" {
+		return arg{}, nil, "", false
+	}
+	return out[0], out[1:], via, true
+}
+
+// assign records an env wrapper's NAME=value as a variable the entry sets.
+func (e *entry) assign(a arg) {
+	name, val, _ := strings.Cut(a.s, "=")
+	e.envKeys = append(e.envKeys, envKey{name: name, value: val, hasValue: true, pos: a.pos, valPos: a.pos})
+	e.t.EnvPassed = append(e.t.EnvPassed, name)
+	e.dangerousEnv(name, val, a.pos)
+}
+
+// grant is a wide host path handed to a server: what it is, how (through
+// which variable), where.
+type grant struct {
+	what, how string
+	pos       schema.Pos
+}
+
+// runners are programs that fetch and start a package; the values of
+// their own options (uv --directory, uvx --from, npx --prefix) are where
+// they work or what they fetch, not folders handed to the server.
+var runners = map[string]bool{"npx": true, "uvx": true, "uv": true, "pnpm": true, "pnpx": true, "yarn": true,
+	"bun": true, "bunx": true, "pipx": true, "npm": true, "deno": true}
+
+var runnerValue = map[string]bool{"--directory": true, "--project": true, "--from": true, "--with": true,
+	"--prefix": true, "--cwd": true, "-C": true, "--dir": true, "--python": true, "-p": true, "--package": true,
+	"--with-requirements": true, "--index-url": true, "--config": true, "--spec": true}
+
+var runnerSub = map[string]bool{"run": true, "tool": true, "exec": true, "dlx": true, "x": true}
+
+// hostGrants reads a host-run command's arguments, and the entry's env,
+// for the home folders, credential stores, drive roots and / they hand the
+// server: a bare path, an --option=path, a list (a,b or a:b), as written.
+func (e *entry) hostGrants(prog string, args []arg) []grant {
+	var gs []grant
+	runner := runners[strings.ToLower(prog)]
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		s := a.s
+		if runner {
+			name, _, joined := strings.Cut(s, "=")
+			switch {
+			case runnerValue[name] && !joined:
+				i++
+				continue
+			case runnerValue[name] || runnerSub[s] || strings.HasPrefix(s, "-"):
+				continue
+			}
+			runner = false // the package or script: the server's own arguments follow
+			continue
+		}
+		if strings.HasPrefix(s, "-") {
+			_, v, ok := strings.Cut(s, "=")
+			if !ok {
+				continue
+			}
+			s = v
+		}
+		for _, p := range pathList(s) {
+			if what := e.wideGrant(p); what != "" {
+				gs = append(gs, grant{what: what, pos: a.pos})
+				break
+			}
+		}
+	}
+	for _, k := range e.envKeys {
+		if !k.hasValue || plumbing(k.name) {
+			continue
+		}
+		for _, p := range pathList(k.value) {
+			if what := e.wideGrant(p); what != "" {
+				gs = append(gs, grant{what: what, how: " (env " + k.name + ")", pos: k.valPos})
+				break
+			}
+		}
+	}
+	return gs
+}
+
+// pathList splits a value that may list paths: at commas and semicolons,
+// and at colons that are not a Windows drive's (C:\) nor a URL's.
+func pathList(s string) []string {
+	var out []string
+	for _, p := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ';' }) {
+		if strings.Contains(p, "://") {
+			continue
+		}
+		from := 0
+		for i := 0; i < len(p); i++ {
+			if p[i] != ':' || i == from+1 && isLetter(p[from]) {
+				continue
+			}
+			out = append(out, p[from:i])
+			from = i + 1
+		}
+		out = append(out, p[from:])
+	}
+	return out
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// wideGrant says what a path written in an entry is when it is wide: the
+// filesystem root, a whole drive, the folder of every home, a home folder,
+// or a credential store (in it, or holding it); "" otherwise. It is read as
+// written, for whatever machine the config is for (lint.ReadHostPath).
+func (e *entry) wideGrant(raw string) string {
+	s := strings.Trim(strings.TrimSpace(raw), `"'`)
+	for _, g := range []string{"/**", `\**`, "/*", `\*`} {
+		s = strings.TrimSuffix(s, g)
+	}
+	if s == "" {
+		return ""
+	}
+	var homes []string
+	if e.home != "" {
+		homes = append(homes, e.home)
+	}
+	f := lint.ReadHostPath(s, homes...)
+	switch {
+	case f.Root && (f.Path == "/"):
+		return "the filesystem root /"
+	case f.Root:
+		return "the whole drive " + s
+	case f.HoldsHomes:
+		return "the folder of every home, " + s
+	case f.IsHome():
+		return "the home folder " + s
+	}
+	if st := f.Stores(); len(st) > 0 {
+		if f.Home != "" && len(st) == 1 && (f.Sub == strings.TrimPrefix(st[0], "~/") || strings.HasPrefix(f.Sub, strings.TrimPrefix(st[0], "~/")+"/")) {
+			return "the credential store " + st[0] + " (" + s + ")"
+		}
+		return s + ", which holds the credential stores " + strings.Join(st, ", ")
+	}
+	return ""
+}
+
+// plumbing reports whether a variable only sets up the process (where
+// home, temp and caches are, the search path, the engine's own settings):
+// its value is not a folder handed to the server.
+func plumbing(name string) bool {
+	n := strings.ToUpper(name)
+	switch n {
+	case "HOME", "USERPROFILE", "HOMEPATH", "HOMEDRIVE", "PATH", "PWD", "OLDPWD", "SHELL", "USER", "LOGNAME",
+		"TMPDIR", "TMP", "TEMP", "APPDATA", "LOCALAPPDATA", "PROGRAMDATA", "SYSTEMROOT", "WINDIR", "COMSPEC",
+		"PYTHONPATH", "NODE_PATH", "VIRTUAL_ENV", "CONDA_PREFIX", "GOPATH", "NVM_DIR", "SSH_AUTH_SOCK",
+		"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "CONTAINER_HOST":
+		return true
+	}
+	for _, p := range []string{"XDG_", "DOCKER_", "PODMAN_", "CONTAINERS_", "BUILDKIT_", "NPM_CONFIG_", "UV_", "PIP_"} {
+		if strings.HasPrefix(n, p) {
+			return true
+		}
+	}
+	return strings.HasSuffix(n, "_HOME") || strings.Contains(n, "CACHE")
+}
+
+// Dangerous modes: switches documented to turn off a program's own
+// approvals or sandbox, and env switches whose names say so.
+var (
+	dangerEnv    = regexp.MustCompile(`(?i)(DANGEROUS|(^|_)YOLO($|_)|(^|_)ALLOW_ALL($|_)|SKIP_PERMISSIONS|BYPASS_PERMISSIONS|DISABLE_SANDBOX|NO_SANDBOX)`)
+	notDangerEnv = regexp.MustCompile(`(?i)(CORS|ORIGIN)`)
+	falsy        = regexp.MustCompile(`(?i)^\s*(|0|false|no|n|off|none|disabled?)\s*$`)
+)
+
+// dangerousArgs flags the dangerous-mode switches among a command's
+// arguments. onHost: the command runs on the host (a browser's
+// --no-sandbox counts there; in a container Chrome needs it).
+func (e *entry) dangerousArgs(args []arg, onHost bool) {
+	for i, a := range args {
+		name, val, joined := strings.Cut(a.s, "=")
+		next := ""
+		if !joined && i+1 < len(args) {
+			next = args[i+1].s
+		}
+		shown := a.s
+		if !joined {
+			val, shown = next, a.s+" "+next
+		}
+		what := ""
+		switch l := strings.ToLower(name); {
+		case strings.HasPrefix(l, "--dangerously-"):
+			what = "a switch its own name calls dangerous (it skips the program's permission checks or sandbox)"
+		case l == "--yolo":
+			what = "YOLO mode: every tool call approved without asking"
+		case l == "--approval-mode" && strings.EqualFold(val, "yolo"):
+			what = "YOLO mode: every tool call approved without asking"
+			a.s = shown
+		case l == "--permission-mode" && strings.EqualFold(val, "bypassPermissions"):
+			what = "Claude Code's permission checks bypassed"
+			a.s = shown
+		case (l == "--sandbox" || l == "-s") && strings.EqualFold(val, "danger-full-access"):
+			what = "Codex's sandbox turned off (full access)"
+			a.s = shown
+		case l == "--allow-all" || l == "--allow-all-tools" || l == "--allow-all-paths":
+			what = "every tool, path or permission allowed without asking"
+		case l == "--no-sandbox" && onHost:
+			what = "the browser's own sandbox turned off, on the host"
+		}
+		if what != "" {
+			e.flag(lint.FlagDangerousMode, fmt.Sprintf("%s: %s", a.s, what), a.pos)
+		}
+	}
+}
+
+// dangerousEnv flags NAME=value when the name says it turns on a
+// dangerous mode and the value does not turn it off.
+func (e *entry) dangerousEnv(name, value string, pos schema.Pos) {
+	if dangerEnv.MatchString(name) && !notDangerEnv.MatchString(name) && !falsy.MatchString(value) {
+		e.flag(lint.FlagDangerousMode, fmt.Sprintf("%s=%s: an env switch whose name says it turns on a dangerous or allow-all mode", name, value), pos)
+	}
+}
+
+// clientSandbox is a client's sandbox around a host-run server: VS Code's
+// (sandboxEnabled, with the sandbox object of the entry or of the file),
+// or an srt wrapper written in the entry.
+type clientSandbox struct {
+	by  string
+	pos schema.Pos
+	// srt: the wrapper is written in the entry, settings in a file lint
+	// does not read (settingsSet: named with --settings).
+	srt         bool
+	settings    string
+	settingsSet bool
+	controlFD   bool
+	// VS Code's sandbox object.
+	allowWrite, denyRead, domains []arg
+}
+
+// describe says what the sandbox enforces and what it leaves open.
+func (s *clientSandbox) describe(e *entry, name string, grants []grant) string {
+	var b strings.Builder
+	if s.srt {
+		fmt.Fprintf(&b, "runs %s under srt (sandbox-runtime) with the settings in %s (not read by lint", name, s.settings)
+		if !s.settingsSet {
+			b.WriteString("; when it is missing: no writes, no network")
+		}
+		b.WriteString("): it limits writes to their allowWrite and the network to their allowedDomains, but allows every read not in denyRead (~/.ssh, ~/.aws and the rest of the home folder unless denied) and passes the whole environment")
+		if s.controlFD {
+			b.WriteString("; --control-fd lets whoever holds the descriptor change the settings while it runs")
+		}
+	} else {
+		writes := []string{}
+		for _, w := range s.allowWrite {
+			writes = append(writes, w.s)
+		}
+		writes = append(writes, "the server's cwd", "~/.npm")
+		domains := []string{}
+		for _, d := range s.domains {
+			if d.s == "*" {
+				domains = []string{"every domain (*)"}
+				break
+			}
+			domains = append(domains, d.s)
+		}
+		if len(domains) == 0 || domains[0] != "every domain (*)" {
+			domains = append(domains, "registry.npmjs.org")
+		}
+		fmt.Fprintf(&b, "runs %s under VS Code's sandbox (sandbox-runtime; tool calls auto-approved): writes only to %s; network only to %s; it leaves open ",
+			name, strings.Join(writes, ", "), strings.Join(domains, ", "))
+		if open := e.readable(s.denyRead); len(open) > 0 {
+			fmt.Fprintf(&b, "every read not in denyRead (%s readable), ", strings.Join(open, ", "))
+		} else {
+			b.WriteString("the reads not in denyRead, ")
+		}
+		b.WriteString("the whole environment, and on Windows everything: VS Code does not sandbox there")
+	}
+	for _, g := range grants {
+		fmt.Fprintf(&b, "; it is handed %s%s, readable in full", g.what, g.how)
+	}
+	return b.String()
+}
+
+// readable lists the credential stores no denyRead entry covers.
+func (e *entry) readable(deny []arg) []string {
+	var homes []string
+	if e.home != "" {
+		homes = append(homes, e.home)
+	}
+	var open []string
+	for _, c := range lint.CredentialStores {
+		covered := false
+		for _, d := range deny {
+			f := lint.ReadHostPath(d.s, homes...)
+			if f.HoldsHomes || f.IsHome() || f.Home != "" && (f.Sub == c || strings.HasPrefix(c, f.Sub+"/")) {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			open = append(open, "~/"+c)
+		}
+	}
+	if len(open) > 4 {
+		open = append(open[:3], fmt.Sprintf("%d more", len(open)-3))
+	}
+	return open
+}

@@ -1,0 +1,565 @@
+package clientcfg
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/tailscale/hujson"
+)
+
+// The tolerant reader. Configs people publish are often not JSON as
+// written: a fragment ("mcpServers": {...} without the braces around it),
+// # comment lines, // comments and trailing commas where the client reads
+// plain JSON, a missing closing brace, Windows paths with unescaped
+// backslashes ("C:\Users\me"), VS Code's settings key written flat
+// ("mcp.servers"). Lint reads them anyway, through ReadLint: the text is
+// repaired by inserting or blanking bytes, every offset of the repaired
+// text maps back to the file's (so every position, of an entry, a flag or
+// an error, is one in the file as written), and each repair is a note at
+// the position where it was made. What cannot be repaired is an error at
+// its position; an entry of the wrong shape is skipped with a note, and the
+// others are read. `mcpolicy check` and `mcpolicy client` read strictly
+// (Read): client refuses to edit a file it cannot parse as it is.
+
+// ReadLint reads a client config for lint, as ReadFor does, tolerantly: it
+// returns the targets it could read, the notes about how the file was read
+// (a repair, an entry skipped), and an error when nothing could be read (a
+// *schema.Error at the file's position, or the error opening it).
+func ReadLint(file string, o Options) ([]*lint.Target, []lint.Note, error) {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	local := OnThisMachine(file, o)
+	tol := &tolerance{}
+	ts, err := parseWith(file, src, o.Home, local, tol)
+	for _, t := range ts {
+		t.OnThisMachine = local
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return ts, tol.notes, nil
+}
+
+// tolerance collects what a tolerant read says about the file; a nil one
+// reads strictly.
+type tolerance struct {
+	notes []lint.Note
+}
+
+func (t *tolerance) note(pos schema.Pos, format string, args ...any) {
+	t.notes = append(t.notes, lint.Note{Pos: pos, Msg: fmt.Sprintf(format, args...)})
+}
+
+// skip records an entry (or a servers section) that cannot be read; the
+// others are. It reports
+// whether the reader goes on (a strict read stops at the error).
+func (t *tolerance) skip(err error) bool {
+	if t == nil {
+		return false
+	}
+	n := lint.Note{Msg: err.Error(), Unread: true}
+	if se, ok := err.(*schema.Error); ok {
+		n.Pos = se.Pos
+		n.Msg = se.Msg
+		if se.Path != "" {
+			n.Msg = se.Path + ": " + se.Msg
+		}
+	}
+	n.Msg += "; not linted"
+	t.notes = append(t.notes, n)
+	return true
+}
+
+// parseJSON reads a JSON client config: strictly (JSON with comments and
+// trailing commas) when t is nil, else repaired (see fixer), with a note
+// for each repair.
+func (t *tolerance) parseJSON(file string, src []byte) (*node, error) {
+	if t == nil {
+		return parseJSON(file, src)
+	}
+	comments, commas := jsoncFile(file)
+	f := &fixer{src: src, comments: comments, commas: commas}
+	f.scan()
+	at := newLines(file, src) // positions of the file as written
+	if f.err != nil {
+		f.err.Pos = at.pos(f.errOff)
+		return nil, f.err
+	}
+	l := newLines(file, src)
+	l.orig = f.orig
+	v, err := hujson.Parse(f.out)
+	if err != nil {
+		e := &schema.Error{Pos: schema.Pos{File: file}, Msg: "not valid JSON, even after repairs: " + err.Error()}
+		if m := huErr.FindStringSubmatch(err.Error()); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			col, _ := strconv.Atoi(m[2])
+			if out := newLines("", f.out); line >= 1 && line <= len(out.starts) {
+				e.Pos = l.pos(out.starts[line-1] + col - 1)
+			}
+			e.Msg = "not valid JSON, even after repairs: " + m[3]
+		}
+		return nil, e
+	}
+	sort.SliceStable(f.notes, func(i, j int) bool { return f.notes[i].off < f.notes[j].off })
+	for _, n := range f.notes {
+		msg := n.msg
+		if n.count > 1 {
+			msg = fmt.Sprintf(n.plural, n.count)
+		}
+		t.note(at.pos(n.off), "%s", msg)
+	}
+	root := fromHuJSON(&v, l)
+	t.fixRoot(root)
+	return root, nil
+}
+
+// sectionKeys are the top-level keys parse reads servers from.
+var sectionKeys = []string{"mcpServers", "servers", "mcp", "mcp.servers", "context_servers", "projects"}
+
+// fixRoot reads two more shapes: VS Code's settings key written flat
+// ("mcp.servers": {...}, read as "mcp": {"servers": {...}}), and server
+// entries with no key around them ({"github": {"command": ...}}, often a
+// fragment), read as "mcpServers".
+func (t *tolerance) fixRoot(root *node) {
+	if root == nil || root.kind != kObject {
+		return
+	}
+	if flat, pos := root.get("mcp.servers"); flat != nil {
+		mcp, _ := root.get("mcp")
+		if servers, _ := mcp.get("servers"); servers == nil {
+			t.note(pos, "the flat key \"mcp.servers\" is read as \"mcp\": {\"servers\": ...}, as VS Code's settings read it")
+			if mcp == nil || mcp.kind != kObject {
+				mcp = &node{kind: kObject, pos: pos}
+				root.keys, root.keyPos, root.vals = append(root.keys, "mcp"), append(root.keyPos, pos), append(root.vals, mcp)
+			}
+			mcp.keys, mcp.keyPos, mcp.vals = append(mcp.keys, "servers"), append(mcp.keyPos, pos), append(mcp.vals, flat)
+		}
+	}
+	for _, k := range sectionKeys {
+		if n, _ := root.get(k); n != nil {
+			return
+		}
+	}
+	if len(root.keys) == 0 {
+		return
+	}
+	for _, v := range root.vals {
+		if !entryLike(v) {
+			return
+		}
+	}
+	t.note(root.keyPos[0], "server entries with no \"mcpServers\" key around them: read as its value")
+	wrapped := *root
+	*root = node{kind: kObject, pos: root.pos, keys: []string{"mcpServers"}, keyPos: []schema.Pos{root.keyPos[0]}, vals: []*node{&wrapped}}
+}
+
+// entryLike reports whether n looks like a server entry.
+func entryLike(n *node) bool {
+	if n == nil || n.kind != kObject {
+		return false
+	}
+	for _, k := range []string{"command", "url", "httpUrl", "serverUrl"} {
+		if v, _ := n.get(k); v != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// jsoncFile reports whether the client that reads file accepts comments,
+// and trailing commas: VS Code (.vscode/*.json, its user mcp.json and
+// settings.json) and Zed read JSONC, *.jsonc is JSONC by name; the others
+// (Claude Desktop and Code, Cursor, Windsurf, Cline, Gemini CLI...) read
+// plain JSON, and a comment or a trailing comma is a repair.
+func jsoncFile(file string) (comments, commas bool) {
+	s := filepath.ToSlash(file)
+	dir, base := path.Base(path.Dir(s)), path.Base(s)
+	switch {
+	case strings.EqualFold(path.Ext(s), ".jsonc"),
+		dir == ".vscode",
+		dir == "User" && (base == "mcp.json" || base == "settings.json"),
+		(dir == "zed" || dir == ".zed") && base == "settings.json":
+		return true, true
+	}
+	return false, false
+}
+
+// fixer repairs a config's text for the JSON(C) parser. It only inserts
+// bytes (a brace, a backslash) or blanks them (a # comment, an extra
+// brace), so every offset of the text parsed maps back to one in the file.
+type fixer struct {
+	src, out         []byte
+	ins              []insertion
+	notes            []fixNote
+	comments, commas bool // the client reads comments, trailing commas (JSONC)
+	wrapped          bool // a fragment: a { was inserted before it
+	fragNote         int  // its note
+	err              *schema.Error
+	errOff           int
+}
+
+// insertion: n bytes inserted before src[at], at out[outAt].
+type insertion struct{ at, outAt, n int }
+
+// fixNote is a repair at an offset of the file; repeats of the same kind
+// with no value between (comment lines) make one note, plural (with %d).
+type fixNote struct {
+	off         int
+	kind        string
+	msg, plural string
+	count       int
+	open        bool // a repeat counts into it
+}
+
+// orig maps an offset of the repaired text to the file's: inserted bytes
+// map to where they were inserted.
+func (f *fixer) orig(off int) int {
+	shift := 0
+	for _, in := range f.ins {
+		if off < in.outAt {
+			break
+		}
+		if off < in.outAt+in.n {
+			return in.at
+		}
+		shift += in.n
+	}
+	return off - shift
+}
+
+func (f *fixer) copy(i, j int) { f.out = append(f.out, f.src[i:j]...) }
+
+// insert adds s to the repaired text before src[at]; the text is copied up
+// to at.
+func (f *fixer) insert(at int, s string) {
+	f.ins = append(f.ins, insertion{at: at, outAt: len(f.out), n: len(s)})
+	f.out = append(f.out, s...)
+}
+
+// blank copies src[i:j] as spaces (line ends kept).
+func (f *fixer) blank(i, j int) {
+	for _, c := range f.src[i:j] {
+		if c == '\n' || c == '\r' {
+			f.out = append(f.out, c)
+		} else {
+			f.out = append(f.out, ' ')
+		}
+	}
+}
+
+// note records a repair; a note of the same kind right after another (no
+// value between) counts into it.
+func (f *fixer) note(off int, kind, msg, plural string) {
+	if n := len(f.notes); n > 0 && kind != "" && f.notes[n-1].kind == kind && f.notes[n-1].open {
+		f.notes[n-1].count++
+		return
+	}
+	f.notes = append(f.notes, fixNote{off: off, kind: kind, msg: msg, plural: plural, count: 1, open: kind != ""})
+}
+
+// value ends a run of notes (comment lines are counted until a value).
+func (f *fixer) value() {
+	if n := len(f.notes); n > 0 {
+		f.notes[n-1].open = false
+	}
+}
+
+func lineEnd(src []byte, i int) int {
+	if j := bytes.IndexByte(src[i:], '\n'); j >= 0 {
+		return i + j
+	}
+	return len(src)
+}
+
+// lineStart reports whether only blanks precede src[i] on its line.
+func lineStart(src []byte, i int) bool {
+	for j := i - 1; j >= 0 && src[j] != '\n'; j-- {
+		if src[j] != ' ' && src[j] != '\t' && src[j] != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// skip returns the offset of the next byte at or after i that is not a
+// blank or in a comment.
+func (f *fixer) skip(i int) int {
+	src := f.src
+	for i < len(src) {
+		switch c := src[i]; {
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+			i++
+		case c == '#', c == '/' && i+1 < len(src) && src[i+1] == '/', c == '`' && bytes.HasPrefix(src[i:], fence) && lineStart(src, i):
+			i = lineEnd(src, i)
+		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			end := bytes.Index(src[i+2:], []byte("*/"))
+			if end < 0 {
+				return len(src)
+			}
+			i += 2 + end + 2
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+var fence = []byte("```")
+
+const strictClient = "a client that reads plain JSON refuses the file"
+
+// scan copies src to out, repairing as it goes.
+func (f *fixer) scan() {
+	src := f.src
+	i := 0
+	if bytes.HasPrefix(src, bom) {
+		f.out = append(f.out, "   "...)
+		i = len(bom)
+	}
+	// A fragment: the first value is a string followed by ':'.
+	frag := -1
+	if k := f.skip(i); k < len(src) && src[k] == '"' {
+		if e := f.stringEnd(k); e < len(src) {
+			if m := f.skip(e + 1); m < len(src) && src[m] == ':' {
+				frag = k
+			}
+		}
+	}
+	var open []int // offsets of the brackets not closed yet
+	for i < len(src) {
+		c := src[i]
+		switch {
+		case i == frag:
+			f.insert(i, "{")
+			f.note(i, "", "a fragment, without the braces around it: read as an object ({ and } added)", "")
+			f.value()
+			f.wrapped, f.fragNote, frag = true, len(f.notes)-1, -1
+			continue
+		case c == '#':
+			j := lineEnd(src, i)
+			f.blank(i, j)
+			f.note(i, "#", "a # comment, skipped: neither JSON nor JSONC has them, and a client refuses the file",
+				"%d # comment lines, skipped: neither JSON nor JSONC has them, and a client refuses the file")
+			i = j
+			continue
+		case c == '`' && bytes.HasPrefix(src[i:], fence) && lineStart(src, i):
+			j := lineEnd(src, i)
+			f.blank(i, j)
+			f.note(i, "", "a Markdown code fence (```), skipped", "")
+			i = j
+			continue
+		case c == '/' && i+1 < len(src) && src[i+1] == '/':
+			j := lineEnd(src, i)
+			f.copy(i, j)
+			if !f.comments {
+				f.note(i, "//", "a // comment, skipped: JSON has no comments, and "+strictClient,
+					"%d // comment lines, skipped: JSON has no comments, and "+strictClient)
+			}
+			i = j
+			continue
+		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			end := bytes.Index(src[i+2:], []byte("*/"))
+			j := len(src)
+			if end >= 0 {
+				j = i + 2 + end + 2
+			}
+			f.copy(i, j)
+			if !f.comments && end >= 0 {
+				f.note(i, "", "a /* */ comment, skipped: JSON has no comments, and "+strictClient, "")
+			}
+			i = j
+			continue
+		case c == '"':
+			i = f.str(i)
+			f.value()
+			continue
+		case c == '{' || c == '[':
+			open = append(open, i)
+			f.value()
+		case c == '}' || c == ']':
+			if len(open) == 0 && f.skip(i+1) == len(src) {
+				if f.wrapped && c == '}' { // the fragment's own closing brace: only the { was missing
+					f.wrapped = false
+					f.notes[f.fragNote].msg = "the { that opens the file is missing: read with it added"
+					break
+				}
+				// One closing bracket too many, at the end.
+				f.blank(i, i+1)
+				f.note(i, "", fmt.Sprintf("an extra %c at the end of the file, skipped", c), "")
+				i++
+				continue
+			}
+			if len(open) > 0 && closer(src[open[len(open)-1]]) == c {
+				open = open[:len(open)-1]
+			}
+			f.value()
+		case c == ',':
+			if k := f.skip(i + 1); k < len(src) && (src[k] == '}' || src[k] == ']') && !f.commas {
+				f.note(i, "", "a trailing comma, skipped: "+strictClient, "")
+			}
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+		default:
+			f.value()
+		}
+		f.out = append(f.out, c)
+		i++
+	}
+	switch {
+	case len(open) == 1:
+		o := open[0]
+		f.insert(len(src), string(closer(src[o])))
+		f.note(o, "", fmt.Sprintf("this %c is never closed: read with a %c added at the end of the file", src[o], closer(src[o])), "")
+	case len(open) > 1:
+		o := open[len(open)-1]
+		f.err = &schema.Error{Msg: fmt.Sprintf("not valid JSON: %d brackets are never closed, this %c the innermost (lint repairs one missing)", len(open), src[o])}
+		f.errOff = o
+	}
+	if f.wrapped {
+		f.insert(len(src), "}")
+	}
+}
+
+func closer(c byte) byte {
+	if c == '[' {
+		return ']'
+	}
+	return '}'
+}
+
+// stringEnd returns the offset of the quote that ends the string starting
+// at src[i], read as JSON would (len(src) when none on the line).
+func (f *fixer) stringEnd(i int) int {
+	src := f.src
+	for j := i + 1; j < len(src); j++ {
+		switch src[j] {
+		case '\\':
+			j++
+		case '"':
+			return j
+		case '\n':
+			return len(src)
+		}
+	}
+	return len(src)
+}
+
+// str copies the string at src[i] and returns the offset after it. A
+// string with an escape JSON does not have (\U, \s, \u not followed by four
+// hex digits), or a Windows path written with single backslashes (C:\new,
+// .\bin, which would read as C:, a newline, ew) is read as written: each
+// single backslash doubled. A quote after a backslash ends such a string
+// when what follows ends a value ("C:\dir\", ...).
+func (f *fixer) str(i int) int {
+	src := f.src
+	bad := false
+	end := -1 // the closing quote
+	for j := i + 1; j < len(src) && end < 0; j++ {
+		switch src[j] {
+		case '"':
+			end = j
+		case '\n':
+			j = len(src)
+		case '\\':
+			if j+1 >= len(src) {
+				continue
+			}
+			switch d := src[j+1]; {
+			case d == '"':
+				if (bad || winPath(src[i+1:j])) && endsValue(src, j+2) {
+					bad, end = true, j+1
+				}
+			case d == 'u':
+				if j+6 > len(src) || !isHex(src[j+2:j+6]) {
+					bad = true
+				}
+			case strings.IndexByte(`\/bfnrt`, d) < 0:
+				bad = true
+			}
+			j++
+		}
+	}
+	if end < 0 { // not closed on its line: the parser says so
+		j := lineEnd(src, i)
+		f.copy(i, j)
+		return j
+	}
+	raw := src[i+1 : end]
+	if !bad && !winPath(raw) {
+		f.copy(i, end+1)
+		return end + 1
+	}
+	f.out = append(f.out, '"')
+	for k := 0; k < len(raw); k++ {
+		at := i + 1 + k
+		if raw[k] != '\\' {
+			f.out = append(f.out, raw[k])
+			continue
+		}
+		if k+1 < len(raw) && (raw[k+1] == '\\' || raw[k+1] == '"') {
+			f.copy(at, at+2)
+			k++
+			continue
+		}
+		f.insert(at, `\`)
+		f.out = append(f.out, '\\')
+	}
+	f.out = append(f.out, '"')
+	shown := string(src[i : end+1])
+	if len(shown) > 60 {
+		shown = shown[:57] + "...\""
+	}
+	f.note(i, "", fmt.Sprintf("unescaped backslashes in %s, read as written (JSON writes each \\ as \\\\; a client refuses the file, or reads \\n as a newline)", shown), "")
+	return end + 1
+}
+
+// winPath reports whether a string as written is a Windows path with a
+// single backslash after its drive (C:\x) or leading dot (.\x, ..\x).
+func winPath(raw []byte) bool {
+	s := string(raw)
+	var rest string
+	switch {
+	case len(s) >= 3 && (s[0]|0x20 >= 'a' && s[0]|0x20 <= 'z') && s[1] == ':' && s[2] == '\\':
+		rest = s[3:]
+	case strings.HasPrefix(s, `.\`):
+		rest = s[2:]
+	case strings.HasPrefix(s, `..\`):
+		rest = s[3:]
+	default:
+		return false
+	}
+	return rest == "" || rest[0] != '\\'
+}
+
+// endsValue reports whether, after blanks, src[i:] starts what follows a
+// value: a comma, a closing bracket, a colon, a line end, or nothing.
+func endsValue(src []byte, i int) bool {
+	for ; i < len(src); i++ {
+		switch src[i] {
+		case ' ', '\t', '\r':
+		case ',', ']', '}', ':', '\n':
+			return true
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func isHex(b []byte) bool {
+	for _, c := range b {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}

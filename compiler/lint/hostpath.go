@@ -1,0 +1,199 @@
+package lint
+
+import (
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+)
+
+// A client config is usually written for a machine other than the one
+// linting it: its paths are judged as written, for any platform, never by
+// looking at this machine's files or comparing with this machine's $HOME.
+// ReadHostPath is that reading: POSIX, macOS and Windows paths (C:\ and C:/),
+// a home folder as a client or a shell writes it (~, ~user, $HOME, ${HOME},
+// ${userHome}, ${env:HOME}, %USERPROFILE%), and the homes of every platform
+// (/home/NAME, /Users/NAME, C:\Users\NAME, /root, WSL's /mnt/c/Users/NAME).
+
+var (
+	// homeVar is a home folder written as a variable or a tilde.
+	homeVar = regexp.MustCompile(`^(~([A-Za-z_][A-Za-z0-9._-]*)?|\$HOME\b|\$\{(HOME|USERPROFILE|userHome|env:HOME|env:USERPROFILE)(:-[^}]*)?\}|%USERPROFILE%|%HOMEDRIVE%%HOMEPATH%|\$env:(USERPROFILE|HOME)\b)`)
+	// homeAbs is a home folder of some platform, and the user's name.
+	homeAbs = regexp.MustCompile(`^(/home/([^/]+)|/Users/([^/]+)|/root|/var/root|[A-Za-z]:/(?i:users)/([^/]+)|/mnt/[A-Za-z]/(?i:users)/([^/]+)|/[A-Za-z]/(?i:users)/([^/]+))(/|$)`)
+	// homesDir is a folder that holds home folders.
+	homesDir = regexp.MustCompile(`^(/home|/Users|[A-Za-z]:/(?i:users)|/mnt/[A-Za-z]/(?i:users)|/[A-Za-z]/(?i:users))$`)
+	// driveRoot is a whole Windows drive, as Windows or WSL writes it.
+	driveRoot = regexp.MustCompile(`^([A-Za-z]:/?|/mnt/[A-Za-z])$`)
+	winDrive  = regexp.MustCompile(`^[A-Za-z]:([\\/]|$)`)
+)
+
+// notHomes are folders where homes live that are no one's home.
+var notHomes = map[string]bool{"shared": true, "public": true, "default": true, "default user": true,
+	"all users": true, "linuxbrew": true}
+
+// CredentialStores are where a home folder keeps keys and tokens, relative
+// to it. .claude holds Claude Code's credentials and its settings, hooks
+// and MCP servers: whoever writes it decides what runs next.
+var CredentialStores = []string{".ssh", ".aws", ".gnupg", ".config/gcloud", ".kube", ".docker/config.json",
+	".netrc", ".npmrc", ".pypirc", ".git-credentials", "Library/Keychains", ".config/gh", ".claude"}
+
+// PathFacts is what a host path written in a config says on its own.
+type PathFacts struct {
+	// Path is the path slash-separated and clean, a leading home variable
+	// kept as written; a Windows drive as C:/.
+	Path string
+	// Root: the whole filesystem, / or a Windows drive (C:\, C:/, /mnt/c).
+	Root bool
+	// Home is the home folder the path is or lies in, as written ("~",
+	// "/Users/alice", "C:/Users/bob", or a home known to be the machine's),
+	// "" when none; Sub is the rest below it, "." for the home itself.
+	Home, Sub string
+	// HoldsHomes: the path is a parent of home folders (/, a drive, /home,
+	// /Users, C:\Users, the parent of ~).
+	HoldsHomes bool
+}
+
+// IsHome reports whether the path is a home folder itself.
+func (f PathFacts) IsHome() bool { return f.Home != "" && f.Sub == "." }
+
+// Stores lists the credential stores ("~/.ssh", ...) the path is, lies in,
+// or holds: every one for a folder that holds homes.
+func (f PathFacts) Stores() []string {
+	var hit []string
+	for _, c := range CredentialStores {
+		if f.HoldsHomes || f.Home != "" && (relWithin(f.Sub, c) || relWithin(c, f.Sub)) {
+			hit = append(hit, "~/"+c)
+		}
+	}
+	return hit
+}
+
+// relWithin reports whether the relative path p is dir or below it ("."
+// holds every path).
+func relWithin(p, dir string) bool {
+	return dir == "." || p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+// SlashPath writes a host path with forward slashes when it is a Windows
+// one (C:\..., \\server\..., %USERPROFILE%\...); a POSIX path is kept.
+func SlashPath(p string) string {
+	if strings.Contains(p, `\`) && !strings.HasPrefix(p, "/") {
+		return strings.ReplaceAll(p, `\`, "/")
+	}
+	return p
+}
+
+// ReadHostPath reads a host path as written in a config, for any machine.
+// homes are home folders known to be the machine's (absolute, e.g. the
+// linting user's when the config is for this machine); a path under one
+// of them is under a home whatever its form.
+func ReadHostPath(p string, homes ...string) PathFacts {
+	p = SlashPath(strings.TrimSpace(p))
+	if m := homeVar.FindString(p); m != "" && (len(p) == len(m) || p[len(m)] == '/') {
+		home := "~"
+		if strings.HasPrefix(m, "~") {
+			home = m
+		}
+		return belowHome(home, path.Clean("."+p[len(m):]))
+	}
+	if winDrive.MatchString(p) {
+		p = strings.ToUpper(p[:1]) + ":" + path.Clean("/"+p[2:])
+	} else if strings.HasPrefix(p, "/") {
+		p = path.Clean(p)
+	} else {
+		return PathFacts{Path: path.Clean(p)} // relative, or a variable: nothing known
+	}
+	f := PathFacts{Path: p, Root: p == "/" || driveRoot.MatchString(p), HoldsHomes: homesDir.MatchString(p)}
+	f.HoldsHomes = f.HoldsHomes || f.Root
+	for _, h := range homes {
+		if h = SlashPath(h); h == "" || !strings.HasPrefix(h, "/") && !winDrive.MatchString(h) {
+			continue
+		}
+		h = path.Clean(h)
+		switch {
+		case p == h || strings.HasPrefix(p, h+"/"):
+			f.Home, f.Sub = h, relBelow(p, h)
+			return f
+		case strings.HasPrefix(h, p+"/") || p == "/":
+			f.HoldsHomes = true
+		}
+	}
+	if m := homeAbs.FindStringSubmatch(p); m != nil {
+		name := strings.Join(m[2:7], "")
+		if !notHomes[strings.ToLower(name)] {
+			f.Home, f.Sub = m[1], relBelow(p, m[1])
+		}
+	}
+	return f
+}
+
+// belowHome reads rel below a home written as a variable: "..", the
+// folder holding the home, holds homes; "../NAME" is another user's home.
+func belowHome(home, rel string) PathFacts {
+	written := home
+	if rel != "." {
+		written += "/" + rel
+	}
+	f := PathFacts{Path: written}
+	parts := strings.Split(rel, "/")
+	switch {
+	case parts[0] != "..":
+		f.Home, f.Sub = home, rel
+	case len(parts) > 1 && parts[1] != "..":
+		f.Home, f.Sub = home+"/../"+parts[1], "."
+		if len(parts) > 2 {
+			f.Sub = strings.Join(parts[2:], "/")
+		}
+	default:
+		f.HoldsHomes = true
+	}
+	return f
+}
+
+func relBelow(p, dir string) string {
+	if p == dir {
+		return "."
+	}
+	return strings.TrimPrefix(p[len(dir):], "/")
+}
+
+// hostFacts reads a grant's host path: through the target's project and
+// home folders when they are known, else as written (~/x for the home,
+// nothing for a project folder no one knows).
+func hostFacts(t *Target, p compiler.HostPath) PathFacts {
+	var homes []string
+	if t.Home != "" {
+		homes = append(homes, filepath.ToSlash(filepath.Clean(t.Home)))
+	}
+	switch {
+	case p.Base == compiler.Home && t.Home == "":
+		return belowHome("~", path.Clean(p.Rel))
+	case p.Base == compiler.ProjectRoot && t.ProjectRoot == "":
+		return PathFacts{Path: p.Placeholder()}
+	case p.Base == compiler.Absolute, p.Base == compiler.ProjectRoot, p.Base == compiler.Home:
+		return ReadHostPath(filepath.ToSlash(machine(t).Resolve(p)), homes...)
+	}
+	return PathFacts{Path: p.Placeholder()}
+}
+
+// hostOf is a grant's host path for the rules: the path on this machine
+// when its base is known, else the placeholder (${PROJECT_ROOT}/x,
+// ${HOME}/x), which names no folder here.
+func hostOf(t *Target, p compiler.HostPath) string {
+	if p.Base == compiler.ProjectRoot && t.ProjectRoot == "" || p.Base == compiler.Home && t.Home == "" {
+		return p.Placeholder()
+	}
+	return filepath.Clean(machine(t).Resolve(p))
+}
+
+// onMachine returns the folder or file at host on this machine, when the
+// target's paths are known to be this machine's (a policy, a config in the
+// project, --this-machine) and host is an absolute path of it.
+func onMachine(t *Target, host string) (string, bool) {
+	if !t.OnThisMachine || !filepath.IsAbs(host) {
+		return "", false
+	}
+	return host, true
+}

@@ -1,0 +1,170 @@
+package lint
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// The rules that look at files (SYMLINK_ESCAPE, SECRETS_WITH_EGRESS) walk
+// a granted folder only when the target is on this machine (onMachine),
+// and every walk is bounded: in depth, in entries, in time, and in time
+// for the whole run; it does not enter system trees, nor a folder that
+// holds the homes or the filesystem; and each folder is walked once per
+// run, whatever number of entries grant it. WalkDir does not follow
+// symlinks, so a walk cannot loop.
+const (
+	walkDepth   = 12                     // folders below the granted one
+	walkTime    = 250 * time.Millisecond // one walk
+	runWalkTime = 2 * time.Second        // every walk of one Run
+	maxLinks    = 1000                   // symlinks kept from one walk
+)
+
+var walkEntries = 20000 // entries looked at in one walk (a test lowers it)
+
+// systemTrees are the operating system's folders: a sandbox grants them
+// read-only to every server (bwrap --ro-bind /usr /usr), their symlinks
+// point at one another, and no project's secret lives there.
+var systemTrees = []string{"/usr", "/etc", "/proc", "/sys", "/dev", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
+	"/libx32", "/boot", "/run", "/snap", "/nix", "/var/lib", "/var/cache", "/var/log", "/var/run",
+	"/System", "/Library", "/Applications", "/private/etc", "/private/var/db", "/cores"}
+
+// systemTree reports whether p is or lies in a system tree, the
+// filesystem's root, or a folder that holds the homes.
+func systemTree(p string) bool {
+	for _, s := range systemTrees {
+		if within(p, s) && (s != "/" || p == "/") {
+			return true
+		}
+	}
+	f := ReadHostPath(filepath.ToSlash(p))
+	return f.Root || f.HoldsHomes
+}
+
+// fsCache holds one Run's walks, by folder.
+type fsCache struct {
+	links map[string]linkWalk
+	found map[string][]string // secret files, by folder
+	spent time.Duration       // walking, over the run
+}
+
+func newFSCache() *fsCache {
+	return &fsCache{links: map[string]linkWalk{}, found: map[string][]string{}}
+}
+
+// link is a symlink found in a walk: its path relative to the walked
+// folder, and what it resolves to.
+type link struct{ rel, real string }
+
+type linkWalk struct {
+	links   []link
+	partial bool // a bound stopped the walk
+}
+
+// walk calls visit for each entry below dir (dir itself excluded), skipping
+// .git, folders named in skip, and system trees, within the bounds; it
+// reports whether a bound stopped it. visit returns false to stop.
+func (c *fsCache) walk(dir string, depth int, skip map[string]bool, visit func(p string, d fs.DirEntry) bool) (partial bool) {
+	start := time.Now()
+	defer func() { c.spent += time.Since(start) }()
+	if c.spent >= runWalkTime {
+		return true
+	}
+	deadline := start.Add(min(walkTime, runWalkTime-c.spent))
+	entries := 0
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if p == dir {
+			return err
+		}
+		if err != nil {
+			return nil // an unreadable folder: its entries are not looked at
+		}
+		entries++
+		if entries > walkEntries || entries%256 == 0 && time.Now().After(deadline) {
+			partial = true
+			return filepath.SkipAll
+		}
+		if d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			if d.Name() == ".git" || skip[d.Name()] || strings.Count(rel, string(filepath.Separator)) >= depth || systemTree(p) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !visit(p, d) {
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return partial
+}
+
+// symlinks lists the symlinks below a folder of this machine, walking it
+// once per run.
+func (c *fsCache) symlinks(dir string) linkWalk {
+	if c == nil { // a check called outside Run
+		c = newFSCache()
+	}
+	if w, ok := c.links[dir]; ok {
+		return w
+	}
+	var w linkWalk
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() && !systemTree(dir) {
+		w.partial = c.walk(dir, walkDepth, nil, func(p string, d fs.DirEntry) bool {
+			if d.Type()&fs.ModeSymlink == 0 {
+				return true
+			}
+			real, err := filepath.EvalSymlinks(p)
+			if err != nil || !filepath.IsAbs(real) {
+				return true
+			}
+			rel, _ := filepath.Rel(dir, p)
+			w.links = append(w.links, link{filepath.ToSlash(rel), real})
+			return len(w.links) < maxLinks
+		})
+	}
+	c.links[dir] = w
+	return w
+}
+
+// secrets lists secret-looking files (.env*, *.pem, *.key, id_* but not
+// .pub), relative, at most five, four folders deep, below a granted folder
+// of this machine: nil for a target that is not on this machine.
+func (c *fsCache) secrets(t *Target, host string) []string {
+	dir, ok := onMachine(t, host)
+	if !ok {
+		return nil
+	}
+	if c == nil {
+		c = newFSCache()
+	}
+	if found, ok := c.found[dir]; ok {
+		return found
+	}
+	var found []string
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil || systemTree(dir):
+	case !fi.IsDir(): // a file granted on its own
+		if secretName(fi.Name()) {
+			found = []string{fi.Name()}
+		}
+	default:
+		c.walk(dir, 4, map[string]bool{"node_modules": true}, func(p string, d fs.DirEntry) bool {
+			if secretName(d.Name()) {
+				rel, _ := filepath.Rel(dir, p)
+				found = append(found, filepath.ToSlash(rel))
+			}
+			return len(found) < 5
+		})
+	}
+	c.found[dir] = found
+	return found
+}
+
+func secretName(n string) bool {
+	return strings.HasPrefix(n, ".env") || strings.HasSuffix(n, ".pem") || strings.HasSuffix(n, ".key") ||
+		(strings.HasPrefix(n, "id_") && !strings.HasSuffix(n, ".pub"))
+}

@@ -1,0 +1,350 @@
+package prove
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// LabelProve marks every container prove starts, with the run's id as
+// its value, so that the run removes them all however it ends.
+const LabelProve = "org.mcpolicy.prove"
+
+// session is one run's record of what it made on this machine: the
+// images it imported, the containers it started (by label), its
+// temporary folders. Its cleanup removes them, on success, on failure
+// and on an interrupt (the caller cancels the context; Run returns
+// through its defers).
+type session struct {
+	id         string
+	keepImages bool
+	images     map[string][]string // engine -> tags this run imported
+	engines    map[string]bool     // engines this run started containers with
+	dirs       []string
+	n          int
+	// interrupted: the run was cancelled, its engine clients killed.
+	interrupted bool
+}
+
+func newSession(keepImages bool) *session {
+	b := make([]byte, 4)
+	rand.Read(b)
+	return &session{id: fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(b)), keepImages: keepImages,
+		images: map[string][]string{}, engines: map[string]bool{}}
+}
+
+// tempDir makes a temporary folder that cleanup removes.
+func (s *session) tempDir(pattern string) (string, error) {
+	dir, err := os.MkdirTemp("", pattern)
+	if err == nil {
+		s.dirs = append(s.dirs, dir)
+	}
+	return dir, err
+}
+
+// labelled inserts a name and the run's label after "run": they change
+// nothing the container may do, and let cleanup find it.
+func (s *session) labelled(engine string, args []string) []string {
+	if len(args) == 0 || args[0] != "run" {
+		return args
+	}
+	s.engines[engine] = true
+	s.n++
+	out := []string{"run", "--name", fmt.Sprintf("mcpolicy-prove-%s-%d", s.id, s.n), "--label", LabelProve + "=" + s.id}
+	return append(out, args[1:]...)
+}
+
+// interrupt marks the run cancelled, for cleanup.
+func (s *session) interrupt() error {
+	s.interrupted = true
+	return ErrInterrupted
+}
+
+func (s *session) imported(engine, tag string) { s.images[engine] = append(s.images[engine], tag) }
+
+// cleanup removes the run's containers, then (unless kept) the images it
+// imported, then its folders. It must work after an interrupt, so it
+// uses its own deadline, not the run's context.
+func (s *session) cleanup() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	engines := make([]string, 0, len(s.engines)+len(s.images))
+	for e := range s.engines {
+		engines = append(engines, e)
+	}
+	sort.Strings(engines)
+	// An engine client ended mid-call may leave its daemon creating the
+	// container still: after an interrupt, look twice.
+	passes := 1
+	if s.interrupted {
+		passes = 2
+	}
+	for pass := 0; pass < passes; pass++ {
+		if pass > 0 {
+			time.Sleep(time.Second)
+		}
+		for _, e := range engines {
+			out, err := exec.CommandContext(ctx, e, "ps", "-aq", "--filter", "label="+LabelProve+"="+s.id).Output()
+			if ids := strings.Fields(string(out)); err == nil && len(ids) > 0 {
+				exec.CommandContext(ctx, e, append([]string{"rm", "-f"}, ids...)...).Run()
+			}
+		}
+	}
+	if !s.keepImages {
+		// Not forced: another prove run with the same probe may be using
+		// the image this one imported, and forcing would untag it under
+		// that run.
+		for e, tags := range s.images {
+			for _, t := range tags {
+				removeImage(ctx, e, t)
+			}
+		}
+	}
+	for _, d := range s.dirs {
+		os.RemoveAll(d)
+	}
+}
+
+// removeImage removes tag, waiting a little while a container still
+// holds it: an engine removes a --rm container after its client returns.
+func removeImage(ctx context.Context, engine, tag string) {
+	for try := 0; try < 10; try++ {
+		out, err := exec.CommandContext(ctx, engine, "rmi", tag).CombinedOutput()
+		msg := strings.ToLower(string(out))
+		if err == nil || strings.Contains(msg, "no such image") || strings.Contains(msg, "image not known") ||
+			!(strings.Contains(msg, "conflict") || strings.Contains(msg, "in use") || strings.Contains(msg, "being used")) {
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// The host side of a write: what a path is before and after an access, so
+// that prove sees a change the plan denies whatever a server claims, and
+// puts back what a probe or a server changed (each backend starts from
+// the same files, and prove leaves the project as it found it). Every
+// operation opens the folder holding the path without following a
+// symbolic link anywhere on the way: a hostile server may have swapped a
+// folder for a link to make prove remove or write something else.
+
+// maxRestore is the largest file whose content prove keeps to put back.
+const maxRestore = 4 << 20
+
+type hostState struct {
+	path    string
+	exists  bool
+	mode    os.FileMode
+	size    int64
+	mtime   int64
+	ino     uint64
+	uid     int
+	gid     int
+	content []byte // regular files up to maxRestore
+	kept    bool   // content holds the whole file
+}
+
+func snapshot(path string) hostState {
+	st := hostState{path: path}
+	var s unix.Stat_t
+	if unix.Lstat(path, &s) != nil {
+		return st
+	}
+	st.exists, st.size, st.mtime, st.ino, st.uid, st.gid = true, s.Size, s.Mtim.Nano(), s.Ino, int(s.Uid), int(s.Gid)
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return st
+	}
+	st.mode = fi.Mode()
+	if fi.Mode().IsRegular() && fi.Size() <= maxRestore {
+		if b, err := readNoFollow(path); err == nil {
+			st.content, st.kept = b, true
+		}
+	}
+	return st
+}
+
+// change describes how b differs from a, "" when it does not.
+func change(a, b hostState) string {
+	switch {
+	case !a.exists && !b.exists:
+		return ""
+	case !a.exists:
+		return "created " + b.path
+	case !b.exists:
+		return "removed " + a.path
+	case a.mode.Type() != b.mode.Type() || a.ino != b.ino:
+		return "replaced " + a.path
+	case a.mode.IsRegular() && (a.size != b.size || a.mtime != b.mtime || (a.kept && b.kept && !bytes.Equal(a.content, b.content))):
+		return "changed " + a.path
+	case a.mode.IsDir() && a.mtime != b.mtime:
+		return "changed the entries of " + a.path
+	case a.mode != b.mode || a.uid != b.uid || a.gid != b.gid:
+		return "changed the mode or owner of " + a.path
+	}
+	return ""
+}
+
+// openParent opens the folder holding path, following no symbolic link.
+func openParent(path string) (int, string, error) {
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	if !filepath.IsAbs(dir) || base == "/" || base == "." || base == ".." {
+		return -1, "", fmt.Errorf("%s: not an absolute path below a folder", path)
+	}
+	fd, err := unix.Openat2(unix.AT_FDCWD, dir, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		return -1, "", fmt.Errorf("%s: %w", dir, err)
+	}
+	return fd, base, nil
+}
+
+func readNoFollow(path string) ([]byte, error) {
+	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW, Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	var buf bytes.Buffer
+	_, err = buf.ReadFrom(&limited{f, maxRestore + 1})
+	if buf.Len() > maxRestore {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxRestore)
+	}
+	return buf.Bytes(), err
+}
+
+type limited struct {
+	f *os.File
+	n int64
+}
+
+func (l *limited) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, fmt.Errorf("too large")
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.f.Read(p)
+	l.n -= int64(n)
+	return n, err
+}
+
+// removeNew removes path (a whole tree, links not followed) in a folder
+// reached without a symbolic link.
+func removeNew(path string) error {
+	fd, base, err := openParent(path)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	// The descriptor's own /proc entry names the verified folder; RemoveAll
+	// then opens nothing below it through a link.
+	return os.RemoveAll(fmt.Sprintf("/proc/self/fd/%d/%s", fd, base))
+}
+
+// putBack writes a's content back at its path, in place of whatever is
+// there now.
+func putBack(a hostState) error {
+	if !a.kept {
+		return fmt.Errorf("%s: its content was not kept (not a regular file, or larger than %d bytes)", a.path, maxRestore)
+	}
+	fd, base, err := openParent(a.path)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	tmp := ".mcpolicy-prove-restore-" + base
+	f, err := unix.Openat(fd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(a.mode.Perm()))
+	if err != nil {
+		return fmt.Errorf("%s: %w", a.path, err)
+	}
+	file := os.NewFile(uintptr(f), tmp)
+	_, werr := file.Write(a.content)
+	unix.Fchmod(f, uint32(a.mode.Perm()))
+	unix.Fchown(f, a.uid, a.gid)
+	if cerr := file.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		var s unix.Stat_t
+		if unix.Fstatat(fd, base, &s, unix.AT_SYMLINK_NOFOLLOW) == nil && s.Mode&unix.S_IFMT == unix.S_IFDIR {
+			werr = os.RemoveAll(fmt.Sprintf("/proc/self/fd/%d/%s", fd, base))
+		}
+	}
+	if werr == nil {
+		werr = unix.Renameat(fd, tmp, fd, base)
+	}
+	if werr != nil {
+		unix.Unlinkat(fd, tmp, 0)
+		return fmt.Errorf("%s: %w", a.path, werr)
+	}
+	return nil
+}
+
+// moveBack renames what is now at to (a folder that did not exist) back
+// to from (a folder that is gone): a move's undo.
+func moveBack(to, from string) error {
+	fd1, b1, err := openParent(to)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd1)
+	fd2, b2, err := openParent(from)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd2)
+	return unix.Renameat2(fd1, b1, fd2, b2, unix.RENAME_NOREPLACE)
+}
+
+// restore puts the host back as the snapshots before found it, for each
+// path that changed, and says what it did and what it could not.
+func restore(before []hostState) (done, failed []string) {
+	var gone, created []hostState
+	for _, a := range before {
+		b := snapshot(a.path)
+		if change(a, b) == "" {
+			continue
+		}
+		switch {
+		case !a.exists:
+			created = append(created, b)
+		case !b.exists && a.mode.IsDir():
+			gone = append(gone, a)
+		default:
+			if err := putBack(a); err != nil {
+				failed = append(failed, err.Error())
+			} else {
+				done = append(done, "put back "+a.path)
+			}
+		}
+	}
+	// A folder moved: the one folder gone and the one created swap back.
+	if len(gone) == 1 && len(created) == 1 && created[0].mode.IsDir() {
+		if err := moveBack(created[0].path, gone[0].path); err == nil {
+			done = append(done, "moved "+created[0].path+" back to "+gone[0].path)
+			gone, created = nil, nil
+		}
+	}
+	for _, g := range gone {
+		failed = append(failed, g.path+": a folder removed; prove does not keep folders' contents")
+	}
+	for _, c := range created {
+		if err := removeNew(c.path); err != nil {
+			failed = append(failed, err.Error())
+		} else {
+			done = append(done, "removed "+c.path)
+		}
+	}
+	return done, failed
+}
