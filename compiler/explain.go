@@ -34,8 +34,19 @@ func Explain(p *Plan) string {
 			fmt.Fprintf(&b, "  - %s\n", text)
 		}
 	}
-	line(s.NoNetwork, "network: none (loopback only)")
-	line(p.Network.Mode == "allowlist", fmt.Sprintf("network: everything but the %d egress destinations above, checked by mcpolicy's egress proxy (started by mcpolicy run; loopback port %d in the sandbox)", len(p.Network.Allow), p.Network.ProxyPort))
+	// seatbelt has no network namespace: the only loopback is the host's,
+	// so "none" there means none at all, and the proxy sits on the host.
+	seatbelt := false
+	for _, name := range p.Backends {
+		seatbelt = seatbelt || name == "seatbelt"
+	}
+	noNet, proxyAt := "network: none (loopback only)", "loopback port %d in the sandbox"
+	if seatbelt {
+		noNet = "network: none (loopback only; on seatbelt not even that)"
+		proxyAt = "loopback port %d in the sandbox; on seatbelt the host's, TCP only"
+	}
+	line(s.NoNetwork, noNet)
+	line(p.Network.Mode == "allowlist", fmt.Sprintf("network: everything but the %d egress destinations above, checked by mcpolicy's egress proxy (started by mcpolicy run; "+proxyAt+")", len(p.Network.Allow), p.Network.ProxyPort))
 	line(s.ReadOnlyRoot, "root filesystem: read-only")
 	line(s.DropAllCaps, "capabilities: all dropped")
 	line(s.NoNewPrivileges, "no new privileges (setuid binaries cannot raise them)")
