@@ -243,10 +243,9 @@ func envFileOutside(p *compiler.Plan, file, root, home string) error {
 	}
 	m := compiler.Machine{ProjectRoot: root, Home: home}
 	f := filepath.Clean(file)
-	for _, g := range append([]string{root}, grantPaths(p, m)...) {
-		if f == g || strings.HasPrefix(f, strings.TrimSuffix(g, "/")+"/") {
-			return fmt.Errorf("server %q: the env file %s lies inside %s, which the server is given: it could read every secret in it; pass --env-file with a path outside every grant", p.Server, f, g)
-		}
+	grants := append(append([]string{root}, p.Runtime.ReadOnly...), grantPaths(p, m)...)
+	if g, in := launch.InsideAny(f, grants); in {
+		return fmt.Errorf("server %q: the env file %s lies inside %s, which the server is given: it could read every secret in it; pass --env-file with a path outside every grant", p.Server, f, g)
 	}
 	return nil
 }

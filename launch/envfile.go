@@ -54,14 +54,8 @@ func (f EnvFile) Load(names []string) (map[string]string, error) {
 		return nil, fmt.Errorf("env file %q: not an absolute path", f.Path)
 	}
 	p := filepath.Clean(f.Path)
-	for _, g := range f.Grants {
-		if g == "" {
-			continue
-		}
-		g = filepath.Clean(g)
-		if p == g || strings.HasPrefix(p, strings.TrimSuffix(g, "/")+"/") {
-			return nil, tampered("env file %s lies inside %s, which the server is given: it could read every secret in the file, or choose the values of the next launch; keep it outside every grant (the default is ~/.config/mcpolicy/env)", p, g)
-		}
+	if g, in := InsideAny(p, f.Grants); in {
+		return nil, tampered("env file %s lies inside %s, which the server is given: it could read every secret in the file, or choose the values of the next launch; keep it outside every grant (the default is ~/.config/mcpolicy/env)", p, g)
 	}
 	root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -111,6 +105,53 @@ func (f EnvFile) Load(names []string) (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// InsideAny reports the first of grants that file lies in (or is). Names
+// are not enough: a grant named through a symlink (~/code -> /data/code),
+// or a bind mount of it, holds the file under another spelling. So each
+// grant is also resolved, and each folder above the file compared by
+// device and inode with each grant.
+func InsideAny(file string, grants []string) (string, bool) {
+	file = filepath.Clean(file)
+	real := file
+	if r, err := filepath.EvalSymlinks(filepath.Dir(file)); err == nil {
+		real = filepath.Join(r, filepath.Base(file))
+	}
+	var ancestors []os.FileInfo
+	for d := file; ; d = filepath.Dir(d) {
+		if st, err := os.Stat(d); err == nil {
+			ancestors = append(ancestors, st)
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	under := func(p, g string) bool {
+		return p == g || strings.HasPrefix(p, strings.TrimSuffix(g, "/")+"/")
+	}
+	for _, g := range grants {
+		if g == "" {
+			continue
+		}
+		g = filepath.Clean(g)
+		if under(file, g) || under(real, g) {
+			return g, true
+		}
+		if r, err := filepath.EvalSymlinks(g); err == nil && (under(file, r) || under(real, r)) {
+			return g, true
+		}
+		gs, err := os.Stat(g)
+		if err != nil {
+			continue
+		}
+		for _, a := range ancestors {
+			if os.SameFile(a, gs) {
+				return g, true
+			}
+		}
+	}
+	return "", false
 }
 
 // ParseEnvFile reads NAME=value lines: blank lines and lines starting with

@@ -165,3 +165,30 @@ servers: s: {
 		os.Remove(inside)
 	}
 }
+
+// TestInsideAnyThroughSymlinks: a grant named through a symlink holds the
+// env file under its real name, and the other way round (the escape
+// suite's env-file-alias found the string comparison missing both).
+func TestInsideAnyThroughSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real", "proj")
+	if err := os.MkdirAll(filepath.Join(real, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "real"), filepath.Join(dir, "code")); err != nil {
+		t.Fatal(err)
+	}
+	viaLink := filepath.Join(dir, "code", "proj")
+	for _, c := range []struct{ file, grant string }{
+		{filepath.Join(real, "data", "env"), viaLink},
+		{filepath.Join(viaLink, "data", "env"), real},
+		{filepath.Join(real, "data", "env"), real},
+	} {
+		if _, in := launch.InsideAny(c.file, []string{c.grant}); !in {
+			t.Errorf("%s is not found inside %s", c.file, c.grant)
+		}
+	}
+	if g, in := launch.InsideAny(filepath.Join(dir, "elsewhere", "env"), []string{viaLink, real}); in {
+		t.Errorf("a file outside both is said to lie in %s", g)
+	}
+}

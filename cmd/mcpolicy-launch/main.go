@@ -200,7 +200,7 @@ func run(file, digest, projectRoot, bwrapPath, envFile string, verbose bool) (in
 	if err := rs.CheckSources(root, home); err != nil {
 		return 0, err
 	}
-	environ, err := launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: envFile, Grants: append(append(append([]string{}, rs.ReadOnly...), rs.ReadWrite...), root)}, rs.Env)
+	environ, err := launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: envFile, Grants: append(append(append(append([]string{}, rs.Baseline...), rs.ReadOnly...), rs.ReadWrite...), root)}, rs.Env)
 	if err != nil {
 		return 0, err
 	}

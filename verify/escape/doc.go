@@ -39,6 +39,32 @@
 // no confinement at all ("bare": the payload spawned on the host as a
 // client would spawn the entry's command).
 //
+// The env file scenarios (envfile_test.go) spawn Claude Desktop's entry,
+// whose launcher reads the plan's env grant from the user's env file
+// ($HOME/.config/mcpolicy/env, 600) holding another server's secret too,
+// on bwrap, docker, podman and Landlock: the server must see only the
+// granted value and never the file (env-file-read); what it plants in its
+// grant (a file, the default path of an $XDG_CONFIG_HOME there, symlinks,
+// hard links) must not reach the next launch, and every user
+// configuration that would make the entry's file the planted one (the file
+// or its folder a symlink into the grant, a hard link, an entry or
+// $XDG_CONFIG_HOME naming the grant) must be refused (env-file-plant); it
+// cannot write the file (env-file-write); nor reach a file in its grant
+// named by its real path while the project is named through a symlink
+// (env-file-alias), nor one under /usr, which the sandbox reads
+// (env-file-system, bwrap and Landlock). Their weakened wirings are bwrap
+// without the launcher behind a naive loader that reads the named file
+// (following symlinks, no check) and passes its values in, or with the
+// file's folder bound in. The user: "invoker" scenarios (invoker_test.go)
+// start the entry as uid 1000 (docker with its group): the server rewrites
+// the artefact and the entry with uid 0, plants an artefact saying uid 0,
+// widens the policy, and its next launch, from a client whose environment
+// says UID=0, must still run as 1000 (invoker-next-uid); a root launch, or
+// one in root's group, must be refused on every backend (invoker-root).
+// Their weakened wiring is bwrap without the launcher, ${UID} and ${GID}
+// put in by whatever reads the artefact: the rewritten artefact runs the
+// server as uid 0, and a root launch runs it as root.
+//
 // Under CI=true a missing bwrap, docker, podman or Landlock (or pty,
 // session keyring, writable /run) fails the suite; elsewhere it skips with
 // the reason, and -short skips the engines.

@@ -321,8 +321,12 @@ type sandbox struct {
 	markers string // where a command the attacker planted on the host leaves its marker
 	cwd     string // the project's path inside the sandbox
 	ranDir  string // where each payload leaves its "it ran" file, relative to the project
+	client  string // the `mcpolicy client` target that wrote entry
 	entry   entry
 	runs    int
+	// naiveIDs, when set, are what the weakened bwrap argv puts for
+	// ${UID} and ${GID} (user: "invoker"), with no check.
+	naiveIDs []string
 }
 
 type projectSpec struct {
@@ -330,6 +334,17 @@ type projectSpec struct {
 	noGit       bool // no git init
 	volumeImage bool // the bind policy's image declares VOLUME /data (suite.volumeImage)
 	helper      bool // the attack helper at the project's top, as escape-helper
+	// env are env grants (names) added to the policy; user is the policy's
+	// user ("invoker"), "" for the default.
+	env  []string
+	user string
+	// client is the `mcpolicy client` target whose entry is spawned ("":
+	// claude-code, the project's .mcp.json); claude-desktop's is in the
+	// planted home and passes --env-file.
+	client string
+	// envFile, when set, is planted as the user's env file
+	// ($HOME/.config/mcpolicy/env, mode 600) before the entry is written.
+	envFile string
 }
 
 // helperName is where the helper sits in the project (spec.helper): the
@@ -364,6 +379,11 @@ func (s *suite) sandbox(t *testing.T, backend string, spec projectSpec) *sandbox
 	if spec.landlock {
 		policy, sb.cwd, sb.ranDir = landlockPolicy, sb.root, "data"
 	}
+	policy = withServerFields(policy, spec)
+	sb.client = spec.client
+	if sb.client == "" {
+		sb.client = "claude-code"
+	}
 	files := map[string]string{
 		"proj/README.md":        "a project\n",
 		"proj/src/main.txt":     "code\n",
@@ -382,6 +402,9 @@ func (s *suite) sandbox(t *testing.T, backend string, spec projectSpec) *sandbox
 		must(t, os.WriteFile(p, []byte(body), 0o644))
 	}
 	must(t, os.MkdirAll(sb.markers, 0o755))
+	if spec.envFile != "" {
+		sb.writeEnvFile(t, spec.envFile)
+	}
 	if !spec.noGit {
 		sb.git(t, "init", "-q", "-b", "main")
 		sb.git(t, "add", "-A")
@@ -395,7 +418,7 @@ func (s *suite) sandbox(t *testing.T, backend string, spec projectSpec) *sandbox
 	}
 	sb.mcpolicyRun(t, "build", sb.root)
 	if backend != bare {
-		sb.mcpolicyRun(t, "client", "claude-code", "--backend", backend, "--write", "-p", sb.root)
+		sb.mcpolicyRun(t, "client", sb.client, "--backend", backend, "--write", "-p", sb.root)
 	}
 	if !spec.noGit {
 		sb.git(t, "add", "-A")
@@ -423,31 +446,90 @@ func (s *suite) sandbox(t *testing.T, backend string, spec projectSpec) *sandbox
 
 func (sb *sandbox) mcpolicyRun(t *testing.T, args ...string) {
 	t.Helper()
-	cmd := exec.Command(sb.s.mcpolicy, args...)
-	cmd.Env = append(os.Environ(), "HOME="+sb.home)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("mcpolicy %s: %v\n%s", shellQuote(args), err, out)
+	if code, out := sb.mcpolicyTry(t, nil, args...); code != 0 {
+		t.Fatalf("mcpolicy %s: exit %d\n%s", shellQuote(args), code, out)
 	}
+}
+
+// mcpolicyTry runs mcpolicy on the host with the planted home (and no
+// $XDG_CONFIG_HOME: the env file's default is the home's), env on top, and
+// returns its exit code and output.
+func (sb *sandbox) mcpolicyTry(t *testing.T, env []string, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(sb.s.mcpolicy, args...)
+	cmd.Env = append(append(os.Environ(), "HOME="+sb.home, "XDG_CONFIG_HOME="), env...)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.ExitCode(), string(out)
+	case err != nil:
+		t.Fatalf("mcpolicy %s: %v", shellQuote(args), err)
+	}
+	return 0, string(out)
+}
+
+// withServerFields adds the spec's env grants and user to the server of
+// policy (bindPolicy or landlockPolicy).
+func withServerFields(policy string, spec projectSpec) string {
+	var add strings.Builder
+	if len(spec.env) > 0 {
+		q := make([]string, len(spec.env))
+		for i, n := range spec.env {
+			q[i] = fmt.Sprintf("%q", n)
+		}
+		fmt.Fprintf(&add, "\tenv: [%s]\n", strings.Join(q, ", "))
+	}
+	if spec.user != "" {
+		fmt.Fprintf(&add, "\tuser: %q\n", spec.user)
+	}
+	return strings.Replace(policy, "servers: attacker: {\n", "servers: attacker: {\n"+add.String(), 1)
+}
+
+// envFilePath is the user's env file: the default `mcpolicy client` names
+// with the planted home and no $XDG_CONFIG_HOME.
+func (sb *sandbox) envFilePath() string {
+	return filepath.Join(sb.home, ".config", "mcpolicy", "env")
+}
+
+// writeEnvFile writes the user's env file as docs/clients.md says to
+// create it: its folder 700, the file 600, one link.
+func (sb *sandbox) writeEnvFile(t *testing.T, body string) {
+	t.Helper()
+	p := sb.envFilePath()
+	must(t, os.MkdirAll(filepath.Dir(p), 0o700))
+	must(t, os.Chmod(filepath.Dir(p), 0o700))
+	os.Remove(p)
+	must(t, os.WriteFile(p, []byte(body), 0o600))
+}
+
+// entryFile is the client config `mcpolicy client` wrote the entry into.
+func (sb *sandbox) entryFile() string {
+	if sb.client == "claude-desktop" {
+		return filepath.Join(sb.home, ".config", "Claude", "claude_desktop_config.json")
+	}
+	return filepath.Join(sb.root, ".mcp.json")
 }
 
 func (sb *sandbox) readEntry(t *testing.T) entry {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(sb.root, ".mcp.json"))
+	file := sb.entryFile()
+	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if b, err = hujson.Standardize(b); err != nil {
-		t.Fatalf(".mcp.json: %v", err)
+		t.Fatalf("%s: %v", file, err)
 	}
 	var cfg struct {
 		MCPServers map[string]entry `json:"mcpServers"`
 	}
 	if err := json.Unmarshal(b, &cfg); err != nil {
-		t.Fatalf(".mcp.json: %v", err)
+		t.Fatalf("%s: %v", file, err)
 	}
 	e, ok := cfg.MCPServers["attacker"]
 	if !ok || e.Command == "" {
-		t.Fatalf(".mcp.json has no entry for attacker:\n%s", b)
+		t.Fatalf("%s has no entry for attacker:\n%s", file, b)
 	}
 	return e
 }
@@ -614,6 +696,9 @@ type launchOpts struct {
 	// thread runs first on the locked OS thread the command is spawned
 	// from: credentials such as the session keyring are per thread.
 	thread func() error
+	// cred, when set, is who the command runs as (the test runs as root
+	// in CI; a client started by an ordinary user runs as that user).
+	cred *syscall.Credential
 }
 
 func (sb *sandbox) launchWith(t *testing.T, how, command string, args []string, opts launchOpts, steps []step) outcome {
@@ -647,6 +732,12 @@ func (sb *sandbox) launchWith(t *testing.T, how, command string, args []string, 
 	}
 	if opts.ctty {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	}
+	if opts.cred != nil {
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		cmd.SysProcAttr.Credential = opts.cred
 	}
 	cmd.ExtraFiles = opts.extraFiles
 	start := time.Now()
@@ -796,6 +887,8 @@ func errnoOf(msg string) string {
 		{"Operation not permitted", "EPERM"},
 		{"Invalid cross-device link", "EXDEV"}, {"Cross-device link", "EXDEV"},
 		{"No such file or directory", "ENOENT"},
+		// dash's and busybox's words for ENOENT on a redirection.
+		{"Directory nonexistent", "ENOENT"}, {"nonexistent directory", "ENOENT"},
 		{"No such device or address", "ENXIO"},
 		{"File exists", "EEXIST"},
 		{"Directory not empty", "ENOTEMPTY"},
@@ -1051,6 +1144,11 @@ func (sb *sandbox) weakBwrapArgv(t *testing.T) []string {
 	out = append(out, argv[i:]...)
 	for j := range out {
 		out[j] = sb.expand(out[j])
+		if sb.naiveIDs != nil {
+			// An unverified launcher's ${UID} and ${GID}: whatever ids
+			// it was given, root included.
+			out[j] = strings.NewReplacer("${UID}", sb.naiveIDs[0], "${GID}", sb.naiveIDs[1]).Replace(out[j])
+		}
 	}
 	return out
 }

@@ -109,10 +109,10 @@ evidence is reproduced. See docs/egress.md.`,
 	return cmd
 }
 
-// grantSources are the host paths the plan mounts, and the project root:
-// an env file must lie outside each.
+// grantSources are the host paths the plan mounts, the host backends'
+// runtime baseline and the project root: an env file must lie outside each.
 func grantSources(p *compiler.Plan, m compiler.Machine) []string {
-	out := []string{m.ProjectRoot}
+	out := append([]string{m.ProjectRoot}, p.Runtime.ReadOnly...)
 	for _, mt := range p.Mounts {
 		out = append(out, m.Resolve(mt.Source))
 	}
