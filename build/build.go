@@ -19,10 +19,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/emit/bwrap"
-	"github.com/mcpolicy/mcpolicy/emit/docker"
-	"github.com/mcpolicy/mcpolicy/emit/landlock"
-	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
+	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
@@ -157,9 +154,9 @@ func Artefacts(plans []*compiler.Plan) (map[string][]byte, error) {
 				continue
 			}
 			for _, f := range files {
-				out[f.name] = f.data
+				out[f.Name] = f.Data
 			}
-			e.Artefacts[backend] = files[0].name
+			e.Artefacts[backend] = files[0].Name
 		}
 		m.Servers = append(m.Servers, e)
 	}
@@ -174,63 +171,14 @@ func Artefacts(plans []*compiler.Plan) (map[string][]byte, error) {
 	return out, nil
 }
 
-type file struct {
-	name string
-	data []byte
-}
-
 // render emits one backend's artefacts for a plan, main file first, with
 // machine-neutral paths.
-func render(p *compiler.Plan, backend string) ([]file, error) {
-	base := backend + "/" + p.Server
-	switch backend {
-	case docker.Backend:
-		args, err := docker.Args(p, compiler.Placeholders{})
-		if err != nil {
-			return nil, err
-		}
-		files := []file{{base + ".json", emit.JSONArgs(args)}}
-		if p.Network.Mode == "allowlist" {
-			// The egress sidecar whose network the server joins, for review.
-			side, err := docker.SidecarArgs(p, compiler.Placeholders{}, docker.EgressContainerPlaceholder)
-			if err != nil {
-				return nil, err
-			}
-			files = append(files, file{base + ".egress.json", emit.JSONArgs(side)})
-		}
-		return files, nil
-	case bwrap.Backend:
-		spec, err := bwrap.Spec(p)
-		if err != nil {
-			return nil, err
-		}
-		sh, err := bwrap.Wrapper(p, "../..")
-		if err != nil {
-			return nil, err
-		}
-		return []file{{base + ".json", spec}, {base + ".sh", sh}}, nil
-	case seatbelt.Backend:
-		pr, err := seatbelt.Build(p)
-		if err != nil {
-			return nil, err
-		}
-		args, err := seatbelt.Args(p, pr, compiler.Placeholders{}, "${PROJECT_ROOT}/"+DefaultOut+"/"+base+".sb")
-		if err != nil {
-			return nil, err
-		}
-		sh, err := seatbelt.Wrapper(p, pr, "../..")
-		if err != nil {
-			return nil, err
-		}
-		return []file{{base + ".sb", pr.Text(p)}, {base + ".json", emit.JSONArgs(args)}, {base + ".sh", sh}}, nil
-	case landlock.Backend:
-		rs, err := landlock.Build(p, compiler.Placeholders{})
-		if err != nil {
-			return nil, err
-		}
-		return []file{{base + ".json", rs.JSON()}}, nil
+func render(p *compiler.Plan, name string) ([]emit.File, error) {
+	b, err := backends.Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("server %q: %w", p.Server, err)
 	}
-	return nil, fmt.Errorf("server %q: unknown backend %q", p.Server, backend)
+	return b.Artefacts(p, DefaultOut)
 }
 
 // Write replaces the output folder's artefacts with files. Each file is

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/emit/bwrap"
+	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
@@ -399,7 +401,7 @@ func (r *reader) entry(section, name string, keyPos schema.Pos, n *node, project
 
 // launchers are the programs a command string is split for.
 var launchers = map[string]bool{
-	"docker": true, "podman": true, "bwrap": true, "sandbox-exec": true, "mcpolicy": true,
+	docker.Backend: true, docker.PodmanBackend: true, bwrap.Program: true, "sandbox-exec": true, "mcpolicy": true,
 	"npx": true, "uvx": true, "uv": true, "node": true, "python": true, "python3": true,
 	"bunx": true, "bun": true, "deno": true, "pnpm": true, "yarn": true, "pipx": true,
 }
@@ -426,10 +428,10 @@ func ownWrapper(cmd string) bool {
 func (e *entry) launch(cmd arg, args []arg) {
 	prog := program(cmd.s)
 	switch {
-	case prog == "docker" || prog == "podman":
+	case prog == docker.Backend || prog == docker.PodmanBackend:
 		e.t.Launcher = prog
 		e.docker(prog, cmd, args)
-	case prog == "bwrap":
+	case prog == bwrap.Program:
 		e.t.Launcher = prog
 		e.bwrap(cmd, args)
 	case prog == "sandbox-exec":

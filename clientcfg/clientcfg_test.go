@@ -620,23 +620,6 @@ func writeJSON(t *testing.T, file string, v any) {
 	}
 }
 
-func TestSplitVolume(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want []string
-	}{
-		{"/a:/b", []string{"/a", "/b"}},
-		{"/a:/b:ro,Z", []string{"/a", "/b", "ro,Z"}},
-		{`C:\Users\me:/w:ro`, []string{`C:\Users\me`, "/w", "ro"}},
-		{"${CLAUDE_PROJECT_DIR:-.}/x:/x", []string{"${CLAUDE_PROJECT_DIR:-.}/x", "/x"}},
-		{"/anon", []string{"/anon"}},
-	} {
-		if got := splitVolume(c.in); !slices.Equal(got, c.want) {
-			t.Errorf("splitVolume(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-}
-
 func TestCommandString(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "c.json")
 	writeJSON(t, file, map[string]any{"mcpServers": map[string]any{

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
@@ -50,7 +51,7 @@ func Pins(plans []*compiler.Plan, targets []*lint.Target) []PinChange {
 		json.Unmarshal(b, &named)
 		p := byName[t.Server]
 		if p != nil && named.Plan == p.Hash {
-			if want, err := launchArtefact(p, filepath.Base(filepath.Dir(t.Artefact))); err != nil || !bytes.Equal(want, b) {
+			if want, err := launchArtefact(p, t.Artefact); err != nil || !bytes.Equal(want, b) {
 				out = append(out, PinChange{t.Pos, t.Server, fmt.Sprintf("TAMPERED: %s is neither the artefact the entry pins (%s) nor what a build writes for plan %s: it was edited after the build", t.Artefact, t.Digest, p.Hash), true})
 				continue
 			}
@@ -58,4 +59,19 @@ func Pins(plans []*compiler.Plan, targets []*lint.Target) []PinChange {
 		out = append(out, PinChange{t.Pos, t.Server, fmt.Sprintf("stale: %s changed since the entry was written (it pins %s): run `mcpolicy client` again and review the diff", t.Artefact, t.Digest), false})
 	}
 	return out
+}
+
+// launchArtefact renders what build writes at file (OUT/BACKEND/SERVER.json),
+// the main artefact of the backend that folder names.
+func launchArtefact(p *compiler.Plan, file string) ([]byte, error) {
+	dir := filepath.Dir(file)
+	b, err := backends.Lookup(filepath.Base(dir))
+	if err != nil {
+		return nil, err
+	}
+	files, err := b.Artefacts(p, filepath.Base(filepath.Dir(dir)))
+	if err != nil {
+		return nil, err
+	}
+	return files[0].Data, nil
 }

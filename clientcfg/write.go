@@ -13,10 +13,9 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/emit/bwrap"
+	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
-	"github.com/mcpolicy/mcpolicy/emit/landlock"
-	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
 	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/supervise"
 	"github.com/tailscale/hujson"
@@ -130,21 +129,20 @@ func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self, e
 	if portable && c.Workspace != "" {
 		r = workspacePaths{c.Workspace, home}
 	}
-	l := &Launch{Env: map[string]string{}}
-	switch backend {
-	case "docker", "podman", "bwrap", "landlock", "seatbelt":
-	default:
-		return nil, fmt.Errorf("unknown backend %q (backends: docker, podman, bwrap, landlock, seatbelt)", backend)
+	b, err := backends.Lookup(backend)
+	if err != nil {
+		return nil, err
 	}
-	if !builtFor(p, backend) {
+	if !emit.BuiltFor(p, b) {
 		return nil, fmt.Errorf("server %q is not built for backend %s (its backends: %s): add it to \"backends\" in the policy and run `mcpolicy build`, or pick one of those", p.Server, backend, strings.Join(p.Backends, ", "))
 	}
-	switch {
-	case p.Network.Mode == "allowlist":
+	projectRoot := r.Resolve(compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."})
+	l := &Launch{Env: map[string]string{}}
+	if p.Network.Mode == "allowlist" {
 		// The egress proxy must run beside the server: mcpolicy run starts
 		// both, and the forwarder it binds into the sandbox is this
 		// executable, which must then be static.
-		if err := checkEnforceable(p, backend); err != nil {
+		if err := b.Check(p); err != nil {
 			return nil, err
 		}
 		if err := supervise.CheckStatic(self); err != nil {
@@ -152,49 +150,20 @@ func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self, e
 		}
 		// --plan pins what was reviewed: run refuses (exit 8) a policy
 		// that compiles to anything else.
-		l.Command, l.Args = self, []string{"run", "--policy", r.Resolve(compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."}), "--server", p.Server, "--backend", backend, "--plan", p.Hash}
-	case backend == "docker" || backend == "podman":
-		args, err := docker.Args(p, r)
+		l.Command, l.Args = self, []string{"run", "--policy", projectRoot, "--server", p.Server, "--backend", backend, "--plan", p.Hash}
+	} else {
+		cmd, err := b.Entry(p, emit.EntryEnv{Paths: r, Root: projectRoot, Out: outDir,
+			Show:     func(file string) string { return shown(r, root, file) },
+			Launcher: func() (string, error) { return Launcher(self) },
+			Pin:      func(file string, want []byte) (string, error) { return pin(p, file, want) },
+			Abs:      absolute})
 		if err != nil {
 			return nil, err
 		}
-		launcher, err := Launcher(self)
-		if err != nil {
-			return nil, err
+		l.Command, l.Args = cmd.Path, cmd.Args
+		for k, v := range cmd.Env {
+			l.Env[k] = v
 		}
-		// The launcher checks every bind source (no symlink below the
-		// project or home) and fixes the project's top level, then runs
-		// the engine with these arguments.
-		// The root is an argument, not the environment: an entry that
-		// lost its env must not lose the fixed top level with it.
-		l.Command, l.Args = launcher, []string{"--engine", absolute(backend),
-			"--project-root", r.Resolve(compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."})}
-		for _, u := range p.Unprotected {
-			l.Args = append(l.Args, "--unprotect", u)
-		}
-		l.Args = append(append(l.Args, "--"), args...)
-	case backend == "bwrap" || backend == "landlock":
-		launcher, err := Launcher(self)
-		if err != nil {
-			return nil, err
-		}
-		file := filepath.Join(outDir, backend, p.Server+".json")
-		digest, err := artefactDigest(p, backend, file)
-		if err != nil {
-			return nil, err
-		}
-		// The digest lives in the entry, which the server cannot write:
-		// the launcher refuses an artefact rewritten since (exit 8).
-		l.Command, l.Args = launcher, []string{"--project-root", r.Resolve(compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."})}
-		if backend == "bwrap" {
-			l.Args = append(l.Args, "--bwrap", absolute("bwrap")) // not whatever PATH finds first
-		}
-		l.Args = append(l.Args, "--sha256", digest, shown(r, root, file))
-	case backend == "seatbelt":
-		l.Command, l.Args = "/bin/sh", []string{shown(r, root, filepath.Join(outDir, "seatbelt", p.Server+".sh"))}
-		l.Env["PROJECT_ROOT"] = r.Resolve(compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."})
-	default:
-		return nil, fmt.Errorf("unknown backend %q", backend)
 	}
 	// GUI clients start servers with a minimal environment: what the
 	// wrapper needs is written down, and the plan's names refer to the
@@ -202,7 +171,7 @@ func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self, e
 	l.Env["PATH"] = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 	// The engine's address and rootless podman's runtime folder: clients
 	// do not pass them on, and without them the engine is not found.
-	for _, name := range engineEnv[backend] {
+	for _, name := range b.HostEnv() {
 		if v := lookupEnv(name); v != "" {
 			l.Env[name] = v
 		}
@@ -215,8 +184,8 @@ func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self, e
 		}
 	case c.EnvVars:
 		l.EnvVars = append([]string{}, p.Env...)
-	case backend == "seatbelt":
-		return nil, fmt.Errorf("server %q: %s passes no environment of its own and expands nothing, and the seatbelt wrapper reads no env file: its env grants (%s) would reach the server empty; use a client that passes them (claude-code, cursor, vscode, gemini, codex) or another backend", p.Server, c.Name, strings.Join(p.Env, ", "))
+	case !b.EnvFile():
+		return nil, fmt.Errorf("server %q: %s passes no environment of its own and expands nothing, and the %s wrapper reads no env file: its env grants (%s) would reach the server empty; use a client that passes them (claude-code, cursor, vscode, gemini, codex) or another backend", p.Server, c.Name, backend, strings.Join(p.Env, ", "))
 	default:
 		// The client cannot pass them: the launcher reads them from a file
 		// the server cannot reach, at spawn (launch.EnvFile).
@@ -268,17 +237,6 @@ func shown(r compiler.Resolver, root, file string) string {
 	return r.Resolve(compiler.HostPath{Base: compiler.ProjectRoot, Rel: filepath.ToSlash(rel)})
 }
 
-// builtFor reports whether build writes the plan's artefacts for backend
-// (podman runs the docker artefact).
-func builtFor(p *compiler.Plan, backend string) bool {
-	for _, b := range p.Backends {
-		if b == backend || backend == "podman" && b == "docker" {
-			return true
-		}
-	}
-	return false
-}
-
 // LauncherName is the small launcher client entries run, installed beside
 // mcpolicy (`go install ./cmd/...`).
 const LauncherName = "mcpolicy-launch"
@@ -298,22 +256,6 @@ func Launcher(self string) (string, error) {
 	return l, nil
 }
 
-// launchArtefact renders what mcpolicy-launch starts for a host backend,
-// byte for byte as build writes it.
-func launchArtefact(p *compiler.Plan, backend string) ([]byte, error) {
-	switch backend {
-	case "bwrap":
-		return bwrap.Spec(p)
-	case "landlock":
-		rs, err := landlock.Build(p, compiler.Placeholders{})
-		if err != nil {
-			return nil, err
-		}
-		return rs.JSON(), nil
-	}
-	return nil, fmt.Errorf("backend %s has no launch artefact", backend)
-}
-
 // readArtefact is os.ReadFile, replaced in tests.
 var readArtefact = os.ReadFile
 
@@ -323,44 +265,15 @@ var installed = func(p string) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
-// artefactDigest renders the backend's launch artefact for the plan, as
-// build writes it, and returns its digest; the file on disk must hold the
-// same bytes, or the entry would refuse to start.
-func artefactDigest(p *compiler.Plan, backend, file string) (string, error) {
-	want, err := launchArtefact(p, backend)
-	if err != nil {
-		return "", err
-	}
+// pin checks that file holds the launch artefact want, as build writes
+// it, and returns its digest; a stale file would make the entry refuse to
+// start.
+func pin(p *compiler.Plan, file string, want []byte) (string, error) {
 	have, err := readArtefact(file)
 	if err != nil || !bytes.Equal(have, want) {
 		return "", fmt.Errorf("server %q: %s is missing or stale: run `mcpolicy build` first (the entry pins the artefact's digest)", p.Server, file)
 	}
 	return launch.Digest(want), nil
-}
-
-// checkEnforceable emits the plan for the backend, with placeholders, so
-// that an entry is never written for a plan the backend refuses (Landlock
-// refuses every allowlist).
-func checkEnforceable(p *compiler.Plan, backend string) error {
-	var err error
-	switch backend {
-	case "docker", "podman":
-		_, err = docker.Args(p, compiler.Placeholders{})
-	case "bwrap":
-		_, err = bwrap.Args(p, compiler.Placeholders{}, bwrap.Merged, 0)
-	case "landlock":
-		_, err = landlock.Build(p, compiler.Placeholders{})
-	case "seatbelt":
-		_, err = seatbelt.Build(p)
-	default:
-		err = fmt.Errorf("unknown backend %q", backend)
-	}
-	return err
-}
-
-var engineEnv = map[string][]string{
-	"docker": {"DOCKER_HOST", "DOCKER_CONTEXT"},
-	"podman": {"CONTAINER_HOST", "XDG_RUNTIME_DIR"},
 }
 
 // lookupEnv is os.Getenv, replaceable in tests.

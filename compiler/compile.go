@@ -30,8 +30,23 @@ type Options struct {
 	NoFS bool
 }
 
-// Compiled on first use: every mcpolicy process pays package init, few use it.
-var serverName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`) })
+// validServerName: 1 to 63 of a-z, 0-9, '.', '_' and '-', the first a
+// letter or digit (^[a-z0-9][a-z0-9._-]{0,62}$, which as a regexp is a
+// program of 63 copies, compiled in every build).
+func validServerName(s string) bool {
+	if len(s) == 0 || len(s) > 63 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case i > 0 && (c == '.' || c == '_' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // reservedTargets belong to the runtime inside every sandbox.
 var reservedTargets = []string{"/proc", "/sys", "/dev"}
@@ -69,7 +84,7 @@ func (c *compiler) fail(pos schema.Pos, path, hint, format string, args ...any) 
 func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 	at := schema.FieldPath("servers", s.Name)
 	before := len(c.errs)
-	if !serverName().MatchString(s.Name) {
+	if !validServerName(s.Name) {
 		c.fail(s.Pos, at, "server names become file names: use lowercase letters, digits, '.', '_' and '-'",
 			"invalid server name %q", s.Name)
 	}
@@ -178,9 +193,9 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 		// An image's command is an argv inside the image, not on the host:
 		// host backends only by default for servers without an image.
 		if s.Image != "" {
-			p.Backends = append(p.Backends, "docker")
+			p.Backends = append(p.Backends, ImageBackend)
 		} else if len(s.Command) > 0 {
-			p.Backends = append(p.Backends, "bwrap", "landlock")
+			p.Backends = append(p.Backends, DefaultHostBackends...)
 		}
 	}
 	p.Backends = append([]string{}, p.Backends...)
@@ -189,10 +204,10 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 		if i > 0 && p.Backends[i-1] == b {
 			c.fail(s.BackendsPos, at+".backends", "", "backend %q is listed twice", b)
 		}
-		if b == "docker" && s.Image == "" {
+		if b == ImageBackend && s.Image == "" {
 			c.fail(s.BackendsPos, at+".backends", `set "image", or drop "docker" from backends`, "backend docker needs an image")
 		}
-		if b != "docker" && len(s.Command) == 0 {
+		if b != ImageBackend && len(s.Command) == 0 {
 			c.fail(s.BackendsPos, at+".backends", `set "command", or drop "`+b+`" from backends`, "backend %s needs a command", b)
 		}
 	}

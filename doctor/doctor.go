@@ -25,6 +25,7 @@ import (
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
+	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/supervise"
@@ -40,12 +41,12 @@ const (
 	Unavailable Status = "unavailable" // cannot run a server here
 )
 
-// Backend names, in the order Check reports them.
+// Backend names Check reports, as the emitters name them.
 const (
-	Bwrap    = "bwrap"
-	Landlock = "landlock"
-	Docker   = "docker"
-	Podman   = "podman"
+	Bwrap    = bwrap.Backend
+	Landlock = landlock.Backend
+	Docker   = docker.Backend
+	Podman   = docker.PodmanBackend
 )
 
 // MinBwrap is the oldest bubblewrap the emitted argv runs on: 0.8.0 added
@@ -116,12 +117,7 @@ func New() *Checker {
 
 // Check runs every check, concurrently, and reports them in a fixed order.
 func (c *Checker) Check(ctx context.Context) Report {
-	checks := []func(context.Context) Result{
-		c.Bwrap,
-		c.Landlock,
-		func(ctx context.Context) Result { return c.Engine(ctx, Docker) },
-		func(ctx context.Context) Result { return c.Engine(ctx, Podman) },
-	}
+	checks := c.checks()
 	rs := make([]Result, len(checks))
 	var wg sync.WaitGroup
 	for i, check := range checks {
@@ -184,7 +180,7 @@ func bwrapProbe(layout bwrap.Layout) []string {
 // sandbox with a user namespace.
 func (c *Checker) Bwrap(ctx context.Context) Result {
 	r := Result{Backend: Bwrap}
-	path, err := c.LookPath("bwrap")
+	path, err := c.LookPath(bwrap.Program)
 	if err != nil {
 		r.Status, r.Detail = Unavailable, "bwrap is not on PATH"
 		r.Fix = "install bubblewrap 0.8.0 or later (apt install bubblewrap, dnf install bubblewrap, pacman -S bubblewrap)"

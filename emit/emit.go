@@ -1,6 +1,8 @@
-// Package emit holds what every backend emitter shares: the error for a
-// restriction a backend cannot enforce, and a refusal of unsafe strings.
-// Each backend lives in its own subpackage, IR -> bytes.
+// Package emit holds what every backend emitter shares: the Backend
+// interface, the restrictions each answers for, the error for one it
+// cannot enforce, and a refusal of unsafe strings. Each backend lives in
+// its own subpackage, IR -> bytes (and, where lint reads hand-written
+// entries, bytes -> IR); emit/backends lists them.
 package emit
 
 import (

@@ -19,9 +19,30 @@ const (
 	Missing  Support = "no"
 )
 
+// Restriction is one thing a plan asks every backend to enforce; a
+// backend's report answers each by a Row.
+type Restriction string
+
+// The restrictions, as reports name them.
+const (
+	ReadOnlyRoot    Restriction = "read-only root"
+	Mounts          Restriction = "mounts"
+	ProtectedPaths  Restriction = "protected paths"
+	FixedTop        Restriction = "fixed top level"
+	Scratch         Restriction = "scratch"
+	Environment     Restriction = "environment"
+	Capabilities    Restriction = "capabilities"
+	NoNewPrivileges Restriction = "no new privileges"
+	User            Restriction = "user"
+	NetworkNone     Restriction = "network none"
+	EgressAllowlist Restriction = "egress allowlist"
+	Scope           Restriction = "scope"
+	Limits          Restriction = "limits"
+)
+
 // Row is one line of a backend's enforceability report for a plan.
 type Row struct {
-	Restriction string
+	Restriction Restriction
 	Support     Support
 	How         string
 	// For Partial and Missing: the degradation that accepts it (if any),
@@ -32,38 +53,38 @@ type Row struct {
 	Field       string
 }
 
-// Restrictions lists what a plan asks every backend to enforce, by the
-// names the reports use. Each backend answers for each of them.
-func Restrictions(p *compiler.Plan) []string {
-	rs := []string{"read-only root", "mounts"}
+// Restrictions lists what a plan asks every backend to enforce. Each
+// backend answers for each of them.
+func Restrictions(p *compiler.Plan) []Restriction {
+	rs := []Restriction{ReadOnlyRoot, Mounts}
 	if len(p.Protected) > 0 {
-		rs = append(rs, "protected paths")
+		rs = append(rs, ProtectedPaths)
 	}
 	for _, m := range p.Mounts {
 		if m.FixedTop() {
-			rs = append(rs, "fixed top level")
+			rs = append(rs, FixedTop)
 			break
 		}
 	}
 	if p.Scratch != nil {
-		rs = append(rs, "scratch")
+		rs = append(rs, Scratch)
 	}
-	rs = append(rs, "environment", "capabilities", "no new privileges", "user")
+	rs = append(rs, Environment, Capabilities, NoNewPrivileges, User)
 	if p.Network.Mode == "none" {
-		rs = append(rs, "network none")
+		rs = append(rs, NetworkNone)
 	} else {
-		rs = append(rs, "egress allowlist")
+		rs = append(rs, EgressAllowlist)
 	}
-	rs = append(rs, "scope")
+	rs = append(rs, Scope)
 	if s := p.Subtractions; s.MemoryBytes > 0 || s.Pids > 0 || s.MilliCPUs > 0 {
-		rs = append(rs, "limits")
+		rs = append(rs, Limits)
 	}
 	return rs
 }
 
 // Report builds a backend's rows: answer gives the row for each restriction
 // the plan asks for.
-func Report(p *compiler.Plan, answer func(restriction string) Row) []Row {
+func Report(p *compiler.Plan, answer func(Restriction) Row) []Row {
 	var rows []Row
 	for _, r := range Restrictions(p) {
 		row := answer(r)
@@ -89,7 +110,7 @@ func Check(p *compiler.Plan, backend string, rows []Row) error {
 			pos, field = p.Pos, schema.FieldPath("servers", p.Server)
 		}
 		return &NotEnforceableError{Pos: pos, Field: field, Server: p.Server, Backend: backend,
-			Restriction: r.Restriction + " (" + r.How + ")", Alternative: alt}
+			Restriction: string(r.Restriction) + " (" + r.How + ")", Alternative: alt}
 	}
 	return nil
 }

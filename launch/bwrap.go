@@ -20,7 +20,7 @@ import (
 // host paths as ${PROJECT_ROOT}/… and ${HOME}/…, and the names of the
 // variables passed through (values never enter the file or any argv).
 type BwrapSpec struct {
-	Backend string   `json:"backend"` // "bwrap"
+	Backend string   `json:"backend"` // BwrapProgram
 	Server  string   `json:"server"`
 	Plan    string   `json:"plan"`
 	Env     []string `json:"env"`
@@ -29,6 +29,10 @@ type BwrapSpec struct {
 	Unprotected []string `json:"unprotected,omitempty"`
 	Args        []string `json:"args"`
 }
+
+// BwrapProgram is bubblewrap's executable, and the backend its specs
+// name (emit/bwrap takes both from here: this package sits below it).
+const BwrapProgram = "bwrap"
 
 // bwrapOperands is how many values each option the emitter writes takes;
 // an option not listed here is refused rather than guessed.
@@ -60,7 +64,7 @@ type Bwrap struct {
 //     bwrap itself starts with an empty environment (its own process stays
 //     inside the sandbox's PID namespace, where /proc/1/environ is readable).
 func PrepareBwrap(spec *BwrapSpec, root, home string, environ []string) (*Bwrap, error) {
-	p, err := exec.LookPath("bwrap")
+	p, err := exec.LookPath(BwrapProgram)
 	if err != nil {
 		return nil, &UnsupportedError{fmt.Errorf("bwrap is not installed (or not in PATH): %v", err)}
 	}
@@ -69,7 +73,7 @@ func PrepareBwrap(spec *BwrapSpec, root, home string, environ []string) (*Bwrap,
 
 // PrepareBwrapAt is PrepareBwrap with bwrap's path given.
 func PrepareBwrapAt(spec *BwrapSpec, root, home string, environ []string, bwrapPath string) (*Bwrap, error) {
-	if spec.Backend != "bwrap" {
+	if spec.Backend != BwrapProgram {
 		return nil, fmt.Errorf("not a bwrap artefact (backend %q)", spec.Backend)
 	}
 	if !pathIsAbs(root) {
@@ -103,7 +107,7 @@ func PrepareBwrapAt(spec *BwrapSpec, root, home string, environ []string, bwrapP
 	}
 	var rwTargets []string
 	args := spec.Args
-	b.Argv = []string{"bwrap"}
+	b.Argv = []string{BwrapProgram}
 	i := 0
 	for ; i < len(args); i++ {
 		a := args[i]
@@ -243,7 +247,7 @@ func DecodeBwrap(data []byte) (*BwrapSpec, error) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, err
 	}
-	if s.Backend != "bwrap" || len(s.Args) == 0 {
+	if s.Backend != BwrapProgram || len(s.Args) == 0 {
 		return nil, fmt.Errorf("not a bwrap artefact")
 	}
 	return &s, nil

@@ -26,6 +26,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/egress"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
+	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/probe"
 	"github.com/mcpolicy/mcpolicy/protect"
@@ -33,9 +34,6 @@ import (
 	"golang.org/x/sys/unix"
 	"mvdan.cc/sh/v3/syntax"
 )
-
-// Backends prove knows, in report order.
-var Backends = []string{"bwrap", "landlock", "docker", "podman"}
 
 // Options say what to prove and with what.
 type Options struct {
@@ -61,17 +59,6 @@ type Options struct {
 // ErrInterrupted is returned when the context is cancelled mid-run; what
 // prove made has been removed.
 var ErrInterrupted = errors.New("interrupted")
-
-// builtFor reports whether the server's artefacts include backend's:
-// podman runs the docker artefact (as clientcfg's builtFor says).
-func builtFor(p *compiler.Plan, backend string) bool {
-	for _, b := range p.Backends {
-		if b == backend || backend == "podman" && b == "docker" {
-			return true
-		}
-	}
-	return false
-}
 
 // SelectBackends is what to prove p under: the requested backends, each
 // one p is built for, or by default every backend of Backends p is built
@@ -480,16 +467,13 @@ func RunContext(ctx context.Context, p *compiler.Plan, m compiler.Machine, o Opt
 				made = append(made, snapshot(a.host))
 			}
 		}
-		switch b {
-		case "bwrap":
-			view = func(a attempt) string { return a.target }
-			br.Version, results, br.Probe, err = runBwrap(ctx, p, m, run, o)
-		case "landlock":
+		pr := provers[kind(b)]
+		view = func(a attempt) string { return a.target }
+		if pr.hostView {
 			view = func(a attempt) string { return a.host }
-			br.Version, results, br.Probe, err = runLandlock(ctx, p, run, o)
-		case "docker", "podman":
-			view = func(a attempt) string { return a.target }
-			br.Version, results, br.Probe, err = runEngine(ctx, s, b, p, m, run, o)
+		}
+		br.Version, results, br.Probe, err = pr.run(ctx, s, b, p, m, run, o)
+		if pr.standIn {
 			image = standInTag(b, o.Self)
 		}
 		restore(made)
@@ -530,7 +514,7 @@ func RunContext(ctx context.Context, p *compiler.Plan, m compiler.Machine, o Opt
 			r := byAttempt[i]
 			row.Result, row.Meaning = r.Result, Meaning(r.Result)
 			switch {
-			case b == "landlock" && r.Result == "ENOENT":
+			case pr.hostView && r.Result == "ENOENT":
 				row.Meaning = "does not exist on this host (Landlock shows the host's own paths)"
 			case a.op == probe.Connect && r.Result == "EACCES":
 				row.Meaning = "refused by policy: TCP connect denied"
@@ -594,11 +578,11 @@ func version(name string, args ...string) string {
 }
 
 func runBwrap(ctx context.Context, p *compiler.Plan, m compiler.Machine, as []attempt, o Options) (string, []probe.Result, string, error) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
+	if _, err := exec.LookPath(bwrap.Program); err != nil {
 		return "", nil, "", fmt.Errorf("bwrap is not installed")
 	}
 	if p.Network.Mode == "allowlist" {
-		return runSupervised(ctx, "bwrap", p, m, as, o, egress.ForwarderBinary)
+		return runSupervised(ctx, bwrap.Backend, p, m, as, o, egress.ForwarderBinary)
 	}
 	f, err := os.Open(o.Self)
 	if err != nil {
@@ -631,7 +615,7 @@ func runBwrap(ctx context.Context, p *compiler.Plan, m compiler.Machine, as []at
 		return "", nil, "", fmt.Errorf("bwrap: %v: %s", err, stderr.String())
 	}
 	rs, err := parse(out, len(as))
-	return version("bwrap", "--version"), rs, "the artefact's argv as mcpolicy-launch runs it (mount sources by descriptor, the project's top level fixed), unchanged but for the command: the probe comes in as an open file descriptor (/proc/self/fd/3), with no mount added", err
+	return version(bwrap.Program, "--version"), rs, "the artefact's argv as mcpolicy-launch runs it (mount sources by descriptor, the project's top level fixed), unchanged but for the command: the probe comes in as an open file descriptor (/proc/self/fd/3), with no mount added", err
 }
 
 func runLandlock(ctx context.Context, p *compiler.Plan, as []attempt, o Options) (string, []probe.Result, string, error) {
@@ -676,7 +660,7 @@ func runSupervised(ctx context.Context, backend string, p *compiler.Plan, m comp
 	}
 	rs, err := parse(out.Bytes(), len(as))
 	how := fmt.Sprintf("as mcpolicy run starts it: the egress proxy, then the artefact's %s arguments with the probe as the server; the probe is the mcpolicy executable the sandbox already holds as its egress forwarder, so no mount is added", backend)
-	if backend != "bwrap" {
+	if backend != bwrap.Backend {
 		how += fmt.Sprintf("; stand-in image %s", p.Image)
 	}
 	name, arg := backend, "--version"
@@ -735,7 +719,7 @@ func standInTag(engine, self string) string {
 	}
 	sum := sha256.Sum256(bin)
 	tag := "mcpolicy-prove:" + hex.EncodeToString(sum[:6])
-	if engine == "podman" {
+	if engine == docker.PodmanBackend {
 		tag = "localhost/" + tag
 	}
 	return tag
@@ -794,20 +778,20 @@ func reproduce(backend string, p *compiler.Plan, m compiler.Machine, o Options, 
 		// The sandbox needs the egress proxy running: mcpolicy run starts
 		// both, with the command (and, for an engine, the image) replaced.
 		argv = []string{"mcpolicy", "run", "--policy", o.Policy, "--server", p.Server, "--backend", backend}
-		if backend != "bwrap" {
+		if kind(backend) != bwrap.Backend {
 			argv = append(argv, "--image", image, "--", "/mcpolicy-probe", "probe", string(op)+":"+target)
 		} else {
 			argv = append(append(argv, "--"), tool...)
 		}
-	case backend == "bwrap":
+	case kind(backend) == bwrap.Backend:
 		q := *p
 		q.Command = tool
 		args, err := bwrap.Args(&q, m, bwrap.DetectLayout(), 0)
 		if err != nil {
 			return ""
 		}
-		argv = append([]string{"bwrap"}, args...)
-	case backend == "landlock":
+		argv = append([]string{bwrap.Program}, args...)
+	case kind(backend) == landlock.Backend:
 		argv = append([]string{"mcpolicy", "exec", "--policy", o.Policy, "--server", p.Server, "--"}, tool...)
 	default:
 		q := *p

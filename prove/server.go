@@ -13,6 +13,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
+	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/mcpcall"
 	"github.com/mcpolicy/mcpolicy/probe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -113,8 +114,8 @@ func short(text string) string {
 // serverArgv is the server's launch under a backend, exactly as the
 // artefact says; env is its whole environment.
 func serverArgv(s *session, backend string, p *compiler.Plan, m compiler.Machine, o Options) (argv, env []string, err error) {
-	switch backend {
-	case "bwrap":
+	switch kind(backend) {
+	case bwrap.Backend:
 		// The generated wrapper, as a client spawns it: it passes the
 		// plan's variables through --args, never argv.
 		sh, err := bwrap.Wrapper(p, "")
@@ -130,9 +131,9 @@ func serverArgv(s *session, backend string, p *compiler.Plan, m compiler.Machine
 			return nil, nil, err
 		}
 		return []string{"/bin/sh", file}, append(os.Environ(), "PROJECT_ROOT="+m.ProjectRoot), nil
-	case "landlock":
+	case landlock.Backend:
 		return []string{o.Self, "exec", "--policy", o.Policy, "--server", p.Server}, os.Environ(), nil
-	case "docker", "podman":
+	case docker.Backend:
 		if exec.Command(backend, "image", "inspect", p.Image).Run() != nil {
 			return nil, nil, fmt.Errorf("the server's image %q is not on this machine", p.Image)
 		}
@@ -270,7 +271,7 @@ func viewArgs(o Options, cp *CallPlan, backend string) map[string]any {
 		args[k] = v
 	}
 	for _, a := range cp.Args {
-		if backend == "landlock" {
+		if provers[kind(backend)].hostView {
 			args[a.Key] = a.Host
 		} else {
 			args[a.Key] = a.Target

@@ -32,6 +32,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/egress"
+	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
@@ -40,7 +41,7 @@ import (
 
 // Options say how to run one server.
 type Options struct {
-	Backend string           // bwrap, docker, podman or seatbelt
+	Backend string           // one of Backends
 	Machine compiler.Machine // project root and home; Self and EgressSocket are filled here
 	// Self is a statically linked mcpolicy: bound read-only into the
 	// sandbox, it forwards the sandbox's loopback to the proxy.
@@ -62,11 +63,16 @@ func Run(ctx context.Context, p *compiler.Plan, o Options) (int, error) {
 	if o.StartTimeout == 0 {
 		o.StartTimeout = 30 * time.Second
 	}
-	if o.Backend == "landlock" {
+	b, err := backends.Lookup(o.Backend)
+	if err != nil {
+		return 1, err
+	}
+	start, ok := runners[b.Builds()]
+	if !ok { // landlock: its launcher starts it, with no proxy to run beside
 		if p.Network.Mode == "allowlist" {
-			return 1, fmt.Errorf("server %q: the landlock backend cannot enforce an egress allowlist (mcpolicy explain %s --backend landlock): use bwrap or docker", p.Server, p.Server)
+			return 1, fmt.Errorf("server %q: the %s backend cannot enforce an egress allowlist (mcpolicy explain %s --backend %s): use bwrap or docker", p.Server, b.Name(), p.Server, b.Name())
 		}
-		return 1, fmt.Errorf("server %q: for the landlock backend use mcpolicy exec", p.Server)
+		return 1, fmt.Errorf("server %q: for the %s backend use mcpolicy exec", p.Server, b.Name())
 	}
 	s := &session{plan: p, opt: o, machine: o.Machine, checkPeers: true}
 	defer s.cleanup()
@@ -75,15 +81,7 @@ func Run(ctx context.Context, p *compiler.Plan, o Options) (int, error) {
 			return 1, err
 		}
 	}
-	switch o.Backend {
-	case "bwrap":
-		return s.bwrap(ctx)
-	case "docker", "podman":
-		return s.container(ctx, o.Backend)
-	case "seatbelt":
-		return s.seatbelt(ctx)
-	}
-	return 1, fmt.Errorf("unknown backend %q (bwrap, docker, podman, seatbelt)", o.Backend)
+	return start(s, ctx, b)
 }
 
 type session struct {
@@ -345,7 +343,7 @@ func (s *session) container(ctx context.Context, engine string) (int, error) {
 		}
 	}
 	network := "container:" + sidecar
-	if sidecar != "" && engine == "podman" {
+	if sidecar != "" && engine == docker.PodmanBackend {
 		// podman records --network container:X as a dependency and then
 		// will not --rm X while the server's container exists: a sidecar
 		// whose lifeline ended before the server was gone (the supervisor

@@ -167,7 +167,7 @@ func run(file, digest, projectRoot, bwrapPath, envFile string, verbose bool) (in
 	if err := json.Unmarshal(b, &kind); err != nil {
 		return 0, fmt.Errorf("%s: not an artefact: %v", file, err)
 	}
-	if kind.Backend == "bwrap" {
+	if kind.Backend == launch.BwrapProgram {
 		spec, err := launch.DecodeBwrap(b)
 		if err != nil {
 			return 0, fmt.Errorf("%s: %v", file, err)

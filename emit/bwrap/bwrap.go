@@ -16,10 +16,15 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/egress"
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/launch"
 )
 
-// Backend is the name used in artefact paths and messages.
-const Backend = "bwrap"
+// Backend is the name used in artefact paths and messages: the program's
+// (launch checks a spec names it).
+const Backend = launch.BwrapProgram
+
+// Program is bubblewrap's executable.
+const Program = launch.BwrapProgram
 
 // DefaultPath is PATH inside the sandbox.
 const DefaultPath = "/usr/local/bin:/usr/bin:/bin"

@@ -10,33 +10,33 @@ import (
 
 // Enforcement is the bwrap backend's report for a plan.
 func Enforcement(p *compiler.Plan) []emit.Row {
-	return emit.Report(p, func(r string) emit.Row {
+	return emit.Report(p, func(r emit.Restriction) emit.Row {
 		switch r {
-		case "read-only root":
+		case emit.ReadOnlyRoot:
 			return emit.Row{Support: emit.Enforced, How: "empty root, remounted read-only; baseline " + p.Runtime.Name + " bound read-only"}
-		case "mounts":
+		case emit.Mounts:
 			return emit.Row{Support: emit.Enforced, How: "--ro-bind / --bind"}
-		case "protected paths":
+		case emit.ProtectedPaths:
 			return emit.Row{Support: emit.Enforced, How: "--ro-bind over them, after the rw bind"}
-		case "fixed top level":
+		case emit.FixedTop:
 			return emit.Row{Support: emit.Enforced, How: "mcpolicy-launch binds the project read-only and each entry present read-write by descriptor, protected ones read-only: no name can be added, renamed or swapped"}
-		case "scratch":
+		case emit.Scratch:
 			return emit.Row{Support: emit.Enforced, How: "--size N --tmpfs"}
-		case "environment":
+		case emit.Environment:
 			return emit.Row{Support: emit.Enforced, How: "--clearenv; the wrapper passes names through --args, never argv"}
-		case "capabilities":
+		case emit.Capabilities:
 			return emit.Row{Support: emit.Enforced, How: "--cap-drop ALL, non-root uid in a user namespace"}
-		case "no new privileges":
+		case emit.NoNewPrivileges:
 			return emit.Row{Support: emit.Enforced, How: "bwrap always sets PR_SET_NO_NEW_PRIVS; --disable-userns"}
-		case "user":
+		case emit.User:
 			return emit.Row{Support: emit.Enforced, How: userHow(p)}
-		case "network none":
+		case emit.NetworkNone:
 			return emit.Row{Support: emit.Enforced, How: "--unshare-net: loopback only"}
-		case "egress allowlist":
+		case emit.EgressAllowlist:
 			return emit.Row{Support: emit.Enforced, How: fmt.Sprintf("--unshare-net; a forwarder on the sandbox's loopback port %d reaches only mcpolicy's egress proxy through a bound unix socket; start with mcpolicy run", p.Network.ProxyPort)}
-		case "scope":
+		case emit.Scope:
 			return emit.Row{Support: emit.Enforced, How: "own network namespace (abstract sockets) and PID namespace (signals), --new-session"}
-		case "limits":
+		case emit.Limits:
 			return emit.Row{Support: emit.Missing, How: "bwrap sets no cgroup limits",
 				Alternative: "use the docker backend, or start the wrapper under systemd-run --user --scope -p MemoryMax=... -p TasksMax=...",
 				Pos:         p.LimitsPos, Field: schema.FieldPath("servers", p.Server, "limits")}

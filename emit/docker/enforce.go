@@ -9,36 +9,36 @@ import (
 
 // Enforcement is the docker/podman backend's report for a plan.
 func Enforcement(p *compiler.Plan) []emit.Row {
-	return emit.Report(p, func(r string) emit.Row {
+	return emit.Report(p, func(r emit.Restriction) emit.Row {
 		switch r {
-		case "read-only root":
+		case emit.ReadOnlyRoot:
 			return emit.Row{Support: emit.Enforced, How: "--read-only, and read-only tmpfs over /run /tmp /var/tmp /dev/shm"}
-		case "mounts":
+		case emit.Mounts:
 			return emit.Row{Support: emit.Enforced, How: "--mount type=bind[,readonly]"}
-		case "protected paths":
+		case emit.ProtectedPaths:
 			return emit.Row{Support: emit.Enforced, How: "read-only bind mounts over them"}
-		case "fixed top level":
+		case emit.FixedTop:
 			return emit.Row{Support: emit.Enforced, How: "mcpolicy-launch --engine binds the project read-only and each entry present read-write, protected ones read-only, after checking no source is a symlink"}
-		case "scratch":
+		case emit.Scratch:
 			return emit.Row{Support: emit.Enforced, How: "--tmpfs with size="}
-		case "environment":
+		case emit.Environment:
 			return emit.Row{Support: emit.Enforced, How: "only -e NAME is passed; the image's own ENV remains"}
-		case "capabilities":
+		case emit.Capabilities:
 			return emit.Row{Support: emit.Enforced, How: "--cap-drop ALL"}
-		case "no new privileges":
+		case emit.NoNewPrivileges:
 			return emit.Row{Support: emit.Enforced, How: "--security-opt no-new-privileges"}
-		case "user":
+		case emit.User:
 			if p.User.Invoker {
 				return emit.Row{Support: emit.Enforced, How: "--user ${UID}:${GID}: the invoking user's own ids, resolved by mcpolicy-launch at spawn (refused when root)"}
 			}
 			return emit.Row{Support: emit.Enforced, How: "--user " + p.User.String()}
-		case "network none":
+		case emit.NetworkNone:
 			return emit.Row{Support: emit.Enforced, How: "--network none"}
-		case "egress allowlist":
+		case emit.EgressAllowlist:
 			return emit.Row{Support: emit.Enforced, How: fmt.Sprintf("--network container:SIDECAR: the sidecar has no network but loopback, where a forwarder on port %d reaches only mcpolicy's egress proxy through a bound unix socket; start with mcpolicy run", p.Network.ProxyPort)}
-		case "scope":
+		case emit.Scope:
 			return emit.Row{Support: emit.Enforced, How: "own network, IPC and PID namespaces"}
-		case "limits":
+		case emit.Limits:
 			return emit.Row{Support: emit.Enforced, How: "--memory, --pids-limit, --cpus (cgroups)"}
 		}
 		return emit.Row{Support: emit.Missing, How: "unknown restriction"}

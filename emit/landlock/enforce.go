@@ -25,8 +25,8 @@ const (
 // construction (an empty root, their own session), so they are not part of
 // every backend's report yet.
 const (
-	RowUnixSockets = "named unix sockets"
-	RowGroups      = "supplementary groups"
+	RowUnixSockets emit.Restriction = "named unix sockets"
+	RowGroups      emit.Restriction = "supplementary groups"
 )
 
 // Enforcement is the Landlock backend's report for a plan on a host.
@@ -72,48 +72,48 @@ func groups(p *compiler.Plan, h Host) emit.Row {
 
 func report(p *compiler.Plan, h Host) []emit.Row {
 	field := func(f string) string { return schema.FieldPath("servers", p.Server, f) }
-	return emit.Report(p, func(r string) emit.Row {
+	return emit.Report(p, func(r emit.Restriction) emit.Row {
 		switch r {
-		case "read-only root":
+		case emit.ReadOnlyRoot:
 			if h.UserNS {
 				return emit.Row{Support: emit.Enforced, How: "a read-only tmpfs root holding only the grants and baseline " + p.Runtime.Name + " (read-only); and every path not granted is denied by Landlock"}
 			}
 			return emit.Row{Support: emit.Enforced, How: "every path not granted is denied; baseline " + p.Runtime.Name + " read-only"}
-		case "mounts":
+		case emit.Mounts:
 			if h.UserNS {
 				return emit.Row{Support: emit.Enforced, How: "read-only / read-write binds and Landlock hierarchies at their host paths (no remapping)"}
 			}
 			return emit.Row{Support: emit.Enforced, How: "read-only / read-write hierarchies at their host paths (no remapping)"}
-		case "fixed top level":
+		case emit.FixedTop:
 			return emit.Row{Support: emit.Missing, How: "Landlock cannot keep names from being created in a writable hierarchy, nor protect those below it (.git, .mcpolicy, the policies)",
 				Alternative: `use the bwrap or docker backend, make the project mount "ro", or mount only the folders the server writes`,
 				Pos:         fixedTopPos(p), Field: field("mounts")}
-		case "protected paths":
+		case emit.ProtectedPaths:
 			return emit.Row{Support: emit.Missing, How: "Landlock cannot deny a path below a granted hierarchy",
 				Alternative: `use the bwrap or docker backend, which mount protected paths read-only, or make the mount "ro"`,
 				Pos:         holderPos(p), Field: field("mounts")}
-		case "scratch":
+		case emit.Scratch:
 			if h.UserNS {
 				return emit.Row{Support: emit.Enforced, How: "a bounded tmpfs at its target, in the minimal root"}
 			}
 			return emit.Row{Support: emit.Partial, How: "no user namespaces: a private folder of the server's user (mode 0700) as its HOME and TMPDIR, its total size not bounded",
 				Degradation: AcceptScratchDir, Alternative: "use the bwrap or docker backend for a bounded tmpfs",
 				Pos: p.Scratch.Pos, Field: field("scratch")}
-		case "environment":
+		case emit.Environment:
 			return emit.Row{Support: emit.Enforced, How: "the launcher clears it except the named variables"}
-		case "capabilities":
+		case emit.Capabilities:
 			if h.UserNS {
 				return emit.Row{Support: emit.Enforced, How: "every set emptied (bounding, permitted, effective, inheritable, ambient) and root locked out by securebits before exec"}
 			}
 			return emit.Row{Support: emit.Enforced, How: "no user namespaces: a root launcher empties every set (the bounding set before it becomes " + p.User.String() + ") and locks root out by securebits; an unprivileged one holds none, but without CAP_SETPCAP cannot shrink the bounding set, which stays its own: inert, as no_new_privs lets no exec gain a capability"}
-		case "no new privileges":
+		case emit.NoNewPrivileges:
 			return emit.Row{Support: emit.Enforced, How: "PR_SET_NO_NEW_PRIVS before landlock_restrict_self"}
-		case "user":
+		case emit.User:
 			if h.UserNS {
 				return emit.Row{Support: emit.Enforced, How: "a user namespace maps the invoking user to " + p.User.String() + " (launched as root, root-owned files appear owned by it)"}
 			}
 			return emit.Row{Support: emit.Enforced, How: "launched as root: setuid/setgid to " + p.User.String() + "; otherwise the invoking (non-root) user"}
-		case "network none":
+		case emit.NetworkNone:
 			if h.UserNS {
 				return emit.Row{Support: emit.Enforced, How: "an empty network namespace (user namespace), and TCP denied by Landlock where ABI >= 4"}
 			}
@@ -125,11 +125,11 @@ func report(p *compiler.Plan, h Host) []emit.Row {
 			}
 			return emit.Row{Support: emit.Partial, How: how, Degradation: AcceptTCPOnly,
 				Alternative: "enable unprivileged user namespaces, or use the bwrap or docker backend", Pos: p.Network.Pos, Field: field("network")}
-		case "egress allowlist":
+		case emit.EgressAllowlist:
 			return emit.Row{Support: emit.Missing, How: "Landlock filters TCP connect by port, not by host, and cannot put a forwarder to the proxy in front of the server",
 				Alternative: `use the bwrap or docker backend (an empty network namespace whose only way out is mcpolicy's egress proxy), or keep network "none" on landlock`,
 				Pos:         p.Network.Pos, Field: field("network")}
-		case "scope":
+		case emit.Scope:
 			if h.ABI >= ScopeABI {
 				how := fmt.Sprintf("Landlock scopes abstract unix sockets and signals (ABI %d >= %d)", h.ABI, ScopeABI)
 				if h.UserNS {
@@ -139,7 +139,7 @@ func report(p *compiler.Plan, h Host) []emit.Row {
 			}
 			return emit.Row{Support: emit.Partial, How: fmt.Sprintf("ABI %d < %d: abstract unix sockets and signals are not scoped", h.ABI, ScopeABI),
 				Degradation: AcceptNoScope, Alternative: "use a kernel with Landlock ABI 6 (Linux 6.12), or the bwrap or docker backend"}
-		case "limits":
+		case emit.Limits:
 			return emit.Row{Support: emit.Missing, How: "the launcher sets no cgroup limits",
 				Alternative: "use the docker backend, or start mcpolicy exec under systemd-run --user --scope -p MemoryMax=...",
 				Pos:         p.LimitsPos, Field: field("limits")}

@@ -111,7 +111,7 @@ func TestDegradationsMustBeAccepted(t *testing.T) {
 // named unix sockets are absent and the kept supplementary groups are
 // said to be harmless; without, both rows need landlock-unix-sockets.
 func TestUnixSocketsAndGroupsRows(t *testing.T) {
-	find := func(rows []emit.Row, name string) emit.Row {
+	find := func(rows []emit.Row, name emit.Restriction) emit.Row {
 		for _, r := range rows {
 			if r.Restriction == name {
 				return r
@@ -132,14 +132,14 @@ func TestUnixSocketsAndGroupsRows(t *testing.T) {
 	// policy that accepts landlock-unix-sockets lets them (and the host's
 	// named sockets) through.
 	rows = Enforcement(p, Host{ABI: 7})
-	for _, name := range []string{RowUnixSockets, RowGroups} {
+	for _, name := range []emit.Restriction{RowUnixSockets, RowGroups} {
 		if r := find(rows, name); r.Support != emit.Enforced || !strings.Contains(r.How, "seccomp") {
 			t.Errorf("without user namespaces: %+v, want enforced by the seccomp filter", r)
 		}
 	}
 	p.Accept = []string{AcceptUnixSockets}
 	rows = Enforcement(p, Host{ABI: 7})
-	for _, name := range []string{RowUnixSockets, RowGroups} {
+	for _, name := range []emit.Restriction{RowUnixSockets, RowGroups} {
 		if r := find(rows, name); r.Support != emit.Partial || r.Degradation != AcceptUnixSockets {
 			t.Errorf("without user namespaces, accepted: %+v, want partial, accepted by %q", r, AcceptUnixSockets)
 		}

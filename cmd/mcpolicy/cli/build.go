@@ -1,22 +1,20 @@
 package cli
 
 import (
-	"io"
-	"text/tabwriter"
-
 	"fmt"
-	"github.com/mcpolicy/mcpolicy/seccomp"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
-	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
-	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
-	"github.com/mcpolicy/mcpolicy/launch"
+	"github.com/mcpolicy/mcpolicy/seccomp"
 	"github.com/spf13/cobra"
 )
 
@@ -210,24 +208,18 @@ func newExplainCmd() *cobra.Command {
 		},
 	}
 	policyFlag(cmd, &path)
-	cmd.Flags().StringVarP(&backend, "backend", "b", "", "also show what BACKEND (docker, bwrap, landlock, seatbelt) enforces for the server, on this machine")
+	cmd.Flags().StringVarP(&backend, "backend", "b", "", "also show what BACKEND ("+strings.Join(backends.Names(), ", ")+") enforces for the server, on this machine")
 	return cmd
 }
 
 // enforcement is a backend's report for a plan; landlock's depends on
 // this machine's kernel.
 func enforcement(p *compiler.Plan, backend string) ([]emit.Row, error) {
-	switch backend {
-	case docker.Backend:
-		return docker.Enforcement(p), nil
-	case bwrap.Backend:
-		return bwrap.Enforcement(p), nil
-	case landlock.Backend:
-		return landlock.Enforcement(p, launch.DetectHost()), nil
-	case seatbelt.Backend:
-		return seatbelt.Enforcement(p), nil
+	b, err := backends.Lookup(backend)
+	if err != nil {
+		return nil, &exitError{code: ExitError, err: err}
 	}
-	return nil, &exitError{code: ExitError, err: fmt.Errorf("unknown backend %q (backends: docker, bwrap, landlock, seatbelt)", backend)}
+	return b.Enforcement(p), nil
 }
 
 func names(plans []*compiler.Plan) string {
@@ -244,7 +236,7 @@ func names(plans []*compiler.Plan) string {
 // printSyscalls lists what mcpolicy's seccomp filter takes away, for the
 // host backends that load it (docker and podman bring the engine's own).
 func printSyscalls(w io.Writer, backend string) error {
-	if backend != "bwrap" && backend != "landlock" {
+	if backend != bwrap.Backend && backend != landlock.Backend {
 		return nil
 	}
 	rules := seccomp.Rules(seccomp.Options{})

@@ -11,6 +11,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
+	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/spf13/cobra"
 )
 
@@ -124,7 +125,7 @@ user-scope file, --file any file.`,
 		},
 	}
 	policyFlag(cmd, &path)
-	cmd.Flags().StringVarP(&backend, "backend", "b", "", "docker, podman, bwrap, landlock or seatbelt (default: the server's first backend)")
+	cmd.Flags().StringVarP(&backend, "backend", "b", "", orList(backends.Names())+" (default: the server's first backend)")
 	cmd.Flags().StringArrayVar(&servers, "server", nil, "only this server (repeatable)")
 	cmd.Flags().StringVar(&file, "file", "", "the client file to edit (default: the target's file)")
 	cmd.Flags().BoolVar(&user, "user", false, "the user-scope file rather than the project's")

@@ -160,7 +160,7 @@ go install).`,
 	cmd.Flags().StringVarP(&path, "path", "p", ".", "policy file or folder")
 	cmd.Flags().StringVarP(&out, "out", "o", "evidence", "folder for evidence.md and evidence.json")
 	cmd.Flags().StringArrayVar(&servers, "server", nil, "only this server (repeatable)")
-	cmd.Flags().StringArrayVar(&backends, "backend", nil, "only this backend: bwrap, landlock, docker, podman (repeatable)")
+	cmd.Flags().StringArrayVar(&backends, "backend", nil, "only this backend: "+strings.Join(prove.Backends, ", ")+" (repeatable)")
 	cmd.Flags().StringArrayVar(&probes, "probe", nil, "another host path to try to read (repeatable)")
 	cmd.Flags().StringVar(&tool, "tool", "", "also start the real server in the same confinement and call this MCP tool (the controlled comparison)")
 	cmd.Flags().StringArrayVar(&toolArgs, "arg", nil, "an argument of --tool, KEY=VALUE; an absolute path is probed as the tool uses it (read or write)")

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"fmt"
-	"github.com/mcpolicy/mcpolicy/launch"
 	"os"
+	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/egress"
+	"github.com/mcpolicy/mcpolicy/emit/bwrap"
+	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/supervise"
 	"github.com/spf13/cobra"
 )
@@ -14,7 +16,7 @@ import (
 func newRunCmd() *cobra.Command {
 	var policy, server, backend, logFile, hostsFile, self, image, pin, envFile string
 	cmd := &cobra.Command{
-		Use:   "run -p POLICY --server NAME --backend bwrap|docker|podman|seatbelt [-- CMD ARGS...]",
+		Use:   "run -p POLICY --server NAME --backend " + strings.Join(backendNames(supervise.Backends()), "|") + " [-- CMD ARGS...]",
 		Short: "Start a server confined, with the egress proxy when its policy allows destinations",
 		Long: `run is what a client config starts for a server whose policy has a network
 allowlist. It starts mcpolicy's egress proxy, then the server under the
@@ -98,7 +100,7 @@ evidence is reproduced. See docs/egress.md.`,
 	}
 	policyFlag(cmd, &policy)
 	cmd.Flags().StringVar(&server, "server", "", "server to start (required)")
-	cmd.Flags().StringVar(&backend, "backend", "bwrap", "bwrap, docker, podman or seatbelt")
+	cmd.Flags().StringVar(&backend, "backend", bwrap.Backend, orList(backendNames(supervise.Backends())))
 	cmd.Flags().StringVar(&logFile, "log", "", "append the proxy's decisions (JSON lines) to this file instead of stderr")
 	cmd.Flags().StringVar(&hostsFile, "hosts", "", "resolve these names (/etc/hosts format) in the proxy before DNS; the private-address check still applies")
 	cmd.Flags().StringVar(&self, "self", "", "a statically linked mcpolicy to bind into the sandbox as the forwarder (default: this executable)")

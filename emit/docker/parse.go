@@ -1,4 +1,4 @@
-package clientcfg
+package docker
 
 import (
 	"bufio"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
-	"github.com/mcpolicy/mcpolicy/emit/docker"
+	"github.com/mcpolicy/mcpolicy/emit/argv"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
@@ -22,18 +22,18 @@ type dockerFlag struct {
 	value bool // takes a value
 	// read handles it; nil means the option neither grants nor takes away
 	// anything the linter looks at (--rm, --name, --init, --pull...).
-	read func(d *dockerRun, name string, v arg)
+	read func(d *dockerRun, name string, v argv.Arg)
 }
 
 // unknownFlag marks an option the reader knows but the plan cannot hold
 // and no flag kind names (a device, another container's volumes...): it is
 // reported as unknown rather than passed over.
-func unknownFlag(d *dockerRun, name string, v arg) {
+func unknownFlag(d *dockerRun, name string, v argv.Arg) {
 	s := "--" + name
-	if v.s != "" {
-		s += " " + v.s
+	if v.S != "" {
+		s += " " + v.S
 	}
-	d.e.flag(lint.FlagUnknown, s, v.pos)
+	d.e.Flag(lint.FlagUnknown, s, v.Pos)
 }
 
 var (
@@ -60,7 +60,7 @@ func init() {
 		"env-file":     {true, (*dockerRun).envFile},
 		"network":      {true, (*dockerRun).network},
 		"net":          {true, (*dockerRun).network},
-		"read-only":    {false, func(d *dockerRun, _ string, v arg) { d.readOnly = boolValue(v.s) }},
+		"read-only":    {false, func(d *dockerRun, _ string, v argv.Arg) { d.readOnly = boolValue(v.S) }},
 		"cap-drop":     {true, (*dockerRun).capDrop},
 		"cap-add":      {true, (*dockerRun).capAdd},
 		"security-opt": {true, (*dockerRun).securityOpt},
@@ -74,24 +74,24 @@ func init() {
 		"memory":       {true, (*dockerRun).memory},
 		"pids-limit":   {true, (*dockerRun).pids},
 		"cpus":         {true, (*dockerRun).cpus},
-		"workdir":      {true, func(d *dockerRun, _ string, v arg) { d.p.Workdir = v.s }},
+		"workdir":      {true, func(d *dockerRun, _ string, v argv.Arg) { d.p.Workdir = v.S }},
 		"label":        {true, (*dockerRun).label},
-		"entrypoint":   {true, func(d *dockerRun, _ string, v arg) { d.entrypoint = v.s }},
-		"interactive":  {false, func(d *dockerRun, _ string, v arg) { d.interactive = boolValue(v.s) }},
-		"tty": {false, func(d *dockerRun, _ string, v arg) {
-			if boolValue(v.s) {
-				d.e.flag(lint.FlagStdio, "-t/--tty: a terminal between the client and the server's JSON-RPC (docker refuses -it when the client's stdin is not one; a tty rewrites line ends and echoes)", v.pos)
+		"entrypoint":   {true, func(d *dockerRun, _ string, v argv.Arg) { d.entrypoint = v.S }},
+		"interactive":  {false, func(d *dockerRun, _ string, v argv.Arg) { d.interactive = boolValue(v.S) }},
+		"tty": {false, func(d *dockerRun, _ string, v argv.Arg) {
+			if boolValue(v.S) {
+				d.e.Flag(lint.FlagStdio, "-t/--tty: a terminal between the client and the server's JSON-RPC (docker refuses -it when the client's stdin is not one; a tty rewrites line ends and echoes)", v.Pos)
 			}
 		}},
-		"detach": {false, func(d *dockerRun, _ string, v arg) {
-			if boolValue(v.s) {
-				d.e.flag(lint.FlagStdio, "-d/--detach: the server is cut off from the client's stdin and stdout", v.pos)
+		"detach": {false, func(d *dockerRun, _ string, v argv.Arg) {
+			if boolValue(v.S) {
+				d.e.Flag(lint.FlagStdio, "-d/--detach: the server is cut off from the client's stdin and stdout", v.Pos)
 			}
 		}},
-		"pull": {true, func(d *dockerRun, _ string, v arg) { d.e.t.Pull, d.e.t.PullPos = v.s, v.pos }},
-		"use-api-socket": {false, func(d *dockerRun, _ string, v arg) {
-			if boolValue(v.s) {
-				d.e.flag(lint.FlagDockerSocket, "--use-api-socket", v.pos)
+		"pull": {true, func(d *dockerRun, _ string, v argv.Arg) { d.e.Target().Pull, d.e.Target().PullPos = v.S, v.Pos }},
+		"use-api-socket": {false, func(d *dockerRun, _ string, v argv.Arg) {
+			if boolValue(v.S) {
+				d.e.Flag(lint.FlagDockerSocket, "--use-api-socket", v.Pos)
 			}
 		}},
 
@@ -100,8 +100,8 @@ func init() {
 		"device-cgroup-rule": {true, unknownFlag},
 		"volumes-from":       {true, unknownFlag},
 		"gpus":               {true, unknownFlag},
-		"env-host": {false, func(d *dockerRun, name string, v arg) { // podman: the whole host environment
-			d.envHost = boolValue(v.s)
+		"env-host": {false, func(d *dockerRun, name string, v argv.Arg) { // podman: the whole host environment
+			d.envHost = boolValue(v.S)
 			boolUnknown(d, name, v)
 		}},
 		"rootfs":        {false, boolUnknown}, // podman: the "image" is a host folder
@@ -149,9 +149,9 @@ func init() {
 	}
 }
 
-func boolUnknown(d *dockerRun, name string, v arg) {
-	if boolValue(v.s) {
-		d.e.flag(lint.FlagUnknown, "--"+name, v.pos)
+func boolUnknown(d *dockerRun, name string, v argv.Arg) {
+	if boolValue(v.S) {
+		d.e.Flag(lint.FlagUnknown, "--"+name, v.Pos)
 	}
 }
 
@@ -176,7 +176,7 @@ var dockerGlobal = map[string]bool{
 
 // dockerRun is a `docker run` command line being read.
 type dockerRun struct {
-	e      *entry
+	e      argv.Entry
 	engine string
 	p      *compiler.Plan
 	runPos schema.Pos
@@ -189,87 +189,88 @@ type dockerRun struct {
 	binds                     []compiler.Mount
 
 	interactive bool
-	args        []arg // the run's arguments, as written
+	args        []argv.Arg // the run's arguments, as written
 	// bareEnv is the -e NAME (no value, its own argument) the option just
 	// read was, nil otherwise: a word after it is the image.
-	bareEnv *arg
+	bareEnv *argv.Arg
 	// envUnknown: an --env-file whose names cannot be read; envHost:
 	// podman --env-host passes every variable.
 	envUnknown, envHost bool
 }
 
-// docker reads `docker run ...` / `podman run ...` into a plan and flags.
-func (e *entry) docker(engine string, cmd arg, args []arg) {
+// Parse reads `docker run ...` / `podman run ...` (engine: the program)
+// into the entry's plan and flags.
+func Parse(e argv.Entry, engine string, cmd argv.Arg, args []argv.Arg) {
 	i := 0
-	for i < len(args) && strings.HasPrefix(args[i].s, "-") && args[i].s != "-" {
-		name, _, joined := strings.Cut(strings.TrimLeft(args[i].s, "-"), "=")
+	for i < len(args) && strings.HasPrefix(args[i].S, "-") && args[i].S != "-" {
+		name, _, joined := strings.Cut(strings.TrimLeft(args[i].S, "-"), "=")
 		takes, ok := dockerGlobal[name]
 		if !ok {
-			e.flag(lint.FlagUnknown, args[i].s, args[i].pos)
+			e.Flag(lint.FlagUnknown, args[i].S, args[i].Pos)
 		}
 		i++
 		if takes && !joined {
 			i++
 		}
 	}
-	if i < len(args) && args[i].s == "container" {
+	if i < len(args) && args[i].S == "container" {
 		i++
 	}
-	if i >= len(args) || args[i].s != "run" {
-		sub, pos := "(none)", cmd.pos
+	if i >= len(args) || args[i].S != "run" {
+		sub, pos := "(none)", cmd.Pos
 		if i < len(args) {
-			sub, pos = args[i].s, args[i].pos
+			sub, pos = args[i].S, args[i].Pos
 		}
 		// docker mcp gateway run, docker exec...: not a confinement this reads.
-		e.flag(lint.FlagUnknown, engine+" "+sub, pos)
+		e.Flag(lint.FlagUnknown, engine+" "+sub, pos)
 		return
 	}
-	d := &dockerRun{e: e, engine: engine, runPos: args[i].pos, p: &compiler.Plan{
-		Server: e.name, Pos: e.t.Pos, Mounts: []compiler.Mount{}, Env: []string{},
+	d := &dockerRun{e: e, engine: engine, runPos: args[i].Pos, p: &compiler.Plan{
+		Server: e.Server(), Pos: e.Target().Pos, Mounts: []compiler.Mount{}, Env: []string{},
 		Protected: []compiler.Protected{}, Backends: []string{engine},
 		User: compiler.User{UID: -1, GID: -1},
 	}}
-	e.t.Plan = d.p
+	e.Target().Plan = d.p
 	d.args = args[i+1:]
 	i++
 
 	for i < len(args) {
 		a := args[i]
-		if a.s == "--" {
+		if a.S == "--" {
 			d.bareEnv = nil // what follows -- is the image
 			i++
 			break
 		}
-		if !strings.HasPrefix(a.s, "-") || a.s == "-" {
+		if !strings.HasPrefix(a.S, "-") || a.S == "-" {
 			break
 		}
-		if head, tail, ok := joinedOption(a.s); ok {
+		if head, tail, ok := joinedOption(a.S); ok {
 			// "-e X=Y", "--network none": one argument to the engine.
-			e.flag(lint.FlagJoinedArg, a.s, a.pos)
-			args = append(args[:i:i], append([]arg{{head, a.pos}, {tail, a.pos}}, args[i+1:]...)...)
+			e.Flag(lint.FlagJoinedArg, a.S, a.Pos)
+			args = append(args[:i:i], append([]argv.Arg{{S: head, Pos: a.Pos}, {S: tail, Pos: a.Pos}}, args[i+1:]...)...)
 			continue
 		}
 		d.bareEnv = nil
 		i++
-		if strings.HasPrefix(a.s, "--") {
-			name, val, joined := strings.Cut(a.s[2:], "=")
+		if strings.HasPrefix(a.S, "--") {
+			name, val, joined := strings.Cut(a.S[2:], "=")
 			f, ok := dockerFlags[name]
 			if !ok {
 				// An unknown option: docker refuses to start, podman may
 				// know it. Taken as a boolean; its value, if it has one,
 				// would be read as the image.
-				e.flag(lint.FlagUnknown, a.s, a.pos)
+				e.Flag(lint.FlagUnknown, a.S, a.Pos)
 				continue
 			}
-			v := arg{val, a.pos}
+			v := argv.Arg{S: val, Pos: a.Pos}
 			if f.value && !joined {
 				if i >= len(args) {
-					e.flag(lint.FlagUnknown, a.s+" (no value)", a.pos)
+					e.Flag(lint.FlagUnknown, a.S+" (no value)", a.Pos)
 					break
 				}
 				v = args[i]
 				i++
-				if name == "env" && !strings.Contains(v.s, "=") {
+				if name == "env" && !strings.Contains(v.S, "=") {
 					d.bareEnv = &v
 				}
 			}
@@ -279,29 +280,29 @@ func (e *entry) docker(engine string, cmd arg, args []arg) {
 			continue
 		}
 		// A cluster of short options: -it, -i --rm, -eKEY=V, -v/a:/b.
-		cluster := a.s[1:]
+		cluster := a.S[1:]
 		for j := 0; j < len(cluster); j++ {
 			name, ok := dockerShort[cluster[j]]
 			if !ok {
-				e.flag(lint.FlagUnknown, "-"+cluster[j:j+1], a.pos)
+				e.Flag(lint.FlagUnknown, "-"+cluster[j:j+1], a.Pos)
 				continue
 			}
 			f := dockerFlags[name]
 			if !f.value {
 				if f.read != nil {
-					f.read(d, name, arg{"", a.pos})
+					f.read(d, name, argv.Arg{Pos: a.Pos})
 				}
 				continue
 			}
-			v := arg{strings.TrimPrefix(cluster[j+1:], "="), a.pos}
+			v := argv.Arg{S: strings.TrimPrefix(cluster[j+1:], "="), Pos: a.Pos}
 			if j+1 == len(cluster) {
 				if i >= len(args) {
-					e.flag(lint.FlagUnknown, "-"+cluster[j:j+1]+" (no value)", a.pos)
+					e.Flag(lint.FlagUnknown, "-"+cluster[j:j+1]+" (no value)", a.Pos)
 					break
 				}
 				v = args[i]
 				i++
-				if name == "env" && !strings.Contains(v.s, "=") {
+				if name == "env" && !strings.Contains(v.S, "=") {
 					d.bareEnv = &v
 				}
 			}
@@ -312,23 +313,23 @@ func (e *entry) docker(engine string, cmd arg, args []arg) {
 		}
 	}
 	if i < len(args) {
-		d.p.Image = args[i].s
-		e.t.ImagePos = args[i].pos
-		if d.bareEnv != nil && valueAsImage(args[i].s, args[i+1:]) {
-			name := d.bareEnv.s
-			e.flag(lint.FlagEnvAsImage, name+" "+args[i].s, args[i].pos)
-			if looksLikeSecret(name, args[i].s) {
-				e.flag(lint.FlagSecretInline, name, args[i].pos)
+		d.p.Image = args[i].S
+		e.Target().ImagePos = args[i].Pos
+		if d.bareEnv != nil && valueAsImage(args[i].S, args[i+1:]) {
+			name := d.bareEnv.S
+			e.Flag(lint.FlagEnvAsImage, name+" "+args[i].S, args[i].Pos)
+			if d.e.Secret(name, args[i].S) {
+				e.Flag(lint.FlagSecretInline, name, args[i].Pos)
 			}
 		}
 		i++
 	}
-	e.dangerousArgs(args[i:], false)
+	e.DangerousArgs(args[i:], false)
 	if d.entrypoint != "" {
 		d.p.Command = append(d.p.Command, d.entrypoint)
 	}
 	for ; i < len(args); i++ {
-		d.p.Command = append(d.p.Command, args[i].s)
+		d.p.Command = append(d.p.Command, args[i].S)
 	}
 	d.finish()
 }
@@ -338,39 +339,39 @@ func (e *entry) docker(engine string, cmd arg, args []arg) {
 // default capabilities and no no-new-privileges.
 func (d *dockerRun) finish() {
 	if !d.interactive {
-		d.e.flag(lint.FlagStdio, "no -i: the engine gives the server no stdin, and it exits at once", d.runPos)
+		d.e.Flag(lint.FlagStdio, "no -i: the engine gives the server no stdin, and it exits at once", d.runPos)
 	}
 	if !d.envUnknown && !d.envHost {
-		for _, k := range d.e.envKeys {
-			if !slices.Contains(d.p.Env, k.name) && !plumbing(k.name) && !d.references(k.name) {
-				d.e.flag(lint.FlagEnvNotPassed, k.name, k.pos)
+		for _, k := range d.e.EnvKeys() {
+			if !slices.Contains(d.p.Env, k.S) && !d.e.Plumbing(k.S) && !d.references(k.S) {
+				d.e.Flag(lint.FlagEnvNotPassed, k.S, k.Pos)
 			}
 		}
 	}
 	s := &d.p.Subtractions
 	s.ReadOnlyRoot, s.DropAllCaps, s.NoNewPrivileges = d.readOnly, d.capDropAll, d.nnp
 	if !d.capDropAll {
-		d.e.flag(lint.FlagNoCapDrop, "", d.runPos)
+		d.e.Flag(lint.FlagNoCapDrop, "", d.runPos)
 	}
 	if !d.nnp {
-		d.e.flag(lint.FlagNoNewPrivsMissing, "", d.runPos)
+		d.e.Flag(lint.FlagNoNewPrivsMissing, "", d.runPos)
 	}
 	if !d.readOnly {
-		d.e.flag(lint.FlagNoReadOnly, "", d.runPos)
+		d.e.Flag(lint.FlagNoReadOnly, "", d.runPos)
 	}
 	if !d.hasUser {
 		if d.keepID { // podman --userns keep-id: the host user's own uid
 			s.NonRootUser = true
 		} else {
-			d.e.flag(lint.FlagRootUser, "", d.runPos)
+			d.e.Flag(lint.FlagRootUser, "", d.runPos)
 		}
 	}
 	if !d.hasNetwork {
 		def := "bridge"
-		if d.engine == "podman" {
+		if d.engine == PodmanBackend {
 			def = "default"
 		}
-		d.e.flag(lint.FlagNetwork, def, d.runPos)
+		d.e.Flag(lint.FlagNetwork, def, d.runPos)
 	}
 	if d.netMode == "none" {
 		d.p.Network.Mode = "none"
@@ -387,10 +388,10 @@ func (d *dockerRun) protected() {
 		inside := false
 		if m.Mode == compiler.ReadOnly {
 			for _, r := range d.binds {
-				if r.Mode != compiler.ReadWrite || r.Target == m.Target || !within(m.Target, r.Target) {
+				if r.Mode != compiler.ReadWrite || r.Target == m.Target || !argv.Within(m.Target, r.Target) {
 					continue
 				}
-				if r.Source.Join(rel(m.Target, r.Target)) == m.Source {
+				if r.Source.Join(argv.Rel(m.Target, r.Target)) == m.Source {
 					inside = true
 					break
 				}
@@ -406,32 +407,26 @@ func (d *dockerRun) protected() {
 
 // bind records a bind mount of a host path.
 func (d *dockerRun) bind(src, dst string, readonly bool, pos schema.Pos) {
-	if isSocket(src) || isSocket(dst) {
-		d.e.flag(lint.FlagDockerSocket, src, pos)
+	if argv.EngineSocket(src) || argv.EngineSocket(dst) {
+		d.e.Flag(lint.FlagDockerSocket, src, pos)
 	}
 	mode := compiler.ReadWrite
 	if readonly {
 		mode = compiler.ReadOnly
 	}
-	d.binds = append(d.binds, compiler.Mount{Source: d.e.hostPath(src), Target: path.Clean(dst), Mode: mode, Pos: pos})
-}
-
-// isSocket reports whether p is a container engine's API socket.
-func isSocket(p string) bool {
-	b := path.Base(slash(p))
-	return b == "docker.sock" || b == "podman.sock" || strings.Contains(p, "docker_engine")
+	d.binds = append(d.binds, compiler.Mount{Source: d.e.HostPath(src), Target: path.Clean(dst), Mode: mode, Pos: pos})
 }
 
 // hostSource reports whether a -v source is a host path, not a volume name.
 func hostSource(s string) bool {
-	return isAbs(slash(s)) || strings.HasPrefix(s, ".") || strings.HasPrefix(s, "~") ||
+	return argv.IsAbs(argv.Slash(s)) || strings.HasPrefix(s, ".") || strings.HasPrefix(s, "~") ||
 		strings.HasPrefix(s, "$") || strings.HasPrefix(s, "%") || strings.HasPrefix(s, `\\`)
 }
 
 // volume reads -v SRC:DST[:OPTS]. A source that is not a path is a named
 // volume: storage of the engine, no host path; -v DST alone is anonymous.
-func (d *dockerRun) volume(_ string, v arg) {
-	parts := splitVolume(v.s)
+func (d *dockerRun) volume(_ string, v argv.Arg) {
+	parts := splitVolume(v.S)
 	if len(parts) < 2 {
 		return
 	}
@@ -447,7 +442,7 @@ func (d *dockerRun) volume(_ string, v arg) {
 	if !hostSource(src) {
 		return
 	}
-	d.bind(src, dst, readonly, v.pos)
+	d.bind(src, dst, readonly, v.Pos)
 }
 
 // splitVolume splits a -v value at its colons, but not at a Windows
@@ -455,7 +450,7 @@ func (d *dockerRun) volume(_ string, v arg) {
 func splitVolume(s string) []string {
 	var parts []string
 	start, depth := 0, 0
-	if winAbs.MatchString(s) {
+	if argv.WinAbs.MatchString(s) {
 		start = 2
 	}
 	from := 0
@@ -475,10 +470,10 @@ func splitVolume(s string) []string {
 }
 
 // mount reads --mount, a CSV record as docker and podman parse it.
-func (d *dockerRun) mount(_ string, v arg) {
-	fields, err := csv.NewReader(strings.NewReader(v.s)).Read()
+func (d *dockerRun) mount(_ string, v argv.Arg) {
+	fields, err := csv.NewReader(strings.NewReader(v.S)).Read()
 	if err != nil {
-		d.e.flag(lint.FlagUnknown, "--mount "+v.s, v.pos)
+		d.e.Flag(lint.FlagUnknown, "--mount "+v.S, v.Pos)
 		return
 	}
 	kv := map[string]string{}
@@ -504,10 +499,10 @@ func (d *dockerRun) mount(_ string, v arg) {
 	switch typ {
 	case "bind", "glob":
 		if kv["source"] == "" || kv["target"] == "" {
-			d.e.flag(lint.FlagUnknown, "--mount "+v.s, v.pos)
+			d.e.Flag(lint.FlagUnknown, "--mount "+v.S, v.Pos)
 			return
 		}
-		d.bind(kv["source"], kv["target"], readonly, v.pos)
+		d.bind(kv["source"], kv["target"], readonly, v.Pos)
 	case "volume", "image", "devpts":
 	case "tmpfs":
 		opts := "rw"
@@ -517,24 +512,24 @@ func (d *dockerRun) mount(_ string, v arg) {
 		if sz, ok := kv["tmpfs-size"]; ok {
 			opts += ",size=" + sz
 		}
-		d.tmpfsAt(kv["target"], opts, v.pos)
+		d.tmpfsAt(kv["target"], opts, v.Pos)
 	case "ramfs":
-		d.e.flag(lint.FlagUnboundedTmpfs, kv["target"], v.pos)
+		d.e.Flag(lint.FlagUnboundedTmpfs, kv["target"], v.Pos)
 	case "npipe":
-		if isSocket(kv["source"]) {
-			d.e.flag(lint.FlagDockerSocket, kv["source"], v.pos)
+		if argv.EngineSocket(kv["source"]) {
+			d.e.Flag(lint.FlagDockerSocket, kv["source"], v.Pos)
 		} else {
-			d.e.flag(lint.FlagUnknown, "--mount "+v.s, v.pos)
+			d.e.Flag(lint.FlagUnknown, "--mount "+v.S, v.Pos)
 		}
 	default:
-		d.e.flag(lint.FlagUnknown, "--mount "+v.s, v.pos)
+		d.e.Flag(lint.FlagUnknown, "--mount "+v.S, v.Pos)
 	}
 }
 
 // tmpfs reads --tmpfs PATH[:OPTS].
-func (d *dockerRun) tmpfs(_ string, v arg) {
-	dst, opts, _ := strings.Cut(v.s, ":")
-	d.tmpfsAt(dst, opts, v.pos)
+func (d *dockerRun) tmpfs(_ string, v argv.Arg) {
+	dst, opts, _ := strings.Cut(v.S, ":")
+	d.tmpfsAt(dst, opts, v.Pos)
 }
 
 // tmpfsAt records a tmpfs: the first writable one with a size is the
@@ -562,7 +557,7 @@ func (d *dockerRun) tmpfsAt(dst, opts string, pos schema.Pos) {
 		if size != "" {
 			v += " (size=" + size + ")"
 		}
-		d.e.flag(lint.FlagUnboundedTmpfs, v, pos)
+		d.e.Flag(lint.FlagUnboundedTmpfs, v, pos)
 		return
 	}
 	if d.p.Scratch == nil {
@@ -594,15 +589,15 @@ func parseBytes(s string) (int64, bool) {
 // envVar reads -e NAME or -e NAME=VALUE. A value written in the argv is
 // in the config file and in ps: it is flagged when it is a secret
 // (secrets.go: AWS_REGION=us-east-1 and LOG_LEVEL=debug are settings).
-func (d *dockerRun) envVar(_ string, v arg) {
-	name, val, has := strings.Cut(v.s, "=")
-	d.addEnv(name, v.pos)
+func (d *dockerRun) envVar(_ string, v argv.Arg) {
+	name, val, has := strings.Cut(v.S, "=")
+	d.addEnv(name, v.Pos)
 	if has {
-		d.e.t.EnvPassed = append(d.e.t.EnvPassed, name)
-		d.e.dangerousEnv(name, val, v.pos)
+		d.e.Target().EnvPassed = append(d.e.Target().EnvPassed, name)
+		d.e.DangerousEnv(name, val, v.Pos)
 	}
-	if has && looksLikeSecret(name, val) {
-		d.e.flag(lint.FlagSecretInline, name, v.pos)
+	if has && d.e.Secret(name, val) {
+		d.e.Flag(lint.FlagSecretInline, name, v.Pos)
 	}
 }
 
@@ -618,17 +613,17 @@ func (d *dockerRun) addEnv(name string, pos schema.Pos) {
 
 // envFile reads the names an --env-file passes; an unreadable one is
 // reported, its names being unknown.
-func (d *dockerRun) envFile(_ string, v arg) {
-	f := d.e.localFile(v.s)
+func (d *dockerRun) envFile(_ string, v argv.Arg) {
+	f := d.e.LocalFile(v.S)
 	if f == "" {
 		d.envUnknown = true
-		d.e.flag(lint.FlagUnknown, "--env-file "+v.s+d.e.notRead(), v.pos)
+		d.e.Flag(lint.FlagUnknown, "--env-file "+v.S+d.e.NotRead(), v.Pos)
 		return
 	}
 	fh, err := os.Open(f)
 	if err != nil {
 		d.envUnknown = true
-		d.e.flag(lint.FlagUnknown, "--env-file "+v.s+" (unreadable)", v.pos)
+		d.e.Flag(lint.FlagUnknown, "--env-file "+v.S+" (unreadable)", v.Pos)
 		return
 	}
 	defer fh.Close()
@@ -639,90 +634,77 @@ func (d *dockerRun) envFile(_ string, v arg) {
 			continue
 		}
 		name, _, has := strings.Cut(line, "=")
-		d.addEnv(strings.TrimSpace(name), v.pos)
+		d.addEnv(strings.TrimSpace(name), v.Pos)
 		if has { // a value in the file; NAME alone comes from the engine's environment
-			d.e.t.EnvPassed = append(d.e.t.EnvPassed, strings.TrimSpace(name))
+			d.e.Target().EnvPassed = append(d.e.Target().EnvPassed, strings.TrimSpace(name))
 		}
 	}
 }
 
-func (d *dockerRun) network(_ string, v arg) {
-	d.hasNetwork, d.netMode = true, v.s
-	d.p.Network.Pos = v.pos
-	if v.s != "none" {
-		d.e.flag(lint.FlagNetwork, v.s, v.pos)
+func (d *dockerRun) network(_ string, v argv.Arg) {
+	d.hasNetwork, d.netMode = true, v.S
+	d.p.Network.Pos = v.Pos
+	if v.S != "none" {
+		d.e.Flag(lint.FlagNetwork, v.S, v.Pos)
 	}
 }
 
-// caps splits a capability list (podman takes commas) into names without
-// the CAP_ prefix, upper case.
-func caps(s string) []string {
-	var out []string
-	for _, c := range strings.Split(s, ",") {
-		c = strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(c)), "CAP_")
-		if c != "" {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-func (d *dockerRun) capDrop(_ string, v arg) {
-	for _, c := range caps(v.s) {
+func (d *dockerRun) capDrop(_ string, v argv.Arg) {
+	for _, c := range argv.Caps(v.S) {
 		if c == "ALL" {
 			d.capDropAll = true
 		}
 	}
 }
 
-func (d *dockerRun) capAdd(_ string, v arg) {
-	for _, c := range caps(v.s) {
-		d.e.flag(lint.FlagCapAdd, c, v.pos)
+func (d *dockerRun) capAdd(_ string, v argv.Arg) {
+	for _, c := range argv.Caps(v.S) {
+		d.e.Flag(lint.FlagCapAdd, c, v.Pos)
 	}
 }
 
-func (d *dockerRun) privileged(_ string, v arg) {
-	if boolValue(v.s) {
-		d.e.flag(lint.FlagPrivileged, "", v.pos)
+func (d *dockerRun) privileged(_ string, v argv.Arg) {
+	if boolValue(v.S) {
+		d.e.Flag(lint.FlagPrivileged, "", v.Pos)
 	}
 }
 
 // securityOpt reads --security-opt KEY[=|:]VALUE.
-func (d *dockerRun) securityOpt(_ string, v arg) {
-	k, val, ok := strings.Cut(v.s, "=")
+func (d *dockerRun) securityOpt(_ string, v argv.Arg) {
+	k, val, ok := strings.Cut(v.S, "=")
 	if !ok {
-		k, val, _ = strings.Cut(v.s, ":")
+		k, val, _ = strings.Cut(v.S, ":")
 	}
 	switch k {
 	case "no-new-privileges":
 		d.nnp = boolValue(val)
 	case "seccomp":
 		if val == "unconfined" {
-			d.e.flag(lint.FlagSeccompUnconfined, val, v.pos)
+			d.e.Flag(lint.FlagSeccompUnconfined, val, v.Pos)
 		}
 	case "apparmor":
 		if val == "unconfined" {
-			d.e.flag(lint.FlagAppArmorUnconf, val, v.pos)
+			d.e.Flag(lint.FlagAppArmorUnconf, val, v.Pos)
 		}
 	case "label":
 		if val == "disable" { // SELinux confinement off
-			d.e.flag(lint.FlagUnknown, "--security-opt "+v.s, v.pos)
+			d.e.Flag(lint.FlagUnknown, "--security-opt "+v.S, v.Pos)
 		}
 	case "mask", "proc-opts":
 	default: // systempaths=unconfined, unmask=..., anything else
-		d.e.flag(lint.FlagUnknown, "--security-opt "+v.s, v.pos)
+		d.e.Flag(lint.FlagUnknown, "--security-opt "+v.S, v.Pos)
 	}
 }
 
 // user reads --user USER[:GROUP]; a name that is not a number gives -1.
-func (d *dockerRun) user(_ string, v arg) {
+func (d *dockerRun) user(_ string, v argv.Arg) {
 	d.hasUser = true
-	if v.s == compiler.UIDPlaceholder+":"+compiler.GIDPlaceholder { // user: "invoker", resolved at spawn
-		d.p.User, d.p.UserPos = compiler.User{UID: -1, GID: -1, Invoker: true}, v.pos
+	if v.S == compiler.UIDPlaceholder+":"+compiler.GIDPlaceholder { // user: "invoker", resolved at spawn
+		d.p.User, d.p.UserPos = compiler.User{UID: -1, GID: -1, Invoker: true}, v.Pos
 		d.p.Subtractions.NonRootUser = true
 		return
 	}
-	u, g, hasG := strings.Cut(v.s, ":")
+	u, g, hasG := strings.Cut(v.S, ":")
 	id := func(s string) int {
 		if s == "root" {
 			return 0
@@ -737,50 +719,50 @@ func (d *dockerRun) user(_ string, v arg) {
 	if hasG {
 		d.p.User.GID = id(g)
 	}
-	d.p.UserPos = v.pos
+	d.p.UserPos = v.Pos
 	root := d.p.User.UID == 0
 	d.p.Subtractions.NonRootUser = !root
 	if root {
-		d.e.flag(lint.FlagRootUser, v.s, v.pos)
+		d.e.Flag(lint.FlagRootUser, v.S, v.Pos)
 	}
 }
 
 // namespace reads --pid/--ipc/--uts/--userns/--cgroupns; "host" shares
 // the host's (Value: which namespace).
-func (d *dockerRun) namespace(name string, v arg) {
+func (d *dockerRun) namespace(name string, v argv.Arg) {
 	which := map[string]string{"pid": "pid", "ipc": "ipc", "uts": "uts", "userns": "user", "cgroupns": "cgroup"}[name]
 	switch {
-	case v.s == "host":
-		d.e.flag(lint.FlagHostNamespace, which, v.pos)
-	case name == "userns" && strings.HasPrefix(v.s, "keep-id"):
+	case v.S == "host":
+		d.e.Flag(lint.FlagHostNamespace, which, v.Pos)
+	case name == "userns" && strings.HasPrefix(v.S, "keep-id"):
 		d.keepID = true
 	}
 }
 
-func (d *dockerRun) memory(_ string, v arg) {
-	if n, ok := parseBytes(v.s); ok {
+func (d *dockerRun) memory(_ string, v argv.Arg) {
+	if n, ok := parseBytes(v.S); ok {
 		d.p.Subtractions.MemoryBytes = n
-		d.p.LimitsPos = v.pos
+		d.p.LimitsPos = v.Pos
 	}
 }
 
-func (d *dockerRun) pids(_ string, v arg) {
-	if n, err := strconv.ParseInt(v.s, 10, 64); err == nil && n > 0 {
+func (d *dockerRun) pids(_ string, v argv.Arg) {
+	if n, err := strconv.ParseInt(v.S, 10, 64); err == nil && n > 0 {
 		d.p.Subtractions.Pids = n
-		d.p.LimitsPos = v.pos
+		d.p.LimitsPos = v.Pos
 	}
 }
 
-func (d *dockerRun) cpus(_ string, v arg) {
-	if f, err := strconv.ParseFloat(v.s, 64); err == nil && f > 0 {
+func (d *dockerRun) cpus(_ string, v argv.Arg) {
+	if f, err := strconv.ParseFloat(v.S, 64); err == nil && f > 0 {
 		d.p.Subtractions.MilliCPUs = int64(math.Round(f * 1000))
-		d.p.LimitsPos = v.pos
+		d.p.LimitsPos = v.Pos
 	}
 }
 
 // label keeps the plan hash mcpolicy puts on its containers.
-func (d *dockerRun) label(_ string, v arg) {
-	if k, val, ok := strings.Cut(v.s, "="); ok && k == docker.LabelPlan {
+func (d *dockerRun) label(_ string, v argv.Arg) {
+	if k, val, ok := strings.Cut(v.S, "="); ok && k == LabelPlan {
 		d.p.Hash = val
 	}
 }
@@ -816,7 +798,7 @@ var imageName = regexp.MustCompile(`^([A-Za-z0-9.-]+(:[0-9]+)?/)?[a-z0-9]+([._-]
 // image, was meant as NAME's value: it cannot be an image name (upper
 // case, an = or a blank: a token, a sentence), or it is a plain word while
 // the word after it looks like the image (a registry path or a tag).
-func valueAsImage(img string, rest []arg) bool {
+func valueAsImage(img string, rest []argv.Arg) bool {
 	if strings.Contains(img, "${") || strings.HasPrefix(img, "$") {
 		return false
 	}
@@ -826,7 +808,7 @@ func valueAsImage(img string, rest []arg) bool {
 	if len(rest) == 0 || strings.ContainsAny(img, "/:@") {
 		return false
 	}
-	next := rest[0].s
+	next := rest[0].S
 	return !strings.HasPrefix(next, "-") && !strings.HasPrefix(next, "/") && !strings.HasPrefix(next, ".") &&
 		strings.ContainsAny(next, "/:") && imageName.MatchString(next)
 }
@@ -835,11 +817,11 @@ func valueAsImage(img string, rest []arg) bool {
 // (${NAME}, $NAME): a client that expands it there uses the entry's value.
 func (d *dockerRun) references(name string) bool {
 	for _, a := range d.args {
-		if strings.Contains(a.s, "${"+name+"}") || strings.Contains(a.s, "${env:"+name+"}") || strings.Contains(a.s, "${"+name+":-") {
+		if strings.Contains(a.S, "${"+name+"}") || strings.Contains(a.S, "${env:"+name+"}") || strings.Contains(a.S, "${"+name+":-") {
 			return true
 		}
-		if i := strings.Index(a.s, "$"+name); i >= 0 {
-			if j := i + 1 + len(name); j == len(a.s) || !isWordChar(a.s[j]) {
+		if i := strings.Index(a.S, "$"+name); i >= 0 {
+			if j := i + 1 + len(name); j == len(a.S) || !isWordChar(a.S[j]) {
 				return true
 			}
 		}
@@ -847,4 +829,6 @@ func (d *dockerRun) references(name string) bool {
 	return false
 }
 
-func isWordChar(c byte) bool { return isLetter(c) || c >= '0' && c <= '9' || c == '_' }
+func isWordChar(c byte) bool {
+	return (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') || c >= '0' && c <= '9' || c == '_'
+}

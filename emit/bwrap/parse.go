@@ -1,4 +1,4 @@
-package clientcfg
+package bwrap
 
 import (
 	"path"
@@ -7,10 +7,11 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/emit/argv"
 )
 
 // bwrapArgs is how many values each bwrap option takes (bwrap has no
-// --opt=value form). Options not handled in bwrap() confine nothing the
+// --opt=value form). Options not handled in Parse confine nothing the
 // linter looks at, except those reported as unknown there.
 var bwrapArgs = map[string]int{
 	"--ro-bind": 2, "--ro-bind-try": 2, "--bind": 2, "--bind-try": 2, "--dev-bind": 2, "--dev-bind-try": 2,
@@ -28,158 +29,159 @@ var bwrapArgs = map[string]int{
 	"--overlay-src": 1, "--overlay": 3, "--tmp-overlay": 1, "--ro-overlay": 1,
 }
 
-// bwrap reads a bwrap command line. Defaults are bwrap's: no namespace is
+// Parse reads a bwrap command line into the entry's plan and flags (lint
+// reads hand-written entries this way). Defaults are bwrap's: no namespace is
 // unshared unless asked (so the network is shared), no_new_privs is always
 // set, and an unprivileged bwrap keeps no capability unless --cap-add.
-func (e *entry) bwrap(cmd arg, args []arg) {
+func Parse(e argv.Entry, cmd argv.Arg, args []argv.Arg) {
 	p := &compiler.Plan{
-		Server: e.name, Pos: e.t.Pos, Mounts: []compiler.Mount{}, Env: []string{},
-		Protected: []compiler.Protected{}, Backends: []string{"bwrap"},
+		Server: e.Server(), Pos: e.Target().Pos, Mounts: []compiler.Mount{}, Env: []string{},
+		Protected: []compiler.Protected{}, Backends: []string{Backend},
 		User: compiler.User{UID: -1, GID: -1},
 	}
-	e.t.Plan = p
+	e.Target().Plan = p
 	p.Subtractions.NoNewPrivileges, p.Subtractions.DropAllCaps, p.Subtractions.NonRootUser = true, true, true
 	unshareNet, newSession, dieWithParent := false, false, false
-	shareNetPos := cmd.pos
+	shareNetPos := cmd.Pos
 	size := ""
 	var overlaySrc []string
 
-	mount := func(src, dst string, mode compiler.Mode, a arg) {
-		p.Mounts = append(p.Mounts, compiler.Mount{Source: e.hostPath(src), Target: path.Clean(dst), Mode: mode, Pos: a.pos})
+	mount := func(src, dst string, mode compiler.Mode, a argv.Arg) {
+		p.Mounts = append(p.Mounts, compiler.Mount{Source: e.HostPath(src), Target: path.Clean(dst), Mode: mode, Pos: a.Pos})
 	}
 	i := 0
 	for i < len(args) {
 		a := args[i]
-		if a.s == "--" {
+		if a.S == "--" {
 			i++
 			break
 		}
-		if !strings.HasPrefix(a.s, "--") {
+		if !strings.HasPrefix(a.S, "--") {
 			break
 		}
-		n, known := bwrapArgs[a.s]
-		if head, _, _ := strings.Cut(a.s, " "); !known && bwrapArgs[head] > 0 {
+		n, known := bwrapArgs[a.S]
+		if head, _, _ := strings.Cut(a.S, " "); !known && bwrapArgs[head] > 0 {
 			// "--ro-bind /usr /usr": one argument, an unknown option to bwrap.
-			e.flag(lint.FlagJoinedArg, a.s, a.pos)
-			split := []arg{}
-			for _, w := range strings.Fields(a.s) {
-				split = append(split, arg{w, a.pos})
+			e.Flag(lint.FlagJoinedArg, a.S, a.Pos)
+			split := []argv.Arg{}
+			for _, w := range strings.Fields(a.S) {
+				split = append(split, argv.Arg{S: w, Pos: a.Pos})
 			}
 			args = append(args[:i:i], append(split, args[i+1:]...)...)
 			continue
 		}
 		if !known {
-			e.flag(lint.FlagUnknown, a.s, a.pos)
+			e.Flag(lint.FlagUnknown, a.S, a.Pos)
 			i++
 			continue
 		}
 		if i+n >= len(args) {
-			e.flag(lint.FlagUnknown, a.s+" (missing values)", a.pos)
+			e.Flag(lint.FlagUnknown, a.S+" (missing values)", a.Pos)
 			i = len(args)
 			break
 		}
 		v := args[i+1 : i+1+n]
 		i += 1 + n
-		switch a.s {
+		switch a.S {
 		case "--ro-bind", "--ro-bind-try":
-			mount(v[0].s, v[1].s, compiler.ReadOnly, a)
+			mount(v[0].S, v[1].S, compiler.ReadOnly, a)
 		case "--bind", "--bind-try", "--dev-bind", "--dev-bind-try":
-			if path.Clean(slash(v[0].s)) == "/" && path.Clean(v[1].s) == "/" {
-				e.flag(lint.FlagBwrapBindRoot, a.s+" / /", a.pos)
+			if path.Clean(argv.Slash(v[0].S)) == "/" && path.Clean(v[1].S) == "/" {
+				e.Flag(lint.FlagBwrapBindRoot, a.S+" / /", a.Pos)
 			}
-			if isSocket(v[0].s) {
-				e.flag(lint.FlagDockerSocket, v[0].s, v[0].pos)
+			if argv.EngineSocket(v[0].S) {
+				e.Flag(lint.FlagDockerSocket, v[0].S, v[0].Pos)
 			}
-			mount(v[0].s, v[1].s, compiler.ReadWrite, a)
+			mount(v[0].S, v[1].S, compiler.ReadWrite, a)
 		case "--size":
-			size = v[0].s
+			size = v[0].S
 		case "--tmpfs":
 			n, err := strconv.ParseInt(size, 10, 64)
 			switch {
 			case err != nil || n <= 0:
-				e.flag(lint.FlagUnboundedTmpfs, v[0].s, v[0].pos)
+				e.Flag(lint.FlagUnboundedTmpfs, v[0].S, v[0].Pos)
 			case p.Scratch == nil:
-				p.Scratch = &compiler.Scratch{Target: path.Clean(v[0].s), SizeBytes: n, Pos: a.pos}
+				p.Scratch = &compiler.Scratch{Target: path.Clean(v[0].S), SizeBytes: n, Pos: a.Pos}
 			}
 			size = ""
 		case "--unshare-all", "--unshare-net":
 			unshareNet = true
 		case "--share-net":
-			unshareNet, shareNetPos = false, a.pos
+			unshareNet, shareNetPos = false, a.Pos
 		case "--new-session":
 			newSession = true
 		case "--die-with-parent":
 			dieWithParent = true
 		case "--setenv":
-			p.Env = append(p.Env, v[0].s)
-			p.EnvPos = append(p.EnvPos, v[0].pos)
-			e.t.EnvPassed = append(e.t.EnvPassed, v[0].s)
-			e.dangerousEnv(v[0].s, v[1].s, v[1].pos)
-			if looksLikeSecret(v[0].s, v[1].s) {
-				e.flag(lint.FlagSecretInline, v[0].s, v[1].pos)
+			p.Env = append(p.Env, v[0].S)
+			p.EnvPos = append(p.EnvPos, v[0].Pos)
+			e.Target().EnvPassed = append(e.Target().EnvPassed, v[0].S)
+			e.DangerousEnv(v[0].S, v[1].S, v[1].Pos)
+			if e.Secret(v[0].S, v[1].S) {
+				e.Flag(lint.FlagSecretInline, v[0].S, v[1].Pos)
 			}
 		case "--chdir":
-			p.Workdir = v[0].s
+			p.Workdir = v[0].S
 		case "--uid", "--gid":
-			if v[0].s == compiler.UIDPlaceholder || v[0].s == compiler.GIDPlaceholder { // user: "invoker"
+			if v[0].S == compiler.UIDPlaceholder || v[0].S == compiler.GIDPlaceholder { // user: "invoker"
 				p.User.Invoker, p.User.UID, p.User.GID = true, -1, -1
-				if a.s == "--uid" {
-					p.UserPos, p.Subtractions.NonRootUser = v[0].pos, true
+				if a.S == "--uid" {
+					p.UserPos, p.Subtractions.NonRootUser = v[0].Pos, true
 				}
 				continue
 			}
-			id, err := strconv.Atoi(v[0].s)
+			id, err := strconv.Atoi(v[0].S)
 			if err != nil {
 				id = -1
 			}
-			if a.s == "--uid" {
-				p.User.UID, p.UserPos = id, v[0].pos
+			if a.S == "--uid" {
+				p.User.UID, p.UserPos = id, v[0].Pos
 				p.Subtractions.NonRootUser = id != 0
 			} else {
 				p.User.GID = id
 			}
 		case "--cap-add":
 			p.Subtractions.DropAllCaps = false
-			for _, c := range caps(v[0].s) {
-				e.flag(lint.FlagCapAdd, c, v[0].pos)
+			for _, c := range argv.Caps(v[0].S) {
+				e.Flag(lint.FlagCapAdd, c, v[0].Pos)
 			}
 		case "--remount-ro":
-			if path.Clean(v[0].s) == "/" {
+			if path.Clean(v[0].S) == "/" {
 				p.Subtractions.ReadOnlyRoot = true
 			}
 		case "--overlay-src":
-			overlaySrc = append(overlaySrc, v[0].s)
+			overlaySrc = append(overlaySrc, v[0].S)
 		case "--overlay":
-			mount(v[0].s, v[2].s, compiler.ReadWrite, a)
+			mount(v[0].S, v[2].S, compiler.ReadWrite, a)
 			for _, s := range overlaySrc {
-				mount(s, v[2].s, compiler.ReadOnly, a)
+				mount(s, v[2].S, compiler.ReadOnly, a)
 			}
 			overlaySrc = nil
 		case "--tmp-overlay", "--ro-overlay":
 			for _, s := range overlaySrc {
-				mount(s, v[0].s, compiler.ReadOnly, a)
+				mount(s, v[0].S, compiler.ReadOnly, a)
 			}
 			overlaySrc = nil
 		case "--userns", "--userns2", "--pidns", "--bind-fd", "--ro-bind-fd", "--args":
 			// Namespaces, folders or arguments passed as descriptors:
 			// what they hold cannot be read off the command line.
-			e.flag(lint.FlagUnknown, a.s, a.pos)
+			e.Flag(lint.FlagUnknown, a.S, a.Pos)
 		}
 	}
-	e.dangerousArgs(args[i:], false)
+	e.DangerousArgs(args[i:], false)
 	for ; i < len(args); i++ {
-		p.Command = append(p.Command, args[i].s)
+		p.Command = append(p.Command, args[i].S)
 	}
 	if unshareNet {
 		p.Network.Mode = "none"
 		p.Subtractions.NoNetwork = true
 	} else {
-		e.flag(lint.FlagBwrapShareNet, "", shareNetPos)
+		e.Flag(lint.FlagBwrapShareNet, "", shareNetPos)
 	}
 	if !newSession {
-		e.flag(lint.FlagBwrapNoNewSession, "", cmd.pos)
+		e.Flag(lint.FlagBwrapNoNewSession, "", cmd.Pos)
 	}
 	if !dieWithParent {
-		e.flag(lint.FlagBwrapNoDie, "", cmd.pos)
+		e.Flag(lint.FlagBwrapNoDie, "", cmd.Pos)
 	}
 }

@@ -1,0 +1,79 @@
+package emit
+
+import "github.com/mcpolicy/mcpolicy/compiler"
+
+// Backend is one sandbox mcpolicy emits plans for. Each emitter package
+// exposes its value(s); package emit/backends lists them. Adding a backend
+// is a package under emit/ and a line there: build, client entries, run,
+// prove, doctor and the CLI find it through the registry.
+type Backend interface {
+	// Name is how policies, flags, artefact folders and reports call it.
+	Name() string
+	// Builds names the backend whose artefacts this one runs: its own
+	// name, or docker's for podman (which no policy lists).
+	Builds() string
+	// Enforcement answers, for each restriction the plan asks for, how
+	// far this backend enforces it on this machine.
+	Enforcement(p *compiler.Plan) []Row
+	// Check emits the plan with placeholders: nil, or why the backend
+	// cannot enforce it (a *NotEnforceableError), so that nothing is
+	// written for a plan the backend refuses.
+	Check(p *compiler.Plan) error
+	// Artefacts renders what build writes for the plan, main file first,
+	// named relative to the output folder, with machine-neutral paths.
+	// out is that folder relative to the project root.
+	Artefacts(p *compiler.Plan, out string) ([]File, error)
+	// Entry is how a client entry starts the plan without mcpolicy run
+	// (which starts a plan with an egress allowlist, beside its proxy).
+	Entry(p *compiler.Plan, e EntryEnv) (*Command, error)
+	// EnvFile: what starts the sandbox can read env grant values from an
+	// --env-file, for a client that passes none.
+	EnvFile() bool
+	// HostEnv names the variables of this machine an entry must carry for
+	// the sandbox to be found (an engine's address); clients pass none.
+	HostEnv() []string
+}
+
+// File is one artefact: a slash path relative to build's output folder.
+type File struct {
+	Name string
+	Data []byte
+}
+
+// EntryEnv is what a backend needs from the client writer to say how an
+// entry starts a plan. The functions are called only by the backends that
+// need them, so a missing launcher fails only the entries that use it.
+type EntryEnv struct {
+	Paths compiler.Resolver // host paths as the entry shows them
+	Root  string            // the project root as the entry shows it
+	Out   string            // build's output folder, absolute
+	// Show names a file of the project as the entry shows it.
+	Show func(file string) string
+	// Launcher is mcpolicy-launch's absolute path.
+	Launcher func() (string, error)
+	// Pin checks that file holds want, as build wrote it, and returns the
+	// digest the entry pins (the launcher refuses any other bytes).
+	Pin func(file string, want []byte) (string, error)
+	// Abs is a program's absolute path on this machine: an entry must not
+	// run whatever PATH finds first at spawn.
+	Abs func(program string) string
+}
+
+// Command is how an entry starts a server: an absolute program, its
+// arguments and the environment it needs from the client.
+type Command struct {
+	Path string
+	Args []string
+	Env  map[string]string
+}
+
+// BuiltFor reports whether build writes the artefacts b runs for the plan
+// (podman runs the docker artefact).
+func BuiltFor(p *compiler.Plan, b Backend) bool {
+	for _, name := range p.Backends {
+		if name == b.Builds() {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,75 @@
+package docker
+
+import (
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit"
+)
+
+// PodmanBackend runs the docker artefact under podman.
+const PodmanBackend = "podman"
+
+// Docker and Podman are the container engines as backends: the same
+// arguments, run by a different engine.
+var (
+	Docker emit.Backend = engine{Backend, []string{"DOCKER_HOST", "DOCKER_CONTEXT"}}
+	// Podman: rootless podman also needs its runtime folder.
+	Podman emit.Backend = engine{PodmanBackend, []string{"CONTAINER_HOST", "XDG_RUNTIME_DIR"}}
+)
+
+// engine is a container engine: its name is also its program.
+type engine struct {
+	name string
+	env  []string
+}
+
+func (e engine) Name() string                          { return e.name }
+func (engine) EnvFile() bool                           { return true }
+func (engine) Builds() string                          { return Backend }
+func (engine) Enforcement(p *compiler.Plan) []emit.Row { return Enforcement(p) }
+func (e engine) HostEnv() []string                     { return e.env }
+
+func (engine) Check(p *compiler.Plan) error {
+	_, err := Args(p, compiler.Placeholders{})
+	return err
+}
+
+// Artefacts: the arguments, and for an allowlist the egress sidecar's
+// whose network the server joins, for review.
+func (engine) Artefacts(p *compiler.Plan, _ string) ([]emit.File, error) {
+	base := Backend + "/" + p.Server
+	args, err := Args(p, compiler.Placeholders{})
+	if err != nil {
+		return nil, err
+	}
+	files := []emit.File{{Name: base + ".json", Data: emit.JSONArgs(args)}}
+	if p.Network.Mode == "allowlist" {
+		side, err := SidecarArgs(p, compiler.Placeholders{}, EgressContainerPlaceholder)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, emit.File{Name: base + ".egress.json", Data: emit.JSONArgs(side)})
+	}
+	return files, nil
+}
+
+// Entry: mcpolicy-launch checks every bind source (no symlink below the
+// project or home) and fixes the project's top level, then runs the engine
+// with the arguments. The root is an argument, not the environment: an
+// entry that lost its env must not lose the fixed top level with it.
+func (e engine) Entry(p *compiler.Plan, env emit.EntryEnv) (*emit.Command, error) {
+	args, err := Args(p, env.Paths)
+	if err != nil {
+		return nil, err
+	}
+	launcher, err := env.Launcher()
+	if err != nil {
+		return nil, err
+	}
+	c := &emit.Command{Path: launcher, Env: map[string]string{},
+		Args: []string{"--engine", env.Abs(e.name), "--project-root", env.Root}}
+	for _, u := range p.Unprotected {
+		c.Args = append(c.Args, "--unprotect", u)
+	}
+	c.Args = append(append(c.Args, "--"), args...)
+	return c, nil
+}
