@@ -283,7 +283,7 @@ func TestCodexTOML(t *testing.T) {
 	}
 	if got := flags(g); !slices.Equal(got, []string{ // Codex runs podman without a shell: ~ reaches it as written
 		"env-not-passed=GITHUB_PERSONAL_ACCESS_TOKEN@6:9", // env goes to podman, not into the container: no -e
-		"home-unexpanded=~/src:/src:ro,Z reaches the server as written: no client expands ~ (there is no shell)@5:148",
+		"home-unexpanded=~/src:/src:ro,Z reaches podman as written: no client expands ~ (there is no shell)@5:148",
 		"secret-inline=GITHUB_PERSONAL_ACCESS_TOKEN@6:9"}) {
 		t.Errorf("github flags %q", got)
 	}

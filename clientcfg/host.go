@@ -68,10 +68,17 @@ func (e *entry) host(prog string, cmd arg, args []arg) {
 		name += " (through " + strings.Join(e.via, ", ") + ")"
 	}
 	if s := e.sandbox; s != nil {
-		e.flag(lint.FlagClientSandbox, s.describe(e, name, grants), s.pos)
+		e.flag(lint.FlagClientSandbox, s.describe(e, name), s.pos)
 		for _, w := range s.allowWrite {
 			if what := e.wideGrant(w.s); what != "" {
 				e.flag(lint.FlagHostGrant, fmt.Sprintf("%s lets %s write %s (allowWrite): as wide as no sandbox there", s.by, prog, what), w.pos)
+			}
+		}
+		// These sandboxes confine writes, not reads: what the server is
+		// handed, it reads in full, as unconfined, unless denyRead covers it.
+		for _, g := range grants {
+			if !e.denied(s.denyRead, g.path) {
+				e.flag(lint.FlagHostGrant, fmt.Sprintf("%s runs under %s, which leaves reads open, and is handed %s%s, readable in full", prog, s.by, g.what, g.how), g.pos)
 			}
 		}
 		return
@@ -244,8 +251,8 @@ func (e *entry) assign(a arg) {
 // grant is a wide host path handed to a server: what it is, how (through
 // which variable), where.
 type grant struct {
-	what, how string
-	pos       schema.Pos
+	what, how, path string
+	pos             schema.Pos
 }
 
 // runners are programs that fetch and start a package; the values of
@@ -290,7 +297,7 @@ func (e *entry) hostGrants(prog string, args []arg) []grant {
 		}
 		for _, p := range pathList(s) {
 			if what := e.wideGrant(p); what != "" {
-				gs = append(gs, grant{what: what, pos: a.pos})
+				gs = append(gs, grant{what: what, path: p, pos: a.pos})
 				break
 			}
 		}
@@ -301,7 +308,7 @@ func (e *entry) hostGrants(prog string, args []arg) []grant {
 		}
 		for _, p := range pathList(k.value) {
 			if what := e.wideGrant(p); what != "" {
-				gs = append(gs, grant{what: what, how: " (env " + k.name + ")", pos: k.valPos})
+				gs = append(gs, grant{what: what, how: " (env " + k.name + ")", path: p, pos: k.valPos})
 				break
 			}
 		}
@@ -310,7 +317,8 @@ func (e *entry) hostGrants(prog string, args []arg) []grant {
 }
 
 // pathList splits a value that may list paths: at commas and semicolons,
-// and at colons that are not a Windows drive's (C:\) nor a URL's.
+// and at colons that are not a Windows drive's (C:\), a URL's, nor a
+// variable's ($env:USERPROFILE, ${env:HOME}).
 func pathList(s string) []string {
 	var out []string
 	for _, p := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ';' }) {
@@ -319,7 +327,7 @@ func pathList(s string) []string {
 		}
 		from := 0
 		for i := 0; i < len(p); i++ {
-			if p[i] != ':' || i == from+1 && isLetter(p[from]) {
+			if p[i] != ':' || i == from+1 && isLetter(p[from]) || envColon(p[from:i]) {
 				continue
 			}
 			out = append(out, p[from:i])
@@ -328,6 +336,13 @@ func pathList(s string) []string {
 		out = append(out, p[from:])
 	}
 	return out
+}
+
+// envColon reports whether s ends in PowerShell's $env or VS Code's
+// ${env, whose colon starts a variable's name, not another path.
+func envColon(s string) bool {
+	s = strings.ToLower(s)
+	return strings.HasSuffix(s, "$env") || strings.HasSuffix(s, "${env")
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
@@ -461,7 +476,7 @@ type clientSandbox struct {
 }
 
 // describe says what the sandbox enforces and what it leaves open.
-func (s *clientSandbox) describe(e *entry, name string, grants []grant) string {
+func (s *clientSandbox) describe(e *entry, name string) string {
 	var b strings.Builder
 	if s.srt {
 		fmt.Fprintf(&b, "runs %s under srt (sandbox-runtime) with the settings in %s (not read by lint", name, s.settings)
@@ -498,10 +513,30 @@ func (s *clientSandbox) describe(e *entry, name string, grants []grant) string {
 		}
 		b.WriteString("the whole environment, and on Windows everything: VS Code does not sandbox there")
 	}
-	for _, g := range grants {
-		fmt.Fprintf(&b, "; it is handed %s%s, readable in full", g.what, g.how)
-	}
 	return b.String()
+}
+
+// denied reports whether a denyRead entry covers the path p (the same
+// folder, or one above it), read as written.
+func (e *entry) denied(deny []arg, p string) bool {
+	var homes []string
+	if e.home != "" {
+		homes = append(homes, e.home)
+	}
+	f := lint.ReadHostPath(p, homes...)
+	for _, d := range deny {
+		g := lint.ReadHostPath(d.s, homes...)
+		switch {
+		case g.HoldsHomes && (f.Home != "" || f.HoldsHomes && g.Path == f.Path):
+			return true
+		case g.Home != "" && f.Home != "" && (g.Home == f.Home || g.Home == "~" || f.Home == "~") && // ~ is whoever's config it is
+			(g.Sub == "." || f.Sub == g.Sub || strings.HasPrefix(f.Sub, g.Sub+"/")):
+			return true
+		case g.Path == f.Path:
+			return true
+		}
+	}
+	return false
 }
 
 // readable lists the credential stores no denyRead entry covers.

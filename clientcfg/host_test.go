@@ -95,6 +95,10 @@ func TestHostGrants(t *testing.T) {
 		{`{"command": "npx", "args": ["-y", "fs", "/home"]}`, []string{"npx runs unconfined on the host and is handed the folder of every home, /home"}},
 		{`{"command": "npx", "args": ["-y", "fs", "/mnt/c"]}`, []string{"npx runs unconfined on the host and is handed the whole drive /mnt/c"}},
 		{`{"command": "npx", "args": ["-y", "fs"], "env": {"ALLOWED_PATHS": "/srv/a,%USERPROFILE%"}}`, []string{"npx runs unconfined on the host and is handed the home folder %USERPROFILE% (env ALLOWED_PATHS)"}},
+		// A variable's colon is not a list's: PowerShell's $env:X, VS Code's ${env:X}.
+		{`{"command": "powershell", "args": ["-Command", "npx -y fs $env:USERPROFILE"]}`, []string{"npx runs unconfined on the host and is handed the home folder $env:USERPROFILE"}},
+		{`{"command": "npx", "args": ["-y", "fs", "${env:USERPROFILE}/.aws"]}`, []string{"npx runs unconfined on the host and is handed the credential store ~/.aws (${env:USERPROFILE}/.aws)"}},
+		{`{"command": "npx", "args": ["-y", "fs"], "env": {"ALLOWED_PATHS": "/srv/a:$env:HOME"}}`, []string{"npx runs unconfined on the host and is handed the home folder $env:HOME (env ALLOWED_PATHS)"}},
 		{`{"command": "npx", "args": ["-y", "fs", "/Users/alice/work/shop", "${workspaceFolder}", "."]}`, nil},
 		{`{"command": "npx", "args": ["-y", "fs", "/Users/Shared/data"]}`, nil},
 		{`{"command": "uv", "args": ["--directory", "/Users/alice", "run", "server.py"]}`, nil},
@@ -124,7 +128,8 @@ func TestClientSandbox(t *testing.T) {
     "file-level": {"type": "stdio", "command": "uvx", "args": ["srv"], "sandboxEnabled": true},
     "wide": {"type": "stdio", "command": "npx", "args": ["-y", "fs", "/Users/alice"], "sandboxEnabled": true, "sandbox": {"filesystem": {"allowWrite": ["~"]}}},
     "srt": {"command": "srt", "args": ["--settings", "/etc/srt.json", "npx", "-y", "fs", "/srv/data"]},
-    "off": {"type": "stdio", "command": "npx", "args": ["-y", "fs"], "sandboxEnabled": false}
+    "off": {"type": "stdio", "command": "npx", "args": ["-y", "fs"], "sandboxEnabled": false},
+    "denied": {"type": "stdio", "command": "npx", "args": ["-y", "fs", "/Users/alice/.aws", "~/.kube/config"], "sandboxEnabled": true, "sandbox": {"filesystem": {"denyRead": ["~/.aws", "/Users/alice/.kube"]}}}
   },
   "sandbox": {"network": {"allowedDomains": ["*"]}}
 }`)
@@ -132,7 +137,8 @@ func TestClientSandbox(t *testing.T) {
 		"vs": {"runs npx under VS Code's sandbox", "writes only to ${workspaceFolder}, the server's cwd, ~/.npm; network only to api.github.com, registry.npmjs.org",
 			"every read not in denyRead (~/.gnupg, ~/.config/gcloud, ~/.kube, 8 more readable)", "on Windows everything"},
 		"file-level": {"runs uvx under VS Code's sandbox", "network only to every domain (*)"},
-		"wide":       {"it is handed the home folder /Users/alice, readable in full"},
+		"wide":       {"runs npx under VS Code's sandbox"},
+		"denied":     {"runs npx under VS Code's sandbox"},
 		"srt":        {"runs npx under srt (sandbox-runtime) with the settings in /etc/srt.json (not read by lint)", "passes the whole environment"},
 	} {
 		tg := ts[name]
@@ -147,8 +153,14 @@ func TestClientSandbox(t *testing.T) {
 			}
 		}
 	}
-	if got := of(ts["wide"], lint.FlagHostGrant); len(got) != 1 || !strings.HasPrefix(got[0], "VS Code's sandbox lets npx write the home folder ~") {
+	// Writes are confined, reads are not: a home handed to the server is
+	// a grant as wide as with no sandbox, unless denyRead covers it.
+	if got := of(ts["wide"], lint.FlagHostGrant); len(got) != 2 || !strings.HasPrefix(got[1], "VS Code's sandbox lets npx write the home folder ~") ||
+		got[0] != "npx runs under VS Code's sandbox, which leaves reads open, and is handed the home folder /Users/alice, readable in full" {
 		t.Errorf("wide: grants %q", got)
+	}
+	if got := of(ts["denied"], lint.FlagHostGrant); len(got) != 0 {
+		t.Errorf("denied: grants %q, but denyRead covers them", got)
 	}
 	if got := flags(ts["srt"]); len(got) != 1 || !strings.HasSuffix(got[0], "@7:24") {
 		t.Errorf("srt: flags %q, want one at the srt command", got)

@@ -62,6 +62,13 @@ func (e *entry) homeLiterals(cmd arg, args []arg) {
 		return
 	}
 	ex := expansionOf(e.t.File)
+	// Who receives the text: a launcher's arguments are its own, not the
+	// server's (docker -v ~/x:/y: docker reads ~/x as a volume name).
+	receiver := "the server"
+	switch p := strings.ToLower(program(cmd.s)); p {
+	case "docker", "podman", "bwrap", "sandbox-exec", "nerdctl":
+		receiver = p
+	}
 	for _, a := range append([]arg{cmd}, args...) {
 		if !strings.ContainsAny(a.s, "~$%") {
 			continue
@@ -103,6 +110,6 @@ func (e *entry) homeLiterals(cmd arg, args []arg) {
 			}
 			why = "this client does not expand " + tok + " (Claude Code and Gemini CLI do)"
 		}
-		e.flag(lint.FlagHomeUnexpanded, a.s+" reaches the server as written: "+why, a.pos)
+		e.flag(lint.FlagHomeUnexpanded, a.s+" reaches "+receiver+" as written: "+why, a.pos)
 	}
 }

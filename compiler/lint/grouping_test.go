@@ -195,3 +195,39 @@ func TestImagePinning(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlyAcceptsAliases: Options.Only takes a former rule ID kept as an
+// alias as it takes the rule's own ID: the grouped rule runs, with that
+// item alone (or every item when its own ID is named too). An ID no rule
+// has selects nothing.
+func TestOnlyAcceptsAliases(t *testing.T) {
+	e := lint.Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "docker", "args": ["run", "-i", "--rm", "--network", "none", "img:1"]}}}`}
+	all := "unhardened container, missing: --cap-drop ALL (CAP_DROP_MISSING), --security-opt no-new-privileges (NO_NEW_PRIVILEGES_MISSING), --read-only (READ_ONLY_ROOT_MISSING), --user with a non-root uid (ROOT_USER)"
+	for _, c := range []struct {
+		only []string
+		want []string // rule: message
+	}{
+		{[]string{"CONTAINER_UNHARDENED"}, []string{"CONTAINER_UNHARDENED: " + all}},
+		{[]string{"CAP_DROP_MISSING"}, []string{"CONTAINER_UNHARDENED: unhardened container, missing: --cap-drop ALL (CAP_DROP_MISSING)"}},
+		{[]string{"READ_ONLY_ROOT_MISSING", "NO_NEW_PRIVILEGES_MISSING"},
+			[]string{"CONTAINER_UNHARDENED: unhardened container, missing: --security-opt no-new-privileges (NO_NEW_PRIVILEGES_MISSING), --read-only (READ_ONLY_ROOT_MISSING)"}},
+		{[]string{"CAP_DROP_MISSING", "CONTAINER_UNHARDENED"}, []string{"CONTAINER_UNHARDENED: " + all}},
+		{[]string{"CAP_DROP_MISSING", "IMAGE_NOT_DIGEST"}, []string{
+			"CONTAINER_UNHARDENED: unhardened container, missing: --cap-drop ALL (CAP_DROP_MISSING)",
+			"IMAGE_NOT_DIGEST: image img:1 is pinned by tag, not digest"}},
+		{[]string{"NO_SUCH_RULE"}, nil},
+	} {
+		var got []string
+		for _, f := range lint.Run(targets(t, e), lint.Options{Only: c.only}).Findings {
+			got = append(got, f.Rule+": "+f.Message)
+		}
+		if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+			t.Errorf("Only %v:\n got %q\nwant %q", c.only, got, c.want)
+		}
+	}
+	// A hardened entry has no item to report, whatever Only names.
+	good := lint.Lookup("CONTAINER_UNHARDENED").Good
+	if fs := lint.Run(targets(t, good), lint.Options{Only: []string{"CAP_DROP_MISSING"}}).Findings; len(fs) != 0 {
+		t.Errorf("hardened entry: %+v", fs)
+	}
+}

@@ -48,6 +48,9 @@ func writeText(w io.Writer, rep Report) error {
 		}
 		if s.Grants < 0 {
 			grants = "unconfined"
+			if s.Confinement != "" {
+				grants = s.Confinement
+			}
 		}
 		worst := s.Worst
 		if worst == "" {

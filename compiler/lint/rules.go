@@ -483,7 +483,7 @@ var rules = []*Rule{
 	},
 	{
 		ID: "UNCONFINED_WIDE_GRANT", Name: "unconfined-wide-grant", Severity: Error,
-		Purpose:     "A server nothing confines is handed a home folder, a credential store (~/.ssh, ~/.aws, ~/.claude...), a drive root or the filesystem root in its arguments or env, or a client sandbox lets it write one.",
+		Purpose:     "A server nothing confines is handed a home folder, a credential store (~/.ssh, ~/.aws, ~/.claude...), a drive root or the filesystem root in its arguments or env (under a client sandbox too, which confines writes, not reads, unless its denyRead covers it), or a client sandbox lets it write one.",
 		Rationale:   "The folders an entry hands a server (a filesystem server's allowed directories, --root, --allowed-dir=/, ALLOWED_PATHS) are what its tools serve to the model: a prompt injection then reads and rewrites every file there. Nothing but the server's own code stands between them and the whole home folder, so this is an error where an unconfined server given one project folder is a warning. Paths are read as written (/Users/NAME, /home/NAME, C:\\Users\\NAME, ~, $HOME, %USERPROFILE%, C:\\, /mnt/c), whatever machine lint runs on.",
 		Remediation: "Hand the server the one project folder it works on, never a home or a root; better, confine it (a policy, then `mcpolicy client`), and pass a credential it needs by name, not its store.",
 		Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me"]}}}`},
@@ -502,7 +502,7 @@ var rules = []*Rule{
 	{
 		ID: "BIND_RW", Name: "rw-bind", Severity: Warning,
 		Purpose:     "A hand-written entry binds a host folder read-write (docker -v ~/proj:/w without :ro, --mount without readonly, bwrap --bind).",
-		Rationale:   "A read-write bind is a write grant on every file below it: the server can change the code it works on, plant a hook or a config that runs later outside the sandbox, or delete it. -v defaults to read-write, so it is often a missing :ro; the finding says how wide the folder is (the whole project, a folder of the home folder...). Home, parent-of-project and root binds are their own errors.",
+		Rationale:   "A read-write bind is a write grant on every file below it: the server can change the code it works on, plant a hook or a config that runs later outside the sandbox, or delete it. -v defaults to read-write, so it is often a missing :ro; the finding says how wide the folder is (the whole project, a folder of the home folder...). Home, parent-of-project, root and credential-store binds are their own errors.",
 		Remediation: "Add :ro (--mount ...,readonly; bwrap --ro-bind) unless the server must write there; then bind the narrowest folder it writes, and keep .git and the configs protected (an entry from `mcpolicy client` does).",
 		Bad:         run("-v", "/srv/data:/data"),
 		Good:        run("-v", "/srv/data:/data:ro"),
@@ -778,6 +778,9 @@ func checkUnhardened(t *Target, o Options, report reportFn) {
 	var missing []string
 	var pos schema.Pos
 	for _, h := range hardening {
+		if sel := o.items["CONTAINER_UNHARDENED"]; sel != nil && !sel[h.id] {
+			continue
+		}
 		for _, f := range t.Flags {
 			if f.Kind != h.kind || h.kind == FlagRootUser && f.Value != "" {
 				continue
@@ -818,9 +821,10 @@ func waivedItem(t *Target, id string, today time.Time) bool {
 
 // checkBindRW reports each read-write bind of a hand-written entry with how
 // wide it is, read as written (hostFacts). Binds of /, a drive, a home
-// folder or a parent of the project are left to their own errors, a
-// socket to DOCKER_SOCKET; the project binds of an entry through
-// mcpolicy-launch come from a reviewed policy.
+// folder or a parent of the project are left to their own errors, as are
+// credential stores (MOUNT_CREDENTIALS says "writable"), a socket to
+// DOCKER_SOCKET; the project binds of an entry through mcpolicy-launch
+// come from a reviewed policy.
 func checkBindRW(t *Target, o Options, report reportFn) {
 	if t.Origin != FromClient || t.FixedTop || t.Plan == nil {
 		return
@@ -836,7 +840,7 @@ func checkBindRW(t *Target, o Options, report reportFn) {
 		host := hostOf(t, m.Source)
 		f := hostFacts(t, m.Source)
 		if b := path.Base(filepath.ToSlash(host)); b == "docker.sock" || b == "podman.sock" ||
-			f.Root || f.HoldsHomes || f.IsHome() || root != "" && host != root && within(root, host) {
+			f.Root || f.HoldsHomes || f.IsHome() || len(f.Stores()) > 0 || root != "" && host != root && within(root, host) {
 			continue
 		}
 		var breadth string

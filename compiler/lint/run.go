@@ -2,6 +2,7 @@ package lint
 
 import (
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -15,9 +16,10 @@ import (
 type Options struct {
 	MaxGrants int       // GRANT_COUNT's limit; 0 means 4
 	Today     time.Time // for waiver expiry; zero means now
-	Only      []string  // rule IDs to run; empty means all
+	Only      []string  // rule IDs to run, or former IDs kept as aliases; empty means all
 
-	fs *fsCache // the run's walks of folders on this machine (walk.go)
+	fs    *fsCache                   // the run's walks of folders on this machine (walk.go)
+	items map[string]map[string]bool // per grouped rule Only names by former IDs alone: those items
 }
 
 // Finding is one rule's observation about one server.
@@ -37,8 +39,12 @@ type Summary struct {
 	Server string     `json:"server"`
 	File   string     `json:"file"`
 	Pos    schema.Pos `json:"pos"`
-	Grants int        `json:"grants"` // -1 when nothing confines it
+	Grants int        `json:"grants"` // -1 when no plan confines it
 	Worst  string     `json:"worst"`  // "" when clean
+	// Confinement names what stands in for a plan: "client sandbox" (VS
+	// Code's, srt: not "unconfined", issue 16) or "remote" (another
+	// machine runs it); "" otherwise.
+	Confinement string `json:"confinement,omitempty"`
 }
 
 // Report is the result of a run.
@@ -68,16 +74,30 @@ func Run(targets []*Target, o Options) Report {
 		o.Today = time.Now()
 	}
 	o.fs = newFSCache()
-	only := map[string]bool{}
+	only, byAlias := map[string]bool{}, map[string]map[string]bool{}
 	for _, id := range o.Only {
-		only[id] = true
+		if r := Lookup(id); r != nil {
+			only[r.ID] = true
+			if id != r.ID { // a former ID: that item of the grouped rule
+				if byAlias[r.ID] == nil {
+					byAlias[r.ID] = map[string]bool{}
+				}
+				byAlias[r.ID][id] = true
+			}
+		}
+	}
+	o.items = map[string]map[string]bool{}
+	for id, items := range byAlias {
+		if !slices.Contains(o.Only, id) { // named by its own ID too: every item
+			o.items[id] = items
+		}
 	}
 	rep := Report{Findings: []Finding{}, Servers: []Summary{}}
 	registry := Registry()
 	for _, t := range targets {
 		var fs []Finding
 		for _, r := range registry {
-			if len(only) > 0 && !only[r.ID] {
+			if len(o.Only) > 0 && !only[r.ID] {
 				continue
 			}
 			r.check(t, o, func(pos schema.Pos, format string, args ...any) {
@@ -90,8 +110,13 @@ func Run(targets []*Target, o Options) Report {
 		}
 		fs = append(fs, applyWaivers(t, fs, o.Today)...)
 		sum := Summary{Server: t.Server, File: t.File, Pos: t.Pos, Grants: -1}
-		if t.Plan != nil {
+		switch {
+		case t.Plan != nil:
 			sum.Grants = len(t.Plan.Grants())
+		case t.Remote != "":
+			sum.Confinement = "remote"
+		case hasFlag(t, FlagClientSandbox):
+			sum.Confinement = "client sandbox"
 		}
 		for _, f := range fs {
 			if f.Waived == "" && (sum.Worst == "" || f.Severity > mustSeverity(sum.Worst)) {

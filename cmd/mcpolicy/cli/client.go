@@ -11,6 +11,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
+	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/spf13/cobra"
 )
@@ -149,7 +150,9 @@ by grant: a hand-widened mount is reported as widened. Exit 6 on drift.
 An entry that pins an artefact (mcpolicy-launch --sha256) whose file no
 longer has that digest is reported: as TAMPERED (exit 8) when the file still
 names the policy's plan (something edited it after the build), as stale
-(exit 6) when the policy changed since the entry was written.`,
+(exit 6) when the policy changed since the entry was written. A client
+file that cannot be read is a PARSE error at its position, and the next
+is checked; the check is then incomplete: exit 1, as lint's.`,
 		Example: `  mcpolicy check
   mcpolicy check --client ~/.cursor/mcp.json`,
 		Args: cobra.NoArgs,
@@ -163,10 +166,16 @@ names the policy's plan (something edited it after the build), as stale
 				clients = clientcfg.Discover(proj.Root)
 			}
 			drift, tamper := false, false
+			var unread []string
 			for _, f := range clients {
 				ts, err := clientcfg.Read(f, home)
 				if err != nil {
-					return &exitError{code: ExitInvalid, err: err}
+					// As lint: a client config is not a policy (never exit 2);
+					// its position is reported and the next file is checked.
+					n := unreadNote(f, err, "checked")
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: %s error %s\n", n.Pos, lint.ParseID, n.Msg)
+					unread = append(unread, n.Pos.String())
+					continue
 				}
 				for _, p := range clientcfg.Pins(plans, ts) {
 					fmt.Fprintf(cmd.OutOrStdout(), "%s: entry %q: %s\n", p.Entry, p.Server, p.What)
@@ -183,8 +192,16 @@ names the policy's plan (something edited it after the build), as stale
 						d.Entry, d.Change.Server, d.Change.Verdict, d.Change.Kind, d.Change.What, d.Policy)
 				}
 			}
+			// A tampered artefact is the one finding an unread file cannot
+			// outrank; otherwise the check is incomplete: as lint, 1 wins.
+			if len(unread) > 0 && tamper {
+				fmt.Fprintf(cmd.ErrOrStderr(), "not checked (see PARSE): %s\n", strings.Join(unread, ", "))
+			}
 			if tamper {
 				return &errSilent{code: ExitTampered}
+			}
+			if len(unread) > 0 {
+				return &exitError{code: ExitError, err: fmt.Errorf("not checked (see PARSE): %s", strings.Join(unread, ", "))}
 			}
 			if drift {
 				return &errSilent{code: ExitWidened}

@@ -102,7 +102,7 @@ not be read (even with findings), 2 an invalid policy.`,
 			for _, c := range clients {
 				ts, ns, err := clientcfg.ReadLint(c, clientcfg.Options{Home: home, ThisMachine: thisMachine, Project: project})
 				if err != nil {
-					ns = []lint.Note{unreadNote(c, err)}
+					ns = []lint.Note{unreadNote(c, err, "linted")}
 				}
 				for _, n := range ns {
 					if n.Unread {
@@ -143,8 +143,9 @@ not be read (even with findings), 2 an invalid policy.`,
 	return cmd
 }
 
-// unreadNote is the PARSE error for a client config that cannot be read.
-func unreadNote(file string, err error) lint.Note {
+// unreadNote is the PARSE error for a client config that cannot be read,
+// and so is not (verb) linted or checked.
+func unreadNote(file string, err error, verb string) lint.Note {
 	n := lint.Note{Pos: schema.Pos{File: file}, Msg: err.Error(), Unread: true}
 	var se *schema.Error
 	var pe *fs.PathError
@@ -157,7 +158,7 @@ func unreadNote(file string, err error) lint.Note {
 	case errors.As(err, &pe):
 		n.Msg = "cannot " + pe.Op + ": " + pe.Err.Error()
 	}
-	n.Msg += "; the file is not linted"
+	n.Msg += "; the file is not " + verb
 	return n
 }
 

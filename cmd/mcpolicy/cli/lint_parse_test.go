@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -142,4 +143,49 @@ func TestLintReadsPastUnreadableConfigs(t *testing.T) {
 func itoa(i int) string {
 	b, _ := json.Marshal(i)
 	return string(b)
+}
+
+// TestCheckReadsPastUnreadableConfigs: check, like lint, reports a client
+// config it cannot read as a PARSE error at its position (never exit 2,
+// "invalid policy": a client config is not a policy), checks the others,
+// and exits 1, the check being incomplete, whatever drift it found.
+func TestCheckReadsPastUnreadableConfigs(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	fakeLauncher(t)
+	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), `version: "v1"
+servers: "code-index": {
+	image: "code-index:1.7.2"
+	mounts: [{source: "shop", target: "/workspace"}]
+}
+`)
+	os.MkdirAll(filepath.Join(dir, "shop"), 0o755)
+	if code, out, errs := run(t, "client", "vscode", "-p", dir, "--write"); code != ExitOK {
+		t.Fatalf("write: exit %d\n%s%s", code, out, errs)
+	}
+	cfg := filepath.Join(dir, ".vscode", "mcp.json")
+	broken := filepath.Join(dir, "broken.json")
+	missing := filepath.Join(dir, "missing.json")
+	writeFile(t, broken, "{\n  \"mcpServers\": {\n    \"b\": {\"command\": \"npx\" \"args\": []}\n  }\n}\n")
+
+	code, out, errs := run(t, "check", "-p", dir, "--client", broken, "--client", cfg)
+	if code != ExitError || !strings.Contains(out, broken+":3:28: PARSE error ") || !strings.Contains(out, "the file is not checked") ||
+		strings.Contains(out, "no drift") || !strings.Contains(errs, "not checked (see PARSE): "+broken+":3:28") {
+		t.Errorf("broken, then a clean config: exit %d, want %d\n%s%s", code, ExitError, out, errs)
+	}
+	// The next file is checked: its drift is reported, and 1 still wins.
+	b, _ := os.ReadFile(cfg)
+	writeFile(t, cfg, strings.Replace(string(b), "target=/workspace,readonly", "target=/workspace", 1))
+	code, out, errs = run(t, "check", "-p", dir, "--client", broken, "--client", cfg)
+	if code != ExitError || !strings.Contains(out, `entry "code-index" widened MOUNT_RW`) || !strings.Contains(out, broken+":3:28: PARSE error") {
+		t.Errorf("broken, then a drifted config: exit %d, want %d\n%s%s", code, ExitError, out, errs)
+	}
+	// A file that cannot be opened is the same, and alone it is 1 too.
+	if code, out, errs := run(t, "check", "-p", dir, "--client", missing); code != ExitError || !strings.Contains(out, missing+": PARSE error cannot open: ") {
+		t.Errorf("missing: exit %d, want %d\n%s%s", code, ExitError, out, errs)
+	}
+	// Without an unreadable file, drift is still 6.
+	if code, out, _ := run(t, "check", "-p", dir, "--client", cfg); code != ExitWidened {
+		t.Errorf("drift alone: exit %d, want %d\n%s", code, ExitWidened, out)
+	}
 }
