@@ -29,7 +29,9 @@ lint: ## gofmt and go vet
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-bench: ## benchmarks: load + compile + emit; spawn cost per launch as a benchstat table (delta vs bare)
+bench: ## benchmarks: build and lint against `cue export` (whole processes); load + compile + emit; spawn cost per launch as a benchstat table (delta vs bare)
+	@echo "compile path against cue export (cue at go.mod's version), whole processes:"
+	$(GO) run ./bench/cuecompare
 	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list ./... | grep -v '/bench$$')
 	@out=$$(mktemp); trap 'rm -f "$$out" "$$out.rc"' EXIT; \
 	  echo "spawn cost, 10 runs per launch (a few minutes):"; \

@@ -1,11 +1,13 @@
 package schema
 
 import (
+	"bytes"
 	_ "embed"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,11 +36,8 @@ const Version = "v1"
 var Extensions = []string{".cue", ".json", ".yaml", ".yml", ".jsonnet"}
 
 var baselines = sync.OnceValue(func() map[string][]string {
-	v := cuecontext.New().CompileBytes(schemaSource, cue.Filename(schemaFile)).LookupPath(cue.MakePath(cue.Def("#Baselines")))
 	var m map[string][]string
-	if err := v.Decode(&m); err != nil {
-		panic("internal error: schema #Baselines: " + err.Error())
-	}
+	decodeDef("#Baselines", &m)
 	return m
 })
 
@@ -73,7 +72,7 @@ type SeatbeltSysctl struct {
 
 // decodeDef decodes one definition of the embedded schema into v.
 func decodeDef(def string, v any) {
-	d := cuecontext.New().CompileBytes(schemaSource, cue.Filename(schemaFile)).LookupPath(cue.MakePath(cue.Def(def)))
+	d := compileSchema(cuecontext.New(), def).LookupPath(cue.MakePath(cue.Def(def)))
 	if err := d.Decode(v); err != nil {
 		panic("internal error: schema " + def + ": " + err.Error())
 	}
@@ -104,6 +103,142 @@ func SeatbeltBaseline(name string) ([]SeatbeltRule, error) {
 // with an egress allowlist (#SeatbeltEgress).
 func SeatbeltEgress() []SeatbeltRule { return seatbeltEgress() }
 
+// compileSchema compiles the part of the embedded schema that def needs:
+// def and the definitions it refers to, directly or not. Compiling
+// evaluates every declaration of a file, and the macOS baselines' list
+// comprehensions are most of the schema's evaluation, which a policy
+// never needs (nor a baseline the policy's definitions).
+func compileSchema(ctx *cue.Context, def string) cue.Value {
+	return ctx.CompileBytes(schemaPart(def), cue.Filename(schemaFile))
+}
+
+var schemaParts sync.Map // definition name -> []byte
+
+// schemaPart is the embedded schema with every top-level declaration that
+// def does not reach, and every comment, replaced by spaces, newlines
+// kept: each position in it, which errors carry, is the same line and
+// column as in the file. It reads the file as text, not with CUE's parser
+// (which costs as much as compiling the part): a top-level declaration
+// starts at the start of a line, the lines it continues on start with a
+// space, a tab or a closing bracket, and it reaches the definitions whose
+// names it holds. A test checks this against the syntax tree.
+func schemaPart(def string) []byte {
+	if src, ok := schemaParts.Load(def); ok {
+		return src.([]byte)
+	}
+	decls := topDecls(schemaSource)
+	keep := map[string]bool{def: true}
+	for todo := []string{def}; len(todo) > 0; {
+		name := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		for _, d := range decls[name] {
+			for _, ref := range defNames(schemaSource[d[0]:d[1]]) {
+				if decls[ref] != nil && !keep[ref] {
+					keep[ref] = true
+					todo = append(todo, ref)
+				}
+			}
+		}
+	}
+	src := append([]byte(nil), schemaSource...)
+	for name, ds := range decls {
+		if keep[name] {
+			continue
+		}
+		for _, d := range ds {
+			for i := d[0]; i < d[1]; i++ {
+				if src[i] != '\n' {
+					src[i] = ' '
+				}
+			}
+		}
+	}
+	blankComments(src)
+	actual, _ := schemaParts.LoadOrStore(def, src)
+	return actual.([]byte)
+}
+
+// topDecls returns the byte ranges of the top-level definitions of a
+// schema source, by name.
+func topDecls(src []byte) map[string][][2]int {
+	decls := map[string][][2]int{}
+	name, start := "", 0
+	end := func(at int) {
+		if name != "" {
+			decls[name] = append(decls[name], [2]int{start, at})
+		}
+		name = ""
+	}
+	for at := 0; at < len(src); {
+		line := src[at:]
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i+1]
+		}
+		switch c := line[0]; {
+		case c == ' ' || c == '\t' || c == '\n' || c == '}' || c == ']' || c == ')':
+			// the declaration goes on
+		default:
+			end(at)
+			if c == '#' {
+				if n, _, ok := bytes.Cut(line, []byte(":")); ok {
+					name, start = string(n), at
+				}
+			}
+		}
+		at += len(line)
+	}
+	end(len(src))
+	return decls
+}
+
+// blankComments replaces each comment of a schema source by spaces.
+func blankComments(src []byte) {
+	for i := 0; i < len(src); i++ {
+		switch {
+		case src[i] == '/' && i+1 < len(src) && src[i+1] == '/':
+			for ; i < len(src) && src[i] != '\n'; i++ {
+				src[i] = ' '
+			}
+		case src[i] == '"':
+			for i++; i < len(src) && src[i] != '"'; i++ {
+				if src[i] == '\\' {
+					i++
+				}
+			}
+		}
+	}
+}
+
+// defNames returns the definition names (#Name) a piece of schema refers
+// to, outside comments and strings.
+func defNames(src []byte) []string {
+	var names []string
+	for i := 0; i < len(src); i++ {
+		switch {
+		case src[i] == '/' && i+1 < len(src) && src[i+1] == '/':
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+		case src[i] == '"':
+			for i++; i < len(src) && src[i] != '"'; i++ {
+				if src[i] == '\\' {
+					i++
+				}
+			}
+		case src[i] == '#':
+			j := i + 1
+			for j < len(src) && (src[j] == '_' || src[j] >= 'a' && src[j] <= 'z' || src[j] >= 'A' && src[j] <= 'Z' || j > i+1 && src[j] >= '0' && src[j] <= '9') {
+				j++
+			}
+			if j > i+1 {
+				names = append(names, string(src[i:j]))
+			}
+			i = j - 1
+		}
+	}
+	return names
+}
+
 // Source returns the embedded CUE schema, for `mcpolicy schema` and docs.
 func Source() []byte { return append([]byte(nil), schemaSource...) }
 
@@ -120,16 +255,28 @@ func Load(file, root string) (*Policy, error) {
 // LoadBytes is Load for content already in memory; file names the content in
 // messages and decides its format by extension.
 func LoadBytes(file string, src []byte, root string) (*Policy, error) {
+	return loadBytes(file, src, root, true)
+}
+
+// loadBytes is LoadBytes; fast=false reads every policy through CUE, as
+// decodePlain's tests compare.
+func loadBytes(file string, src []byte, root string, fast bool) (*Policy, error) {
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return nil, err
 	}
 	ctx := cuecontext.New()
-	sch := ctx.CompileBytes(schemaSource, cue.Filename(schemaFile))
+	sch := compileSchema(ctx, "#Policy")
 	if sch.Err() != nil {
 		panic("internal error: embedded schema does not compile: " + sch.Err().Error())
 	}
 	policyDef := sch.LookupPath(cue.MakePath(cue.Def("#Policy")))
+	if fast {
+		if p, ok := loadPlain(policyDef, file, src); ok {
+			p.Dir = filepath.Dir(abs)
+			return p, nil
+		}
+	}
 
 	data, syntax, errs := parseData(ctx, file, src, root)
 	if errs != nil {
@@ -152,6 +299,112 @@ func LoadBytes(file string, src []byte, root string) (*Policy, error) {
 	}
 	p.Dir = filepath.Dir(abs)
 	return p, nil
+}
+
+// loadPlain loads a policy file that is plain data (see decodePlain) and
+// valid: its syntax is unified with the schema directly, one evaluation
+// where building its value first and unifying that would be two, and it
+// is decoded from its syntax. ok is false for any other file, Jsonnet
+// included, and for an invalid one, which the full path then reports.
+func loadPlain(policyDef cue.Value, file string, src []byte) (p *Policy, ok bool) {
+	var syntax ast.Node
+	switch strings.ToLower(filepath.Ext(file)) {
+	case ".cue":
+		f, err := parser.ParseFile(file, src)
+		if err != nil {
+			return nil, false
+		}
+		syntax = f
+	case ".json":
+		expr, err := cuejson.Extract(file, src)
+		if err != nil {
+			return nil, false
+		}
+		syntax = expr
+	case ".yaml", ".yml":
+		if len(mergeKeys(file, src)) > 0 {
+			return nil, false // the full path reports them
+		}
+		f, err := cueyaml.Extract(file, src)
+		if err != nil {
+			return nil, false
+		}
+		syntax = f
+	default:
+		return nil, false
+	}
+	p, ok = decodePlain(file, syntax) // refuses imports and a server declared twice
+	if !ok {
+		return nil, false
+	}
+	var decls []ast.Decl
+	switch n := syntax.(type) {
+	case *ast.File:
+		decls = n.Decls
+	case *ast.StructLit:
+		decls = n.Elts
+	}
+	return p, validPlain(policyDef, decls)
+}
+
+// parallelFrom is the number of servers from which validPlain splits
+// them between goroutines: each needs its own CUE context and schema.
+const parallelFrom = 64
+
+// validPlain reports whether a plain policy's top-level declarations fit
+// the schema. Its syntax is unified with the schema directly: building its
+// value first and unifying that would evaluate it twice (plain data holds
+// no identifier to resolve in the schema's scope). Servers are independent
+// of each other (servers: [string]: #Server), so a long list is split
+// between goroutines, each validating its share against its own copy of
+// the schema, the first with the rest of the file.
+func validPlain(policyDef cue.Value, decls []ast.Decl) bool {
+	var all, top, servers []ast.Decl
+	var serversField *ast.Field
+	for _, d := range decls {
+		if _, pkg := d.(*ast.Package); pkg {
+			continue
+		}
+		all = append(all, d)
+		if f, ok := d.(*ast.Field); ok {
+			if name, _, _ := ast.LabelName(f.Label); name == "servers" {
+				if s, ok := f.Value.(*ast.StructLit); ok {
+					serversField, servers = f, s.Elts
+					continue
+				}
+			}
+		}
+		top = append(top, d)
+	}
+	parts := min(runtime.GOMAXPROCS(0), len(servers)/parallelFrom)
+	if serversField == nil || parts < 2 {
+		return valid(policyDef, &ast.StructLit{Elts: all})
+	}
+	share := (len(servers) + parts - 1) / parts
+	parts = (len(servers) + share - 1) / share // rounding up share can leave the last parts empty
+	ok := make([]bool, parts)
+	var wg sync.WaitGroup
+	chunk := func(i int) *ast.StructLit {
+		return &ast.StructLit{Elts: servers[i*share : min(len(servers), (i+1)*share)]}
+	}
+	for i := 1; i < parts; i++ {
+		wg.Go(func() {
+			def := compileSchema(cuecontext.New(), "#Policy").LookupPath(cue.MakePath(cue.Def("#Policy"), cue.Str("servers")))
+			ok[i] = valid(def, chunk(i))
+		})
+	}
+	ok[0] = valid(policyDef, &ast.StructLit{Elts: append(top, &ast.Field{Label: serversField.Label, Value: chunk(0)})})
+	wg.Wait()
+	for _, v := range ok {
+		if !v {
+			return false
+		}
+	}
+	return true
+}
+
+func valid(def cue.Value, x ast.Expr) bool {
+	return def.FillPath(cue.Path{}, x).Validate(cue.Concrete(true)) == nil
 }
 
 // parseData turns the file into a CUE value and the syntax tree used for
@@ -184,6 +437,9 @@ func parseData(ctx *cue.Context, file string, src []byte, root string) (cue.Valu
 		f, err := cueyaml.Extract(file, src)
 		if err != nil {
 			return cue.Value{}, nil, fromCUEErrors(err, file, "YAML error", "")
+		}
+		if errs := mergeKeys(file, src); len(errs) > 0 {
+			return cue.Value{}, nil, errs
 		}
 		if errs := duplicateServers(file, f); len(errs) > 0 {
 			return cue.Value{}, nil, errs // before building: CUE would report a bare conflict
