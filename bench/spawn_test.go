@@ -36,11 +36,12 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
+	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/launch"
 )
 
-// What TestMain removes at the end: the built binary's folder and the
-// imported images.
+// What TestMain removes at the end: the imported images and the
+// fixtures.
 var (
 	cleanupMu sync.Mutex
 	cleanups  []func()
@@ -60,36 +61,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// mcpolicyBinary builds a static mcpolicy once: it runs on the host and, as
-// the only file of the image, in the containers.
-var mcpolicyBinary = sync.OnceValues(func() (string, error) { return buildCmd("mcpolicy") })
+// mcpolicyBinary is the static mcpolicy: it runs on the host and, as the
+// only file of the image, in the containers.
+func mcpolicyBinary() (string, error) { return testbin.Path(testbin.McpolicyPkg) }
 
 // launcherBinary is the small launcher that runs committed rulesets.
-var launcherBinary = sync.OnceValues(func() (string, error) { return buildCmd("mcpolicy-launch") })
-
-func buildCmd(name string) (string, error) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		return "", fmt.Errorf("go is not on PATH: %v", err)
-	}
-	gomod, err := exec.Command(goBin, "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %v", err)
-	}
-	dir, err := os.MkdirTemp("", "mcpolicy-bench-")
-	if err != nil {
-		return "", err
-	}
-	atExit(func() { os.RemoveAll(dir) })
-	bin := filepath.Join(dir, name)
-	cmd := exec.Command(goBin, "build", "-trimpath", "-o", bin, "./cmd/"+name)
-	cmd.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/%s: %v\n%s", name, err, out)
-	}
-	return bin, nil
-}
+func launcherBinary() (string, error) { return testbin.Path(testbin.LaunchPkg) }
 
 // spawnPolicy is one server running true(1), with one read-only mount of the
 // policy's folder and no scratch. The image is for the container launches.

@@ -144,6 +144,7 @@ func TestReadVerified(t *testing.T) {
 // server cannot create a top-level name, rename one, or write .git, and
 // still writes inside src; nothing but the mounts reaches it.
 func TestBwrapFixedTopUnderTheKernel(t *testing.T) {
+	kernelTest(t)
 	bwrap, err := exec.LookPath("bwrap")
 	if err != nil {
 		if os.Getenv("CI") == "true" {

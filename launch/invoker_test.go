@@ -26,6 +26,7 @@ const invokerUID = 1001
 // is writable under docker (where the default 1000:1000 is refused) and
 // bwrap; started by root it is refused before anything runs.
 func TestInvokerUser(t *testing.T) {
+	kernelTest(t)
 	if os.Getuid() != 0 {
 		t.Skip("needs root to start the launcher as another user")
 	}

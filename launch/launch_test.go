@@ -14,6 +14,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
+	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/probe"
 )
@@ -55,8 +56,16 @@ func copyTree(t *testing.T, from, to string) {
 	})
 }
 
+// kernelTest skips, under -short, a test that starts a sandbox (Landlock,
+// namespaces, bwrap); `make test` runs them all.
+func kernelTest(t *testing.T) {
+	t.Helper()
+	testbin.SkipShort(t, "starts a sandbox (Landlock, namespaces, bwrap)")
+}
+
 func requireLandlock(t *testing.T) {
 	t.Helper()
+	kernelTest(t)
 	if abi := launch.DetectHost().ABI; abi < landlock.MinABI {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("Landlock ABI %d here; CI machines must have Landlock", abi)
@@ -78,15 +87,12 @@ func workdir(t *testing.T) string {
 	return base
 }
 
-// goBuild builds static commands of this module into base/bin.
+// goBuild puts static commands of this module (built once per test run)
+// into base/bin.
 func goBuild(t *testing.T, base string, names ...string) {
 	t.Helper()
 	for _, name := range names {
-		build := exec.Command("go", "build", "-o", filepath.Join(base, "bin", name), "../cmd/"+name)
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", name, err, out)
-		}
+		testbin.Install(t, testbin.Build(t, "./cmd/"+name), filepath.Join(base, "bin", name))
 	}
 }
 

@@ -7,13 +7,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
+	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/mcpcall"
 )
 
@@ -36,42 +36,6 @@ type world struct {
 	workspace   string // proj/workspace, the canary's root when unconfined
 }
 
-var (
-	buildOnce sync.Once
-	canaryBin string
-	buildErr  error
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if canaryBin != "" {
-		os.RemoveAll(filepath.Dir(canaryBin))
-	}
-	os.Exit(code)
-}
-
-// buildCanary builds the canary once per test binary, static.
-func buildCanary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mcpcall-canary-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		canaryBin = filepath.Join(dir, "canary")
-		cmd := exec.Command("go", "build", "-o", canaryBin, "../examples/canary")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ../examples/canary: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return canaryBin
-}
-
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	base := t.TempDir()
@@ -88,9 +52,7 @@ func newWorld(t *testing.T) *world {
 	must(t, os.WriteFile(filepath.Join(w.workspace, "hello.txt"), []byte(hello), 0o644))
 	must(t, os.Symlink(w.creds, filepath.Join(w.workspace, "creds-link")))                              // absolute, escaping
 	must(t, os.Symlink("../../../home/.aws/credentials", filepath.Join(w.workspace, "sub", "up-link"))) // relative, escaping
-	b, err := os.ReadFile(buildCanary(t))
-	must(t, err)
-	must(t, os.WriteFile(w.bin, b, 0o755))
+	testbin.Install(t, testbin.Canary(t), w.bin)
 	return w
 }
 
@@ -212,6 +174,7 @@ servers: canary: {
 // TestCanaryBwrap: the same binary, the same matrix, the same target path;
 // the startup read now fails with ENOENT, and the tools answer the same.
 func TestCanaryBwrap(t *testing.T) {
+	testbin.SkipShort(t, "runs the canary under bwrap")
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("bwrap is not installed (%v); CI must install it", err)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/prove"
 )
 
@@ -29,9 +30,7 @@ const fsModule = "github.com/mark3labs/mcp-filesystem-server"
 // needEngines skips a test that runs sandboxes under -short (CI runs it).
 func needEngines(t *testing.T) {
 	t.Helper()
-	if testing.Short() && os.Getenv("CI") != "true" {
-		t.Skip("runs bwrap, Landlock, docker and podman: not under -short")
-	}
+	testbin.SkipShort(t, "runs bwrap, Landlock, docker and podman")
 }
 
 // fsServer builds the filesystem server, static, into dir
@@ -47,19 +46,14 @@ func fsServer(t *testing.T, dir string) string {
 		os.WriteFile(out, b, 0o755)
 		return out
 	}
-	mod := t.TempDir()
-	for _, args := range [][]string{{"mod", "init", "fsserver"}, {"get", fsModule + "@v0.11.1"}, {"build", "-o", out, fsModule}} {
-		cmd := exec.Command("go", args...)
-		cmd.Dir = mod
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
-		if o, err := cmd.CombinedOutput(); err != nil {
-			msg := fmt.Sprintf("building %s (go %s): %v\n%s", fsModule, strings.Join(args, " "), err, o)
-			if os.Getenv("CI") == "true" {
-				t.Fatal(msg)
-			}
-			t.Skip(msg)
+	bin, err := testbin.External(fsModule, "v0.11.1")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
 		}
+		t.Skip(err)
 	}
+	testbin.Install(t, bin, out)
 	return out
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/prove"
 )
 
@@ -33,11 +34,7 @@ func workspace(t *testing.T, prefix string) (base, bin string) {
 	t.Cleanup(func() { os.RemoveAll(base) })
 	os.Chmod(base, 0o755)
 	bin = filepath.Join(base, "mcpolicy")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/mcpolicy")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	testbin.Install(t, testbin.Mcpolicy(t), bin)
 	return base, bin
 }
 
@@ -76,6 +73,7 @@ func proveReport(t *testing.T, bin, project, home, out string, args ...string) p
 // runs its artefact), the project read succeeds, and a row's reproduce
 // command, run in a shell, says the same thing.
 func TestProveSeedExample(t *testing.T) {
+	needEngines(t)
 	ci := os.Getenv("CI") == "true"
 	base, bin := workspace(t, "mcpolicy-prove-test-")
 	project := filepath.Join(base, "code-index")
@@ -148,6 +146,7 @@ func TestProveSeedExample(t *testing.T) {
 // read fail alike — ENOENT under every backend —
 // while the tool still answers.
 func TestCanaryUnderEveryBackend(t *testing.T) {
+	needEngines(t)
 	ci := os.Getenv("CI") == "true"
 	base, err := os.MkdirTemp("/var/tmp", "mcpolicy-canary-test-")
 	if err != nil {
@@ -158,13 +157,8 @@ func TestCanaryUnderEveryBackend(t *testing.T) {
 	project := filepath.Join(base, "canary")
 	copyDir(t, "../examples/canary", project)
 	bin := filepath.Join(base, "mcpolicy")
-	for _, b := range []struct{ out, pkg string }{{bin, "../cmd/mcpolicy"}, {filepath.Join(project, "bin", "canary"), "../examples/canary"}} {
-		build := exec.Command("go", "build", "-o", b.out, b.pkg)
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", b.pkg, err, out)
-		}
-	}
+	testbin.Install(t, testbin.Mcpolicy(t), bin)
+	testbin.Install(t, testbin.Canary(t), filepath.Join(project, "bin", "canary"))
 	exec.Command("chmod", "-R", "a+rX", project).Run()
 	// The canary's image is empty: its binary comes through the bin mount.
 	for _, engine := range []string{"docker", "podman"} {
@@ -257,6 +251,7 @@ func emptyTar() string {
 // shell, Landlock is refused as unable to enforce hosts, and no egress
 // sidecar is left behind.
 func TestProveWithEgressAllowlist(t *testing.T) {
+	needEngines(t)
 	ci := os.Getenv("CI") == "true"
 	base, bin := workspace(t, "mcpolicy-prove-egress-")
 	project := filepath.Join(base, "proj")

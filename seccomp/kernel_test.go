@@ -22,6 +22,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mcpolicy/mcpolicy/internal/testbin"
 )
 
 // The kernel tests run this test binary again as a helper, in a sandbox:
@@ -380,6 +382,7 @@ func checkResults(t *testing.T, mode string, out []byte, skip ...string) {
 // requireBwrap skips without bwrap, except under CI=true, where it fails.
 func requireBwrap(t *testing.T) string {
 	t.Helper()
+	testbin.SkipShort(t, "runs the filter under bwrap")
 	p, err := exec.LookPath("bwrap")
 	if err == nil {
 		err = exec.Command(p, "--unshare-all", "--ro-bind", "/", "/", "true").Run()

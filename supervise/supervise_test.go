@@ -49,6 +49,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/egress"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
+	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/probe"
 	"github.com/mcpolicy/mcpolicy/supervise"
 )
@@ -160,6 +161,7 @@ func teardown() {
 // starts the stand-in servers, once per test binary.
 func setup(t *testing.T) {
 	t.Helper()
+	testbin.SkipShort(t, "runs sandboxes (bwrap, docker, podman) and adds an address to lo")
 	setupOnce.Do(func() { setupErr = doSetup() })
 	if skipWhy != "" {
 		need(t, false, skipWhy)
@@ -181,10 +183,14 @@ func doSetup() error {
 	dir := filepath.Join(base, "bin")
 	os.Mkdir(dir, 0o755)
 	w.bin = filepath.Join(dir, "mcpolicy")
-	cmd := exec.Command("go", "build", "-o", w.bin, "../cmd/mcpolicy")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static: the forwarder and the probe in any sandbox
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building the static mcpolicy: %v\n%s", err, out)
+	// Static: the forwarder and the probe in any sandbox. A copy of its
+	// own, in a folder every uid can read.
+	bin, err := testbin.Path(testbin.McpolicyPkg)
+	if err != nil {
+		return fmt.Errorf("building the static mcpolicy: %v", err)
+	}
+	if err := testbin.CopyFile(bin, w.bin); err != nil {
+		return err
 	}
 
 	out, err := exec.Command("ip", "addr", "add", upstreamAddr+"/32", "dev", "lo").CombinedOutput()

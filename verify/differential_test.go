@@ -31,6 +31,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
+	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/probe"
 	_ "github.com/mcpolicy/mcpolicy/probe/fetch" // the fetch op
@@ -109,6 +110,7 @@ const upstreamAddr = "203.0.113.8"
 // setup builds the static probe and the fixture once per test binary. The
 // base folder is outside /tmp: Landlock scratch mounts a tmpfs over /tmp.
 func setup(t *testing.T) {
+	testbin.SkipShort(t, "runs generated policies under bwrap, Landlock, docker and podman")
 	setupOnce.Do(func() {
 		base, err := os.MkdirTemp("/var/tmp", "mcpolicy-verify-")
 		if err != nil {
@@ -120,10 +122,13 @@ func setup(t *testing.T) {
 		world.probeDir = filepath.Join(base, "probe")
 		os.MkdirAll(world.probeDir, 0o755)
 		world.probeBin = filepath.Join(world.probeDir, "mcpolicy")
-		cmd := exec.Command("go", "build", "-o", world.probeBin, "../cmd/mcpolicy")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			setupErr = fmt.Errorf("building the probe: %v\n%s", err, out)
+		bin, err := testbin.Path(testbin.McpolicyPkg)
+		if err != nil {
+			setupErr = fmt.Errorf("building the probe: %v", err)
+			return
+		}
+		if err := testbin.CopyFile(bin, world.probeBin); err != nil {
+			setupErr = err
 			return
 		}
 		home := filepath.Join(base, "home")
@@ -1031,6 +1036,10 @@ func TestDifferential(t *testing.T) {
 	engineCases := engineSubset(cases)
 	for _, b := range []backendRun{bwrapBackend(""), landlockBackend(nil), engineBackend("docker", ""), engineBackend("podman", "")} {
 		t.Run(b.name, func(t *testing.T) {
+			// The backends share nothing but the read-only world and the
+			// stand-in upstreams: while the engines wait on their
+			// daemons, the host backends run.
+			t.Parallel()
 			if !available(t, b.name) {
 				return
 			}

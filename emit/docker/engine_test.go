@@ -22,6 +22,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
+	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/launch"
 )
 
@@ -34,27 +35,16 @@ import (
 // Without an engine the subtest skips, except under CI=true, where it fails:
 // CI must install docker and podman.
 func TestEngine(t *testing.T) {
-	var (
-		probeBin string
-		buildErr error
-		built    bool
-	)
+	testbin.SkipShort(t, "runs containers on docker and podman")
+	// The probe runs in the containers: a static mcpolicy for Linux.
 	probeBinary := func(t *testing.T) string {
 		t.Helper()
-		if !built {
-			built = true
-			probeBin, buildErr = buildProbe(t.Context(), os.TempDir())
+		bin, err := testbin.PathFor("linux", testbin.McpolicyPkg)
+		if err != nil {
+			t.Fatalf("building the probe: %v", err)
 		}
-		if buildErr != nil {
-			t.Fatalf("building the probe: %v", buildErr)
-		}
-		return probeBin
+		return bin
 	}
-	t.Cleanup(func() {
-		if probeBin != "" {
-			os.RemoveAll(filepath.Dir(probeBin))
-		}
-	})
 
 	for _, e := range []engine{
 		{name: "docker", repo: "mcpolicy-probe", version: "{{.Server.Version}}"},
@@ -328,28 +318,6 @@ func replaceOnce(t *testing.T, args, old, new []string) []string {
 	out := slices.Clone(args[:at])
 	out = append(out, new...)
 	return append(out, args[at+len(old):]...)
-}
-
-// buildProbe builds a static mcpolicy binary into a new folder under dir.
-func buildProbe(ctx context.Context, dir string) (string, error) {
-	gomod, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %v", err)
-	}
-	modRoot := filepath.Dir(strings.TrimSpace(string(gomod)))
-	out, err := os.MkdirTemp(dir, "mcpolicy-probe-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(out, "mcpolicy")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/mcpolicy")
-	cmd.Dir = modRoot
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		os.RemoveAll(out)
-		return "", fmt.Errorf("go build ./cmd/mcpolicy: %v\n%s", err, b)
-	}
-	return bin, nil
 }
 
 // importImage builds a one-binary image from a rootfs tar, without any

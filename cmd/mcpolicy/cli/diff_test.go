@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpolicy/mcpolicy/internal/testbin"
 )
 
 func gitRun(t *testing.T, dir string, args ...string) {
@@ -109,10 +111,8 @@ servers: indexer: {
 // TestHookInstall: the installed hook blocks a widening commit, lets a
 // narrow one through, and keeps a foreign hook unless told.
 func TestHookInstall(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "mcpolicy")
-	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	t.Parallel()
+	bin := testbin.Mcpolicy(t)
 	repo := t.TempDir()
 	home := t.TempDir()
 	gitRun(t, repo, "init", "-q")

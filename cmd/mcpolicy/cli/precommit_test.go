@@ -1,51 +1,165 @@
 package cli
 
 import (
+	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpolicy/mcpolicy/internal/testbin"
 )
 
-// TestPreCommitFramework runs this repository's hooks with the real
-// pre-commit framework (`pre-commit try-repo`, which builds mcpolicy from
-// the repository as `language: golang` does for users) in a fixture repo,
-// and checks mcpolicy-diff blocks a widening and passes a narrow change.
+// TestPreCommitFramework installs this repository's mcpolicy-diff hook
+// the way a user does — a .pre-commit-config.yaml naming the repository
+// at a commit, `pre-commit install`, then `git commit` — so the real
+// pre-commit framework builds mcpolicy from the repository (`language:
+// golang`: `go install ./...` into an environment of its own) and runs it
+// from the git hook. The hook must block a widening commit and let a
+// narrowing one through.
+//
+// The repository is this working tree, uncommitted changes included,
+// committed into a scratch clone (as `pre-commit try-repo` does). The
+// install reuses the host's module and build caches, offline
+// (GOPROXY=off): it builds what `go test` just built, from a new folder.
 func TestPreCommitFramework(t *testing.T) {
+	testbin.SkipShort(t, "builds mcpolicy in a pre-commit environment (go install ./...)")
 	if _, err := exec.LookPath("pre-commit"); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("pre-commit is not installed; CI must install it (apt-get install pre-commit)")
 		}
 		t.Skip("pre-commit is not installed")
 	}
+	t.Parallel()
 	self, err := filepath.Abs("../../..")
 	if err != nil {
 		t.Fatal(err)
 	}
+	hooks, rev := snapshotRepo(t, self)
+
+	// Every module `go install ./...` needs, in the host's module cache
+	// (`go test` of one package fetched only that package's).
+	goEnv := map[string]string{}
+	for _, v := range []string{"GOMODCACHE", "GOCACHE"} {
+		out, err := exec.Command("go", "env", v).Output()
+		if err != nil {
+			t.Fatalf("go env %s: %v", v, err)
+		}
+		goEnv[v] = strings.TrimSpace(string(out))
+	}
+	list := exec.Command("go", "list", "-deps", "./...")
+	list.Dir = self
+	if out, err := list.CombinedOutput(); err != nil {
+		t.Fatalf("go list -deps ./... (fetching the modules the hook's build needs): %v\n%s", err, lastLinesOf(out, 20))
+	}
+
 	repo := t.TempDir()
 	gitRun(t, repo, "init", "-q")
 	os.MkdirAll(filepath.Join(repo, "shop"), 0o755)
 	os.MkdirAll(filepath.Join(repo, "docs"), 0o755)
 	writeFile(t, filepath.Join(repo, "mcpolicy.cue"), basePolicy)
+	writeFile(t, filepath.Join(repo, ".pre-commit-config.yaml"), fmt.Sprintf(`repos:
+- repo: %s
+  rev: %s
+  hooks: [{id: mcpolicy-diff}]
+`, hooks, rev))
 	gitRun(t, repo, "add", "-A")
 	gitRun(t, repo, "commit", "-q", "-m", "base")
-	cache := filepath.Join(t.TempDir(), "cache") // one environment for both runs
-	try := func() (string, error) {
-		cmd := exec.Command("pre-commit", "try-repo", self, "mcpolicy-diff", "--all-files")
-		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), "PRE_COMMIT_HOME="+cache)
+
+	env := append(os.Environ(),
+		"PRE_COMMIT_HOME="+filepath.Join(t.TempDir(), "pre-commit"), // one hook environment for both commits
+		"GOMODCACHE="+goEnv["GOMODCACHE"], "GOCACHE="+goEnv["GOCACHE"], "GOPROXY=off",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
+	sh := func(name string, args ...string) (string, error) {
+		cmd := exec.Command(name, args...)
+		cmd.Dir, cmd.Env = repo, env
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
+	if out, err := sh("pre-commit", "install"); err != nil {
+		t.Fatalf("pre-commit install: %v\n%s", err, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(repo, ".git", "hooks", "pre-commit")); err != nil || !bytes.Contains(b, []byte("pre-commit")) {
+		t.Fatalf("pre-commit install wrote no git hook (%v):\n%s", err, b)
+	}
+
 	writeFile(t, filepath.Join(repo, "mcpolicy.cue"), strings.Replace(basePolicy, `target: "/workspace"}`, `target: "/workspace", mode: "rw"}`, 1))
-	gitRun(t, repo, "add", "-A")
-	if out, err := try(); err == nil || !strings.Contains(out, "WIDENED MOUNT_RW") {
-		t.Fatalf("pre-commit let a widening through (%v):\n%s", err, out)
+	sh("git", "add", "-A")
+	out, err := sh("git", "commit", "-q", "-m", "widen")
+	if err == nil || !strings.Contains(out, "WIDENED MOUNT_RW") {
+		t.Fatalf("pre-commit let a widening commit through (%v):\n%s", err, out)
 	}
+	if !strings.Contains(out, "mcpolicy diff --against HEAD") {
+		t.Errorf("the refusal does not come from the mcpolicy-diff hook:\n%s", out)
+	}
+	if head, _ := sh("git", "log", "--format=%s", "-1"); strings.TrimSpace(head) != "base" {
+		t.Errorf("HEAD is %q after a refused commit, want base", strings.TrimSpace(head))
+	}
+
 	writeFile(t, filepath.Join(repo, "mcpolicy.cue"), strings.Replace(basePolicy, `{source: "docs", target: "/docs"},`, "", 1))
-	gitRun(t, repo, "add", "-A")
-	if out, err := try(); err != nil {
-		t.Fatalf("pre-commit refused a narrowing (%v):\n%s", err, out)
+	sh("git", "add", "-A")
+	if out, err := sh("git", "commit", "-q", "-m", "narrow"); err != nil {
+		t.Fatalf("pre-commit refused a narrowing commit (%v):\n%s", err, out)
 	}
+	if head, _ := sh("git", "log", "--format=%s", "-1"); strings.TrimSpace(head) != "narrow" {
+		t.Errorf("HEAD is %q after the narrowing commit, want narrow", strings.TrimSpace(head))
+	}
+}
+
+// snapshotRepo commits the working tree of the git checkout at dir —
+// tracked and untracked files, not the ignored ones — into a new
+// repository, and returns its path and the commit.
+func snapshotRepo(t *testing.T, dir string) (repo, rev string) {
+	t.Helper()
+	out, err := exec.Command("git", "-C", dir, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
+	if err != nil {
+		t.Fatalf("git ls-files in %s (the hook repository must be a git checkout): %v", dir, err)
+	}
+	repo = filepath.Join(t.TempDir(), "hooks")
+	for _, name := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		src := filepath.Join(dir, name)
+		fi, err := os.Lstat(src)
+		if err != nil || !fi.Mode().IsRegular() { // deleted in the working tree; links and submodules are not ours
+			continue
+		}
+		if err := copyRegular(src, filepath.Join(repo, name), fi.Mode().Perm()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitRun(t, repo, "init", "-q")
+	gitRun(t, repo, "add", "-A")
+	gitRun(t, repo, "commit", "-q", "--no-verify", "-m", "working tree")
+	head, err := exec.Command("git", "-C", repo, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return repo, strings.TrimSpace(string(head))
+}
+
+func copyRegular(src, dst string, mode os.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+func lastLinesOf(b []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
