@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	"debug/buildinfo"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -18,11 +19,11 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"golang.org/x/sys/unix"
 )
 
@@ -87,31 +88,18 @@ func (b *built) get(t *testing.T, do func(dir string) (skip bool, err error)) st
 func tools(t *testing.T) (mcpolicy string) {
 	t.Helper()
 	dir := toolsBuild.get(t, func(dir string) (bool, error) {
-		root, err := moduleRoot()
-		if err != nil {
-			return false, err
-		}
-		cmd := exec.Command("go", "build", "-o", dir+"/", "./cmd/mcpolicy", "./cmd/mcpolicy-launch")
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return false, fmt.Errorf("go build ./cmd/mcpolicy ./cmd/mcpolicy-launch: %v\n%s", err, out)
+		for _, pkg := range []string{testbin.McpolicyPkg, testbin.LaunchPkg} {
+			bin, err := testbin.Path(pkg)
+			if err != nil {
+				return false, err
+			}
+			if err := testbin.CopyFile(bin, filepath.Join(dir, filepath.Base(pkg))); err != nil {
+				return false, err
+			}
 		}
 		return false, nil
 	})
 	return filepath.Join(dir, "mcpolicy")
-}
-
-func moduleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %v", err)
-	}
-	mod := strings.TrimSpace(string(out))
-	if mod == "" || mod == os.DevNull {
-		return "", fmt.Errorf("not inside the mcpolicy module")
-	}
-	return filepath.Dir(mod), nil
 }
 
 // Server is the third-party MCP server under test, at a pinned version.
@@ -126,29 +114,14 @@ const (
 func filesystemServer(t *testing.T) string {
 	t.Helper()
 	dir := serverBuild.get(t, func(dir string) (bool, error) {
-		mod := filepath.Join(dir, "mod")
-		if err := os.Mkdir(mod, 0o755); err != nil {
-			return false, err
+		src, err := testbin.External(serverModule, serverVersion)
+		if err != nil {
+			var fetch *testbin.FetchError
+			return errors.As(err, &fetch), err // an unreachable proxy skips, outside CI
 		}
 		bin := filepath.Join(dir, "mcp-filesystem-server")
-		// The scratch module is not the mcpolicy module: no workspace,
-		// modules fetched as needed whatever GOFLAGS says.
-		env := append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOFLAGS=-mod=mod -buildvcs=false")
-		for i, args := range [][]string{
-			{"mod", "init", "x"},
-			{"get", serverModule + "@" + serverVersion},
-			{"build", "-o", bin, serverModule},
-		} {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			cmd := exec.CommandContext(ctx, "go", args...)
-			cmd.Dir, cmd.Env = mod, env
-			out, err := cmd.CombinedOutput()
-			cancel()
-			if err != nil {
-				// Fetching needs the module proxy: outside CI an
-				// unreachable one skips.
-				return i == 1, fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-			}
+		if err := testbin.CopyFile(src, bin); err != nil {
+			return false, err
 		}
 		info, err := buildinfo.ReadFile(bin)
 		if err != nil {

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/protect"
 	"github.com/tailscale/hujson"
 	"golang.org/x/sys/unix"
@@ -97,6 +98,7 @@ type suite struct {
 
 func newSuite(t *testing.T) *suite {
 	t.Helper()
+	testbin.SkipShort(t, "the escape suite runs hostile servers under bwrap, Landlock and the engines")
 	base, err := os.MkdirTemp("/var/tmp", "mcpolicy-escape-")
 	if err != nil {
 		t.Fatal(err)
@@ -113,25 +115,12 @@ func newSuite(t *testing.T) *suite {
 		imported: map[[2]string]error{},
 	}
 	s.volumeImage = s.image + "-volume"
-	root := moduleRoot(t)
-	for bin, pkg := range map[string]string{s.mcpolicy: "./cmd/mcpolicy", s.launcher: "./cmd/mcpolicy-launch", s.helper: "./verify/escape/helper"} {
-		cmd := exec.Command("go", "build", "-o", bin, pkg)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
-		}
+	// Copies of the cached static builds, inside base: the sandboxed
+	// users must be able to read them.
+	for bin, pkg := range map[string]string{s.mcpolicy: testbin.McpolicyPkg, s.launcher: testbin.LaunchPkg, s.helper: "./verify/escape/helper"} {
+		testbin.Install(t, testbin.Build(t, pkg), bin)
 	}
 	return s
-}
-
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
-	if err != nil {
-		t.Fatalf("go list -m: %v", err)
-	}
-	return strings.TrimSpace(string(out))
 }
 
 func isEngine(backend string) bool { return backend == "docker" || backend == "podman" }
