@@ -1,33 +1,16 @@
 package build
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/mcpolicy/mcpolicy/bench"
 )
 
-// writePolicy writes a policy with n servers, each with a ro and a rw mount,
-// scratch, two env names and limits: a plausible, not minimal, server.
+// writePolicy writes bench's n-server policy (mounts' sources created).
 func writePolicy(tb testing.TB, n int) string {
 	tb.Helper()
 	dir := tb.TempDir()
-	var b strings.Builder
-	b.WriteString("version: \"v1\"\nservers: {\n")
-	for i := range n {
-		fmt.Fprintf(&b, `	"server-%d": {
-		image: "example/server:%d"
-		command: ["node", "/app/index.js", "--stdio"]
-		mounts: [{source: "src", target: "/workspace/src"}, {source: "out/%d", target: "/out", mode: "rw"}]
-		scratch: size: "64m"
-		env: ["GITHUB_TOKEN", "LOG_LEVEL"]
-		limits: {memory: "512m", pids: 128, cpus: 1}
-	}
-`, i, i, i)
-	}
-	b.WriteString("}\n")
-	if err := os.WriteFile(filepath.Join(dir, "mcpolicy.cue"), []byte(b.String()), 0o644); err != nil {
+	if err := bench.WriteServers(dir, n); err != nil {
 		tb.Fatal(err)
 	}
 	return dir
