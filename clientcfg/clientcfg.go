@@ -13,10 +13,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // ProjectFiles are the project-scope client configs, relative to a project
@@ -217,7 +219,7 @@ func (r *reader) section(n *node, where, project string, zed bool) ([]*lint.Targ
 // arg is one launch-command argument and where it is written.
 type arg struct {
 	s   string
-	pos schema.Pos
+	pos source.Pos
 }
 
 // entry is one server entry being read.
@@ -228,11 +230,11 @@ type entry struct {
 	t       *lint.Target
 }
 
-func (e *entry) flag(k lint.FlagKind, v string, pos schema.Pos) {
+func (e *entry) flag(k lint.FlagKind, v string, pos source.Pos) {
 	e.t.Flags = append(e.t.Flags, lint.Flag{Kind: k, Value: v, Pos: pos})
 }
 
-func (r *reader) entry(section, name string, keyPos schema.Pos, n *node, project string, zed bool) (*lint.Target, error) {
+func (r *reader) entry(section, name string, keyPos source.Pos, n *node, project string, zed bool) (*lint.Target, error) {
 	self := section + "." + schema.FieldPath(name)
 	where := func(field string) string { return self + "." + field }
 	if n.kind != kObject {
@@ -463,7 +465,7 @@ func (e *entry) launch(cmd arg, args []arg) {
 func (e *entry) launcher(args []arg) {
 	e.t.Launcher = "mcpolicy"
 	var engine *arg
-	var unprotected []string
+	var unprotected []compiler.Unprotection
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -482,7 +484,7 @@ func (e *entry) launcher(args []arg) {
 			case "--engine":
 				engine = &v
 			case "--unprotect":
-				unprotected = append(unprotected, v.s)
+				unprotected = append(unprotected, compiler.Unprotection{Name: v.s})
 			case "--sha256":
 				e.t.Digest = v.s
 			case "--env-file":

@@ -125,7 +125,7 @@ func TestClaudeDesktopAcceptance(t *testing.T) {
 	if !reflect.DeepEqual(p.Mounts, want) {
 		t.Errorf("mounts = %+v, want %+v", p.Mounts, want)
 	}
-	if p.Image != "mcp/github" || len(p.Command) != 0 || !slices.Equal(p.Env, []string{"GITHUB_TOKEN"}) {
+	if p.Image != "mcp/github" || len(p.Command) != 0 || !slices.Equal(p.EnvNames(), []string{"GITHUB_TOKEN"}) {
 		t.Errorf("image %q command %q env %q", p.Image, p.Command, p.Env)
 	}
 	if s := p.Subtractions; s.NoNetwork || s.ReadOnlyRoot || s.DropAllCaps || s.NoNewPrivileges || s.NonRootUser || p.Network.Mode == "none" {
@@ -212,8 +212,8 @@ func TestVSCodeJSONC(t *testing.T) {
 	if p.Scratch == nil || *p.Scratch != (compiler.Scratch{Target: "/tmp", SizeBytes: 64 << 20, Pos: schema.Pos{File: file, Line: 20, Col: 20}}) {
 		t.Errorf("scratch %+v", p.Scratch)
 	}
-	if !slices.Equal(p.Env, []string{"TOKEN"}) || at(p.EnvPos[0]) != "21:15" {
-		t.Errorf("env %q at %v", p.Env, p.EnvPos)
+	if !slices.Equal(p.EnvNames(), []string{"TOKEN"}) || at(p.Env[0].Pos) != "21:15" {
+		t.Errorf("env %+v", p.Env)
 	}
 	if p.User != (compiler.User{UID: 1000, GID: 1000}) || at(p.UserPos) != "18:19" {
 		t.Errorf("user %v at %v", p.User, p.UserPos)
@@ -322,7 +322,7 @@ func TestDockerAndBwrapFlags(t *testing.T) {
 			"stdio=-t/--tty: a terminal between the client and the server's JSON-RPC (docker refuses -it when the client's stdin is not one; a tty rewrites line ends and echoes)"}, defaults...),
 			[]string{"/srv:/srv:rw"}, func(t *testing.T, p *compiler.Plan) {
 				if p.Image != "img" || !slices.Equal(p.Command, []string{"cmd", "--flag"}) || p.Workdir != "/app" ||
-					p.Subtractions.MemoryBytes != 512<<20 || !slices.Equal(p.Env, []string{"FOO"}) || p.User.UID != 0 {
+					p.Subtractions.MemoryBytes != 512<<20 || !slices.Equal(p.EnvNames(), []string{"FOO"}) || p.User.UID != 0 {
 					t.Errorf("plan %+v", p)
 				}
 			}},
@@ -342,7 +342,7 @@ func TestDockerAndBwrapFlags(t *testing.T) {
 			[]string{"/var/run/docker.sock:/var/run/docker.sock:rw"}, nil},
 		{"volumes", append([]string{"root-user=", "network=bridge"}, defaults...), // --env=LEVEL=debug: a setting
 			[]string{"${PROJECT_ROOT}/src:/src:ro", "${PROJECT_ROOT}/out:/out:rw"}, func(t *testing.T, p *compiler.Plan) {
-				if !slices.Equal(p.Env, []string{"A", "B", "PLAIN", "LEVEL", "REF"}) {
+				if !slices.Equal(p.EnvNames(), []string{"A", "B", "PLAIN", "LEVEL", "REF"}) {
 					t.Errorf("env %q", p.Env)
 				}
 				if p.Scratch == nil || p.Scratch.Target != "/t" || p.Scratch.SizeBytes != 1<<20 {
@@ -400,7 +400,7 @@ func TestOwnDockerArgsRoundTrip(t *testing.T) {
 		},
 		Protected: []compiler.Protected{{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: ".env"}, Target: "/workspace/.env", Name: ".env"}},
 		Scratch:   &compiler.Scratch{Target: "/tmp", SizeBytes: 256 << 20},
-		Env:       []string{"API_TOKEN", "LANG"},
+		Env:       []compiler.EnvGrant{{Name: "API_TOKEN"}, {Name: "LANG"}},
 		Network:   compiler.Network{Mode: "none"},
 		Subtractions: compiler.Subtractions{NoNetwork: true, ReadOnlyRoot: true, DropAllCaps: true, NoNewPrivileges: true,
 			NonRootUser: true, MemoryBytes: 512 << 20, Pids: 128, MilliCPUs: 1500},
@@ -433,7 +433,7 @@ func TestOwnDockerArgsRoundTrip(t *testing.T) {
 	}{
 		{"image", p.Image, want.Image}, {"command", p.Command, want.Command}, {"workdir", p.Workdir, want.Workdir},
 		{"user", p.User, want.User}, {"mounts", p.Mounts, want.Mounts}, {"scratch", *p.Scratch, *want.Scratch},
-		{"env", p.Env, want.Env}, {"network", p.Network.Mode, want.Network.Mode},
+		{"env", p.EnvNames(), want.EnvNames()}, {"network", p.Network.Mode, want.Network.Mode},
 		{"subtractions", p.Subtractions, want.Subtractions}, {"hash", p.Hash, want.Hash},
 		{"protected", len(p.Protected), 1},
 	} {

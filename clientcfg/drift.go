@@ -7,13 +7,13 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
-	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // DriftChange is one way a managed entry differs from its policy.
 type DriftChange struct {
-	Entry  schema.Pos // the entry in the client file
-	Policy schema.Pos // the server in the policy
+	Entry  source.Pos // the entry in the client file
+	Policy source.Pos // the server in the policy
 	Change diff.Change
 }
 
@@ -44,7 +44,7 @@ func Drift(plans []*compiler.Plan, targets []*lint.Target, root string) []DriftC
 // project given their symbolic base so both sides spell paths alike.
 func comparable(p *compiler.Plan, root string) *compiler.Plan {
 	q := &compiler.Plan{Server: p.Server, Pos: p.Pos, User: p.User, Scratch: p.Scratch, Env: p.Env,
-		Network: p.Network, Subtractions: p.Subtractions, UserPos: p.UserPos, LimitsPos: p.LimitsPos, EnvPos: p.EnvPos}
+		Network: p.Network, Subtractions: p.Subtractions, UserPos: p.UserPos, LimitsPos: p.LimitsPos}
 	for _, m := range p.Mounts {
 		if m.Source.Base == compiler.Absolute {
 			if rel, err := filepath.Rel(root, m.Source.Rel); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
@@ -57,7 +57,7 @@ func comparable(p *compiler.Plan, root string) *compiler.Plan {
 		q.Network.Mode = "none"
 	}
 	if q.Env == nil {
-		q.Env = []string{}
+		q.Env = []compiler.EnvGrant{}
 	}
 	return q
 }

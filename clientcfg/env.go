@@ -8,7 +8,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/launch"
-	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // How each client gives a server the values of the plan's env grants,
@@ -58,7 +58,7 @@ func literalEnv(file string) bool {
 // EnvUnmet is a variable an entry's plan grants but that the entry gives the
 // server no value for: the server starts without it.
 type EnvUnmet struct {
-	Entry  schema.Pos
+	Entry  source.Pos
 	Server string
 	What   string
 }
@@ -79,7 +79,7 @@ func EnvCheck(plans []*compiler.Plan, targets []*lint.Target, root, home string)
 			continue
 		}
 		var fromFile []string
-		for _, name := range p.Env {
+		for _, name := range p.EnvNames() {
 			switch {
 			case contains(t.EnvPassed, name), t.EnvInherited == nil, t.EnvInherited(name):
 			case t.EnvFile != "":

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpolicy/mcpolicy/compiler"
 	toml "github.com/pelletier/go-toml/v2"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
 )
 
 // The published schemas' constraints our entries rely on: the keys each

@@ -2,11 +2,11 @@ package clientcfg
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
-	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/internal/lazyre"
+	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // hostRun is what an entry keeps while it reads a command run on the host:
@@ -24,7 +24,7 @@ type hostRun struct {
 type envKey struct {
 	name, value string
 	hasValue    bool // a string value (Codex's env_vars names have none)
-	pos, valPos schema.Pos
+	pos, valPos source.Pos
 }
 
 // maxWrap bounds how many wrappers are looked through (wsl bash -lc "env
@@ -252,7 +252,7 @@ func (e *entry) assign(a arg) {
 // which variable), where.
 type grant struct {
 	what, how, path string
-	pos             schema.Pos
+	pos             source.Pos
 }
 
 // runners are programs that fetch and start a package; the values of
@@ -406,9 +406,9 @@ func plumbing(name string) bool {
 // Dangerous modes: switches documented to turn off a program's own
 // approvals or sandbox, and env switches whose names say so.
 var (
-	dangerEnv    = regexp.MustCompile(`(?i)(DANGEROUS|(^|_)YOLO($|_)|(^|_)ALLOW_ALL($|_)|SKIP_PERMISSIONS|BYPASS_PERMISSIONS|DISABLE_SANDBOX|NO_SANDBOX)`)
-	notDangerEnv = regexp.MustCompile(`(?i)(CORS|ORIGIN)`)
-	falsy        = regexp.MustCompile(`(?i)^\s*(|0|false|no|n|off|none|disabled?)\s*$`)
+	dangerEnv    = lazyre.New(`(?i)(DANGEROUS|(^|_)YOLO($|_)|(^|_)ALLOW_ALL($|_)|SKIP_PERMISSIONS|BYPASS_PERMISSIONS|DISABLE_SANDBOX|NO_SANDBOX)`)
+	notDangerEnv = lazyre.New(`(?i)(CORS|ORIGIN)`)
+	falsy        = lazyre.New(`(?i)^\s*(|0|false|no|n|off|none|disabled?)\s*$`)
 )
 
 // dangerousArgs flags the dangerous-mode switches among a command's
@@ -453,7 +453,7 @@ func (e *entry) dangerousArgs(args []arg, onHost bool) {
 
 // dangerousEnv flags NAME=value when the name says it turns on a
 // dangerous mode and the value does not turn it off.
-func (e *entry) dangerousEnv(name, value string, pos schema.Pos) {
+func (e *entry) dangerousEnv(name, value string, pos source.Pos) {
 	if dangerEnv.MatchString(name) && !notDangerEnv.MatchString(name) && !falsy.MatchString(value) {
 		e.flag(lint.FlagDangerousMode, fmt.Sprintf("%s=%s: an env switch whose name says it turns on a dangerous or allow-all mode", name, value), pos)
 	}
@@ -464,7 +464,7 @@ func (e *entry) dangerousEnv(name, value string, pos schema.Pos) {
 // or an srt wrapper written in the entry.
 type clientSandbox struct {
 	by  string
-	pos schema.Pos
+	pos source.Pos
 	// srt: the wrapper is written in the entry, settings in a file lint
 	// does not read (settingsSet: named with --settings).
 	srt         bool

@@ -182,7 +182,7 @@ func TestDockerMistakes(t *testing.T) {
 		{"joined -e and -v", `{"command": "docker", "args": ["run", "-i", "--rm", "-e LOG_LEVEL=debug", "-v /srv/a:/a:ro", "--network none", "img:1"]}`,
 			[]string{"joined-arg=-e LOG_LEVEL=debug", "joined-arg=-v /srv/a:/a:ro", "joined-arg=--network none"},
 			func(t *testing.T, tg *lint.Target) {
-				if p := tg.Plan; !slices.Equal(p.Env, []string{"LOG_LEVEL"}) || len(p.Mounts) != 1 || p.Network.Mode != "none" || p.Image != "img:1" {
+				if p := tg.Plan; !slices.Equal(p.EnvNames(), []string{"LOG_LEVEL"}) || len(p.Mounts) != 1 || p.Network.Mode != "none" || p.Image != "img:1" {
 					t.Errorf("plan read from the split arguments: %+v", p)
 				}
 			}},

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 )
 
 // layout is a file's own JSON style: its indentation unit and newline. The
@@ -18,7 +19,7 @@ type layout struct {
 	unit, newline string
 }
 
-var firstIndent = regexp.MustCompile(`\n([ \t]+)\S`)
+var firstIndent = lazyre.New(`\n([ \t]+)\S`)
 
 // layoutOf reads the style of src: the first indented line's leading
 // whitespace (two spaces when there is none), and CRLF when it has any.

@@ -2,10 +2,10 @@ package clientcfg
 
 import (
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 )
 
 // Clients start stdio servers without a shell: the command and its
@@ -49,7 +49,7 @@ func expansionOf(file string) expansion {
 // homeToken is a home folder written as a shell or another client would
 // write it, at the start of an argument or of a value in it (-v ~/x:/y,
 // --root=$HOME/x, source=~/x), followed by a separator or the end.
-var homeToken = regexp.MustCompile(`(^|[=,:])(~([A-Za-z_][A-Za-z0-9._-]*)?|\$HOME\b|\$\{(HOME|USERPROFILE)(:-[^}]*)?\}|\$\{userHome\}|\$\{env:(HOME|USERPROFILE)\}|%USERPROFILE%|%HOMEDRIVE%%HOMEPATH%|\$env:(USERPROFILE|HOME)\b)([/\\:,]|$)`)
+var homeToken = lazyre.New(`(^|[=,:])(~([A-Za-z_][A-Za-z0-9._-]*)?|\$HOME\b|\$\{(HOME|USERPROFILE)(:-[^}]*)?\}|\$\{userHome\}|\$\{env:(HOME|USERPROFILE)\}|%USERPROFILE%|%HOMEDRIVE%%HOMEPATH%|\$env:(USERPROFILE|HOME)\b)([/\\:,]|$)`)
 
 // shells expand ~ and $HOME (or %USERPROFILE%) in the command they run.
 var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "fish": true,

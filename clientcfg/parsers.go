@@ -6,7 +6,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/argv"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
-	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // The argv reverse parsers live beside their emitters (emit/docker,
@@ -32,7 +32,7 @@ func toArgvs(as []arg) []argv.Arg {
 
 func (e *entry) Server() string                                 { return e.name }
 func (e *entry) Target() *lint.Target                           { return e.t }
-func (e *entry) Flag(k lint.FlagKind, v string, pos schema.Pos) { e.flag(k, v, pos) }
+func (e *entry) Flag(k lint.FlagKind, v string, pos source.Pos) { e.flag(k, v, pos) }
 func (e *entry) HostPath(raw string) compiler.HostPath          { return e.hostPath(raw) }
 func (e *entry) LocalFile(raw string) string                    { return e.localFile(raw) }
 func (e *entry) NotRead() string                                { return e.notRead() }
@@ -47,7 +47,7 @@ func (e *entry) DangerousArgs(args []argv.Arg, onHost bool) {
 	e.dangerousArgs(as, onHost)
 }
 
-func (e *entry) DangerousEnv(name, value string, pos schema.Pos) { e.dangerousEnv(name, value, pos) }
+func (e *entry) DangerousEnv(name, value string, pos source.Pos) { e.dangerousEnv(name, value, pos) }
 
 func (e *entry) EnvKeys() []argv.Arg {
 	out := make([]argv.Arg, len(e.envKeys))

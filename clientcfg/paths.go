@@ -3,10 +3,10 @@ package clientcfg
 import (
 	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 )
 
 // paths turns host paths written in an entry into compiler.HostPaths.
@@ -26,9 +26,9 @@ type paths struct {
 // (also with a :-default), mcpolicy ${PROJECT_ROOT}; ${userHome}, $HOME,
 // ${env:HOME}, %USERPROFILE% and ~ for the home folder.
 var (
-	projectVar = regexp.MustCompile(`^(\$\{(workspaceFolder|workspaceRoot|PROJECT_ROOT|CLAUDE_PROJECT_DIR|env:CLAUDE_PROJECT_DIR|env:PROJECT_ROOT)(:-[^}]*)?\}|\$(PROJECT_ROOT|CLAUDE_PROJECT_DIR)\b)`)
-	homeVar    = regexp.MustCompile(`^(\$\{(userHome|HOME|env:HOME|env:USERPROFILE|USERPROFILE)(:-[^}]*)?\}|\$HOME\b|%USERPROFILE%|~)`)
-	winAbs     = regexp.MustCompile(`^[A-Za-z]:[\\/]`)
+	projectVar = lazyre.New(`^(\$\{(workspaceFolder|workspaceRoot|PROJECT_ROOT|CLAUDE_PROJECT_DIR|env:CLAUDE_PROJECT_DIR|env:PROJECT_ROOT)(:-[^}]*)?\}|\$(PROJECT_ROOT|CLAUDE_PROJECT_DIR)\b)`)
+	homeVar    = lazyre.New(`^(\$\{(userHome|HOME|env:HOME|env:USERPROFILE|USERPROFILE)(:-[^}]*)?\}|\$HOME\b|%USERPROFILE%|~)`)
+	winAbs     = lazyre.New(`^[A-Za-z]:[\\/]`)
 )
 
 func slash(p string) string {
@@ -58,7 +58,7 @@ func (ps *paths) expandBasename(s string) string {
 
 // rest returns what follows a leading variable when it is the whole path or
 // is followed by a separator.
-func rest(s string, re *regexp.Regexp) (string, bool) {
+func rest(s string, re *lazyre.RE) (string, bool) {
 	m := re.FindString(s)
 	if m == "" {
 		return "", false

@@ -11,13 +11,13 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/launch"
-	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // PinChange is an entry whose pinned artefact no longer has the digest the
 // entry carries: its next launch will refuse to start.
 type PinChange struct {
-	Entry    schema.Pos
+	Entry    source.Pos
 	Server   string
 	What     string
 	Tampered bool // the file still names the policy's plan: edited after the build

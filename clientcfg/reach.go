@@ -42,7 +42,7 @@ func writable(p *compiler.Plan, m compiler.Machine, f string) (string, bool) {
 			continue
 		}
 		top := strings.Split(filepath.ToSlash(rel), "/")[0]
-		if protected[filepath.Join(dir, top)] || mt.FixedTop() && protect.Except(top, p.Unprotected) != "" {
+		if protected[filepath.Join(dir, top)] || mt.FixedTop() && protect.Except(top, p.UnprotectedNames()) != "" {
 			continue
 		}
 		return mt.Target, true

@@ -2,11 +2,11 @@ package clientcfg
 
 import (
 	"math"
-	"regexp"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
-	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/internal/lazyre"
+	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // The inline-secret heuristic. A value NAME=value (an env or headers
@@ -57,31 +57,31 @@ import (
 // BASE_URL=https://api.example.com and MODEL=gpt-4o are settings, where
 // API_KEY=abc and DB_PASSWORD=hunter2 are secrets.
 var (
-	secretName = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|API[_-]?KEY|PRIVATE[_-]?KEY|CREDENTIAL|AUTHORIZATION|(^|[_-])AUTH([_-]|$)|(^|[_-])KEY$)`)
-	reference  = regexp.MustCompile(`^(\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_][A-Za-z0-9_]*%)$`)
-	authScheme = regexp.MustCompile(`^\s*(?i:bearer|basic|token|bot)\s+`)
+	secretName = lazyre.New(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|API[_-]?KEY|PRIVATE[_-]?KEY|CREDENTIAL|AUTHORIZATION|(^|[_-])AUTH([_-]|$)|(^|[_-])KEY$)`)
+	reference  = lazyre.New(`^(\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_][A-Za-z0-9_]*%)$`)
+	authScheme = lazyre.New(`^\s*(?i:bearer|basic|token|bot)\s+`)
 
-	tokenChars = regexp.MustCompile(`^[A-Za-z0-9_+/=.\-]{24,}$`)
-	hex        = regexp.MustCompile(`^[0-9a-fA-F]+$`)
+	tokenChars = lazyre.New(`^[A-Za-z0-9_+/=.\-]{24,}$`)
+	hex        = lazyre.New(`^[0-9a-fA-F]+$`)
 
-	placeholder = regexp.MustCompile(`(?i)^(<.*>|\[.*\]|\{\{.*\}\}|\{[A-Za-z_ ]*\}|\.\.\.|…|x{3,}|\*{3,}|•+|-+|_+|\?+|` +
+	placeholder = lazyre.New(`(?i)^(<.*>|\[.*\]|\{\{.*\}\}|\{[A-Za-z_ ]*\}|\.\.\.|…|x{3,}|\*{3,}|•+|-+|_+|\?+|` +
 		`change[_\-]?me|replace[_\-]?me|fill[_\-]?me|todo|tbd|fixme|none|null|nil|undefined|redacted|dummy|fake|sample|example|placeholder|` +
 		`secret|token|password|passwd|pass|api[_\-]?key|key|` +
 		`your.*|.*[_\- ]your[_\- ].*|.*[_\- ]here|(insert|enter|put|add|paste|replace|set)[_\- ].*|.*(\.\.\.|…)|.*(x{4,}|X{4,}|\*{4,}|0{8,}).*)$`)
-	placeholderWord = regexp.MustCompile(`(?i)^(your|here|replace|insert|example|placeholder|token|key|secret|x{3,})$`)
+	placeholderWord = lazyre.New(`(?i)^(your|here|replace|insert|example|placeholder|token|key|secret|x{3,})$`)
 
-	boolean  = regexp.MustCompile(`(?i)^(true|false|yes|no|on|off|enabled?|disabled?)$`)
-	number   = regexp.MustCompile(`^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?([kKmMgGtT][bB]?|ms|s|m|h|d|%)?$`)
-	pathLike = regexp.MustCompile(`^(~|~/.*|\./.*|\.\./.*|[A-Za-z]:[\\/].*|\\\\.*|(/[A-Za-z0-9_.@+\- ]+){2,}/?|/[A-Za-z0-9_.\-]*)$`)
-	email    = regexp.MustCompile(`^[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}$`)
-	anyURL   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.\-]*://\S*$`)
-	pinName  = regexp.MustCompile(`(?i)(PASSWORD|PASSWD|PASSPHRASE|(^|[_-])PIN$)`)
+	boolean  = lazyre.New(`(?i)^(true|false|yes|no|on|off|enabled?|disabled?)$`)
+	number   = lazyre.New(`^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?([kKmMgGtT][bB]?|ms|s|m|h|d|%)?$`)
+	pathLike = lazyre.New(`^(~|~/.*|\./.*|\.\./.*|[A-Za-z]:[\\/].*|\\\\.*|(/[A-Za-z0-9_.@+\- ]+){2,}/?|/[A-Za-z0-9_.\-]*)$`)
+	email    = lazyre.New(`^[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}$`)
+	anyURL   = lazyre.New(`^[A-Za-z][A-Za-z0-9+.\-]*://\S*$`)
+	pinName  = lazyre.New(`(?i)(PASSWORD|PASSWD|PASSPHRASE|(^|[_-])PIN$)`)
 
-	urlPassword = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*)://[^\s:/?#@]*:([^\s@/?#]+)@`)
-	dsnPassword = regexp.MustCompile(`(?i)(?:^|;)\s*(?:password|pwd)\s*=\s*([^;]+)`)
-	urlQuery    = regexp.MustCompile(`(?i)[?&]((?:api[_\-]?key|apikey|access[_\-]?token|auth[_\-]?token|token|key|secret|client[_\-]?secret|password|sig|signature))=([^&#\s]+)`)
-	privateKey  = regexp.MustCompile(`-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----`)
-	awsSecret   = regexp.MustCompile(`^[A-Za-z0-9/+]{40}$`)
+	urlPassword = lazyre.New(`([A-Za-z][A-Za-z0-9+.\-]*)://[^\s:/?#@]*:([^\s@/?#]+)@`)
+	dsnPassword = lazyre.New(`(?i)(?:^|;)\s*(?:password|pwd)\s*=\s*([^;]+)`)
+	urlQuery    = lazyre.New(`(?i)[?&]((?:api[_\-]?key|apikey|access[_\-]?token|auth[_\-]?token|token|key|secret|client[_\-]?secret|password|sig|signature))=([^&#\s]+)`)
+	privateKey  = lazyre.New(`-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----`)
+	awsSecret   = lazyre.New(`^[A-Za-z0-9/+]{40}$`)
 )
 
 // tokenFormats are the credential formats, each anchored on one word: a
@@ -89,7 +89,7 @@ var (
 // one (loose: at least 16 characters of the format's alphabet, for other
 // lengths and older versions of the format).
 var tokenFormats = []struct {
-	exact, loose *regexp.Regexp
+	exact, loose *lazyre.RE
 	what         string
 }{
 	tok(`gh[pousr]_`, `[A-Za-z0-9]{36,}`, `[A-Za-z0-9]{16,}`, "a GitHub token"),
@@ -124,24 +124,24 @@ var tokenFormats = []struct {
 
 // tok makes a token format: prefix, then the random part (a group).
 func tok(prefix, exact, loose, what string) struct {
-	exact, loose *regexp.Regexp
+	exact, loose *lazyre.RE
 	what         string
 } {
 	f := struct {
-		exact, loose *regexp.Regexp
+		exact, loose *lazyre.RE
 		what         string
 	}{what: what}
 	if exact != "" {
-		f.exact = regexp.MustCompile(`^` + prefix + `(` + exact + `)$`)
+		f.exact = lazyre.New(`^` + prefix + `(` + exact + `)$`)
 	}
 	if loose != "" {
-		f.loose = regexp.MustCompile(`^` + prefix + `(` + loose + `)$`)
+		f.loose = lazyre.New(`^` + prefix + `(` + loose + `)$`)
 	}
 	return f
 }
 
 // placeholderPart: a word a random part in a loose shape does not hold.
-var placeholderPart = regexp.MustCompile(`(?i)(your|here|token|example|replace|placeholder|changeme|insert|dummy|sample|xxxx|\*\*\*)`)
+var placeholderPart = lazyre.New(`(?i)(your|here|token|example|replace|placeholder|changeme|insert|dummy|sample|xxxx|\*\*\*)`)
 
 // isReference reports whether v only names a variable the client or the
 // engine fills in, or is empty.
@@ -408,7 +408,7 @@ func (e *entry) urlSecret(u arg) {
 }
 
 // secret flags an inline secret named what at pos, once per position.
-func (e *entry) secret(what string, pos schema.Pos) {
+func (e *entry) secret(what string, pos source.Pos) {
 	for _, f := range e.t.Flags {
 		if f.Kind == lint.FlagSecretInline && f.Pos == pos {
 			return
@@ -418,8 +418,8 @@ func (e *entry) secret(what string, pos schema.Pos) {
 }
 
 var (
-	envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	header  = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9\-]+):\s*(\S.*)$`)
+	envName = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	header  = lazyre.New(`^([A-Za-z][A-Za-z0-9\-]+):\s*(\S.*)$`)
 )
 
 // shellWords splits a command string into words, quotes removed (no

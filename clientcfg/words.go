@@ -1,8 +1,9 @@
 package clientcfg
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 )
 
 // shellCommand reads a command line the way the shell a wrapper starts
@@ -98,8 +99,8 @@ func shellCommand(s string, posix bool) (words, assigns []string) {
 }
 
 var (
-	assignment  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
-	redirection = regexp.MustCompile(`^[0-9]*(<|>|>>|<<|>&|<&|&>)`)
+	assignment  = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*=`)
+	redirection = lazyre.New(`^[0-9]*(<|>|>>|<<|>&|<&|&>)`)
 )
 
 // dropRedirections takes redirections (>out, 2>&1, < in, 2> err) off words.

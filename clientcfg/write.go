@@ -12,13 +12,15 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tailscale/hujson"
+
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
+	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/supervise"
-	"github.com/tailscale/hujson"
 )
 
 // Client is one MCP client format mcpolicy can write entries for.
@@ -179,13 +181,13 @@ func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self, e
 	switch {
 	case len(p.Env) == 0:
 	case c.EnvRef != "":
-		for _, name := range p.Env {
+		for _, name := range p.EnvNames() {
 			l.Env[name] = fmt.Sprintf(c.EnvRef, name)
 		}
 	case c.EnvVars:
-		l.EnvVars = append([]string{}, p.Env...)
+		l.EnvVars = p.EnvNames()
 	case !b.EnvFile():
-		return nil, fmt.Errorf("server %q: %s passes no environment of its own and expands nothing, and the %s wrapper reads no env file: its env grants (%s) would reach the server empty; use a client that passes them (claude-code, cursor, vscode, gemini, codex) or another backend", p.Server, c.Name, backend, strings.Join(p.Env, ", "))
+		return nil, fmt.Errorf("server %q: %s passes no environment of its own and expands nothing, and the %s wrapper reads no env file: its env grants (%s) would reach the server empty; use a client that passes them (claude-code, cursor, vscode, gemini, codex) or another backend", p.Server, c.Name, backend, strings.Join(p.EnvNames(), ", "))
 	default:
 		// The client cannot pass them: the launcher reads them from a file
 		// the server cannot reach, at spawn (launch.EnvFile).
@@ -371,7 +373,7 @@ func Merge(file string, src []byte, c *Client, server string, l *Launch, force b
 	return out, nil
 }
 
-var tomlTable = regexp.MustCompile(`(?m)^\s*\[`)
+var tomlTable = lazyre.New(`(?m)^\s*\[`)
 
 // mergeTOML replaces (or appends) the [mcp_servers.NAME] table of a Codex
 // config, leaving every other byte as it was.

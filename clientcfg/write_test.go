@@ -17,7 +17,7 @@ func seedPlan() *compiler.Plan {
 		Network: compiler.Network{Mode: "none"},
 		Mounts:  []compiler.Mount{{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "shop"}, Target: "/workspace", Mode: compiler.ReadWrite}},
 		Scratch: &compiler.Scratch{Target: "/tmp", SizeBytes: 256 << 20},
-		Env:     []string{"GITHUB_TOKEN"},
+		Env:     []compiler.EnvGrant{{Name: "GITHUB_TOKEN"}},
 		// Built for every backend the tests write entries for.
 		Backends: []string{"bwrap", "docker", "landlock", "seatbelt"},
 	}
@@ -174,8 +174,8 @@ func TestEgressEntryRunsTheSupervisor(t *testing.T) {
 	c, _ := LookupClient("claude-desktop")
 	p := seedPlan()
 	p.Command = []string{"/usr/bin/node", "server.js"}
-	p.Network = compiler.Network{Mode: "allowlist", Allow: []string{"api.github.com:443"}, ProxyPort: compiler.ProxyPort(p.Server)}
-	p.Accept = []string{"seatbelt-scratch-dir"} // seatbelt's scratch is a folder
+	p.Network = compiler.Network{Mode: "allowlist", Allow: compiler.MustDestinations("api.github.com:443"), ProxyPort: compiler.ProxyPort(p.Server)}
+	p.Accept = []compiler.Accepted{{Name: "seatbelt-scratch-dir"}} // seatbelt's scratch is a folder
 	p.Runtime = compiler.Runtime{Name: "static"}
 	static := fakeELF(t, false)
 	for _, backend := range []string{"docker", "podman", "bwrap", "seatbelt"} {

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcpolicy/mcpolicy/egress"
 	"github.com/mcpolicy/mcpolicy/protect"
 	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // Options say where the policies live. Root bounds relative host paths; Home
@@ -54,7 +54,7 @@ var reservedTargets = []string{"/proc", "/sys", "/dev"}
 // Compile lowers policies into plans, sorted by server name. Every problem
 // is reported, each with its position, as schema.Errors.
 func Compile(policies []*schema.Policy, opt Options) ([]*Plan, error) {
-	c := &compiler{opt: opt, seen: map[string]schema.Pos{}}
+	c := &compiler{opt: opt, seen: map[string]source.Pos{}}
 	var plans []*Plan
 	for _, pol := range policies {
 		for i := range pol.Servers {
@@ -73,204 +73,16 @@ func Compile(policies []*schema.Policy, opt Options) ([]*Plan, error) {
 type compiler struct {
 	opt      Options
 	errs     schema.Errors
-	seen     map[string]schema.Pos
+	seen     map[string]source.Pos
 	resolved map[string]resolved // base folders, resolved once
 }
 
-func (c *compiler) fail(pos schema.Pos, path, hint, format string, args ...any) {
+func (c *compiler) fail(pos source.Pos, path, hint, format string, args ...any) {
 	c.errs = append(c.errs, &schema.Error{Pos: pos, Path: path, Msg: fmt.Sprintf(format, args...), Hint: hint})
 }
 
-func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
-	at := schema.FieldPath("servers", s.Name)
-	before := len(c.errs)
-	if !validServerName(s.Name) {
-		c.fail(s.Pos, at, "server names become file names: use lowercase letters, digits, '.', '_' and '-'",
-			"invalid server name %q", s.Name)
-	}
-	if first, dup := c.seen[s.Name]; dup {
-		c.errs = append(c.errs, schema.DuplicateServer(s.Pos, s.Name, first))
-	}
-	c.seen[s.Name] = s.Pos
-	if s.Image == "" && len(s.Command) == 0 {
-		c.fail(s.Pos, at, `set "image" for container backends, "command" for host backends, or both`,
-			"server has neither image nor command")
-	}
-
-	rel, err := filepath.Rel(c.opt.Root, filepath.Join(pol.Dir, filepath.Base(pol.File)))
-	if err != nil {
-		rel = filepath.Base(pol.File)
-	}
-	p := &Plan{
-		Server: s.Name, PolicyFile: filepath.ToSlash(rel), Description: s.Description,
-		Image: s.Image, Command: s.Command, Pos: s.Pos, Policy: pol,
-		Mounts: []Mount{}, Env: []string{}, Protected: []Protected{}, Unprotected: []string{},
-	}
-	p.User = c.user(s, at)
-	p.Workdir = c.sandboxPath(s.Workdir, s.WorkdirPos, at+".workdir")
-	p.UserPos = s.UserPos
-
-	targets := map[string]string{}
-	claim := func(target string, pos schema.Pos, field string) {
-		if other, dup := targets[target]; dup && target != "" {
-			c.fail(pos, field, "each sandbox path holds one mount", "target %q is already used by %s", target, other)
-		}
-		targets[target] = field
-	}
-	var sources []*source
-	for i, m := range s.Mounts {
-		field := fmt.Sprintf("%s.mounts[%d]", at, i)
-		mount := Mount{Mode: Mode(m.Mode), Pos: m.Pos}
-		mount.Source = c.hostPath(pol, m, field)
-		mount.Target = c.sandboxPath(m.Target, m.TargetPos, field+".target")
-		if mount.Source.Rel != "" {
-			sources = append(sources, &source{Mount: mount, written: m.Source, at: m.SourcePos, field: field + ".source"})
-		}
-		claim(mount.Target, m.TargetPos, field+".target")
-		p.Mounts = append(p.Mounts, mount)
-	}
-	sort.SliceStable(p.Mounts, func(i, j int) bool { return p.Mounts[i].Target < p.Mounts[j].Target })
-
-	if s.Scratch != nil {
-		field := at + ".scratch"
-		size, err := parseSize(s.Scratch.Size)
-		if err != nil {
-			c.fail(s.Scratch.SizePos, field+".size", "", "%v", err)
-		}
-		target := c.sandboxPath(s.Scratch.Target, s.Scratch.TargetPos, field+".target")
-		claim(target, s.Scratch.TargetPos, field+".target")
-		p.Scratch = &Scratch{Target: target, SizeBytes: size, Pos: s.Scratch.Pos}
-	}
-
-	envSeen := map[string]bool{}
-	for i, e := range s.Env {
-		if envSeen[e.Name] {
-			c.fail(e.Pos, fmt.Sprintf("%s.env[%d]", at, i), "", "environment variable %q is listed twice", e.Name)
-		}
-		envSeen[e.Name] = true
-		p.Env = append(p.Env, e.Name)
-		p.EnvPos = append(p.EnvPos, e.Pos)
-	}
-	sortWithPos(p.Env, p.EnvPos)
-
-	p.Network = Network{Mode: "none", Pos: s.Network.Pos}
-	if len(s.Network.Allow) > 0 {
-		p.Network.Mode = "allowlist"
-		destSeen := map[string]bool{}
-		for i, a := range s.Network.Allow {
-			field := fmt.Sprintf("%s.network.allow[%d]", at, i)
-			r, err := egress.ParseRule(a.Dest)
-			if err != nil {
-				c.fail(a.Pos, field, `write "host:port", "*.domain:port" or "address:port" ("[v6]:port"); a wildcard is only a leading "*."`, "%v", err)
-				continue
-			}
-			if destSeen[r.String()] {
-				c.fail(a.Pos, field, "", "destination %q is listed twice (as %q after folding case, IDN and trailing dots)", a.Dest, r.String())
-			}
-			destSeen[r.String()] = true
-			p.Network.Allow = append(p.Network.Allow, r.String())
-			p.Network.AllowPos = append(p.Network.AllowPos, a.Pos)
-		}
-		sortWithPos(p.Network.Allow, p.Network.AllowPos)
-		p.Network.ProxyPort = ProxyPort(s.Name)
-	}
-
-	unprot := map[string]bool{}
-	for i, u := range s.Unprotect {
-		if unprot[u.Name] {
-			c.fail(u.Pos, fmt.Sprintf("%s.unprotect[%d]", at, i), "", "protected path %q is unprotected twice", u.Name)
-		}
-		unprot[u.Name] = true
-		p.Unprotected = append(p.Unprotected, u.Name)
-		p.UnprotPos = append(p.UnprotPos, u.Pos)
-	}
-	sortWithPos(p.Unprotected, p.UnprotPos)
-
-	p.Waivers = s.Waive
-	p.Backends = s.Backends
-	if p.Backends == nil {
-		p.Backends = []string{}
-		// An image's command is an argv inside the image, not on the host:
-		// host backends only by default for servers without an image.
-		if s.Image != "" {
-			p.Backends = append(p.Backends, ImageBackend)
-		} else if len(s.Command) > 0 {
-			p.Backends = append(p.Backends, DefaultHostBackends...)
-		}
-	}
-	p.Backends = append([]string{}, p.Backends...)
-	sort.Strings(p.Backends)
-	for i, b := range p.Backends {
-		if i > 0 && p.Backends[i-1] == b {
-			c.fail(s.BackendsPos, at+".backends", "", "backend %q is listed twice", b)
-		}
-		if b == ImageBackend && s.Image == "" {
-			c.fail(s.BackendsPos, at+".backends", `set "image", or drop "docker" from backends`, "backend docker needs an image")
-		}
-		if b != ImageBackend && len(s.Command) == 0 {
-			c.fail(s.BackendsPos, at+".backends", `set "command", or drop "`+b+`" from backends`, "backend %s needs a command", b)
-		}
-	}
-	baseline, err := schema.Baseline(s.Runtime)
-	if err != nil {
-		c.fail(s.Pos, at+".runtime", "", "%v", err)
-	}
-	p.Runtime = Runtime{Name: s.Runtime, ReadOnly: baseline}
-	p.Accept = []string{}
-	for i, a := range s.Accept {
-		if p.Accepts(a.Name) {
-			c.fail(a.Pos, fmt.Sprintf("%s.accept[%d]", at, i), "", "degradation %q is accepted twice", a.Name)
-		}
-		p.Accept = append(p.Accept, a.Name)
-		p.AcceptPos = append(p.AcceptPos, a.Pos)
-	}
-	sortWithPos(p.Accept, p.AcceptPos)
-	// After unprotect and accept: both decide what a source may be.
-	for _, src := range sources {
-		c.checkSource(p, src, unprot)
-	}
-
-	p.Subtractions = Subtractions{
-		NoNetwork: p.Network.Mode == "none", ReadOnlyRoot: true, DropAllCaps: true,
-		NoNewPrivileges: true, NonRootUser: !p.User.Root(),
-	}
-	p.LimitsPos = s.Limits.Pos
-	if s.Limits.Memory != "" {
-		b, err := parseSize(s.Limits.Memory)
-		if err != nil {
-			c.fail(s.Limits.MemoryPos, at+".limits.memory", "", "%v", err)
-		}
-		p.Subtractions.MemoryBytes = b
-	}
-	p.Subtractions.Pids = s.Limits.Pids
-	p.Subtractions.MilliCPUs = int64(math.Round(s.Limits.CPUs * 1000))
-
-	if len(c.errs) > before {
-		return nil
-	}
-	c.protect(p, sources, unprot)
-	if len(c.errs) > before {
-		return nil
-	}
-	p.computeHash()
-	return p
-}
-
-func (c *compiler) user(s *schema.Server, at string) User {
-	if s.User == InvokerUser {
-		return User{UID: -1, GID: -1, Invoker: true}
-	}
-	uid, gid, _ := strings.Cut(s.User, ":")
-	u, err1 := strconv.Atoi(uid)
-	g, err2 := strconv.Atoi(gid)
-	if err1 != nil || err2 != nil || u > math.MaxInt32 || g > math.MaxInt32 {
-		c.fail(s.UserPos, at+".user", `write "UID:GID", e.g. "1000:1000", or "invoker"`, "invalid user %q", s.User)
-	}
-	return User{UID: u, GID: g}
-}
-
 // sandboxPath checks a path inside the sandbox; "" stays "" (not set).
-func (c *compiler) sandboxPath(p string, pos schema.Pos, field string) string {
+func (c *compiler) sandboxPath(p string, pos source.Pos, field string) string {
 	if p == "" {
 		return ""
 	}
@@ -330,7 +142,7 @@ func (c *compiler) hostPath(pol *schema.Policy, m schema.Mount, field string) Ho
 // as a whole. A name that does not exist is recorded as absent, for
 // explain, unless the mount's top level is fixed at launch (FixedTop),
 // where nothing can be created.
-func (c *compiler) protect(p *Plan, sources []*source, unprot map[string]bool) {
+func (c *compiler) protect(p *Plan, sources []*mountSource, unprot map[string]bool) {
 	m := Machine{ProjectRoot: c.opt.Root, Home: c.opt.Home}
 	for _, s := range sources {
 		if s.Mode != ReadWrite {
@@ -434,19 +246,4 @@ func FormatSize(b int64) string {
 		}
 	}
 	return strconv.FormatInt(b, 10)
-}
-
-// sortWithPos sorts names and keeps each one's position beside it.
-func sortWithPos(names []string, pos []schema.Pos) {
-	idx := make([]int, len(names))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return names[idx[a]] < names[idx[b]] })
-	n2, p2 := make([]string, len(names)), make([]schema.Pos, len(pos))
-	for to, from := range idx {
-		n2[to], p2[to] = names[from], pos[from]
-	}
-	copy(names, n2)
-	copy(pos, p2)
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // GrantKind names a kind of addition a plan makes to the empty sandbox.
@@ -39,7 +39,7 @@ func (k GrantKind) noun(n int) string {
 type Grant struct {
 	Kind    GrantKind
 	Summary string
-	Pos     schema.Pos
+	Pos     source.Pos
 }
 
 // Grants lists every addition of the plan, in a fixed order: mounts,
@@ -57,17 +57,17 @@ func (p *Plan) Grants() []Grant {
 	if p.Scratch != nil {
 		gs = append(gs, Grant{GrantScratch, fmt.Sprintf("tmpfs %s, %s", p.Scratch.Target, FormatSize(p.Scratch.SizeBytes)), p.Scratch.Pos})
 	}
-	for i, e := range p.Env {
-		gs = append(gs, Grant{GrantEnv, "environment variable " + e, posAt(p.EnvPos, i, p.Pos)})
+	for _, e := range p.Env {
+		gs = append(gs, Grant{GrantEnv, "environment variable " + e.Name, orPos(e.Pos, p.Pos)})
 	}
-	for i, a := range p.Network.Allow {
-		gs = append(gs, Grant{GrantEgress, "egress to " + a, posAt(p.Network.AllowPos, i, p.Network.Pos)})
+	for _, d := range p.Network.Allow {
+		gs = append(gs, Grant{GrantEgress, "egress to " + d.String(), orPos(d.Pos, p.Network.Pos)})
 	}
-	for i, u := range p.Unprotected {
-		gs = append(gs, Grant{GrantUnprotect, u + " writable inside rw mounts", posAt(p.UnprotPos, i, p.Pos)})
+	for _, u := range p.Unprotected {
+		gs = append(gs, Grant{GrantUnprotect, u.Name + " writable inside rw mounts", orPos(u.Pos, p.Pos)})
 	}
-	for i, a := range p.Accept {
-		gs = append(gs, Grant{GrantDegrade, "degradation " + a, posAt(p.AcceptPos, i, p.Pos)})
+	for _, a := range p.Accept {
+		gs = append(gs, Grant{GrantDegrade, "degradation " + a.Name, orPos(a.Pos, p.Pos)})
 	}
 	if p.User.Root() {
 		gs = append(gs, Grant{GrantRootUser, "runs as uid 0 (root) inside the sandbox", p.UserPos})
@@ -78,12 +78,12 @@ func (p *Plan) Grants() []Grant {
 	return gs
 }
 
-// posAt is tolerant of plans decoded from JSON, which carry no positions.
-func posAt(ps []schema.Pos, i int, fallback schema.Pos) schema.Pos {
-	if i < len(ps) {
-		return ps[i]
+// orPos is tolerant of plans decoded from JSON, which carry no positions.
+func orPos(pos, fallback source.Pos) source.Pos {
+	if pos == (source.Pos{}) {
+		return fallback
 	}
-	return fallback
+	return pos
 }
 
 // GrantSummary is "2 grants: 1 rw mount, 1 scratch".

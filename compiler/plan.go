@@ -12,44 +12,50 @@ import (
 	"path"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/allowlist"
 	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // Plan is the IR for one server. It is written to disk as JSON for review,
 // so every field that is serialized is deterministic and machine-neutral.
 type Plan struct {
-	Server       string       `json:"server"`
-	PolicyFile   string       `json:"policyFile"` // relative to the project root, slash-separated
-	Description  string       `json:"description,omitempty"`
-	Image        string       `json:"image,omitempty"`
-	Command      []string     `json:"command,omitempty"`
-	Workdir      string       `json:"workdir,omitempty"`
-	User         User         `json:"user"`
-	Mounts       []Mount      `json:"mounts"`
-	Scratch      *Scratch     `json:"scratch,omitempty"`
-	Env          []string     `json:"env"`
-	Network      Network      `json:"network"`
-	Protected    []Protected  `json:"protected"`
-	Backends     []string     `json:"backends"`
-	Runtime      Runtime      `json:"runtime"`
-	Accept       []string     `json:"accept"`
-	Unprotected  []string     `json:"unprotected"`
-	Subtractions Subtractions `json:"subtractions"`
-	Hash         string       `json:"hash"`
+	Server       string         `json:"server"`
+	PolicyFile   string         `json:"policyFile"` // relative to the project root, slash-separated
+	Description  string         `json:"description,omitempty"`
+	Image        string         `json:"image,omitempty"`
+	Command      []string       `json:"command,omitempty"`
+	Workdir      string         `json:"workdir,omitempty"`
+	User         User           `json:"user"`
+	Mounts       []Mount        `json:"mounts"`
+	Scratch      *Scratch       `json:"scratch,omitempty"`
+	Env          []EnvGrant     `json:"env"` // sorted by name
+	Network      Network        `json:"network"`
+	Protected    []Protected    `json:"protected"`
+	Backends     []string       `json:"backends"`
+	Runtime      Runtime        `json:"runtime"`
+	Accept       []Accepted     `json:"accept"`      // sorted by name
+	Unprotected  []Unprotection `json:"unprotected"` // sorted by name
+	Subtractions Subtractions   `json:"subtractions"`
+	Hash         string         `json:"hash"`
 
 	// Source positions, kept for messages, lint and diff; not serialized, so
-	// moving a line in the policy does not change the plan.
-	Pos       schema.Pos        `json:"-"`
-	EnvPos    []schema.Pos      `json:"-"`
-	UnprotPos []schema.Pos      `json:"-"`
-	AcceptPos []schema.Pos      `json:"-"`
-	LimitsPos schema.Pos        `json:"-"`
-	UserPos   schema.Pos        `json:"-"`
-	Policy    *schema.Policy    `json:"-"`
+	// moving a line in the policy does not change the plan. Elements of a
+	// list carry their own.
+	Pos       source.Pos        `json:"-"`
+	LimitsPos source.Pos        `json:"-"`
+	UserPos   source.Pos        `json:"-"`
 	Absent    []AbsentProtected `json:"-"`
 	// Waivers acknowledge lint findings; they confine nothing, so they are
 	// not part of the plan's JSON or hash.
 	Waivers []schema.Waiver `json:"-"`
+}
+
+// Field is the path of the server's entry, or of a section below it, as
+// errors show it (servers."code-index".limits): emitters name the field
+// they cannot enforce without reading the policy.
+func (p *Plan) Field(section ...string) string {
+	return schema.FieldPath(append([]string{"servers", p.Server}, section...)...)
 }
 
 // Runtime is the named baseline of read-only host paths for host backends.
@@ -61,12 +67,73 @@ type Runtime struct {
 // Accepts reports whether the policy accepts the named degradation.
 func (p *Plan) Accepts(name string) bool {
 	for _, a := range p.Accept {
-		if a == name {
+		if a.Name == name {
 			return true
 		}
 	}
 	return false
 }
+
+// EnvNames are the names of the environment variables passed through.
+func (p *Plan) EnvNames() []string { return names(p.Env, func(e EnvGrant) string { return e.Name }) }
+
+// AcceptNames are the names of the accepted degradations.
+func (p *Plan) AcceptNames() []string {
+	return names(p.Accept, func(a Accepted) string { return a.Name })
+}
+
+// UnprotectedNames are the protected names left writable.
+func (p *Plan) UnprotectedNames() []string {
+	return names(p.Unprotected, func(u Unprotection) string { return u.Name })
+}
+
+// names maps a list to its names, nil for nil: an artefact's JSON tells
+// null from [].
+func names[E any](es []E, name func(E) string) []string {
+	if es == nil {
+		return nil
+	}
+	ns := make([]string, len(es))
+	for i, e := range es {
+		ns[i] = name(e)
+	}
+	return ns
+}
+
+// EnvGrant is an environment variable passed through from the host.
+type EnvGrant struct {
+	Name string
+	Pos  source.Pos
+}
+
+// Accepted is a degradation the policy accepts.
+type Accepted struct {
+	Name string
+	Pos  source.Pos
+}
+
+// Unprotection is a protected name (e.g. ".env*") the policy leaves
+// writable inside read-write mounts.
+type Unprotection struct {
+	Name string
+	Pos  source.Pos
+}
+
+// Each prints as its name, as the plain strings these were did.
+
+func (e EnvGrant) String() string     { return e.Name }
+func (a Accepted) String() string     { return a.Name }
+func (u Unprotection) String() string { return u.Name }
+
+// The plan's JSON (and so its hash) holds each of these as its name alone:
+// a position is not part of what confines the server.
+
+func (e EnvGrant) MarshalJSON() ([]byte, error)      { return json.Marshal(e.Name) }
+func (e *EnvGrant) UnmarshalJSON(b []byte) error     { return json.Unmarshal(b, &e.Name) }
+func (a Accepted) MarshalJSON() ([]byte, error)      { return json.Marshal(a.Name) }
+func (a *Accepted) UnmarshalJSON(b []byte) error     { return json.Unmarshal(b, &a.Name) }
+func (u Unprotection) MarshalJSON() ([]byte, error)  { return json.Marshal(u.Name) }
+func (u *Unprotection) UnmarshalJSON(b []byte) error { return json.Unmarshal(b, &u.Name) }
 
 // User is the numeric identity the server runs as, or (Invoker) the user
 // who starts it, resolved at launch (UID and GID are then -1).
@@ -104,7 +171,7 @@ type Mount struct {
 	Source HostPath   `json:"source"`
 	Target string     `json:"target"`
 	Mode   Mode       `json:"mode"`
-	Pos    schema.Pos `json:"-"`
+	Pos    source.Pos `json:"-"`
 }
 
 // FixedTop reports whether the launcher fixes the mount's top level at
@@ -119,7 +186,7 @@ func (m Mount) FixedTop() bool {
 type Scratch struct {
 	Target    string     `json:"target"`
 	SizeBytes int64      `json:"sizeBytes"`
-	Pos       schema.Pos `json:"-"`
+	Pos       source.Pos `json:"-"`
 }
 
 // Network is none unless Allow lists destinations. An allowlist is
@@ -127,11 +194,61 @@ type Scratch struct {
 // 127.0.0.1:ProxyPort: inside the sandbox's own network namespace (bwrap,
 // docker, podman), or on the host's loopback (seatbelt).
 type Network struct {
-	Mode      string       `json:"mode"`            // "none" or "allowlist"
-	Allow     []string     `json:"allow,omitempty"` // canonical (egress.Rule.String), sorted
-	ProxyPort int          `json:"proxyPort,omitempty"`
-	Pos       schema.Pos   `json:"-"`
-	AllowPos  []schema.Pos `json:"-"`
+	Mode      string        `json:"mode"`            // "none" or "allowlist"
+	Allow     []Destination `json:"allow,omitempty"` // sorted by canonical spelling
+	ProxyPort int           `json:"proxyPort,omitempty"`
+	Pos       source.Pos    `json:"-"`
+}
+
+// Destination is one allowed egress destination, parsed once by the
+// compiler. In JSON it is its canonical spelling, "host:port".
+type Destination struct {
+	allowlist.Rule
+	Pos source.Pos
+}
+
+func (d Destination) MarshalJSON() ([]byte, error) { return json.Marshal(d.Rule.String()) }
+
+func (d *Destination) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	r, err := allowlist.ParseRule(s)
+	d.Rule = r
+	return err
+}
+
+// MustDestinations parses entries, in order and without positions, for
+// plans written by hand (tests); it panics on one that does not parse.
+func MustDestinations(entries ...string) []Destination {
+	ds := make([]Destination, len(entries))
+	for i, e := range entries {
+		r, err := allowlist.ParseRule(e)
+		if err != nil {
+			panic(err)
+		}
+		ds[i] = Destination{Rule: r}
+	}
+	return ds
+}
+
+// Entries are the destinations' canonical spellings, in order.
+func (n Network) Entries() []string {
+	es := make([]string, len(n.Allow))
+	for i, d := range n.Allow {
+		es[i] = d.Rule.String()
+	}
+	return es
+}
+
+// Rules is the allowlist the egress proxy enforces.
+func (n Network) Rules() allowlist.List {
+	l := make(allowlist.List, len(n.Allow))
+	for i, d := range n.Allow {
+		l[i] = d.Rule
+	}
+	return l
 }
 
 // ProxyPort is the loopback port of a server's egress proxy: derived from

@@ -11,19 +11,20 @@ import (
 	"syscall"
 
 	"github.com/mcpolicy/mcpolicy/protect"
-	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // AcceptRWHoldsProject is the degradation a policy accepts to mount a
 // folder above the project read-write.
 const AcceptRWHoldsProject = "rw-holds-project"
 
-// source is a mount as written, kept for the checks that need its
+// mountSource is a mount as written, kept for the checks that need its
 // position once the whole server is read.
-type source struct {
+type mountSource struct {
 	Mount
 	written string
-	at      schema.Pos
+	dir     string // the policy's folder, to spell a path as the policy would
+	at      source.Pos
 	field   string // ...mounts[i].source
 	real    string // resolved on this machine; "" when not resolved
 }
@@ -123,9 +124,9 @@ func (c *compiler) resolve(p HostPath) (string, error) {
 
 // spell writes a host path as a policy would: relative to the policy's
 // folder inside the project, "~/..." inside the home, else absolute.
-func (c *compiler) spell(real string, pol *schema.Policy) string {
+func (c *compiler) spell(real, policyDir string) string {
 	if root, err := c.base(ProjectRoot); err == nil && within(real, root) {
-		dir, err := filepath.EvalSymlinks(pol.Dir)
+		dir, err := filepath.EvalSymlinks(policyDir)
 		if err != nil {
 			dir = root
 		}
@@ -146,7 +147,7 @@ func (c *compiler) spell(real string, pol *schema.Policy) string {
 // checkSource refuses, with the mount's position, a source the server
 // could use to reach past its grants. It runs once the server's unprotect
 // and accept lists are known.
-func (c *compiler) checkSource(p *Plan, s *source, unprot map[string]bool) {
+func (c *compiler) checkSource(p *Plan, s *mountSource, unprot map[string]bool) {
 	lexical := Machine{ProjectRoot: c.opt.Root, Home: c.opt.Home}.Resolve(s.Source)
 	if why := refusedByName(lexical); why != "" {
 		c.fail(s.at, s.field, "mount a regular file or folder", "host path %q is refused: %s", s.written, why)
@@ -172,7 +173,7 @@ func (c *compiler) checkSource(p *Plan, s *source, unprot map[string]bool) {
 	case errors.As(err, &link):
 		hint := "write the path the link points to, or remove the link"
 		if r, err := filepath.EvalSymlinks(lexical); err == nil {
-			hint = fmt.Sprintf("write the real path, %q, so the review shows what is mounted", c.spell(r, p.Policy))
+			hint = fmt.Sprintf("write the real path, %q, so the review shows what is mounted", c.spell(r, s.dir))
 		}
 		c.fail(s.at, s.field, hint, "host path %q: %s (a link is followed when the sandbox starts, and whoever can write its folder can repoint it)", s.written, err)
 		return
@@ -230,7 +231,7 @@ func (c *compiler) checkSource(p *Plan, s *source, unprot map[string]bool) {
 // insideProtected refuses a read-write source at or below a protected
 // name of the project (rel is its path from the project root): what is
 // written there decides what runs next, outside the sandbox.
-func (c *compiler) insideProtected(s *source, rel string, unprot map[string]bool) bool {
+func (c *compiler) insideProtected(s *mountSource, rel string, unprot map[string]bool) bool {
 	comps := strings.Split(rel, "/")
 	for i, comp := range comps {
 		pat := protectedBy(comp, unprot)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpolicy/mcpolicy/allowlist"
 	"github.com/mcpolicy/mcpolicy/egress"
 )
 
@@ -30,7 +31,7 @@ func TestEgressAnswers(t *testing.T) {
 	}
 	closed := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	allow, err := egress.ParseAllowlist([]string{"127.0.0.1:" + strconv.Itoa(closed)})
+	allow, err := allowlist.Parse([]string{"127.0.0.1:" + strconv.Itoa(closed)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,26 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-)
 
-// BenchmarkMatch: one decision against a 20-entry allowlist (a miss, the
-// worst case: every rule is compared).
-func BenchmarkMatch(b *testing.B) {
-	var entries []string
-	for i := range 10 {
-		entries = append(entries, fmt.Sprintf("api%d.example.com:443", i), fmt.Sprintf("*.cdn%d.example.net:443", i))
-	}
-	l, err := ParseAllowlist(entries)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, ok := l.Match("Registry.npmjs.org.", 443); ok {
-			b.Fatal("matched")
-		}
-	}
-}
+	"github.com/mcpolicy/mcpolicy/allowlist"
+)
 
 // BenchmarkForwardGET: one plain-HTTP request through the proxy to a
 // loopback server, a new connection each time (what a server without
@@ -36,7 +19,7 @@ func BenchmarkForwardGET(b *testing.B) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body) }))
 	defer up.Close()
 	port := up.Listener.Addr().(*net.TCPAddr).Port
-	allow, _ := ParseAllowlist([]string{fmt.Sprintf("127.0.0.1:%d", port)})
+	allow, _ := allowlist.Parse([]string{fmt.Sprintf("127.0.0.1:%d", port)})
 	p := &Proxy{Allow: allow}
 	srv := httptest.NewServer(p)
 	defer srv.Close()

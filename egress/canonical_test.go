@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcpolicy/mcpolicy/allowlist"
 )
 
 // TestDecisionLogCanonical: a request for a fullwidth or soft-hyphen
@@ -25,7 +27,7 @@ func TestDecisionLogCanonical(t *testing.T) {
 	defer up.Close()
 	port := up.Listener.Addr().(*net.TCPAddr).Port
 
-	allow, err := ParseAllowlist([]string{
+	allow, err := allowlist.Parse([]string{
 		fmt.Sprintf("api.test:%d", port),
 		fmt.Sprintf("127.0.0.1:%d", port), // listed by address: reachable though loopback
 	})

@@ -8,32 +8,10 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
 )
-
-// Inside a bwrap or container sandbox the network namespace is empty: the
-// forwarder (mcpolicy itself, bound read-only) listens on loopback there
-// and carries each connection to the proxy's unix socket, bound in from
-// the host. These are their paths inside the sandbox.
-const (
-	SandboxDir      = "/.mcpolicy"
-	ForwarderBinary = SandboxDir + "/mcpolicy"
-	SandboxSocket   = SandboxDir + "/egress.sock"
-)
-
-// ForwardCommand is the argv that starts the forwarder in a sandbox; with
-// lifeline it exits when the proxy goes away (a container sidecar has no
-// parent to die with).
-func ForwardCommand(port int, lifeline bool) []string {
-	a := []string{ForwarderBinary, "egress-forward", "--port", strconv.Itoa(port), "--socket", SandboxSocket}
-	if lifeline {
-		a = append(a, "--lifeline")
-	}
-	return a
-}
 
 // lifelinePath is a request the proxy holds open until it stops: the
 // forwarder's way to learn that the proxy, and so the supervisor, is gone.

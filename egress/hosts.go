@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+
+	"github.com/mcpolicy/mcpolicy/allowlist"
 )
 
 // HostsResolver resolves the names of an /etc/hosts-style text (address,
@@ -30,7 +32,7 @@ func HostsResolver(r io.Reader, next func(context.Context, string) ([]netip.Addr
 			return nil, fmt.Errorf("hosts line %d: want \"ADDRESS NAME...\"", n)
 		}
 		for _, name := range f[1:] {
-			c, err := Canonical(name)
+			c, err := allowlist.Canonical(name)
 			if err != nil {
 				return nil, fmt.Errorf("hosts line %d: %v", n, err)
 			}
@@ -46,7 +48,7 @@ func HostsResolver(r io.Reader, next func(context.Context, string) ([]netip.Addr
 		}
 	}
 	return func(ctx context.Context, host string) ([]netip.Addr, error) {
-		if c, err := Canonical(host); err == nil {
+		if c, err := allowlist.Canonical(host); err == nil {
 			if as, ok := table[c]; ok {
 				return as, nil
 			}

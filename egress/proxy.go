@@ -1,3 +1,8 @@
+// Package egress is the enforcement point of a network allowlist: an HTTP
+// proxy (CONNECT for TLS, plain forwarding for HTTP) that resolves names
+// itself, checks host and port against the plan's list and the resolved
+// addresses against private ranges, and logs every decision. The list's
+// data (rules, matching, private ranges) is package allowlist.
 package egress
 
 import (
@@ -11,6 +16,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/mcpolicy/mcpolicy/allowlist"
 )
 
 // Decision is one logged verdict.
@@ -19,7 +26,7 @@ type Decision struct {
 	Action string `json:"action"`           // "allow" or "deny"
 	Method string `json:"method,omitempty"` // CONNECT or the HTTP method; none for a refused connection
 	// Host is the name (or address) the decision was made on, spelled by
-	// Canonical; empty when the requested one has no canonical spelling.
+	// allowlist.Canonical; empty when the requested one has no canonical spelling.
 	Host string `json:"host,omitempty"`
 	// Requested is the host as the client spelled it, when that differs
 	// from Host (case, a trailing dot, IDN, fullwidth forms, soft hyphens).
@@ -36,7 +43,7 @@ type Decision struct {
 // the address it checked, so a name cannot be re-resolved to somewhere
 // else (DNS rebinding) between the check and the connection.
 type Proxy struct {
-	Allow   Allowlist
+	Allow   allowlist.List
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error) // nil: the system resolver
 	Log     io.Writer                                                    // JSON lines; nil: none
 	Now     func() time.Time                                             // nil: time.Now
@@ -122,7 +129,7 @@ func (p *Proxy) log(d Decision) {
 // logged host is the one the decision was made on.
 func (p *Proxy) check(ctx context.Context, method, requested string, port int) (netip.AddrPort, Decision, bool) {
 	d := Decision{Action: "deny", Method: method, Port: port}
-	host, err := Canonical(requested)
+	host, err := allowlist.Canonical(requested)
 	if err != nil {
 		d.Requested, d.Reason = requested, "not a host name: "+err.Error()
 		return netip.AddrPort{}, d, false
@@ -131,7 +138,7 @@ func (p *Proxy) check(ctx context.Context, method, requested string, port int) (
 	if requested != host {
 		d.Requested = requested
 	}
-	rule, ok := p.Allow.match(host, port)
+	rule, ok := p.Allow.MatchCanonical(host, port)
 	if !ok {
 		d.Reason = "not in the allowlist"
 		return netip.AddrPort{}, d, false
@@ -156,7 +163,7 @@ func (p *Proxy) check(ctx context.Context, method, requested string, port int) (
 	for _, a := range addrs {
 		a = a.Unmap()
 		// A private address is reachable only when the rule names it.
-		if Private(a) && rule.Addr != a {
+		if allowlist.Private(a) && rule.Addr != a {
 			d.Reason = fmt.Sprintf("%s resolves to the private address %s", host, a)
 			continue
 		}

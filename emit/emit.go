@@ -10,13 +10,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // NotEnforceableError says a plan asks for a restriction this backend
 // cannot enforce. Emitters return it rather than a silently wider sandbox.
 type NotEnforceableError struct {
-	Pos         schema.Pos // where the policy asks for it
+	Pos         source.Pos // where the policy asks for it
 	Field       string     // e.g. servers.s.network
 	Server      string
 	Backend     string

@@ -7,7 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // Support says how far a backend enforces one restriction of a plan.
@@ -49,7 +49,7 @@ type Row struct {
 	// and what to do instead.
 	Degradation string
 	Alternative string
-	Pos         schema.Pos
+	Pos         source.Pos
 	Field       string
 }
 
@@ -107,7 +107,7 @@ func Check(p *compiler.Plan, backend string, rows []Row) error {
 		}
 		pos, field := r.Pos, r.Field
 		if field == "" {
-			pos, field = p.Pos, schema.FieldPath("servers", p.Server)
+			pos, field = p.Pos, p.Field()
 		}
 		return &NotEnforceableError{Pos: pos, Field: field, Server: p.Server, Backend: backend,
 			Restriction: string(r.Restriction) + " (" + r.How + ")", Alternative: alt}

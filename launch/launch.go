@@ -28,6 +28,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mcpolicy/mcpolicy/exitcode"
 	"github.com/mcpolicy/mcpolicy/probe"
 	"golang.org/x/sys/unix"
 )
@@ -358,7 +359,7 @@ func fail(err error) {
 	if errors.As(err, &te) {
 		os.Exit(ExitTampered)
 	}
-	os.Exit(126)
+	os.Exit(exitcode.LauncherFailed)
 }
 
 func say(w io.Writer, format string, args ...any) {

@@ -218,8 +218,12 @@ func TestReportAndCheckAgree(t *testing.T) {
 		for _, scratch := range []bool{false, true} {
 			for _, accept := range [][]string{nil, {launch.AcceptTCPOnly}, {launch.AcceptTCPOnly, launch.AcceptNoScope, launch.AcceptScratchDir},
 				{launch.AcceptTCPOnly, launch.AcceptScratchDir, launch.AcceptUnixSockets}, {launch.AcceptTCPOnly, launch.AcceptNoScope, launch.AcceptScratchDir, launch.AcceptUnixSockets}} {
+				var accepted []compiler.Accepted
+				for _, a := range accept {
+					accepted = append(accepted, compiler.Accepted{Name: a})
+				}
 				p := &compiler.Plan{Server: "s", Command: []string{"/usr/bin/true"}, Network: compiler.Network{Mode: "none"},
-					Runtime: compiler.Runtime{Name: "system", ReadOnly: []string{"/usr"}}, Accept: accept}
+					Runtime: compiler.Runtime{Name: "system", ReadOnly: []string{"/usr"}}, Accept: accepted}
 				if scratch {
 					p.Scratch = &compiler.Scratch{Target: "/tmp", SizeBytes: 1 << 20}
 				}

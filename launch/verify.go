@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/exitcode"
 	"golang.org/x/sys/unix"
 )
 
@@ -14,7 +15,7 @@ import (
 // not what was reviewed: an artefact whose hash differs from the one the
 // client entry carries, or a mount source that is (or passes through) a
 // symlink or leaves its base. Nothing is started.
-const ExitTampered = 8
+const ExitTampered = exitcode.Tampered
 
 // TamperError is a refusal with exit code ExitTampered.
 type TamperError struct{ Err error }

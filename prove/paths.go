@@ -189,7 +189,7 @@ func (v planView) writeIn(i int, path string, sandbox bool) (string, string) {
 	}
 	rel, _ := filepath.Rel(root, path)
 	if top := strings.Split(rel, string(filepath.Separator))[0]; mt.FixedTop() && top != "." {
-		if n := protect.Except(top, v.p.Unprotected); n != "" {
+		if n := protect.Except(top, v.p.UnprotectedNames()); n != "" {
 			return "denied", "protected " + n + " stays read-only"
 		}
 		if _, err := os.Lstat(filepath.Join(v.source(i), top)); err != nil {

@@ -23,7 +23,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/egress"
+	"github.com/mcpolicy/mcpolicy/egress/sandbox"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
@@ -274,7 +274,7 @@ func attempts(v planView, extra []string, listener string, pl *planted, cp *Call
 			why: "the launcher fixes " + mt.Target + "'s top level"})
 		entries, _ := os.ReadDir(m.Resolve(mt.Source))
 		for _, e := range entries {
-			if n := protect.Except(e.Name(), p.Unprotected); n != "" && e.Type()&os.ModeSymlink == 0 {
+			if n := protect.Except(e.Name(), p.UnprotectedNames()); n != "" && e.Type()&os.ModeSymlink == 0 {
 				protected = append(protected, compiler.Protected{Source: mt.Source.Join(e.Name()), Target: filepath.Join(mt.Target, e.Name()), Name: n})
 			}
 		}
@@ -582,7 +582,7 @@ func runBwrap(ctx context.Context, p *compiler.Plan, m compiler.Machine, as []at
 		return "", nil, "", fmt.Errorf("bwrap is not installed")
 	}
 	if p.Network.Mode == "allowlist" {
-		return runSupervised(ctx, bwrap.Backend, p, m, as, o, egress.ForwarderBinary)
+		return runSupervised(ctx, bwrap.Backend, p, m, as, o, sandbox.Forwarder)
 	}
 	f, err := os.Open(o.Self)
 	if err != nil {
@@ -691,7 +691,7 @@ func runEngine(ctx context.Context, s *session, engine string, p *compiler.Plan,
 		return "", nil, "", err
 	}
 	// As mcpolicy-launch runs it: sources checked, the top level fixed.
-	if args, err = (launch.Engine{Path: engine, Root: m.ProjectRoot, Home: m.Home, Unprotected: q.Unprotected, Verifier: o.Self}).Prepare(args); err != nil {
+	if args, err = (launch.Engine{Path: engine, Root: m.ProjectRoot, Home: m.Home, Unprotected: q.UnprotectedNames(), Verifier: o.Self}).Prepare(args); err != nil {
 		return "", nil, "", err
 	}
 	var stderr bytes.Buffer

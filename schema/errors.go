@@ -1,30 +1,15 @@
 package schema
 
 import (
-	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/mcpolicy/mcpolicy/source"
 )
 
-// Pos is a position in a policy file. Line and Col are 1-based; zero means unknown.
-type Pos struct {
-	File string `json:"file"`
-	Line int    `json:"line"`
-	Col  int    `json:"col"`
-}
-
-func (p Pos) String() string {
-	switch {
-	case p.File == "":
-		return "-"
-	case p.Line == 0:
-		return p.File
-	case p.Col == 0:
-		return fmt.Sprintf("%s:%d", p.File, p.Line)
-	default:
-		return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
-	}
-}
+// Pos is a position in a policy file; an alias, so code written against
+// schema.Pos keeps compiling while positions live in the leaf package.
+type Pos = source.Pos
 
 // Error is one problem in a policy, at a position, about one field.
 type Error struct {

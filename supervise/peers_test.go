@@ -90,7 +90,7 @@ func TestEgressSocketPeers(t *testing.T) {
 	}
 	api := fmt.Sprintf("api.test:%d", w.httpPort)
 	request := fmt.Sprintf("GET http://%s/ HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", api, api)
-	plan := &compiler.Plan{Server: "peers", Network: compiler.Network{Mode: "allowlist", Allow: []string{api}}}
+	plan := &compiler.Plan{Server: "peers", Network: compiler.Network{Mode: "allowlist", Allow: compiler.MustDestinations(api)}}
 	resolve, err := egress.HostsResolver(strings.NewReader(w.hosts), noDNS)
 	if err != nil {
 		t.Fatal(err)

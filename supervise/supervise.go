@@ -156,15 +156,13 @@ func (s *session) cleanup() {
 // run's sandbox (admit): not another sandbox of the same user, not a
 // process of the user's outside any sandbox.
 func (s *session) startProxy() error {
-	allow, err := egress.ParseAllowlist(s.plan.Network.Allow)
-	if err != nil {
-		return err
-	}
+	allow := s.plan.Network.Rules()
 	parent := socketParent()
 	sweepStale(parent)
 	if tmp := tempParent(); tmp != parent {
 		sweepStale(tmp) // left by a supervisor that ran with another environment
 	}
+	var err error
 	if s.dir, err = os.MkdirTemp(parent, "mcpolicy-egress-"); err != nil {
 		return err
 	}
@@ -291,7 +289,7 @@ func (s *session) bwrap(ctx context.Context) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	spec := &launch.BwrapSpec{Backend: bwrap.Backend, Server: s.plan.Server, Plan: s.plan.Hash, Env: s.plan.Env, Args: args}
+	spec := &launch.BwrapSpec{Backend: bwrap.Backend, Server: s.plan.Server, Plan: s.plan.Hash, Env: s.plan.EnvNames(), Args: args}
 	b, err := launch.PrepareBwrap(spec, s.machine.ProjectRoot, s.machine.Home, s.opt.Environ)
 	if err != nil {
 		return 1, err
@@ -368,7 +366,7 @@ func (s *session) container(ctx context.Context, engine string) (int, error) {
 	}
 	// The verifier (this static mcpolicy, bound read-only) checks the
 	// mounts inside the container before the server starts.
-	if args, err = (launch.Engine{Path: engine, Root: s.machine.ProjectRoot, Home: s.machine.Home, Unprotected: s.plan.Unprotected, Verifier: verifier}).Prepare(args); err != nil {
+	if args, err = (launch.Engine{Path: engine, Root: s.machine.ProjectRoot, Home: s.machine.Home, Unprotected: s.plan.UnprotectedNames(), Verifier: verifier}).Prepare(args); err != nil {
 		return 1, err
 	}
 	cmd := exec.Command(engine, args...)

@@ -936,7 +936,7 @@ func verifyBackend(t *testing.T, b backendRun, cases []*testCase) ([]disagreemen
 			continue
 		}
 		if c.egress() && b.noEgress {
-			t.Errorf("%s case %d: the backend cannot enforce an allowlist, yet the plan was not refused:\n%s", b.name, c.n, strings.Join(c.plan.Network.Allow, ", "))
+			t.Errorf("%s case %d: the backend cannot enforce an allowlist, yet the plan was not refused:\n%s", b.name, c.n, strings.Join(c.plan.Network.Entries(), ", "))
 			continue
 		}
 		wg.Add(1)

@@ -16,8 +16,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/allowlist"
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/egress"
 	"github.com/mcpolicy/mcpolicy/probe"
 )
 
@@ -255,10 +255,7 @@ func egressExpectations(p *compiler.Plan, e *Egress) []Expectation {
 		// No proxy to ask: the fetch goes direct, and must not get there.
 		return append(es, Expectation{probe.Attempt{Op: probe.Fetch, Target: e.URL(e.Upstream.String(), e.HTTPPorts[0])}, false, "fetch with network none", WantErrno})
 	}
-	allow, err := egress.ParseAllowlist(p.Network.Allow)
-	if err != nil { // the compiler parsed it already; were it wrong, the proxy would not start
-		allow = nil
-	}
+	allow := p.Network.Rules()
 	names := make([]string, 0, len(e.Hosts)+1)
 	for n := range e.Hosts {
 		names = append(names, n)
@@ -276,7 +273,7 @@ func egressExpectations(p *compiler.Plan, e *Egress) []Expectation {
 
 // fetchOutcome is the proxy's decision for host:port, from the allowlist
 // and the name table alone.
-func fetchOutcome(allow egress.Allowlist, hosts map[string]netip.Addr, host string, port int) (want, why string) {
+func fetchOutcome(allow allowlist.List, hosts map[string]netip.Addr, host string, port int) (want, why string) {
 	dest := net.JoinHostPort(host, strconv.Itoa(port))
 	rule, ok := allow.Match(host, port)
 	if !ok {
@@ -294,13 +291,13 @@ func fetchOutcome(allow egress.Allowlist, hosts map[string]netip.Addr, host stri
 		}
 	}
 	addr = addr.Unmap()
-	if egress.Private(addr) && rule.Addr != addr {
+	if allowlist.Private(addr) && rule.Addr != addr {
 		return WantProxyRefused, "fetch " + dest + ": allowed by " + rule.String() + ", but resolves to the private " + addr.String()
 	}
 	return WantOK, "fetch " + dest + ": allowed by " + rule.String()
 }
 
-func allowlistHas(l egress.Allowlist, entry string) bool {
+func allowlistHas(l allowlist.List, entry string) bool {
 	for _, r := range l {
 		if r.String() == entry {
 			return true

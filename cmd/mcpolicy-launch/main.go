@@ -35,6 +35,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/exitcode"
 	"github.com/mcpolicy/mcpolicy/launch"
 )
 
@@ -70,7 +71,7 @@ func main() {
 		err = runEngine(*engine, flag.Args(), root(*projectRoot, ""), unprotected, *envFile)
 	case flag.NArg() != 1:
 		flag.Usage()
-		os.Exit(1)
+		os.Exit(exitcode.Error)
 	default:
 		code, err = run(flag.Arg(0), *digest, *projectRoot, *bwrapPath, *envFile, *verbose)
 	}
@@ -86,13 +87,13 @@ func exit(err error) {
 		return
 	case errors.As(err, &te):
 		fmt.Fprintf(os.Stderr, "mcpolicy-launch: refused: %v\n", err)
-		os.Exit(launch.ExitTampered)
+		os.Exit(exitcode.Tampered)
 	case errors.As(err, &ue):
 		fmt.Fprintf(os.Stderr, "mcpolicy-launch: %v\n", err)
-		os.Exit(4)
+		os.Exit(exitcode.Unsupported)
 	default:
 		fmt.Fprintf(os.Stderr, "mcpolicy-launch: %v\n", err)
-		os.Exit(1)
+		os.Exit(exitcode.Error)
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // Verdict of a change.
@@ -22,36 +22,14 @@ const (
 	Narrowed Verdict = "narrowed"
 )
 
-// Kinds of change. A policy can waive a widening by its kind, like a lint
-// rule: waive: [{rule: "MOUNT_RW", reason: "..."}].
-var Kinds = []string{
-	"SERVER_ADDED", "MOUNT_ADDED", "MOUNT_RW", "MOUNT_MOVED_UP", "MOUNT_SOURCE", "SCRATCH_ADDED", "SCRATCH_GREW",
-	"ENV_ADDED", "NETWORK_OPENED", "EGRESS_ADDED", "EGRESS_WIDENED", "UNPROTECT_ADDED", "LIMIT_RAISED", "USER_ROOT", "USER_INVOKER",
-	"DEGRADATION_ACCEPTED", "BASELINE_WIDENED",
-	// narrowing kinds, never waived
-	"SERVER_REMOVED", "MOUNT_REMOVED", "MOUNT_RO", "MOUNT_MOVED_DOWN", "SCRATCH_REMOVED", "SCRATCH_SHRANK",
-	"ENV_REMOVED", "NETWORK_CLOSED", "EGRESS_REMOVED", "EGRESS_NARROWED", "UNPROTECT_REMOVED", "LIMIT_LOWERED", "USER_NON_ROOT", "USER_NOT_INVOKER",
-	"DEGRADATION_DROPPED", "BASELINE_NARROWED",
-}
-
-// IsKind reports whether id names a change kind.
-func IsKind(id string) bool {
-	for _, k := range Kinds {
-		if k == id {
-			return true
-		}
-	}
-	return false
-}
-
 // Change is one grant that differs between the two versions.
 type Change struct {
 	Server  string     `json:"server"`
 	Kind    string     `json:"kind"`
 	Verdict Verdict    `json:"verdict"`
 	What    string     `json:"what"`
-	Pos     schema.Pos `json:"pos"`     // in the new version
-	Against schema.Pos `json:"against"` // in the old version
+	Pos     source.Pos `json:"pos"`     // in the new version
+	Against source.Pos `json:"against"` // in the old version
 	Waived  string     `json:"waived,omitempty"`
 }
 
@@ -119,7 +97,7 @@ func within(a, b compiler.HostPath) bool {
 
 func server(o, n *compiler.Plan) []Change {
 	var cs []Change
-	add := func(kind string, v Verdict, pos, against schema.Pos, format string, args ...any) {
+	add := func(kind string, v Verdict, pos, against source.Pos, format string, args ...any) {
 		cs = append(cs, Change{Server: n.Server, Kind: kind, Verdict: v, What: fmt.Sprintf(format, args...), Pos: pos, Against: against})
 	}
 
@@ -163,7 +141,7 @@ func server(o, n *compiler.Plan) []Change {
 	}
 	for j, nm := range n.Mounts {
 		if !matchedN[j] {
-			add("MOUNT_ADDED", Widened, nm.Pos, schema.Pos{}, "new %s mount %s -> %s", nm.Mode, nm.Source, nm.Target)
+			add("MOUNT_ADDED", Widened, nm.Pos, source.Pos{}, "new %s mount %s -> %s", nm.Mode, nm.Source, nm.Target)
 		}
 	}
 	for i, om := range o.Mounts {
@@ -174,7 +152,7 @@ func server(o, n *compiler.Plan) []Change {
 
 	switch os, ns := o.Scratch, n.Scratch; {
 	case os == nil && ns != nil:
-		add("SCRATCH_ADDED", Widened, ns.Pos, schema.Pos{}, "new scratch tmpfs %s", compiler.FormatSize(ns.SizeBytes))
+		add("SCRATCH_ADDED", Widened, ns.Pos, source.Pos{}, "new scratch tmpfs %s", compiler.FormatSize(ns.SizeBytes))
 	case os != nil && ns == nil:
 		add("SCRATCH_REMOVED", Narrowed, n.Pos, os.Pos, "scratch removed")
 	case os != nil && ns.SizeBytes > os.SizeBytes:
@@ -183,32 +161,32 @@ func server(o, n *compiler.Plan) []Change {
 		add("SCRATCH_SHRANK", Narrowed, ns.Pos, os.Pos, "scratch %s -> %s", compiler.FormatSize(os.SizeBytes), compiler.FormatSize(ns.SizeBytes))
 	}
 
-	setDiff(n.Env, o.Env, func(name string) {
-		add("ENV_ADDED", Widened, posOf(n.Env, n.EnvPos, name, n.Pos), schema.Pos{}, "environment variable %s passed through", name)
-	})
-	setDiff(o.Env, n.Env, func(name string) {
-		add("ENV_REMOVED", Narrowed, n.Pos, posOf(o.Env, o.EnvPos, name, o.Pos), "environment variable %s no longer passed", name)
+	env := func(e compiler.EnvGrant) (string, source.Pos) { return e.Name, e.Pos }
+	diffNamed(o.Env, n.Env, env, func(name string, at source.Pos) {
+		add("ENV_ADDED", Widened, orPos(at, n.Pos), source.Pos{}, "environment variable %s passed through", name)
+	}, func(name string, at source.Pos) {
+		add("ENV_REMOVED", Narrowed, n.Pos, orPos(at, o.Pos), "environment variable %s no longer passed", name)
 	})
 
 	if o.Network.Mode == "none" && n.Network.Mode != "none" {
-		add("NETWORK_OPENED", Widened, n.Network.Pos, o.Network.Pos, "network none -> %s", strings.Join(n.Network.Allow, ", "))
+		add("NETWORK_OPENED", Widened, n.Network.Pos, o.Network.Pos, "network none -> %s", strings.Join(n.Network.Entries(), ", "))
 	} else if o.Network.Mode != "none" && n.Network.Mode == "none" {
 		add("NETWORK_CLOSED", Narrowed, n.Network.Pos, o.Network.Pos, "network -> none")
 	} else {
 		egressChanges(o.Network, n.Network, add)
 	}
 
-	setDiff(n.Unprotected, o.Unprotected, func(name string) {
-		add("UNPROTECT_ADDED", Widened, posOf(n.Unprotected, n.UnprotPos, name, n.Pos), schema.Pos{}, "protection of %s removed", name)
+	unprot := func(u compiler.Unprotection) (string, source.Pos) { return u.Name, u.Pos }
+	diffNamed(o.Unprotected, n.Unprotected, unprot, func(name string, at source.Pos) {
+		add("UNPROTECT_ADDED", Widened, orPos(at, n.Pos), source.Pos{}, "protection of %s removed", name)
+	}, func(name string, at source.Pos) {
+		add("UNPROTECT_REMOVED", Narrowed, n.Pos, orPos(at, o.Pos), "%s protected again", name)
 	})
-	setDiff(o.Unprotected, n.Unprotected, func(name string) {
-		add("UNPROTECT_REMOVED", Narrowed, n.Pos, posOf(o.Unprotected, o.UnprotPos, name, o.Pos), "%s protected again", name)
-	})
-	setDiff(n.Accept, o.Accept, func(name string) {
-		add("DEGRADATION_ACCEPTED", Widened, posOf(n.Accept, n.AcceptPos, name, n.Pos), schema.Pos{}, "degradation %s accepted", name)
-	})
-	setDiff(o.Accept, n.Accept, func(name string) {
-		add("DEGRADATION_DROPPED", Narrowed, n.Pos, posOf(o.Accept, o.AcceptPos, name, o.Pos), "degradation %s no longer accepted", name)
+	accept := func(a compiler.Accepted) (string, source.Pos) { return a.Name, a.Pos }
+	diffNamed(o.Accept, n.Accept, accept, func(name string, at source.Pos) {
+		add("DEGRADATION_ACCEPTED", Widened, orPos(at, n.Pos), source.Pos{}, "degradation %s accepted", name)
+	}, func(name string, at source.Pos) {
+		add("DEGRADATION_DROPPED", Narrowed, n.Pos, orPos(at, o.Pos), "degradation %s no longer accepted", name)
 	})
 	var addedPaths, droppedPaths []string
 	setDiff(n.Runtime.ReadOnly, o.Runtime.ReadOnly, func(p string) { addedPaths = append(addedPaths, p) })
@@ -267,11 +245,33 @@ func setDiff(a, b []string, f func(string)) {
 	}
 }
 
-func posOf(names []string, pos []schema.Pos, name string, fallback schema.Pos) schema.Pos {
-	for i, n := range names {
-		if n == name && i < len(pos) {
-			return pos[i]
+// diffNamed calls added for each name of n's list missing from o's, then
+// removed for each of o's missing from n's, with its position in the list
+// that has it.
+func diffNamed[E any](o, n []E, key func(E) (string, source.Pos), added, removed func(name string, at source.Pos)) {
+	names := func(es []E) []string {
+		ns := make([]string, len(es))
+		for i, e := range es {
+			ns[i], _ = key(e)
 		}
+		return ns
 	}
-	return fallback
+	at := func(es []E, name string) source.Pos {
+		for _, e := range es {
+			if k, pos := key(e); k == name {
+				return pos
+			}
+		}
+		return source.Pos{}
+	}
+	setDiff(names(n), names(o), func(name string) { added(name, at(n, name)) })
+	setDiff(names(o), names(n), func(name string) { removed(name, at(o, name)) })
+}
+
+// orPos is pos, or fallback for plans decoded from JSON, which carry none.
+func orPos(pos, fallback source.Pos) source.Pos {
+	if pos == (source.Pos{}) {
+		return fallback
+	}
+	return pos
 }

@@ -3,21 +3,22 @@ package diff
 import (
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/allowlist"
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/egress"
-	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // addFunc records one change (server's closure).
-type addFunc func(kind string, v Verdict, pos, against schema.Pos, format string, args ...any)
+type addFunc func(kind string, v Verdict, pos, against source.Pos, format string, args ...any)
 
 // egressChanges compares two allowlists entry by entry. An entry swapped
 // for a wildcard that covers it is one change of that grant, widened (or
 // narrowed, the other way), not an unexplained add and remove.
 func egressChanges(o, n compiler.Network, add addFunc) {
 	var added, removed []string
-	setDiff(n.Allow, o.Allow, func(h string) { added = append(added, h) })
-	setDiff(o.Allow, n.Allow, func(h string) { removed = append(removed, h) })
+	oe, ne := o.Entries(), n.Entries()
+	setDiff(ne, oe, func(h string) { added = append(added, h) })
+	setDiff(oe, ne, func(h string) { removed = append(removed, h) })
 	explained := map[string]bool{}
 
 	// Narrowing first: an added entry a removed wildcard covered was
@@ -35,12 +36,12 @@ func egressChanges(o, n compiler.Network, add addFunc) {
 	}
 	for _, h := range added {
 		if !explained[h] {
-			add("EGRESS_ADDED", Widened, entryPos(n, h), o.Pos, "egress to %s allowed%s", h, note("already", h, kept(o.Allow, n.Allow)))
+			add("EGRESS_ADDED", Widened, entryPos(n, h), o.Pos, "egress to %s allowed%s", h, note("already", h, kept(oe, ne)))
 		}
 	}
 	for _, h := range removed {
 		if !explained[h] {
-			add("EGRESS_REMOVED", Narrowed, n.Pos, entryPos(o, h), "egress to %s removed%s", h, note("still", h, n.Allow))
+			add("EGRESS_REMOVED", Narrowed, n.Pos, entryPos(o, h), "egress to %s removed%s", h, note("still", h, ne))
 		}
 	}
 }
@@ -70,15 +71,15 @@ func covered(w string, hs []string, explained map[string]bool) []string {
 // the same port, and h (or, for a wildcard h, its apex) strictly below
 // w's apex. The egress matcher decides, so the diff agrees with the proxy.
 func covers(w, h string) bool {
-	rw, err := egress.ParseRule(w)
+	rw, err := allowlist.ParseRule(w)
 	if err != nil || !rw.Wildcard {
 		return false
 	}
-	rh, err := egress.ParseRule(h)
+	rh, err := allowlist.ParseRule(h)
 	if err != nil || rh.Addr.IsValid() {
 		return false
 	}
-	_, ok := egress.Allowlist{rw}.Match(strings.TrimPrefix(rh.Host, "*."), rh.Port)
+	_, ok := allowlist.List{rw}.Match(strings.TrimPrefix(rh.Host, "*."), rh.Port)
 	return ok
 }
 
@@ -110,13 +111,18 @@ func kept(o, n []string) []string {
 
 // entryPos is the position of an entry in its version, or the network
 // field's for plans decoded from JSON.
-func entryPos(n compiler.Network, h string) schema.Pos {
-	return posOf(n.Allow, n.AllowPos, h, n.Pos)
+func entryPos(n compiler.Network, h string) source.Pos {
+	for _, d := range n.Allow {
+		if d.String() == h {
+			return orPos(d.Pos, n.Pos)
+		}
+	}
+	return n.Pos
 }
 
 // hostOf is the host part of an entry ("*.x.com" of "*.x.com:443").
 func hostOf(entry string) string {
-	if r, err := egress.ParseRule(entry); err == nil {
+	if r, err := allowlist.ParseRule(entry); err == nil {
 		return r.Host
 	}
 	return entry

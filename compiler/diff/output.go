@@ -1,83 +1,42 @@
 package diff
 
 import (
-	"encoding/json"
-	"fmt"
 	"io"
-	"strings"
+
+	"github.com/mcpolicy/mcpolicy/report"
 )
 
-// Formats are the output formats Write knows.
-var Formats = []string{"text", "markdown", "json"}
+// Formats are the output formats Write knows: the printer's (package report).
+var Formats = report.Formats
 
-// Write renders changes; color marks verdicts with ANSI colours (text only,
-// for a terminal).
-func Write(w io.Writer, cs []Change, format string, color bool) error {
-	switch format {
-	case "json":
-		if cs == nil {
-			cs = []Change{}
-		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(cs)
-	case "text":
-		if len(cs) == 0 {
-			_, err := fmt.Fprintln(w, "no grant changed")
-			return err
-		}
-		for _, c := range cs {
-			at := c.Pos.String()
-			if c.Pos.File == "" {
-				at = c.Against.String()
-			}
-			verdict := strings.ToUpper(string(c.Verdict))
-			if color {
-				code := "32" // green: narrowed
-				if c.Verdict == Widened {
-					code = "1;31"
-					if c.Waived != "" {
-						code = "33"
-					}
-				}
-				verdict = "\x1b[" + code + "m" + verdict + "\x1b[0m"
-			}
-			fmt.Fprintf(w, "%s: %s %s %s: %s", at, c.Server, verdict, c.Kind, c.What)
-			if c.Against.File != "" && c.Pos.File != "" {
-				fmt.Fprintf(w, " (was %s)", c.Against)
-			}
-			if c.Waived != "" {
-				fmt.Fprintf(w, " [waived: %s]", c.Waived)
-			}
-			fmt.Fprintln(w)
-		}
-		return nil
-	case "markdown":
-		if len(cs) == 0 {
-			_, err := fmt.Fprintln(w, "**mcpolicy diff:** no grant changed.")
-			return err
-		}
-		server := ""
-		for _, c := range cs {
-			if c.Server != server {
-				server = c.Server
-				fmt.Fprintf(w, "\n### `%s`\n\n| verdict | change | now | before |\n|---|---|---|---|\n", server)
-			}
-			verdict := "🟢 narrowed"
-			if c.Verdict == Widened {
-				verdict = "🔴 **widened**"
-				if c.Waived != "" {
-					verdict = "🟡 widened, waived: " + c.Waived
-				}
-			}
-			fmt.Fprintf(w, "| %s | `%s` %s | %s | %s |\n", verdict, c.Kind, mdEscape(c.What), c.Pos, c.Against)
-		}
-		return nil
+// Finding is the change as every pass reports: its kind is the rule, an
+// unwaived-or-not widening an error, a narrowing a note.
+func (c Change) Finding() report.Finding {
+	level := report.Info
+	if k := Lookup(c.Kind); k != nil {
+		level = k.Level()
 	}
-	return fmt.Errorf("unknown format %q (formats: %s)", format, strings.Join(Formats, ", "))
+	return report.Finding{Rule: c.Kind, Level: level, Server: c.Server, Pos: c.Pos, Message: c.What,
+		Waived: c.Waived, Verdict: string(c.Verdict), Against: c.Against}
 }
 
-func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+// Write renders changes through the one printer; color marks verdicts with
+// ANSI colours (text only, for a terminal). JSON keeps the changes' own
+// shape (kind, what), which tools already read.
+func Write(w io.Writer, cs []Change, format string, color bool, version string) error {
+	if cs == nil {
+		cs = []Change{}
+	}
+	d := report.Doc{Tool: "mcpolicy", Version: version, JSON: cs, Color: color,
+		Empty: "no grant changed", EmptyMarkdown: "**mcpolicy diff:** no grant changed."}
+	for _, k := range registry {
+		d.Rules = append(d.Rules, k.Describe())
+	}
+	for _, c := range cs {
+		d.Findings = append(d.Findings, c.Finding())
+	}
+	return report.Write(w, d, format)
+}
 
 // Widening reports whether any change widens without a waiver.
 func Widening(cs []Change) bool {

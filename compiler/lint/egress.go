@@ -5,52 +5,46 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/allowlist"
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/egress"
-	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/source"
 )
 
-// destination is one allowlist entry of a plan, parsed, with the place in
-// the policy that asks for it.
-type destination struct {
-	egress.Rule
-	Pos schema.Pos
-}
-
-// destinations parses a plan's allowlist. An entry that does not parse (a
-// hand-edited plan) is skipped: the compiler refuses it in a policy.
-func destinations(t *Target) []destination {
+// destinations is a plan's allowlist; plans decoded from JSON carry no
+// positions, so the network field stands in.
+func destinations(t *Target) []compiler.Destination {
 	if t.Plan == nil {
 		return nil
 	}
-	var ds []destination
-	for i, a := range t.Plan.Network.Allow {
-		if r, err := egress.ParseRule(a); err == nil {
-			ds = append(ds, destination{r, allowPos(t.Plan.Network, i)})
-		}
+	n := t.Plan.Network
+	ds := make([]compiler.Destination, len(n.Allow))
+	for i, d := range n.Allow {
+		ds[i] = compiler.Destination{Rule: d.Rule, Pos: orPos(d.Pos, n.Pos)}
 	}
 	return ds
 }
 
-// allowPos is entry i's position; plans decoded from JSON carry none, so
-// the network field stands in.
-func allowPos(n compiler.Network, i int) schema.Pos {
-	if i < len(n.AllowPos) {
-		return n.AllowPos[i]
-	}
-	return n.Pos
-}
-
 // firstAllowPos is where the allowlist starts in the policy: the entry
 // written first (Allow is sorted, so not necessarily entry 0).
-func firstAllowPos(n compiler.Network) schema.Pos {
-	first := allowPos(n, 0)
-	for _, p := range n.AllowPos {
-		if p.Line < first.Line || (p.Line == first.Line && p.Col < first.Col) {
+func firstAllowPos(n compiler.Network) source.Pos {
+	if len(n.Allow) == 0 {
+		return n.Pos
+	}
+	first := orPos(n.Allow[0].Pos, n.Pos)
+	for _, d := range n.Allow {
+		if p := d.Pos; p != (source.Pos{}) && (p.Line < first.Line || (p.Line == first.Line && p.Col < first.Col)) {
 			first = p
 		}
 	}
 	return first
+}
+
+// orPos is pos, or fallback when a plan decoded from JSON carries none.
+func orPos(pos, fallback source.Pos) source.Pos {
+	if pos == (source.Pos{}) {
+		return fallback
+	}
+	return pos
 }
 
 // policyEgress reports whether a policy's plan lets the server reach the
@@ -60,7 +54,7 @@ func policyEgress(t *Target) (bool, []string) {
 		return false, nil
 	}
 	n := t.Plan.Network
-	return n.Mode != "none" || len(n.Allow) > 0, n.Allow
+	return n.Mode != "none" || len(n.Allow) > 0, n.Entries()
 }
 
 // egressPhrase names the destinations for a message, the first few of a
@@ -74,13 +68,13 @@ func egressPhrase(dests []string) string {
 }
 
 // apex is the name a wildcard rule sits on: "*.x.com" -> "x.com".
-func apex(r egress.Rule) string { return strings.TrimPrefix(r.Host, "*.") }
+func apex(r allowlist.Rule) string { return strings.TrimPrefix(r.Host, "*.") }
 
 // listed reports whether a plan's allowlist holds host:port exactly.
 func listed(t *Target, host string, port int) bool {
-	want := egress.Rule{Host: host, Port: port}.String()
-	for _, a := range t.Plan.Network.Allow {
-		if a == want {
+	want := allowlist.Rule{Host: host, Port: port}.String()
+	for _, d := range t.Plan.Network.Allow {
+		if d.String() == want {
 			return true
 		}
 	}
@@ -123,7 +117,7 @@ func checkEgressWildcard(t *Target, o Options, report reportFn) {
 func checkEgressWildcardApex(t *Target, o Options, report reportFn) {
 	for _, d := range destinations(t) {
 		if d.Wildcard && !listed(t, apex(d.Rule), d.Port) {
-			bare := egress.Rule{Host: apex(d.Rule), Port: d.Port}
+			bare := allowlist.Rule{Host: apex(d.Rule), Port: d.Port}
 			report(d.Pos, "%s does not match %s itself (a wildcard never matches its apex): list %s if the server calls it",
 				d.Rule, apex(d.Rule), bare)
 		}
@@ -132,7 +126,7 @@ func checkEgressWildcardApex(t *Target, o Options, report reportFn) {
 
 func checkEgressPrivate(t *Target, o Options, report reportFn) {
 	for _, d := range destinations(t) {
-		if d.Addr.IsValid() && egress.Private(d.Addr) {
+		if d.Addr.IsValid() && allowlist.Private(d.Addr) {
 			report(d.Pos, "%s is not on the internet: through the proxy the server reaches %s", d.Rule, reachedThrough(d.Addr))
 		}
 	}

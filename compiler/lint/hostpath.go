@@ -3,10 +3,10 @@ package lint
 import (
 	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 )
 
 // A client config is usually written for a machine other than the one
@@ -19,14 +19,14 @@ import (
 
 var (
 	// homeVar is a home folder written as a variable or a tilde.
-	homeVar = regexp.MustCompile(`^(~([A-Za-z_][A-Za-z0-9._-]*)?|\$HOME\b|\$\{(HOME|USERPROFILE|userHome|env:HOME|env:USERPROFILE)(:-[^}]*)?\}|%USERPROFILE%|%HOMEDRIVE%%HOMEPATH%|\$env:(USERPROFILE|HOME)\b)`)
+	homeVar = lazyre.New(`^(~([A-Za-z_][A-Za-z0-9._-]*)?|\$HOME\b|\$\{(HOME|USERPROFILE|userHome|env:HOME|env:USERPROFILE)(:-[^}]*)?\}|%USERPROFILE%|%HOMEDRIVE%%HOMEPATH%|\$env:(USERPROFILE|HOME)\b)`)
 	// homeAbs is a home folder of some platform, and the user's name.
-	homeAbs = regexp.MustCompile(`^(/home/([^/]+)|/Users/([^/]+)|/root|/var/root|[A-Za-z]:/(?i:users)/([^/]+)|/mnt/[A-Za-z]/(?i:users)/([^/]+)|/[A-Za-z]/(?i:users)/([^/]+))(/|$)`)
+	homeAbs = lazyre.New(`^(/home/([^/]+)|/Users/([^/]+)|/root|/var/root|[A-Za-z]:/(?i:users)/([^/]+)|/mnt/[A-Za-z]/(?i:users)/([^/]+)|/[A-Za-z]/(?i:users)/([^/]+))(/|$)`)
 	// homesDir is a folder that holds home folders.
-	homesDir = regexp.MustCompile(`^(/home|/Users|[A-Za-z]:/(?i:users)|/mnt/[A-Za-z]/(?i:users)|/[A-Za-z]/(?i:users))$`)
+	homesDir = lazyre.New(`^(/home|/Users|[A-Za-z]:/(?i:users)|/mnt/[A-Za-z]/(?i:users)|/[A-Za-z]/(?i:users))$`)
 	// driveRoot is a whole Windows drive, as Windows or WSL writes it.
-	driveRoot = regexp.MustCompile(`^([A-Za-z]:/?|/mnt/[A-Za-z])$`)
-	winDrive  = regexp.MustCompile(`^[A-Za-z]:([\\/]|$)`)
+	driveRoot = lazyre.New(`^([A-Za-z]:/?|/mnt/[A-Za-z])$`)
+	winDrive  = lazyre.New(`^[A-Za-z]:([\\/]|$)`)
 )
 
 // notHomes are folders where homes live that are no one's home.

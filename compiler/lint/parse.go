@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // ParseID is the rule name under which a report carries what the reader of
@@ -26,7 +26,7 @@ var ParseRule = Rule{
 // reported as info), or why it could not read the file, or one entry in it
 // (Unread true, reported as an error: that part is not linted).
 type Note struct {
-	Pos    schema.Pos
+	Pos    source.Pos
 	Msg    string
 	Unread bool
 }
@@ -42,7 +42,7 @@ func (r *Report) AddNotes(notes []Note) {
 		if n.Unread {
 			sev = Error
 		}
-		r.Findings = append(r.Findings, Finding{Rule: ParseID, Severity: sev, Level: sev.String(), Pos: n.Pos, Message: n.Msg})
+		r.Findings = append(r.Findings, Finding{Rule: ParseID, Level: sev.String(), Pos: n.Pos, Message: n.Msg})
 	}
 	sort.SliceStable(r.Findings, func(i, j int) bool {
 		a, b := r.Findings[i], r.Findings[j]
@@ -54,15 +54,6 @@ func (r *Report) AddNotes(notes []Note) {
 		}
 		return a.Rule < b.Rule
 	})
-}
-
-// label is how a finding names what it is about: its server, or nothing
-// for a note about a whole file.
-func (f Finding) label() string {
-	if f.Server == "" {
-		return f.Message
-	}
-	return f.Server + ": " + f.Message
 }
 
 // parseMarkdown documents PARSE after the rules in docs/rules.md.

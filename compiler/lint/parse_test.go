@@ -33,10 +33,11 @@ func TestParseNotesInEveryFormat(t *testing.T) {
 		t.Errorf("worst %v", worst)
 	}
 	want := map[string][]string{
-		"text":   {"a.json:2:1: PARSE info a fragment, read as an object\n", "broken.json:3:28: PARSE error not valid JSON; the file is not linted\n", "gone.json: PARSE error cannot open"},
-		"json":   {`"rule": "PARSE",`, `"severity": "info",`, `"server": "",`},
-		"github": {"::notice file=a.json,line=2,col=1,title=PARSE::a fragment, read as an object\n", "::error file=broken.json,line=3,col=28,title=PARSE::not valid JSON", "::error file=gone.json,title=PARSE::cannot open"},
-		"sarif":  {`"ruleId": "PARSE"`, `"id": "PARSE"`, `"text": "a fragment, read as an object"`},
+		"text":     {"a.json:2:1: PARSE info a fragment, read as an object\n", "broken.json:3:28: PARSE error not valid JSON; the file is not linted\n", "gone.json: PARSE error cannot open"},
+		"json":     {`"rule": "PARSE",`, `"severity": "info",`, `"server": "",`},
+		"github":   {"::notice file=a.json,line=2,col=1,title=PARSE::a fragment, read as an object\n", "::error file=broken.json,line=3,col=28,title=PARSE::not valid JSON", "::error file=gone.json,title=PARSE::cannot open"},
+		"sarif":    {`"ruleId": "PARSE"`, `"id": "PARSE"`, `"text": "a fragment, read as an object"`},
+		"markdown": {"### files\n", "| info | `PARSE` | a.json:2:1 | a fragment, read as an object |\n", "| error | `PARSE` | broken.json:3:28 | not valid JSON; the file is not linted |\n"},
 	}
 	for _, format := range lint.Formats {
 		var buf bytes.Buffer

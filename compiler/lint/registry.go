@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // Severity of a finding; a rule has a default one.
@@ -54,7 +54,7 @@ type Rule struct {
 	// of one grouped finding: Lookup, and so `waive:`, accept them, and a
 	// waiver of one takes its item out of the finding.
 	Aliases []string
-	check   func(t *Target, o Options, report func(pos schema.Pos, format string, args ...any))
+	check   func(t *Target, o Options, report func(pos source.Pos, format string, args ...any))
 }
 
 // Registry lists every rule, sorted by ID.

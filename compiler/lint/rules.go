@@ -11,10 +11,10 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/protect"
-	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/source"
 )
 
-type reportFn = func(pos schema.Pos, format string, args ...any)
+type reportFn = func(pos source.Pos, format string, args ...any)
 
 // policy and client build examples.
 func policy(body string) Example {
@@ -460,15 +460,15 @@ var rules = []*Rule{
 			if t.Origin != FromClient || t.Plan == nil {
 				return
 			}
-			for i, name := range t.Plan.Env {
-				if t.Passes(name) {
+			for _, e := range t.Plan.Env {
+				if t.Passes(e.Name) {
 					continue
 				}
 				pos := t.Pos
-				if i < len(t.Plan.EnvPos) && t.Plan.EnvPos[i].Line > 0 {
-					pos = t.Plan.EnvPos[i]
+				if e.Pos.Line > 0 {
+					pos = e.Pos
 				}
-				report(pos, "%s is passed by name, but this client gives the server no value for it (it passes on only a few variables of its own, and expands no ${VAR})", name)
+				report(pos, "%s is passed by name, but this client gives the server no value for it (it passes on only a few variables of its own, and expands no ${VAR})", e.Name)
 			}
 		},
 	},
@@ -722,7 +722,7 @@ func checkRWUnprotected(t *Target, o Options, report reportFn) {
 			if protect.Match(e.Name()) == "" || protected[path.Join(m.Target, e.Name())] {
 				continue
 			}
-			if fixed && protect.Except(e.Name(), t.Plan.Unprotected) != "" {
+			if fixed && protect.Except(e.Name(), t.Plan.UnprotectedNames()) != "" {
 				continue
 			}
 			open = append(open, e.Name())
@@ -776,7 +776,7 @@ var hardening = []struct {
 // A current waiver of an item's former ID takes the item out.
 func checkUnhardened(t *Target, o Options, report reportFn) {
 	var missing []string
-	var pos schema.Pos
+	var pos source.Pos
 	for _, h := range hardening {
 		if sel := o.items["CONTAINER_UNHARDENED"]; sel != nil && !sel[h.id] {
 			continue

@@ -8,8 +8,8 @@ import (
 
 	"fmt"
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/compiler/diff"
-	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/report"
+	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // Options tune a lint run.
@@ -22,23 +22,15 @@ type Options struct {
 	items map[string]map[string]bool // per grouped rule Only names by former IDs alone: those items
 }
 
-// Finding is one rule's observation about one server.
-type Finding struct {
-	Rule     string     `json:"rule"`
-	Severity Severity   `json:"-"`
-	Level    string     `json:"severity"`
-	Server   string     `json:"server"`
-	Pos      schema.Pos `json:"pos"`
-	Message  string     `json:"message"`
-	// Waived holds the waiver's reason when the policy acknowledges it.
-	Waived string `json:"waived,omitempty"`
-}
+// Finding is one rule's observation about one server: the shape every
+// pass reports in (package report), printed by its one printer.
+type Finding = report.Finding
 
 // Summary is one server's line: its grants and its worst finding.
 type Summary struct {
 	Server string     `json:"server"`
 	File   string     `json:"file"`
-	Pos    schema.Pos `json:"pos"`
+	Pos    source.Pos `json:"pos"`
 	Grants int        `json:"grants"` // -1 when no plan confines it
 	Worst  string     `json:"worst"`  // "" when clean
 	// Confinement names what stands in for a plan: "client sandbox" (VS
@@ -59,7 +51,7 @@ func (r Report) Worst() (Severity, bool) {
 	for _, f := range r.Findings {
 		if f.Waived == "" {
 			any = true
-			worst = max(worst, f.Severity)
+			worst = max(worst, mustSeverity(f.Level))
 		}
 	}
 	return worst, any
@@ -100,11 +92,11 @@ func Run(targets []*Target, o Options) Report {
 			if len(o.Only) > 0 && !only[r.ID] {
 				continue
 			}
-			r.check(t, o, func(pos schema.Pos, format string, args ...any) {
+			r.check(t, o, func(pos source.Pos, format string, args ...any) {
 				if pos.File == "" {
 					pos = t.Pos
 				}
-				fs = append(fs, Finding{Rule: r.ID, Severity: r.Severity, Level: r.Severity.String(), Server: t.Server,
+				fs = append(fs, Finding{Rule: r.ID, Level: r.Severity.String(), Server: t.Server,
 					Pos: pos, Message: fmt.Sprintf(format, args...)})
 			})
 		}
@@ -119,7 +111,7 @@ func Run(targets []*Target, o Options) Report {
 			sum.Confinement = "client sandbox"
 		}
 		for _, f := range fs {
-			if f.Waived == "" && (sum.Worst == "" || f.Severity > mustSeverity(sum.Worst)) {
+			if f.Waived == "" && (sum.Worst == "" || mustSeverity(f.Level) > mustSeverity(sum.Worst)) {
 				sum.Worst = f.Level
 			}
 		}
@@ -152,15 +144,15 @@ func applyWaivers(t *Target, fs []Finding, today time.Time) []Finding {
 	}
 	var extra []Finding
 	for _, w := range t.Plan.Waivers {
-		if Lookup(w.Rule) == nil && !diff.IsKind(w.Rule) {
-			extra = append(extra, Finding{Rule: "WAIVER", Severity: Error, Level: "error", Server: t.Server, Pos: w.Pos,
-				Message: fmt.Sprintf("waiver names unknown rule %q (see mcpolicy rules)", w.Rule)})
+		if !Waivable(w.Rule) {
+			extra = append(extra, Finding{Rule: "WAIVER", Level: report.Error, Server: t.Server, Pos: w.Pos,
+				Message: unknownWaiver(w.Rule)})
 			continue
 		}
 		if w.Expires != "" {
 			exp, err := time.Parse("2006-01-02", w.Expires)
 			if err != nil || !today.Before(exp.AddDate(0, 0, 1)) {
-				extra = append(extra, Finding{Rule: "WAIVER", Severity: Error, Level: "error", Server: t.Server, Pos: w.Pos,
+				extra = append(extra, Finding{Rule: "WAIVER", Level: report.Error, Server: t.Server, Pos: w.Pos,
 					Message: fmt.Sprintf("waiver of %s expired on %s: %s", w.Rule, w.Expires, w.Reason)})
 				continue
 			}

@@ -6,7 +6,7 @@ package lint
 
 import (
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // Target is one server to lint: from a policy (Plan set, Flags empty) or
@@ -15,7 +15,7 @@ import (
 type Target struct {
 	Server string
 	File   string     // where it is declared
-	Pos    schema.Pos // the server's entry
+	Pos    source.Pos // the server's entry
 	Origin Origin
 	// Plan is what the server is granted; nil when the launch command
 	// could not be read as a confinement (e.g. npx run on the host).
@@ -60,9 +60,9 @@ type Target struct {
 	// ImagePos is where a container entry names its image (zero when it
 	// names none); Pull is its --pull policy as written ("" when none),
 	// PullPos where.
-	ImagePos schema.Pos
+	ImagePos source.Pos
 	Pull     string
-	PullPos  schema.Pos
+	PullPos  source.Pos
 	// EnvInherited reports whether the client passes a variable of its own
 	// environment to the server without the entry naming it (nil: unknown,
 	// taken as yes). Claude Desktop, Windsurf, Cline and Codex pass only a
@@ -93,7 +93,7 @@ const (
 type Flag struct {
 	Kind  FlagKind
 	Value string // e.g. the capability for CapAdd, "host" for HostNamespace
-	Pos   schema.Pos
+	Pos   source.Pos
 }
 
 // FlagKind names a launch-command fact rules look at.
@@ -132,6 +132,6 @@ const (
 
 // Problem is why a backend refuses a plan, at the position that asks for it.
 type Problem struct {
-	Pos schema.Pos
+	Pos source.Pos
 	Msg string
 }

@@ -14,7 +14,7 @@ import (
 	"strconv"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/egress"
+	"github.com/mcpolicy/mcpolicy/egress/sandbox"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/launch"
 )
@@ -123,12 +123,12 @@ func Args(p *compiler.Plan, r compiler.Resolver, layout Layout, envFD int) ([]st
 		// The network namespace stays empty: the forwarder, run by bwrap in
 		// front of the server, listens on its loopback and carries every
 		// connection to the egress proxy's socket, which decides.
-		a = append(a, "--ro-bind", r.Resolve(compiler.SelfPath), egress.ForwarderBinary,
-			"--ro-bind", r.Resolve(compiler.EgressSocketPath), egress.SandboxSocket)
-		for _, kv := range egress.ProxyEnv(p.Network.ProxyPort) {
+		a = append(a, "--ro-bind", r.Resolve(compiler.SelfPath), sandbox.Forwarder,
+			"--ro-bind", r.Resolve(compiler.EgressSocketPath), sandbox.Socket)
+		for _, kv := range sandbox.ProxyEnv(p.Network.ProxyPort) {
 			a = append(a, "--setenv", kv[0], kv[1])
 		}
-		command = append(append(egress.ForwardCommand(p.Network.ProxyPort, false), "--"), p.Command...)
+		command = append(append(sandbox.ForwardCommand(p.Network.ProxyPort, false), "--"), p.Command...)
 	}
 	// bwrap's root is a writable tmpfs; after the mount points exist, make
 	// it read-only (not recursive: the grants keep their own mode).
@@ -159,9 +159,9 @@ func home(p *compiler.Plan) string {
 // that are set in env, for the --args file descriptor (NUL-separated).
 func EnvArgs(p *compiler.Plan, lookup func(string) (string, bool)) []string {
 	var a []string
-	for _, name := range p.Env {
-		if v, ok := lookup(name); ok {
-			a = append(a, "--setenv", name, v)
+	for _, e := range p.Env {
+		if v, ok := lookup(e.Name); ok {
+			a = append(a, "--setenv", e.Name, v)
 		}
 	}
 	return a

@@ -21,7 +21,7 @@ func plan() *compiler.Plan {
 		Mounts:    []compiler.Mount{{Source: root, Target: "/w", Mode: compiler.ReadWrite}},
 		Protected: []compiler.Protected{{Source: root.Join(".git/config"), Target: "/w/.git/config", Name: ".git/config"}},
 		Scratch:   &compiler.Scratch{Target: "/tmp", SizeBytes: 1 << 20},
-		Env:       []string{"TOKEN"},
+		Env:       []compiler.EnvGrant{{Name: "TOKEN"}},
 		Hash:      "sha256:00",
 	}
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/schema"
 )
 
 // Enforcement is the bwrap backend's report for a plan.
@@ -39,7 +38,7 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 		case emit.Limits:
 			return emit.Row{Support: emit.Missing, How: "bwrap sets no cgroup limits",
 				Alternative: "use the docker backend, or start the wrapper under systemd-run --user --scope -p MemoryMax=... -p TasksMax=...",
-				Pos:         p.LimitsPos, Field: schema.FieldPath("servers", p.Server, "limits")}
+				Pos:         p.LimitsPos, Field: p.Field("limits")}
 		}
 		return emit.Row{Support: emit.Missing, How: "unknown restriction"}
 	})

@@ -35,7 +35,7 @@ var bwrapArgs = map[string]int{
 // set, and an unprivileged bwrap keeps no capability unless --cap-add.
 func Parse(e argv.Entry, cmd argv.Arg, args []argv.Arg) {
 	p := &compiler.Plan{
-		Server: e.Server(), Pos: e.Target().Pos, Mounts: []compiler.Mount{}, Env: []string{},
+		Server: e.Server(), Pos: e.Target().Pos, Mounts: []compiler.Mount{}, Env: []compiler.EnvGrant{},
 		Protected: []compiler.Protected{}, Backends: []string{Backend},
 		User: compiler.User{UID: -1, GID: -1},
 	}
@@ -113,8 +113,7 @@ func Parse(e argv.Entry, cmd argv.Arg, args []argv.Arg) {
 		case "--die-with-parent":
 			dieWithParent = true
 		case "--setenv":
-			p.Env = append(p.Env, v[0].S)
-			p.EnvPos = append(p.EnvPos, v[0].Pos)
+			p.Env = append(p.Env, compiler.EnvGrant{Name: v[0].S, Pos: v[0].Pos})
 			e.Target().EnvPassed = append(e.Target().EnvPassed, v[0].S)
 			e.DangerousEnv(v[0].S, v[1].S, v[1].Pos)
 			if e.Secret(v[0].S, v[1].S) {

@@ -16,7 +16,7 @@ func Spec(p *compiler.Plan) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := launch.BwrapSpec{Backend: Backend, Server: p.Server, Plan: p.Hash, Env: append([]string{}, p.Env...), Unprotected: p.Unprotected, Args: args}
+	s := launch.BwrapSpec{Backend: Backend, Server: p.Server, Plan: p.Hash, Env: append([]string{}, p.EnvNames()...), Unprotected: p.UnprotectedNames(), Args: args}
 	b, err := json.MarshalIndent(&s, "", "  ")
 	if err != nil {
 		return nil, err

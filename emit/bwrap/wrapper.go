@@ -93,7 +93,7 @@ set -eu
 	// Values of passthrough variables travel NUL-separated on a pipe to
 	// bwrap's --args: never in an argv that ps can show.
 	b.WriteString("set --\n")
-	for _, name := range p.Env {
+	for _, name := range p.EnvNames() {
 		fmt.Fprintf(&b, "if [ \"${%s+set}\" = set ]; then set -- \"$@\" --setenv %s \"$%s\"; fi\n", name, name, name)
 	}
 	fmt.Fprintf(&b, "if [ \"$#\" -eq 0 ]; then set -- --setenv MCPOLICY_PLAN %s; fi\n", p.Hash)

@@ -68,7 +68,7 @@ func (e engine) Entry(p *compiler.Plan, env emit.EntryEnv) (*emit.Command, error
 	c := &emit.Command{Path: launcher, Env: map[string]string{},
 		Args: []string{"--engine", env.Abs(e.name), "--project-root", env.Root}}
 	for _, u := range p.Unprotected {
-		c.Args = append(c.Args, "--unprotect", u)
+		c.Args = append(c.Args, "--unprotect", u.Name)
 	}
 	c.Args = append(append(c.Args, "--"), args...)
 	return c, nil

@@ -12,9 +12,8 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/egress"
+	"github.com/mcpolicy/mcpolicy/egress/sandbox"
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/schema"
 )
 
 // Backend is the name used in artefact paths and messages.
@@ -64,11 +63,11 @@ func SidecarArgs(p *compiler.Plan, r compiler.Resolver, name string) ([]string, 
 	if err := checkImage(p); err != nil {
 		return nil, err
 	}
-	self, err := bindSpec(p.Server, r.Resolve(compiler.SelfPath), egress.ForwarderBinary, true)
+	self, err := bindSpec(p.Server, r.Resolve(compiler.SelfPath), sandbox.Forwarder, true)
 	if err != nil {
 		return nil, err
 	}
-	sock, err := bindSpec(p.Server, r.Resolve(compiler.EgressSocketPath), egress.SandboxSocket, true)
+	sock, err := bindSpec(p.Server, r.Resolve(compiler.EgressSocketPath), sandbox.Socket, true)
 	if err != nil {
 		return nil, err
 	}
@@ -85,11 +84,11 @@ func SidecarArgs(p *compiler.Plan, r compiler.Resolver, name string) ([]string, 
 		a = append(a, "--tmpfs", d+":"+maskOpts)
 	}
 	a = append(a, "--mount", self, "--mount", sock,
-		"--entrypoint", egress.ForwarderBinary,
+		"--entrypoint", sandbox.Forwarder,
 		"--label", LabelEgress+"="+p.Hash,
 		p.Image,
 	)
-	a = append(a, egress.ForwardCommand(p.Network.ProxyPort, true)[1:]...)
+	a = append(a, sandbox.ForwardCommand(p.Network.ProxyPort, true)[1:]...)
 	for _, s := range a {
 		if err := emit.CheckSafe(p.Server, "argument", s); err != nil {
 			return nil, err
@@ -100,7 +99,7 @@ func SidecarArgs(p *compiler.Plan, r compiler.Resolver, name string) ([]string, 
 
 func checkImage(p *compiler.Plan) error {
 	if p.Image == "" {
-		return &emit.NotEnforceableError{Pos: p.Pos, Field: schema.FieldPath("servers", p.Server),
+		return &emit.NotEnforceableError{Pos: p.Pos, Field: p.Field(),
 			Server: p.Server, Backend: Backend, Restriction: "a server without an image",
 			Alternative: `set "image" in the policy, or use a host backend (bwrap, landlock) that runs "command" directly`}
 	}
@@ -165,10 +164,10 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]
 	}
 
 	for _, e := range p.Env {
-		a = append(a, "-e", e) // the name only: docker copies the value from its own environment
+		a = append(a, "-e", e.Name) // the name only: docker copies the value from its own environment
 	}
 	if p.Network.Mode == "allowlist" {
-		for _, kv := range egress.ProxyEnv(p.Network.ProxyPort) {
+		for _, kv := range sandbox.ProxyEnv(p.Network.ProxyPort) {
 			a = append(a, "-e", kv[0]+"="+kv[1]) // not secrets: the proxy's loopback address
 		}
 	}

@@ -87,7 +87,7 @@ func TestSeedSubtractions(t *testing.T) {
 // sidecar has no network, every subtraction, and only the forwarder.
 func TestEgressWiring(t *testing.T) {
 	p := plan()
-	p.Network = compiler.Network{Mode: "allowlist", Allow: []string{"api.github.com:443"}, ProxyPort: 24000}
+	p.Network = compiler.Network{Mode: "allowlist", Allow: compiler.MustDestinations("api.github.com:443"), ProxyPort: 24000}
 	m := compiler.Machine{ProjectRoot: "/p", Home: "/h", Self: "/opt/mcpolicy", EgressSocket: "/tmp/e/egress.sock"}
 	args, err := ServerArgs(p, m, "container:side-1")
 	if err != nil {

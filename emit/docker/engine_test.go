@@ -186,7 +186,7 @@ func testEngine(t *testing.T, e engine, probeBin string) {
 	}
 	// As client entries run them: through the launcher's checks, which fix
 	// the project's top level and bind .git read-only.
-	if args, err = (launch.Engine{Path: e.name, Root: root, Home: home, Unprotected: plan.Unprotected, Verifier: probeBin}).Prepare(args); err != nil {
+	if args, err = (launch.Engine{Path: e.name, Root: root, Home: home, Unprotected: plan.UnprotectedNames(), Verifier: probeBin}).Prepare(args); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%s %s", e.name, shellQuote(args))

@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,7 +13,8 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit/argv"
-	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/internal/lazyre"
+	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // dockerFlag describes one `docker run` / `podman run` option.
@@ -179,7 +179,7 @@ type dockerRun struct {
 	e      argv.Entry
 	engine string
 	p      *compiler.Plan
-	runPos schema.Pos
+	runPos source.Pos
 
 	netMode                   string
 	hasNetwork                bool
@@ -226,7 +226,7 @@ func Parse(e argv.Entry, engine string, cmd argv.Arg, args []argv.Arg) {
 		return
 	}
 	d := &dockerRun{e: e, engine: engine, runPos: args[i].Pos, p: &compiler.Plan{
-		Server: e.Server(), Pos: e.Target().Pos, Mounts: []compiler.Mount{}, Env: []string{},
+		Server: e.Server(), Pos: e.Target().Pos, Mounts: []compiler.Mount{}, Env: []compiler.EnvGrant{},
 		Protected: []compiler.Protected{}, Backends: []string{engine},
 		User: compiler.User{UID: -1, GID: -1},
 	}}
@@ -343,7 +343,7 @@ func (d *dockerRun) finish() {
 	}
 	if !d.envUnknown && !d.envHost {
 		for _, k := range d.e.EnvKeys() {
-			if !slices.Contains(d.p.Env, k.S) && !d.e.Plumbing(k.S) && !d.references(k.S) {
+			if !slices.Contains(d.p.EnvNames(), k.S) && !d.e.Plumbing(k.S) && !d.references(k.S) {
 				d.e.Flag(lint.FlagEnvNotPassed, k.S, k.Pos)
 			}
 		}
@@ -406,7 +406,7 @@ func (d *dockerRun) protected() {
 }
 
 // bind records a bind mount of a host path.
-func (d *dockerRun) bind(src, dst string, readonly bool, pos schema.Pos) {
+func (d *dockerRun) bind(src, dst string, readonly bool, pos source.Pos) {
 	if argv.EngineSocket(src) || argv.EngineSocket(dst) {
 		d.e.Flag(lint.FlagDockerSocket, src, pos)
 	}
@@ -535,7 +535,7 @@ func (d *dockerRun) tmpfs(_ string, v argv.Arg) {
 // tmpfsAt records a tmpfs: the first writable one with a size is the
 // scratch; a read-only one is a mask (mcpolicy's own cover /tmp, /run...);
 // a writable one without a size is unbounded.
-func (d *dockerRun) tmpfsAt(dst, opts string, pos schema.Pos) {
+func (d *dockerRun) tmpfsAt(dst, opts string, pos source.Pos) {
 	readonly, size := false, ""
 	for _, o := range strings.Split(opts, ",") {
 		k, val, _ := strings.Cut(o, "=")
@@ -565,7 +565,7 @@ func (d *dockerRun) tmpfsAt(dst, opts string, pos schema.Pos) {
 	}
 }
 
-var bytesRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)\s*([kmgtpKMGTP]?)(?:i?[bB])?$`)
+var bytesRE = lazyre.New(`^([0-9]+(?:\.[0-9]+)?)\s*([kmgtpKMGTP]?)(?:i?[bB])?$`)
 
 // parseBytes reads a size as docker does (units.RAMInBytes): a number with
 // an optional k, m, g, t or p (powers of 1024) and an optional b or ib.
@@ -601,14 +601,13 @@ func (d *dockerRun) envVar(_ string, v argv.Arg) {
 	}
 }
 
-func (d *dockerRun) addEnv(name string, pos schema.Pos) {
-	for _, n := range d.p.Env {
-		if n == name {
+func (d *dockerRun) addEnv(name string, pos source.Pos) {
+	for _, e := range d.p.Env {
+		if e.Name == name {
 			return
 		}
 	}
-	d.p.Env = append(d.p.Env, name)
-	d.p.EnvPos = append(d.p.EnvPos, pos)
+	d.p.Env = append(d.p.Env, compiler.EnvGrant{Name: name, Pos: pos})
 }
 
 // envFile reads the names an --env-file passes; an unreadable one is
@@ -792,7 +791,7 @@ func joinedOption(s string) (head, tail string, ok bool) {
 	return head, tail, len(head) > 1
 }
 
-var imageName = regexp.MustCompile(`^([A-Za-z0-9.-]+(:[0-9]+)?/)?[a-z0-9]+([._-]+[a-z0-9]+)*(/[a-z0-9]+([._-]+[a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@[a-z0-9]+:[A-Fa-f0-9]{32,})?$`)
+var imageName = lazyre.New(`^([A-Za-z0-9.-]+(:[0-9]+)?/)?[a-z0-9]+([._-]+[a-z0-9]+)*(/[a-z0-9]+([._-]+[a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@[a-z0-9]+:[A-Fa-f0-9]{32,})?$`)
 
 // valueAsImage reports whether the word after a bare -e NAME, read as the
 // image, was meant as NAME's value: it cannot be an image name (upper

@@ -6,7 +6,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/launch"
-	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // Degradations a policy may accept for this backend (see the schema).
@@ -71,7 +71,7 @@ func groups(p *compiler.Plan, h Host) emit.Row {
 }
 
 func report(p *compiler.Plan, h Host) []emit.Row {
-	field := func(f string) string { return schema.FieldPath("servers", p.Server, f) }
+	field := func(f string) string { return p.Field(f) }
 	return emit.Report(p, func(r emit.Restriction) emit.Row {
 		switch r {
 		case emit.ReadOnlyRoot:
@@ -149,7 +149,7 @@ func report(p *compiler.Plan, h Host) []emit.Row {
 }
 
 // fixedTopPos is the position of the read-write mount of the project.
-func fixedTopPos(p *compiler.Plan) schema.Pos {
+func fixedTopPos(p *compiler.Plan) source.Pos {
 	for _, m := range p.Mounts {
 		if m.FixedTop() {
 			return m.Pos
@@ -159,7 +159,7 @@ func fixedTopPos(p *compiler.Plan) schema.Pos {
 }
 
 // holderPos is the position of the rw mount holding the first protected path.
-func holderPos(p *compiler.Plan) schema.Pos {
+func holderPos(p *compiler.Plan) source.Pos {
 	for _, m := range p.Mounts {
 		if m.Mode == compiler.ReadWrite && len(p.Protected) > 0 &&
 			(m.Target == "/" || len(p.Protected[0].Target) > len(m.Target) && p.Protected[0].Target[:len(m.Target)+1] == m.Target+"/") {

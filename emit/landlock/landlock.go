@@ -13,7 +13,6 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/launch"
-	"github.com/mcpolicy/mcpolicy/schema"
 )
 
 // Backend is the name used in artefact paths and messages.
@@ -45,7 +44,7 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*launch.Ruleset, error) {
 		Server: p.Server, Plan: p.Hash, Baseline: append([]string{}, p.Runtime.ReadOnly...),
 		ReadOnly: []string{}, ReadWrite: []string{},
 		DevicesRO: DevicesRO, DevicesRW: DevicesRW,
-		Network: p.Network.Mode, Env: p.Env, Accept: p.Accept,
+		Network: p.Network.Mode, Env: p.EnvNames(), Accept: p.AcceptNames(),
 	}
 	uid, gid, err := compiler.UserIDs(p, r)
 	if err != nil {
@@ -67,7 +66,7 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*launch.Ruleset, error) {
 	for _, ro := range rs.ReadOnly {
 		for _, rw := range rs.ReadWrite {
 			if within(ro, rw) {
-				return nil, &emit.NotEnforceableError{Pos: p.Pos, Field: schema.FieldPath("servers", p.Server, "mounts"),
+				return nil, &emit.NotEnforceableError{Pos: p.Pos, Field: p.Field("mounts"),
 					Server: p.Server, Backend: Backend,
 					Restriction: fmt.Sprintf("read-only %s inside read-write %s (Landlock rights add up: it would be writable)", ro, rw),
 					Alternative: "use the bwrap or docker backend, or mount the outer folder read-only"}
@@ -77,7 +76,7 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*launch.Ruleset, error) {
 	if p.Workdir != "" {
 		host, ok := hostPath(p, r, p.Workdir)
 		if !ok {
-			return nil, &emit.NotEnforceableError{Pos: p.Pos, Field: schema.FieldPath("servers", p.Server, "workdir"),
+			return nil, &emit.NotEnforceableError{Pos: p.Pos, Field: p.Field("workdir"),
 				Server: p.Server, Backend: Backend, Restriction: fmt.Sprintf("workdir %s outside every mount (Landlock runs with host paths)", p.Workdir),
 				Alternative: "set workdir to a mount target or a folder below one"}
 		}

@@ -56,7 +56,9 @@ func TestRefusesWhatLandlockCannotEnforce(t *testing.T) {
 			p.Mounts = append(p.Mounts, compiler.Mount{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "app/docs"}, Target: "/docs", Mode: compiler.ReadOnly})
 		}, "Landlock rights add up"},
 		{"limits", func(p *compiler.Plan) { p.Subtractions.MemoryBytes = 1 << 20 }, "no cgroup limits"},
-		{"egress allowlist", func(p *compiler.Plan) { p.Network = compiler.Network{Mode: "allowlist", Allow: []string{"x.com:443"}} }, "not by host"},
+		{"egress allowlist", func(p *compiler.Plan) {
+			p.Network = compiler.Network{Mode: "allowlist", Allow: compiler.MustDestinations("x.com:443")}
+		}, "not by host"},
 		{"workdir outside the mounts", func(p *compiler.Plan) { p.Workdir = "/elsewhere" }, "outside every mount"},
 	}
 	for _, c := range cases {
@@ -88,12 +90,15 @@ func TestDegradationsMustBeAccepted(t *testing.T) {
 		if c.scratch {
 			p.Scratch = &compiler.Scratch{Target: "/tmp", SizeBytes: 1 << 20}
 		}
-		p.Accept = append([]string{}, c.already...)
+		p.Accept = []compiler.Accepted{}
+		for _, a := range c.already {
+			p.Accept = append(p.Accept, compiler.Accepted{Name: a})
+		}
 		err := emit.Check(p, Backend, Enforcement(p, c.host))
 		if err == nil || !strings.Contains(err.Error(), c.accept) {
 			t.Errorf("%+v: got %v, want a refusal naming %q", c.host, err, c.accept)
 		}
-		p.Accept = append(p.Accept, c.accept)
+		p.Accept = append(p.Accept, compiler.Accepted{Name: c.accept})
 		if err := emit.Check(p, Backend, Enforcement(p, c.host)); err != nil {
 			t.Errorf("%+v with %q accepted: %v", c.host, c.accept, err)
 		}
@@ -101,7 +106,7 @@ func TestDegradationsMustBeAccepted(t *testing.T) {
 	// Without user namespaces and below ABI 4 nothing on the network is
 	// denied: no degradation can accept that.
 	p := plan()
-	p.Accept = []string{AcceptTCPOnly, AcceptNoScope, AcceptUnixSockets}
+	p.Accept = []compiler.Accepted{{Name: AcceptTCPOnly}, {Name: AcceptNoScope}, {Name: AcceptUnixSockets}}
 	if err := emit.Check(p, Backend, Enforcement(p, Host{ABI: 3})); err == nil {
 		t.Errorf("ABI 3 without user namespaces was accepted")
 	}
@@ -137,7 +142,7 @@ func TestUnixSocketsAndGroupsRows(t *testing.T) {
 			t.Errorf("without user namespaces: %+v, want enforced by the seccomp filter", r)
 		}
 	}
-	p.Accept = []string{AcceptUnixSockets}
+	p.Accept = []compiler.Accepted{{Name: AcceptUnixSockets}}
 	rows = Enforcement(p, Host{ABI: 7})
 	for _, name := range []emit.Restriction{RowUnixSockets, RowGroups} {
 		if r := find(rows, name); r.Support != emit.Partial || r.Degradation != AcceptUnixSockets {

@@ -509,7 +509,7 @@ func checkProtected(forms []*Node, p *compiler.Plan, add func(*Node, string, str
 		}
 		for _, probe := range probes {
 			top, _, _ := strings.Cut(strings.TrimPrefix(probe, root+"/"), "/")
-			want := probe != root && protect.Except(top, p.Unprotected) == ""
+			want := probe != root && protect.Except(top, p.UnprotectedNames()) == ""
 			for _, op := range []string{OpWrite, OpCreate, OpUnlink} {
 				if probe == root && op != OpUnlink {
 					continue // the folder itself: only moving it matters

@@ -5,7 +5,6 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/schema"
 )
 
 // AcceptScratchDir accepts an unbounded private folder as scratch.
@@ -13,7 +12,7 @@ const AcceptScratchDir = "seatbelt-scratch-dir"
 
 // Enforcement is the seatbelt backend's report for a plan.
 func Enforcement(p *compiler.Plan) []emit.Row {
-	field := func(f string) string { return schema.FieldPath("servers", p.Server, f) }
+	field := func(f string) string { return p.Field(f) }
 	return emit.Report(p, func(r emit.Restriction) emit.Row {
 		switch r {
 		case emit.ReadOnlyRoot:

@@ -219,7 +219,7 @@ func TestReadOnlyInsideReadWrite(t *testing.T) {
 func TestRWHoldsProject(t *testing.T) {
 	p := plan(compiler.HostPath{Base: compiler.Home, Rel: ".cache/x"})
 	p.Mounts[0].Source = compiler.HostPath{Base: compiler.Home, Rel: "code"}
-	p.Accept = append(p.Accept, compiler.AcceptRWHoldsProject)
+	p.Accept = append(p.Accept, compiler.Accepted{Name: compiler.AcceptRWHoldsProject})
 	pr, text := build(t, p)
 	if !pr.ParamNames()[ProjectParam] {
 		t.Fatalf("no %s parameter: %v", ProjectParam, pr.Params)

@@ -204,7 +204,7 @@ func Build(p *compiler.Plan) (*Profile, error) {
 		// names, so no DNS (mDNSResponder) is allowed.
 		add(fmt.Sprintf("Egress allowlist: the one destination is mcpolicy's egress proxy on the host's loopback, over TCP,\n"+
 			"which checks every host:port against %s (no DNS here: the proxy resolves names).\n"+
-			"peers: nono (remote tcp \"localhost:PORT\"); Codex, sandbox-runtime (remote ip ...), which admits UDP too", safe(strings.Join(p.Network.Allow, ", "))),
+			"peers: nono (remote tcp \"localhost:PORT\"); Codex, sandbox-runtime (remote ip ...), which admits UDP too", safe(strings.Join(p.Network.Entries(), ", "))),
 			ProxyRule(p.Network.ProxyPort))
 	} else {
 		add("No network: stated explicitly, though (deny default) already denies it.\n"+
@@ -215,7 +215,7 @@ func Build(p *compiler.Plan) (*Profile, error) {
 	// read-write grants above.
 	unprot := map[string]bool{}
 	for _, u := range p.Unprotected {
-		unprot[u] = true
+		unprot[u.Name] = true
 	}
 	var patterns []string
 	for _, prot := range protect.Patterns() {

@@ -25,9 +25,9 @@ func plan(source compiler.HostPath) *compiler.Plan {
 			{Source: source, Target: "/data", Mode: compiler.ReadOnly},
 		},
 		Scratch:     &compiler.Scratch{Target: "/tmp", SizeBytes: 1 << 20},
-		Accept:      []string{AcceptScratchDir},
-		Unprotected: []string{".vscode"},
-		Env:         []string{"TOKEN"},
+		Accept:      []compiler.Accepted{{Name: AcceptScratchDir}},
+		Unprotected: []compiler.Unprotection{{Name: ".vscode"}},
+		Env:         []compiler.EnvGrant{{Name: "TOKEN"}},
 	}
 }
 
@@ -267,7 +267,7 @@ func TestGoldenProfiles(t *testing.T) {
 
 func allowlistPlan() *compiler.Plan {
 	p := plan(compiler.HostPath{Base: compiler.Home, Rel: ".cache/x"})
-	p.Network = compiler.Network{Mode: "allowlist", Allow: []string{"*.example.com:443", "api.github.com:443"}, ProxyPort: 23456}
+	p.Network = compiler.Network{Mode: "allowlist", Allow: compiler.MustDestinations("*.example.com:443", "api.github.com:443"), ProxyPort: 23456}
 	return p
 }
 

@@ -5,9 +5,8 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/egress"
+	"github.com/mcpolicy/mcpolicy/egress/sandbox"
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/schema"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -96,7 +95,7 @@ func translate(p *compiler.Plan) ([]word, error) {
 		if i == 0 || len(hits) == 0 {
 			continue // the program as written, or a word that names no sandbox path
 		}
-		return nil, &emit.NotEnforceableError{Pos: p.Pos, Field: fmt.Sprintf("%s[%d]", schema.FieldPath("servers", p.Server, "command"), i),
+		return nil, &emit.NotEnforceableError{Pos: p.Pos, Field: fmt.Sprintf("%s[%d]", p.Field("command"), i),
 			Server: p.Server, Backend: Backend,
 			Restriction: fmt.Sprintf("argument %q names the sandbox path %s inside a longer word (seatbelt runs with host paths, and translates a path only as a whole argument or after --flag=)", a, hits[len(hits)-1]),
 			Alternative: "pass the path as an argument of its own, or as --flag=PATH (both become the host path); or use bwrap or docker, which remap paths"}
@@ -270,7 +269,7 @@ same() {
 	}
 	// The environment: PATH and HOME are set, the named variables kept,
 	// everything else unset (values never pass through an argv).
-	keep := append([]string{"PATH", "HOME"}, p.Env...)
+	keep := append([]string{"PATH", "HOME"}, p.EnvNames()...)
 	home := "/var/empty"
 	if p.Scratch != nil {
 		home = `$SCRATCH`
@@ -295,7 +294,7 @@ export PATH=%s HOME="%s"
 			"# which checks every destination. Start it with: mcpolicy run --server %s --backend seatbelt\n"+
 			"# (that runs the proxy). Started otherwise, it reaches nothing, or whatever else holds that port.\n", p.Network.ProxyPort, name)
 		var kv []string
-		for _, e := range egress.ProxyEnv(p.Network.ProxyPort) {
+		for _, e := range sandbox.ProxyEnv(p.Network.ProxyPort) {
 			v, err := quoteSh(e[1])
 			if err != nil {
 				return nil, fmt.Errorf("server %q: %w", p.Server, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
+	"github.com/mcpolicy/mcpolicy/report"
 	"github.com/mcpolicy/mcpolicy/seccomp"
 	"github.com/spf13/cobra"
 )
@@ -125,25 +126,33 @@ missing, stale or extra, for CI and pre-commit.`,
 }
 
 func newVetCmd() *cobra.Command {
-	var policy string
+	var policy, format string
 	cmd := &cobra.Command{
 		Use:   "vet [PATH | -p POLICY]",
 		Short: "Validate and compile the policies under PATH, writing nothing",
 		Long: `vet loads every policy at PATH, validates it against the embedded schema
-and compiles it, reporting every problem as file:line:col: field: message.`,
+and compiles it, reporting every problem as file:line:col: field: message.
+--format json, github, sarif or markdown prints the problems as findings
+(SCHEMA, NOT_ENFORCEABLE) on stdout instead; the exit code is the same.`,
 		Example: `  mcpolicy vet
   mcpolicy vet mcpolicy.yaml`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := report.Check(format); err != nil {
+				return &exitError{code: ExitError, err: err}
+			}
 			path, err := policyPath(cmd, args, policy)
 			if err != nil {
 				return err
 			}
 			proj, plans, err := compileProject(path)
-			if err != nil {
-				return err
+			if err == nil {
+				_, err = build.Artefacts(plans)
 			}
-			if _, err := build.Artefacts(plans); err != nil {
+			if format != "text" {
+				return writeVet(cmd.OutOrStdout(), format, err)
+			}
+			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "ok: %s in %s\n", compiler.Plural(len(plans), "server"), compiler.Plural(len(proj.Files), "policy file"))
@@ -151,6 +160,7 @@ and compiles it, reporting every problem as file:line:col: field: message.`,
 		},
 	}
 	policyFlag(cmd, &policy)
+	cmd.Flags().StringVarP(&format, "format", "f", "text", "output: "+strings.Join(report.Formats, ", "))
 	return cmd
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit/backends"
+	"github.com/mcpolicy/mcpolicy/report"
 	"github.com/spf13/cobra"
 )
 
@@ -89,7 +90,7 @@ user-scope file, --file any file.`,
 				}
 				if f := clientcfg.EnvFileOf(l); f != "" {
 					fmt.Fprintf(cmd.ErrOrStderr(), "%s passes no environment to servers: %q takes %s from %s at spawn (NAME=value lines, mode 600; `install -m 600 /dev/null %s` creates it)\n",
-						c.Name, p.Server, strings.Join(p.Env, ", "), f, f)
+						c.Name, p.Server, strings.Join(p.EnvNames(), ", "), f, f)
 				}
 				if err := clientcfg.CheckOutsideGrants(p, compiler.Machine{ProjectRoot: proj.Root, Home: home},
 					map[string]string{"client config": target, "launcher": l.Command}); err != nil {
@@ -138,10 +139,10 @@ user-scope file, --file any file.`,
 }
 
 func newCheckCmd() *cobra.Command {
-	var path string
+	var path, format string
 	var clients []string
 	cmd := &cobra.Command{
-		Use:   "check [-p POLICY] [--client FILE...]",
+		Use:   "check [-p POLICY] [--client FILE...] [--format F]",
 		Short: "Report managed client entries that drifted from what the policy compiles to",
 		Long: `check reads each client file (default: the project's own, as lint
 --discover finds them), takes the entries mcpolicy manages, reads their
@@ -152,11 +153,18 @@ longer has that digest is reported: as TAMPERED (exit 8) when the file still
 names the policy's plan (something edited it after the build), as stale
 (exit 6) when the policy changed since the entry was written. A client
 file that cannot be read is a PARSE error at its position, and the next
-is checked; the check is then incomplete: exit 1, as lint's.`,
+is checked; the check is then incomplete: exit 1, as lint's.
+
+--format github or sarif reports each drifted grant under its diff kind
+(docs/diff-kinds.md), a pin as PIN_TAMPERED or PIN_STALE, an unmet env
+grant as ENV_UNMET, an unread file as PARSE.`,
 		Example: `  mcpolicy check
   mcpolicy check --client ~/.cursor/mcp.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := report.Check(format); err != nil {
+				return &exitError{code: ExitError, err: err}
+			}
 			proj, plans, err := compileProject(path)
 			if err != nil {
 				return err
@@ -167,30 +175,43 @@ is checked; the check is then incomplete: exit 1, as lint's.`,
 			}
 			drift, tamper := false, false
 			var unread []string
+			var rep checkReport
 			for _, f := range clients {
 				ts, err := clientcfg.Read(f, home)
 				if err != nil {
 					// As lint: a client config is not a policy (never exit 2);
 					// its position is reported and the next file is checked.
 					n := unreadNote(f, err, "checked")
-					fmt.Fprintf(cmd.OutOrStdout(), "%s: %s error %s\n", n.Pos, lint.ParseID, n.Msg)
+					rep.add(report.Finding{Rule: lint.ParseID, Level: report.Error, Pos: n.Pos, Message: n.Msg},
+						fmt.Sprintf("%s: %s error %s", n.Pos, lint.ParseID, n.Msg))
 					unread = append(unread, n.Pos.String())
 					continue
 				}
 				for _, p := range clientcfg.Pins(plans, ts) {
-					fmt.Fprintf(cmd.OutOrStdout(), "%s: entry %q: %s\n", p.Entry, p.Server, p.What)
+					id := pinStale
+					if p.Tampered {
+						id = pinTampered
+					}
+					rep.add(report.Finding{Rule: id, Level: report.Error, Server: p.Server, Pos: p.Entry, Message: p.What},
+						fmt.Sprintf("%s: entry %q: %s", p.Entry, p.Server, p.What))
 					drift = true
 					tamper = tamper || p.Tampered
 				}
 				for _, u := range clientcfg.EnvCheck(plans, ts, proj.Root, home) {
-					fmt.Fprintf(cmd.OutOrStdout(), "%s: entry %q: %s\n", u.Entry, u.Server, u.What)
+					rep.add(report.Finding{Rule: envUnmet, Level: report.Error, Server: u.Server, Pos: u.Entry, Message: u.What},
+						fmt.Sprintf("%s: entry %q: %s", u.Entry, u.Server, u.What))
 					drift = true
 				}
 				for _, d := range clientcfg.Drift(plans, ts, proj.Root) {
 					drift = true
-					fmt.Fprintf(cmd.OutOrStdout(), "%s: entry %q %s %s: %s (the policy: %s)\n",
-						d.Entry, d.Change.Server, d.Change.Verdict, d.Change.Kind, d.Change.What, d.Policy)
+					f := d.Change.Finding()
+					f.Pos, f.Against = d.Entry, d.Policy // the entry drifted from the policy
+					rep.add(f, fmt.Sprintf("%s: entry %q %s %s: %s (the policy: %s)",
+						d.Entry, d.Change.Server, d.Change.Verdict, d.Change.Kind, d.Change.What, d.Policy))
 				}
+			}
+			if err := rep.write(cmd.OutOrStdout(), format, !drift && len(unread) == 0); err != nil {
+				return &exitError{code: ExitError, err: err}
 			}
 			// A tampered artefact is the one finding an unread file cannot
 			// outrank; otherwise the check is incomplete: as lint, 1 wins.
@@ -206,11 +227,11 @@ is checked; the check is then incomplete: exit 1, as lint's.`,
 			if drift {
 				return &errSilent{code: ExitWidened}
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), "no drift")
 			return nil
 		},
 	}
 	policyFlag(cmd, &path)
 	cmd.Flags().StringArrayVar(&clients, "client", nil, "a client file to check (repeatable)")
+	cmd.Flags().StringVarP(&format, "format", "f", "text", "output: "+strings.Join(report.Formats, ", "))
 	return cmd
 }

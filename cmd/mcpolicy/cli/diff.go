@@ -12,9 +12,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// ExitWidened: diff found a widening no waiver acknowledges.
-const ExitWidened = 6
-
 func newDiffCmd() *cobra.Command {
 	var against, format, failOn, path string
 	var artefacts bool
@@ -32,13 +29,18 @@ not reported. The old side comes from a git ref (default HEAD) or a path.
 A widening can be acknowledged in the new policy by its kind:
   waive: [{rule: "MOUNT_RW", reason: "the indexer writes its cache"}]
 
-Kinds: ` + strings.Join(diff.Kinds, ", ") + `.
+Kinds (docs/diff-kinds.md, mcpolicy rules --diff): ` + strings.Join(diff.Kinds, ", ") + `.
+
+Formats: text, markdown (a PR comment), json, github (an annotation per
+unwaived change), sarif (a result per change: a widening is an error, a
+narrowing a note, a waived widening a suppressed result).
 
 Exit codes: 0 nothing widened (or everything waived), 6 an unwaived
 widening (--fail-on widening, the default; any: every change; never).`,
 		Example: `  mcpolicy diff                         # the working tree against HEAD
   mcpolicy diff --artefacts             # and how each emitted file changes
   mcpolicy diff --against origin/main --format markdown
+  mcpolicy diff --against origin/main --format sarif > diff.sarif
   mcpolicy diff old/mcpolicy.cue mcpolicy.cue`,
 		Args: cobra.RangeArgs(0, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -81,7 +83,7 @@ widening (--fail-on widening, the default; any: every change; never).`,
 			for i := range cs {
 				cs[i].Against.File = display(cs[i].Against.File)
 			}
-			if err := diff.Write(cmd.OutOrStdout(), cs, format, isTerminal(cmd.OutOrStdout())); err != nil {
+			if err := diff.Write(cmd.OutOrStdout(), cs, format, isTerminal(cmd.OutOrStdout()), version()); err != nil {
 				return &exitError{code: ExitError, err: err}
 			}
 			if artefacts {
@@ -116,7 +118,7 @@ widening (--fail-on widening, the default; any: every change; never).`,
 	}
 	cmd.Flags().StringVar(&against, "against", "HEAD", "git ref of the old side")
 	policyFlag(cmd, &path)
-	cmd.Flags().StringVarP(&format, "format", "f", "text", "text, markdown or json")
+	cmd.Flags().StringVarP(&format, "format", "f", "text", "output: "+strings.Join(diff.Formats, ", "))
 	cmd.Flags().StringVar(&failOn, "fail-on", "widening", "exit 6 on: widening, any, never")
 	cmd.Flags().BoolVar(&artefacts, "artefacts", false, "also show the line diff of every emitted artefact (docker args, bwrap, .sb, plans)")
 	return cmd

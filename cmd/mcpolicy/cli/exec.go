@@ -11,9 +11,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// ExitUnsupported: this machine cannot enforce what the policy demands.
-const ExitUnsupported = 4
-
 func newExecCmd() *cobra.Command {
 	var policy, server, envFile string
 	var verbose bool
@@ -54,7 +51,7 @@ reviewed bytes.`,
 			}
 			home, _ := os.UserHomeDir()
 			machine := compiler.Machine{ProjectRoot: proj.Root, Home: home, Invoker: compiler.CurrentUser()}
-			environ, err := launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: envFile, Grants: grantSources(plan, machine)}, plan.Env)
+			environ, err := launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: envFile, Grants: grantSources(plan, machine)}, plan.EnvNames())
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -11,13 +12,11 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/clientcfg"
+	"github.com/mcpolicy/mcpolicy/compiler/diff"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/schema"
 	"github.com/spf13/cobra"
 )
-
-// ExitFindings: lint found something at or above --fail-on.
-const ExitFindings = 5
 
 func newLintCmd() *cobra.Command {
 	var clients []string
@@ -164,14 +163,19 @@ func unreadNote(file string, err error, verb string) lint.Note {
 
 func newRulesCmd() *cobra.Command {
 	var format string
+	var kinds bool
 	cmd := &cobra.Command{
-		Use:   "rules",
-		Short: "List the lint rules: ID, severity, what each flags (docs/rules.md is generated from it)",
+		Use:   "rules [--diff]",
+		Short: "List the lint rules: ID, severity, what each flags (docs/rules.md is generated from it); --diff: diff's change kinds",
 		Example: `  mcpolicy rules
-  mcpolicy rules --format markdown > docs/rules.md`,
+  mcpolicy rules --format markdown > docs/rules.md
+  mcpolicy rules --diff --format markdown > docs/diff-kinds.md`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := cmd.OutOrStdout()
+			if kinds {
+				return writeKinds(w, format)
+			}
 			switch format {
 			case "markdown":
 				_, err := fmt.Fprint(w, lint.Markdown())
@@ -197,5 +201,32 @@ func newRulesCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&format, "format", "f", "text", "text, json or markdown")
+	cmd.Flags().BoolVar(&kinds, "diff", false, "list diff's change kinds (the other half of the waive: namespace) instead")
 	return cmd
+}
+
+// writeKinds lists diff's change kinds, as rules lists the lint rules.
+func writeKinds(w io.Writer, format string) error {
+	switch format {
+	case "markdown":
+		_, err := fmt.Fprint(w, diff.Markdown())
+		return err
+	case "json":
+		type row struct{ ID, Verdict, Severity, Means, Old, New string }
+		var rows []row
+		for _, k := range diff.Registry() {
+			rows = append(rows, row{k.ID, string(k.Verdict), k.Level(), k.Means, k.Old, k.New})
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	case "text":
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tVERDICT\tMEANS")
+		for _, k := range diff.Registry() {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", k.ID, k.Verdict, k.Means)
+		}
+		return tw.Flush()
+	}
+	return &exitError{code: ExitError, err: fmt.Errorf("unknown format %q (text, json, markdown)", format)}
 }

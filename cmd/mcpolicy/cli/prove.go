@@ -15,9 +15,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// ExitDisagrees: prove saw the kernel allow what the plan denies (or the reverse).
-const ExitDisagrees = 7
-
 func newProveCmd() *cobra.Command {
 	var path, out string
 	var servers, backends, probes, toolArgs []string

@@ -9,21 +9,24 @@ import (
 	"os"
 
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/exitcode"
 	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/schema"
 	"github.com/spf13/cobra"
 )
 
-// Exit codes, documented in docs/exit-codes.md.
+// Exit codes: the one table is package exitcode (docs/exit-codes.md is
+// generated from it); these names are the commands' shorthand.
 const (
-	ExitOK      = 0 // success
-	ExitError   = 1 // usage, I/O or internal error
-	ExitInvalid = 2 // a policy is invalid, or asks what a backend cannot enforce
-	ExitStale   = 3 // build --check: the output folder is not what a build would write
-	// ExitTampered (8): an artefact or a mount source is not what was
-	// reviewed (edited after the build, a symlink swapped in): nothing starts
-	ExitTampered = launch.ExitTampered
-	// ExitUnsupported (4, exec.go): this machine cannot enforce what the policy demands
+	ExitOK          = exitcode.OK
+	ExitError       = exitcode.Error
+	ExitInvalid     = exitcode.Invalid
+	ExitStale       = exitcode.Stale
+	ExitUnsupported = exitcode.Unsupported
+	ExitFindings    = exitcode.Findings
+	ExitWidened     = exitcode.Widened
+	ExitDisagrees   = exitcode.Disagrees
+	ExitTampered    = exitcode.Tampered
 )
 
 // exitError carries an exit code for an error already worth printing.

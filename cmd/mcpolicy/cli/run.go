@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/egress"
+	"github.com/mcpolicy/mcpolicy/egress/sandbox"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/supervise"
@@ -61,7 +62,7 @@ evidence is reproduced. See docs/egress.md.`,
 			}
 			home, _ := os.UserHomeDir()
 			machine := compiler.Machine{ProjectRoot: proj.Root, Home: home, Invoker: compiler.CurrentUser()}
-			environ, err := launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: envFile, Grants: grantSources(plan, machine)}, plan.Env)
+			environ, err := launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: envFile, Grants: grantSources(plan, machine)}, plan.EnvNames())
 			if err != nil {
 				return err
 			}
@@ -153,7 +154,7 @@ func newEgressForwardCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&port, "port", 0, "loopback port to listen on")
-	cmd.Flags().StringVar(&socket, "socket", egress.SandboxSocket, "the proxy's unix socket")
+	cmd.Flags().StringVar(&socket, "socket", sandbox.Socket, "the proxy's unix socket")
 	cmd.Flags().BoolVar(&lifeline, "lifeline", false, "exit when the proxy goes away")
 	cmd.MarkFlagRequired("port")
 	return cmd

@@ -1,8 +1,8 @@
-// Package egress is the enforcement point of a network allowlist: an HTTP
-// proxy (CONNECT for TLS, plain forwarding for HTTP) that resolves names
-// itself, checks host and port against the plan's list and the resolved
-// addresses against private ranges, and logs every decision.
-package egress
+// Package allowlist is the data of a network allowlist: a destination rule,
+// its parsing and canonical spelling, matching, and the private ranges a
+// name must never lead to. The compiler, lint, diff and emitters read it
+// without the proxy (package egress), which enforces it.
+package allowlist
 
 import (
 	"fmt"
@@ -87,12 +87,12 @@ func ParseRule(s string) (Rule, error) {
 	return r, nil
 }
 
-// Allowlist is a plan's egress rules.
-type Allowlist []Rule
+// List is a plan's egress rules.
+type List []Rule
 
-// ParseAllowlist reads every entry.
-func ParseAllowlist(entries []string) (Allowlist, error) {
-	var l Allowlist
+// Parse reads every entry.
+func Parse(entries []string) (List, error) {
+	var l List
 	for _, e := range entries {
 		r, err := ParseRule(e)
 		if err != nil {
@@ -105,16 +105,17 @@ func ParseAllowlist(entries []string) (Allowlist, error) {
 
 // Match finds the rule allowing host:port. A wildcard matches names below
 // its suffix, never the suffix itself: *.x.com does not allow x.com.
-func (l Allowlist) Match(host string, port int) (Rule, bool) {
+func (l List) Match(host string, port int) (Rule, bool) {
 	h, err := Canonical(host)
 	if err != nil {
 		return Rule{}, false
 	}
-	return l.match(h, port)
+	return l.MatchCanonical(h, port)
 }
 
-// match is Match for a host already spelled by Canonical.
-func (l Allowlist) match(h string, port int) (Rule, bool) {
+// MatchCanonical is Match for a host already spelled by Canonical: the
+// proxy canonicalizes once, to log the spelling it matched.
+func (l List) MatchCanonical(h string, port int) (Rule, bool) {
 	for _, r := range l {
 		if r.Port != port {
 			continue

@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/mcpolicy/mcpolicy/compiler/diff"
+	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/report"
+)
+
+// IDs of check's findings about an entry's pinned artefact or env; a
+// drifted grant is reported under its diff kind, an unread file as PARSE.
+const (
+	pinTampered = "PIN_TAMPERED"
+	pinStale    = "PIN_STALE"
+	envUnmet    = "ENV_UNMET"
+)
+
+// checkRules describes, for SARIF, every ID a check can report.
+func checkRules() []report.Rule {
+	rules := []report.Rule{
+		{ID: pinTampered, Name: "pin-tampered", Level: report.Error,
+			Purpose:     "An entry's pinned artefact no longer has its digest, yet still names the policy's plan: something edited it after the build.",
+			Remediation: "Find what wrote .mcpolicy/ (a server with write access?); rebuild, and review `mcpolicy client` again."},
+		{ID: pinStale, Name: "pin-stale", Level: report.Error,
+			Purpose:     "An entry's pinned artefact no longer has its digest because the policy changed since the entry was written: its next launch refuses to start.",
+			Remediation: "Run `mcpolicy build` and `mcpolicy client` again, and review the diff."},
+		{ID: envUnmet, Name: "env-unmet", Level: report.Error,
+			Purpose:     "A variable the entry's plan grants reaches the server empty: the entry does not name it, the client does not pass it, and its env file lacks it.",
+			Remediation: "Name the variable in the entry, or add it to the env file the entry names."},
+	}
+	for _, k := range diff.Registry() {
+		rules = append(rules, k.Describe())
+	}
+	return append(rules, lint.ParseRule.Describe())
+}
+
+// checkReport is what check found: the findings, and the line text prints
+// for each (check's own layout, `entry "NAME"`, kept as it was).
+type checkReport struct {
+	findings []report.Finding
+	lines    []string
+}
+
+func (r *checkReport) add(f report.Finding, line string) {
+	r.findings = append(r.findings, f)
+	r.lines = append(r.lines, line)
+}
+
+// write prints the report in a format; text ends with "no drift" when
+// clean is set.
+func (r *checkReport) write(w io.Writer, format string, clean bool) error {
+	if format == "text" {
+		for _, l := range r.lines {
+			fmt.Fprintln(w, l)
+		}
+		if clean {
+			fmt.Fprintln(w, "no drift")
+		}
+		return nil
+	}
+	return report.Write(w, report.Doc{Tool: "mcpolicy", Version: version(), Rules: checkRules(), Findings: r.findings,
+		EmptyMarkdown: "**mcpolicy check:** no drift."}, format)
+}

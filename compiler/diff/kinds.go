@@ -1,0 +1,152 @@
+package diff
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mcpolicy/mcpolicy/report"
+)
+
+// Kind is one way a grant can change between two versions of a policy: an
+// entry of the rule registry like a lint rule (its ID shares the `waive:`
+// namespace), with what it means and an example that proves it: Old and
+// New are whole policies (no version line) whose diff has this kind, which
+// a test checks and docs/diff-kinds.md shows.
+type Kind struct {
+	ID       string
+	Verdict  Verdict
+	Means    string // one sentence: what changed
+	Old, New string
+}
+
+// Level is how a change reports: an unwaived widening fails `mcpolicy
+// diff` (exit 6), as an error fails lint; a narrowing is a note.
+func (k *Kind) Level() string {
+	if k.Verdict == Widened {
+		return report.Error
+	}
+	return report.Info
+}
+
+// Describe is the kind as the printer lists it (SARIF's rules).
+func (k *Kind) Describe() report.Rule {
+	fix := "Narrow the grant back, or acknowledge it in the new policy: waive: [{rule: \"" + k.ID + "\", reason: \"…\"}]."
+	if k.Verdict == Narrowed {
+		fix = "Nothing to do: the server is given less."
+	}
+	return report.Rule{ID: k.ID, Name: strings.ToLower(strings.ReplaceAll(k.ID, "_", "-")), Level: k.Level(),
+		Purpose: k.Means, Remediation: fix}
+}
+
+const s = `servers: s: `
+
+// registry: each widening, then each narrowing, in the same order.
+var registry = []*Kind{
+	{"SERVER_ADDED", Widened, "A server the old version did not have: every grant it has is new.",
+		`servers: a: image: "x"`, `servers: {a: image: "x", s: image: "x"}`},
+	{"MOUNT_ADDED", Widened, "A new mount: a host folder the server did not see.",
+		s + `image: "x"`, s + `{image: "x", mounts: [{source: "a", target: "/a"}]}`},
+	{"MOUNT_RW", Widened, "A read-only mount made read-write.",
+		s + `{image: "x", mounts: [{source: "a", target: "/a"}]}`, s + `{image: "x", mounts: [{source: "a", target: "/a", mode: "rw"}]}`},
+	{"MOUNT_MOVED_UP", Widened, "A mount's host folder replaced by a parent of it, which holds more.",
+		s + `{image: "x", mounts: [{source: "a/b", target: "/a"}]}`, s + `{image: "x", mounts: [{source: "a", target: "/a"}]}`},
+	{"MOUNT_SOURCE", Widened, "A mount's host folder replaced by an unrelated one: the target now shows other files.",
+		s + `{image: "x", mounts: [{source: "a", target: "/a"}]}`, s + `{image: "x", mounts: [{source: "b", target: "/a"}]}`},
+	{"SCRATCH_ADDED", Widened, "A scratch tmpfs the server did not have.",
+		s + `image: "x"`, s + `{image: "x", scratch: size: "1m"}`},
+	{"SCRATCH_GREW", Widened, "The scratch tmpfs made bigger.",
+		s + `{image: "x", scratch: size: "1m"}`, s + `{image: "x", scratch: size: "2m"}`},
+	{"ENV_ADDED", Widened, "An environment variable passed through that was not.",
+		s + `image: "x"`, s + `{image: "x", env: ["A"]}`},
+	{"NETWORK_OPENED", Widened, "A server with no network given one.",
+		s + `image: "x"`, s + `{image: "x", network: allow: ["a.com:443"]}`},
+	{"EGRESS_ADDED", Widened, "An allowlist entry added (the change says when a kept wildcard already allowed it).",
+		s + `{image: "x", network: allow: ["a.com:443"]}`, s + `{image: "x", network: allow: ["a.com:443", "b.com:443"]}`},
+	{"EGRESS_WIDENED", Widened, "Allowlist entries replaced by a wildcard that covers them: every name under its domain.",
+		s + `{image: "x", network: allow: ["api.x.com:443"]}`, s + `{image: "x", network: allow: ["*.x.com:443"]}`},
+	{"UNPROTECT_ADDED", Widened, "A protected name (.git, .vscode, the policies...) made writable inside read-write mounts.",
+		s + `image: "x"`, s + `{image: "x", unprotect: [".vscode"]}`},
+	{"LIMIT_RAISED", Widened, "A memory, pids or cpus limit raised or removed.",
+		s + `{image: "x", limits: memory: "1g"}`, s + `image: "x"`},
+	{"USER_ROOT", Widened, "The server made to run as root.",
+		s + `image: "x"`, s + `{image: "x", user: "0:0"}`},
+	{"USER_INVOKER", Widened, "The server made to run as the invoking user, whose uid writes what the user owns in a read-write mount.",
+		s + `image: "x"`, s + `{image: "x", user: "invoker"}`},
+	{"DEGRADATION_ACCEPTED", Widened, "A named degradation accepted: a backend may enforce less than the policy says.",
+		s + `command: ["a"]`, s + `{command: ["a"], accept: ["landlock-no-scope"]}`},
+	{"BASELINE_WIDENED", Widened, "A runtime baseline that makes more host paths readable (e.g. static -> the default).",
+		s + `{command: ["a"], runtime: "static"}`, s + `command: ["a"]`},
+
+	{"SERVER_REMOVED", Narrowed, "A server the new version no longer has.",
+		`servers: {a: image: "x", s: image: "x"}`, `servers: a: image: "x"`},
+	{"MOUNT_REMOVED", Narrowed, "A mount removed.",
+		s + `{image: "x", mounts: [{source: "a", target: "/a"}]}`, s + `image: "x"`},
+	{"MOUNT_RO", Narrowed, "A read-write mount made read-only.",
+		s + `{image: "x", mounts: [{source: "a", target: "/a", mode: "rw"}]}`, s + `{image: "x", mounts: [{source: "a", target: "/a"}]}`},
+	{"MOUNT_MOVED_DOWN", Narrowed, "A mount's host folder replaced by a folder below it.",
+		s + `{image: "x", mounts: [{source: "a", target: "/a"}]}`, s + `{image: "x", mounts: [{source: "a/b", target: "/a"}]}`},
+	{"SCRATCH_REMOVED", Narrowed, "The scratch tmpfs removed.",
+		s + `{image: "x", scratch: size: "1m"}`, s + `image: "x"`},
+	{"SCRATCH_SHRANK", Narrowed, "The scratch tmpfs made smaller.",
+		s + `{image: "x", scratch: size: "2m"}`, s + `{image: "x", scratch: size: "1m"}`},
+	{"ENV_REMOVED", Narrowed, "An environment variable no longer passed.",
+		s + `{image: "x", env: ["A"]}`, s + `image: "x"`},
+	{"NETWORK_CLOSED", Narrowed, "A server's network taken away.",
+		s + `{image: "x", network: allow: ["a.com:443"]}`, s + `image: "x"`},
+	{"EGRESS_REMOVED", Narrowed, "An allowlist entry removed (the change says when a kept wildcard still allows it).",
+		s + `{image: "x", network: allow: ["a.com:443", "b.com:443"]}`, s + `{image: "x", network: allow: ["a.com:443"]}`},
+	{"EGRESS_NARROWED", Narrowed, "A wildcard replaced by entries it covered.",
+		s + `{image: "x", network: allow: ["*.x.com:443"]}`, s + `{image: "x", network: allow: ["api.x.com:443"]}`},
+	{"UNPROTECT_REMOVED", Narrowed, "A name protected again.",
+		s + `{image: "x", unprotect: [".vscode"]}`, s + `image: "x"`},
+	{"LIMIT_LOWERED", Narrowed, "A memory, pids or cpus limit lowered or added.",
+		s + `{image: "x", limits: pids: 10}`, s + `{image: "x", limits: pids: 5}`},
+	{"USER_NON_ROOT", Narrowed, "A server that ran as root made to run as another user.",
+		s + `{image: "x", user: "0:0"}`, s + `image: "x"`},
+	{"USER_NOT_INVOKER", Narrowed, "A server that ran as the invoking user made to run as another.",
+		s + `{image: "x", user: "invoker"}`, s + `image: "x"`},
+	{"DEGRADATION_DROPPED", Narrowed, "A degradation no longer accepted.",
+		s + `{command: ["a"], accept: ["landlock-no-scope"]}`, s + `command: ["a"]`},
+	{"BASELINE_NARROWED", Narrowed, "A runtime baseline that makes fewer host paths readable (e.g. the default -> static).",
+		s + `command: ["a"]`, s + `{command: ["a"], runtime: "static"}`},
+}
+
+// Kinds lists the IDs of every kind, widenings first.
+var Kinds = func() []string {
+	var ids []string
+	for _, k := range registry {
+		ids = append(ids, k.ID)
+	}
+	return ids
+}()
+
+// Registry lists every kind, widenings first.
+func Registry() []*Kind { return append([]*Kind(nil), registry...) }
+
+// Lookup finds a kind by ID.
+func Lookup(id string) *Kind {
+	for _, k := range registry {
+		if k.ID == id {
+			return k
+		}
+	}
+	return nil
+}
+
+// IsKind reports whether id names a change kind.
+func IsKind(id string) bool { return Lookup(id) != nil }
+
+// Markdown renders the registry as docs/diff-kinds.md.
+func Markdown() string {
+	var b strings.Builder
+	b.WriteString("# Diff kinds\n\n<!-- Generated by `mcpolicy rules --diff --format markdown` from the kind registry (compiler/diff); do not edit. -->\n\n")
+	b.WriteString("`mcpolicy diff` (and `mcpolicy check`) names each grant change by its kind. A widening fails `mcpolicy diff` (exit 6) unless the new policy waives it by kind, in the same `waive:` list as lint rules (`waive: [{rule: \"MOUNT_RW\", reason: \"…\"}]`); a narrowing is reported and never fails. In SARIF a widening is an error result, a narrowing a note; in GitHub annotations, an error and a notice.\n\n")
+	b.WriteString("| ID | verdict | means |\n|---|---|---|\n")
+	for _, k := range registry {
+		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s |\n", k.ID, strings.ToLower(k.ID), k.Verdict, k.Means)
+	}
+	for _, k := range registry {
+		fmt.Fprintf(&b, "\n## %s\n\n**%s**. %s\n\nBefore:\n\n```cue\n%s\n```\n\nAfter:\n\n```cue\n%s\n```\n", k.ID, k.Verdict, k.Means, k.Old, k.New)
+	}
+	return b.String()
+}

@@ -1,0 +1,270 @@
+package compiler
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/mcpolicy/mcpolicy/allowlist"
+	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/source"
+)
+
+// server lowers one server, section by section, into its plan; nil when
+// any section failed (the failures are in c.errs).
+func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
+	at := schema.FieldPath("servers", s.Name)
+	before := len(c.errs)
+	c.identity(s, at)
+	p := &Plan{
+		Server: s.Name, PolicyFile: c.policyFile(pol), Description: s.Description,
+		Image: s.Image, Command: s.Command, Pos: s.Pos,
+		User: c.user(s, at), UserPos: s.UserPos,
+		Protected: []Protected{}, Waivers: s.Waive,
+	}
+	p.Workdir = c.sandboxPath(s.Workdir, s.WorkdirPos, at+".workdir")
+	claim := c.claimer()
+	var sources []*mountSource
+	p.Mounts, sources = c.mounts(pol, s, at, claim)
+	p.Scratch = c.scratch(s, at, claim)
+	p.Env = c.env(s, at)
+	p.Network = c.network(s, at)
+	var unprot map[string]bool
+	p.Unprotected, unprot = c.unprotected(s, at)
+	p.Backends = c.backends(s, at)
+	p.Runtime = c.runtime(s, at)
+	p.Accept = c.accept(s, at)
+	// After unprotect and accept: both decide what a source may be.
+	for _, src := range sources {
+		c.checkSource(p, src, unprot)
+	}
+	p.Subtractions = c.subtractions(p, s, at)
+	p.LimitsPos = s.Limits.Pos
+
+	if len(c.errs) > before {
+		return nil
+	}
+	c.protect(p, sources, unprot)
+	if len(c.errs) > before {
+		return nil
+	}
+	p.computeHash()
+	return p
+}
+
+// identity checks the server's name, that it is declared once, and that it
+// says what to run.
+func (c *compiler) identity(s *schema.Server, at string) {
+	if !validServerName(s.Name) {
+		c.fail(s.Pos, at, "server names become file names: use lowercase letters, digits, '.', '_' and '-'",
+			"invalid server name %q", s.Name)
+	}
+	if first, dup := c.seen[s.Name]; dup {
+		c.errs = append(c.errs, schema.DuplicateServer(s.Pos, s.Name, first))
+	}
+	c.seen[s.Name] = s.Pos
+	if s.Image == "" && len(s.Command) == 0 {
+		c.fail(s.Pos, at, `set "image" for container backends, "command" for host backends, or both`,
+			"server has neither image nor command")
+	}
+}
+
+// policyFile is the policy's file relative to the project root, slash-separated.
+func (c *compiler) policyFile(pol *schema.Policy) string {
+	rel, err := filepath.Rel(c.opt.Root, filepath.Join(pol.Dir, filepath.Base(pol.File)))
+	if err != nil {
+		rel = filepath.Base(pol.File)
+	}
+	return filepath.ToSlash(rel)
+}
+
+func (c *compiler) user(s *schema.Server, at string) User {
+	if s.User == InvokerUser {
+		return User{UID: -1, GID: -1, Invoker: true}
+	}
+	uid, gid, _ := strings.Cut(s.User, ":")
+	u, err1 := strconv.Atoi(uid)
+	g, err2 := strconv.Atoi(gid)
+	if err1 != nil || err2 != nil || u > math.MaxInt32 || g > math.MaxInt32 {
+		c.fail(s.UserPos, at+".user", `write "UID:GID", e.g. "1000:1000", or "invoker"`, "invalid user %q", s.User)
+	}
+	return User{UID: u, GID: g}
+}
+
+// claimer records which field holds each sandbox path: one mount (or the
+// scratch) per path.
+func (c *compiler) claimer() func(target string, pos source.Pos, field string) {
+	targets := map[string]string{}
+	return func(target string, pos source.Pos, field string) {
+		if other, dup := targets[target]; dup && target != "" {
+			c.fail(pos, field, "each sandbox path holds one mount", "target %q is already used by %s", target, other)
+		}
+		targets[target] = field
+	}
+}
+
+// mounts lowers the mounts, sorted by target, and keeps each source as
+// written for the checks that run once the whole server is read.
+func (c *compiler) mounts(pol *schema.Policy, s *schema.Server, at string, claim func(string, source.Pos, string)) ([]Mount, []*mountSource) {
+	mounts := []Mount{}
+	var sources []*mountSource
+	for i, m := range s.Mounts {
+		field := fmt.Sprintf("%s.mounts[%d]", at, i)
+		mount := Mount{Mode: Mode(m.Mode), Pos: m.Pos}
+		mount.Source = c.hostPath(pol, m, field)
+		mount.Target = c.sandboxPath(m.Target, m.TargetPos, field+".target")
+		if mount.Source.Rel != "" {
+			sources = append(sources, &mountSource{Mount: mount, written: m.Source, dir: pol.Dir, at: m.SourcePos, field: field + ".source"})
+		}
+		claim(mount.Target, m.TargetPos, field+".target")
+		mounts = append(mounts, mount)
+	}
+	sort.SliceStable(mounts, func(i, j int) bool { return mounts[i].Target < mounts[j].Target })
+	return mounts, sources
+}
+
+func (c *compiler) scratch(s *schema.Server, at string, claim func(string, source.Pos, string)) *Scratch {
+	if s.Scratch == nil {
+		return nil
+	}
+	field := at + ".scratch"
+	size, err := parseSize(s.Scratch.Size)
+	if err != nil {
+		c.fail(s.Scratch.SizePos, field+".size", "", "%v", err)
+	}
+	target := c.sandboxPath(s.Scratch.Target, s.Scratch.TargetPos, field+".target")
+	claim(target, s.Scratch.TargetPos, field+".target")
+	return &Scratch{Target: target, SizeBytes: size, Pos: s.Scratch.Pos}
+}
+
+func (c *compiler) env(s *schema.Server, at string) []EnvGrant {
+	env := []EnvGrant{}
+	seen := map[string]bool{}
+	for i, e := range s.Env {
+		if seen[e.Name] {
+			c.fail(e.Pos, fmt.Sprintf("%s.env[%d]", at, i), "", "environment variable %q is listed twice", e.Name)
+		}
+		seen[e.Name] = true
+		env = append(env, EnvGrant{Name: e.Name, Pos: e.Pos})
+	}
+	slices.SortStableFunc(env, func(a, b EnvGrant) int { return cmp.Compare(a.Name, b.Name) })
+	return env
+}
+
+// network is none unless the policy allows destinations; each is parsed
+// here, once, into its canonical rule.
+func (c *compiler) network(s *schema.Server, at string) Network {
+	n := Network{Mode: "none", Pos: s.Network.Pos}
+	if len(s.Network.Allow) == 0 {
+		return n
+	}
+	n.Mode = "allowlist"
+	seen := map[string]bool{}
+	for i, a := range s.Network.Allow {
+		field := fmt.Sprintf("%s.network.allow[%d]", at, i)
+		r, err := allowlist.ParseRule(a.Dest)
+		if err != nil {
+			c.fail(a.Pos, field, `write "host:port", "*.domain:port" or "address:port" ("[v6]:port"); a wildcard is only a leading "*."`, "%v", err)
+			continue
+		}
+		if seen[r.String()] {
+			c.fail(a.Pos, field, "", "destination %q is listed twice (as %q after folding case, IDN and trailing dots)", a.Dest, r.String())
+		}
+		seen[r.String()] = true
+		n.Allow = append(n.Allow, Destination{Rule: r, Pos: a.Pos})
+	}
+	slices.SortStableFunc(n.Allow, func(a, b Destination) int { return cmp.Compare(a.Rule.String(), b.Rule.String()) })
+	n.ProxyPort = ProxyPort(s.Name)
+	return n
+}
+
+// unprotected lists the protected names left writable, and the same as a
+// set for the checks of sources and protect.
+func (c *compiler) unprotected(s *schema.Server, at string) ([]Unprotection, map[string]bool) {
+	us := []Unprotection{}
+	set := map[string]bool{}
+	for i, u := range s.Unprotect {
+		if set[u.Name] {
+			c.fail(u.Pos, fmt.Sprintf("%s.unprotect[%d]", at, i), "", "protected path %q is unprotected twice", u.Name)
+		}
+		set[u.Name] = true
+		us = append(us, Unprotection{Name: u.Name, Pos: u.Pos})
+	}
+	slices.SortStableFunc(us, func(a, b Unprotection) int { return cmp.Compare(a.Name, b.Name) })
+	return us, set
+}
+
+// backends are the policy's, or by default the image backend for a server
+// with an image and the host backends for one with only a command.
+func (c *compiler) backends(s *schema.Server, at string) []string {
+	bs := s.Backends
+	if bs == nil {
+		bs = []string{}
+		// An image's command is an argv inside the image, not on the host:
+		// host backends only by default for servers without an image.
+		if s.Image != "" {
+			bs = append(bs, ImageBackend)
+		} else if len(s.Command) > 0 {
+			bs = append(bs, DefaultHostBackends...)
+		}
+	}
+	bs = append([]string{}, bs...)
+	sort.Strings(bs)
+	for i, b := range bs {
+		if i > 0 && bs[i-1] == b {
+			c.fail(s.BackendsPos, at+".backends", "", "backend %q is listed twice", b)
+		}
+		if b == ImageBackend && s.Image == "" {
+			c.fail(s.BackendsPos, at+".backends", `set "image", or drop "docker" from backends`, "backend docker needs an image")
+		}
+		if b != ImageBackend && len(s.Command) == 0 {
+			c.fail(s.BackendsPos, at+".backends", `set "command", or drop "`+b+`" from backends`, "backend %s needs a command", b)
+		}
+	}
+	return bs
+}
+
+func (c *compiler) runtime(s *schema.Server, at string) Runtime {
+	baseline, err := schema.Baseline(s.Runtime)
+	if err != nil {
+		c.fail(s.Pos, at+".runtime", "", "%v", err)
+	}
+	return Runtime{Name: s.Runtime, ReadOnly: baseline}
+}
+
+func (c *compiler) accept(s *schema.Server, at string) []Accepted {
+	as := []Accepted{}
+	seen := map[string]bool{}
+	for i, a := range s.Accept {
+		if seen[a.Name] {
+			c.fail(a.Pos, fmt.Sprintf("%s.accept[%d]", at, i), "", "degradation %q is accepted twice", a.Name)
+		}
+		seen[a.Name] = true
+		as = append(as, Accepted{Name: a.Name, Pos: a.Pos})
+	}
+	slices.SortStableFunc(as, func(a, b Accepted) int { return cmp.Compare(a.Name, b.Name) })
+	return as
+}
+
+// subtractions are what every plan takes away, and the policy's limits.
+func (c *compiler) subtractions(p *Plan, s *schema.Server, at string) Subtractions {
+	sub := Subtractions{
+		NoNetwork: p.Network.Mode == "none", ReadOnlyRoot: true, DropAllCaps: true,
+		NoNewPrivileges: true, NonRootUser: !p.User.Root(),
+	}
+	if s.Limits.Memory != "" {
+		b, err := parseSize(s.Limits.Memory)
+		if err != nil {
+			c.fail(s.Limits.MemoryPos, at+".limits.memory", "", "%v", err)
+		}
+		sub.MemoryBytes = b
+	}
+	sub.Pids = s.Limits.Pids
+	sub.MilliCPUs = int64(math.Round(s.Limits.CPUs * 1000))
+	return sub
+}

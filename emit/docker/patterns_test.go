@@ -1,0 +1,11 @@
+package docker
+
+import (
+	"testing"
+
+	"github.com/mcpolicy/mcpolicy/internal/lazyre"
+)
+
+// TestPatternsCompile: the package's patterns compile on first use
+// (lazyre); an invalid one must fail here, not in a user's command.
+func TestPatternsCompile(t *testing.T) { lazyre.CompileAll() }

@@ -1,0 +1,61 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Formats are the output formats Write knows.
+var Formats = []string{"text", "json", "github", "sarif", "markdown"}
+
+// Doc is what a pass prints: its findings and, for SARIF, the rules they
+// come from.
+type Doc struct {
+	Tool, Version string // the SARIF driver's
+	Rules         []Rule
+	Findings      []Finding
+	// JSON is the value the json format encodes (a pass may wrap its
+	// findings with more); nil means the findings.
+	JSON any
+	// Empty is the text and markdown line for no findings ("" prints nothing).
+	Empty, EmptyMarkdown string
+	Color                bool // text: ANSI colours on verdicts, for a terminal
+}
+
+// Write renders a document in a format.
+func Write(w io.Writer, d Doc, format string) error {
+	switch format {
+	case "text":
+		return writeText(w, d)
+	case "json":
+		v := d.JSON
+		if v == nil {
+			v = d.Findings
+			if d.Findings == nil {
+				v = []Finding{}
+			}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	case "github":
+		return writeGitHub(w, d)
+	case "sarif":
+		return writeSARIF(w, d)
+	case "markdown":
+		return writeMarkdown(w, d)
+	}
+	return fmt.Errorf("unknown format %q (formats: %s)", format, strings.Join(Formats, ", "))
+}
+
+// Check reports whether format is one Write knows.
+func Check(format string) error {
+	for _, f := range Formats {
+		if f == format {
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown format %q (formats: %s)", format, strings.Join(Formats, ", "))
+}
