@@ -5,8 +5,8 @@ import (
 	"io"
 	"testing"
 
-	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/project"
 )
 
 // BenchmarkCompile is what `mcpolicy build` and `mcpolicy lint` do in
@@ -24,7 +24,7 @@ func BenchmarkCompile(b *testing.B) {
 			}
 			home := b.TempDir()
 			for b.Loop() {
-				proj, err := build.Discover(dir)
+				proj, err := project.Discover(dir)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -32,12 +32,12 @@ func BenchmarkCompile(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := build.Artefacts(plans); err != nil {
+				if _, err := project.Artefacts(plans); err != nil {
 					b.Fatal(err)
 				}
 				ts := lint.PolicyTargets(plans, proj.Root, home)
 				for _, t := range ts {
-					t.Unbuildable = build.Problems(t.Plan)
+					t.Unbuildable = project.Problems(t.Plan)
 				}
 				if err := lint.Write(io.Discard, lint.Run(ts, lint.Options{MaxGrants: 4}), "text", "bench"); err != nil {
 					b.Fatal(err)

@@ -31,13 +31,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/launch"
+	"github.com/mcpolicy/mcpolicy/project"
 )
 
 // What TestMain removes at the end: the imported images and the
@@ -94,7 +94,7 @@ var spawnFixture = sync.OnceValues(func() (*fixture, error) {
 	if err := os.WriteFile(filepath.Join(dir, "mcpolicy.cue"), []byte(spawnPolicy), 0o644); err != nil {
 		return nil, err
 	}
-	proj, err := build.Discover(dir)
+	proj, err := project.Discover(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/mcpcall"
+	"github.com/mcpolicy/mcpolicy/project"
 )
 
 // The seed's demonstration, as a test: the canary's tool-level negative
@@ -183,7 +183,7 @@ func TestCanaryBwrap(t *testing.T) {
 	}
 	w := newWorld(t)
 	must(t, os.WriteFile(filepath.Join(w.proj, "mcpolicy.cue"), []byte(canaryPolicy), 0o644))
-	proj, err := build.Discover(w.proj)
+	proj, err := project.Discover(w.proj)
 	must(t, err)
 	plans, err := proj.Compile(w.home)
 	must(t, err)

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
+	"github.com/mcpolicy/mcpolicy/project"
 )
 
 // trapScript is the server of TestRunPassesSignals: a shell whose traps
@@ -200,7 +200,7 @@ func runSignalled(t *testing.T, backend, proj, server string, sig syscall.Signal
 // planHash compiles the project's plan for its hash (the label its
 // containers carry).
 func planHash(t *testing.T, proj, server string) string {
-	p, err := build.Discover(filepath.Join(proj, "mcpolicy.cue"))
+	p, err := project.Discover(filepath.Join(proj, "mcpolicy.cue"))
 	if err != nil {
 		return "none"
 	}

@@ -45,12 +45,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/egress"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/probe"
+	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/mcpolicy/mcpolicy/supervise"
 )
 
@@ -332,9 +332,9 @@ func needBackend(t *testing.T, backend string) {
 	}
 }
 
-// project writes a policy whose one server runs the probe with args and
+// writeProject writes a policy whose one server runs the probe with args and
 // compiles it.
-func project(t *testing.T, backend, server string, allow, args []string) (*build.Project, *compiler.Plan) {
+func writeProject(t *testing.T, backend, server string, allow, args []string) (*project.Project, *compiler.Plan) {
 	t.Helper()
 	dir := filepath.Join(base, "projects", server)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -370,7 +370,7 @@ servers: %q: {
 	if err := os.WriteFile(file, []byte(policy), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	proj, err := build.Discover(file)
+	proj, err := project.Discover(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -504,7 +504,7 @@ func realTraffic(t *testing.T, backend string) {
 	for _, e := range exps {
 		args = append(args, e.attempt)
 	}
-	proj, plan := project(t, backend, server, allow, args)
+	proj, plan := writeProject(t, backend, server, allow, args)
 
 	resolve, err := egress.HostsResolver(strings.NewReader(w.hosts), noDNS)
 	if err != nil {
@@ -597,7 +597,7 @@ func realTraffic(t *testing.T, backend string) {
 func tunnelEndsWithRun(t *testing.T) {
 	marker := w.marker + randomHex(2) + "-hold"
 	hold := fmt.Sprintf("hold.test:%d", w.holdPort)
-	proj, plan := project(t, "bwrap", "egress-"+marker, []string{hold},
+	proj, plan := writeProject(t, "bwrap", "egress-"+marker, []string{hold},
 		[]string{"fetch:https://" + hold + "/", "read:/" + marker})
 	resolve, err := egress.HostsResolver(strings.NewReader(w.hosts), noDNS)
 	if err != nil {
@@ -747,7 +747,7 @@ func killed(t *testing.T, backend string) {
 	api := fmt.Sprintf("api.test:%d", w.httpPort)
 	// read:/dev/stdin blocks: the test holds stdin open and writes nothing.
 	args := []string{"read:/" + marker, "fetch:http://" + api + "/", "read:/dev/stdin"}
-	proj, plan := project(t, backend, server, []string{api}, args)
+	proj, plan := writeProject(t, backend, server, []string{api}, args)
 
 	dir := filepath.Join(base, "kill-"+randomHex(2)) // short: the socket folder goes in its tmp
 	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o755); err != nil {

@@ -24,7 +24,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/egress"
 	"github.com/mcpolicy/mcpolicy/emit"
@@ -35,6 +34,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/probe"
 	_ "github.com/mcpolicy/mcpolicy/probe/fetch" // the fetch op
+	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/mcpolicy/mcpolicy/supervise"
 )
 
@@ -442,7 +442,7 @@ servers: s: {
 	if err := os.WriteFile(file, []byte(policy), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	proj, err := build.Discover(file)
+	proj, err := project.Discover(file)
 	if err != nil {
 		t.Fatal(err)
 	}

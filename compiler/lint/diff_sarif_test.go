@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
+	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -24,7 +24,7 @@ func TestDiffSARIFValidates(t *testing.T) {
 		os.MkdirAll(filepath.Join(root, "a", "b"), 0o755) // the examples' sources
 		os.MkdirAll(filepath.Join(root, "b"), 0o755)
 		os.WriteFile(filepath.Join(root, "mcpolicy.cue"), []byte("version: \"v1\"\n"+text+"\n"), 0o644)
-		proj, err := build.Discover(root)
+		proj, err := project.Discover(root)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/project"
 )
 
 // targets loads an example in a fresh project (policy or client config)
@@ -39,7 +39,7 @@ func targets(t *testing.T, e lint.Example) []*lint.Target {
 	switch e.Kind {
 	case "policy":
 		os.WriteFile(filepath.Join(root, "mcpolicy.cue"), []byte(text), 0o644)
-		proj, err := build.Discover(root)
+		proj, err := project.Discover(root)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +49,7 @@ func targets(t *testing.T, e lint.Example) []*lint.Target {
 		}
 		ts := lint.PolicyTargets(plans, proj.Root, home)
 		for _, t := range ts {
-			t.Unbuildable = build.Problems(t.Plan)
+			t.Unbuildable = project.Problems(t.Plan)
 		}
 		return ts
 	case "client":

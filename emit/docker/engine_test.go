@@ -19,11 +19,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/launch"
+	"github.com/mcpolicy/mcpolicy/project"
 )
 
 // TestEngine runs the emitted args on real container engines, with the
@@ -168,7 +168,7 @@ func testEngine(t *testing.T, e engine, probeBin string) {
 	}
 	writePolicy(t, root, image, command)
 
-	proj, err := build.Discover(root)
+	proj, err := project.Discover(root)
 	if err != nil {
 		t.Fatal(err)
 	}

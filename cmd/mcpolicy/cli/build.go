@@ -8,20 +8,20 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
+	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/mcpolicy/mcpolicy/report"
 	"github.com/mcpolicy/mcpolicy/seccomp"
 	"github.com/spf13/cobra"
 )
 
 // compileProject discovers and compiles the policies at path.
-func compileProject(path string) (*build.Project, []*compiler.Plan, error) {
-	proj, err := build.Discover(path)
+func compileProject(path string) (*project.Project, []*compiler.Plan, error) {
+	proj, err := project.Discover(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -31,7 +31,7 @@ func compileProject(path string) (*build.Project, []*compiler.Plan, error) {
 }
 
 // compileServer compiles the project at path and returns one server's plan.
-func compileServer(path, server string) (*build.Project, *compiler.Plan, error) {
+func compileServer(path, server string) (*project.Project, *compiler.Plan, error) {
 	proj, plans, err := compileProject(path)
 	if err != nil {
 		return nil, nil, err
@@ -72,20 +72,20 @@ missing, stale or extra, for CI and pre-commit.`,
 			if err != nil {
 				return err
 			}
-			files, err := build.Artefacts(plans)
+			files, err := project.Artefacts(plans)
 			if err != nil {
 				return err
 			}
 			dir := out
 			if dir == "" {
-				dir = filepath.Join(path, build.DefaultOut)
+				dir = filepath.Join(path, project.DefaultOut)
 				if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
-					dir = filepath.Join(filepath.Dir(path), build.DefaultOut)
+					dir = filepath.Join(filepath.Dir(path), project.DefaultOut)
 				}
 			}
 			w := cmd.OutOrStdout()
 			if check {
-				drift, err := build.Check(dir, files)
+				drift, err := project.Check(dir, files)
 				if err != nil {
 					return err
 				}
@@ -112,14 +112,14 @@ missing, stale or extra, for CI and pre-commit.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy: %s is out of date with %s; run `mcpolicy build %s`\n", dir, compiler.Plural(len(proj.Files), "policy file"), path)
 				return &errSilent{code: ExitStale}
 			}
-			if err := build.Write(dir, files); err != nil {
+			if err := project.Write(dir, files); err != nil {
 				return err
 			}
 			fmt.Fprintf(w, "wrote %s: %s, %s\n", dir, compiler.Plural(len(plans), "server"), compiler.Plural(len(files), "file"))
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&out, "out", "o", "", "output folder (default PATH/"+build.DefaultOut+")")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "output folder (default PATH/"+project.DefaultOut+")")
 	policyFlag(cmd, &policy)
 	cmd.Flags().BoolVar(&check, "check", false, "write nothing; exit 3 if the output folder is stale, 8 if an artefact was edited after the build")
 	return cmd
@@ -147,7 +147,7 @@ and compiles it, reporting every problem as file:line:col: field: message.
 			}
 			proj, plans, err := compileProject(path)
 			if err == nil {
-				_, err = build.Artefacts(plans)
+				_, err = project.Artefacts(plans)
 			}
 			if format != "text" {
 				return writeVet(cmd.OutOrStdout(), format, err)

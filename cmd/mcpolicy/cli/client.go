@@ -7,12 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit/backends"
+	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/mcpolicy/mcpolicy/report"
 	"github.com/spf13/cobra"
 )
@@ -84,7 +84,7 @@ user-scope file, --file any file.`,
 				if b == "" {
 					b = p.Backends[0]
 				}
-				l, err := clientcfg.LaunchFor(c, p, b, proj.Root, home, filepath.Join(proj.Root, build.DefaultOut), self, envFile, portable)
+				l, err := clientcfg.LaunchFor(c, p, b, proj.Root, home, filepath.Join(proj.Root, project.DefaultOut), self, envFile, portable)
 				if err != nil {
 					return err
 				}
@@ -112,14 +112,14 @@ user-scope file, --file any file.`,
 				return nil
 			}
 			if len(src) > 0 {
-				if err := build.WriteFileAtomic(target+".mcpolicy.bak", src, 0o600); err != nil {
+				if err := project.WriteFileAtomic(target+".mcpolicy.bak", src, 0o600); err != nil {
 					return err
 				}
 			}
 			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 				return err
 			}
-			if err := build.WriteFileAtomic(target, out, 0o644); err != nil {
+			if err := project.WriteFileAtomic(target, out, 0o644); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", target)

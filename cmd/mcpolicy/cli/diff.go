@@ -6,9 +6,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
+	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/spf13/cobra"
 )
 
@@ -57,7 +57,7 @@ widening (--fail-on widening, the default; any: every change; never).`,
 					return err
 				}
 			case 0:
-				old, disp, cleanup, err := build.AtRef(path, against)
+				old, disp, cleanup, err := project.AtRef(path, against)
 				if err != nil {
 					return &exitError{code: ExitError, err: err}
 				}
@@ -87,8 +87,8 @@ widening (--fail-on widening, the default; any: every change; never).`,
 				return &exitError{code: ExitError, err: err}
 			}
 			if artefacts {
-				oldFiles, err1 := build.Artefacts(oldPlans)
-				newFiles, err2 := build.Artefacts(newPlans)
+				oldFiles, err1 := project.Artefacts(oldPlans)
+				newFiles, err2 := project.Artefacts(newPlans)
 				if err1 != nil || err2 != nil {
 					return fmt.Errorf("rendering artefacts: %v %v", err1, err2)
 				}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/mcpolicy/mcpolicy/build"
+	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/spf13/cobra"
 )
 
@@ -32,7 +32,7 @@ pre-commit framework, use this repository's .pre-commit-hooks.yaml instead.`,
 			if err != nil {
 				return err
 			}
-			file, err := build.InstallHook(path, self, force, chain)
+			file, err := project.InstallHook(path, self, force, chain)
 			if err != nil {
 				return &exitError{code: ExitError, err: err}
 			}

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/mcpolicy/mcpolicy/build"
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/mcpolicy/mcpolicy/schema"
 	"github.com/spf13/cobra"
 )
@@ -65,7 +65,7 @@ not be read (even with findings), 2 an invalid policy.`,
 				threshold = s
 			}
 			home, _ := os.UserHomeDir()
-			project := "" // the policies' project: a client config in it is this machine's
+			projectRoot := "" // the policies' project: a client config in it is this machine's
 			var targets []*lint.Target
 			// Client configs alone need no policy: without a PATH argument, a
 			// folder holding none is not an error when --client is given.
@@ -74,7 +74,7 @@ not be read (even with findings), 2 an invalid policy.`,
 				return err
 			}
 			if !noPolicy && len(args) == 0 && !policyNamed(cmd) && len(clients) > 0 {
-				if _, err := build.Discover(path); err != nil {
+				if _, err := project.Discover(path); err != nil {
 					noPolicy = true
 				}
 			}
@@ -83,10 +83,10 @@ not be read (even with findings), 2 an invalid policy.`,
 				if err != nil {
 					return err
 				}
-				project = proj.Root
+				projectRoot = proj.Root
 				ts := lint.PolicyTargets(plans, proj.Root, home)
 				for _, t := range ts {
-					t.Unbuildable = build.Problems(t.Plan) // a policy that does not build is not clean
+					t.Unbuildable = project.Problems(t.Plan) // a policy that does not build is not clean
 				}
 				targets = append(targets, ts...)
 			}
@@ -99,7 +99,7 @@ not be read (even with findings), 2 an invalid policy.`,
 			var notes []lint.Note
 			var unread []string
 			for _, c := range clients {
-				ts, ns, err := clientcfg.ReadLint(c, clientcfg.Options{Home: home, ThisMachine: thisMachine, Project: project})
+				ts, ns, err := clientcfg.ReadLint(c, clientcfg.Options{Home: home, ThisMachine: thisMachine, Project: projectRoot})
 				if err != nil {
 					ns = []lint.Note{unreadNote(c, err, "linted")}
 				}

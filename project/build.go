@@ -1,7 +1,7 @@
-// Package build is the repository-level job: find the policies under a
+// Package project is the repository-level job: find the policies under a
 // folder, compile them, render every artefact into a deterministic output
 // folder, and tell whether an existing output folder is stale.
-package build
+package project
 
 import (
 	"bytes"
