@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"time"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/egress"
+	"github.com/mcpolicy/mcpolicy/why"
+	"github.com/spf13/cobra"
+)
+
+func newWhyCmd() *cobra.Command {
+	var policy, server, backend, format string
+	var hostsFile string
+	var hostPath, sandboxPath, resolve bool
+	cmd := &cobra.Command{
+		Use:   "why TARGET [-p POLICY] [--server S] [--backend B] [--format text|json]",
+		Short: "Whether a server can reach a path, a host:port or a variable, through which grant, and what stops it",
+		Long: `why answers, for each server of the policy and each backend it is built
+for, whether TARGET is reachable: how (read, write, exec, connect), through
+which grant (with its file:line:col), and otherwise what stops it (no grant,
+a read-only mount, a protected name, the fixed top level of the project,
+the read-only root, network none, the egress proxy's allowlist and its
+private-address rule).
+
+TARGET is a host path (~/.aws/credentials, src/a.go from the current
+folder, /usr/bin/env), a sandbox path (/workspace/.git/config: an absolute
+path at or below a mount target or the scratch), a destination
+(api.github.com:443), or an environment variable's name (GITHUB_TOKEN).
+--host and --sandbox force how an absolute path is read.
+
+Paths are resolved as the backends resolve them: the deepest mount decides
+(a read-only mount inside a read-write one stays read-only), protected
+names are read-only at the top of read-write mounts, Landlock and bwrap add
+the runtime baseline (docker and podman show the image's own /usr), and
+symlinks are followed on this machine where the path exists (the answer
+says so). Destinations go through the egress proxy's own matcher; with
+--resolve the name is looked up here, as the proxy would, for the
+private-address rule (--hosts FILE: an /etc/hosts-style table first, as
+mcpolicy run --hosts).`,
+		Example: `  mcpolicy why ~/.aws/credentials -p examples/code-index
+  mcpolicy why /workspace/.git/config -p examples/code-index
+  mcpolicy why api.github.com:443 --format json
+  mcpolicy why GITHUB_TOKEN --server github`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "json" {
+				return &exitError{code: ExitError, err: fmt.Errorf("--format %q: want text or json", format)}
+			}
+			if hostPath && sandboxPath {
+				return &exitError{code: ExitError, err: fmt.Errorf("--host and --sandbox: give one")}
+			}
+			proj, plans, err := compileProject(policy)
+			if err != nil {
+				return err
+			}
+			if server != "" {
+				var keep []*compiler.Plan
+				for _, p := range plans {
+					if p.Server == server {
+						keep = append(keep, p)
+					}
+				}
+				if keep == nil {
+					return &exitError{code: ExitError, err: fmt.Errorf("no server %q in %s (servers: %s)", server, policy, names(plans))}
+				}
+				plans = keep
+			}
+			home, _ := os.UserHomeDir()
+			cwd, _ := os.Getwd()
+			m := why.Machine{Machine: compiler.Machine{ProjectRoot: proj.Root, Home: home}, Cwd: cwd, FS: true}
+			if resolve || hostsFile != "" {
+				lookup := func(ctx context.Context, host string) ([]netip.Addr, error) {
+					if !resolve {
+						return nil, fmt.Errorf("not in %s (add --resolve to ask DNS)", hostsFile)
+					}
+					ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+					defer cancel()
+					return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+				}
+				if hostsFile != "" {
+					f, err := os.Open(hostsFile)
+					if err != nil {
+						return &exitError{code: ExitError, err: err}
+					}
+					lookup, err = egress.HostsResolver(f, lookup)
+					f.Close()
+					if err != nil {
+						return &exitError{code: ExitError, err: err}
+					}
+				}
+				m.Resolve = func(host string) ([]netip.Addr, error) { return lookup(context.Background(), host) }
+			}
+			var kind why.Kind
+			switch {
+			case hostPath:
+				kind = why.HostPath
+			case sandboxPath:
+				kind = why.SandboxPath
+			}
+			t, err := why.ParseTarget(args[0], plans, m, kind)
+			if err != nil {
+				return &exitError{code: ExitError, err: err}
+			}
+			a, err := why.Ask(plans, t, m, backend)
+			if err != nil {
+				return &exitError{code: ExitError, err: err}
+			}
+			if format == "json" {
+				return a.JSON(cmd.OutOrStdout())
+			}
+			return a.Text(cmd.OutOrStdout())
+		},
+	}
+	policyFlag(cmd, &policy)
+	cmd.Flags().StringVar(&server, "server", "", "only this server")
+	cmd.Flags().StringVar(&backend, "backend", "", "only this backend (bwrap, landlock, docker, podman, seatbelt)")
+	cmd.Flags().StringVar(&format, "format", "text", "text or json")
+	cmd.Flags().BoolVar(&hostPath, "host", false, "read an absolute TARGET as a host path")
+	cmd.Flags().BoolVar(&sandboxPath, "sandbox", false, "read an absolute TARGET as a path inside the sandbox")
+	cmd.Flags().BoolVar(&resolve, "resolve", false, "look a destination's name up here, as the egress proxy would")
+	cmd.Flags().StringVar(&hostsFile, "hosts", "", "resolve names from this /etc/hosts-style file first (as mcpolicy run --hosts)")
+	return cmd
+}
