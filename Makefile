@@ -3,6 +3,7 @@ GO      ?= go
 BIN     := bin/mcpolicy
 EXAMPLE := examples/code-index
 BENCHSTAT ?= $(GO) run golang.org/x/perf/cmd/benchstat@latest
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: all build install test test-short lint bench golden example verify docs help
 
@@ -24,10 +25,11 @@ test: ## every test, the real-engine ones included (CI=true: a missing docker/po
 test-short: ## the edit loop (< 1 min): every package, without the tests that run engines, sandboxes, pre-commit or the network
 	$(GO) test -short -count=1 ./...
 
-lint: ## gofmt and go vet
+lint: ## gofmt, go vet and staticcheck (pinned, through go run)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(STATICCHECK) ./...
 
 bench: ## benchmarks: build and lint against `cue export` (whole processes); load + compile + emit; spawn cost per launch as a benchstat table (delta vs bare)
 	@echo "compile path against cue export (cue at go.mod's version), whole processes:"

@@ -213,7 +213,7 @@ func VerifyMounts(args []string) error {
 		}
 	}
 	if sep < 0 || sep == len(args)-1 {
-		return fmt.Errorf("usage: %s TARGET=DEV:INO... -- COMMAND...", VerifyMountsArg)
+		return fmt.Errorf("usage: %s TARGET=DEV:INO [TARGET=DEV:INO ...] -- COMMAND [ARG ...]", VerifyMountsArg)
 	}
 	for _, x := range args[:sep] {
 		eq := strings.LastIndex(x, "=") // a target may hold "=", dev:ino never does

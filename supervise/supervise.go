@@ -25,7 +25,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -558,17 +557,6 @@ func Forward(port int, socket string, lifeline bool, argv []string) (int, error)
 		}()
 	}
 	return run(ctx, cmd, nil, nil)
-}
-
-func lookup(environ []string) func(string) (string, bool) {
-	return func(name string) (string, bool) {
-		for i := len(environ) - 1; i >= 0; i-- {
-			if k, v, ok := strings.Cut(environ[i], "="); ok && k == name {
-				return v, true
-			}
-		}
-		return "", false
-	}
 }
 
 // trustSidecar names the sidecar as the socket's sandbox: its first

@@ -567,10 +567,7 @@ func landlockBackend(mutate func(*compiler.Plan)) backendRun {
 		refuses: func(p *compiler.Plan) bool {
 			_, err := landlock.Build(p, compiler.Machine{ProjectRoot: "/p", Home: "/h"})
 			var ne *emit.NotEnforceableError
-			if errors.As(err, &ne) {
-				return true
-			}
-			return false
+			return errors.As(err, &ne)
 		},
 		run: func(t *testing.T, c *testCase, attempts []probe.Attempt) ([]probe.Result, error) {
 			p := withCommand(c.plan, world.probeBin, attempts)
