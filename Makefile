@@ -52,6 +52,7 @@ docs: ## regenerate docs/rules.md, docs/diff-kinds.md and the table of docs/exit
 	$(GO) run ./cmd/mcpolicy rules --format markdown > docs/rules.md
 	$(GO) run ./cmd/mcpolicy rules --diff --format markdown > docs/diff-kinds.md
 	$(GO) run ./exitcode/gen docs/exit-codes.md
+	$(GO) run ./compiler/exposure/gen docs/exposure.md
 
 help: ## this list
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)

@@ -48,7 +48,7 @@ var Table = []Code{
 		"this machine cannot enforce what the policy demands; `mcpolicy doctor`: no backend can run here",
 		"no Landlock, ABI < 3, no user namespaces and no accepted `landlock-tcp-only`"},
 	{Findings, "Findings", "`mcpolicy lint`",
-		"a finding at or above `--fail-on` (default `error`), not waived",
+		"a finding at or above `--fail-on` (default `error`), not waived; a server whose exposure score is above `--max-exposure` (EXPOSURE_LIMIT)",
 		"a home mount, an inline secret, `--privileged`"},
 	{Widened, "Widened", "`mcpolicy diff`, `mcpolicy check`",
 		"`diff`: a grant widened and no waiver in the new policy acknowledges it (`--fail-on any`: any change); `check`: a client entry drifted from the policy, or pins a stale artefact",

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/compiler/credstore"
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 )
 
@@ -34,10 +35,8 @@ var notHomes = map[string]bool{"shared": true, "public": true, "default": true, 
 	"all users": true, "linuxbrew": true}
 
 // CredentialStores are where a home folder keeps keys and tokens, relative
-// to it. .claude holds Claude Code's credentials and its settings, hooks
-// and MCP servers: whoever writes it decides what runs next.
-var CredentialStores = []string{".ssh", ".aws", ".gnupg", ".config/gcloud", ".kube", ".docker/config.json",
-	".netrc", ".npmrc", ".pypirc", ".git-credentials", "Library/Keychains", ".config/gh", ".claude"}
+// to it (credstore holds the list, shared with the exposure score).
+var CredentialStores = credstore.Stores
 
 // PathFacts is what a host path written in a config says on its own.
 type PathFacts struct {

@@ -338,3 +338,29 @@ servers: s: {
 		})
 	}
 }
+
+// TestMaxExposure: --max-exposure reports each server above it, naming the
+// heaviest grant, as an error; at or under it, nothing; 0 is no limit.
+func TestMaxExposure(t *testing.T) {
+	ts := targets(t, lint.Lookup("MOUNT_HOME").Bad)
+	score := lint.Run(ts, lint.Options{}).Servers[0].Exposure
+	if score <= 0 {
+		t.Fatalf("exposure %d for a home mount", score)
+	}
+	for _, c := range []struct {
+		max  int
+		want bool
+	}{{0, false}, {score, false}, {score - 1, true}} {
+		var got []lint.Finding
+		for _, f := range lint.Run(ts, lint.Options{MaxExposure: c.max}).Findings {
+			if f.Rule == lint.ExposureID {
+				got = append(got, f)
+			}
+		}
+		if (len(got) > 0) != c.want {
+			t.Errorf("--max-exposure %d with a score of %d: %v", c.max, score, got)
+		} else if c.want && (got[0].Level != "error" || !strings.Contains(got[0].Message, "home") || got[0].Pos.Line == 0) {
+			t.Errorf("--max-exposure %d: %+v, want an error at the server naming the home mount", c.max, got[0])
+		}
+	}
+}

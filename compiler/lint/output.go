@@ -32,6 +32,9 @@ func Write(w io.Writer, rep Report, format string, version string) error {
 				grants = s.Confinement
 			}
 		}
+		if s.Exposure >= 0 {
+			grants += fmt.Sprintf(", exposure %d", s.Exposure)
+		}
 		worst := s.Worst
 		if worst == "" {
 			worst = "clean"
@@ -48,6 +51,12 @@ func sarifRules(rep Report) []report.Rule {
 	for _, f := range rep.Findings {
 		if f.Rule == ParseID {
 			rules = append(rules, &ParseRule)
+			break
+		}
+	}
+	for _, f := range rep.Findings {
+		if f.Rule == ExposureID {
+			rules = append(rules, &ExposureRule)
 			break
 		}
 	}

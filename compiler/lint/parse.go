@@ -61,4 +61,7 @@ func parseMarkdown(b *strings.Builder) {
 	r := ParseRule
 	fmt.Fprintf(b, "\n## %s\n\n`%s`: not a rule of the registry (nothing to select or waive) but what `lint` says about a client config as it reads it: **info** for a repair, **error** for what it could not read (`mcpolicy lint` then exits 1 once every other file is linted; docs/exit-codes.md). %s\n\n**Why.** %s\n\n**Fix.** %s\n",
 		r.ID, r.Name, r.Purpose, r.Rationale, r.Remediation)
+	r = ExposureRule
+	fmt.Fprintf(b, "\n## %s\n\n`%s`: not a rule of the registry but the gate `lint --max-exposure N` sets: **error** (exit 5) for each server whose score is above N. %s\n\n**Why.** %s\n\n**Fix.** %s\n",
+		r.ID, r.Name, r.Purpose, r.Rationale, r.Remediation)
 }

@@ -4,19 +4,25 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"fmt"
+
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/compiler/exposure"
 	"github.com/mcpolicy/mcpolicy/report"
 	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // Options tune a lint run.
 type Options struct {
-	MaxGrants int       // GRANT_COUNT's limit; 0 means 4
-	Today     time.Time // for waiver expiry; zero means now
-	Only      []string  // rule IDs to run, or former IDs kept as aliases; empty means all
+	MaxGrants int // GRANT_COUNT's limit; 0 means 4
+	// MaxExposure is the exposure score (compiler/exposure) a server may
+	// reach; above it, an EXPOSURE_LIMIT error. 0 means no limit.
+	MaxExposure int
+	Today       time.Time // for waiver expiry; zero means now
+	Only        []string  // rule IDs to run, or former IDs kept as aliases; empty means all
 
 	fs    *fsCache                   // the run's walks of folders on this machine (walk.go)
 	items map[string]map[string]bool // per grouped rule Only names by former IDs alone: those items
@@ -32,7 +38,10 @@ type Summary struct {
 	File   string     `json:"file"`
 	Pos    source.Pos `json:"pos"`
 	Grants int        `json:"grants"` // -1 when no plan confines it
-	Worst  string     `json:"worst"`  // "" when clean
+	// Exposure is the plan's exposure score (docs/exposure.md), -1 when
+	// no plan confines it.
+	Exposure int    `json:"exposure"`
+	Worst    string `json:"worst"` // "" when clean
 	// Confinement names what stands in for a plan: "client sandbox" (VS
 	// Code's, srt: not "unconfined", issue 16) or "remote" (another
 	// machine runs it); "" otherwise.
@@ -101,10 +110,15 @@ func Run(targets []*Target, o Options) Report {
 			})
 		}
 		fs = append(fs, applyWaivers(t, fs, o.Today)...)
-		sum := Summary{Server: t.Server, File: t.File, Pos: t.Pos, Grants: -1}
+		sum := Summary{Server: t.Server, File: t.File, Pos: t.Pos, Grants: -1, Exposure: -1}
 		switch {
 		case t.Plan != nil:
 			sum.Grants = len(t.Plan.Grants())
+			e := exposure.Score(t.Plan)
+			sum.Exposure = e.Total
+			if o.MaxExposure > 0 && e.Total > o.MaxExposure && len(o.Only) == 0 {
+				fs = append(fs, exposureFinding(t, e, o.MaxExposure))
+			}
 		case t.Remote != "":
 			sum.Confinement = "remote"
 		case hasFlag(t, FlagClientSandbox):
@@ -232,4 +246,31 @@ func PolicyTargets(plans []*compiler.Plan, root, home string) []*Target {
 			Launcher: "mcpolicy", ProjectRoot: root, Home: home, OnThisMachine: true})
 	}
 	return ts
+}
+
+// ExposureID is the finding for a server whose exposure score is above
+// --max-exposure: a gate a team sets, not a rule of the registry.
+const ExposureID = "EXPOSURE_LIMIT"
+
+// ExposureRule describes EXPOSURE_LIMIT for SARIF and docs/rules.md.
+var ExposureRule = Rule{
+	ID: ExposureID, Name: "exposure-limit", Severity: Error,
+	Purpose:     "A server's exposure score (docs/exposure.md: each grant weighed by what it hands the server) is above --max-exposure.",
+	Rationale:   "A grant count treats a read-only docs folder and a writable home alike; the score weighs them, so a team can cap how exposed any one server may be and see a widening raise it.",
+	Remediation: "Drop or narrow the heaviest grants the finding lists (a credential store, the home folder, a wildcard destination), or raise --max-exposure deliberately.",
+}
+
+// exposureFinding lists the heaviest terms, so the fix is in the message.
+func exposureFinding(t *Target, e exposure.Exposure, max int) Finding {
+	terms := append([]exposure.Term{}, e.Terms...)
+	sort.SliceStable(terms, func(i, j int) bool { return terms[i].Weight > terms[j].Weight })
+	var top []string
+	for i, term := range terms {
+		if i == 3 {
+			break
+		}
+		top = append(top, fmt.Sprintf("%s %s: %d (%s)", term.Kind, term.Summary, term.Weight, term.Pos))
+	}
+	return Finding{Rule: ExposureID, Level: Error.String(), Server: t.Server, Pos: t.Pos,
+		Message: fmt.Sprintf("exposure %d, above --max-exposure %d; heaviest: %s", e.Total, max, strings.Join(top, "; "))}
 }

@@ -144,7 +144,7 @@ func TestLintClientConfig(t *testing.T) {
 	for _, want := range []string{
 		":5:43: MOUNT_HOME error", ":5:71: SECRET_INLINE error", ":5:16: NETWORK_OPEN warning",
 		":5:16: CONTAINER_UNHARDENED warning unhardened container, missing: --cap-drop ALL (CAP_DROP_MISSING)",
-		"github (" + cfg + "): 2 grants, worst: error",
+		"github (" + cfg + "): 2 grants, exposure 100, worst: error",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lint output lacks %q:\n%s", want, out)

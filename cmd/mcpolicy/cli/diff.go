@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
+	"github.com/mcpolicy/mcpolicy/compiler/exposure"
 	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/spf13/cobra"
 )
@@ -86,6 +87,13 @@ widening (--fail-on widening, the default; any: every change; never).`,
 			if err := diff.Write(cmd.OutOrStdout(), cs, format, isTerminal(cmd.OutOrStdout()), version()); err != nil {
 				return &exitError{code: ExitError, err: err}
 			}
+			ds := exposure.Deltas(oldPlans, newPlans)
+			for _, d := range ds {
+				for i := range d.Removed {
+					d.Removed[i].Pos.File = display(d.Removed[i].Pos.File)
+				}
+			}
+			writeExposure(cmd.OutOrStdout(), ds, format)
 			if artefacts {
 				oldFiles, err1 := project.Artefacts(oldPlans)
 				newFiles, err2 := project.Artefacts(newPlans)
@@ -132,4 +140,27 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// writeExposure follows the changes, in text and markdown, with each
+// server whose exposure score (docs/exposure.md) moved: a widening raises
+// it. The JSON, SARIF and GitHub formats stay the list of changes.
+func writeExposure(w io.Writer, ds []exposure.ServerDelta, format string) {
+	var moved []exposure.ServerDelta
+	for _, d := range ds {
+		if d.Delta != 0 {
+			moved = append(moved, d)
+		}
+	}
+	if len(moved) == 0 || (format != "text" && format != "markdown") {
+		return
+	}
+	fmt.Fprintln(w)
+	for _, d := range moved {
+		if format == "markdown" {
+			fmt.Fprintf(w, "- exposure of `%s`: %d → %d (%+d)\n", d.Server, d.Old, d.New, d.Delta)
+			continue
+		}
+		fmt.Fprint(w, exposure.ExplainDelta(d))
+	}
 }

@@ -21,7 +21,7 @@ import (
 func newLintCmd() *cobra.Command {
 	var clients []string
 	var format, failOn, policy string
-	var maxGrants int
+	var maxGrants, maxExposure int
 	var discover, noPolicy, thisMachine bool
 	cmd := &cobra.Command{
 		Use:   "lint [PATH | -p POLICY] [--client FILE...]",
@@ -114,7 +114,7 @@ not be read (even with findings), 2 an invalid policy.`,
 			if len(targets) == 0 && len(notes) == 0 {
 				return &exitError{code: ExitError, err: fmt.Errorf("nothing to lint: no policy and no client config")}
 			}
-			rep := lint.Run(targets, lint.Options{MaxGrants: maxGrants})
+			rep := lint.Run(targets, lint.Options{MaxGrants: maxGrants, MaxExposure: maxExposure})
 			rep.AddNotes(notes)
 			if err := lint.Write(cmd.OutOrStdout(), rep, format, version()); err != nil {
 				return &exitError{code: ExitError, err: err}
@@ -139,6 +139,7 @@ not be read (even with findings), 2 an invalid policy.`,
 	cmd.Flags().StringVarP(&format, "format", "f", "text", "output: "+strings.Join(lint.Formats, ", "))
 	cmd.Flags().StringVar(&failOn, "fail-on", "error", "exit 5 when a finding is at least: error, warning, info, or never")
 	cmd.Flags().IntVar(&maxGrants, "max-grants", 4, "GRANT_COUNT's limit per server")
+	cmd.Flags().IntVar(&maxExposure, "max-exposure", 0, "an EXPOSURE_LIMIT error (exit 5) for each server whose exposure score is above this (docs/exposure.md); 0: no limit")
 	return cmd
 }
 

@@ -1,0 +1,32 @@
+// Package credstore is the list of credential stores a home folder holds:
+// one list for every pass that judges a host path (lint's MOUNT_CREDENTIALS,
+// the exposure score). It is a leaf, so each of those may import it without
+// importing the other.
+package credstore
+
+import "strings"
+
+// Stores are where a home folder keeps keys and tokens, relative to it.
+// .claude holds Claude Code's credentials and its settings, hooks and MCP
+// servers: whoever writes it decides what runs next.
+var Stores = []string{".ssh", ".aws", ".gnupg", ".config/gcloud", ".kube", ".docker/config.json",
+	".netrc", ".npmrc", ".pypirc", ".git-credentials", "Library/Keychains", ".config/gh", ".claude"}
+
+// Touching lists the stores (relative to the home) that sub, a clean
+// slash-separated path relative to a home folder, is, lies in, or holds:
+// every one for the home itself ("."). Purely lexical.
+func Touching(sub string) []string {
+	var hit []string
+	for _, c := range Stores {
+		if within(sub, c) || within(c, sub) {
+			hit = append(hit, c)
+		}
+	}
+	return hit
+}
+
+// within reports whether the relative path p is dir or below it ("." holds
+// every path).
+func within(p, dir string) bool {
+	return dir == "." || p == dir || strings.HasPrefix(p, dir+"/")
+}
