@@ -36,6 +36,10 @@ import (
 	"github.com/mcpolicy/mcpolicy/allowlist"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/backends"
+	"github.com/mcpolicy/mcpolicy/emit/bwrap"
+	"github.com/mcpolicy/mcpolicy/emit/docker"
+	"github.com/mcpolicy/mcpolicy/emit/landlock"
+	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
 	"github.com/mcpolicy/mcpolicy/protect"
 	"github.com/mcpolicy/mcpolicy/schema"
 	"github.com/mcpolicy/mcpolicy/source"
@@ -302,8 +306,8 @@ func planBackends(p *compiler.Plan) []string {
 	var bs []string
 	for _, b := range p.Backends {
 		bs = append(bs, b)
-		if b == "docker" {
-			bs = append(bs, "podman")
+		if b == docker.Backend {
+			bs = append(bs, docker.PodmanBackend)
 		}
 	}
 	order := map[string]int{}
@@ -357,9 +361,9 @@ type eval struct {
 func newEval(p *compiler.Plan, m Machine, backend string) *eval {
 	e := &eval{p: p, m: m, backend: backend}
 	switch backend {
-	case "landlock":
+	case landlock.Backend:
 		e.view = landlockView
-	case "seatbelt":
+	case seatbelt.Backend:
 		e.view = seatbeltView
 	}
 	unprot := p.UnprotectedNames()
@@ -425,16 +429,16 @@ func newEval(p *compiler.Plan, m Machine, backend string) *eval {
 	}
 	// seatbelt's scratch is a private folder (seatbelt-scratch-dir), not
 	// a tmpfs at the target.
-	if s := p.Scratch; s != nil && backend != "seatbelt" {
-		noexec := backend == "docker" || backend == "podman"
+	if s := p.Scratch; s != nil && backend != seatbelt.Backend {
+		noexec := backend == docker.Backend || backend == docker.PodmanBackend
 		e.layers = append(e.layers, layer{at: s.Target, rw: true, noexec: noexec, kind: "scratch",
 			grant: &Grant{Kind: string(compiler.GrantScratch), Summary: fmt.Sprintf("tmpfs %s, %s", s.Target, compiler.FormatSize(s.SizeBytes)), Pos: m.pos(s.Pos)}})
 	}
 	switch backend {
-	case "bwrap", "landlock":
+	case bwrap.Backend, landlock.Backend:
 		for _, b := range p.Runtime.ReadOnly {
 			e.layers = append(e.layers, layer{at: b, src: b, kind: "baseline"})
-			if b == "/usr" && backend == "bwrap" {
+			if b == "/usr" && backend == bwrap.Backend {
 				for _, l := range []string{"bin", "lib", "lib32", "lib64", "sbin"} {
 					e.layers = append(e.layers, layer{at: "/" + l, src: "/usr/" + l, kind: "baseline"})
 				}
@@ -444,7 +448,7 @@ func newEval(p *compiler.Plan, m Machine, backend string) *eval {
 		for _, d := range devs {
 			e.layers = append(e.layers, layer{at: d, src: d, rw: d == "/dev/null", kind: "dev"})
 		}
-	case "seatbelt":
+	case seatbelt.Backend:
 		rules, _ := schema.SeatbeltBaseline(p.Runtime.Name)
 		for _, r := range rules {
 			if !contains(r.Allow, "file-read*") {
@@ -571,7 +575,7 @@ func (e *eval) uncovered(p string) decision {
 	case ancestor:
 		d.found, d.read = true, true
 		d.stops = append(d.stops, Stop{Rule: StopRoot, Detail: p + " is a folder of the sandbox's read-only root, on the way to a mount"})
-	case e.backend == "bwrap":
+	case e.backend == bwrap.Backend:
 		d.stops = append(d.stops, Stop{Rule: StopNoGrant, Detail: "not in the sandbox: bwrap's root is empty but for the grants and the runtime baseline (ENOENT)"})
 	default:
 		d.stops = append(d.stops, Stop{Rule: StopImage, Detail: "not a host path here: the container's root is the image's own, read-only (--read-only); nothing of the host but the mounts"})
@@ -676,10 +680,10 @@ func (e *eval) noGrant(v *Verdict, h string) {
 		what += " (" + strings.Join(ms, ", ") + ")"
 	}
 	detail := what + " holds it"
-	if e.backend == "bwrap" || e.backend == "landlock" {
+	if e.backend == bwrap.Backend || e.backend == landlock.Backend {
 		detail += fmt.Sprintf(", nor the runtime baseline %q", e.p.Runtime.Name)
 	}
-	if e.backend == "docker" || e.backend == "podman" {
+	if e.backend == docker.Backend || e.backend == docker.PodmanBackend {
 		for _, b := range e.p.Runtime.ReadOnly {
 			if within(h, b) {
 				detail += fmt.Sprintf("; the container sees the image's own %s, never the host's (the host backends' runtime baseline %q does not apply)", b, e.p.Runtime.Name)
@@ -829,7 +833,7 @@ func (e *eval) destination(v *Verdict, t Target) {
 	host, _ := allowlist.Canonical(t.Host)
 	dest := net.JoinHostPort(host, strconv.Itoa(t.Port))
 	direct := "a direct connection (raw TCP, UDP, DNS) finds no route: the sandbox has its own network namespace with only loopback"
-	if e.backend == "seatbelt" {
+	if e.backend == seatbelt.Backend {
 		direct = "a direct connection (raw TCP, UDP, DNS) is denied: the profile denies network* (with an allowlist, all but the proxy's port on the host's loopback)"
 	}
 	v.Stops = append(v.Stops, Stop{Rule: StopDirect, Detail: direct})
@@ -869,7 +873,7 @@ func (e *eval) destination(v *Verdict, t Target) {
 	}
 	g := Grant{Kind: string(compiler.GrantEgress), Summary: "egress to " + rule.String(), Pos: e.m.pos(orPos(pos, e.p.Network.Pos))}
 	at := "through mcpolicy's egress proxy (HTTP CONNECT, or plain HTTP, to 127.0.0.1:" + strconv.Itoa(e.p.Network.ProxyPort) + " in the sandbox, where mcpolicy run's forwarder listens)"
-	if e.backend == "seatbelt" {
+	if e.backend == seatbelt.Backend {
 		at = "through mcpolicy's egress proxy (HTTP CONNECT, or plain HTTP, to the host's 127.0.0.1:" + strconv.Itoa(e.p.Network.ProxyPort) + ", where mcpolicy run serves it)"
 	}
 	var addrs []netip.Addr
@@ -933,7 +937,7 @@ func (e *eval) env(v *Verdict, name string) {
 		finish(v)
 		return
 	}
-	if e.p.Network.Mode == "allowlist" && e.backend != "landlock" {
+	if e.p.Network.Mode == "allowlist" && e.backend != landlock.Backend {
 		for _, s := range []string{"HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "NODE_USE_ENV_PROXY", "NO_PROXY", "no_proxy"} {
 			if s == name {
 				v.Access = append(v.Access, Passed)
@@ -943,13 +947,13 @@ func (e *eval) env(v *Verdict, name string) {
 			}
 		}
 	}
-	if e.backend == "bwrap" && (name == "PATH" || name == "HOME") {
+	if e.backend == bwrap.Backend && (name == "PATH" || name == "HOME") {
 		v.Access = append(v.Access, Passed)
 		v.At = append(v.At, "set by bwrap (--setenv), not from the host")
 		finish(v)
 		return
 	}
-	how := map[string]string{"docker": "only -e NAME passes a variable", "podman": "only -e NAME passes a variable", "bwrap": "--clearenv", "landlock": "cleared but for the named variables", "seatbelt": "the wrapper unsets all but the named"}[e.backend]
+	how := map[string]string{docker.Backend: "only -e NAME passes a variable", docker.PodmanBackend: "only -e NAME passes a variable", bwrap.Backend: "--clearenv", landlock.Backend: "cleared but for the named variables", seatbelt.Backend: "the wrapper unsets all but the named"}[e.backend]
 	v.Stops = append(v.Stops, Stop{Rule: StopEnvCleared, Detail: fmt.Sprintf("no env grant names %s: the server's environment is empty but for its grants (%s)", name, how)})
 	finish(v)
 }
