@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
-	"golang.org/x/sys/unix"
+	"github.com/mcpolicy/mcpolicy/internal/testenv"
 )
 
 // ci: under CI=true a missing tool fails the test, never skips it.
@@ -143,42 +143,9 @@ func filesystemServer(t *testing.T) string {
 // requireBackend skips (fails under CI=true) when backend cannot run here.
 func requireBackend(t *testing.T, backend string) {
 	t.Helper()
-	if why := probeBackend(backend); why != "" {
+	if why := testenv.Unavailable(backend); why != "" {
 		unavailable(t, "%s: %s", backend, why)
 	}
-}
-
-// probeBackend says why backend cannot run on this machine, or "".
-func probeBackend(backend string) string {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	switch backend {
-	case "bwrap":
-		if _, err := exec.LookPath("bwrap"); err != nil {
-			return "bwrap is not installed"
-		}
-		if out, err := exec.CommandContext(ctx, "bwrap", "--unshare-all", "--ro-bind", "/", "/", "true").CombinedOutput(); err != nil {
-			return fmt.Sprintf("bwrap cannot make a sandbox: %v: %s", err, bytes.TrimSpace(out))
-		}
-	case "docker", "podman":
-		if _, err := exec.LookPath(backend); err != nil {
-			return backend + " is not installed"
-		}
-		if out, err := exec.CommandContext(ctx, backend, "info").CombinedOutput(); err != nil {
-			return fmt.Sprintf("%s info: %v: %s", backend, err, tail(string(out), 5))
-		}
-	case "landlock":
-		abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
-		if errno != 0 {
-			return fmt.Sprintf("the kernel has no Landlock: %v", errno)
-		}
-		if abi < 3 {
-			return fmt.Sprintf("Landlock ABI %d; the launcher needs 3", abi)
-		}
-	default:
-		return "unknown backend " + backend
-	}
-	return ""
 }
 
 // importEmptyImage imports an image with no files into engine as image,

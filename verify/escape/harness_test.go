@@ -23,9 +23,9 @@ import (
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
+	"github.com/mcpolicy/mcpolicy/internal/testenv"
 	"github.com/mcpolicy/mcpolicy/protect"
 	"github.com/tailscale/hujson"
-	"golang.org/x/sys/unix"
 )
 
 // ci: under CI=true a missing backend fails, never skips.
@@ -150,38 +150,12 @@ func (s *suite) require(t *testing.T, backend string) {
 
 // probeBackend says why backend cannot run on this machine, or "".
 func probeBackend(backend string) string {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	switch backend {
-	case bare:
+	if backend == bare {
 		// No confinement at all: the weakened wiring of the scenarios
 		// whose control is the command itself, spawned as a client would.
-	case "bwrap":
-		if _, err := exec.LookPath("bwrap"); err != nil {
-			return "bwrap is not installed"
-		}
-		if out, err := exec.CommandContext(ctx, "bwrap", "--unshare-all", "--ro-bind", "/", "/", "true").CombinedOutput(); err != nil {
-			return fmt.Sprintf("bwrap cannot make a sandbox: %v: %s", err, bytes.TrimSpace(out))
-		}
-	case "docker", "podman":
-		if _, err := exec.LookPath(backend); err != nil {
-			return backend + " is not installed"
-		}
-		if out, err := exec.CommandContext(ctx, backend, "info").CombinedOutput(); err != nil {
-			return fmt.Sprintf("%s info: %v: %s", backend, err, lastLines(out, 5))
-		}
-	case "landlock":
-		abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
-		if errno != 0 {
-			return fmt.Sprintf("the kernel has no Landlock: %v", errno)
-		}
-		if abi < 3 {
-			return fmt.Sprintf("Landlock ABI %d; the launcher needs 3", abi)
-		}
-	default:
-		return "unknown backend " + backend
+		return ""
 	}
-	return ""
+	return testenv.Unavailable(backend)
 }
 
 // importImage puts the busybox image into engine, once, without a registry.

@@ -1,0 +1,57 @@
+// Package testenv tells tests whether a sandbox backend can run on this
+// machine: the one probe the kernel and engine suites share.
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Unavailable says why backend (bwrap, landlock, docker, podman) cannot
+// confine a process here, or "" when it can: each is tried, not assumed
+// from a binary on PATH.
+func Unavailable(backend string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	switch backend {
+	case "bwrap":
+		if _, err := exec.LookPath("bwrap"); err != nil {
+			return "bwrap is not installed"
+		}
+		if out, err := exec.CommandContext(ctx, "bwrap", "--unshare-all", "--ro-bind", "/", "/", "true").CombinedOutput(); err != nil {
+			return fmt.Sprintf("bwrap cannot make a sandbox: %v: %s", err, bytes.TrimSpace(out))
+		}
+	case "docker", "podman":
+		if _, err := exec.LookPath(backend); err != nil {
+			return backend + " is not installed"
+		}
+		if out, err := exec.CommandContext(ctx, backend, "info").CombinedOutput(); err != nil {
+			return fmt.Sprintf("%s info: %v: %s", backend, err, lastLines(out, 5))
+		}
+	case "landlock":
+		abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+		if errno != 0 {
+			return fmt.Sprintf("the kernel has no Landlock: %v", errno)
+		}
+		if abi < 3 {
+			return fmt.Sprintf("Landlock ABI %d; the launcher needs 3", abi)
+		}
+	default:
+		return "unknown backend " + backend
+	}
+	return ""
+}
+
+func lastLines(out []byte, n int) string {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
