@@ -122,6 +122,7 @@ const root = ".."
 // jsonTypes are the types a json=TYPE marker may name.
 var jsonTypes = map[string]reflect.Type{
 	"egress.Decision": reflect.TypeOf(egress.Decision{}),
+	"egress.Denial":   reflect.TypeOf(egress.Denial{}),
 }
 
 func TestMain(m *testing.M) {

@@ -79,23 +79,23 @@ func TestDecisionLogCanonical(t *testing.T) {
 		// Allowed names that resolve to loopback: refused, after the rule matched.
 		{fmt.Sprintf("CONNECT %s:%d HTTP/1.1", fullwidth, port), 403,
 			Decision{Action: "deny", Method: "CONNECT", Host: "api.test", Requested: fullwidth, Port: port,
-				Rule: fmt.Sprintf("api.test:%d", port), Reason: "api.test resolves to the private address 127.0.0.1"}},
+				Rule: fmt.Sprintf("api.test:%d", port), Reason: "api.test resolves to the private address 127.0.0.1", Denied: DeniedPrivate}},
 		{fmt.Sprintf("GET http://%s:%d/ HTTP/1.1", softHyphen, port), 403,
 			Decision{Action: "deny", Method: "GET", Host: "api.test", Requested: softHyphen, Port: port,
-				Rule: fmt.Sprintf("api.test:%d", port), Reason: "api.test resolves to the private address 127.0.0.1"}},
+				Rule: fmt.Sprintf("api.test:%d", port), Reason: "api.test resolves to the private address 127.0.0.1", Denied: DeniedPrivate}},
 		{fmt.Sprintf("GET http://API.test.:%d/ HTTP/1.1", port), 403,
 			Decision{Action: "deny", Method: "GET", Host: "api.test", Requested: "API.test.", Port: port,
-				Rule: fmt.Sprintf("api.test:%d", port), Reason: "api.test resolves to the private address 127.0.0.1"}},
+				Rule: fmt.Sprintf("api.test:%d", port), Reason: "api.test resolves to the private address 127.0.0.1", Denied: DeniedPrivate}},
 		{fmt.Sprintf("GET http://api.test:%d/ HTTP/1.1", port), 403,
 			Decision{Action: "deny", Method: "GET", Host: "api.test", Port: port,
-				Rule: fmt.Sprintf("api.test:%d", port), Reason: "api.test resolves to the private address 127.0.0.1"}},
+				Rule: fmt.Sprintf("api.test:%d", port), Reason: "api.test resolves to the private address 127.0.0.1", Denied: DeniedPrivate}},
 		{fmt.Sprintf("CONNECT ａｐｉ.test。:%d HTTP/1.1", port), 403,
 			Decision{Action: "deny", Method: "CONNECT", Host: "api.test", Requested: "ａｐｉ.test。", Port: port,
-				Rule: fmt.Sprintf("api.test:%d", port), Reason: "api.test resolves to the private address 127.0.0.1"}},
+				Rule: fmt.Sprintf("api.test:%d", port), Reason: "api.test resolves to the private address 127.0.0.1", Denied: DeniedPrivate}},
 		// Not listed: the log still names the canonical host.
 		{fmt.Sprintf("CONNECT ｄｅｎｉｅｄ.test:%d HTTP/1.1", port), 403,
 			Decision{Action: "deny", Method: "CONNECT", Host: "denied.test", Requested: "ｄｅｎｉｅｄ.test", Port: port,
-				Reason: "not in the allowlist"}},
+				Reason: "not in the allowlist", Denied: DeniedNotListed, Suggest: fmt.Sprintf("denied.test:%d", port)}},
 		// An address in fullwidth digits is the listed address: allowed,
 		// connected to, and logged as the address.
 		{fmt.Sprintf("GET http://%s:%d/ HTTP/1.1", fwAddr, port), 200,
@@ -113,7 +113,7 @@ func TestDecisionLogCanonical(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &d); err != nil {
 			t.Fatalf("%q: %v", line, err)
 		}
-		d.Time, d.Up, d.Down = "", 0, 0
+		d.Time, d.Up, d.Down, d.Hint = "", 0, 0, "" // the hint is prose: denial_test.go checks it
 		got = append(got, d)
 	}
 	if len(got) != len(cases) {

@@ -56,10 +56,10 @@ func (c *guardedConn) check() error {
 	c.once.Do(func() {
 		if err := c.l.admit(c.Conn); err != nil {
 			c.err = fmt.Errorf("connection refused: %w", err)
-			c.l.proxy.log(Decision{Action: "deny", Reason: c.err.Error()})
+			c.l.proxy.log(Decision{Action: "deny", Reason: c.err.Error(), Denied: DeniedNotSandbox})
 			msg := "mcpolicy egress proxy: " + c.err.Error() + "\n"
-			fmt.Fprintf(c.Conn, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
-				http.StatusForbidden, http.StatusText(http.StatusForbidden), len(msg), msg)
+			fmt.Fprintf(c.Conn, "HTTP/1.1 %d %s\r\n%s: %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+				http.StatusForbidden, http.StatusText(http.StatusForbidden), DeniedHeader, DeniedNotSandbox, len(msg), msg)
 			c.Conn.Close()
 		}
 	})

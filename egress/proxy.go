@@ -35,8 +35,16 @@ type Decision struct {
 	Addr      string `json:"addr,omitempty"` // the address connected to
 	Rule      string `json:"rule,omitempty"`
 	Reason    string `json:"reason,omitempty"`
-	Up        int64  `json:"bytesUp"`
-	Down      int64  `json:"bytesDown"`
+	// Denied names the rule a deny missed (DeniedNotListed, DeniedOtherPort,
+	// DeniedPrivate, ...: the X-Mcpolicy-Denied header's value).
+	Denied string `json:"denied,omitempty"`
+	// Suggest is the smallest entry that would have allowed a deny: exact
+	// host:port, never a wildcard; none when no entry can (a private
+	// answer, a name that does not resolve). Hint says what to change.
+	Suggest string `json:"suggest,omitempty"`
+	Hint    string `json:"hint,omitempty"`
+	Up      int64  `json:"bytesUp"`
+	Down    int64  `json:"bytesDown"`
 }
 
 // Proxy enforces an allowlist. It resolves names itself and connects to
@@ -127,8 +135,14 @@ func (p *Proxy) log(d Decision) {
 // Everything after the first line works on the canonical spelling of the
 // host: the match, the lookup, the address check and the log, so the
 // logged host is the one the decision was made on.
-func (p *Proxy) check(ctx context.Context, method, requested string, port int) (netip.AddrPort, Decision, bool) {
-	d := Decision{Action: "deny", Method: method, Port: port}
+func (p *Proxy) check(ctx context.Context, method, requested string, port int) (_ netip.AddrPort, d Decision, _ bool) {
+	d = Decision{Action: "deny", Method: method, Port: port}
+	var private netip.Addr
+	defer func() {
+		if d.Action == "deny" {
+			p.explain(&d, private)
+		}
+	}()
 	host, err := allowlist.Canonical(requested)
 	if err != nil {
 		d.Requested, d.Reason = requested, "not a host name: "+err.Error()
@@ -165,6 +179,9 @@ func (p *Proxy) check(ctx context.Context, method, requested string, port int) (
 		// A private address is reachable only when the rule names it.
 		if allowlist.Private(a) && rule.Addr != a {
 			d.Reason = fmt.Sprintf("%s resolves to the private address %s", host, a)
+			if !private.IsValid() {
+				private = a
+			}
 			continue
 		}
 		d.Action, d.Reason, d.Addr = "allow", "", a.String()
@@ -213,7 +230,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	addr, d, ok := p.check(r.Context(), r.Method, host, port)
 	if !ok {
 		p.log(d)
-		http.Error(w, "mcpolicy egress proxy: "+d.Reason, http.StatusForbidden)
+		deny(w, d)
 		return
 	}
 	tr := &http.Transport{
@@ -229,7 +246,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	out.Header.Del("Proxy-Authorization")
 	resp, err := tr.RoundTrip(out)
 	if err != nil {
-		d.Action, d.Reason = "deny", "upstream: "+err.Error()
+		d.Action, d.Reason, d.Denied = "deny", "upstream: "+err.Error(), DeniedUpstream
 		p.log(d)
 		http.Error(w, "mcpolicy egress proxy: upstream failed", http.StatusBadGateway)
 		return
@@ -255,12 +272,12 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	addr, d, ok := p.check(r.Context(), "CONNECT", host, port)
 	if !ok {
 		p.log(d)
-		http.Error(w, "mcpolicy egress proxy: "+d.Reason, http.StatusForbidden)
+		deny(w, d)
 		return
 	}
 	upstream, err := net.DialTimeout("tcp", addr.String(), 10*time.Second)
 	if err != nil {
-		d.Action, d.Reason = "deny", "upstream: "+err.Error()
+		d.Action, d.Reason, d.Denied = "deny", "upstream: "+err.Error(), DeniedUpstream
 		p.log(d)
 		http.Error(w, "mcpolicy egress proxy: upstream failed", http.StatusBadGateway)
 		return
@@ -279,7 +296,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	if !p.track(client) || !p.track(upstream) {
 		client.Close()
 		upstream.Close()
-		d.Action, d.Reason = "deny", "the proxy is stopping"
+		d.Action, d.Reason, d.Denied = "deny", "the proxy is stopping", DeniedStopping
 		p.log(d)
 		return
 	}

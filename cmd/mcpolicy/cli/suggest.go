@@ -1,0 +1,178 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/project"
+	"github.com/mcpolicy/mcpolicy/suggest"
+	"github.com/spf13/cobra"
+)
+
+func newSuggestCmd() *cobra.Command {
+	var policy, server, logFile string
+	var private []string
+	var write bool
+	cmd := &cobra.Command{
+		Use:   "suggest --from-log FILE [-p POLICY] [--server S] [--allow-private ADDR] [--write]",
+		Short: "The smallest policy change that would allow what the egress proxy denied, as a patch",
+		Long: `suggest reads the egress proxy's decision log (mcpolicy run --log FILE, or
+its stderr: lines that are not decisions are ignored; "-" reads stdin) and
+prints, as a unified diff of the policy file, the smallest change that
+would have allowed what was denied: one exact host:port entry per denied
+destination, deduplicated and sorted, added to the server's network.allow
+where it is written (the list extended in its own layout, or made), every
+other line of the file kept.
+
+It never suggests a wildcard, and never a private address (loopback,
+RFC 1918, link-local, ...) unless you name it with --allow-private ADDR. A
+name that resolved to a private address gets no suggestion at all: no
+entry naming a host allows a private answer. Denials no entry would change
+(a name that does not resolve, an upstream failure, a connection from
+outside the sandbox) are listed on stderr with the reason.
+
+The patch is printed, not applied (--write applies it): it is a widening,
+and mcpolicy diff reports each entry as EGRESS_ADDED, so it goes through
+review like any other change. Apply it with git apply or patch -p1 from
+the current folder.`,
+		Example: `  mcpolicy run -p . --server github --backend bwrap --log decisions.jsonl
+  mcpolicy suggest --from-log decisions.jsonl --server github > allow.patch
+  git apply allow.patch && mcpolicy diff`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if logFile == "" {
+				return &exitError{code: ExitError, err: fmt.Errorf("--from-log FILE is required (the decision log of mcpolicy run --log)")}
+			}
+			var addrs []netip.Addr
+			for _, p := range private {
+				a, err := netip.ParseAddr(strings.Trim(p, "[]"))
+				if err != nil {
+					return &exitError{code: ExitError, err: fmt.Errorf("--allow-private %q: want an address (10.0.0.5, fd00::5)", p)}
+				}
+				addrs = append(addrs, a.Unmap())
+			}
+			proj, plans, err := compileProject(policy)
+			if err != nil {
+				return err
+			}
+			plan, err := suggestServer(plans, server, policy)
+			if err != nil {
+				return err
+			}
+			var in io.Reader = cmd.InOrStdin()
+			if logFile != "-" {
+				f, err := os.Open(logFile)
+				if err != nil {
+					return &exitError{code: ExitError, err: err}
+				}
+				defer f.Close()
+				in = f
+			}
+			res, err := suggest.Read(in, suggest.Options{Private: addrs, Allowed: plan.Network.Rules()})
+			if err != nil {
+				return &exitError{code: ExitError, err: fmt.Errorf("%s: %v", logFile, err)}
+			}
+			stderr := cmd.ErrOrStderr()
+			for _, s := range res.Skipped {
+				dest := s.Dest
+				if dest == "" {
+					dest = "(no destination)"
+				}
+				fmt.Fprintf(stderr, "not suggested: %s (%s, %s): %s\n", dest, s.Denied, times(s.Count), s.Why)
+			}
+			if len(res.Add) == 0 {
+				fmt.Fprintf(stderr, "nothing to suggest for %s: %d decisions, %d denied\n", plan.Server, res.Lines, res.Denials)
+				return nil
+			}
+			file := plan.Network.Pos.File
+			if file == "" {
+				file = plan.Pos.File
+			}
+			if file == "" {
+				return &exitError{code: ExitError, err: fmt.Errorf("internal error: no file holds server %q", plan.Server)}
+			}
+			src, err := os.ReadFile(file)
+			if err != nil {
+				return &exitError{code: ExitError, err: err}
+			}
+			patch, err := suggest.PatchFile(file, src, plan.Server, res.Entries(), proj.Root)
+			if err != nil {
+				return &exitError{code: ExitError, err: err}
+			}
+			for _, e := range res.Add {
+				fmt.Fprintf(stderr, "suggested: %s (%s: %s)\n", e.Dest, times(e.Count), strings.Join(e.Methods, ", "))
+			}
+			fmt.Fprint(cmd.OutOrStdout(), patch.Diff(patchName(file)))
+			if write {
+				if err := project.WriteFileAtomic(file, patch.New, fileMode(file)); err != nil {
+					return &exitError{code: ExitError, err: err}
+				}
+				fmt.Fprintf(stderr, "wrote %s: review it with mcpolicy diff\n", file)
+			}
+			return nil
+		},
+	}
+	policyFlag(cmd, &policy)
+	cmd.Flags().StringVar(&logFile, "from-log", "", `the decision log (JSON lines; "-" for stdin)`)
+	cmd.Flags().StringVar(&server, "server", "", "the server the log is of (needed when the policy has several with an allowlist)")
+	cmd.Flags().StringArrayVar(&private, "allow-private", nil, "a private address that may be suggested when a request named it (repeatable)")
+	cmd.Flags().BoolVar(&write, "write", false, "apply the patch to the policy file (default: print it only)")
+	return cmd
+}
+
+// suggestServer is --server's plan, or the one the log can be of.
+func suggestServer(plans []*compiler.Plan, server, policy string) (*compiler.Plan, error) {
+	if server != "" {
+		for _, p := range plans {
+			if p.Server == server {
+				return p, nil
+			}
+		}
+		return nil, &exitError{code: ExitError, err: fmt.Errorf("no server %q in %s (servers: %s)", server, policy, names(plans))}
+	}
+	if len(plans) == 1 {
+		return plans[0], nil
+	}
+	var egress []*compiler.Plan
+	for _, p := range plans {
+		if p.Network.Mode == "allowlist" {
+			egress = append(egress, p)
+		}
+	}
+	if len(egress) == 1 {
+		return egress[0], nil
+	}
+	return nil, &exitError{code: ExitError, err: fmt.Errorf("the log does not name its server: give --server (servers: %s)", names(plans))}
+}
+
+func times(n int) string {
+	if n == 1 {
+		return "1 denial"
+	}
+	return fmt.Sprintf("%d denials", n)
+}
+
+// patchName is the file as the patch names it: relative to the current
+// folder when it is below it.
+func patchName(file string) string {
+	if abs, err := filepath.Abs(file); err == nil {
+		if cwd, err := os.Getwd(); err == nil {
+			if rel, err := filepath.Rel(cwd, abs); err == nil && !strings.HasPrefix(rel, "..") {
+				return filepath.ToSlash(rel)
+			}
+		}
+	}
+	return filepath.ToSlash(filepath.Clean(file))
+}
+
+func fileMode(file string) os.FileMode {
+	if fi, err := os.Stat(file); err == nil {
+		return fi.Mode().Perm()
+	}
+	return 0o644
+}

@@ -1,0 +1,65 @@
+package suggest
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mcpolicy/mcpolicy/allowlist"
+	"github.com/mcpolicy/mcpolicy/schema"
+)
+
+// Patch is the edit of one policy file.
+type Patch struct {
+	File     string // as given
+	Old, New []byte
+}
+
+// Diff is the unified diff, its headers naming the file as name.
+func (p *Patch) Diff(name string) string { return Unified(name, p.Old, p.New) }
+
+// PatchFile edits file (its content src) to add entries to server's
+// network.allow, and checks the result: it must still be a valid policy
+// (schema.LoadBytes; root bounds imports as for Load) whose server allows
+// every entry.
+func PatchFile(file string, src []byte, server string, entries []string, root string) (*Patch, error) {
+	out, err := Edit(file, src, server, entries)
+	if err != nil {
+		return nil, err
+	}
+	pol, err := schema.LoadBytes(file, out, root)
+	if err != nil {
+		return nil, fmt.Errorf("internal error: the edited %s does not load: %v\n%s", file, err, out)
+	}
+	for _, s := range pol.Servers {
+		if s.Name != server {
+			continue
+		}
+		var have []string
+		for _, e := range s.Network.Allow {
+			have = append(have, e.Dest)
+		}
+		list, err := allowlist.Parse(have)
+		if err != nil {
+			return nil, fmt.Errorf("internal error: the edited %s: %v", file, err)
+		}
+		for _, e := range entries {
+			r, err := allowlist.ParseRule(e)
+			if err != nil {
+				return nil, err
+			}
+			if m, ok := list.MatchCanonical(r.Host, r.Port); !ok || m.Wildcard {
+				return nil, fmt.Errorf("internal error: the edited %s does not list %s for %s:\n%s", file, e, server, out)
+			}
+		}
+		return &Patch{File: file, Old: src, New: out}, nil
+	}
+	return nil, fmt.Errorf("internal error: the edited %s has no server %q (servers: %s)", file, server, names(pol.Servers))
+}
+
+func names(ss []schema.Server) string {
+	n := make([]string, len(ss))
+	for i, s := range ss {
+		n[i] = s.Name
+	}
+	return strings.Join(n, ", ")
+}
