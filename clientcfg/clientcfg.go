@@ -17,6 +17,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
+	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 	"github.com/mcpolicy/mcpolicy/schema"
 	"github.com/mcpolicy/mcpolicy/source"
 )
@@ -80,6 +81,9 @@ func parseWith(file string, src []byte, home string, local bool, tol *tolerance)
 	r.projectRoot = projectOf(abs, home)
 	r.inherits, r.literal = envInheritance(abs), literalEnv(abs)
 
+	if ext := strings.ToLower(filepath.Ext(file)); (ext == ".yaml" || ext == ".yml") && kubernetes.LooksLikeManifest(src) {
+		return ReadManifest(file, src)
+	}
 	if strings.EqualFold(filepath.Ext(file), ".toml") {
 		root, err := parseTOML(file, src)
 		if err != nil {

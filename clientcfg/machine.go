@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 )
 
 // Options say for whose machine a client config is read.
@@ -66,7 +67,7 @@ func ReadFor(file string, o Options) ([]*lint.Target, error) {
 	local := OnThisMachine(file, o)
 	ts, err := parse(file, src, o.Home, local)
 	for _, t := range ts {
-		t.OnThisMachine = local
+		t.OnThisMachine = local && t.Launcher != kubernetes.Backend // a manifest's paths are a node's
 	}
 	return ts, err
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 	"github.com/mcpolicy/mcpolicy/schema"
 	"github.com/mcpolicy/mcpolicy/source"
 	"github.com/tailscale/hujson"
@@ -43,7 +44,7 @@ func ReadLint(file string, o Options) ([]*lint.Target, []lint.Note, error) {
 	tol := &tolerance{}
 	ts, err := parseWith(file, src, o.Home, local, tol)
 	for _, t := range ts {
-		t.OnThisMachine = local
+		t.OnThisMachine = local && t.Launcher != kubernetes.Backend // a manifest's paths are a node's
 	}
 	if err != nil {
 		return nil, nil, err

@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -16,7 +17,7 @@ func Explain(p *Plan) string {
 	fmt.Fprintf(&b, "plan %s\n", p.Hash)
 	fmt.Fprintf(&b, "backends: %s", strings.Join(p.Backends, ", "))
 	for _, b2 := range p.Backends {
-		if b2 != "docker" {
+		if !slices.Contains(ImageBackends, b2) {
 			fmt.Fprintf(&b, " (host runtime baseline %q)", p.Runtime.Name)
 			break
 		}
@@ -38,7 +39,7 @@ func Explain(p *Plan) string {
 	// so "none" there means none at all, and the proxy sits on the host.
 	seatbelt := false
 	for _, name := range p.Backends {
-		seatbelt = seatbelt || name == "seatbelt"
+		seatbelt = seatbelt || name == NoNetnsBackend
 	}
 	noNet, proxyAt := "network: none (loopback only)", "loopback port %d in the sandbox"
 	if seatbelt {

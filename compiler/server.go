@@ -219,10 +219,11 @@ func (c *compiler) backends(s *schema.Server, at string) []string {
 		if i > 0 && bs[i-1] == b {
 			c.fail(s.BackendsPos, at+".backends", "", "backend %q is listed twice", b)
 		}
-		if b == ImageBackend && s.Image == "" {
-			c.fail(s.BackendsPos, at+".backends", `set "image", or drop "docker" from backends`, "backend docker needs an image")
+		image := slices.Contains(ImageBackends, b)
+		if image && s.Image == "" {
+			c.fail(s.BackendsPos, at+".backends", `set "image", or drop "`+b+`" from backends`, "backend %s needs an image", b)
 		}
-		if b != ImageBackend && len(s.Command) == 0 {
+		if !image && len(s.Command) == 0 {
 			c.fail(s.BackendsPos, at+".backends", `set "command", or drop "`+b+`" from backends`, "backend %s needs a command", b)
 		}
 	}

@@ -89,7 +89,9 @@ func (e *editor) apply() []byte {
 	return out
 }
 
-func (e *editor) insert(off int, text string) { e.edits = append(e.edits, textEdit{off: off, text: text}) }
+func (e *editor) insert(off int, text string) {
+	e.edits = append(e.edits, textEdit{off: off, text: text})
+}
 
 func (e *editor) errorf(n ast.Node, format string, args ...any) error {
 	pos := e.file

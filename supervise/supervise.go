@@ -34,6 +34,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
+	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
 	"github.com/mcpolicy/mcpolicy/launch"
 )
@@ -67,6 +68,9 @@ func Run(ctx context.Context, p *compiler.Plan, o Options) (int, error) {
 		return 1, err
 	}
 	start, ok := runners[b.Builds()]
+	if !ok && b.Name() == kubernetes.Backend { // a cluster runs it, not this machine
+		return 1, fmt.Errorf("server %q: the %s backend runs in a cluster: apply .mcpolicy/%s/%s.yaml with kubectl (docs/kubernetes.md)", p.Server, b.Name(), kubernetes.Backend, p.Server)
+	}
 	if !ok { // landlock: its launcher starts it, with no proxy to run beside
 		if p.Network.Mode == "allowlist" {
 			return 1, fmt.Errorf("server %q: the %s backend cannot enforce an egress allowlist (mcpolicy explain %s --backend %s): use bwrap or docker", p.Server, b.Name(), p.Server, b.Name())

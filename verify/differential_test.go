@@ -68,6 +68,10 @@ type backendRun struct {
 	// that it really refuses one (nil: the prediction is the check).
 	noEgress bool
 	refused  func(c *testCase) error
+	// structural checks, instead of running it, a case with an allowlist
+	// the backend's engine here cannot confine (kubernetes: podman does
+	// not enforce NetworkPolicy, and no egress-proxy Pod runs).
+	structural func(c *testCase) error
 	// mutation names a deliberate mistake (see mutations); serial runs
 	// one case at a time (a mistake that shares the host's network
 	// namespace would have the forwarders of parallel cases collide).
@@ -110,7 +114,7 @@ const upstreamAddr = "203.0.113.8"
 // setup builds the static probe and the fixture once per test binary. The
 // base folder is outside /tmp: Landlock scratch mounts a tmpfs over /tmp.
 func setup(t *testing.T) {
-	testbin.SkipShort(t, "runs generated policies under bwrap, Landlock, docker and podman")
+	testbin.SkipShort(t, "runs generated policies under bwrap, Landlock, docker, podman and podman kube play")
 	setupOnce.Do(func() {
 		base, err := os.MkdirTemp("/var/tmp", "mcpolicy-verify-")
 		if err != nil {
@@ -845,6 +849,15 @@ func available(t *testing.T, name string) bool {
 		if h := launch.DetectHost(); h.ABI < landlock.MinABI {
 			err = fmt.Errorf("Landlock ABI %d", h.ABI)
 		}
+	case "kubernetes":
+		// podman kube play, whose Pod infra container needs catatonit.
+		if err = exec.Command(tool("podman"), "info").Run(); err == nil {
+			if _, e := exec.LookPath("catatonit"); e != nil {
+				if _, e := os.Stat("/usr/libexec/podman/catatonit"); e != nil {
+					err = fmt.Errorf("podman kube play needs catatonit (apt-get install catatonit)")
+				}
+			}
+		}
 	default:
 		err = exec.Command(tool(name), "info").Run()
 	}
@@ -930,6 +943,17 @@ func verifyBackend(t *testing.T, b backendRun, cases []*testCase) ([]disagreemen
 					t.Errorf("%s case %d: %v", b.name, c.n, err)
 				}
 			}
+			continue
+		}
+		if c.egress() && b.structural != nil {
+			err := b.structural(c)
+			mu.Lock()
+			if err != nil {
+				t.Errorf("%s case %d: structurally: %v", b.name, c.n, err)
+			} else {
+				errnos["allowlist checked structurally"]++
+			}
+			mu.Unlock()
 			continue
 		}
 		if c.egress() && b.noEgress {
@@ -1031,7 +1055,7 @@ func TestDifferential(t *testing.T) {
 		cases[i] = generate(t, seed, i, egressRandom)
 	}
 	engineCases := engineSubset(cases)
-	for _, b := range []backendRun{bwrapBackend(""), landlockBackend(nil), engineBackend("docker", ""), engineBackend("podman", "")} {
+	for _, b := range []backendRun{bwrapBackend(""), landlockBackend(nil), engineBackend("docker", ""), engineBackend("podman", ""), kubernetesBackend(nil)} {
 		t.Run(b.name, func(t *testing.T) {
 			// The backends share nothing but the read-only world and the
 			// stand-in upstreams: while the engines wait on their
@@ -1044,11 +1068,19 @@ func TestDifferential(t *testing.T) {
 			if b.name == "docker" || b.name == "podman" {
 				cs = engineCases
 			}
+			if b.name == "kubernetes" {
+				cs = kubeSubset(cases)
+			}
 			start := time.Now()
 			dis, errnos := verifyBackend(t, b, cs)
 			report(t, dis)
 			t.Logf("%s: %d cases (%d with an allowlist), %d disagreements, %v; fetches through the proxy: %d; denials by errno: %s",
 				b.name, len(cs), countEgress(cs), len(dis), time.Since(start).Round(time.Second), errnos[fetchedKey], summary(errnos))
+			if b.name == "kubernetes" {
+				kubeStats.Lock()
+				t.Logf("kubernetes: %d cases played with subPath resolved by the harness (podman before 5 ignores subPath); NetworkPolicy checked structurally for every case (podman does not enforce it)", kubeStats.rewrites)
+				kubeStats.Unlock()
+			}
 		})
 	}
 }
@@ -1078,6 +1110,7 @@ func TestWrongEmittersAreCaught(t *testing.T) {
 		{"bwrap without --unshare-net", bwrapBackend("bwrap-host-net"), false},
 		{"landlock with / in the baseline", landlockBackend(func(p *compiler.Plan) { p.Runtime.ReadOnly = append(p.Runtime.ReadOnly, "/") }), false},
 		{"docker on the host network", engineBackend("docker", "docker-host-net"), false},
+		{"kubernetes with its read-only mounts made read-write", kubernetesBackend(kubeReadOnlyMadeRW), false},
 		// The forwarders would share the host's loopback: one at a time.
 		{"bwrap without --unshare-net where a forwarder runs (allowlist)", serial(bwrapBackend("bwrap-host-net-with-egress")), true},
 		{"docker server on the host network instead of the sidecar's (allowlist)", engineBackend("docker", "docker-egress-host-net"), true},

@@ -38,6 +38,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
+	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
 	"github.com/mcpolicy/mcpolicy/protect"
@@ -683,7 +684,7 @@ func (e *eval) noGrant(v *Verdict, h string) {
 	if e.backend == bwrap.Backend || e.backend == landlock.Backend {
 		detail += fmt.Sprintf(", nor the runtime baseline %q", e.p.Runtime.Name)
 	}
-	if e.backend == docker.Backend || e.backend == docker.PodmanBackend {
+	if e.backend == docker.Backend || e.backend == docker.PodmanBackend || e.backend == kubernetes.Backend {
 		for _, b := range e.p.Runtime.ReadOnly {
 			if within(h, b) {
 				detail += fmt.Sprintf("; the container sees the image's own %s, never the host's (the host backends' runtime baseline %q does not apply)", b, e.p.Runtime.Name)
@@ -953,7 +954,7 @@ func (e *eval) env(v *Verdict, name string) {
 		finish(v)
 		return
 	}
-	how := map[string]string{docker.Backend: "only -e NAME passes a variable", docker.PodmanBackend: "only -e NAME passes a variable", bwrap.Backend: "--clearenv", landlock.Backend: "cleared but for the named variables", seatbelt.Backend: "the wrapper unsets all but the named"}[e.backend]
+	how := map[string]string{docker.Backend: "only -e NAME passes a variable", docker.PodmanBackend: "only -e NAME passes a variable", bwrap.Backend: "--clearenv", landlock.Backend: "cleared but for the named variables", seatbelt.Backend: "the wrapper unsets all but the named", kubernetes.Backend: "the Pod's env names only the grants, each a secretKeyRef or configMapKeyRef"}[e.backend]
 	v.Stops = append(v.Stops, Stop{Rule: StopEnvCleared, Detail: fmt.Sprintf("no env grant names %s: the server's environment is empty but for its grants (%s)", name, how)})
 	finish(v)
 }

@@ -168,8 +168,18 @@ func server(o, n *compiler.Plan) []Change {
 		add("ENV_REMOVED", Narrowed, n.Pos, orPos(at, o.Pos), "environment variable %s no longer passed", name)
 	})
 
-	if o.Network.Mode == "none" && n.Network.Mode != "none" {
-		add("NETWORK_OPENED", Widened, n.Network.Pos, o.Network.Pos, "network none -> %s", strings.Join(n.Network.Entries(), ", "))
+	// Modes a policy cannot write but a read-back manifest or docker argv
+	// can: "open" (any destination), "host" (the node's own namespace).
+	described := func(nw compiler.Network) string {
+		if e := nw.Entries(); len(e) > 0 {
+			return strings.Join(e, ", ")
+		}
+		return nw.Mode
+	}
+	if o.Network.Mode != n.Network.Mode && n.Network.Mode == "host" {
+		add("NETWORK_OPENED", Widened, n.Network.Pos, o.Network.Pos, "network %s -> host (the host's own network namespace)", described(o.Network))
+	} else if o.Network.Mode == "none" && n.Network.Mode != "none" {
+		add("NETWORK_OPENED", Widened, n.Network.Pos, o.Network.Pos, "network none -> %s", described(n.Network))
 	} else if o.Network.Mode != "none" && n.Network.Mode == "none" {
 		add("NETWORK_CLOSED", Narrowed, n.Network.Pos, o.Network.Pos, "network -> none")
 	} else {

@@ -60,6 +60,14 @@ func targets(t *testing.T, e lint.Example) []*lint.Target {
 			t.Fatalf("%v\n%s", err, text)
 		}
 		return ts
+	case "manifest":
+		file := filepath.Join(root, "deployment.yaml")
+		os.WriteFile(file, []byte(text), 0o644)
+		ts, err := clientcfg.Read(file, home)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, text)
+		}
+		return ts
 	}
 	t.Fatalf("unknown example kind %q", e.Kind)
 	return nil

@@ -30,8 +30,8 @@ func ParseSeverity(s string) (Severity, error) {
 }
 
 // Example is a case a rule must flag (Bad) or must not (Good): a whole
-// policy (Kind "policy", server "s") or a Claude Desktop config (Kind
-// "client"). A test runs every rule on its examples; docs show them.
+// policy (Kind "policy", server "s"), a Claude Desktop config (Kind
+// "client") or a Kubernetes manifest (Kind "manifest"). A test runs every rule on its examples; docs show them.
 type Example struct {
 	Kind string
 	Text string
@@ -95,7 +95,7 @@ func Markdown() string {
 		if len(r.Aliases) > 0 {
 			fmt.Fprintf(&b, "\n**Sub-checks.** %s: former rules, now items of this one finding; `waive:` still accepts them, and waiving one takes its item out.\n", "`"+strings.Join(r.Aliases, "`, `")+"`")
 		}
-		lang := map[string]string{"policy": "cue", "client": "json"}
+		lang := map[string]string{"policy": "cue", "client": "json", "manifest": "yaml"}
 		fmt.Fprintf(&b, "\nFlagged:\n\n```%s\n%s\n```\n\nNot flagged:\n\n```%s\n%s\n```\n", lang[r.Bad.Kind], strings.TrimSpace(r.Bad.Text), lang[r.Good.Kind], strings.TrimSpace(r.Good.Text))
 	}
 	parseMarkdown(&b) // parse.go: PARSE, the reader's notes

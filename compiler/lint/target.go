@@ -128,6 +128,18 @@ const (
 	FlagEnvNotPassed      FlagKind = "env-not-passed"     // set in the entry's env, never passed into the container (Value: the name)
 	FlagAutoApprove       FlagKind = "auto-approve"       // autoApprove/alwaysAllow lists, Gemini trust (Value: what)
 	FlagDangerousMode     FlagKind = "dangerous-mode"     // --dangerously-skip-permissions, --yolo, ALLOW_ALL=true... (Value: the switch)
+
+	// Kubernetes manifests (a Pod, or a workload's Pod template), read by
+	// emit/kubernetes: each at the field that says it, or at the container.
+	FlagK8sPrivileged    FlagKind = "k8s-privileged"     // securityContext.privileged: true
+	FlagK8sHostNamespace FlagKind = "k8s-host-namespace" // hostNetwork, hostPID or hostIPC: true (Value: the field)
+	FlagK8sCapabilities  FlagKind = "k8s-capabilities"   // no capabilities.drop [ALL], or an add (Value: what)
+	FlagK8sWritableRoot  FlagKind = "k8s-writable-root"  // readOnlyRootFilesystem not true
+	FlagK8sEscalation    FlagKind = "k8s-escalation"     // allowPrivilegeEscalation not false (Value: as written, "" when absent)
+	FlagK8sRoot          FlagKind = "k8s-root"           // runAsNonRoot not true (Value: "runAsUser 0" when it says root)
+	FlagK8sHostPath      FlagKind = "k8s-hostpath"       // a hostPath volume (Value: its path)
+	FlagK8sHostPathWrite FlagKind = "k8s-hostpath-write" // a hostPath volume mounted read-write (Value: path -> mountPath)
+	FlagK8sSecretValue   FlagKind = "k8s-secret-value"   // env value: a secret written in the manifest (Value: the name)
 )
 
 // Problem is why a backend refuses a plan, at the position that asks for it.

@@ -10,11 +10,12 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
+	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
 )
 
-var all = []emit.Backend{bwrap.Bwrap, landlock.Landlock, docker.Docker, docker.Podman, seatbelt.Seatbelt}
+var all = []emit.Backend{bwrap.Bwrap, landlock.Landlock, docker.Docker, docker.Podman, seatbelt.Seatbelt, kubernetes.Kubernetes}
 
 // All returns every backend, in report order.
 func All() []emit.Backend { return append([]emit.Backend{}, all...) }

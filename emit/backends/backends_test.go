@@ -32,7 +32,7 @@ func TestRegistry(t *testing.T) {
 // TestCompilerAgrees: the compiler, which imports no emitter, names the
 // default backends as plain data; they must be the registry's.
 func TestCompilerAgrees(t *testing.T) {
-	for _, name := range append([]string{compiler.ImageBackend}, compiler.DefaultHostBackends...) {
+	for _, name := range append(append([]string{compiler.ImageBackend, compiler.NoNetnsBackend}, compiler.ImageBackends...), compiler.DefaultHostBackends...) {
 		if b, err := Lookup(name); err != nil || b.Builds() != name {
 			t.Errorf("the compiler names backend %q, which the registry does not build: %v", name, err)
 		}

@@ -6,9 +6,11 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
 	"github.com/mcpolicy/mcpolicy/compiler/exposure"
+	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/spf13/cobra"
 )
@@ -51,10 +53,10 @@ widening (--fail-on widening, the default; any: every change; never).`,
 			switch len(args) {
 			case 2:
 				var err error
-				if _, oldPlans, err = compileProject(args[0]); err != nil {
+				if oldPlans, err = plansAt(args[0]); err != nil {
 					return err
 				}
-				if _, newPlans, err = compileProject(args[1]); err != nil {
+				if newPlans, err = plansAt(args[1]); err != nil {
 					return err
 				}
 			case 0:
@@ -163,4 +165,25 @@ func writeExposure(w io.Writer, ds []exposure.ServerDelta, format string) {
 		}
 		fmt.Fprint(w, exposure.ExplainDelta(d))
 	}
+}
+
+// plansAt compiles the policies at path, or reads a hand-written
+// Kubernetes manifest there (a Pod, or a workload's Pod template) back into
+// one plan per container: two versions of a manifest diff in grant terms.
+func plansAt(path string) ([]*compiler.Plan, error) {
+	if src, err := os.ReadFile(path); err == nil && kubernetes.LooksLikeManifest(src) {
+		ts, err := clientcfg.ReadManifest(path, src)
+		if err != nil {
+			return nil, &exitError{code: ExitInvalid, err: err}
+		}
+		var plans []*compiler.Plan
+		for _, t := range ts {
+			if t.Plan != nil {
+				plans = append(plans, t.Plan)
+			}
+		}
+		return plans, nil
+	}
+	_, plans, err := compileProject(path)
+	return plans, err
 }

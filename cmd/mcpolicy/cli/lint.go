@@ -19,19 +19,22 @@ import (
 )
 
 func newLintCmd() *cobra.Command {
-	var clients []string
+	var clients, manifests []string
 	var format, failOn, policy string
 	var maxGrants, maxExposure int
 	var discover, noPolicy, thisMachine bool
 	cmd := &cobra.Command{
-		Use:   "lint [PATH | -p POLICY] [--client FILE...]",
+		Use:   "lint [PATH | -p POLICY] [--client FILE...] [--manifest FILE...]",
 		Short: "Count each server's grants and flag what widens its confinement",
 		Long: `lint runs the rule registry (mcpolicy rules) on the policies at PATH and on
 MCP client configs (--client FILE, or --discover for the project's own
 .mcp.json, .vscode/mcp.json, .cursor/mcp.json...), whose launch commands
 (docker/podman run, bwrap, sandbox-exec) are read back into the same
-model. Each finding is file:line:col: RULE severity message; each server
-gets a summary line with its grant count and worst severity.
+model, and on hand-written Kubernetes manifests (--manifest FILE, or a
+YAML manifest given to --client): each container of a Pod, or of a
+workload's Pod template, is a server. Each finding is file:line:col: RULE
+severity message; each server gets a summary line with its grant count
+and worst severity.
 
 A client config is judged as written, for whichever machine it was written
 on (/Users/NAME, C:\Users\NAME, ~ and $HOME are homes wherever lint runs),
@@ -52,6 +55,7 @@ Exit codes: 0 nothing at or above --fail-on, 5 findings at or above it,
 not be read (even with findings), 2 an invalid policy.`,
 		Example: `  mcpolicy lint
   mcpolicy lint --client ~/Library/Application\ Support/Claude/claude_desktop_config.json
+  mcpolicy lint --manifest deploy/code-index.yaml
   mcpolicy lint --discover --format sarif > lint.sarif
   mcpolicy lint --format github --fail-on warning`,
 		Args: cobra.MaximumNArgs(1),
@@ -73,7 +77,7 @@ not be read (even with findings), 2 an invalid policy.`,
 			if err != nil {
 				return err
 			}
-			if !noPolicy && len(args) == 0 && !policyNamed(cmd) && len(clients) > 0 {
+			if !noPolicy && len(args) == 0 && !policyNamed(cmd) && len(clients)+len(manifests) > 0 {
 				if _, err := project.Discover(path); err != nil {
 					noPolicy = true
 				}
@@ -111,6 +115,23 @@ not be read (even with findings), 2 an invalid policy.`,
 				notes = append(notes, ns...)
 				targets = append(targets, ts...)
 			}
+			// Hand-written Kubernetes manifests: each container a target.
+			for _, m := range manifests {
+				src, err := os.ReadFile(m)
+				var ts []*lint.Target
+				if err == nil {
+					ts, err = clientcfg.ReadManifest(m, src)
+				}
+				if err == nil && len(ts) == 0 {
+					err = fmt.Errorf("no Pod, nor a workload with a Pod template")
+				}
+				if err != nil {
+					n := unreadNote(m, err, "linted")
+					unread = append(unread, n.Pos.String())
+					notes = append(notes, n)
+				}
+				targets = append(targets, ts...)
+			}
 			if len(targets) == 0 && len(notes) == 0 {
 				return &exitError{code: ExitError, err: fmt.Errorf("nothing to lint: no policy and no client config")}
 			}
@@ -132,6 +153,7 @@ not be read (even with findings), 2 an invalid policy.`,
 		},
 	}
 	cmd.Flags().StringArrayVar(&clients, "client", nil, "an MCP client config to lint (repeatable)")
+	cmd.Flags().StringArrayVar(&manifests, "manifest", nil, "a hand-written Kubernetes manifest (Pod, Deployment...) to lint, each container as a server (repeatable; a YAML manifest given to --client is read as one too)")
 	cmd.Flags().BoolVar(&discover, "discover", false, "also lint the project's own client configs (.mcp.json, .vscode/mcp.json, .cursor/mcp.json, ...)")
 	cmd.Flags().BoolVar(&noPolicy, "no-policy", false, "lint only client configs, not PATH's policies")
 	cmd.Flags().BoolVar(&thisMachine, "this-machine", false, "the client configs' paths are this machine's: place ~ in $HOME, look into granted folders, read env files and profiles")

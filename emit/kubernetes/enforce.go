@@ -1,0 +1,66 @@
+package kubernetes
+
+import (
+	"fmt"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit"
+)
+
+// Enforcement is the kubernetes backend's report for a plan: what the
+// emitted manifests enforce, and how. It answers for the cluster the
+// manifests are applied to, on two conditions the backend cannot check and
+// says in every manifest: a CNI that enforces NetworkPolicy, and an API
+// server that keeps the fields it is given (recursiveReadOnly needs 1.30,
+// supplementalGroupsPolicy 1.31; an older one drops them silently).
+func Enforcement(p *compiler.Plan) []emit.Row {
+	return emit.Report(p, func(r emit.Restriction) emit.Row {
+		switch r {
+		case emit.ReadOnlyRoot:
+			return emit.Row{Support: emit.Enforced, How: "readOnlyRootFilesystem, and an empty read-only emptyDir over /dev/shm /tmp /var/tmp"}
+		case emit.Mounts:
+			return emit.Row{Support: emit.Enforced, How: "a PersistentVolumeClaim per mount (named <server>-<target>, or as configured; hostPath of type Directory only on opt-in, which needs a privileged namespace), readOnly with recursiveReadOnly: Enabled for ro; a source inside a read-write mount is that mount's volume at a subPath, which the kubelet resolves without following a symlink out of it"}
+		case emit.ProtectedPaths:
+			return emit.Row{Support: emit.Enforced, How: "the mount's volume again at the entry's subPath, readOnly (the kubelet resolves a subPath without leaving the volume; a missing entry is created as an empty directory)"}
+		case emit.FixedTop:
+			return emit.Row{Support: emit.Missing, How: "no launcher runs in the cluster to fix the project's top level (bind it read-only, each entry re-bound)",
+				Alternative: "mount the project's folders one by one instead of the project root read-write, or mount it read-only"}
+		case emit.Scratch:
+			return emit.Row{Support: emit.Enforced, How: "emptyDir, medium Memory, sizeLimit (tmpfs size; it counts against the memory limit)"}
+		case emit.Environment:
+			return emit.Row{Support: emit.Enforced, How: "only the granted names, each from a secretKeyRef or configMapKeyRef by name, never a value; the image's own ENV remains"}
+		case emit.Capabilities:
+			return emit.Row{Support: emit.Enforced, How: "capabilities: drop [ALL], privileged: false"}
+		case emit.NoNewPrivileges:
+			return emit.Row{Support: emit.Enforced, How: "allowPrivilegeEscalation: false; seccompProfile RuntimeDefault"}
+		case emit.User:
+			if p.User.Invoker {
+				return emit.Row{Support: emit.Missing, How: `user "invoker": a cluster has no invoking user`,
+					Alternative: `set a numeric user ("1000:1000") in the policy for the kubernetes backend`,
+					Pos:         p.UserPos, Field: p.Field("user")}
+			}
+			if p.User.Root() {
+				// Emitting it would only defer the refusal to admission:
+				// Pod Security "restricted" refuses runAsUser 0.
+				return emit.Row{Support: emit.Missing, How: "user root: Pod Security restricted refuses runAsUser 0, and every manifest this backend writes passes it",
+					Alternative: `set a numeric non-root user ("1000:1000") in the policy for the kubernetes backend`,
+					Pos:         p.UserPos, Field: p.Field("user")}
+			}
+			return emit.Row{Support: emit.Enforced, How: "runAsUser/runAsGroup " + p.User.String() + ", runAsNonRoot, supplementalGroupsPolicy: Strict"}
+		case emit.NetworkNone:
+			return emit.Row{Support: emit.Enforced, How: "NetworkPolicy denying all ingress and egress (needs a CNI that enforces NetworkPolicy); automountServiceAccountToken and enableServiceLinks false"}
+		case emit.EgressAllowlist:
+			return emit.Row{Support: emit.Enforced, How: fmt.Sprintf("NetworkPolicy: egress only to the egress-proxy Pod on port %d, by address (no DNS); the proxy's own NetworkPolicy allows only the allowlist's ports; hosts are matched by the proxy, never by the CNI", p.Network.ProxyPort)}
+		case emit.Scope:
+			return emit.Row{Support: emit.Enforced, How: "own network, IPC and PID namespaces: hostNetwork, hostIPC, hostPID and shareProcessNamespace false"}
+		case emit.Limits:
+			if p.Subtractions.Pids > 0 {
+				return emit.Row{Support: emit.Missing, How: "limits.pids: a Pod has no pids limit (the kubelet's podPidsLimit is node-wide)",
+					Alternative: "drop limits.pids for this backend and set podPidsLimit on the nodes",
+					Pos:         p.LimitsPos, Field: p.Field("limits")}
+			}
+			return emit.Row{Support: emit.Enforced, How: "resources.limits (and equal requests): memory, cpu (cgroups)"}
+		}
+		return emit.Row{Support: emit.Missing, How: "unknown restriction"}
+	})
+}

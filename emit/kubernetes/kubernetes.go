@@ -1,0 +1,939 @@
+// Package kubernetes emits, per server, Kubernetes manifests built from the
+// k8s.io/api types: the server as a Pod (or a Deployment's Pod template)
+// with every subtraction of the plan in its securityContext, and
+// NetworkPolicies that deny all traffic but, for an egress allowlist, the
+// way to an egress-proxy Pod. Nothing is templated as text: a field the
+// types do not have cannot be written, and a value cannot change the
+// structure of the YAML.
+//
+// Each mount is a PersistentVolumeClaim by default (ClaimName names it;
+// Options.Claims overrides it), so that every emitted Pod passes Pod
+// Security "restricted". A hostPath volume of the node's files is only on
+// explicit opt-in (Options.HostPath): it needs a privileged namespace, and
+// lint flags it as a grant. A hostPath source keeps the placeholders of the
+// other backends (${PROJECT_ROOT}, ${HOME}); the committed file keeps
+// ${MCPOLICY_EGRESS_PROXY_IP} for the egress proxy's Service address unless
+// Options names one: substitute them before `kubectl apply`.
+package kubernetes
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"path"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/egress/sandbox"
+	"github.com/mcpolicy/mcpolicy/emit"
+)
+
+// Backend is the name used in artefact paths and messages.
+const Backend = "kubernetes"
+
+// Labels and annotations mcpolicy puts on what it emits. A label value is at
+// most 63 characters, so the plan label carries the first 32 hex digits of
+// the plan hash (128 bits) and the annotation the whole "sha256:…".
+const (
+	LabelServer      = "org.mcpolicy.server"
+	LabelRole        = "org.mcpolicy.role"
+	LabelPlan        = "org.mcpolicy.plan"
+	AnnotationPlan   = "org.mcpolicy.plan"
+	AnnotationAttach = "org.mcpolicy.attach"
+	RoleServer       = "server"
+	RoleEgressProxy  = "egress-proxy"
+)
+
+// EgressProxyIPPlaceholder stands for the egress proxy Service's cluster IP
+// in committed artefacts, unless Options.EgressProxyIP names one. The
+// server reaches the proxy by address, never by name: it is given no DNS.
+const EgressProxyIPPlaceholder = "${MCPOLICY_EGRESS_PROXY_IP}"
+
+// Kinds of workload Options.Kind selects.
+const (
+	KindPod        = "Pod"
+	KindDeployment = "Deployment"
+)
+
+// EnvSource says where a granted variable's value comes from in the
+// cluster: a key of a Secret (the default) or of a ConfigMap, by name.
+// The manifest never holds a value.
+type EnvSource struct {
+	ConfigMap bool   // a ConfigMap instead of a Secret
+	Name      string // the object's name; default "<server>-env"
+	Key       string // the key; default the variable's name
+}
+
+// Options are what a cluster adds to the plan; none of them widens it.
+type Options struct {
+	// Kind is KindPod (the default) or KindDeployment.
+	Kind string
+	// Namespace of every object; empty leaves it to kubectl's context.
+	Namespace string
+	// Claims maps a mount's target to the PersistentVolumeClaim backing
+	// it, instead of the default ClaimName(server, target) (the policy has
+	// no field for claims yet). The claim must hold what the mount's
+	// source holds; readOnly follows the plan.
+	Claims map[string]string
+	// HostPath backs the mounts without a claim in Options.Claims by
+	// hostPath volumes of the node's files (the plan's sources) instead of
+	// claims. Opt-in only: Pod Security "baseline" and "restricted" refuse
+	// hostPath, so the Pod needs a privileged namespace, and a hostPath is
+	// a grant of the node's files that lint flags.
+	HostPath bool
+	// Env maps a granted variable to its source; a variable not listed
+	// reads key NAME of Secret "<server>-env".
+	Env map[string]EnvSource
+	// EgressProxyIP is the cluster IP the egress proxy's Service is given
+	// and the server's HTTPS_PROXY names (EgressProxyIPPlaceholder if empty).
+	EgressProxyIP string
+	// DNSNamespace and DNSLabels select the cluster DNS the egress proxy
+	// (never the server) may query: default namespace kube-system, pods
+	// labelled k8s-app=kube-dns.
+	DNSNamespace string
+	DNSLabels    map[string]string
+}
+
+func (o Options) kind() string {
+	if o.Kind == "" {
+		return KindPod
+	}
+	return o.Kind
+}
+
+// maskedDirs may be writable under readOnlyRootFilesystem: /dev/shm in
+// every CRI runtime (the sandbox's shm), /tmp and /var/tmp in runtimes that
+// add a tmpfs there (podman run does). An empty read-only volume over each
+// makes them agree on "nothing writable", as the docker backend's read-only
+// tmpfs masks do. Not /run: runtimes mount files into it (podman and CRI-O
+// /run/.containerenv, CRI-O /run/secrets), which a read-only mask makes
+// fail, and none of them adds a writable tmpfs there for a Pod (podman 4.3
+// kube play: /run is read-only, checked by TestPodmanKubePlay).
+var maskedDirs = []string{"/dev/shm", "/tmp", "/var/tmp"}
+
+// Volume names.
+const (
+	volMask    = "mcpolicy-mask"
+	volScratch = "mcpolicy-scratch"
+)
+
+func volMount(i int) string { return "mount-" + strconv.Itoa(i) }
+
+// maskSize bounds the read-only mask though nothing can write it.
+var maskSize = resource.MustParse("4Ki")
+
+// userError is a plan this backend cannot express at all.
+func userError(p *compiler.Plan, msg, hint string) error {
+	return &emit.NotEnforceableError{Pos: p.UserPos, Field: p.Field("user"),
+		Server: p.Server, Backend: Backend, Restriction: msg, Alternative: hint}
+}
+
+// Check reports whether the plan can be emitted: nil, or why not (a
+// *emit.NotEnforceableError for a restriction the backend cannot enforce).
+func Check(p *compiler.Plan) error {
+	_, err := Manifest(p, compiler.Placeholders{}, Options{})
+	return err
+}
+
+// check refuses what no manifest can carry, then what the backend cannot
+// enforce.
+func check(p *compiler.Plan, o Options) error {
+	if errs := validation.IsDNS1123Label(p.Server); len(errs) > 0 {
+		return fmt.Errorf("%s: %s: server %q: the kubernetes backend names objects after the server, and %s",
+			p.Pos, p.Field(), p.Server, strings.Join(errs, "; "))
+	}
+	if len(p.Server) > 63-len("-egress-proxy") {
+		return fmt.Errorf("%s: %s: server %q: names longer than %d characters do not fit Kubernetes object names",
+			p.Pos, p.Field(), p.Server, 63-len("-egress-proxy"))
+	}
+	if p.Image == "" {
+		return &emit.NotEnforceableError{Pos: p.Pos, Field: p.Field(),
+			Server: p.Server, Backend: Backend, Restriction: "a server without an image",
+			Alternative: `set "image" in the policy: a Pod runs an image`}
+	}
+	switch o.kind() {
+	case KindPod, KindDeployment:
+	default:
+		return fmt.Errorf("kubernetes: kind %q: want %s or %s", o.Kind, KindPod, KindDeployment)
+	}
+	for target := range o.Claims {
+		if !slices.ContainsFunc(p.Mounts, func(m compiler.Mount) bool { return m.Target == target }) {
+			return fmt.Errorf("server %q: a claim for %s, which is no mount target of the plan", p.Server, target)
+		}
+	}
+	for name, src := range o.Env {
+		if !slices.Contains(p.EnvNames(), name) {
+			return fmt.Errorf("server %q: an env source for %s, which the plan does not grant", p.Server, name)
+		}
+		if src.Name != "" {
+			if errs := validation.IsDNS1123Subdomain(src.Name); len(errs) > 0 {
+				return fmt.Errorf("server %q: env %s: object name %q: %s", p.Server, name, src.Name, strings.Join(errs, "; "))
+			}
+		}
+		if src.Key != "" {
+			if errs := validation.IsConfigMapKey(src.Key); len(errs) > 0 {
+				return fmt.Errorf("server %q: env %s: key %q: %s", p.Server, name, src.Key, strings.Join(errs, "; "))
+			}
+		}
+	}
+	if o.Namespace != "" {
+		if errs := validation.IsDNS1123Label(o.Namespace); len(errs) > 0 {
+			return fmt.Errorf("kubernetes: namespace %q: %s", o.Namespace, strings.Join(errs, "; "))
+		}
+	}
+	if o.EgressProxyIP != "" {
+		if _, err := netip.ParseAddr(o.EgressProxyIP); err != nil {
+			return fmt.Errorf("kubernetes: egress proxy IP %q: %v", o.EgressProxyIP, err)
+		}
+	}
+	if o.DNSNamespace != "" {
+		if errs := validation.IsDNS1123Label(o.DNSNamespace); len(errs) > 0 {
+			return fmt.Errorf("kubernetes: DNS namespace %q: %s", o.DNSNamespace, strings.Join(errs, "; "))
+		}
+	}
+	for k, v := range o.DNSLabels {
+		if errs := append(validation.IsQualifiedName(k), validation.IsValidLabelValue(v)...); len(errs) > 0 {
+			return fmt.Errorf("kubernetes: DNS label %s=%s: %s", k, v, strings.Join(errs, "; "))
+		}
+	}
+	return emit.Check(p, Backend, Enforcement(p))
+}
+
+// labels select the server's Pod.
+func serverLabels(p *compiler.Plan) map[string]string {
+	return map[string]string{
+		"app.kubernetes.io/name":       p.Server,
+		"app.kubernetes.io/managed-by": "mcpolicy",
+		LabelServer:                    p.Server,
+		LabelRole:                      RoleServer,
+	}
+}
+
+// selector is the subset of the labels that NetworkPolicies and the
+// Deployment select on: it never changes with the plan.
+func serverSelector(p *compiler.Plan) map[string]string {
+	return map[string]string{LabelServer: p.Server, LabelRole: RoleServer}
+}
+
+// EgressProxyLabels are the labels the egress-proxy Pod of the server must
+// carry: its Service and the NetworkPolicies select it by them.
+func EgressProxyLabels(server string) map[string]string {
+	return map[string]string{LabelServer: server, LabelRole: RoleEgressProxy}
+}
+
+func planLabel(hash string) string {
+	h := strings.TrimPrefix(hash, "sha256:")
+	if len(h) > 32 {
+		h = h[:32]
+	}
+	return h
+}
+
+func meta(p *compiler.Plan, o Options, name string, labels map[string]string) metav1.ObjectMeta {
+	l := map[string]string{}
+	for k, v := range labels {
+		l[k] = v
+	}
+	if p.Hash != "" {
+		l[LabelPlan] = planLabel(p.Hash)
+	}
+	m := metav1.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: l, Annotations: map[string]string{}}
+	if p.Hash != "" {
+		m.Annotations[AnnotationPlan] = p.Hash
+	}
+	return m
+}
+
+// Pod returns the server's Pod. Host paths are rendered by r.
+func Pod(p *compiler.Plan, r compiler.Resolver, o Options) (*corev1.Pod, error) {
+	if err := check(p, o); err != nil {
+		return nil, err
+	}
+	spec, err := podSpec(p, r, o, corev1.RestartPolicyNever)
+	if err != nil {
+		return nil, err
+	}
+	m := meta(p, o, p.Server, serverLabels(p))
+	m.Annotations[AnnotationAttach] = attachHint(p, o, "pod/"+p.Server)
+	return &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: m,
+		Spec:       spec,
+	}, nil
+}
+
+// Deployment returns the server as a Deployment of one replica, recreated
+// (never two instances on the same read-write mounts), whose Pod restarts
+// after each session: stdin closes when the client detaches.
+func Deployment(p *compiler.Plan, r compiler.Resolver, o Options) (*appsv1.Deployment, error) {
+	if err := check(p, o); err != nil {
+		return nil, err
+	}
+	spec, err := podSpec(p, r, o, corev1.RestartPolicyAlways)
+	if err != nil {
+		return nil, err
+	}
+	one := int32(1)
+	m := meta(p, o, p.Server, serverLabels(p))
+	m.Annotations[AnnotationAttach] = attachHint(p, o, "deployment/"+p.Server)
+	tm := meta(p, o, "", serverLabels(p))
+	tm.Namespace = ""
+	return &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: m,
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &one,
+			Selector: &metav1.LabelSelector{MatchLabels: serverSelector(p)},
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
+			Template: corev1.PodTemplateSpec{ObjectMeta: tm, Spec: spec},
+		},
+	}, nil
+}
+
+// attachHint says how a client reaches a stdio server: attach to its stdin
+// and stdout (one session: stdin closes when the client detaches).
+func attachHint(p *compiler.Plan, o Options, obj string) string {
+	ns := ""
+	if o.Namespace != "" {
+		ns = " -n " + o.Namespace
+	}
+	return "kubectl attach -i -q" + ns + " -c " + p.Server + " " + obj
+}
+
+func podSpec(p *compiler.Plan, r compiler.Resolver, o Options, restart corev1.RestartPolicy) (corev1.PodSpec, error) {
+	if p.User.Invoker {
+		// Unreachable after check (the user row is Missing), kept as a guard.
+		return corev1.PodSpec{}, userError(p, `user "invoker"`, "a cluster has no invoking user")
+	}
+	f, t := false, true
+	uid, gid := int64(p.User.UID), int64(p.User.GID)
+	nonRoot := !p.User.Root()
+	runtimeDefault := &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
+	strict := corev1.SupplementalGroupsPolicyStrict
+
+	c := corev1.Container{
+		Name:            p.Server,
+		Image:           p.Image,
+		Args:            p.Command, // like `docker run IMAGE CMD...`: the image's entrypoint stays
+		WorkingDir:      p.Workdir,
+		Stdin:           true,
+		StdinOnce:       true,
+		TTY:             false,
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		SecurityContext: &corev1.SecurityContext{
+			Privileged:               &f,
+			AllowPrivilegeEscalation: &f,
+			ReadOnlyRootFilesystem:   &t,
+			RunAsNonRoot:             &nonRoot,
+			RunAsUser:                &uid,
+			RunAsGroup:               &gid,
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			SeccompProfile:           runtimeDefault,
+		},
+	}
+	var vols []corev1.Volume
+
+	// Masks over the directories a runtime leaves writable, unless a grant
+	// is there (a mask would hide it).
+	var masks []string
+	for _, d := range maskedDirs {
+		if !holdsGrant(p, d) {
+			masks = append(masks, d)
+		}
+	}
+	if len(masks) > 0 {
+		vols = append(vols, corev1.Volume{Name: volMask, VolumeSource: corev1.VolumeSource{
+			EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &maskSize}}})
+		for _, d := range masks {
+			c.VolumeMounts = append(c.VolumeMounts, roMount(volMask, d, "", false))
+		}
+	}
+	if s := p.Scratch; s != nil {
+		size := resource.NewQuantity(s.SizeBytes, resource.BinarySI)
+		vols = append(vols, corev1.Volume{Name: volScratch, VolumeSource: corev1.VolumeSource{
+			EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: size}}})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: volScratch, MountPath: s.Target})
+	}
+
+	dir := corev1.HostPathDirectory
+	backing := make([]backed, len(p.Mounts))
+	for i, m := range p.Mounts {
+		ro := m.Mode == compiler.ReadOnly
+		backing[i] = backed{vol: volMount(i)}
+		if claim, ok := o.Claims[m.Target]; ok || !o.HostPath && !nestedInWritable(p, i) {
+			if !ok {
+				claim = ClaimName(p.Server, m.Target)
+			}
+			if errs := validation.IsDNS1123Subdomain(claim); len(errs) > 0 {
+				return corev1.PodSpec{}, fmt.Errorf("server %q: claim %q for %s: %s", p.Server, claim, m.Target, strings.Join(errs, "; "))
+			}
+			vols = append(vols, corev1.Volume{Name: volMount(i), VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim, ReadOnly: ro}}})
+		} else if j, sub, ok := writableAncestor(p, i); ok {
+			// A source the server can write beside (inside a read-write
+			// mount): a hostPath of it would follow a symlink the server
+			// planted there at the next start. The outer volume at a
+			// subPath does not: the kubelet refuses a subPath that leaves
+			// its volume.
+			backing[i] = backed{vol: volMount(j), sub: sub}
+		} else {
+			src := r.Resolve(m.Source)
+			if err := emit.CheckSafe(p.Server, "mount source", src); err != nil {
+				return corev1.PodSpec{}, err
+			}
+			vols = append(vols, corev1.Volume{Name: volMount(i), VolumeSource: corev1.VolumeSource{
+				HostPath: &corev1.HostPathVolumeSource{Path: src, Type: &dir}}})
+		}
+		if ro {
+			c.VolumeMounts = append(c.VolumeMounts, roMount(backing[i].vol, m.Target, backing[i].sub, true))
+		} else {
+			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: backing[i].vol, MountPath: m.Target, SubPath: backing[i].sub})
+		}
+	}
+	// Protected entries: the volume showing them again, read-only, at the
+	// entry's subPath; the runtime orders mounts by depth, so it lands on
+	// top. The kubelet resolves a subPath without leaving the volume (a
+	// symlink planted there is refused).
+	for _, pr := range p.Protected {
+		i, sub, err := holder(p, pr)
+		if err != nil {
+			return corev1.PodSpec{}, err
+		}
+		c.VolumeMounts = append(c.VolumeMounts, roMount(backing[i].vol, pr.Target, path.Join(backing[i].sub, sub), true))
+	}
+	sort.SliceStable(c.VolumeMounts, func(i, j int) bool {
+		a, b := c.VolumeMounts[i].MountPath, c.VolumeMounts[j].MountPath
+		if depth(a) != depth(b) {
+			return depth(a) < depth(b)
+		}
+		return a < b
+	})
+
+	for _, e := range p.Env {
+		name := e.Name
+		src, ok := o.Env[name]
+		if !ok {
+			src = EnvSource{}
+		}
+		obj, key := src.Name, src.Key
+		if obj == "" {
+			obj = p.Server + "-env"
+		}
+		if key == "" {
+			key = name
+		}
+		ev := corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{}}
+		ref := corev1.LocalObjectReference{Name: obj}
+		if src.ConfigMap {
+			ev.ValueFrom.ConfigMapKeyRef = &corev1.ConfigMapKeySelector{LocalObjectReference: ref, Key: key, Optional: &f}
+		} else {
+			ev.ValueFrom.SecretKeyRef = &corev1.SecretKeySelector{LocalObjectReference: ref, Key: key, Optional: &f}
+		}
+		c.Env = append(c.Env, ev)
+	}
+	if p.Network.Mode == "allowlist" {
+		for _, kv := range proxyEnv(p, o) {
+			c.Env = append(c.Env, corev1.EnvVar{Name: kv[0], Value: kv[1]}) // not secrets: the proxy's address
+		}
+	}
+
+	if s := p.Subtractions; s.MemoryBytes > 0 || s.MilliCPUs > 0 {
+		l := corev1.ResourceList{}
+		if s.MemoryBytes > 0 {
+			l[corev1.ResourceMemory] = *resource.NewQuantity(s.MemoryBytes, resource.BinarySI)
+		}
+		if s.MilliCPUs > 0 {
+			l[corev1.ResourceCPU] = *resource.NewMilliQuantity(s.MilliCPUs, resource.DecimalSI)
+		}
+		c.Resources = corev1.ResourceRequirements{Limits: l, Requests: l.DeepCopy()}
+	}
+
+	for _, s := range append([]string{p.Image, p.Workdir}, p.Command...) {
+		if err := emit.CheckSafe(p.Server, "argument", s); err != nil {
+			return corev1.PodSpec{}, err
+		}
+	}
+
+	return corev1.PodSpec{
+		Containers:                   []corev1.Container{c},
+		Volumes:                      vols,
+		RestartPolicy:                restart,
+		AutomountServiceAccountToken: &f,
+		EnableServiceLinks:           &f,
+		ShareProcessNamespace:        &f,
+		HostNetwork:                  false, // the zero value: omitted from the YAML, as are hostPID and hostIPC
+		HostPID:                      false,
+		HostIPC:                      false,
+		SecurityContext: &corev1.PodSecurityContext{
+			RunAsNonRoot:             &nonRoot,
+			RunAsUser:                &uid,
+			RunAsGroup:               &gid,
+			SupplementalGroupsPolicy: &strict,
+			SeccompProfile:           runtimeDefault,
+		},
+	}, nil
+}
+
+// nestedInWritable reports whether mount i's source is inside a read-write
+// mount's (it is then that mount's volume at a subPath).
+func nestedInWritable(p *compiler.Plan, i int) bool {
+	_, _, ok := writableAncestor(p, i)
+	return ok
+}
+
+// ClaimName is the PersistentVolumeClaim a mount is backed by unless
+// Options.Claims names another: "<server>-<target>", the target's
+// slashes and every other character a name cannot hold as "-". Where that
+// loses anything (the target does not read back from the name: a "-", a
+// ".", an upper-case letter), or the name would be too long, the first 8
+// hex digits of the target's SHA-256 are appended, so two targets never
+// share a claim.
+func ClaimName(server, target string) string {
+	var b strings.Builder
+	dash := true // no leading dash, no runs
+	for _, r := range strings.TrimPrefix(target, "/") {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	name := strings.TrimSuffix(b.String(), "-")
+	if name == "" {
+		name = "root"
+	}
+	exact := "/"+strings.ReplaceAll(name, "-", "/") == target
+	const maxLen = 253 - 9 // room for the hash
+	if full := server + "-" + name; exact && len(full) <= 253 {
+		return full
+	}
+	full := server + "-" + name
+	if len(full) > maxLen {
+		full = strings.TrimSuffix(full[:maxLen], "-")
+	}
+	sum := sha256.Sum256([]byte(target))
+	return full + "-" + hex.EncodeToString(sum[:4])
+}
+
+// roMount is a read-only volume mount. A mount of the node's files is
+// recursively read-only (recursiveReadOnly: Enabled: a runtime that cannot
+// do it refuses the Pod rather than leave submounts writable); an empty
+// mask has no submounts and needs no more than readOnly.
+// backed is the volume showing a mount, and the path inside it.
+type backed struct{ vol, sub string }
+
+// writableAncestor finds, for mount i, the outermost read-write mount
+// whose source holds i's source (and is not i's), with the path of i's
+// source inside it. That mount has a volume of its own: no read-write
+// mount holds its source (it would be further out).
+func writableAncestor(p *compiler.Plan, i int) (int, string, bool) {
+	src := p.Mounts[i].Source
+	best, sub := -1, ""
+	for j, m := range p.Mounts {
+		if j == i || m.Mode != compiler.ReadWrite || m.Source.Base != src.Base {
+			continue
+		}
+		rel, ok := below(m.Source.Rel, src.Rel)
+		if !ok || rel == "." {
+			continue
+		}
+		if best < 0 || len(m.Source.Rel) < len(p.Mounts[best].Source.Rel) {
+			best, sub = j, rel
+		}
+	}
+	return best, sub, best >= 0
+}
+
+// below reports whether rel is at or below base (clean slash paths, "."
+// for the base itself), and the path from base to rel.
+func below(base, rel string) (string, bool) {
+	if base == "." {
+		return rel, true
+	}
+	if rel == base {
+		return ".", true
+	}
+	if strings.HasPrefix(rel, base+"/") {
+		return strings.TrimPrefix(rel, base+"/"), true
+	}
+	return "", false
+}
+
+func roMount(vol, target, sub string, recursive bool) corev1.VolumeMount {
+	m := corev1.VolumeMount{Name: vol, MountPath: target, SubPath: sub, ReadOnly: true}
+	if recursive {
+		rro := corev1.RecursiveReadOnlyEnabled
+		m.RecursiveReadOnly = &rro
+	}
+	return m
+}
+
+func depth(p string) int { return strings.Count(strings.TrimSuffix(p, "/"), "/") }
+
+// holder finds the mount showing a protected entry at its target (the
+// deepest one holding it) and the entry's path inside that mount's volume.
+func holder(p *compiler.Plan, pr compiler.Protected) (int, string, error) {
+	best := -1
+	for i, m := range p.Mounts {
+		if strings.HasPrefix(pr.Target, strings.TrimSuffix(m.Target, "/")+"/") {
+			if best < 0 || len(m.Target) > len(p.Mounts[best].Target) {
+				best = i
+			}
+		}
+	}
+	if best >= 0 {
+		m := p.Mounts[best]
+		sub := strings.TrimPrefix(pr.Target, strings.TrimSuffix(m.Target, "/")+"/")
+		if m.Source.Join(sub) == pr.Source && path.Clean(sub) == sub && !strings.HasPrefix(sub, "..") {
+			return best, sub, nil
+		}
+	}
+	return 0, "", &emit.NotEnforceableError{Pos: p.Pos, Field: p.Field("mounts"),
+		Server: p.Server, Backend: Backend,
+		Restriction: fmt.Sprintf("protected path %s (%s) outside the mount that shows it", pr.Target, pr.Source),
+		Alternative: "mount the folder holding it read-only"}
+}
+
+// holdsGrant reports whether a mount or the scratch is at dir or below it.
+func holdsGrant(p *compiler.Plan, dir string) bool {
+	var targets []string
+	for _, m := range p.Mounts {
+		targets = append(targets, m.Target)
+	}
+	if p.Scratch != nil {
+		targets = append(targets, p.Scratch.Target)
+	}
+	for _, t := range targets {
+		if t == dir || strings.HasPrefix(t, dir+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func proxyIP(o Options) string {
+	if o.EgressProxyIP != "" {
+		return o.EgressProxyIP
+	}
+	return EgressProxyIPPlaceholder
+}
+
+// proxyEnv is sandbox.ProxyEnv with the proxy's Service address in place of
+// the sandbox's loopback forwarder.
+func proxyEnv(p *compiler.Plan, o Options) [][2]string {
+	local := "http://127.0.0.1:" + strconv.Itoa(p.Network.ProxyPort)
+	url := "http://" + proxyIP(o) + ":" + strconv.Itoa(p.Network.ProxyPort)
+	var out [][2]string
+	for _, kv := range sandbox.ProxyEnv(p.Network.ProxyPort) {
+		if kv[1] == local {
+			kv[1] = url
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// NetworkPolicies deny the server's Pod every connection in and out; for
+// an egress allowlist, they let it reach only the egress-proxy Pod on the
+// proxy's port, and let that Pod reach only the allowlist's ports.
+//
+// A NetworkPolicy cannot match a host name: the proxy matches every
+// request's host against the allowlist (and refuses private addresses),
+// the policy on the proxy restricts the ports. Host entries are therefore
+// not refused: they are enforced by the proxy, not by the CNI.
+func NetworkPolicies(p *compiler.Plan, o Options) ([]*networkingv1.NetworkPolicy, error) {
+	if err := check(p, o); err != nil {
+		return nil, err
+	}
+	both := []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}
+	tcp := corev1.ProtocolTCP
+	np := func(name string, sel map[string]string) *networkingv1.NetworkPolicy {
+		return &networkingv1.NetworkPolicy{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
+			ObjectMeta: meta(p, o, name, serverLabels(p)),
+			Spec: networkingv1.NetworkPolicySpec{
+				PodSelector: metav1.LabelSelector{MatchLabels: sel},
+				PolicyTypes: both,
+			},
+		}
+	}
+	deny := np(p.Server+"-deny-all", serverSelector(p))
+	out := []*networkingv1.NetworkPolicy{deny}
+	if p.Network.Mode != "allowlist" {
+		return out, nil
+	}
+	proxyPort := intstr.FromInt32(int32(p.Network.ProxyPort))
+
+	// The server: out to the proxy's port on the proxy Pod, nothing else
+	// (no DNS either: HTTPS_PROXY names the proxy by address).
+	srv := np(p.Server+"-to-egress-proxy", serverSelector(p))
+	srv.Spec.PolicyTypes = []networkingv1.PolicyType{networkingv1.PolicyTypeEgress}
+	srv.Spec.Egress = []networkingv1.NetworkPolicyEgressRule{{
+		To:    []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: EgressProxyLabels(p.Server)}}},
+		Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &proxyPort}},
+	}}
+
+	// The proxy: in from this server only, on its port; out to the
+	// allowlist's ports anywhere but link-local (cloud metadata), and to
+	// the cluster DNS, which it needs to resolve the allowed names.
+	var ports []int
+	for _, d := range p.Network.Allow {
+		if !slices.Contains(ports, d.Port) {
+			ports = append(ports, d.Port)
+		}
+	}
+	sort.Ints(ports)
+	var allowPorts []networkingv1.NetworkPolicyPort
+	for _, n := range ports {
+		port := intstr.FromInt32(int32(n))
+		allowPorts = append(allowPorts, networkingv1.NetworkPolicyPort{Protocol: &tcp, Port: &port})
+	}
+	dnsNS := o.DNSNamespace
+	if dnsNS == "" {
+		dnsNS = "kube-system"
+	}
+	dnsLabels := o.DNSLabels
+	if dnsLabels == nil {
+		dnsLabels = map[string]string{"k8s-app": "kube-dns"}
+	}
+	udp := corev1.ProtocolUDP
+	dns := intstr.FromInt32(53)
+	proxy := np(p.Server+"-egress-proxy", EgressProxyLabels(p.Server))
+	proxy.Spec.Ingress = []networkingv1.NetworkPolicyIngressRule{{
+		From:  []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: serverSelector(p)}}},
+		Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &proxyPort}},
+	}}
+	proxy.Spec.Egress = []networkingv1.NetworkPolicyEgressRule{
+		{
+			To: []networkingv1.NetworkPolicyPeer{
+				{IPBlock: &networkingv1.IPBlock{CIDR: "0.0.0.0/0", Except: []string{"169.254.0.0/16"}}},
+				{IPBlock: &networkingv1.IPBlock{CIDR: "::/0", Except: []string{"fe80::/10"}}},
+			},
+			Ports: allowPorts,
+		},
+		{
+			To: []networkingv1.NetworkPolicyPeer{{
+				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": dnsNS}},
+				PodSelector:       &metav1.LabelSelector{MatchLabels: dnsLabels},
+			}},
+			Ports: []networkingv1.NetworkPolicyPort{{Protocol: &udp, Port: &dns}, {Protocol: &tcp, Port: &dns}},
+		},
+	}
+	return append(out, srv, proxy), nil
+}
+
+// EgressService is the egress proxy's address for a server with an
+// allowlist: a Service with a fixed cluster IP (Options.EgressProxyIP, a
+// free address of the cluster's service range) selecting the egress-proxy
+// Pod, so the server needs no DNS. The proxy Pod itself is the cluster's
+// to run (mcpolicy has no in-cluster proxy command yet): it must carry
+// EgressProxyLabels(server) and listen on the plan's proxy port.
+func EgressService(p *compiler.Plan, o Options) (*corev1.Service, error) {
+	if err := check(p, o); err != nil {
+		return nil, err
+	}
+	if p.Network.Mode != "allowlist" {
+		return nil, fmt.Errorf("server %q has no egress allowlist: it needs no egress proxy", p.Server)
+	}
+	port := int32(p.Network.ProxyPort)
+	return &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: meta(p, o, p.Server+"-egress-proxy", EgressProxyLabels(p.Server)),
+		Spec: corev1.ServiceSpec{
+			Type:      corev1.ServiceTypeClusterIP,
+			ClusterIP: proxyIP(o),
+			Selector:  EgressProxyLabels(p.Server),
+			Ports: []corev1.ServicePort{{Name: "proxy", Protocol: corev1.ProtocolTCP, Port: port,
+				TargetPort: intstr.FromInt32(port)}},
+		},
+	}, nil
+}
+
+// Objects are every object of the server's file, in order: the workload,
+// its NetworkPolicies, and for an allowlist the egress proxy's Service.
+func Objects(p *compiler.Plan, r compiler.Resolver, o Options) ([]any, error) {
+	var objs []any
+	if o.kind() == KindDeployment {
+		d, err := Deployment(p, r, o)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, d)
+	} else {
+		pod, err := Pod(p, r, o)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, pod)
+	}
+	nps, err := NetworkPolicies(p, o)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range nps {
+		objs = append(objs, n)
+	}
+	if p.Network.Mode == "allowlist" {
+		svc, err := EgressService(p, o)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, svc)
+	}
+	return objs, nil
+}
+
+// Manifest renders the server's objects as one multi-document YAML file,
+// deterministic (keys sorted, no timestamps, no empty status), with a
+// header saying what it is and how a client reaches the server.
+func Manifest(p *compiler.Plan, r compiler.Resolver, o Options) ([]byte, error) {
+	objs, err := Objects(p, r, o)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Generated by mcpolicy build; do not edit.\n")
+	fmt.Fprintf(&b, "# MCP server %q, plan %s (mcpolicy explain %s).\n", p.Server, p.Hash, p.Server)
+	fmt.Fprintf(&b, "# A stdio server: a client reaches it with `%s`.\n", attachHint(p, o, strings.ToLower(o.kind())+"/"+p.Server))
+	fmt.Fprintf(&b, "# NetworkPolicy confines it only where the cluster's CNI enforces NetworkPolicy.\n")
+	if hostPaths(objs) {
+		fmt.Fprintf(&b, "# hostPath volumes (opted in): grants of the node's files, which lint flags; ${PROJECT_ROOT} and\n")
+		fmt.Fprintf(&b, "# ${HOME} stand for paths on the node. Pod Security \"restricted\" and \"baseline\" refuse hostPath:\n")
+		fmt.Fprintf(&b, "# the Pod runs only in a namespace labelled pod-security.kubernetes.io/enforce=privileged.\n")
+	}
+	if cs := claims(p, objs); len(cs) > 0 {
+		fmt.Fprintf(&b, "# PersistentVolumeClaims the cluster must provide, each holding what the mount's source holds:\n")
+		for _, c := range cs {
+			fmt.Fprintf(&b, "#   %s\n", c)
+		}
+	}
+	if p.Network.Mode == "allowlist" {
+		fmt.Fprintf(&b, "# Egress: only through the egress-proxy Pod labelled %s, at %s:%d;\n",
+			labelString(EgressProxyLabels(p.Server)), proxyIP(o), p.Network.ProxyPort)
+		fmt.Fprintf(&b, "# the proxy checks hosts (%s), NetworkPolicy only ports.\n", strings.Join(p.Network.Entries(), ", "))
+	}
+	for _, obj := range objs {
+		y, err := render(obj)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString("---\n")
+		b.Write(y)
+	}
+	return []byte(b.String()), nil
+}
+
+// workloadSpec is the Pod spec of the workload, objs[0].
+func workloadSpec(objs []any) *corev1.PodSpec {
+	switch w := objs[0].(type) {
+	case *corev1.Pod:
+		return &w.Spec
+	case *appsv1.Deployment:
+		return &w.Spec.Template.Spec
+	}
+	return nil
+}
+
+// hostPaths reports whether the workload has a hostPath volume.
+func hostPaths(objs []any) bool {
+	spec := workloadSpec(objs)
+	return spec != nil && slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.HostPath != nil })
+}
+
+// claims describes each claim of the workload: its name, the mount it
+// backs, the mode, and the plan's source it must hold.
+func claims(p *compiler.Plan, objs []any) []string {
+	spec := workloadSpec(objs)
+	if spec == nil {
+		return nil
+	}
+	var out []string
+	for i, m := range p.Mounts {
+		for _, v := range spec.Volumes {
+			if v.Name == volMount(i) && v.PersistentVolumeClaim != nil {
+				out = append(out, fmt.Sprintf("%s: %s (%s), holding %s", v.PersistentVolumeClaim.ClaimName, m.Target, m.Mode,
+					compiler.Placeholders{}.Resolve(m.Source)))
+			}
+		}
+	}
+	return out
+}
+
+// Artefacts is what build writes for the plan: kubernetes/<server>.yaml.
+func Artefacts(p *compiler.Plan, o Options) ([]emit.File, error) {
+	data, err := Manifest(p, compiler.Placeholders{}, o)
+	if err != nil {
+		return nil, err
+	}
+	return []emit.File{{Name: Backend + "/" + p.Server + ".yaml", Data: data}}, nil
+}
+
+func labelString(l map[string]string) string {
+	var s []string
+	for k, v := range l {
+		s = append(s, k+"="+v)
+	}
+	sort.Strings(s)
+	return strings.Join(s, ",")
+}
+
+func containersOf(spec map[string]any) []map[string]any {
+	if tpl, ok := spec["template"].(map[string]any); ok {
+		if s, ok := tpl["spec"].(map[string]any); ok {
+			spec = s
+		}
+	}
+	var out []map[string]any
+	cs, _ := spec["containers"].([]any)
+	for _, c := range cs {
+		if m, ok := c.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// render marshals one object to YAML without the fields the API server
+// fills (an empty status).
+func render(obj any) ([]byte, error) {
+	j, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(j, &m); err != nil {
+		return nil, err
+	}
+	delete(m, "status") // the API server's to fill; nothing an emitter says
+	if spec, ok := m["spec"].(map[string]any); ok {
+		for _, c := range containersOf(spec) {
+			if r, ok := c["resources"].(map[string]any); ok && len(r) == 0 {
+				delete(c, "resources")
+			}
+		}
+	}
+	if spec, ok := m["spec"].(map[string]any); ok {
+		if tpl, ok := spec["template"].(map[string]any); ok {
+			if md, ok := tpl["metadata"].(map[string]any); ok && len(md) == 0 {
+				delete(tpl, "metadata")
+			}
+		}
+	}
+	return yaml.Marshal(m)
+}

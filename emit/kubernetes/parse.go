@@ -1,0 +1,313 @@
+package kubernetes
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/source"
+)
+
+// The reverse reader: a hand-written manifest (a Pod, or a workload whose
+// Pod template it holds: Deployment, StatefulSet, DaemonSet, ReplicaSet,
+// Job, CronJob) read into lint targets, one per container, like the docker
+// reader reads `docker run` arguments. What the IR can say goes into the
+// plan (image, user, hostPath mounts as grants of the node's files, env
+// names, network); what it cannot, into flags, each at the position of the
+// field that says it (or of the container, for a field left out). YAML is
+// read as nodes (go.yaml.in/yaml/v3) for the positions.
+
+// workloadKinds are the kinds whose Pod spec is at spec.template.spec.
+var workloadKinds = map[string]bool{"Deployment": true, "StatefulSet": true, "DaemonSet": true, "ReplicaSet": true,
+	"Job": true, "ReplicationController": true}
+
+// LooksLikeManifest reports whether src is Kubernetes YAML: a document with
+// apiVersion and a kind that holds a Pod spec.
+func LooksLikeManifest(src []byte) bool {
+	docs, err := documents(src)
+	if err != nil {
+		return false
+	}
+	for _, d := range docs {
+		if _, _, ok := podSpecOf(d); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func documents(src []byte) ([]*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	var out []*yaml.Node
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n.Kind == yaml.DocumentNode && len(n.Content) == 1 && n.Content[0].Kind == yaml.MappingNode {
+			out = append(out, n.Content[0])
+		}
+	}
+}
+
+// get is the value of key in a mapping node, nil when absent.
+func get(m *yaml.Node, keys ...string) *yaml.Node {
+	for _, k := range keys {
+		if m == nil || m.Kind != yaml.MappingNode {
+			return nil
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == k {
+				next = m.Content[i+1]
+			}
+		}
+		m = next
+	}
+	return m
+}
+
+func str(n *yaml.Node) string {
+	if n == nil || n.Kind != yaml.ScalarNode {
+		return ""
+	}
+	return n.Value
+}
+
+func isTrue(n *yaml.Node) bool  { return n != nil && n.Kind == yaml.ScalarNode && n.Value == "true" }
+func isFalse(n *yaml.Node) bool { return n != nil && n.Kind == yaml.ScalarNode && n.Value == "false" }
+
+// podSpecOf finds a document's Pod spec, and the kind and name.
+func podSpecOf(doc *yaml.Node) (spec *yaml.Node, what string, ok bool) {
+	kind, name := str(get(doc, "kind")), str(get(doc, "metadata", "name"))
+	if str(get(doc, "apiVersion")) == "" {
+		return nil, "", false
+	}
+	switch {
+	case kind == "Pod":
+		spec = get(doc, "spec")
+	case workloadKinds[kind]:
+		spec = get(doc, "spec", "template", "spec")
+	case kind == "CronJob":
+		spec = get(doc, "spec", "jobTemplate", "spec", "template", "spec")
+	}
+	if spec == nil || spec.Kind != yaml.MappingNode {
+		return nil, "", false
+	}
+	return spec, kind + "/" + name, true
+}
+
+// ParseManifest reads every Pod spec of a manifest file into lint
+// targets, one per container (init containers included). secret says
+// whether an env name=value holds a secret inline (the client reader's
+// test, shared).
+func ParseManifest(file string, src []byte, secret func(name, value string) bool) ([]*lint.Target, error) {
+	docs, err := documents(src)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	pos := func(n *yaml.Node) source.Pos { return source.Pos{File: file, Line: n.Line, Col: n.Column} }
+	var out []*lint.Target
+	for _, doc := range docs {
+		spec, what, ok := podSpecOf(doc)
+		if !ok {
+			continue
+		}
+		denied := denyEgress(docs, doc)
+		var containers []*yaml.Node
+		for _, key := range []string{"initContainers", "containers"} {
+			if seq := get(spec, key); seq != nil && seq.Kind == yaml.SequenceNode {
+				containers = append(containers, seq.Content...)
+			}
+		}
+		for _, c := range containers {
+			name := str(get(c, "name"))
+			server := what
+			if len(containers) > 1 {
+				server += "/" + name
+			}
+			t := &lint.Target{Server: server, File: file, Pos: pos(c), Origin: lint.FromClient, Launcher: Backend}
+			flag := func(k lint.FlagKind, v string, n *yaml.Node) {
+				t.Flags = append(t.Flags, lint.Flag{Kind: k, Value: v, Pos: pos(n)})
+			}
+			p := &compiler.Plan{Server: server, Pos: pos(c), Image: str(get(c, "image")), Network: compiler.Network{Mode: "open"}}
+			if img := get(c, "image"); img != nil {
+				t.ImagePos = pos(img)
+			}
+			psc, csc := get(spec, "securityContext"), get(c, "securityContext")
+
+			// Host namespaces: the Pod's.
+			for _, f := range []string{"hostNetwork", "hostPID", "hostIPC"} {
+				if v := get(spec, f); isTrue(v) {
+					flag(lint.FlagK8sHostNamespace, f, v)
+				}
+			}
+			// The container's securityContext, the Pod's where it has the field.
+			field := func(key string) *yaml.Node {
+				if v := get(csc, key); v != nil {
+					return v
+				}
+				return get(psc, key)
+			}
+			at := func(n *yaml.Node) *yaml.Node { // a field left out: the container
+				if n != nil {
+					return n
+				}
+				return c
+			}
+			if v := get(csc, "privileged"); isTrue(v) {
+				flag(lint.FlagK8sPrivileged, "", v)
+			}
+			drop, all := get(csc, "capabilities", "drop"), false
+			if drop != nil {
+				for _, d := range drop.Content {
+					all = all || strings.EqualFold(d.Value, "ALL")
+				}
+			}
+			if !all {
+				flag(lint.FlagK8sCapabilities, "no capabilities.drop [ALL]: the runtime's default capabilities stay", at(drop))
+			}
+			if add := get(csc, "capabilities", "add"); add != nil {
+				for _, a := range add.Content {
+					flag(lint.FlagK8sCapabilities, "capabilities.add "+a.Value, a)
+				}
+			}
+			if v := get(csc, "readOnlyRootFilesystem"); !isTrue(v) {
+				flag(lint.FlagK8sWritableRoot, str(v), at(v))
+			}
+			if v := get(csc, "allowPrivilegeEscalation"); !isFalse(v) {
+				flag(lint.FlagK8sEscalation, str(v), at(v))
+			}
+			p.Subtractions = compiler.Subtractions{ReadOnlyRoot: isTrue(get(csc, "readOnlyRootFilesystem")), DropAllCaps: all,
+				NoNewPrivileges: isFalse(get(csc, "allowPrivilegeEscalation"))}
+			uid, gid := -1, -1
+			if n, err := strconv.Atoi(str(field("runAsUser"))); err == nil {
+				uid = n
+			}
+			if n, err := strconv.Atoi(str(field("runAsGroup"))); err == nil {
+				gid = n
+			}
+			p.User = compiler.User{UID: uid, GID: gid}
+			switch nonRoot := field("runAsNonRoot"); {
+			case uid == 0:
+				flag(lint.FlagK8sRoot, "runAsUser 0", field("runAsUser"))
+			case !isTrue(nonRoot):
+				flag(lint.FlagK8sRoot, "", at(nonRoot))
+			default:
+				p.Subtractions.NonRootUser = true
+			}
+
+			// Volumes: hostPath ones are grants of the node's files.
+			vols := map[string]*yaml.Node{}
+			if seq := get(spec, "volumes"); seq != nil {
+				for _, v := range seq.Content {
+					vols[str(get(v, "name"))] = v
+				}
+			}
+			flagged := map[string]bool{}
+			if seq := get(c, "volumeMounts"); seq != nil {
+				for _, m := range seq.Content {
+					v := vols[str(get(m, "name"))]
+					hp := get(v, "hostPath", "path")
+					if hp == nil {
+						continue
+					}
+					if !flagged[hp.Value] {
+						flag(lint.FlagK8sHostPath, hp.Value, hp)
+						flagged[hp.Value] = true
+					}
+					src := path.Join(path.Clean(hp.Value), str(get(m, "subPath")))
+					target := path.Clean(str(get(m, "mountPath")))
+					mode := compiler.ReadOnly
+					if !isTrue(get(m, "readOnly")) {
+						mode = compiler.ReadWrite
+						flag(lint.FlagK8sHostPathWrite, src+" -> "+target, m)
+					}
+					p.Mounts = append(p.Mounts, compiler.Mount{Source: compiler.HostPath{Base: compiler.Absolute, Rel: src},
+						Target: target, Mode: mode, Pos: pos(hp)})
+				}
+			}
+
+			// Env: a value written in the manifest, or a reference by name.
+			if seq := get(c, "env"); seq != nil {
+				for _, e := range seq.Content {
+					n := get(e, "name")
+					if n == nil {
+						continue
+					}
+					p.Env = append(p.Env, compiler.EnvGrant{Name: n.Value, Pos: pos(n)})
+					t.EnvPassed = append(t.EnvPassed, n.Value)
+					if v := get(e, "value"); v != nil && secret(n.Value, v.Value) {
+						flag(lint.FlagK8sSecretValue, n.Value, v)
+					}
+				}
+			}
+
+			if hn := get(spec, "hostNetwork"); isTrue(hn) {
+				p.Network.Mode, p.Network.Pos = "host", pos(hn)
+				flag(lint.FlagNetwork, "host", hn)
+			} else if denied {
+				p.Network.Mode = "none"
+				p.Subtractions.NoNetwork = true
+			} else {
+				flag(lint.FlagNetwork, "pod network without a deny-egress NetworkPolicy", c)
+			}
+			t.Plan = p
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// denyEgress reports whether a NetworkPolicy of the file, in the
+// workload's namespace, selects its Pod's labels and allows no egress.
+func denyEgress(docs []*yaml.Node, workload *yaml.Node) bool {
+	labels := get(workload, "metadata", "labels")
+	if str(get(workload, "kind")) != "Pod" {
+		labels = get(workload, "spec", "template", "metadata", "labels")
+	}
+	ns := str(get(workload, "metadata", "namespace"))
+	for _, d := range docs {
+		if str(get(d, "kind")) != "NetworkPolicy" || str(get(d, "metadata", "namespace")) != ns {
+			continue
+		}
+		spec := get(d, "spec")
+		egressType := false
+		if types := get(spec, "policyTypes"); types != nil {
+			for _, t := range types.Content {
+				egressType = egressType || t.Value == "Egress"
+			}
+		}
+		if eg := get(spec, "egress"); !egressType || eg != nil && len(eg.Content) > 0 {
+			continue
+		}
+		sel := get(spec, "podSelector")
+		if get(sel, "matchExpressions") != nil {
+			continue
+		}
+		match := true
+		if ml := get(sel, "matchLabels"); ml != nil {
+			for i := 0; i+1 < len(ml.Content); i += 2 {
+				if str(get(labels, ml.Content[i].Value)) != ml.Content[i+1].Value {
+					match = false
+				}
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
+}

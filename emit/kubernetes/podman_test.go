@@ -1,0 +1,387 @@
+package kubernetes_test
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
+	"github.com/mcpolicy/mcpolicy/project"
+)
+
+// TestPodmanKubePlay runs the emitted Pod through `podman kube play`, with
+// the hidden `mcpolicy probe` in place of the server, and checks the
+// kernel's answers: the same the docker backend's engine test expects for
+// the same grants (credentials ENOENT, project readable, root EROFS, no
+// network). A control widens the manifest (the ro mount made rw) and must
+// see the widening.
+//
+// podman does not enforce NetworkPolicy: the Pod is played with
+// --network none, which stands for the emitted deny-all policy; that policy
+// is checked structurally by TestGolden (a deny-all NetworkPolicy selects
+// every Pod), not here.
+//
+// Without podman the test skips, except under CI=true, where it fails.
+func TestPodmanKubePlay(t *testing.T) {
+	if testing.Short() && os.Getenv("CI") != "true" {
+		t.Skip("-short")
+	}
+	fail := t.Skipf
+	if os.Getenv("CI") == "true" {
+		fail = func(format string, args ...any) { t.Fatalf("CI=true, so not skipping: "+format, args...) }
+	}
+	if _, err := exec.LookPath("podman"); err != nil {
+		fail("podman is not installed (%v); CI must install it to run the kubernetes backend's Pod", err)
+	}
+	// kube play builds its pause image from catatonit (a podman
+	// recommendation, not a dependency: --no-install-recommends leaves it out).
+	if _, err := exec.LookPath("catatonit"); err != nil {
+		if _, err := os.Stat("/usr/libexec/podman/catatonit"); err != nil {
+			fail("catatonit is not installed: podman kube play needs it for the Pod's infra container (apt-get install catatonit)")
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "podman", "info").CombinedOutput(); err != nil {
+		fail("podman info: %v\n%s", err, out)
+	}
+
+	probeBin := buildProbe(ctx, t)
+	image := importImage(ctx, t, probeBin)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	hostAddr := ln.Addr().String()
+
+	root, home := writeProject(t)
+	expect := []expectation{
+		{"read", "/workspace/data.txt", "ok", "rw grant"},
+		{"create", "/workspace/new.txt", "ok", "rw grant"},
+		{"read", "/docs/readme.txt", "ok", "ro grant"},
+		{"write", "/docs/readme.txt", "EROFS", "ro grant"},
+		{"read", filepath.Join(home, ".aws", "credentials"), "ENOENT", "host home not in view"},
+		{"read", "/var/run/secrets/kubernetes.io/serviceaccount/token", "ENOENT", "no service account token"},
+		{"create", "/x", "EROFS", "read-only root"},
+		{"create", "/etc/x", "EROFS", "read-only root"},
+		{"create", "/tmp/x", "ok", "scratch"},
+		{"create", "/run/x", "EROFS", "read-only root (kube play adds no tmpfs)"},
+		{"create", "/var/tmp/x", "EROFS", "masked"},
+		{"create", "/dev/shm/x", "EROFS", "masked"},
+		{"connect", hostAddr, "ECONNREFUSED", "no network (--network none for the deny-all NetworkPolicy)"},
+	}
+	command := []string{"/bin/mcpolicy", "probe"}
+	for _, x := range expect {
+		command = append(command, x.op+":"+x.target)
+	}
+	cmd, _ := json.Marshal(command)
+	policy := fmt.Sprintf(`version: "v1"
+servers: probe: {
+	image:   %s
+	command: %s
+	mounts: [
+		{source: "proj", target: "/workspace", mode: "rw"},
+		{source: "docs", target: "/docs"},
+	]
+	scratch: {target: "/tmp", size: "16m"}
+}
+`, strconv.Quote(image), cmd)
+	if err := os.WriteFile(filepath.Join(root, "mcpolicy.cue"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pod := emitPod(t, root, home)
+	check(t, "podman kube play", expect, kubePlay(ctx, t, pod))
+
+	// Protected entries are the rw mount's volume again at a read-only
+	// subPath. podman 4 kube play ignores subPath for a hostPath volume (it
+	// mounts the whole volume there): it cannot answer for them, so they
+	// run only on podman 5 and later; TestPodShape checks the manifest.
+	t.Run("protected-subPath", func(t *testing.T) {
+		v := strings.TrimSpace(string(podman(ctx, t, "version", "--format", "{{.Client.Version}}")))
+		if major, _, _ := strings.Cut(v, "."); major < "5" || len(major) != 1 {
+			t.Skipf("podman %s: kube play ignores subPath for hostPath volumes before podman 5", v)
+		}
+		for name, data := range map[string]string{".git/config": "[core]\n", ".env": "SECRET=planted\n"} {
+			f := filepath.Join(root, "proj", filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(f), 0o777); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(f, []byte(data), 0o666); err != nil {
+				t.Fatal(err)
+			}
+		}
+		prot := []expectation{
+			{"read", "/workspace/.git/config", "ok", "protected, readable"},
+			{"write", "/workspace/.git/config", "EROFS", "protected path in rw mount (subPath)"},
+			{"write", "/workspace/.env", "EROFS", "protected file in rw mount (subPath)"},
+			{"create", "/workspace/new2.txt", "ok", "rw grant beside them"},
+		}
+		pod := emitPod(t, root, home)
+		pod.Name += "-protected"
+		pod.Spec.Containers[0].Args = []string{"/bin/mcpolicy", "probe"}
+		for _, x := range prot {
+			pod.Spec.Containers[0].Args = append(pod.Spec.Containers[0].Args, x.op+":"+x.target)
+		}
+		check(t, "podman kube play, protected entries", prot, kubePlay(ctx, t, pod))
+	})
+
+	t.Run("control-docs-rw", func(t *testing.T) {
+		wide := pod.DeepCopy()
+		c := &wide.Spec.Containers[0]
+		found := false
+		for i, m := range c.VolumeMounts {
+			if m.MountPath == "/docs" && m.ReadOnly {
+				c.VolumeMounts[i].ReadOnly, c.VolumeMounts[i].RecursiveReadOnly, found = false, nil, true
+			}
+		}
+		if !found {
+			t.Fatal("no read-only mount at /docs")
+		}
+		x := expectation{"write", "/docs/readme.txt", "ok", "/docs made read-write by hand"}
+		c.Args = []string{"/bin/mcpolicy", "probe", x.op + ":" + x.target}
+		wide.Name += "-wide"
+		check(t, "podman kube play, widened", []expectation{x}, kubePlay(ctx, t, wide))
+	})
+}
+
+// emitPod compiles the project's policy and returns the Pod of its
+// manifest, through YAML and strict decoding, with this machine's paths.
+func emitPod(t *testing.T, root, home string) *corev1.Pod {
+	t.Helper()
+	proj, err := project.Discover(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans, err := proj.Compile(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// hostPath: the test's files are on this machine (the default, claims,
+	// would be empty podman volumes).
+	data, err := kubernetes.Manifest(plans[0], compiler.Machine{ProjectRoot: root, Home: home}, kubernetes.Options{HostPath: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := decodeStrict(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod, ok := objs[0].(*corev1.Pod)
+	if !ok {
+		t.Fatalf("first object %T, want the Pod", objs[0])
+	}
+	return pod
+}
+
+// kubePlay plays one Pod, waits for its container to exit, and returns the
+// probe's answers. podman 4.3 refuses annotation values longer than 63
+// characters (Kubernetes allows 256 KiB for all of them): the Pod is
+// played without its annotations, which confine nothing.
+func kubePlay(ctx context.Context, t *testing.T, pod *corev1.Pod) []result {
+	t.Helper()
+	pod = pod.DeepCopy()
+	pod.Annotations = nil
+	name := pod.Name
+	manifest, err := yaml.Marshal(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "pod.yaml")
+	if err := os.WriteFile(f, manifest, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if out, err := exec.CommandContext(ctx, "podman", "pod", "rm", "-f", name).CombinedOutput(); err != nil {
+			t.Logf("podman pod rm %s: %v\n%s", name, err, out)
+		}
+	})
+	podman(ctx, t, "kube", "play", "--network", "none", f)
+	ctr := name + "-" + "probe"
+	if code := strings.TrimSpace(string(podman(ctx, t, "wait", ctr))); code != "0" {
+		t.Errorf("the probe exited %s\n%s", code, podman(ctx, t, "logs", ctr))
+	}
+	out := podman(ctx, t, "logs", ctr)
+	var rs []result
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var r result
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatalf("probe output line %q: %v\nwhole output:\n%s", line, err, out)
+		}
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+func podman(ctx context.Context, t *testing.T, args ...string) []byte {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, "podman", args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("podman %s: %v\nstderr:\n%s\nstdout:\n%s", strings.Join(args, " "), err, stderr.Bytes(), stdout.Bytes())
+	}
+	return stdout.Bytes()
+}
+
+// result is one JSON line of `mcpolicy probe`.
+type result struct {
+	Op     string `json:"op"`
+	Target string `json:"target"`
+	Result string `json:"result"`
+}
+
+type expectation struct{ op, target, want, why string }
+
+func check(t *testing.T, what string, expect []expectation, got []result) {
+	t.Helper()
+	bad := len(got) != len(expect)
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\top\ttarget\texpected\tgot\twhy")
+	for i, x := range expect {
+		g, mark := "(missing)", "x"
+		if i < len(got) {
+			if got[i].Op != x.op || got[i].Target != x.target {
+				g = fmt.Sprintf("(answer for %s:%s)", got[i].Op, got[i].Target)
+			} else if g = got[i].Result; g == x.want {
+				mark = ""
+			}
+		}
+		if mark != "" {
+			bad = true
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", mark, x.op, x.target, x.want, g, x.why)
+	}
+	tw.Flush()
+	if bad {
+		t.Errorf("%s: confinement differs from the policy:\n%s", what, b.String())
+	} else {
+		t.Logf("%s:\n%s", what, b.String())
+	}
+}
+
+// buildProbe builds a static mcpolicy (the probe) into a temp folder.
+func buildProbe(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	gomod, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "mcpolicy")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/mcpolicy")
+	cmd.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/mcpolicy: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// importImage imports a one-binary image from a rootfs tar, without any
+// registry, under a tag unique to this run, removed at cleanup.
+func importImage(ctx context.Context, t *testing.T, probeBin string) string {
+	t.Helper()
+	bin, err := os.ReadFile(probeBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	mtime := time.Unix(0, 0)
+	for _, d := range []struct {
+		name string
+		mode int64
+	}{{"bin/", 0o755}, {"etc/", 0o755}, {"run/", 0o755}, {"tmp/", 0o1777}, {"var/", 0o755}, {"var/tmp/", 0o1777}, {"workspace/", 0o755}, {"docs/", 0o755}} {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d.name, Mode: d.mode, ModTime: mtime, Format: tar.FormatPAX}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "bin/mcpolicy", Mode: 0o755, Size: int64(len(bin)), ModTime: mtime, Format: tar.FormatPAX}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write(bin); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	image := fmt.Sprintf("localhost/mcpolicy-k8s-probe:test-%d-%d", os.Getpid(), time.Now().UnixNano())
+	cmd := exec.CommandContext(ctx, "podman", "import", "-", image)
+	cmd.Stdin = &buf
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("podman import: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if out, err := exec.CommandContext(ctx, "podman", "rmi", "-f", image).CombinedOutput(); err != nil {
+			t.Logf("podman rmi %s: %v\n%s", image, err, out)
+		}
+	})
+	return image
+}
+
+// writeProject writes a project uid 1000 may write where granted, and a
+// home holding a secret outside it.
+func writeProject(t *testing.T) (root, home string) {
+	t.Helper()
+	root, home = t.TempDir(), t.TempDir()
+	files := map[string]string{
+		filepath.Join(root, "proj", "data.txt"):    "hello",
+		filepath.Join(root, "docs", "readme.txt"):  "read me\n",
+		filepath.Join(home, ".aws", "credentials"): "[default]\naws_secret_access_key = planted\n",
+	}
+	for p, s := range files {
+		if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(p, root) {
+			if err := os.Chmod(p, 0o666); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, d := range []string{root, filepath.Join(root, "proj"), filepath.Join(root, "docs")} {
+		if err := os.Chmod(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root, home
+}
