@@ -8,6 +8,7 @@ import (
 
 	"cuelang.org/go/cue"
 	cueerrors "cuelang.org/go/cue/errors"
+	"github.com/mcpolicy/mcpolicy/internal/editdist"
 )
 
 // convertCUEError turns CUE's validation errors into one Error per field,
@@ -190,29 +191,9 @@ func short(s string) string {
 func closest(name string, allowed []string) string {
 	best, bestD := "", len(name)/2+2
 	for _, a := range allowed {
-		if d := editDistance(name, a); d < bestD {
+		if d := editdist.Distance(name, a); d < bestD {
 			best, bestD = a, d
 		}
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

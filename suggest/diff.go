@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/sergi/go-diff/diffmatchpatch"
+	"github.com/mcpolicy/mcpolicy/internal/textdiff"
 )
 
 // Unified is a unified diff (3 lines of context) from a to b, with the
@@ -15,28 +15,7 @@ func Unified(name string, a, b []byte) string {
 	if string(a) == string(b) {
 		return ""
 	}
-	dmp := diffmatchpatch.New()
-	ca, cb, lines := dmp.DiffLinesToChars(string(a), string(b))
-	diffs := dmp.DiffCharsToLines(dmp.DiffMain(ca, cb, false), lines)
-	type line struct {
-		op   byte
-		text string // with its "\n", if it has one
-	}
-	var ls []line
-	for _, d := range diffs {
-		op := byte(' ')
-		switch d.Type {
-		case diffmatchpatch.DiffDelete:
-			op = '-'
-		case diffmatchpatch.DiffInsert:
-			op = '+'
-		}
-		for _, l := range strings.SplitAfter(d.Text, "\n") {
-			if l != "" {
-				ls = append(ls, line{op, l})
-			}
-		}
-	}
+	ls := textdiff.Lines(string(a), string(b))
 	const ctx = 3
 	var out strings.Builder
 	fmt.Fprintf(&out, "--- a/%s\n+++ b/%s\n", name, name)
@@ -45,22 +24,22 @@ func Unified(name string, a, b []byte) string {
 	nums := make([][2]int, len(ls))
 	for i, l := range ls {
 		nums[i] = [2]int{oldLine, newLine}
-		if l.op != '+' {
+		if l.Op != '+' {
 			oldLine++
 		}
-		if l.op != '-' {
+		if l.Op != '-' {
 			newLine++
 		}
 	}
 	for i := 0; i < len(ls); {
-		if ls[i].op == ' ' {
+		if ls[i].Op == ' ' {
 			i++
 			continue
 		}
 		start := max(0, i-ctx)
 		end := i
 		for j := i; j < len(ls); j++ {
-			if ls[j].op != ' ' {
+			if ls[j].Op != ' ' {
 				end = j
 			} else if j-end > 2*ctx {
 				break
@@ -69,10 +48,10 @@ func Unified(name string, a, b []byte) string {
 		stop := min(len(ls), end+ctx+1)
 		var oldN, newN int
 		for _, l := range ls[start:stop] {
-			if l.op != '+' {
+			if l.Op != '+' {
 				oldN++
 			}
-			if l.op != '-' {
+			if l.Op != '-' {
 				newN++
 			}
 		}
@@ -85,9 +64,9 @@ func Unified(name string, a, b []byte) string {
 		}
 		fmt.Fprintf(&out, "@@ -%s +%s @@\n", span(oldStart, oldN), span(newStart, newN))
 		for _, l := range ls[start:stop] {
-			out.WriteByte(l.op)
-			out.WriteString(l.text)
-			if !strings.HasSuffix(l.text, "\n") {
+			out.WriteByte(l.Op)
+			out.WriteString(l.Text)
+			if !strings.HasSuffix(l.Text, "\n") {
 				out.WriteString("\n\\ No newline at end of file\n")
 			}
 		}

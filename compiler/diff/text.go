@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/sergi/go-diff/diffmatchpatch"
+	"github.com/mcpolicy/mcpolicy/internal/textdiff"
 )
 
 // ArtefactDiff is the line diff of one emitted file between two versions.
@@ -45,31 +45,13 @@ func TextDiff(a, b string) string { return lineDiff(a, b, 3) }
 // lineDiff renders a line-mode diff with ctx lines of context around each
 // change (diffmatchpatch's pretty printer is coloured and character-based).
 func lineDiff(a, b string, ctx int) string {
-	dmp := diffmatchpatch.New()
-	ca, cb, lines := dmp.DiffLinesToChars(a, b)
-	diffs := dmp.DiffCharsToLines(dmp.DiffMain(ca, cb, false), lines)
-	type line struct {
-		op   byte
-		text string
-	}
-	var ls []line
-	for _, d := range diffs {
-		op := byte(' ')
-		switch d.Type {
-		case diffmatchpatch.DiffDelete:
-			op = '-'
-		case diffmatchpatch.DiffInsert:
-			op = '+'
-		}
-		for _, l := range strings.SplitAfter(d.Text, "\n") {
-			if l != "" {
-				ls = append(ls, line{op, strings.TrimSuffix(l, "\n")})
-			}
-		}
+	ls := textdiff.Lines(a, b)
+	for i := range ls {
+		ls[i].Text = strings.TrimSuffix(ls[i].Text, "\n")
 	}
 	keep := make([]bool, len(ls))
 	for i, l := range ls {
-		if l.op != ' ' {
+		if l.Op != ' ' {
 			for j := max(0, i-ctx); j <= min(len(ls)-1, i+ctx); j++ {
 				keep[j] = true
 			}
@@ -86,7 +68,7 @@ func lineDiff(a, b string, ctx int) string {
 			b2.WriteString("...\n")
 			skipped = false
 		}
-		fmt.Fprintf(&b2, "%c%s\n", l.op, l.text)
+		fmt.Fprintf(&b2, "%c%s\n", l.Op, l.Text)
 	}
 	return b2.String()
 }

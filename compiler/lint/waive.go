@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
+	"github.com/mcpolicy/mcpolicy/internal/editdist"
 )
 
 // Waivable reports whether a `waive:` entry names something a pass
@@ -16,7 +17,7 @@ func Waivable(id string) bool { return Lookup(id) != nil || diff.IsKind(id) }
 func unknownWaiver(id string) string {
 	best, bestD := "", -1
 	consider := func(c string) {
-		if d := editDistance(id, c); bestD < 0 || d < bestD {
+		if d := editdist.Distance(id, c); bestD < 0 || d < bestD {
 			best, bestD = c, d
 		}
 	}
@@ -30,23 +31,4 @@ func unknownWaiver(id string) string {
 		consider(k)
 	}
 	return fmt.Sprintf("waiver names unknown rule %q: did you mean %q? (lint rules: mcpolicy rules; diff kinds: mcpolicy rules --diff)", id, best)
-}
-
-func editDistance(a, b string) int {
-	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
