@@ -238,8 +238,11 @@ func checkNetworkPolicies(c *testCase) error {
 			return err
 		}
 		switch kind.Kind {
-		case "Pod":
-			err = yaml.UnmarshalStrict([]byte(d), &pod)
+		case "Pod": // the server's; for an allowlist, the egress proxy's too
+			var p corev1.Pod
+			if err = yaml.UnmarshalStrict([]byte(d), &p); err == nil && p.Labels[kubernetes.LabelRole] == kubernetes.RoleServer {
+				pod = p
+			}
 		case "NetworkPolicy":
 			var np networkingv1.NetworkPolicy
 			err = yaml.UnmarshalStrict([]byte(d), &np)

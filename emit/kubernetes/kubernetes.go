@@ -2,8 +2,9 @@
 // k8s.io/api types: the server as a Pod (or a Deployment's Pod template)
 // with every subtraction of the plan in its securityContext, and
 // NetworkPolicies that deny all traffic but, for an egress allowlist, the
-// way to an egress-proxy Pod. Nothing is templated as text: a field the
-// types do not have cannot be written, and a value cannot change the
+// way to the egress-proxy Pod emitted beside the server (`mcpolicy
+// egress-proxy`, behind a Service). Nothing is templated as text: a field
+// the types do not have cannot be written, and a value cannot change the
 // structure of the YAML.
 //
 // Each mount is a PersistentVolumeClaim by default (ClaimName names it;
@@ -12,8 +13,9 @@
 // explicit opt-in (Options.HostPath): it needs a privileged namespace, and
 // lint flags it as a grant. A hostPath source keeps the placeholders of the
 // other backends (${PROJECT_ROOT}, ${HOME}); the committed file keeps
-// ${MCPOLICY_EGRESS_PROXY_IP} for the egress proxy's Service address unless
-// Options names one: substitute them before `kubectl apply`.
+// ${MCPOLICY_EGRESS_PROXY_IP} for the egress proxy's Service address and
+// ${MCPOLICY_IMAGE} for its image unless Options names them: substitute
+// them before `kubectl apply`.
 package kubernetes
 
 import (
@@ -58,6 +60,21 @@ const (
 	RoleEgressProxy  = "egress-proxy"
 )
 
+// ProxyImagePlaceholder stands for the egress-proxy Pod's image unless
+// Options.ProxyImage names one: an image holding a static mcpolicy at
+// ProxyBinary. It is no image reference a node could pull: a manifest
+// applied without substituting it fails (InvalidImageName), it never pulls
+// a tag nobody built.
+const ProxyImagePlaceholder = "${MCPOLICY_IMAGE}"
+
+// ProxyBinary is where the egress-proxy Pod's image holds mcpolicy.
+const ProxyBinary = "/usr/local/bin/mcpolicy"
+
+// ProxyUser is the uid and gid the egress proxy runs as: not the server's
+// (the proxy is mcpolicy, not the server), non-root, and owning nothing in
+// the image (distroless' "nonroot").
+const ProxyUser = 65532
+
 // EgressProxyIPPlaceholder stands for the egress proxy Service's cluster IP
 // in committed artefacts, unless Options.EgressProxyIP names one. The
 // server reaches the proxy by address, never by name: it is given no DNS.
@@ -101,6 +118,9 @@ type Options struct {
 	// EgressProxyIP is the cluster IP the egress proxy's Service is given
 	// and the server's HTTPS_PROXY names (EgressProxyIPPlaceholder if empty).
 	EgressProxyIP string
+	// ProxyImage is the egress-proxy Pod's image, holding a static
+	// mcpolicy at ProxyBinary (ProxyImagePlaceholder if empty).
+	ProxyImage string
 	// DNSNamespace and DNSLabels select the cluster DNS the egress proxy
 	// (never the server) may query: default namespace kube-system, pods
 	// labelled k8s-app=kube-dns.
@@ -198,6 +218,11 @@ func check(p *compiler.Plan, o Options) error {
 	if o.EgressProxyIP != "" {
 		if _, err := netip.ParseAddr(o.EgressProxyIP); err != nil {
 			return fmt.Errorf("kubernetes: egress proxy IP %q: %v", o.EgressProxyIP, err)
+		}
+	}
+	if o.ProxyImage != "" {
+		if err := emit.CheckSafe(p.Server, "egress proxy image", o.ProxyImage); err != nil {
+			return err
 		}
 	}
 	if o.DNSNamespace != "" {
@@ -738,12 +763,131 @@ func NetworkPolicies(p *compiler.Plan, o Options) ([]*networkingv1.NetworkPolicy
 	return append(out, srv, proxy), nil
 }
 
+func proxyImage(o Options) string {
+	if o.ProxyImage != "" {
+		return o.ProxyImage
+	}
+	return ProxyImagePlaceholder
+}
+
+// proxyLabels are the egress-proxy Pod's labels: EgressProxyLabels, which
+// its Service and the NetworkPolicies select, and the usual names.
+func proxyLabels(p *compiler.Plan) map[string]string {
+	l := map[string]string{
+		"app.kubernetes.io/name":       p.Server + "-egress-proxy",
+		"app.kubernetes.io/managed-by": "mcpolicy",
+	}
+	for k, v := range EgressProxyLabels(p.Server) {
+		l[k] = v
+	}
+	return l
+}
+
+// EgressProxyCommand is what the egress-proxy Pod runs: `mcpolicy
+// egress-proxy` on every address of the Pod at the plan's proxy port, the
+// allowlist as --allow entries (canonical spellings: no policy file in the
+// Pod), the decisions as JSON lines on stdout (kubectl logs). Who may
+// connect is the NetworkPolicy's to decide: across Pods the proxy cannot
+// check its peer as it does on mcpolicy run's unix socket.
+func EgressProxyCommand(p *compiler.Plan, o Options) []string {
+	listen := "0.0.0.0"
+	if a, err := netip.ParseAddr(o.EgressProxyIP); err == nil && a.Is6() && !a.Is4In6() {
+		listen = "[::]"
+	}
+	cmd := []string{ProxyBinary, "egress-proxy", "--listen", listen + ":" + strconv.Itoa(p.Network.ProxyPort)}
+	for _, e := range p.Network.Entries() {
+		cmd = append(cmd, "--allow", e)
+	}
+	return cmd
+}
+
+// proxyPodSpec is the egress-proxy Pod's spec, with the server's
+// subtractions: non-root, read-only root, no capabilities, no privilege
+// escalation, RuntimeDefault seccomp, no service account token, no
+// service links, no host namespaces; it needs no volume (the log goes to
+// stdout) and no stdin.
+func proxyPodSpec(p *compiler.Plan, o Options, restart corev1.RestartPolicy) (corev1.PodSpec, error) {
+	if err := emit.CheckSafe(p.Server, "egress proxy image", proxyImage(o)); err != nil {
+		return corev1.PodSpec{}, err
+	}
+	f, t := false, true
+	uid := int64(ProxyUser)
+	runtimeDefault := &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
+	strict := corev1.SupplementalGroupsPolicyStrict
+	return corev1.PodSpec{
+		Containers: []corev1.Container{{
+			Name:            "egress-proxy",
+			Image:           proxyImage(o),
+			Command:         EgressProxyCommand(p, o),
+			Ports:           []corev1.ContainerPort{{Name: "proxy", ContainerPort: int32(p.Network.ProxyPort), Protocol: corev1.ProtocolTCP}},
+			ImagePullPolicy: corev1.PullIfNotPresent,
+			SecurityContext: &corev1.SecurityContext{
+				Privileged:               &f,
+				AllowPrivilegeEscalation: &f,
+				ReadOnlyRootFilesystem:   &t,
+				RunAsNonRoot:             &t,
+				RunAsUser:                &uid,
+				RunAsGroup:               &uid,
+				Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				SeccompProfile:           runtimeDefault,
+			},
+		}},
+		RestartPolicy:                restart,
+		AutomountServiceAccountToken: &f,
+		EnableServiceLinks:           &f,
+		ShareProcessNamespace:        &f,
+		SecurityContext: &corev1.PodSecurityContext{
+			RunAsNonRoot:             &t,
+			RunAsUser:                &uid,
+			RunAsGroup:               &uid,
+			SupplementalGroupsPolicy: &strict,
+			SeccompProfile:           runtimeDefault,
+		},
+	}, nil
+}
+
+// EgressProxy is the egress-proxy workload of a server with an allowlist,
+// of the kind Options.Kind selects (a *corev1.Pod or an
+// *appsv1.Deployment of one replica): mcpolicy's egress proxy
+// (EgressProxyCommand) in the image Options.ProxyImage, labelled
+// EgressProxyLabels(server), restarted when it exits.
+func EgressProxy(p *compiler.Plan, o Options) (any, error) {
+	if err := check(p, o); err != nil {
+		return nil, err
+	}
+	if p.Network.Mode != "allowlist" {
+		return nil, fmt.Errorf("server %q has no egress allowlist: it needs no egress proxy", p.Server)
+	}
+	spec, err := proxyPodSpec(p, o, corev1.RestartPolicyAlways)
+	if err != nil {
+		return nil, err
+	}
+	name := p.Server + "-egress-proxy"
+	if o.kind() != KindDeployment {
+		return &corev1.Pod{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+			ObjectMeta: meta(p, o, name, proxyLabels(p)),
+			Spec:       spec,
+		}, nil
+	}
+	one := int32(1)
+	tm := meta(p, o, "", proxyLabels(p))
+	tm.Namespace = ""
+	return &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: meta(p, o, name, proxyLabels(p)),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &one,
+			Selector: &metav1.LabelSelector{MatchLabels: EgressProxyLabels(p.Server)},
+			Template: corev1.PodTemplateSpec{ObjectMeta: tm, Spec: spec},
+		},
+	}, nil
+}
+
 // EgressService is the egress proxy's address for a server with an
 // allowlist: a Service with a fixed cluster IP (Options.EgressProxyIP, a
 // free address of the cluster's service range) selecting the egress-proxy
-// Pod, so the server needs no DNS. The proxy Pod itself is the cluster's
-// to run (mcpolicy has no in-cluster proxy command yet): it must carry
-// EgressProxyLabels(server) and listen on the plan's proxy port.
+// Pod (EgressProxy), so the server needs no DNS.
 func EgressService(p *compiler.Plan, o Options) (*corev1.Service, error) {
 	if err := check(p, o); err != nil {
 		return nil, err
@@ -766,7 +910,8 @@ func EgressService(p *compiler.Plan, o Options) (*corev1.Service, error) {
 }
 
 // Objects are every object of the server's file, in order: the workload,
-// its NetworkPolicies, and for an allowlist the egress proxy's Service.
+// its NetworkPolicies, and for an allowlist the egress proxy's workload
+// (of the same kind) and Service.
 func Objects(p *compiler.Plan, r compiler.Resolver, o Options) ([]any, error) {
 	var objs []any
 	if o.kind() == KindDeployment {
@@ -790,6 +935,11 @@ func Objects(p *compiler.Plan, r compiler.Resolver, o Options) ([]any, error) {
 		objs = append(objs, n)
 	}
 	if p.Network.Mode == "allowlist" {
+		proxy, err := EgressProxy(p, o)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, proxy)
 		svc, err := EgressService(p, o)
 		if err != nil {
 			return nil, err
@@ -827,6 +977,8 @@ func Manifest(p *compiler.Plan, r compiler.Resolver, o Options) ([]byte, error) 
 		fmt.Fprintf(&b, "# Egress: only through the egress-proxy Pod labelled %s, at %s:%d;\n",
 			labelString(EgressProxyLabels(p.Server)), proxyIP(o), p.Network.ProxyPort)
 		fmt.Fprintf(&b, "# the proxy checks hosts (%s), NetworkPolicy only ports.\n", strings.Join(p.Network.Entries(), ", "))
+		fmt.Fprintf(&b, "# The egress proxy runs %s: an image holding a static mcpolicy at %s.\n", proxyImage(o), ProxyBinary)
+		fmt.Fprintf(&b, "# Only its NetworkPolicy decides who may use it: without a CNI that enforces it, any Pod can.\n")
 	}
 	for _, obj := range objs {
 		y, err := render(obj)

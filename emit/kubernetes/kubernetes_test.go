@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -201,7 +202,13 @@ func checkObjects(t *testing.T, p *compiler.Plan, objs []runtime.Object) {
 			nps = append(nps, np)
 		}
 	}
+	proxies := 0
 	for name, tpl := range podTemplates(objs) {
+		if tpl.Labels[kubernetes.LabelRole] == kubernetes.RoleEgressProxy {
+			proxies++
+			checkProxy(t, p, name, tpl, objs, nps)
+			continue
+		}
 		s := tpl.Spec
 		if len(s.Containers) != 1 || len(s.InitContainers) > 0 || len(s.EphemeralContainers) > 0 {
 			t.Fatalf("%s: want exactly one container", name)
@@ -267,6 +274,92 @@ func checkObjects(t *testing.T, p *compiler.Plan, objs []runtime.Object) {
 			t.Errorf("%s: no deny-all NetworkPolicy selects the Pod", name)
 		}
 	}
+	if want := map[bool]int{true: 1}[p.Network.Mode == "allowlist"]; proxies != want {
+		t.Errorf("%d egress-proxy Pod templates, want %d (network %q)", proxies, want, p.Network.Mode)
+	}
+}
+
+// checkProxy checks the egress-proxy Pod: the server's subtractions (as
+// its own non-root user), mcpolicy egress-proxy with the plan's allowlist
+// on the plan's proxy port, selected by its Service and by a
+// NetworkPolicy that lets in the server's Pod alone.
+func checkProxy(t *testing.T, p *compiler.Plan, name string, tpl *corev1.PodTemplateSpec, objs []runtime.Object, nps []*networkingv1.NetworkPolicy) {
+	t.Helper()
+	s := tpl.Spec
+	if len(s.Containers) != 1 || len(s.InitContainers) > 0 || len(s.EphemeralContainers) > 0 || len(s.Volumes) > 0 {
+		t.Fatalf("%s: want exactly one container and no volume", name)
+	}
+	c := s.Containers[0]
+	sc := c.SecurityContext
+	switch {
+	case s.HostNetwork || s.HostPID || s.HostIPC:
+		t.Errorf("%s: host namespaces", name)
+	case s.AutomountServiceAccountToken == nil || *s.AutomountServiceAccountToken:
+		t.Errorf("%s: service account token mounted", name)
+	case s.EnableServiceLinks == nil || *s.EnableServiceLinks:
+		t.Errorf("%s: service links", name)
+	case sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem:
+		t.Errorf("%s: root filesystem writable", name)
+	case sc.Privileged == nil || *sc.Privileged || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation:
+		t.Errorf("%s: privileged or privilege escalation", name)
+	case sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(sc.Capabilities.Add) > 0:
+		t.Errorf("%s: capabilities %+v", name, sc.Capabilities)
+	case sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser != kubernetes.ProxyUser:
+		t.Errorf("%s: user %v, want %d, non-root", name, sc.RunAsUser, kubernetes.ProxyUser)
+	case c.Stdin || len(c.Env) > 0:
+		t.Errorf("%s: stdin or env", name)
+	case tpl.Labels[kubernetes.LabelPlan] == "" || !strings.HasPrefix(strings.TrimPrefix(p.Hash, "sha256:"), tpl.Labels[kubernetes.LabelPlan]):
+		t.Errorf("%s: plan label %q, plan %s", name, tpl.Labels[kubernetes.LabelPlan], p.Hash)
+	}
+	want := []string{kubernetes.ProxyBinary, "egress-proxy", "--listen", "0.0.0.0:" + strconv.Itoa(p.Network.ProxyPort)}
+	for _, e := range p.Network.Entries() {
+		want = append(want, "--allow", e)
+	}
+	if !slices.Equal(c.Command, want) || len(c.Args) > 0 {
+		t.Errorf("%s: command %q args %q, want %q", name, c.Command, c.Args, want)
+	}
+	for k, v := range kubernetes.EgressProxyLabels(p.Server) {
+		if tpl.Labels[k] != v {
+			t.Errorf("%s: label %s=%q, want %q", name, k, tpl.Labels[k], v)
+		}
+	}
+	var svc *corev1.Service
+	for _, o := range objs {
+		if s, ok := o.(*corev1.Service); ok {
+			svc = s
+		}
+	}
+	if svc == nil || !selectsLabels(svc.Spec.Selector, tpl.Labels) || svc.Spec.Ports[0].TargetPort.IntValue() != p.Network.ProxyPort {
+		t.Errorf("%s: no Service selects it on the proxy port: %+v", name, svc)
+	}
+	// Ingress only from the server's Pod, on the proxy's port.
+	guarded := false
+	for _, np := range nps {
+		if !selects(np, tpl.Labels) {
+			continue
+		}
+		for _, r := range np.Spec.Ingress {
+			if len(r.From) != 1 || r.From[0].PodSelector == nil || r.From[0].IPBlock != nil || r.From[0].NamespaceSelector != nil ||
+				r.From[0].PodSelector.MatchLabels[kubernetes.LabelRole] != kubernetes.RoleServer ||
+				r.From[0].PodSelector.MatchLabels[kubernetes.LabelServer] != p.Server ||
+				len(r.Ports) != 1 || r.Ports[0].Port.IntValue() != p.Network.ProxyPort {
+				t.Errorf("%s: NetworkPolicy %s lets in %+v", name, np.Name, r)
+			}
+		}
+		guarded = guarded || slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeIngress)
+	}
+	if !guarded {
+		t.Errorf("%s: no NetworkPolicy restricts who connects to the egress proxy", name)
+	}
+}
+
+func selectsLabels(sel, labels map[string]string) bool {
+	for k, v := range sel {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return len(sel) > 0
 }
 
 func selects(np *networkingv1.NetworkPolicy, labels map[string]string) bool {
@@ -433,6 +526,7 @@ func TestBadOptions(t *testing.T) {
 		{Env: map[string]kubernetes.EnvSource{"OTHER": {}}},
 		{Env: map[string]kubernetes.EnvSource{"TOKEN": {Key: "a/b"}}},
 		{DNSLabels: map[string]string{"k": "bad value"}},
+		{ProxyImage: "img\nkind: Secret"},
 	} {
 		if _, err := kubernetes.Manifest(plan(), compiler.Placeholders{}, o); err == nil {
 			t.Errorf("%+v: accepted", o)
@@ -603,5 +697,37 @@ func TestSeedIsTheExample(t *testing.T) {
 	}
 	if n == 0 {
 		t.Error("the seed case holds no input")
+	}
+}
+
+// TestEgressProxyOptions: the proxy workload follows Options: a
+// Deployment with Kind, the image ProxyImage names, and a listener on
+// every IPv6 address when the Service's address is IPv6; a plan without
+// an allowlist has none.
+func TestEgressProxyOptions(t *testing.T) {
+	p := plan()
+	p.Network = compiler.Network{Mode: "allowlist", ProxyPort: 24001, Allow: compiler.MustDestinations("api.example.com:443")}
+	const image = "registry.example/mcpolicy@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	obj, err := kubernetes.EgressProxy(p, kubernetes.Options{Kind: kubernetes.KindDeployment, ProxyImage: image, EgressProxyIP: "fd00::10"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ok := obj.(*appsv1.Deployment)
+	if !ok {
+		t.Fatalf("%T, want a Deployment", obj)
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	want := []string{kubernetes.ProxyBinary, "egress-proxy", "--listen", "[::]:24001", "--allow", "api.example.com:443"}
+	if c.Image != image || !slices.Equal(c.Command, want) {
+		t.Errorf("image %q command %q, want %q %q", c.Image, c.Command, image, want)
+	}
+	if !selectsLabels(d.Spec.Selector.MatchLabels, d.Spec.Template.Labels) || d.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyAlways {
+		t.Errorf("deployment: selector %v, labels %v, restart %s", d.Spec.Selector.MatchLabels, d.Spec.Template.Labels, d.Spec.Template.Spec.RestartPolicy)
+	}
+	if vs := violations(&d.Spec.Template.ObjectMeta, &d.Spec.Template.Spec); len(vs) > 0 {
+		t.Errorf("Pod Security restricted: %q", vs)
+	}
+	if _, err := kubernetes.EgressProxy(plan(), kubernetes.Options{}); err == nil {
+		t.Error("an egress proxy for a plan without an allowlist")
 	}
 }

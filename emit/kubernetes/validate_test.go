@@ -16,6 +16,8 @@ import (
 	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	psapi "k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
+
+	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 )
 
 // pssVersion pins the Pod Security Standards version evaluated: the one of
@@ -137,9 +139,15 @@ func validate(t *testing.T, what string, data []byte, claimsOnly bool) []runtime
 	if err != nil {
 		t.Fatalf("%s: strict decoding: %v\n%s", what, err, data)
 	}
+	// Every Pod template: the server's, and for an allowlist the egress
+	// proxy's, evaluated alike.
 	tpls := podTemplates(objs)
-	if len(tpls) != 1 {
-		t.Fatalf("%s: %d Pod templates, want 1", what, len(tpls))
+	roles := map[string]int{}
+	for _, tpl := range tpls {
+		roles[tpl.Labels[kubernetes.LabelRole]]++
+	}
+	if len(tpls) != roles[kubernetes.RoleServer]+roles[kubernetes.RoleEgressProxy] || roles[kubernetes.RoleServer] != 1 || roles[kubernetes.RoleEgressProxy] > 1 {
+		t.Fatalf("%s: Pod templates by role %v, want one server and at most one egress proxy", what, roles)
 	}
 	for name, tpl := range tpls {
 		vs := violations(&tpl.ObjectMeta, &tpl.Spec)

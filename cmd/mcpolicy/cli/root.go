@@ -119,5 +119,6 @@ user and no mounts. Every addition is an explicit, counted grant.`,
 	root.AddCommand(newBuildCmd(), newVetCmd(), newExplainCmd(), newVersionCmd(), newSchemaCmd(), newArgsCmd(), newExecCmd(), newDoctorCmd(), newCheckProfileCmd(), newLintCmd(), newRulesCmd(), newDiffCmd(), newHookCmd(), newProveCmd(), newClientCmd(), newCheckCmd(), newProbeCmd(), newRunCmd(), newEgressForwardCmd())
 	root.AddCommand(newWhyCmd())
 	root.AddCommand(newSuggestCmd())
+	root.AddCommand(newEgressProxyCmd())
 	return root
 }

@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcpolicy/mcpolicy/allowlist"
+	"github.com/mcpolicy/mcpolicy/egress"
+	"github.com/spf13/cobra"
+)
+
+// newEgressProxyCmd is mcpolicy's egress proxy on TCP: what the egress-proxy
+// Pod the kubernetes backend emits runs. The proxy is egress.Proxy, the
+// one `mcpolicy run` serves on its unix socket; only the peer check is
+// left out, since across Pods there is no peer to check.
+func newEgressProxyCmd() *cobra.Command {
+	var listen, policy, server, logFile, hostsFile string
+	var allow []string
+	cmd := &cobra.Command{
+		Use:   "egress-proxy --listen ADDR:PORT (-p POLICY --server NAME | --allow HOST:PORT...) [--log FILE|-]",
+		Short: "Serve the egress proxy on TCP for one server's allowlist (the kubernetes backend's egress-proxy Pod)",
+		Long: `egress-proxy serves mcpolicy's egress proxy — the one mcpolicy run starts, with
+the same checks and the same JSON decision log — on a TCP address, for the
+allowlist of one server (-p POLICY --server NAME) or the entries given with
+--allow (what the kubernetes backend's egress-proxy Pod runs: no policy file
+is needed in the Pod). Every request is checked as under mcpolicy run: the
+host and port against the allowlist, the resolved addresses against private
+ranges (refused unless an entry names the address), a refusal answered 403
+with the X-Mcpolicy-Denied header and a JSON body; every decision is a JSON
+line on stdout (--log -, the default) or appended to --log FILE.
+
+Who may connect is NOT checked here. mcpolicy run's proxy admits only the
+sandbox's processes (the kernel says who connected to its unix socket);
+across Pods there is no such answer, so whoever reaches the listening
+address can use the proxy's allowlist. In a cluster, the NetworkPolicy the
+kubernetes backend emits beside the proxy is what lets only the server's Pod
+in: on a CNI that does not enforce NetworkPolicy, any Pod can use the proxy
+(and the server is not confined to it either). Outside a cluster, listen on
+an address only the client can reach. See docs/kubernetes.md.`,
+		Example: `  # what the egress-proxy Pod of the kubernetes backend runs
+  mcpolicy egress-proxy --listen 0.0.0.0:24180 --allow api.github.com:443
+  # the allowlist of a server of a policy, decisions appended to a file
+  mcpolicy egress-proxy --listen 127.0.0.1:24180 -p . --server github --log egress.jsonl`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			list, err := egressProxyAllowlist(cmd, policy, server, allow)
+			if err != nil {
+				return err
+			}
+			p := &egress.Proxy{Allow: list, Log: cmd.OutOrStdout()}
+			if logFile != "" && logFile != "-" {
+				f, err := os.OpenFile(logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+				if err != nil {
+					return &exitError{code: ExitError, err: err}
+				}
+				defer f.Close()
+				p.Log = f
+			}
+			if hostsFile != "" {
+				f, err := os.Open(hostsFile)
+				if err != nil {
+					return &exitError{code: ExitError, err: err}
+				}
+				p.Resolve, err = egress.HostsResolver(f, nil)
+				f.Close()
+				if err != nil {
+					return &exitError{code: ExitError, err: fmt.Errorf("%s: %v", hostsFile, err)}
+				}
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return &exitError{code: ExitError, err: err}
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return serveEgressProxy(ctx, ln, p, cmd.ErrOrStderr())
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "", "TCP address to listen on, ADDR:PORT (required; port 0 picks one, printed on stderr)")
+	policyFlag(cmd, &policy)
+	cmd.Flags().StringVar(&server, "server", "", "the server whose allowlist to enforce (with -p)")
+	cmd.Flags().StringArrayVar(&allow, "allow", nil, "an allowlist entry, HOST:PORT, *.SUFFIX:PORT or IP:PORT (repeat; instead of -p and --server)")
+	cmd.Flags().StringVar(&logFile, "log", "-", "append the decisions (JSON lines) to this file; - for stdout")
+	cmd.Flags().StringVar(&hostsFile, "hosts", "", "resolve these names (/etc/hosts format) before DNS; the private-address check still applies")
+	cmd.MarkFlagRequired("listen")
+	return cmd
+}
+
+// egressProxyAllowlist is the list to enforce: the server's, or --allow's.
+func egressProxyAllowlist(cmd *cobra.Command, policy, server string, allow []string) (allowlist.List, error) {
+	switch {
+	case server != "" && len(allow) > 0:
+		return nil, &exitError{code: ExitError, err: errors.New("egress-proxy: give the allowlist once: --server (of -p POLICY) or --allow, not both")}
+	case len(allow) > 0:
+		if policyNamed(cmd) {
+			return nil, &exitError{code: ExitError, err: errors.New("egress-proxy: -p names a policy, but --allow gives the list: give --server, or drop -p")}
+		}
+		list, err := allowlist.Parse(allow)
+		if err != nil {
+			return nil, &exitError{code: ExitInvalid, err: err}
+		}
+		return list, nil
+	case server != "":
+		_, plan, err := compileServer(policy, server)
+		if err != nil {
+			return nil, err
+		}
+		if plan.Network.Mode != "allowlist" || len(plan.Network.Allow) == 0 {
+			return nil, &exitError{code: ExitError, err: fmt.Errorf("server %q has no egress allowlist (network %q): it needs no egress proxy", server, plan.Network.Mode)}
+		}
+		return plan.Network.Rules(), nil
+	}
+	return nil, &exitError{code: ExitError, err: errors.New("egress-proxy: give the allowlist: -p POLICY --server NAME, or --allow HOST:PORT")}
+}
+
+// serveEgressProxy serves p on ln until ctx ends, then stops accepting,
+// ends the open tunnels and returns once every decision is logged.
+func serveEgressProxy(ctx context.Context, ln net.Listener, p *egress.Proxy, stderr io.Writer) error {
+	var rules []string
+	for _, r := range p.Allow {
+		rules = append(rules, r.String())
+	}
+	fmt.Fprintf(stderr, "mcpolicy egress-proxy: listening on %s, allowing %s\n", ln.Addr(), strings.Join(rules, ", "))
+	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+	case err := <-done:
+		p.Close()
+		return &exitError{code: ExitError, err: err}
+	}
+	srv.Close() // ends the requests that are not tunnels
+	p.Close()   // ends the tunnels, waits for every decision to be logged
+	<-done
+	return nil
+}
