@@ -19,7 +19,7 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 		case emit.ReadOnlyRoot:
 			return emit.Row{Support: emit.Enforced, How: "readOnlyRootFilesystem, and an empty read-only emptyDir over /dev/shm /tmp /var/tmp"}
 		case emit.Mounts:
-			return emit.Row{Support: emit.Enforced, How: "a PersistentVolumeClaim per mount (named <server>-<target>, or as configured; hostPath of type Directory only on opt-in, which needs a privileged namespace), readOnly with recursiveReadOnly: Enabled for ro; a source inside a read-write mount is that mount's volume at a subPath, which the kubelet resolves without following a symlink out of it"}
+			return emit.Row{Support: emit.Enforced, How: "a PersistentVolumeClaim per mount (named <server>-<target>, or as configured; hostPath of type Directory only on opt-in, which needs a privileged namespace), readOnly with recursiveReadOnly: Enabled for ro; a read-only source inside a read-write mount is that mount's volume at a subPath, which the kubelet resolves without following a symlink out of it; a read-write one is refused (a symlink the server plants inside the volume would choose what the next start binds writable)"}
 		case emit.ProtectedPaths:
 			return emit.Row{Support: emit.Enforced, How: "the mount's volume again at the entry's subPath, readOnly (the kubelet resolves a subPath without leaving the volume; a missing entry is created as an empty directory)"}
 		case emit.FixedTop:

@@ -185,6 +185,19 @@ func check(p *compiler.Plan, o Options) error {
 			Server: p.Server, Backend: Backend, Restriction: "a server without an image",
 			Alternative: `set "image" in the policy: a Pod runs an image`}
 	}
+	for i, m := range p.Mounts {
+		// The inner mount is the outer volume at a subPath, which the
+		// kubelet resolves following symlinks inside the volume: the server
+		// can replace the inner folder with a link to ../.git, and the next
+		// start binds .git read-write there (escape suite:
+		// k8s-symlink-inside-volume). No launcher runs in a cluster to
+		// refuse the link, so the plan is refused.
+		if j, _, ok := writableAncestor(p, i); ok && m.Mode == compiler.ReadWrite {
+			return &emit.NotEnforceableError{Pos: m.Pos, Field: p.Field("mounts"), Server: p.Server, Backend: Backend,
+				Restriction: fmt.Sprintf("a read-write mount (%s) inside another read-write mount (%s)", m.Target, p.Mounts[j].Target),
+				Alternative: "the server could swap the inner folder for a symlink to a protected entry (.git) of the outer volume, bound read-write at the next start: mount only the outer folder, or make the inner mount read-only"}
+		}
+	}
 	switch o.kind() {
 	case KindPod, KindDeployment:
 	default:

@@ -65,7 +65,32 @@
 // put in by whatever reads the artefact: the rewritten artefact runs the
 // server as uid 0, and a root launch runs it as root.
 //
+// The kubernetes scenarios (kubernetes_test.go, TestEscapeKubernetes)
+// play the emitter's own Pod (kubernetes.Manifest with Options.HostPath:
+// hostPath volumes of the scenario's folders) with `podman kube play`.
+// The backend refuses a read-write project root, so the project is a
+// policy beside a git checkout, shop/, read-write at /workspace with
+// shop/src/gen at /gen: .git and .env.local are the checkout's volume
+// again at a read-only subPath, /gen the volume at subPath src/gen, and
+// the sandbox's root (snapshot, payload, the user's next git commands) is
+// the checkout. podman 4 ignores subPath on hostPath volumes: every start
+// first resolves the subPaths as the kubelet does (symlinks evaluated,
+// the result inside the volume or the container is not started), and a
+// refusal there is the model's, podman playing nothing. podman ignores
+// NetworkPolicy: --network none stands for the deny-all policy. The
+// scenarios: git takeover through the protected subPaths (k8s-git-
+// takeover; weakened: the protected subPath mounts removed), the nested
+// source or a protected entry swapped for a symlink to the home and the
+// Pod started again (k8s-symlink-plant; weakened: /gen a hostPath of its
+// source), the nested source swapped for a symlink to ../.git inside the
+// volume (k8s-symlink-inside-volume: a known escape, skipped with its
+// description when seen, failed under MCPOLICY_ESCAPE_STRICT=1), the
+// home's credentials ENOENT (k8s-host-credentials; weakened: a hostPath
+// of the home), and no network (k8s-network-none; weakened: podman's
+// default network, as a CNI that does not enforce NetworkPolicy).
+//
 // Under CI=true a missing bwrap, docker, podman or Landlock (or pty,
-// session keyring, writable /run) fails the suite; elsewhere it skips with
-// the reason, and -short skips the engines.
+// session keyring, writable /run, or catatonit for podman kube play) fails
+// the suite; elsewhere it skips with the reason, and -short skips the
+// engines and kubernetes.
 package escape

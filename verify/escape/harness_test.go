@@ -129,7 +129,7 @@ func isEngine(backend string) bool { return backend == "docker" || backend == "p
 // CI=true. -short skips the engines outside CI.
 func (s *suite) require(t *testing.T, backend string) {
 	t.Helper()
-	if isEngine(backend) && testing.Short() && !ci {
+	if (isEngine(backend) || backend == kube) && testing.Short() && !ci {
 		t.Skipf("%s: -short skips the container engines", backend)
 	}
 	s.mu.Lock()
@@ -154,6 +154,9 @@ func probeBackend(backend string) string {
 		// No confinement at all: the weakened wiring of the scenarios
 		// whose control is the command itself, spawned as a client would.
 		return ""
+	}
+	if backend == kube {
+		return kubeUnavailable()
 	}
 	return testenv.Unavailable(backend)
 }
@@ -310,6 +313,14 @@ type projectSpec struct {
 	envFile string
 }
 
+// plantedHome is every sandbox's $HOME: the credentials no output may
+// hold, and what a widened mount would show.
+var plantedHome = map[string]string{
+	".aws/credentials": "[default]\n" + secret + "\n",
+	".ssh/id_ed25519":  "planted key\n",
+	".gitconfig":       "[user]\n\tname = planted\n",
+}
+
 // helperName is where the helper sits in the project (spec.helper): the
 // payload runs it as ./escape-helper from the project's folder.
 const helperName = "escape-helper"
@@ -348,16 +359,16 @@ func (s *suite) sandbox(t *testing.T, backend string, spec projectSpec) *sandbox
 		sb.client = "claude-code"
 	}
 	files := map[string]string{
-		"proj/README.md":        "a project\n",
-		"proj/src/main.txt":     "code\n",
-		"proj/src/gen/out.txt":  "generated\n",
-		"proj/data/in.txt":      "data\n",
-		"proj/.env.local":       "API_TOKEN=planted-env\n",
-		"proj/attack.sh":        "echo idle\n",
-		"proj/mcpolicy.cue":     policy,
-		"home/.aws/credentials": "[default]\n" + secret + "\n",
-		"home/.ssh/id_ed25519":  "planted key\n",
-		"home/.gitconfig":       "[user]\n\tname = planted\n",
+		"proj/README.md":       "a project\n",
+		"proj/src/main.txt":    "code\n",
+		"proj/src/gen/out.txt": "generated\n",
+		"proj/data/in.txt":     "data\n",
+		"proj/.env.local":      "API_TOKEN=planted-env\n",
+		"proj/attack.sh":       "echo idle\n",
+		"proj/mcpolicy.cue":    policy,
+	}
+	for name, body := range plantedHome {
+		files["home/"+name] = body
 	}
 	for name, body := range files {
 		p := filepath.Join(dir, name)

@@ -12,6 +12,7 @@
 // no planted value appears in the output.
 //
 //	helper connect PATH          connect(2) to a named unix socket
+//	helper dial HOST:PORT        connect(2) over TCP (2 s timeout)
 //	helper environ NAME VALUE    NAME=VALUE in its own environment or any readable /proc/PID/environ
 //	helper tiocsti FD            ioctl(FD, TIOCSTI, "x")
 //	helper keyring DESC          keyctl search @s user DESC, then read it
@@ -51,7 +52,7 @@ func main() {
 }
 
 func run(op string, args []string) (string, error) {
-	need := map[string]int{"connect": 1, "environ": 2, "tiocsti": 1, "keyring": 1, "readfd": 1, "procfd": 1, "openat": 2, "mount": 1, "prockeys": 1}
+	need := map[string]int{"connect": 1, "dial": 1, "environ": 2, "tiocsti": 1, "keyring": 1, "readfd": 1, "procfd": 1, "openat": 2, "mount": 1, "prockeys": 1}
 	n, ok := need[op]
 	if !ok || len(args) != n {
 		return "", fmt.Errorf("usage: %s: %w", op, unix.EINVAL)
@@ -59,6 +60,13 @@ func run(op string, args []string) (string, error) {
 	switch op {
 	case "connect":
 		c, err := net.DialTimeout("unix", args[0], 2*time.Second)
+		if err != nil {
+			return "", err
+		}
+		c.Close()
+		return "connected to " + args[0], nil
+	case "dial":
+		c, err := net.DialTimeout("tcp", args[0], 2*time.Second)
 		if err != nil {
 			return "", err
 		}
