@@ -330,7 +330,15 @@ func importImage(ctx context.Context, t *testing.T, probeBin string) string {
 			t.Fatal(err)
 		}
 	}
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "bin/mcpolicy", Mode: 0o755, Size: int64(len(bin)), ModTime: mtime, Format: tar.FormatPAX}); err != nil {
+	return importTar(ctx, t, "mcpolicy-k8s-probe", &buf, tw, "bin/mcpolicy", bin, mtime)
+}
+
+// importTar adds the executable file name (bin) to tw, closes it and
+// imports buf into podman as a fresh localhost/TAG image, removed when t
+// ends: no registry is involved.
+func importTar(ctx context.Context, t *testing.T, tag string, buf *bytes.Buffer, tw *tar.Writer, name string, bin []byte, mtime time.Time) string {
+	t.Helper()
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o755, Size: int64(len(bin)), ModTime: mtime, Format: tar.FormatPAX}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := tw.Write(bin); err != nil {
@@ -339,9 +347,9 @@ func importImage(ctx context.Context, t *testing.T, probeBin string) string {
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	image := fmt.Sprintf("localhost/mcpolicy-k8s-probe:test-%d-%d", os.Getpid(), time.Now().UnixNano())
+	image := fmt.Sprintf("localhost/%s:test-%d-%d", tag, os.Getpid(), time.Now().UnixNano())
 	cmd := exec.CommandContext(ctx, "podman", "import", "-", image)
-	cmd.Stdin = &buf
+	cmd.Stdin = buf
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("podman import: %v\n%s", err, out)
 	}

@@ -281,29 +281,7 @@ func importProxyImage(ctx context.Context, t *testing.T, mcpolicy string) string
 			t.Fatal(err)
 		}
 	}
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: strings.TrimPrefix(kubernetes.ProxyBinary, "/"), Mode: 0o755, Size: int64(len(bin)), ModTime: mtime, Format: tar.FormatPAX}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tw.Write(bin); err != nil {
-		t.Fatal(err)
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	image := fmt.Sprintf("localhost/mcpolicy-k8s-proxy:test-%d-%d", os.Getpid(), time.Now().UnixNano())
-	cmd := exec.CommandContext(ctx, "podman", "import", "-", image)
-	cmd.Stdin = &buf
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("podman import: %v\n%s", err, out)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if out, err := exec.CommandContext(ctx, "podman", "rmi", "-f", image).CombinedOutput(); err != nil {
-			t.Logf("podman rmi %s: %v\n%s", image, err, out)
-		}
-	})
-	return image
+	return importTar(ctx, t, "mcpolicy-k8s-proxy", &buf, tw, strings.TrimPrefix(kubernetes.ProxyBinary, "/"), bin, mtime)
 }
 
 // connect sends CONNECT dest to the proxy and returns its answer; on a 200
