@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
+	"github.com/mcpolicy/mcpolicy/internal/testenv"
 	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/project"
 )
@@ -124,21 +124,7 @@ func testEngine(t *testing.T, e engine, probeBin string) {
 
 	// A host listener on loopback: reachable from the host, and never from a
 	// container without network. Only loopback addresses are used.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	hostAddr := ln.Addr().String()
+	hostAddr := testenv.LoopbackListener(t)
 
 	root, home := writeProject(t)
 	awsCreds := filepath.Join(home, ".aws", "credentials")

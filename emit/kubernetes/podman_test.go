@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
+	"github.com/mcpolicy/mcpolicy/internal/testenv"
 	"github.com/mcpolicy/mcpolicy/project"
 )
 
@@ -65,21 +65,7 @@ func TestPodmanKubePlay(t *testing.T) {
 	probeBin := buildProbe(ctx, t)
 	image := importImage(ctx, t, probeBin)
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	hostAddr := ln.Addr().String()
+	hostAddr := testenv.LoopbackListener(t)
 
 	root, home := writeProject(t)
 	expect := []expectation{
