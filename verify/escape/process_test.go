@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -632,16 +633,27 @@ func volumeSteps(confined bool) []step {
 	return []step{write, may("what is mounted at /data", helperSh("mount", "/data"))}
 }
 
+// volumes lists the engine's anonymous volumes (64 hex digits: what an
+// image's VOLUME makes on the host's disk). Named ones are left out: other
+// test packages running at the same time (kube play's emptyDirs under
+// podman 4) create and remove theirs.
 func volumes(t *testing.T, engine string) []string {
 	t.Helper()
 	out, err := exec.Command(engine, "volume", "ls", "-q").Output()
 	if err != nil {
 		t.Fatalf("%s volume ls: %v", engine, err)
 	}
-	v := strings.Fields(string(out))
+	var v []string
+	for _, name := range strings.Fields(string(out)) {
+		if anonymousVolume.MatchString(name) {
+			v = append(v, name)
+		}
+	}
 	slices.Sort(v)
 	return v
 }
+
+var anonymousVolume = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 func diffList(before, after []string) []string {
 	var added []string
