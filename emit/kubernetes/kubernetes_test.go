@@ -731,3 +731,27 @@ func TestEgressProxyOptions(t *testing.T) {
 		t.Error("an egress proxy for a plan without an allowlist")
 	}
 }
+
+// TestNestedWritableRefused: a read-write mount inside a read-write mount
+// would be the outer volume at a writable subPath, which the server can
+// point at ../.git by a symlink before the next start (the escape suite's
+// k8s-symlink-inside-volume): refused at its position. Read-only nested
+// is emitted, as a read-only subPath.
+func TestNestedWritableRefused(t *testing.T) {
+	p := plan()
+	p.Mounts = append(p.Mounts, compiler.Mount{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "src/gen"}, Target: "/gen", Mode: compiler.ReadWrite})
+	var ne *emit.NotEnforceableError
+	if err := kubernetes.Check(p); !errors.As(err, &ne) || !strings.Contains(ne.Restriction, "/gen") || !strings.Contains(ne.Restriction, "/workspace") {
+		t.Fatalf("a read-write /gen inside the read-write /workspace: %v, want it refused", err)
+	}
+	p.Mounts[len(p.Mounts)-1].Mode = compiler.ReadOnly
+	pod, err := kubernetes.Pod(p, compiler.Placeholders{}, kubernetes.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range pod.Spec.Containers[0].VolumeMounts {
+		if m.MountPath == "/gen" && (!m.ReadOnly || m.SubPath != "gen") {
+			t.Errorf("read-only /gen: %+v, want the outer volume at a read-only subPath", m)
+		}
+	}
+}
