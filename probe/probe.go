@@ -4,6 +4,8 @@
 package probe
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -205,6 +207,24 @@ func outcome(err error) string {
 		return "timeout"
 	}
 	return "error: " + err.Error()
+}
+
+// Decode reads Encode's JSON lines (blank lines skipped).
+func Decode(out []byte) ([]Result, error) {
+	var rs []Result
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var r Result
+		if err := json.Unmarshal(line, &r); err != nil {
+			return nil, fmt.Errorf("probe output line %q: %v", line, err)
+		}
+		rs = append(rs, r)
+	}
+	return rs, sc.Err()
 }
 
 // Encode writes results as JSON lines.

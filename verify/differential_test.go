@@ -31,6 +31,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
+	"github.com/mcpolicy/mcpolicy/internal/testenv"
 	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/probe"
 	_ "github.com/mcpolicy/mcpolicy/probe/fetch" // the fetch op
@@ -849,14 +850,9 @@ func available(t *testing.T, name string) bool {
 		if h := launch.DetectHost(); h.ABI < landlock.MinABI {
 			err = fmt.Errorf("Landlock ABI %d", h.ABI)
 		}
-	case "kubernetes":
-		// podman kube play, whose Pod infra container needs catatonit.
-		if err = exec.Command(tool("podman"), "info").Run(); err == nil {
-			if _, e := exec.LookPath("catatonit"); e != nil {
-				if _, e := os.Stat("/usr/libexec/podman/catatonit"); e != nil {
-					err = fmt.Errorf("podman kube play needs catatonit (apt-get install catatonit)")
-				}
-			}
+	case "kubernetes": // podman kube play
+		if why := testenv.Unavailable("kubernetes"); why != "" {
+			err = errors.New(why)
 		}
 	default:
 		err = exec.Command(tool(name), "info").Run()

@@ -2,7 +2,6 @@ package docker_test
 
 import (
 	"archive/tar"
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -23,6 +22,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/internal/testenv"
 	"github.com/mcpolicy/mcpolicy/launch"
+	"github.com/mcpolicy/mcpolicy/probe"
 	"github.com/mcpolicy/mcpolicy/project"
 )
 
@@ -232,18 +232,13 @@ func testEngine(t *testing.T, e engine, probeBin string) {
 func probeRun(ctx context.Context, t *testing.T, e engine, args []string) []result {
 	t.Helper()
 	out := e.run(ctx, t, nil, args...)
-	var rs []result
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		var r result
-		if err := json.Unmarshal(line, &r); err != nil {
-			t.Fatalf("probe output line %q: %v\nwhole output:\n%s", line, err, out)
-		}
-		rs = append(rs, r)
+	prs, err := probe.Decode(out)
+	if err != nil {
+		t.Fatalf("%v\nwhole output:\n%s", err, out)
+	}
+	rs := make([]result, len(prs))
+	for i, r := range prs {
+		rs[i] = result{string(r.Op), r.Target, r.Result}
 	}
 	return rs
 }

@@ -2,7 +2,6 @@ package kubernetes_test
 
 import (
 	"archive/tar"
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -21,7 +20,9 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
+	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/internal/testenv"
+	"github.com/mcpolicy/mcpolicy/probe"
 	"github.com/mcpolicy/mcpolicy/project"
 )
 
@@ -39,28 +40,7 @@ import (
 //
 // Without podman the test skips, except under CI=true, where it fails.
 func TestPodmanKubePlay(t *testing.T) {
-	if testing.Short() && os.Getenv("CI") != "true" {
-		t.Skip("-short")
-	}
-	fail := t.Skipf
-	if os.Getenv("CI") == "true" {
-		fail = func(format string, args ...any) { t.Fatalf("CI=true, so not skipping: "+format, args...) }
-	}
-	if _, err := exec.LookPath("podman"); err != nil {
-		fail("podman is not installed (%v); CI must install it to run the kubernetes backend's Pod", err)
-	}
-	// kube play builds its pause image from catatonit (a podman
-	// recommendation, not a dependency: --no-install-recommends leaves it out).
-	if _, err := exec.LookPath("catatonit"); err != nil {
-		if _, err := os.Stat("/usr/libexec/podman/catatonit"); err != nil {
-			fail("catatonit is not installed: podman kube play needs it for the Pod's infra container (apt-get install catatonit)")
-		}
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, "podman", "info").CombinedOutput(); err != nil {
-		fail("podman info: %v\n%s", err, out)
-	}
+	ctx := requireKubePlay(t, "podman kube play of the emitted Pod")
 
 	probeBin := buildProbe(ctx, t)
 	image := importImage(ctx, t, probeBin)
@@ -216,18 +196,13 @@ func kubePlay(ctx context.Context, t *testing.T, pod *corev1.Pod) []result {
 		t.Errorf("the probe exited %s\n%s", code, podman(ctx, t, "logs", ctr))
 	}
 	out := podman(ctx, t, "logs", ctr)
-	var rs []result
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		var r result
-		if err := json.Unmarshal(line, &r); err != nil {
-			t.Fatalf("probe output line %q: %v\nwhole output:\n%s", line, err, out)
-		}
-		rs = append(rs, r)
+	prs, err := probe.Decode(out)
+	if err != nil {
+		t.Fatalf("%v\nwhole output:\n%s", err, out)
+	}
+	rs := make([]result, len(prs))
+	for i, r := range prs {
+		rs[i] = result{string(r.Op), r.Target, r.Result}
 	}
 	return rs
 }
@@ -378,4 +353,20 @@ func writeProject(t *testing.T) (root, home string) {
 		}
 	}
 	return root, home
+}
+
+// requireKubePlay skips under -short, and when podman kube play cannot run
+// here (fails under CI=true instead); it returns the test's context, bounded.
+func requireKubePlay(t *testing.T, what string) context.Context {
+	t.Helper()
+	testbin.SkipShort(t, what)
+	if why := testenv.Unavailable("kubernetes"); why != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true, so not skipping: %s", why)
+		}
+		t.Skip(why)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
 }

@@ -48,24 +48,7 @@ import (
 //
 // Without podman the test skips, except under CI=true, where it fails.
 func TestPodmanEgressProxy(t *testing.T) {
-	testbin.SkipShort(t, "podman kube play of the egress-proxy Pod")
-	fail := t.Skipf
-	if os.Getenv("CI") == "true" {
-		fail = func(format string, args ...any) { t.Fatalf("CI=true, so not skipping: "+format, args...) }
-	}
-	if _, err := exec.LookPath("podman"); err != nil {
-		fail("podman is not installed (%v); CI must install it to run the kubernetes backend's Pods", err)
-	}
-	if _, err := exec.LookPath("catatonit"); err != nil {
-		if _, err := os.Stat("/usr/libexec/podman/catatonit"); err != nil {
-			fail("catatonit is not installed: podman kube play needs it for the Pod's infra container (apt-get install catatonit)")
-		}
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, "podman", "info").CombinedOutput(); err != nil {
-		fail("podman info: %v\n%s", err, out)
-	}
+	ctx := requireKubePlay(t, "podman kube play of the egress-proxy Pod")
 	gateway := strings.TrimSpace(string(podman(ctx, t, "network", "inspect", "podman", "--format", "{{range .Subnets}}{{if .Gateway.To4}}{{.Gateway}} {{end}}{{end}}")))
 	gateway, _, _ = strings.Cut(gateway, " ")
 	if net.ParseIP(gateway) == nil {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -15,7 +16,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Unavailable says why backend (bwrap, landlock, docker, podman) cannot
+// Unavailable says why backend (bwrap, landlock, docker, podman, kubernetes
+// through podman kube play) cannot
 // confine a process here, or "" when it can: each is tried, not assumed
 // from a binary on PATH.
 func Unavailable(backend string) string {
@@ -35,6 +37,17 @@ func Unavailable(backend string) string {
 		}
 		if out, err := exec.CommandContext(ctx, backend, "info").CombinedOutput(); err != nil {
 			return fmt.Sprintf("%s info: %v: %s", backend, err, lastLines(out, 5))
+		}
+	case "kubernetes": // podman kube play
+		if why := Unavailable("podman"); why != "" {
+			return why
+		}
+		// kube play builds its pause image from catatonit (a podman
+		// recommendation, not a dependency: --no-install-recommends leaves it out).
+		if _, err := exec.LookPath("catatonit"); err != nil {
+			if _, err := os.Stat("/usr/libexec/podman/catatonit"); err != nil {
+				return "catatonit is not installed: podman kube play needs it for the Pod's infra container (apt-get install catatonit)"
+			}
 		}
 	case "landlock":
 		abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)

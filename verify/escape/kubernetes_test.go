@@ -78,19 +78,7 @@ servers: attacker: {
 `
 
 // kubeUnavailable says why `podman kube play` cannot run here, or "".
-func kubeUnavailable() string {
-	if why := testenv.Unavailable("podman"); why != "" {
-		return why
-	}
-	// kube play builds its pause image from catatonit (a podman
-	// recommendation, not a dependency).
-	if _, err := exec.LookPath("catatonit"); err != nil {
-		if _, err := os.Stat("/usr/libexec/podman/catatonit"); err != nil {
-			return "catatonit is not installed: podman kube play needs it for the Pod's infra container (apt-get install catatonit)"
-		}
-	}
-	return ""
-}
+func kubeUnavailable() string { return testenv.Unavailable("kubernetes") }
 
 // kubeSandbox is one kubernetes project: the checkout is sb.root.
 type kubeSandbox struct {
