@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -961,21 +962,11 @@ func verifyBackend(t *testing.T, b backendRun, cases []*testCase) ([]disagreemen
 		go func(c *testCase) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			baseline := c.plan.Runtime.ReadOnly
-			es := Expectations(c.plan, c.machine(), world.fixture, b.view, append(baseline, world.probeDir))
-			attempts := make([]probe.Attempt, len(es))
-			for i, e := range es {
-				attempts[i] = e.Attempt
-			}
-			rs, err := b.run(t, c, attempts)
+			es, rs, err := b.attempt(t, c)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				t.Errorf("%s case %d: %v", b.name, c.n, err)
-				return
-			}
-			if len(rs) != len(es) {
-				t.Errorf("%s case %d: %d results for %d attempts", b.name, c.n, len(rs), len(es))
 				return
 			}
 			for i, e := range es {
@@ -1152,4 +1143,22 @@ func TestWrongEmittersAreCaught(t *testing.T) {
 				m.what, len(dis), byOp, dis[0].e.Op, dis[0].e.Target, dis[0].e.Why, dis[0].e.Says(), dis[0].got)
 		})
 	}
+}
+
+// attempt runs every attempt the plan's expectations name under the
+// backend: one result per expectation, in order, or an error. The
+// baseline is copied: appending the probe's folder to the plan's own
+// slice would write into a plan other goroutines read.
+func (b backendRun) attempt(t *testing.T, c *testCase) ([]Expectation, []probe.Result, error) {
+	readable := append(slices.Clone(c.plan.Runtime.ReadOnly), world.probeDir)
+	es := Expectations(c.plan, c.machine(), world.fixture, b.view, readable)
+	attempts := make([]probe.Attempt, len(es))
+	for i, e := range es {
+		attempts[i] = e.Attempt
+	}
+	rs, err := b.run(t, c, attempts)
+	if err == nil && len(rs) != len(es) {
+		err = fmt.Errorf("%d results for %d attempts", len(rs), len(es))
+	}
+	return es, rs, err
 }

@@ -89,24 +89,16 @@ func whyBackend(t *testing.T, b backendRun, cases []*testCase) (ran, refused, pr
 		go func(c *testCase) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			es := Expectations(c.plan, c.machine(), world.fixture, b.view, append(append([]string{}, c.plan.Runtime.ReadOnly...), world.probeDir))
-			attempts := make([]probe.Attempt, len(es))
-			for i, e := range es {
-				attempts[i] = e.Attempt
-			}
-			rs, err := b.run(t, c, attempts)
+			es, rs, err := b.attempt(t, c)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				t.Errorf("%s case %d: %v", b.name, c.n, err)
 				return
 			}
-			if len(rs) != len(attempts) {
-				t.Errorf("%s case %d: %d results for %d attempts", b.name, c.n, len(rs), len(attempts))
-				return
-			}
 			ran++
-			for i, a := range attempts {
+			for i, e := range es {
+				a := e.Attempt
 				if rs[i].Attempt != a {
 					t.Errorf("%s case %d: result %d is for %s:%s, want %s:%s", b.name, c.n, i, rs[i].Op, rs[i].Target, a.Op, a.Target)
 					continue
