@@ -388,8 +388,15 @@ const (
 // some cases allow egress (see egressDraw). The allowlist is drawn last,
 // so a case's folders and mounts do not depend on it.
 func generate(t *testing.T, seed uint64, n int, draw egressDraw) *testCase {
+	return generateIn(t, seed, n, draw, "")
+}
+
+// generateIn is generate in a folder of its own under cases/sub: backends
+// run in parallel must not share a case's folders (a read-write mount's
+// files are created and removed by each run).
+func generateIn(t *testing.T, seed uint64, n int, draw egressDraw, sub string) *testCase {
 	rng := rand.New(rand.NewPCG(seed, uint64(n)))
-	root := filepath.Join(world.base, "cases", strconv.Itoa(n))
+	root := filepath.Join(world.base, "cases", sub, strconv.Itoa(n))
 	var mounts []string
 	for _, d := range []string{"a", "b", "c", "d"} {
 		plant(filepath.Join(root, d, "probe.txt"), d+"\n")
@@ -1037,23 +1044,28 @@ func countEgress(cases []*testCase) int {
 func TestDifferential(t *testing.T) {
 	setup(t)
 	n, seed := casesAndSeed()
-	cases := make([]*testCase, n)
-	for i := range cases {
-		cases[i] = generate(t, seed, i, egressRandom)
+	backends := []backendRun{bwrapBackend(""), landlockBackend(nil), engineBackend("docker", ""), engineBackend("podman", ""), kubernetesBackend(nil)}
+	// The same policies for every backend, each in its own folders, made
+	// here, one at a time (loading is not shared across goroutines).
+	casesOf := map[string][]*testCase{}
+	for _, b := range backends {
+		for i := range n {
+			casesOf[b.name] = append(casesOf[b.name], generateIn(t, seed, i, egressRandom, b.name))
+		}
 	}
-	engineCases := engineSubset(cases)
-	for _, b := range []backendRun{bwrapBackend(""), landlockBackend(nil), engineBackend("docker", ""), engineBackend("podman", ""), kubernetesBackend(nil)} {
+	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			// The backends share nothing but the read-only world and the
-			// stand-in upstreams: while the engines wait on their
-			// daemons, the host backends run.
+			// stand-in upstreams (each has its own copy of the cases):
+			// while the engines wait on their daemons, the host backends run.
 			t.Parallel()
 			if !available(t, b.name) {
 				return
 			}
+			cases := casesOf[b.name]
 			cs := cases
 			if b.name == "docker" || b.name == "podman" {
-				cs = engineCases
+				cs = engineSubset(cases)
 			}
 			if b.name == "kubernetes" {
 				cs = kubeSubset(cases)

@@ -34,16 +34,22 @@ func TestWhyAgreesWithKernel(t *testing.T) {
 	if os.Getenv("MCPOLICY_VERIFY_CASES") == "" {
 		n = 24
 	}
-	cases := make([]*testCase, n)
-	for i := range cases {
-		cases[i] = generate(t, seed, 30000+i, egressRandom)
+	backends := []backendRun{bwrapBackend(""), landlockBackend(nil), engineBackend("docker", ""), engineBackend("podman", "")}
+	// Each backend its own copy of the cases (they run in parallel), made
+	// here one at a time.
+	casesOf := map[string][]*testCase{}
+	for _, b := range backends {
+		for i := range n {
+			casesOf[b.name] = append(casesOf[b.name], generateIn(t, seed, 30000+i, egressRandom, b.name))
+		}
 	}
-	for _, b := range []backendRun{bwrapBackend(""), landlockBackend(nil), engineBackend("docker", ""), engineBackend("podman", "")} {
+	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
 			if !available(t, b.name) {
 				return
 			}
+			cases := casesOf[b.name]
 			start := time.Now()
 			ran, refused, probes, dis := whyBackend(t, b, cases)
 			for i, d := range dis {
