@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
@@ -405,9 +406,12 @@ func (r *reader) entry(section, name string, keyPos source.Pos, n *node, project
 	return e.t, nil
 }
 
+// sandboxExec starts seatbelt in a hand-written entry.
+var sandboxExec = backend.Program(backend.Seatbelt)
+
 // launchers are the programs a command string is split for.
 var launchers = map[string]bool{
-	docker.Backend: true, docker.PodmanBackend: true, bwrap.Program: true, "sandbox-exec": true, "mcpolicy": true,
+	docker.Backend: true, docker.PodmanBackend: true, bwrap.Program: true, sandboxExec: true, "mcpolicy": true,
 	"npx": true, "uvx": true, "uv": true, "node": true, "python": true, "python3": true,
 	"bunx": true, "bun": true, "deno": true, "pnpm": true, "yarn": true, "pipx": true,
 }
@@ -440,7 +444,7 @@ func (e *entry) launch(cmd arg, args []arg) {
 	case prog == bwrap.Program:
 		e.t.Launcher = prog
 		e.bwrap(cmd, args)
-	case prog == "sandbox-exec":
+	case prog == sandboxExec:
 		e.t.Launcher = prog
 		e.sandboxExec(cmd, args)
 	case prog == LauncherName:

@@ -2,8 +2,10 @@ package clientcfg
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 )
@@ -64,9 +66,11 @@ func (e *entry) homeLiterals(cmd arg, args []arg) {
 	ex := expansionOf(e.t.File)
 	// Who receives the text: a launcher's arguments are its own, not the
 	// server's (docker -v ~/x:/y: docker reads ~/x as a volume name).
+	// nerdctl is a docker-compatible CLI, not a backend: it reads its
+	// arguments as docker does.
+	const nerdctl = "nerdctl"
 	receiver := "the server"
-	switch p := strings.ToLower(program(cmd.s)); p {
-	case "docker", "podman", "bwrap", "sandbox-exec", "nerdctl":
+	if p := strings.ToLower(program(cmd.s)); p == nerdctl || slices.Contains(backend.Programs(), p) {
 		receiver = p
 	}
 	for _, a := range append([]arg{cmd}, args...) {

@@ -2,8 +2,9 @@ package compiler
 
 import (
 	"fmt"
-	"slices"
 	"strings"
+
+	"github.com/mcpolicy/mcpolicy/backend"
 )
 
 // Explain renders a plan for a reviewer: the grants as a numbered list with
@@ -17,7 +18,7 @@ func Explain(p *Plan) string {
 	fmt.Fprintf(&b, "plan %s\n", p.Hash)
 	fmt.Fprintf(&b, "backends: %s", strings.Join(p.Backends, ", "))
 	for _, b2 := range p.Backends {
-		if !slices.Contains(ImageBackends, b2) {
+		if !backend.RunsImage(b2) {
 			fmt.Fprintf(&b, " (host runtime baseline %q)", p.Runtime.Name)
 			break
 		}
@@ -39,7 +40,7 @@ func Explain(p *Plan) string {
 	// so "none" there means none at all, and the proxy sits on the host.
 	seatbelt := false
 	for _, name := range p.Backends {
-		seatbelt = seatbelt || name == NoNetnsBackend
+		seatbelt = seatbelt || backend.NoNetns(name)
 	}
 	noNet, proxyAt := "network: none (loopback only)", "loopback port %d in the sandbox"
 	if seatbelt {

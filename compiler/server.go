@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/allowlist"
+	"github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/schema"
 	"github.com/mcpolicy/mcpolicy/source"
 )
@@ -208,9 +209,9 @@ func (c *compiler) backends(s *schema.Server, at string) []string {
 		// An image's command is an argv inside the image, not on the host:
 		// host backends only by default for servers without an image.
 		if s.Image != "" {
-			bs = append(bs, ImageBackend)
+			bs = append(bs, backend.ImageDefaults()...)
 		} else if len(s.Command) > 0 {
-			bs = append(bs, DefaultHostBackends...)
+			bs = append(bs, backend.HostDefaults()...)
 		}
 	}
 	bs = append([]string{}, bs...)
@@ -219,7 +220,7 @@ func (c *compiler) backends(s *schema.Server, at string) []string {
 		if i > 0 && bs[i-1] == b {
 			c.fail(s.BackendsPos, at+".backends", "", "backend %q is listed twice", b)
 		}
-		image := slices.Contains(ImageBackends, b)
+		image := backend.RunsImage(b)
 		if image && s.Image == "" {
 			c.fail(s.BackendsPos, at+".backends", `set "image", or drop "`+b+`" from backends`, "backend %s needs an image", b)
 		}

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
@@ -295,7 +296,7 @@ func (c *Checker) Landlock(ctx context.Context) Result {
 func (c *Checker) noLandlock(err error) (detail, fix string) {
 	lsm, _ := c.ReadFile("/sys/kernel/security/lsm")
 	switch {
-	case errors.Is(err, syscall.EOPNOTSUPP) || (len(lsm) > 0 && !strings.Contains(string(lsm), "landlock")):
+	case errors.Is(err, syscall.EOPNOTSUPP) || (len(lsm) > 0 && !strings.Contains(string(lsm), backend.Landlock)):
 		list := strings.TrimSpace(string(lsm))
 		if list == "" {
 			list = "lockdown,yama,integrity,apparmor,bpf"
@@ -354,7 +355,7 @@ func (c *Checker) diagnoseEngine(name, path string, err error) (detail, fix stri
 	switch name {
 	case Docker:
 		switch {
-		case strings.Contains(low, "permission denied") && strings.Contains(low, "docker"):
+		case strings.Contains(low, "permission denied") && strings.Contains(low, backend.Docker):
 			return "the CLI is not allowed to use the Docker socket",
 				"use rootless Docker or podman, or add your user to the docker group (sudo usermod -aG docker $USER; it is root-equivalent) and log in again"
 		case strings.Contains(low, "cannot connect to the docker daemon"), strings.Contains(low, "is the docker daemon running"),

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/protect"
 	"github.com/mcpolicy/mcpolicy/seccomp"
 	"golang.org/x/sys/unix"
@@ -31,8 +32,10 @@ type BwrapSpec struct {
 }
 
 // BwrapProgram is bubblewrap's executable, and the backend its specs
-// name (emit/bwrap takes both from here: this package sits below it).
-const BwrapProgram = "bwrap"
+// name (emit/bwrap takes both from here: this package sits below it). The
+// table's program for bwrap is its name (a test checks), so one constant
+// serves as both.
+const BwrapProgram = backend.Bwrap
 
 // bwrapOperands is how many values each option the emitter writes takes;
 // an option not listed here is refused rather than guessed.

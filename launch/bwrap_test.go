@@ -9,8 +9,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/launch"
 )
+
+// TestBwrapProgram: the constant is the table's program for bwrap.
+func TestBwrapProgram(t *testing.T) {
+	if got := backend.Program(backend.Bwrap); got != launch.BwrapProgram {
+		t.Errorf("the backend table starts bwrap with %q, launch runs %q", got, launch.BwrapProgram)
+	}
+}
 
 // project makes a folder with a protected .git, a writable src holding a
 // nested grant src/gen, a top-level symlink, and a planted secret outside.

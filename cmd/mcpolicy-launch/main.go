@@ -50,7 +50,7 @@ func main() {
 	digest := flag.String("sha256", "", "the artefact's SHA-256, as the client entry carries it: refuse (exit 8) any other content")
 	engine := flag.String("engine", "", "docker or podman (or its path): check the `run` arguments after -- and run them")
 	projectRoot := flag.String("project-root", "", "the project folder ${PROJECT_ROOT} stands for (default: $PROJECT_ROOT; with --sha256, else three folders above the artefact)")
-	bwrapPath := flag.String("bwrap", "", "bwrap's absolute path (default: found on PATH)")
+	bwrapPath := flag.String(launch.BwrapProgram, "", "bwrap's absolute path (default: found on PATH)") // --bwrap: named after the program
 	envFile := flag.String("env-file", "", "take the values of the plan's env grants that the environment does not set from this file (NAME=value lines, mode 600, outside every grant)")
 	var unprotected names
 	flag.Var(&unprotected, "unprotect", "with --engine: a protected name the policy unprotects (repeatable)")

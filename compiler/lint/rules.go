@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/protect"
 	"github.com/mcpolicy/mcpolicy/source"
@@ -26,7 +27,7 @@ func dockerRun(args ...string) Example {
 	for i, a := range args {
 		q[i] = fmt.Sprintf("%q", a)
 	}
-	return Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "docker", "args": ["run", "-i", "--rm", ` + strings.Join(q, ", ") + `]}}}`}
+	return Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "` + backend.Program(backend.Docker) + `", "args": ["run", "-i", "--rm", ` + strings.Join(q, ", ") + `]}}}`}
 }
 
 // bwrapEntry is a client config starting a server under bwrap with args.
@@ -35,7 +36,7 @@ func bwrapEntry(args ...string) Example {
 	for i, a := range args {
 		q[i] = fmt.Sprintf("%q", a)
 	}
-	return Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "bwrap", "args": [` + strings.Join(q, ", ") + `]}}}`}
+	return Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "` + backend.Program(backend.Bwrap) + `", "args": [` + strings.Join(q, ", ") + `]}}}`}
 }
 
 // dockerEntry is a client entry running docker with args and the extra
@@ -45,7 +46,7 @@ func dockerEntry(members string, args ...string) Example {
 	for i, a := range args {
 		q[i] = fmt.Sprintf("%q", a)
 	}
-	return Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "docker", "args": ["run", "-i", "--rm", ` + strings.Join(q, ", ") + `], ` + members + `}}}`}
+	return Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "` + backend.Program(backend.Docker) + `", "args": ["run", "-i", "--rm", ` + strings.Join(q, ", ") + `], ` + members + `}}}`}
 }
 
 // confined is the set of docker flags that make a run narrow: examples

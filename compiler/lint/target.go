@@ -5,6 +5,7 @@
 package lint
 
 import (
+	"github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/source"
 )
@@ -118,7 +119,7 @@ const (
 	FlagBwrapNoDie        FlagKind = "bwrap-no-die-with-parent"
 	FlagBwrapShareNet     FlagKind = "bwrap-share-net"
 	FlagBwrapBindRoot     FlagKind = "bwrap-bind-root"
-	FlagSeatbeltFinding   FlagKind = "seatbelt"           // a checker error in the profile (Value: the message)
+	FlagSeatbeltFinding   FlagKind = backend.Seatbelt     // a checker error in the profile (Value: the message)
 	FlagUnconfined        FlagKind = "unconfined"         // npx/uvx/node/python... run directly on the host
 	FlagHostGrant         FlagKind = "host-grant"         // a host-run server is handed a home folder, a credential store, a drive root or / (Value: what, a phrase)
 	FlagClientSandbox     FlagKind = "client-sandbox"     // run under a client's sandbox: VS Code sandboxEnabled, srt (Value: what it enforces and leaves open)

@@ -1,6 +1,9 @@
 // Package backends is the registry of sandbox backends: every emitter's
 // Backend value, in report order. Everything that picks a backend by name
 // (build, client entries, run, prove, doctor, the CLI) looks it up here.
+// The names, and what the compiler and client readers must know of each
+// before an emitter runs, are package backend's table; a test keeps the
+// two equal.
 package backends
 
 import (

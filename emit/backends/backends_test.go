@@ -1,12 +1,15 @@
 package backends
 
 import (
+	"errors"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
@@ -29,14 +32,35 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
-// TestCompilerAgrees: the compiler, which imports no emitter, names the
-// default backends as plain data; they must be the registry's.
-func TestCompilerAgrees(t *testing.T) {
-	for _, name := range append(append([]string{compiler.ImageBackend, compiler.NoNetnsBackend}, compiler.ImageBackends...), compiler.DefaultHostBackends...) {
-		if b, err := Lookup(name); err != nil || b.Builds() != name {
-			t.Errorf("the compiler names backend %q, which the registry does not build: %v", name, err)
+// TestTableAgrees: package backend, which the compiler and the client
+// readers use before any emitter runs, lists exactly the registered
+// backends, under the same names, running the same artefacts, and of the
+// same kind: a backend refuses a server without an image if and only if
+// the table says it runs an image, and one without a command otherwise.
+func TestTableAgrees(t *testing.T) {
+	if !slices.Equal(backend.Names(), Names()) {
+		t.Errorf("the backend table lists %v, the registry %v (in report order)", backend.Names(), Names())
+	}
+	for _, b := range All() {
+		if got := backend.Builds(b.Name()); got != b.Builds() {
+			t.Errorf("backend %q runs %q's artefacts, the table says %q's", b.Name(), b.Builds(), got)
+		}
+		image := refuses(b, &compiler.Plan{Server: "s", Command: []string{"/bin/true"}}, "a server without an image")
+		host := refuses(b, &compiler.Plan{Server: "s", Image: "img:1"}, "a server without a command")
+		if image == host || image != backend.RunsImage(b.Name()) {
+			t.Errorf("backend %q: refuses a server without an image: %v, without a command: %v; the table says it runs an image: %v",
+				b.Name(), image, host, backend.RunsImage(b.Name()))
 		}
 	}
+}
+
+// refuses reports whether b's Check refuses p for the restriction.
+func refuses(b emit.Backend, p *compiler.Plan, restriction string) bool {
+	p.User = compiler.User{UID: 1000, GID: 1000}
+	p.Network = compiler.Network{Mode: "none"}
+	p.Hash = "sha256:00"
+	var ne *emit.NotEnforceableError
+	return errors.As(b.Check(p), &ne) && ne.Restriction == restriction
 }
 
 // TestSchemaAgrees: a policy may list exactly the backends that build

@@ -1,12 +1,13 @@
 package docker
 
 import (
+	"github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
 )
 
 // PodmanBackend runs the docker artefact under podman.
-const PodmanBackend = "podman"
+const PodmanBackend = backend.Podman
 
 // Docker and Podman are the container engines as backends: the same
 // arguments, run by a different engine.

@@ -11,13 +11,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/egress/sandbox"
 	"github.com/mcpolicy/mcpolicy/emit"
 )
 
 // Backend is the name used in artefact paths and messages.
-const Backend = "docker"
+const Backend = backend.Docker
 
 // LabelPlan carries the plan hash on the container, to tell which plan a
 // running container was started from.

@@ -39,13 +39,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
+	names "github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/egress/sandbox"
 	"github.com/mcpolicy/mcpolicy/emit"
 )
 
 // Backend is the name used in artefact paths and messages.
-const Backend = "kubernetes"
+const Backend = names.Kubernetes
 
 // Labels and annotations mcpolicy puts on what it emits. A label value is at
 // most 63 characters, so the plan label carries the first 32 hex digits of

@@ -10,13 +10,14 @@ import (
 	"fmt"
 	"strings"
 
+	names "github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/launch"
 )
 
 // Backend is the name used in artefact paths and messages.
-const Backend = "landlock"
+const Backend = names.Landlock
 
 // Host is what a machine offers (see launch.Host).
 type Host = launch.Host

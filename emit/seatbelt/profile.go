@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	names "github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/protect"
@@ -20,7 +21,7 @@ import (
 )
 
 // Backend is the name used in artefact paths and messages.
-const Backend = "seatbelt"
+const Backend = names.Seatbelt
 
 // SandboxExec is always run by absolute path: a PATH entry must not be
 // able to replace it.
