@@ -35,15 +35,14 @@ const Version = "v1"
 // Extensions are the policy file formats Load accepts.
 var Extensions = []string{".cue", ".json", ".yaml", ".yml", ".jsonnet"}
 
-var baselines = sync.OnceValue(func() map[string][]string {
-	var m map[string][]string
-	decodeDef("#Baselines", &m)
-	return m
-})
+// The baselines are Go data generated from the schema (zbaselines.go): a
+// build reads them without compiling CUE.
+//
+//go:generate env MCPOLICY_UPDATE=1 go test -run TestGeneratedBaselines .
 
 // Baseline returns the read-only host paths of a named runtime baseline.
 func Baseline(name string) ([]string, error) {
-	paths, ok := baselines()[name]
+	paths, ok := baselines[name]
 	if !ok {
 		return nil, fmt.Errorf("unknown runtime baseline %q", name)
 	}
@@ -70,29 +69,9 @@ type SeatbeltSysctl struct {
 	Why    string   `json:"why"`
 }
 
-// decodeDef decodes one definition of the embedded schema into v.
-func decodeDef(def string, v any) {
-	d := compileSchema(cuecontext.New(), def).LookupPath(cue.MakePath(cue.Def(def)))
-	if err := d.Decode(v); err != nil {
-		panic("internal error: schema " + def + ": " + err.Error())
-	}
-}
-
-var seatbeltBaselines = sync.OnceValue(func() map[string][]SeatbeltRule {
-	var m map[string][]SeatbeltRule
-	decodeDef("#SeatbeltBaselines", &m)
-	return m
-})
-
-var seatbeltEgress = sync.OnceValue(func() []SeatbeltRule {
-	var rs []SeatbeltRule
-	decodeDef("#SeatbeltEgress", &rs)
-	return rs
-})
-
 // SeatbeltBaseline returns the rules of a named macOS runtime baseline.
 func SeatbeltBaseline(name string) ([]SeatbeltRule, error) {
-	rules, ok := seatbeltBaselines()[name]
+	rules, ok := seatbeltBaselines[name]
 	if !ok {
 		return nil, fmt.Errorf("unknown runtime baseline %q", name)
 	}
@@ -101,7 +80,7 @@ func SeatbeltBaseline(name string) ([]SeatbeltRule, error) {
 
 // SeatbeltEgress returns the rules a seatbelt profile adds for a server
 // with an egress allowlist (#SeatbeltEgress).
-func SeatbeltEgress() []SeatbeltRule { return seatbeltEgress() }
+func SeatbeltEgress() []SeatbeltRule { return seatbeltEgress }
 
 // compileSchema compiles the part of the embedded schema that def needs:
 // def and the definitions it refers to, directly or not. Compiling
