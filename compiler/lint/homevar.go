@@ -5,10 +5,10 @@ package lint
 // the server receives and why, a phrase).
 const FlagHomeUnexpanded FlagKind = "home-unexpanded"
 
-// The rule lives here, with the lexical reading of host paths it belongs
-// to; Registry sorts rules by ID, wherever they are declared.
-func init() {
-	rules = append(rules, &Rule{
+// homeVarRule lives here, with the lexical reading of host paths it
+// belongs to; Registry sorts rules by ID, wherever they are declared.
+func homeVarRule() *Rule {
+	return &Rule{
 		ID: "HOME_NOT_EXPANDED", Name: "home-not-expanded", Severity: Warning,
 		Purpose:     "A stdio entry's command or argument names the home folder as ~, $HOME, ${HOME}, %USERPROFILE%... in a form its client does not expand: the server receives the text as written.",
 		Rationale:   "Clients start stdio servers without a shell, so nothing expands ~ or $HOME, and each client expands only its own variables: VS Code and Cursor ${userHome} and ${env:HOME}, Claude Code ${HOME}, Gemini CLI $HOME and ${HOME}, Claude Desktop, Cline, Zed and Codex none. docker then takes ~/.aws for a volume name and refuses to start, bwrap binds a folder named ~ below its working directory, a filesystem server is handed a path that does not exist; and a reviewer of the config cannot tell which folder on whose machine was meant. Lint still judges the path as the home it names.",
@@ -16,5 +16,5 @@ func init() {
 		Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "~/Documents"]}}}`},
 		Good:        Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Documents"]}}}`},
 		check:       flagRule(FlagHomeUnexpanded, "%s"),
-	})
+	}
 }

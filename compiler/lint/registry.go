@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/mcpolicy/mcpolicy/source"
 )
@@ -57,21 +58,28 @@ type Rule struct {
 	check   func(t *Target, o Options, report func(pos source.Pos, format string, args ...any))
 }
 
+// rules are every rule, built on first use: their examples are text
+// assembled by functions, which a command that lints nothing (build,
+// run) need not pay for at start-up.
+var rules = sync.OnceValue(func() []*Rule {
+	return append(append(builtinRules(), homeVarRule()), k8sRules()...)
+})
+
 // Registry lists every rule, sorted by ID.
 func Registry() []*Rule {
-	rs := append([]*Rule(nil), rules...)
+	rs := append([]*Rule(nil), rules()...)
 	sort.Slice(rs, func(i, j int) bool { return rs[i].ID < rs[j].ID })
 	return rs
 }
 
 // Lookup finds a rule by ID, or by a former ID it keeps as an alias.
 func Lookup(id string) *Rule {
-	for _, r := range rules {
+	for _, r := range rules() {
 		if r.ID == id {
 			return r
 		}
 	}
-	for _, r := range rules {
+	for _, r := range rules() {
 		for _, a := range r.Aliases {
 			if a == id {
 				return r

@@ -114,534 +114,538 @@ func within(p, dir string) bool {
 	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
 }
 
-var rules = []*Rule{
-	{
-		ID: "UNBUILDABLE", Name: "unbuildable", Severity: Error,
-		Purpose:     "A backend the server lists cannot enforce its plan: mcpolicy build refuses it.",
-		Rationale:   "A policy that does not build confines nothing: its client entries cannot be written, or start what they started before. Lint must not call it clean.",
-		Remediation: "Change what the backend refuses (the message says what and why), or drop that backend from \"backends\".",
-		Bad:         policy("command: [\"/bin/true\"]\nbackends: [\"landlock\"]\nmounts: [{source: \".\", target: \"/w\", mode: \"rw\"}]"),
-		Good:        policy("command: [\"/bin/true\"]\nbackends: [\"landlock\"]\nmounts: [{source: \".\", target: \"/w\"}]"),
-		check: func(t *Target, o Options, report reportFn) {
-			for _, p := range t.Unbuildable {
-				report(p.Pos, "%s", p.Msg)
-			}
-		},
-	},
-	{
-		ID: "GRANT_COUNT", Name: "grant-count", Severity: Warning,
-		Purpose:     "A server has more grants than a reviewer can hold at once (default 4; --max-grants).",
-		Rationale:   "Confinement is read, not copied: start from nothing and add back only what the program cannot run without, keeping the additions few enough to review together.",
-		Remediation: "Drop grants the server does not need, or split it into servers with fewer grants each; raise --max-grants only deliberately.",
-		Bad:         policy(`image: "x:1"` + "\nenv: [\"A\", \"B\", \"C\"]\nmounts: [{source: \".\", target: \"/w\"}, {source: \"docs\", target: \"/d\"}]"),
-		Good:        policy(`image: "x:1"` + "\nmounts: [{source: \".\", target: \"/w\"}]"),
-		check: func(t *Target, o Options, report reportFn) {
-			if t.Plan == nil {
-				return
-			}
-			gs := t.Plan.Grants()
-			if len(gs) > o.MaxGrants {
-				report(t.Pos, "%s, more than %d", compiler.GrantSummary(gs), o.MaxGrants)
-			}
-		},
-	},
-	{
-		ID: "MOUNT_ROOT", Name: "root-mount", Severity: Error,
-		Purpose:     "The host's root folder, or a whole Windows drive (C:\\, C:/), is mounted.",
-		Rationale:   "A mount of / (or of a drive) hands the process every file the user can read: the confinement then confines nothing.",
-		Remediation: "Mount the one folder the server works on.",
-		Bad:         policy(`image: "x:1"` + "\nmounts: [{source: \"/\", target: \"/host\"}]"),
-		Good:        policy(`image: "x:1"` + "\nmounts: [{source: \".\", target: \"/w\"}]"),
-		check: func(t *Target, o Options, report reportFn) {
-			for _, m := range mounts(t) {
-				if f := hostFacts(t, m.Source); f.Path == "/" {
-					report(m.Pos, "mounts the host's / (%s) at %s", m.Mode, m.Target)
-				} else if f.Root {
-					report(m.Pos, "mounts the whole drive %s (%s) at %s", m.Source, m.Mode, m.Target)
+// builtinRules are the rules declared in this file; rules adds those
+// declared beside the code they belong to.
+func builtinRules() []*Rule {
+	return []*Rule{
+		{
+			ID: "UNBUILDABLE", Name: "unbuildable", Severity: Error,
+			Purpose:     "A backend the server lists cannot enforce its plan: mcpolicy build refuses it.",
+			Rationale:   "A policy that does not build confines nothing: its client entries cannot be written, or start what they started before. Lint must not call it clean.",
+			Remediation: "Change what the backend refuses (the message says what and why), or drop that backend from \"backends\".",
+			Bad:         policy("command: [\"/bin/true\"]\nbackends: [\"landlock\"]\nmounts: [{source: \".\", target: \"/w\", mode: \"rw\"}]"),
+			Good:        policy("command: [\"/bin/true\"]\nbackends: [\"landlock\"]\nmounts: [{source: \".\", target: \"/w\"}]"),
+			check: func(t *Target, o Options, report reportFn) {
+				for _, p := range t.Unbuildable {
+					report(p.Pos, "%s", p.Msg)
 				}
-			}
+			},
 		},
-	},
-	{
-		ID: "MOUNT_HOME", Name: "home-mount", Severity: Error,
-		Purpose:     "A home folder is mounted, on any platform (~, $HOME, /home/NAME, /Users/NAME, C:\\Users\\NAME), or a folder holding the homes (/home, /Users, C:\\Users).",
-		Rationale:   "Home holds every credential store, every other project and the shell's history: a home mount is a parent mount of everything the user owns.",
-		Remediation: "Mount the project folder, and any one folder below home the server needs, read-only.",
-		Bad:         policy(`image: "x:1"` + "\nmounts: [{source: \"~\", target: \"/home/me\"}]"),
-		Good:        policy(`image: "x:1"` + "\nmounts: [{source: \"~/.cache/x\", target: \"/cache\"}]"),
-		check: func(t *Target, o Options, report reportFn) {
-			for _, m := range mounts(t) {
-				switch f := hostFacts(t, m.Source); {
-				case f.IsHome():
-					report(m.Pos, "mounts the home folder %s (%s) at %s", m.Source, m.Mode, m.Target)
-				case f.HoldsHomes && !f.Root:
-					report(m.Pos, "mounts %s (%s) at %s, the folder holding the home folders", m.Source, m.Mode, m.Target)
+		{
+			ID: "GRANT_COUNT", Name: "grant-count", Severity: Warning,
+			Purpose:     "A server has more grants than a reviewer can hold at once (default 4; --max-grants).",
+			Rationale:   "Confinement is read, not copied: start from nothing and add back only what the program cannot run without, keeping the additions few enough to review together.",
+			Remediation: "Drop grants the server does not need, or split it into servers with fewer grants each; raise --max-grants only deliberately.",
+			Bad:         policy(`image: "x:1"` + "\nenv: [\"A\", \"B\", \"C\"]\nmounts: [{source: \".\", target: \"/w\"}, {source: \"docs\", target: \"/d\"}]"),
+			Good:        policy(`image: "x:1"` + "\nmounts: [{source: \".\", target: \"/w\"}]"),
+			check: func(t *Target, o Options, report reportFn) {
+				if t.Plan == nil {
+					return
 				}
-			}
+				gs := t.Plan.Grants()
+				if len(gs) > o.MaxGrants {
+					report(t.Pos, "%s, more than %d", compiler.GrantSummary(gs), o.MaxGrants)
+				}
+			},
 		},
-	},
-	{
-		ID: "MOUNT_PARENT", Name: "parent-mount", Severity: Error,
-		Purpose:     "A folder above the project is mounted.",
-		Rationale:   "A parent of the project holds its siblings: other repositories, their .env files, their credentials. The server asked for one project.",
-		Remediation: "Mount the project folder itself; grant a dependency store above it read-only and on its own, if the toolchain needs it.",
-		Bad:         policy(`image: "x:1"` + "\nmounts: [{source: \"${PROJECT_PARENT}\", target: \"/w\"}]"),
-		Good:        policy(`image: "x:1"` + "\nmounts: [{source: \".\", target: \"/w\"}]"),
-		check: func(t *Target, o Options, report reportFn) {
-			if t.ProjectRoot == "" { // unknown: ${workspaceFolder}/.. as written
+		{
+			ID: "MOUNT_ROOT", Name: "root-mount", Severity: Error,
+			Purpose:     "The host's root folder, or a whole Windows drive (C:\\, C:/), is mounted.",
+			Rationale:   "A mount of / (or of a drive) hands the process every file the user can read: the confinement then confines nothing.",
+			Remediation: "Mount the one folder the server works on.",
+			Bad:         policy(`image: "x:1"` + "\nmounts: [{source: \"/\", target: \"/host\"}]"),
+			Good:        policy(`image: "x:1"` + "\nmounts: [{source: \".\", target: \"/w\"}]"),
+			check: func(t *Target, o Options, report reportFn) {
 				for _, m := range mounts(t) {
-					if m.Source.Base == compiler.ProjectRoot && strings.Trim(strings.ReplaceAll(m.Source.Rel, "..", ""), "/") == "" && m.Source.Rel != "." {
-						report(m.Pos, "mounts %s (%s), a parent of the project folder", m.Source, m.Mode)
+					if f := hostFacts(t, m.Source); f.Path == "/" {
+						report(m.Pos, "mounts the host's / (%s) at %s", m.Mode, m.Target)
+					} else if f.Root {
+						report(m.Pos, "mounts the whole drive %s (%s) at %s", m.Source, m.Mode, m.Target)
 					}
 				}
-				return
-			}
-			root := filepath.Clean(t.ProjectRoot)
-			for _, m := range mounts(t) {
-				if m.Host != root && within(root, m.Host) {
-					report(m.Pos, "mounts %s (%s), a parent of the project folder %s", m.Source, m.Mode, root)
-				}
-			}
+			},
 		},
-	},
-	{
-		ID: "MOUNT_CREDENTIALS", Name: "credential-mount", Severity: Error,
-		Purpose:     "A grant covers a credential store (~/.ssh, ~/.aws, ~/.gnupg, ~/.config/gcloud, ~/.kube, ~/.docker/config.json, ~/.netrc, ~/.npmrc, ~/.pypirc, ~/.config/gh, ~/.claude, Keychains...) of any home folder (~, /home/NAME, /Users/NAME, C:\\Users\\NAME), or holds one.",
-		Rationale:   "These files are what an attacker wants from a compromised dependency; inside the boundary, the kernel will hand them over.",
-		Remediation: "Mount a narrower folder, or pass the one token the server needs by name (env).",
-		Bad:         policy(`image: "x:1"` + "\nmounts: [{source: \"~/.aws\", target: \"/aws\"}]"),
-		Good:        policy(`image: "x:1"` + "\nenv: [\"AWS_PROFILE\"]"),
-		check: func(t *Target, o Options, report reportFn) {
-			for _, m := range mounts(t) {
-				if hit := hostFacts(t, m.Source).Stores(); len(hit) > 0 {
-					verb := "readable"
-					if m.Mode == compiler.ReadWrite {
-						verb = "readable and writable"
+		{
+			ID: "MOUNT_HOME", Name: "home-mount", Severity: Error,
+			Purpose:     "A home folder is mounted, on any platform (~, $HOME, /home/NAME, /Users/NAME, C:\\Users\\NAME), or a folder holding the homes (/home, /Users, C:\\Users).",
+			Rationale:   "Home holds every credential store, every other project and the shell's history: a home mount is a parent mount of everything the user owns.",
+			Remediation: "Mount the project folder, and any one folder below home the server needs, read-only.",
+			Bad:         policy(`image: "x:1"` + "\nmounts: [{source: \"~\", target: \"/home/me\"}]"),
+			Good:        policy(`image: "x:1"` + "\nmounts: [{source: \"~/.cache/x\", target: \"/cache\"}]"),
+			check: func(t *Target, o Options, report reportFn) {
+				for _, m := range mounts(t) {
+					switch f := hostFacts(t, m.Source); {
+					case f.IsHome():
+						report(m.Pos, "mounts the home folder %s (%s) at %s", m.Source, m.Mode, m.Target)
+					case f.HoldsHomes && !f.Root:
+						report(m.Pos, "mounts %s (%s) at %s, the folder holding the home folders", m.Source, m.Mode, m.Target)
 					}
-					report(m.Pos, "mount %s makes credential stores %s: %s", m.Source, verb, strings.Join(hit, ", "))
 				}
-			}
+			},
 		},
-	},
-	{
-		ID: "NETWORK_OPEN", Name: "network-open", Severity: Warning,
-		Purpose:     "The server can reach the network.",
-		Rationale:   "--network none is the first flag people remove; without it every secret inside the boundary is one request away from leaving.",
-		Remediation: "Keep network \"none\"; when the server must reach an API, allow exactly that host and port.",
-		Bad:         policy(`image: "x:1"` + "\nnetwork: allow: [\"api.github.com:443\"]"),
-		Good:        policy(`image: "x:1"`),
-		check: func(t *Target, o Options, report reportFn) {
-			if open, dests := policyEgress(t); open && len(dests) > 0 {
-				// any one entry opens it: point at the first written
-				report(firstAllowPos(t.Plan.Network), "network open: egress to %s", egressPhrase(dests))
-			} else if open {
-				report(t.Plan.Network.Pos, "network is %s", t.Plan.Network.Mode)
-			}
-			for _, f := range t.Flags {
-				if f.Kind == FlagNetwork && f.Value != "host" {
-					report(f.Pos, "network %q: the container reaches the network", f.Value)
+		{
+			ID: "MOUNT_PARENT", Name: "parent-mount", Severity: Error,
+			Purpose:     "A folder above the project is mounted.",
+			Rationale:   "A parent of the project holds its siblings: other repositories, their .env files, their credentials. The server asked for one project.",
+			Remediation: "Mount the project folder itself; grant a dependency store above it read-only and on its own, if the toolchain needs it.",
+			Bad:         policy(`image: "x:1"` + "\nmounts: [{source: \"${PROJECT_PARENT}\", target: \"/w\"}]"),
+			Good:        policy(`image: "x:1"` + "\nmounts: [{source: \".\", target: \"/w\"}]"),
+			check: func(t *Target, o Options, report reportFn) {
+				if t.ProjectRoot == "" { // unknown: ${workspaceFolder}/.. as written
+					for _, m := range mounts(t) {
+						if m.Source.Base == compiler.ProjectRoot && strings.Trim(strings.ReplaceAll(m.Source.Rel, "..", ""), "/") == "" && m.Source.Rel != "." {
+							report(m.Pos, "mounts %s (%s), a parent of the project folder", m.Source, m.Mode)
+						}
+					}
+					return
 				}
-			}
-		},
-	},
-	{
-		ID: "NETWORK_HOST", Name: "host-network", Severity: Error,
-		Purpose:     "The container shares the host's network namespace (--network host).",
-		Rationale:   "On the host network the server reaches every service listening on the host's loopback: databases, debuggers, the MCP client itself.",
-		Remediation: "Use --network none.",
-		Bad:         without("--network", 2, "--network", "host"),
-		Good:        run(),
-		check: func(t *Target, o Options, report reportFn) {
-			for _, f := range t.Flags {
-				if f.Kind == FlagNetwork && f.Value == "host" {
-					report(f.Pos, "--network host: the host's loopback services are reachable")
+				root := filepath.Clean(t.ProjectRoot)
+				for _, m := range mounts(t) {
+					if m.Host != root && within(root, m.Host) {
+						report(m.Pos, "mounts %s (%s), a parent of the project folder %s", m.Source, m.Mode, root)
+					}
 				}
-			}
+			},
 		},
-	},
-	{
-		ID: "EGRESS_WILDCARD", Name: "egress-wildcard", Severity: Warning,
-		Purpose:     "An egress allowlist entry is a wildcard (*.domain:port): it allows every name under the domain.",
-		Rationale:   "A wildcard trusts whoever controls any name below the domain. Under a shared suffix (*.github.io, *.s3.amazonaws.com, *.herokuapp.com, *.cloudfront.net) anyone can register one and receive what the server sends; under your own domain a forgotten or dangling subdomain does the same.",
-		Remediation: "List the exact hosts the server calls (api.example.com:443). Keep a wildcard only for a domain whose every name you control, and waive the finding with that reason.",
-		Bad:         policy(`image: "x:1"` + "\nnetwork: allow: [\"*.example.com:443\"]"),
-		Good:        policy(`image: "x:1"` + "\nnetwork: allow: [\"api.example.com:443\"]"),
-		check:       checkEgressWildcard,
-	},
-	{
-		ID: "EGRESS_WILDCARD_APEX", Name: "egress-wildcard-apex", Severity: Info,
-		Purpose:     "A wildcard entry (*.example.com:443) is listed without its apex (example.com:443), which it does not match.",
-		Rationale:   "A wildcard matches the names below a domain, never the domain itself: *.example.com allows api.example.com, not example.com. It is a common pitfall: the server's calls to the apex are refused at run time, which looks like a network fault rather than a policy one.",
-		Remediation: "If the server calls the apex, list it too (example.com:443); if it does not, waive the finding saying so.",
-		Bad:         policy(`image: "x:1"` + "\nnetwork: allow: [\"*.example.com:443\"]"),
-		Good:        policy(`image: "x:1"` + "\nnetwork: allow: [\"*.example.com:443\", \"example.com:443\"]"),
-		check:       checkEgressWildcardApex,
-	},
-	{
-		ID: "EGRESS_PRIVATE", Name: "egress-private", Severity: Error,
-		Purpose:     "An egress allowlist entry names a loopback, private, link-local or carrier-grade NAT address (127.0.0.1, 10.x, 192.168.x, 169.254.169.254...).",
-		Rationale:   "The proxy refuses private addresses unless a rule names one. Such a rule lets the server reach, through the proxy, the host's own services (databases and debuggers on loopback), the LAN's, or the cloud metadata endpoint (169.254.169.254) and the instance credentials it hands out.",
-		Remediation: "Remove the entry and allow the public name the server calls. If it truly needs one local service, keep that one address and port and waive the finding with the reason; never allow the metadata address.",
-		Bad:         policy(`image: "x:1"` + "\nnetwork: allow: [\"169.254.169.254:80\"]"),
-		Good:        policy(`image: "x:1"` + "\nnetwork: allow: [\"api.github.com:443\"]"),
-		check:       checkEgressPrivate,
-	},
-	{
-		ID: "RW_UNPROTECTED", Name: "rw-unprotected", Severity: Warning,
-		Purpose:     "A read-write mount leaves a protected name writable (.git, the policies and .mcpolicy, client configs such as .mcp.json, .claude, .vscode, .env*), or is itself inside one.",
-		Rationale:   "Inside a writable project a server can rewrite .git (a push remote, core.fsmonitor, a hook), its own policy or the .mcpolicy artefacts the next launch runs, or add an MCP server to a client config: all inside the boundary, all code that runs later outside it. A bind through a symlink into one of them is the same exposure.",
-		Remediation: "Keep the default protections (do not `unprotect`), or mount the project read-only. A server that must write .git (a git server) is granted it with `unprotect: [\".git\"]`, and this finding is waived with the reason.",
-		Bad:         withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \".\", target: \"/w\", mode: \"rw\"}]\nunprotect: [\".git\"]"), ".git/config", "[core]"),
-		Good:        withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \".\", target: \"/w\", mode: \"rw\"}]"), ".git/config", "[core]"),
-		check:       checkRWUnprotected,
-	},
-	{
-		ID: "SECRETS_WITH_EGRESS", Name: "secrets-with-egress", Severity: Error,
-		Purpose:     "Secret files (.env*, *.pem, *.key, id_*) are readable inside a grant while the server can reach the network (an allowlist included).",
-		Rationale:   "A process that can read a secret and reach the network can send it: that is the exfiltration path, and no filesystem rule closes it. An allowlist narrows where data can go, not whether it leaves: an allowed API that accepts writes (an issue, a gist, a paste) carries it out.",
-		Remediation: "Keep network none, or move the secrets out of the mounted folder (or mount a narrower one).",
-		Bad:         withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \".\", target: \"/w\"}]\nnetwork: allow: [\"api.github.com:443\"]"), ".env", "TOKEN=x"),
-		Good:        withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \".\", target: \"/w\"}]"), ".env", "TOKEN=x"),
-		check: func(t *Target, o Options, report reportFn) {
-			open, dests := policyEgress(t)
-			if !open && !hasFlag(t, FlagNetwork) {
-				return
-			}
-			via := "the open network"
-			if len(dests) > 0 {
-				via = "egress to " + egressPhrase(dests)
-			}
-			// at the mount: it holds the secrets, and each mount is its own finding
-			for _, m := range mounts(t) {
-				if secrets := o.fs.secrets(t, m.Host); len(secrets) > 0 {
-					report(m.Pos, "mount %s holds secrets that %s could carry away: %s", m.Target, via, strings.Join(secrets, ", "))
+		{
+			ID: "MOUNT_CREDENTIALS", Name: "credential-mount", Severity: Error,
+			Purpose:     "A grant covers a credential store (~/.ssh, ~/.aws, ~/.gnupg, ~/.config/gcloud, ~/.kube, ~/.docker/config.json, ~/.netrc, ~/.npmrc, ~/.pypirc, ~/.config/gh, ~/.claude, Keychains...) of any home folder (~, /home/NAME, /Users/NAME, C:\\Users\\NAME), or holds one.",
+			Rationale:   "These files are what an attacker wants from a compromised dependency; inside the boundary, the kernel will hand them over.",
+			Remediation: "Mount a narrower folder, or pass the one token the server needs by name (env).",
+			Bad:         policy(`image: "x:1"` + "\nmounts: [{source: \"~/.aws\", target: \"/aws\"}]"),
+			Good:        policy(`image: "x:1"` + "\nenv: [\"AWS_PROFILE\"]"),
+			check: func(t *Target, o Options, report reportFn) {
+				for _, m := range mounts(t) {
+					if hit := hostFacts(t, m.Source).Stores(); len(hit) > 0 {
+						verb := "readable"
+						if m.Mode == compiler.ReadWrite {
+							verb = "readable and writable"
+						}
+						report(m.Pos, "mount %s makes credential stores %s: %s", m.Source, verb, strings.Join(hit, ", "))
+					}
 				}
-			}
+			},
 		},
-	},
-	{
-		ID: "TMPFS_UNBOUNDED", Name: "unbounded-tmpfs", Severity: Error,
-		Purpose:     "A tmpfs has no size bound.",
-		Rationale:   "A scratch tmpfs is a repair for --read-only, not a way to fill the host's memory.",
-		Remediation: "Give every --tmpfs a size= option (a policy's scratch always has one).",
-		Bad:         run("--tmpfs", "/tmp"),
-		Good:        run("--tmpfs", "/tmp:size=64m"),
-		check:       flagRule(FlagUnboundedTmpfs, "tmpfs %s has no size bound"),
-	},
-	{
-		ID: "DOCKER_SOCKET", Name: "docker-socket", Severity: Error,
-		Purpose:     "The container engine's socket is mounted.",
-		Rationale:   "Whoever talks to the engine's socket can start a privileged container with / mounted: it is root on the host.",
-		Remediation: "Never mount the socket into an MCP server; give a container-managing server its own, restricted API.",
-		Bad:         run("-v", "/var/run/docker.sock:/var/run/docker.sock"),
-		Good:        run(),
-		check: func(t *Target, o Options, report reportFn) {
-			for _, f := range t.Flags {
-				if f.Kind == FlagDockerSocket {
-					report(f.Pos, "mounts the engine socket %s: root on the host", f.Value)
+		{
+			ID: "NETWORK_OPEN", Name: "network-open", Severity: Warning,
+			Purpose:     "The server can reach the network.",
+			Rationale:   "--network none is the first flag people remove; without it every secret inside the boundary is one request away from leaving.",
+			Remediation: "Keep network \"none\"; when the server must reach an API, allow exactly that host and port.",
+			Bad:         policy(`image: "x:1"` + "\nnetwork: allow: [\"api.github.com:443\"]"),
+			Good:        policy(`image: "x:1"`),
+			check: func(t *Target, o Options, report reportFn) {
+				if open, dests := policyEgress(t); open && len(dests) > 0 {
+					// any one entry opens it: point at the first written
+					report(firstAllowPos(t.Plan.Network), "network open: egress to %s", egressPhrase(dests))
+				} else if open {
+					report(t.Plan.Network.Pos, "network is %s", t.Plan.Network.Mode)
 				}
-			}
-			for _, m := range mounts(t) {
-				if base := filepath.Base(m.Host); (base == "docker.sock" || base == "podman.sock") && !hasFlag(t, FlagDockerSocket) {
-					report(m.Pos, "mounts the engine socket %s: root on the host", m.Host)
+				for _, f := range t.Flags {
+					if f.Kind == FlagNetwork && f.Value != "host" {
+						report(f.Pos, "network %q: the container reaches the network", f.Value)
+					}
 				}
-			}
+			},
 		},
-	},
-	{
-		ID: "PRIVILEGED", Name: "privileged", Severity: Error,
-		Purpose: "The container runs --privileged.", Rationale: "--privileged gives every capability, every device and no seccomp or AppArmor profile: nothing is confined.",
-		Remediation: "Remove --privileged.", Bad: run("--privileged"), Good: run(),
-		check: flagRule(FlagPrivileged, "--privileged: every capability and device, no seccomp"),
-	},
-	{
-		ID: "CAP_ADD", Name: "cap-add", Severity: Error,
-		Purpose: "The container adds a capability back.", Rationale: "Capabilities are the routes by which a process regains authority; each one added reopens a route.",
-		Remediation: "Remove --cap-add; if the server truly needs one, say why in a waiver.", Bad: run("--cap-add", "SYS_ADMIN"), Good: run(),
-		check: flagRule(FlagCapAdd, "--cap-add %s"),
-	},
-	{
-		ID: "CONTAINER_UNHARDENED", Name: "unhardened-container", Severity: Warning,
-		Purpose:     "A container entry leaves out the hardening flags: --cap-drop ALL, --security-opt no-new-privileges, --read-only, a non-root --user. One finding per entry lists the missing ones.",
-		Rationale:   "Each missing flag leaves a route open a server does not need: docker's default capabilities (CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_SETUID...), setuid binaries that raise privileges again, a writable image the server can change for its next run, uid 0 inside the namespace where file modes no longer apply. They matter once something else is wrong, so they are one warning together, below the grants that are the real exposure (a home mount, the engine socket, a token inline); an explicit --user root is ROOT_USER on its own.",
-		Remediation: "Add the flags the finding lists: --cap-drop ALL --security-opt no-new-privileges --read-only (with a bounded --tmpfs where the server must write) --user 1000:1000; an entry from `mcpolicy client` has them all.",
-		Bad:         dockerRun("--network", "none", "img:1"),
-		Good:        run(),
-		Aliases:     []string{"CAP_DROP_MISSING", "NO_NEW_PRIVILEGES_MISSING", "READ_ONLY_ROOT_MISSING"},
-		check:       checkUnhardened,
-	},
-	{
-		ID: "ROOT_USER", Name: "root-user", Severity: Warning,
-		Purpose: "The server is told to run as root inside the sandbox (--user 0 or root; a policy's uid 0).", Rationale: "As root, file modes no longer apply to it inside the namespace, and any escape starts from uid 0. A container entry with no --user at all is an item of CONTAINER_UNHARDENED; this ID also waives that item.",
-		Remediation: "Run as a non-root user (--user 1000:1000; a policy's default).", Bad: without("--user", 2, "--user", "root"), Good: run(),
-		check: func(t *Target, o Options, report reportFn) {
-			for _, f := range t.Flags {
-				if f.Kind == FlagRootUser && f.Value != "" {
-					report(f.Pos, "runs as root (--user %s)", f.Value)
+		{
+			ID: "NETWORK_HOST", Name: "host-network", Severity: Error,
+			Purpose:     "The container shares the host's network namespace (--network host).",
+			Rationale:   "On the host network the server reaches every service listening on the host's loopback: databases, debuggers, the MCP client itself.",
+			Remediation: "Use --network none.",
+			Bad:         without("--network", 2, "--network", "host"),
+			Good:        run(),
+			check: func(t *Target, o Options, report reportFn) {
+				for _, f := range t.Flags {
+					if f.Kind == FlagNetwork && f.Value == "host" {
+						report(f.Pos, "--network host: the host's loopback services are reachable")
+					}
 				}
-			}
-			if t.Origin == FromPolicy && t.Plan != nil && t.Plan.User.Root() {
-				report(t.Plan.UserPos, "runs as uid 0")
-			}
+			},
 		},
-	},
-	{
-		ID: "HOST_NAMESPACE", Name: "host-namespace", Severity: Error,
-		Purpose: "The container shares a host namespace (--pid, --ipc, --uts or --userns host).", Rationale: "A shared PID namespace exposes every host process (and /proc/PID/environ of the user's); a shared IPC namespace its shared memory.",
-		Remediation: "Remove the host namespace flag.", Bad: run("--pid", "host"), Good: run(),
-		check: flagRule(FlagHostNamespace, "shares the host's %s namespace"),
-	},
-	{
-		ID: "SECCOMP_UNCONFINED", Name: "seccomp-unconfined", Severity: Error,
-		Purpose: "The container runs without a seccomp filter.", Rationale: "seccomp=unconfined opens every system call, including those kernel exploits need.",
-		Remediation: "Remove --security-opt seccomp=unconfined.", Bad: run("--security-opt", "seccomp=unconfined"), Good: run(),
-		check: flagRule(FlagSeccompUnconfined, "seccomp=unconfined"),
-	},
-	{
-		ID: "APPARMOR_UNCONFINED", Name: "apparmor-unconfined", Severity: Error,
-		Purpose: "The container runs without its AppArmor profile.", Rationale: "apparmor=unconfined removes the engine's default mandatory access control.",
-		Remediation: "Remove --security-opt apparmor=unconfined.", Bad: run("--security-opt", "apparmor=unconfined"), Good: run(),
-		check: flagRule(FlagAppArmorUnconf, "apparmor=unconfined"),
-	},
-	{
-		ID: "BWRAP_NO_NEW_SESSION", Name: "bwrap-no-new-session", Severity: Warning,
-		Purpose: "A bwrap sandbox lacks --new-session.", Rationale: "Without a new session a sandboxed process can push keystrokes into the controlling terminal (TIOCSTI).",
-		Remediation: "Add --new-session.",
-		Bad:         bwrapEntry("--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
-		Good:        bwrapEntry("--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
-		check:       flagRule(FlagBwrapNoNewSession, "bwrap without --new-session"),
-	},
-	{
-		ID: "BWRAP_NO_DIE_WITH_PARENT", Name: "bwrap-no-die-with-parent", Severity: Warning,
-		Purpose: "A bwrap sandbox lacks --die-with-parent.", Rationale: "When the client exits the server keeps running, unsupervised.",
-		Remediation: "Add --die-with-parent.",
-		Bad:         bwrapEntry("--unshare-all", "--new-session", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
-		Good:        bwrapEntry("--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
-		check:       flagRule(FlagBwrapNoDie, "bwrap without --die-with-parent"),
-	},
-	{
-		ID: "BWRAP_SHARE_NET", Name: "bwrap-share-net", Severity: Error,
-		Purpose: "A bwrap sandbox shares the host's network.", Rationale: "--share-net (or no --unshare-net) gives the server the host's network, loopback services included.",
-		Remediation: "Use --unshare-all without --share-net.",
-		Bad:         bwrapEntry("--unshare-all", "--share-net", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
-		Good:        bwrapEntry("--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
-		check:       flagRule(FlagBwrapShareNet, "bwrap shares the host network"),
-	},
-	{
-		ID: "BWRAP_BIND_ROOT", Name: "bwrap-bind-root", Severity: Error,
-		Purpose: "A bwrap sandbox binds the host's / into itself.", Rationale: "--bind / / (or --ro-bind / /) rebuilds the host's whole tree inside the namespace.",
-		Remediation: "Bind the runtime folders and the project only.",
-		Bad:         bwrapEntry("--unshare-all", "--new-session", "--die-with-parent", "--bind", "/", "/", "--", "/usr/bin/server"),
-		Good:        bwrapEntry("--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
-		check:       flagRule(FlagBwrapBindRoot, "bwrap binds the host's /"),
-	},
-	{
-		ID: "SEATBELT_PROFILE", Name: "seatbelt-profile", Severity: Error,
-		Purpose: "A sandbox-exec profile fails the structural checks ((allow default), unfiltered file-write* or network*, an undefined param...).", Rationale: "In SBPL the last matching rule wins and an undefined parameter is #f: a profile can look strict and allow everything.",
-		Remediation: "Fix the profile as the finding says, or generate it from a policy (backend seatbelt).",
-		Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "sandbox-exec", "args": ["-p", "(version 1)(allow default)", "/usr/bin/server"]}}}`},
-		Good:        Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "sandbox-exec", "args": ["-p", "(version 1)(deny default)(allow file-read* (subpath \"/usr/lib\"))", "/usr/bin/server"]}}}`},
-		check:       flagRule(FlagSeatbeltFinding, "profile: %s"),
-	},
-	{
-		ID: "SECRET_INLINE", Name: "secret-inline", Severity: Error,
-		Purpose: "A secret value is written into the config: a token, a key or a password in an env or headers value, in -e KEY=value, in an argument (--api-key X, a token after the image, postgres://user:pass@host) or in a remote url. Token formats are read first, then placeholders (<YOUR_TOKEN>, ghp_your_token_here); settings (AWS_REGION=us-east-1, LOG_LEVEL=debug, booleans, numbers, URLs without credentials, paths) are not secrets.", Rationale: "A committed config leaks it to everyone with the repository; an argv leaks it to every process on the machine (ps).",
-		Remediation: "Pass the variable by name (-e KEY, env names in a policy) and keep the value in the client's environment (where the client passes it on) or in mcpolicy's env file (`mcpolicy client` writes entries that read it).",
-		Bad:         run("-e", "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789"), Good: run("-e", "GITHUB_TOKEN"),
-		check: flagRule(FlagSecretInline, "secret value of %s is inline"),
-	},
-	{
-		ID: "ENV_UNSET", Name: "env-unset", Severity: Warning,
-		Purpose:     "A variable is passed into the sandbox by name, but the client gives the launch no value for it.",
-		Rationale:   "Claude Desktop, Windsurf, Cline and Codex start servers with a handful of variables (HOME, PATH...) and Claude Desktop, Cline, Zed and Codex's env table expand no ${VAR}: `-e GITHUB_TOKEN` then passes an empty or literal value, and the server fails at its first call, far from the cause. Gemini CLI drops secret-looking names it is not told about.",
-		Remediation: "Give the value where the client reads it: the entry's env with the client's own reference (${VAR}, ${env:VAR}), Codex's env_vars, or an entry from `mcpolicy client`, whose launcher reads it from ~/.config/mcpolicy/env.",
-		Bad:         run("-e", "GITHUB_TOKEN"),
-		Good:        Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "/usr/local/bin/mcpolicy-launch", "args": ["--env-file", "/home/me/.config/mcpolicy/env", "--engine", "/usr/bin/docker", "--project-root", "/home/me/p", "--", "run", "-i", "--rm", "--network", "none", "--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--user", "1000:1000", "-e", "GITHUB_TOKEN", "img:1"]}}}`},
-		check: func(t *Target, o Options, report reportFn) {
-			if t.Origin != FromClient || t.Plan == nil {
-				return
-			}
-			for _, e := range t.Plan.Env {
-				if t.Passes(e.Name) {
-					continue
+		{
+			ID: "EGRESS_WILDCARD", Name: "egress-wildcard", Severity: Warning,
+			Purpose:     "An egress allowlist entry is a wildcard (*.domain:port): it allows every name under the domain.",
+			Rationale:   "A wildcard trusts whoever controls any name below the domain. Under a shared suffix (*.github.io, *.s3.amazonaws.com, *.herokuapp.com, *.cloudfront.net) anyone can register one and receive what the server sends; under your own domain a forgotten or dangling subdomain does the same.",
+			Remediation: "List the exact hosts the server calls (api.example.com:443). Keep a wildcard only for a domain whose every name you control, and waive the finding with that reason.",
+			Bad:         policy(`image: "x:1"` + "\nnetwork: allow: [\"*.example.com:443\"]"),
+			Good:        policy(`image: "x:1"` + "\nnetwork: allow: [\"api.example.com:443\"]"),
+			check:       checkEgressWildcard,
+		},
+		{
+			ID: "EGRESS_WILDCARD_APEX", Name: "egress-wildcard-apex", Severity: Info,
+			Purpose:     "A wildcard entry (*.example.com:443) is listed without its apex (example.com:443), which it does not match.",
+			Rationale:   "A wildcard matches the names below a domain, never the domain itself: *.example.com allows api.example.com, not example.com. It is a common pitfall: the server's calls to the apex are refused at run time, which looks like a network fault rather than a policy one.",
+			Remediation: "If the server calls the apex, list it too (example.com:443); if it does not, waive the finding saying so.",
+			Bad:         policy(`image: "x:1"` + "\nnetwork: allow: [\"*.example.com:443\"]"),
+			Good:        policy(`image: "x:1"` + "\nnetwork: allow: [\"*.example.com:443\", \"example.com:443\"]"),
+			check:       checkEgressWildcardApex,
+		},
+		{
+			ID: "EGRESS_PRIVATE", Name: "egress-private", Severity: Error,
+			Purpose:     "An egress allowlist entry names a loopback, private, link-local or carrier-grade NAT address (127.0.0.1, 10.x, 192.168.x, 169.254.169.254...).",
+			Rationale:   "The proxy refuses private addresses unless a rule names one. Such a rule lets the server reach, through the proxy, the host's own services (databases and debuggers on loopback), the LAN's, or the cloud metadata endpoint (169.254.169.254) and the instance credentials it hands out.",
+			Remediation: "Remove the entry and allow the public name the server calls. If it truly needs one local service, keep that one address and port and waive the finding with the reason; never allow the metadata address.",
+			Bad:         policy(`image: "x:1"` + "\nnetwork: allow: [\"169.254.169.254:80\"]"),
+			Good:        policy(`image: "x:1"` + "\nnetwork: allow: [\"api.github.com:443\"]"),
+			check:       checkEgressPrivate,
+		},
+		{
+			ID: "RW_UNPROTECTED", Name: "rw-unprotected", Severity: Warning,
+			Purpose:     "A read-write mount leaves a protected name writable (.git, the policies and .mcpolicy, client configs such as .mcp.json, .claude, .vscode, .env*), or is itself inside one.",
+			Rationale:   "Inside a writable project a server can rewrite .git (a push remote, core.fsmonitor, a hook), its own policy or the .mcpolicy artefacts the next launch runs, or add an MCP server to a client config: all inside the boundary, all code that runs later outside it. A bind through a symlink into one of them is the same exposure.",
+			Remediation: "Keep the default protections (do not `unprotect`), or mount the project read-only. A server that must write .git (a git server) is granted it with `unprotect: [\".git\"]`, and this finding is waived with the reason.",
+			Bad:         withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \".\", target: \"/w\", mode: \"rw\"}]\nunprotect: [\".git\"]"), ".git/config", "[core]"),
+			Good:        withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \".\", target: \"/w\", mode: \"rw\"}]"), ".git/config", "[core]"),
+			check:       checkRWUnprotected,
+		},
+		{
+			ID: "SECRETS_WITH_EGRESS", Name: "secrets-with-egress", Severity: Error,
+			Purpose:     "Secret files (.env*, *.pem, *.key, id_*) are readable inside a grant while the server can reach the network (an allowlist included).",
+			Rationale:   "A process that can read a secret and reach the network can send it: that is the exfiltration path, and no filesystem rule closes it. An allowlist narrows where data can go, not whether it leaves: an allowed API that accepts writes (an issue, a gist, a paste) carries it out.",
+			Remediation: "Keep network none, or move the secrets out of the mounted folder (or mount a narrower one).",
+			Bad:         withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \".\", target: \"/w\"}]\nnetwork: allow: [\"api.github.com:443\"]"), ".env", "TOKEN=x"),
+			Good:        withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \".\", target: \"/w\"}]"), ".env", "TOKEN=x"),
+			check: func(t *Target, o Options, report reportFn) {
+				open, dests := policyEgress(t)
+				if !open && !hasFlag(t, FlagNetwork) {
+					return
 				}
-				pos := t.Pos
-				if e.Pos.Line > 0 {
-					pos = e.Pos
+				via := "the open network"
+				if len(dests) > 0 {
+					via = "egress to " + egressPhrase(dests)
 				}
-				report(pos, "%s is passed by name, but this client gives the server no value for it (it passes on only a few variables of its own, and expands no ${VAR})", e.Name)
-			}
-		},
-	},
-	{
-		ID: "UNCONFINED_SERVER", Name: "unconfined-server", Severity: Warning,
-		Purpose:     "A local server runs directly on the host (npx, uvx, node, python..., also behind sh -c, bash -lc, cmd /c, wsl), unconfined.",
-		Rationale:   "Such a process can open everything the user can: its dependency closure, not its source, decides what it reads. When its arguments or env also hand it a home folder, a credential store or a root, that is UNCONFINED_WIDE_GRANT, an error; a client sandbox is CLIENT_SANDBOX instead.",
-		Remediation: "Write a policy for it and spawn it through docker, bwrap, mcpolicy exec or sandbox-exec.",
-		Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "cmd", "args": ["/c", "npx", "-y", "@modelcontextprotocol/server-filesystem", "C:\\work\\shop"]}}}`},
-		Good:        run(),
-		check:       flagRule(FlagUnconfined, "runs %s directly on the host: nothing confines it"),
-	},
-	{
-		ID: "UNCONFINED_WIDE_GRANT", Name: "unconfined-wide-grant", Severity: Error,
-		Purpose:     "A server nothing confines is handed a home folder, a credential store (~/.ssh, ~/.aws, ~/.claude...), a drive root or the filesystem root in its arguments or env (under a client sandbox too, which confines writes, not reads, unless its denyRead covers it), or a client sandbox lets it write one.",
-		Rationale:   "The folders an entry hands a server (a filesystem server's allowed directories, --root, --allowed-dir=/, ALLOWED_PATHS) are what its tools serve to the model: a prompt injection then reads and rewrites every file there. Nothing but the server's own code stands between them and the whole home folder, so this is an error where an unconfined server given one project folder is a warning. Paths are read as written (/Users/NAME, /home/NAME, C:\\Users\\NAME, ~, $HOME, %USERPROFILE%, C:\\, /mnt/c), whatever machine lint runs on.",
-		Remediation: "Hand the server the one project folder it works on, never a home or a root; better, confine it (a policy, then `mcpolicy client`), and pass a credential it needs by name, not its store.",
-		Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me"]}}}`},
-		Good:        Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/work/shop"]}}}`},
-		check:       flagRule(FlagHostGrant, "%s"),
-	},
-	{
-		ID: "CLIENT_SANDBOX", Name: "client-sandbox", Severity: Warning,
-		Purpose:     "A server runs under a client's sandbox (VS Code's \"sandboxEnabled\": true, an srt sandbox-runtime wrapper): the finding says what it enforces and what it leaves open.",
-		Rationale:   "These sandboxes (sandbox-runtime: Seatbelt on macOS, bubblewrap on Linux) limit writes to allowWrite (VS Code adds the server's cwd and ~/.npm) and the network to allowedDomains (VS Code adds registry.npmjs.org), but allow every read not in denyRead, so ~/.ssh and ~/.aws stay readable, and pass the whole environment. VS Code does not sandbox at all on Windows, and auto-approves a sandboxed server's tool calls.",
-		Remediation: "Add the credential stores (and the home folder, where the server does not need it) to sandbox.filesystem.denyRead, keep allowWrite to the project and allowedDomains to the APIs it calls; or confine it with a policy.",
-		Bad:         Example{Kind: "client", Text: `{"servers": {"s": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "${workspaceFolder}"], "sandboxEnabled": true, "sandbox": {"filesystem": {"allowWrite": ["${workspaceFolder}"]}, "network": {"allowedDomains": ["api.github.com"]}}}}}`},
-		Good:        run(),
-		check:       flagRule(FlagClientSandbox, "%s"),
-	},
-	{
-		ID: "BIND_RW", Name: "rw-bind", Severity: Warning,
-		Purpose:     "A hand-written entry binds a host folder read-write (docker -v ~/proj:/w without :ro, --mount without readonly, bwrap --bind).",
-		Rationale:   "A read-write bind is a write grant on every file below it: the server can change the code it works on, plant a hook or a config that runs later outside the sandbox, or delete it. -v defaults to read-write, so it is often a missing :ro; the finding says how wide the folder is (the whole project, a folder of the home folder...). Home, parent-of-project, root and credential-store binds are their own errors.",
-		Remediation: "Add :ro (--mount ...,readonly; bwrap --ro-bind) unless the server must write there; then bind the narrowest folder it writes, and keep .git and the configs protected (an entry from `mcpolicy client` does).",
-		Bad:         run("-v", "/srv/data:/data"),
-		Good:        run("-v", "/srv/data:/data:ro"),
-		check:       checkBindRW,
-	},
-	{
-		ID: "ENV_NOT_PASSED", Name: "env-not-passed", Severity: Warning,
-		Purpose:     "A variable is set in the entry's \"env\" but never passed into the container (no -e NAME, no --env-file naming it).",
-		Rationale:   "The client gives \"env\" to the docker or podman CLI, not to the server: the container sees only what -e or --env-file pass. The server then starts without its token and fails at its first call, and the value sits in the config for nothing.",
-		Remediation: "Add -e NAME (the name alone: the engine takes the value from the env the client gave it), or remove the variable.",
-		Bad:         dockerEntry(`"env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}`, append(append([]string{}, confined...), "img:1")...),
-		Good:        dockerEntry(`"env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}`, append(append([]string{}, confined...), "-e", "GITHUB_TOKEN", "img:1")...),
-		check:       flagRule(FlagEnvNotPassed, "%s is set in the entry's env but never passed into the container (no -e %[1]s): the server does not get it"),
-	},
-	{
-		ID: "STDIO_ATTACH", Name: "stdio-attach", Severity: Warning,
-		Purpose:     "A stdio container is started with -t/--tty (or -it), with -d, or without -i.",
-		Rationale:   "A stdio server speaks JSON-RPC on its stdin and stdout. Without -i the engine closes its stdin and it exits at once; -t puts a terminal between them (docker refuses -it when the client's stdin is not a terminal, and a tty rewrites line endings and echoes input); -d detaches it from the client altogether.",
-		Remediation: "Use -i (with --rm), never -t or -d, for a server a client starts.",
-		Bad:         run("-t"),
-		Good:        run(),
-		check:       flagRule(FlagStdio, "%s"),
-	},
-	{
-		ID: "JOINED_ARG", Name: "joined-arg", Severity: Warning,
-		Purpose:     "An option and its value are written as one argument (\"-e X=Y\", \"-v a:b\", \"--network none\").",
-		Rationale:   "Clients pass each args element as one argument, without a shell: \"-e X=Y\" reaches the engine as -e with the value \" X=Y\" (a variable named \" X\" the server never sees), \"-v a:b\" as a volume named \" a\", and \"--network none\" as an unknown flag that stops the start. What the entry seems to say is not what runs.",
-		Remediation: "Split it: \"-e\", \"X=Y\" (better, \"-e\", \"X\" with the value in env).",
-		Bad:         run("-e LOG_LEVEL=debug"),
-		Good:        run("-e", "LOG_LEVEL=debug"),
-		check:       flagRule(FlagJoinedArg, "\"%s\" is one argument: the engine reads the option's value with the blank, or the whole as an unknown option (split it into two elements)"),
-	},
-	{
-		ID: "ENV_VALUE_AS_IMAGE", Name: "env-value-as-image", Severity: Error,
-		Purpose:     "-e NAME value: the value after -e NAME is taken as the image, and the real image as the server's command.",
-		Rationale:   "-e takes one argument, NAME or NAME=VALUE. The next argument is the first that is not an option: the engine runs it as the image, pulling it from a registry when it has no such image. A region or a token becomes an image name sent to Docker Hub, a name anyone can register.",
-		Remediation: "Write -e NAME=value, or better -e NAME with the value in the entry's env.",
-		Bad:         run("-e", "AWS_REGION", "us-east-1"),
-		Good:        run("-e", "AWS_REGION"),
-		check:       flagRule(FlagEnvAsImage, "-e %s: -e takes one argument, so the engine runs the value as the image (and the image as its command)"),
-	},
-	{
-		ID: "PULL_ALWAYS", Name: "pull-always", Severity: Warning,
-		Purpose:     "A container entry pulls on every start (--pull always, podman --pull newer) an image not pinned by digest.",
-		Rationale:   "Each start runs whatever the tag points to at that moment: whoever can push the tag changes the server's code with no review and no change in the config. A digest-pinned image is the same bytes every time.",
-		Remediation: "Pin the image by digest (image@sha256:...) and drop --pull always, or pull deliberately and review what changed.",
-		Bad:         run("--pull", "always"),
-		Good:        dockerRun(append(append([]string{}, confined...), "--pull", "always", "img:1@sha256:"+strings.Repeat("0", 64))...),
-		check: func(t *Target, o Options, report reportFn) {
-			if t.Plan == nil || t.PullPos.Line == 0 || hasFlag(t, FlagEnvAsImage) {
-				return
-			}
-			if p := strings.ToLower(t.Pull); (p == "always" || p == "newer") && !strings.Contains(t.Plan.Image, "@") {
-				report(t.PullPos, "--pull %s re-fetches %s on every start: the code that runs changes when the tag moves", t.Pull, t.Plan.Image)
-			}
-		},
-	},
-	{
-		ID: "IMAGE_UNPINNED", Name: "image-unpinned", Severity: Warning,
-		Purpose:     "A container entry's image has no tag or is :latest (and no digest).",
-		Rationale:   "An unpinned image is whatever was pulled last, different on every machine and changed by the next pull: the server a reviewer read is not the one that runs.",
-		Remediation: "Pin a version tag (mcp/github:1.2.0), best with its digest (mcp/github:1.2.0@sha256:...).",
-		Bad:         dockerRun(append(append([]string{}, confined...), "mcp/github")...),
-		Good:        run(),
-		check: func(t *Target, o Options, report reportFn) {
-			if img, ok := entryImage(t); ok {
-				switch _, tag, digest := imageRef(img); {
-				case digest != "":
-				case tag == "":
-					report(t.ImagePos, "image %s has no tag: it runs whatever :latest was pulled last", img)
-				case tag == "latest":
-					report(t.ImagePos, "image %s is not pinned: :latest moves", img)
+				// at the mount: it holds the secrets, and each mount is its own finding
+				for _, m := range mounts(t) {
+					if secrets := o.fs.secrets(t, m.Host); len(secrets) > 0 {
+						report(m.Pos, "mount %s holds secrets that %s could carry away: %s", m.Target, via, strings.Join(secrets, ", "))
+					}
 				}
-			}
+			},
 		},
-	},
-	{
-		ID: "IMAGE_NOT_DIGEST", Name: "image-not-digest", Severity: Info,
-		Purpose:     "A container entry pins its image by a version tag, not by digest.",
-		Rationale:   "A tag is a name the registry can point elsewhere (a re-pushed tag, a compromised publisher); a digest names the bytes.",
-		Remediation: "Add the digest: image:1.2.0@sha256:... (docker buildx imagetools inspect, or the registry, shows it).",
-		Bad:         run(),
-		Good:        dockerRun(append(append([]string{}, confined...), "img:1@sha256:"+strings.Repeat("0", 64))...),
-		check: func(t *Target, o Options, report reportFn) {
-			if img, ok := entryImage(t); ok {
-				if _, tag, digest := imageRef(img); digest == "" && tag != "" && tag != "latest" {
-					report(t.ImagePos, "image %s is pinned by tag, not digest", img)
+		{
+			ID: "TMPFS_UNBOUNDED", Name: "unbounded-tmpfs", Severity: Error,
+			Purpose:     "A tmpfs has no size bound.",
+			Rationale:   "A scratch tmpfs is a repair for --read-only, not a way to fill the host's memory.",
+			Remediation: "Give every --tmpfs a size= option (a policy's scratch always has one).",
+			Bad:         run("--tmpfs", "/tmp"),
+			Good:        run("--tmpfs", "/tmp:size=64m"),
+			check:       flagRule(FlagUnboundedTmpfs, "tmpfs %s has no size bound"),
+		},
+		{
+			ID: "DOCKER_SOCKET", Name: "docker-socket", Severity: Error,
+			Purpose:     "The container engine's socket is mounted.",
+			Rationale:   "Whoever talks to the engine's socket can start a privileged container with / mounted: it is root on the host.",
+			Remediation: "Never mount the socket into an MCP server; give a container-managing server its own, restricted API.",
+			Bad:         run("-v", "/var/run/docker.sock:/var/run/docker.sock"),
+			Good:        run(),
+			check: func(t *Target, o Options, report reportFn) {
+				for _, f := range t.Flags {
+					if f.Kind == FlagDockerSocket {
+						report(f.Pos, "mounts the engine socket %s: root on the host", f.Value)
+					}
 				}
-			}
+				for _, m := range mounts(t) {
+					if base := filepath.Base(m.Host); (base == "docker.sock" || base == "podman.sock") && !hasFlag(t, FlagDockerSocket) {
+						report(m.Pos, "mounts the engine socket %s: root on the host", m.Host)
+					}
+				}
+			},
 		},
-	},
-	{
-		ID: "AUTO_APPROVE", Name: "auto-approve", Severity: Warning,
-		Purpose:     "The entry approves tool calls in advance: Cline's autoApprove, Roo's alwaysAllow, Gemini CLI's \"trust\": true.",
-		Rationale:   "An auto-approved tool runs on whatever the model decides, a prompt injection in a web page or an issue included, with no one shown the call. Approval is the last check between the model and a write, a delete or a send.",
-		Remediation: "Keep the lists empty, or to read-only tools (search, list, get); confirm anything that writes, deletes, sends or runs.",
-		Bad:         dockerEntry(`"autoApprove": ["write_file", "delete_file"]`, append(append([]string{}, confined...), "img:1")...),
-		Good:        dockerEntry(`"autoApprove": []`, append(append([]string{}, confined...), "img:1")...),
-		check:       flagRule(FlagAutoApprove, "%s"),
-	},
-	{
-		ID: "DANGEROUS_MODE", Name: "dangerous-mode", Severity: Error,
-		Purpose:     "An entry turns on a known dangerous mode: a --dangerously-* flag (Claude Code's --dangerously-skip-permissions, Codex's --dangerously-bypass-approvals-and-sandbox), --yolo or --approval-mode yolo (Gemini CLI, Codex), --permission-mode bypassPermissions, --sandbox danger-full-access, Copilot CLI's --allow-all(-tools/-paths), a browser's --no-sandbox on the host, or an env switch (*DANGEROUS*, *YOLO*, ALLOW_ALL, SKIP_PERMISSIONS, BYPASS_PERMISSIONS, DISABLE_SANDBOX, NO_SANDBOX) set to a true value.",
-		Rationale:   "These switches exist to remove a program's own approvals or sandbox, and say so in their names. Behind an MCP server (an agent run as a tool, a browser) they let the model's requests run unchecked. The list is of switches that are documented to do that; a name matching an env pattern with a false value is not flagged, and --no-sandbox inside a container is not (Chrome needs it there, and the container confines it).",
-		Remediation: "Remove the switch; if the server needs wider authority, grant it in a policy where it is reviewed, and waive nothing silently.",
-		Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "claude", "args": ["mcp", "serve", "--dangerously-skip-permissions"]}}}`},
-		Good:        Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "claude", "args": ["mcp", "serve"]}}}`},
-		check:       flagRule(FlagDangerousMode, "%s"),
-	},
-	{
-		ID: "REMOTE_SERVER", Name: "remote-server", Severity: Info,
-		Purpose: "A server is remote (url, http, sse).", Rationale: "It runs on another machine: there is no filesystem of yours to confine; what matters is what your client sends it.",
-		Remediation: "Nothing to confine here; review what data the client shares with it.",
-		Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"url": "https://mcp.example.com/sse"}}}`},
-		Good:        run(),
-		check: func(t *Target, o Options, report reportFn) {
-			if t.Remote != "" {
-				report(t.Pos, "runs on another machine (%s): no filesystem of yours to confine", t.Remote)
-			}
+		{
+			ID: "PRIVILEGED", Name: "privileged", Severity: Error,
+			Purpose: "The container runs --privileged.", Rationale: "--privileged gives every capability, every device and no seccomp or AppArmor profile: nothing is confined.",
+			Remediation: "Remove --privileged.", Bad: run("--privileged"), Good: run(),
+			check: flagRule(FlagPrivileged, "--privileged: every capability and device, no seccomp"),
 		},
-	},
-	{
-		ID: "UNKNOWN_FLAG", Name: "unknown-flag", Severity: Warning,
-		Purpose: "A launch command has a flag mcpolicy does not know.", Rationale: "An unknown flag may widen the sandbox; it is reported rather than ignored.",
-		Remediation: "Check what the flag does; if it is harmless, waive the finding with the reason.",
-		Bad:         run("--frobnicate"), Good: run(),
-		check: flagRule(FlagUnknown, "unknown flag %s: what it grants is not known"),
-	},
-	{
-		ID: "SYMLINK_ESCAPE", Name: "symlink-escape", Severity: Warning,
-		Purpose: "A mounted folder holds symlinks that resolve outside every grant.", Rationale: "They dangle inside the sandbox (a pnpm node_modules farm pointing at a store above the project): the pressure is then to widen the mount to a parent.",
-		Remediation: "Add the smallest read-only grant that holds their targets (the finding names it); it adds a grant, which is the point: it is reviewed.",
-		Bad: withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \"app\", target: \"/w\"}]"),
-			"app/node_modules/x", "-> ../../store/x", "store/x/index.js", "x"),
-		Good: withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \"app\", target: \"/w\"}, {source: \"store\", target: \"/store\"}]"),
-			"app/node_modules/x", "-> ../../store/x", "store/x/index.js", "x"),
-		check: checkSymlinks,
-	},
+		{
+			ID: "CAP_ADD", Name: "cap-add", Severity: Error,
+			Purpose: "The container adds a capability back.", Rationale: "Capabilities are the routes by which a process regains authority; each one added reopens a route.",
+			Remediation: "Remove --cap-add; if the server truly needs one, say why in a waiver.", Bad: run("--cap-add", "SYS_ADMIN"), Good: run(),
+			check: flagRule(FlagCapAdd, "--cap-add %s"),
+		},
+		{
+			ID: "CONTAINER_UNHARDENED", Name: "unhardened-container", Severity: Warning,
+			Purpose:     "A container entry leaves out the hardening flags: --cap-drop ALL, --security-opt no-new-privileges, --read-only, a non-root --user. One finding per entry lists the missing ones.",
+			Rationale:   "Each missing flag leaves a route open a server does not need: docker's default capabilities (CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_SETUID...), setuid binaries that raise privileges again, a writable image the server can change for its next run, uid 0 inside the namespace where file modes no longer apply. They matter once something else is wrong, so they are one warning together, below the grants that are the real exposure (a home mount, the engine socket, a token inline); an explicit --user root is ROOT_USER on its own.",
+			Remediation: "Add the flags the finding lists: --cap-drop ALL --security-opt no-new-privileges --read-only (with a bounded --tmpfs where the server must write) --user 1000:1000; an entry from `mcpolicy client` has them all.",
+			Bad:         dockerRun("--network", "none", "img:1"),
+			Good:        run(),
+			Aliases:     []string{"CAP_DROP_MISSING", "NO_NEW_PRIVILEGES_MISSING", "READ_ONLY_ROOT_MISSING"},
+			check:       checkUnhardened,
+		},
+		{
+			ID: "ROOT_USER", Name: "root-user", Severity: Warning,
+			Purpose: "The server is told to run as root inside the sandbox (--user 0 or root; a policy's uid 0).", Rationale: "As root, file modes no longer apply to it inside the namespace, and any escape starts from uid 0. A container entry with no --user at all is an item of CONTAINER_UNHARDENED; this ID also waives that item.",
+			Remediation: "Run as a non-root user (--user 1000:1000; a policy's default).", Bad: without("--user", 2, "--user", "root"), Good: run(),
+			check: func(t *Target, o Options, report reportFn) {
+				for _, f := range t.Flags {
+					if f.Kind == FlagRootUser && f.Value != "" {
+						report(f.Pos, "runs as root (--user %s)", f.Value)
+					}
+				}
+				if t.Origin == FromPolicy && t.Plan != nil && t.Plan.User.Root() {
+					report(t.Plan.UserPos, "runs as uid 0")
+				}
+			},
+		},
+		{
+			ID: "HOST_NAMESPACE", Name: "host-namespace", Severity: Error,
+			Purpose: "The container shares a host namespace (--pid, --ipc, --uts or --userns host).", Rationale: "A shared PID namespace exposes every host process (and /proc/PID/environ of the user's); a shared IPC namespace its shared memory.",
+			Remediation: "Remove the host namespace flag.", Bad: run("--pid", "host"), Good: run(),
+			check: flagRule(FlagHostNamespace, "shares the host's %s namespace"),
+		},
+		{
+			ID: "SECCOMP_UNCONFINED", Name: "seccomp-unconfined", Severity: Error,
+			Purpose: "The container runs without a seccomp filter.", Rationale: "seccomp=unconfined opens every system call, including those kernel exploits need.",
+			Remediation: "Remove --security-opt seccomp=unconfined.", Bad: run("--security-opt", "seccomp=unconfined"), Good: run(),
+			check: flagRule(FlagSeccompUnconfined, "seccomp=unconfined"),
+		},
+		{
+			ID: "APPARMOR_UNCONFINED", Name: "apparmor-unconfined", Severity: Error,
+			Purpose: "The container runs without its AppArmor profile.", Rationale: "apparmor=unconfined removes the engine's default mandatory access control.",
+			Remediation: "Remove --security-opt apparmor=unconfined.", Bad: run("--security-opt", "apparmor=unconfined"), Good: run(),
+			check: flagRule(FlagAppArmorUnconf, "apparmor=unconfined"),
+		},
+		{
+			ID: "BWRAP_NO_NEW_SESSION", Name: "bwrap-no-new-session", Severity: Warning,
+			Purpose: "A bwrap sandbox lacks --new-session.", Rationale: "Without a new session a sandboxed process can push keystrokes into the controlling terminal (TIOCSTI).",
+			Remediation: "Add --new-session.",
+			Bad:         bwrapEntry("--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
+			Good:        bwrapEntry("--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
+			check:       flagRule(FlagBwrapNoNewSession, "bwrap without --new-session"),
+		},
+		{
+			ID: "BWRAP_NO_DIE_WITH_PARENT", Name: "bwrap-no-die-with-parent", Severity: Warning,
+			Purpose: "A bwrap sandbox lacks --die-with-parent.", Rationale: "When the client exits the server keeps running, unsupervised.",
+			Remediation: "Add --die-with-parent.",
+			Bad:         bwrapEntry("--unshare-all", "--new-session", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
+			Good:        bwrapEntry("--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
+			check:       flagRule(FlagBwrapNoDie, "bwrap without --die-with-parent"),
+		},
+		{
+			ID: "BWRAP_SHARE_NET", Name: "bwrap-share-net", Severity: Error,
+			Purpose: "A bwrap sandbox shares the host's network.", Rationale: "--share-net (or no --unshare-net) gives the server the host's network, loopback services included.",
+			Remediation: "Use --unshare-all without --share-net.",
+			Bad:         bwrapEntry("--unshare-all", "--share-net", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
+			Good:        bwrapEntry("--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
+			check:       flagRule(FlagBwrapShareNet, "bwrap shares the host network"),
+		},
+		{
+			ID: "BWRAP_BIND_ROOT", Name: "bwrap-bind-root", Severity: Error,
+			Purpose: "A bwrap sandbox binds the host's / into itself.", Rationale: "--bind / / (or --ro-bind / /) rebuilds the host's whole tree inside the namespace.",
+			Remediation: "Bind the runtime folders and the project only.",
+			Bad:         bwrapEntry("--unshare-all", "--new-session", "--die-with-parent", "--bind", "/", "/", "--", "/usr/bin/server"),
+			Good:        bwrapEntry("--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
+			check:       flagRule(FlagBwrapBindRoot, "bwrap binds the host's /"),
+		},
+		{
+			ID: "SEATBELT_PROFILE", Name: "seatbelt-profile", Severity: Error,
+			Purpose: "A sandbox-exec profile fails the structural checks ((allow default), unfiltered file-write* or network*, an undefined param...).", Rationale: "In SBPL the last matching rule wins and an undefined parameter is #f: a profile can look strict and allow everything.",
+			Remediation: "Fix the profile as the finding says, or generate it from a policy (backend seatbelt).",
+			Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "sandbox-exec", "args": ["-p", "(version 1)(allow default)", "/usr/bin/server"]}}}`},
+			Good:        Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "sandbox-exec", "args": ["-p", "(version 1)(deny default)(allow file-read* (subpath \"/usr/lib\"))", "/usr/bin/server"]}}}`},
+			check:       flagRule(FlagSeatbeltFinding, "profile: %s"),
+		},
+		{
+			ID: "SECRET_INLINE", Name: "secret-inline", Severity: Error,
+			Purpose: "A secret value is written into the config: a token, a key or a password in an env or headers value, in -e KEY=value, in an argument (--api-key X, a token after the image, postgres://user:pass@host) or in a remote url. Token formats are read first, then placeholders (<YOUR_TOKEN>, ghp_your_token_here); settings (AWS_REGION=us-east-1, LOG_LEVEL=debug, booleans, numbers, URLs without credentials, paths) are not secrets.", Rationale: "A committed config leaks it to everyone with the repository; an argv leaks it to every process on the machine (ps).",
+			Remediation: "Pass the variable by name (-e KEY, env names in a policy) and keep the value in the client's environment (where the client passes it on) or in mcpolicy's env file (`mcpolicy client` writes entries that read it).",
+			Bad:         run("-e", "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789"), Good: run("-e", "GITHUB_TOKEN"),
+			check: flagRule(FlagSecretInline, "secret value of %s is inline"),
+		},
+		{
+			ID: "ENV_UNSET", Name: "env-unset", Severity: Warning,
+			Purpose:     "A variable is passed into the sandbox by name, but the client gives the launch no value for it.",
+			Rationale:   "Claude Desktop, Windsurf, Cline and Codex start servers with a handful of variables (HOME, PATH...) and Claude Desktop, Cline, Zed and Codex's env table expand no ${VAR}: `-e GITHUB_TOKEN` then passes an empty or literal value, and the server fails at its first call, far from the cause. Gemini CLI drops secret-looking names it is not told about.",
+			Remediation: "Give the value where the client reads it: the entry's env with the client's own reference (${VAR}, ${env:VAR}), Codex's env_vars, or an entry from `mcpolicy client`, whose launcher reads it from ~/.config/mcpolicy/env.",
+			Bad:         run("-e", "GITHUB_TOKEN"),
+			Good:        Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "/usr/local/bin/mcpolicy-launch", "args": ["--env-file", "/home/me/.config/mcpolicy/env", "--engine", "/usr/bin/docker", "--project-root", "/home/me/p", "--", "run", "-i", "--rm", "--network", "none", "--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--user", "1000:1000", "-e", "GITHUB_TOKEN", "img:1"]}}}`},
+			check: func(t *Target, o Options, report reportFn) {
+				if t.Origin != FromClient || t.Plan == nil {
+					return
+				}
+				for _, e := range t.Plan.Env {
+					if t.Passes(e.Name) {
+						continue
+					}
+					pos := t.Pos
+					if e.Pos.Line > 0 {
+						pos = e.Pos
+					}
+					report(pos, "%s is passed by name, but this client gives the server no value for it (it passes on only a few variables of its own, and expands no ${VAR})", e.Name)
+				}
+			},
+		},
+		{
+			ID: "UNCONFINED_SERVER", Name: "unconfined-server", Severity: Warning,
+			Purpose:     "A local server runs directly on the host (npx, uvx, node, python..., also behind sh -c, bash -lc, cmd /c, wsl), unconfined.",
+			Rationale:   "Such a process can open everything the user can: its dependency closure, not its source, decides what it reads. When its arguments or env also hand it a home folder, a credential store or a root, that is UNCONFINED_WIDE_GRANT, an error; a client sandbox is CLIENT_SANDBOX instead.",
+			Remediation: "Write a policy for it and spawn it through docker, bwrap, mcpolicy exec or sandbox-exec.",
+			Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "cmd", "args": ["/c", "npx", "-y", "@modelcontextprotocol/server-filesystem", "C:\\work\\shop"]}}}`},
+			Good:        run(),
+			check:       flagRule(FlagUnconfined, "runs %s directly on the host: nothing confines it"),
+		},
+		{
+			ID: "UNCONFINED_WIDE_GRANT", Name: "unconfined-wide-grant", Severity: Error,
+			Purpose:     "A server nothing confines is handed a home folder, a credential store (~/.ssh, ~/.aws, ~/.claude...), a drive root or the filesystem root in its arguments or env (under a client sandbox too, which confines writes, not reads, unless its denyRead covers it), or a client sandbox lets it write one.",
+			Rationale:   "The folders an entry hands a server (a filesystem server's allowed directories, --root, --allowed-dir=/, ALLOWED_PATHS) are what its tools serve to the model: a prompt injection then reads and rewrites every file there. Nothing but the server's own code stands between them and the whole home folder, so this is an error where an unconfined server given one project folder is a warning. Paths are read as written (/Users/NAME, /home/NAME, C:\\Users\\NAME, ~, $HOME, %USERPROFILE%, C:\\, /mnt/c), whatever machine lint runs on.",
+			Remediation: "Hand the server the one project folder it works on, never a home or a root; better, confine it (a policy, then `mcpolicy client`), and pass a credential it needs by name, not its store.",
+			Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me"]}}}`},
+			Good:        Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/work/shop"]}}}`},
+			check:       flagRule(FlagHostGrant, "%s"),
+		},
+		{
+			ID: "CLIENT_SANDBOX", Name: "client-sandbox", Severity: Warning,
+			Purpose:     "A server runs under a client's sandbox (VS Code's \"sandboxEnabled\": true, an srt sandbox-runtime wrapper): the finding says what it enforces and what it leaves open.",
+			Rationale:   "These sandboxes (sandbox-runtime: Seatbelt on macOS, bubblewrap on Linux) limit writes to allowWrite (VS Code adds the server's cwd and ~/.npm) and the network to allowedDomains (VS Code adds registry.npmjs.org), but allow every read not in denyRead, so ~/.ssh and ~/.aws stay readable, and pass the whole environment. VS Code does not sandbox at all on Windows, and auto-approves a sandboxed server's tool calls.",
+			Remediation: "Add the credential stores (and the home folder, where the server does not need it) to sandbox.filesystem.denyRead, keep allowWrite to the project and allowedDomains to the APIs it calls; or confine it with a policy.",
+			Bad:         Example{Kind: "client", Text: `{"servers": {"s": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "${workspaceFolder}"], "sandboxEnabled": true, "sandbox": {"filesystem": {"allowWrite": ["${workspaceFolder}"]}, "network": {"allowedDomains": ["api.github.com"]}}}}}`},
+			Good:        run(),
+			check:       flagRule(FlagClientSandbox, "%s"),
+		},
+		{
+			ID: "BIND_RW", Name: "rw-bind", Severity: Warning,
+			Purpose:     "A hand-written entry binds a host folder read-write (docker -v ~/proj:/w without :ro, --mount without readonly, bwrap --bind).",
+			Rationale:   "A read-write bind is a write grant on every file below it: the server can change the code it works on, plant a hook or a config that runs later outside the sandbox, or delete it. -v defaults to read-write, so it is often a missing :ro; the finding says how wide the folder is (the whole project, a folder of the home folder...). Home, parent-of-project, root and credential-store binds are their own errors.",
+			Remediation: "Add :ro (--mount ...,readonly; bwrap --ro-bind) unless the server must write there; then bind the narrowest folder it writes, and keep .git and the configs protected (an entry from `mcpolicy client` does).",
+			Bad:         run("-v", "/srv/data:/data"),
+			Good:        run("-v", "/srv/data:/data:ro"),
+			check:       checkBindRW,
+		},
+		{
+			ID: "ENV_NOT_PASSED", Name: "env-not-passed", Severity: Warning,
+			Purpose:     "A variable is set in the entry's \"env\" but never passed into the container (no -e NAME, no --env-file naming it).",
+			Rationale:   "The client gives \"env\" to the docker or podman CLI, not to the server: the container sees only what -e or --env-file pass. The server then starts without its token and fails at its first call, and the value sits in the config for nothing.",
+			Remediation: "Add -e NAME (the name alone: the engine takes the value from the env the client gave it), or remove the variable.",
+			Bad:         dockerEntry(`"env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}`, append(append([]string{}, confined...), "img:1")...),
+			Good:        dockerEntry(`"env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}`, append(append([]string{}, confined...), "-e", "GITHUB_TOKEN", "img:1")...),
+			check:       flagRule(FlagEnvNotPassed, "%s is set in the entry's env but never passed into the container (no -e %[1]s): the server does not get it"),
+		},
+		{
+			ID: "STDIO_ATTACH", Name: "stdio-attach", Severity: Warning,
+			Purpose:     "A stdio container is started with -t/--tty (or -it), with -d, or without -i.",
+			Rationale:   "A stdio server speaks JSON-RPC on its stdin and stdout. Without -i the engine closes its stdin and it exits at once; -t puts a terminal between them (docker refuses -it when the client's stdin is not a terminal, and a tty rewrites line endings and echoes input); -d detaches it from the client altogether.",
+			Remediation: "Use -i (with --rm), never -t or -d, for a server a client starts.",
+			Bad:         run("-t"),
+			Good:        run(),
+			check:       flagRule(FlagStdio, "%s"),
+		},
+		{
+			ID: "JOINED_ARG", Name: "joined-arg", Severity: Warning,
+			Purpose:     "An option and its value are written as one argument (\"-e X=Y\", \"-v a:b\", \"--network none\").",
+			Rationale:   "Clients pass each args element as one argument, without a shell: \"-e X=Y\" reaches the engine as -e with the value \" X=Y\" (a variable named \" X\" the server never sees), \"-v a:b\" as a volume named \" a\", and \"--network none\" as an unknown flag that stops the start. What the entry seems to say is not what runs.",
+			Remediation: "Split it: \"-e\", \"X=Y\" (better, \"-e\", \"X\" with the value in env).",
+			Bad:         run("-e LOG_LEVEL=debug"),
+			Good:        run("-e", "LOG_LEVEL=debug"),
+			check:       flagRule(FlagJoinedArg, "\"%s\" is one argument: the engine reads the option's value with the blank, or the whole as an unknown option (split it into two elements)"),
+		},
+		{
+			ID: "ENV_VALUE_AS_IMAGE", Name: "env-value-as-image", Severity: Error,
+			Purpose:     "-e NAME value: the value after -e NAME is taken as the image, and the real image as the server's command.",
+			Rationale:   "-e takes one argument, NAME or NAME=VALUE. The next argument is the first that is not an option: the engine runs it as the image, pulling it from a registry when it has no such image. A region or a token becomes an image name sent to Docker Hub, a name anyone can register.",
+			Remediation: "Write -e NAME=value, or better -e NAME with the value in the entry's env.",
+			Bad:         run("-e", "AWS_REGION", "us-east-1"),
+			Good:        run("-e", "AWS_REGION"),
+			check:       flagRule(FlagEnvAsImage, "-e %s: -e takes one argument, so the engine runs the value as the image (and the image as its command)"),
+		},
+		{
+			ID: "PULL_ALWAYS", Name: "pull-always", Severity: Warning,
+			Purpose:     "A container entry pulls on every start (--pull always, podman --pull newer) an image not pinned by digest.",
+			Rationale:   "Each start runs whatever the tag points to at that moment: whoever can push the tag changes the server's code with no review and no change in the config. A digest-pinned image is the same bytes every time.",
+			Remediation: "Pin the image by digest (image@sha256:...) and drop --pull always, or pull deliberately and review what changed.",
+			Bad:         run("--pull", "always"),
+			Good:        dockerRun(append(append([]string{}, confined...), "--pull", "always", "img:1@sha256:"+strings.Repeat("0", 64))...),
+			check: func(t *Target, o Options, report reportFn) {
+				if t.Plan == nil || t.PullPos.Line == 0 || hasFlag(t, FlagEnvAsImage) {
+					return
+				}
+				if p := strings.ToLower(t.Pull); (p == "always" || p == "newer") && !strings.Contains(t.Plan.Image, "@") {
+					report(t.PullPos, "--pull %s re-fetches %s on every start: the code that runs changes when the tag moves", t.Pull, t.Plan.Image)
+				}
+			},
+		},
+		{
+			ID: "IMAGE_UNPINNED", Name: "image-unpinned", Severity: Warning,
+			Purpose:     "A container entry's image has no tag or is :latest (and no digest).",
+			Rationale:   "An unpinned image is whatever was pulled last, different on every machine and changed by the next pull: the server a reviewer read is not the one that runs.",
+			Remediation: "Pin a version tag (mcp/github:1.2.0), best with its digest (mcp/github:1.2.0@sha256:...).",
+			Bad:         dockerRun(append(append([]string{}, confined...), "mcp/github")...),
+			Good:        run(),
+			check: func(t *Target, o Options, report reportFn) {
+				if img, ok := entryImage(t); ok {
+					switch _, tag, digest := imageRef(img); {
+					case digest != "":
+					case tag == "":
+						report(t.ImagePos, "image %s has no tag: it runs whatever :latest was pulled last", img)
+					case tag == "latest":
+						report(t.ImagePos, "image %s is not pinned: :latest moves", img)
+					}
+				}
+			},
+		},
+		{
+			ID: "IMAGE_NOT_DIGEST", Name: "image-not-digest", Severity: Info,
+			Purpose:     "A container entry pins its image by a version tag, not by digest.",
+			Rationale:   "A tag is a name the registry can point elsewhere (a re-pushed tag, a compromised publisher); a digest names the bytes.",
+			Remediation: "Add the digest: image:1.2.0@sha256:... (docker buildx imagetools inspect, or the registry, shows it).",
+			Bad:         run(),
+			Good:        dockerRun(append(append([]string{}, confined...), "img:1@sha256:"+strings.Repeat("0", 64))...),
+			check: func(t *Target, o Options, report reportFn) {
+				if img, ok := entryImage(t); ok {
+					if _, tag, digest := imageRef(img); digest == "" && tag != "" && tag != "latest" {
+						report(t.ImagePos, "image %s is pinned by tag, not digest", img)
+					}
+				}
+			},
+		},
+		{
+			ID: "AUTO_APPROVE", Name: "auto-approve", Severity: Warning,
+			Purpose:     "The entry approves tool calls in advance: Cline's autoApprove, Roo's alwaysAllow, Gemini CLI's \"trust\": true.",
+			Rationale:   "An auto-approved tool runs on whatever the model decides, a prompt injection in a web page or an issue included, with no one shown the call. Approval is the last check between the model and a write, a delete or a send.",
+			Remediation: "Keep the lists empty, or to read-only tools (search, list, get); confirm anything that writes, deletes, sends or runs.",
+			Bad:         dockerEntry(`"autoApprove": ["write_file", "delete_file"]`, append(append([]string{}, confined...), "img:1")...),
+			Good:        dockerEntry(`"autoApprove": []`, append(append([]string{}, confined...), "img:1")...),
+			check:       flagRule(FlagAutoApprove, "%s"),
+		},
+		{
+			ID: "DANGEROUS_MODE", Name: "dangerous-mode", Severity: Error,
+			Purpose:     "An entry turns on a known dangerous mode: a --dangerously-* flag (Claude Code's --dangerously-skip-permissions, Codex's --dangerously-bypass-approvals-and-sandbox), --yolo or --approval-mode yolo (Gemini CLI, Codex), --permission-mode bypassPermissions, --sandbox danger-full-access, Copilot CLI's --allow-all(-tools/-paths), a browser's --no-sandbox on the host, or an env switch (*DANGEROUS*, *YOLO*, ALLOW_ALL, SKIP_PERMISSIONS, BYPASS_PERMISSIONS, DISABLE_SANDBOX, NO_SANDBOX) set to a true value.",
+			Rationale:   "These switches exist to remove a program's own approvals or sandbox, and say so in their names. Behind an MCP server (an agent run as a tool, a browser) they let the model's requests run unchecked. The list is of switches that are documented to do that; a name matching an env pattern with a false value is not flagged, and --no-sandbox inside a container is not (Chrome needs it there, and the container confines it).",
+			Remediation: "Remove the switch; if the server needs wider authority, grant it in a policy where it is reviewed, and waive nothing silently.",
+			Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "claude", "args": ["mcp", "serve", "--dangerously-skip-permissions"]}}}`},
+			Good:        Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "claude", "args": ["mcp", "serve"]}}}`},
+			check:       flagRule(FlagDangerousMode, "%s"),
+		},
+		{
+			ID: "REMOTE_SERVER", Name: "remote-server", Severity: Info,
+			Purpose: "A server is remote (url, http, sse).", Rationale: "It runs on another machine: there is no filesystem of yours to confine; what matters is what your client sends it.",
+			Remediation: "Nothing to confine here; review what data the client shares with it.",
+			Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"url": "https://mcp.example.com/sse"}}}`},
+			Good:        run(),
+			check: func(t *Target, o Options, report reportFn) {
+				if t.Remote != "" {
+					report(t.Pos, "runs on another machine (%s): no filesystem of yours to confine", t.Remote)
+				}
+			},
+		},
+		{
+			ID: "UNKNOWN_FLAG", Name: "unknown-flag", Severity: Warning,
+			Purpose: "A launch command has a flag mcpolicy does not know.", Rationale: "An unknown flag may widen the sandbox; it is reported rather than ignored.",
+			Remediation: "Check what the flag does; if it is harmless, waive the finding with the reason.",
+			Bad:         run("--frobnicate"), Good: run(),
+			check: flagRule(FlagUnknown, "unknown flag %s: what it grants is not known"),
+		},
+		{
+			ID: "SYMLINK_ESCAPE", Name: "symlink-escape", Severity: Warning,
+			Purpose: "A mounted folder holds symlinks that resolve outside every grant.", Rationale: "They dangle inside the sandbox (a pnpm node_modules farm pointing at a store above the project): the pressure is then to widen the mount to a parent.",
+			Remediation: "Add the smallest read-only grant that holds their targets (the finding names it); it adds a grant, which is the point: it is reviewed.",
+			Bad: withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \"app\", target: \"/w\"}]"),
+				"app/node_modules/x", "-> ../../store/x", "store/x/index.js", "x"),
+			Good: withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \"app\", target: \"/w\"}, {source: \"store\", target: \"/store\"}]"),
+				"app/node_modules/x", "-> ../../store/x", "store/x/index.js", "x"),
+			check: checkSymlinks,
+		},
+	}
 }
 
 // withFiles adds project files to an example: name, content, name, ...
