@@ -2,8 +2,11 @@
 // whole processes side by side: `mcpolicy build` of the bundled example
 // against `cue export` of the same file, and of a generated 500-server
 // policy, plus `mcpolicy lint` of it. The cue command is the one at the
-// version go.mod requires (what `go run cuelang.org/go/cmd/cue@VERSION`
-// runs), built once, like mcpolicy. Runs are interleaved, so a machine
+// version go.mod requires, built twice: as `go run cuelang.org/go/cmd/cue@VERSION`
+// builds it (this machine's cgo default: dynamically linked where a C
+// compiler is found) and statically (CGO_ENABLED=0), the way mcpolicy is
+// built and installed; a static Go binary starts faster, so the second
+// is the like-for-like comparison. Runs are interleaved, so a machine
 // that gets busier slows every command alike, and each figure is a median.
 //
 //	go run ./bench/cuecompare [-n 21]
@@ -74,11 +77,20 @@ func run(n, servers int, against string) error {
 	if _, err := outputEnv(root, []string{"CGO_ENABLED=0"}, "go", "build", "-o", mcpolicy, "./cmd/mcpolicy"); err != nil {
 		return err
 	}
-	gobin := filepath.Join(tmp, "gobin")
-	if _, err := outputEnv(tmp, []string{"GOBIN=" + gobin, "GOFLAGS=", "GOWORK=off"}, "go", "install", "cuelang.org/go/cmd/cue@"+version); err != nil {
+	cueBuilt := func(dir string, env ...string) (string, error) {
+		gobin := filepath.Join(tmp, dir)
+		env = append(env, "GOBIN="+gobin, "GOFLAGS=", "GOWORK=off")
+		_, err := outputEnv(tmp, env, "go", "install", "cuelang.org/go/cmd/cue@"+version)
+		return filepath.Join(gobin, "cue"), err
+	}
+	cue, err := cueBuilt("gobin")
+	if err != nil {
 		return err
 	}
-	cue := filepath.Join(gobin, "cue")
+	cueStatic, err := cueBuilt("gobin-static", "CGO_ENABLED=0")
+	if err != nil {
+		return err
+	}
 
 	// The example, copied (build writes beside it), and the generated policy.
 	example := filepath.Join(tmp, "example")
@@ -98,6 +110,9 @@ func run(n, servers int, against string) error {
 		{name: "cue export, " + big, args: []string{cue, "export", filepath.Join(large, "mcpolicy.cue")}},
 		{name: "mcpolicy build, " + big, args: []string{mcpolicy, "build", large}},
 		{name: "mcpolicy lint, " + big, args: []string{mcpolicy, "lint", large}},
+		{name: "static cue version", args: []string{cueStatic, "version"}},
+		{name: "static cue export, example", args: []string{cueStatic, "export", filepath.Join(example, "mcpolicy.cue")}},
+		{name: "static cue export, " + big, args: []string{cueStatic, "export", filepath.Join(large, "mcpolicy.cue")}},
 	}
 	if against != "" {
 		steps = append(steps,
@@ -134,15 +149,18 @@ func run(n, servers int, against string) error {
 	}
 	fmt.Println()
 	fmt.Printf("build of the example / cue export of it:  %s  (issue 17: <= 1.0x)\n", ratio(steps[3], steps[2]))
+	fmt.Printf("  against static cue (built like mcpolicy): %s\n", ratio(steps[3], steps[8]))
 	fmt.Printf("build of %s / cue export of it: %s\n", big, ratio(steps[5], steps[4]))
+	fmt.Printf("  against static cue:                        %s\n", ratio(steps[5], steps[9]))
+	fmt.Printf("start-up (--version / cue version):          %s; against static cue: %s\n", ratio(steps[1], steps[0]), ratio(steps[1], steps[7]))
 	bw, bc := steps[5].median()
 	lw, lc := steps[6].median()
 	fmt.Printf("build + lint of %s:               %s wall, %s cpu  (issue 17: < 500 ms)\n", big, ms(bw+lw), ms(bc+lc))
 	if against != "" {
-		fmt.Printf("against: build of the example / cue export: %s\n", ratio(steps[7], steps[2]))
-		fmt.Printf("against: build of %s / cue export: %s\n", big, ratio(steps[8], steps[4]))
-		bw, bc := steps[8].median()
-		lw, lc := steps[9].median()
+		fmt.Printf("against: build of the example / cue export: %s\n", ratio(steps[10], steps[2]))
+		fmt.Printf("against: build of %s / cue export: %s\n", big, ratio(steps[11], steps[4]))
+		bw, bc := steps[11].median()
+		lw, lc := steps[12].median()
 		fmt.Printf("against: build + lint of %s:      %s wall, %s cpu\n", big, ms(bw+lw), ms(bc+lc))
 	}
 	return nil
