@@ -60,6 +60,22 @@ func (e Engine) Prepare(args []string) ([]string, error) {
 		return nil, fmt.Errorf("no verifier: the mounts cannot be checked inside the container")
 	}
 	src := NewSources(root, e.Home)
+	// Explicit bind targets: a policy's mount below a read-write project
+	// mount may sit exactly on one of its top-level entries ("docs" ->
+	// /workspace/docs, read-only), which the fixed top level would bind
+	// too: engines refuse a duplicate mount point, and bwrap's later bind
+	// wins, so the policy's mount takes that place here as well.
+	explicit := map[string]bool{}
+	for j := 1; j+1 < len(args) && strings.HasPrefix(args[j], "-"); j++ {
+		if args[j] == "--mount" {
+			if m, err := parseMount(args[j+1]); err == nil && m.kind == "bind" {
+				explicit[path.Clean(m.target)] = true
+			}
+			j++
+		} else if n, ok := engineOperands[args[j]]; ok {
+			j += n
+		}
+	}
 	var out []string
 	var rwTargets []string
 	bound := map[string]bool{} // targets a fixed top level already bound read-only
@@ -94,7 +110,7 @@ func (e Engine) Prepare(args []string) ([]string, error) {
 				continue
 			}
 			if !m.readonly && path.Clean(m.source) == path.Clean(root) {
-				extra, err := engineFixedTop(src, m, e.Unprotected, bound, opened)
+				extra, err := engineFixedTop(src, m, e.Unprotected, bound, explicit, opened)
 				if err != nil {
 					return nil, err
 				}
@@ -372,7 +388,11 @@ func (m *mountSpec) String() string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-func engineFixedTop(src *Sources, m *mountSpec, unprotected []string, bound map[string]bool, opened func(int, string) error) ([]string, error) {
+// engineFixedTop binds a read-write project root read-only and each of
+// its top-level entries on top: protected ones read-only (recorded in
+// bound), the others read-write — but for an entry a policy's own mount
+// takes (explicit), which it leaves to that mount.
+func engineFixedTop(src *Sources, m *mountSpec, unprotected []string, bound, explicit map[string]bool, opened func(int, string) error) ([]string, error) {
 	fd, err := src.Open(m.source)
 	if err != nil {
 		return nil, err
@@ -392,6 +412,9 @@ func engineFixedTop(src *Sources, m *mountSpec, unprotected []string, bound map[
 			readonly: protect.Except(k.name, unprotected) != ""}
 		if c.readonly {
 			bound[c.target] = true
+		} else if explicit[c.target] {
+			unix.Close(k.fd)
+			continue
 		}
 		if err := opened(k.fd, c.target); err != nil {
 			return nil, err

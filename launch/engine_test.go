@@ -1,0 +1,61 @@
+package launch_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpolicy/mcpolicy/launch"
+)
+
+// TestEngineExplicitMountOnATopLevelEntry: a policy mounting one of the
+// project's top-level entries again below the read-write project mount
+// ("docs" -> /workspace/docs, read-only) gets that mount in the entry's
+// place. The fixed top level bound the entry too, and docker and podman
+// refused the duplicate mount point (prove found it; bwrap's later bind
+// already won). Protected entries keep their read-only bind.
+func TestEngineExplicitMountOnATopLevelEntry(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"docs", "src", ".git"} {
+		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The engine is a stand-in for `docker image inspect` only: what is
+	// checked is the argv Prepare builds, not a run.
+	engine := filepath.Join(t.TempDir(), "docker")
+	if err := os.WriteFile(engine, []byte("#!/bin/sh\necho '{\"Cmd\": [\"/server\"]}'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"run", "--rm", "-i",
+		"--mount", "type=bind,source=" + root + ",target=/workspace",
+		"--mount", "type=bind,source=" + filepath.Join(root, "docs") + ",target=/workspace/docs,readonly",
+		"--mount", "type=bind,source=" + filepath.Join(root, ".git") + ",target=/workspace/.git,readonly",
+		"img:1"}
+	out, err := (launch.Engine{Path: engine, Root: root, Home: "/nonexistent", Verifier: "/usr/local/bin/mcpolicy-launch"}).Prepare(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := map[string][]string{}
+	for i := 0; i+1 < len(out); i++ {
+		if out[i] != "--mount" {
+			continue
+		}
+		for _, f := range strings.Split(out[i+1], ",") {
+			if v, ok := strings.CutPrefix(f, "target="); ok {
+				targets[v] = append(targets[v], out[i+1])
+			}
+		}
+	}
+	for target, want := range map[string]bool{"/workspace": true, "/workspace/docs": true, "/workspace/src": false, "/workspace/.git": true} {
+		ms := targets[target]
+		if len(ms) != 1 {
+			t.Errorf("%s is mounted %d times: %q", target, len(ms), ms)
+			continue
+		}
+		if ro := strings.Contains(ms[0], "readonly"); ro != want {
+			t.Errorf("%s: %s, want read-only %v", target, ms[0], want)
+		}
+	}
+}
