@@ -489,7 +489,7 @@ func (e *eval) processPath(p string) decision {
 		l := &e.layers[i]
 		if l.covers(p) {
 			d.covering = append(d.covering, l)
-			if best == nil || len(l.at) > len(best.at) || len(l.at) == len(best.at) && l.kind == "protected" {
+			if best == nil || len(l.at) > len(best.at) || len(l.at) == len(best.at) && outranks(l, best) {
 				best = l
 			}
 		}
@@ -526,6 +526,14 @@ func (e *eval) processPath(p string) decision {
 		d.stops = append(d.stops, Stop{Rule: StopNoExec, Detail: "the scratch tmpfs is mounted noexec"})
 	}
 	return d
+}
+
+// outranks reports whether l, at the same place as other, is the one the
+// server meets: a protected name's read-only bind, or else a policy's own
+// mount over a fixed top level's entry (bwrap binds it later; the engine
+// launcher leaves the entry to it).
+func outranks(l, other *layer) bool {
+	return l.kind == "protected" || l.kind == "mount" && other.kind == "fixed-entry"
 }
 
 func (e *eval) roStop(l *layer, p string) Stop {
