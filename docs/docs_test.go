@@ -111,6 +111,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/cmd/mcpolicy/cli"
 	"github.com/mcpolicy/mcpolicy/egress"
+	"github.com/mcpolicy/mcpolicy/prove"
 	"github.com/rogpeppe/go-internal/diff"
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/rogpeppe/go-internal/txtar"
@@ -123,6 +124,7 @@ const root = ".."
 var jsonTypes = map[string]reflect.Type{
 	"egress.Decision": reflect.TypeOf(egress.Decision{}),
 	"egress.Denial":   reflect.TypeOf(egress.Denial{}),
+	"prove.Row":       reflect.TypeOf(prove.Row{}),
 }
 
 func TestMain(m *testing.M) {

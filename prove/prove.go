@@ -113,6 +113,23 @@ type Row struct {
 	Skipped string `json:"skipped,omitempty"`
 	// Why is what the expectation rests on (the grant, or its absence).
 	Why string `json:"why,omitempty"`
+	// Grant and Stop are `mcpolicy why`'s answer for the same target, on
+	// the same backend, from the same plan and this machine: the grants
+	// that make the access reachable ("kind summary (pos)"), else what
+	// stops it ("rule (pos): detail", the position when it has one).
+	// WhySays is why's prediction in a few words ("readable", "not
+	// writable (read-only-mount)"). None of the three for a row not run,
+	// nor for an op why has no question for (the keyring).
+	Grant   []string `json:"grant,omitempty"`
+	Stop    []string `json:"stop,omitempty"`
+	WhySays string   `json:"whySays,omitempty"`
+	// WhyAgrees says why's prediction and Expect agree: false when why
+	// says reachable and prove expects a denial, or the other way round —
+	// a bug in one of the two, never the kernel's (Agrees is the
+	// kernel's). True when there is nothing to compare: no expectation,
+	// no why question, or the row was not run. WhyNote says what differs.
+	WhyAgrees bool   `json:"whyAgrees"`
+	WhyNote   string `json:"whyNote,omitempty"`
 }
 
 // BackendReport is one backend's rows.
@@ -506,11 +523,13 @@ func RunContext(ctx context.Context, p *compiler.Plan, m compiler.Machine, o Opt
 			case probe.Unix:
 				row.Target = "/tmp/mcpolicy-prove-sock-*/host.sock"
 			}
+			row.WhyAgrees = true
 			if a.skip != "" {
 				row.Skipped, row.Agrees, row.Why = a.skip, true, ""
 				br.Rows = append(br.Rows, row)
 				continue
 			}
+			askWhy(&row, v, b, pr.hostView, a, o.Policy)
 			r := byAttempt[i]
 			row.Result, row.Meaning = r.Result, Meaning(r.Result)
 			switch {

@@ -23,7 +23,9 @@ func (r *Report) Markdown() []byte {
 	fmt.Fprintf(&b, "Policy `%s`, plan `%s`. Kernel %s, Landlock ABI %d.\n\n", r.PolicyFile, r.Plan, r.Kernel, r.LandlockABI)
 	b.WriteString("Each row is an access attempted by a probe — `mcpolicy probe`, not the server — under the server's compiled confinement, and the kernel's answer. ")
 	b.WriteString("ENOENT: the path is not in the process's view of the filesystem at all. EACCES/EPERM: visible, refused by policy. EROFS: read-only. ")
-	b.WriteString("Because the program differs from the server and the answer does not, the refusal is a property of the confinement, not of the server's code.\n")
+	b.WriteString("Because the program differs from the server and the answer does not, the refusal is a property of the confinement, not of the server's code.\n\n")
+	b.WriteString("The `mcpolicy why` column is why's answer for the same target on the same backend, from the same plan: the grant that makes it reachable, with its file:line:col, or the rules that stop it (evidence.json has each rule's detail). ")
+	b.WriteString("⚠️ marks a row where why and the expectation differ: both come from the plan, so one of the two has a bug. It is shown, and listed under the table, but is not the kernel disagreeing (❌) and does not change the exit code.\n")
 	if c := r.Call; c != nil {
 		fmt.Fprintf(&b, "\n**The tool call** `%s` (%s). Its path arguments, by how the tool uses them — each backend's server is given the path that backend shows (the host path under Landlock, the sandbox path elsewhere):\n\n", c.Tool.Name, c.Listed)
 		if len(c.Args) == 0 {
@@ -46,11 +48,16 @@ func (r *Report) Markdown() []byte {
 			continue
 		}
 		fmt.Fprintf(&b, "%s. How the probe got in: %s.\n\n", be.Version, be.Probe)
-		b.WriteString("| access | target | expected | kernel said | meaning | |\n|---|---|---|---|---|---|\n")
+		b.WriteString("| access | target | expected | `mcpolicy why` says | kernel said | meaning | |\n|---|---|---|---|---|---|---|\n")
+		var whyDis []Row
 		for _, row := range be.Rows {
 			if row.Skipped != "" {
-				fmt.Fprintf(&b, "| %s %s | `%s` | %s | not run | %s | |\n", row.Op, mdCell(row.What), row.Target, row.Expect, mdCell(row.Skipped))
+				fmt.Fprintf(&b, "| %s %s | `%s` | %s | | not run | %s | |\n", row.Op, mdCell(row.What), row.Target, row.Expect, mdCell(row.Skipped))
 				continue
+			}
+			says := whyCell(row)
+			if !row.WhyAgrees {
+				whyDis = append(whyDis, row)
 			}
 			mark := "✅"
 			if !row.Agrees {
@@ -63,7 +70,13 @@ func (r *Report) Markdown() []byte {
 					expect = "shown only: " + mdCell(row.Why)
 				}
 			}
-			fmt.Fprintf(&b, "| %s %s | `%s` | %s | **%s** | %s | %s |\n", row.Op, mdCell(row.What), row.Target, expect, row.Result, row.Meaning, mark)
+			fmt.Fprintf(&b, "| %s %s | `%s` | %s | %s | **%s** | %s | %s |\n", row.Op, mdCell(row.What), row.Target, expect, says, row.Result, row.Meaning, mark)
+		}
+		if len(whyDis) > 0 {
+			fmt.Fprintf(&b, "\n⚠️ **`mcpolicy why` and prove's expectation disagree on %d %s.** Both are computed from the plan alone, so one of the two has a bug; the kernel's answer above says which is right:\n\n", len(whyDis), plural(len(whyDis), "row", "rows"))
+			for _, row := range whyDis {
+				fmt.Fprintf(&b, "- %s %s `%s`: %s\n", row.Op, mdCell(row.What), row.Target, mdCell(row.WhyNote))
+			}
 		}
 		if sv := be.Server; sv != nil {
 			b.WriteString("\n**The controlled comparison.** The same confinement, the real server, the same target:\n\n")
@@ -121,6 +134,56 @@ func (r *Report) Disagreements() int {
 		}
 	}
 	return n
+}
+
+// WhyDisagreements counts rows where `mcpolicy why` and prove's
+// expectation differ: a bug in one of the two, not a sandbox wider than
+// its plan, so not counted by Disagreements.
+func (r *Report) WhyDisagreements() int {
+	n := 0
+	for _, be := range r.Backends {
+		for _, row := range be.Rows {
+			if !row.WhyAgrees && row.Skipped == "" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// whyCell is what `mcpolicy why` says of a row, for the report: the grants
+// that make it reachable, with their positions, or the rules that stop
+// it (the details are in evidence.json, and `mcpolicy why` prints them).
+func whyCell(row Row) string {
+	var parts []string
+	for _, g := range row.Grant {
+		parts = append(parts, mdCell(g))
+	}
+	for _, s := range row.Stop {
+		parts = append(parts, mdCell(stopRule(s)))
+	}
+	cell := ""
+	switch {
+	case len(row.Grant) > 0:
+		cell = "grant: " + strings.Join(parts, "; ")
+	case len(row.Stop) > 0:
+		cell = "stop: " + strings.Join(parts, ", ")
+	case row.WhySays != "":
+		cell = mdCell(row.WhySays) // reachable through no grant: the read-only root, a direct route
+	case row.WhyNote != "" && row.WhyAgrees:
+		cell = mdCell(row.WhyNote)
+	}
+	if !row.WhyAgrees {
+		cell = strings.TrimSpace(cell + " ⚠️ **why disagrees**")
+	}
+	return cell
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // askedProbe is what the probe tried for the call's paths.

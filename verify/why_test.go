@@ -2,12 +2,8 @@ package verify
 
 import (
 	"fmt"
-	"net"
 	"net/netip"
-	"net/url"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -140,36 +136,14 @@ func whyMachine(c *testCase) why.Machine {
 	return m
 }
 
-// whyVerdict asks why about one attempt on the backend: a path as the
-// server names it (a sandbox path under bwrap, docker and podman; a host
-// path under Landlock, which does not remap), or a destination.
+// whyVerdict asks why about one attempt on the backend, the question
+// why.ProbeTarget makes of it: a path as the server names it (a sandbox
+// path under bwrap, docker and podman; a host path under Landlock, which
+// does not remap), or a destination.
 func whyVerdict(p *compiler.Plan, m why.Machine, b backendRun, a probe.Attempt) (why.Verdict, error) {
-	var t why.Target
-	switch a.Op {
-	case probe.Read, probe.Write, probe.Create, probe.List:
-		// Landlock does not remap: the server names host paths, but for
-		// its scratch, a tmpfs at the scratch's target.
-		kind := why.SandboxPath
-		if s := p.Scratch; b.view == HostView && (s == nil || a.Target != s.Target && !strings.HasPrefix(a.Target, s.Target+"/")) {
-			kind = why.HostPath
-		}
-		t = why.Target{Raw: a.Target, Kind: kind, Path: a.Target}
-	case probe.Connect, probe.UDP:
-		host, port, err := net.SplitHostPort(a.Target)
-		if err != nil {
-			return why.Verdict{}, err
-		}
-		n, _ := strconv.Atoi(port)
-		t = why.Target{Raw: a.Target, Kind: why.Destination, Host: host, Port: n}
-	case probe.Fetch:
-		u, err := url.Parse(a.Target)
-		if err != nil {
-			return why.Verdict{}, err
-		}
-		n, _ := strconv.Atoi(u.Port())
-		t = why.Target{Raw: a.Target, Kind: why.Destination, Host: u.Hostname(), Port: n}
-	default:
-		return why.Verdict{}, fmt.Errorf("no why question for op %s", a.Op)
+	t, err := why.ProbeTarget(p, a, b.view == HostView)
+	if err != nil {
+		return why.Verdict{}, err
 	}
 	ans, err := why.Ask([]*compiler.Plan{p}, t, m, b.name)
 	if err != nil {
@@ -181,59 +155,29 @@ func whyVerdict(p *compiler.Plan, m why.Machine, b backendRun, a probe.Attempt) 
 	return ans.Servers[0].Backends[0], nil
 }
 
-// whyWants maps why's verdict on an attempt to the class of result the
-// kernel must give: "ok" or a denial for paths and direct connections
-// (only the proxy ever leads out), and for a fetch: "ok" when why says
-// the proxy connects, "http 403" when the proxy refuses, an errno when
-// the plan has no proxy at all (the fetch goes direct).
+// whyWants maps why's verdict on an attempt (why.ProbeAllows) to the
+// class of result the kernel must give: "ok" or a denial for paths and
+// direct connections (only the proxy ever leads out), and for a fetch:
+// "ok" when why says the proxy connects, "http 403" when the proxy
+// refuses, an errno when the plan has no proxy at all (the fetch goes
+// direct).
 func whyWants(p *compiler.Plan, m why.Machine, b backendRun, a probe.Attempt) (want, says string, err error) {
 	v, err := whyVerdict(p, m, b, a)
 	if err != nil {
 		return "", "", err
 	}
-	has := func(acc why.Access) bool {
-		for _, x := range v.Access {
-			if x == acc {
-				return true
-			}
-		}
-		return false
-	}
-	stops := func() string {
-		var ss []string
-		for _, s := range v.Stops {
-			ss = append(ss, s.Rule)
-		}
-		return strings.Join(ss, ", ")
-	}
-	switch a.Op {
-	case probe.Read, probe.List:
-		if has(why.Read) {
-			return WantOK, "readable", nil
-		}
-		return "denied", "not readable (" + stops() + ")", nil
-	case probe.Write, probe.Create:
-		if has(why.Write) {
-			return WantOK, "writable", nil
-		}
-		return "denied", "not writable (" + stops() + ")", nil
-	case probe.Connect, probe.UDP:
-		// why's Connect is through the proxy; around it nothing leads out.
-		for _, s := range v.Stops {
-			if s.Rule == why.StopDirect {
-				return "denied", "no direct route", nil
-			}
-		}
-		return WantOK, "a direct route", nil
-	}
-	// Fetch.
+	ok, says := why.ProbeAllows(v, a.Op)
 	switch {
+	case a.Op != probe.Fetch && ok:
+		return WantOK, says, nil
+	case a.Op != probe.Fetch:
+		return "denied", says, nil
 	case p.Network.Mode != "allowlist":
 		return WantErrno, "no proxy: the fetch finds no route", nil
-	case has(why.Connect):
-		return WantOK, "connects through the proxy", nil
+	case ok:
+		return WantOK, says, nil
 	}
-	return WantProxyRefused, "refused by the proxy (" + stops() + ")", nil
+	return WantProxyRefused, says, nil
 }
 
 // agrees compares why's class with the kernel's result.

@@ -33,7 +33,11 @@ each read-only grant and protected path, and a TCP connect to a listener it
 opens on the host. A denial is expected only of a target outside every
 grant the plan makes; a row with no such target is skipped, saying why.
 It writes evidence.md and evidence.json, with the command that reproduces
-each row with ordinary tools.
+each row with ordinary tools, and beside each row what mcpolicy why says of
+the same target on the same backend: the grant that makes it reachable
+(with its file:line:col), or what stops it. A row where why and prove's
+expectation differ is marked (a bug in one of the two) and counted on
+stderr; it does not change the exit code.
 
 Only the backends the server is built for are proved (podman runs the
 docker artefact); --backend naming another is an error.
@@ -114,7 +118,7 @@ go install).`,
 			}
 			ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
-			disagree := 0
+			disagree, whyDisagree := 0, 0
 			for _, p := range todo {
 				opts := prove.Options{Backends: backends, Probes: probes, Self: self, Policy: path, Call: call, KeepImages: keepImage}
 				rep, err := prove.RunContext(ctx, p, m, opts)
@@ -139,6 +143,9 @@ go install).`,
 				}
 				for _, b := range rep.Backends {
 					state := fmt.Sprintf("%d rows", len(b.Rows))
+					if n := (&prove.Report{Backends: []prove.BackendReport{b}}).WhyDisagreements(); n > 0 {
+						state += fmt.Sprintf(", %d where mcpolicy why disagrees", n)
+					}
 					if b.Skipped != "" {
 						state = "not run: " + b.Skipped
 					}
@@ -146,6 +153,12 @@ go install).`,
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", filepath.Join(dir, "evidence.md"))
 				disagree += rep.Disagreements()
+				whyDisagree += rep.WhyDisagreements()
+			}
+			if whyDisagree > 0 {
+				// Not the kernel's disagreement: the plan's two readings
+				// differ, a bug in one of them. Said, not an exit code.
+				fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy: %d rows where mcpolicy why and prove's expectation disagree (a bug in one of the two): see the report\n", whyDisagree)
 			}
 			if disagree > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy: %d rows disagree with the plan: see the report\n", disagree)
