@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 )
@@ -30,22 +31,59 @@ func (r Rule) String() string { return net.JoinHostPort(r.Host, strconv.Itoa(r.P
 // forms folded to ASCII, soft hyphens and zero-width characters removed),
 // lower case, no trailing dot (an ideographic or fullwidth full stop
 // included: the dot is trimmed again after mapping).
+//
+// It refuses what no destination is spelled as, whoever wrote it (a
+// server's request, a log line): an IPv6 address with a zone ("%eth0":
+// any bytes, quotes and newlines included, that the address would carry
+// into a log, an entry, a patch) and a name longer than DNS allows
+// (MaxHostLen), without reading more than maxRawHost bytes of it.
 func Canonical(host string) (string, error) {
+	if len(host) > maxRawHost {
+		return "", fmt.Errorf("host %s: %d bytes: longer than any host name", quoteShort(host), len(host))
+	}
 	h := strings.TrimSuffix(strings.ToLower(host), ".")
 	if h == "" {
 		return "", fmt.Errorf("empty host")
 	}
-	if _, err := netip.ParseAddr(h); err == nil {
+	if a, err := netip.ParseAddr(h); err == nil {
+		if a.Zone() != "" {
+			return "", fmt.Errorf("host %s: an address with a zone (%%...) is not a destination", quoteShort(host))
+		}
 		return h, nil
 	}
 	a, err := idna.Lookup.ToASCII(h)
 	if err != nil {
-		return "", fmt.Errorf("host %q: %v", host, err)
+		return "", fmt.Errorf("host %s: %v", quoteShort(host), err)
 	}
 	if a = strings.TrimSuffix(a, "."); a == "" {
 		return "", fmt.Errorf("host %q: empty after mapping", host)
 	}
+	if len(a) > MaxHostLen {
+		return "", fmt.Errorf("host %s: %d characters: a host name has at most %d", quoteShort(host), len(a), MaxHostLen)
+	}
 	return a, nil
+}
+
+// MaxHostLen is the longest host name DNS can carry (RFC 1035, in its
+// dotted spelling without the trailing dot).
+const MaxHostLen = 253
+
+// maxRawHost bounds a host as written, before mapping: a name of
+// MaxHostLen in punycode is at most four bytes a character as Unicode.
+const maxRawHost = 4 * 256
+
+// quoteShort quotes a host for an error, cut to 64 bytes (at a character)
+// when longer.
+func quoteShort(s string) string {
+	const n = 64
+	if len(s) <= n {
+		return strconv.Quote(s)
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return strconv.Quote(s[:i]) + "..."
 }
 
 // ParseRule reads "host:port", "*.suffix:port" or "ip:port" ("[v6]:port").
@@ -136,9 +174,26 @@ func (l List) MatchCanonical(h string, port int) (Rule, bool) {
 // Private reports whether an address is loopback, private, link-local
 // (cloud metadata 169.254.169.254 included), unspecified or multicast:
 // somewhere a name on the internet must never lead.
+//
+// An IPv6 address that carries an IPv4 one to a translator is private
+// when that one is: NAT64's well-known prefix 64:ff9b::/96 (an IPv6-only
+// network's translator delivers 64:ff9b::a9fe:a9fe to 169.254.169.254);
+// a local-use translation prefix (64:ff9b:1::/48) and the deprecated
+// IPv4-compatible ::/96 are private whatever they carry.
 func Private(a netip.Addr) bool {
 	a = a.Unmap()
+	if nat64.Contains(a) {
+		b := a.As16()
+		return Private(netip.AddrFrom4([4]byte(b[12:])))
+	}
 	return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
 		a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast() ||
-		netip.MustParsePrefix("100.64.0.0/10").Contains(a) // carrier-grade NAT
+		cgnat.Contains(a) || nat64Local.Contains(a) || v4Compatible.Contains(a)
 }
+
+var (
+	cgnat        = netip.MustParsePrefix("100.64.0.0/10")  // carrier-grade NAT
+	nat64        = netip.MustParsePrefix("64:ff9b::/96")   // RFC 6052
+	nat64Local   = netip.MustParsePrefix("64:ff9b:1::/48") // RFC 8215
+	v4Compatible = netip.MustParsePrefix("::/96")          // RFC 4291 2.5.5.1, deprecated
+)

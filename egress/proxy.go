@@ -14,8 +14,10 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpolicy/mcpolicy/allowlist"
 )
@@ -126,17 +128,28 @@ func (p *Proxy) log(d Decision) {
 	}
 	d.Time = now().UTC().Format(time.RFC3339)
 	b, _ := json.Marshal(d)
+	b = []byte(shellInert.Replace(string(b)))
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.Log.Write(append(b, '\n'))
 }
+
+// shellInert escapes, in a JSON line, the characters a shell expands in
+// a double-quoted string ($, `): a server can put "$(...)" in the host it
+// asks for, and a log appended to a file a shell reads (a symlink planted
+// where the log goes, pointing to ~/.bashrc) must run nothing. JSON
+// readers decode \u0024 and \u0060 back; outside strings a JSON line holds
+// neither.
+var shellInert = strings.NewReplacer("$", `\u0024`, "`", `\u0060`)
 
 // check decides a destination and returns the address to connect to.
 // Everything after the first line works on the canonical spelling of the
 // host: the match, the lookup, the address check and the log, so the
 // logged host is the one the decision was made on.
 func (p *Proxy) check(ctx context.Context, method, requested string, port int) (_ netip.AddrPort, d Decision, _ bool) {
-	d = Decision{Action: "deny", Method: method, Port: port}
+	// What the client spelled is logged cut short: a line a reader
+	// cannot hold would hide every decision around it.
+	d = Decision{Action: "deny", Method: clip(method, maxLoggedMethod), Port: port}
 	var private netip.Addr
 	defer func() {
 		if d.Action == "deny" {
@@ -145,7 +158,7 @@ func (p *Proxy) check(ctx context.Context, method, requested string, port int) (
 	}()
 	host, err := allowlist.Canonical(requested)
 	if err != nil {
-		d.Requested, d.Reason = requested, "not a host name: "+err.Error()
+		d.Requested, d.Reason = clip(requested, maxLoggedHost), "not a host name: "+err.Error()
 		return netip.AddrPort{}, d, false
 	}
 	d.Host = host
@@ -188,6 +201,24 @@ func (p *Proxy) check(ctx context.Context, method, requested string, port int) (
 		return netip.AddrPortFrom(a, uint16(port)), d, true
 	}
 	return netip.AddrPort{}, d, false
+}
+
+// The longest method and requested host a decision logs as sent.
+const (
+	maxLoggedMethod = 32
+	maxLoggedHost   = 256
+)
+
+// clip cuts s to at most n bytes (at a character), saying how long it was.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return fmt.Sprintf("%s...(%d bytes)", s[:i], len(s))
 }
 
 func splitPort(hostport, defaultPort string) (string, int, error) {

@@ -58,7 +58,7 @@ an address only the client can reach. See docs/kubernetes.md.`,
 			}
 			p := &egress.Proxy{Allow: list, Log: cmd.OutOrStdout()}
 			if logFile != "" && logFile != "-" {
-				f, err := os.OpenFile(logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+				f, err := egress.OpenLog(logFile)
 				if err != nil {
 					return &exitError{code: ExitError, err: err}
 				}

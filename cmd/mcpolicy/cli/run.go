@@ -41,7 +41,7 @@ allowlist runs with no network at all. CMD after -- (and --image for an
 engine) replace the server's, in the same confinement: how mcpolicy prove's
 evidence is reproduced. See docs/egress.md.`,
 		Example: `  mcpolicy run --policy . --server github --backend bwrap
-  mcpolicy run --policy . --server github --backend docker --log egress.jsonl`,
+  mcpolicy run --policy . --server github --backend docker --log ~/.local/state/mcpolicy/github.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Nothing the caller left open reaches the server.
 			if err := launch.CloseInherited(); err != nil {
@@ -74,7 +74,7 @@ evidence is reproduced. See docs/egress.md.`,
 				Log:     cmd.ErrOrStderr(),
 			}
 			if logFile != "" {
-				f, err := os.OpenFile(logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+				f, err := supervise.OpenLog(logFile, plan, machine)
 				if err != nil {
 					return &exitError{code: ExitError, err: err}
 				}

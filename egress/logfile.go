@@ -1,0 +1,49 @@
+//go:build unix
+
+package egress
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// OpenLog opens a decision log to append to (mcpolicy run --log FILE,
+// egress-proxy --log FILE). The path may lie where a server's write grant
+// reaches (a project folder it may write), and what the server left there
+// must not choose the file the proxy writes: a symlink would have every
+// later run append lines the server wrote part of (the hosts it asked
+// for) to any file the user can write, ~/.bashrc among them; a hard link
+// the same for a file the server can name; a FIFO would hang the start.
+// So the last component is never followed (O_NOFOLLOW), and the file must
+// be a regular file of this user with one link.
+func OpenLog(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
+	if err != nil {
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return nil, fmt.Errorf("decision log %s: a symlink: refusing to follow it (what wrote it may have meant the log to land elsewhere)", path)
+		}
+		return nil, fmt.Errorf("decision log: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("decision log: %w", err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case !fi.Mode().IsRegular():
+		err = fmt.Errorf("decision log %s: not a regular file (%s)", path, fi.Mode().Type())
+	case !ok:
+		err = fmt.Errorf("decision log %s: cannot read its owner", path)
+	case int(st.Uid) != os.Geteuid():
+		err = fmt.Errorf("decision log %s: owned by uid %d, not this user", path, st.Uid)
+	case st.Nlink != 1:
+		err = fmt.Errorf("decision log %s: %d names link to it: refusing to write a file another name may be meant to reach", path, st.Nlink)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
