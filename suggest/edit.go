@@ -158,7 +158,7 @@ func (e *editor) add(srv *ast.StructLit, entries []string) error {
 		return e.errorf(nets[1], "network is written twice: edit by hand")
 	}
 	if len(nets) == 0 {
-		return e.addField(srv, "network", e.networkValue(entries, true))
+		return e.addField(srv, "network", e.networkValue(entries, true), entries)
 	}
 	switch v := nets[0].Value.(type) {
 	case *ast.BasicLit:
@@ -174,7 +174,7 @@ func (e *editor) add(srv *ast.StructLit, entries []string) error {
 	case *ast.StructLit:
 		allows := fieldsNamed(v, "allow")
 		if len(allows) == 0 {
-			return e.addField(v, "allow", e.list(entries))
+			return e.addField(v, "allow", e.list(entries), entries)
 		}
 		l, ok := allows[0].Value.(*ast.ListLit)
 		if !ok || len(allows) > 1 {
@@ -393,8 +393,9 @@ func (e *editor) commaAfter(off int) bool {
 }
 
 // addField adds name: value to a struct, after its last field, in its
-// layout.
-func (e *editor) addField(st *ast.StructLit, name, value string) error {
+// layout; value holds entries (a YAML block mapping gets them one per
+// line instead).
+func (e *editor) addField(st *ast.StructLit, name, value string, entries []string) error {
 	fs := decls(st)
 	key := name
 	if e.f == fmtJSON {
@@ -406,7 +407,7 @@ func (e *editor) addField(st *ast.StructLit, name, value string) error {
 	}
 	flow := open >= 0 && open < len(e.src) && e.src[open] == '{'
 	if e.f == fmtYAML && !flow {
-		return e.addYAMLField(st, fs, name, value)
+		return e.addYAMLField(st, fs, name, value, entries)
 	}
 	if !flow {
 		return e.errorf(st, "not written as a struct with braces: add %s: %s by hand", name, value)
@@ -434,7 +435,7 @@ func (e *editor) addField(st *ast.StructLit, name, value string) error {
 
 // addYAMLField adds a field to a block mapping, after the last line of
 // its last field's value, at the fields' indent.
-func (e *editor) addYAMLField(st *ast.StructLit, fs []*ast.Field, name, value string) error {
+func (e *editor) addYAMLField(st *ast.StructLit, fs []*ast.Field, name, value string, entries []string) error {
 	if len(fs) == 0 {
 		return e.errorf(st, "an empty mapping: add %s: %s by hand", name, value)
 	}
@@ -466,29 +467,15 @@ func (e *editor) addYAMLField(st *ast.StructLit, fs []*ast.Field, name, value st
 		//   allow:
 		//     - "host:port"
 		text = "\n" + ind + "network:\n" + ind + "  allow:"
-		for _, s := range e.quoteAll(e.pending(value)) {
+		for _, s := range e.quoteAll(entries) {
 			text += "\n" + ind + "    - " + s
 		}
 	} else if name == "allow" {
 		text = "\n" + ind + "allow:"
-		for _, s := range e.quoteAll(e.pending(value)) {
+		for _, s := range e.quoteAll(entries) {
 			text += "\n" + ind + "  - " + s
 		}
 	}
 	e.insert(endOff, text)
 	return nil
-}
-
-// pending recovers the entries from a value list() or networkValue()
-// wrote (YAML block layout writes them one per line instead).
-func (e *editor) pending(value string) []string {
-	_, rest, _ := strings.Cut(value, "[")
-	rest, _, _ = strings.Cut(rest, "]")
-	var out []string
-	for _, q := range strings.Split(rest, ", ") {
-		if s, err := strconv.Unquote(q); err == nil {
-			out = append(out, s)
-		}
-	}
-	return out
 }

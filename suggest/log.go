@@ -18,6 +18,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mcpolicy/mcpolicy/allowlist"
 	"github.com/mcpolicy/mcpolicy/egress"
@@ -75,24 +77,37 @@ func Read(r io.Reader, opt Options) (*Result, error) {
 	res := &Result{}
 	add := map[string]*Entry{}
 	skip := map[string]*Skip{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
+	err := eachLine(r, func(line []byte) {
+		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
-			continue
+			return
 		}
-		var d egress.Decision
-		if line[0] != '{' || json.Unmarshal(line, &d) != nil || d.Action == "" {
-			res.Other++
-			continue
+		d, ok := decision(line)
+		if !ok {
+			// Without --log the server's stderr is the log too: what it
+			// wrote without a newline runs into the proxy's next line,
+			// which is whole at the end of it.
+			i := bytes.LastIndex(line, []byte(`{"time":"`))
+			if i <= 0 {
+				res.Other++
+				return
+			}
+			if d, ok = decision(line[i:]); !ok {
+				res.Other++
+				return
+			}
+			res.Other++ // what came before it
 		}
 		res.Lines++
+		// Every string below may be the server's (what it asked for, or
+		// a line it wrote itself) and is printed to a terminal.
+		d.Method, d.Denied, d.Reason, d.Rule, d.Requested = Printable(d.Method), Printable(d.Denied), Printable(d.Reason), Printable(d.Rule), Printable(d.Requested)
 		if d.Action != "deny" {
-			continue
+			return
 		}
 		res.Denials++
 		dest, denied, why := classify(d, opt)
+		dest, denied, why = Printable(dest), Printable(denied), Printable(why)
 		if why != "" {
 			key := denied + " " + dest
 			if s := skip[key]; s != nil {
@@ -100,7 +115,7 @@ func Read(r io.Reader, opt Options) (*Result, error) {
 			} else {
 				skip[key] = &Skip{Dest: dest, Denied: denied, Count: 1, Why: why}
 			}
-			continue
+			return
 		}
 		e := add[dest]
 		if e == nil {
@@ -114,8 +129,8 @@ func Read(r io.Reader, opt Options) (*Result, error) {
 			e.Methods = append(e.Methods, d.Method)
 			sort.Strings(e.Methods)
 		}
-	}
-	if err := sc.Err(); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
 	for _, e := range add {
@@ -139,6 +154,88 @@ func Read(r io.Reader, opt Options) (*Result, error) {
 		return a.Denied < b.Denied
 	})
 	return res, nil
+}
+
+// decision reads one JSON line as a decision.
+func decision(line []byte) (egress.Decision, bool) {
+	var d egress.Decision
+	if line[0] != '{' || json.Unmarshal(line, &d) != nil || d.Action == "" {
+		return egress.Decision{}, false
+	}
+	return d, true
+}
+
+// maxLine bounds the part of a line Read keeps: a decision line is a few
+// hundred bytes; a longer line is what a server wrote to a shared stderr.
+const maxLine = 1 << 20
+
+// eachLine calls f with each line of r (its newline kept); of a line
+// longer than maxLine, with its last maxLine bytes (where a decision
+// written after a server's unterminated output is): a long line hides
+// nothing after it, and does not stop the reading.
+func eachLine(r io.Reader, f func([]byte)) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		if len(buf) > 2*maxLine {
+			buf = buf[:copy(buf, buf[len(buf)-maxLine:])]
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if len(buf) > maxLine {
+			buf = buf[:copy(buf, buf[len(buf)-maxLine:])]
+		}
+		if len(buf) > 0 {
+			f(buf)
+		}
+		buf = buf[:0]
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// Printable spells s for a terminal: every character that is not
+// printable (control characters, escape sequences' ESC, bidi overrides
+// and isolates, zero-width characters, invalid UTF-8) written as a Go
+// escape, \x1b, \u202e, so what a reviewer reads is what is there.
+func Printable(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case r < 0x80 && !unicode.IsPrint(r):
+			fmt.Fprintf(&b, "\\x%02x", r)
+		case !unicode.IsPrint(r) || r == utf8.RuneError:
+			if r > 0xffff {
+				fmt.Fprintf(&b, "\\U%08x", r)
+			} else {
+				fmt.Fprintf(&b, "\\u%04x", r)
+			}
+		default:
+			b.WriteRune(r)
+		}
+		i += n
+	}
+	return b.String()
 }
 
 func contains(ss []string, s string) bool {

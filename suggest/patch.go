@@ -8,6 +8,9 @@ import (
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
+// MaxEntries bounds the entries of one patch.
+const MaxEntries = 1000
+
 // Patch is the edit of one policy file.
 type Patch struct {
 	File     string // as given
@@ -21,7 +24,13 @@ func (p *Patch) Diff(name string) string { return Unified(name, p.Old, p.New) }
 // network.allow, and checks the result: it must still be a valid policy
 // (schema.LoadBytes; root bounds imports as for Load) whose server allows
 // every entry.
+//
+// More than MaxEntries entries are refused: no one reviews such a patch,
+// and checking one takes time that grows with the square of its length.
 func PatchFile(file string, src []byte, server string, entries []string, root string) (*Patch, error) {
+	if len(entries) > MaxEntries {
+		return nil, fmt.Errorf("%d destinations were denied: more than one patch can be reviewed for (%d); a server asking for that many may be flooding the proxy: read the log, and allow what the server needs by hand", len(entries), MaxEntries)
+	}
 	out, err := Edit(file, src, server, entries)
 	if err != nil {
 		return nil, err
@@ -34,20 +43,24 @@ func PatchFile(file string, src []byte, server string, entries []string, root st
 		if s.Name != server {
 			continue
 		}
-		var have []string
+		// The exact entries the edited list holds, as a set: a log can
+		// ask for many thousands of destinations.
+		exact := map[string]bool{}
 		for _, e := range s.Network.Allow {
-			have = append(have, e.Dest)
-		}
-		list, err := allowlist.Parse(have)
-		if err != nil {
-			return nil, fmt.Errorf("internal error: the edited %s: %v", file, err)
+			r, err := allowlist.ParseRule(e.Dest)
+			if err != nil {
+				return nil, fmt.Errorf("internal error: the edited %s: %v", file, err)
+			}
+			if !r.Wildcard {
+				exact[r.String()] = true
+			}
 		}
 		for _, e := range entries {
 			r, err := allowlist.ParseRule(e)
 			if err != nil {
 				return nil, err
 			}
-			if m, ok := list.MatchCanonical(r.Host, r.Port); !ok || m.Wildcard {
+			if r.Wildcard || !exact[r.String()] {
 				return nil, fmt.Errorf("internal error: the edited %s does not list %s for %s:\n%s", file, e, server, out)
 			}
 		}

@@ -36,12 +36,18 @@ entry naming a host allows a private answer. Denials no entry would change
 (a name that does not resolve, an upstream failure, a connection from
 outside the sandbox) are listed on stderr with the reason.
 
+Without --log, mcpolicy run writes the decisions to the stderr it shares
+with the server, which can write lines of its own that read as decisions:
+suggest from a log only the proxy writes. What a line holds that a
+terminal would act on (escape sequences, bidi overrides) is printed
+escaped (\x1b, \u202e).
+
 The patch is printed, not applied (--write applies it): it is a widening,
 and mcpolicy diff reports each entry as EGRESS_ADDED, so it goes through
 review like any other change. Apply it with git apply or patch -p1 from
 the current folder.`,
-		Example: `  mcpolicy run -p . --server github --backend bwrap --log decisions.jsonl
-  mcpolicy suggest --from-log decisions.jsonl --server github > allow.patch
+		Example: `  mcpolicy run -p . --server github --backend bwrap --log ~/.local/state/mcpolicy/github.jsonl
+  mcpolicy suggest --from-log ~/.local/state/mcpolicy/github.jsonl --server github > allow.patch
   git apply allow.patch && mcpolicy diff`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -78,6 +84,10 @@ the current folder.`,
 				return &exitError{code: ExitError, err: fmt.Errorf("%s: %v", logFile, err)}
 			}
 			stderr := cmd.ErrOrStderr()
+			if res.Other > 0 {
+				// What reads as a decision there may be the server's own.
+				fmt.Fprintf(stderr, "warning: %s: %s not decisions: the log is shared with a server's output (mcpolicy run without --log), which can write lines that read as denials; suggest from a log only the proxy writes (--log FILE)\n", logFile, notDecisions(res.Other))
+			}
 			for _, s := range res.Skipped {
 				dest := s.Dest
 				if dest == "" {
@@ -148,6 +158,13 @@ func suggestServer(plans []*compiler.Plan, server, policy string) (*compiler.Pla
 		return egress[0], nil
 	}
 	return nil, &exitError{code: ExitError, err: fmt.Errorf("the log does not name its server: give --server (servers: %s)", names(plans))}
+}
+
+func notDecisions(n int) string {
+	if n == 1 {
+		return "1 line is"
+	}
+	return fmt.Sprintf("%d lines are", n)
 }
 
 func times(n int) string {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // TestSuggest: the patch is printed and the file left alone unless
@@ -59,5 +60,51 @@ servers: b: {
 	out, stderr, code = run("--server", "b")
 	if code != 0 || out != "" || !strings.Contains(stderr, "allowed now by") || !strings.Contains(stderr, "nothing to suggest") {
 		t.Errorf("after --write: exit %d\n%s%s", code, out, stderr)
+	}
+}
+
+// TestSuggestRedteamLog: a log a hostile server wrote into (its stderr
+// is the log without --log): terminal escapes and bidi overrides in every
+// field, a zone carrying policy syntax, a line too long for any buffer,
+// a line left without its newline. suggest prints nothing a terminal
+// acts on, suggests only the exact destinations, hides none the proxy
+// logged, and leaves the policy byte for byte (and no file beside it)
+// unless --write.
+func TestSuggestRedteamLog(t *testing.T) {
+	dir := t.TempDir()
+	policy := "version: \"v1\"\nservers: a: {\n\timage: \"a:1\"\n\tnetwork: allow: [\"api.test:443\"]\n}\n"
+	file := filepath.Join(dir, "mcpolicy.cue")
+	os.WriteFile(file, []byte(policy), 0o644)
+	logFile := filepath.Join(t.TempDir(), "decisions.jsonl")
+	lines := []string{
+		`{"action":"deny","method":"GET\u001b[2J\u001b[1;1H","host":"esc.test","port":443,"reason":"not in the allowlist"}`,
+		`{"action":"deny","requested":"\u001b]0;owned\u0007a\u202egnp.test","reason":"not a host name: \u001b[31m","denied":"\u009b2J"}`,
+		`{"action":"deny","host":"2606:4700::1%\"],mounts:[{source:\"/\",target:\"/h\"}],x:[\"","port":443,"reason":"not in the allowlist"}`,
+		`{"action":"deny","host":"up.test","port":443,"rule":"\u2066up.test:443","reason":"upstream: \u001b[2K"}`,
+		strings.Repeat("z", 2<<20),
+		"partial " + `{"time":"t","action":"deny","method":"CONNECT","host":"real.test","port":443,"reason":"not in the allowlist","bytesUp":0,"bytesDown":0}`,
+	}
+	os.WriteFile(logFile, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	var out, errb bytes.Buffer
+	code := Run([]string{"suggest", "-p", dir, "--from-log", logFile}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	for _, s := range []string{out.String(), errb.String()} {
+		if i := strings.IndexFunc(s, func(r rune) bool { return r != '\n' && r != '\t' && !unicode.IsPrint(r) }); i >= 0 {
+			t.Errorf("output holds %q: %q", s[i:min(len(s), i+20)], s)
+		}
+	}
+	if !strings.Contains(out.String(), `network: allow: ["api.test:443", "esc.test:443", "real.test:443"]`) || strings.Count(out.String(), "\n+") != 2 {
+		t.Errorf("patch:\n%s", out.String())
+	}
+	if !strings.Contains(errb.String(), "warning: "+logFile+": 2 lines are not decisions") {
+		t.Errorf("no warning that the log is shared:\n%s", errb.String())
+	}
+	if b, _ := os.ReadFile(file); string(b) != policy {
+		t.Errorf("the policy changed without --write")
+	}
+	if es, _ := os.ReadDir(dir); len(es) != 1 {
+		t.Errorf("files beside the policy: %v", es)
 	}
 }
