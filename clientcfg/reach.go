@@ -26,8 +26,18 @@ func CheckOutsideGrants(p *compiler.Plan, m compiler.Machine, files map[string]s
 	return nil
 }
 
+// writable checks f where it is named (its folder resolved: a link there
+// is itself a file the server could swap) and where it leads (the file a
+// link there names).
 func writable(p *compiler.Plan, m compiler.Machine, f string) (string, bool) {
-	f = resolvedPath(f)
+	f = filepath.Clean(f)
+	if mount, ok := writableAt(p, m, filepath.Join(resolvedPath(filepath.Dir(f)), filepath.Base(f))); ok {
+		return mount, ok
+	}
+	return writableAt(p, m, resolvedPath(f))
+}
+
+func writableAt(p *compiler.Plan, m compiler.Machine, f string) (string, bool) {
 	protected := map[string]bool{}
 	for _, pr := range p.Protected {
 		protected[resolvedPath(m.Resolve(pr.Source))] = true

@@ -87,6 +87,19 @@ func (p *Plan) UnprotectedNames() []string {
 	return names(p.Unprotected, func(u Unprotection) string { return u.Name })
 }
 
+// WritableSources are the host folders (or files) the server may write:
+// every read-write mount's source on m. What mcpolicy writes on the host
+// must not be reached through them.
+func (p *Plan) WritableSources(m Machine) []string {
+	var out []string
+	for _, mt := range p.Mounts {
+		if mt.Mode == ReadWrite {
+			out = append(out, m.Resolve(mt.Source))
+		}
+	}
+	return out
+}
+
 // names maps a list to its names, nil for nil: an artefact's JSON tells
 // null from [].
 func names[E any](es []E, name func(E) string) []string {

@@ -20,6 +20,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/emit/backends"
+	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
@@ -183,24 +184,26 @@ func render(p *compiler.Plan, name string) ([]emit.File, error) {
 
 // Write replaces the output folder's artefacts with files. Each file is
 // written to a temporary name and renamed, so no reader sees half a file;
-// files the build no longer produces are removed.
-func Write(outDir string, files map[string][]byte) error {
+// files the build no longer produces are removed. untrusted are the
+// folders a server may write (hostfile.WriteFile): below them no symlink
+// on the way to an artefact is followed, for a write or a removal.
+func Write(outDir string, files map[string][]byte, untrusted []string) error {
 	existing, err := listFiles(outDir)
 	if err != nil {
 		return err
 	}
 	for _, name := range sortedKeys(files) {
 		target := filepath.Join(outDir, filepath.FromSlash(name))
-		if old, err := os.ReadFile(target); err == nil && bytes.Equal(old, files[name]) {
+		if old, err := hostfile.ReadFile(target, untrusted); err == nil && bytes.Equal(old, files[name]) {
 			continue
 		}
-		if err := writeAtomic(target, files[name], 0o644); err != nil {
+		if err := hostfile.WriteFile(target, files[name], 0o644, untrusted); err != nil {
 			return err
 		}
 	}
 	for _, name := range existing {
 		if _, keep := files[name]; !keep {
-			if err := os.Remove(filepath.Join(outDir, filepath.FromSlash(name))); err != nil {
+			if err := hostfile.Remove(filepath.Join(outDir, filepath.FromSlash(name)), untrusted); err != nil {
 				return err
 			}
 		}
@@ -292,35 +295,6 @@ func listFiles(dir string) ([]string, error) {
 	})
 	sort.Strings(names)
 	return names, err
-}
-
-// WriteFileAtomic writes data to a temporary file beside target and
-// renames it over target: a reader sees the old file or the new one.
-func WriteFileAtomic(target string, data []byte, mode os.FileMode) error {
-	return writeAtomic(target, data, mode)
-}
-
-func writeAtomic(target string, data []byte, mode os.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), target)
 }
 
 func sortedKeys(m map[string][]byte) []string {

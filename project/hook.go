@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 )
 
 // hookMarker identifies a pre-commit hook mcpolicy wrote.
@@ -58,7 +60,9 @@ cd "$(git rev-parse --show-toplevel)"/%s
 # The first commit has nothing to compare with.
 if git rev-parse --verify --quiet HEAD >/dev/null; then "$MCPOLICY" diff --against HEAD -p .; fi
 `, hookMarker, shQuote(mcpolicy), shQuote(local), shQuote(local), shQuote(filepath.ToSlash(rel)))
-	return hook, writeAtomic(hook, []byte(script), 0o755)
+	// .git is protected in every read-write mount of its top: no server
+	// writes the way there.
+	return hook, hostfile.WriteFile(hook, []byte(script), 0o755, nil)
 }
 
 func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

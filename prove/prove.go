@@ -27,6 +27,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
+	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/probe"
 	"github.com/mcpolicy/mcpolicy/protect"
@@ -341,8 +342,18 @@ func plant() (*planted, func(), error) {
 		os.RemoveAll(dir)
 		return nil, nil, err
 	}
-	os.Chmod(dir, 0o755)
-	os.Chmod(pl.socket, 0o777) // reachable by the sandbox's user if nothing else stops it
+	// Never through a link: a server that may write the temporary folder
+	// could have swapped either for one to a file of the user's.
+	if err := hostfile.Chmod(dir, 0o755); err != nil {
+		ln.Close()
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	if err := hostfile.Chmod(pl.socket, 0o777); err != nil { // reachable by the sandbox's user if nothing else stops it
+		ln.Close()
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -431,6 +442,14 @@ func RunContext(ctx context.Context, p *compiler.Plan, m compiler.Machine, o Opt
 	backends, err := SelectBackends(p, o.Backends)
 	if err != nil {
 		return nil, err
+	}
+	// prove's temporary folders hold what the host runs (the bwrap
+	// wrapper) and a socket it opens up: the server must not be able to
+	// write there, even as the user it runs as.
+	if tmp := os.TempDir(); tmp != "" {
+		if g, in := launch.InsideAny(tmp, p.WritableSources(m)); in {
+			return nil, fmt.Errorf("the temporary folder %s ($TMPDIR) lies inside %s, which server %s may write: it could replace the scripts and sockets prove makes there; set TMPDIR to a folder outside every read-write grant", tmp, g, p.Server)
+		}
 	}
 	s := newSession(o.KeepImages)
 	defer s.cleanup()

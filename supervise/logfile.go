@@ -21,13 +21,7 @@ func OpenLog(path string, p *compiler.Plan, m compiler.Machine) (*os.File, error
 	if err != nil {
 		return nil, err
 	}
-	var writable []string
-	for _, mt := range p.Mounts {
-		if mt.Mode == compiler.ReadWrite {
-			writable = append(writable, m.Resolve(mt.Source))
-		}
-	}
-	if g, in := launch.InsideAny(abs, writable); in {
+	if g, in := launch.InsideAny(abs, p.WritableSources(m)); in {
 		return nil, fmt.Errorf("decision log %s lies inside %s, which server %s may write: it could replace the log with a link to another file, or forge the denials `mcpolicy suggest` reads; keep the log outside every read-write grant (e.g. ~/.local/state/mcpolicy/%s.jsonl)", abs, g, p.Server, p.Server)
 	}
 	return egress.OpenLog(abs)

@@ -36,6 +36,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
+	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 	"github.com/mcpolicy/mcpolicy/launch"
 )
 
@@ -161,6 +162,12 @@ func (s *session) cleanup() {
 func (s *session) startProxy() error {
 	allow := s.plan.Network.Rules()
 	parent := socketParent()
+	// The folder is ours alone only where the server cannot write: there
+	// it could swap the socket, or its folder, for a link (the chmods below
+	// refuse one, but a socket it made in our place would serve nothing).
+	if g, in := launch.InsideAny(parent, s.plan.WritableSources(s.machine)); in {
+		return fmt.Errorf("the folder for the egress proxy's socket, %s ($XDG_RUNTIME_DIR, else $TMPDIR), lies inside %s, which server %s may write: set TMPDIR (and XDG_RUNTIME_DIR) to a folder outside every read-write grant", parent, g, s.plan.Server)
+	}
 	sweepStale(parent)
 	if tmp := tempParent(); tmp != parent {
 		sweepStale(tmp) // left by a supervisor that ran with another environment
@@ -170,7 +177,7 @@ func (s *session) startProxy() error {
 		return err
 	}
 	s.cleanups = append(s.cleanups, func() { os.RemoveAll(s.dir) })
-	if err := os.Chmod(s.dir, 0o700); err != nil { // MkdirTemp's already, whatever the umask took
+	if err := hostfile.Chmod(s.dir, 0o700); err != nil { // MkdirTemp's already, whatever the umask took
 		return err
 	}
 	sock := filepath.Join(s.dir, "egress.sock")
@@ -178,7 +185,7 @@ func (s *session) startProxy() error {
 	if err != nil {
 		return err
 	}
-	if err := os.Chmod(sock, 0o600); err != nil {
+	if err := hostfile.Chmod(sock, 0o600); err != nil {
 		ln.Close()
 		return err
 	}
@@ -588,7 +595,7 @@ func (s *session) trustSidecar(ctx context.Context, engine, name string) (int, e
 	case me == 0:
 		err = os.Lchown(sock, fsuid, -1)
 	default:
-		err = os.Chmod(sock, 0o666)
+		err = hostfile.Chmod(sock, 0o666)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("opening the egress socket to the sidecar's uid %d: %v", fsuid, err)

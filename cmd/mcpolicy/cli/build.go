@@ -30,6 +30,21 @@ func compileProject(path string) (*project.Project, []*compiler.Plan, error) {
 	return proj, plans, err
 }
 
+// writable are the host folders a server of the project may have written:
+// the project itself (its most common grant, and where commands write by
+// default) and every read-write mount source of the plans. mcpolicy
+// follows no symlink below them on the way to a file it writes or removes
+// (hostfile): a link there may be a server's.
+func writable(proj *project.Project, plans []*compiler.Plan) []string {
+	home, _ := os.UserHomeDir()
+	m := compiler.Machine{ProjectRoot: proj.Root, Home: home}
+	out := []string{proj.Root}
+	for _, p := range plans {
+		out = append(out, p.WritableSources(m)...)
+	}
+	return out
+}
+
 // compileServer compiles the project at path and returns one server's plan.
 func compileServer(path, server string) (*project.Project, *compiler.Plan, error) {
 	proj, plans, err := compileProject(path)
@@ -112,7 +127,7 @@ missing, stale or extra, for CI and pre-commit.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy: %s is out of date with %s; run `mcpolicy build %s`\n", dir, compiler.Plural(len(proj.Files), "policy file"), path)
 				return &errSilent{code: ExitStale}
 			}
-			if err := project.Write(dir, files); err != nil {
+			if err := project.Write(dir, files, writable(proj, plans)); err != nil {
 				return err
 			}
 			fmt.Fprintf(w, "wrote %s: %s, %s\n", dir, compiler.Plural(len(plans), "server"), compiler.Plural(len(files), "file"))

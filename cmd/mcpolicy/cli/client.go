@@ -12,6 +12,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit/backends"
+	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/mcpolicy/mcpolicy/report"
 	"github.com/spf13/cobra"
@@ -32,7 +33,8 @@ refuses any other content, exit 8); docker/podman entries run
 mcpolicy-launch --engine ENGINE --project-root ROOT -- run ...; seatbelt
 entries the wrapper; egress servers mcpolicy run ... --plan HASH. The
 launcher must be installed beside mcpolicy (or on PATH), and neither it
-nor the client file may lie in the server's writable grant. The file's
+nor the client file may lie in a writable grant of any of the project's
+servers (a symlink there is judged where it is, and not followed). The file's
 own style is kept (strict JSON stays strict, indentation and newlines
 stay), as are other entries, key order, comments and trailing commas;
 the file is replaced
@@ -67,7 +69,16 @@ user-scope file, --file any file.`,
 			default:
 				target, portable = filepath.Join(proj.Root, c.Project), true
 			}
-			src, err := os.ReadFile(target)
+			// The file starts every server it names, the ones not selected
+			// by --server too: none of the project's servers may write it.
+			for _, p := range plans {
+				if err := clientcfg.CheckOutsideGrants(p, compiler.Machine{ProjectRoot: proj.Root, Home: home},
+					map[string]string{"client config": target}); err != nil {
+					return &exitError{code: ExitInvalid, err: err}
+				}
+			}
+			untrusted := writable(proj, plans)
+			src, err := hostfile.ReadFile(target, untrusted)
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
 			}
@@ -92,9 +103,11 @@ user-scope file, --file any file.`,
 					fmt.Fprintf(cmd.ErrOrStderr(), "%s passes no environment to servers: %q takes %s from %s at spawn (NAME=value lines, mode 600; `install -m 600 /dev/null %s` creates it)\n",
 						c.Name, p.Server, strings.Join(p.EnvNames(), ", "), f, f)
 				}
-				if err := clientcfg.CheckOutsideGrants(p, compiler.Machine{ProjectRoot: proj.Root, Home: home},
-					map[string]string{"client config": target, "launcher": l.Command}); err != nil {
-					return &exitError{code: ExitInvalid, err: err}
+				for _, q := range plans {
+					if err := clientcfg.CheckOutsideGrants(q, compiler.Machine{ProjectRoot: proj.Root, Home: home},
+						map[string]string{"launcher": l.Command}); err != nil {
+						return &exitError{code: ExitInvalid, err: err}
+					}
 				}
 				if out, err = clientcfg.Merge(target, out, c, p.Server, l, force); err != nil {
 					return &exitError{code: ExitInvalid, err: err}
@@ -112,14 +125,11 @@ user-scope file, --file any file.`,
 				return nil
 			}
 			if len(src) > 0 {
-				if err := project.WriteFileAtomic(target+".mcpolicy.bak", src, 0o600); err != nil {
+				if err := hostfile.WriteFile(target+".mcpolicy.bak", src, 0o600, untrusted); err != nil {
 					return err
 				}
 			}
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			if err := project.WriteFileAtomic(target, out, 0o644); err != nil {
+			if err := hostfile.WriteFile(target, out, 0o644, untrusted); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", target)

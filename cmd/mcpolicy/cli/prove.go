@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 	"github.com/mcpolicy/mcpolicy/prove"
 	"github.com/spf13/cobra"
 )
@@ -118,6 +119,7 @@ go install).`,
 			}
 			ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
+			untrusted := writable(proj, plans)
 			disagree, whyDisagree := 0, 0
 			for _, p := range todo {
 				opts := prove.Options{Backends: backends, Probes: probes, Self: self, Policy: path, Call: call, KeepImages: keepImage}
@@ -132,13 +134,13 @@ go install).`,
 				if len(plans) == 1 || len(servers) == 1 {
 					dir = out
 				}
-				if err := os.MkdirAll(dir, 0o755); err != nil {
+				// The evidence folder is usually in the project, which the
+				// server may write (and may just have, while it ran): no link
+				// it left on the way is followed.
+				if err := hostfile.WriteFile(filepath.Join(dir, "evidence.json"), rep.JSON(), 0o644, untrusted); err != nil {
 					return err
 				}
-				if err := os.WriteFile(filepath.Join(dir, "evidence.json"), rep.JSON(), 0o644); err != nil {
-					return err
-				}
-				if err := os.WriteFile(filepath.Join(dir, "evidence.md"), rep.Markdown(), 0o644); err != nil {
+				if err := hostfile.WriteFile(filepath.Join(dir, "evidence.md"), rep.Markdown(), 0o644, untrusted); err != nil {
 					return err
 				}
 				for _, b := range rep.Backends {

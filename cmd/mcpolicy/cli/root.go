@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/exitcode"
+	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/schema"
 	"github.com/spf13/cobra"
@@ -80,11 +81,12 @@ func exitCode(err error) int {
 	var ue *emit.UnsafeStringError
 	var ee *exitError
 	var te *launch.TamperError
+	var he *hostfile.TamperedError
 	var lu *launch.UnsupportedError
 	switch {
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.As(err, &te):
+	case errors.As(err, &te), errors.As(err, &he):
 		return ExitTampered
 	case errors.As(err, &lu):
 		return ExitUnsupported

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/project"
+	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 	"github.com/mcpolicy/mcpolicy/suggest"
 	"github.com/spf13/cobra"
 )
@@ -119,8 +119,8 @@ the current folder.`,
 			}
 			fmt.Fprint(cmd.OutOrStdout(), patch.Diff(patchName(file)))
 			if write {
-				if err := project.WriteFileAtomic(file, patch.New, fileMode(file)); err != nil {
-					return &exitError{code: ExitError, err: err}
+				if err := hostfile.WriteFile(file, patch.New, fileMode(file), writable(proj, plans)); err != nil {
+					return err // a link planted there is exit 8, as every refused tampering
 				}
 				fmt.Fprintf(stderr, "wrote %s: review it with mcpolicy diff\n", file)
 			}

@@ -1,0 +1,305 @@
+// Package hostfile writes, reads back, removes and chmods files on the host for mcpolicy's
+// commands (build's artefacts, prove's evidence, client configs, suggest's
+// patch) where a confined server may have been before them.
+//
+// A server with a read-write grant writes anything there, links included,
+// and may do so between two runs. What it left must not choose which file
+// mcpolicy writes, truncates or removes: a symlink evidence/evidence.md ->
+// ~/.bashrc would otherwise have `mcpolicy prove` write the user's shell
+// start-up file. So the folders a server may write (the caller names them:
+// the project and every read-write mount source) are walked one component
+// at a time with O_NOFOLLOW: below the first of them, a symlink anywhere on
+// the way is refused, never followed. Above them (the user's own folders,
+// a symlinked home) links are followed as the user made them. A file is
+// written to a fresh name (O_CREAT|O_EXCL) in the folder so opened, then
+// renamed over the old one: an existing file is replaced, never opened, so
+// neither a hard link nor a FIFO left there is written through.
+package hostfile
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// TamperedError is a link (or a non-regular file) found where a server may
+// write, on the way to a file mcpolicy was to write or remove.
+type TamperedError struct{ msg string }
+
+func (e *TamperedError) Error() string { return e.msg }
+
+// WriteFile writes data to path (created with perm, folders 0755 as
+// needed) and renames it over what is there, in the same folder: a reader
+// sees the old file or the new one. untrusted are the folders a server may
+// write: no symlink below the first of them is followed, and the file
+// itself, where it lies in one, must be absent or a regular file (a link
+// there is refused, not replaced).
+func WriteFile(path string, data []byte, perm os.FileMode, untrusted []string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	dfd, inside, err := openDir(filepath.Dir(abs), untrusted, true)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	base := filepath.Base(abs)
+	var st unix.Stat_t
+	switch err := unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); {
+	case errors.Is(err, unix.ENOENT):
+	case err != nil:
+		return fmt.Errorf("%s: %w", abs, err)
+	case st.Mode&unix.S_IFMT == unix.S_IFREG:
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK && inside == "":
+		// The user's own link (a dotfile manager's): replaced, as before.
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		return tampered("%s is a symlink inside %s, which a server may write: refusing to write through it or over it (it may have been planted to make mcpolicy write elsewhere); remove it, or write to a path outside the server's read-write grants", abs, inside)
+	default:
+		return tampered("%s is not a regular file (%s) inside %s, which a server may write: refusing to replace it; remove it, or write to a path outside the server's read-write grants", abs, fileType(uint32(st.Mode)), inside)
+	}
+	tmp := "." + base + ".tmp-" + random()
+	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return fmt.Errorf("%s: creating a temporary file beside it: %w", abs, err)
+	}
+	f := os.NewFile(uintptr(fd), filepath.Join(filepath.Dir(abs), tmp))
+	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Chmod(perm) // whatever the umask took
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = unix.Renameat(dfd, tmp, dfd, base)
+	}
+	if werr != nil {
+		unix.Unlinkat(dfd, tmp, 0)
+		return fmt.Errorf("%s: %w", abs, werr)
+	}
+	return nil
+}
+
+// ReadFile reads the file at path, reaching its folder as WriteFile does:
+// inside an untrusted folder the file must be a regular file, not a link
+// (what mcpolicy reads there it may write back beside it, a backup). A
+// file that is not there is fs.ErrNotExist.
+func ReadFile(path string, untrusted []string) ([]byte, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	dfd, inside, err := openDir(filepath.Dir(abs), untrusted, false)
+	if errors.Is(err, unix.ENOENT) {
+		return nil, fmt.Errorf("%s: %w", abs, fs.ErrNotExist)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dfd)
+	flags := unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC
+	if inside != "" {
+		flags |= unix.O_NOFOLLOW
+	}
+	fd, err := unix.Openat(dfd, filepath.Base(abs), flags, 0)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, tampered("%s is a symlink inside %s, which a server may write: refusing to read through it (it may have been planted to have mcpolicy copy another file); remove it, or name a path outside the server's read-write grants", abs, inside)
+	}
+	if errors.Is(err, unix.ENOENT) {
+		return nil, fmt.Errorf("%s: %w", abs, fs.ErrNotExist)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", abs, err)
+	}
+	f := os.NewFile(uintptr(fd), abs)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, fmt.Errorf("%s: %w", abs, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, fmt.Errorf("%s: not a regular file (%s)", abs, fileType(uint32(st.Mode)))
+	}
+	return io.ReadAll(f)
+}
+
+// Remove removes the file at path (a link itself, never what it names),
+// reaching its folder as WriteFile does. A file that is not there is not
+// an error.
+func Remove(path string, untrusted []string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	dfd, _, err := openDir(filepath.Dir(abs), untrusted, false)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	if err := unix.Unlinkat(dfd, filepath.Base(abs), 0); err != nil && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("removing %s: %w", abs, err)
+	}
+	return nil
+}
+
+// maxLinks is how many of the user's own symlinks a path may pass through.
+const maxLinks = 40
+
+type level struct {
+	fd     int
+	inside string // the untrusted folder this one is in (or is), "" if none
+	name   string // for messages
+}
+
+// openDir opens the folder dir (absolute), creating what is missing when
+// create is set, and says which untrusted folder it lies in ("" if none).
+func openDir(dir string, untrusted []string, create bool) (int, string, error) {
+	ids := map[[2]uint64]string{}
+	for _, g := range untrusted {
+		if g == "" {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Stat(g, &st) == nil {
+			ids[[2]uint64{uint64(st.Dev), uint64(st.Ino)}] = filepath.Clean(g)
+		}
+	}
+	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	root, err := unix.Open("/", flags, 0)
+	if err != nil {
+		return -1, "", err
+	}
+	stack := []level{{fd: root, name: "/"}}
+	mark := func(l *level, parent string) {
+		l.inside = parent
+		var st unix.Stat_t
+		if l.inside == "" && unix.Fstat(l.fd, &st) == nil {
+			l.inside = ids[[2]uint64{uint64(st.Dev), uint64(st.Ino)}]
+		}
+	}
+	mark(&stack[0], "")
+	closeAll := func() {
+		for _, l := range stack {
+			unix.Close(l.fd)
+		}
+	}
+	queue := strings.Split(filepath.Clean(dir), "/")
+	links := 0
+	for len(queue) > 0 {
+		name := queue[0]
+		queue = queue[1:]
+		cur := stack[len(stack)-1]
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			if len(stack) > 1 {
+				unix.Close(cur.fd)
+				stack = stack[:len(stack)-1]
+			}
+			continue
+		}
+		here := filepath.Join(cur.name, name)
+		fd, err := unix.Openat(cur.fd, name, flags, 0)
+		if errors.Is(err, unix.ENOENT) && create {
+			if err = unix.Mkdirat(cur.fd, name, 0o755); err == nil || errors.Is(err, unix.EEXIST) {
+				fd, err = unix.Openat(cur.fd, name, flags, 0)
+			}
+		}
+		if err != nil {
+			var st unix.Stat_t
+			if unix.Fstatat(cur.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+				closeAll()
+				if errors.Is(err, unix.ENOTDIR) {
+					return -1, "", fmt.Errorf("%s: not a folder (%s)", here, fileType(uint32(st.Mode)))
+				}
+				return -1, "", fmt.Errorf("%s: %w", here, err)
+			}
+			if cur.inside != "" {
+				closeAll()
+				return -1, "", tampered("%s is a symlink inside %s, which a server may write: refusing to follow it (it may have been planted to make mcpolicy write elsewhere); remove it, or name a path outside the server's read-write grants", here, cur.inside)
+			}
+			if links++; links > maxLinks {
+				closeAll()
+				return -1, "", fmt.Errorf("%s: %w", here, unix.ELOOP)
+			}
+			target, err := readlinkat(cur.fd, name)
+			if err != nil {
+				closeAll()
+				return -1, "", fmt.Errorf("%s: %w", here, err)
+			}
+			if filepath.IsAbs(target) {
+				for _, l := range stack[1:] {
+					unix.Close(l.fd)
+				}
+				stack = stack[:1]
+			}
+			queue = append(strings.Split(target, "/"), queue...)
+			continue
+		}
+		l := level{fd: fd, name: here}
+		mark(&l, cur.inside)
+		stack = append(stack, l)
+	}
+	top := stack[len(stack)-1]
+	for _, l := range stack[:len(stack)-1] {
+		unix.Close(l.fd)
+	}
+	return top.fd, top.inside, nil
+}
+
+func readlinkat(dfd int, name string) (string, error) {
+	for size := 256; size <= 1<<16; size *= 4 {
+		buf := make([]byte, size)
+		n, err := unix.Readlinkat(dfd, name, buf)
+		if err != nil {
+			return "", err
+		}
+		if n < size {
+			return string(buf[:n]), nil
+		}
+	}
+	return "", unix.ENAMETOOLONG
+}
+
+func fileType(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return "a regular file"
+	case unix.S_IFDIR:
+		return "a folder"
+	case unix.S_IFLNK:
+		return "a symlink"
+	case unix.S_IFIFO:
+		return "a FIFO"
+	case unix.S_IFSOCK:
+		return "a socket"
+	case unix.S_IFCHR, unix.S_IFBLK:
+		return "a device"
+	}
+	return "not a file"
+}
+
+func tampered(format string, a ...any) error {
+	return &TamperedError{fmt.Sprintf(format, a...)}
+}
+
+func random() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func dirOf(path string) string { return filepath.Dir(path) }
