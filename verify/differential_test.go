@@ -66,8 +66,9 @@ type backendRun struct {
 	run func(t *testing.T, c *testCase, attempts []probe.Attempt) ([]probe.Result, error)
 	// refuses predicts a compile-time refusal from the plan alone.
 	refuses func(p *compiler.Plan) bool
-	// noEgress: the backend cannot enforce an allowlist; refused checks
-	// that it really refuses one (nil: the prediction is the check).
+	// noEgress: the backend cannot enforce an allowlist; refused checks,
+	// for a case refuses predicts it refuses, that it really refuses it
+	// (nil: the prediction is the check).
 	noEgress bool
 	refused  func(c *testCase) error
 	// structural checks, instead of running it, a case with an allowlist
@@ -89,6 +90,18 @@ type testCase struct {
 }
 
 func (c *testCase) egress() bool { return c.plan.Network.Mode == "allowlist" }
+
+// fixedTop says whether the plan mounts the project root read-write: its
+// top level is fixed by the launcher (launch.PrepareBwrap, launch.Engine),
+// not by the emitted arguments, so such a case runs as mcpolicy run
+// starts it (runSupervised), never from bare arguments.
+func (c *testCase) fixedTop() bool {
+	return slices.ContainsFunc(c.plan.Mounts, compiler.Mount.FixedTop)
+}
+
+// launched says whether a case runs through the launcher (supervise.Run)
+// under bwrap, docker and podman: an allowlist or a fixed top level.
+func (c *testCase) launched() bool { return c.egress() || c.fixedTop() }
 
 var (
 	setupOnce sync.Once
@@ -384,8 +397,9 @@ const (
 )
 
 // generate writes case n: a project of folders a..d (each with probe.txt,
-// inner/probe.txt and maybe protected files) and a random policy over it;
-// some cases allow egress (see egressDraw). The allowlist is drawn last,
+// inner/probe.txt and maybe protected files) and a random policy over it,
+// which may mount the project root itself (see generateIn); some cases
+// allow egress (see egressDraw). The allowlist is drawn last,
 // so a case's folders and mounts do not depend on it.
 func generate(t *testing.T, seed uint64, n int, draw egressDraw) *testCase {
 	return generateIn(t, seed, n, draw, "")
@@ -414,6 +428,39 @@ func generateIn(t *testing.T, seed uint64, n int, draw egressDraw, sub string) *
 			if rng.IntN(4) == 0 { // a nested mount with its own mode
 				mounts = append(mounts, fmt.Sprintf(`{source: %q, target: %q, mode: %q}`, d+"/inner", "/m/"+d+"/inner", []string{"ro", "rw"}[rng.IntN(2)]))
 			}
+		}
+	}
+	// One case in four also mounts the project root itself at /w, its top
+	// level holding a..d, the policy and maybe .git, .env and .mcpolicy:
+	// read-write (two in three), it gets a fixed top level at launch; in
+	// half of them a policy's own mount sits exactly on one of its
+	// entries and takes that entry's place.
+	if rng.IntN(4) == 0 {
+		mode := []string{"rw", "rw", "ro"}[rng.IntN(3)]
+		switch rng.IntN(3) {
+		case 0:
+			plant(filepath.Join(root, ".git", "config"), "[core]\n")
+			plant(filepath.Join(root, ".git", "hooks", "pre-commit"), "#!/bin/sh\n")
+		case 1:
+			plant(filepath.Join(root, ".env"), "TOKEN=planted\n")
+		}
+		if rng.IntN(2) == 0 { // as mcpolicy build leaves it
+			plant(filepath.Join(root, ".mcpolicy", "manifest.json"), "{}\n")
+		}
+		if sub == "kubernetes" && mode == "rw" {
+			// kubernetes refuses a fixed top level (no launcher runs in a
+			// cluster to fix it: emit/kubernetes FixedTop is Missing), and
+			// a read-write mount of "." would also hold every other
+			// read-write mount (refused: rw inside rw). Its Pods get the
+			// read-only form instead of a refusal; the draws stay the
+			// same, so the rest of the case is every backend's.
+			mode = "ro"
+		}
+		mounts = append(mounts, fmt.Sprintf(`{source: ".", target: "/w", mode: %q}`, mode))
+		entry := []string{"a", "b", "c", "d"}[rng.IntN(4)]
+		entryMode := []string{"ro", "rw"}[rng.IntN(2)]
+		if rng.IntN(2) == 0 {
+			mounts = append(mounts, fmt.Sprintf(`{source: %q, target: %q, mode: %q}`, entry, "/w/"+entry, entryMode))
 		}
 	}
 	filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
@@ -455,6 +502,7 @@ servers: s: {
 	if err := os.WriteFile(file, []byte(policy), 0o666); err != nil {
 		t.Fatal(err)
 	}
+	os.Chmod(file, 0o666) // a top-level entry too: the plan, not its mode, keeps it
 	proj, err := project.Discover(file)
 	if err != nil {
 		t.Fatal(err)
@@ -515,7 +563,7 @@ func bwrapBackend(mutation string) backendRun {
 	return backendRun{name: "bwrap", view: SandboxView, refuses: func(*compiler.Plan) bool { return false }, mutation: mutation,
 		run: func(t *testing.T, c *testCase, attempts []probe.Attempt) ([]probe.Result, error) {
 			p := withCommand(c.plan, probeInSandbox, attempts)
-			if c.egress() {
+			if c.launched() && !(c.fixedTop() && mutation == "bwrap-unfixed-top") {
 				return runSupervised(p, c, "bwrap")
 			}
 			args, err := bwrap.Args(p, c.machine(), bwrap.DetectLayout(), 0)
@@ -533,9 +581,11 @@ func bwrapBackend(mutation string) backendRun {
 		}}
 }
 
-// runSupervised runs a plan with an allowlist as `mcpolicy run` does: the
-// egress proxy in this process (resolving the harness's names), the
-// sandbox with its forwarder (bwrap) or sidecar (docker, podman).
+// runSupervised runs a plan as `mcpolicy run` does: through the launcher
+// (mount sources by descriptor, the project's top level fixed), and with
+// an allowlist the egress proxy in this process (resolving the harness's
+// names), the sandbox with its forwarder (bwrap) or sidecar (docker,
+// podman).
 func runSupervised(p *compiler.Plan, c *testCase, backend string) ([]probe.Result, error) {
 	var stdout, stderr bytes.Buffer
 	var log syncBuffer
@@ -597,18 +647,30 @@ func landlockBackend(mutate func(*compiler.Plan)) backendRun {
 		}}
 }
 
-// landlockRefuses checks that a case with an allowlist starts nothing on
-// landlock: its report says the allowlist cannot be enforced, `mcpolicy
+// landlockRefuses checks that a case with an allowlist, or with a fixed
+// top level (a read-write mount of the project root: Landlock cannot keep
+// names from being created in a writable hierarchy), starts nothing on
+// landlock: its report says the restriction cannot be enforced, `mcpolicy
 // exec` exits 2 (not enforceable; the message names the first such
-// restriction, which may be another) before the probe runs, and
-// supervise.Run (`mcpolicy run`) refuses the backend for the allowlist.
+// restriction, which may be another) before the probe runs, and, for an
+// allowlist, supervise.Run (`mcpolicy run`) refuses the backend for it.
+// Other refusals (protected paths) are the prediction's alone.
 func landlockRefuses(c *testCase) error {
-	missing := false
-	for _, r := range landlock.Enforcement(c.plan, landlock.Best) {
-		missing = missing || r.Restriction == "egress allowlist" && r.Support == emit.Missing
+	var want []emit.Restriction
+	if c.egress() {
+		want = append(want, emit.EgressAllowlist)
 	}
-	if !missing {
-		return fmt.Errorf("landlock's report does not say it cannot enforce the egress allowlist")
+	if c.fixedTop() {
+		want = append(want, emit.FixedTop)
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	rows := landlock.Enforcement(c.plan, landlock.Best)
+	for _, w := range want {
+		if !slices.ContainsFunc(rows, func(r emit.Row) bool { return r.Restriction == w && r.Support == emit.Missing }) {
+			return fmt.Errorf("landlock's report does not say it cannot enforce the %s", w)
+		}
 	}
 	args := []string{"exec", "--policy", c.policy, "--server", "s", "--", world.probeBin, "probe", "read:/"}
 	cmd := exec.Command(world.probeBin, args...)
@@ -618,7 +680,10 @@ func landlockRefuses(c *testCase) error {
 	err := cmd.Run()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 2 || stdout.Len() > 0 || !strings.Contains(stderr.String(), "is not enforceable by backend landlock") {
-		return fmt.Errorf("mcpolicy exec of a plan with an allowlist: %v (want exit 2, not enforceable, and no probe output)\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+		return fmt.Errorf("mcpolicy exec of a plan with %v: %v (want exit 2, not enforceable, and no probe output)\nstdout: %s\nstderr: %s", want, err, stdout.String(), stderr.String())
+	}
+	if !c.egress() {
+		return nil
 	}
 	code, err := supervise.Run(context.Background(), c.plan, supervise.Options{Backend: "landlock", Machine: c.machine(), Self: world.probeBin,
 		Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard})
@@ -655,7 +720,7 @@ func engineBackend(engine string, mutation string) backendRun {
 			}
 			p := withCommand(c.plan, probeInSandbox, attempts)
 			p.Image = image
-			if c.egress() {
+			if c.launched() {
 				return runSupervised(p, c, engine)
 			}
 			args, err := docker.Args(p, c.machine())
@@ -679,6 +744,9 @@ func engineBackend(engine string, mutation string) backendRun {
 var mutations = map[string]func([]string) []string{
 	// Every namespace but the network's.
 	"bwrap-host-net": bwrapHostNet,
+	// A read-write project root from bwrap's bare arguments, not through
+	// the launcher (bwrapBackend): a plain --bind, its top level not fixed.
+	"bwrap-unfixed-top": func(args []string) []string { return args },
 	// The same, only where a forwarder runs in front of the server: the
 	// forwarder then listens on the host's loopback, and the server
 	// reaches the proxy and everything else.
@@ -822,7 +890,7 @@ func importImage(engine string) (string, error) {
 	for _, d := range []struct {
 		name string
 		mode int64
-	}{{"tmp/", 0o1777}, {"var/", 0o755}, {"var/tmp/", 0o1777}, {"run/", 0o755}, {"etc/", 0o755}, {"opt/", 0o755}, {"m/", 0o755}} {
+	}{{"tmp/", 0o1777}, {"var/", 0o755}, {"var/tmp/", 0o1777}, {"run/", 0o755}, {"etc/", 0o755}, {"opt/", 0o755}, {"m/", 0o755}, {"w/", 0o755}} {
 		tw.WriteHeader(&tar.Header{Name: d.name, Typeflag: tar.TypeDir, Mode: d.mode})
 	}
 	tw.Close()
@@ -942,7 +1010,7 @@ func verifyBackend(t *testing.T, b backendRun, cases []*testCase) ([]disagreemen
 			mu.Lock()
 			errnos["refused at compile time"]++
 			mu.Unlock()
-			if c.egress() && b.refused != nil {
+			if b.refused != nil {
 				if err := b.refused(c); err != nil {
 					t.Errorf("%s case %d: %v", b.name, c.n, err)
 				}
@@ -1091,9 +1159,15 @@ func TestDifferential(t *testing.T) {
 func TestWrongEmittersAreCaught(t *testing.T) {
 	setup(t)
 	_, seed := casesAndSeed()
-	var cases, egressCases []*testCase
+	var cases, egressCases, fixedCases []*testCase
 	for i := range 6 {
 		cases = append(cases, generate(t, seed, 10000+i, egressNever))
+	}
+	// Cases with a fixed top level: the first three the generator draws.
+	for i := 0; len(fixedCases) < 3 && i < 200; i++ {
+		if c := generateIn(t, seed, 40000+i, egressNever, "fixed"); c.fixedTop() {
+			fixedCases = append(fixedCases, c)
+		}
 	}
 	if world.fixture.Egress != nil {
 		for i := range 3 {
@@ -1105,30 +1179,42 @@ func TestWrongEmittersAreCaught(t *testing.T) {
 		what   string
 		b      backendRun
 		egress bool
+		fixed  bool // run on fixedCases
 	}{
-		{"bwrap without --unshare-net", bwrapBackend("bwrap-host-net"), false},
-		{"landlock with / in the baseline", landlockBackend(func(p *compiler.Plan) { p.Runtime.ReadOnly = append(p.Runtime.ReadOnly, "/") }), false},
-		{"docker on the host network", engineBackend("docker", "docker-host-net"), false},
-		{"kubernetes with its read-only mounts made read-write", kubernetesBackend(kubeReadOnlyMadeRW), false},
+		{"bwrap without --unshare-net", bwrapBackend("bwrap-host-net"), false, false},
+		{"landlock with / in the baseline", landlockBackend(func(p *compiler.Plan) { p.Runtime.ReadOnly = append(p.Runtime.ReadOnly, "/") }), false, false},
+		{"docker on the host network", engineBackend("docker", "docker-host-net"), false, false},
+		{"kubernetes with its read-only mounts made read-write", kubernetesBackend(kubeReadOnlyMadeRW), false, false},
 		// The forwarders would share the host's loopback: one at a time.
-		{"bwrap without --unshare-net where a forwarder runs (allowlist)", serial(bwrapBackend("bwrap-host-net-with-egress")), true},
-		{"docker server on the host network instead of the sidecar's (allowlist)", engineBackend("docker", "docker-egress-host-net"), true},
+		{"bwrap without --unshare-net where a forwarder runs (allowlist)", serial(bwrapBackend("bwrap-host-net-with-egress")), true, false},
+		{"docker server on the host network instead of the sidecar's (allowlist)", engineBackend("docker", "docker-egress-host-net"), true, false},
+		{"bwrap with the project's top level not fixed (a plain read-write bind)", bwrapBackend("bwrap-unfixed-top"), false, true},
 	}
 	for _, m := range mistakes {
 		name := m.b.name
 		if m.egress {
 			name += "-egress"
 		}
+		if m.fixed {
+			name += "-fixed-top"
+		}
 		t.Run(name, func(t *testing.T) {
 			if !available(t, m.b.name) {
 				return
 			}
 			cs := cases
+			if m.fixed {
+				cs = fixedCases
+			}
 			if m.egress {
 				if world.fixture.Egress == nil {
 					t.Skipf("no egress cases: %s", world.egressOff)
 				}
 				cs = egressCases
+			}
+			if m.b.mutation != "" {
+				// What runs through supervise.Run (an allowlist, a fixed
+				// top level) meets the mistake through the shim.
 				useShim(t, m.b.mutation)
 			}
 			dis, _ := verifyBackend(t, m.b, cs)

@@ -19,6 +19,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/allowlist"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/probe"
+	"github.com/mcpolicy/mcpolicy/protect"
 )
 
 // View is how a backend shows the host to the process.
@@ -134,50 +135,107 @@ func (e Expectation) Says() string {
 
 // cover is one granted subtree, in the view's terms.
 type cover struct {
-	at string
-	rw bool
+	at   string
+	rw   bool
+	kind coverKind
 }
+
+// coverKind orders covers at the same path: the greater is the one the
+// process meets.
+type coverKind int
+
+const (
+	// coverFixedTop: a read-write mount of the project root, whose top
+	// level the launcher fixes: the root bound read-only, and below it
+	// nothing but the entries present at launch (an absent one cannot be
+	// created, nor read).
+	coverFixedTop coverKind = iota
+	// coverEntry: an entry of a fixed top level, bound again read-write.
+	coverEntry
+	// coverMount: a mount, the scratch, the baseline. A policy's own mount
+	// exactly on a fixed top level's entry takes its place (bwrap binds
+	// it later; the engine launcher leaves the entry to it).
+	coverMount
+	// coverProtected: a protected name, bound read-only over all else.
+	coverProtected
+)
 
 // Expectations lists the accesses to try for a plan and whether each must
 // succeed. Where a mounted folder holds probe.txt and inner/probe.txt on
 // the host, they are read and written too.
+//
+// A mount of the project root (source ".") also has each of its top-level
+// entries tried: a file read and written, a folder's probe.txt read and
+// written and a new file created in it, and a new top-level name created.
+// Read-write, the root's top level is fixed at launch (launch/bwrap.go
+// fixedTop, launch/engine.go engineFixedTop): the root read-only, each
+// entry present then bound again on top, read-write unless protected, no
+// new name at the top; a policy's mount on an entry decides that entry.
+// Landlock refuses such a plan (emit/landlock: FixedTop is Missing), so
+// only the sandbox view ever runs it; the host view says the same of the
+// top level, its entries' rights adding up as every other grant's do.
 func Expectations(p *compiler.Plan, m compiler.Machine, f Fixture, view View, baseline []string) []Expectation {
 	var covers []cover
 	type root struct{ base, host, what string }
 	var roots []root
+	type top struct {
+		at, host, what string
+		entries        []os.DirEntry
+	}
+	var tops []top // mounts of the project root
+	unprot := p.UnprotectedNames()
 	for _, mt := range p.Mounts {
 		at, host := mt.Target, m.Resolve(mt.Source)
 		if view == HostView {
 			at = host
 		}
-		covers = append(covers, cover{at, mt.Mode == compiler.ReadWrite})
 		roots = append(roots, root{at, host, "mount " + mt.Target})
+		if mt.Source != (compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."}) {
+			covers = append(covers, cover{at, mt.Mode == compiler.ReadWrite, coverMount})
+			continue
+		}
+		entries, _ := os.ReadDir(host) // as the launcher finds them
+		tops = append(tops, top{at, host, "mount " + mt.Target, entries})
+		if !mt.FixedTop() {
+			covers = append(covers, cover{at, false, coverMount})
+			continue
+		}
+		covers = append(covers, cover{at, false, coverFixedTop})
+		for _, e := range entries {
+			c := cover{path.Join(at, e.Name()), true, coverEntry}
+			if protect.Except(e.Name(), unprot) != "" {
+				c.rw, c.kind = false, coverProtected
+			}
+			covers = append(covers, c)
+		}
 	}
 	for _, pr := range p.Protected {
 		at := pr.Target
 		if view == HostView {
 			at = m.Resolve(pr.Source)
 		}
-		covers = append(covers, cover{at, false})
+		covers = append(covers, cover{at, false, coverProtected})
 	}
 	if p.Scratch != nil {
-		covers = append(covers, cover{p.Scratch.Target, true})
+		covers = append(covers, cover{p.Scratch.Target, true, coverMount})
 	}
 	if view == HostView {
 		for _, b := range baseline {
-			covers = append(covers, cover{b, false})
+			covers = append(covers, cover{b, false, coverMount})
 		}
 	}
 
 	// allowed answers from the covers: the deepest one decides in a
-	// sandbox (mounts stack); in the host view rights add up.
+	// sandbox (mounts stack; at the same path the greater kind); in the
+	// host view rights add up. Below a fixed top level only its entries
+	// exist, in either view.
 	allowed := func(target string, write bool) bool {
 		best, found, anyRW := -1, false, false
 		for i, c := range covers {
 			if target == c.at || strings.HasPrefix(target, strings.TrimSuffix(c.at, "/")+"/") {
 				found = true
 				anyRW = anyRW || c.rw
-				if best < 0 || len(c.at) > len(covers[best].at) {
+				if b := covers[max(best, 0)]; best < 0 || len(c.at) > len(b.at) || len(c.at) == len(b.at) && c.kind > b.kind {
 					best = i
 				}
 			}
@@ -185,6 +243,8 @@ func Expectations(p *compiler.Plan, m compiler.Machine, f Fixture, view View, ba
 		switch {
 		case !found:
 			return false
+		case covers[best].kind == coverFixedTop && target != covers[best].at:
+			return false // absent at launch: no such entry
 		case !write:
 			return true
 		case view == HostView:
@@ -209,6 +269,22 @@ func Expectations(p *compiler.Plan, m compiler.Machine, f Fixture, view View, ba
 		if exists(filepath.Join(r.host, "inner", "probe.txt")) {
 			add(probe.Read, path.Join(r.base, "inner", "probe.txt"), r.what+", nested", false)
 			add(probe.Create, path.Join(r.base, "inner", fmt.Sprintf("new-%d.txt", i)), r.what+", nested", true)
+		}
+	}
+	for _, t := range tops {
+		add(probe.Create, path.Join(t.at, "new-top.txt"), t.what+", a new top-level name", true)
+		for _, e := range t.entries {
+			at, host, what := path.Join(t.at, e.Name()), filepath.Join(t.host, e.Name()), t.what+", top-level entry "+e.Name()
+			if !e.IsDir() {
+				add(probe.Read, at, what, false)
+				add(probe.Write, at, what, true)
+				continue
+			}
+			if exists(filepath.Join(host, "probe.txt")) {
+				add(probe.Read, path.Join(at, "probe.txt"), what, false)
+				add(probe.Write, path.Join(at, "probe.txt"), what, true)
+			}
+			add(probe.Create, path.Join(at, "new-entry.txt"), what, true)
 		}
 	}
 	for _, pr := range p.Protected {
