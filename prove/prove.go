@@ -800,6 +800,17 @@ func standIn(ctx context.Context, s *session, engine, self string) (string, erro
 	return tag, nil
 }
 
+// fixedTop says whether a plan mounts the project root read-write: its
+// top level is fixed by the launcher, not by the emitted arguments.
+func fixedTop(p *compiler.Plan) bool {
+	for _, mt := range p.Mounts {
+		if mt.FixedTop() {
+			return true
+		}
+	}
+	return false
+}
+
 // reproduce is a command a reviewer can paste to see the same errno with
 // ordinary tools.
 func reproduce(backend string, p *compiler.Plan, m compiler.Machine, o Options, op probe.Op, target, image string) string {
@@ -812,9 +823,12 @@ func reproduce(backend string, p *compiler.Plan, m compiler.Machine, o Options, 
 	}
 	var argv []string
 	switch {
-	case p.Network.Mode == "allowlist":
-		// The sandbox needs the egress proxy running: mcpolicy run starts
-		// both, with the command (and, for an engine, the image) replaced.
+	case p.Network.Mode == "allowlist" || kind(backend) != landlock.Backend && fixedTop(p):
+		// The sandbox needs the egress proxy running, or the launcher to
+		// fix a read-write project's top level (bare bwrap or docker
+		// arguments bind it whole: a create there would succeed, and write
+		// into the project): mcpolicy run starts them, with the command
+		// (and, for an engine, the image) replaced.
 		argv = []string{"mcpolicy", "run", "--policy", o.Policy, "--server", p.Server, "--backend", backend}
 		if kind(backend) != bwrap.Backend {
 			argv = append(argv, "--image", image, "--", "/mcpolicy-probe", "probe", string(op)+":"+target)
