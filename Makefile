@@ -25,11 +25,23 @@ test: ## every test, the real-engine ones included (CI=true: a missing docker/po
 test-short: ## the edit loop (< 1 min): every package, without the tests that run engines, sandboxes, pre-commit or the network
 	$(GO) test -short -count=1 ./...
 
-lint: ## gofmt, go vet and staticcheck (pinned, through go run)
+# macOS is where the seatbelt backend runs: mcpolicy must build there
+# (docs/macos.md). Every package but verify/ (the escape suite drives Linux
+# sandboxes) is vetted for darwin too; cmd/mcpolicy-launch and launch's
+# ns_*_test.go are Linux-only by build constraint, so darwin's list has none.
+DARWIN_ARCHS ?= arm64 amd64
+
+lint: ## gofmt, go vet and staticcheck (pinned, through go run); mcpolicy cross-built and vetted for macOS
 	@out=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+	@for arch in $(DARWIN_ARCHS); do \
+	  echo "GOOS=darwin GOARCH=$$arch: go build ./cmd/mcpolicy, go vet (all but verify/)"; \
+	  GOOS=darwin GOARCH=$$arch $(GO) build -o /dev/null ./cmd/mcpolicy || exit 1; \
+	  pkgs=$$(GOOS=darwin GOARCH=$$arch $(GO) list ./... | grep -v '^github.com/mcpolicy/mcpolicy/verify') || exit 1; \
+	  GOOS=darwin GOARCH=$$arch $(GO) vet $$pkgs || exit 1; \
+	done
 
 bench: ## benchmarks: build and lint against `cue export` (whole processes); load + compile + emit; spawn cost per launch as a benchstat table (delta vs bare)
 	@echo "compile path against cue export (cue at go.mod's version), whole processes:"

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
+	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/supervise"
@@ -147,8 +148,11 @@ func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self, e
 		if err := b.Check(p); err != nil {
 			return nil, err
 		}
-		if err := supervise.CheckStatic(self); err != nil {
-			return nil, fmt.Errorf("server %q allows egress: %w", p.Server, err)
+		// (Seatbelt binds no forwarder: its proxy listens on the host.)
+		if b.Builds() != seatbelt.Backend {
+			if err := supervise.CheckStatic(self); err != nil {
+				return nil, fmt.Errorf("server %q allows egress: %w", p.Server, err)
+			}
 		}
 		// --plan pins what was reviewed: run refuses (exit 8) a policy
 		// that compiles to anything else.

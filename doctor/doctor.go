@@ -4,7 +4,8 @@
 // fix it. Every check actually runs what the backend needs (a bwrap
 // sandbox, a user namespace, the engine's API) with a timeout; the machine
 // is reached only through the Checker's functions, so the diagnosis can be
-// tested without it.
+// tested without it. On macOS it checks seatbelt's sandbox-exec instead,
+// and reports the Linux backends as needing Linux.
 package doctor
 
 import (
@@ -30,7 +31,6 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/supervise"
-	"golang.org/x/sys/unix"
 )
 
 // Status is what a backend can do here.
@@ -140,6 +140,9 @@ func (c *Checker) Check(ctx context.Context) Report {
 
 // Egress checks that this mcpolicy can be the egress forwarder.
 func (c *Checker) Egress() Result {
+	if r, ok := egressHost(); ok {
+		return r
+	}
 	r := Result{Backend: "egress", Status: OK}
 	self, err := c.Executable()
 	if err == nil && c.Static != nil {
@@ -468,34 +471,6 @@ func run(ctx context.Context, name string, args ...string) ([]byte, error) {
 		return stdout.Bytes(), err
 	}
 	return stdout.Bytes(), nil
-}
-
-// tryUserNS starts true(1) the way `mcpolicy exec` starts its stage 2: in
-// new user, network and mount namespaces, the invoking user mapped to
-// 1000:1000, CAP_SYS_ADMIN kept across exec for the scratch mount.
-func tryUserNS(ctx context.Context) error {
-	prog := "/usr/bin/true"
-	if _, err := os.Stat(prog); err != nil {
-		if prog, err = exec.LookPath("true"); err != nil {
-			return err
-		}
-	}
-	cmd := exec.CommandContext(ctx, prog)
-	cmd.WaitDelay = time.Second
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWNS,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: 1000, HostID: os.Getuid(), Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: 1000, HostID: os.Getgid(), Size: 1}},
-		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
-		Pdeathsig:   syscall.SIGKILL,
-	}
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return err
-	}
-	return nil
 }
 
 // WriteTable prints the report as a table, then which backends can run.

@@ -1,3 +1,5 @@
+//go:build linux
+
 package launch
 
 // SetUnhardened makes Start run the wiring before issue #14 (no minimal

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/exitcode"
-	"golang.org/x/sys/unix"
 )
 
 // ExitTampered is the launcher's exit code when what it was asked to run is
@@ -49,25 +48,4 @@ func ReadVerified(path, want string) ([]byte, error) {
 		return nil, tampered("%s has been modified since the client entry was written (sha256 %s, entry expects sha256:%s): refusing to start it. If you changed the policy, run `mcpolicy build` and `mcpolicy client` again and review the diff; if not, something rewrote the artefact — a server with write access to it?", path, strings.TrimPrefix(got, "sha256:"), want)
 	}
 	return b, nil
-}
-
-// CloseInherited marks every descriptor above 2 close-on-exec: whatever
-// the client (or anything before it) left open must not reach the server.
-// Descriptors the launcher passes on purpose are opened afterwards and
-// made inheritable one by one.
-func CloseInherited() error {
-	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
-		// Kernels before 5.11: mark them one by one.
-		ents, rerr := os.ReadDir("/proc/self/fd")
-		if rerr != nil {
-			return fmt.Errorf("closing inherited descriptors: %v (and %v)", err, rerr)
-		}
-		for _, e := range ents {
-			var fd int
-			if _, serr := fmt.Sscan(e.Name(), &fd); serr == nil && fd > 2 {
-				unix.CloseOnExec(fd)
-			}
-		}
-	}
-	return nil
 }

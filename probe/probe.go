@@ -132,12 +132,7 @@ func do(a Attempt) error {
 	case Environ:
 		return environ(a.Target)
 	case Keyring:
-		id, err := unix.KeyctlSearch(unix.KEY_SPEC_SESSION_KEYRING, "user", a.Target, 0)
-		if err != nil {
-			return err
-		}
-		_, err = unix.KeyctlBuffer(unix.KEYCTL_READ, id, make([]byte, 256), 0)
-		return err
+		return keyring(a.Target)
 	}
 	return fmt.Errorf("unknown op %q", a.Op)
 }

@@ -32,7 +32,6 @@ import (
 	"github.com/mcpolicy/mcpolicy/probe"
 	"github.com/mcpolicy/mcpolicy/protect"
 	"github.com/mcpolicy/mcpolicy/supervise"
-	"golang.org/x/sys/unix"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -370,7 +369,7 @@ func plant() (*planted, func(), error) {
 		ln.Close()
 		os.RemoveAll(dir)
 		if pl.keyID > 0 {
-			unix.KeyctlInt(unix.KEYCTL_INVALIDATE, pl.keyID, 0, 0, 0)
+			invalidateKey(pl.keyID)
 		}
 	}, nil
 }
@@ -381,7 +380,7 @@ func (pl *planted) replant() {
 	if pl.key == "" {
 		return
 	}
-	id, err := unix.AddKey("user", pl.key, []byte("planted"), unix.KEY_SPEC_SESSION_KEYRING)
+	id, err := addKey(pl.key)
 	if err != nil {
 		pl.key = "" // no keyrings here: nothing to leak
 		return

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command mcpolicy-launch is what client entries run: the small launcher
 // that starts a server from a reviewed artefact, checking first that the
 // artefact and the mount sources are what was reviewed. It links no CUE:
@@ -24,6 +26,12 @@
 // mount source is (or passes through) a symlink: nothing is started; 4 when
 // this machine cannot enforce the confinement; 1 on a usage or read error;
 // 126 when the Landlock launcher failed inside its namespaces.
+//
+// It is Linux-only (the build constraint above): every mode needs Linux —
+// bwrap, Landlock and mount namespaces, openat2 for the mount sources, and
+// with --engine it is bound into the Linux container as the mount
+// verifier. On macOS nothing runs it: seatbelt entries start the profile's
+// wrapper, and `go install ./cmd/...` there installs mcpolicy alone.
 package main
 
 import (

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Unavailable says why backend (bwrap, landlock, docker, podman, kubernetes
@@ -50,13 +48,7 @@ func Unavailable(backend string) string {
 			}
 		}
 	case "landlock":
-		abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
-		if errno != 0 {
-			return fmt.Sprintf("the kernel has no Landlock: %v", errno)
-		}
-		if abi < 3 {
-			return fmt.Sprintf("Landlock ABI %d; the launcher needs 3", abi)
-		}
+		return landlockUnavailable()
 	default:
 		return "unknown backend " + backend
 	}

@@ -25,6 +25,8 @@ It starts a real bwrap sandbox (so a kernel or AppArmor setting that denies
 user namespaces is named, with the sysctl or profile that fixes it), reads
 the Landlock ABI and tries the namespaces mcpolicy exec uses, and asks the
 docker and podman engines for their version. Each check has a timeout.
+On macOS it checks seatbelt's sandbox-exec instead, and reports bwrap,
+landlock, docker and podman as needing Linux.
 
 It exits 0 when at least one backend is ok, and 4 when none is.`,
 		Example: `  mcpolicy doctor

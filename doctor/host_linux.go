@@ -1,0 +1,11 @@
+package doctor
+
+import "context"
+
+// host fits the checks to this system. On Linux every backend in byKind
+// is checked as it is, and seatbelt (macOS's) is not: see host_other.go.
+func (c *Checker) host(map[string]func(name string) func(context.Context) Result) {}
+
+// egressHost: on Linux the egress forwarder is bound into bwrap and
+// container sandboxes, so Egress checks that it is a static executable.
+func egressHost() (Result, bool) { return Result{}, false }

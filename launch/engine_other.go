@@ -1,0 +1,9 @@
+//go:build !linux
+
+package launch
+
+// VerifyMounts runs inside a Linux container, as its first process: it
+// checks each mount with openat2 and statx (engine_linux.go).
+func VerifyMounts(args []string) error {
+	return needsLinux("checking the container's mounts", "openat2, statx STATX_ATTR_MOUNT_ROOT")
+}

@@ -1,0 +1,356 @@
+package launch
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"github.com/mcpolicy/mcpolicy/exitcode"
+	"github.com/mcpolicy/mcpolicy/probe"
+	"golang.org/x/sys/unix"
+)
+
+// spec is what stage 1 hands stage 2, on a pipe (never in argv).
+type spec struct {
+	Ruleset *Ruleset `json:"ruleset"`
+	ABI     int      `json:"abi"`
+	Mount   bool     `json:"mount,omitempty"` // mount the scratch tmpfs
+	Env     []string `json:"env"`
+	NoNetNS bool     `json:"noNetns,omitempty"`
+	Verbose bool     `json:"verbose,omitempty"`
+	// Bases are where grants are opened without following a symlink (the
+	// project root and the home folder; / always).
+	Bases []string `json:"bases,omitempty"`
+	// DropGroups: the launcher is root, so setgroups is allowed in the
+	// user namespace and the supplementary groups are dropped.
+	DropGroups bool `json:"dropGroups,omitempty"`
+	// Unhardened is for tests only (a control run): the wiring before
+	// issue #14 — no minimal root, no PID namespace, no new session, no
+	// new session keyring. Nothing but a test sets it (see testUnhardened).
+	Unhardened bool `json:"unhardened,omitempty"`
+	// Probe, when set, runs these accesses in the confined launcher itself
+	// in place of exec'ing the command (mcpolicy prove): the same ruleset
+	// and namespaces, and no file of the probe needs to be granted.
+	Probe []probe.Attempt `json:"probe,omitempty"`
+}
+
+// testUnhardened makes Start hand stage 2 the wiring before issue #14; only
+// tests set it (export_test), for control runs that must reach what the
+// hardened launcher hides.
+var testUnhardened bool
+
+// Start runs the ruleset's command confined (paths already resolved). It
+// returns only on failure, or with the server's exit code when it ran
+// under namespaces (or was forked: Landlock alone, from a launcher that
+// leads its process group); otherwise the process becomes the server.
+func Start(rs *Ruleset, opts Options) (int, error) {
+	host := DetectHost()
+	tryNS := true // the settings can be wrong (an AppArmor profile may allow us): try
+	if opts.Host != nil {
+		host, tryNS = *opts.Host, opts.Host.UserNS
+	}
+	if err := rs.Check(Host{ABI: host.ABI, UserNS: tryNS}); err != nil {
+		return 0, err
+	}
+	if rs.Scratch != "" {
+		// The tmpfs goes over the host path: it must not hide a grant.
+		for _, g := range append(append(append([]string{}, rs.ReadOnly...), rs.ReadWrite...), rs.Command[0], rs.Workdir) {
+			if g != "" && (g == rs.Scratch || strings.HasPrefix(g, strings.TrimSuffix(rs.Scratch, "/")+"/")) {
+				return 0, fmt.Errorf("server %q: scratch at %s would hide %s, which lies below it on this machine (Landlock runs with host paths): move the scratch target, or use the bwrap or docker backend", rs.Server, rs.Scratch, g)
+			}
+		}
+	}
+	sp := &spec{Ruleset: rs, ABI: host.ABI, Env: environment(rs, opts.Environ), Verbose: opts.Verbose != nil, Mount: rs.Scratch != "", Probe: opts.Probe,
+		Bases: bases(opts), DropGroups: os.Getuid() == 0 && !testUnhardened, Unhardened: testUnhardened}
+	var nsErr error
+	if tryNS {
+		say(opts.Verbose, "mcpolicy exec: %s: Landlock ABI %d, plan %s", rs.Server, host.ABI, rs.Plan)
+		code, err, started := runInNamespaces(rs, sp)
+		if started || err == nil {
+			return code, err
+		}
+		nsErr = err
+	}
+	// No namespaces: Landlock alone, if the policy accepts what that loses.
+	host.UserNS = false
+	if err := rs.Check(host); err != nil {
+		if nsErr != nil {
+			return 0, &UnsupportedError{fmt.Errorf("%v\n\tcreating namespaces failed: %v", err, nsErr)}
+		}
+		return 0, err
+	}
+	sp.NoNetNS, sp.Mount, sp.DropGroups = true, false, false
+	if rs.Scratch != "" { // landlock-scratch-dir was accepted: a folder of the server's user
+		dir, err := scratchDir(rs.User)
+		if err != nil {
+			return 0, err
+		}
+		rs.ReadWrite = append(rs.ReadWrite, dir)
+		sp.Env = scratchEnv(sp.Env, dir)
+		say(opts.Verbose, "mcpolicy exec: %s: no namespaces: scratch: the folder %s (HOME and TMPDIR), not bounded (accepted: %s)", rs.Server, dir, AcceptScratchDir)
+	}
+	if rs.Accepts(AcceptUnixSockets) {
+		say(opts.Verbose, "mcpolicy exec: %s: no namespaces: the host's named unix sockets stay reachable (accepted: %s)", rs.Server, AcceptUnixSockets)
+	} else {
+		say(opts.Verbose, "mcpolicy exec: %s: no namespaces: every unix socket is refused by the seccomp filter (accept %s to allow them)", rs.Server, AcceptUnixSockets)
+	}
+	if err := CloseInherited(); err != nil {
+		return 0, err
+	}
+	return confineAndRun(sp, opts.Verbose, inPlace)
+}
+
+// bases are where the minimal root opens grants without following a
+// symlink: the caller's project root and home, else the environment's.
+func bases(opts Options) []string {
+	root, home := opts.ProjectRoot, opts.Home
+	env := opts.Environ
+	if env == nil {
+		env = os.Environ()
+	}
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PROJECT_ROOT="); ok && root == "" {
+			root = v
+		}
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok && home == "" {
+			home = v
+		}
+	}
+	var out []string
+	for _, b := range []string{root, home} {
+		if filepath.IsAbs(b) {
+			out = append(out, filepath.Clean(b))
+		}
+	}
+	return out
+}
+
+// environment is the server's whole environment: a fixed PATH and HOME, and
+// the passthrough names that are set.
+func environment(rs *Ruleset, environ []string) []string {
+	home := "/"
+	if rs.Scratch != "" {
+		home = rs.Scratch
+	}
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "MCPOLICY_PLAN=" + rs.Plan}
+	for _, name := range rs.Env {
+		for _, kv := range environ {
+			if strings.HasPrefix(kv, name+"=") {
+				env = append(env, kv)
+			}
+		}
+	}
+	return env
+}
+
+// runInNamespaces re-executes the launcher in new user, network, mount and
+// IPC namespaces, in a new session, mapping the invoking user to the plan's
+// user, and waits for it: stage 2 builds the minimal root, confines itself
+// and execs the server; its exit status is the server's (128+N for signal
+// N).
+// started is false when the namespaces could not be created at all.
+func runInNamespaces(rs *Ruleset, sp *spec) (code int, err error, started bool) {
+	uid, gid, err := parseUser(rs.User)
+	if err != nil {
+		return 0, err, true
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return 0, err, true
+	}
+	rd, wr, err := os.Pipe()
+	if err != nil {
+		return 0, err, true
+	}
+	// Stage 2 says on fd 4 when the namespaces turn out to be unusable
+	// (no mount allowed in them: an AppArmor profile for unprivileged
+	// user namespaces, say), before anything ran: then this is a machine
+	// without namespaces, as when they cannot be created.
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		rd.Close()
+		wr.Close()
+		return 0, err, true
+	}
+	defer statusR.Close()
+	cmd := exec.Command(self, Stage2Arg)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{rd, statusW} // fd 3, fd 4
+	cmd.Env = []string{}
+	// No PID namespace: its only use would be a fresh /proc, which the
+	// ruleset never grants (the server cannot read /proc at all), and it
+	// would make the server pid 1 (deaf to signals it has no handler for)
+	// or cost a fork. Landlock (ABI 6) scopes signals; ptrace is denied by
+	// Landlock across domains and by the seccomp filter.
+	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC)
+	attr := &syscall.SysProcAttr{
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: os.Getuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: os.Getgid(), Size: 1}},
+		// Unprivileged, the gid map needs setgroups denied: the invoker's
+		// supplementary groups stay (unmapped). Root may keep setgroups
+		// and stage 2 drops them.
+		GidMappingsEnableSetgroups: sp.DropGroups,
+		Pdeathsig:                  syscall.SIGKILL,
+		// A new session: neither stage 2 nor the server has a controlling
+		// terminal (TIOCSTI needs one). Stage 1 keeps the caller's and
+		// forwards the signals a terminal sends.
+		Setsid: true,
+		// Building the root needs CAP_SYS_ADMIN in the new user namespace
+		// across exec (setgroups CAP_SETGID; emptying the bounding set and
+		// locking the securebits CAP_SETPCAP); stage 2 drops every
+		// capability before the server.
+		AmbientCaps: []uintptr{capSysAdmin, capSetpcap},
+	}
+	if sp.DropGroups {
+		attr.AmbientCaps = append(attr.AmbientCaps, capSetgid)
+	}
+	if sp.Unhardened { // the wiring before issue #14, for control runs
+		flags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
+		if sp.Mount {
+			flags |= syscall.CLONE_NEWNS
+		}
+		attr.Setsid = false
+	}
+	attr.Cloneflags = flags
+	cmd.SysProcAttr = attr
+	if err := cmd.Start(); err != nil {
+		rd.Close()
+		wr.Close()
+		statusW.Close()
+		return 0, err, false
+	}
+	rd.Close()
+	statusW.Close()
+	if err := json.NewEncoder(wr).Encode(sp); err != nil {
+		wr.Close()
+		cmd.Process.Kill()
+		return 0, err, true
+	}
+	wr.Close()
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	go func() {
+		for s := range sigs {
+			cmd.Process.Signal(s)
+		}
+	}()
+	err = cmd.Wait()
+	signal.Stop(sigs)
+	if status, _ := io.ReadAll(statusR); string(status) == stage2NoMounts {
+		return 0, errors.New("mounting is not permitted in the new user namespace: the minimal root cannot be built"), false
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), nil, true
+		}
+		return ee.ExitCode(), nil, true
+	}
+	return 0, err, true
+}
+
+// Stage2 runs inside the namespaces: read the spec from fd 3, build the
+// minimal root and pivot into it, drop the supplementary groups (root
+// only), every capability and the session keyring, restrict, then exec
+// the server. It never returns.
+func Stage2() {
+	runtime.LockOSThread()
+	unix.CloseOnExec(4) // the status pipe: never the server's
+	f := os.NewFile(3, "spec")
+	var sp spec
+	if err := json.NewDecoder(f).Decode(&sp); err != nil {
+		fail(fmt.Errorf("reading the launch spec: %w", err))
+	}
+	f.Close()
+	var verbose io.Writer
+	if sp.Verbose {
+		verbose = os.Stderr
+	}
+	rs := sp.Ruleset
+	if sp.Unhardened {
+		if sp.Mount {
+			if err := mountScratch(rs.Scratch, rs.ScratchSize); err != nil {
+				fail(err)
+			}
+			rs.ReadWrite = append(rs.ReadWrite, rs.Scratch)
+		}
+		code, err := confineAndRun(&sp, verbose, unhardened)
+		if err != nil {
+			fail(err)
+		}
+		os.Exit(code)
+	}
+	// Whatever stage 1 inherited and passed on unasked (`mcpolicy exec`
+	// does not close its caller's descriptors) must not reach the server:
+	// a directory descriptor of the host's leads around the minimal root.
+	if err := CloseInherited(); err != nil {
+		fail(err)
+	}
+	if err := buildRoot(&sp, verbose); err != nil {
+		if errors.Is(err, errNoMounts) {
+			unix.Write(4, []byte(stage2NoMounts))
+		}
+		fail(err)
+	}
+	if sp.Mount {
+		rs.ReadWrite = append(rs.ReadWrite, rs.Scratch)
+		say(verbose, "mcpolicy exec: %s: scratch: tmpfs at %s, %d bytes", rs.Server, rs.Scratch, rs.ScratchSize)
+	}
+	if sp.DropGroups {
+		if err := syscall.Setgroups(nil); err != nil {
+			fail(fmt.Errorf("setgroups: %w", err))
+		}
+	}
+	code, err := confineAndRun(&sp, verbose, inStage2)
+	if err != nil {
+		fail(err)
+	}
+	os.Exit(code)
+}
+
+// stage2NoMounts is what stage 2 writes on fd 4 when it may not mount.
+const stage2NoMounts = "no-mounts"
+
+// fail ends stage 2: 126, or 8 (ExitTampered) when a grant turned out to be
+// a symlink; stage 1 returns it as the server's exit status.
+func fail(err error) {
+	fmt.Fprintf(os.Stderr, "mcpolicy exec: %v\n", err)
+	var te *TamperError
+	if errors.As(err, &te) {
+		os.Exit(ExitTampered)
+	}
+	os.Exit(exitcode.LauncherFailed)
+}
+
+func say(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, format+"\n", args...)
+	}
+}
+
+// lookPath finds the command with the server's PATH, not the launcher's.
+func lookPath(cmd string, env []string) (string, error) {
+	if strings.Contains(cmd, "/") {
+		return cmd, nil
+	}
+	for _, kv := range env {
+		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
+			for _, dir := range filepath.SplitList(p) {
+				c := filepath.Join(dir, cmd)
+				if fi, err := os.Stat(c); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+					return c, nil
+				}
+			}
+		}
+	}
+	return "", fmt.Errorf("command %q not found in the server's PATH", cmd)
+}
