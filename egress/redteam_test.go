@@ -24,42 +24,27 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpolicy/mcpolicy/internal/syncbuf"
+
 	"github.com/mcpolicy/mcpolicy/allowlist"
 )
 
 // redteamProxy is a proxy allowing api.test:443 and *.wild.test:443,
 // where every name resolves to a public address, logging to a locked
 // buffer.
-func redteamProxy(t *testing.T) (*Proxy, *lockedLog, string) {
+func redteamProxy(t *testing.T) (*Proxy, *syncbuf.Buffer, string) {
 	t.Helper()
 	allow, err := allowlist.Parse([]string{"api.test:443", "*.wild.test:443"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := &lockedLog{}
+	log := &syncbuf.Buffer{}
 	p := &Proxy{Allow: allow, Log: log, Resolve: func(_ context.Context, h string) ([]netip.Addr, error) {
 		return nil, fmt.Errorf("no such host") // never connect anywhere from a test
 	}}
 	srv := httptest.NewServer(p)
 	t.Cleanup(func() { srv.Close(); p.Close() })
 	return p, log, srv.Listener.Addr().String()
-}
-
-type lockedLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // send writes a raw request and reads the answer (nil when the server
@@ -332,7 +317,7 @@ func TestRedteamNAT64Rebinding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := &lockedLog{}
+	log := &syncbuf.Buffer{}
 	p := &Proxy{Allow: allow, Log: log, Resolve: func(_ context.Context, h string) ([]netip.Addr, error) {
 		if a, ok := answers[h]; ok {
 			return []netip.Addr{netip.MustParseAddr(a)}, nil

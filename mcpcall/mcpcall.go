@@ -5,15 +5,15 @@
 package mcpcall
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os/exec"
 	"sort"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/mcpolicy/mcpolicy/internal/syncbuf"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -91,7 +91,7 @@ func session(ctx context.Context, argv []string, env []string, f func(*mcp.Clien
 	defer cancel()
 	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
 	cmd.Env = env
-	var stderr lockedBuffer
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	cmd.WaitDelay = terminate // a grandchild holding stderr open cannot block Wait
 
@@ -129,22 +129,4 @@ func wrap(argv []string, what string, err error, stderr string) error {
 		return fmt.Errorf("%s: %w\nstderr:\n%s", msg, err, s)
 	}
 	return fmt.Errorf("%s: %w", msg, err)
-}
-
-// lockedBuffer is written by exec's stderr copier and read by the caller.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

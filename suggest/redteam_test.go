@@ -18,32 +18,16 @@ import (
 	"reflect"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode"
+
+	"github.com/mcpolicy/mcpolicy/internal/syncbuf"
 
 	"github.com/mcpolicy/mcpolicy/allowlist"
 	"github.com/mcpolicy/mcpolicy/egress"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // hostileLog runs the real proxy (allowing api.test:443 and
 // *.wild.test:443; every name resolves to a public address, nothing is
@@ -54,7 +38,7 @@ func hostileLog(t *testing.T, reqs []string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := &syncBuf{}
+	log := &syncbuf.Buffer{}
 	p := &egress.Proxy{Allow: allow, Log: log, Resolve: func(context.Context, string) ([]netip.Addr, error) {
 		return nil, fmt.Errorf("no such host")
 	}}

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/mcpolicy/mcpolicy/internal/syncbuf"
+
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/egress"
 	"github.com/mcpolicy/mcpolicy/supervise"
@@ -158,7 +160,7 @@ func TestEgressSocketPeers(t *testing.T) {
 		{name: "the-sandbox", client: me, sandboxUID: me, own: true, want: served},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var log syncBuffer
+			var log syncbuf.Buffer
 			socket, trust, stop, err := supervise.StartProxy(plan, supervise.Options{Self: w.bin, Log: &log, Resolve: resolve}, !c.noCheck)
 			if err != nil {
 				t.Fatal(err)

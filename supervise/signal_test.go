@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpolicy/mcpolicy/internal/syncbuf"
+
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/project"
 )
@@ -122,7 +124,7 @@ func runSignalled(t *testing.T, backend, proj, server string, sig syscall.Signal
 		t.Fatal(err)
 	}
 	defer stdoutR.Close()
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	cmd := exec.Command(w.bin, "run", "--policy", proj, "--server", server, "--backend", backend, "--self", w.bin, "--log", filepath.Join(proj, "decisions.jsonl"))
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, &stderr
 	// Its own TMPDIR: TestEgressRun counts the socket folders in this
@@ -151,7 +153,7 @@ func runSignalled(t *testing.T, backend, proj, server string, sig syscall.Signal
 			}
 		}
 	}()
-	var stdout syncBuffer
+	var stdout syncbuf.Buffer
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stdoutR)

@@ -45,6 +45,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpolicy/mcpolicy/internal/syncbuf"
+
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/egress"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
@@ -510,7 +512,7 @@ func realTraffic(t *testing.T, backend string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stdout, stderr, log syncBuffer
+	var stdout, stderr, log syncbuf.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	httpHits, tlsHits := w.hits["http"].Load(), w.hits["tls"].Load()
@@ -603,7 +605,7 @@ func tunnelEndsWithRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stdout, stderr, log syncBuffer
+	var stdout, stderr, log syncbuf.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	start := time.Now()
@@ -1015,24 +1017,6 @@ func parseDecisions(log string) ([]egress.Decision, error) {
 		ds = append(ds, d)
 	}
 	return ds, nil
-}
-
-// syncBuffer is written by the proxy's goroutines and read by the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func randomHex(n int) string {

@@ -25,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpolicy/mcpolicy/internal/syncbuf"
+
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/egress"
 	"github.com/mcpolicy/mcpolicy/emit"
@@ -588,7 +590,7 @@ func bwrapBackend(mutation string) backendRun {
 // podman).
 func runSupervised(p *compiler.Plan, c *testCase, backend string) ([]probe.Result, error) {
 	var stdout, stderr bytes.Buffer
-	var log syncBuffer
+	var log syncbuf.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	code, err := supervise.Run(ctx, p, supervise.Options{
@@ -605,24 +607,6 @@ func runSupervised(p *compiler.Plan, c *testCase, backend string) ([]probe.Resul
 		return nil, fmt.Errorf("supervise.Run (%s): exit %d, %v\nstderr: %s\nproxy log: %s", backend, code, err, stderr.String(), log.String())
 	}
 	return parseResults(stdout.Bytes())
-}
-
-// syncBuffer is written by the proxy's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func landlockBackend(mutate func(*compiler.Plan)) backendRun {

@@ -5,7 +5,6 @@ package e2e_test
 // directory, and cannot time the handshake: it does not fit here).
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -13,8 +12,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/mcpolicy/mcpolicy/internal/syncbuf"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -29,11 +29,11 @@ type session struct {
 	spec     spawnSpec
 	cmd      *exec.Cmd
 	cs       *mcp.ClientSession
-	stdout   lockedBuffer  // every byte the process wrote on stdout, as written
-	stderr   lockedBuffer  // everything it wrote on stderr
-	initTook time.Duration // process start to the initialize result, notifications/initialized sent
-	done     chan struct{} // closed when the process has exited
-	exitErr  error         // cmd.Wait's answer, once done
+	stdout   syncbuf.Buffer // every byte the process wrote on stdout, as written
+	stderr   syncbuf.Buffer // everything it wrote on stderr
+	initTook time.Duration  // process start to the initialize result, notifications/initialized sent
+	done     chan struct{}  // closed when the process has exited
+	exitErr  error          // cmd.Wait's answer, once done
 }
 
 // spawn starts spec as a client does (argv[0] as written, resolved on the
@@ -175,24 +175,6 @@ func lookPath(command string, env []string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s: not found on the spawn's PATH %q", command, envMap(env)["PATH"])
-}
-
-// lockedBuffer is written by the process's copier and read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func tail(s string, n int) string {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,34 +16,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpolicy/mcpolicy/internal/syncbuf"
+
 	"github.com/mcpolicy/mcpolicy/egress"
 )
-
-// lockedBuffer is a bytes.Buffer the proxy's goroutines may write.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // startEgressProxy runs `mcpolicy egress-proxy ARGS` in-process, on
 // 127.0.0.1:0, and returns its address, its stdout (the decision log by
 // default) and a stop function that returns the command's exit code.
-func startEgressProxy(t *testing.T, args ...string) (addr string, stdout *lockedBuffer, stop func() int) {
+func startEgressProxy(t *testing.T, args ...string) (addr string, stdout *syncbuf.Buffer, stop func() int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	stdout = &lockedBuffer{}
+	stdout = &syncbuf.Buffer{}
 	pr, pw := io.Pipe()
 	root := newRootCmd()
 	root.SetArgs(append([]string{"egress-proxy", "--listen", "127.0.0.1:0"}, args...))
