@@ -257,6 +257,9 @@ func Launcher(self string) (string, error) {
 				return abs, nil
 			}
 		}
+		if runtime.GOOS != "linux" {
+			return "", fmt.Errorf("entries for bwrap, landlock, docker and podman start servers through %s, which runs on Linux only (it checks the artefact and the mount sources in Linux namespaces): on %s, write entries for the seatbelt backend (--backend seatbelt)", LauncherName, runtime.GOOS)
+		}
 		return "", fmt.Errorf("%s is not installed beside %s nor on PATH: client entries start servers through it (it checks the artefact and the mount sources before every launch); install both with `CGO_ENABLED=0 go install ./cmd/...`", LauncherName, self)
 	}
 	return l, nil
