@@ -14,8 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"text/tabwriter"
 	"time"
+
+	"github.com/mcpolicy/mcpolicy/internal/probetable"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
@@ -102,19 +103,21 @@ func (e engine) run(ctx context.Context, t *testing.T, stdin *os.File, args ...s
 	return stdout.Bytes()
 }
 
-// result is one JSON line of `mcpolicy probe`.
-type result struct {
-	Op     string `json:"op"`
-	Target string `json:"target"`
-	Result string `json:"result"`
-}
-
 // expectation is one attempt and what the confinement must answer.
-type expectation struct {
-	op, target, want, why string
-}
+type expectation struct{ op, target, want, why string }
 
 func (x expectation) arg() string { return x.op + ":" + x.target }
+
+// check prints the attempts and the answers as one table, failing on any
+// mismatch.
+func check(t *testing.T, what string, expect []expectation, got []probe.Result) {
+	t.Helper()
+	table := make([]probetable.Expectation, len(expect))
+	for i, x := range expect {
+		table[i] = probetable.Expectation{Op: x.op, Target: x.target, Want: x.want, Why: x.why}
+	}
+	probetable.Check(t, what, table, got)
+}
 
 func testEngine(t *testing.T, e engine, probeBin string) {
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
@@ -229,54 +232,14 @@ func testEngine(t *testing.T, e engine, probeBin string) {
 }
 
 // probeRun runs `ENGINE args...` and parses the probe's JSON lines.
-func probeRun(ctx context.Context, t *testing.T, e engine, args []string) []result {
+func probeRun(ctx context.Context, t *testing.T, e engine, args []string) []probe.Result {
 	t.Helper()
 	out := e.run(ctx, t, nil, args...)
 	prs, err := probe.Decode(out)
 	if err != nil {
 		t.Fatalf("%v\nwhole output:\n%s", err, out)
 	}
-	rs := make([]result, len(prs))
-	for i, r := range prs {
-		rs[i] = result{string(r.Op), r.Target, r.Result}
-	}
-	return rs
-}
-
-// check compares every attempt's result and prints the whole table on any
-// mismatch.
-func check(t *testing.T, what string, expect []expectation, got []result) {
-	t.Helper()
-	bad := len(got) != len(expect)
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\top\ttarget\texpected\tgot\twhy")
-	for i, x := range expect {
-		g, mark := "(missing)", "x"
-		if i < len(got) {
-			if got[i].Op != x.op || got[i].Target != x.target {
-				g = fmt.Sprintf("(answer for %s:%s)", got[i].Op, got[i].Target)
-			} else {
-				g = got[i].Result
-				if g == x.want {
-					mark = ""
-				}
-			}
-		}
-		if mark != "" {
-			bad = true
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", mark, x.op, x.target, x.want, g, x.why)
-	}
-	for _, r := range got[min(len(got), len(expect)):] {
-		fmt.Fprintf(tw, "x\t%s\t%s\t(unexpected)\t%s\t\n", r.Op, r.Target, r.Result)
-	}
-	tw.Flush()
-	if bad {
-		t.Errorf("%s: confinement differs from the policy:\n%s", what, b.String())
-	} else {
-		t.Logf("%s:\n%s", what, b.String())
-	}
+	return prs
 }
 
 // replaceOnce returns a copy of args with the one occurrence of old (a run

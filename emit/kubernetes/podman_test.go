@@ -12,8 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"text/tabwriter"
 	"time"
+
+	"github.com/mcpolicy/mcpolicy/internal/probetable"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -42,7 +43,7 @@ import (
 func TestPodmanKubePlay(t *testing.T) {
 	ctx := requireKubePlay(t, "podman kube play of the emitted Pod")
 
-	probeBin := buildProbe(ctx, t)
+	probeBin := testbin.Mcpolicy(t) // the probe: a static mcpolicy
 	image := importImage(ctx, t, probeBin)
 
 	hostAddr := testenv.LoopbackListener(t)
@@ -65,7 +66,7 @@ func TestPodmanKubePlay(t *testing.T) {
 	}
 	command := []string{"/bin/mcpolicy", "probe"}
 	for _, x := range expect {
-		command = append(command, x.op+":"+x.target)
+		command = append(command, x.arg())
 	}
 	cmd, _ := json.Marshal(command)
 	policy := fmt.Sprintf(`version: "v1"
@@ -113,7 +114,7 @@ servers: probe: {
 		pod.Name += "-protected"
 		pod.Spec.Containers[0].Args = []string{"/bin/mcpolicy", "probe"}
 		for _, x := range prot {
-			pod.Spec.Containers[0].Args = append(pod.Spec.Containers[0].Args, x.op+":"+x.target)
+			pod.Spec.Containers[0].Args = append(pod.Spec.Containers[0].Args, x.arg())
 		}
 		check(t, "podman kube play, protected entries", prot, kubePlay(ctx, t, pod))
 	})
@@ -131,7 +132,7 @@ servers: probe: {
 			t.Fatal("no read-only mount at /docs")
 		}
 		x := expectation{"write", "/docs/readme.txt", "ok", "/docs made read-write by hand"}
-		c.Args = []string{"/bin/mcpolicy", "probe", x.op + ":" + x.target}
+		c.Args = []string{"/bin/mcpolicy", "probe", x.arg()}
 		wide.Name += "-wide"
 		check(t, "podman kube play, widened", []expectation{x}, kubePlay(ctx, t, wide))
 	})
@@ -170,7 +171,7 @@ func emitPod(t *testing.T, root, home string) *corev1.Pod {
 // probe's answers. podman 4.3 refuses annotation values longer than 63
 // characters (Kubernetes allows 256 KiB for all of them): the Pod is
 // played without its annotations, which confine nothing.
-func kubePlay(ctx context.Context, t *testing.T, pod *corev1.Pod) []result {
+func kubePlay(ctx context.Context, t *testing.T, pod *corev1.Pod) []probe.Result {
 	t.Helper()
 	pod = pod.DeepCopy()
 	pod.Annotations = nil
@@ -200,11 +201,7 @@ func kubePlay(ctx context.Context, t *testing.T, pod *corev1.Pod) []result {
 	if err != nil {
 		t.Fatalf("%v\nwhole output:\n%s", err, out)
 	}
-	rs := make([]result, len(prs))
-	for i, r := range prs {
-		rs[i] = result{string(r.Op), r.Target, r.Result}
-	}
-	return rs
+	return prs
 }
 
 func podman(ctx context.Context, t *testing.T, args ...string) []byte {
@@ -218,58 +215,20 @@ func podman(ctx context.Context, t *testing.T, args ...string) []byte {
 	return stdout.Bytes()
 }
 
-// result is one JSON line of `mcpolicy probe`.
-type result struct {
-	Op     string `json:"op"`
-	Target string `json:"target"`
-	Result string `json:"result"`
-}
-
+// expectation is one attempt and what the confinement must answer.
 type expectation struct{ op, target, want, why string }
 
-func check(t *testing.T, what string, expect []expectation, got []result) {
-	t.Helper()
-	bad := len(got) != len(expect)
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\top\ttarget\texpected\tgot\twhy")
-	for i, x := range expect {
-		g, mark := "(missing)", "x"
-		if i < len(got) {
-			if got[i].Op != x.op || got[i].Target != x.target {
-				g = fmt.Sprintf("(answer for %s:%s)", got[i].Op, got[i].Target)
-			} else if g = got[i].Result; g == x.want {
-				mark = ""
-			}
-		}
-		if mark != "" {
-			bad = true
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", mark, x.op, x.target, x.want, g, x.why)
-	}
-	tw.Flush()
-	if bad {
-		t.Errorf("%s: confinement differs from the policy:\n%s", what, b.String())
-	} else {
-		t.Logf("%s:\n%s", what, b.String())
-	}
-}
+func (x expectation) arg() string { return x.op + ":" + x.target }
 
-// buildProbe builds a static mcpolicy (the probe) into a temp folder.
-func buildProbe(ctx context.Context, t *testing.T) string {
+// check prints the attempts and the answers as one table, failing on any
+// mismatch.
+func check(t *testing.T, what string, expect []expectation, got []probe.Result) {
 	t.Helper()
-	gomod, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
-	if err != nil {
-		t.Fatal(err)
+	table := make([]probetable.Expectation, len(expect))
+	for i, x := range expect {
+		table[i] = probetable.Expectation{Op: x.op, Target: x.target, Want: x.want, Why: x.why}
 	}
-	bin := filepath.Join(t.TempDir(), "mcpolicy")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/mcpolicy")
-	cmd.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/mcpolicy: %v\n%s", err, out)
-	}
-	return bin
+	probetable.Check(t, what, table, got)
 }
 
 // importImage imports a one-binary image from a rootfs tar, without any
