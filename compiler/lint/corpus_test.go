@@ -185,10 +185,11 @@ func runCorpusCase(t *testing.T, c corpusCase, cwd, realHome string) {
 	}
 }
 
-// The rules issue 16 found missing (class 6), and the grouped hardening
-// finding (class 7): each must be found, as expected, in two cases.
+// The rules issue 16 found missing (class 6), the grouped hardening
+// finding (class 7), and the rules added since (MOUNT_SHARED_TMP): each
+// must be found, as expected, in two cases.
 var corpusRules = []string{"BIND_RW", "ENV_NOT_PASSED", "STDIO_ATTACH", "JOINED_ARG", "ENV_VALUE_AS_IMAGE",
-	"PULL_ALWAYS", "IMAGE_UNPINNED", "AUTO_APPROVE", "DANGEROUS_MODE", "CONTAINER_UNHARDENED"}
+	"PULL_ALWAYS", "IMAGE_UNPINNED", "AUTO_APPROVE", "DANGEROUS_MODE", "CONTAINER_UNHARDENED", "MOUNT_SHARED_TMP"}
 
 // TestCorpusCoverage: at least 40 cases, every class of issue 16 in at
 // least two, every client's shape in one, and each rule class 6 and 7 ask

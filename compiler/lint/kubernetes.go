@@ -6,8 +6,8 @@ import "strings"
 // YAML manifest given to --client), read by emit/kubernetes into targets
 // whose flags are the fields a manifest widens its Pod with. A hostPath
 // of a home folder or a credential store is a mount of the plan, and
-// MOUNT_HOME, MOUNT_CREDENTIALS and MOUNT_ROOT flag it as they do any
-// other; NETWORK_OPEN a Pod no NetworkPolicy of the file confines.
+// MOUNT_HOME, MOUNT_CREDENTIALS, MOUNT_ROOT and MOUNT_SHARED_TMP flag it as
+// they do any other; NETWORK_OPEN a Pod no NetworkPolicy of the file confines.
 
 // hardenedDeployment is what mcpolicy's kubernetes backend would emit, as
 // a person writes it: the examples below each take one thing away.

@@ -17,6 +17,7 @@ import (
 
 type reportFn = func(pos source.Pos, format string, args ...any)
 
+
 // policy and client build examples.
 func policy(body string) Example {
 	return Example{Kind: "policy", Text: "version: \"v1\"\nservers: s: {\n\t" + strings.ReplaceAll(strings.TrimSpace(body), "\n", "\n\t") + "\n}\n"}
@@ -225,6 +226,15 @@ func builtinRules() []*Rule {
 					}
 				}
 			},
+		},
+		{
+			ID: "MOUNT_SHARED_TMP", Name: "shared-tmp-mount", Severity: Error,
+			Purpose:     "A grant mounts a folder every program of the machine or of a user shares: /tmp, /var/tmp, /dev/shm, /run, /var/run, a user's runtime folder (/run/user/UID, $XDG_RUNTIME_DIR) or $TMPDIR. Read-only or read-write: a read-only bind does not stop a connect to the sockets in it. A folder below one (/tmp/myproject) is not flagged.",
+			Rationale:   "These folders hold other programs' unix sockets (X11's /tmp/.X11-unix, tmux's /tmp/tmux-UID, ssh-agent's /tmp/ssh-*; the session's D-Bus, Wayland, gpg-agent and systemd --user in /run/user/UID; the engine's docker.sock in /run) and their temporary files, mcpolicy's own among them: `mcpolicy prove` and `mcpolicy run` refuse to start when TMPDIR or their socket folder lies inside a read-write grant. A socket is a way out of the sandbox: ssh-agent signs with the user's keys, tmux and X11 type into the user's terminals, systemd --user starts any command, the engine starts a container with / mounted. connect(2) to a unix socket needs only search permission on its folders and write permission on the socket file, and a read-only bind does not take that away (connect checks the socket file's permission bits, never whether its mount is read-only): read-only, the server still reads every file it may and reaches every socket. Read-write, it can also replace them: plant a socket, a file or a link where another program expects its own.",
+			Remediation: "Mount a private folder instead: a bounded scratch tmpfs (a policy's `scratch: {target: \"/tmp\", size: \"64m\"}`, docker --tmpfs /tmp:size=64m or --shm-size, bwrap --size N --tmpfs /tmp), or a folder of the project or one of its own (/tmp/myproject). For a socket the server really needs, mount that one socket, not the folder holding it; if it must stay, waive the finding with the reason.",
+			Bad:         run("-v", "/tmp:/tmp"),
+			Good:        run("--tmpfs", "/tmp:size=64m"),
+			check:       checkSharedTmp,
 		},
 		{
 			ID: "NETWORK_OPEN", Name: "network-open", Severity: Warning,
@@ -824,11 +834,34 @@ func waivedItem(t *Target, id string, today time.Time) bool {
 	return false
 }
 
+// checkSharedTmp reports each grant of a folder that sharedFolder names,
+// read as written (hostFacts), read-only or not: a read-only bind leaves
+// every socket in it reachable (D-Bus to systemd --user, tmux, X11,
+// ssh-agent, the engine: each runs commands as the user). A mount of
+// the socket itself is DOCKER_SOCKET's: it is a file below such a folder,
+// never the folder. verify/escape's unix-socket control is the evidence
+// that a read-only bind does not stop connect(2): it binds the sockets'
+// folders --ro-bind, and the connections succeed.
+func checkSharedTmp(t *Target, o Options, report reportFn) {
+	for _, m := range mounts(t) {
+		what, _, ok := sharedFolder(hostFacts(t, m.Source).Path)
+		if !ok {
+			continue
+		}
+		if m.Mode == compiler.ReadWrite {
+			report(m.Pos, "mounts %s (%s) at %s, %s: the server reads them, connects to any socket, and can replace or plant files, sockets and links other programs use", m.Source, m.Mode, m.Target, what)
+			continue
+		}
+		report(m.Pos, "mounts %s (%s) at %s, %s: read-only, the server still reads them and connects to any socket (a read-only bind does not stop connect(2))", m.Source, m.Mode, m.Target, what)
+	}
+}
+
 // checkBindRW reports each read-write bind of a hand-written entry with how
 // wide it is, read as written (hostFacts). Binds of /, a drive, a home
 // folder or a parent of the project are left to their own errors, as are
 // credential stores (MOUNT_CREDENTIALS says "writable"), a socket to
-// DOCKER_SOCKET; the project binds of an entry through mcpolicy-launch
+// DOCKER_SOCKET, a folder every program shares (/tmp, /run/user/UID...)
+// to MOUNT_SHARED_TMP; the project binds of an entry through mcpolicy-launch
 // come from a reviewed policy.
 func checkBindRW(t *Target, o Options, report reportFn) {
 	if t.Origin != FromClient || t.FixedTop || t.Plan == nil {
@@ -846,6 +879,9 @@ func checkBindRW(t *Target, o Options, report reportFn) {
 		f := hostFacts(t, m.Source)
 		if b := path.Base(filepath.ToSlash(host)); b == "docker.sock" || b == "podman.sock" ||
 			f.Root || f.HoldsHomes || f.IsHome() || len(f.Stores()) > 0 || root != "" && host != root && within(root, host) {
+			continue
+		}
+		if _, _, shared := sharedFolder(f.Path); shared {
 			continue
 		}
 		var breadth string
