@@ -207,29 +207,27 @@ var (
 
 // sharedFolder says what a host path (PathFacts.Path) is when it is a
 // folder every program of the machine, or of a user, shares: its
-// temporary folders, its shared memory, its runtime folders. engine: it
-// holds the container engine's socket at its standard path (/run/docker.sock,
-// /var/run/docker.sock), root on the host in any mode. Only the folders
+// temporary folders, its shared memory, its runtime folders. Only the folders
 // themselves: a folder below one (/tmp/myproject) is private, and a socket
 // file below one (/var/run/docker.sock) is DOCKER_SOCKET's.
-func sharedFolder(p string) (what string, engine, ok bool) {
+func sharedFolder(p string) (what string, ok bool) {
 	switch p {
 	case "/tmp", "/private/tmp":
-		return "the temporary folder every program of the machine shares, with their unix sockets (X11's .X11-unix, tmux, ssh-agent) and temporary files, mcpolicy's own among them", false, true
+		return "the temporary folder every program of the machine shares, with their unix sockets (X11's .X11-unix, tmux, ssh-agent) and temporary files, mcpolicy's own among them", true
 	case "/var/tmp", "/private/var/tmp":
-		return "the temporary folder every program of the machine shares, kept across reboots, with their temporary files", false, true
+		return "the temporary folder every program of the machine shares, kept across reboots, with their temporary files", true
 	case "/dev/shm", "/run/shm":
-		return "the shared memory of every program of the machine (POSIX shared memory and semaphores)", false, true
+		return "the shared memory of every program of the machine (POSIX shared memory and semaphores)", true
 	case "/run", "/var/run", "/private/var/run":
-		return "the machine's runtime folder, with the system's unix sockets (the engine's docker.sock: root on the host; the system D-Bus) and every user's runtime folder", true, true
+		return "the machine's runtime folder, with the system's unix sockets (the engine's docker.sock: root on the host; the system D-Bus) and every user's runtime folder", true
 	case "/run/user", "/var/run/user":
-		return "the folder of every user's runtime folder, with their sessions' unix sockets", false, true
+		return "the folder of every user's runtime folder, with their sessions' unix sockets", true
 	}
 	switch {
 	case userRuntime.MatchString(p):
-		return "a user's runtime folder, which all of the user's programs share, with the session's unix sockets (D-Bus, Wayland, gpg-agent, ssh-agent, systemd --user, a rootless engine's)", false, true
+		return "a user's runtime folder, which all of the user's programs share, with the session's unix sockets (D-Bus, Wayland, gpg-agent, ssh-agent, systemd --user, a rootless engine's)", true
 	case userTmp.MatchString(p):
-		return "the user's temporary folder, which all of the user's programs share, with their temporary files and unix sockets, mcpolicy's own among them", false, true
+		return "the user's temporary folder, which all of the user's programs share, with their temporary files and unix sockets, mcpolicy's own among them", true
 	}
-	return "", false, false
+	return "", false
 }

@@ -17,7 +17,6 @@ import (
 
 type reportFn = func(pos source.Pos, format string, args ...any)
 
-
 // policy and client build examples.
 func policy(body string) Example {
 	return Example{Kind: "policy", Text: "version: \"v1\"\nservers: s: {\n\t" + strings.ReplaceAll(strings.TrimSpace(body), "\n", "\n\t") + "\n}\n"}
@@ -844,7 +843,7 @@ func waivedItem(t *Target, id string, today time.Time) bool {
 // folders --ro-bind, and the connections succeed.
 func checkSharedTmp(t *Target, o Options, report reportFn) {
 	for _, m := range mounts(t) {
-		what, _, ok := sharedFolder(hostFacts(t, m.Source).Path)
+		what, ok := sharedFolder(hostFacts(t, m.Source).Path)
 		if !ok {
 			continue
 		}
@@ -881,7 +880,7 @@ func checkBindRW(t *Target, o Options, report reportFn) {
 			f.Root || f.HoldsHomes || f.IsHome() || len(f.Stores()) > 0 || root != "" && host != root && within(root, host) {
 			continue
 		}
-		if _, _, shared := sharedFolder(f.Path); shared {
+		if _, shared := sharedFolder(f.Path); shared {
 			continue
 		}
 		var breadth string
