@@ -192,18 +192,19 @@ func Write(outDir string, files map[string][]byte, untrusted []string) error {
 	if err != nil {
 		return err
 	}
+	guard := hostfile.NewGuard(untrusted) // once: a build writes files for every server
 	for _, name := range sortedKeys(files) {
 		target := filepath.Join(outDir, filepath.FromSlash(name))
-		if old, err := hostfile.ReadFile(target, untrusted); err == nil && bytes.Equal(old, files[name]) {
+		if old, err := guard.ReadFile(target); err == nil && bytes.Equal(old, files[name]) {
 			continue
 		}
-		if err := hostfile.WriteFile(target, files[name], 0o644, untrusted); err != nil {
+		if err := guard.WriteFile(target, files[name], 0o644); err != nil {
 			return err
 		}
 	}
 	for _, name := range existing {
 		if _, keep := files[name]; !keep {
-			if err := hostfile.Remove(filepath.Join(outDir, filepath.FromSlash(name)), untrusted); err != nil {
+			if err := guard.Remove(filepath.Join(outDir, filepath.FromSlash(name))); err != nil {
 				return err
 			}
 		}

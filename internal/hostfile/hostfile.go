@@ -43,11 +43,41 @@ func (e *TamperedError) Error() string { return e.msg }
 // itself, where it lies in one, must be absent or a regular file (a link
 // there is refused, not replaced).
 func WriteFile(path string, data []byte, perm os.FileMode, untrusted []string) error {
+	return NewGuard(untrusted).WriteFile(path, data, perm)
+}
+
+// Guard is the folders a server may write, each known by device and inode
+// from when it was made: a command writing many files (build's artefacts
+// for every server) resolves them once, not once a file.
+type Guard struct {
+	ids map[[2]uint64]string
+}
+
+// NewGuard resolves the folders a server may write.
+func NewGuard(untrusted []string) *Guard {
+	g := &Guard{ids: map[[2]uint64]string{}}
+	for _, u := range untrusted {
+		if u == "" {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Stat(u, &st) == nil {
+			id := [2]uint64{uint64(st.Dev), uint64(st.Ino)}
+			if _, seen := g.ids[id]; !seen {
+				g.ids[id] = filepath.Clean(u)
+			}
+		}
+	}
+	return g
+}
+
+// WriteFile is the package's WriteFile, against g's folders.
+func (g *Guard) WriteFile(path string, data []byte, perm os.FileMode) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return err
 	}
-	dfd, inside, err := openDir(filepath.Dir(abs), untrusted, true)
+	dfd, inside, err := g.openDir(filepath.Dir(abs), true)
 	if err != nil {
 		return err
 	}
@@ -94,11 +124,16 @@ func WriteFile(path string, data []byte, perm os.FileMode, untrusted []string) e
 // (what mcpolicy reads there it may write back beside it, a backup). A
 // file that is not there is fs.ErrNotExist.
 func ReadFile(path string, untrusted []string) ([]byte, error) {
+	return NewGuard(untrusted).ReadFile(path)
+}
+
+// ReadFile is the package's ReadFile, against g's folders.
+func (g *Guard) ReadFile(path string) ([]byte, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
 	}
-	dfd, inside, err := openDir(filepath.Dir(abs), untrusted, false)
+	dfd, inside, err := g.openDir(filepath.Dir(abs), false)
 	if errors.Is(err, unix.ENOENT) {
 		return nil, fmt.Errorf("%s: %w", abs, fs.ErrNotExist)
 	}
@@ -136,11 +171,16 @@ func ReadFile(path string, untrusted []string) ([]byte, error) {
 // reaching its folder as WriteFile does. A file that is not there is not
 // an error.
 func Remove(path string, untrusted []string) error {
+	return NewGuard(untrusted).Remove(path)
+}
+
+// Remove is the package's Remove, against g's folders.
+func (g *Guard) Remove(path string) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return err
 	}
-	dfd, _, err := openDir(filepath.Dir(abs), untrusted, false)
+	dfd, _, err := g.openDir(filepath.Dir(abs), false)
 	if errors.Is(err, unix.ENOENT) {
 		return nil
 	}
@@ -165,17 +205,8 @@ type level struct {
 
 // openDir opens the folder dir (absolute), creating what is missing when
 // create is set, and says which untrusted folder it lies in ("" if none).
-func openDir(dir string, untrusted []string, create bool) (int, string, error) {
-	ids := map[[2]uint64]string{}
-	for _, g := range untrusted {
-		if g == "" {
-			continue
-		}
-		var st unix.Stat_t
-		if unix.Stat(g, &st) == nil {
-			ids[[2]uint64{uint64(st.Dev), uint64(st.Ino)}] = filepath.Clean(g)
-		}
-	}
+func (g *Guard) openDir(dir string, create bool) (int, string, error) {
+	ids := g.ids
 	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	root, err := unix.Open("/", flags, 0)
 	if err != nil {
