@@ -25,6 +25,9 @@ func Chmod(path string, mode os.FileMode) error {
 	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
 		return tampered("%s is a symlink where mcpolicy made a file: refusing to change the mode of what it names (something that can write %s replaced it)", path, dirOf(path))
 	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR && st.Nlink > 1 {
+		return tampered("%s is a hard link (%d names) where mcpolicy made a file: refusing to change the mode of a file that may be the user's elsewhere (something that can write %s replaced it)", path, st.Nlink, dirOf(path))
+	}
 	// The descriptor's /proc entry is the file itself (a magic link, not
 	// resolved again by name).
 	if err := unix.Fchmodat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), uint32(mode.Perm()), 0); err != nil {

@@ -164,8 +164,21 @@ func (g *Guard) ReadFile(path string) ([]byte, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, fmt.Errorf("%s: not a regular file (%s)", abs, fileType(uint32(st.Mode)))
 	}
-	return io.ReadAll(f)
+	// A server may plant a huge (sparse) file, or append to one while it
+	// is read: read no more than maxRead, whatever the size said.
+	b, err := io.ReadAll(io.LimitReader(f, maxRead+1))
+	if err == nil && (st.Size > maxRead || len(b) > maxRead) {
+		err = fmt.Errorf("larger than %d MiB: refusing to read it", maxRead>>20)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", abs, err)
+	}
+	return b, nil
 }
+
+// maxRead is the most ReadFile reads: far above any config or artefact
+// mcpolicy reads back.
+const maxRead = 64 << 20
 
 // Remove removes the file at path (a link itself, never what it names),
 // reaching its folder as WriteFile does. A file that is not there is not
