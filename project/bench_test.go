@@ -18,23 +18,30 @@ func writePolicy(tb testing.TB, n int) string {
 	return dir
 }
 
+// build discovers, compiles and emits the project at dir.
+func build(tb testing.TB, dir, home string) (*Project, []*compiler.Plan, map[string][]byte) {
+	tb.Helper()
+	proj, err := Discover(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	plans, err := proj.Compile(home)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	files, err := Artefacts(plans)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return proj, plans, files
+}
+
 func benchmarkBuild(b *testing.B, servers int) {
 	dir := writePolicy(b, servers)
 	home := b.TempDir()
 	b.ResetTimer()
 	for b.Loop() {
-		proj, err := Discover(dir)
-		if err != nil {
-			b.Fatal(err)
-		}
-		plans, err := proj.Compile(home)
-		if err != nil {
-			b.Fatal(err)
-		}
-		files, err := Artefacts(plans)
-		if err != nil {
-			b.Fatal(err)
-		}
+		_, _, files := build(b, dir, home)
 		if len(files) != 2*servers+1 {
 			b.Fatalf("got %d files, want %d", len(files), 2*servers+1)
 		}
@@ -52,18 +59,7 @@ func BenchmarkBuild500(b *testing.B) { benchmarkBuild(b, 500) }
 func BenchmarkWrite500(b *testing.B) {
 	dir := writePolicy(b, 500)
 	home := b.TempDir()
-	proj, err := Discover(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	plans, err := proj.Compile(home)
-	if err != nil {
-		b.Fatal(err)
-	}
-	files, err := Artefacts(plans)
-	if err != nil {
-		b.Fatal(err)
-	}
+	proj, plans, files := build(b, dir, home)
 	m := compiler.Machine{ProjectRoot: proj.Root, Home: home}
 	untrusted := []string{proj.Root}
 	for _, p := range plans {
