@@ -18,8 +18,9 @@ build: ## build bin/mcpolicy and bin/mcpolicy-launch (static)
 install: ## install mcpolicy and mcpolicy-launch (client entries run it) into $(go env GOPATH)/bin (static)
 	CGO_ENABLED=0 $(GO) install ./cmd/...
 
-test: ## every test, the real-engine ones included (CI=true: a missing docker/podman fails)
+test: ## every test, the real-engine ones included (CI=true: a missing docker/podman fails); every benchmark run once, so none breaks unseen
 	$(GO) test -count=1 -timeout 15m ./...
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 10m ./...
 	$(GO) run ./cmd/mcpolicy build --check $(EXAMPLE)
 
 test-short: ## the edit loop (< 1 min): every package, without the tests that run engines, sandboxes, pre-commit or the network

@@ -72,3 +72,17 @@ func TestOpenLogRefusesWhatAServerPlants(t *testing.T) {
 		t.Errorf("mode %v", fi.Mode())
 	}
 }
+
+// TestOpenLogDevNull: --log /dev/null discards the decisions (make bench
+// runs so); it is the one non-regular file taken.
+func TestOpenLogDevNull(t *testing.T) {
+	f, err := OpenLog("/dev/null")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if f, err := OpenLog("/dev/zero"); err == nil {
+		f.Close()
+		t.Error("/dev/zero: opened")
+	}
+}
