@@ -108,16 +108,7 @@ type expectation struct{ op, target, want, why string }
 
 func (x expectation) arg() string { return x.op + ":" + x.target }
 
-// check prints the attempts and the answers as one table, failing on any
-// mismatch.
-func check(t *testing.T, what string, expect []expectation, got []probe.Result) {
-	t.Helper()
-	table := make([]probetable.Expectation, len(expect))
-	for i, x := range expect {
-		table[i] = probetable.Expectation{Op: x.op, Target: x.target, Want: x.want, Why: x.why}
-	}
-	probetable.Check(t, what, table, got)
-}
+func (x expectation) Row() (op, target, want, why string) { return x.op, x.target, x.want, x.why }
 
 func testEngine(t *testing.T, e engine, probeBin string) {
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
@@ -182,7 +173,7 @@ func testEngine(t *testing.T, e engine, probeBin string) {
 	t.Cleanup(func() { removeContainers(e, plan.Hash) })
 
 	got := probeRun(ctx, t, e, args)
-	check(t, e.name+" emitted args", expect, got)
+	probetable.Check(t, e.name+" emitted args", expect, got)
 
 	// The controls: the same args widened by hand, each asking only the
 	// attempt the widening must change. If they still see the denial, the
@@ -191,7 +182,7 @@ func testEngine(t *testing.T, e engine, probeBin string) {
 	t.Run("control-network-host", func(t *testing.T) {
 		x := expectation{"connect", hostAddr, "ok", "--network host"}
 		wide := replaceOnce(t, prefix, []string{"--network", "none"}, []string{"--network", "host"})
-		check(t, e.name+" --network host", []expectation{x}, probeRun(ctx, t, e, append(wide, "/bin/mcpolicy", "probe", x.arg())))
+		probetable.Check(t, e.name+" --network host", []expectation{x}, probeRun(ctx, t, e, append(wide, "/bin/mcpolicy", "probe", x.arg())))
 	})
 	t.Run("control-docs-rw", func(t *testing.T) {
 		x := expectation{"write", "/docs/readme.txt", "ok", "/docs without readonly"}
@@ -202,7 +193,7 @@ func testEngine(t *testing.T, e engine, probeBin string) {
 			t.Fatalf("no read-only --mount for /docs in %q", prefix)
 		}
 		wide := replaceOnce(t, prefix, []string{prefix[i]}, []string{strings.TrimSuffix(prefix[i], ",readonly")})
-		check(t, e.name+" /docs rw", []expectation{x}, probeRun(ctx, t, e, append(wide, "/bin/mcpolicy", "probe", x.arg())))
+		probetable.Check(t, e.name+" /docs rw", []expectation{x}, probeRun(ctx, t, e, append(wide, "/bin/mcpolicy", "probe", x.arg())))
 	})
 	// A source swapped for a symlink after the launcher's check, before
 	// the engine mounts it (a server still running elsewhere can race that

@@ -216,18 +216,7 @@ func checkObjects(t *testing.T, p *compiler.Plan, objs []runtime.Object) {
 		c := s.Containers[0]
 		sc := c.SecurityContext
 		switch {
-		case s.HostNetwork || s.HostPID || s.HostIPC:
-			t.Errorf("%s: host namespaces", name)
-		case s.AutomountServiceAccountToken == nil || *s.AutomountServiceAccountToken:
-			t.Errorf("%s: service account token mounted", name)
-		case s.EnableServiceLinks == nil || *s.EnableServiceLinks:
-			t.Errorf("%s: service links", name)
-		case sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem:
-			t.Errorf("%s: root filesystem writable", name)
-		case sc.Privileged == nil || *sc.Privileged || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation:
-			t.Errorf("%s: privileged or privilege escalation", name)
-		case sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(sc.Capabilities.Add) > 0:
-			t.Errorf("%s: capabilities %+v", name, sc.Capabilities)
+		case unhardened(t, name, s):
 		case sc.RunAsUser == nil || *sc.RunAsUser != int64(p.User.UID) || sc.RunAsGroup == nil || *sc.RunAsGroup != int64(p.User.GID):
 			t.Errorf("%s: user %v:%v, plan %s", name, sc.RunAsUser, sc.RunAsGroup, p.User)
 		case !c.Stdin || c.TTY:
@@ -292,18 +281,7 @@ func checkProxy(t *testing.T, p *compiler.Plan, name string, tpl *corev1.PodTemp
 	c := s.Containers[0]
 	sc := c.SecurityContext
 	switch {
-	case s.HostNetwork || s.HostPID || s.HostIPC:
-		t.Errorf("%s: host namespaces", name)
-	case s.AutomountServiceAccountToken == nil || *s.AutomountServiceAccountToken:
-		t.Errorf("%s: service account token mounted", name)
-	case s.EnableServiceLinks == nil || *s.EnableServiceLinks:
-		t.Errorf("%s: service links", name)
-	case sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem:
-		t.Errorf("%s: root filesystem writable", name)
-	case sc.Privileged == nil || *sc.Privileged || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation:
-		t.Errorf("%s: privileged or privilege escalation", name)
-	case sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(sc.Capabilities.Add) > 0:
-		t.Errorf("%s: capabilities %+v", name, sc.Capabilities)
+	case unhardened(t, name, s):
 	case sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser != kubernetes.ProxyUser:
 		t.Errorf("%s: user %v, want %d, non-root", name, sc.RunAsUser, kubernetes.ProxyUser)
 	case c.Stdin || len(c.Env) > 0:
@@ -754,4 +732,30 @@ func TestNestedWritableRefused(t *testing.T) {
 			t.Errorf("read-only /gen: %+v, want the outer volume at a read-only subPath", m)
 		}
 	}
+}
+
+// unhardened reports (and fails the test with) the first of the
+// hardening every emitted Pod carries that s lacks: no host namespace, no
+// service account token, no service links, and its one container with a
+// read-only root, unprivileged, every capability dropped.
+func unhardened(t *testing.T, name string, s corev1.PodSpec) bool {
+	t.Helper()
+	sc := s.Containers[0].SecurityContext
+	switch {
+	case s.HostNetwork || s.HostPID || s.HostIPC:
+		t.Errorf("%s: host namespaces", name)
+	case s.AutomountServiceAccountToken == nil || *s.AutomountServiceAccountToken:
+		t.Errorf("%s: service account token mounted", name)
+	case s.EnableServiceLinks == nil || *s.EnableServiceLinks:
+		t.Errorf("%s: service links", name)
+	case sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem:
+		t.Errorf("%s: root filesystem writable", name)
+	case sc.Privileged == nil || *sc.Privileged || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation:
+		t.Errorf("%s: privileged or privilege escalation", name)
+	case sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(sc.Capabilities.Add) > 0:
+		t.Errorf("%s: capabilities %+v", name, sc.Capabilities)
+	default:
+		return false
+	}
+	return true
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/internal/probetable"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
@@ -84,7 +85,7 @@ servers: probe: {
 		t.Fatal(err)
 	}
 	pod := emitPod(t, root, home)
-	check(t, "podman kube play", expect, kubePlay(ctx, t, pod))
+	probetable.Check(t, "podman kube play", expect, kubePlay(ctx, t, pod))
 
 	// Protected entries are the rw mount's volume again at a read-only
 	// subPath. podman 4 kube play ignores subPath for a hostPath volume (it
@@ -116,7 +117,7 @@ servers: probe: {
 		for _, x := range prot {
 			pod.Spec.Containers[0].Args = append(pod.Spec.Containers[0].Args, x.arg())
 		}
-		check(t, "podman kube play, protected entries", prot, kubePlay(ctx, t, pod))
+		probetable.Check(t, "podman kube play, protected entries", prot, kubePlay(ctx, t, pod))
 	})
 
 	t.Run("control-docs-rw", func(t *testing.T) {
@@ -134,13 +135,28 @@ servers: probe: {
 		x := expectation{"write", "/docs/readme.txt", "ok", "/docs made read-write by hand"}
 		c.Args = []string{"/bin/mcpolicy", "probe", x.arg()}
 		wide.Name += "-wide"
-		check(t, "podman kube play, widened", []expectation{x}, kubePlay(ctx, t, wide))
+		probetable.Check(t, "podman kube play, widened", []expectation{x}, kubePlay(ctx, t, wide))
 	})
 }
 
 // emitPod compiles the project's policy and returns the Pod of its
 // manifest, through YAML and strict decoding, with this machine's paths.
 func emitPod(t *testing.T, root, home string) *corev1.Pod {
+	t.Helper()
+	// hostPath: the test's files are on this machine (the default, claims,
+	// would be empty podman volumes).
+	objs, _ := manifestObjects(t, root, home, kubernetes.Options{HostPath: true})
+	pod, ok := objs[0].(*corev1.Pod)
+	if !ok {
+		t.Fatalf("first object %T, want the Pod", objs[0])
+	}
+	return pod
+}
+
+// manifestObjects compiles the project's first server and returns its
+// manifest, as emitted and through YAML and strict decoding, with this
+// machine's paths.
+func manifestObjects(t *testing.T, root, home string, opts kubernetes.Options) ([]runtime.Object, []byte) {
 	t.Helper()
 	proj, err := project.Discover(root)
 	if err != nil {
@@ -150,9 +166,7 @@ func emitPod(t *testing.T, root, home string) *corev1.Pod {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// hostPath: the test's files are on this machine (the default, claims,
-	// would be empty podman volumes).
-	data, err := kubernetes.Manifest(plans[0], compiler.Machine{ProjectRoot: root, Home: home}, kubernetes.Options{HostPath: true})
+	data, err := kubernetes.Manifest(plans[0], compiler.Machine{ProjectRoot: root, Home: home}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,11 +174,7 @@ func emitPod(t *testing.T, root, home string) *corev1.Pod {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod, ok := objs[0].(*corev1.Pod)
-	if !ok {
-		t.Fatalf("first object %T, want the Pod", objs[0])
-	}
-	return pod
+	return objs, data
 }
 
 // kubePlay plays one Pod, waits for its container to exit, and returns the
@@ -220,16 +230,7 @@ type expectation struct{ op, target, want, why string }
 
 func (x expectation) arg() string { return x.op + ":" + x.target }
 
-// check prints the attempts and the answers as one table, failing on any
-// mismatch.
-func check(t *testing.T, what string, expect []expectation, got []probe.Result) {
-	t.Helper()
-	table := make([]probetable.Expectation, len(expect))
-	for i, x := range expect {
-		table[i] = probetable.Expectation{Op: x.op, Target: x.target, Want: x.want, Why: x.why}
-	}
-	probetable.Check(t, what, table, got)
-}
+func (x expectation) Row() (op, target, want, why string) { return x.op, x.target, x.want, x.why }
 
 // importImage imports a one-binary image from a rootfs tar, without any
 // registry, under a tag unique to this run, removed at cleanup.

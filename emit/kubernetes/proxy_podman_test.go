@@ -21,10 +21,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
-	"github.com/mcpolicy/mcpolicy/project"
 )
 
 // TestPodmanEgressProxy plays the egress-proxy Pod of an emitted manifest
@@ -216,22 +214,7 @@ servers: fetch: {
 	if err := os.WriteFile(filepath.Join(root, "mcpolicy.cue"), []byte(policy), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	proj, err := project.Discover(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plans, err := proj.Compile(home)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := kubernetes.Manifest(plans[0], compiler.Machine{ProjectRoot: root, Home: home}, kubernetes.Options{ProxyImage: proxyImage})
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := decodeStrict(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs, data := manifestObjects(t, root, home, kubernetes.Options{ProxyImage: proxyImage})
 	for _, o := range objs {
 		if p, ok := o.(*corev1.Pod); ok && p.Labels[kubernetes.LabelRole] == kubernetes.RoleEgressProxy {
 			return p

@@ -13,36 +13,35 @@ import (
 	"github.com/mcpolicy/mcpolicy/probe"
 )
 
-// Expectation is one attempt and what the confinement must answer.
-type Expectation struct {
-	Op, Target, Want, Why string
+// Row is one attempt and what the confinement must answer, as a test
+// writes it (its own struct, so its table stays positional).
+type Row interface {
+	Row() (op, target, want, why string)
 }
-
-// Arg is the attempt as the probe takes it: "op:target".
-func (x Expectation) Arg() string { return x.Op + ":" + x.Target }
 
 // Check compares every attempt's result, in order, and fails the test
 // with the whole table on any mismatch, a missing answer or an
 // unexpected one.
-func Check(t testing.TB, what string, expect []Expectation, got []probe.Result) {
+func Check[R Row](t testing.TB, what string, expect []R, got []probe.Result) {
 	t.Helper()
 	bad := len(got) != len(expect)
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\top\ttarget\texpected\tgot\twhy")
 	for i, x := range expect {
+		op, target, want, why := x.Row()
 		g, mark := "(missing)", "x"
 		if i < len(got) {
-			if string(got[i].Op) != x.Op || got[i].Target != x.Target {
+			if string(got[i].Op) != op || got[i].Target != target {
 				g = fmt.Sprintf("(answer for %s:%s)", got[i].Op, got[i].Target)
-			} else if g = got[i].Result; g == x.Want {
+			} else if g = got[i].Result; g == want {
 				mark = ""
 			}
 		}
 		if mark != "" {
 			bad = true
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", mark, x.Op, x.Target, x.Want, g, x.Why)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", mark, op, target, want, g, why)
 	}
 	for _, r := range got[min(len(got), len(expect)):] {
 		fmt.Fprintf(tw, "x\t%s\t%s\t(unexpected)\t%s\t\n", r.Op, r.Target, r.Result)
