@@ -60,11 +60,7 @@ func BenchmarkWrite500(b *testing.B) {
 	dir := writePolicy(b, 500)
 	home := b.TempDir()
 	proj, plans, files := build(b, dir, home)
-	m := compiler.Machine{ProjectRoot: proj.Root, Home: home}
-	untrusted := []string{proj.Root}
-	for _, p := range plans {
-		untrusted = append(untrusted, p.WritableSources(m)...)
-	}
+	untrusted := proj.Writable(plans, home)
 	out := filepath.Join(dir, ".mcpolicy")
 	b.ResetTimer()
 	for b.Loop() {

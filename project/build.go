@@ -109,6 +109,20 @@ func (p *Project) Load() ([]*schema.Policy, error) {
 	return pols, nil
 }
 
+// Writable are the host folders a server of the project may have written:
+// the project itself (its most common grant, and where commands write by
+// default) and every read-write mount source of plans. mcpolicy follows
+// no symlink below them on the way to a file it writes or removes
+// (hostfile): a link there may be a server's.
+func (p *Project) Writable(plans []*compiler.Plan, home string) []string {
+	m := compiler.Machine{ProjectRoot: p.Root, Home: home}
+	out := []string{p.Root}
+	for _, pl := range plans {
+		out = append(out, pl.WritableSources(m)...)
+	}
+	return out
+}
+
 // Compile loads and compiles the project.
 func (p *Project) Compile(home string) ([]*compiler.Plan, error) {
 	pols, err := p.Load()

@@ -30,19 +30,11 @@ func compileProject(path string) (*project.Project, []*compiler.Plan, error) {
 	return proj, plans, err
 }
 
-// writable are the host folders a server of the project may have written:
-// the project itself (its most common grant, and where commands write by
-// default) and every read-write mount source of the plans. mcpolicy
-// follows no symlink below them on the way to a file it writes or removes
-// (hostfile): a link there may be a server's.
+// writable are the host folders a server of the project may have written
+// (project.Writable), on this machine.
 func writable(proj *project.Project, plans []*compiler.Plan) []string {
 	home, _ := os.UserHomeDir()
-	m := compiler.Machine{ProjectRoot: proj.Root, Home: home}
-	out := []string{proj.Root}
-	for _, p := range plans {
-		out = append(out, p.WritableSources(m)...)
-	}
-	return out
+	return proj.Writable(plans, home)
 }
 
 // compileServer compiles the project at path and returns one server's plan.
