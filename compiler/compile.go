@@ -3,15 +3,11 @@ package compiler
 import (
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/mcpolicy/mcpolicy/protect"
 	"github.com/mcpolicy/mcpolicy/schema"
@@ -213,37 +209,4 @@ func (c *compiler) protect(p *Plan, sources []*mountSource, unprot map[string]bo
 	}
 	p.Protected = append(p.Protected, also...)
 	sort.Slice(p.Protected, func(i, j int) bool { return p.Protected[i].Target < p.Protected[j].Target })
-}
-
-// Compiled on first use: every mcpolicy process pays package init, few use it.
-var sizeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([1-9][0-9]*)([kmgKMG]?)$`) })
-
-// parseSize reads "256m" as bytes (k, m, g are powers of 1024).
-func parseSize(s string) (int64, error) {
-	m := sizeRE().FindStringSubmatch(s)
-	if m == nil {
-		return 0, fmt.Errorf("invalid size %q: write a number with an optional k, m or g suffix", s)
-	}
-	n, err := strconv.ParseInt(m[1], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("invalid size %q: %v", s, err)
-	}
-	shift := map[string]uint{"": 0, "k": 10, "m": 20, "g": 30}[strings.ToLower(m[2])]
-	if n > math.MaxInt64>>shift {
-		return 0, fmt.Errorf("size %q is too large", s)
-	}
-	return n << shift, nil
-}
-
-// FormatSize writes bytes in the largest unit that divides them: 256m.
-func FormatSize(b int64) string {
-	for _, u := range []struct {
-		suffix string
-		shift  uint
-	}{{"g", 30}, {"m", 20}, {"k", 10}} {
-		if b >= 1<<u.shift && b%(1<<u.shift) == 0 {
-			return strconv.FormatInt(b>>u.shift, 10) + u.suffix
-		}
-	}
-	return strconv.FormatInt(b, 10)
 }

@@ -1,11 +1,12 @@
 package compiler
 
 import (
-	"github.com/mcpolicy/mcpolicy/protect"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpolicy/mcpolicy/protect"
 
 	"github.com/mcpolicy/mcpolicy/schema"
 )
@@ -193,25 +194,6 @@ servers: s: {image: "x", `+body+`}`, "a/", "b/")
 	}
 	if a == c {
 		t.Errorf("ro -> rw did not change the hash")
-	}
-}
-
-func TestSizes(t *testing.T) {
-	for in, want := range map[string]int64{"1": 1, "4k": 4096, "256m": 256 << 20, "2G": 2 << 30} {
-		got, err := parseSize(in)
-		if err != nil || got != want {
-			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "0", "1t", "-1", "99999999999999999999g"} {
-		if _, err := parseSize(bad); err == nil {
-			t.Errorf("parseSize(%q) accepted", bad)
-		}
-	}
-	for b, want := range map[int64]string{1: "1", 1024: "1k", 1536: "1536", 256 << 20: "256m", 1 << 30: "1g"} {
-		if got := FormatSize(b); got != want {
-			t.Errorf("FormatSize(%d) = %q, want %q", b, got, want)
-		}
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/internal/bytesize"
+
 	"github.com/mcpolicy/mcpolicy/backend"
 )
 
@@ -58,7 +60,7 @@ func Explain(p *Plan) string {
 		line(s.NonRootUser, fmt.Sprintf("user: %s (not root)", p.User))
 	}
 	line(len(p.Env) == 0, "environment: empty (no variable passed through)")
-	line(s.MemoryBytes > 0, "memory: at most "+FormatSize(s.MemoryBytes))
+	line(s.MemoryBytes > 0, "memory: at most "+bytesize.Format(s.MemoryBytes))
 	line(s.Pids > 0, fmt.Sprintf("processes: at most %d", s.Pids))
 	line(s.MilliCPUs > 0, fmt.Sprintf("cpus: at most %g", float64(s.MilliCPUs)/1000))
 	for _, m := range p.Mounts {

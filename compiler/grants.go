@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/internal/bytesize"
+
 	"github.com/mcpolicy/mcpolicy/source"
 )
 
@@ -55,7 +57,7 @@ func (p *Plan) Grants() []Grant {
 		gs = append(gs, Grant{kind, fmt.Sprintf("%s -> %s", m.Source, m.Target), m.Pos})
 	}
 	if p.Scratch != nil {
-		gs = append(gs, Grant{GrantScratch, fmt.Sprintf("tmpfs %s, %s", p.Scratch.Target, FormatSize(p.Scratch.SizeBytes)), p.Scratch.Pos})
+		gs = append(gs, Grant{GrantScratch, fmt.Sprintf("tmpfs %s, %s", p.Scratch.Target, bytesize.Format(p.Scratch.SizeBytes)), p.Scratch.Pos})
 	}
 	for _, e := range p.Env {
 		gs = append(gs, Grant{GrantEnv, "environment variable " + e.Name, orPos(e.Pos, p.Pos)})

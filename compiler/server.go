@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/internal/bytesize"
+
 	"github.com/mcpolicy/mcpolicy/allowlist"
 	"github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/schema"
@@ -134,7 +136,7 @@ func (c *compiler) scratch(s *schema.Server, at string, claim func(string, sourc
 		return nil
 	}
 	field := at + ".scratch"
-	size, err := parseSize(s.Scratch.Size)
+	size, err := bytesize.Parse(s.Scratch.Size)
 	if err != nil {
 		c.fail(s.Scratch.SizePos, field+".size", "", "%v", err)
 	}
@@ -260,7 +262,7 @@ func (c *compiler) subtractions(p *Plan, s *schema.Server, at string) Subtractio
 		NoNewPrivileges: true, NonRootUser: !p.User.Root(),
 	}
 	if s.Limits.Memory != "" {
-		b, err := parseSize(s.Limits.Memory)
+		b, err := bytesize.Parse(s.Limits.Memory)
 		if err != nil {
 			c.fail(s.Limits.MemoryPos, at+".limits.memory", "", "%v", err)
 		}

@@ -33,6 +33,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/internal/bytesize"
+
 	"github.com/mcpolicy/mcpolicy/allowlist"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/backends"
@@ -433,7 +435,7 @@ func newEval(p *compiler.Plan, m Machine, backend string) *eval {
 	if s := p.Scratch; s != nil && backend != seatbelt.Backend {
 		noexec := backend == docker.Backend || backend == docker.PodmanBackend
 		e.layers = append(e.layers, layer{at: s.Target, rw: true, noexec: noexec, kind: "scratch",
-			grant: &Grant{Kind: string(compiler.GrantScratch), Summary: fmt.Sprintf("tmpfs %s, %s", s.Target, compiler.FormatSize(s.SizeBytes)), Pos: m.pos(s.Pos)}})
+			grant: &Grant{Kind: string(compiler.GrantScratch), Summary: fmt.Sprintf("tmpfs %s, %s", s.Target, bytesize.Format(s.SizeBytes)), Pos: m.pos(s.Pos)}})
 	}
 	switch backend {
 	case bwrap.Backend, landlock.Backend:

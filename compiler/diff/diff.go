@@ -7,6 +7,8 @@ package diff
 import (
 	"fmt"
 
+	"github.com/mcpolicy/mcpolicy/internal/bytesize"
+
 	"sort"
 	"strings"
 
@@ -152,13 +154,13 @@ func server(o, n *compiler.Plan) []Change {
 
 	switch os, ns := o.Scratch, n.Scratch; {
 	case os == nil && ns != nil:
-		add("SCRATCH_ADDED", Widened, ns.Pos, source.Pos{}, "new scratch tmpfs %s", compiler.FormatSize(ns.SizeBytes))
+		add("SCRATCH_ADDED", Widened, ns.Pos, source.Pos{}, "new scratch tmpfs %s", bytesize.Format(ns.SizeBytes))
 	case os != nil && ns == nil:
 		add("SCRATCH_REMOVED", Narrowed, n.Pos, os.Pos, "scratch removed")
 	case os != nil && ns.SizeBytes > os.SizeBytes:
-		add("SCRATCH_GREW", Widened, ns.Pos, os.Pos, "scratch %s -> %s", compiler.FormatSize(os.SizeBytes), compiler.FormatSize(ns.SizeBytes))
+		add("SCRATCH_GREW", Widened, ns.Pos, os.Pos, "scratch %s -> %s", bytesize.Format(os.SizeBytes), bytesize.Format(ns.SizeBytes))
 	case os != nil && ns.SizeBytes < os.SizeBytes:
-		add("SCRATCH_SHRANK", Narrowed, ns.Pos, os.Pos, "scratch %s -> %s", compiler.FormatSize(os.SizeBytes), compiler.FormatSize(ns.SizeBytes))
+		add("SCRATCH_SHRANK", Narrowed, ns.Pos, os.Pos, "scratch %s -> %s", bytesize.Format(os.SizeBytes), bytesize.Format(ns.SizeBytes))
 	}
 
 	env := func(e compiler.EnvGrant) (string, source.Pos) { return e.Name, e.Pos }
@@ -224,7 +226,7 @@ func server(o, n *compiler.Plan) []Change {
 			add("LIMIT_LOWERED", Narrowed, n.LimitsPos, o.LimitsPos, "%s limit %s -> %s", what, from, format(nv))
 		}
 	}
-	limit("memory", o.Subtractions.MemoryBytes, n.Subtractions.MemoryBytes, compiler.FormatSize)
+	limit("memory", o.Subtractions.MemoryBytes, n.Subtractions.MemoryBytes, bytesize.Format)
 	limit("pids", o.Subtractions.Pids, n.Subtractions.Pids, func(v int64) string { return fmt.Sprint(v) })
 	limit("cpus", o.Subtractions.MilliCPUs, n.Subtractions.MilliCPUs, func(v int64) string { return fmt.Sprint(float64(v) / 1000) })
 

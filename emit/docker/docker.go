@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/internal/bytesize"
+
 	"github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/egress/sandbox"
@@ -144,7 +146,7 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]
 		}
 	}
 	if p.Scratch != nil {
-		a = append(a, "--tmpfs", p.Scratch.Target+":rw,nosuid,nodev,noexec,size="+compiler.FormatSize(p.Scratch.SizeBytes))
+		a = append(a, "--tmpfs", p.Scratch.Target+":rw,nosuid,nodev,noexec,size="+bytesize.Format(p.Scratch.SizeBytes))
 	}
 
 	for _, m := range p.Mounts {
@@ -173,7 +175,7 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]
 		}
 	}
 	if s := p.Subtractions; s.MemoryBytes > 0 {
-		a = append(a, "--memory", compiler.FormatSize(s.MemoryBytes), "--memory-swap", compiler.FormatSize(s.MemoryBytes))
+		a = append(a, "--memory", bytesize.Format(s.MemoryBytes), "--memory-swap", bytesize.Format(s.MemoryBytes))
 	}
 	if s := p.Subtractions; s.Pids > 0 {
 		a = append(a, "--pids-limit", strconv.FormatInt(s.Pids, 10))
