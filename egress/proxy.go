@@ -57,8 +57,16 @@ type Proxy struct {
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error) // nil: the system resolver
 	Log     io.Writer                                                    // JSON lines; nil: none
 	Now     func() time.Time                                             // nil: time.Now
+	// LogLimit is the size in bytes the log stops growing at (see
+	// DefaultLogLimit, the limit for 0); negative: no limit.
+	LogLimit int64
+	// MaxConns is how many connections Serve serves at once; 0: DefaultMaxConns.
+	MaxConns int
 
-	mu sync.Mutex
+	mu         sync.Mutex // the log
+	logStarted bool
+	logLeft    int64
+	logDropped int
 
 	lifelineMu sync.Mutex
 	lifelines  chan struct{}
@@ -67,6 +75,7 @@ type Proxy struct {
 	// can end them and wait for their decisions to be logged.
 	activeMu sync.Mutex
 	closed   bool
+	server   *http.Server // once Serve runs
 	active   sync.WaitGroup
 	tunnels  map[net.Conn]struct{}
 }
@@ -104,34 +113,48 @@ func (p *Proxy) untrack(c net.Conn) {
 	delete(p.tunnels, c)
 }
 
-// Close ends every open tunnel and returns once every request has
-// finished and logged its decision. Close the http.Server serving p
-// first: it ends the requests that are not tunnels (the lifeline among
-// them); a hijacked tunnel is no longer the server's to close.
+// Close stops Serve, which ends the requests that are not tunnels (the
+// lifeline among them), then ends every open tunnel (a hijacked
+// connection is no longer the HTTP server's to close), and returns once
+// every request has finished and logged its decision.
 func (p *Proxy) Close() {
 	p.activeMu.Lock()
 	p.closed = true
+	srv := p.server
+	p.activeMu.Unlock()
+	if srv != nil {
+		srv.Close()
+	}
+	p.activeMu.Lock()
 	for c := range p.tunnels {
 		c.Close()
 	}
 	p.activeMu.Unlock()
 	p.active.Wait()
+	p.logSummary()
 }
 
 func (p *Proxy) log(d Decision) {
 	if p.Log == nil {
 		return
 	}
-	now := time.Now
-	if p.Now != nil {
-		now = p.Now
-	}
-	d.Time = now().UTC().Format(time.RFC3339)
-	b, _ := json.Marshal(d)
-	b = []byte(shellInert.Replace(string(b)))
+	b := p.line(d)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.Log.Write(append(b, '\n'))
+	p.logLine(b)
+}
+
+// line is d as a log line, its time set when it has none.
+func (p *Proxy) line(d Decision) []byte {
+	if d.Time == "" {
+		now := time.Now
+		if p.Now != nil {
+			now = p.Now
+		}
+		d.Time = now().UTC().Format(time.RFC3339)
+	}
+	b, _ := json.Marshal(d)
+	return append([]byte(shellInert.Replace(string(b))), '\n')
 }
 
 // shellInert escapes, in a JSON line, the characters a shell expands in

@@ -60,6 +60,10 @@ type Result struct {
 	Lines   int     // decision lines read
 	Denials int     // of which denials
 	Other   int     // lines that are not decisions (a server's stderr mixed in), ignored
+	// Full counts the lines saying the log reached its limit
+	// (egress.LogFull): decisions after one are missing, so the
+	// suggestion may be short of what was denied.
+	Full int
 }
 
 // Entries are the suggested entries' destinations, in order.
@@ -102,6 +106,9 @@ func Read(r io.Reader, opt Options) (*Result, error) {
 		// Every string below may be the server's (what it asked for, or
 		// a line it wrote itself) and is printed to a terminal.
 		d.Method, d.Denied, d.Reason, d.Rule, d.Requested = Printable(d.Method), Printable(d.Denied), Printable(d.Reason), Printable(d.Rule), Printable(d.Requested)
+		if d.Action == egress.LogFull {
+			res.Full++
+		}
 		if d.Action != "deny" {
 			return
 		}

@@ -102,6 +102,7 @@ func TestRead(t *testing.T) {
 {"time":"t","action":"deny","method":"GET","host":"up.test","port":80,"rule":"up.test:80","reason":"upstream: dial tcp: connection refused","bytesUp":0,"bytesDown":0}
 {"time":"t","action":"deny","reason":"connection refused: pid 1, uid 2: not a process of the sandbox","bytesUp":0,"bytesDown":0}
 server noise on stderr
+{"time":"t","action":"log-full","reason":"the decision log reached its limit of 64m: later decisions are not logged","bytesUp":0,"bytesDown":0}
 `
 	allowed, _ := allowlist.Parse([]string{"old.test:80"})
 	res, err := Read(strings.NewReader(log), Options{Private: []netip.Addr{netip.MustParseAddr("10.0.0.5")}, Allowed: allowed})
@@ -121,8 +122,8 @@ server noise on stderr
 	if got, want := strings.Join(skipped, "; "), " not-the-sandbox; 192.168.1.9:80 not-in-allowlist; old.test:80 not-in-allowlist; rebind.test:80 private-address; up.test:80 upstream"; got != want {
 		t.Errorf("skipped %q, want %q", got, want)
 	}
-	if res.Lines != 11 || res.Denials != 10 || res.Other != 1 {
-		t.Errorf("lines %d, denials %d, other %d", res.Lines, res.Denials, res.Other)
+	if res.Lines != 12 || res.Denials != 10 || res.Other != 1 || res.Full != 1 {
+		t.Errorf("lines %d, denials %d, other %d, full %d", res.Lines, res.Denials, res.Other, res.Full)
 	}
 }
 

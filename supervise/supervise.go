@@ -16,7 +16,6 @@ import (
 	"io"
 	"io/fs"
 	"net"
-	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -45,12 +44,14 @@ type Options struct {
 	Machine compiler.Machine // project root and home; Self and EgressSocket are filled here
 	// Self is a statically linked mcpolicy: bound read-only into the
 	// sandbox, it forwards the sandbox's loopback to the proxy.
-	Self    string
-	Log     io.Writer                                                    // decisions, JSON lines; nil: none
-	Resolve func(ctx context.Context, host string) ([]netip.Addr, error) // nil: the system resolver
-	Stdin   io.Reader
-	Stdout  io.Writer
-	Stderr  io.Writer
+	Self string
+	Log  io.Writer // decisions, JSON lines; nil: none
+	// LogLimit is the size the log stops growing at: egress.Proxy.LogLimit.
+	LogLimit int64
+	Resolve  func(ctx context.Context, host string) ([]netip.Addr, error) // nil: the system resolver
+	Stdin    io.Reader
+	Stdout   io.Writer
+	Stderr   io.Writer
 	// Environ holds the values of the plan's passthrough variables.
 	Environ []string
 	// StartTimeout bounds the wait for a container sidecar; 0: 30 s.
@@ -93,7 +94,6 @@ type session struct {
 	machine  compiler.Machine
 	dir      string
 	proxy    *egress.Proxy
-	server   *http.Server
 	cleanups []func()
 
 	// checkPeers admits to the socket only the sandbox's processes (off
@@ -191,13 +191,16 @@ func (s *session) startProxy() error {
 	s.sandbox.init()
 	// Whatever waits for a sandbox that never came is refused at the end.
 	s.cleanups = append(s.cleanups, func() { s.sandbox.set(0, 0) })
-	s.proxy = &egress.Proxy{Allow: allow, Resolve: s.opt.Resolve, Log: s.opt.Log}
-	s.server = &http.Server{Handler: s.proxy, ReadHeaderTimeout: 30 * time.Second}
-	go s.server.Serve(s.proxy.Guard(ln, s.admit))
-	// Close ends every request, the sidecar's lifeline among them.
-	// Then the proxy ends the tunnels, which the server no longer tracks,
-	// and waits until every decision is logged.
-	s.cleanups = append(s.cleanups, func() { s.server.Close(); s.proxy.Close() })
+	s.proxy = &egress.Proxy{Allow: allow, Resolve: s.opt.Resolve, Log: s.opt.Log, LogLimit: s.opt.LogLimit}
+	go s.proxy.Serve(s.proxy.Guard(ln, s.admit))
+	// Close ends every request, the sidecar's lifeline among them, then
+	// the tunnels, and waits until every decision is logged.
+	s.cleanups = append(s.cleanups, func() {
+		s.proxy.Close()
+		if n := s.proxy.NotLogged(); n > 0 && s.opt.Log != s.opt.Stderr && s.opt.Stderr != nil {
+			fmt.Fprintf(s.opt.Stderr, "mcpolicy run: %d egress decisions were not logged: the decision log reached its limit (--log-max)\n", n)
+		}
+	})
 	s.machine.EgressSocket = sock
 	// The forwarder is bound into bwrap and container sandboxes. Seatbelt's
 	// server reaches the proxy on the host's loopback (s.seatbelt): nothing
@@ -436,7 +439,7 @@ func (s *session) seatbelt(ctx context.Context) (int, error) {
 		if err != nil {
 			return 1, fmt.Errorf("the egress proxy's port for %q is taken: %v", s.plan.Server, err)
 		}
-		go s.server.Serve(ln)
+		go s.proxy.Serve(ln)
 	}
 	pr, err := seatbelt.Build(s.plan)
 	if err != nil {

@@ -443,10 +443,15 @@ func TestEgressRun(t *testing.T) {
 	t.Parallel()
 	setup(t)
 	before := egressDirs(t)
-	concurrently(t, []string{"bwrap", "docker", "podman", "tunnel-ends-with-run"}, func(t *testing.T, name string) {
-		if name == "tunnel-ends-with-run" {
+	concurrently(t, []string{"bwrap", "docker", "podman", "tunnel-ends-with-run", "log-full"}, func(t *testing.T, name string) {
+		switch name {
+		case "tunnel-ends-with-run":
 			needBackend(t, "bwrap")
 			tunnelEndsWithRun(t)
+			return
+		case "log-full":
+			needBackend(t, "bwrap")
+			logFullRun(t)
 			return
 		}
 		needBackend(t, name)
@@ -588,6 +593,63 @@ func realTraffic(t *testing.T, backend string) {
 
 	// Nothing the run started remains.
 	noSurvivors(t, backend, plan, marker)
+}
+
+// logFullRun: a server that causes more denials than its log's limit
+// holds fills the log only to the limit; the log says so, its last line
+// (written before supervise.Run returns) counts what was not logged, and
+// so does stderr. Backend-neutral (the proxy's part): run under bwrap.
+func logFullRun(t *testing.T) {
+	marker := w.marker + randomHex(2) + "-full"
+	const n = 40
+	var attempts []string
+	for i := range n {
+		attempts = append(attempts, fmt.Sprintf("fetch:http://d%d.denied.test:%d/", i, w.httpPort))
+	}
+	attempts = append(attempts, "read:/"+marker)
+	proj, plan := writeProject(t, "bwrap", "egress-"+marker, []string{fmt.Sprintf("api.test:%d", w.httpPort)}, attempts)
+	resolve, err := egress.HostsResolver(strings.NewReader(w.hosts), noDNS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr, log syncbuf.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const limit = 4 << 10 // about 12 lines
+	code, err := supervise.Run(ctx, plan, supervise.Options{
+		Backend: "bwrap",
+		Machine: compiler.Machine{ProjectRoot: proj.Root, Home: home(t)},
+		Self:    w.bin, Log: &log, LogLimit: limit, Resolve: resolve, Stdout: &stdout, Stderr: &stderr,
+	})
+	if err != nil || code != 0 {
+		t.Fatalf("supervise.Run: code %d, %v\nstderr: %s", code, err, stderr.String())
+	}
+	lines := strings.SplitAfter(log.String(), "\n")
+	lines = lines[:len(lines)-1]
+	if size := len(log.String()) - len(lines[len(lines)-1]); size > limit {
+		t.Errorf("the log holds %d bytes before its last line, past its limit of %d", size, limit)
+	}
+	var denies, full int
+	for _, l := range lines {
+		var d egress.Decision
+		if err := json.Unmarshal([]byte(l), &d); err != nil {
+			t.Fatalf("%v: %q", err, l)
+		}
+		switch d.Action {
+		case "deny":
+			denies++
+		case egress.LogFull:
+			full++
+		}
+	}
+	notLogged := n - denies
+	if full != 2 || denies == 0 || notLogged == 0 || !strings.Contains(lines[len(lines)-1], fmt.Sprintf("%d decisions were not logged", notLogged)) {
+		t.Errorf("%d denials logged of %d, %d log-full lines; want 2 and the count %d last:\n%s", denies, n, full, notLogged, log.String())
+	}
+	if want := fmt.Sprintf("%d egress decisions were not logged", notLogged); !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+	}
+	noSurvivors(t, "bwrap", plan, marker)
 }
 
 // tunnelEndsWithRun: an allowed tunnel to an upstream that never closes

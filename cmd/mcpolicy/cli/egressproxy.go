@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/mcpolicy/mcpolicy/allowlist"
 	"github.com/mcpolicy/mcpolicy/egress"
@@ -23,7 +21,7 @@ import (
 // one `mcpolicy run` serves on its unix socket; only the peer check is
 // left out, since across Pods there is no peer to check.
 func newEgressProxyCmd() *cobra.Command {
-	var listen, policy, server, logFile, hostsFile string
+	var listen, policy, server, logFile, logMax, hostsFile string
 	var allow []string
 	cmd := &cobra.Command{
 		Use:   "egress-proxy --listen ADDR:PORT (-p POLICY --server NAME | --allow HOST:PORT...) [--log FILE|-]",
@@ -57,6 +55,9 @@ an address only the client can reach. See docs/kubernetes.md.`,
 				return err
 			}
 			p := &egress.Proxy{Allow: list, Log: cmd.OutOrStdout()}
+			if p.LogLimit, err = logLimit(logMax); err != nil {
+				return err
+			}
 			if logFile != "" && logFile != "-" {
 				f, err := egress.OpenLog(logFile)
 				if err != nil {
@@ -90,6 +91,7 @@ an address only the client can reach. See docs/kubernetes.md.`,
 	cmd.Flags().StringVar(&server, "server", "", "the server whose allowlist to enforce (with -p)")
 	cmd.Flags().StringArrayVar(&allow, "allow", nil, "an allowlist entry, HOST:PORT, *.SUFFIX:PORT or IP:PORT (repeat; instead of -p and --server)")
 	cmd.Flags().StringVar(&logFile, "log", "-", "append the decisions (JSON lines) to this file; - for stdout")
+	logMaxFlag(cmd, &logMax)
 	cmd.Flags().StringVar(&hostsFile, "hosts", "", "resolve these names (/etc/hosts format) before DNS; the private-address check still applies")
 	cmd.MarkFlagRequired("listen")
 	return cmd
@@ -130,17 +132,15 @@ func serveEgressProxy(ctx context.Context, ln net.Listener, p *egress.Proxy, std
 		rules = append(rules, r.String())
 	}
 	fmt.Fprintf(stderr, "mcpolicy egress-proxy: listening on %s, allowing %s\n", ln.Addr(), strings.Join(rules, ", "))
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() { done <- p.Serve(ln) }()
 	select {
 	case <-ctx.Done():
 	case err := <-done:
 		p.Close()
 		return &exitError{code: ExitError, err: err}
 	}
-	srv.Close() // ends the requests that are not tunnels
-	p.Close()   // ends the tunnels, waits for every decision to be logged
+	p.Close() // ends the requests, then the tunnels; waits for every decision to be logged
 	<-done
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 )
 
 func newRunCmd() *cobra.Command {
-	var policy, server, backend, logFile, hostsFile, self, image, pin, envFile string
+	var policy, server, backend, logFile, logMax, hostsFile, self, image, pin, envFile string
 	cmd := &cobra.Command{
 		Use:   "run -p POLICY --server NAME --backend " + strings.Join(backendNames(supervise.Backends()), "|") + " [-- CMD ARGS...]",
 		Short: "Start a server confined, with the egress proxy when its policy allows destinations",
@@ -73,6 +73,9 @@ evidence is reproduced. See docs/egress.md.`,
 				Environ: environ,
 				Log:     cmd.ErrOrStderr(),
 			}
+			if o.LogLimit, err = logLimit(logMax); err != nil {
+				return err
+			}
 			if logFile != "" {
 				f, err := supervise.OpenLog(logFile, plan, machine)
 				if err != nil {
@@ -103,6 +106,7 @@ evidence is reproduced. See docs/egress.md.`,
 	cmd.Flags().StringVar(&server, "server", "", "server to start (required)")
 	cmd.Flags().StringVar(&backend, "backend", bwrap.Backend, orList(backendNames(supervise.Backends())))
 	cmd.Flags().StringVar(&logFile, "log", "", "append the proxy's decisions (JSON lines) to this file instead of stderr")
+	logMaxFlag(cmd, &logMax)
 	cmd.Flags().StringVar(&hostsFile, "hosts", "", "resolve these names (/etc/hosts format) in the proxy before DNS; the private-address check still applies")
 	cmd.Flags().StringVar(&self, "self", "", "a statically linked mcpolicy to bind into the sandbox as the forwarder (default: this executable)")
 	cmd.Flags().StringVar(&image, "image", "", "run this image instead of the policy's (docker, podman)")

@@ -88,6 +88,9 @@ the current folder.`,
 				// What reads as a decision there may be the server's own.
 				fmt.Fprintf(stderr, "warning: %s: %s not decisions: the log is shared with a server's output (mcpolicy run without --log), which can write lines that read as denials; suggest from a log only the proxy writes (--log FILE)\n", logFile, notDecisions(res.Other))
 			}
+			if res.Full > 0 {
+				fmt.Fprintf(stderr, "warning: %s: the log reached its limit (--log-max) and decisions after that were not logged: what they denied is not suggested; move the log aside and run again\n", logFile)
+			}
 			for _, s := range res.Skipped {
 				dest := s.Dest
 				if dest == "" {

@@ -1,0 +1,130 @@
+package egress
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/mcpolicy/mcpolicy/internal/bytesize"
+	"golang.org/x/net/netutil"
+)
+
+// The proxy runs on the host, outside every limit the sandbox sets, and
+// the server decides how many connections it opens and how many decisions
+// it causes. What the proxy holds for it is bounded here, so a server
+// cannot turn the proxy into host memory, descriptors or disk it was not
+// given: past the bound it waits (connections) or loses its own record
+// (the log), and nothing else on the host does.
+const (
+	// DefaultMaxConns is how many connections the proxy serves at once; the
+	// next one waits, unaccepted, until one ends. Each costs two
+	// descriptors and about 80 KiB at most (two copy buffers, headers).
+	DefaultMaxConns = 256
+	// maxHeaderBytes bounds a request's headers: a CONNECT is a few dozen
+	// bytes, and 256 connections of the server's default (1 MiB) would be
+	// 256 MiB of the host's memory.
+	maxHeaderBytes = 64 << 10
+	// idleTimeout ends a kept-alive connection that sends nothing.
+	idleTimeout = 2 * time.Minute
+	// readHeaderTimeout ends a connection that sends no whole request header.
+	readHeaderTimeout = 30 * time.Second
+	// DefaultLogLimit is the size a decision log stops growing at: about
+	// 250,000 decisions. A regular file's size when the proxy starts counts
+	// (runs append to the same file), so it bounds the file, not one run.
+	DefaultLogLimit = 64 << 20
+	// logNoticeRoom is kept free below the limit for the line that says
+	// the log is full.
+	logNoticeRoom = 1 << 10
+)
+
+// LogFull is the action of the lines that say decisions stopped being
+// logged: one when the log reaches its limit, one when the proxy stops
+// with how many were not logged.
+const LogFull = "log-full"
+
+// Serve serves the proxy on ln, at most MaxConns connections at once,
+// until Close; it returns http.ErrServerClosed then. It may serve several
+// listeners at once, each with its own bound.
+func (p *Proxy) Serve(ln net.Listener) error {
+	p.activeMu.Lock()
+	if p.closed {
+		p.activeMu.Unlock()
+		ln.Close()
+		return http.ErrServerClosed
+	}
+	if p.server == nil {
+		p.server = &http.Server{
+			Handler:           p,
+			ReadHeaderTimeout: readHeaderTimeout,
+			IdleTimeout:       idleTimeout,
+			MaxHeaderBytes:    maxHeaderBytes,
+		}
+	}
+	srv := p.server
+	p.activeMu.Unlock()
+	max := p.MaxConns
+	if max <= 0 {
+		max = DefaultMaxConns
+	}
+	return srv.Serve(netutil.LimitListener(ln, max))
+}
+
+// logLine writes one decision line, unless the log is full: then the
+// first refused line is replaced by a notice, and the rest are counted.
+// Called with p.mu held.
+func (p *Proxy) logLine(b []byte) {
+	if !p.logStarted {
+		p.logStarted = true
+		p.logLeft = p.LogLimit
+		if p.logLeft == 0 {
+			p.logLeft = DefaultLogLimit
+		}
+		if f, ok := p.Log.(*os.File); ok && p.logLeft > 0 {
+			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+				p.logLeft -= fi.Size()
+			}
+		}
+	}
+	if p.LogLimit < 0 { // no limit: the user's choice (--log-max 0)
+		p.Log.Write(b)
+		return
+	}
+	if int64(len(b)) > p.logLeft-logNoticeRoom {
+		if p.logDropped == 0 {
+			p.Log.Write(p.line(Decision{Action: LogFull, Reason: fmt.Sprintf("the decision log reached its limit of %s: later decisions are not logged (move the log aside, or raise the limit: --log-max)", bytesize.Format(p.limit()))}))
+		}
+		p.logDropped++
+		return
+	}
+	p.logLeft -= int64(len(b))
+	p.Log.Write(b)
+}
+
+// limit is the log's limit in bytes, the default for 0.
+func (p *Proxy) limit() int64 {
+	if p.LogLimit == 0 {
+		return DefaultLogLimit
+	}
+	return p.LogLimit
+}
+
+// NotLogged is how many decisions the log had no room for.
+func (p *Proxy) NotLogged() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.logDropped
+}
+
+// logSummary writes, when decisions were not logged, how many.
+func (p *Proxy) logSummary() {
+	if p.Log == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.logDropped > 0 {
+		p.Log.Write(p.line(Decision{Action: LogFull, Reason: fmt.Sprintf("%d decisions were not logged: the decision log reached its limit of %s", p.logDropped, bytesize.Format(p.limit()))}))
+	}
+}
