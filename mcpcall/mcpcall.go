@@ -22,8 +22,17 @@ import (
 type Result struct {
 	Text    string // the text content items, concatenated (newline-separated)
 	IsError bool   // the tool reported an error (a tool result, not a protocol error)
-	Stderr  string // everything the process wrote on stderr
+	Stderr  string // the last StderrKept bytes the process wrote on stderr
 }
+
+// StderrKept is how much of a server's stderr is kept: its end, which is
+// all a caller quotes. A server writes as much as it likes; the caller's
+// memory must not be what it fills.
+const StderrKept = 64 << 10
+
+// MaxTools bounds tools/list: a server that pages without end (a new
+// cursor each time) is refused after this many tools.
+const MaxTools = 10000
 
 // Tool is one entry of tools/list.
 type Tool struct {
@@ -63,20 +72,52 @@ func Call(ctx context.Context, argv []string, env []string, tool string, args ma
 }
 
 // ListTools starts argv as Call does and returns its tools, sorted by
-// name, and its stderr.
+// name, and its stderr; at most MaxTools.
 func ListTools(ctx context.Context, argv []string, env []string) ([]Tool, string, error) {
 	var tools []Tool
 	stderr, err := session(ctx, argv, env, func(cs *mcp.ClientSession) error {
-		for t, err := range cs.Tools(ctx, nil) {
-			if err != nil {
-				return fmt.Errorf("tools/list: %w", err)
-			}
+		return eachTool(ctx, cs, func(t *mcp.Tool) bool {
 			tools = append(tools, Tool{Name: t.Name, Description: t.Description})
-		}
-		return nil
+			return true
+		})
 	})
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
 	return tools, stderr, err
+}
+
+// FindTool starts argv as Call does and returns the tool named name as
+// tools/list gives it, nil when the server lists no such tool. It reads
+// no further than that tool (and no more than MaxTools).
+func FindTool(ctx context.Context, argv []string, env []string, name string) (*mcp.Tool, string, error) {
+	var found *mcp.Tool
+	stderr, err := session(ctx, argv, env, func(cs *mcp.ClientSession) error {
+		return eachTool(ctx, cs, func(t *mcp.Tool) bool {
+			if t.Name == name {
+				found = t
+				return false
+			}
+			return true
+		})
+	})
+	return found, stderr, err
+}
+
+// eachTool calls f with each tool tools/list returns, page after page,
+// until f returns false; more than MaxTools is an error.
+func eachTool(ctx context.Context, cs *mcp.ClientSession, f func(*mcp.Tool) bool) error {
+	n := 0
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return fmt.Errorf("tools/list: %w", err)
+		}
+		if n++; n > MaxTools {
+			return fmt.Errorf("tools/list: more than %d tools: refusing to read further", MaxTools)
+		}
+		if !f(t) {
+			return nil
+		}
+	}
+	return nil
 }
 
 // session runs argv, connects, runs f, and stops the process. The error
@@ -91,9 +132,10 @@ func session(ctx context.Context, argv []string, env []string, f func(*mcp.Clien
 	defer cancel()
 	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
 	cmd.Env = env
-	var stderr syncbuf.Buffer
-	cmd.Stderr = &stderr
+	stderr := &syncbuf.Tail{Max: StderrKept}
+	cmd.Stderr = stderr
 	cmd.WaitDelay = terminate // a grandchild holding stderr open cannot block Wait
+	dieWithCaller(cmd)
 
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpcall", Version: "v1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: terminate}, nil)

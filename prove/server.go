@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
@@ -16,7 +17,6 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/mcpcall"
 	"github.com/mcpolicy/mcpolicy/probe"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // ToolCall is the controlled comparison's other program: the server itself,
@@ -146,41 +146,28 @@ func serverArgv(s *session, backend string, p *compiler.Plan, m compiler.Machine
 	return nil, nil, fmt.Errorf("unknown backend %q", backend)
 }
 
-// listTools starts the server confined under backend and reads tools/list.
-func listTools(ctx context.Context, s *session, backend string, p *compiler.Plan, m compiler.Machine, o Options) ([]ToolInfo, error) {
+// findTool starts the server confined under backend and reads tools/list
+// until it names the tool (nil when it does not). What the server sends is
+// bounded: mcpcall reads no further than the tool, and no more than
+// mcpcall.MaxTools, and keeps only the end of its stderr.
+func findTool(ctx context.Context, s *session, backend string, p *compiler.Plan, m compiler.Machine, o Options) (*ToolInfo, error) {
 	argv, env, err := serverArgv(s, backend, p, m, o)
 	if err != nil {
 		return nil, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
-	cmd.Env = env
-	cmd.WaitDelay = 2 * time.Second
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcpolicy-prove", Version: "v1"}, nil)
-	cs, err := client.Connect(cctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
-	if err != nil {
-		cancel()
-		if cmd.Process != nil && cmd.ProcessState == nil {
-			cmd.Wait()
-		}
-		return nil, fmt.Errorf("initialize: %w", err)
+	t, _, err := mcpcall.FindTool(cctx, argv, env, o.Call.Tool)
+	if err != nil || t == nil {
+		return nil, err
 	}
-	defer cs.Close()
-	var tools []ToolInfo
-	for t, err := range cs.Tools(cctx, nil) {
-		if err != nil {
-			return nil, fmt.Errorf("tools/list: %w", err)
-		}
-		ro, destructive := false, false
-		if a := t.Annotations; a != nil {
-			ro = a.ReadOnlyHint
-			destructive = a.DestructiveHint != nil && *a.DestructiveHint
-		}
-		tools = append(tools, toolInfo(t.Name, t.Description, t.InputSchema, ro, destructive))
+	ro, destructive := false, false
+	if a := t.Annotations; a != nil {
+		ro = a.ReadOnlyHint
+		destructive = a.DestructiveHint != nil && *a.DestructiveHint
 	}
-	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
-	return tools, nil
+	ti := toolInfo(t.Name, t.Description, t.InputSchema, ro, destructive)
+	return &ti, nil
 }
 
 // planCall classifies the call's path arguments: tools/list from the
@@ -193,18 +180,13 @@ func planCall(ctx context.Context, s *session, v planView, o Options, backends [
 		if ctx.Err() != nil {
 			break
 		}
-		tools, err := listTools(ctx, s, b, v.p, v.m, o)
+		t, err := findTool(ctx, s, b, v.p, v.m, o)
 		if err != nil {
 			why = append(why, b+": "+short(err.Error()))
 			continue
 		}
-		found := false
-		for _, t := range tools {
-			if t.Name == o.Call.Tool {
-				cp.Tool, found = t, true
-			}
-		}
-		if found {
+		if t != nil {
+			cp.Tool = *t
 			cp.Listed = "tools/list from the server, confined under " + b
 		} else {
 			cp.Listed = fmt.Sprintf("tools/list from the server, confined under %s, has no tool %q", b, o.Call.Tool)
@@ -339,7 +321,7 @@ func callServer(ctx context.Context, s *session, backend string, v planView, o O
 // that exists); a change the host saw where the plan denies writing has
 // already made the row disagree.
 func judge(row *ServerRow, cp *CallPlan, isError bool, text string) {
-	row.IsError, row.Text = isError, text
+	row.IsError, row.Text = isError, clip(text, maxText)
 	row.Errno = errnoOf(text)
 	if !isError {
 		row.Errno = "ok"
@@ -370,10 +352,33 @@ func judge(row *ServerRow, cp *CallPlan, isError bool, text string) {
 	}
 }
 
+// What of a server's output the evidence quotes: the server chooses its
+// length, and the evidence is read in review.
+const (
+	maxText = 4 << 10 // a tool result's text
+	maxLine = 512     // a line of its stderr
+)
+
+// lastLines is the last n lines of s, each clipped to maxLine.
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
+	for i, l := range lines {
+		lines[i] = clip(l, maxLine)
+	}
 	return strings.Join(lines, "\n")
+}
+
+// clip cuts s to at most n bytes, at a character, saying how much is cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes more)", s[:cut], len(s)-cut)
 }

@@ -5,11 +5,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -18,6 +21,12 @@ import (
 // LabelProve marks every container prove starts, with the run's id as
 // its value, so that the run removes them all however it ends.
 const LabelProve = "org.mcpolicy.prove"
+
+// LabelOwner names the process that started a container (its pid
+// namespace and pid): a run that died without its cleanup (SIGKILL, out
+// of memory) leaves containers running a hostile server with no one
+// attached, and the next run removes those whose owner is gone.
+const LabelOwner = "org.mcpolicy.prove.owner"
 
 // session is one run's record of what it made on this machine: the
 // images it imported, the containers it started (by label), its
@@ -57,10 +66,63 @@ func (s *session) labelled(engine string, args []string) []string {
 	if len(args) == 0 || args[0] != "run" {
 		return args
 	}
+	if !s.engines[engine] {
+		sweepOrphans(engine)
+	}
 	s.engines[engine] = true
 	s.n++
-	out := []string{"run", "--name", fmt.Sprintf("mcpolicy-prove-%s-%d", s.id, s.n), "--label", LabelProve + "=" + s.id}
+	out := []string{"run", "--name", fmt.Sprintf("mcpolicy-prove-%s-%d", s.id, s.n), "--label", LabelProve + "=" + s.id, "--label", LabelOwner + "=" + owner()}
 	return append(out, args[1:]...)
+}
+
+// owner is this process as LabelOwner spells it: pid namespace, pid.
+func owner() string { return fmt.Sprintf("%s/%d", pidNamespace(), os.Getpid()) }
+
+// pidNamespace names this process's pid namespace ("pid:[4026531836]").
+func pidNamespace() string {
+	ns, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return "host" // no /proc: no pid namespaces either
+	}
+	return ns
+}
+
+// sweepOrphans removes the containers earlier prove runs of this pid
+// namespace started and did not remove because they died first: their
+// owner's pid is gone. A pid reused since is taken for alive (the
+// container stays until that process ends), never the other way round.
+func sweepOrphans(engine string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, engine, "ps", "-aq", "--filter", "label="+LabelOwner).Output()
+	ids := strings.Fields(string(out))
+	if err != nil || len(ids) == 0 {
+		return
+	}
+	// inspect, not ps --format: docker's ps has .Label, podman's .Labels only.
+	out, err = exec.CommandContext(ctx, engine, append([]string{"inspect", "--format", `{{.Id}} {{index .Config.Labels "` + LabelOwner + `"}}`}, ids...)...).Output()
+	if err != nil {
+		return
+	}
+	ns := pidNamespace()
+	var dead []string
+	for _, line := range strings.Split(string(out), "\n") {
+		id, who, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if !ok {
+			continue
+		}
+		i := strings.LastIndexByte(who, '/')
+		pid, err := strconv.Atoi(who[i+1:])
+		if i < 0 || err != nil || pid <= 0 || who[:i] != ns {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			dead = append(dead, id)
+		}
+	}
+	if len(dead) > 0 {
+		exec.CommandContext(ctx, engine, append([]string{"rm", "-f"}, dead...)...).Run()
+	}
 }
 
 // interrupt marks the run cancelled, for cleanup.
