@@ -56,3 +56,77 @@ func TestOpenLogOutsideWritableGrants(t *testing.T) {
 		f.Close()
 	}
 }
+
+// TestDefaultLog: each server of each project has its own file under
+// $XDG_STATE_HOME (a relative value ignored, as the spec says), its name
+// never a path: a server's name is the policy author's, not a folder.
+func TestDefaultLog(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	dir := filepath.Join(state, "mcpolicy", "egress")
+	a, _ := supervise.DefaultLog("github", "/home/u/p1")
+	b, _ := supervise.DefaultLog("github", "/home/u/p2")
+	if filepath.Dir(a) != dir || !strings.HasPrefix(filepath.Base(a), "github-") || a == b {
+		t.Errorf("%s, %s: want two files github-HASH.jsonl in %s", a, b, dir)
+	}
+	for _, name := range []string{"../../x", "a/b", "..", strings.Repeat("n", 300), "\x00"} {
+		p, err := supervise.DefaultLog(name, "/p")
+		if err != nil || filepath.Dir(p) != dir || strings.HasPrefix(filepath.Base(p), ".") || len(filepath.Base(p)) > 100 {
+			t.Errorf("server %.40q: %q, %v", name, p, err)
+		}
+	}
+	t.Setenv("XDG_STATE_HOME", "relative/state")
+	t.Setenv("HOME", "/home/u")
+	if p, _ := supervise.DefaultLog("s", "/p"); !strings.HasPrefix(p, "/home/u/.local/state/mcpolicy/egress/s-") {
+		t.Errorf("XDG_STATE_HOME relative: %s", p)
+	}
+}
+
+// TestOpenDefaultLog: the folder is made private; a log holding half its
+// limit moves to .1 when the next run starts; a default log the server
+// may write (its grant holds $XDG_STATE_HOME) is refused, and run falls
+// back to stderr.
+func TestOpenDefaultLog(t *testing.T) {
+	root := t.TempDir()
+	state := filepath.Join(root, "state")
+	t.Setenv("XDG_STATE_HOME", state)
+	proj := filepath.Join(root, "proj")
+	os.Mkdir(proj, 0o755)
+	p := &compiler.Plan{Server: "s"}
+	m := compiler.Machine{ProjectRoot: proj, Home: root}
+	f, path, err := supervise.OpenDefaultLog(p, m, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte(strings.Repeat("x", 60) + "\n"))
+	f.Close()
+	if fi, err := os.Stat(filepath.Dir(path)); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("the log's folder: %v, %v", fi.Mode(), err)
+	}
+	f, _, err = supervise.OpenDefaultLog(p, m, 100) // holds 61 >= 100/2: moved aside
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if old, err := os.ReadFile(path + ".1"); err != nil || len(old) != 61 {
+		t.Errorf("%s.1: %d bytes, %v", path, len(old), err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() != 0 {
+		t.Errorf("%s after moving it aside: %v", path, err)
+	}
+	f, _, err = supervise.OpenDefaultLog(p, m, -1) // no limit: never moved
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	rw := &compiler.Plan{Server: "s", Mounts: []compiler.Mount{
+		{Source: compiler.HostPath{Rel: root}, Target: "/r", Mode: compiler.ReadWrite},
+	}}
+	if f, _, err := supervise.OpenDefaultLog(rw, m, 100); err == nil || !strings.Contains(err.Error(), "which server s may write") {
+		t.Errorf("a default log inside the server's read-write grant: %v", err)
+		if f != nil {
+			f.Close()
+		}
+	}
+}

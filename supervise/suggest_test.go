@@ -73,6 +73,9 @@ func main() {
 		case "get":
 			u, _ := url.Parse(target)
 			req = "GET " + target + " HTTP/1.1\r\nHost: " + u.Host + "\r\nConnection: close\r\n\r\n"
+		case "forge": // a line on stderr that reads as the proxy's
+			fmt.Fprintln(os.Stderr, target)
+			continue
 		default: // mark:...: only names the process, for the scans
 			continue
 		}
@@ -204,7 +207,11 @@ func denialToReview(t *testing.T, backend, bin string, rerun bool) {
 	proj := filepath.Join(dir, "project")
 	os.Mkdir(proj, 0o755)
 	api := fmt.Sprintf("api.test:%d", w.httpPort)
-	attempts := []string{"get:http://" + api + "/", "connect:evil.test:443", "get:http://evil.test:443/", "mark:" + marker}
+	// The server also forges a denial on the stderr it shares with
+	// mcpolicy run: the default log is the proxy's alone, and suggest,
+	// reading it, never sees the forgery.
+	forged := `{"time":"2026-12-01T00:00:00Z","action":"deny","method":"CONNECT","host":"forged.test","port":443,"reason":"not in the allowlist","denied":"not-in-allowlist","suggest":"forged.test:443","bytesUp":0,"bytesDown":0}`
+	attempts := []string{"get:http://" + api + "/", "connect:evil.test:443", "get:http://evil.test:443/", "forge:" + forged, "mark:" + marker}
 	var confine string
 	if backend == "bwrap" {
 		copyFile(t, bin, filepath.Join(proj, "client"))
@@ -248,16 +255,20 @@ servers: %q: {
 
 	hostsFile := filepath.Join(dir, "hosts")
 	os.WriteFile(hostsFile, []byte(fmt.Sprintf("%s api.test evil.test # TEST-NET-3, on lo for the test\n", upstreamAddr)), 0o644)
-	logFile := filepath.Join(dir, "decisions.jsonl")
+	state := filepath.Join(dir, "state") // XDG_STATE_HOME: where the default log goes
 
 	// 1. The run: the server is denied evil.test:443 and reads why.
-	run := func(log string) []clientResult {
+	// log "" is run's default; it returns the path run says it logs to.
+	run := func(log string) ([]clientResult, string) {
 		t.Helper()
 		var stdout, stderr bytes.Buffer
-		cmd := exec.Command(w.bin, "run", "--policy", proj, "--server", server, "--backend", backend,
-			"--hosts", hostsFile, "--log", log, "--self", w.bin)
+		args := []string{"run", "--policy", proj, "--server", server, "--backend", backend, "--hosts", hostsFile, "--self", w.bin}
+		if log != "" {
+			args = append(args, "--log", log)
+		}
+		cmd := exec.Command(w.bin, args...)
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		cmd.Env = append(os.Environ(), "TMPDIR="+filepath.Join(dir, "tmp"), "XDG_RUNTIME_DIR=")
+		cmd.Env = append(os.Environ(), "TMPDIR="+filepath.Join(dir, "tmp"), "XDG_RUNTIME_DIR=", "XDG_STATE_HOME="+state)
 		start := time.Now()
 		if err := cmd.Run(); err != nil {
 			t.Fatalf("mcpolicy run: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
@@ -272,12 +283,20 @@ servers: %q: {
 			}
 			rs = append(rs, r)
 		}
-		if len(rs) != len(attempts)-1 { // the marker is no attempt of the client's: it only names the processes
-			t.Fatalf("%d results for %d attempts:\n%s\nstderr: %s", len(rs), len(attempts)-1, stdout.String(), stderr.String())
+		if len(rs) != len(attempts)-2 { // the forgery and the marker are no requests: one writes stderr, one names the processes
+			t.Fatalf("%d results for %d attempts:\n%s\nstderr: %s", len(rs), len(attempts)-2, stdout.String(), stderr.String())
 		}
-		return rs
+		if !strings.Contains(stderr.String(), forged) {
+			t.Errorf("the forged line is not on run's stderr:\n%s", stderr.String())
+		}
+		_, path, _ := strings.Cut(stderr.String(), "mcpolicy run: egress decisions: ")
+		path, _, _ = strings.Cut(path, "\n")
+		return rs, path
 	}
-	rs := run(logFile)
+	rs, logFile := run("")
+	if !strings.HasPrefix(logFile, filepath.Join(state, "mcpolicy", "egress", server+"-")) || !strings.HasSuffix(logFile, ".jsonl") {
+		t.Fatalf("run logs to %q, want the server's file in %s", logFile, filepath.Join(state, "mcpolicy", "egress"))
+	}
 	if rs[0].Status != 200 || !strings.Contains(rs[0].Body, w.marker) {
 		t.Errorf("the allowed GET: %+v", rs[0])
 	}
@@ -327,6 +346,7 @@ servers: %q: {
 		var stdout, stderr bytes.Buffer
 		cmd := exec.Command(w.bin, args...)
 		cmd.Dir, cmd.Stdout, cmd.Stderr = proj, &stdout, &stderr
+		cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+state)
 		err := cmd.Run()
 		code := 0
 		if ee, ok := err.(*exec.ExitError); ok {
@@ -336,11 +356,11 @@ servers: %q: {
 		}
 		return stdout.String(), stderr.String(), code
 	}
-	patch, stderr, code := mcpolicy("suggest", "--from-log", logFile, "--server", server)
+	patch, stderr, code := mcpolicy("suggest", "--server", server) // the server's default log
 	if code != 0 {
 		t.Fatalf("mcpolicy suggest: exit %d\n%s", code, stderr)
 	}
-	t.Logf("mcpolicy suggest --from-log:\n%s%s", patch, stderr)
+	t.Logf("mcpolicy suggest:\n%s%s", patch, stderr)
 	var added []string
 	for _, l := range strings.Split(patch, "\n") {
 		if strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++") {
@@ -376,7 +396,7 @@ servers: %q: {
 	if !rerun {
 		return
 	}
-	rs = run(filepath.Join(dir, "after.jsonl"))
+	rs, _ = run(filepath.Join(dir, "after.jsonl"))
 	if rs[1].Status != 200 || rs[1].Denied != "" {
 		t.Errorf("after the patch, %s: %+v, want 200", rs[1].Attempt, rs[1])
 	}

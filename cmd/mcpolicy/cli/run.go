@@ -36,7 +36,11 @@ unchanged, and stops everything when either side ends.
 The forwarder is this executable, bound read-only into the sandbox: it must
 be statically linked (CGO_ENABLED=0), or name one with --self.
 HTTPS_PROXY, HTTP_PROXY (and lower-case) point the server at it. Every
-decision is logged as a JSON line (--log, default stderr). A plan without an
+decision is logged as a JSON line, appended to the server's own file
+($XDG_STATE_HOME/mcpolicy/egress/SERVER-HASH.jsonl, ~/.local/state without
+it; its path is printed on stderr), or to --log FILE, or to stderr with
+--log - (shared with the server, which can write lines that read as
+decisions). mcpolicy suggest reads the server's file. A plan without an
 allowlist runs with no network at all. CMD after -- (and --image for an
 engine) replace the server's, in the same confinement: how mcpolicy prove's
 evidence is reproduced. See docs/egress.md.`,
@@ -76,7 +80,21 @@ evidence is reproduced. See docs/egress.md.`,
 			if o.LogLimit, err = logLimit(logMax); err != nil {
 				return err
 			}
-			if logFile != "" {
+			switch {
+			case plan.Network.Mode != "allowlist": // no proxy, nothing to log
+			case logFile == "-":
+			case logFile == "":
+				// The default log, not the stderr the server shares: what
+				// suggest reads must be the proxy's alone.
+				f, path, err := supervise.OpenDefaultLog(plan, machine, o.LogLimit)
+				if err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy run: %v: the egress decisions go to stderr, which the server shares (mcpolicy suggest cannot tell its lines from the proxy's); name a log outside every grant with --log\n", err)
+					break
+				}
+				defer f.Close()
+				o.Log = f
+				fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy run: egress decisions: %s\n", path)
+			default:
 				f, err := supervise.OpenLog(logFile, plan, machine)
 				if err != nil {
 					return &exitError{code: ExitError, err: err}
@@ -105,7 +123,7 @@ evidence is reproduced. See docs/egress.md.`,
 	policyFlag(cmd, &policy)
 	cmd.Flags().StringVar(&server, "server", "", "server to start (required)")
 	cmd.Flags().StringVar(&backend, "backend", bwrap.Backend, orList(backendNames(supervise.Backends())))
-	cmd.Flags().StringVar(&logFile, "log", "", "append the proxy's decisions (JSON lines) to this file instead of stderr")
+	cmd.Flags().StringVar(&logFile, "log", "", "append the proxy's decisions (JSON lines) to this file instead of the server's own ($XDG_STATE_HOME/mcpolicy/egress/); - for stderr")
 	logMaxFlag(cmd, &logMax)
 	cmd.Flags().StringVar(&hostsFile, "hosts", "", "resolve these names (/etc/hosts format) in the proxy before DNS; the private-address check still applies")
 	cmd.Flags().StringVar(&self, "self", "", "a statically linked mcpolicy to bind into the sandbox as the forwarder (default: this executable)")

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 	"github.com/mcpolicy/mcpolicy/suggest"
+	"github.com/mcpolicy/mcpolicy/supervise"
 	"github.com/spf13/cobra"
 )
 
@@ -19,10 +22,12 @@ func newSuggestCmd() *cobra.Command {
 	var private []string
 	var write bool
 	cmd := &cobra.Command{
-		Use:   "suggest --from-log FILE [-p POLICY] [--server S] [--allow-private ADDR] [--write]",
+		Use:   "suggest [--from-log FILE] [-p POLICY] [--server S] [--allow-private ADDR] [--write]",
 		Short: "The smallest policy change that would allow what the egress proxy denied, as a patch",
-		Long: `suggest reads the egress proxy's decision log (mcpolicy run --log FILE, or
-its stderr: lines that are not decisions are ignored; "-" reads stdin) and
+		Long: `suggest reads the egress proxy's decision log (the server's own file, which
+mcpolicy run appends to, by default; or --from-log FILE: mcpolicy run --log
+FILE, or a stderr where lines that are not decisions are ignored; "-" reads
+stdin) and
 prints, as a unified diff of the policy file, the smallest change that
 would have allowed what was denied: one exact host:port entry per denied
 destination, deduplicated and sorted, added to the server's network.allow
@@ -36,7 +41,7 @@ entry naming a host allows a private answer. Denials no entry would change
 (a name that does not resolve, an upstream failure, a connection from
 outside the sandbox) are listed on stderr with the reason.
 
-Without --log, mcpolicy run writes the decisions to the stderr it shares
+With --log -, mcpolicy run writes the decisions to the stderr it shares
 with the server, which can write lines of its own that read as decisions:
 suggest from a log only the proxy writes. What a line holds that a
 terminal would act on (escape sequences, bidi overrides) is printed
@@ -46,14 +51,11 @@ The patch is printed, not applied (--write applies it): it is a widening,
 and mcpolicy diff reports each entry as EGRESS_ADDED, so it goes through
 review like any other change. Apply it with git apply or patch -p1 from
 the current folder.`,
-		Example: `  mcpolicy run -p . --server github --backend bwrap --log ~/.local/state/mcpolicy/github.jsonl
-  mcpolicy suggest --from-log ~/.local/state/mcpolicy/github.jsonl --server github > allow.patch
+		Example: `  mcpolicy run -p . --server github --backend bwrap
+  mcpolicy suggest --server github > allow.patch
   git apply allow.patch && mcpolicy diff`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if logFile == "" {
-				return &exitError{code: ExitError, err: fmt.Errorf("--from-log FILE is required (the decision log of mcpolicy run --log)")}
-			}
 			var addrs []netip.Addr
 			for _, p := range private {
 				a, err := netip.ParseAddr(strings.Trim(p, "[]"))
@@ -69,6 +71,14 @@ the current folder.`,
 			plan, err := suggestServer(plans, server, policy)
 			if err != nil {
 				return err
+			}
+			if logFile == "" {
+				if logFile, err = supervise.DefaultLog(plan.Server, proj.Root); err != nil {
+					return &exitError{code: ExitError, err: err}
+				}
+				if _, err := os.Stat(logFile); errors.Is(err, fs.ErrNotExist) {
+					return &exitError{code: ExitError, err: fmt.Errorf("server %s has no decision log yet (%s): mcpolicy run writes it when the proxy decides; or name one with --from-log", plan.Server, logFile)}
+				}
 			}
 			var in io.Reader = cmd.InOrStdin()
 			if logFile != "-" {
@@ -86,7 +96,7 @@ the current folder.`,
 			stderr := cmd.ErrOrStderr()
 			if res.Other > 0 {
 				// What reads as a decision there may be the server's own.
-				fmt.Fprintf(stderr, "warning: %s: %s not decisions: the log is shared with a server's output (mcpolicy run without --log), which can write lines that read as denials; suggest from a log only the proxy writes (--log FILE)\n", logFile, notDecisions(res.Other))
+				fmt.Fprintf(stderr, "warning: %s: %s not decisions: the log is shared with a server's output (mcpolicy run --log -), which can write lines that read as denials; suggest from a log only the proxy writes (mcpolicy run's default, or --log FILE)\n", logFile, notDecisions(res.Other))
 			}
 			if res.Full > 0 {
 				fmt.Fprintf(stderr, "warning: %s: the log reached its limit (--log-max) and decisions after that were not logged: what they denied is not suggested; move the log aside and run again\n", logFile)
