@@ -18,11 +18,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/mcpolicy/mcpolicy/allowlist"
 	"github.com/mcpolicy/mcpolicy/egress"
+	"github.com/mcpolicy/mcpolicy/internal/printable"
 )
 
 // Options tune Read.
@@ -76,7 +75,8 @@ func (r *Result) Entries() []string {
 }
 
 // Read reads a decision log (JSON lines; other lines are counted and
-// ignored: without --log the decisions share stderr with the server).
+// ignored: with mcpolicy run --log - the decisions share stderr with the
+// server).
 func Read(r io.Reader, opt Options) (*Result, error) {
 	res := &Result{}
 	add := map[string]*Entry{}
@@ -105,7 +105,7 @@ func Read(r io.Reader, opt Options) (*Result, error) {
 		res.Lines++
 		// Every string below may be the server's (what it asked for, or
 		// a line it wrote itself) and is printed to a terminal.
-		d.Method, d.Denied, d.Reason, d.Rule, d.Requested = Printable(d.Method), Printable(d.Denied), Printable(d.Reason), Printable(d.Rule), Printable(d.Requested)
+		d.Method, d.Denied, d.Reason, d.Rule, d.Requested = printable.String(d.Method), printable.String(d.Denied), printable.String(d.Reason), printable.String(d.Rule), printable.String(d.Requested)
 		if d.Action == egress.LogFull {
 			res.Full++
 		}
@@ -114,7 +114,7 @@ func Read(r io.Reader, opt Options) (*Result, error) {
 		}
 		res.Denials++
 		dest, denied, why := classify(d, opt)
-		dest, denied, why = Printable(dest), Printable(denied), Printable(why)
+		dest, denied, why = printable.String(dest), printable.String(denied), printable.String(why)
 		if why != "" {
 			key := denied + " " + dest
 			if s := skip[key]; s != nil {
@@ -206,43 +206,6 @@ func eachLine(r io.Reader, f func([]byte)) error {
 			return err
 		}
 	}
-}
-
-// Printable spells s for a terminal: every character that is not
-// printable (control characters, escape sequences' ESC, bidi overrides
-// and isolates, zero-width characters, invalid UTF-8) written as a Go
-// escape, \x1b, \u202e, so what a reviewer reads is what is there.
-func Printable(s string) string {
-	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || !unicode.IsPrint(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n <= 1:
-			fmt.Fprintf(&b, "\\x%02x", s[i])
-		case r < 0x80 && !unicode.IsPrint(r):
-			fmt.Fprintf(&b, "\\x%02x", r)
-		case !unicode.IsPrint(r) || r == utf8.RuneError:
-			if r > 0xffff {
-				fmt.Fprintf(&b, "\\U%08x", r)
-			} else {
-				fmt.Fprintf(&b, "\\u%04x", r)
-			}
-		default:
-			b.WriteRune(r)
-		}
-		i += n
-	}
-	return b.String()
 }
 
 func contains(ss []string, s string) bool {

@@ -316,32 +316,6 @@ func TestRedteamLongLineIsNotFatal(t *testing.T) {
 	}
 }
 
-func TestPrintable(t *testing.T) {
-	for in, want := range map[string]string{
-		"api.test:443":  "api.test:443",
-		"bücher.test":   "bücher.test",
-		"a\u202eb":      `a\u202eb`,
-		"\x1b[2J":       `\x1b[2J`,
-		"a\nb\r":        `a\x0ab\x0d`,
-		"\xff":          `\xff`,
-		"\u009b":        `\u009b`,
-		"a\u200bb":      `a\u200bb`,
-		"\U000e0041":    `\U000e0041`,
-		`host "a" \ ok`: `host "a" \ ok`,
-		"\ufffd":        `\ufffd`,
-		"\u2066x\u2069": `\u2066x\u2069`,
-		"тест\u061c":    `тест\u061c`,
-		"\u00a0":        `\u00a0`,
-		"tab\there":     `tab\x09here`,
-		"\x00nul":       `\x00nul`,
-		"fullwidth ａｐｉ": "fullwidth ａｐｉ",
-	} {
-		if got := Printable(in); got != want {
-			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestRedteamFloodIsRefused: a server that asks for thousands of
 // destinations gets no patch (one no one would review, and that takes
 // the CUE evaluator minutes to check), but a quick, clear refusal; a
