@@ -44,8 +44,9 @@ const (
 	// setsid is refused (the launcher leads its process group), fork the
 	// server into a new session and wait.
 	inPlace runMode = iota
-	// inStage2: stage 2, already in a new session (stage 1 cloned it so):
-	// exec in place.
+	// inStage2: stage 2, already in a new session (stage 1 cloned it so)
+	// and the init of a new PID namespace: fork the server and stay, so
+	// that every process in the namespace ends with it.
 	inStage2
 	// unhardened: tests only, the wiring before issue #14 (exec in place,
 	// the caller's session and session keyring).
@@ -61,9 +62,12 @@ func confineAndRun(sp *spec, verbose io.Writer, mode runMode) (int, error) {
 	runtime.LockOSThread()
 	rs := sp.Ruleset
 
-	fork := false
+	fork, asInit := false, false
 	session := "new (no controlling terminal)"
 	switch mode {
+	case inStage2:
+		fork, asInit = true, true
+		session = "new (no controlling terminal); the server is pid 2 of a new PID namespace, whose init (the launcher) ends every process in it when the server or the launcher ends"
 	case inPlace:
 		ok, err := detachTerminal()
 		if err != nil {
@@ -226,7 +230,7 @@ func confineAndRun(sp *spec, verbose io.Writer, mode runMode) (int, error) {
 		return 0, err
 	}
 	if fork {
-		return forkServer(path, rs.Command, sp.Env)
+		return forkServer(path, rs.Command, sp.Env, asInit)
 	}
 	return 0, fmt.Errorf("exec %s: %w", path, syscall.Exec(path, rs.Command, sp.Env))
 }

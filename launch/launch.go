@@ -5,9 +5,11 @@
 // a minimal tmpfs holding only the baseline, the grants at their host
 // paths, the bounded scratch tmpfs and a few devices: the
 // host's named unix sockets (/run/docker.sock, D-Bus, agents), which no
-// Landlock right covers, are not there (see root_mount_linux.go). The launcher
-// then stays as a small parent that forwards signals and returns the
-// server's exit status. Elsewhere it applies the ruleset to itself and execs
+// Landlock right covers, are not there (see root_mount_linux.go), and a new
+// PID namespace whose init, the confined launcher, forks the server and
+// stays: when either ends, so does every process the server started. The
+// launcher outside stays as a small parent that forwards signals and
+// returns the server's exit status. Elsewhere it applies the ruleset to itself and execs
 // the server in place (every unix socket refused by the seccomp filter,
 // unless the policy accepts landlock-unix-sockets).
 // Either way the server runs in a new session, without a controlling

@@ -185,12 +185,16 @@ func runInNamespaces(rs *Ruleset, sp *spec) (code int, err error, started bool) 
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{rd, statusW} // fd 3, fd 4
 	cmd.Env = []string{}
-	// No PID namespace: its only use would be a fresh /proc, which the
-	// ruleset never grants (the server cannot read /proc at all), and it
-	// would make the server pid 1 (deaf to signals it has no handler for)
-	// or cost a fork. Landlock (ABI 6) scopes signals; ptrace is denied by
+	// A new PID namespace, whose init is stage 2: it forks the server
+	// (pid 2, not init, so deaf to no signal) and stays, and when it ends —
+	// the server exited, or stage 1 died and its Pdeathsig (below) came —
+	// the kernel kills every process left in the namespace. Without it, a process the server
+	// started in a new session outlived the server and its client
+	// (confined, but unwatched: it rewrote its grant after mcpolicy prove
+	// had put it back). The namespace holds no /proc (the ruleset never
+	// grants it); Landlock (ABI 6) scopes signals; ptrace is denied by
 	// Landlock across domains and by the seccomp filter.
-	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC)
+	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWPID)
 	attr := &syscall.SysProcAttr{
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: os.Getuid(), Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: os.Getgid(), Size: 1}},
@@ -260,8 +264,9 @@ func runInNamespaces(rs *Ruleset, sp *spec) (code int, err error, started bool) 
 
 // Stage2 runs inside the namespaces: read the spec from fd 3, build the
 // minimal root and pivot into it, drop the supplementary groups (root
-// only), every capability and the session keyring, restrict, then exec
-// the server. It never returns.
+// only), every capability and the session keyring, restrict, then fork
+// the server and wait for it, as the init of its PID namespace. It never
+// returns.
 func Stage2() {
 	runtime.LockOSThread()
 	unix.CloseOnExec(4) // the status pipe: never the server's

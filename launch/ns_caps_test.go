@@ -4,6 +4,7 @@ package launch_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -66,7 +67,7 @@ func moreChecks(op, arg string) string {
 		}
 		return fmt.Sprintf("%d:%d:%04o %s", st.Uid, st.Gid, st.Mode&0o7777, dir)
 	}
-	return "unknown check " + op
+	return reapChecks(op, arg) // reap_test.go
 }
 
 // capSets are the names of the capability sets in /proc/PID/status.
@@ -105,6 +106,33 @@ func capsOfSelf() string {
 
 // procCaps reads a process's capability sets from /proc/PID/status, in
 // capsOfSelf's format.
+// hostPid is the pid, in this process's namespace, of the server that
+// says it is pid in its own: with namespaces the launcher gives it a PID
+// namespace of its own (NSpid lists a process's pid in each, outermost
+// first). The server is the test binary in its inside role.
+func hostPid(pid int) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		host, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		status, _ := os.ReadFile("/proc/" + e.Name() + "/status")
+		if !bytes.Contains(cmdline, []byte(roleInside)) {
+			continue
+		}
+		for _, line := range strings.Split(string(status), "\n") {
+			if ns, ok := strings.CutPrefix(line, "NSpid:"); ok {
+				if f := strings.Fields(ns); len(f) > 0 && f[len(f)-1] == strconv.Itoa(pid) {
+					return host
+				}
+			}
+		}
+	}
+	return pid
+}
+
 func procCaps(pid int) (string, error) {
 	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
@@ -171,7 +199,7 @@ func TestCapabilitiesEmptied(t *testing.T) {
 						var c check
 						if json.Unmarshal([]byte(line), &c) == nil && c.Check == "caps" {
 							pid, _ := strconv.Atoi(strings.TrimPrefix(strings.Fields(c.Result)[0], "pid="))
-							if s, err := procCaps(pid); err != nil {
+							if s, err := procCaps(hostPid(pid)); err != nil {
 								outsideErr = err.Error()
 							} else {
 								outside = s

@@ -59,10 +59,13 @@ var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, sys
 // forkServer starts the server from this (locked, confined) thread — the
 // child inherits its credentials, no_new_privs, Landlock domain and
 // session keyring — in a new session, and waits for it: signals are
-// forwarded, and the exit status is returned (128+N for signal N). Only
-// the launcher without namespaces forks, when it leads its process group
-// (setsid is refused).
-func forkServer(path string, argv, env []string) (int, error) {
+// forwarded, and the exit status is returned (128+N for signal N). The
+// launcher without namespaces forks when it leads its process group
+// (setsid is refused); stage 2 always does, as the init of the server's
+// PID namespace (asInit): it then also reaps every orphan reparented to it,
+// and its end — once the server's status is in, or by its Pdeathsig when
+// stage 1 dies — ends every process left in the namespace.
+func forkServer(path string, argv, env []string, asInit bool) (int, error) {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
 	defer signal.Stop(sigs)
@@ -86,14 +89,21 @@ func forkServer(path string, argv, env []string) (int, error) {
 			}
 		}
 	}()
+	wait := pid
+	if asInit {
+		wait = -1 // orphans too
+	}
 	for {
 		var ws syscall.WaitStatus
-		_, err := syscall.Wait4(pid, &ws, 0, nil)
+		got, err := syscall.Wait4(wait, &ws, 0, nil)
 		if errors.Is(err, syscall.EINTR) {
 			continue
 		}
 		if err != nil {
 			return 0, fmt.Errorf("waiting for the server: %w", err)
+		}
+		if got != pid {
+			continue // an orphan of the server's, reaped
 		}
 		if ws.Signaled() {
 			return 128 + int(ws.Signal()), nil

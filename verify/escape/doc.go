@@ -65,6 +65,16 @@
 // put in by whatever reads the artefact: the rewritten artefact runs the
 // server as uid 0, and a root launch runs it as root.
 //
+// The daemon scenario (daemon_test.go, daemon-outlives) starts, from the
+// payload, a shell in a new session (setsid: past Pdeathsig and the
+// server's process group) that rewrites a file in the grant every 100 ms,
+// and returns: once the entry has returned, no process of it may be left
+// (at once under Landlock, whose launcher's PID namespace ends with it; within 2 s
+// where a PID namespace or a container is being torn down), nor may the
+// file change or come back once removed, on bwrap, docker, podman and
+// Landlock. Its weakened wiring is "bare": the daemon outlives the command
+// and keeps writing.
+//
 // The kubernetes scenarios (kubernetes_test.go, TestEscapeKubernetes)
 // play the emitter's own Pod (kubernetes.Manifest with Options.HostPath:
 // hostPath volumes of the scenario's folders) with `podman kube play`.
