@@ -20,19 +20,21 @@ import (
 const (
 	// DefaultMaxConns is how many connections the proxy serves at once; the
 	// next one waits, unaccepted, until one ends. Each costs two
-	// descriptors and about 80 KiB at most (two copy buffers, headers).
+	// descriptors, two copy buffers and its parsed headers (up to about
+	// 20 times maxHeaderBytes, for many short header lines).
 	DefaultMaxConns = 256
 	// maxHeaderBytes bounds a request's headers: a CONNECT is a few dozen
-	// bytes, and 256 connections of the server's default (1 MiB) would be
-	// 256 MiB of the host's memory.
-	maxHeaderBytes = 64 << 10
+	// bytes, a forwarded API call's headers a few KiB (nginx's default
+	// bound is 4 x 8 KiB). The server's default, 1 MiB, parsed into many
+	// short header lines, costs the host far more than its size.
+	maxHeaderBytes = 16 << 10
 	// idleTimeout ends a kept-alive connection that sends nothing.
 	idleTimeout = 2 * time.Minute
 	// readHeaderTimeout ends a connection that sends no whole request header.
 	readHeaderTimeout = 30 * time.Second
 	// DefaultLogLimit is the size a decision log stops growing at: about
-	// 250,000 decisions. A regular file's size when the proxy starts counts
-	// (runs append to the same file), so it bounds the file, not one run.
+	// 250,000 decisions. A regular file's size counts (runs append to the
+	// same file), so it bounds the file, not one run.
 	DefaultLogLimit = 64 << 20
 	// logNoticeRoom is kept free below the limit for the line that says
 	// the log is full.
@@ -72,33 +74,40 @@ func (p *Proxy) Serve(ln net.Listener) error {
 }
 
 // logLine writes one decision line, unless the log is full: then the
-// first refused line is replaced by a notice, and the rest are counted.
-// Called with p.mu held.
+// first refused line is replaced by a notice, and every later one is
+// counted, not written. A regular file's size is read before each line:
+// runs that append to one file at once share its limit. Called with p.mu
+// held.
 func (p *Proxy) logLine(b []byte) {
-	if !p.logStarted {
-		p.logStarted = true
-		p.logLeft = p.LogLimit
-		if p.logLeft == 0 {
-			p.logLeft = DefaultLogLimit
-		}
-		if f, ok := p.Log.(*os.File); ok && p.logLeft > 0 {
-			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-				p.logLeft -= fi.Size()
-			}
-		}
-	}
 	if p.LogLimit < 0 { // no limit: the user's choice (--log-max 0)
 		p.Log.Write(b)
 		return
 	}
-	if int64(len(b)) > p.logLeft-logNoticeRoom {
-		if p.logDropped == 0 {
-			p.Log.Write(p.line(Decision{Action: LogFull, Reason: fmt.Sprintf("the decision log reached its limit of %s: later decisions are not logged (move the log aside, or raise the limit: --log-max)", bytesize.Format(p.limit()))}))
-		}
+	if p.logDropped > 0 {
 		p.logDropped++
 		return
 	}
-	p.logLeft -= int64(len(b))
+	if !p.logStarted {
+		p.logStarted = true
+		p.logFile, _ = p.Log.(*os.File)
+		if p.logFile != nil {
+			if fi, err := p.logFile.Stat(); err != nil || !fi.Mode().IsRegular() {
+				p.logFile = nil // stderr, a pipe, /dev/null: this proxy's lines alone count
+			}
+		}
+	}
+	size := p.logWritten
+	if p.logFile != nil {
+		if fi, err := p.logFile.Stat(); err == nil {
+			size = fi.Size()
+		}
+	}
+	if size+int64(len(b)) > p.limit()-logNoticeRoom {
+		p.Log.Write(p.line(Decision{Action: LogFull, Reason: fmt.Sprintf("the decision log reached its limit of %s: later decisions are not logged (move the log aside, or raise the limit: --log-max)", bytesize.Format(p.limit()))}))
+		p.logDropped++
+		return
+	}
+	p.logWritten += int64(len(b))
 	p.Log.Write(b)
 }
 

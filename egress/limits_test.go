@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpolicy/mcpolicy/allowlist"
 	"github.com/mcpolicy/mcpolicy/internal/syncbuf"
 )
 
@@ -151,6 +152,9 @@ func TestLogLimit(t *testing.T) {
 		}
 		switch d.Action {
 		case "deny":
+			if notices > 0 { // a shorter line would still fit: it must not be written
+				t.Errorf("line %d, a decision after the log said it was full: %q", i, l)
+			}
 			decisions++
 		case LogFull:
 			notices++
@@ -188,5 +192,91 @@ func TestLogLimitNone(t *testing.T) {
 	p.Close()
 	if ds := checkLog(t, log.String()); len(ds) != 50 || p.NotLogged() != 0 {
 		t.Errorf("%d decisions logged, %d not; want 50, 0", len(ds), p.NotLogged())
+	}
+}
+
+// TestLogLimitSharedFile: runs of one server append to one file at once;
+// the limit is the file's, not each run's.
+func TestLogLimitSharedFile(t *testing.T) {
+	const limit = 8 << 10
+	path := filepath.Join(t.TempDir(), "egress.jsonl")
+	p0, _, _ := redteamProxy(t)
+	var addrs []string
+	var proxies []*Proxy
+	for range 3 {
+		f, err := OpenLog(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		p := &Proxy{Allow: p0.Allow, Resolve: p0.Resolve, Log: f, LogLimit: limit}
+		proxies = append(proxies, p)
+		addrs = append(addrs, serve(t, p))
+	}
+	for i := range 150 {
+		c, err := net.Dial("tcp", addrs[i%3])
+		if err != nil {
+			t.Fatal(err)
+		}
+		deniedConnect(c, fmt.Sprintf("h%d.evil.test", i))
+		c.Close()
+	}
+	for _, p := range proxies {
+		p.Close()
+	}
+	data, _ := os.ReadFile(path)
+	// Each proxy adds at most its notice and its count past the limit.
+	if max := limit + 3*2*logNoticeRoom/2; len(data) > max {
+		t.Errorf("three proxies wrote %d bytes to one log limited to %d", len(data), limit)
+	}
+}
+
+// TestCloseEndsABlockedForward: an allowed destination that accepts a
+// request and never reads its body held the forwarding request, and so
+// Close (mcpolicy run's exit) forever: the red team's server uploaded to
+// one, and run never returned. Close cancels what a request waits on.
+func TestCloseEndsABlockedForward(t *testing.T) {
+	up, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	go func() {
+		for {
+			c, err := up.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // accepted, never read
+		}
+	}()
+	port := up.Addr().(*net.TCPAddr).Port
+	allow, err := allowlist.Parse([]string{fmt.Sprintf("127.0.0.1:%d", port)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Proxy{Allow: allow}
+	addr := serve(t, p)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST http://127.0.0.1:%d/ HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", port, 1<<30)
+	go func() { // as much as the kernel's buffers take, then blocked
+		chunk := make([]byte, 64<<10)
+		for {
+			if _, err := c.Write(chunk); err != nil {
+				return
+			}
+		}
+	}()
+	time.Sleep(300 * time.Millisecond) // the proxy is forwarding, blocked on the destination
+	closed := make(chan struct{})
+	go func() { p.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return: a request blocked on its destination holds it")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,7 +66,8 @@ type Proxy struct {
 
 	mu         sync.Mutex // the log
 	logStarted bool
-	logLeft    int64
+	logFile    *os.File // the log when it is a regular file, whose size is read before each line
+	logWritten int64    // what this proxy wrote, for a log that is not
 	logDropped int
 
 	lifelineMu sync.Mutex
@@ -75,6 +77,8 @@ type Proxy struct {
 	// can end them and wait for their decisions to be logged.
 	activeMu sync.Mutex
 	closed   bool
+	stop     context.Context // done once Close starts: ends what a request waits on
+	stopNow  context.CancelFunc
 	server   *http.Server // once Serve runs
 	active   sync.WaitGroup
 	tunnels  map[net.Conn]struct{}
@@ -116,11 +120,15 @@ func (p *Proxy) untrack(c net.Conn) {
 // Close stops Serve, which ends the requests that are not tunnels (the
 // lifeline among them), then ends every open tunnel (a hijacked
 // connection is no longer the HTTP server's to close), and returns once
-// every request has finished and logged its decision.
+// every request has finished and logged its decision. A forwarded request
+// blocked on its destination (one that accepts a body and never reads
+// it) ends too: its context is cancelled.
 func (p *Proxy) Close() {
+	p.stopping()
 	p.activeMu.Lock()
 	p.closed = true
 	srv := p.server
+	p.stopNow()
 	p.activeMu.Unlock()
 	if srv != nil {
 		srv.Close()
@@ -132,6 +140,16 @@ func (p *Proxy) Close() {
 	p.activeMu.Unlock()
 	p.active.Wait()
 	p.logSummary()
+}
+
+// stopping returns the context Close cancels.
+func (p *Proxy) stopping() context.Context {
+	p.activeMu.Lock()
+	defer p.activeMu.Unlock()
+	if p.stop == nil {
+		p.stop, p.stopNow = context.WithCancel(context.Background())
+	}
+	return p.stop
 }
 
 func (p *Proxy) log(d Decision) {
@@ -281,7 +299,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	addr, d, ok := p.check(r.Context(), r.Method, host, port)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(p.stopping(), cancel)()
+	addr, d, ok := p.check(ctx, r.Method, host, port)
 	if !ok {
 		p.log(d)
 		deny(w, d)
@@ -294,7 +315,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Proxy: nil,
 	}
 	defer tr.CloseIdleConnections()
-	out := r.Clone(r.Context())
+	out := r.Clone(ctx)
 	out.RequestURI = ""
 	out.Header.Del("Proxy-Connection")
 	out.Header.Del("Proxy-Authorization")

@@ -252,13 +252,13 @@ func TestRedteamHugeRequests(t *testing.T) {
 	_, log, addr := redteamProxy(t)
 	// Just under the proxy's header bound (maxHeaderBytes), so each
 	// reaches the proxy and is decided and logged.
-	long := strings.Repeat("a.", 30<<10) + "test"
+	long := strings.Repeat("a.", 7<<10) + "test"
 	for _, req := range []string{
 		"CONNECT " + long + ":443 HTTP/1.1\r\nConnection: close\r\n\r\n",
 		"GET http://" + long + "/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
-		"CONNECT " + strings.Repeat("ü", 30<<10) + ":443 HTTP/1.1\r\nConnection: close\r\n\r\n",
+		"CONNECT " + strings.Repeat("ü", 7<<10) + ":443 HTTP/1.1\r\nConnection: close\r\n\r\n",
 		"CONNECT " + strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 63) + ".test:443 HTTP/1.1\r\nConnection: close\r\n\r\n", // 260 bytes: longer than DNS allows
-		strings.Repeat("M", 60<<10) + " http://evil.test/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+		strings.Repeat("M", 14<<10) + " http://evil.test/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
 		// Past the bound: the HTTP server refuses it (431) before the proxy sees it.
 		"CONNECT " + strings.Repeat("a.", 450<<10) + "test:443 HTTP/1.1\r\nConnection: close\r\n\r\n",
 	} {
