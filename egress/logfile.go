@@ -31,25 +31,31 @@ func OpenLog(path string) (*os.File, error) {
 		}
 		return nil, fmt.Errorf("decision log: %w", err)
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("decision log: %w", err)
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	switch {
-	case !fi.Mode().IsRegular():
-		err = fmt.Errorf("decision log %s: not a regular file (%s)", path, fi.Mode().Type())
-	case !ok:
-		err = fmt.Errorf("decision log %s: cannot read its owner", path)
-	case int(st.Uid) != os.Geteuid():
-		err = fmt.Errorf("decision log %s: owned by uid %d, not this user", path, st.Uid)
-	case st.Nlink != 1:
-		err = fmt.Errorf("decision log %s: %d names link to it: refusing to write a file another name may be meant to reach", path, st.Nlink)
-	}
-	if err != nil {
+	if err := CheckLog(f, path); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return f, nil
+}
+
+// CheckLog refuses a decision log that is not a regular file of this
+// user with one link (see OpenLog): for a log opened otherwise, through a
+// folder's descriptor, or to be read.
+func CheckLog(f *os.File, path string) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("decision log: %w", err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("decision log %s: not a regular file (%s)", path, fi.Mode().Type())
+	case !ok:
+		return fmt.Errorf("decision log %s: cannot read its owner", path)
+	case int(st.Uid) != os.Geteuid():
+		return fmt.Errorf("decision log %s: owned by uid %d, not this user", path, st.Uid)
+	case st.Nlink != 1:
+		return fmt.Errorf("decision log %s: %d names link to it: refusing a file another name may be meant to reach", path, st.Nlink)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package supervise
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/egress"
 	"github.com/mcpolicy/mcpolicy/launch"
+	"golang.org/x/sys/unix"
 )
 
 // OpenLog opens the file `mcpolicy run --log` appends the egress proxy's
@@ -59,28 +61,111 @@ func DefaultLog(server, projectRoot string) (string, error) {
 	return filepath.Join(state, "mcpolicy", "egress", fmt.Sprintf("%s-%x.jsonl", name, sum[:4])), nil
 }
 
-// OpenDefaultLog opens the server's DefaultLog to append to, making its
-// folder (0700). A log that holds half of limit or more (limit > 0) is
-// first moved to PATH.1, replacing the one before: the file is no one's
-// to rotate by hand, and the proxy stops logging at limit, so the two
-// hold at most twice limit. Refused, like OpenLog, inside a folder the
-// server may write.
-func OpenDefaultLog(p *compiler.Plan, m compiler.Machine, limit int64) (*os.File, string, error) {
-	path, err := DefaultLog(p.Server, m.ProjectRoot)
+// OpenDefaultLog opens the server's DefaultLog to append to. writable
+// are the folders any server of the project may write (project.Writable):
+// a log inside one is refused, as a --log would be, since that server
+// could forge the denials suggest reads or read the decisions of another
+// server (every server's log is in one folder). The folders mcpolicy and
+// egress below the state folder are made (0700) and reached without
+// following a symlink: they are mcpolicy's, and a link there is not. A
+// log that holds half of limit or more (limit > 0) is first moved to
+// PATH.1, replacing the one before, unless a run is writing it still (each
+// holds a shared lock on it): the file is no one's to rotate by hand, and
+// the proxy stops logging at limit, so the two hold at most twice it.
+func OpenDefaultLog(server string, m compiler.Machine, writable []string, limit int64) (*os.File, string, error) {
+	path, dfd, err := defaultLogDir(server, m, writable, true)
 	if err != nil {
-		return nil, "", err
+		return nil, path, err
 	}
-	if g, in := launch.InsideAny(path, p.WritableSources(m)); in {
-		return nil, path, fmt.Errorf("the decision log %s lies inside %s, which server %s may write", path, g, p.Server)
+	defer unix.Close(dfd)
+	base := filepath.Base(path)
+	if old, err := unix.Openat(dfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
+		var st unix.Stat_t
+		if unix.Fstat(old, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && limit > 0 && st.Size >= limit/2 &&
+			unix.Flock(old, unix.LOCK_EX|unix.LOCK_NB) == nil {
+			unix.Renameat(dfd, base, dfd, base+".1")
+		}
+		unix.Close(old)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, path, fmt.Errorf("decision log: %w", err)
+	fd, err := unix.Openat(dfd, base, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, path, fmt.Errorf("decision log %s: %w", path, err)
 	}
-	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && limit > 0 && fi.Size() >= limit/2 {
-		if err := os.Rename(path, path+".1"); err != nil {
-			return nil, path, fmt.Errorf("decision log: %w", err)
+	f := os.NewFile(uintptr(fd), path)
+	if err := egress.CheckLog(f, path); err != nil {
+		f.Close()
+		return nil, path, err
+	}
+	unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB) // held until closed: no rotation under this run
+	return f, path, nil
+}
+
+// OpenDefaultLogToRead opens the server's DefaultLog for mcpolicy
+// suggest, with the checks OpenDefaultLog makes: what it reads must be the
+// proxy's alone.
+func OpenDefaultLogToRead(server string, m compiler.Machine, writable []string) (*os.File, string, error) {
+	path, dfd, err := defaultLogDir(server, m, writable, false)
+	if err != nil {
+		return nil, path, err
+	}
+	defer unix.Close(dfd)
+	fd, err := unix.Openat(dfd, filepath.Base(path), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, path, fmt.Errorf("decision log %s: %w", path, err)
+	}
+	f := os.NewFile(uintptr(fd), path)
+	if err := egress.CheckLog(f, path); err != nil {
+		f.Close()
+		return nil, path, err
+	}
+	return f, path, nil
+}
+
+// defaultLogDir is the server's DefaultLog and its folder, opened: the
+// state folder as the user set it up, then mcpolicy and egress below it
+// without following a symlink, each this user's and closed to others
+// (made, 0700, when create is set and they are missing).
+func defaultLogDir(server string, m compiler.Machine, writable []string, create bool) (string, int, error) {
+	path, err := DefaultLog(server, m.ProjectRoot)
+	if err != nil {
+		return "", -1, err
+	}
+	if g, in := launch.InsideAny(path, writable); in {
+		return path, -1, fmt.Errorf("the decision log %s lies inside %s, which a server of this project may write: it could forge the log, or read another server's", path, g)
+	}
+	dir := filepath.Dir(path)
+	state := filepath.Dir(filepath.Dir(dir))
+	if create {
+		if err := os.MkdirAll(state, 0o700); err != nil {
+			return path, -1, fmt.Errorf("decision log: %w", err)
 		}
 	}
-	f, err := OpenLog(path, p, m)
-	return f, path, err
+	fd, err := unix.Open(state, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return path, -1, fmt.Errorf("decision log: %s: %w", state, err)
+	}
+	here := state
+	for _, name := range []string{"mcpolicy", "egress"} {
+		here = filepath.Join(here, name)
+		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ENOENT) && create {
+			if err = unix.Mkdirat(fd, name, 0o700); err == nil || errors.Is(err, unix.EEXIST) {
+				next, err = unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			}
+		}
+		unix.Close(fd)
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+			return path, -1, fmt.Errorf("decision log: %s is not a folder (a symlink?): mcpolicy made it one, so something else replaced it; refusing to follow it", here)
+		}
+		if err != nil {
+			return path, -1, fmt.Errorf("decision log: %s: %w", here, err)
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(next, &st); err != nil || int(st.Uid) != os.Geteuid() || st.Mode&0o022 != 0 {
+			unix.Close(next)
+			return path, -1, fmt.Errorf("decision log: %s is not this user's alone (owner %d, mode %04o): refusing it", here, st.Uid, st.Mode&0o7777)
+		}
+		fd = next
+	}
+	return path, fd, nil
 }

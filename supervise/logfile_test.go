@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
@@ -82,28 +83,40 @@ func TestDefaultLog(t *testing.T) {
 	}
 }
 
-// TestOpenDefaultLog: the folder is made private; a log holding half its
-// limit moves to .1 when the next run starts; a default log the server
-// may write (its grant holds $XDG_STATE_HOME) is refused, and run falls
-// back to stderr.
+// TestOpenDefaultLog: the folders are made private; a log holding half
+// its limit moves to .1 when the next run starts, unless a run writes it
+// still; a log inside a folder any server of the project may write is
+// refused (run then falls back to stderr), and so is a symlink where
+// mcpolicy's folders go (a red team's server with a grant of
+// ~/.local/state sent another server's decisions into its own folder).
 func TestOpenDefaultLog(t *testing.T) {
 	root := t.TempDir()
 	state := filepath.Join(root, "state")
 	t.Setenv("XDG_STATE_HOME", state)
 	proj := filepath.Join(root, "proj")
 	os.Mkdir(proj, 0o755)
-	p := &compiler.Plan{Server: "s"}
 	m := compiler.Machine{ProjectRoot: proj, Home: root}
-	f, path, err := supervise.OpenDefaultLog(p, m, 100)
+	f, path, err := supervise.OpenDefaultLog("s", m, []string{proj}, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.Write([]byte(strings.Repeat("x", 60) + "\n"))
-	f.Close()
-	if fi, err := os.Stat(filepath.Dir(path)); err != nil || fi.Mode().Perm() != 0o700 {
-		t.Errorf("the log's folder: %v, %v", fi.Mode(), err)
+	for _, d := range []string{filepath.Dir(path), filepath.Dir(filepath.Dir(path))} {
+		if fi, err := os.Stat(d); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s: %v, %v", d, fi.Mode(), err)
+		}
 	}
-	f, _, err = supervise.OpenDefaultLog(p, m, 100) // holds 61 >= 100/2: moved aside
+	// A run writes it still (f is open): it stays where it is.
+	g, _, err := supervise.OpenDefaultLog("s", m, []string{proj}, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	if _, err := os.Stat(path + ".1"); err == nil {
+		t.Errorf("%s was moved aside while a run wrote it", path)
+	}
+	f.Close()
+	f, _, err = supervise.OpenDefaultLog("s", m, []string{proj}, 100) // holds 61 >= 100/2: moved aside
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,17 +127,69 @@ func TestOpenDefaultLog(t *testing.T) {
 	if fi, err := os.Stat(path); err != nil || fi.Size() != 0 {
 		t.Errorf("%s after moving it aside: %v", path, err)
 	}
-	f, _, err = supervise.OpenDefaultLog(p, m, -1) // no limit: never moved
+	f, _, err = supervise.OpenDefaultLog("s", m, []string{proj}, -1) // no limit: never moved
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
+	r, _, err := supervise.OpenDefaultLogToRead("s", m, []string{proj})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
 
-	rw := &compiler.Plan{Server: "s", Mounts: []compiler.Mount{
-		{Source: compiler.HostPath{Rel: root}, Target: "/r", Mode: compiler.ReadWrite},
-	}}
-	if f, _, err := supervise.OpenDefaultLog(rw, m, 100); err == nil || !strings.Contains(err.Error(), "which server s may write") {
-		t.Errorf("a default log inside the server's read-write grant: %v", err)
+	// Any server of the project may write the state folder.
+	if f, _, err := supervise.OpenDefaultLog("s", m, []string{proj, state}, 100); err == nil || !strings.Contains(err.Error(), "which a server of this project may write") {
+		t.Errorf("a default log inside a server's read-write grant: %v", err)
+		if f != nil {
+			f.Close()
+		}
+	}
+	if f, _, err := supervise.OpenDefaultLogToRead("s", m, []string{state}); err == nil {
+		t.Errorf("suggest read a default log inside a server's read-write grant")
+		f.Close()
+	}
+
+	// mcpolicy's folder replaced by a link to one a server reads.
+	loot := filepath.Join(root, "loot")
+	os.Mkdir(loot, 0o755)
+	egressDir := filepath.Dir(path)
+	os.RemoveAll(egressDir)
+	if err := os.Symlink(loot, egressDir); err != nil {
+		t.Fatal(err)
+	}
+	if f, _, err := supervise.OpenDefaultLog("s", m, []string{proj}, 100); err == nil || !strings.Contains(err.Error(), "not a folder") {
+		t.Errorf("through a symlinked folder: %v", err)
+		if f != nil {
+			f.Close()
+		}
+	}
+	if ents, _ := os.ReadDir(loot); len(ents) > 0 {
+		t.Errorf("the log went through the link: %v", ents)
+	}
+	os.Remove(egressDir)
+
+	// A FIFO where the log goes: refused at once, neither run nor suggest waits.
+	os.Mkdir(egressDir, 0o700)
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if f, _, err := supervise.OpenDefaultLogToRead("s", m, []string{proj}); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("a FIFO read as the log: %v", err)
+		if f != nil {
+			f.Close()
+		}
+	}
+	if f, _, err := supervise.OpenDefaultLog("s", m, []string{proj}, 100); err == nil {
+		t.Errorf("a FIFO taken as the log")
+		f.Close()
+	}
+
+	// Open to others: refused.
+	os.Remove(path)
+	os.Chmod(egressDir, 0o777)
+	if f, _, err := supervise.OpenDefaultLog("s", m, []string{proj}, 100); err == nil || !strings.Contains(err.Error(), "not this user's alone") {
+		t.Errorf("a folder others may write: %v", err)
 		if f != nil {
 			f.Close()
 		}

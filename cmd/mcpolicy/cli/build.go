@@ -39,16 +39,22 @@ func writable(proj *project.Project, plans []*compiler.Plan) []string {
 
 // compileServer compiles the project at path and returns one server's plan.
 func compileServer(path, server string) (*project.Project, *compiler.Plan, error) {
+	proj, plan, _, err := compileServerOf(path, server)
+	return proj, plan, err
+}
+
+// compileServerOf is compileServer, with every plan of the project too.
+func compileServerOf(path, server string) (*project.Project, *compiler.Plan, []*compiler.Plan, error) {
 	proj, plans, err := compileProject(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for _, p := range plans {
 		if p.Server == server {
-			return proj, p, nil
+			return proj, p, plans, nil
 		}
 	}
-	return nil, nil, &exitError{code: ExitError, err: fmt.Errorf("no server %q in %s (servers: %s)", server, path, names(plans))}
+	return nil, nil, nil, &exitError{code: ExitError, err: fmt.Errorf("no server %q in %s (servers: %s)", server, path, names(plans))}
 }
 
 func newBuildCmd() *cobra.Command {

@@ -51,7 +51,7 @@ evidence is reproduced. See docs/egress.md.`,
 			if err := launch.CloseInherited(); err != nil {
 				return err
 			}
-			proj, plan, err := compileServer(policy, server)
+			proj, plan, plans, err := compileServerOf(policy, server)
 			if err != nil {
 				return err
 			}
@@ -86,7 +86,7 @@ evidence is reproduced. See docs/egress.md.`,
 			case logFile == "":
 				// The default log, not the stderr the server shares: what
 				// suggest reads must be the proxy's alone.
-				f, path, err := supervise.OpenDefaultLog(plan, machine, o.LogLimit)
+				f, path, err := supervise.OpenDefaultLog(plan.Server, machine, writable(proj, plans), o.LogLimit)
 				if err != nil {
 					fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy run: %v: the egress decisions go to stderr, which the server shares (mcpolicy suggest cannot tell its lines from the proxy's); name a log outside every grant with --log\n", err)
 					break

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
+	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/suggest"
 	"github.com/mcpolicy/mcpolicy/supervise"
 	"github.com/spf13/cobra"
@@ -72,16 +73,34 @@ the current folder.`,
 			if err != nil {
 				return err
 			}
-			if logFile == "" {
-				if logFile, err = supervise.DefaultLog(plan.Server, proj.Root); err != nil {
+			home, _ := os.UserHomeDir()
+			grants := writable(proj, plans)
+			var in io.Reader = cmd.InOrStdin()
+			switch logFile {
+			case "":
+				machine := compiler.Machine{ProjectRoot: proj.Root, Home: home}
+				f, path, err := supervise.OpenDefaultLogToRead(plan.Server, machine, grants)
+				if errors.Is(err, fs.ErrNotExist) {
+					return &exitError{code: ExitError, err: fmt.Errorf("server %s has no decision log yet (%s): mcpolicy run writes it when the proxy decides; or name one with --from-log", plan.Server, path)}
+				}
+				if err != nil {
 					return &exitError{code: ExitError, err: err}
 				}
-				if _, err := os.Stat(logFile); errors.Is(err, fs.ErrNotExist) {
-					return &exitError{code: ExitError, err: fmt.Errorf("server %s has no decision log yet (%s): mcpolicy run writes it when the proxy decides; or name one with --from-log", plan.Server, logFile)}
+				defer f.Close()
+				in, logFile = f, path
+			case "-":
+			default:
+				// The grants the servers have now: the project as a whole
+				// (in grants, for what mcpolicy writes) is not one.
+				var rw []string
+				for _, p := range plans {
+					rw = append(rw, p.WritableSources(compiler.Machine{ProjectRoot: proj.Root, Home: home})...)
 				}
-			}
-			var in io.Reader = cmd.InOrStdin()
-			if logFile != "-" {
+				if abs, err := filepath.Abs(logFile); err == nil {
+					if g, inside := launch.InsideAny(abs, rw); inside {
+						fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s lies inside %s, which a server of this project may write: its lines may be the server's, not the proxy's\n", logFile, g)
+					}
+				}
 				f, err := os.Open(logFile)
 				if err != nil {
 					return &exitError{code: ExitError, err: err}
@@ -132,7 +151,7 @@ the current folder.`,
 			}
 			fmt.Fprint(cmd.OutOrStdout(), patch.Diff(patchName(file)))
 			if write {
-				if err := hostfile.WriteFile(file, patch.New, fileMode(file), writable(proj, plans)); err != nil {
+				if err := hostfile.WriteFile(file, patch.New, fileMode(file), grants); err != nil {
 					return err // a link planted there is exit 8, as every refused tampering
 				}
 				fmt.Fprintf(stderr, "wrote %s: review it with mcpolicy diff\n", file)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/mcpolicy/mcpolicy/supervise"
 )
 
 // TestSuggest: the patch is printed and the file left alone unless
@@ -106,5 +108,48 @@ func TestSuggestRedteamLog(t *testing.T) {
 	}
 	if es, _ := os.ReadDir(dir); len(es) != 1 {
 		t.Errorf("files beside the policy: %v", es)
+	}
+}
+
+// TestSuggestDefaultLog: without --from-log suggest reads the server's
+// own log (mcpolicy run's default), says when there is none yet, and
+// refuses one a server of the project may write (it could have forged
+// it); a log named inside such a grant is read with a warning.
+func TestSuggestDefaultLog(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	t.Setenv("XDG_STATE_HOME", state)
+	proj := filepath.Join(dir, "proj")
+	os.MkdirAll(filepath.Join(proj, "data"), 0o755)
+	policy := `version: "v1"
+servers: a: {
+	image: "a:1"
+	network: allow: ["api.test:443"]
+	mounts: [{source: "data", target: "/data", mode: "rw"}]
+}
+`
+	os.WriteFile(filepath.Join(proj, "mcpolicy.cue"), []byte(policy), 0o644)
+	denial := `{"time":"t","action":"deny","method":"CONNECT","host":"evil.test","port":443,"reason":"not in the allowlist","bytesUp":0,"bytesDown":0}` + "\n"
+	run := func(args ...string) (string, string, int) {
+		var out, errb bytes.Buffer
+		code := Run(append([]string{"suggest", "-p", proj}, args...), &out, &errb)
+		return out.String(), errb.String(), code
+	}
+	if _, stderr, code := run(); code != ExitError || !strings.Contains(stderr, "has no decision log yet") {
+		t.Errorf("no log yet: exit %d: %s", code, stderr)
+	}
+	path, err := supervise.DefaultLog("a", proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	os.WriteFile(path, []byte(denial), 0o600)
+	if out, stderr, code := run(); code != 0 || !strings.Contains(out, "evil.test:443") {
+		t.Errorf("the default log: exit %d\n%s%s", code, out, stderr)
+	}
+	planted := filepath.Join(proj, "data", "decisions.jsonl")
+	os.WriteFile(planted, []byte(denial), 0o644)
+	if out, stderr, code := run("--from-log", planted); code != 0 || !strings.Contains(stderr, "which a server of this project may write") || !strings.Contains(out, "evil.test:443") {
+		t.Errorf("a log in a read-write grant: exit %d\n%s%s", code, out, stderr)
 	}
 }
