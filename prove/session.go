@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,11 +24,16 @@ import (
 // its value, so that the run removes them all however it ends.
 const LabelProve = "org.mcpolicy.prove"
 
-// LabelOwner names the process that started a container (its pid
-// namespace and pid): a run that died without its cleanup (SIGKILL, out
-// of memory) leaves containers running a hostile server with no one
-// attached, and the next run removes those whose owner is gone.
+// LabelOwner names the process that started a container (the machine's
+// boot, its pid namespace and pid): a run that died without its cleanup
+// (SIGKILL, out of memory) leaves containers running a hostile server
+// with no one attached, and the next run on the same machine removes
+// those whose owner is gone.
 const LabelOwner = "org.mcpolicy.prove.owner"
+
+// namePrefix begins the name of every container prove starts: an image
+// can set a container's labels, never its name.
+const namePrefix = "mcpolicy-prove-"
 
 // session is one run's record of what it made on this machine: the
 // images it imported, the containers it started (by label), its
@@ -71,49 +78,95 @@ func (s *session) labelled(engine string, args []string) []string {
 	}
 	s.engines[engine] = true
 	s.n++
-	out := []string{"run", "--name", fmt.Sprintf("mcpolicy-prove-%s-%d", s.id, s.n), "--label", LabelProve + "=" + s.id, "--label", LabelOwner + "=" + owner()}
+	out := []string{"run", "--name", fmt.Sprintf("%s%s-%d", namePrefix, s.id, s.n), "--label", LabelProve + "=" + s.id, "--label", LabelOwner + "=" + owner()}
 	return append(out, args[1:]...)
 }
 
-// owner is this process as LabelOwner spells it: pid namespace, pid.
-func owner() string { return fmt.Sprintf("%s/%d", pidNamespace(), os.Getpid()) }
+// owner is this process as LabelOwner spells it: the machine's boot id,
+// pid namespace, pid ("<boot id>/pid:[4026531836]/1234"); "unknown",
+// which no sweep takes for an owner, when /proc does not tell the first
+// two.
+func owner() string {
+	boot, ns := bootID(), pidNamespace()
+	if boot == "" || ns == "" {
+		return "unknown"
+	}
+	return fmt.Sprintf("%s/%s/%d", boot, ns, os.Getpid())
+}
 
-// pidNamespace names this process's pid namespace ("pid:[4026531836]").
+var (
+	bootIDFormat = lazyre.New(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	pidNSFormat  = lazyre.New(`^pid:\[[0-9]{1,20}\]$`)
+	// ownerFormat is owner's value: boot id, pid namespace, pid.
+	ownerFormat = lazyre.New(`^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/(pid:\[[0-9]{1,20}\])/([1-9][0-9]{0,9})$`)
+	// proveName is the name labelled gives a container (docker shows it
+	// with a leading "/"): the session id (pid, random hex), a count.
+	proveName = lazyre.New(`^/?` + namePrefix + `(([1-9][0-9]{0,9})-[0-9a-f]{8})-[1-9][0-9]{0,9}$`)
+	// containerID and imageID are an engine's full ids, never a name.
+	containerID = lazyre.New(`^[0-9a-f]{64}$`)
+	imageID     = lazyre.New(`^(sha256:)?[0-9a-f]{64}$`)
+)
+
+// bootID is this boot of this machine's id, "" when it cannot be read: the
+// initial pid namespace has the same id on every Linux host, and an
+// engine (DOCKER_HOST) may be shared by several.
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if id := strings.TrimSpace(string(b)); err == nil && bootIDFormat.MatchString(id) {
+		return id
+	}
+	return ""
+}
+
+// pidNamespace names this process's pid namespace ("pid:[4026531836]"),
+// "" when /proc does not say.
 func pidNamespace() string {
 	ns, err := os.Readlink("/proc/self/ns/pid")
-	if err != nil {
-		return "host" // no /proc: no pid namespaces either
+	if err != nil || !pidNSFormat.MatchString(ns) {
+		return ""
 	}
 	return ns
 }
 
-// sweepOrphans removes the containers earlier prove runs of this pid
-// namespace started and did not remove because they died first: their
-// owner's pid is gone. A pid reused since is taken for alive (the
-// container stays until that process ends), never the other way round.
+// maxPid is the largest pid Linux gives (PID_MAX_LIMIT): a larger one is
+// no process's, and "dead" only because it never lived.
+const maxPid = 1 << 22
+
+// sweepOrphans removes the containers earlier prove runs of this machine's
+// boot and pid namespace started and did not remove because they died
+// first: their owner's pid is gone. A pid reused since is taken for alive
+// (the container stays until that process ends), never the other way
+// round.
+//
+// Images and servers are hostile, and an image's labels are every one of
+// its containers' labels: a candidate is a container prove made (its
+// name, which an image cannot set, is labelled's, and its labels agree
+// with the name), whose image does not itself carry prove's labels; the
+// engine's answers are decoded as JSON, a label's value read only as the
+// owner it must spell exactly, and a container removed by its full id.
 func sweepOrphans(engine string) {
+	boot, ns := bootID(), pidNamespace()
+	if boot == "" || ns == "" {
+		return // no owner this run could judge
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, engine, "ps", "-aq", "--filter", "label="+LabelOwner).Output()
-	ids := strings.Fields(string(out))
-	if err != nil || len(ids) == 0 {
-		return
-	}
-	// inspect, not ps --format: docker's ps has .Label, podman's .Labels only.
-	out, err = exec.CommandContext(ctx, engine, append([]string{"inspect", "--format", `{{.Id}} {{index .Config.Labels "` + LabelOwner + `"}}`}, ids...)...).Output()
+	out, err := exec.CommandContext(ctx, engine, "ps", "-aq", "--no-trunc",
+		"--filter", "label="+LabelProve, "--filter", "label="+LabelOwner, "--filter", "name="+namePrefix).Output()
 	if err != nil {
 		return
 	}
-	ns := pidNamespace()
 	var dead []string
-	for _, line := range strings.Split(string(out), "\n") {
-		id, who, ok := strings.Cut(strings.TrimSpace(line), " ")
-		if !ok {
+	for _, id := range strings.Fields(string(out)) {
+		if !containerID.MatchString(id) {
 			continue
 		}
-		i := strings.LastIndexByte(who, '/')
-		pid, err := strconv.Atoi(who[i+1:])
-		if i < 0 || err != nil || pid <= 0 || who[:i] != ns {
+		c, ok := inspectContainer(ctx, engine, id)
+		if !ok || c.ID != id {
+			continue
+		}
+		pid, ok := orphanOwner(c, boot, ns)
+		if !ok || imageLabelled(ctx, engine, c.Image) {
 			continue
 		}
 		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
@@ -123,6 +176,74 @@ func sweepOrphans(engine string) {
 	if len(dead) > 0 {
 		exec.CommandContext(ctx, engine, append([]string{"rm", "-f"}, dead...)...).Run()
 	}
+}
+
+// inspected is what sweepOrphans reads of a container (docker's and
+// podman's inspect agree on these).
+type inspected struct {
+	ID     string `json:"Id"`
+	Name   string `json:"Name"`
+	Image  string `json:"Image"`
+	Config struct {
+		Labels map[string]string `json:"Labels"`
+	} `json:"Config"`
+}
+
+// inspectContainer is the engine's record of the container with full id.
+func inspectContainer(ctx context.Context, engine, id string) (inspected, bool) {
+	out, err := exec.CommandContext(ctx, engine, "inspect", "--type", "container", id).Output()
+	var cs []inspected
+	if err != nil || json.Unmarshal(out, &cs) != nil || len(cs) != 1 {
+		return inspected{}, false
+	}
+	return cs[0], true
+}
+
+// orphanOwner is the pid of the prove run that made c, when c is prove's
+// (its name labelled's, its session label the name's) and that run was of
+// this boot and pid namespace.
+func orphanOwner(c inspected, boot, ns string) (int, bool) {
+	name := proveName.FindStringSubmatch(c.Name)
+	if name == nil || c.Config.Labels[LabelProve] != name[1] {
+		return 0, false
+	}
+	who := ownerFormat.FindStringSubmatch(c.Config.Labels[LabelOwner])
+	// The session id begins with its run's pid: the owner must agree.
+	if who == nil || who[1] != boot || who[2] != ns || who[3] != name[2] {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(who[3])
+	if err != nil || pid <= 0 || pid > maxPid {
+		return 0, false
+	}
+	return pid, true
+}
+
+// imageLabelled says whether image (an id) carries prove's labels itself,
+// or cannot be read: then a container's labels may be the image's, not
+// prove's, and the sweep leaves it.
+func imageLabelled(ctx context.Context, engine, image string) bool {
+	if !imageID.MatchString(image) {
+		return true
+	}
+	out, err := exec.CommandContext(ctx, engine, "image", "inspect", image).Output()
+	var is []struct {
+		Labels map[string]string `json:"Labels"` // podman's
+		Config struct {
+			Labels map[string]string `json:"Labels"`
+		} `json:"Config"`
+	}
+	if err != nil || json.Unmarshal(out, &is) != nil || len(is) != 1 {
+		return true
+	}
+	for _, labels := range []map[string]string{is[0].Labels, is[0].Config.Labels} {
+		for k := range labels {
+			if k == LabelOwner || k == LabelProve {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // interrupt marks the run cancelled, for cleanup.
@@ -155,7 +276,9 @@ func (s *session) cleanup() {
 			time.Sleep(time.Second)
 		}
 		for _, e := range engines {
-			out, err := exec.CommandContext(ctx, e, "ps", "-aq", "--filter", "label="+LabelProve+"="+s.id).Output()
+			// Full ids, which no container's name can be taken for.
+			out, err := exec.CommandContext(ctx, e, "ps", "-aq", "--no-trunc",
+				"--filter", "label="+LabelProve+"="+s.id, "--filter", "name="+namePrefix+s.id+"-").Output()
 			if ids := strings.Fields(string(out)); err == nil && len(ids) > 0 {
 				exec.CommandContext(ctx, e, append([]string{"rm", "-f"}, ids...)...).Run()
 			}
