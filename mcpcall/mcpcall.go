@@ -137,8 +137,11 @@ func session(ctx context.Context, argv []string, env []string, f func(*mcp.Clien
 	cmd.WaitDelay = terminate // a grandchild holding stderr open cannot block Wait
 	dieWithCaller(cmd)
 
+	// The client has no handler of any kind: boundedTransport drops the
+	// server's notifications, and ends a session whose server sends more
+	// requests of its own than MaxRequestsInFlight or MaxRequests allow.
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpcall", Version: "v1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: terminate}, nil)
+	cs, err := client.Connect(ctx, boundedTransport{&mcp.CommandTransport{Command: cmd, TerminateDuration: terminate}}, nil)
 	if err != nil {
 		cancel()
 		if cmd.Process != nil && cmd.ProcessState == nil {
