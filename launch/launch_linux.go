@@ -306,6 +306,10 @@ func Stage2() {
 		}
 		fail(err)
 	}
+	// Stage 2 stays, as the server's init: nothing it holds may outlive
+	// its use. The status pipe would let whoever drove stage 2 tell stage
+	// 1 to run the server again without namespaces.
+	unix.Close(4)
 	if sp.Mount {
 		rs.ReadWrite = append(rs.ReadWrite, rs.Scratch)
 		say(verbose, "mcpolicy exec: %s: scratch: tmpfs at %s, %d bytes", rs.Server, rs.Scratch, rs.ScratchSize)
