@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpolicy/mcpolicy/internal/testenv"
 )
 
 // The checks of TestNothingOutlivesTheServer, run by the confined server
@@ -80,29 +82,12 @@ func reapChecks(op, arg string) string {
 	return ""
 }
 
-// byToken lists the processes whose argv holds token.
-func byToken(token string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && bytes.Contains(b, []byte(token)) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
 // killByToken kills every process whose argv holds token until none is
 // seen for a while (a hopping chain replaces itself).
 func killByToken(t *testing.T, token string) {
 	quiet := 0
 	for deadline := time.Now().Add(20 * time.Second); quiet < 20 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		pids := byToken(token)
+		pids := testenv.Processes(token)
 		if len(pids) == 0 {
 			quiet++
 			continue
@@ -112,7 +97,7 @@ func killByToken(t *testing.T, token string) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-	if pids := byToken(token); len(pids) > 0 {
+	if pids := testenv.Processes(token); len(pids) > 0 {
 		t.Errorf("cleanup: processes of %s still alive: %v", token, pids)
 	}
 }
@@ -190,7 +175,7 @@ func TestNothingOutlivesTheServer(t *testing.T) {
 		for _, mode := range []string{"write", "hop", "swarm", "signalled", "launcher killed"} {
 			t.Run(name+", "+mode, func(t *testing.T) {
 				token, r, took := run(t, as, mode)
-				if pids := byToken(token); len(pids) > 0 {
+				if pids := testenv.Processes(token); len(pids) > 0 {
 					t.Errorf("after the launcher returned, %d process(es) of the server's still run: %v\n%s", len(pids), pids, r.stderr)
 				}
 				if changed, what := haunted(filepath.Join(rw, token), time.Second); changed {
@@ -203,7 +188,7 @@ func TestNothingOutlivesTheServer(t *testing.T) {
 		}
 		t.Run(name+", control (unhardened)", func(t *testing.T) {
 			token, _, _ := run(t, as, "write", "MCPOLICY_TEST_UNHARDENED=1")
-			pids := byToken(token)
+			pids := testenv.Processes(token)
 			if len(pids) == 0 {
 				t.Errorf("control: the daemon did not outlive the launcher: the check cannot fail")
 			}

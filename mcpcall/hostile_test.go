@@ -247,13 +247,7 @@ func TestRequestFloodIsBounded(t *testing.T) {
 			for _, what := range []string{"Call", "FindTool"} {
 				var err error
 				start := time.Now()
-				grew, goroutines := boundedHeap(t, 10*time.Second, func(ctx context.Context) {
-					if what == "Call" {
-						_, err = Call(ctx, argv, env, "anything", nil)
-					} else {
-						_, _, err = FindTool(ctx, argv, env, "anything")
-					}
-				})
+				grew, goroutines := boundedHeap(t, 10*time.Second, func(ctx context.Context) { err = callOrFind(ctx, what, argv, env) })
 				took := time.Since(start)
 				t.Logf("%s: %v after %v; heap grew at most %d KiB, %d goroutines at most", what, err, took.Round(time.Millisecond), grew>>10, goroutines)
 				if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -282,13 +276,7 @@ func TestNotificationFloodIsBounded(t *testing.T) {
 		var err error
 		start := time.Now()
 		const deadline = 3 * time.Second
-		grew, goroutines := boundedHeap(t, deadline, func(ctx context.Context) {
-			if what == "Call" {
-				_, err = Call(ctx, argv, env, "anything", nil)
-			} else {
-				_, _, err = FindTool(ctx, argv, env, "anything")
-			}
-		})
+		grew, goroutines := boundedHeap(t, deadline, func(ctx context.Context) { err = callOrFind(ctx, what, argv, env) })
 		took := time.Since(start)
 		t.Logf("%s: %v after %v; heap grew at most %d KiB, %d goroutines at most", what, err, took.Round(time.Millisecond), grew>>10, goroutines)
 		if err == nil || !strings.Contains(err.Error(), context.DeadlineExceeded.Error()) {
@@ -332,4 +320,15 @@ func boundedHeap(t *testing.T, timeout time.Duration, f func(context.Context)) (
 			}
 		}
 	}
+}
+
+// callOrFind puts a call to the server (what: "Call"), or reads its tools
+// (what: "FindTool"): the two ways mcpcall talks to a server.
+func callOrFind(ctx context.Context, what string, argv, env []string) error {
+	if what == "Call" {
+		_, err := Call(ctx, argv, env, "anything", nil)
+		return err
+	}
+	_, _, err := FindTool(ctx, argv, env, "anything")
+	return err
 }

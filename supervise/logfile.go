@@ -87,16 +87,11 @@ func OpenDefaultLog(server string, m compiler.Machine, writable []string, limit 
 		}
 		unix.Close(old)
 	}
-	fd, err := unix.Openat(dfd, base, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o600)
+	f, err := openLogAt(dfd, path, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT)
 	if err != nil {
-		return nil, path, fmt.Errorf("decision log %s: %w", path, err)
-	}
-	f := os.NewFile(uintptr(fd), path)
-	if err := egress.CheckLog(f, path); err != nil {
-		f.Close()
 		return nil, path, err
 	}
-	unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB) // held until closed: no rotation under this run
+	unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB) // held until closed: no rotation under this run
 	return f, path, nil
 }
 
@@ -109,16 +104,23 @@ func OpenDefaultLogToRead(server string, m compiler.Machine, writable []string) 
 		return nil, path, err
 	}
 	defer unix.Close(dfd)
-	fd, err := unix.Openat(dfd, filepath.Base(path), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	f, err := openLogAt(dfd, path, unix.O_RDONLY)
+	return f, path, err
+}
+
+// openLogAt opens path's file in its folder dfd with flags, following no
+// symlink and waiting on no FIFO, and checks it (egress.CheckLog).
+func openLogAt(dfd int, path string, flags int) (*os.File, error) {
+	fd, err := unix.Openat(dfd, filepath.Base(path), flags|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		return nil, path, fmt.Errorf("decision log %s: %w", path, err)
+		return nil, fmt.Errorf("decision log %s: %w", path, err)
 	}
 	f := os.NewFile(uintptr(fd), path)
 	if err := egress.CheckLog(f, path); err != nil {
 		f.Close()
-		return nil, path, err
+		return nil, err
 	}
-	return f, path, nil
+	return f, nil
 }
 
 // defaultLogDir is the server's DefaultLog and its folder, opened: the

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -83,4 +84,22 @@ func LoopbackListener(t testing.TB) string {
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// Processes lists the host's processes, this one apart, whose argv holds
+// token (an engine's containers' included: their processes are the
+// host's too): what a test that must leave nothing running looks for.
+func Processes(token string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && bytes.Contains(b, []byte(token)) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }

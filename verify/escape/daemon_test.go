@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpolicy/mcpolicy/internal/testenv"
 )
 
 // The daemon scenario: the server starts a process in a new session
@@ -40,8 +41,8 @@ var daemonScenarios = []scenario{
 				grace = 0
 			}
 			gone := time.Now()
-			pids := processesOf(d.token)
-			for ; len(pids) > 0 && time.Since(gone) < grace; pids = processesOf(d.token) {
+			pids := testenv.Processes(d.token)
+			for ; len(pids) > 0 && time.Since(gone) < grace; pids = testenv.Processes(d.token) {
 				time.Sleep(5 * time.Millisecond)
 			}
 			if len(pids) > 0 {
@@ -62,7 +63,7 @@ var daemonScenarios = []scenario{
 			d := newDaemon(t, sb)
 			steps := d.steps()
 			sb.launchBare(t, launchOpts{}, steps...).requireSucceeded(t, "bare", names(steps)...)
-			pids := processesOf(d.token)
+			pids := testenv.Processes(d.token)
 			if len(pids) == 0 {
 				t.Errorf("bare: the daemon did not outlive the command: the suite cannot see a survivor")
 			}
@@ -133,7 +134,7 @@ func (d *daemon) haunts(wait time.Duration) (bool, string) {
 func (d *daemon) kill(t *testing.T) {
 	quiet := 0
 	for end := time.Now().Add(10 * time.Second); quiet < 10 && time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
-		pids := processesOf(d.token)
+		pids := testenv.Processes(d.token)
 		if len(pids) == 0 {
 			quiet++
 			continue
@@ -143,24 +144,7 @@ func (d *daemon) kill(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-	if pids := processesOf(d.token); len(pids) > 0 {
+	if pids := testenv.Processes(d.token); len(pids) > 0 {
 		t.Errorf("cleanup: the daemon %s still runs: pids %v", d.token, pids)
 	}
-}
-
-// processesOf lists the host's processes whose argv holds token (the
-// engines' containers included: their processes are the host's too).
-func processesOf(token string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && bytes.Contains(b, []byte(token)) {
-			out = append(out, pid)
-		}
-	}
-	return out
 }
