@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unsafe"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -45,8 +46,8 @@ const (
 	// server into a new session and wait.
 	inPlace runMode = iota
 	// inStage2: stage 2, already in a new session (stage 1 cloned it so)
-	// and the init of a new PID namespace: fork the server and stay, so
-	// that every process in the namespace ends with it.
+	// and the init of a new PID namespace: confine a thread of its own,
+	// fork the server from it and return its pid (startConfined).
 	inStage2
 	// unhardened: tests only, the wiring before issue #14 (exec in place,
 	// the caller's session and session keyring).
@@ -54,20 +55,19 @@ const (
 )
 
 // confineAndRun applies the spec to this thread and starts the server. It
-// returns the server's exit status when it forked it, and otherwise only
-// on failure.
+// returns the server's exit status when it forked it and waited for it
+// (inPlace), its pid in stage 2 (inStage2), and otherwise only on failure.
 func confineAndRun(sp *spec, verbose io.Writer, mode runMode) (int, error) {
 	// Capabilities and credentials are per thread: do everything, the fork
 	// or exec included, on this one.
 	runtime.LockOSThread()
 	rs := sp.Ruleset
 
-	fork, asInit := false, false
+	fork := false
 	session := "new (no controlling terminal)"
 	switch mode {
 	case inStage2:
-		fork, asInit = true, true
-		session = "new (no controlling terminal); the server is pid 2 of a new PID namespace, whose init (the launcher) ends every process in it when the server or the launcher ends"
+		session = "new (no controlling terminal), in a new PID namespace whose init (the launcher, outside the server's Landlock domain, holding no capability) ends every process in it when the server or the launcher ends"
 	case inPlace:
 		ok, err := detachTerminal()
 		if err != nil {
@@ -229,8 +229,11 @@ func confineAndRun(sp *spec, verbose io.Writer, mode runMode) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if mode == inStage2 {
+		return startServer(path, rs.Command, sp.Env, false)
+	}
 	if fork {
-		return forkServer(path, rs.Command, sp.Env, asInit)
+		return forkServer(path, rs.Command, sp.Env)
 	}
 	return 0, fmt.Errorf("exec %s: %w", path, syscall.Exec(path, rs.Command, sp.Env))
 }
@@ -436,3 +439,81 @@ func parseUser(s string) (int, int, error) {
 	}
 	return uid, gid, nil
 }
+
+// startConfined confines a thread of its own, forks the server from it,
+// and returns the server's pid; the thread then ends, and its confinement
+// with it: capabilities, credentials, no_new_privs, the Landlock domain
+// and the seccomp filter are per thread, and only the server keeps them.
+// Stage 2, resident as the init of the server's PID namespace, is so
+// outside the server's Landlock domain: the server can neither ptrace a
+// thread of it nor (Landlock ABI 6) signal it. Forked from stage 2's main
+// thread instead, the server shared that thread's domain, and could have
+// ptraced it (were the filter's ptrace rule gone) into running code on
+// stage 2's other threads, which kept the capabilities that built the
+// root (a red team remounted a read-only grant read-write so).
+func startConfined(sp *spec, verbose io.Writer) (int, error) {
+	type started struct {
+		pid int
+		err error
+	}
+	ch := make(chan started, 1)
+	go func() {
+		// Never unlocked: the thread ends with this goroutine, and what it
+		// took on with it.
+		runtime.LockOSThread()
+		pid, err := confineAndRun(sp, verbose, inStage2)
+		ch <- started{pid, err}
+	}()
+	r := <-ch
+	return r.pid, r.err
+}
+
+// dropAllThreads empties the capability sets of every thread (stage 2's,
+// once the root is built: what built it is of no more use to a resident
+// init), bounding set included, locks root out (securebits) and sets
+// no_new_privs on each. The thread startConfined then makes inherits
+// nothing to drop. A failure on one thread after the first ends the
+// process (syscall.AllThreadsSyscall): fail closed.
+//
+// A cgo build cannot do this (AllThreadsSyscall is not supported there,
+// and psx, which can, reads /proc, which the minimal root lacks): it
+// returns errAllThreadsUnsupported, and stage 2's threads keep what built
+// the root. They are outside the server's Landlock domain all the same,
+// which denies the server ptrace into them and (ABI 6) signals to them,
+// as the seccomp filter denies ptrace: two layers, where a static build
+// (`make install`, the README's) has three.
+func dropAllThreads() error {
+	all := func(what string, trap, a1, a2, a3 uintptr) error {
+		if _, _, e := syscall.AllThreadsSyscall6(trap, a1, a2, a3, 0, 0, 0); e != 0 {
+			if e == syscall.ENOTSUP {
+				return errAllThreadsUnsupported
+			}
+			return fmt.Errorf("%s: %w", what, e)
+		}
+		return nil
+	}
+	if err := all("clearing ambient capabilities", syscall.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0); err != nil {
+		return err
+	}
+	if setpcap, err := hasCap(capSetpcap); err == nil && setpcap {
+		for c := 0; c <= capLast(); c++ {
+			if err := all(fmt.Sprintf("dropping capability %d from the bounding set", c), syscall.SYS_PRCTL, unix.PR_CAPBSET_DROP, uintptr(c), 0); err != nil {
+				return err
+			}
+		}
+		secure := secbitNoroot | secbitNorootLocked | secbitNoSetuidFixup | secbitNoSetuidFixupLocked
+		if err := all("setting securebits", syscall.SYS_PRCTL, unix.PR_SET_SECUREBITS, uintptr(secure), 0); err != nil {
+			return err
+		}
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := all("dropping capabilities", syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); err != nil {
+		return err
+	}
+	return all("prctl(PR_SET_NO_NEW_PRIVS)", syscall.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0)
+}
+
+// errAllThreadsUnsupported: this build (cgo) cannot change every thread's
+// credentials at once; see dropAllThreads.
+var errAllThreadsUnsupported = errors.New("a cgo build cannot drop the capabilities of every thread")

@@ -186,14 +186,15 @@ func runInNamespaces(rs *Ruleset, sp *spec) (code int, err error, started bool) 
 	cmd.ExtraFiles = []*os.File{rd, statusW} // fd 3, fd 4
 	cmd.Env = []string{}
 	// A new PID namespace, whose init is stage 2: it forks the server
-	// (pid 2, not init, so deaf to no signal) and stays, and when it ends —
+	// (not its init, so deaf to no signal) and stays, and when it ends —
 	// the server exited, or stage 1 died and its Pdeathsig (below) came —
 	// the kernel kills every process left in the namespace. Without it, a process the server
 	// started in a new session outlived the server and its client
 	// (confined, but unwatched: it rewrote its grant after mcpolicy prove
 	// had put it back). The namespace holds no /proc (the ruleset never
-	// grants it); Landlock (ABI 6) scopes signals; ptrace is denied by
-	// Landlock across domains and by the seccomp filter.
+	// grants it). Stage 2 stays outside the server's Landlock domain (see
+	// startConfined): Landlock denies the server ptrace into it and (ABI 6)
+	// signals to it; the seccomp filter denies ptrace too.
 	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWPID)
 	attr := &syscall.SysProcAttr{
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: os.Getuid(), Size: 1}},
@@ -319,7 +320,21 @@ func Stage2() {
 			fail(fmt.Errorf("setgroups: %w", err))
 		}
 	}
-	code, err := confineAndRun(&sp, verbose, inStage2)
+	// Stage 2 is the init of the server's PID namespace: it drops, on
+	// every thread, the capabilities that built the root, confines a
+	// thread of its own to start the server, and waits.
+	if err := dropAllThreads(); errors.Is(err, errAllThreadsUnsupported) {
+		say(verbose, "mcpolicy exec: %s: %v: stage 2's threads keep them, outside the server's Landlock domain", rs.Server, err)
+	} else if err != nil {
+		fail(err)
+	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwarded...)
+	pid, err := startConfined(&sp, verbose)
+	if err != nil {
+		fail(err)
+	}
+	code, err := waitServer(pid, sigs, true)
 	if err != nil {
 		fail(err)
 	}

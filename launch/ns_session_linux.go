@@ -59,24 +59,45 @@ var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, sys
 // forkServer starts the server from this (locked, confined) thread — the
 // child inherits its credentials, no_new_privs, Landlock domain and
 // session keyring — in a new session, and waits for it: signals are
-// forwarded, and the exit status is returned (128+N for signal N). The
-// launcher without namespaces forks when it leads its process group
-// (setsid is refused); stage 2 always does, as the init of the server's
-// PID namespace (asInit): it then also reaps every orphan reparented to it,
-// and its end — once the server's status is in, or by its Pdeathsig when
-// stage 1 dies — ends every process left in the namespace.
-func forkServer(path string, argv, env []string, asInit bool) (int, error) {
+// forwarded, and the exit status is returned (128+N for signal N). Only
+// the launcher without namespaces forks and waits so, when it leads its
+// process group (setsid is refused); stage 2 starts the server with
+// startServer from a thread of its own and waits with waitServer.
+func forkServer(path string, argv, env []string) (int, error) {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
 	defer signal.Stop(sigs)
+	pid, err := startServer(path, argv, env, true)
+	if err != nil {
+		return 0, err
+	}
+	return waitServer(pid, sigs, false)
+}
+
+// startServer forks and execs the server from this thread, in a new
+// session, and returns its pid. With dieWithThread, the kernel kills it
+// when this thread ends (Pdeathsig): for a launcher that waits on the
+// thread it forked from, not for stage 2, whose forking thread ends at
+// once (the namespace's end is the server's end there).
+func startServer(path string, argv, env []string, dieWithThread bool) (int, error) {
 	attr := &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2},
 		Sys: &syscall.SysProcAttr{Setsid: true}}
-	// Nothing else kills it with us.
-	attr.Sys.Pdeathsig = syscall.SIGKILL
+	if dieWithThread {
+		attr.Sys.Pdeathsig = syscall.SIGKILL
+	}
 	pid, err := syscall.ForkExec(path, argv, attr)
 	if err != nil {
 		return 0, fmt.Errorf("exec %s: %w", path, err)
 	}
+	return pid, nil
+}
+
+// waitServer forwards sigs to the server until it exits and returns its
+// status (128+N for signal N). asInit: this is the init of the server's
+// PID namespace (stage 2), which also reaps every orphan reparented to it;
+// its own end, once the server's status is in (or by its Pdeathsig when
+// stage 1 dies), ends every process left in the namespace.
+func waitServer(pid int, sigs chan os.Signal, asInit bool) (int, error) {
 	done := make(chan struct{})
 	defer close(done)
 	go func() {

@@ -18,8 +18,10 @@ import (
 	"github.com/mcpolicy/mcpolicy/internal/testenv"
 )
 
-// The checks of TestNothingOutlivesTheServer, run by the confined server
-// (insideMain, through moreChecks):
+// The checks of TestNothingOutlivesTheServer and TestInitOutsideTheDomain,
+// run by the confined server (insideMain, through moreChecks):
+//
+//	signal-init             kill(1, 0): the server signalling stage 2
 //
 //	daemon:FILE:TOKEN:MODE  start a child in a new session (setsid) that
 //	                        haunts FILE, wait for its first write, return
@@ -33,6 +35,9 @@ import (
 //
 // TOKEN is in every haunt's argv: the test finds them in /proc by it.
 func reapChecks(op, arg string) string {
+	if op == "signal-init" { // may the server signal its namespace's init? (signal 0: the check alone)
+		return errResult(syscall.Kill(1, 0))
+	}
 	parts := strings.SplitN(arg, ":", 3)
 	if len(parts) != 3 || (op != "daemon" && op != "haunt") {
 		return "unknown check " + op
@@ -197,6 +202,28 @@ func TestNothingOutlivesTheServer(t *testing.T) {
 				t.Errorf("control: %s: the check cannot fail", what)
 			}
 			t.Logf("control: still running after the launcher returned: %v; %s", pids, what)
+		})
+	}
+}
+
+// TestInitOutsideTheDomain: stage 2, resident as the init of the server's
+// PID namespace, is outside the server's Landlock domain — the server is
+// forked from a thread of its own that confined itself and ended — so
+// Landlock (ABI 6 scopes signals) refuses the server a signal to it, as it
+// refuses ptrace. Forked from stage 2's own confined thread, the server
+// shared that domain: a red team, with the filter's ptrace rule removed,
+// ptraced stage 2 into running code on its other threads, which still held
+// the capabilities that built the root, and remounted a read-only grant
+// read-write.
+func TestInitOutsideTheDomain(t *testing.T) {
+	w := setupIssue14(t)
+	w.checks(t, "signal-init:1", "exit:0")
+	for name, as := range users(t) {
+		t.Run(name, func(t *testing.T) {
+			r := w.launchSignalled(t, as, 0)
+			if got := r.checks["signal-init:1"]; got != "EPERM" {
+				t.Errorf("kill(1, 0) from the server: %q, want EPERM (Landlock's signal scope: stage 2 outside the server's domain)\n%s", got, r.stderr)
+			}
 		})
 	}
 }
