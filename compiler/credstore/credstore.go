@@ -8,9 +8,12 @@ import "strings"
 
 // Stores are where a home folder keeps keys and tokens, relative to it.
 // .claude holds Claude Code's credentials and its settings, hooks and MCP
-// servers: whoever writes it decides what runs next.
+// servers: whoever writes it decides what runs next. .local/state/mcpolicy
+// holds the egress proxy's decision logs (mcpolicy run's default): whoever
+// writes one decides what mcpolicy suggest proposes to allow, and every
+// server's destinations are there to read.
 var Stores = []string{".ssh", ".aws", ".gnupg", ".config/gcloud", ".kube", ".docker/config.json",
-	".netrc", ".npmrc", ".pypirc", ".git-credentials", "Library/Keychains", ".config/gh", ".claude"}
+	".netrc", ".npmrc", ".pypirc", ".git-credentials", "Library/Keychains", ".config/gh", ".claude", ".local/state/mcpolicy"}
 
 // Touching lists the stores (relative to the home) that sub, a clean
 // slash-separated path relative to a home folder, is, lies in, or holds:
