@@ -87,26 +87,6 @@ func reapChecks(op, arg string) string {
 	return ""
 }
 
-// killByToken kills every process whose argv holds token until none is
-// seen for a while (a hopping chain replaces itself).
-func killByToken(t *testing.T, token string) {
-	quiet := 0
-	for deadline := time.Now().Add(20 * time.Second); quiet < 20 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		pids := testenv.Processes(token)
-		if len(pids) == 0 {
-			quiet++
-			continue
-		}
-		quiet = 0
-		for _, pid := range pids {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
-	if pids := testenv.Processes(token); len(pids) > 0 {
-		t.Errorf("cleanup: processes of %s still alive: %v", token, pids)
-	}
-}
-
 // haunted reports whether file changes (or comes back once removed)
 // within d.
 func haunted(file string, d time.Duration) (bool, string) {
@@ -155,7 +135,7 @@ func TestNothingOutlivesTheServer(t *testing.T) {
 	// with "signalled", waits until the launcher is sent SIGTERM.
 	run := func(t *testing.T, as []string, mode string, env ...string) (string, run14, time.Duration) {
 		token := fmt.Sprintf("mcpolicy-haunt-%d-%d", os.Getpid(), time.Now().UnixNano())
-		t.Cleanup(func() { killByToken(t, token) })
+		t.Cleanup(func() { testenv.KillProcesses(t, token, 20*time.Second) })
 		marker := filepath.Join(rw, token)
 		daemon, then, sig, want := fmt.Sprintf("daemon:%s:%s:%s", marker, token, mode), "exit:3", syscall.Signal(0), 3
 		switch mode {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -102,4 +103,26 @@ func Processes(token string) []int {
 		}
 	}
 	return out
+}
+
+// KillProcesses kills (SIGKILL) every process whose argv holds token
+// until none has been seen for a while (a chain that replaces itself
+// shows gaps), for at most d; it fails t if some still run.
+func KillProcesses(t testing.TB, token string, d time.Duration) {
+	t.Helper()
+	quiet := 0
+	for end := time.Now().Add(d); quiet < 20 && time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		pids := Processes(token)
+		if len(pids) == 0 {
+			quiet++
+			continue
+		}
+		quiet = 0
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	if pids := Processes(token); len(pids) > 0 {
+		t.Errorf("cleanup: processes of %s still run: %v", token, pids)
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -132,19 +131,5 @@ func (d *daemon) haunts(wait time.Duration) (bool, string) {
 // kill ends whatever of the daemon still runs (the weakened wiring's, or
 // a failed run's).
 func (d *daemon) kill(t *testing.T) {
-	quiet := 0
-	for end := time.Now().Add(10 * time.Second); quiet < 10 && time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
-		pids := testenv.Processes(d.token)
-		if len(pids) == 0 {
-			quiet++
-			continue
-		}
-		quiet = 0
-		for _, pid := range pids {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
-	if pids := testenv.Processes(d.token); len(pids) > 0 {
-		t.Errorf("cleanup: the daemon %s still runs: pids %v", d.token, pids)
-	}
+	testenv.KillProcesses(t, d.token, 10*time.Second)
 }
