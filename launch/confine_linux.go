@@ -67,7 +67,7 @@ func confineAndRun(sp *spec, verbose io.Writer, mode runMode) (int, error) {
 	session := "new (no controlling terminal)"
 	switch mode {
 	case inStage2:
-		session = "new (no controlling terminal), in a new PID namespace whose init (the launcher, outside the server's Landlock domain, holding no capability) ends every process in it when the server or the launcher ends"
+		session = "new (no controlling terminal), in a new PID namespace whose init (the launcher: undumpable, outside the server's Landlock domain) ends every process in it when the server or the launcher ends"
 	case inPlace:
 		ok, err := detachTerminal()
 		if err != nil {
@@ -471,7 +471,9 @@ func startConfined(sp *spec, verbose io.Writer) (int, error) {
 // dropAllThreads empties the capability sets of every thread (stage 2's,
 // once the root is built: what built it is of no more use to a resident
 // init), bounding set included, locks root out (securebits) and sets
-// no_new_privs on each. The thread startConfined then makes inherits
+// no_new_privs on each. (Not the session keyring: joining a new one
+// returns each thread a different serial, which AllThreadsSyscall takes
+// for a corrupted runtime; stage 2 is undumpable instead.) The thread startConfined then makes inherits
 // nothing to drop. A failure on one thread after the first ends the
 // process (syscall.AllThreadsSyscall): fail closed.
 //

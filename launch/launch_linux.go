@@ -320,9 +320,21 @@ func Stage2() {
 			fail(fmt.Errorf("setgroups: %w", err))
 		}
 	}
-	// Stage 2 is the init of the server's PID namespace: it drops, on
-	// every thread, the capabilities that built the root, confines a
-	// thread of its own to start the server, and waits.
+	// Stage 2 is the init of the server's PID namespace: it makes itself
+	// undumpable, drops on every thread the capabilities that built the
+	// root, confines a thread of its own to start the server, and waits.
+	//
+	// Undumpable: no process without CAP_SYS_PTRACE over stage 2's user
+	// namespace — the server holds none — may ptrace it, read or write its
+	// memory or take its descriptors, whatever the Landlock domains say.
+	// The thread that confines itself and forks the server shares the
+	// server's domain until it ends, a few microseconds after the server
+	// starts: a red team (with the filter's ptrace rule removed) won that
+	// race and ran code on stage 2's other threads. The server, a new
+	// program, is dumpable as usual.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		fail(fmt.Errorf("prctl(PR_SET_DUMPABLE, 0): %w", err))
+	}
 	if err := dropAllThreads(); errors.Is(err, errAllThreadsUnsupported) {
 		say(verbose, "mcpolicy exec: %s: %v: stage 2's threads keep them, outside the server's Landlock domain", rs.Server, err)
 	} else if err != nil {

@@ -4,6 +4,7 @@ package launch_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -205,5 +206,50 @@ func TestInitOutsideTheDomain(t *testing.T) {
 				t.Errorf("kill(1, 0) from the server: %q, want EPERM (Landlock's signal scope: stage 2 outside the server's domain)\n%s", got, r.stderr)
 			}
 		})
+	}
+}
+
+// TestInitUndumpable: stage 2 is undumpable, so no process of the
+// invoker's user without CAP_SYS_PTRACE — the server among them — may
+// read it through /proc or ptrace it, whatever the Landlock domains say:
+// the thread that forks the server shares the server's domain for a few
+// microseconds after the server starts, and a red team won that race
+// (with the filter's ptrace rule removed) to run code on stage 2's other
+// threads. Checked as the invoker uid 1000 would: reading stage 2's
+// environ, which needs ptrace read access.
+func TestInitUndumpable(t *testing.T) {
+	if os.Getuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI runs the launch tests as root")
+		}
+		t.Skip("needs root to launch as uid 1000")
+	}
+	w := setupIssue14(t)
+	w.checks(t, "caps", "wait")
+	as := []string{"setpriv", "--reuid", "1000", "--regid", "1000", "--groups", "4242"}
+	var read error
+	var stage2 int
+	r := w.launchWatched(t, as, syscall.SIGTERM, func(stdout string) {
+		for _, line := range strings.Split(stdout, "\n") {
+			var c check
+			if json.Unmarshal([]byte(line), &c) != nil || c.Check != "caps" {
+				continue
+			}
+			pid, _ := strconv.Atoi(strings.TrimPrefix(strings.Fields(c.Result)[0], "pid="))
+			status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", hostPid(pid)))
+			for _, l := range strings.Split(string(status), "\n") {
+				if v, ok := strings.CutPrefix(l, "PPid:"); ok {
+					stage2, _ = strconv.Atoi(strings.TrimSpace(v))
+				}
+			}
+			cat := exec.Command("setpriv", "--reuid", "1000", "--regid", "1000", "--clear-groups", "cat", fmt.Sprintf("/proc/%d/environ", stage2))
+			read = cat.Run()
+		}
+	})
+	if r.code != 128+int(syscall.SIGTERM) || stage2 == 0 {
+		t.Fatalf("exit %d, stage 2 pid %d\n%s", r.code, stage2, r.stderr)
+	}
+	if read == nil {
+		t.Errorf("uid 1000 read stage 2's /proc/%d/environ: stage 2 is dumpable, so ptrace-able by the server's user", stage2)
 	}
 }
