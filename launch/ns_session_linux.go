@@ -64,6 +64,12 @@ var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, sys
 // process group (setsid is refused); stage 2 starts the server with
 // startServer from a thread of its own and waits with waitServer.
 func forkServer(path string, argv, env []string) (int, error) {
+	// The launcher stays, and the server shares this thread's Landlock
+	// domain: undumpable, no ptrace reaches it (its other threads keep the
+	// invoker's session keyring) without CAP_SYS_PTRACE, filter or not.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return 0, fmt.Errorf("prctl(PR_SET_DUMPABLE, 0): %w", err)
+	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
 	defer signal.Stop(sigs)

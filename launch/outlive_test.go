@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/internal/testenv"
+	"github.com/mcpolicy/mcpolicy/launch"
 )
 
 // The checks of TestNothingOutlivesTheServer and TestInitOutsideTheDomain,
@@ -224,9 +225,18 @@ func TestInitUndumpable(t *testing.T) {
 		}
 		t.Skip("needs root to launch as uid 1000")
 	}
-	w := setupIssue14(t)
+	w := setupIssue14(t, launch.AcceptTCPOnly, launch.AcceptUnixSockets)
 	w.checks(t, "caps", "wait")
 	as := []string{"setpriv", "--reuid", "1000", "--regid", "1000", "--groups", "4242"}
+	// With namespaces the server's parent is stage 2, the init; without
+	// (Landlock alone, the launcher leading its process group, as here)
+	// it is the launcher, which forks the server and waits.
+	for _, env := range [][]string{nil, {"MCPOLICY_TEST_NO_NS=1"}} {
+		t.Run(fmt.Sprint(env), func(t *testing.T) { undumpable(t, w, as, env) })
+	}
+}
+
+func undumpable(t *testing.T, w *issue14, as, env []string) {
 	var read error
 	var stage2 int
 	r := w.launchWatched(t, as, syscall.SIGTERM, func(stdout string) {
@@ -245,11 +255,11 @@ func TestInitUndumpable(t *testing.T) {
 			cat := exec.Command("setpriv", "--reuid", "1000", "--regid", "1000", "--clear-groups", "cat", fmt.Sprintf("/proc/%d/environ", stage2))
 			read = cat.Run()
 		}
-	})
+	}, env...)
 	if r.code != 128+int(syscall.SIGTERM) || stage2 == 0 {
 		t.Fatalf("exit %d, stage 2 pid %d\n%s", r.code, stage2, r.stderr)
 	}
 	if read == nil {
-		t.Errorf("uid 1000 read stage 2's /proc/%d/environ: stage 2 is dumpable, so ptrace-able by the server's user", stage2)
+		t.Errorf("uid 1000 read the server's parent's /proc/%d/environ: it is dumpable, so ptrace-able by the server's user", stage2)
 	}
 }
