@@ -115,8 +115,14 @@ func (p *Project) Load() ([]*schema.Policy, error) {
 // no symlink below them on the way to a file it writes or removes
 // (hostfile): a link there may be a server's.
 func (p *Project) Writable(plans []*compiler.Plan, home string) []string {
+	return append([]string{p.Root}, p.Granted(plans, home)...)
+}
+
+// Granted are the read-write mount sources of plans: the host folders a
+// server of the project may write now (Writable adds the project itself).
+func (p *Project) Granted(plans []*compiler.Plan, home string) []string {
 	m := compiler.Machine{ProjectRoot: p.Root, Home: home}
-	out := []string{p.Root}
+	var out []string
 	for _, pl := range plans {
 		out = append(out, pl.WritableSources(m)...)
 	}

@@ -92,12 +92,8 @@ the current folder.`,
 			default:
 				// The grants the servers have now: the project as a whole
 				// (in grants, for what mcpolicy writes) is not one.
-				var rw []string
-				for _, p := range plans {
-					rw = append(rw, p.WritableSources(compiler.Machine{ProjectRoot: proj.Root, Home: home})...)
-				}
 				if abs, err := filepath.Abs(logFile); err == nil {
-					if g, inside := launch.InsideAny(abs, rw); inside {
+					if g, inside := launch.InsideAny(abs, proj.Granted(plans, home)); inside {
 						fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s lies inside %s, which a server of this project may write: its lines may be the server's, not the proxy's\n", logFile, g)
 					}
 				}
