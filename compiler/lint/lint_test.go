@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -370,5 +371,42 @@ func TestMaxExposure(t *testing.T) {
 		} else if c.want && (got[0].Level != "error" || !strings.Contains(got[0].Message, "home") || got[0].Pos.Line == 0) {
 			t.Errorf("--max-exposure %d: %+v, want an error at the server naming the home mount", c.max, got[0])
 		}
+	}
+}
+
+// TestRWNestedProtected: a protected name below a read-write mount's top
+// is reported by its path there, the outermost that stays protected; not
+// one at the top (RW_UNPROTECTED's), not one a read-only mount covers, not
+// one the policy unprotects; one inside a nested read-write mount is that
+// mount's, relative to it.
+func TestRWNestedProtected(t *testing.T) {
+	files := []string{".git/config", "[core]", ".vscode/.env", "x", "vendor/lib/.git/config", "[core]",
+		"sub/mod/.git", "gitdir: ../../.git/modules/mod", "app/.vscode/settings.json", "{}", "app/.vscode/.mcp.json", "{}",
+		"app/src/.envrc", "echo", "deep/a/b/c/.mcp.json", "{}"}
+	for _, c := range []struct {
+		name, servers, want string
+	}{
+		{"project", `mounts: [{source: ".", target: "/w", mode: "rw"}]`,
+			"read-write mount /w holds protected names below its top, writable there: app/.vscode, app/src/.envrc, deep/a/b/c/.mcp.json, sub/mod/.git, vendor/lib/.git"},
+		{"read-only project", `mounts: [{source: ".", target: "/w"}]`, ""},
+		{"covered", `mounts: [{source: ".", target: "/w", mode: "rw"}, {source: "vendor", target: "/w/vendor"}, {source: "app", target: "/w/app"}, {source: "sub", target: "/w/sub"}, {source: "deep", target: "/w/deep"}]`,
+			""},
+		{"unprotected", `mounts: [{source: ".", target: "/w", mode: "rw"}]
+	unprotect: [".git", ".vscode", ".envrc"]`, // .envrc is .env* too
+			"read-write mount /w holds protected names below its top, writable there: .vscode/.env, app/.vscode/.mcp.json, app/src/.envrc, deep/a/b/c/.mcp.json"},
+		{"nested rw", `mounts: [{source: "app", target: "/app", mode: "rw"}]`,
+			"read-write mount /app holds protected names below its top, writable there: src/.envrc"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := withProjectFiles(lint.Example{Kind: "policy", Text: "version: \"v1\"\nservers: s: {\n\timage: \"x:1\"\n\t" + c.servers + "\n}\n"}, files...)
+			fs := lint.Run(targets(t, e), lint.Options{Only: []string{"RW_NESTED_PROTECTED"}}).Findings
+			var got []string
+			for _, f := range fs {
+				got = append(got, f.Message)
+			}
+			if want := []string{c.want}; c.want == "" && len(got) != 0 || c.want != "" && !slices.Equal(got, want) {
+				t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), c.want)
+			}
+		})
 	}
 }

@@ -8,18 +8,19 @@ import (
 	"time"
 )
 
-// The rules that look at files (SYMLINK_ESCAPE, SECRETS_WITH_EGRESS) walk
-// a granted folder only when the target is on this machine (onMachine),
-// and every walk is bounded: in depth, in entries, in time, and in time
-// for the whole run; it does not enter system trees, nor a folder that
-// holds the homes or the filesystem; and each folder is walked once per
-// run, whatever number of entries grant it. WalkDir does not follow
-// symlinks, so a walk cannot loop.
+// The rules that look at files (SYMLINK_ESCAPE, RW_NESTED_PROTECTED,
+// SECRETS_WITH_EGRESS) walk a granted folder only when the target is on
+// this machine (onMachine), and every walk is bounded: in depth, in
+// entries, in time, and in time for the whole run; it does not enter
+// system trees, nor a folder that holds the homes or the filesystem; and
+// each folder is walked once per run, whatever number of entries grant it.
+// WalkDir does not follow symlinks, so a walk cannot loop.
 const (
 	walkDepth   = 12                     // folders below the granted one
 	walkTime    = 250 * time.Millisecond // one walk
 	runWalkTime = 2 * time.Second        // every walk of one Run
 	maxLinks    = 1000                   // symlinks kept from one walk
+	maxNested   = 100                    // nested protected names kept from one walk
 )
 
 var walkEntries = 20000 // entries looked at in one walk (a test lowers it)
@@ -45,27 +46,32 @@ func systemTree(p string) bool {
 
 // fsCache holds one Run's walks, by folder.
 type fsCache struct {
-	links map[string]linkWalk
+	trees map[string]treeWalk
 	found map[string][]string // secret files, by folder
 	spent time.Duration       // walking, over the run
 }
 
 func newFSCache() *fsCache {
-	return &fsCache{links: map[string]linkWalk{}, found: map[string][]string{}}
+	return &fsCache{trees: map[string]treeWalk{}, found: map[string][]string{}}
 }
 
 // link is a symlink found in a walk: its path relative to the walked
 // folder, and what it resolves to.
 type link struct{ rel, real string }
 
-type linkWalk struct {
-	links   []link
+type treeWalk struct {
+	links []link
+	// nested are the protected names below the folder's top (src/.git,
+	// app/.vscode, app/.vscode/.env), relative: the launch keeps only a
+	// read-write mount's top level read-only.
+	nested  []string
 	partial bool // a bound stopped the walk
 }
 
-// walk calls visit for each entry below dir (dir itself excluded), skipping
-// .git, folders named in skip, and system trees, within the bounds; it
-// reports whether a bound stopped it. visit returns false to stop.
+// walk calls visit for each entry below dir (dir itself excluded), folders
+// included (before it decides to enter them), not entering .git, folders
+// named in skip, and system trees, within the bounds; it reports whether a
+// bound stopped it. visit returns false to stop.
 func (c *fsCache) walk(dir string, depth int, skip map[string]bool, visit func(p string, d fs.DirEntry) bool) (partial bool) {
 	start := time.Now()
 	defer func() { c.spent += time.Since(start) }()
@@ -86,6 +92,9 @@ func (c *fsCache) walk(dir string, depth int, skip map[string]bool, visit func(p
 			partial = true
 			return filepath.SkipAll
 		}
+		if !visit(p, d) {
+			return filepath.SkipAll
+		}
 		if d.IsDir() {
 			rel, _ := filepath.Rel(dir, p)
 			if d.Name() == ".git" || skip[d.Name()] || strings.Count(rel, string(filepath.Separator)) >= depth || systemTree(p) {
@@ -93,26 +102,27 @@ func (c *fsCache) walk(dir string, depth int, skip map[string]bool, visit func(p
 			}
 			return nil
 		}
-		if !visit(p, d) {
-			return filepath.SkipAll
-		}
 		return nil
 	})
 	return partial
 }
 
-// symlinks lists the symlinks below a folder of this machine, walking it
-// once per run.
-func (c *fsCache) symlinks(dir string) linkWalk {
+// tree lists the symlinks and the nested protected names below a folder of
+// this machine, walking it once per run.
+func (c *fsCache) tree(dir string) treeWalk {
 	if c == nil { // a check called outside Run
 		c = newFSCache()
 	}
-	if w, ok := c.links[dir]; ok {
+	if w, ok := c.trees[dir]; ok {
 		return w
 	}
-	var w linkWalk
+	var w treeWalk
 	if fi, err := os.Stat(dir); err == nil && fi.IsDir() && !systemTree(dir) {
 		w.partial = c.walk(dir, walkDepth, nil, func(p string, d fs.DirEntry) bool {
+			rel, _ := filepath.Rel(dir, p)
+			if len(w.nested) < maxNested && nestedProtected(filepath.ToSlash(rel)) {
+				w.nested = append(w.nested, filepath.ToSlash(rel))
+			}
 			if d.Type()&fs.ModeSymlink == 0 {
 				return true
 			}
@@ -120,12 +130,11 @@ func (c *fsCache) symlinks(dir string) linkWalk {
 			if err != nil || !filepath.IsAbs(real) {
 				return true
 			}
-			rel, _ := filepath.Rel(dir, p)
 			w.links = append(w.links, link{filepath.ToSlash(rel), real})
 			return len(w.links) < maxLinks
 		})
 	}
-	c.links[dir] = w
+	c.trees[dir] = w
 	return w
 }
 
@@ -153,7 +162,7 @@ func (c *fsCache) secrets(t *Target, host string) []string {
 		}
 	default:
 		c.walk(dir, 4, map[string]bool{"node_modules": true}, func(p string, d fs.DirEntry) bool {
-			if secretName(d.Name()) {
+			if !d.IsDir() && secretName(d.Name()) {
 				rel, _ := filepath.Rel(dir, p)
 				found = append(found, filepath.ToSlash(rel))
 			}

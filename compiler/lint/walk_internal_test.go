@@ -61,7 +61,7 @@ func TestWalkBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := newFSCache()
-	w := c.symlinks(dir)
+	w := c.tree(dir)
 	var rels []string
 	for _, l := range w.links {
 		rels = append(rels, l.rel)
@@ -77,13 +77,13 @@ func TestWalkBounds(t *testing.T) {
 	for i := 0; i < walkEntries+10; i++ {
 		os.WriteFile(filepath.Join(wide, fmt.Sprintf("f%05d", i)), nil, 0o644)
 	}
-	if w := newFSCache().symlinks(wide); !w.partial {
+	if w := newFSCache().tree(wide); !w.partial {
 		t.Errorf("a walk of %d entries is not partial", walkEntries+10)
 	}
 
 	// Cached: the second look does not walk again.
 	os.Remove(filepath.Join(dir, "d0", "shallow"))
-	if w2 := c.symlinks(dir); len(w2.links) != 1 {
+	if w2 := c.tree(dir); len(w2.links) != 1 {
 		t.Errorf("second walk of the same folder in a run: %d links, want the cached 1", len(w2.links))
 	}
 
@@ -93,7 +93,7 @@ func TestWalkBounds(t *testing.T) {
 			t.Errorf("%s is walked", p)
 		}
 		start := time.Now()
-		if w := newFSCache().symlinks(p); len(w.links) > 0 || time.Since(start) > 500*time.Millisecond {
+		if w := newFSCache().tree(p); len(w.links) > 0 || time.Since(start) > 500*time.Millisecond {
 			t.Errorf("%s: walked (%d links, %v)", p, len(w.links), time.Since(start))
 		}
 	}
@@ -110,7 +110,7 @@ func TestRunWalkBudget(t *testing.T) {
 	c.spent = runWalkTime
 	dir := t.TempDir()
 	os.Symlink(t.TempDir(), filepath.Join(dir, "l"))
-	if w := c.symlinks(dir); !w.partial || len(w.links) != 0 {
+	if w := c.tree(dir); !w.partial || len(w.links) != 0 {
 		t.Errorf("a walk after the run's budget: %+v", w)
 	}
 }
