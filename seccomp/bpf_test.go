@@ -138,6 +138,25 @@ func TestDecisions(t *testing.T) {
 		{name: "clone", args: [6]uint64{0x10000000 /* CLONE_NEWUSER */}, want: actEPERM},
 		{name: "clone", args: [6]uint64{hi | 0x20000 /* CLONE_NEWNS */}, want: actEPERM},
 		{name: "clone3", want: actENOSYS},
+		{name: "prlimit64", args: [6]uint64{0, 4, 0x7ffd0000}, want: actAllow},                     // setrlimit: the caller
+		{name: "prlimit64", args: [6]uint64{1234, 0 /* RLIMIT_CPU */, 0x7ffd0000}, want: actEPERM}, // another process's limit
+		{name: "prlimit64", args: [6]uint64{hi, 0, 0x7ffd0000}, want: actEPERM},                    // pid 0 to the kernel, not to an allow rule
+		{name: "prlimit64", args: [6]uint64{1234, 4, 0, 0x7ffd0000}, want: actAllow},               // reading another's
+		{name: "setpriority", args: [6]uint64{0, 0, 10}, want: actAllow},                           // nice(10)
+		{name: "setpriority", args: [6]uint64{0, 1234, 19}, want: actEPERM},
+		{name: "setpriority", args: [6]uint64{2 /* PRIO_USER */, 0, 19}, want: actEPERM}, // every process of the user
+		{name: "setpriority", args: [6]uint64{1 /* PRIO_PGRP */, 0, 19}, want: actEPERM},
+		{name: "getpriority", args: [6]uint64{0, 1234}, want: actAllow},
+		{name: "ioprio_set", args: [6]uint64{1, 0, 7 << 13}, want: actAllow},
+		{name: "ioprio_set", args: [6]uint64{3 /* IOPRIO_WHO_USER */, 1000, 3 << 13}, want: actEPERM},
+		{name: "ioprio_set", args: [6]uint64{1, 1234, 3 << 13}, want: actEPERM},
+		{name: "sched_setaffinity", args: [6]uint64{0, 8, 0x7ffd0000}, want: actAllow},
+		{name: "sched_setaffinity", args: [6]uint64{1234, 8, 0x7ffd0000}, want: actEPERM},
+		{name: "sched_getaffinity", args: [6]uint64{1234, 8, 0x7ffd0000}, want: actAllow},
+		{name: "sched_setscheduler", args: [6]uint64{1234, 5 /* SCHED_IDLE */, 0x7ffd0000}, want: actEPERM},
+		{name: "sched_setparam", args: [6]uint64{1234, 0x7ffd0000}, want: actEPERM},
+		{name: "sched_setattr", args: [6]uint64{1234, 0x7ffd0000}, want: actEPERM},
+		{name: "sched_setattr", args: [6]uint64{0, 0x7ffd0000}, want: actAllow},
 		{name: "personality", args: [6]uint64{0xffffffff}, want: actAllow},
 		{name: "personality", args: [6]uint64{0x0040000 /* ADDR_NO_RANDOMIZE */}, want: actEPERM},
 		{name: "personality", args: [6]uint64{hi}, want: actEPERM},

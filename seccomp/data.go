@@ -46,6 +46,9 @@ const (
 	// (or group) on the host.
 	modeSetID = 0o4000 | 0o2000
 
+	prioProcess      = 0 // PRIO_PROCESS
+	ioprioWhoProcess = 1 // IOPRIO_WHO_PROCESS
+
 	tiocSTI   = 0x5412
 	tiocLINUX = 0x541C
 
@@ -87,8 +90,10 @@ var allowed = []group{
 		names: []string{"accept", "accept4", "bind", "connect", "getpeername", "getsockname", "getsockopt", "listen", "recvfrom", "recvmmsg", "recvmsg", "sendmmsg", "sendmsg", "sendto", "setsockopt", "shutdown"}},
 	{action: actAllow, reason: "credentials: without capabilities a process can only read its ids or drop and swap among those it already has",
 		names: []string{"capget", "capset", "getegid", "geteuid", "getgid", "getgroups", "getresgid", "getresuid", "getuid", "setfsgid", "setfsuid", "setgid", "setgroups", "setregid", "setresgid", "setresuid", "setreuid", "setuid"}},
-	{action: actAllow, reason: "limits, priorities, CPU affinity and system facts (uname, sysinfo, randomness); raising a limit or a priority needs a capability the process lacks",
-		names: []string{"getpriority", "getrandom", "getrlimit", "getrusage", "ioprio_get", "ioprio_set", "prlimit64", "sched_get_priority_max", "sched_get_priority_min", "sched_getaffinity", "sched_getattr", "sched_getparam", "sched_getscheduler", "sched_rr_get_interval", "sched_setaffinity", "sched_setattr", "sched_setparam", "sched_setscheduler", "sched_yield", "setpriority", "setrlimit", "sysinfo", "uname"}},
+	{action: actAllow, reason: "the process's own limits, and system facts (uname, sysinfo, randomness); raising a limit needs a capability the process lacks. Limits, priorities and scheduling of a process named by pid are in argRules",
+		names: []string{"getrandom", "getrlimit", "getrusage", "sched_get_priority_max", "sched_get_priority_min", "sched_yield", "setrlimit", "sysinfo", "uname"}},
+	{action: actAllow, reason: "reading another process's priority, CPU affinity or scheduling policy: facts, not a way to change them (runtimes read their threads' affinity by tid: .NET, glibc's pthread_getaffinity_np)",
+		names: []string{"getpriority", "ioprio_get", "sched_getaffinity", "sched_getattr", "sched_getparam", "sched_getscheduler", "sched_rr_get_interval"}},
 	{action: actAllow, reason: "Linux native AIO on descriptors the process holds (not io_uring: its operations bypass this filter, see denied)",
 		names: []string{"io_cancel", "io_destroy", "io_getevents", "io_pgetevents", "io_setup", "io_submit"}},
 	{action: actAllow, reason: "the process narrowing itself further (Landlock, seccomp, prctl: the privileged prctl operations need capabilities), and reading its own mount namespace's table as /proc/self/mountinfo does",
@@ -212,6 +217,20 @@ var argRules = byName([]argRule{
 			reason: "new namespaces, user namespaces above all, are a large kernel attack surface and would let the server remount its view (Docker: CAP_SYS_ADMIN); unshare and setns are denied for the same reason"}},
 	{name: "clone3", otherwise: outcome{action: actENOSYS, what: "clone3",
 		reason: "its flags are in a struct behind a pointer that a filter cannot read, so namespace creation could not be refused; ENOSYS makes glibc and others fall back to clone, as Docker does without CAP_SYS_ADMIN"}},
+	selfOnly("prlimit64", 0, "prlimit64(another process, new limits)", check{conds: []cond{{arg: 2, op: opIn64, set: []uint32{0}}}, outcome: outcome{action: actAllow,
+		reason: "reading another process's limits (new limits NULL): a fact, not a change"}}),
+	{name: "setpriority",
+		checks: []check{{conds: []cond{{arg: 0, op: opIn64, set: []uint32{prioProcess}}, {arg: 1, op: opIn64, set: []uint32{0}}}, outcome: outcome{action: actAllow,
+			reason: "the calling process's own nice value (nice(2), setpriority(PRIO_PROCESS, 0)); raising it needs CAP_SYS_NICE"}}},
+		otherwise: outcome{action: actEPERM, what: "setpriority(another process, a process group or a user)", reason: pidReason}},
+	{name: "ioprio_set",
+		checks: []check{{conds: []cond{{arg: 0, op: opIn64, set: []uint32{ioprioWhoProcess}}, {arg: 1, op: opIn64, set: []uint32{0}}}, outcome: outcome{action: actAllow,
+			reason: "the calling thread's own I/O priority (ionice on itself)"}}},
+		otherwise: outcome{action: actEPERM, what: "ioprio_set(another process, a process group or a user)", reason: pidReason}},
+	selfOnly("sched_setaffinity", 0, "sched_setaffinity(another process)"),
+	selfOnly("sched_setattr", 0, "sched_setattr(another process)"),
+	selfOnly("sched_setparam", 0, "sched_setparam(another process)"),
+	selfOnly("sched_setscheduler", 0, "sched_setscheduler(another process)"),
 	{name: "ioctl",
 		checks: []check{
 			{conds: []cond{{arg: 1, op: opLowIn, mask: low32, set: []uint32{tiocSTI}}}, outcome: outcome{action: actEPERM, what: "ioctl(TIOCSTI)",
@@ -246,6 +265,22 @@ var argRules = byName([]argRule{
 		otherwise: outcome{action: actEAFNOSUPPORT, what: "socketpair(any family but AF_UNIX)",
 			reason: "AF_TIPC makes pairs too: that would create sockets of a family socket(2) refuses (Docker allows any)"}},
 })
+
+// pidReason is why a call that changes another process's limits, priority
+// or scheduling is refused: the kernel lets a process do that to any other
+// process of its user, and Landlock hooks none of these calls. With a PID
+// namespace (bwrap, Landlock with user namespaces) that is the launcher's
+// init; without one (Landlock alone), every process of the invoking user.
+const pidReason = "a process may lower the limits and priority of any process of its own user (prlimit RLIMIT_CPU ends it), and Landlock's scopes do not cover these calls: without a PID namespace (the Landlock launcher without user namespaces) that is every process of the invoking user on the host, the client and the editor included; with one, the launcher's init. Only the process itself (pid 0) is allowed. Stricter than Docker, whose containers have their own PID namespace"
+
+// selfOnly allows a call whose pid argument (index arg) is 0, the caller
+// itself, after any checks given, and refuses it for another process.
+func selfOnly(name string, arg uint8, what string, more ...check) argRule {
+	return argRule{name: name,
+		checks: append([]check{{conds: []cond{{arg: arg, op: opIn64, set: []uint32{0}}}, outcome: outcome{action: actAllow,
+			reason: "the calling process or thread itself (pid 0): what runtimes and libc do"}}}, more...),
+		otherwise: outcome{action: actEPERM, what: what, reason: pidReason}}
+}
 
 func byName(rs []argRule) []argRule {
 	sort.Slice(rs, func(i, j int) bool { return rs[i].name < rs[j].name })

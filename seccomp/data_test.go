@@ -107,6 +107,7 @@ func TestConstants(t *testing.T) {
 		{"AF_UNIX", afUNIX, unix.AF_UNIX}, {"AF_INET", afINET, unix.AF_INET}, {"AF_INET6", afINET6, unix.AF_INET6},
 		{"AF_NETLINK", afNETLINK, unix.AF_NETLINK}, {"SOCK_STREAM", sockStream, unix.SOCK_STREAM},
 		{"SOCK_SEQPACKET", sockSeqpacket, unix.SOCK_SEQPACKET},
+		{"PRIO_PROCESS", prioProcess, unix.PRIO_PROCESS}, // IOPRIO_WHO_PROCESS (1) is not in x/sys: linux/ioprio.h
 		{"TIOCSTI", tiocSTI, unix.TIOCSTI}, {"TIOCLINUX", tiocLINUX, unix.TIOCLINUX},
 		{"CLONE_NEW*", cloneNewNamespaces, unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP},
 		{"AUDIT_ARCH_X86_64", uint64(archAMD64.audit), unix.AUDIT_ARCH_X86_64}, {"AUDIT_ARCH_AARCH64", uint64(archARM64.audit), unix.AUDIT_ARCH_AARCH64},
@@ -293,7 +294,8 @@ func TestRules(t *testing.T) {
 				}
 				seen[r.Name] = true
 			}
-			for _, want := range []string{"keyctl", "add_key", "request_key", "ioctl(TIOCSTI)", "ioctl(TIOCLINUX)", "mount", "ptrace", "clone3"} {
+			for _, want := range []string{"keyctl", "add_key", "request_key", "ioctl(TIOCSTI)", "ioctl(TIOCLINUX)", "mount", "ptrace", "clone3",
+				"prlimit64(another process, new limits)", "setpriority(another process, a process group or a user)", "sched_setaffinity(another process)"} {
 				if !seen[want] {
 					t.Errorf("%s %+v: Rules lacks %s", a.goarch, o, want)
 				}

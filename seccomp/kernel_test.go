@@ -161,7 +161,66 @@ func helperChecks(logSock string) []helperCheck {
 			return err
 		}},
 		{"threads", threads},
+		{"prlimit_self", func() error { return sameLimit(0) }},
+		{"nice_self", func() error { return samePriority(0) }},
+		{"prlimit_other", func() error { return onChild(sameLimit) }},
+		{"prlimit_other_read", func() error {
+			return onChild(func(pid int) error { var l unix.Rlimit; return unix.Prlimit(pid, unix.RLIMIT_CORE, nil, &l) })
+		}},
+		{"nice_other", func() error { return onChild(samePriority) }},
+		{"affinity_other", func() error {
+			return onChild(func(pid int) error {
+				var set unix.CPUSet
+				if err := unix.SchedGetaffinity(pid, &set); err != nil {
+					return fmt.Errorf("get: %w", err)
+				}
+				return unix.SchedSetaffinity(pid, &set)
+			})
+		}},
+		{"ioprio_other", func() error {
+			return onChild(func(pid int) error {
+				const whoProcess = 1 // IOPRIO_WHO_PROCESS
+				prio, _, e := unix.RawSyscall(unix.SYS_IOPRIO_GET, whoProcess, uintptr(pid), 0)
+				if e != 0 {
+					return fmt.Errorf("get: %w", e)
+				}
+				_, _, e = unix.RawSyscall(unix.SYS_IOPRIO_SET, whoProcess, uintptr(pid), prio)
+				return errnoErr(e)
+			})
+		}},
 	}
+}
+
+// sameLimit sets a process's RLIMIT_CORE to what it is: the call is made,
+// nothing changes.
+func sameLimit(pid int) error {
+	var l unix.Rlimit
+	if err := unix.Prlimit(pid, unix.RLIMIT_CORE, nil, &l); err != nil {
+		return fmt.Errorf("get: %w", err)
+	}
+	return unix.Prlimit(pid, unix.RLIMIT_CORE, &l, nil)
+}
+
+// samePriority sets a process's nice value to what it is.
+func samePriority(pid int) error {
+	prio, err := unix.Getpriority(unix.PRIO_PROCESS, pid)
+	if err != nil {
+		return fmt.Errorf("get: %w", err)
+	}
+	return unix.Setpriority(unix.PRIO_PROCESS, pid, 20-prio) // the syscall answers 20 - nice
+}
+
+// onChild runs do on another process of the same user (a child that
+// sleeps): the kernel lets a process change its limits and priority, the
+// filter must not.
+func onChild(do func(pid int) error) error {
+	c := exec.Command("/bin/sh", "-c", "sleep 30")
+	if err := c.Start(); err != nil {
+		return err
+	}
+	defer c.Wait()
+	defer c.Process.Kill()
+	return do(c.Process.Pid)
 }
 
 func closeSocket(fd int, err error) error {
@@ -330,15 +389,18 @@ func threads() error {
 // want is what each mode must see: a result, or "!X" for anything but X.
 var want = map[string]map[string]string{
 	"control": {"keyctl": "ok", "add_key": "ok", "tiocsti": "ok", "tiocsti_hi": "ok", "tioclinux": "!EPERM", "clone3": "!ENOSYS",
-		"socket_unix": "ok", "socket_unix_dgram": "ok", "socket_packet": "!EAFNOSUPPORT", "socketpair_stream": "ok", "socketpair_dgram": "ok", "dgram_reach": "ok", "chmod_setuid": "ok", "create_setgid": "ok", "chmod_plain": "ok"},
+		"socket_unix": "ok", "socket_unix_dgram": "ok", "socket_packet": "!EAFNOSUPPORT", "socketpair_stream": "ok", "socketpair_dgram": "ok", "dgram_reach": "ok", "chmod_setuid": "ok", "create_setgid": "ok", "chmod_plain": "ok",
+		"prlimit_other": "ok", "nice_other": "ok", "affinity_other": "ok", "ioprio_other": "ok"},
 	"filter": {"keyctl": "ENOSYS", "add_key": "ENOSYS", "tiocsti": "EPERM", "tiocsti_hi": "EPERM", "tioclinux": "EPERM", "clone3": "ENOSYS",
-		"socket_unix": "ok", "socket_unix_dgram": "ok", "socket_packet": "EAFNOSUPPORT", "socketpair_stream": "ok", "socketpair_dgram": "ok", "dgram_reach": "ok", "chmod_setuid": "EPERM", "create_setgid": "EPERM", "chmod_plain": "ok"},
+		"socket_unix": "ok", "socket_unix_dgram": "ok", "socket_packet": "EAFNOSUPPORT", "socketpair_stream": "ok", "socketpair_dgram": "ok", "dgram_reach": "ok", "chmod_setuid": "EPERM", "create_setgid": "EPERM", "chmod_plain": "ok",
+		"prlimit_other": "EPERM", "nice_other": "EPERM", "affinity_other": "EPERM", "ioprio_other": "EPERM"},
 	"filter-deny-unix": {"keyctl": "ENOSYS", "add_key": "ENOSYS", "tiocsti": "EPERM", "tiocsti_hi": "EPERM", "tioclinux": "EPERM", "clone3": "ENOSYS",
-		"socket_unix": "EACCES", "socket_unix_dgram": "EACCES", "socket_packet": "EAFNOSUPPORT", "socketpair_stream": "ok", "socketpair_dgram": "EACCES", "dgram_reach": "EACCES", "chmod_setuid": "EPERM", "create_setgid": "EPERM", "chmod_plain": "ok"},
+		"socket_unix": "EACCES", "socket_unix_dgram": "EACCES", "socket_packet": "EAFNOSUPPORT", "socketpair_stream": "ok", "socketpair_dgram": "EACCES", "dgram_reach": "EACCES", "chmod_setuid": "EPERM", "create_setgid": "EPERM", "chmod_plain": "ok",
+		"prlimit_other": "EPERM", "nice_other": "EPERM", "affinity_other": "EPERM", "ioprio_other": "EPERM"},
 }
 
 // ordinary work must succeed in every mode.
-var ordinary = []string{"tcp_loopback", "files", "sh", "threads"}
+var ordinary = []string{"tcp_loopback", "files", "sh", "threads", "prlimit_self", "nice_self", "prlimit_other_read"}
 
 func checkResults(t *testing.T, mode string, out []byte, skip ...string) {
 	t.Helper()
