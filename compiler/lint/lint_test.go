@@ -27,6 +27,9 @@ func targets(t *testing.T, e lint.Example) []*lint.Target {
 	os.MkdirAll(home, 0o755)
 	for name, content := range e.Files {
 		p := filepath.Join(root, name)
+		if rel, ok := strings.CutPrefix(name, "~/"); ok {
+			p = filepath.Join(home, rel)
+		}
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		if target, ok := strings.CutPrefix(content, "-> "); ok {
 			if err := os.Symlink(target, p); err != nil {
@@ -406,6 +409,47 @@ func TestRWNestedProtected(t *testing.T) {
 			}
 			if want := []string{c.want}; c.want == "" && len(got) != 0 || c.want != "" && !slices.Equal(got, want) {
 				t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), c.want)
+			}
+		})
+	}
+}
+
+// TestRunsNext: a read-write grant that is, lies in or holds what runs
+// next outside the sandbox is an error naming it; read-only, or beside
+// them, it is not; the folder that holds the mcpolicy-launch PATH finds
+// is named by its resolved path.
+func TestRunsNext(t *testing.T) {
+	for _, c := range []struct {
+		name, mounts string
+		files        []string
+		want         string // "" for no finding
+	}{
+		{"holds", `[{source: "~/.config", target: "/c", mode: "rw"}]`, []string{"~/.config/x", ""},
+			"read-write mount ${HOME}/.config covers what runs next outside the sandbox: ~/.config/fish, ~/.config/git, ~/.config/autostart, ~/.config/systemd/user, ~/.config/environment.d"},
+		{"lies in", `[{source: "~/go/bin/sub", target: "/c", mode: "rw"}]`, []string{"~/go/bin/sub/x", ""},
+			"read-write mount ${HOME}/go/bin/sub covers what runs next outside the sandbox: ~/go/bin"},
+		{"a file", `[{source: "~/.zshrc", target: "/c", mode: "rw"}]`, []string{"~/.zshrc", ""},
+			"read-write mount ${HOME}/.zshrc covers what runs next outside the sandbox: ~/.zshrc"},
+		{"read-only", `[{source: "~/.local/bin", target: "/c"}]`, []string{"~/.local/bin/x", ""}, ""},
+		{"beside", `[{source: "~/.local/share", target: "/c", mode: "rw"}]`, []string{"~/.local/share/x", ""}, ""},
+		{"launcher", `[{source: "tools", target: "/c", mode: "rw"}]`, []string{"tools/mcpolicy-launch", "#!/bin/sh"},
+			"read-write mount ${PROJECT_ROOT}/tools covers what runs next outside the sandbox: ${PROJECT}/tools/mcpolicy-launch (mcpolicy's own)"},
+		{"launcher read-only", `[{source: "tools", target: "/c"}]`, []string{"tools/mcpolicy-launch", "#!/bin/sh"}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := withProjectFiles(lint.Example{Kind: "policy", Text: "version: \"v1\"\nservers: s: {\n\timage: \"x:1\"\n\tmounts: " + c.mounts + "\n}\n"}, c.files...)
+			ts := targets(t, e)
+			tools := filepath.Join(ts[0].ProjectRoot, "tools")
+			os.Chmod(filepath.Join(tools, "mcpolicy-launch"), 0o755)
+			t.Setenv("PATH", tools)
+			var got []string
+			for _, f := range lint.Run(ts, lint.Options{Only: []string{"MOUNT_RUNS_NEXT"}}).Findings {
+				got = append(got, f.Message)
+			}
+			real, _ := filepath.EvalSymlinks(ts[0].ProjectRoot)
+			want := strings.ReplaceAll(c.want, "${PROJECT}", real)
+			if c.want == "" && len(got) != 0 || c.want != "" && !slices.Equal(got, []string{want}) {
+				t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
 			}
 		})
 	}

@@ -36,8 +36,9 @@ func ParseSeverity(s string) (Severity, error) {
 type Example struct {
 	Kind string
 	Text string
-	// Files are made in the project before the example runs; a value
-	// starting with "-> " makes a symlink to the rest.
+	// Files are made in the project before the example runs (a name
+	// starting with "~/" in the home folder); a value starting with "-> "
+	// makes a symlink to the rest.
 	Files map[string]string
 }
 
@@ -62,7 +63,7 @@ type Rule struct {
 // assembled by functions, which a command that lints nothing (build,
 // run) need not pay for at start-up.
 var rules = sync.OnceValue(func() []*Rule {
-	return append(append(builtinRules(), homeVarRule(), nestedRule()), k8sRules()...)
+	return append(append(builtinRules(), homeVarRule(), nestedRule(), runsNextRule()), k8sRules()...)
 })
 
 // Registry lists every rule, sorted by ID.

@@ -858,10 +858,10 @@ func checkSharedTmp(t *Target, o Options, report reportFn) {
 // checkBindRW reports each read-write bind of a hand-written entry with how
 // wide it is, read as written (hostFacts). Binds of /, a drive, a home
 // folder or a parent of the project are left to their own errors, as are
-// credential stores (MOUNT_CREDENTIALS says "writable"), a socket to
-// DOCKER_SOCKET, a folder every program shares (/tmp, /run/user/UID...)
-// to MOUNT_SHARED_TMP; the project binds of an entry through mcpolicy-launch
-// come from a reviewed policy.
+// credential stores (MOUNT_CREDENTIALS says "writable"), what runs next to
+// MOUNT_RUNS_NEXT, a socket to DOCKER_SOCKET, a folder every program shares
+// (/tmp, /run/user/UID...) to MOUNT_SHARED_TMP; the project binds of an
+// entry through mcpolicy-launch come from a reviewed policy.
 func checkBindRW(t *Target, o Options, report reportFn) {
 	if t.Origin != FromClient || t.FixedTop || t.Plan == nil {
 		return
@@ -877,7 +877,7 @@ func checkBindRW(t *Target, o Options, report reportFn) {
 		host := hostOf(t, m.Source)
 		f := hostFacts(t, m.Source)
 		if b := path.Base(filepath.ToSlash(host)); b == "docker.sock" || b == "podman.sock" ||
-			f.Root || f.HoldsHomes || f.IsHome() || len(f.Stores()) > 0 || root != "" && host != root && within(root, host) {
+			f.Root || f.HoldsHomes || f.IsHome() || len(f.Stores()) > 0 || len(f.RunsNext()) > 0 || root != "" && host != root && within(root, host) {
 			continue
 		}
 		if _, shared := sharedFolder(f.Path); shared {
