@@ -6,6 +6,10 @@ func TestMatchAndExcept(t *testing.T) {
 	for name, want := range map[string]string{
 		".git": ".git", ".gitignore": "", ".env": ".env*", ".env.local": ".env*", ".envrc": ".envrc",
 		"mcpolicy.cue": "mcpolicy.*", "mcpolicy.d": "mcpolicy.*", "src": "", ".mcp.json": ".mcp.json", ".mcp.json.bak": "",
+		// Whose content runs a command on the user's next ordinary one (hg status, mvn -v, a commit).
+		".hg": ".hg", ".hgignore": "", ".mvn": ".mvn", "mvnw": "", "gradle": "", "gradle.properties": "gradle.properties",
+		"lefthook.yml": "lefthook*", "lefthook-local.yml": "lefthook*", ".lefthook": ".lefthook*", ".lefthook-local.json": ".lefthook*",
+		".config": ".config", ".configure": "", "mise.lock": "", "mise": "mise", ".mise": ".mise",
 	} {
 		if got := Match(name); got != want {
 			t.Errorf("Match(%q) = %q, want %q", name, got, want)
