@@ -1,7 +1,9 @@
 package schema
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,15 +14,23 @@ import (
 	"github.com/google/go-jsonnet/toolutils"
 )
 
-// evalJsonnet renders a Jsonnet policy to JSON. Imports resolve only inside
-// root: go-jsonnet's FileImporter is documented as no isolation mechanism.
+// evalJsonnet renders a Jsonnet policy to JSON. Its imports read only
+// protected policy files (see policyImporter); go-jsonnet's FileImporter
+// is documented as no isolation mechanism.
 func evalJsonnet(file string, src []byte, root string) ([]byte, Errors) {
+	imp := &policyImporter{root: root, mainDir: filepath.Dir(file), cache: map[string]jsonnet.Contents{}}
 	vm := jsonnet.MakeVM()
-	vm.Importer(&rootedImporter{root: root, mainDir: filepath.Dir(file), cache: map[string]jsonnet.Contents{}})
+	vm.Importer(imp)
 	vm.ErrorFormatter.SetMaxStackTraceSize(4)
 	out, err := vm.EvaluateAnonymousSnippet(file, string(src))
 	if err != nil {
-		return nil, Errors{jsonnetError(file, err.Error())}
+		e := jsonnetError(file, err.Error())
+		// A refused import: go-jsonnet's message gives the position of
+		// the import, the importer the hint.
+		if r := imp.refused; r != nil && strings.Contains(err.Error(), r.Msg) {
+			e.Msg, e.Hint = "Jsonnet error: "+r.Msg, r.Hint
+		}
+		return nil, Errors{e}
 	}
 	return []byte(out), nil
 }
@@ -43,16 +53,31 @@ func jsonnetError(file, msg string) *Error {
 	return e
 }
 
-type rootedImporter struct {
+// policyDir is the folder of policy files at a project's top
+// (project.PolicyDir; schema cannot import project).
+const policyDir = "mcpolicy.d"
+
+// policyImporter reads what a Jsonnet policy imports (import, importstr
+// and importbin all come here), and only protected policy files: a file
+// below mcpolicy.d/ at the top of root, or a top-level file of root whose
+// name starts with "mcpolicy." (package protect keeps both read-only at
+// the top of every read-write mount). Any other file may be one a
+// confined server can write, and what it writes there would decide its
+// next confinement.
+//
+// The decision is made on the file's real path, every symlink resolved: a
+// link under mcpolicy.d/ to an unprotected file is refused. No component
+// of an accepted real path below root can be swapped by a server (they
+// are all protected), and the file read is checked to be the one that
+// was resolved, not a symlink put there since.
+type policyImporter struct {
 	root    string
 	mainDir string // imports from the policy file itself come with importedFrom ""
 	cache   map[string]jsonnet.Contents
+	refused *Error // the first import refused; evalJsonnet adds its position
 }
 
-func (r *rootedImporter) Import(importedFrom, importedPath string) (jsonnet.Contents, string, error) {
-	if filepath.IsAbs(importedPath) {
-		return jsonnet.Contents{}, "", fmt.Errorf("absolute import %q is not allowed: imports stay inside the policy root", importedPath)
-	}
+func (r *policyImporter) Import(importedFrom, importedPath string) (jsonnet.Contents, string, error) {
 	from := filepath.Dir(importedFrom)
 	if importedFrom == "" {
 		from = r.mainDir
@@ -61,10 +86,17 @@ func (r *rootedImporter) Import(importedFrom, importedPath string) (jsonnet.Cont
 	if c, ok := r.cache[found]; ok {
 		return c, found, nil
 	}
-	if err := r.inside(found); err != nil {
-		return jsonnet.Contents{}, "", err
+	real, refused, err := r.resolve(importedPath, found)
+	if refused != nil {
+		if r.refused == nil {
+			r.refused = refused
+		}
+		return jsonnet.Contents{}, "", errors.New(refused.Msg)
 	}
-	b, err := os.ReadFile(found)
+	if err != nil {
+		return jsonnet.Contents{}, "", fmt.Errorf("import %q: %w", importedPath, err)
+	}
+	b, err := readResolved(real)
 	if err != nil {
 		return jsonnet.Contents{}, "", fmt.Errorf("import %q: %w", importedPath, err)
 	}
@@ -73,24 +105,126 @@ func (r *rootedImporter) Import(importedFrom, importedPath string) (jsonnet.Cont
 	return c, found, nil
 }
 
-// inside refuses a path that leaves the root, also through symlinks.
-func (r *rootedImporter) inside(p string) error {
-	root, err := filepath.EvalSymlinks(r.root)
+// resolve returns the real path of an import found at found, or why it
+// is refused (Msg and Hint; no position).
+func (r *policyImporter) resolve(importedPath, found string) (real string, refused *Error, err error) {
+	why := "a server with write access there could change the policy"
+	if filepath.IsAbs(importedPath) {
+		return "", &Error{Msg: fmt.Sprintf("import %q refused: an absolute import is not a protected policy file, and %s", importedPath, why),
+			Hint: fmt.Sprintf("copy it under %s/ (e.g. %s) and import it by a relative path", policyDir, libraryPath(filepath.Base(importedPath)))}, nil
+	}
+	root, err := filepath.Abs(r.root)
 	if err != nil {
-		return err
+		return "", nil, err
 	}
-	real, err := filepath.EvalSymlinks(p)
+	abs, err := filepath.Abs(found)
 	if err != nil {
-		real = p
+		return "", nil, err
 	}
-	if real, err = filepath.Abs(real); err != nil {
-		return err
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", nil, err
 	}
-	rel, err := filepath.Rel(root, real)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return fmt.Errorf("import %q is outside the policy root (the folder holding the policies)", p)
+	lexical, lerr := filepath.Rel(root, abs)
+	real, err = filepath.EvalSymlinks(abs)
+	if err != nil {
+		if lerr == nil && protectedPolicyPath(lexical) {
+			return "", nil, err // a protected name that does not exist
+		}
+		real = abs // refused below, existing or not
 	}
-	return nil
+	rel, rerr := filepath.Rel(realRoot, real)
+	if lerr != nil || escapes(lexical) {
+		lexical = rel
+	}
+	switch {
+	case rerr != nil || escapes(rel):
+		return "", &Error{Msg: fmt.Sprintf("import %q refused: it is outside the policy root (the folder holding the policies), and %s", importedPath, why),
+			Hint: fmt.Sprintf("copy it under %s/ (e.g. %s) and import it from there", policyDir, libraryPath(filepath.Base(importedPath)))}, nil
+	case !protectedPolicyPath(rel) && rel != lexical:
+		return "", &Error{Msg: fmt.Sprintf("import %q refused: it resolves through a symlink to %s, which is not a protected policy file (under %s/, or a top-level mcpolicy.* file), and %s",
+			importedPath, filepath.ToSlash(rel), policyDir, why),
+			Hint: fmt.Sprintf("replace the symlink by the file itself, under %s/", policyDir)}, nil
+	case !protectedPolicyPath(rel):
+		return "", &Error{Msg: fmt.Sprintf("import %q refused: %s is not a protected policy file (under %s/, or a top-level mcpolicy.* file), and %s",
+			importedPath, filepath.ToSlash(rel), policyDir, why),
+			Hint: fmt.Sprintf("move it under %s/ (e.g. %s) and import it from there%s", policyDir, libraryPath(rel), libraryNote(rel))}, nil
+	case !protectedPolicyPath(lexical):
+		// A link outside the protected names into them: a server that can
+		// write the link picks which policy file is read.
+		return "", &Error{Msg: fmt.Sprintf("import %q refused: %s is, or passes through, a symlink outside the protected policy files (under %s/, or a top-level mcpolicy.* file) to %s, and a server with write access there could point it at another one",
+			importedPath, filepath.ToSlash(lexical), policyDir, filepath.ToSlash(rel)),
+			Hint: fmt.Sprintf("import %s by its own path", filepath.ToSlash(rel))}, nil
+	}
+	return real, nil, nil
+}
+
+// libraryPath is where the hint suggests moving an imported file, relative
+// to the policy root: below mcpolicy.d/, in lib/ if the file would
+// otherwise be read as a policy of its own (a file directly in
+// mcpolicy.d/ with a policy extension is one).
+func libraryPath(rel string) string {
+	rel = filepath.ToSlash(rel)
+	if !strings.Contains(rel, "/") && isPolicyExt(rel) {
+		rel = "lib/" + rel
+	}
+	return policyDir + "/" + rel
+}
+
+func libraryNote(rel string) string {
+	if strings.ToLower(filepath.Ext(rel)) == ".libsonnet" {
+		return "; a .libsonnet file there is not read as a policy itself"
+	}
+	return ""
+}
+
+func isPolicyExt(name string) bool {
+	ext := strings.ToLower(filepath.Ext(name))
+	for _, e := range Extensions {
+		if ext == e {
+			return true
+		}
+	}
+	return false
+}
+
+// protectedPolicyPath reports whether a path relative to the policy root
+// names a protected policy file: below mcpolicy.d/, or a top-level
+// mcpolicy.* (protect's "mcpolicy.d" and "mcpolicy.*").
+func protectedPolicyPath(rel string) bool {
+	if escapes(rel) || filepath.IsAbs(rel) {
+		return false
+	}
+	parts := strings.Split(filepath.ToSlash(filepath.Clean(rel)), "/")
+	if len(parts) > 1 {
+		return parts[0] == policyDir
+	}
+	return strings.HasPrefix(parts[0], "mcpolicy.")
+}
+
+func escapes(rel string) bool {
+	return rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// readResolved reads a regular file at a path whose symlinks were resolved,
+// refusing it if the path has become a symlink since.
+func readResolved(real string) ([]byte, error) {
+	f, err := os.Open(real)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	opened, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !opened.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", real)
+	}
+	if now, err := os.Lstat(real); err != nil || !os.SameFile(opened, now) {
+		return nil, fmt.Errorf("%s changed while it was read", real)
+	}
+	return io.ReadAll(f)
 }
 
 // jsonnetLocator maps a field path of the rendered JSON back to the Jsonnet

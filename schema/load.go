@@ -400,6 +400,18 @@ func parseData(ctx *cue.Context, file string, src []byte, root string) (cue.Valu
 			return cue.Value{}, nil, Errors{{Pos: posOf(imp.Pos(), file), Msg: "imports are not supported in policy files",
 				Hint: "keep a policy self-contained; use Jsonnet or several files under mcpolicy.d/ to share parts"}}
 		}
+		// @extern(embed) lets @embed(file=...) read other files, which a
+		// server may write. CUE refuses it outside a module today (a file
+		// built alone is in none); a policy reads no other file whatever
+		// CUE's rules become.
+		for _, d := range f.Decls {
+			if a, ok := d.(*ast.Attribute); ok {
+				if name, _ := a.Split(); name == "extern" {
+					return cue.Value{}, nil, Errors{{Pos: posOf(a.Pos(), file), Msg: "@extern attributes are not supported in policy files: @embed would read files a server may be able to write",
+						Hint: "write the values in the policy itself; use Jsonnet with libraries under mcpolicy.d/ to share parts"}}
+				}
+			}
+		}
 		v := ctx.BuildFile(f)
 		if v.Err() != nil {
 			return v, nil, fromCUEErrors(v.Err(), file, "", "")
