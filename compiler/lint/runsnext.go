@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 )
@@ -73,6 +74,24 @@ func launchersIn(dir string) []string {
 	if err != nil {
 		return nil
 	}
+	var in []string
+	for _, b := range ownBinaries() {
+		if within(b, real) {
+			in = append(in, b+" (mcpolicy's own)")
+		}
+	}
+	return in
+}
+
+// ownBinaries are the running mcpolicy and the mcpolicy-launch PATH finds,
+// resolved; looked up once per PATH (lint asks for every mount).
+func ownBinaries() []string {
+	path := os.Getenv("PATH")
+	ownMu.Lock()
+	defer ownMu.Unlock()
+	if bins, ok := ownCache[path]; ok {
+		return bins
+	}
 	var bins []string
 	if self, err := os.Executable(); err == nil {
 		bins = append(bins, self)
@@ -80,11 +99,17 @@ func launchersIn(dir string) []string {
 	if l, err := exec.LookPath("mcpolicy-launch"); err == nil {
 		bins = append(bins, l)
 	}
-	var in []string
+	var real []string
 	for _, b := range bins {
-		if r, err := filepath.EvalSymlinks(b); err == nil && within(r, real) {
-			in = append(in, r+" (mcpolicy's own)")
+		if r, err := filepath.EvalSymlinks(b); err == nil {
+			real = append(real, r)
 		}
 	}
-	return in
+	ownCache[path] = real
+	return real
 }
+
+var (
+	ownMu    sync.Mutex
+	ownCache = map[string][]string{}
+)
