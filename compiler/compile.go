@@ -51,6 +51,9 @@ var reservedTargets = []string{"/proc", "/sys", "/dev"}
 // is reported, each with its position, as schema.Errors.
 func Compile(policies []*schema.Policy, opt Options) ([]*Plan, error) {
 	c := &compiler{opt: opt, seen: map[string]source.Pos{}}
+	if !opt.NoFS {
+		c.policyFiles = realFiles(policies)
+	}
 	var plans []*Plan
 	for _, pol := range policies {
 		for i := range pol.Servers {
@@ -71,6 +74,23 @@ type compiler struct {
 	errs     schema.Errors
 	seen     map[string]source.Pos
 	resolved map[string]resolved // base folders, resolved once
+	// policyFiles are the policy files compiled, by real path: no
+	// read-write source may reach one unprotected (checkSource).
+	policyFiles []string
+}
+
+// realFiles resolves the files the policies were read from; one that
+// cannot be resolved is left out (it was just read: a race, not a grant).
+func realFiles(policies []*schema.Policy) []string {
+	var out []string
+	for _, pol := range policies {
+		if abs, err := filepath.Abs(pol.File); err == nil {
+			if real, err := filepath.EvalSymlinks(abs); err == nil {
+				out = append(out, real)
+			}
+		}
+	}
+	return out
 }
 
 func (c *compiler) fail(pos source.Pos, path, hint, format string, args ...any) {

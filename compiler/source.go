@@ -226,6 +226,31 @@ func (c *compiler) checkSource(p *Plan, s *mountSource, unprot map[string]bool) 
 		rel, _ := filepath.Rel(root, real)
 		c.insideProtected(s, filepath.ToSlash(rel), unprot)
 	}
+	c.holdsPolicy(p, s, real, root)
+}
+
+// holdsPolicy refuses a read-write source that is or holds a policy file
+// being compiled, unless the file sits below a protected name at the
+// source's top (mcpolicy.cue, mcpolicy.d/...), which the launch keeps
+// read-only (or which the policy unprotects: a counted grant). A policy
+// named otherwise (mcpolicy build -p policy.cue), or reached through a
+// symlinked mcpolicy.d, would be the server's to rewrite, and the next
+// build would hand it what it wrote. Real paths on both sides. A mount
+// holding the project under the accepted rw-holds-project already names
+// that loss, for the files in the project.
+func (c *compiler) holdsPolicy(p *Plan, s *mountSource, real, root string) {
+	for _, pf := range c.policyFiles {
+		if !within(pf, real) || real != root && within(root, real) && within(pf, root) && p.Accepts(AcceptRWHoldsProject) {
+			continue
+		}
+		rel, _ := filepath.Rel(real, pf)
+		if first, _, _ := strings.Cut(filepath.ToSlash(rel), "/"); rel != "." && protect.Match(first) != "" {
+			continue
+		}
+		c.fail(s.at, s.field, "name the policy mcpolicy.cue (or .json, .yaml, .yml, .jsonnet) or keep it under mcpolicy.d/, at the top of the project; or mount a folder that does not hold it",
+			"read-write mount of %q holds the policy file %s, which no protected name covers there: the server could rewrite its own policy, and the next build would hand it what it wrote", s.written, c.spell(pf, s.dir))
+		return
+	}
 }
 
 // insideProtected refuses a read-write source at or below a protected
