@@ -52,6 +52,11 @@ var testUnhardened bool
 // under namespaces (or was forked: Landlock alone, from a launcher that
 // leads its process group); otherwise the process becomes the server.
 func Start(rs *Ruleset, opts Options) (int, error) {
+	if !testUnhardened { // the control runs the wiring before the shield too
+		if err := ShieldTerminals(opts.Verbose); err != nil {
+			return 0, err
+		}
+	}
 	host := DetectHost()
 	tryNS := true // the settings can be wrong (an AppArmor profile may allow us): try
 	if opts.Host != nil {
@@ -226,6 +231,12 @@ func runInNamespaces(rs *Ruleset, sp *spec) (code int, err error, started bool) 
 	}
 	attr.Cloneflags = flags
 	cmd.SysProcAttr = attr
+	// Caught from before the start: a signal that came between the start
+	// and Notify would end this process unforwarded (the server can be up
+	// and saying so by then).
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
 		rd.Close()
 		wr.Close()
@@ -241,8 +252,6 @@ func runInNamespaces(rs *Ruleset, sp *spec) (code int, err error, started bool) 
 	}
 	wr.Close()
 
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	go func() {
 		for s := range sigs {
 			cmd.Process.Signal(s)

@@ -45,6 +45,8 @@ func TestMain(m *testing.M) {
 		switch os.Args[1] {
 		case launch.Stage2Arg:
 			launch.Stage2()
+		case launch.RelayArg:
+			launch.Relay(os.Args[2])
 		case roleLauncher:
 			os.Exit(launcherMain(os.Args[2]))
 		case roleInside:

@@ -43,6 +43,9 @@ func reapChecks(op, arg string) string {
 	if res, ok := priorityChecks(op, arg); ok { // ns_prlimit_test.go
 		return res
 	}
+	if res, ok := terminalChecks(op, arg); ok { // terminal_test.go
+		return res
+	}
 	parts := strings.SplitN(arg, ":", 3)
 	if len(parts) != 3 || (op != "daemon" && op != "haunt") {
 		return "unknown check " + op

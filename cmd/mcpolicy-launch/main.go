@@ -39,6 +39,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,6 +51,9 @@ import (
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == launch.Stage2Arg {
 		launch.Stage2()
+	}
+	if len(os.Args) > 2 && os.Args[1] == launch.RelayArg {
+		launch.Relay(os.Args[2]) // between a terminal and the server's pipe
 	}
 	if len(os.Args) > 1 && os.Args[1] == launch.VerifyMountsArg {
 		exit(launch.VerifyMounts(os.Args[2:])) // inside a container: check the mounts, exec the server
@@ -68,6 +72,13 @@ func main() {
 	}
 	flag.Parse()
 	if err := launch.CloseInherited(); err != nil {
+		exit(err)
+	}
+	var say io.Writer
+	if *verbose {
+		say = os.Stderr
+	}
+	if err := launch.ShieldTerminals(say); err != nil {
 		exit(err)
 	}
 	var (

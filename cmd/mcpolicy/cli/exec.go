@@ -38,7 +38,8 @@ reviewed bytes.`,
 		Example: `  mcpolicy exec --policy examples/code-index --server code-index -- cat /etc/hostname
   mcpolicy exec --policy mcpolicy.cue --server code-index --verbose`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// Nothing the caller left open reaches the server.
+			// Nothing the caller left open reaches the server (and
+			// launch.Start gives it no terminal).
 			if err := launch.CloseInherited(); err != nil {
 				return err
 			}

@@ -48,6 +48,9 @@ func Main() int {
 	if len(os.Args) > 1 && os.Args[1] == launch.Stage2Arg {
 		launch.Stage2() // inside the namespaces `mcpolicy exec` made; never returns
 	}
+	if len(os.Args) > 2 && os.Args[1] == launch.RelayArg {
+		launch.Relay(os.Args[2]) // between a terminal and a server's pipe; never returns
+	}
 	return Run(os.Args[1:], os.Stdout, os.Stderr)
 }
 

@@ -47,8 +47,11 @@ evidence is reproduced. See docs/egress.md.`,
 		Example: `  mcpolicy run --policy . --server github --backend bwrap
   mcpolicy run --policy . --server github --backend docker --log ~/.local/state/mcpolicy/github.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// Nothing the caller left open reaches the server.
+			// Nothing the caller left open reaches the server, nor a terminal.
 			if err := launch.CloseInherited(); err != nil {
+				return err
+			}
+			if err := launch.ShieldTerminals(nil); err != nil {
 				return err
 			}
 			proj, plan, plans, err := compileServerOf(policy, server)
