@@ -3,6 +3,7 @@ package lint_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -414,6 +415,63 @@ func TestRWNestedProtected(t *testing.T) {
 	}
 }
 
+// TestRWNestedBounded: the walk for nested protected names is its own, so
+// node_modules cannot spend its bounds (not its entries, nor the symlink
+// walk's link budget); a walk that stops at its bound before finding any
+// says so; the symlink walk stopped by its link budget says it stopped.
+func TestRWNestedBounded(t *testing.T) {
+	const rw = `mounts: [{source: ".", target: "/w", mode: "rw"}]`
+	run := func(t *testing.T, only []string, files []string) []string {
+		t.Helper()
+		e := withProjectFiles(lint.Example{Kind: "policy", Text: "version: \"v1\"\nservers: s: {\n\timage: \"x:1\"\n\t" + rw + "\n}\n"}, files...)
+		var got []string
+		for _, f := range lint.Run(targets(t, e), lint.Options{Only: only}).Findings {
+			got = append(got, f.Rule+": "+f.Message)
+		}
+		return got
+	}
+	nested := "RW_NESTED_PROTECTED: read-write mount /w holds protected names below its top, writable there: vendor/lib/.git"
+
+	t.Run("links", func(t *testing.T) {
+		files := []string{"vendor/lib/.git/config", "[core]", "node_modules/pkg/index.js", "", "a/out", "-> ../../home"}
+		for i := 1; i <= 1001; i++ { // one past the link budget
+			files = append(files, fmt.Sprintf("node_modules/.bin/t%d", i), "-> ../pkg/index.js")
+		}
+		got := run(t, []string{"RW_NESTED_PROTECTED", "SYMLINK_ESCAPE"}, files)
+		if len(got) != 2 || got[0] != nested || !strings.Contains(got[1], "SYMLINK_ESCAPE: 1 symlink(s) in /w") ||
+			!strings.Contains(got[1], "the scan stopped at its bound") {
+			t.Errorf("findings:\n%s\nwant:\n%s\nand SYMLINK_ESCAPE for a/out saying the scan stopped", strings.Join(got, "\n"), nested)
+		}
+	})
+	t.Run("node_modules", func(t *testing.T) {
+		defer lint.SetWalkEntries(100)()
+		files := []string{"vendor/lib/.git/config", "[core]"}
+		for i := 0; i < 200; i++ {
+			files = append(files, fmt.Sprintf("node_modules/big/f%03d", i), "")
+		}
+		if got := run(t, []string{"RW_NESTED_PROTECTED"}, files); !slices.Equal(got, []string{nested}) {
+			t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), nested)
+		}
+	})
+	t.Run("stopped", func(t *testing.T) {
+		defer lint.SetWalkEntries(100)()
+		files := []string{"vendor/lib/.git/config", "[core]"}
+		for i := 0; i < 200; i++ { // src sorts before vendor
+			files = append(files, fmt.Sprintf("src/f%03d", i), "")
+		}
+		want := "RW_NESTED_PROTECTED: read-write mount /w: its scan stopped at its bound after 100 entries (node_modules not entered), so protected names below its top (a nested repository's .git, a sub-project's .vscode) may be writable there unseen"
+		if got := run(t, []string{"RW_NESTED_PROTECTED"}, files); !slices.Equal(got, []string{want}) {
+			t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
+		}
+	})
+	t.Run("within bounds", func(t *testing.T) {
+		defer lint.SetWalkEntries(100)()
+		if got := run(t, []string{"RW_NESTED_PROTECTED"}, []string{"src/a.go", "", "README", ""}); len(got) != 0 {
+			t.Errorf("a small tree with no nested names: %q", got)
+		}
+	})
+}
+
 // TestRunsNext: a read-write grant that is, lies in or holds what runs
 // next outside the sandbox is an error naming it; read-only, or beside
 // them, it is not; the folder that holds the mcpolicy-launch PATH finds
@@ -425,13 +483,34 @@ func TestRunsNext(t *testing.T) {
 		want         string // "" for no finding
 	}{
 		{"holds", `[{source: "~/.config", target: "/c", mode: "rw"}]`, []string{"~/.config/x", ""},
-			"read-write mount ${HOME}/.config covers what runs next outside the sandbox: ~/.config/fish, ~/.config/git, ~/.config/autostart, ~/.config/systemd/user, ~/.config/environment.d"},
+			"read-write mount ${HOME}/.config covers what runs next outside the sandbox: ~/.config/fish, ~/.config/powershell, ~/.config/plasma-workspace, ~/.config/autostart, ~/.config/systemd/user, ~/.config/environment.d, and 12 more"},
+		{"holds caches", `[{source: "~/.cache", target: "/c", mode: "rw"}]`, []string{"~/.cache/x", ""},
+			"read-write mount ${HOME}/.cache covers what runs next outside the sandbox: ~/.cache/go-build, ~/.cache/pre-commit"},
+		{"a build cache", `[{source: "~/.cache/go-build", target: "/c", mode: "rw"}]`, []string{"~/.cache/go-build/README", ""},
+			"read-write mount ${HOME}/.cache/go-build covers what runs next outside the sandbox: ~/.cache/go-build"},
+		{"a module cache", `[{source: "~/go/pkg/mod/example.com", target: "/c", mode: "rw"}]`, []string{"~/go/pkg/mod/example.com/x", ""},
+			"read-write mount ${HOME}/go/pkg/mod/example.com covers what runs next outside the sandbox: ~/go/pkg/mod"},
+		{"a version manager", `[{source: "~/.nvm", target: "/c", mode: "rw"}]`, []string{"~/.nvm/nvm.sh", ""},
+			"read-write mount ${HOME}/.nvm covers what runs next outside the sandbox: ~/.nvm"},
+		{"cargo", `[{source: "~/.cargo/registry", target: "/c", mode: "rw"}]`, []string{"~/.cargo/registry/x", ""},
+			"read-write mount ${HOME}/.cargo/registry covers what runs next outside the sandbox: ~/.cargo"},
+		{"python user site", `[{source: "~/.local/lib/python3.12/site-packages", target: "/c", mode: "rw"}]`, []string{"~/.local/lib/python3.12/site-packages/x.pth", ""},
+			"read-write mount ${HOME}/.local/lib/python3.12/site-packages covers what runs next outside the sandbox: ~/.local/lib"},
+		{"an MCP client config", `[{source: "~/.claude.json", target: "/c", mode: "rw"}]`, []string{"~/.claude.json", "{}"},
+			"read-write mount ${HOME}/.claude.json covers what runs next outside the sandbox: ~/.claude.json"},
+		{"an MCP client folder", `[{source: "~/Library/Application Support/Claude", target: "/c", mode: "rw"}]`, []string{"~/Library/Application Support/Claude/claude_desktop_config.json", "{}"},
+			"read-write mount ${HOME}/Library/Application Support/Claude covers what runs next outside the sandbox: ~/Library/Application Support/Claude"},
+		{"an editor", `[{source: "~/.vscode/extensions", target: "/c", mode: "rw"}]`, []string{"~/.vscode/extensions/x", ""},
+			"read-write mount ${HOME}/.vscode/extensions covers what runs next outside the sandbox: ~/.vscode"},
 		{"lies in", `[{source: "~/go/bin/sub", target: "/c", mode: "rw"}]`, []string{"~/go/bin/sub/x", ""},
 			"read-write mount ${HOME}/go/bin/sub covers what runs next outside the sandbox: ~/go/bin"},
 		{"a file", `[{source: "~/.zshrc", target: "/c", mode: "rw"}]`, []string{"~/.zshrc", ""},
 			"read-write mount ${HOME}/.zshrc covers what runs next outside the sandbox: ~/.zshrc"},
 		{"read-only", `[{source: "~/.local/bin", target: "/c"}]`, []string{"~/.local/bin/x", ""}, ""},
-		{"beside", `[{source: "~/.local/share", target: "/c", mode: "rw"}]`, []string{"~/.local/share/x", ""}, ""},
+		{"beside", `[{source: "~/.local/share/app", target: "/c", mode: "rw"}]`, []string{"~/.local/share/app/x", ""}, ""},
+		{"beside a cache", `[{source: "~/.cache/app", target: "/c", mode: "rw"}]`, []string{"~/.cache/app/x", ""}, ""},
+		{"holds shared data", `[{source: "~/.local/share", target: "/c", mode: "rw"}]`, []string{"~/.local/share/x", ""},
+			"read-write mount ${HOME}/.local/share covers what runs next outside the sandbox: ~/.local/share/applications, ~/.local/share/pnpm, ~/.local/share/mise, ~/.local/share/nvim"},
 		{"launcher", `[{source: "tools", target: "/c", mode: "rw"}]`, []string{"tools/mcpolicy-launch", "#!/bin/sh"},
 			"read-write mount ${PROJECT_ROOT}/tools covers what runs next outside the sandbox: ${PROJECT}/tools/mcpolicy-launch (mcpolicy's own)"},
 		{"launcher read-only", `[{source: "tools", target: "/c"}]`, []string{"tools/mcpolicy-launch", "#!/bin/sh"}, ""},

@@ -17,7 +17,7 @@ func nestedRule() *Rule {
 	return &Rule{
 		ID: "RW_NESTED_PROTECTED", Name: "rw-nested-protected", Severity: Warning,
 		Purpose:     "A read-write mount holds a protected name below its top (a nested repository's .git, a sub-project's .vscode, .envrc or .mcp.json): only the mount's top level is kept read-only, so the server can rewrite it.",
-		Rationale:   "Every backend keeps the protected names at the top of a read-write mount read-only; below the top, no Linux mechanism an unprivileged launcher has can refuse a name, so a nested repository stays writable: the server sets core.fsmonitor or a hook in vendor/lib/.git/config, and the next git command run inside vendor/lib — a shell prompt's git status, an editor opening a file there — runs it outside the sandbox. The same holds for a name the server creates below the top (src/.git): lint cannot see those before they exist, and backends.md lists them as not stopped.",
+		Rationale:   "Every backend keeps the protected names at the top of a read-write mount read-only; below the top, no Linux mechanism an unprivileged launcher has can refuse a name, so a nested repository stays writable: the server sets core.fsmonitor or a hook in vendor/lib/.git/config, and the next git command run inside vendor/lib — a shell prompt's git status, an editor opening a file there — runs it outside the sandbox. The same holds for a name the server creates below the top (src/.git): lint cannot see those before they exist, and backends.md lists them as not stopped. Lint's scan of a mount is bounded (entries, depth, time; node_modules is not entered): when it stops before finding any, the finding says so, since names past the bound may be writable unseen.",
 		Remediation: "Mount the folders the server writes rather than the project around them, or add a read-only mount of the nested folder (source vendor/lib, mode ro) inside the read-write one. When the nested repository is the server's own work (a clone it made), waive the finding with the reason.",
 		Bad:         withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \".\", target: \"/w\", mode: \"rw\"}]"), "vendor/lib/.git/config", "[core]"),
 		Good:        withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \".\", target: \"/w\", mode: \"rw\"}, {source: \"vendor/lib\", target: \"/w/vendor/lib\"}]"), "vendor/lib/.git/config", "[core]"),
@@ -63,10 +63,10 @@ func checkRWNested(t *Target, o Options, report reportFn) {
 		if !ok {
 			continue
 		}
-		w := o.fs.tree(dir)
+		w := o.fs.nestedNames(dir)
 		var open []string
 	names:
-		for _, rel := range w.nested {
+		for _, rel := range w.names {
 			if protect.Except(path.Base(rel), unprotected) == "" || coveredAbove(rel, unprotected) {
 				continue
 			}
@@ -79,6 +79,10 @@ func checkRWNested(t *Target, o Options, report reportFn) {
 			open = append(open, rel)
 		}
 		if len(open) == 0 {
+			if w.partial { // nothing seen is not nothing there
+				report(m.Pos, "read-write mount %s: %s, so protected names below its top (a nested repository's .git, a sub-project's .vscode) may be writable there unseen",
+					m.Target, stoppedScan(w.entries))
+			}
 			continue
 		}
 		sort.Strings(open)
@@ -91,4 +95,12 @@ func checkRWNested(t *Target, o Options, report reportFn) {
 		}
 		report(m.Pos, "read-write mount %s holds protected names below its top, writable there: %s", m.Target, list)
 	}
+}
+
+// stoppedScan says where a partial walk for nested names stopped.
+func stoppedScan(entries int) string {
+	if entries == 0 {
+		return "its scan did not run (the run's time for scans was spent)"
+	}
+	return fmt.Sprintf("its scan stopped at its bound after %d entries (node_modules not entered)", entries)
 }

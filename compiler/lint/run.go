@@ -199,7 +199,7 @@ func checkSymlinks(t *Target, o Options, report reportFn) {
 		if !ok {
 			continue
 		}
-		w := o.fs.tree(dir)
+		w := o.fs.symlinks(dir)
 		var escapes, targets []string
 		for _, l := range w.links {
 			if !granted(l.real) {

@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,13 +12,53 @@ import (
 )
 
 // RunsNext are what a home folder holds that the user's next shell, login
-// or command runs, or reads for what to run, relative to it: shell start-up
-// files, the folders tools install commands into (on PATH), git's global
-// config (core.fsmonitor, core.pager, aliases run on every git command),
-// autostart entries and user services.
-var RunsNext = []string{".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile", ".zlogin",
-	".config/fish", ".local/bin", "bin", "go/bin", ".cargo/bin", ".deno/bin", ".bun/bin", ".gitconfig", ".config/git",
-	".config/autostart", ".config/systemd/user", ".config/environment.d", "Library/LaunchAgents"}
+// or ordinary command runs, loads, or reads for what to run, relative to
+// it. A grant that is, lies in or holds one of them hands the server code
+// that runs outside the sandbox. The order is the order findings name them.
+var RunsNext = []string{
+	// Shell start-up and exit files, and what the usual ones source
+	// (Debian's .bashrc sources .bash_aliases, Fedora's .bashrc.d/*,
+	// .zshrc oh-my-zsh.sh and its plugins).
+	".bashrc", ".bash_profile", ".bash_login", ".profile", ".bash_logout", ".bash_aliases", ".bashrc.d",
+	".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".oh-my-zsh", ".config/fish", ".config/powershell",
+	// Graphical login: display managers source .xprofile, startx runs
+	// .xinitrc, Plasma sources plasma-workspace/env/*.sh; autostart and
+	// desktop entries (one named like a system app's replaces it), user
+	// services and their environment.
+	".xprofile", ".xinitrc", ".xsession", ".config/plasma-workspace", ".config/autostart", ".local/share/applications",
+	".config/systemd/user", ".config/environment.d", "Library/LaunchAgents",
+	"AppData/Roaming/Microsoft/Windows/Start Menu/Programs/Startup",
+	// Installed commands, on PATH (and for ~/.gem, user-installed gems:
+	// libraries ruby loads, plugins every gem command runs).
+	".local/bin", "bin", "go/bin", ".deno/bin", ".bun/bin", ".npm-global", ".local/share/pnpm", ".dotnet/tools", ".gem",
+	// Toolchains and version managers: their shims on PATH, the compilers
+	// and interpreters they run, the scripts the shell sources (nvm.sh,
+	// sdkman-init.sh, cargo's env); cargo's config names a runner and a
+	// rustc wrapper, and its registry sources' build.rs run on a build.
+	".cargo", ".rustup", ".nvm", ".pyenv", ".asdf", ".volta", ".sdkman", ".local/share/mise", ".config/mise",
+	// What the next build or interpreter start loads without checking:
+	// Go's module and build caches (linked into the next build), Gradle's
+	// home (init.d scripts run on every build), Maven's repository and
+	// .mavenrc (sourced by mvn), Python's user site-packages (macOS's in
+	// ~/Library/Python: usercustomize.py and .pth files run at every
+	// start), pre-commit's
+	// hook repositories (run on every commit).
+	"go/pkg/mod", ".cache/go-build", "Library/Caches/go-build", ".gradle", ".m2", ".mavenrc",
+	".local/lib", "Library/Python", ".cache/pre-commit",
+	// git's global config: core.fsmonitor, core.pager, aliases run on
+	// every git command.
+	".gitconfig", ".config/git",
+	// Editors and terminals: configs and plugins run when they start,
+	// extensions run in the editor's host, tasks and terminal profiles.
+	".vimrc", ".vim", ".config/nvim", ".local/share/nvim", ".emacs", ".emacs.d", ".config/emacs", ".tmux.conf", ".config/tmux",
+	".vscode", ".vscode-server", ".config/Code", "Library/Application Support/Code", "AppData/Roaming/Code",
+	".cursor", ".config/Cursor", "Library/Application Support/Cursor",
+	// MCP clients' user configs: the servers they list, the client starts
+	// unconfined (and Claude Code's hooks run on its next tool call).
+	".claude.json", ".claude", ".config/Claude", "Library/Application Support/Claude", "AppData/Roaming/Claude",
+	".codex", ".gemini", ".qwen", ".kiro", ".config/zed", ".continue", ".codeium/windsurf",
+	".config/opencode", ".config/crush", ".config/goose",
+}
 
 // RunsNext lists what runs next (RunsNext, "~/.bashrc"...) that the path
 // is, lies in, or holds. Purely lexical.
@@ -38,9 +79,9 @@ func (f PathFacts) RunsNext() []string {
 func runsNextRule() *Rule {
 	return &Rule{
 		ID: "MOUNT_RUNS_NEXT", Name: "runs-next-mount", Severity: Error,
-		Purpose:     "A read-write grant is, lies in or holds what the user's next shell, login or command runs: shell start-up files (~/.bashrc, ~/.profile, ~/.zshrc...), folders of installed commands (~/.local/bin, ~/bin, ~/go/bin, ~/.cargo/bin), git's global config, autostart entries and user services (~/.config/systemd/user, ~/Library/LaunchAgents) — or the folder holding the mcpolicy launcher that client entries run (on this machine).",
-		Rationale:   "Whatever the server writes there runs outside the sandbox, as the user, the next time a terminal opens, the session starts, or git or an installed command runs; a launcher it rewrites starts every other server of every project unconfined. The grant outlives the sandbox it was given in.",
-		Remediation: "Grant the narrower folder the server works in (~/.local/share/APP), read-only where it only reads; a server that installs tools installs them in a folder of the project. Install mcpolicy where no server has a write grant.",
+		Purpose:     "A read-write grant is, lies in or holds what the user's next shell, login or ordinary command runs or loads: shell start-up files (~/.bashrc, ~/.zshrc, ~/.oh-my-zsh...), folders of installed commands (~/.local/bin, ~/go/bin), toolchains and version managers (~/.cargo, ~/.rustup, ~/.nvm, ~/.pyenv), caches and packages the next build or interpreter loads (~/go/pkg/mod, ~/.cache/go-build, ~/.gradle, ~/.m2, ~/.local/lib), git's global config, editors' configs and extensions (~/.vim, ~/.config/nvim, ~/.vscode), MCP clients' user configs (~/.claude.json, ~/Library/Application Support/Claude, ~/.cursor), autostart and desktop entries, user services (~/.config/systemd/user, ~/Library/LaunchAgents) — or the folder holding the mcpolicy launcher that client entries run (on this machine).",
+		Rationale:   "Whatever the server writes there runs outside the sandbox, as the user, the next time a terminal opens, the session starts, or git, a build, an interpreter, an editor or an installed command runs; a server an MCP client's config gains is started unconfined by the client, and a launcher the server rewrites starts every other server of every project unconfined. The grant outlives the sandbox it was given in.",
+		Remediation: "Grant the narrower folder the server works in (~/.local/share/APP), read-only where it only reads; a server that installs tools or builds installs them, and keeps its caches, in folders of the project (GOMODCACHE, GOCACHE, CARGO_HOME, GRADLE_USER_HOME pointed there). Install mcpolicy where no server has a write grant.",
 		Bad:         withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \"~/.local/bin\", target: \"/out\", mode: \"rw\"}]"), "~/.local/bin/tool", "#!/bin/sh"),
 		Good:        withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \"~/.local/share/app\", target: \"/data\", mode: \"rw\"}]"), "~/.local/share/app/db", ""),
 		check:       checkRunsNext,
@@ -57,6 +98,9 @@ func checkRunsNext(t *Target, o Options, report reportFn) {
 			continue
 		}
 		hit := f.RunsNext()
+		if len(hit) > 6 { // a broad folder (~/.config) holds many: name a few
+			hit = append(hit[:6:6], fmt.Sprintf("and %d more", len(hit)-6))
+		}
 		if dir, ok := onMachine(t, m.Host); ok {
 			hit = append(hit, launchersIn(dir)...)
 		}

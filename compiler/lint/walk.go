@@ -13,8 +13,11 @@ import (
 // this machine (onMachine), and every walk is bounded: in depth, in
 // entries, in time, and in time for the whole run; it does not enter
 // system trees, nor a folder that holds the homes or the filesystem; and
-// each folder is walked once per run, whatever number of entries grant it.
-// WalkDir does not follow symlinks, so a walk cannot loop.
+// each folder is walked once per run for each of them (symlinks, nested
+// protected names, secrets), whatever number of entries grant it: each has
+// its own walk, so what one of them finds in plenty (node_modules' links)
+// cannot spend the others' bounds. WalkDir does not follow symlinks, so a
+// walk cannot loop.
 const (
 	walkDepth   = 12                     // folders below the granted one
 	walkTime    = 250 * time.Millisecond // one walk
@@ -46,26 +49,34 @@ func systemTree(p string) bool {
 
 // fsCache holds one Run's walks, by folder.
 type fsCache struct {
-	trees map[string]treeWalk
-	found map[string][]string // secret files, by folder
-	spent time.Duration       // walking, over the run
+	links  map[string]linkWalk   // symlinks, by folder
+	nested map[string]nestedWalk // nested protected names, by folder
+	found  map[string][]string   // secret files, by folder
+	spent  time.Duration         // walking, over the run
 }
 
 func newFSCache() *fsCache {
-	return &fsCache{trees: map[string]treeWalk{}, found: map[string][]string{}}
+	return &fsCache{links: map[string]linkWalk{}, nested: map[string]nestedWalk{}, found: map[string][]string{}}
 }
 
 // link is a symlink found in a walk: its path relative to the walked
 // folder, and what it resolves to.
 type link struct{ rel, real string }
 
-type treeWalk struct {
-	links []link
-	// nested are the protected names below the folder's top (src/.git,
+type linkWalk struct {
+	links   []link
+	partial bool // a bound stopped the walk (maxLinks among them)
+}
+
+// nestedWalk is what the walk for nested protected names found below a
+// folder.
+type nestedWalk struct {
+	// names are the protected names below the folder's top (src/.git,
 	// app/.vscode, app/.vscode/.env), relative: the launch keeps only a
 	// read-write mount's top level read-only.
-	nested  []string
-	partial bool // a bound stopped the walk
+	names   []string
+	entries int  // entries looked at
+	partial bool // a bound stopped the walk (maxNested among them)
 }
 
 // walk calls visit for each entry below dir (dir itself excluded), folders
@@ -107,22 +118,19 @@ func (c *fsCache) walk(dir string, depth int, skip map[string]bool, visit func(p
 	return partial
 }
 
-// tree lists the symlinks and the nested protected names below a folder of
-// this machine, walking it once per run.
-func (c *fsCache) tree(dir string) treeWalk {
+// symlinks lists the symlinks below a folder of this machine, walking it once
+// per run. Past maxLinks the walk stops, partial.
+func (c *fsCache) symlinks(dir string) linkWalk {
 	if c == nil { // a check called outside Run
 		c = newFSCache()
 	}
-	if w, ok := c.trees[dir]; ok {
+	if w, ok := c.links[dir]; ok {
 		return w
 	}
-	var w treeWalk
+	var w linkWalk
 	if fi, err := os.Stat(dir); err == nil && fi.IsDir() && !systemTree(dir) {
-		w.partial = c.walk(dir, walkDepth, nil, func(p string, d fs.DirEntry) bool {
-			rel, _ := filepath.Rel(dir, p)
-			if len(w.nested) < maxNested && nestedProtected(filepath.ToSlash(rel)) {
-				w.nested = append(w.nested, filepath.ToSlash(rel))
-			}
+		full := false
+		partial := c.walk(dir, walkDepth, nil, func(p string, d fs.DirEntry) bool {
 			if d.Type()&fs.ModeSymlink == 0 {
 				return true
 			}
@@ -130,11 +138,51 @@ func (c *fsCache) tree(dir string) treeWalk {
 			if err != nil || !filepath.IsAbs(real) {
 				return true
 			}
+			if len(w.links) == maxLinks { // one more than it keeps: the rest are unseen
+				full = true
+				return false
+			}
+			rel, _ := filepath.Rel(dir, p)
 			w.links = append(w.links, link{filepath.ToSlash(rel), real})
-			return len(w.links) < maxLinks
+			return true
 		})
+		w.partial = partial || full
 	}
-	c.trees[dir] = w
+	c.links[dir] = w
+	return w
+}
+
+// nestedNames lists the protected names below the top of a folder of this
+// machine (nestedProtected), walking it once per run on a walk of its own
+// that does not enter node_modules (a package manager's tree, which would
+// spend its bounds first: it sorts before src and vendor). Past maxNested
+// the walk stops, partial.
+func (c *fsCache) nestedNames(dir string) nestedWalk {
+	if c == nil {
+		c = newFSCache()
+	}
+	if w, ok := c.nested[dir]; ok {
+		return w
+	}
+	var w nestedWalk
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() && !systemTree(dir) {
+		full := false
+		partial := c.walk(dir, walkDepth, map[string]bool{"node_modules": true}, func(p string, d fs.DirEntry) bool {
+			w.entries++
+			rel, _ := filepath.Rel(dir, p)
+			if !nestedProtected(filepath.ToSlash(rel)) {
+				return true
+			}
+			if len(w.names) == maxNested {
+				full = true
+				return false
+			}
+			w.names = append(w.names, filepath.ToSlash(rel))
+			return true
+		})
+		w.partial = partial || full
+	}
+	c.nested[dir] = w
 	return w
 }
 

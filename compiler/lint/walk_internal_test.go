@@ -61,7 +61,7 @@ func TestWalkBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := newFSCache()
-	w := c.tree(dir)
+	w := c.symlinks(dir)
 	var rels []string
 	for _, l := range w.links {
 		rels = append(rels, l.rel)
@@ -77,13 +77,13 @@ func TestWalkBounds(t *testing.T) {
 	for i := 0; i < walkEntries+10; i++ {
 		os.WriteFile(filepath.Join(wide, fmt.Sprintf("f%05d", i)), nil, 0o644)
 	}
-	if w := newFSCache().tree(wide); !w.partial {
+	if w := newFSCache().symlinks(wide); !w.partial {
 		t.Errorf("a walk of %d entries is not partial", walkEntries+10)
 	}
 
 	// Cached: the second look does not walk again.
 	os.Remove(filepath.Join(dir, "d0", "shallow"))
-	if w2 := c.tree(dir); len(w2.links) != 1 {
+	if w2 := c.symlinks(dir); len(w2.links) != 1 {
 		t.Errorf("second walk of the same folder in a run: %d links, want the cached 1", len(w2.links))
 	}
 
@@ -93,7 +93,7 @@ func TestWalkBounds(t *testing.T) {
 			t.Errorf("%s is walked", p)
 		}
 		start := time.Now()
-		if w := newFSCache().tree(p); len(w.links) > 0 || time.Since(start) > 500*time.Millisecond {
+		if w := newFSCache().symlinks(p); len(w.links) > 0 || time.Since(start) > 500*time.Millisecond {
 			t.Errorf("%s: walked (%d links, %v)", p, len(w.links), time.Since(start))
 		}
 	}
@@ -110,8 +110,66 @@ func TestRunWalkBudget(t *testing.T) {
 	c.spent = runWalkTime
 	dir := t.TempDir()
 	os.Symlink(t.TempDir(), filepath.Join(dir, "l"))
-	if w := c.tree(dir); !w.partial || len(w.links) != 0 {
+	if w := c.symlinks(dir); !w.partial || len(w.links) != 0 {
 		t.Errorf("a walk after the run's budget: %+v", w)
+	}
+	if w := c.nestedNames(dir); !w.partial || w.entries != 0 {
+		t.Errorf("a nested-names walk after the run's budget: %+v", w)
+	}
+}
+
+// TestWalkLinkBudget: a walk that finds more symlinks than it keeps stops,
+// partial; one that finds as many as it keeps is whole.
+func TestWalkLinkBudget(t *testing.T) {
+	for _, c := range []struct {
+		n       int
+		partial bool
+	}{{maxLinks, false}, {maxLinks + 1, true}} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "target"), nil, 0o644)
+		for i := 0; i < c.n; i++ {
+			if err := os.Symlink("target", filepath.Join(dir, fmt.Sprintf("l%04d", i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w := newFSCache().symlinks(dir)
+		if w.partial != c.partial || len(w.links) != maxLinks {
+			t.Errorf("%d symlinks: %d kept, partial %v; want %d, partial %v", c.n, len(w.links), w.partial, maxLinks, c.partial)
+		}
+	}
+}
+
+// TestNestedNamesWalk: the walk for nested protected names does not enter
+// node_modules, counts what it looked at, stops past maxNested, and is
+// walked once a run.
+func TestNestedNamesWalk(t *testing.T) {
+	defer func(n int) { walkEntries = n }(walkEntries)
+	walkEntries = 100
+	dir := t.TempDir()
+	for i := 0; i < 200; i++ {
+		p := filepath.Join(dir, "node_modules", "big", fmt.Sprintf("f%03d", i))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, nil, 0o644)
+	}
+	os.MkdirAll(filepath.Join(dir, "node_modules", "dep", ".git"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "vendor", "lib", ".git"), 0o755)
+	c := newFSCache()
+	w := c.nestedNames(dir)
+	if w.partial || len(w.names) != 1 || w.names[0] != "vendor/lib/.git" || w.entries == 0 || w.entries > 10 {
+		t.Errorf("nested names %+v: want vendor/lib/.git alone, node_modules not entered", w)
+	}
+	os.RemoveAll(filepath.Join(dir, "vendor"))
+	if w2 := c.nestedNames(dir); len(w2.names) != 1 {
+		t.Errorf("second walk of the same folder in a run: %+v, want the cached one", w2)
+	}
+
+	walkEntries = 1000
+	many := t.TempDir()
+	for i := 0; i <= maxNested; i++ {
+		os.MkdirAll(filepath.Join(many, fmt.Sprintf("s%03d", i), ".git"), 0o755)
+	}
+	if w := newFSCache().nestedNames(many); !w.partial || len(w.names) != maxNested {
+		t.Errorf("%d nested names: %d kept, partial %v; want %d, partial", maxNested+1, len(w.names), w.partial, maxNested)
 	}
 }
 
