@@ -7,9 +7,19 @@ func TestMatchAndExcept(t *testing.T) {
 		".git": ".git", ".gitignore": "", ".env": ".env*", ".env.local": ".env*", ".envrc": ".envrc",
 		"mcpolicy.cue": "mcpolicy.*", "mcpolicy.d": "mcpolicy.*", "src": "", ".mcp.json": ".mcp.json", ".mcp.json.bak": "",
 		// Whose content runs a command on the user's next ordinary one (hg status, mvn -v, a commit).
-		".hg": ".hg", ".hgignore": "", ".mvn": ".mvn", "mvnw": "", "gradle": "", "gradle.properties": "gradle.properties",
+		".hg": ".hg", ".hgignore": "", ".mvn": ".mvn", "mvnw": "", "gradle.properties": "gradle.properties",
 		"lefthook.yml": "lefthook*", "lefthook-local.yml": "lefthook*", ".lefthook": ".lefthook*", ".lefthook-local.json": ".lefthook*",
-		".config": ".config", ".configure": "", "mise.lock": "", "mise": "mise", ".mise": ".mise",
+		".config": ".config", ".configure": "", "mise": "mise", ".mise": ".mise",
+		// mise: a config per MISE_ENV, and lockfiles whose URLs mise install downloads.
+		"mise.toml": "mise.*", "mise.production.local.toml": "mise.*", "mise.lock": "mise.*", ".mise.dev.toml": ".mise.*", ".miserc.toml": ".miserc.toml", "miserable": "",
+		// Code an editor or an ordinary command runs: lint, format, debug, a REPL.
+		".lintstagedrc": ".lintstagedrc*", ".lintstagedrc.mjs": ".lintstagedrc*", "lint-staged.config.cts": "lint-staged.config*", "lint-staged": "",
+		"eslint.config.ts": "eslint.config*", ".eslintrc.json": ".eslintrc*", ".eslintignore": "", "eslint": "",
+		".prettierrc": ".prettierrc*", ".prettierrc.toml": ".prettierrc*", "prettier.config.mjs": "prettier.config*", ".prettierignore": "",
+		"pylintrc.toml": "pylintrc.toml", ".pylintrc": ".pylintrc", "pyproject.toml": "",
+		".tflint.hcl": ".tflint.hcl", ".tflint.d": ".tflint.d", "main.tf": "",
+		".pdbrc": ".pdbrc", ".irbrc": ".irbrc", "irbrc": "irbrc", "$irbrc": "$irbrc", ".irb_history": "", ".pryrc": ".pryrc",
+		".venv": "", "gradle": "", "package.json": "",
 	} {
 		if got := Match(name); got != want {
 			t.Errorf("Match(%q) = %q, want %q", name, got, want)
