@@ -1,7 +1,6 @@
 package launch
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -63,10 +62,18 @@ func relayTerminal(fd int) error {
 		return err
 	}
 	defer unix.Close(null)
+	// The relay's life is this process's (or what it execs: bwrap, the
+	// server in place), not the pipe's: a daemon the server left behind
+	// (Landlock alone has no PID namespace) may hold the pipe for ever.
+	launcher, err := unix.PidfdOpen(os.Getpid(), 0)
+	if err != nil {
+		return fmt.Errorf("pidfd_open: %w", err)
+	}
+	defer unix.Close(launcher)
 	// The terminal's descriptor as it is: an *os.File's Fd() would make
 	// the client's file description blocking.
 	pid, err := syscall.ForkExec(self, []string{self, RelayArg, dir}, &syscall.ProcAttr{
-		Env: []string{}, Files: []uintptr{uintptr(null), uintptr(null), uintptr(null), uintptr(fd), uintptr(mine)}})
+		Env: []string{}, Files: []uintptr{uintptr(null), uintptr(null), uintptr(null), uintptr(fd), uintptr(mine), uintptr(launcher)}})
 	if err != nil {
 		return err
 	}
@@ -78,17 +85,17 @@ func relayTerminal(fd int) error {
 }
 
 // Relay is the relay's main (argv[1] RelayArg): it copies between the
-// terminal (fd 3) and the pipe (fd 4), and exits when the pipe's other
-// side is closed. Interrupts are the server's and the launcher's to take:
-// the relay ignores them, and ends with the pipe.
+// terminal (fd 3) and the pipe (fd 4) until the pipe's other side is
+// closed or the launcher (pidfd, fd 5) has exited, whichever is first.
+// Interrupts are the server's and the launcher's to take: the relay
+// ignores them.
 func Relay(dir string) {
 	signal.Ignore(syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGPIPE)
-	pipe := os.NewFile(4, "pipe")
 	var err error
 	if dir == "in" {
-		err = relayIn(pipe)
+		err = relayIn()
 	} else {
-		err = relayOut(pipe)
+		err = relayOut()
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		os.Exit(1)
@@ -96,28 +103,84 @@ func Relay(dir string) {
 	os.Exit(0)
 }
 
+// The relay's descriptors.
+const (
+	ttyFd      = 3 // the terminal: used raw, never through an *os.File, whose Fd() would change the shared file description's blocking mode
+	pipeFd     = 4
+	launcherFd = 5 // a pidfd: readable once the launcher has exited
+)
+
 // relayOut writes what the server wrote, line by line (a line longer than
-// the buffer in pieces), each character a terminal would act on escaped.
-func relayOut(from io.Reader) error {
-	br := bufio.NewReaderSize(from, 4096)
+// 4 KiB in pieces), each character a terminal would act on escaped. Once
+// the launcher has exited it writes what the pipe already holds and ends.
+func relayOut() error {
+	buf := make([]byte, 4096)
+	var pending []byte
+	fds := []unix.PollFd{{Fd: pipeFd, Events: unix.POLLIN}, {Fd: launcherFd, Events: unix.POLLIN}}
 	for {
-		line, err := br.ReadSlice('\n')
-		if len(line) > 0 {
-			text, nl := strings.CutSuffix(string(line), "\n")
-			out := spell(text)
-			if nl {
-				out += "\n"
-			}
-			if werr := writeAll(ttyFd, []byte(out)); werr != nil {
-				return werr
-			}
-		}
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
-		case err != nil:
+		if _, err := unix.Poll(fds, -1); err != nil && !errors.Is(err, unix.EINTR) {
 			return err
 		}
+		if fds[0].Revents != 0 {
+			n, err := unix.Read(pipeFd, buf)
+			if n > 0 {
+				if pending, err = writeLines(append(pending, buf[:n]...)); err != nil {
+					return err
+				}
+				continue
+			}
+			if err == nil || !errors.Is(err, unix.EINTR) && !errors.Is(err, unix.EAGAIN) { // the end of the pipe
+				return flush(pending)
+			}
+		}
+		if fds[1].Revents != 0 { // the launcher is gone: what is there, then stop
+			unix.SetNonblock(pipeFd, true)
+			for {
+				n, _ := unix.Read(pipeFd, buf)
+				if n <= 0 {
+					return flush(pending)
+				}
+				var err error
+				if pending, err = writeLines(append(pending, buf[:n]...)); err != nil {
+					return err
+				}
+			}
+		}
 	}
+}
+
+// writeLines writes b's complete lines, spelt, and returns the rest (all
+// of it written, as a piece, when it reaches 4 KiB without a newline).
+func writeLines(b []byte) ([]byte, error) {
+	for {
+		i := bytesIndexNL(b)
+		if i < 0 {
+			if len(b) >= 4096 {
+				return nil, writeAll(ttyFd, []byte(spell(string(b))))
+			}
+			return b, nil
+		}
+		if err := writeAll(ttyFd, []byte(spell(string(b[:i]))+"\n")); err != nil {
+			return nil, err
+		}
+		b = b[i+1:]
+	}
+}
+
+func flush(pending []byte) error {
+	if len(pending) == 0 {
+		return nil
+	}
+	return writeAll(ttyFd, []byte(spell(string(pending))))
+}
+
+func bytesIndexNL(b []byte) int {
+	for i, c := range b {
+		if c == '\n' {
+			return i
+		}
+	}
+	return -1
 }
 
 // spell is printable.String, tabs kept.
@@ -130,11 +193,12 @@ func spell(s string) string {
 }
 
 // relayIn passes on what the user types, until the server's side of the
-// pipe is closed (poll reports POLLERR on the write end): it must not read
-// a keystroke after that, which would be the user's next command's.
-func relayIn(pipe *os.File) error {
+// pipe is closed (poll reports POLLERR on the write end) or the launcher
+// has exited: it must not read a keystroke after that, which would be the
+// user's next command's.
+func relayIn() error {
 	buf := make([]byte, 4096)
-	fds := []unix.PollFd{{Fd: ttyFd, Events: unix.POLLIN}, {Fd: 4}}
+	fds := []unix.PollFd{{Fd: ttyFd, Events: unix.POLLIN}, {Fd: pipeFd}, {Fd: launcherFd, Events: unix.POLLIN}}
 	for {
 		if _, err := unix.Poll(fds, -1); err != nil {
 			if errors.Is(err, unix.EINTR) {
@@ -142,7 +206,7 @@ func relayIn(pipe *os.File) error {
 			}
 			return err
 		}
-		if fds[1].Revents&(unix.POLLERR|unix.POLLHUP) != 0 {
+		if fds[1].Revents&(unix.POLLERR|unix.POLLHUP) != 0 || fds[2].Revents != 0 {
 			return nil
 		}
 		if fds[0].Revents&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) == 0 {
@@ -153,17 +217,13 @@ func relayIn(pipe *os.File) error {
 			continue
 		}
 		if n <= 0 || err != nil { // end of input (^D), or the terminal went away
-			return pipe.Close()
+			return nil
 		}
-		if _, err := pipe.Write(buf[:n]); err != nil {
+		if _, err := unix.Write(pipeFd, buf[:n]); err != nil {
 			return err
 		}
 	}
 }
-
-// ttyFd is the terminal in the relay: used raw, never through an *os.File
-// (whose Fd() would change the shared file description's blocking mode).
-const ttyFd = 3
 
 // writeAll writes b to a terminal that may have been opened non-blocking
 // (a full output buffer answers EAGAIN: wait until it drains).

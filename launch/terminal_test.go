@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +25,9 @@ import (
 //	termios:FD   TCGETS on FD: "ok" on a terminal
 //	emit:FD      write an OSC 52 clipboard sequence, a colour and a tab to FD
 //	readline:FD  read one line from FD
+//	daemon:N     leave a process in a new session holding stdin and
+//	             stderr for N seconds (Landlock alone lets it outlive the
+//	             server: no PID namespace)
 func terminalChecks(op, arg string) (string, bool) {
 	fd, _ := strconv.Atoi(arg)
 	switch op {
@@ -33,6 +37,15 @@ func terminalChecks(op, arg string) (string, bool) {
 	case "emit":
 		_, err := unix.Write(fd, []byte(oscClipboard+"\n"))
 		return errResult(err), true
+	case "daemon": // leave a process in a new session holding stdin and stderr, for ARG seconds
+		c := exec.Command(os.Args[0], roleInside, "sleep:"+arg)
+		c.Stdin, c.Stderr = os.Stdin, os.Stderr
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		return errResult(c.Start()), true
+	case "sleep":
+		n, _ := strconv.Atoi(arg)
+		time.Sleep(time.Duration(n) * time.Second)
+		return "slept", true
 	case "readline":
 		line, err := bufio.NewReader(os.NewFile(uintptr(fd), "in")).ReadString('\n')
 		if err != nil {
@@ -54,17 +67,25 @@ const oscClipboard = "\x1b]52;c;cHduZWQ=\x07\x1b[31mred\ttab"
 // without namespaces; the control (the wiring before) holds the terminals.
 func TestServerHoldsNoTerminal(t *testing.T) {
 	w := setupIssue14(t, launch.AcceptTCPOnly, launch.AcceptUnixSockets)
-	w.checks(t, "termios:0", "termios:2", "emit:2", "readline:0")
 	for _, c := range []struct {
-		name string
-		env  []string
-		held bool // the server holds the terminals (the control)
+		name   string
+		env    []string
+		held   bool // the server holds the terminals (the control)
+		daemon bool // the server leaves a daemon holding them
 	}{
-		{"namespaces", nil, false},
-		{"Landlock alone", []string{"MCPOLICY_TEST_NO_NS=1"}, false},
-		{"control (unhardened)", []string{"MCPOLICY_TEST_UNHARDENED=1"}, true},
+		{"namespaces", nil, false, false},
+		{"Landlock alone", []string{"MCPOLICY_TEST_NO_NS=1"}, false, false},
+		// A red team's daemon kept the relays, which went on taking the
+		// user's keystrokes after the launcher had exited.
+		{"Landlock alone, a daemon left", []string{"MCPOLICY_TEST_NO_NS=1"}, false, true},
+		{"control (unhardened)", []string{"MCPOLICY_TEST_UNHARDENED=1"}, true, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			checks := []string{"termios:0", "termios:2", "emit:2", "readline:0"}
+			if c.daemon {
+				checks = append(checks, "daemon:8")
+			}
+			w.checks(t, checks...)
 			inM, inS := openPTY(t)
 			errM, errS := openPTY(t)
 			if _, err := inM.Write([]byte("typed-line\n")); err != nil {
