@@ -25,7 +25,7 @@ import (
 //	termios:FD   TCGETS on FD: "ok" on a terminal
 //	emit:FD      write an OSC 52 clipboard sequence, a colour and a tab to FD
 //	readline:FD  read one line from FD
-//	daemon:N     leave a process in a new session holding stdin and
+//	ttydaemon:N  leave a process in a new session holding stdin and
 //	             stderr for N seconds (Landlock alone lets it outlive the
 //	             server: no PID namespace)
 func terminalChecks(op, arg string) (string, bool) {
@@ -37,7 +37,7 @@ func terminalChecks(op, arg string) (string, bool) {
 	case "emit":
 		_, err := unix.Write(fd, []byte(oscClipboard+"\n"))
 		return errResult(err), true
-	case "daemon": // leave a process in a new session holding stdin and stderr, for ARG seconds
+	case "ttydaemon": // leave a process in a new session holding stdin and stderr, for ARG seconds
 		c := exec.Command(os.Args[0], roleInside, "sleep:"+arg)
 		c.Stdin, c.Stderr = os.Stdin, os.Stderr
 		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -83,7 +83,7 @@ func TestServerHoldsNoTerminal(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			checks := []string{"termios:0", "termios:2", "emit:2", "readline:0"}
 			if c.daemon {
-				checks = append(checks, "daemon:8")
+				checks = append(checks, "ttydaemon:8")
 			}
 			w.checks(t, checks...)
 			inM, inS := openPTY(t)
