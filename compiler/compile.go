@@ -93,8 +93,15 @@ func realFiles(policies []*schema.Policy) []string {
 	return out
 }
 
+// fail records a policy error. It is the one place the compiler makes
+// one, so the message and the hint are spelt here (spelt, source.go): a
+// name or a symlink's target a server chose in its read-write grant
+// (linkError) reaches the terminal as text, whichever check put it in. No
+// hint holds a newline or a tab of its own (schema.Error adds the
+// "\n\thint: " that shows it); clean text is unchanged.
 func (c *compiler) fail(pos source.Pos, path, hint, format string, args ...any) {
-	c.errs = append(c.errs, &schema.Error{Pos: pos, Path: path, Msg: fmt.Sprintf(format, args...), Hint: hint})
+	c.errs = append(c.errs, &schema.Error{Pos: pos, Path: path,
+		Msg: spelt(fmt.Sprintf(format, args...)), Hint: spelt(hint)})
 }
 
 // sandboxPath checks a path inside the sandbox; "" stays "" (not set).

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mcpolicy/mcpolicy/internal/printable"
 	"github.com/mcpolicy/mcpolicy/protect"
 	"github.com/mcpolicy/mcpolicy/source"
 )
@@ -88,7 +89,16 @@ type linkError struct {
 	target string   // what it points to, as stored in the link
 }
 
-func (e *linkError) Error() string { return fmt.Sprintf("%s is a symlink to %s", e.at, e.target) }
+func (e *linkError) Error() string {
+	return spelt(fmt.Sprintf("%s is a symlink to %s", e.at, e.target))
+}
+
+// spelt spells text that may hold a name a server chose (a file it created
+// in a read-write grant, a symlink's target) for a terminal: an escape
+// sequence, a newline or a bidi override shows as a Go escape
+// (internal/printable); clean text is returned as it is, and spelt text
+// is clean, so spelling twice changes nothing.
+func spelt(s string) string { return printable.String(s) }
 
 // resolve walks a host path below its resolved base with Lstat: a symlink
 // in any component is an error, so what is written is what is mounted

@@ -4,10 +4,15 @@
 // markdown. lint's rule findings and diff's grant changes (a change is a
 // finding with a verdict and the position it had before) print through it,
 // so a widening is a SARIF result and a GitHub annotation like any finding.
-// It imports only the standard library and the position type.
+// Every string of a finding is spelt for a terminal (internal/printable)
+// before any format writes it: a name a server chose (a file in its
+// read-write grant holding ESC, a symlink's target) is shown, not run,
+// whichever pass put it in. It imports only the standard library, the
+// position type and printable.
 package report
 
 import (
+	"github.com/mcpolicy/mcpolicy/internal/printable"
 	"github.com/mcpolicy/mcpolicy/source"
 )
 
@@ -65,4 +70,14 @@ type Rule struct {
 	Purpose     string // one sentence: what it flags
 	Rationale   string
 	Remediation string
+}
+
+// spelt is f with every string spelt for a terminal (internal/printable):
+// clean text is unchanged, and spelt text is clean, so a finding its pass
+// already spelt (lint's, the compiler's) prints as it was.
+func (f Finding) spelt() Finding {
+	f.Rule, f.Level, f.Server = printable.String(f.Rule), printable.String(f.Level), printable.String(f.Server)
+	f.Message, f.Waived, f.Verdict = printable.String(f.Message), printable.String(f.Waived), printable.String(f.Verdict)
+	f.Pos.File, f.Against.File = printable.String(f.Pos.File), printable.String(f.Against.File)
+	return f
 }

@@ -24,8 +24,16 @@ type Doc struct {
 	Color                bool // text: ANSI colours on verdicts, for a terminal
 }
 
-// Write renders a document in a format.
+// Write renders a document in a format, every finding spelt for a
+// terminal first (Finding.spelt).
 func Write(w io.Writer, d Doc, format string) error {
+	if d.Findings != nil {
+		fs := make([]Finding, len(d.Findings))
+		for i, f := range d.Findings {
+			fs[i] = f.spelt()
+		}
+		d.Findings = fs
+	}
 	switch format {
 	case "text":
 		return writeText(w, d)

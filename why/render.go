@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/mcpolicy/mcpolicy/internal/printable"
 )
 
 // JSON writes the answer as indented JSON.
@@ -19,9 +21,11 @@ func (a *Answer) JSON(w io.Writer) error {
 // then per server the backends grouped by identical verdicts.
 func (a *Answer) Text(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s  (%s)\n", a.Resolved, a.Target.Kind)
+	// The path as resolved and the notes may name what a server made (a
+	// symlink's target): spelt (internal/printable), a line each.
+	fmt.Fprintf(&b, "%s  (%s)\n", printable.String(a.Resolved), a.Target.Kind)
 	for _, n := range a.Notes {
-		fmt.Fprintf(&b, "  note: %s\n", n)
+		fmt.Fprintf(&b, "  note: %s\n", printable.String(n))
 	}
 	if len(a.Servers) == 0 {
 		b.WriteString("no server\n")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/mcpolicy/mcpolicy/internal/printable"
 	"github.com/mcpolicy/mcpolicy/report"
 )
 
@@ -39,7 +40,7 @@ func Write(w io.Writer, rep Report, format string, version string) error {
 		if worst == "" {
 			worst = "clean"
 		}
-		fmt.Fprintf(w, "%s  %s (%s): %s, worst: %s\n", s.Pos, s.Server, s.File, grants, worst)
+		fmt.Fprintf(w, "%s  %s (%s): %s, worst: %s\n", printable.String(s.Pos.String()), printable.String(s.Server), printable.String(s.File), grants, worst)
 	}
 	return nil
 }

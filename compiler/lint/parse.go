@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/internal/printable"
 	"github.com/mcpolicy/mcpolicy/source"
 )
 
@@ -42,7 +43,7 @@ func (r *Report) AddNotes(notes []Note) {
 		if n.Unread {
 			sev = Error
 		}
-		r.Findings = append(r.Findings, Finding{Rule: ParseID, Level: sev.String(), Pos: n.Pos, Message: n.Msg})
+		r.Findings = append(r.Findings, Finding{Rule: ParseID, Level: sev.String(), Pos: n.Pos, Message: printable.String(n.Msg)})
 	}
 	sort.SliceStable(r.Findings, func(i, j int) bool {
 		a, b := r.Findings[i], r.Findings[j]

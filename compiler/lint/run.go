@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/exposure"
+	"github.com/mcpolicy/mcpolicy/internal/printable"
 	"github.com/mcpolicy/mcpolicy/report"
 	"github.com/mcpolicy/mcpolicy/source"
 )
@@ -101,12 +102,17 @@ func Run(targets []*Target, o Options) Report {
 			if len(o.Only) > 0 && !only[r.ID] {
 				continue
 			}
+			// The one place a rule's finding is made: its message is spelt
+			// here (internal/printable), so a name a server chose in its
+			// read-write grant (a folder holding ESC, a symlink's target)
+			// reaches a terminal or an annotation as text, whichever rule
+			// put it in. A clean message is unchanged.
 			r.check(t, o, func(pos source.Pos, format string, args ...any) {
 				if pos.File == "" {
 					pos = t.Pos
 				}
 				fs = append(fs, Finding{Rule: r.ID, Level: r.Severity.String(), Server: t.Server,
-					Pos: pos, Message: fmt.Sprintf(format, args...)})
+					Pos: pos, Message: printable.String(fmt.Sprintf(format, args...))})
 			})
 		}
 		fs = append(fs, applyWaivers(t, fs, o.Today)...)
@@ -160,14 +166,14 @@ func applyWaivers(t *Target, fs []Finding, today time.Time) []Finding {
 	for _, w := range t.Plan.Waivers {
 		if !Waivable(w.Rule) {
 			extra = append(extra, Finding{Rule: "WAIVER", Level: report.Error, Server: t.Server, Pos: w.Pos,
-				Message: unknownWaiver(w.Rule)})
+				Message: printable.String(unknownWaiver(w.Rule))})
 			continue
 		}
 		if w.Expires != "" {
 			exp, err := time.Parse("2006-01-02", w.Expires)
 			if err != nil || !today.Before(exp.AddDate(0, 0, 1)) {
 				extra = append(extra, Finding{Rule: "WAIVER", Level: report.Error, Server: t.Server, Pos: w.Pos,
-					Message: fmt.Sprintf("waiver of %s expired on %s: %s", w.Rule, w.Expires, w.Reason)})
+					Message: printable.String(fmt.Sprintf("waiver of %s expired on %s: %s", w.Rule, w.Expires, w.Reason))})
 				continue
 			}
 		}
@@ -272,5 +278,5 @@ func exposureFinding(t *Target, e exposure.Exposure, max int) Finding {
 		top = append(top, fmt.Sprintf("%s %s: %d (%s)", term.Kind, term.Summary, term.Weight, term.Pos))
 	}
 	return Finding{Rule: ExposureID, Level: Error.String(), Server: t.Server, Pos: t.Pos,
-		Message: fmt.Sprintf("exposure %d, above --max-exposure %d; heaviest: %s", e.Total, max, strings.Join(top, "; "))}
+		Message: printable.String(fmt.Sprintf("exposure %d, above --max-exposure %d; heaviest: %s", e.Total, max, strings.Join(top, "; ")))}
 }

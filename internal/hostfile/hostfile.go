@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/internal/printable"
 	"golang.org/x/sys/unix"
 )
 
@@ -87,7 +88,7 @@ func (g *Guard) WriteFile(path string, data []byte, perm os.FileMode) error {
 	switch err := unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); {
 	case errors.Is(err, unix.ENOENT):
 	case err != nil:
-		return fmt.Errorf("%s: %w", abs, err)
+		return fmt.Errorf("%s: %w", printable.String(abs), err)
 	case st.Mode&unix.S_IFMT == unix.S_IFREG:
 	case st.Mode&unix.S_IFMT == unix.S_IFLNK && inside == "":
 		// The user's own link (a dotfile manager's): replaced, as before.
@@ -99,7 +100,7 @@ func (g *Guard) WriteFile(path string, data []byte, perm os.FileMode) error {
 	tmp := "." + base + ".tmp-" + random()
 	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		return fmt.Errorf("%s: creating a temporary file beside it: %w", abs, err)
+		return fmt.Errorf("%s: creating a temporary file beside it: %w", printable.String(abs), err)
 	}
 	f := os.NewFile(uintptr(fd), filepath.Join(filepath.Dir(abs), tmp))
 	_, werr := f.Write(data)
@@ -114,7 +115,7 @@ func (g *Guard) WriteFile(path string, data []byte, perm os.FileMode) error {
 	}
 	if werr != nil {
 		unix.Unlinkat(dfd, tmp, 0)
-		return fmt.Errorf("%s: %w", abs, werr)
+		return fmt.Errorf("%s: %w", printable.String(abs), werr)
 	}
 	return nil
 }
@@ -135,7 +136,7 @@ func (g *Guard) ReadFile(path string) ([]byte, error) {
 	}
 	dfd, inside, err := g.openDir(filepath.Dir(abs), false)
 	if errors.Is(err, unix.ENOENT) {
-		return nil, fmt.Errorf("%s: %w", abs, fs.ErrNotExist)
+		return nil, fmt.Errorf("%s: %w", printable.String(abs), fs.ErrNotExist)
 	}
 	if err != nil {
 		return nil, err
@@ -150,19 +151,19 @@ func (g *Guard) ReadFile(path string) ([]byte, error) {
 		return nil, tampered("%s is a symlink inside %s, which a server may write: refusing to read through it (it may have been planted to have mcpolicy copy another file); remove it, or name a path outside the server's read-write grants", abs, inside)
 	}
 	if errors.Is(err, unix.ENOENT) {
-		return nil, fmt.Errorf("%s: %w", abs, fs.ErrNotExist)
+		return nil, fmt.Errorf("%s: %w", printable.String(abs), fs.ErrNotExist)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", abs, err)
+		return nil, fmt.Errorf("%s: %w", printable.String(abs), err)
 	}
 	f := os.NewFile(uintptr(fd), abs)
 	defer f.Close()
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, fmt.Errorf("%s: %w", abs, err)
+		return nil, fmt.Errorf("%s: %w", printable.String(abs), err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, fmt.Errorf("%s: not a regular file (%s)", abs, fileType(uint32(st.Mode)))
+		return nil, fmt.Errorf("%s: not a regular file (%s)", printable.String(abs), fileType(uint32(st.Mode)))
 	}
 	// A server may plant a huge (sparse) file, or append to one while it
 	// is read: read no more than maxRead, whatever the size said.
@@ -171,7 +172,7 @@ func (g *Guard) ReadFile(path string) ([]byte, error) {
 		err = fmt.Errorf("larger than %d MiB: refusing to read it", maxRead>>20)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", abs, err)
+		return nil, fmt.Errorf("%s: %w", printable.String(abs), err)
 	}
 	return b, nil
 }
@@ -202,7 +203,7 @@ func (g *Guard) Remove(path string) error {
 	}
 	defer unix.Close(dfd)
 	if err := unix.Unlinkat(dfd, filepath.Base(abs), 0); err != nil && !errors.Is(err, unix.ENOENT) {
-		return fmt.Errorf("removing %s: %w", abs, err)
+		return fmt.Errorf("removing %s: %w", printable.String(abs), err)
 	}
 	return nil
 }
@@ -267,9 +268,9 @@ func (g *Guard) openDir(dir string, create bool) (int, string, error) {
 			if unix.Fstatat(cur.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
 				closeAll()
 				if errors.Is(err, unix.ENOTDIR) {
-					return -1, "", fmt.Errorf("%s: not a folder (%s)", here, fileType(uint32(st.Mode)))
+					return -1, "", fmt.Errorf("%s: not a folder (%s)", printable.String(here), fileType(uint32(st.Mode)))
 				}
-				return -1, "", fmt.Errorf("%s: %w", here, err)
+				return -1, "", fmt.Errorf("%s: %w", printable.String(here), err)
 			}
 			if cur.inside != "" {
 				closeAll()
@@ -277,12 +278,12 @@ func (g *Guard) openDir(dir string, create bool) (int, string, error) {
 			}
 			if links++; links > maxLinks {
 				closeAll()
-				return -1, "", fmt.Errorf("%s: %w", here, unix.ELOOP)
+				return -1, "", fmt.Errorf("%s: %w", printable.String(here), unix.ELOOP)
 			}
 			target, err := readlinkat(cur.fd, name)
 			if err != nil {
 				closeAll()
-				return -1, "", fmt.Errorf("%s: %w", here, err)
+				return -1, "", fmt.Errorf("%s: %w", printable.String(here), err)
 			}
 			if filepath.IsAbs(target) {
 				for _, l := range stack[1:] {
@@ -336,8 +337,11 @@ func fileType(mode uint32) string {
 	return "not a file"
 }
 
+// tampered makes a TamperedError, its message spelt for a terminal
+// (internal/printable): the path names what a server may have made, and a
+// name holding an escape sequence is shown, not run.
 func tampered(format string, a ...any) error {
-	return &TamperedError{fmt.Sprintf(format, a...)}
+	return &TamperedError{printable.String(fmt.Sprintf(format, a...))}
 }
 
 func random() string {

@@ -103,32 +103,32 @@ missing, stale or extra, for CI and pre-commit.`,
 					return err
 				}
 				if drift.Empty() {
-					fmt.Fprintf(w, "%s is up to date (%s)\n", dir, compiler.Plural(len(plans), "server"))
+					fmt.Fprintf(w, "%s is up to date (%s)\n", spell(dir), compiler.Plural(len(plans), "server"))
 					return nil
 				}
 				for _, f := range drift.Missing {
-					fmt.Fprintf(w, "missing: %s\n", filepath.Join(dir, f))
+					fmt.Fprintf(w, "missing: %s\n", spell(filepath.Join(dir, f)))
 				}
 				for _, f := range drift.Stale {
-					fmt.Fprintf(w, "stale:   %s\n", filepath.Join(dir, f))
+					fmt.Fprintf(w, "stale:   %s\n", spell(filepath.Join(dir, f)))
 				}
 				for _, f := range drift.Extra {
-					fmt.Fprintf(w, "extra:   %s\n", filepath.Join(dir, f))
+					fmt.Fprintf(w, "extra:   %s\n", spell(filepath.Join(dir, f)))
 				}
 				for _, f := range drift.Tampered {
-					fmt.Fprintf(w, "TAMPERED: %s\n", filepath.Join(dir, f))
+					fmt.Fprintf(w, "TAMPERED: %s\n", spell(filepath.Join(dir, f)))
 				}
 				if len(drift.Tampered) > 0 {
-					fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy: %s: an artefact differs from what its own plan builds (the policy did not change it): it was edited after the build — by a server with write access? Inspect `git diff %s`, then rebuild\n", dir, dir)
+					fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy: %s: an artefact differs from what its own plan builds (the policy did not change it): it was edited after the build — by a server with write access? Inspect `git diff %s`, then rebuild\n", spell(dir), spell(dir))
 					return &errSilent{code: ExitTampered}
 				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy: %s is out of date with %s; run `mcpolicy build %s`\n", dir, compiler.Plural(len(proj.Files), "policy file"), path)
+				fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy: %s is out of date with %s; run `mcpolicy build %s`\n", spell(dir), compiler.Plural(len(proj.Files), "policy file"), spell(path))
 				return &errSilent{code: ExitStale}
 			}
 			if err := project.Write(dir, files, writable(proj, plans)); err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "wrote %s: %s, %s\n", dir, compiler.Plural(len(plans), "server"), compiler.Plural(len(files), "file"))
+			fmt.Fprintf(w, "wrote %s: %s, %s\n", spell(dir), compiler.Plural(len(plans), "server"), compiler.Plural(len(files), "file"))
 			return nil
 		},
 	}
@@ -209,7 +209,7 @@ func newExplainCmd() *cobra.Command {
 				if i > 0 {
 					fmt.Fprintln(cmd.OutOrStdout())
 				}
-				fmt.Fprint(cmd.OutOrStdout(), compiler.Explain(p))
+				fmt.Fprint(cmd.OutOrStdout(), spellText(compiler.Explain(p)))
 				if backend != "" {
 					rows, err := enforcement(p, backend)
 					if err != nil {
@@ -223,7 +223,7 @@ func newExplainCmd() *cobra.Command {
 						return err
 					}
 					if err := emit.Check(p, backend, rows); err != nil {
-						fmt.Fprintf(cmd.OutOrStdout(), "\n%s\n", err)
+						fmt.Fprintf(cmd.OutOrStdout(), "\n%s\n", spellText(err.Error()))
 					}
 				}
 			}

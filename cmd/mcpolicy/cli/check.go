@@ -43,9 +43,12 @@ type checkReport struct {
 	lines    []string
 }
 
+// add records a finding and its text line, the line spelt for a
+// terminal (spellText): an entry's drift names what a client file, or a
+// server that wrote one, chose. The printer spells the finding (report).
 func (r *checkReport) add(f report.Finding, line string) {
 	r.findings = append(r.findings, f)
-	r.lines = append(r.lines, line)
+	r.lines = append(r.lines, spellText(line))
 }
 
 // write prints the report in a format; text ends with "no drift" when

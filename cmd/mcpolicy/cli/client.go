@@ -114,7 +114,7 @@ user-scope file, --file any file.`,
 				}
 			}
 			if string(out) == string(src) {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s is up to date\n", target)
+				fmt.Fprintf(cmd.OutOrStdout(), "%s is up to date\n", spell(target))
 				return nil
 			}
 			if !write || dryRun {
@@ -132,7 +132,7 @@ user-scope file, --file any file.`,
 			if err := hostfile.WriteFile(target, out, 0o644, untrusted); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", target)
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", spell(target))
 			return nil
 		},
 	}

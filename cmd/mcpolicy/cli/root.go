@@ -71,9 +71,9 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	var se schema.Errors
 	var ne *emit.NotEnforceableError
 	if errors.As(err, &se) || (errors.As(err, &ne) && ne.Field != "") {
-		fmt.Fprintln(stderr, err) // already file:line:col: field: message, one per line
+		fmt.Fprintln(stderr, spellText(err.Error())) // already file:line:col: field: message, one per line
 	} else {
-		fmt.Fprintf(stderr, "mcpolicy: %v\n", err)
+		fmt.Fprintf(stderr, "mcpolicy: %s\n", spellText(err.Error()))
 	}
 	return exitCode(err)
 }

@@ -114,7 +114,7 @@ mcpolicy run --hosts).`,
 			if format == "json" {
 				return a.JSON(cmd.OutOrStdout())
 			}
-			return a.Text(cmd.OutOrStdout())
+			return spelling(cmd.OutOrStdout(), a.Text)
 		},
 	}
 	policyFlag(cmd, &policy)
