@@ -66,7 +66,8 @@ type EnvUnmet struct {
 // EnvCheck reports, for each entry mcpolicy manages, every env grant of the
 // policy's plan that will reach the server empty: not named by the entry,
 // not passed on by the client, and not in the env file the entry names (which
-// is read, and refused as the launcher would refuse it).
+// is read, and refused as the launcher would refuse it, and also when it
+// lies in a grant of any other server of the project).
 func EnvCheck(plans []*compiler.Plan, targets []*lint.Target, root, home string) []EnvUnmet {
 	byName := map[string]*compiler.Plan{}
 	for _, p := range plans {
@@ -89,6 +90,13 @@ func EnvCheck(plans []*compiler.Plan, targets []*lint.Target, root, home string)
 			}
 		}
 		if len(fromFile) == 0 {
+			continue
+		}
+		// Any server of the project that reads or writes the file has
+		// every server's values, or chooses them: the launcher checks
+		// only the plan it starts.
+		if err := EnvFileOutsideProject(plans, t.EnvFile, root, home); err != nil {
+			out = append(out, EnvUnmet{t.Pos, t.Server, fmt.Sprintf("the env file is refused: %v", err)})
 			continue
 		}
 		m := compiler.Machine{ProjectRoot: root, Home: home}

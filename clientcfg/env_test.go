@@ -140,3 +140,62 @@ func TestEnvCheck(t *testing.T) {
 		t.Errorf("codex with env_vars: %q", got)
 	}
 }
+
+// TestEnvFileInAnotherServersGrant: the env file holds every server's
+// values, so `mcpolicy client` and `mcpolicy check` refuse one that lies in
+// a grant of any server of the project, read-only or read-write, not only
+// of the server the entry starts (which the launcher checks), naming the
+// file and that server.
+func TestEnvFileInAnotherServersGrant(t *testing.T) {
+	dir := t.TempDir()
+	root, home := filepath.Join(dir, "p"), filepath.Join(dir, "home")
+	os.MkdirAll(filepath.Join(root, "shop"), 0o755)
+	os.MkdirAll(filepath.Join(home, ".config", "mcpolicy"), 0o700)
+	envFile := filepath.Join(home, ".config", "mcpolicy", "env")
+	os.WriteFile(envFile, []byte("GITHUB_TOKEN=real-secret\n"), 0o600)
+	other := func(name, rel string, mode compiler.Mode) *compiler.Plan {
+		return &compiler.Plan{Server: name, Network: compiler.Network{Mode: "none"}, Backends: []string{"docker"},
+			Mounts: []compiler.Mount{{Source: compiler.HostPath{Base: compiler.Home, Rel: rel}, Target: "/c", Mode: mode}}}
+	}
+	for _, c := range []struct {
+		name string
+		p2   *compiler.Plan
+		want string // "" when accepted
+	}{
+		{"rw the folder", other("s2", ".config/mcpolicy", compiler.ReadWrite),
+			`the env file ` + envFile + ` lies inside ` + filepath.Join(home, ".config/mcpolicy") + `, which server "s2" is given read-write: it could read every server's secrets in it, and rewrite what the next launch of each gets`},
+		{"ro ~/.config", other("s3", ".config", compiler.ReadOnly),
+			`the env file ` + envFile + ` lies inside ` + filepath.Join(home, ".config") + `, which server "s3" is given read-only`},
+		{"ro the file", other("s4", ".config/mcpolicy/env", compiler.ReadOnly), `which server "s4" is given read-only`},
+		{"elsewhere", other("s5", ".cache", compiler.ReadWrite), ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			plans := []*compiler.Plan{seedPlan(), c.p2}
+			err := EnvFileOutsideProject(plans, envFile, root, home)
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("client: got %v\nwant %q", err, c.want)
+			}
+			// check reads the entry mcpolicy client wrote for code-index.
+			f := filepath.Join(dir, "claude_desktop_config.json")
+			os.WriteFile(f, []byte(`{"mcpServers": {"code-index": {"command": "/usr/local/bin/mcpolicy-launch", "args": ["--env-file", "`+envFile+`", "--engine", "/usr/bin/docker", "--project-root", "`+root+`", "--", "run", "--rm", "-i", "-e", "GITHUB_TOKEN", "img:1"]}}}`), 0o644)
+			ts, err := Read(f, home)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var msgs []string
+			for _, u := range EnvCheck(plans, ts, root, home) {
+				msgs = append(msgs, u.What)
+			}
+			got := strings.Join(msgs, "\n")
+			if c.want == "" && got != "" || c.want != "" && (!strings.Contains(got, "the env file is refused: ") || !strings.Contains(got, c.want)) {
+				t.Errorf("check: got %q\nwant %q", got, c.want)
+			}
+		})
+	}
+	if err := EnvFileOutsideProject([]*compiler.Plan{seedPlan()}, filepath.Join(root, "env"), root, home); err == nil || !strings.Contains(err.Error(), "lies inside the project") {
+		t.Errorf("in the project: %v", err)
+	}
+}

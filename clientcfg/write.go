@@ -225,6 +225,40 @@ func envFileOutside(p *compiler.Plan, file, root, home string) error {
 	return nil
 }
 
+// EnvFileOutsideProject refuses an env file that lies in a grant of any
+// server of the project, not only the one the entry starts: the file holds
+// every server's values, so a server that reads it (a read-only grant) has
+// them all, and one that writes it (a read-write grant) chooses what the
+// next launch of each gets. The error names the file, the server and the
+// grant. (The launcher checks only the plan it starts.)
+func EnvFileOutsideProject(plans []*compiler.Plan, file, root, home string) error {
+	if !filepath.IsAbs(file) {
+		return fmt.Errorf("--env-file %q: not an absolute path", file)
+	}
+	m := compiler.Machine{ProjectRoot: root, Home: home}
+	f := filepath.Clean(file)
+	if g, in := launch.InsideAny(f, []string{root}); in {
+		return fmt.Errorf("the env file %s lies inside the project %s, which its servers are given: pass --env-file with a path outside every grant of the project", f, g)
+	}
+	for _, p := range plans {
+		for _, mt := range p.Mounts {
+			g := filepath.Clean(m.Resolve(mt.Source))
+			if _, in := launch.InsideAny(f, []string{g}); !in {
+				continue
+			}
+			how, what := "read-only", "read every server's secrets in it"
+			if mt.Mode == compiler.ReadWrite {
+				how, what = "read-write", "read every server's secrets in it, and rewrite what the next launch of each gets"
+			}
+			return fmt.Errorf("the env file %s lies inside %s, which server %q is given %s: it could %s; pass --env-file with a path outside every grant of the project's servers", f, g, p.Server, how, what)
+		}
+		if g, in := launch.InsideAny(f, p.Runtime.ReadOnly); in {
+			return fmt.Errorf("the env file %s lies inside %s, which server %q is given read-only: it could read every server's secrets in it; pass --env-file with a path outside every grant of the project's servers", f, g, p.Server)
+		}
+	}
+	return nil
+}
+
 func grantPaths(p *compiler.Plan, m compiler.Machine) []string {
 	var out []string
 	for _, mt := range p.Mounts {

@@ -25,10 +25,27 @@ func compileWith(t *testing.T, opt Options, src string, files ...string) ([]*Pla
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The home lies outside the project and the folder above it, as
+	// usually: a mount holding it holds ~/.config/mcpolicy (see
+	// TestEnvFolder). "~/name" in files is made there.
+	home := opt.Home
+	if home == "" {
+		if home, err = os.MkdirTemp("", "home"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(home) })
+		if home, err = filepath.EvalSymlinks(home); err != nil {
+			t.Fatal(err)
+		}
+		opt.Home = home
+	}
 	for _, f := range files {
 		f = strings.ReplaceAll(f, "@ROOT@", root)
 		name, target, link := strings.Cut(f, " -> ")
 		p := filepath.Join(root, name)
+		if rest, ok := strings.CutPrefix(name, "~/"); ok {
+			p = filepath.Join(home, rest)
+		}
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		switch {
 		case link:
@@ -53,9 +70,6 @@ func compileWith(t *testing.T, opt Options, src string, files ...string) ([]*Pla
 	if opt.Root == "" {
 		opt.Root = root
 	}
-	if opt.Home == "" {
-		opt.Home = filepath.Join(root, "home")
-	}
 	plans, err := Compile([]*schema.Policy{pol}, opt)
 	return plans, root, err
 }
@@ -70,7 +84,8 @@ func TestHostPaths(t *testing.T) {
 		"/opt//data/":  {Absolute, "/opt/data"},
 	}
 	for src, want := range cases {
-		plans, _, err := compileSrc(t, `version: "v1"
+		// NoFS: the home itself holds ~/.config/mcpolicy (TestEnvFolder).
+		plans, _, err := compileWith(t, Options{NoFS: true}, `version: "v1"
 servers: s: {image: "x", mounts: [{source: "`+src+`", target: "/w"}]}`)
 		if err != nil {
 			t.Errorf("%s: %v", src, err)
@@ -217,7 +232,7 @@ func TestSourceRefusals(t *testing.T) {
 		},
 		{"symlink inside the project: hint", `{source: "data/x", target: "/w"}`, "", []string{"real/x/", "data -> real"}, `hint: write the real path, "real/x"`},
 		{"dangling symlink", `{source: "gone", target: "/w"}`, "", []string{"gone -> nowhere"}, `hint: write the path the link points to, or remove the link`},
-		{"symlink below home", `{source: "~/cfg", target: "/w"}`, "", []string{"home/cfg -> @ROOT@/real", "real/"}, `host path "~/cfg": ${HOME}/cfg is a symlink to @ROOT@/real`},
+		{"symlink below home", `{source: "~/cfg", target: "/w"}`, "", []string{"~/cfg -> @ROOT@/real", "real/"}, `host path "~/cfg": ${HOME}/cfg is a symlink to @ROOT@/real`},
 		{"symlink in an absolute path", `{source: "@ROOT@/data/x", target: "/w"}`, "", []string{"real/x/", "data -> real"}, `host path "@ROOT@/data/x": @ROOT@/data is a symlink to real`},
 		{"the real path", `{source: "real/x", target: "/w", mode: "rw"}`, "", []string{"real/x/", "data -> real"}, ""},
 		{"a protected symlink", `{source: ".", target: "/w", mode: "rw"}`, "", []string{".env -> /etc/passwd"},
@@ -253,7 +268,7 @@ func TestSourceRefusals(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, root, err := compileWith(t, Options{}, `version: "v1"
-servers: s: {image: "x", mounts: [`+c.mount+`], `+c.extra+`}`, append(c.files, "home/")...)
+servers: s: {image: "x", mounts: [`+c.mount+`], `+c.extra+`}`, c.files...)
 			want := strings.ReplaceAll(c.want, "@ROOT@", root)
 			switch {
 			case want == "" && err != nil:
@@ -263,6 +278,54 @@ servers: s: {image: "x", mounts: [`+c.mount+`], `+c.extra+`}`, append(c.files, "
 			}
 			if err != nil && !strings.Contains(err.Error(), "mcpolicy.cue:2:") {
 				t.Errorf("no position: %v", err)
+			}
+		})
+	}
+}
+
+// TestEnvFolder: a source that is, lies in or holds ~/.config/mcpolicy,
+// the folder of the launcher's default env file, is refused read-only as
+// read-write, written as it is or another way (absolute, through a link
+// to ~/.config), at the mount's position.
+func TestEnvFolder(t *testing.T) {
+	for _, c := range []struct {
+		name, mount string
+		files       []string
+		want        string // "" when it compiles
+	}{
+		{"the folder, ro", `{source: "~/.config/mcpolicy", target: "/c"}`, []string{"~/.config/mcpolicy/"}, `host path "~/.config/mcpolicy" is ~/.config/mcpolicy, the folder of the env file`},
+		{"the folder, rw", `{source: "~/.config/mcpolicy", target: "/c", mode: "rw"}`, []string{"~/.config/mcpolicy/"}, `host path "~/.config/mcpolicy" is ~/.config/mcpolicy`},
+		{"the folder, missing", `{source: "~/.config/mcpolicy", target: "/c"}`, nil, `is ~/.config/mcpolicy`},
+		{"the file", `{source: "~/.config/mcpolicy/env", target: "/c"}`, []string{"~/.config/mcpolicy/env"}, `host path "~/.config/mcpolicy/env" lies in ~/.config/mcpolicy`},
+		{"~/.config, rw", `{source: "~/.config", target: "/c", mode: "rw"}`, []string{"~/.config/"}, ""}, // holds it: lint's MOUNT_CREDENTIALS, client's env file check
+		{"~, ro", `{source: "~", target: "/c"}`, nil, ""},
+		{"/, ro", `{source: "/", target: "/c"}`, nil, ""},
+		{"absolute", `{source: "@HOME@/.config/mcpolicy", target: "/c"}`, []string{"~/.config/mcpolicy/"}, `host path "@HOME@/.config/mcpolicy" is ~/.config/mcpolicy`},
+		{"the link's target", `{source: "dotfiles/config/mcpolicy", target: "/c"}`, []string{"dotfiles/config/mcpolicy/", "~/.config -> @ROOT@/dotfiles/config"}, `host path "dotfiles/config/mcpolicy" is ~/.config/mcpolicy`},
+		{"the link's target, below", `{source: "dotfiles/config/mcpolicy/env", target: "/c"}`, []string{"dotfiles/config/mcpolicy/env", "~/.config -> @ROOT@/dotfiles/config"}, `lies in ~/.config/mcpolicy`},
+		{"a sibling", `{source: "~/.config/gh-tools", target: "/c"}`, []string{"~/.config/gh-tools/", "~/.config/mcpolicy/env"}, ""},
+		{"mcpolicyx", `{source: "~/.config/mcpolicyx", target: "/c", mode: "rw"}`, []string{"~/.config/mcpolicyx/"}, ""},
+		{"the project", `{source: ".", target: "/w", mode: "rw"}`, nil, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			home, err := filepath.EvalSymlinks(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var files []string
+			for _, f := range c.files {
+				files = append(files, strings.ReplaceAll(f, "@HOME@", home))
+			}
+			_, root, err := compileWith(t, Options{Home: home}, `version: "v1"
+servers: s: {image: "x", mounts: [`+strings.ReplaceAll(c.mount, "@HOME@", home)+`]}`, files...)
+			want := strings.ReplaceAll(strings.ReplaceAll(c.want, "@ROOT@", root), "@HOME@", home)
+			switch {
+			case want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+				t.Errorf("got %v\nwant an error containing %q", err, want)
+			case want != "" && !strings.Contains(err.Error(), "mcpolicy.cue:2:36: servers.s.mounts[0].source: ") || want != "" && !strings.Contains(err.Error(), "hint: mount a folder outside ~/.config/mcpolicy"):
+				t.Errorf("no position or hint: %v", err)
 			}
 		})
 	}

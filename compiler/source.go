@@ -177,6 +177,9 @@ func (c *compiler) checkSource(p *Plan, s *mountSource, unprot map[string]bool) 
 	if c.opt.NoFS {
 		return
 	}
+	if c.touchesEnvFolder(s, lexical, "") {
+		return
+	}
 	real, err := c.resolve(s.Source)
 	var link *linkError
 	switch {
@@ -209,6 +212,9 @@ func (c *compiler) checkSource(p *Plan, s *mountSource, unprot map[string]bool) 
 	}
 	if why := refusedByName(real); why != "" {
 		c.fail(s.at, s.field, "mount a regular file or folder", "host path %q is refused: %s", s.written, why)
+		return
+	}
+	if c.touchesEnvFolder(s, "", real) {
 		return
 	}
 	s.real = real
@@ -302,6 +308,65 @@ func reason(pattern string) string {
 		}
 	}
 	return pattern
+}
+
+// EnvFolder is the folder of the env file the launcher reads every
+// server's env grant values from by default (launch.EnvFileDefault),
+// relative to the home.
+const EnvFolder = ".config/mcpolicy"
+
+// touchesEnvFolder refuses a source, read-only or read-write, that is or
+// lies in ~/.config/mcpolicy: a server that reads the env file there has
+// every server's secrets, one that writes it chooses what the next launch
+// of each gets. A grant that holds it (~, ~/.config) is, like every
+// credential store, lint's MOUNT_CREDENTIALS error, and mcpolicy client
+// and check refuse an env file inside any server's grant. lexical is the source as written (on this machine's
+// project and home), real the source resolved; either may be "", and each
+// is compared with the folder spelled the same way. Not under NoFS: the
+// old side of a diff is not built, and may be the policy that still
+// mounted the folder.
+func (c *compiler) touchesEnvFolder(s *mountSource, lexical, real string) bool {
+	if c.opt.Home == "" {
+		return false
+	}
+	var folder string
+	switch {
+	case c.opt.NoFS:
+		return false
+	case lexical != "":
+		folder, real = filepath.Join(c.opt.Home, filepath.FromSlash(EnvFolder)), lexical
+	default:
+		home, err := c.base(Home)
+		if err != nil {
+			return false
+		}
+		folder = realBelow(filepath.Join(home, filepath.FromSlash(EnvFolder)))
+	}
+	if !within(real, folder) {
+		return false // a grant holding it (~, ~/.config) is lint's MOUNT_CREDENTIALS error, and client refuses the env file
+	}
+	how := "lies in"
+	if real == folder {
+		how = "is"
+	}
+	c.fail(s.at, s.field, "mount a folder outside ~/"+EnvFolder+"; keep what the server needs elsewhere, and its env grant values in the env file, which the launcher reads for it",
+		"host path %q %s ~/%s, the folder of the env file the launcher takes every server's env grant values from: the server could read them all, or (read-write) choose what the next launch gets", s.written, how, EnvFolder)
+	return true
+}
+
+// realBelow resolves the deepest folder of p that exists and joins the
+// rest: ~/.config may be a link (dotfiles), ~/.config/mcpolicy not yet made.
+func realBelow(p string) string {
+	rest := ""
+	for d := p; ; d = filepath.Dir(d) {
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if d == filepath.Dir(d) {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(d), rest)
+	}
 }
 
 // isMissing: the path, or a folder on the way to it, does not exist.

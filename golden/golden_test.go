@@ -4,8 +4,9 @@
 // Each testdata/NAME.txtar is one case; its leading comment says what the case
 // proves. Every file whose name does not start with want/ is an input: it is
 // written into a fresh temp dir, the project root (files under home/ land in
-// $HOME, which is <tmp>/home). There the harness runs `mcpolicy build .` and,
-// if that exits 0, `mcpolicy explain -p .`. The want/ sections are the
+// $HOME, another temp dir: a home inside the project would be held by every
+// mount of the project, and ~/.config/mcpolicy with it). There the harness
+// runs `mcpolicy build .` and, if that exits 0, `mcpolicy explain -p .`. The want/ sections are the
 // expected results:
 //
 //	want/exit      build's exit code
@@ -64,7 +65,7 @@ func runCase(t *testing.T, file string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir, home := t.TempDir(), t.TempDir()
 	var inputs []txtar.File
 	want := map[string][]byte{}
 	for _, f := range ar.Files {
@@ -77,6 +78,9 @@ func runCase(t *testing.T, file string) {
 		}
 		inputs = append(inputs, f)
 		p := filepath.Join(dir, filepath.FromSlash(f.Name))
+		if rest, ok := strings.CutPrefix(f.Name, "home/"); ok {
+			p = filepath.Join(home, filepath.FromSlash(rest))
+		}
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -84,10 +88,7 @@ func runCase(t *testing.T, file string) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "home"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("HOME", filepath.Join(dir, "home"))
+	t.Setenv("HOME", home)
 	t.Chdir(dir)
 
 	got := build(t)
@@ -104,6 +105,7 @@ func runCase(t *testing.T, file string) {
 		got["want/explain"] = []byte(stdout)
 	}
 	noLeak(t, dir, got)
+	noLeak(t, home, got)
 
 	if os.Getenv("MCPOLICY_UPDATE") == "1" {
 		for _, name := range sortedKeys(got) {

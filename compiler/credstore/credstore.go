@@ -11,9 +11,13 @@ import "strings"
 // servers: whoever writes it decides what runs next. .local/state/mcpolicy
 // holds the egress proxy's decision logs (mcpolicy run's default): whoever
 // writes one decides what mcpolicy suggest proposes to allow, and every
-// server's destinations are there to read.
+// server's destinations are there to read. .config/mcpolicy holds the env
+// file (launch.EnvFileDefault) the launcher takes every server's env grant
+// values from for clients that pass none: whoever reads it has every
+// server's secrets, whoever writes it chooses what the next launch gets.
 var Stores = []string{".ssh", ".aws", ".gnupg", ".config/gcloud", ".kube", ".docker/config.json",
-	".netrc", ".npmrc", ".pypirc", ".git-credentials", "Library/Keychains", ".config/gh", ".claude", ".local/state/mcpolicy"}
+	".netrc", ".npmrc", ".pypirc", ".git-credentials", "Library/Keychains", ".config/gh", ".claude", ".local/state/mcpolicy",
+	".config/mcpolicy"}
 
 // Touching lists the stores (relative to the home) that sub, a clean
 // slash-separated path relative to a home folder, is, lies in, or holds:

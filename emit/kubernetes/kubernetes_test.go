@@ -49,7 +49,10 @@ func TestGolden(t *testing.T) {
 
 func compileArchive(t *testing.T, ar *txtar.Archive) (plans []*compiler.Plan, opts kubernetes.Options, root string) {
 	t.Helper()
-	root = t.TempDir()
+	// home/ files land in the home, outside the project: a home inside it
+	// would be held by every mount of the project, and ~/.config/mcpolicy
+	// with it (refused).
+	root, home := t.TempDir(), t.TempDir()
 	for _, f := range ar.Files {
 		if strings.HasPrefix(f.Name, "want/") {
 			continue
@@ -63,16 +66,15 @@ func compileArchive(t *testing.T, ar *txtar.Archive) (plans []*compiler.Plan, op
 			continue
 		}
 		p := filepath.Join(root, filepath.FromSlash(f.Name))
+		if rest, ok := strings.CutPrefix(f.Name, "home/"); ok {
+			p = filepath.Join(home, filepath.FromSlash(rest))
+		}
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-	}
-	home := filepath.Join(root, "home")
-	if err := os.MkdirAll(home, 0o755); err != nil {
-		t.Fatal(err)
 	}
 	proj, err := project.Discover(root)
 	if err != nil {

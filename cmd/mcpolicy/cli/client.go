@@ -100,6 +100,11 @@ user-scope file, --file any file.`,
 					return err
 				}
 				if f := clientcfg.EnvFileOf(l); f != "" {
+					// Every server of the project, not only this one, must
+					// neither read nor write the file (LaunchFor checks p's).
+					if err := clientcfg.EnvFileOutsideProject(plans, f, proj.Root, home); err != nil {
+						return &exitError{code: ExitInvalid, err: err}
+					}
 					fmt.Fprintf(cmd.ErrOrStderr(), "%s passes no environment to servers: %q takes %s from %s at spawn (NAME=value lines, mode 600; `install -m 600 /dev/null %s` creates it)\n",
 						c.Name, p.Server, strings.Join(p.EnvNames(), ", "), f, f)
 				}
