@@ -73,7 +73,16 @@ func Wrapper(p *compiler.Plan, rootFromScript string) ([]byte, error) {
 # Starts MCP server %q under bubblewrap, confined as its plan says:
 #   %s  (mcpolicy explain %s)
 set -eu
-`, p.Server, p.Hash, p.Server)
+# A terminal among stdin, stdout and stderr would be the server's: it could
+# read what is typed there and write escape sequences (mcpolicy run and
+# mcpolicy-launch relay one instead).
+for fd in 0 1 2; do
+    if [ -t "$fd" ]; then
+        echo "$0: descriptor $fd is a terminal, which the server would hold: use pipes (... | sh $0 2>&1 | cat -v), or mcpolicy run --server %s --backend bwrap, which relays a terminal" >&2
+        exit 126
+    fi
+done
+`, p.Server, p.Hash, p.Server, p.Server)
 	if p.Network.Mode == "allowlist" {
 		fmt.Fprintf(&b, ": \"${MCPOLICY_EGRESS_SOCKET:?start this server with: mcpolicy run --server %s (it runs the egress proxy)}\"\n", p.Server)
 		b.WriteString(": \"${MCPOLICY:?set MCPOLICY to a statically linked mcpolicy}\"\n")
