@@ -52,7 +52,7 @@ var reservedTargets = []string{"/proc", "/sys", "/dev"}
 func Compile(policies []*schema.Policy, opt Options) ([]*Plan, error) {
 	c := &compiler{opt: opt, seen: map[string]source.Pos{}}
 	if !opt.NoFS {
-		c.policyFiles = realFiles(policies)
+		c.policyFiles = c.realFiles(policies)
 	}
 	var plans []*Plan
 	for _, pol := range policies {
@@ -79,16 +79,23 @@ type compiler struct {
 	policyFiles []string
 }
 
-// realFiles resolves the files the policies were read from; one that
-// cannot be resolved is left out (it was just read: a race, not a grant).
-func realFiles(policies []*schema.Policy) []string {
+// realFiles resolves the files the policies were read from. One that
+// cannot be resolved any more is an error: the check it feeds
+// (holdsPolicy) must not be skipped by a file renamed away between the
+// read and the compile.
+func (c *compiler) realFiles(policies []*schema.Policy) []string {
 	var out []string
 	for _, pol := range policies {
-		if abs, err := filepath.Abs(pol.File); err == nil {
-			if real, err := filepath.EvalSymlinks(abs); err == nil {
-				out = append(out, real)
-			}
+		abs, err := filepath.Abs(pol.File)
+		if err == nil {
+			abs, err = filepath.EvalSymlinks(abs)
 		}
+		if err != nil {
+			c.fail(source.Pos{File: pol.File}, "", "compile again; if the file keeps moving, something else is writing the policy's folder",
+				"the policy file cannot be resolved after it was read: %v", err)
+			continue
+		}
+		out = append(out, abs)
 	}
 	return out
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
 )
 
 // TestPolicyFileNotWritable: no read-write source may reach a policy file
@@ -62,5 +64,29 @@ func TestPolicyFileNotWritable(t *testing.T) {
 				t.Errorf("got %v\nwant an error containing %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestPolicyFileGoneBeforeCompile: a policy file that cannot be resolved
+// between its read and the compile is an error, not a file the
+// policy-file check skips.
+func TestPolicyFileGoneBeforeCompile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "policy.cue")
+	if err := os.WriteFile(file, []byte(`version: "v1"`+"\n"+`servers: s: {command: ["true"], backends: ["bwrap"], mounts: [{source: ".", target: "/w", mode: "rw"}]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	proj, err := Discover(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pols, err := proj.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Rename(file, file+".away")
+	_, err = compiler.Compile(pols, compiler.Options{Root: proj.Root, Home: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "cannot be resolved after it was read") {
+		t.Fatalf("got %v, want the policy file refused as unresolvable", err)
 	}
 }
