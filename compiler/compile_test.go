@@ -406,3 +406,29 @@ servers: s: {image: "x", mounts: [{source: ".", target: "/w", mode: "rw"}, {sour
 		t.Errorf("protected: %v, want %s", got, want)
 	}
 }
+
+// TestEnvFolderXDG: with XDG_CONFIG_HOME set, the launcher's default env
+// file is $XDG_CONFIG_HOME/mcpolicy/env (a fourth red team's server of
+// another project read and rewrote it there): that folder is refused too.
+func TestEnvFolderXDG(t *testing.T) {
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	xdg := filepath.Join(home, "xdg")
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	for mount, want := range map[string]string{
+		`{source: "` + xdg + `/mcpolicy", target: "/c", mode: "rw"}`: `is $XDG_CONFIG_HOME/mcpolicy, the folder of the env file`,
+		`{source: "` + xdg + `/mcpolicy/env", target: "/c"}`:         `lies in $XDG_CONFIG_HOME/mcpolicy`,
+		`{source: "` + xdg + `/other", target: "/c"}`:                "",
+	} {
+		_, _, err := compileWith(t, Options{Home: home}, `version: "v1"
+servers: s: {image: "x", mounts: [`+mount+`]}`, "~/xdg/mcpolicy/env", "~/xdg/other/")
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%s: refused: %v", mount, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("%s: got %v, want %q", mount, err, want)
+		}
+	}
+}

@@ -326,32 +326,32 @@ const EnvFolder = ".config/mcpolicy"
 // old side of a diff is not built, and may be the policy that still
 // mounted the folder.
 func (c *compiler) touchesEnvFolder(s *mountSource, lexical, real string) bool {
-	if c.opt.Home == "" {
+	if c.opt.Home == "" || c.opt.NoFS {
 		return false
 	}
-	var folder string
-	switch {
-	case c.opt.NoFS:
-		return false
-	case lexical != "":
-		folder, real = filepath.Join(c.opt.Home, filepath.FromSlash(EnvFolder)), lexical
-	default:
-		home, err := c.base(Home)
-		if err != nil {
-			return false
+	// The launcher's default is $XDG_CONFIG_HOME/mcpolicy/env when that is
+	// set (launch.EnvFileDefault): both folders are refused.
+	folders := []struct{ path, spelt string }{{filepath.Join(c.opt.Home, filepath.FromSlash(EnvFolder)), "~/" + EnvFolder}}
+	if xdg := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(xdg) {
+		folders = append(folders, struct{ path, spelt string }{filepath.Join(filepath.Clean(xdg), "mcpolicy"), "$XDG_CONFIG_HOME/mcpolicy"})
+	}
+	for _, f := range folders {
+		folder, src := f.path, lexical
+		if lexical == "" {
+			folder, src = realBelow(f.path), real
 		}
-		folder = realBelow(filepath.Join(home, filepath.FromSlash(EnvFolder)))
+		if !within(src, folder) {
+			continue // a grant holding it (~, ~/.config) is lint's MOUNT_CREDENTIALS error, and client refuses the env file
+		}
+		how := "lies in"
+		if src == folder {
+			how = "is"
+		}
+		c.fail(s.at, s.field, "mount a folder outside "+f.spelt+"; keep what the server needs elsewhere, and its env grant values in the env file, which the launcher reads for it",
+			"host path %q %s %s, the folder of the env file the launcher takes every server's env grant values from: the server could read them all, or (read-write) choose what the next launch gets", s.written, how, f.spelt)
+		return true
 	}
-	if !within(real, folder) {
-		return false // a grant holding it (~, ~/.config) is lint's MOUNT_CREDENTIALS error, and client refuses the env file
-	}
-	how := "lies in"
-	if real == folder {
-		how = "is"
-	}
-	c.fail(s.at, s.field, "mount a folder outside ~/"+EnvFolder+"; keep what the server needs elsewhere, and its env grant values in the env file, which the launcher reads for it",
-		"host path %q %s ~/%s, the folder of the env file the launcher takes every server's env grant values from: the server could read them all, or (read-write) choose what the next launch gets", s.written, how, EnvFolder)
-	return true
+	return false
 }
 
 // realBelow resolves the deepest folder of p that exists and joins the

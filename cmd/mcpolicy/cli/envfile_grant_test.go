@@ -103,4 +103,15 @@ servers: s2: {
 	if code != exitcode.Widened || !strings.Contains(out, want) {
 		t.Errorf("check, the file in s2's grant: exit %d\n%s%s\nwant %q", code, out, errs, want)
 	}
+	// run and exec start s1 alone, and refused it all the same: a fourth
+	// red team's s1 read TOK from s2's grant through them. (Refused before
+	// anything starts: no engine or kernel needed.)
+	for _, cmd := range [][]string{
+		{"run", "-p", dir, "--server", "s1", "--backend", "docker", "--env-file", bad},
+		{"exec", "-p", dir, "--server", "s1", "--env-file", bad},
+	} {
+		if code, out, errs := run(t, cmd...); code == ExitOK || !strings.Contains(errs, want) {
+			t.Errorf("%s: exit %d\n%s%s\nwant %q", cmd[0], code, out, errs, want)
+		}
+	}
 }

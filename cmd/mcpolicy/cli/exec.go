@@ -43,7 +43,7 @@ reviewed bytes.`,
 			if err := launch.CloseInherited(); err != nil {
 				return err
 			}
-			proj, plan, err := compileServer(policy, server)
+			proj, plan, plans, err := compileServerOf(policy, server)
 			if err != nil {
 				return err
 			}
@@ -52,6 +52,9 @@ reviewed bytes.`,
 			}
 			home, _ := os.UserHomeDir()
 			machine := compiler.Machine{ProjectRoot: proj.Root, Home: home, Invoker: compiler.CurrentUser()}
+			if err := envFileOutsideProject(plans, envFile, proj.Root, home); err != nil {
+				return err
+			}
 			environ, err := launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: envFile, Grants: grantSources(plan, machine)}, plan.EnvNames())
 			if err != nil {
 				return err

@@ -3,8 +3,10 @@ package cli
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/egress"
 	"github.com/mcpolicy/mcpolicy/egress/sandbox"
@@ -69,6 +71,9 @@ evidence is reproduced. See docs/egress.md.`,
 			}
 			home, _ := os.UserHomeDir()
 			machine := compiler.Machine{ProjectRoot: proj.Root, Home: home, Invoker: compiler.CurrentUser()}
+			if err := envFileOutsideProject(plans, envFile, proj.Root, home); err != nil {
+				return err
+			}
 			environ, err := launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: envFile, Grants: grantSources(plan, machine)}, plan.EnvNames())
 			if err != nil {
 				return err
@@ -183,4 +188,19 @@ func newEgressForwardCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&lifeline, "lifeline", false, "exit when the proxy goes away")
 	cmd.MarkFlagRequired("port")
 	return cmd
+}
+
+// envFileOutsideProject refuses an env file that lies in a grant of any
+// server of the project, not only the one started: another server that
+// reads it has this one's secrets, one that writes it chooses what this
+// one's next launch gets (as mcpolicy client and check refuse).
+func envFileOutsideProject(plans []*compiler.Plan, envFile, root, home string) error {
+	if envFile == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(envFile)
+	if err != nil {
+		return err
+	}
+	return clientcfg.EnvFileOutsideProject(plans, abs, root, home)
 }
