@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/mcpolicy/mcpolicy/internal/printable"
@@ -156,11 +155,11 @@ func writeLines(b []byte) ([]byte, error) {
 		i := bytesIndexNL(b)
 		if i < 0 {
 			if len(b) >= 4096 {
-				return nil, writeAll(ttyFd, []byte(spell(string(b))))
+				return nil, writeAll(ttyFd, []byte(printable.Text(string(b))))
 			}
 			return b, nil
 		}
-		if err := writeAll(ttyFd, []byte(spell(string(b[:i]))+"\n")); err != nil {
+		if err := writeAll(ttyFd, []byte(printable.Text(string(b[:i]))+"\n")); err != nil {
 			return nil, err
 		}
 		b = b[i+1:]
@@ -171,7 +170,7 @@ func flush(pending []byte) error {
 	if len(pending) == 0 {
 		return nil
 	}
-	return writeAll(ttyFd, []byte(spell(string(pending))))
+	return writeAll(ttyFd, []byte(printable.Text(string(pending))))
 }
 
 func bytesIndexNL(b []byte) int {
@@ -181,15 +180,6 @@ func bytesIndexNL(b []byte) int {
 		}
 	}
 	return -1
-}
-
-// spell is printable.String, tabs kept.
-func spell(s string) string {
-	parts := strings.Split(s, "\t")
-	for i, p := range parts {
-		parts[i] = printable.String(p)
-	}
-	return strings.Join(parts, "\t")
 }
 
 // relayIn passes on what the user types, until the server's side of the

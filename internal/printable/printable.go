@@ -55,3 +55,19 @@ func String(s string) string {
 	}
 	return b.String()
 }
+
+// Text spells s as String does, except its own line breaks and tabs,
+// which stay: for text mcpolicy composed (an error with its hint, a
+// table, a relayed stream's lines) that may hold a name someone else
+// chose. Clean text is returned as it is, and spelt text is clean.
+func Text(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		cols := strings.Split(l, "\t")
+		for j, c := range cols {
+			cols[j] = String(c)
+		}
+		lines[i] = strings.Join(cols, "\t")
+	}
+	return strings.Join(lines, "\n")
+}

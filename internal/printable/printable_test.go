@@ -33,3 +33,22 @@ func TestString(t *testing.T) {
 		}
 	}
 }
+
+// TestText: line breaks and tabs stay, every other control is spelt, and
+// spelling twice changes nothing.
+func TestText(t *testing.T) {
+	for in, want := range map[string]string{
+		"a\n\thint: b":                            "a\n\thint: b",
+		"x\x1b[2J\ty\r\nz\x07":                    `x\x1b[2J` + "\t" + `y\x0d` + "\n" + `z\x07`,
+		"clean text, ünïcode\tok":                 "clean text, ünïcode\tok",
+		"link to /x\x1b]52;c;cHduZWQ=\x07\x1b[2J": `link to /x\x1b]52;c;cHduZWQ=\x07\x1b[2J`,
+		"a\r\n\tb\u202e":                          `a\x0d` + "\n\t" + `b\u202e`,
+	} {
+		if got := Text(in); got != want {
+			t.Errorf("Text(%q) = %q, want %q", in, got, want)
+		}
+		if got := Text(want); got != want {
+			t.Errorf("Text is not idempotent on %q: %q", want, got)
+		}
+	}
+}
