@@ -46,3 +46,33 @@ func BenchmarkCompile(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLint is the lint pass alone over the plans of a generated
+// 500-server policy (compiled once): its rules, its walks of the granted
+// folders and the report. Profile it with
+//
+//	go test ./bench -run '^$' -bench Lint -cpuprofile cpu.out
+func BenchmarkLint(b *testing.B) {
+	dir := b.TempDir()
+	if err := WriteServers(dir, 500); err != nil {
+		b.Fatal(err)
+	}
+	home := b.TempDir()
+	proj, err := project.Discover(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	plans, err := proj.Compile(home)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		ts := lint.PolicyTargets(plans, proj.Root, home)
+		for _, t := range ts {
+			t.Unbuildable = project.Problems(t.Plan)
+		}
+		if err := lint.Write(io.Discard, lint.Run(ts, lint.Options{MaxGrants: 4}), "text", "bench"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

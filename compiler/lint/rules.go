@@ -694,7 +694,7 @@ func checkRWUnprotected(t *Target, o Options, report reportFn) {
 		}
 		bases = append(bases, filepath.Clean(b))
 		if b, ok := onMachine(t, b); ok {
-			if real, err := filepath.EvalSymlinks(b); err == nil {
+			if real, err := o.fs.evalSymlinks(b); err == nil {
 				bases = append(bases, real)
 			}
 		}
@@ -706,7 +706,7 @@ func checkRWUnprotected(t *Target, o Options, report reportFn) {
 		paths := []string{m.Host}
 		here, onHost := onMachine(t, m.Host)
 		if onHost {
-			if real, err := filepath.EvalSymlinks(here); err == nil && real != m.Host {
+			if real, err := o.fs.evalSymlinks(here); err == nil && real != m.Host {
 				paths = append(paths, real)
 			}
 		}

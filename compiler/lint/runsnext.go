@@ -102,7 +102,7 @@ func checkRunsNext(t *Target, o Options, report reportFn) {
 			hit = append(hit[:6:6], fmt.Sprintf("and %d more", len(hit)-6))
 		}
 		if dir, ok := onMachine(t, m.Host); ok {
-			hit = append(hit, launchersIn(dir)...)
+			hit = append(hit, launchersIn(o.fs, dir)...)
 		}
 		if len(hit) > 0 {
 			report(m.Pos, "read-write mount %s covers what runs next outside the sandbox: %s", m.Source, strings.Join(hit, ", "))
@@ -113,8 +113,8 @@ func checkRunsNext(t *Target, o Options, report reportFn) {
 // launchersIn lists the mcpolicy binaries of this machine (the one
 // running, and mcpolicy-launch as PATH finds it) that lie in dir, both
 // resolved.
-func launchersIn(dir string) []string {
-	real, err := filepath.EvalSymlinks(dir)
+func launchersIn(c *fsCache, dir string) []string {
+	real, err := c.evalSymlinks(dir)
 	if err != nil {
 		return nil
 	}

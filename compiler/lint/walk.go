@@ -19,14 +19,16 @@ import (
 // cannot spend the others' bounds. WalkDir does not follow symlinks, so a
 // walk cannot loop.
 const (
-	walkDepth   = 12                     // folders below the granted one
-	walkTime    = 250 * time.Millisecond // one walk
-	runWalkTime = 2 * time.Second        // every walk of one Run
-	maxLinks    = 1000                   // symlinks kept from one walk
-	maxNested   = 100                    // nested protected names kept from one walk
+	walkDepth   = 12              // folders below the granted one
+	runWalkTime = 2 * time.Second // every walk of one Run
+	maxLinks    = 1000            // symlinks kept from one walk
+	maxNested   = 100             // nested protected names kept from one walk
 )
 
-var walkEntries = 20000 // entries looked at in one walk (a test lowers it)
+var (
+	walkEntries = 20000                  // entries looked at in one walk (a test lowers it)
+	walkTime    = 250 * time.Millisecond // one walk (a test on a busy machine raises it)
+)
 
 // systemTrees are the operating system's folders: a sandbox grants them
 // read-only to every server (bwrap --ro-bind /usr /usr), their symlinks
@@ -52,11 +54,34 @@ type fsCache struct {
 	links  map[string]linkWalk   // symlinks, by folder
 	nested map[string]nestedWalk // nested protected names, by folder
 	found  map[string][]string   // secret files, by folder
+	real   map[string]resolved   // EvalSymlinks, by path
 	spent  time.Duration         // walking, over the run
 }
 
+type resolved struct {
+	path string
+	err  error
+}
+
 func newFSCache() *fsCache {
-	return &fsCache{links: map[string]linkWalk{}, nested: map[string]nestedWalk{}, found: map[string][]string{}}
+	return &fsCache{links: map[string]linkWalk{}, nested: map[string]nestedWalk{}, found: map[string][]string{},
+		real: map[string]resolved{}}
+}
+
+// evalSymlinks is filepath.EvalSymlinks, once per path in a run: every
+// target of a policy resolves the same project root and home, and many
+// the same mounts (500 servers: a thousand resolutions of two paths). A
+// nil cache (a rule called outside Run) resolves every time.
+func (c *fsCache) evalSymlinks(p string) (string, error) {
+	if c == nil {
+		return filepath.EvalSymlinks(p)
+	}
+	if r, ok := c.real[p]; ok {
+		return r.path, r.err
+	}
+	real, err := filepath.EvalSymlinks(p)
+	c.real[p] = resolved{real, err}
+	return real, err
 }
 
 // link is a symlink found in a walk: its path relative to the walked
