@@ -1,11 +1,14 @@
 package bwrap
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
@@ -73,6 +76,7 @@ func TestNonMergedUsr(t *testing.T) {
 // shell metacharacters arrive intact, env values never appear in argv, and
 // stdin still reaches the server.
 func TestWrapperRunsUnderSh(t *testing.T) {
+	closeInherited(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
 	os.MkdirAll(bin, 0o755)
@@ -111,5 +115,104 @@ cat > "$OUT/stdin"
 	}
 	if string(stdin) != "{\"jsonrpc\":\"2.0\"}\n" {
 		t.Errorf("stdin did not reach bwrap: %q", stdin)
+	}
+}
+
+// TestWrapperClosesInheritedDescriptors: a descriptor above 2 the caller
+// left open (a file of the home, a folder) must not reach bwrap, which
+// hands every descriptor it inherits to the server; the script's own, and
+// --args' pipe, still do their jobs. One above 9, which dash cannot name,
+// is closed or refuses the start (126), never passed on. Run under every
+// shell here that a user's sh may be.
+func TestWrapperClosesInheritedDescriptors(t *testing.T) {
+	closeInherited(t)
+	shells := []string{"/bin/sh"}
+	for _, sh := range []string{"bash", "dash", "busybox"} {
+		if p, err := exec.LookPath(sh); err == nil {
+			shells = append(shells, p)
+		}
+	}
+	for _, sh := range shells {
+		for _, c := range []struct{ env, high bool }{{false, false}, {true, false}, {true, true}} {
+			env, high := c.env, c.high
+			t.Run(fmt.Sprintf("%s/env=%v/fd12=%v", filepath.Base(sh), env, high), func(t *testing.T) {
+				dir := t.TempDir()
+				bin := filepath.Join(dir, "bin")
+				os.MkdirAll(bin, 0o755)
+				fake := `#!/bin/sh
+for f in /proc/$$/fd/*; do printf '%s %s\n' "${f##*/}" "$(readlink "$f")"; done > "$OUT/fds"
+cat > /dev/null
+`
+				os.WriteFile(filepath.Join(bin, "bwrap"), []byte(fake), 0o755)
+				p := plan()
+				if !env {
+					p.Env = nil
+				}
+				script, err := Wrapper(p, "../..")
+				if err != nil {
+					t.Fatal(err)
+				}
+				wrapper := filepath.Join(dir, "s.sh")
+				os.WriteFile(wrapper, script, 0o755)
+				secret := filepath.Join(dir, "credentials")
+				os.WriteFile(secret, []byte("key"), 0o600)
+				f, err := os.Open(secret)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				d, err := os.Open(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer d.Close()
+				args := []string{wrapper}
+				if filepath.Base(sh) == "busybox" {
+					args = []string{"sh", wrapper}
+				}
+				cmd := exec.Command(sh, args...)
+				cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "OUT=" + dir, "PROJECT_ROOT=" + dir, "TOKEN=t", "HOME=/h"}
+				cmd.Stdin = strings.NewReader("{}\n")
+				extra := []*os.File{f, nil, nil, nil, d} // fds 3 and 7
+				if high {
+					extra = append(extra, make([]*os.File, 4)...)
+					extra = append(extra, f) // fd 12: dash cannot name it
+				}
+				cmd.ExtraFiles = extra
+				out, err := cmd.CombinedOutput()
+				fds, _ := os.ReadFile(filepath.Join(dir, "fds"))
+				if high && cmd.ProcessState.ExitCode() == 126 {
+					if len(fds) > 0 || !strings.Contains(string(out), "descriptor 12 is open") {
+						t.Errorf("refused, but bwrap ran or the message does not say why:\n%s", out)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("wrapper: %v\n%s", err, out)
+				}
+				if strings.Contains(string(fds), secret) || strings.Contains(string(fds), " "+dir+"\n") {
+					t.Errorf("an inherited descriptor reached bwrap:\n%s", fds)
+				}
+				if !strings.Contains(string(fds), "0 pipe:") {
+					t.Errorf("stdin is not the caller's pipe:\n%s", fds)
+				}
+			})
+		}
+	}
+}
+
+// closeInherited marks close-on-exec the descriptors above 2 this test
+// process inherited (a CI runner's, a terminal multiplexer's): the wrapper
+// refuses to start with one dash cannot close, and the tests hand it the
+// ones they mean to.
+func closeInherited(t *testing.T) {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
 	}
 }

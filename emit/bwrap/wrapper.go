@@ -82,6 +82,21 @@ for fd in 0 1 2; do
         exit 126
     fi
 done
+# So would a descriptor above 2 its caller left open (a terminal, a folder
+# the policy does not grant): close each, but the one this script is read
+# by; one a shell cannot name (dash: above 9) refuses the start.
+for fd in /proc/$$/fd/*; do
+    fd=${fd##*/}
+    case $fd in [012] | *[!0-9]*) continue ;; esac
+    if ! [ -e "/proc/$$/fd/$fd" ] || [ "/proc/$$/fd/$fd" -ef "$0" ]; then continue; fi
+    case $fd in
+    [3-9]) eval "exec $fd>&-" ;;
+    *) if ( eval "exec $fd>&-" ) 2>/dev/null; then eval "exec $fd>&-"; else
+        echo "$0: descriptor $fd is open, which the server would hold, and this sh cannot close it: start this from a shell that leaves it closed (bash: exec $fd>&-)" >&2
+        exit 126
+    fi ;;
+    esac
+done
 `, p.Server, p.Hash, p.Server, p.Server)
 	if p.Network.Mode == "allowlist" {
 		fmt.Fprintf(&b, ": \"${MCPOLICY_EGRESS_SOCKET:?start this server with: mcpolicy run --server %s (it runs the egress proxy)}\"\n", p.Server)
