@@ -22,6 +22,11 @@ func (p Peer) String() string { return fmt.Sprintf("pid %d, uid %d", p.PID, p.UI
 // ErrNoPeerCredentials: this system cannot tell who connected.
 var ErrNoPeerCredentials = errors.New("peer credentials are not available on this system")
 
+// ErrSelf, from an admit function, closes the connection unlogged: it
+// is this process checking that the socket a sandbox is about to get is
+// its own (launch's servedByUs), not a client.
+var ErrSelf = errors.New("this process's own check of its socket")
+
 // Guard returns ln with admit run on every connection before the proxy
 // reads a byte of it. A connection admit refuses gets a 403 naming the
 // reason, is closed, and is logged as a deny with no host. admit runs in
@@ -54,7 +59,10 @@ type guardedConn struct {
 
 func (c *guardedConn) check() error {
 	c.once.Do(func() {
-		if err := c.l.admit(c.Conn); err != nil {
+		if err := c.l.admit(c.Conn); errors.Is(err, ErrSelf) {
+			c.err = err
+			c.Conn.Close()
+		} else if err != nil {
 			c.err = fmt.Errorf("connection refused: %w", err)
 			c.l.proxy.log(Decision{Action: "deny", Reason: c.err.Error(), Denied: DeniedNotSandbox})
 			msg := "mcpolicy egress proxy: " + c.err.Error() + "\n"

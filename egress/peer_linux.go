@@ -12,6 +12,26 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// FromSelf reports whether this process is the peer of the unix socket
+// connection c (SO_PEERCRED).
+func FromSelf(c net.Conn) bool {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return false
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var cred *unix.Ucred
+	if cerr := raw.Control(func(fd uintptr) {
+		cred, err = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); cerr != nil || err != nil {
+		return false
+	}
+	return int(cred.Pid) == os.Getpid()
+}
+
 // CheckPeer admits a unix socket connection only from root or one of its
 // descendants running as uid: the sandbox's own processes. The identity
 // is the kernel's (SO_PEERCRED, recorded when the peer connected, and the

@@ -29,6 +29,13 @@ type BwrapSpec struct {
 	// read-write mount of the project they stay writable.
 	Unprotected []string `json:"unprotected,omitempty"`
 	Args        []string `json:"args"`
+	// OwnSocket, when set, is the sandbox path of a socket this process
+	// serves (mcpolicy run's egress proxy). The socket bound there must be
+	// the one this process listens on, checked on the very descriptor bwrap
+	// binds: another server of the user's that can write the socket's
+	// folder could have put its own in its place between listen and bind,
+	// and read the server's requests and answer them.
+	OwnSocket string `json:"-"`
 }
 
 // BwrapProgram is bubblewrap's executable, and the backend its specs
@@ -149,6 +156,12 @@ func PrepareBwrapAt(spec *BwrapSpec, root, home string, environ []string, bwrapP
 					continue
 				}
 				return fail(err)
+			}
+			if spec.OwnSocket != "" && target == spec.OwnSocket {
+				if err := servedByUs(fd, host); err != nil {
+					unix.Close(fd)
+					return fail(err)
+				}
 			}
 			op := "--ro-bind-fd"
 			if rw {

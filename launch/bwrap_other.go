@@ -13,3 +13,8 @@ func PrepareBwrap(spec *BwrapSpec, root, home string, environ []string) (*Bwrap,
 func memfd(name string, data []byte) (int, error) {
 	return -1, needsLinux(BwrapProgram, "memfd_create, mount namespaces")
 }
+
+// servedByUs: see bwrap_linux.go.
+func servedByUs(fd int, host string) error {
+	return needsLinux(BwrapProgram, "SO_PEERCRED")
+}

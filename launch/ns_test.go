@@ -52,6 +52,9 @@ func TestMain(m *testing.M) {
 		case roleInside:
 			insideMain(os.Args[2:])
 			os.Exit(0)
+		case roleListen:
+			listenMain(os.Args[2])
+			os.Exit(0)
 		}
 	}
 	os.Exit(m.Run())

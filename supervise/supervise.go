@@ -29,6 +29,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/egress"
+	inside "github.com/mcpolicy/mcpolicy/egress/sandbox"
 	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
@@ -131,6 +132,9 @@ func (b *sandbox) set(root, uid int) {
 func (s *session) admit(c net.Conn) error {
 	if !s.checkPeers {
 		return nil
+	}
+	if egress.FromSelf(c) { // launch's check that the socket bwrap binds is ours
+		return egress.ErrSelf
 	}
 	select {
 	case <-s.sandbox.ready:
@@ -292,6 +296,9 @@ func (s *session) bwrap(ctx context.Context) (int, error) {
 		return 1, err
 	}
 	spec := &launch.BwrapSpec{Backend: bwrap.Backend, Server: s.plan.Server, Plan: s.plan.Hash, Env: s.plan.EnvNames(), Args: args}
+	if s.proxy != nil {
+		spec.OwnSocket = inside.Socket
+	}
 	b, err := launch.PrepareBwrap(spec, s.machine.ProjectRoot, s.machine.Home, s.opt.Environ)
 	if err != nil {
 		return 1, err
