@@ -12,14 +12,13 @@ import (
 	"github.com/mcpolicy/mcpolicy/allowlist"
 )
 
-// HostsResolver resolves the names of an /etc/hosts-style text (address,
-// then names; # comments) and sends every other name to next (nil: the
-// system resolver). It lets the proxy be tested against local servers
-// that stand in for internet hosts, with the proxy's checks unchanged: a
-// name listed at a private address is still refused unless a rule names
-// that address.
-func HostsResolver(r io.Reader, next func(context.Context, string) ([]netip.Addr, error)) (func(context.Context, string) ([]netip.Addr, error), error) {
-	table := map[string][]netip.Addr{}
+// Hosts is an /etc/hosts-style table: canonical name -> addresses.
+type Hosts map[string][]netip.Addr
+
+// ParseHosts reads an /etc/hosts-style text (address, then names; #
+// comments).
+func ParseHosts(r io.Reader) (Hosts, error) {
+	table := Hosts{}
 	sc := bufio.NewScanner(r)
 	for n := 1; sc.Scan(); n++ {
 		line, _, _ := strings.Cut(sc.Text(), "#")
@@ -42,6 +41,25 @@ func HostsResolver(r io.Reader, next func(context.Context, string) ([]netip.Addr
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
+	return table, nil
+}
+
+// HostsResolver resolves the names of an /etc/hosts-style text and sends
+// every other name to next (nil: the system resolver). It lets the proxy
+// be tested against local servers that stand in for internet hosts, with
+// the proxy's checks unchanged: a name listed at a private address is
+// still refused unless a rule names that address.
+func HostsResolver(r io.Reader, next func(context.Context, string) ([]netip.Addr, error)) (func(context.Context, string) ([]netip.Addr, error), error) {
+	table, err := ParseHosts(r)
+	if err != nil {
+		return nil, err
+	}
+	return table.Resolver(next), nil
+}
+
+// Resolver resolves the table's names and sends every other to next
+// (nil: the system resolver).
+func (table Hosts) Resolver(next func(context.Context, string) ([]netip.Addr, error)) func(context.Context, string) ([]netip.Addr, error) {
 	if next == nil {
 		next = func(ctx context.Context, h string) ([]netip.Addr, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", h)
@@ -54,5 +72,20 @@ func HostsResolver(r io.Reader, next func(context.Context, string) ([]netip.Addr
 			}
 		}
 		return next(ctx, host)
-	}, nil
+	}
+}
+
+// Local is Proxy.Local for a run given this table: an address the table
+// puts a name at is where its writer says that host is (a local server
+// standing in for an internet host, as in the tests), not refused as this
+// machine's own; a private one still is. Every other address: HostAddress.
+func (table Hosts) Local(a netip.Addr) bool {
+	for _, as := range table {
+		for _, b := range as {
+			if b == a.Unmap() {
+				return false
+			}
+		}
+	}
+	return HostAddress(a)
 }

@@ -56,8 +56,13 @@ type Decision struct {
 type Proxy struct {
 	Allow   allowlist.List
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error) // nil: the system resolver
-	Log     io.Writer                                                    // JSON lines; nil: none
-	Now     func() time.Time                                             // nil: time.Now
+	// Local reports whether an address is this machine's own; nil:
+	// HostAddress. Like a private one, it is reached only when the rule
+	// names it: a public address on eth0 leads to every service of the
+	// host listening on 0.0.0.0.
+	Local func(netip.Addr) bool
+	Log   io.Writer        // JSON lines; nil: none
+	Now   func() time.Time // nil: time.Now
 	// LogLimit is the size in bytes the log stops growing at (see
 	// DefaultLogLimit, the limit for 0); negative: no limit.
 	LogLimit int64
@@ -230,9 +235,18 @@ func (p *Proxy) check(ctx context.Context, method, requested string, port int) (
 	}
 	for _, a := range addrs {
 		a = a.Unmap()
-		// A private address is reachable only when the rule names it.
-		if allowlist.Private(a) && rule.Addr != a {
-			d.Reason = fmt.Sprintf("%s resolves to the private address %s", host, a)
+		// A private address, or one of this machine's, is reachable only
+		// when the rule names it.
+		why := ""
+		switch {
+		case rule.Addr == a:
+		case allowlist.Private(a):
+			why = fmt.Sprintf("%s resolves to the private address %s", host, a)
+		case p.local(a):
+			why = fmt.Sprintf("%s resolves to %s, an address of this machine", host, a)
+		}
+		if why != "" {
+			d.Reason = why
 			if !private.IsValid() {
 				private = a
 			}
@@ -242,6 +256,33 @@ func (p *Proxy) check(ctx context.Context, method, requested string, port int) (
 		return netip.AddrPortFrom(a, uint16(port)), d, true
 	}
 	return netip.AddrPort{}, d, false
+}
+
+func (p *Proxy) local(a netip.Addr) bool {
+	if p.Local != nil {
+		return p.Local(a)
+	}
+	return HostAddress(a)
+}
+
+// HostAddress reports whether a is an address of one of this machine's
+// interfaces, read at each call: docker, a VPN or DHCP add and change
+// them while a run lasts. An error reading them counts as yes: the
+// decision fails closed.
+func HostAddress(a netip.Addr) bool {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return true
+	}
+	a = a.Unmap()
+	for _, ia := range addrs {
+		if n, ok := ia.(*net.IPNet); ok {
+			if b, ok := netip.AddrFromSlice(n.IP); ok && b.Unmap() == a {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // The longest method and requested host a decision logs as sent.

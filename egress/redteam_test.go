@@ -407,3 +407,53 @@ func TestRedteamLogIsShellInert(t *testing.T) {
 		t.Errorf("the log holds $ or `:\n%s", lines)
 	}
 }
+
+// TestRedteamHostAddress: an allowed name that resolves to an address of
+// the proxy's own machine that is not private (a public address on eth0,
+// a global IPv6 one) reached every service of the host listening on
+// 0.0.0.0 (a red team read a host-only secret through api.test). It is
+// refused like a private answer, unless an entry names the address; the
+// control, the machine's addresses not looked at, lets it through.
+func TestRedteamHostAddress(t *testing.T) {
+	own := netip.MustParseAddr("198.51.100.9") // stands for eth0's public address
+	allow, err := allowlist.Parse([]string{"api.test:80", "198.51.100.9:81"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolve := func(_ context.Context, h string) ([]netip.Addr, error) { return []netip.Addr{own}, nil }
+	for _, c := range []struct {
+		name  string
+		local func(netip.Addr) bool
+		want  bool // refused as the machine's
+	}{
+		{"checked", func(a netip.Addr) bool { return a == own }, true},
+		{"control: not looked at", func(netip.Addr) bool { return false }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := &Proxy{Allow: allow, Resolve: resolve, Local: c.local}
+			_, d, ok := p.check(context.Background(), "CONNECT", "api.test", 80)
+			if refused := !ok && d.Denied == DeniedPrivate && strings.Contains(d.Reason, "an address of this machine"); refused != c.want {
+				t.Errorf("api.test -> %s: ok %v, %+v; want refused %v", own, ok, d, c.want)
+			}
+			if _, d, ok := p.check(context.Background(), "CONNECT", "198.51.100.9", 81); !ok {
+				t.Errorf("an entry naming the address: refused %+v", d)
+			}
+		})
+	}
+	// HostAddress knows every address of this machine's interfaces, and
+	// not one it does not hold.
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ia := range addrs {
+		if n, ok := ia.(*net.IPNet); ok {
+			if a, ok := netip.AddrFromSlice(n.IP); ok && !HostAddress(a) {
+				t.Errorf("HostAddress(%s) = false for an interface's address", a)
+			}
+		}
+	}
+	if HostAddress(netip.MustParseAddr("198.51.100.9")) {
+		t.Errorf("HostAddress(198.51.100.9) = true: TEST-NET-2 on an interface here?")
+	}
+}

@@ -527,9 +527,9 @@ func realTraffic(t *testing.T, backend string) {
 		Machine: compiler.Machine{ProjectRoot: proj.Root, Home: home(t)},
 		Self:    w.bin,
 		Log:     &log,
-		Resolve: resolve,
-		Stdout:  &stdout,
-		Stderr:  &stderr,
+		Resolve: resolve, Local: standInLocal(w.hosts),
+		Stdout: &stdout,
+		Stderr: &stderr,
 	})
 	t.Logf("supervise.Run: %v", time.Since(start).Round(time.Millisecond))
 	if err != nil || code != 0 {
@@ -619,7 +619,7 @@ func logFullRun(t *testing.T) {
 	code, err := supervise.Run(ctx, plan, supervise.Options{
 		Backend: "bwrap",
 		Machine: compiler.Machine{ProjectRoot: proj.Root, Home: home(t)},
-		Self:    w.bin, Log: &log, LogLimit: limit, Resolve: resolve, Stdout: &stdout, Stderr: &stderr,
+		Self:    w.bin, Log: &log, LogLimit: limit, Resolve: resolve, Local: standInLocal(w.hosts), Stdout: &stdout, Stderr: &stderr,
 	})
 	if err != nil || code != 0 {
 		t.Fatalf("supervise.Run: code %d, %v\nstderr: %s", code, err, stderr.String())
@@ -674,7 +674,7 @@ func tunnelEndsWithRun(t *testing.T) {
 	code, err := supervise.Run(ctx, plan, supervise.Options{
 		Backend: "bwrap",
 		Machine: compiler.Machine{ProjectRoot: proj.Root, Home: home(t)},
-		Self:    w.bin, Log: &log, Resolve: resolve, Stdout: &stdout, Stderr: &stderr,
+		Self:    w.bin, Log: &log, Resolve: resolve, Local: standInLocal(w.hosts), Stdout: &stdout, Stderr: &stderr,
 	})
 	t.Logf("supervise.Run: %v", time.Since(start).Round(time.Millisecond))
 	if err != nil || code != 0 {
@@ -1085,4 +1085,15 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// standInLocal is Options.Local for the tests' hosts table: the stand-in
+// internet sits on lo, and the table says it is there (as mcpolicy run
+// --hosts does); every other address of the machine stays refused.
+func standInLocal(hosts string) func(netip.Addr) bool {
+	table, err := egress.ParseHosts(strings.NewReader(hosts))
+	if err != nil {
+		panic(err)
+	}
+	return table.Local
 }

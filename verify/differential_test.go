@@ -119,6 +119,7 @@ var (
 		addedLo   bool
 		upstreams []*httptest.Server
 		resolve   func(context.Context, string) ([]netip.Addr, error)
+		local     func(netip.Addr) bool // the stand-ins on lo are not the machine's own (egress.Hosts.Local)
 		hosts     string
 	}
 )
@@ -288,6 +289,11 @@ func setupEgress() error {
 			}
 		}
 	}
+	table, err := egress.ParseHosts(strings.NewReader(world.hosts))
+	if err != nil {
+		return err
+	}
+	world.local = table.Local
 	world.resolve, err = egress.HostsResolver(strings.NewReader(world.hosts), func(_ context.Context, host string) ([]netip.Addr, error) {
 		return nil, fmt.Errorf("%s: not in the harness's hosts table (no DNS in tests)", host)
 	})
@@ -599,6 +605,7 @@ func runSupervised(p *compiler.Plan, c *testCase, backend string) ([]probe.Resul
 		Self:    world.probeBin, // the static mcpolicy: the forwarder
 		Log:     &log,
 		Resolve: world.resolve,
+		Local:   world.local,
 		Stdin:   strings.NewReader(""),
 		Stdout:  &stdout,
 		Stderr:  &stderr,

@@ -111,15 +111,26 @@ evidence is reproduced. See docs/egress.md.`,
 				o.Log = f
 			}
 			if hostsFile != "" {
+				// The table says where names are, and its addresses are not
+				// refused as this machine's own: a file a server may write
+				// would let it put an allowed name at the host's address.
+				abs, err := filepath.Abs(hostsFile)
+				if err != nil {
+					return &exitError{code: ExitError, err: err}
+				}
+				if g, in := launch.InsideAny(abs, writable(proj, plans)); in {
+					return &exitError{code: ExitError, err: fmt.Errorf("--hosts %s lies inside %s, which a server of the project may write: it could say where allowed names are; name a file outside every read-write grant", hostsFile, g)}
+				}
 				f, err := os.Open(hostsFile)
 				if err != nil {
 					return &exitError{code: ExitError, err: err}
 				}
-				o.Resolve, err = egress.HostsResolver(f, nil)
+				table, err := egress.ParseHosts(f)
 				f.Close()
 				if err != nil {
 					return &exitError{code: ExitError, err: fmt.Errorf("%s: %v", hostsFile, err)}
 				}
+				o.Resolve, o.Local = table.Resolver(nil), table.Local
 			}
 			code, err := supervise.Run(cmd.Context(), plan, o)
 			if err != nil {
