@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/mcpolicy/mcpolicy/allowlist"
@@ -177,7 +179,36 @@ func (p *Proxy) line(d Decision) []byte {
 		d.Time = now().UTC().Format(time.RFC3339)
 	}
 	b, _ := json.Marshal(d)
-	return append([]byte(shellInert.Replace(string(b))), '\n')
+	return append([]byte(terminalInert(shellInert.Replace(string(b)))), '\n')
+}
+
+// terminalInert escapes, in a JSON line, what JSON leaves raw and a
+// terminal acts on: C1 controls (U+009B is CSI, U+009D OSC: a host a
+// server asks for must not clear the screen or set the clipboard of
+// whoever runs tail -f on the log) and format characters (bidi overrides,
+// zero-width ones that make a host read as another). JSON readers decode
+// \uXXXX back.
+func terminalInert(s string) string {
+	i := strings.IndexFunc(s, unsafeRune)
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.WriteString(s[:i])
+	for _, r := range s[i:] {
+		if !unsafeRune(r) {
+			b.WriteRune(r)
+			continue
+		}
+		for _, u := range utf16.Encode([]rune{r}) {
+			fmt.Fprintf(&b, `\u%04x`, u)
+		}
+	}
+	return b.String()
+}
+
+func unsafeRune(r rune) bool {
+	return (r >= 0x80 && r <= 0x9f) || unicode.Is(unicode.Cf, r)
 }
 
 // shellInert escapes, in a JSON line, the characters a shell expands in

@@ -457,3 +457,41 @@ func TestRedteamHostAddress(t *testing.T) {
 		t.Errorf("HostAddress(198.51.100.9) = true: TEST-NET-2 on an interface here?")
 	}
 }
+
+// TestRedteamLogIsTerminalInert: JSON leaves C1 controls and format
+// characters raw, and a terminal showing the log (tail -f) acts on them:
+// U+009D 52 sets the clipboard, U+009B clears the screen, U+202E turns
+// the line around. A server put them in the hosts it asked for; each is
+// written \uXXXX, and decodes back to what was asked.
+func TestRedteamLogIsTerminalInert(t *testing.T) {
+	_, log, addr := redteamProxy(t)
+	hosts := []string{
+		"a\u009d52;c;cHduZWQ=\u009cb.test",
+		"\u009b2J.test",
+		"api\u202etset.evil",
+		"x\u00ady\u200d.test",
+	}
+	for _, h := range hosts {
+		if resp := send(t, addr, "CONNECT "+h+":443 HTTP/1.1\r\nConnection: close\r\n\r\n"); resp != nil {
+			resp.Body.Close()
+		}
+	}
+	lines := log.String()
+	if strings.Count(lines, "\n") != len(hosts) {
+		t.Fatalf("want %d decisions:\n%s", len(hosts), lines)
+	}
+	for _, r := range lines {
+		if unsafeRune(r) {
+			t.Fatalf("the log holds %U raw:\n%q", r, lines)
+		}
+	}
+	got := map[string]bool{}
+	for _, d := range checkLog(t, lines) {
+		got[d.Requested] = true
+	}
+	for _, h := range hosts {
+		if !got[h] {
+			t.Errorf("%q: not in the log as asked (decoded):\n%s", h, lines)
+		}
+	}
+}
