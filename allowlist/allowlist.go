@@ -118,6 +118,11 @@ func ParseRule(s string) (Rule, error) {
 		}
 		r.Addr = a.Unmap()
 	}
+	// No top-level domain is all digits (RFC 3696 2): *.0.2.2 would be
+	// a wildcard over IPv4 addresses, not names.
+	if last := c[strings.LastIndex(c, ".")+1:]; r.Wildcard && strings.Trim(last, "0123456789") == "" {
+		return Rule{}, fmt.Errorf("egress %q: a wildcard needs a name (%q is no top-level domain: the entry would match addresses)", s, last)
+	}
 	r.Host = c
 	if r.Wildcard {
 		r.Host = "*." + c
@@ -159,6 +164,9 @@ func (l List) MatchCanonical(h string, port int) (Rule, bool) {
 			continue
 		}
 		if r.Wildcard {
+			if _, err := netip.ParseAddr(h); err == nil {
+				continue // a wildcard matches names, never an address
+			}
 			if strings.HasSuffix(h, r.Host[1:]) && len(h) > len(r.Host)-1 {
 				return r, true
 			}

@@ -35,10 +35,16 @@ func TestMatching(t *testing.T) {
 			t.Errorf("%s:%d: allowed=%v, want %v", c.host, c.port, ok, c.ok)
 		}
 	}
-	for _, bad := range []string{"*:443", "*.com*:443", "host", "host:0", "host:70000", "*.1.2.3.4:80"} {
+	for _, bad := range []string{"*:443", "*.com*:443", "host", "host:0", "host:70000", "*.1.2.3.4:80", "*.0.2.2:80", "*.2:80"} {
 		if _, err := ParseRule(bad); err == nil {
 			t.Errorf("ParseRule(%q) accepted", bad)
 		}
+	}
+	// A wildcard matches names, never an address, whatever its suffix (a
+	// list built without ParseRule's check).
+	w := List{{Host: "*.0.2.2", Port: 80, Wildcard: true}}
+	if _, ok := w.Match("192.0.2.2", 80); ok {
+		t.Error("*.0.2.2 matched the address 192.0.2.2")
 	}
 	for _, a := range []string{"127.0.0.1", "10.1.2.3", "192.168.0.1", "172.16.0.1", "169.254.169.254", "::1", "fe80::1", "100.64.0.1", "0.0.0.0"} {
 		if !Private(netip.MustParseAddr(a)) {
