@@ -1,11 +1,12 @@
-// Package kubernetes emits, per server, Kubernetes manifests built from the
-// k8s.io/api types: the server as a Pod (or a Deployment's Pod template)
-// with every subtraction of the plan in its securityContext, and
-// NetworkPolicies that deny all traffic but, for an egress allowlist, the
-// way to the egress-proxy Pod emitted beside the server (`mcpolicy
-// egress-proxy`, behind a Service). Nothing is templated as text: a field
-// the types do not have cannot be written, and a value cannot change the
-// structure of the YAML.
+// Package kubernetes emits, per server, Kubernetes manifests built from
+// typed objects (internal/kube: the fields of the k8s.io/api types it
+// writes, held to them by the tests): the server as a Pod (or a
+// Deployment's Pod template) with every subtraction of the plan in its
+// securityContext, and NetworkPolicies that deny all traffic but, for an
+// egress allowlist, the way to the egress-proxy Pod emitted beside the
+// server (`mcpolicy egress-proxy`, behind a Service). Nothing is templated
+// as text: a field the types do not have cannot be written, and a value
+// cannot change the structure of the YAML.
 //
 // Each mount is a PersistentVolumeClaim by default (ClaimName names it;
 // Options.Claims overrides it), so that every emitted Pod passes Pod
@@ -23,6 +24,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/netip"
 	"path"
 	"slices"
@@ -30,19 +32,13 @@ import (
 	"strconv"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
 	names "github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/egress/sandbox"
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/emit/kubernetes/internal/kube"
 )
 
 // Backend is the name used in artefact paths and messages.
@@ -155,7 +151,7 @@ const (
 func volMount(i int) string { return "mount-" + strconv.Itoa(i) }
 
 // maskSize bounds the read-only mask though nothing can write it.
-var maskSize = resource.MustParse("4Ki")
+var maskSize = kube.BinarySI(4 << 10) // 4Ki
 
 // userError is a plan this backend cannot express at all.
 func userError(p *compiler.Plan, msg, hint string) error {
@@ -173,7 +169,7 @@ func Check(p *compiler.Plan) error {
 // check refuses what no manifest can carry, then what the backend cannot
 // enforce.
 func check(p *compiler.Plan, o Options) error {
-	if errs := validation.IsDNS1123Label(p.Server); len(errs) > 0 {
+	if errs := kube.IsDNS1123Label(p.Server); len(errs) > 0 {
 		return fmt.Errorf("%s: %s: server %q: the kubernetes backend names objects after the server, and %s",
 			p.Pos, p.Field(), p.Server, strings.Join(errs, "; "))
 	}
@@ -214,18 +210,18 @@ func check(p *compiler.Plan, o Options) error {
 			return fmt.Errorf("server %q: an env source for %s, which the plan does not grant", p.Server, name)
 		}
 		if src.Name != "" {
-			if errs := validation.IsDNS1123Subdomain(src.Name); len(errs) > 0 {
+			if errs := kube.IsDNS1123Subdomain(src.Name); len(errs) > 0 {
 				return fmt.Errorf("server %q: env %s: object name %q: %s", p.Server, name, src.Name, strings.Join(errs, "; "))
 			}
 		}
 		if src.Key != "" {
-			if errs := validation.IsConfigMapKey(src.Key); len(errs) > 0 {
+			if errs := kube.IsConfigMapKey(src.Key); len(errs) > 0 {
 				return fmt.Errorf("server %q: env %s: key %q: %s", p.Server, name, src.Key, strings.Join(errs, "; "))
 			}
 		}
 	}
 	if o.Namespace != "" {
-		if errs := validation.IsDNS1123Label(o.Namespace); len(errs) > 0 {
+		if errs := kube.IsDNS1123Label(o.Namespace); len(errs) > 0 {
 			return fmt.Errorf("kubernetes: namespace %q: %s", o.Namespace, strings.Join(errs, "; "))
 		}
 	}
@@ -240,12 +236,12 @@ func check(p *compiler.Plan, o Options) error {
 		}
 	}
 	if o.DNSNamespace != "" {
-		if errs := validation.IsDNS1123Label(o.DNSNamespace); len(errs) > 0 {
+		if errs := kube.IsDNS1123Label(o.DNSNamespace); len(errs) > 0 {
 			return fmt.Errorf("kubernetes: DNS namespace %q: %s", o.DNSNamespace, strings.Join(errs, "; "))
 		}
 	}
 	for k, v := range o.DNSLabels {
-		if errs := append(validation.IsQualifiedName(k), validation.IsValidLabelValue(v)...); len(errs) > 0 {
+		if errs := append(kube.IsQualifiedName(k), kube.IsValidLabelValue(v)...); len(errs) > 0 {
 			return fmt.Errorf("kubernetes: DNS label %s=%s: %s", k, v, strings.Join(errs, "; "))
 		}
 	}
@@ -282,7 +278,7 @@ func planLabel(hash string) string {
 	return h
 }
 
-func meta(p *compiler.Plan, o Options, name string, labels map[string]string) metav1.ObjectMeta {
+func meta(p *compiler.Plan, o Options, name string, labels map[string]string) kube.ObjectMeta {
 	l := map[string]string{}
 	for k, v := range labels {
 		l[k] = v
@@ -290,7 +286,7 @@ func meta(p *compiler.Plan, o Options, name string, labels map[string]string) me
 	if p.Hash != "" {
 		l[LabelPlan] = planLabel(p.Hash)
 	}
-	m := metav1.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: l, Annotations: map[string]string{}}
+	m := kube.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: l, Annotations: map[string]string{}}
 	if p.Hash != "" {
 		m.Annotations[AnnotationPlan] = p.Hash
 	}
@@ -298,18 +294,18 @@ func meta(p *compiler.Plan, o Options, name string, labels map[string]string) me
 }
 
 // Pod returns the server's Pod. Host paths are rendered by r.
-func Pod(p *compiler.Plan, r compiler.Resolver, o Options) (*corev1.Pod, error) {
+func Pod(p *compiler.Plan, r compiler.Resolver, o Options) (*kube.Pod, error) {
 	if err := check(p, o); err != nil {
 		return nil, err
 	}
-	spec, err := podSpec(p, r, o, corev1.RestartPolicyNever)
+	spec, err := podSpec(p, r, o, kube.RestartPolicyNever)
 	if err != nil {
 		return nil, err
 	}
 	m := meta(p, o, p.Server, serverLabels(p))
 	m.Annotations[AnnotationAttach] = attachHint(p, o, "pod/"+p.Server)
-	return &corev1.Pod{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+	return &kube.Pod{
+		TypeMeta:   kube.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: m,
 		Spec:       spec,
 	}, nil
@@ -318,11 +314,11 @@ func Pod(p *compiler.Plan, r compiler.Resolver, o Options) (*corev1.Pod, error) 
 // Deployment returns the server as a Deployment of one replica, recreated
 // (never two instances on the same read-write mounts), whose Pod restarts
 // after each session: stdin closes when the client detaches.
-func Deployment(p *compiler.Plan, r compiler.Resolver, o Options) (*appsv1.Deployment, error) {
+func Deployment(p *compiler.Plan, r compiler.Resolver, o Options) (*kube.Deployment, error) {
 	if err := check(p, o); err != nil {
 		return nil, err
 	}
-	spec, err := podSpec(p, r, o, corev1.RestartPolicyAlways)
+	spec, err := podSpec(p, r, o, kube.RestartPolicyAlways)
 	if err != nil {
 		return nil, err
 	}
@@ -331,14 +327,14 @@ func Deployment(p *compiler.Plan, r compiler.Resolver, o Options) (*appsv1.Deplo
 	m.Annotations[AnnotationAttach] = attachHint(p, o, "deployment/"+p.Server)
 	tm := meta(p, o, "", serverLabels(p))
 	tm.Namespace = ""
-	return &appsv1.Deployment{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+	return &kube.Deployment{
+		TypeMeta:   kube.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: m,
-		Spec: appsv1.DeploymentSpec{
+		Spec: kube.DeploymentSpec{
 			Replicas: &one,
-			Selector: &metav1.LabelSelector{MatchLabels: serverSelector(p)},
-			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
-			Template: corev1.PodTemplateSpec{ObjectMeta: tm, Spec: spec},
+			Selector: &kube.LabelSelector{MatchLabels: serverSelector(p)},
+			Strategy: kube.DeploymentStrategy{Type: kube.RecreateDeploymentStrategyType},
+			Template: kube.PodTemplateSpec{ObjectMeta: tm, Spec: spec},
 		},
 	}, nil
 }
@@ -353,18 +349,18 @@ func attachHint(p *compiler.Plan, o Options, obj string) string {
 	return "kubectl attach -i -q" + ns + " -c " + p.Server + " " + obj
 }
 
-func podSpec(p *compiler.Plan, r compiler.Resolver, o Options, restart corev1.RestartPolicy) (corev1.PodSpec, error) {
+func podSpec(p *compiler.Plan, r compiler.Resolver, o Options, restart kube.RestartPolicy) (kube.PodSpec, error) {
 	if p.User.Invoker {
 		// Unreachable after check (the user row is Missing), kept as a guard.
-		return corev1.PodSpec{}, userError(p, `user "invoker"`, "a cluster has no invoking user")
+		return kube.PodSpec{}, userError(p, `user "invoker"`, "a cluster has no invoking user")
 	}
 	f, t := false, true
 	uid, gid := int64(p.User.UID), int64(p.User.GID)
 	nonRoot := !p.User.Root()
-	runtimeDefault := &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
-	strict := corev1.SupplementalGroupsPolicyStrict
+	runtimeDefault := &kube.SeccompProfile{Type: kube.SeccompProfileTypeRuntimeDefault}
+	strict := kube.SupplementalGroupsPolicyStrict
 
-	c := corev1.Container{
+	c := kube.Container{
 		Name:            p.Server,
 		Image:           p.Image,
 		Args:            p.Command, // like `docker run IMAGE CMD...`: the image's entrypoint stays
@@ -372,19 +368,19 @@ func podSpec(p *compiler.Plan, r compiler.Resolver, o Options, restart corev1.Re
 		Stdin:           true,
 		StdinOnce:       true,
 		TTY:             false,
-		ImagePullPolicy: corev1.PullIfNotPresent,
-		SecurityContext: &corev1.SecurityContext{
+		ImagePullPolicy: kube.PullIfNotPresent,
+		SecurityContext: &kube.SecurityContext{
 			Privileged:               &f,
 			AllowPrivilegeEscalation: &f,
 			ReadOnlyRootFilesystem:   &t,
 			RunAsNonRoot:             &nonRoot,
 			RunAsUser:                &uid,
 			RunAsGroup:               &gid,
-			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			Capabilities:             &kube.Capabilities{Drop: []kube.Capability{"ALL"}},
 			SeccompProfile:           runtimeDefault,
 		},
 	}
-	var vols []corev1.Volume
+	var vols []kube.Volume
 
 	// Masks over the directories a runtime leaves writable, unless a grant
 	// is there (a mask would hide it).
@@ -395,20 +391,20 @@ func podSpec(p *compiler.Plan, r compiler.Resolver, o Options, restart corev1.Re
 		}
 	}
 	if len(masks) > 0 {
-		vols = append(vols, corev1.Volume{Name: volMask, VolumeSource: corev1.VolumeSource{
-			EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &maskSize}}})
+		vols = append(vols, kube.Volume{Name: volMask, VolumeSource: kube.VolumeSource{
+			EmptyDir: &kube.EmptyDirVolumeSource{Medium: kube.StorageMediumMemory, SizeLimit: &maskSize}}})
 		for _, d := range masks {
 			c.VolumeMounts = append(c.VolumeMounts, roMount(volMask, d, "", false))
 		}
 	}
 	if s := p.Scratch; s != nil {
-		size := resource.NewQuantity(s.SizeBytes, resource.BinarySI)
-		vols = append(vols, corev1.Volume{Name: volScratch, VolumeSource: corev1.VolumeSource{
-			EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: size}}})
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: volScratch, MountPath: s.Target})
+		size := kube.BinarySI(s.SizeBytes)
+		vols = append(vols, kube.Volume{Name: volScratch, VolumeSource: kube.VolumeSource{
+			EmptyDir: &kube.EmptyDirVolumeSource{Medium: kube.StorageMediumMemory, SizeLimit: &size}}})
+		c.VolumeMounts = append(c.VolumeMounts, kube.VolumeMount{Name: volScratch, MountPath: s.Target})
 	}
 
-	dir := corev1.HostPathDirectory
+	dir := kube.HostPathDirectory
 	backing := make([]backed, len(p.Mounts))
 	for i, m := range p.Mounts {
 		ro := m.Mode == compiler.ReadOnly
@@ -417,11 +413,11 @@ func podSpec(p *compiler.Plan, r compiler.Resolver, o Options, restart corev1.Re
 			if !ok {
 				claim = ClaimName(p.Server, m.Target)
 			}
-			if errs := validation.IsDNS1123Subdomain(claim); len(errs) > 0 {
-				return corev1.PodSpec{}, fmt.Errorf("server %q: claim %q for %s: %s", p.Server, claim, m.Target, strings.Join(errs, "; "))
+			if errs := kube.IsDNS1123Subdomain(claim); len(errs) > 0 {
+				return kube.PodSpec{}, fmt.Errorf("server %q: claim %q for %s: %s", p.Server, claim, m.Target, strings.Join(errs, "; "))
 			}
-			vols = append(vols, corev1.Volume{Name: volMount(i), VolumeSource: corev1.VolumeSource{
-				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim, ReadOnly: ro}}})
+			vols = append(vols, kube.Volume{Name: volMount(i), VolumeSource: kube.VolumeSource{
+				PersistentVolumeClaim: &kube.PersistentVolumeClaimVolumeSource{ClaimName: claim, ReadOnly: ro}}})
 		} else if j, sub, ok := writableAncestor(p, i); ok {
 			// A source the server can write beside (inside a read-write
 			// mount): a hostPath of it would follow a symlink the server
@@ -432,15 +428,15 @@ func podSpec(p *compiler.Plan, r compiler.Resolver, o Options, restart corev1.Re
 		} else {
 			src := r.Resolve(m.Source)
 			if err := emit.CheckSafe(p.Server, "mount source", src); err != nil {
-				return corev1.PodSpec{}, err
+				return kube.PodSpec{}, err
 			}
-			vols = append(vols, corev1.Volume{Name: volMount(i), VolumeSource: corev1.VolumeSource{
-				HostPath: &corev1.HostPathVolumeSource{Path: src, Type: &dir}}})
+			vols = append(vols, kube.Volume{Name: volMount(i), VolumeSource: kube.VolumeSource{
+				HostPath: &kube.HostPathVolumeSource{Path: src, Type: &dir}}})
 		}
 		if ro {
 			c.VolumeMounts = append(c.VolumeMounts, roMount(backing[i].vol, m.Target, backing[i].sub, true))
 		} else {
-			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: backing[i].vol, MountPath: m.Target, SubPath: backing[i].sub})
+			c.VolumeMounts = append(c.VolumeMounts, kube.VolumeMount{Name: backing[i].vol, MountPath: m.Target, SubPath: backing[i].sub})
 		}
 	}
 	// Protected entries: the volume showing them again, read-only, at the
@@ -450,7 +446,7 @@ func podSpec(p *compiler.Plan, r compiler.Resolver, o Options, restart corev1.Re
 	for _, pr := range p.Protected {
 		i, sub, err := holder(p, pr)
 		if err != nil {
-			return corev1.PodSpec{}, err
+			return kube.PodSpec{}, err
 		}
 		c.VolumeMounts = append(c.VolumeMounts, roMount(backing[i].vol, pr.Target, path.Join(backing[i].sub, sub), true))
 	}
@@ -475,40 +471,40 @@ func podSpec(p *compiler.Plan, r compiler.Resolver, o Options, restart corev1.Re
 		if key == "" {
 			key = name
 		}
-		ev := corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{}}
-		ref := corev1.LocalObjectReference{Name: obj}
+		ev := kube.EnvVar{Name: name, ValueFrom: &kube.EnvVarSource{}}
+		ref := kube.LocalObjectReference{Name: obj}
 		if src.ConfigMap {
-			ev.ValueFrom.ConfigMapKeyRef = &corev1.ConfigMapKeySelector{LocalObjectReference: ref, Key: key, Optional: &f}
+			ev.ValueFrom.ConfigMapKeyRef = &kube.ConfigMapKeySelector{LocalObjectReference: ref, Key: key, Optional: &f}
 		} else {
-			ev.ValueFrom.SecretKeyRef = &corev1.SecretKeySelector{LocalObjectReference: ref, Key: key, Optional: &f}
+			ev.ValueFrom.SecretKeyRef = &kube.SecretKeySelector{LocalObjectReference: ref, Key: key, Optional: &f}
 		}
 		c.Env = append(c.Env, ev)
 	}
 	if p.Network.Mode == "allowlist" {
 		for _, kv := range proxyEnv(p, o) {
-			c.Env = append(c.Env, corev1.EnvVar{Name: kv[0], Value: kv[1]}) // not secrets: the proxy's address
+			c.Env = append(c.Env, kube.EnvVar{Name: kv[0], Value: kv[1]}) // not secrets: the proxy's address
 		}
 	}
 
 	if s := p.Subtractions; s.MemoryBytes > 0 || s.MilliCPUs > 0 {
-		l := corev1.ResourceList{}
+		l := kube.ResourceList{}
 		if s.MemoryBytes > 0 {
-			l[corev1.ResourceMemory] = *resource.NewQuantity(s.MemoryBytes, resource.BinarySI)
+			l[kube.ResourceMemory] = kube.BinarySI(s.MemoryBytes)
 		}
 		if s.MilliCPUs > 0 {
-			l[corev1.ResourceCPU] = *resource.NewMilliQuantity(s.MilliCPUs, resource.DecimalSI)
+			l[kube.ResourceCPU] = kube.MilliDecimalSI(s.MilliCPUs)
 		}
-		c.Resources = corev1.ResourceRequirements{Limits: l, Requests: l.DeepCopy()}
+		c.Resources = kube.ResourceRequirements{Limits: l, Requests: maps.Clone(l)}
 	}
 
 	for _, s := range append([]string{p.Image, p.Workdir}, p.Command...) {
 		if err := emit.CheckSafe(p.Server, "argument", s); err != nil {
-			return corev1.PodSpec{}, err
+			return kube.PodSpec{}, err
 		}
 	}
 
-	return corev1.PodSpec{
-		Containers:                   []corev1.Container{c},
+	return kube.PodSpec{
+		Containers:                   []kube.Container{c},
 		Volumes:                      vols,
 		RestartPolicy:                restart,
 		AutomountServiceAccountToken: &f,
@@ -517,7 +513,7 @@ func podSpec(p *compiler.Plan, r compiler.Resolver, o Options, restart corev1.Re
 		HostNetwork:                  false, // the zero value: omitted from the YAML, as are hostPID and hostIPC
 		HostPID:                      false,
 		HostIPC:                      false,
-		SecurityContext: &corev1.PodSecurityContext{
+		SecurityContext: &kube.PodSecurityContext{
 			RunAsNonRoot:             &nonRoot,
 			RunAsUser:                &uid,
 			RunAsGroup:               &gid,
@@ -614,10 +610,10 @@ func below(base, rel string) (string, bool) {
 	return "", false
 }
 
-func roMount(vol, target, sub string, recursive bool) corev1.VolumeMount {
-	m := corev1.VolumeMount{Name: vol, MountPath: target, SubPath: sub, ReadOnly: true}
+func roMount(vol, target, sub string, recursive bool) kube.VolumeMount {
+	m := kube.VolumeMount{Name: vol, MountPath: target, SubPath: sub, ReadOnly: true}
 	if recursive {
-		rro := corev1.RecursiveReadOnlyEnabled
+		rro := kube.RecursiveReadOnlyEnabled
 		m.RecursiveReadOnly = &rro
 	}
 	return m
@@ -696,36 +692,36 @@ func proxyEnv(p *compiler.Plan, o Options) [][2]string {
 // request's host against the allowlist (and refuses private addresses),
 // the policy on the proxy restricts the ports. Host entries are therefore
 // not refused: they are enforced by the proxy, not by the CNI.
-func NetworkPolicies(p *compiler.Plan, o Options) ([]*networkingv1.NetworkPolicy, error) {
+func NetworkPolicies(p *compiler.Plan, o Options) ([]*kube.NetworkPolicy, error) {
 	if err := check(p, o); err != nil {
 		return nil, err
 	}
-	both := []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}
-	tcp := corev1.ProtocolTCP
-	np := func(name string, sel map[string]string) *networkingv1.NetworkPolicy {
-		return &networkingv1.NetworkPolicy{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
+	both := []kube.PolicyType{kube.PolicyTypeIngress, kube.PolicyTypeEgress}
+	tcp := kube.ProtocolTCP
+	np := func(name string, sel map[string]string) *kube.NetworkPolicy {
+		return &kube.NetworkPolicy{
+			TypeMeta:   kube.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
 			ObjectMeta: meta(p, o, name, serverLabels(p)),
-			Spec: networkingv1.NetworkPolicySpec{
-				PodSelector: metav1.LabelSelector{MatchLabels: sel},
+			Spec: kube.NetworkPolicySpec{
+				PodSelector: kube.LabelSelector{MatchLabels: sel},
 				PolicyTypes: both,
 			},
 		}
 	}
 	deny := np(p.Server+"-deny-all", serverSelector(p))
-	out := []*networkingv1.NetworkPolicy{deny}
+	out := []*kube.NetworkPolicy{deny}
 	if p.Network.Mode != "allowlist" {
 		return out, nil
 	}
-	proxyPort := intstr.FromInt32(int32(p.Network.ProxyPort))
+	proxyPort := kube.IntOrString(p.Network.ProxyPort)
 
 	// The server: out to the proxy's port on the proxy Pod, nothing else
 	// (no DNS either: HTTPS_PROXY names the proxy by address).
 	srv := np(p.Server+"-to-egress-proxy", serverSelector(p))
-	srv.Spec.PolicyTypes = []networkingv1.PolicyType{networkingv1.PolicyTypeEgress}
-	srv.Spec.Egress = []networkingv1.NetworkPolicyEgressRule{{
-		To:    []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: EgressProxyLabels(p.Server)}}},
-		Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &proxyPort}},
+	srv.Spec.PolicyTypes = []kube.PolicyType{kube.PolicyTypeEgress}
+	srv.Spec.Egress = []kube.NetworkPolicyEgressRule{{
+		To:    []kube.NetworkPolicyPeer{{PodSelector: &kube.LabelSelector{MatchLabels: EgressProxyLabels(p.Server)}}},
+		Ports: []kube.NetworkPolicyPort{{Protocol: &tcp, Port: &proxyPort}},
 	}}
 
 	// The proxy: in from this server only, on its port; out to the
@@ -738,10 +734,10 @@ func NetworkPolicies(p *compiler.Plan, o Options) ([]*networkingv1.NetworkPolicy
 		}
 	}
 	sort.Ints(ports)
-	var allowPorts []networkingv1.NetworkPolicyPort
+	var allowPorts []kube.NetworkPolicyPort
 	for _, n := range ports {
-		port := intstr.FromInt32(int32(n))
-		allowPorts = append(allowPorts, networkingv1.NetworkPolicyPort{Protocol: &tcp, Port: &port})
+		port := kube.IntOrString(n)
+		allowPorts = append(allowPorts, kube.NetworkPolicyPort{Protocol: &tcp, Port: &port})
 	}
 	dnsNS := o.DNSNamespace
 	if dnsNS == "" {
@@ -751,27 +747,27 @@ func NetworkPolicies(p *compiler.Plan, o Options) ([]*networkingv1.NetworkPolicy
 	if dnsLabels == nil {
 		dnsLabels = map[string]string{"k8s-app": "kube-dns"}
 	}
-	udp := corev1.ProtocolUDP
-	dns := intstr.FromInt32(53)
+	udp := kube.ProtocolUDP
+	dns := kube.IntOrString(53)
 	proxy := np(p.Server+"-egress-proxy", EgressProxyLabels(p.Server))
-	proxy.Spec.Ingress = []networkingv1.NetworkPolicyIngressRule{{
-		From:  []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: serverSelector(p)}}},
-		Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &proxyPort}},
+	proxy.Spec.Ingress = []kube.NetworkPolicyIngressRule{{
+		From:  []kube.NetworkPolicyPeer{{PodSelector: &kube.LabelSelector{MatchLabels: serverSelector(p)}}},
+		Ports: []kube.NetworkPolicyPort{{Protocol: &tcp, Port: &proxyPort}},
 	}}
-	proxy.Spec.Egress = []networkingv1.NetworkPolicyEgressRule{
+	proxy.Spec.Egress = []kube.NetworkPolicyEgressRule{
 		{
-			To: []networkingv1.NetworkPolicyPeer{
-				{IPBlock: &networkingv1.IPBlock{CIDR: "0.0.0.0/0", Except: []string{"169.254.0.0/16"}}},
-				{IPBlock: &networkingv1.IPBlock{CIDR: "::/0", Except: []string{"fe80::/10"}}},
+			To: []kube.NetworkPolicyPeer{
+				{IPBlock: &kube.IPBlock{CIDR: "0.0.0.0/0", Except: []string{"169.254.0.0/16"}}},
+				{IPBlock: &kube.IPBlock{CIDR: "::/0", Except: []string{"fe80::/10"}}},
 			},
 			Ports: allowPorts,
 		},
 		{
-			To: []networkingv1.NetworkPolicyPeer{{
-				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": dnsNS}},
-				PodSelector:       &metav1.LabelSelector{MatchLabels: dnsLabels},
+			To: []kube.NetworkPolicyPeer{{
+				NamespaceSelector: &kube.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": dnsNS}},
+				PodSelector:       &kube.LabelSelector{MatchLabels: dnsLabels},
 			}},
-			Ports: []networkingv1.NetworkPolicyPort{{Protocol: &udp, Port: &dns}, {Protocol: &tcp, Port: &dns}},
+			Ports: []kube.NetworkPolicyPort{{Protocol: &udp, Port: &dns}, {Protocol: &tcp, Port: &dns}},
 		},
 	}
 	return append(out, srv, proxy), nil
@@ -820,29 +816,29 @@ func EgressProxyCommand(p *compiler.Plan, o Options) []string {
 // escalation, RuntimeDefault seccomp, no service account token, no
 // service links, no host namespaces; it needs no volume (the log goes to
 // stdout) and no stdin.
-func proxyPodSpec(p *compiler.Plan, o Options, restart corev1.RestartPolicy) (corev1.PodSpec, error) {
+func proxyPodSpec(p *compiler.Plan, o Options, restart kube.RestartPolicy) (kube.PodSpec, error) {
 	if err := emit.CheckSafe(p.Server, "egress proxy image", proxyImage(o)); err != nil {
-		return corev1.PodSpec{}, err
+		return kube.PodSpec{}, err
 	}
 	f, t := false, true
 	uid := int64(ProxyUser)
-	runtimeDefault := &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
-	strict := corev1.SupplementalGroupsPolicyStrict
-	return corev1.PodSpec{
-		Containers: []corev1.Container{{
+	runtimeDefault := &kube.SeccompProfile{Type: kube.SeccompProfileTypeRuntimeDefault}
+	strict := kube.SupplementalGroupsPolicyStrict
+	return kube.PodSpec{
+		Containers: []kube.Container{{
 			Name:            "egress-proxy",
 			Image:           proxyImage(o),
 			Command:         EgressProxyCommand(p, o),
-			Ports:           []corev1.ContainerPort{{Name: "proxy", ContainerPort: int32(p.Network.ProxyPort), Protocol: corev1.ProtocolTCP}},
-			ImagePullPolicy: corev1.PullIfNotPresent,
-			SecurityContext: &corev1.SecurityContext{
+			Ports:           []kube.ContainerPort{{Name: "proxy", ContainerPort: int32(p.Network.ProxyPort), Protocol: kube.ProtocolTCP}},
+			ImagePullPolicy: kube.PullIfNotPresent,
+			SecurityContext: &kube.SecurityContext{
 				Privileged:               &f,
 				AllowPrivilegeEscalation: &f,
 				ReadOnlyRootFilesystem:   &t,
 				RunAsNonRoot:             &t,
 				RunAsUser:                &uid,
 				RunAsGroup:               &uid,
-				Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				Capabilities:             &kube.Capabilities{Drop: []kube.Capability{"ALL"}},
 				SeccompProfile:           runtimeDefault,
 			},
 		}},
@@ -850,7 +846,7 @@ func proxyPodSpec(p *compiler.Plan, o Options, restart corev1.RestartPolicy) (co
 		AutomountServiceAccountToken: &f,
 		EnableServiceLinks:           &f,
 		ShareProcessNamespace:        &f,
-		SecurityContext: &corev1.PodSecurityContext{
+		SecurityContext: &kube.PodSecurityContext{
 			RunAsNonRoot:             &t,
 			RunAsUser:                &uid,
 			RunAsGroup:               &uid,
@@ -861,8 +857,8 @@ func proxyPodSpec(p *compiler.Plan, o Options, restart corev1.RestartPolicy) (co
 }
 
 // EgressProxy is the egress-proxy workload of a server with an allowlist,
-// of the kind Options.Kind selects (a *corev1.Pod or an
-// *appsv1.Deployment of one replica): mcpolicy's egress proxy
+// of the kind Options.Kind selects (a *kube.Pod or a
+// *kube.Deployment of one replica): mcpolicy's egress proxy
 // (EgressProxyCommand) in the image Options.ProxyImage, labelled
 // EgressProxyLabels(server), restarted when it exits.
 func EgressProxy(p *compiler.Plan, o Options) (any, error) {
@@ -872,14 +868,14 @@ func EgressProxy(p *compiler.Plan, o Options) (any, error) {
 	if p.Network.Mode != "allowlist" {
 		return nil, fmt.Errorf("server %q has no egress allowlist: it needs no egress proxy", p.Server)
 	}
-	spec, err := proxyPodSpec(p, o, corev1.RestartPolicyAlways)
+	spec, err := proxyPodSpec(p, o, kube.RestartPolicyAlways)
 	if err != nil {
 		return nil, err
 	}
 	name := p.Server + "-egress-proxy"
 	if o.kind() != KindDeployment {
-		return &corev1.Pod{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		return &kube.Pod{
+			TypeMeta:   kube.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 			ObjectMeta: meta(p, o, name, proxyLabels(p)),
 			Spec:       spec,
 		}, nil
@@ -887,13 +883,13 @@ func EgressProxy(p *compiler.Plan, o Options) (any, error) {
 	one := int32(1)
 	tm := meta(p, o, "", proxyLabels(p))
 	tm.Namespace = ""
-	return &appsv1.Deployment{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+	return &kube.Deployment{
+		TypeMeta:   kube.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: meta(p, o, name, proxyLabels(p)),
-		Spec: appsv1.DeploymentSpec{
+		Spec: kube.DeploymentSpec{
 			Replicas: &one,
-			Selector: &metav1.LabelSelector{MatchLabels: EgressProxyLabels(p.Server)},
-			Template: corev1.PodTemplateSpec{ObjectMeta: tm, Spec: spec},
+			Selector: &kube.LabelSelector{MatchLabels: EgressProxyLabels(p.Server)},
+			Template: kube.PodTemplateSpec{ObjectMeta: tm, Spec: spec},
 		},
 	}, nil
 }
@@ -902,7 +898,7 @@ func EgressProxy(p *compiler.Plan, o Options) (any, error) {
 // allowlist: a Service with a fixed cluster IP (Options.EgressProxyIP, a
 // free address of the cluster's service range) selecting the egress-proxy
 // Pod (EgressProxy), so the server needs no DNS.
-func EgressService(p *compiler.Plan, o Options) (*corev1.Service, error) {
+func EgressService(p *compiler.Plan, o Options) (*kube.Service, error) {
 	if err := check(p, o); err != nil {
 		return nil, err
 	}
@@ -910,15 +906,15 @@ func EgressService(p *compiler.Plan, o Options) (*corev1.Service, error) {
 		return nil, fmt.Errorf("server %q has no egress allowlist: it needs no egress proxy", p.Server)
 	}
 	port := int32(p.Network.ProxyPort)
-	return &corev1.Service{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+	return &kube.Service{
+		TypeMeta:   kube.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: meta(p, o, p.Server+"-egress-proxy", EgressProxyLabels(p.Server)),
-		Spec: corev1.ServiceSpec{
-			Type:      corev1.ServiceTypeClusterIP,
+		Spec: kube.ServiceSpec{
+			Type:      kube.ServiceTypeClusterIP,
 			ClusterIP: proxyIP(o),
 			Selector:  EgressProxyLabels(p.Server),
-			Ports: []corev1.ServicePort{{Name: "proxy", Protocol: corev1.ProtocolTCP, Port: port,
-				TargetPort: intstr.FromInt32(port)}},
+			Ports: []kube.ServicePort{{Name: "proxy", Protocol: kube.ProtocolTCP, Port: port,
+				TargetPort: kube.IntOrString(port)}},
 		},
 	}, nil
 }
@@ -1006,11 +1002,11 @@ func Manifest(p *compiler.Plan, r compiler.Resolver, o Options) ([]byte, error) 
 }
 
 // workloadSpec is the Pod spec of the workload, objs[0].
-func workloadSpec(objs []any) *corev1.PodSpec {
+func workloadSpec(objs []any) *kube.PodSpec {
 	switch w := objs[0].(type) {
-	case *corev1.Pod:
+	case *kube.Pod:
 		return &w.Spec
-	case *appsv1.Deployment:
+	case *kube.Deployment:
 		return &w.Spec.Template.Spec
 	}
 	return nil
@@ -1019,7 +1015,7 @@ func workloadSpec(objs []any) *corev1.PodSpec {
 // hostPaths reports whether the workload has a hostPath volume.
 func hostPaths(objs []any) bool {
 	spec := workloadSpec(objs)
-	return spec != nil && slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.HostPath != nil })
+	return spec != nil && slices.ContainsFunc(spec.Volumes, func(v kube.Volume) bool { return v.HostPath != nil })
 }
 
 // claims describes each claim of the workload: its name, the mount it

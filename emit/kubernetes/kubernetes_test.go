@@ -21,6 +21,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
+	"github.com/mcpolicy/mcpolicy/emit/kubernetes/internal/kube"
 	"github.com/mcpolicy/mcpolicy/project"
 )
 
@@ -373,10 +374,11 @@ func plan() *compiler.Plan {
 func TestWidenedIsCaught(t *testing.T) {
 	p := plan()
 	opts := kubernetes.Options{Claims: map[string]string{"/workspace": "src", "/cache": "cache"}}
-	pod, err := kubernetes.Pod(p, compiler.Placeholders{}, opts)
+	emitted, err := kubernetes.Pod(p, compiler.Placeholders{}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	pod := apiObject[corev1.Pod](t, emitted)
 	if vs := violations(&pod.ObjectMeta, &pod.Spec); len(vs) > 0 {
 		t.Fatalf("the emitted Pod already fails: %q", vs)
 	}
@@ -523,13 +525,14 @@ func TestPodShape(t *testing.T) {
 	// A source inside a rw mount: the server could plant a symlink there.
 	p.Mounts = append(p.Mounts, compiler.Mount{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "src/gen"}, Target: "/gen", Mode: compiler.ReadOnly})
 	p.Protected = append(p.Protected, compiler.Protected{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "src/.env"}, Target: "/workspace/.env", Name: ".env*"})
-	pod, err := kubernetes.Pod(p, compiler.Placeholders{}, kubernetes.Options{
+	emitted, err := kubernetes.Pod(p, compiler.Placeholders{}, kubernetes.Options{
 		HostPath: true,
 		Env:      map[string]kubernetes.EnvSource{"TOKEN": {ConfigMap: true, Name: "cfg", Key: "tok"}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	pod := apiObject[corev1.Pod](t, emitted)
 	c := pod.Spec.Containers[0]
 	mounts := map[string]corev1.VolumeMount{}
 	for _, m := range c.VolumeMounts {
@@ -583,10 +586,11 @@ func TestPodShape(t *testing.T) {
 		t.Errorf("command %q args %q: the image's entrypoint must stay, as under docker", c.Command, c.Args)
 	}
 
-	d, err := kubernetes.Deployment(p, compiler.Placeholders{}, kubernetes.Options{})
+	ed, err := kubernetes.Deployment(p, compiler.Placeholders{}, kubernetes.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	d := apiObject[appsv1.Deployment](t, ed)
 	if *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType || d.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyAlways {
 		t.Errorf("deployment: %+v", d.Spec)
 	}
@@ -639,10 +643,11 @@ func TestClaimName(t *testing.T) {
 		t.Errorf("ClaimName of a long target: %d characters", len(n))
 	}
 	// The default: every mount a claim, none a hostPath.
-	pod, err := kubernetes.Pod(plan(), compiler.Placeholders{}, kubernetes.Options{})
+	emitted, err := kubernetes.Pod(plan(), compiler.Placeholders{}, kubernetes.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	pod := apiObject[corev1.Pod](t, emitted)
 	var names []string
 	for _, v := range pod.Spec.Volumes {
 		if v.HostPath != nil {
@@ -692,10 +697,11 @@ func TestEgressProxyOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, ok := obj.(*appsv1.Deployment)
+	ed, ok := obj.(*kube.Deployment)
 	if !ok {
 		t.Fatalf("%T, want a Deployment", obj)
 	}
+	d := apiObject[appsv1.Deployment](t, ed)
 	c := d.Spec.Template.Spec.Containers[0]
 	want := []string{kubernetes.ProxyBinary, "egress-proxy", "--listen", "[::]:24001", "--allow", "api.example.com:443"}
 	if c.Image != image || !slices.Equal(c.Command, want) {
@@ -725,10 +731,11 @@ func TestNestedWritableRefused(t *testing.T) {
 		t.Fatalf("a read-write /gen inside the read-write /workspace: %v, want it refused", err)
 	}
 	p.Mounts[len(p.Mounts)-1].Mode = compiler.ReadOnly
-	pod, err := kubernetes.Pod(p, compiler.Placeholders{}, kubernetes.Options{})
+	emitted, err := kubernetes.Pod(p, compiler.Placeholders{}, kubernetes.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	pod := apiObject[corev1.Pod](t, emitted)
 	for _, m := range pod.Spec.Containers[0].VolumeMounts {
 		if m.MountPath == "/gen" && (!m.ReadOnly || m.SubPath != "gen") {
 			t.Errorf("read-only /gen: %+v, want the outer volume at a read-only subPath", m)

@@ -170,6 +170,7 @@ func manifestObjects(t *testing.T, root, home string, opts kubernetes.Options) (
 	if err != nil {
 		t.Fatal(err)
 	}
+	sameAsAPI(t, "podman manifest", data)
 	objs, err := decodeStrict(data)
 	if err != nil {
 		t.Fatal(err)

@@ -130,11 +130,13 @@ func reasons(vs []string) []string {
 	return out
 }
 
-// validate decodes a manifest strictly and evaluates each Pod template: a
-// Pod with a hostPath volume must fail on the hostPath reason alone, any
-// other on nothing. claimsOnly says no hostPath may be there at all.
+// validate holds the manifest to the real API types (sameAsAPI), decodes
+// it strictly and evaluates each Pod template: a Pod with a hostPath
+// volume must fail on the hostPath reason alone, any other on nothing.
+// claimsOnly says no hostPath may be there at all.
 func validate(t *testing.T, what string, data []byte, claimsOnly bool) []runtime.Object {
 	t.Helper()
+	sameAsAPI(t, what, data)
 	objs, err := decodeStrict(data)
 	if err != nil {
 		t.Fatalf("%s: strict decoding: %v\n%s", what, err, data)
