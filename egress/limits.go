@@ -133,6 +133,10 @@ func (p *Proxy) logSummary() {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if n := p.refusedPeers - MaxRefusedPeerLines; n > 0 {
+		p.logLine(p.line(Decision{Action: "deny", Denied: DeniedNotSandbox,
+			Reason: fmt.Sprintf("%d more connections from outside the sandbox were refused and not logged (only the first %d are)", n, MaxRefusedPeerLines)}))
+	}
 	if p.logDropped > 0 {
 		p.Log.Write(p.line(Decision{Action: LogFull, Reason: fmt.Sprintf("%d decisions were not logged: the decision log reached its limit of %s", p.logDropped, bytesize.Format(p.limit()))}))
 	}

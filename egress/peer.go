@@ -64,7 +64,7 @@ func (c *guardedConn) check() error {
 			c.Conn.Close()
 		} else if err != nil {
 			c.err = fmt.Errorf("connection refused: %w", err)
-			c.l.proxy.log(Decision{Action: "deny", Reason: c.err.Error(), Denied: DeniedNotSandbox})
+			c.l.proxy.logRefusedPeer(Decision{Action: "deny", Reason: c.err.Error(), Denied: DeniedNotSandbox})
 			msg := "mcpolicy egress proxy: " + c.err.Error() + "\n"
 			fmt.Fprintf(c.Conn, "HTTP/1.1 %d %s\r\n%s: %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
 				http.StatusForbidden, http.StatusText(http.StatusForbidden), DeniedHeader, DeniedNotSandbox, len(msg), msg)
@@ -95,4 +95,23 @@ func (c *guardedConn) CloseWrite() error {
 		return cw.CloseWrite()
 	}
 	return nil
+}
+
+// MaxRefusedPeerLines is how many refused connections (DeniedNotSandbox)
+// one proxy logs in full. Any process of the user's can connect to the
+// socket, as often as it likes: its refusals must not spend the log the
+// server's own decisions go to (a red team filled 64 MB in four minutes).
+// The rest are counted, and said in one line when the proxy closes.
+const MaxRefusedPeerLines = 100
+
+func (p *Proxy) logRefusedPeer(d Decision) {
+	if p.Log == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.refusedPeers++; p.refusedPeers > MaxRefusedPeerLines {
+		return
+	}
+	p.logLine(p.line(d))
 }

@@ -3,6 +3,7 @@ package egress
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpolicy/mcpolicy/internal/syncbuf"
 )
 
 // TestGuardPeers: a guarded socket serves the process tree it names and
@@ -169,5 +172,40 @@ func TestGuardPeerExited(t *testing.T) {
 	t.Logf("refused: %v", err)
 	if err == nil || !strings.Contains(err.Error(), "exited") {
 		t.Errorf("a peer that has exited: %v, want refused as exited", err)
+	}
+}
+
+// TestGuardRefusalsHaveTheirOwnBudget: any process of the user's may
+// connect to the socket as often as it likes (a red team: 29,000 refused
+// connections in 20 s, the 64 MB log full in four minutes, the server's
+// own decisions unlogged after that). One proxy logs the first
+// MaxRefusedPeerLines refusals in full, counts the rest, and says how many
+// when it closes.
+func TestGuardRefusalsHaveTheirOwnBudget(t *testing.T) {
+	dir := t.TempDir()
+	ln, err := net.Listen("unix", filepath.Join(dir, "egress.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &syncbuf.Buffer{}
+	p := &Proxy{Log: log}
+	go p.Serve(p.Guard(ln, func(net.Conn) error { return errors.New("not a process of the sandbox") }))
+	const n = MaxRefusedPeerLines + 50
+	for range n {
+		c, err := net.Dial("unix", filepath.Join(dir, "egress.sock"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprint(c, "GET http://api.test/ HTTP/1.1\r\nHost: api.test\r\n\r\n")
+		io.Copy(io.Discard, c) // the 403, then EOF
+		c.Close()
+	}
+	p.Close()
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	if len(lines) != MaxRefusedPeerLines+1 {
+		t.Fatalf("%d refusals: %d lines, want %d and a count", n, len(lines), MaxRefusedPeerLines)
+	}
+	if last := lines[len(lines)-1]; !strings.Contains(last, "50 more connections from outside the sandbox") {
+		t.Errorf("the last line does not count the rest: %s", last)
 	}
 }

@@ -76,6 +76,9 @@ type Proxy struct {
 	logFile    *os.File // the log when it is a regular file, whose size is read before each line
 	logWritten int64    // what this proxy wrote, for a log that is not
 	logDropped int
+	// refusedPeers counts connections refused from outside the sandbox
+	// (logRefusedPeer).
+	refusedPeers int
 
 	lifelineMu sync.Mutex
 	lifelines  chan struct{}
