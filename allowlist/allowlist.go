@@ -53,7 +53,9 @@ func Canonical(host string) (string, error) {
 	}
 	a, err := idna.Lookup.ToASCII(h)
 	if err != nil {
-		return "", fmt.Errorf("host %s: %v", quoteShort(host), err)
+		// idna's message quotes the label whole: the server's text, cut
+		// as short as the host it came in.
+		return "", fmt.Errorf("host %s: %s", quoteShort(host), clipText(err.Error(), 160))
 	}
 	if a = strings.TrimSuffix(a, "."); a == "" {
 		return "", fmt.Errorf("host %q: empty after mapping", host)
@@ -74,6 +76,17 @@ const maxRawHost = 4 * 256
 
 // quoteShort quotes a host for an error, cut to 64 bytes (at a character)
 // when longer.
+// clipText cuts s to at most n bytes, at a character.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
+}
+
 func quoteShort(s string) string {
 	const n = 64
 	if len(s) <= n {

@@ -3,6 +3,7 @@ package allowlist
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 	"testing"
 )
 
@@ -39,6 +40,10 @@ func TestMatching(t *testing.T) {
 		if _, err := ParseRule(bad); err == nil {
 			t.Errorf("ParseRule(%q) accepted", bad)
 		}
+	}
+	// A label idna refuses is quoted in its error: cut short, as the host.
+	if _, err := Canonical("a" + strings.Repeat("\u05d0", 500) + ".test"); err == nil || len(err.Error()) > 300 {
+		t.Errorf("a 1 KB label idna refuses: %d bytes of error", len(fmt.Sprint(err)))
 	}
 	// A wildcard matches names, never an address, whatever its suffix (a
 	// list built without ParseRule's check).

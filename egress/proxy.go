@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf16"
@@ -392,6 +393,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer tr.CloseIdleConnections()
 	out := r.Clone(ctx)
 	out.RequestURI = ""
+	// What was carried up, counted: a chunked body has no length to read
+	// (ContentLength -1), and the log is where its size is told.
+	up := &countingReader{r: out.Body}
+	if out.Body != nil && out.Body != http.NoBody {
+		out.Body = up
+	}
 	out.Header.Del("Proxy-Connection")
 	out.Header.Del("Proxy-Authorization")
 	resp, err := tr.RoundTrip(out)
@@ -409,9 +416,24 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(resp.StatusCode)
 	d.Down, _ = io.Copy(w, resp.Body)
-	d.Up = r.ContentLength
+	d.Up = up.n.Load()
 	p.log(d)
 }
+
+// countingReader counts what is read through it (the transport reads
+// in its own goroutine, which may still run when the answer is in).
+type countingReader struct {
+	r io.ReadCloser
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func (c *countingReader) Close() error { return c.r.Close() }
 
 func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	host, port, err := splitPort(r.Host, "443")

@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -493,5 +494,35 @@ func TestRedteamLogIsTerminalInert(t *testing.T) {
 		if !got[h] {
 			t.Errorf("%q: not in the log as asked (decoded):\n%s", h, lines)
 		}
+	}
+}
+
+// TestRedteamChunkedUploadIsCounted: bytesUp is what was carried up; a
+// chunked body has no Content-Length, and was logged as -1 (red team: a
+// 12,813-byte upload hidden from the log).
+func TestRedteamChunkedUploadIsCounted(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Write([]byte("ok"))
+	}))
+	defer up.Close()
+	a := netip.MustParseAddrPort(up.Listener.Addr().String())
+	allow, err := allowlist.Parse([]string{a.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &syncbuf.Buffer{}
+	p := &Proxy{Allow: allow, Log: log}
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	body := strings.Repeat("x", 12813)
+	req := fmt.Sprintf("POST http://%s/ HTTP/1.1\r\nHost: %s\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", a, a, len(body), body)
+	if resp := send(t, srv.Listener.Addr().String(), req); resp != nil {
+		resp.Body.Close()
+	}
+	p.Close()
+	var d Decision
+	if err := json.Unmarshal([]byte(log.String()), &d); err != nil || d.Action != "allow" || d.Up != int64(len(body)) {
+		t.Errorf("a chunked upload of %d bytes: %v %s", len(body), err, log.String())
 	}
 }
