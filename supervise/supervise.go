@@ -254,8 +254,9 @@ func ownedByUs(fi fs.FileInfo) bool {
 }
 
 // sweepStale removes the socket folders of supervisors that were killed
-// outright: ours, older than a minute, with a socket nobody answers on (a
-// live proxy always accepts, if only to refuse the connection).
+// outright: ours, older than a minute, with a socket nobody listens on
+// (the kernel's table says, where there is one; elsewhere a live proxy
+// always accepts, if only to refuse the connection).
 func sweepStale(parent string) {
 	dirs, _ := filepath.Glob(filepath.Join(parent, "mcpolicy-egress-*"))
 	for _, d := range dirs {
@@ -263,7 +264,14 @@ func sweepStale(parent string) {
 		if err != nil || !fi.IsDir() || !ownedByUs(fi) || time.Since(fi.ModTime()) < time.Minute {
 			continue
 		}
-		c, err := net.DialTimeout("unix", filepath.Join(d, "egress.sock"), time.Second)
+		sock := filepath.Join(d, "egress.sock")
+		if live, known := listening(sock); known {
+			if !live {
+				os.RemoveAll(d)
+			}
+			continue
+		}
+		c, err := net.DialTimeout("unix", sock, time.Second)
 		if err == nil {
 			c.Close()
 			continue

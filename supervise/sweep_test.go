@@ -4,13 +4,15 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
 // TestSweepStale: a killed supervisor's folder (old, nobody answering) is
 // removed; a live proxy's folder, a folder just made and (as root) another
-// user's are kept.
+// user's are kept, and the live proxy is not connected to (Linux).
 func TestSweepStale(t *testing.T) {
 	tmp, err := os.MkdirTemp("/var/tmp", "sweep-") // short: socket paths
 	if err != nil {
@@ -34,12 +36,14 @@ func TestSweepStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
+	var dialed atomic.Int32
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
+			dialed.Add(1)
 			c.Close()
 		}
 	}()
@@ -64,5 +68,19 @@ func TestSweepStale(t *testing.T) {
 		if _, err := os.Stat(d); (err == nil) != want {
 			t.Errorf("%s: exists %v, want %v", filepath.Base(d), err == nil, want)
 		}
+	}
+	// A live proxy is not connected to: it would refuse and log the sweep
+	// as a connection from outside its sandbox (red team).
+	// A connection of ours after it is accepted after any of the sweep's.
+	c, err := net.Dial("unix", filepath.Join(live, "egress.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	for deadline := time.Now().Add(10 * time.Second); dialed.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if n := dialed.Load() - 1; n != 0 && runtime.GOOS == "linux" {
+		t.Errorf("the sweep connected to a live proxy %d times", n)
 	}
 }

@@ -178,3 +178,25 @@ func procStatus(pid int) (map[string]string, error) {
 	}
 	return st, nil
 }
+
+// listening reports whether a unix socket listens at path, from the
+// kernel's table (/proc/net/unix: the flag __SO_ACCEPTCON), without
+// connecting to it: a connection would be another run's to refuse and
+// log as an intrusion. known is false when the table cannot be read.
+func listening(path string) (live, known bool) {
+	data, err := os.ReadFile("/proc/net/unix")
+	if err != nil {
+		return false, false
+	}
+	for _, line := range strings.Split(string(data), "\n")[1:] {
+		// Num RefCount Protocol Flags Type St Inode Path
+		f := strings.Fields(line)
+		if len(f) < 8 || strings.Join(f[7:], " ") != path {
+			continue
+		}
+		if flags, err := strconv.ParseUint(f[3], 16, 32); err == nil && flags&0x10000 != 0 {
+			return true, true
+		}
+	}
+	return false, true
+}
