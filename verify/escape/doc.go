@@ -75,6 +75,56 @@
 // Landlock. Its weakened wiring is "bare": the daemon outlives the command
 // and keeps writing.
 //
+// The terminal scenario (terminal_test.go, terminal) spawns the entry as
+// a client started in a terminal does: a pty's slave as its stdin, stdout
+// and stderr and its controlling terminal, the test holding the master as
+// the user's terminal (the payload's results read from it), on bwrap,
+// docker and Landlock (podman's entry takes docker's path through the
+// launcher, left out for time). Fds 0-2 (the payload's own) and /dev/tty
+// must be no terminal (TCGETS: ENOTTY; /dev/tty ENXIO or EACCES), echo
+// cannot be turned off (the pty's ECHO flag unchanged after the run), an
+// OSC 52 clipboard sequence written to stdout and stderr must reach the
+// terminal spelt out (\x1b...), never raw, and a daemon left in a new
+// session holding all three, acting 300 ms later, must reach nothing.
+// What the user types reaching the server's stdin through the launcher's
+// relay is by design and not checked. Its weakened wiring is "bare": the
+// payload holds the pty, turns echo off, and it and its daemon write the
+// raw sequence.
+//
+// The host-throttle scenario (throttle_test.go) starts a victim (`sleep`)
+// on the host as the server's uid (the test's, or as root a uid of its
+// own, so that PRIO_USER reaches nothing else) and has the payload set its
+// RLIMIT_CPU (prlimit64), its nice value (setpriority PRIO_PROCESS), and
+// renice its whole uid (PRIO_USER, as that own uid only): each must fail
+// and /proc/PID/limits and /proc/PID/stat show the victim unchanged. On
+// Landlock twice: through the launcher's namespaces (the victim out of
+// sight: ESRCH, PRIO_USER the filter's EPERM), and as a host without
+// unprivileged user namespaces runs it (the entry spawned in a user
+// namespace whose user.max_user_namespaces the helper set to 0: the
+// launcher runs Landlock alone, the policy accepts landlock-tcp-only),
+// where the victim is in reach (its limit is read) and only the seccomp
+// filter's EPERM answers. Its weakened wiring is "bare": the victim is
+// throttled and reniced.
+//
+// The policy-import scenario (policy_test.go) is a Jsonnet policy whose
+// mounts come from mcpolicy.d/grants.libsonnet, the project read-write,
+// on bwrap and docker: the server rewrites the library with a ~/.aws
+// grant, appends to mcpolicy.jsonnet, plants a library, swaps mcpolicy.d
+// for a rewritten copy (all EROFS or EBUSY), and the user's next build
+// writes the same artefacts. Once (on bwrap) the build must refuse, before
+// anything is written, a policy importing lib/grants.libsonnet and a
+// policy named policy.cue in a read-write ".". Its weakened wiring is
+// bwrap without the launcher: the library is rewritten and the next
+// build grants ~/.aws. git-takeover's project also holds .hg (hgrc) and
+// .mvn (jvm.config), and its payload plants [hooks] pre-status in
+// .hg/hgrc, a -Xlog:...:file= option (a file written where the server
+// chose) in .mvn/jvm.config, and swaps .hg for a planted copy
+// (nested-vcs-hook); the host's hg status and mvn -v run once after the
+// bwrap run and in the weakened one, where they are installed (when one
+// is not, only the run of that tool is left out, and said). The
+// snapshot hashes .hg, .mvn, mcpolicy.d and mcpolicy.jsonnet whatever
+// protect.Names says.
+//
 // The kubernetes scenarios (kubernetes_test.go, TestEscapeKubernetes)
 // play the emitter's own Pod (kubernetes.Manifest with Options.HostPath:
 // hostPath volumes of the scenario's folders) with `podman kube play`.
@@ -100,7 +150,8 @@
 // default network, as a CNI that does not enforce NetworkPolicy).
 //
 // Under CI=true a missing bwrap, docker, podman or Landlock (or pty,
-// session keyring, writable /run, or catatonit for podman kube play) fails
+// session keyring, writable /run, user namespaces for host-throttle, or
+// catatonit for podman kube play) fails
 // the suite; elsewhere it skips with the reason, and -short skips the
 // engines and kubernetes.
 package escape

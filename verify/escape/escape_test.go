@@ -44,7 +44,7 @@ func TestEscape(t *testing.T) {
 	start := time.Now()
 	s := newSuite(t)
 	t.Cleanup(func() { s.removeImages(t) })
-	for _, sc := range slices.Concat(scenarios, issue14Scenarios, envFileScenarios, invokerScenarios, daemonScenarios) {
+	for _, sc := range slices.Concat(scenarios, issue14Scenarios, envFileScenarios, invokerScenarios, daemonScenarios, terminalScenarios, throttleScenarios, policyScenarios) {
 		t.Run(sc.name, func(t *testing.T) {
 			for _, b := range sc.backends {
 				t.Run(b, func(t *testing.T) {
@@ -115,18 +115,27 @@ var scenarios = []scenario{
 		// .git decides what the user's next git command runs: replace it
 		// (rename the folder, plant a fresh one), or write its config and
 		// hooks.
-		name: "git-takeover", backends: bindBackends, weakBackend: "bwrap",
+		// So do a nested VCS's and a build tool's project configs
+		// (nested-vcs-hook): .hg/hgrc's [hooks] run on the user's next hg
+		// command, .mvn/jvm.config's options on every mvn command.
+		name: "git-takeover", spec: projectSpec{files: vcsFiles}, backends: bindBackends, weakBackend: "bwrap",
 		real: func(t *testing.T, sb *sandbox) {
 			before := sb.snapshot(t)
-			sb.launchEntry(t, gitTakeover(sb)...).requireDenied(t, sb.backend)
+			sb.launchEntry(t, slices.Concat(gitTakeover(sb), vcsHookSteps(sb))...).requireDenied(t, sb.backend)
 			sb.requireUnchanged(t, before)
+			if sb.backend == bindBackends[0] { // once: mvn takes seconds
+				if m := sb.hostTools(t); len(m) > 0 {
+					t.Errorf("%s: the user's next hg or mvn command ran a planted command: markers %v", sb.backend, m)
+				}
+			}
 			sb.requireNoCommandRan(t)
 		},
 		weak: func(t *testing.T, sb *sandbox) {
 			before := sb.snapshot(t)
-			steps := gitTakeover(sb)
+			steps := slices.Concat(gitTakeover(sb), vcsHookSteps(sb))
 			sb.launchWeakBwrap(t, steps...).requireSucceeded(t, sb.backend, names(steps)...)
 			sb.requireChanged(t, before)
+			requireToolMarkers(t, sb)
 			// Later steps write into the planted .git: whichever of its
 			// commands git runs, one must run.
 			requireMarker(t, sb, "fresh-git-fsmonitor", "config-fsmonitor", "pre-commit", "post-index-change", "swapped-hooks")

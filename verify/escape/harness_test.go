@@ -311,6 +311,17 @@ type projectSpec struct {
 	// envFile, when set, is planted as the user's env file
 	// ($HOME/.config/mcpolicy/env, mode 600) before the entry is written.
 	envFile string
+	// accept are degradations the policy accepts (landlock-tcp-only).
+	accept []string
+	// files are more files of the project (path below it -> content),
+	// committed with it; policy, when set, replaces mcpolicy.cue: a
+	// policy file's name below the project and its content, whose %q
+	// (if any) is the image.
+	files  map[string]string
+	policy [2]string
+	// noBuild: the project is left unbuilt, with no client entry (the
+	// scenario runs mcpolicy build itself, and expects a refusal).
+	noBuild bool
 }
 
 // plantedHome is every sandbox's $HOME: the credentials no output may
@@ -354,6 +365,13 @@ func (s *suite) sandbox(t *testing.T, backend string, spec projectSpec) *sandbox
 		policy, sb.cwd, sb.ranDir = landlockPolicy, sb.root, "data"
 	}
 	policy = withServerFields(policy, spec)
+	policyName := "mcpolicy.cue"
+	if spec.policy[0] != "" {
+		policyName, policy = spec.policy[0], spec.policy[1]
+		if strings.Contains(policy, "%q") {
+			policy = fmt.Sprintf(policy, image)
+		}
+	}
 	sb.client = spec.client
 	if sb.client == "" {
 		sb.client = "claude-code"
@@ -365,7 +383,10 @@ func (s *suite) sandbox(t *testing.T, backend string, spec projectSpec) *sandbox
 		"proj/data/in.txt":     "data\n",
 		"proj/.env.local":      "API_TOKEN=planted-env\n",
 		"proj/attack.sh":       "echo idle\n",
-		"proj/mcpolicy.cue":    policy,
+		"proj/" + policyName:   policy,
+	}
+	for name, body := range spec.files {
+		files["proj/"+name] = body
 	}
 	for name, body := range plantedHome {
 		files["home/"+name] = body
@@ -389,6 +410,9 @@ func (s *suite) sandbox(t *testing.T, backend string, spec projectSpec) *sandbox
 		if spec.volumeImage {
 			s.importVolumeImage(t, backend)
 		}
+	}
+	if spec.noBuild {
+		return sb
 	}
 	sb.mcpolicyRun(t, "build", sb.root)
 	if backend != bare {
@@ -456,6 +480,13 @@ func withServerFields(policy string, spec projectSpec) string {
 	}
 	if spec.user != "" {
 		fmt.Fprintf(&add, "\tuser: %q\n", spec.user)
+	}
+	if len(spec.accept) > 0 {
+		q := make([]string, len(spec.accept))
+		for i, n := range spec.accept {
+			q[i] = fmt.Sprintf("%q", n)
+		}
+		fmt.Fprintf(&add, "\taccept: [%s]\n", strings.Join(q, ", "))
 	}
 	return strings.Replace(policy, "servers: attacker: {\n", "servers: attacker: {\n"+add.String(), 1)
 }
@@ -633,6 +664,10 @@ type outcome struct {
 	stderr  string
 	ran     bool // the payload started: START printed or its file exists
 	ranFile bool // its file reached the host: the sandbox can write its grant
+	// tty is what reached the user's terminal (launchOpts.tty) as the
+	// test read it from the pty's master, carriage returns and all; stdout
+	// is then the same with the carriage returns removed.
+	tty     string
 	done    bool
 	results map[string]result
 	steps   []step
@@ -673,6 +708,15 @@ type launchOpts struct {
 	// cred, when set, is who the command runs as (the test runs as root
 	// in CI; a client started by an ordinary user runs as that user).
 	cred *syscall.Credential
+	// tty, when set, is the user's terminal: its slave is the command's
+	// stdin, stdout and stderr and its controlling terminal, as a client
+	// started in a terminal hands them on; the payload's results are read
+	// from the master (the test reads it as the user's terminal shows it).
+	tty *pty
+	// prefix runs before the command (prefix[0] with prefix[1:], then the
+	// command and its args), and attr changes how it is spawned.
+	prefix []string
+	attr   func(*syscall.SysProcAttr)
 }
 
 func (sb *sandbox) launchWith(t *testing.T, how, command string, args []string, opts launchOpts, steps []step) outcome {
@@ -684,7 +728,13 @@ func (sb *sandbox) launchWith(t *testing.T, how, command string, args []string, 
 	if opts.onHost {
 		cwd = sb.root
 	}
-	must(t, os.WriteFile(attack, []byte(sb.payload(cwd, ran, steps)), 0o666))
+	body := sb.payload(cwd, ran, steps)
+	if opts.tty != nil {
+		// A step's stdout and stderr are its result: the payload keeps
+		// its own at 5 and 6, for the steps that write to the terminal.
+		body = strings.Replace(body, "echo START\n", "exec 5>&1 6>&2\necho START\n", 1)
+	}
+	must(t, os.WriteFile(attack, []byte(body), 0o666))
 	os.Chmod(attack, 0o666)
 
 	vars := map[string]string{"HOME": sb.home, "PATH": os.Getenv("PATH")}
@@ -697,6 +747,9 @@ func (sb *sandbox) launchWith(t *testing.T, how, command string, args []string, 
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
+	if len(opts.prefix) > 0 {
+		command, args = opts.prefix[0], slices.Concat(opts.prefix[1:], []string{command}, args)
+	}
 	cmd := exec.CommandContext(ctx, command, args...)
 	cmd.Env, cmd.Dir = environ, sb.root
 	var stdout, stderr bytes.Buffer
@@ -704,14 +757,19 @@ func (sb *sandbox) launchWith(t *testing.T, how, command string, args []string, 
 	if opts.stdin != nil {
 		cmd.Stdin = opts.stdin
 	}
+	if opts.tty != nil {
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = opts.tty.slave, opts.tty.slave, opts.tty.slave
+		opts.ctty = true
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
 	if opts.ctty {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		cmd.SysProcAttr.Setsid, cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, true, 0
 	}
 	if opts.cred != nil {
-		if cmd.SysProcAttr == nil {
-			cmd.SysProcAttr = &syscall.SysProcAttr{}
-		}
 		cmd.SysProcAttr.Credential = opts.cred
+	}
+	if opts.attr != nil {
+		opts.attr(cmd.SysProcAttr)
 	}
 	cmd.ExtraFiles = opts.extraFiles
 	start := time.Now()
@@ -733,6 +791,12 @@ func (sb *sandbox) launchWith(t *testing.T, how, command string, args []string, 
 		err = <-done
 	}
 	o := outcome{how: how, stdout: stdout.String(), stderr: stderr.String(), results: map[string]result{}, steps: steps, took: time.Since(start)}
+	if opts.tty != nil {
+		// What the relay (or the command itself) wrote: it may still
+		// be on its way once the command has returned.
+		o.tty = opts.tty.read(t, 300*time.Millisecond, 0)
+		o.stdout = strings.ReplaceAll(o.tty, "\r", "")
+	}
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
@@ -878,9 +942,15 @@ func errnoOf(msg string) string {
 }
 
 // snapshot is what must not change on the host: every file under the
-// project's protected top-level names (protect.Names) and under the planted
-// home, by type, mode and sha256; and the project's top-level names.
+// project's protected top-level names (protect.Names, and alwaysHashed)
+// and under the planted home, by type, mode and sha256; and the project's
+// top-level names.
 type snapshot map[string]string
+
+// alwaysHashed are top-level names the scenarios attack that the snapshot
+// hashes whatever protect.Names says: a name dropped from the list must
+// show as a change, not as a name no longer looked at.
+var alwaysHashed = []string{".hg", ".mvn", "mcpolicy.d", "mcpolicy.jsonnet"}
 
 func (sb *sandbox) snapshot(t *testing.T) snapshot {
 	t.Helper()
@@ -892,7 +962,7 @@ func (sb *sandbox) snapshot(t *testing.T) snapshot {
 	var top []string
 	for _, e := range ents {
 		top = append(top, e.Name())
-		if protect.Match(e.Name()) != "" {
+		if protect.Match(e.Name()) != "" || slices.Contains(alwaysHashed, e.Name()) {
 			walk(t, snap, "proj", sb.root, e.Name())
 		}
 	}

@@ -21,6 +21,19 @@
 //	helper openat FD NAME        openat(FD, NAME) and read it
 //	helper mount PATH            what /proc/self/mountinfo says is mounted at PATH
 //	helper prockeys DESC         a key described DESC in /proc/keys (keys it may view)
+//	helper termios FD|/dev/tty   TCGETS on FD (or on /dev/tty, opened): ok when it is a terminal
+//	helper noecho FD             turn ECHO off on the terminal FD (TCGETS, then TCSETS)
+//	helper emit FD               write an OSC 52 clipboard sequence and a colour to FD
+//	helper ttydaemon MS I O E    leave a process in a new session (setsid) holding fds I, O
+//	                             and E as its 0, 1 and 2, which after MS ms turns ECHO off
+//	                             on each that is a terminal and writes the OSC 52 sequence
+//	                             to each
+//	helper prlimit PID           set PID's RLIMIT_CPU soft limit to 12345 s
+//	helper renice PID            setpriority(PRIO_PROCESS, PID, 19)
+//	helper renice-user           setpriority(PRIO_USER, 0, 19): every process of its uid
+//	helper nouserns CMD ARGS...  (the test's, on the host, in a new user namespace with
+//	                             CAP_SYS_RESOURCE ambient) set user.max_user_namespaces to 0
+//	                             in it, drop the ambient capabilities, exec CMD
 package main
 
 import (
@@ -29,6 +42,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -43,6 +57,15 @@ func main() {
 		fmt.Println("errno=EINVAL usage: helper OP ARGS...")
 		os.Exit(2)
 	}
+	if os.Args[1] == "nouserns" {
+		err := noUserNS(os.Args[2:])
+		fmt.Printf("errno=%s nouserns: %s\n", errnoName(err), oneLine(err.Error()))
+		os.Exit(1)
+	}
+	if os.Args[1] == "ttyhaunt" { // the daemon ttydaemon leaves: no output of its own
+		haunt(os.Args[2:])
+		os.Exit(0)
+	}
 	msg, err := run(os.Args[1], os.Args[2:])
 	if err != nil {
 		fmt.Printf("errno=%s %s\n", errnoName(err), oneLine(err.Error()))
@@ -52,7 +75,8 @@ func main() {
 }
 
 func run(op string, args []string) (string, error) {
-	need := map[string]int{"connect": 1, "dial": 1, "environ": 2, "tiocsti": 1, "keyring": 1, "readfd": 1, "procfd": 1, "openat": 2, "mount": 1, "prockeys": 1}
+	need := map[string]int{"connect": 1, "dial": 1, "environ": 2, "tiocsti": 1, "keyring": 1, "readfd": 1, "procfd": 1, "openat": 2, "mount": 1, "prockeys": 1,
+		"termios": 1, "noecho": 1, "emit": 1, "ttydaemon": 4, "prlimit": 1, "renice": 1, "renice-user": 0}
 	n, ok := need[op]
 	if !ok || len(args) != n {
 		return "", fmt.Errorf("usage: %s: %w", op, unix.EINVAL)
@@ -122,6 +146,76 @@ func run(op string, args []string) (string, error) {
 		return readAll(fd, fmt.Sprintf("openat(%d, %s)", dir, args[1]))
 	case "mount":
 		return mountAt(args[0])
+	case "termios":
+		fd, what, err := fdArg(args[0])
+		if err != nil {
+			return "", err
+		}
+		if _, err := unix.IoctlGetTermios(fd, unix.TCGETS); err != nil {
+			return "", fmt.Errorf("ioctl(%s, TCGETS): %w", what, err)
+		}
+		return what + " is a terminal", nil
+	case "noecho":
+		fd, what, err := fdArg(args[0])
+		if err != nil {
+			return "", err
+		}
+		return noEcho(fd, what)
+	case "emit":
+		fd, what, err := fdArg(args[0])
+		if err != nil {
+			return "", err
+		}
+		if _, err := unix.Write(fd, []byte(OSC52+"\n")); err != nil {
+			return "", fmt.Errorf("write(%s): %w", what, err)
+		}
+		return "wrote the OSC 52 sequence to " + what, nil
+	case "ttydaemon":
+		// Not os.Executable: Landlock grants no /proc/self/exe.
+		self := os.Args[0]
+		var std [3]*os.File
+		for i, a := range args[1:] {
+			fd, err := strconv.Atoi(a)
+			if err != nil {
+				return "", err
+			}
+			std[i] = os.NewFile(uintptr(fd), a)
+		}
+		c := exec.Command(self, "ttyhaunt", args[0])
+		c.Stdin, c.Stdout, c.Stderr = std[0], std[1], std[2]
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := c.Start(); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("started pid %d in a new session, holding fds %s", c.Process.Pid, strings.Join(args[1:], ", ")), nil
+	case "prlimit":
+		pid, err := strconv.Atoi(args[0])
+		if err != nil {
+			return "", err
+		}
+		var old unix.Rlimit
+		if err := unix.Prlimit(pid, unix.RLIMIT_CPU, nil, &old); err != nil {
+			return "", fmt.Errorf("prlimit(%d, RLIMIT_CPU) get: %w", pid, err)
+		}
+		l := unix.Rlimit{Cur: 12345, Max: old.Max}
+		if err := unix.Prlimit(pid, unix.RLIMIT_CPU, &l, nil); err != nil {
+			return "", fmt.Errorf("prlimit(%d, RLIMIT_CPU, 12345) set: %w", pid, err)
+		}
+		return fmt.Sprintf("set pid %d's RLIMIT_CPU to 12345 s (was %d)", pid, old.Cur), nil
+	case "renice":
+		pid, err := strconv.Atoi(args[0])
+		if err != nil {
+			return "", err
+		}
+		if err := unix.Setpriority(unix.PRIO_PROCESS, pid, 19); err != nil {
+			return "", fmt.Errorf("setpriority(PRIO_PROCESS, %d, 19): %w", pid, err)
+		}
+		return fmt.Sprintf("reniced pid %d to 19", pid), nil
+	case "renice-user":
+		if err := unix.Setpriority(unix.PRIO_USER, 0, 19); err != nil {
+			return "", fmt.Errorf("setpriority(PRIO_USER, 0, 19): %w", err)
+		}
+		return fmt.Sprintf("reniced every process of uid %d to 19", os.Getuid()), nil
 	case "prockeys":
 		b, err := os.ReadFile("/proc/keys")
 		if err != nil {
@@ -230,6 +324,67 @@ func mountAt(path string) (string, error) {
 		return "", fmt.Errorf("nothing is mounted at %s: %w", path, unix.ENOENT)
 	}
 	return found, nil
+}
+
+// OSC52 sets the clipboard of the terminal that runs it (to "pwned"),
+// followed by a colour: the test looks for its raw ESC, or its spelling.
+const OSC52 = "\x1b]52;c;cHduZWQ=\x07\x1b[31mred"
+
+// fdArg reads a descriptor number, or /dev/tty (opened read-write).
+func fdArg(a string) (int, string, error) {
+	if a == "/dev/tty" {
+		fd, err := unix.Open("/dev/tty", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return -1, a, fmt.Errorf("open /dev/tty: %w", err)
+		}
+		return fd, a, nil
+	}
+	fd, err := strconv.Atoi(a)
+	return fd, "fd " + a, err
+}
+
+func noEcho(fd int, what string) (string, error) {
+	tio, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		return "", fmt.Errorf("ioctl(%s, TCGETS): %w", what, err)
+	}
+	tio.Lflag &^= unix.ECHO
+	if err := unix.IoctlSetTermios(fd, unix.TCSETS, tio); err != nil {
+		return "", fmt.Errorf("ioctl(%s, TCSETS, echo off): %w", what, err)
+	}
+	return "turned echo off on " + what, nil
+}
+
+// haunt is the daemon ttydaemon leaves: after the delay, echo off on each
+// of fds 0-2 that is a terminal, and the OSC 52 sequence written to each.
+func haunt(args []string) {
+	ms, _ := strconv.Atoi(args[0])
+	time.Sleep(time.Duration(ms) * time.Millisecond)
+	for fd := 0; fd <= 2; fd++ {
+		noEcho(fd, "")
+		unix.Write(fd, []byte("daemon: "+OSC52+"\n"))
+	}
+}
+
+// noUserNS runs in a user namespace the test created, with
+// CAP_SYS_RESOURCE ambient: no user namespace may be created in it (what
+// the launcher reads to decide whether to try), and CMD runs with no
+// capability.
+func noUserNS(argv []string) error {
+	if len(argv) == 0 {
+		return fmt.Errorf("usage: nouserns CMD ARGS...: %w", unix.EINVAL)
+	}
+	if err := os.WriteFile("/proc/sys/user/max_user_namespaces", []byte("0\n"), 0); err != nil {
+		return err
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_CAP_AMBIENT_CLEAR_ALL): %w", err)
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return err
+	}
+	return syscall.Exec(path, argv, os.Environ())
 }
 
 func errnoName(err error) string {
