@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -63,7 +64,28 @@ func Canonical(host string) (string, error) {
 	if len(a) > MaxHostLen {
 		return "", fmt.Errorf("host %s: %d characters: a host name has at most %d", quoteShort(host), len(a), MaxHostLen)
 	}
+	if _, err := netip.ParseAddr(a); err == nil {
+		return a, nil // fullwidth digits and dots fold to an address
+	}
+	labels := strings.Split(a, ".")
+	if slices.Contains(labels, "") {
+		return "", fmt.Errorf("host %s: an empty label", quoteShort(host))
+	}
+	// No top-level domain is numeric (RFC 3696 2): 127.1, 2130706433 and
+	// 0x7f000001 are the address 127.0.0.1 to inet_aton, which resolvers
+	// and clients still call.
+	if numericLabel(labels[len(labels)-1]) {
+		return "", fmt.Errorf("host %s: a numeric form of an address, not a name: write the address as a.b.c.d or [v6]", quoteShort(host))
+	}
 	return a, nil
+}
+
+// numericLabel: all decimal digits, or 0x and hex digits.
+func numericLabel(l string) bool {
+	if h, ok := strings.CutPrefix(l, "0x"); ok {
+		return strings.Trim(h, "0123456789abcdef") == ""
+	}
+	return strings.Trim(l, "0123456789") == ""
 }
 
 // MaxHostLen is the longest host name DNS can carry (RFC 1035, in its

@@ -41,6 +41,18 @@ func TestMatching(t *testing.T) {
 			t.Errorf("ParseRule(%q) accepted", bad)
 		}
 	}
+	// inet_aton's numeric forms are addresses, not names: never matched,
+	// suggested or listed as one (red team: 127.1:18080 was suggested).
+	for _, h := range []string{"127.1", "2130706433", "0x7f000001", "0177.0.0.1", "api.0x1f", "a..b"} {
+		if c, err := Canonical(h); err == nil {
+			t.Errorf("Canonical(%q) = %q, want refused", h, c)
+		}
+	}
+	for _, h := range []string{"1password.com", "x.1a", "0xdead.example", "１２７.０.０.１"} {
+		if _, err := Canonical(h); err != nil {
+			t.Errorf("Canonical(%q): %v", h, err)
+		}
+	}
 	// A label idna refuses is quoted in its error: cut short, as the host.
 	if _, err := Canonical("a" + strings.Repeat("\u05d0", 500) + ".test"); err == nil || len(err.Error()) > 300 {
 		t.Errorf("a 1 KB label idna refuses: %d bytes of error", len(fmt.Sprint(err)))
