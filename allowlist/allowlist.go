@@ -229,9 +229,28 @@ func Private(a netip.Addr) bool {
 		b := a.As16()
 		return Private(netip.AddrFrom4([4]byte(b[12:])))
 	}
+	if sixToFour.Contains(a) { // 2002:AABB:CCDD::/48 carries A.B.C.D
+		b := a.As16()
+		return Private(netip.AddrFrom4([4]byte(b[2:6])))
+	}
+	for _, p := range reserved {
+		if p.Contains(a) {
+			return true
+		}
+	}
 	return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
 		a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast() ||
 		cgnat.Contains(a) || nat64Local.Contains(a) || v4Compatible.Contains(a)
+}
+
+// reserved are ranges no internet host holds: "this network" (Linux
+// connects 0.0.0.0/8 to the host itself), the benchmarking network, the
+// former class E with the broadcast address, and IPv6 site-local.
+var reserved = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("fec0::/10"),
 }
 
 var (
@@ -239,4 +258,5 @@ var (
 	nat64        = netip.MustParsePrefix("64:ff9b::/96")   // RFC 6052
 	nat64Local   = netip.MustParsePrefix("64:ff9b:1::/48") // RFC 8215
 	v4Compatible = netip.MustParsePrefix("::/96")          // RFC 4291 2.5.5.1, deprecated
+	sixToFour    = netip.MustParsePrefix("2002::/16")      // RFC 3056
 )

@@ -63,12 +63,13 @@ func TestMatching(t *testing.T) {
 	if _, ok := w.Match("192.0.2.2", 80); ok {
 		t.Error("*.0.2.2 matched the address 192.0.2.2")
 	}
-	for _, a := range []string{"127.0.0.1", "10.1.2.3", "192.168.0.1", "172.16.0.1", "169.254.169.254", "::1", "fe80::1", "100.64.0.1", "0.0.0.0"} {
+	for _, a := range []string{"127.0.0.1", "10.1.2.3", "192.168.0.1", "172.16.0.1", "169.254.169.254", "::1", "fe80::1", "100.64.0.1", "0.0.0.0",
+		"0.0.0.1", "198.18.0.1", "240.0.0.1", "255.255.255.255", "fec0::1", "2002:7f00:1::1", "2002:a9fe:a9fe::"} {
 		if !Private(netip.MustParseAddr(a)) {
 			t.Errorf("%s is not private", a)
 		}
 	}
-	if Private(netip.MustParseAddr("140.82.112.3")) {
+	if Private(netip.MustParseAddr("140.82.112.3")) || Private(netip.MustParseAddr("2002:8c52:7003::1")) {
 		t.Error("a public address is private")
 	}
 }
