@@ -77,6 +77,9 @@ type compiler struct {
 	// policyFiles are the policy files compiled, by real path: no
 	// read-write source may reach one unprotected (checkSource).
 	policyFiles []string
+	// envFolders are the env file's folders, resolved (realBelow) once:
+	// every mount of every server is checked against them.
+	envFolders map[string]string
 }
 
 // realFiles resolves the files the policies were read from. One that

@@ -338,7 +338,7 @@ func (c *compiler) touchesEnvFolder(s *mountSource, lexical, real string) bool {
 	for _, f := range folders {
 		folder, src := f.path, lexical
 		if lexical == "" {
-			folder, src = realBelow(f.path), real
+			folder, src = c.realEnvFolder(f.path), real
 		}
 		if !within(src, folder) {
 			continue // a grant holding it (~, ~/.config) is lint's MOUNT_CREDENTIALS error, and client refuses the env file
@@ -352,6 +352,17 @@ func (c *compiler) touchesEnvFolder(s *mountSource, lexical, real string) bool {
 		return true
 	}
 	return false
+}
+
+func (c *compiler) realEnvFolder(p string) string {
+	if r, ok := c.envFolders[p]; ok {
+		return r
+	}
+	if c.envFolders == nil {
+		c.envFolders = map[string]string{}
+	}
+	c.envFolders[p] = realBelow(p)
+	return c.envFolders[p]
 }
 
 // realBelow resolves the deepest folder of p that exists and joins the
