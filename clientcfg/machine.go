@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/internal/hostfile"
+
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 )
@@ -60,7 +62,7 @@ func OnThisMachine(file string, o Options) bool {
 // file is opened but the config, and the targets say so (OnThisMachine
 // false), for the rules to judge every path lexically.
 func ReadFor(file string, o Options) ([]*lint.Target, error) {
-	src, err := os.ReadFile(file)
+	src, err := hostfile.ReadRegular(file, hostfile.MaxConfig)
 	if err != nil {
 		return nil, err
 	}

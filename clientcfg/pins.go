@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
+
+	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
@@ -34,7 +35,7 @@ func Pins(plans []*compiler.Plan, targets []*lint.Target) []PinChange {
 		if t.Artefact == "" {
 			continue
 		}
-		b, err := os.ReadFile(t.Artefact)
+		b, err := hostfile.ReadRegular(t.Artefact, hostfile.MaxArtefact)
 		if err != nil {
 			out = append(out, PinChange{t.Pos, t.Server, fmt.Sprintf("pinned artefact %s cannot be read: %v (run `mcpolicy build`)", t.Artefact, err), false})
 			continue

@@ -2,8 +2,9 @@ package clientcfg
 
 import (
 	"fmt"
-	"os"
 	"strings"
+
+	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
@@ -73,7 +74,7 @@ func (e *entry) sandboxExec(cmd arg, args []arg) {
 			e.flag(lint.FlagSeatbeltFinding, fmt.Sprintf("%s: cannot locate the profile (the path holds a variable this reader cannot resolve)", file.s), file.pos)
 			return
 		}
-		b, err := os.ReadFile(f)
+		b, err := hostfile.ReadRegular(f, hostfile.MaxArtefact)
 		if err != nil {
 			e.flag(lint.FlagSeatbeltFinding, fmt.Sprintf("%s: cannot read the profile: %v", file.s, err), file.pos)
 			return

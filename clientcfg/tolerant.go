@@ -3,12 +3,13 @@ package clientcfg
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
@@ -36,7 +37,7 @@ import (
 // (a repair, an entry skipped), and an error when nothing could be read (a
 // *schema.Error at the file's position, or the error opening it).
 func ReadLint(file string, o Options) ([]*lint.Target, []lint.Note, error) {
-	src, err := os.ReadFile(file)
+	src, err := hostfile.ReadRegular(file, hostfile.MaxConfig)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/internal/hostfile"
+
 	"github.com/tailscale/hujson"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
@@ -300,7 +302,7 @@ func Launcher(self string) (string, error) {
 }
 
 // readArtefact is os.ReadFile, replaced in tests.
-var readArtefact = os.ReadFile
+var readArtefact = func(path string) ([]byte, error) { return hostfile.ReadRegular(path, hostfile.MaxArtefact) }
 
 // installed reports whether an executable file is at p (replaced in tests).
 var installed = func(p string) bool {

@@ -81,18 +81,25 @@ func Run(a Attempt) Result {
 func do(a Attempt) error {
 	switch a.Op {
 	case Read:
-		f, err := os.Open(a.Target)
+		// Non-blocking, and read only from a regular file: a FIFO the
+		// server put where the probe reads would otherwise hold prove
+		// forever (a red team). Opening it is the answer.
+		f, err := os.OpenFile(a.Target, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
+		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+			return err
+		}
 		_, err = f.Read(make([]byte, 1))
 		if err == io.EOF {
 			err = nil
 		}
 		return err
 	case Write:
-		f, err := os.OpenFile(a.Target, os.O_WRONLY|os.O_APPEND, 0)
+		// Non-blocking too: a FIFO with no reader answers ENXIO at once.
+		f, err := os.OpenFile(a.Target, os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			return err
 		}

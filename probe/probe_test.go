@@ -4,7 +4,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestResultsNameTheErrno(t *testing.T) {
@@ -51,6 +53,27 @@ func TestResultsNameTheErrno(t *testing.T) {
 	for _, bad := range []string{"read", "read:", "fly:/x"} {
 		if _, err := ParseAttempt(bad); err == nil {
 			t.Errorf("ParseAttempt(%q) accepted", bad)
+		}
+	}
+}
+
+// TestFIFODoesNotBlock: a FIFO a server put where the probe reads or
+// writes held prove forever (a red team: the read-write mount's file
+// swapped for one between runs). Opening is the answer; nothing waits for
+// a writer or a reader.
+func TestFIFODoesNotBlock(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "a.txt")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	for _, op := range []Op{Read, Write} {
+		done := make(chan Result, 1)
+		go func() { done <- Run(Attempt{op, fifo}) }()
+		select {
+		case r := <-done:
+			t.Logf("%s on a FIFO: %s", op, r.Result)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s on a FIFO blocked", op)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package prove
 
 import (
 	"context"
+	"time"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
@@ -11,6 +12,10 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/probe"
 )
+
+// probeRunTimeout bounds one backend's probe run (an engine's start
+// included).
+const probeRunTimeout = 2 * time.Minute
 
 // prover is how prove runs the probe under one kind of backend.
 type prover struct {

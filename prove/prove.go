@@ -507,7 +507,14 @@ func RunContext(ctx context.Context, p *compiler.Plan, m compiler.Machine, o Opt
 		if pr.hostView {
 			view = func(a attempt) string { return a.host }
 		}
-		br.Version, results, br.Probe, err = pr.run(ctx, s, b, p, m, run, o)
+		// Bounded: whatever the server left in its grants (a FIFO where a
+		// probe reads, a swapped path) must not hold prove forever.
+		rctx, cancel := context.WithTimeout(ctx, probeRunTimeout)
+		br.Version, results, br.Probe, err = pr.run(rctx, s, b, p, m, run, o)
+		if rctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+			err = fmt.Errorf("the probe did not finish within %s (a path in the grants that blocks, a FIFO or a hung mount?): %v", probeRunTimeout, err)
+		}
+		cancel()
 		if pr.standIn {
 			image = standInTag(b, o.Self)
 		}

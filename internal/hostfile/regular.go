@@ -1,0 +1,45 @@
+package hostfile
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+)
+
+// ReadRegular reads a file a server may have put or replaced (a pinned
+// artefact, a client config, a profile an entry names): without waiting
+// (a FIFO there held `mcpolicy check` forever), only a regular file (a
+// link to /dev/zero read until memory ran out), and at most max bytes (a
+// sparse 64 GB file did the same). Links are followed, as the user's
+// configs use them; what is read is checked for what it is.
+func ReadRegular(path string, max int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
+	}
+	if fi.Size() > max {
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d a file of this kind may have", path, fi.Size(), max)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(b)) > max {
+		err = fmt.Errorf("%s: more than the %d bytes a file of this kind may have", path, max)
+	}
+	return b, err
+}
+
+// Limits of ReadRegular for what mcpolicy reads: an artefact it wrote,
+// a client's config (Claude Code's ~/.claude.json keeps a history and
+// grows to megabytes).
+const (
+	MaxArtefact = 16 << 20
+	MaxConfig   = 64 << 20
+)
