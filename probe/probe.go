@@ -81,17 +81,15 @@ func Run(a Attempt) Result {
 func do(a Attempt) error {
 	switch a.Op {
 	case Read:
-		// Non-blocking, and read only from a regular file: a FIFO the
-		// server put where the probe reads would otherwise hold prove
-		// forever (a red team). Opening it is the answer.
+		// Opened without waiting for a writer: a FIFO the server put where
+		// the probe reads held prove forever (a red team); with no writer
+		// the read is an end of file. One a writer holds open waits for
+		// it, as a pipe on stdin does, bounded by prove's deadline.
 		f, err := os.OpenFile(a.Target, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-			return err
-		}
 		_, err = f.Read(make([]byte, 1))
 		if err == io.EOF {
 			err = nil
