@@ -30,12 +30,13 @@ type BwrapSpec struct {
 	Unprotected []string `json:"unprotected,omitempty"`
 	Args        []string `json:"args"`
 	// OwnSocket, when set, is the sandbox path of a socket this process
-	// serves (mcpolicy run's egress proxy). The socket bound there must be
-	// the one this process listens on, checked on the very descriptor bwrap
-	// binds: another server of the user's that can write the socket's
-	// folder could have put its own in its place between listen and bind,
-	// and read the server's requests and answer them.
-	OwnSocket string `json:"-"`
+	// serves (mcpolicy run's egress proxy), and CheckOwn proves, on the very
+	// descriptor bwrap binds, that it reaches this process's listener
+	// (DialDescriptor): another server of the user's that can write the
+	// socket's folder could have put its own in its place between listen
+	// and bind, and read the server's requests and answer them.
+	OwnSocket string             `json:"-"`
+	CheckOwn  func(fd int) error `json:"-"`
 }
 
 // BwrapProgram is bubblewrap's executable, and the backend its specs
@@ -158,9 +159,13 @@ func PrepareBwrapAt(spec *BwrapSpec, root, home string, environ []string, bwrapP
 				return fail(err)
 			}
 			if spec.OwnSocket != "" && target == spec.OwnSocket {
-				if err := servedByUs(fd, host); err != nil {
+				err := fmt.Errorf("no check for the socket %s", host)
+				if spec.CheckOwn != nil {
+					err = spec.CheckOwn(fd)
+				}
+				if err != nil {
 					unix.Close(fd)
-					return fail(err)
+					return fail(fmt.Errorf("the socket %s: %w", host, err))
 				}
 			}
 			op := "--ro-bind-fd"

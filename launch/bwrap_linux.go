@@ -2,7 +2,7 @@ package launch
 
 import (
 	"fmt"
-	"os"
+	"net"
 	"os/exec"
 	"strconv"
 
@@ -49,27 +49,9 @@ func PrepareBwrap(spec *BwrapSpec, root, home string, environ []string) (*Bwrap,
 	return PrepareBwrapAt(spec, root, home, environ, p)
 }
 
-// servedByUs checks that the unix socket fd (O_PATH, opened from host) is
-// listened on by this process: a connection through the descriptor
-// itself, not the path, which may have changed since, reaches the socket
-// bwrap will bind, and the kernel records its listener (SO_PEERCRED on a
-// connecting socket: the process that called listen). The proxy drops
-// the connection unlogged (egress.Self).
-func servedByUs(fd int, host string) error {
-	s, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(s)
-	if err := unix.Connect(s, &unix.SockaddrUnix{Name: "/proc/self/fd/" + strconv.Itoa(fd)}); err != nil {
-		return fmt.Errorf("the socket %s cannot be reached: %v", host, err)
-	}
-	cred, err := unix.GetsockoptUcred(s, unix.SOL_SOCKET, unix.SO_PEERCRED)
-	if err != nil {
-		return fmt.Errorf("the socket %s: SO_PEERCRED: %v", host, err)
-	}
-	if int(cred.Pid) != os.Getpid() {
-		return fmt.Errorf("the socket %s is served by pid %d (uid %d), not by this mcpolicy run: another process put its own socket in its place; refusing to start the server", host, cred.Pid, cred.Uid)
-	}
-	return nil
+// DialDescriptor connects to the unix socket fd (an O_PATH descriptor)
+// through the descriptor itself, not its path, which may have changed
+// since: the connection reaches the socket bwrap will bind.
+func DialDescriptor(fd int) (net.Conn, error) {
+	return net.Dial("unix", "/proc/self/fd/"+strconv.Itoa(fd))
 }

@@ -4,6 +4,7 @@ package launch_test
 
 import (
 	"bufio"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -40,51 +41,16 @@ func listenMain(path string) {
 	bufio.NewReader(os.Stdin).ReadString('\n')
 }
 
-// TestOwnSocketIsServedByThisProcess: mcpolicy run's proxy socket is
-// bound into bwrap by descriptor, and that descriptor must reach the
-// socket this process listens on. Another process's socket at the same
-// path (a second server of the user's, with a grant of the socket's
-// folder, renamed the folder away and listened in its place: a red team
-// won one try in three) is refused; the proxy's own is accepted.
-func TestOwnSocketIsServedByThisProcess(t *testing.T) {
+// TestOwnSocketIsChecked: the socket mcpolicy run's proxy serves is bound
+// into bwrap by descriptor, and PrepareBwrap hands that very descriptor to
+// CheckOwn (supervise proves through it that its own proxy answers). A
+// refusal stops the start; a spec naming the socket without a check is
+// refused; DialDescriptor reaches the socket at the path when it was
+// opened, not whatever is there later.
+func TestOwnSocketIsChecked(t *testing.T) {
 	const target = "/.mcpolicy/egress.sock"
-	specFor := func(sock string, own bool) *launch.BwrapSpec {
-		s := &launch.BwrapSpec{Backend: "bwrap", Server: "s", Plan: "sha256:00",
-			Args: []string{"--ro-bind", sock, target, "--", "true"}}
-		if own {
-			s.OwnSocket = target
-		}
-		return s
-	}
-	closeAll := func(b *launch.Bwrap) {
-		for _, fd := range b.FDs {
-			unix.Close(fd)
-		}
-	}
-
-	ours := filepath.Join(t.TempDir(), "egress.sock")
-	ln, err := net.Listen("unix", ours)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	b, err := launch.PrepareBwrapAt(specFor(ours, true), t.TempDir(), "", nil, "/usr/bin/bwrap")
-	if err != nil {
-		t.Fatalf("this process's own socket refused: %v", err)
-	}
-	closeAll(b)
-
-	theirs := filepath.Join(t.TempDir(), "egress.sock")
-	cmd := exec.Command(os.Args[0], roleListen, theirs)
+	sock := filepath.Join(t.TempDir(), "egress.sock")
+	cmd := exec.Command(os.Args[0], roleListen, sock)
 	stdin, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
@@ -94,14 +60,33 @@ func TestOwnSocketIsServedByThisProcess(t *testing.T) {
 	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
 		t.Fatalf("listener: %q", line)
 	}
-	_, err = launch.PrepareBwrapAt(specFor(theirs, true), t.TempDir(), "", nil, "/usr/bin/bwrap")
-	if err == nil || !strings.Contains(err.Error(), "not by this mcpolicy run") {
-		t.Errorf("another process's socket: got %v, want a refusal", err)
+	specWith := func(check func(int) error) *launch.BwrapSpec {
+		return &launch.BwrapSpec{Backend: "bwrap", Server: "s", Plan: "sha256:00",
+			Args: []string{"--ro-bind", sock, target, "--", "true"}, OwnSocket: target, CheckOwn: check}
 	}
-	// The control: without the check, the same socket is bound.
-	if b, err = launch.PrepareBwrapAt(specFor(theirs, false), t.TempDir(), "", nil, "/usr/bin/bwrap"); err != nil {
-		t.Errorf("control: %v", err)
-	} else {
-		closeAll(b)
+	var dialed bool
+	b, err := launch.PrepareBwrapAt(specWith(func(fd int) error {
+		// The path now names another socket: the descriptor still
+		// reaches the one opened.
+		os.Rename(sock, sock+".old")
+		defer os.Rename(sock+".old", sock)
+		c, err := launch.DialDescriptor(fd)
+		if err == nil {
+			dialed = true
+			c.Close()
+		}
+		return err
+	}), t.TempDir(), "", nil, "/usr/bin/bwrap")
+	if err != nil || !dialed {
+		t.Fatalf("a check that passes: %v (dialed %v)", err, dialed)
+	}
+	for _, fd := range b.FDs {
+		unix.Close(fd)
+	}
+	if _, err := launch.PrepareBwrapAt(specWith(func(int) error { return errors.New("not ours") }), t.TempDir(), "", nil, "/usr/bin/bwrap"); err == nil || !strings.Contains(err.Error(), "not ours") {
+		t.Errorf("a check that refuses: %v", err)
+	}
+	if _, err := launch.PrepareBwrapAt(specWith(nil), t.TempDir(), "", nil, "/usr/bin/bwrap"); err == nil {
+		t.Errorf("no check: started")
 	}
 }

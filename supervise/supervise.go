@@ -7,6 +7,7 @@
 package supervise
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -23,6 +24,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -105,6 +107,9 @@ type session struct {
 	// only in a test's control case); sandbox says which those are.
 	checkPeers bool
 	sandbox    sandbox
+	// selfChecks are the tokens of checkOwn's connections in flight, each
+	// with the channel admit closes when this process's proxy reads it.
+	selfChecks sync.Map
 }
 
 // sandbox is the process the proxy's socket serves: its root (bwrap's
@@ -137,7 +142,12 @@ func (s *session) admit(c net.Conn) error {
 	if !s.checkPeers {
 		return nil
 	}
-	if egress.FromSelf(c) { // launch's check that the socket bwrap binds is ours
+	if egress.FromSelf(c) { // checkOwn: the socket bwrap binds is this proxy's
+		c.SetReadDeadline(time.Now().Add(selfCheckWait))
+		line, _ := bufio.NewReader(io.LimitReader(c, 128)).ReadString('\n')
+		if seen, ok := s.selfChecks.LoadAndDelete(strings.TrimSpace(line)); ok {
+			close(seen.(chan struct{}))
+		}
 		return egress.ErrSelf
 	}
 	select {
@@ -220,6 +230,40 @@ func (s *session) startProxy() error {
 		return err
 	}
 	return nil
+}
+
+// selfCheckWait bounds checkOwn's round trip through this process's own
+// proxy.
+const selfCheckWait = 5 * time.Second
+
+// checkOwn proves that the socket descriptor fd, which bwrap is to bind,
+// is this run's proxy: a random token sent through the descriptor must
+// reach this process's admit. Another process listening in its place
+// (renamed in between; a pid it reused would fool a check of the
+// listener's credentials) receives the token, and cannot close the
+// channel in this process.
+func (s *session) checkOwn(fd int) error {
+	b := make([]byte, 16)
+	rand.Read(b)
+	token := hex.EncodeToString(b)
+	seen := make(chan struct{})
+	s.selfChecks.Store(token, seen)
+	defer s.selfChecks.Delete(token)
+	c, err := launch.DialDescriptor(fd)
+	if err != nil {
+		return fmt.Errorf("cannot be reached: %v", err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(selfCheckWait))
+	if _, err := fmt.Fprintf(c, "%s\n", token); err != nil {
+		return fmt.Errorf("cannot be written: %v", err)
+	}
+	select {
+	case <-seen:
+		return nil
+	case <-time.After(selfCheckWait):
+		return errors.New("is not this mcpolicy run's proxy (another process put its own socket in its place?): refusing to start the server")
+	}
 }
 
 // socketParent is where the socket's folder is made: $XDG_RUNTIME_DIR
@@ -309,7 +353,7 @@ func (s *session) bwrap(ctx context.Context) (int, error) {
 	}
 	spec := &launch.BwrapSpec{Backend: bwrap.Backend, Server: s.plan.Server, Plan: s.plan.Hash, Env: s.plan.EnvNames(), Args: args}
 	if s.proxy != nil {
-		spec.OwnSocket = inside.Socket
+		spec.OwnSocket, spec.CheckOwn = inside.Socket, s.checkOwn
 	}
 	b, err := launch.PrepareBwrap(spec, s.machine.ProjectRoot, s.machine.Home, s.opt.Environ)
 	if err != nil {
