@@ -119,7 +119,8 @@ cat > "$OUT/stdin"
 }
 
 // TestWrapperClosesInheritedDescriptors: a descriptor above 2 the caller
-// left open (a file of the home, a folder) must not reach bwrap, which
+// left open (a file of the home, a folder, the script itself, writable: a
+// red team rewrote it through one) must not reach bwrap, which
 // hands every descriptor it inherits to the server; the script's own, and
 // --args' pipe, still do their jobs. One above 9, which dash cannot name,
 // is closed or refuses the start (126), never passed on. Run under every
@@ -173,7 +174,12 @@ cat > /dev/null
 				cmd := exec.Command(sh, args...)
 				cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "OUT=" + dir, "PROJECT_ROOT=" + dir, "TOKEN=t", "HOME=/h"}
 				cmd.Stdin = strings.NewReader("{}\n")
-				extra := []*os.File{f, nil, nil, nil, d} // fds 3 and 7
+				self, err := os.OpenFile(wrapper, os.O_RDWR, 0) // the script itself, writable
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer self.Close()
+				extra := []*os.File{f, nil, self, nil, d} // fds 3, 5 and 7
 				if high {
 					extra = append(extra, make([]*os.File, 4)...)
 					extra = append(extra, f) // fd 12: dash cannot name it
@@ -190,7 +196,7 @@ cat > /dev/null
 				if err != nil {
 					t.Fatalf("wrapper: %v\n%s", err, out)
 				}
-				if strings.Contains(string(fds), secret) || strings.Contains(string(fds), " "+dir+"\n") {
+				if strings.Contains(string(fds), secret) || strings.Contains(string(fds), " "+dir+"\n") || strings.Contains(string(fds), wrapper) {
 					t.Errorf("an inherited descriptor reached bwrap:\n%s", fds)
 				}
 				if !strings.Contains(string(fds), "0 pipe:") {

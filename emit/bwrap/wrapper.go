@@ -83,12 +83,18 @@ for fd in 0 1 2; do
     fi
 done
 # So would a descriptor above 2 its caller left open (a terminal, a folder
-# the policy does not grant): close each, but the one this script is read
-# by; one a shell cannot name (dash: above 9) refuses the start.
+# the policy does not grant, this very file): close each one that is not
+# close-on-exec (the shell's own, which bwrap never gets, are); one a
+# shell cannot name (dash: above 9) refuses the start.
 for fd in /proc/$$/fd/*; do
     fd=${fd##*/}
     case $fd in [012] | *[!0-9]*) continue ;; esac
-    if ! [ -e "/proc/$$/fd/$fd" ] || [ "/proc/$$/fd/$fd" -ef "$0" ]; then continue; fi
+    flags=
+    while IFS=': 	' read -r key value; do
+        if [ "$key" = flags ]; then flags=$value; fi
+    done 2>/dev/null <"/proc/$$/fdinfo/$fd" || continue
+    case $flags in '' | *[!0-7]*) continue ;; esac
+    if [ $((0$flags & 02000000)) -ne 0 ]; then continue; fi
     case $fd in
     [3-9]) eval "exec $fd>&-" ;;
     *) if ( eval "exec $fd>&-" ) 2>/dev/null; then eval "exec $fd>&-"; else
