@@ -75,17 +75,17 @@ func (table Hosts) Resolver(next func(context.Context, string) ([]netip.Addr, er
 	}
 }
 
-// Local is Proxy.Local for a run given this table: an address the table
-// puts a name at is where its writer says that host is (a local server
-// standing in for an internet host, as in the tests), not refused as this
-// machine's own; a private one still is. Every other address: HostAddress.
-func (table Hosts) Local(a netip.Addr) bool {
+// Names is Proxy.Exempt for a run given this table: an address it puts a
+// name at is where its writer says that host is (a local server standing
+// in for an internet host, as in the tests), not refused as this
+// machine's own; a private one still is.
+func (table Hosts) Names(a netip.Addr) bool {
 	for _, as := range table {
 		for _, b := range as {
 			if b == a.Unmap() {
-				return false
+				return true
 			}
 		}
 	}
-	return HostAddress(a)
+	return false
 }

@@ -8,6 +8,7 @@ package egress
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -64,8 +65,13 @@ type Proxy struct {
 	// names it: a public address on eth0 leads to every service of the
 	// host listening on 0.0.0.0.
 	Local func(netip.Addr) bool
-	Log   io.Writer        // JSON lines; nil: none
-	Now   func() time.Time // nil: time.Now
+	// Exempt reports whether the operator said where an address is (a
+	// hosts table naming a host at it: a local stand-in for an internet
+	// host): neither refused as this machine's nor for being delivered
+	// locally. A private one still is. nil: none is.
+	Exempt func(netip.Addr) bool
+	Log    io.Writer        // JSON lines; nil: none
+	Now    func() time.Time // nil: time.Now
 	// LogLimit is the size in bytes the log stops growing at (see
 	// DefaultLogLimit, the limit for 0); negative: no limit.
 	LogLimit int64
@@ -277,6 +283,7 @@ func (p *Proxy) check(ctx context.Context, method, requested string, port int) (
 		case rule.Addr == a:
 		case allowlist.Private(a):
 			why = fmt.Sprintf("%s resolves to the private address %s", host, a)
+		case p.exempt(a):
 		case p.local(a):
 			why = fmt.Sprintf("%s resolves to %s, an address of this machine", host, a)
 		}
@@ -291,6 +298,30 @@ func (p *Proxy) check(ctx context.Context, method, requested string, port int) (
 		return netip.AddrPortFrom(a, uint16(port)), d, true
 	}
 	return netip.AddrPort{}, d, false
+}
+
+func (p *Proxy) exempt(a netip.Addr) bool { return p.Exempt != nil && p.Exempt(a) }
+
+// deliveredLocally refuses a connection the kernel delivered to this
+// machine though no interface holds the address (a local route: ip route
+// add local 198.51.100.0/24 dev lo; a red team reached a host-only
+// service so): its two ends are the same address. An entry naming the
+// address, or the operator's table, allows it.
+func (p *Proxy) deliveredLocally(c net.Conn, d *Decision) bool {
+	l, lok := c.LocalAddr().(*net.TCPAddr)
+	r, rok := c.RemoteAddr().(*net.TCPAddr)
+	if !lok || !rok || !l.IP.Equal(r.IP) {
+		return false
+	}
+	a, _ := netip.AddrFromSlice(r.IP)
+	a = a.Unmap()
+	if rule, err := allowlist.ParseRule(d.Rule); err == nil && rule.Addr == a || p.exempt(a) {
+		return false
+	}
+	d.Action, d.Addr, d.Denied = "deny", "", DeniedPrivate
+	d.Reason = fmt.Sprintf("%s: this machine delivers %s to itself", d.Host, a)
+	p.explain(d, a)
+	return true
 }
 
 func (p *Proxy) local(a netip.Addr) bool {
@@ -384,9 +415,18 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		deny(w, d)
 		return
 	}
+	var local *Decision // set when the connection was delivered to this machine
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return (&net.Dialer{Timeout: 10 * time.Second}).DialContext(ctx, "tcp", addr.String())
+			c, err := (&net.Dialer{Timeout: 10 * time.Second}).DialContext(ctx, "tcp", addr.String())
+			if err == nil {
+				if ld := d; p.deliveredLocally(c, &ld) {
+					c.Close()
+					local = &ld
+					return nil, errors.New(ld.Reason)
+				}
+			}
+			return c, err
 		},
 		Proxy: nil,
 	}
@@ -402,6 +442,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	out.Header.Del("Proxy-Connection")
 	out.Header.Del("Proxy-Authorization")
 	resp, err := tr.RoundTrip(out)
+	if err != nil && local != nil {
+		p.log(*local)
+		deny(w, *local)
+		return
+	}
 	if err != nil {
 		d.Action, d.Reason, d.Denied = "deny", "upstream: "+err.Error(), DeniedUpstream
 		p.log(d)
@@ -452,6 +497,12 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 		d.Action, d.Reason, d.Denied = "deny", "upstream: "+err.Error(), DeniedUpstream
 		p.log(d)
 		http.Error(w, "mcpolicy egress proxy: upstream failed", http.StatusBadGateway)
+		return
+	}
+	if p.deliveredLocally(upstream, &d) {
+		upstream.Close()
+		p.log(d)
+		deny(w, d)
 		return
 	}
 	hj, ok := w.(http.Hijacker)

@@ -526,3 +526,40 @@ func TestRedteamChunkedUploadIsCounted(t *testing.T) {
 		t.Errorf("a chunked upload of %d bytes: %v %s", len(body), err, log.String())
 	}
 }
+
+// TestRedteamDeliveredLocally: an address no interface holds that the
+// kernel still delivers to this machine (ip route add local
+// 198.51.100.0/24 dev lo: a red team read a host-only service through
+// anyip.test) shows as a connection whose two ends are the same address:
+// refused, unless an entry names the address or the operator's table
+// says where it is.
+func TestRedteamDeliveredLocally(t *testing.T) {
+	a := netip.MustParseAddr("198.51.100.77")
+	same := fakeConn{local: &net.TCPAddr{IP: a.AsSlice(), Port: 40000}, remote: &net.TCPAddr{IP: a.AsSlice(), Port: 8081}}
+	other := fakeConn{local: &net.TCPAddr{IP: net.IPv4(192, 0, 2, 2), Port: 40000}, remote: same.remote}
+	p := &Proxy{}
+	d := Decision{Action: "allow", Host: "anyip.test", Port: 8081, Rule: "anyip.test:8081", Addr: a.String()}
+	if got := d; !p.deliveredLocally(same, &got) || got.Action != "deny" || got.Denied != DeniedPrivate {
+		t.Errorf("delivered to this machine: %+v", got)
+	}
+	if got := d; p.deliveredLocally(other, &got) {
+		t.Errorf("a connection out: refused %+v", got)
+	}
+	named := d
+	named.Rule = "198.51.100.77:8081"
+	if p.deliveredLocally(same, &named) {
+		t.Errorf("an entry naming the address: refused")
+	}
+	p.Exempt = func(b netip.Addr) bool { return b == a }
+	if got := d; p.deliveredLocally(same, &got) {
+		t.Errorf("the operator's table names the address: refused")
+	}
+}
+
+type fakeConn struct {
+	net.Conn
+	local, remote net.Addr
+}
+
+func (c fakeConn) LocalAddr() net.Addr  { return c.local }
+func (c fakeConn) RemoteAddr() net.Addr { return c.remote }

@@ -127,7 +127,7 @@ func TestEgressSocketPeers(t *testing.T) {
 	t.Run("runtime-dir", func(t *testing.T) {
 		run := filepath.Join(base, "run")
 		t.Setenv("XDG_RUNTIME_DIR", run)
-		socket, _, stop, err := supervise.StartProxy(plan, supervise.Options{Self: w.bin, Resolve: resolve, Local: standInLocal(w.hosts)}, true)
+		socket, _, stop, err := supervise.StartProxy(plan, supervise.Options{Self: w.bin, Resolve: resolve, Exempt: standIns(w.hosts)}, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +161,7 @@ func TestEgressSocketPeers(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var log syncbuf.Buffer
-			socket, trust, stop, err := supervise.StartProxy(plan, supervise.Options{Self: w.bin, Log: &log, Resolve: resolve, Local: standInLocal(w.hosts)}, !c.noCheck)
+			socket, trust, stop, err := supervise.StartProxy(plan, supervise.Options{Self: w.bin, Log: &log, Resolve: resolve, Exempt: standIns(w.hosts)}, !c.noCheck)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -52,10 +52,10 @@ type Options struct {
 	// LogLimit is the size the log stops growing at: egress.Proxy.LogLimit.
 	LogLimit int64
 	Resolve  func(ctx context.Context, host string) ([]netip.Addr, error) // nil: the system resolver
-	// Local reports whether an address is this machine's own (refused
-	// unless an entry names it): egress.Proxy.Local; nil, the interfaces'.
-	// The tests put their stand-in internet on lo and say it is not.
-	Local  func(netip.Addr) bool
+	// Exempt: addresses the operator says where they are (a hosts
+	// table), not refused as this machine's: egress.Proxy.Exempt. The
+	// tests put their stand-in internet on lo.
+	Exempt func(netip.Addr) bool
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
@@ -209,7 +209,7 @@ func (s *session) startProxy() error {
 	s.sandbox.init()
 	// Whatever waits for a sandbox that never came is refused at the end.
 	s.cleanups = append(s.cleanups, func() { s.sandbox.set(0, 0) })
-	s.proxy = &egress.Proxy{Allow: allow, Resolve: s.opt.Resolve, Local: s.opt.Local, Log: s.opt.Log, LogLimit: s.opt.LogLimit}
+	s.proxy = &egress.Proxy{Allow: allow, Resolve: s.opt.Resolve, Exempt: s.opt.Exempt, Log: s.opt.Log, LogLimit: s.opt.LogLimit}
 	go s.proxy.Serve(s.proxy.Guard(ln, s.admit))
 	// Close ends every request, the sidecar's lifeline among them, then
 	// the tunnels, and waits until every decision is logged.

@@ -527,7 +527,7 @@ func realTraffic(t *testing.T, backend string) {
 		Machine: compiler.Machine{ProjectRoot: proj.Root, Home: home(t)},
 		Self:    w.bin,
 		Log:     &log,
-		Resolve: resolve, Local: standInLocal(w.hosts),
+		Resolve: resolve, Exempt: standIns(w.hosts),
 		Stdout: &stdout,
 		Stderr: &stderr,
 	})
@@ -619,7 +619,7 @@ func logFullRun(t *testing.T) {
 	code, err := supervise.Run(ctx, plan, supervise.Options{
 		Backend: "bwrap",
 		Machine: compiler.Machine{ProjectRoot: proj.Root, Home: home(t)},
-		Self:    w.bin, Log: &log, LogLimit: limit, Resolve: resolve, Local: standInLocal(w.hosts), Stdout: &stdout, Stderr: &stderr,
+		Self:    w.bin, Log: &log, LogLimit: limit, Resolve: resolve, Exempt: standIns(w.hosts), Stdout: &stdout, Stderr: &stderr,
 	})
 	if err != nil || code != 0 {
 		t.Fatalf("supervise.Run: code %d, %v\nstderr: %s", code, err, stderr.String())
@@ -674,7 +674,7 @@ func tunnelEndsWithRun(t *testing.T) {
 	code, err := supervise.Run(ctx, plan, supervise.Options{
 		Backend: "bwrap",
 		Machine: compiler.Machine{ProjectRoot: proj.Root, Home: home(t)},
-		Self:    w.bin, Log: &log, Resolve: resolve, Local: standInLocal(w.hosts), Stdout: &stdout, Stderr: &stderr,
+		Self:    w.bin, Log: &log, Resolve: resolve, Exempt: standIns(w.hosts), Stdout: &stdout, Stderr: &stderr,
 	})
 	t.Logf("supervise.Run: %v", time.Since(start).Round(time.Millisecond))
 	if err != nil || code != 0 {
@@ -1087,13 +1087,13 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// standInLocal is Options.Local for the tests' hosts table: the stand-in
+// standIns is Options.Exempt for the tests' hosts table: the stand-in
 // internet sits on lo, and the table says it is there (as mcpolicy run
 // --hosts does); every other address of the machine stays refused.
-func standInLocal(hosts string) func(netip.Addr) bool {
+func standIns(hosts string) func(netip.Addr) bool {
 	table, err := egress.ParseHosts(strings.NewReader(hosts))
 	if err != nil {
 		panic(err)
 	}
-	return table.Local
+	return table.Names
 }

@@ -119,7 +119,7 @@ var (
 		addedLo   bool
 		upstreams []*httptest.Server
 		resolve   func(context.Context, string) ([]netip.Addr, error)
-		local     func(netip.Addr) bool // the stand-ins on lo are not the machine's own (egress.Hosts.Local)
+		exempt    func(netip.Addr) bool // the stand-ins on lo are not the machine's own (egress.Hosts.Names)
 		hosts     string
 	}
 )
@@ -293,7 +293,7 @@ func setupEgress() error {
 	if err != nil {
 		return err
 	}
-	world.local = table.Local
+	world.exempt = table.Names
 	world.resolve, err = egress.HostsResolver(strings.NewReader(world.hosts), func(_ context.Context, host string) ([]netip.Addr, error) {
 		return nil, fmt.Errorf("%s: not in the harness's hosts table (no DNS in tests)", host)
 	})
@@ -605,7 +605,7 @@ func runSupervised(p *compiler.Plan, c *testCase, backend string) ([]probe.Resul
 		Self:    world.probeBin, // the static mcpolicy: the forwarder
 		Log:     &log,
 		Resolve: world.resolve,
-		Local:   world.local,
+		Exempt:  world.exempt,
 		Stdin:   strings.NewReader(""),
 		Stdout:  &stdout,
 		Stderr:  &stderr,

@@ -120,7 +120,7 @@ evidence is reproduced. See docs/egress.md.`,
 				if err != nil {
 					return &exitError{code: ExitError, err: err}
 				}
-				o.Resolve, o.Local = table.Resolver(nil), table.Local
+				o.Resolve, o.Exempt = table.Resolver(nil), table.Names
 			}
 			code, err := supervise.Run(cmd.Context(), plan, o)
 			if err != nil {
