@@ -442,6 +442,12 @@ func RunContext(ctx context.Context, p *compiler.Plan, m compiler.Machine, o Opt
 	if err != nil {
 		return nil, err
 	}
+	// What this process inherited (a CI runner's descriptor 10) is not
+	// the server's: the bwrap wrapper prove starts the server with would
+	// refuse one dash cannot close.
+	if err := launch.CloseInherited(); err != nil {
+		return nil, err
+	}
 	// prove's temporary folders hold what the host runs (the bwrap
 	// wrapper) and a socket it opens up: the server must not be able to
 	// write there, even as the user it runs as.
