@@ -142,19 +142,36 @@ func Classify(tool ToolInfo, key string) (use, why string) {
 
 // toolInfo reads a tools/list entry: the description of each argument
 // from the inputSchema's properties.
+// What of a tool's description prove keeps.
+const (
+	maxToolText  = 4096
+	maxParams    = 64
+	maxParamName = 128
+	maxParamText = 1024
+	maxSkipped   = 2048 // a reason a run was skipped (the server's error text)
+)
+
 func toolInfo(name, description string, schema any, readOnly, destructive bool) ToolInfo {
-	ti := ToolInfo{Name: name, Description: description, ReadOnly: readOnly, Destructive: destructive, Params: map[string]string{}}
+	// The server chose these texts' lengths and number, and the evidence
+	// is read in review: each is cut short, and so is their number (a red
+	// team's 1 MB description made a 26 MB evidence.json).
+	ti := ToolInfo{Name: name, Description: clip(description, maxToolText), ReadOnly: readOnly, Destructive: destructive, Params: map[string]string{}}
 	if s, ok := schema.(map[string]any); ok {
 		if props, ok := s["properties"].(map[string]any); ok {
 			keys := make([]string, 0, len(props))
 			for k := range props {
-				keys = append(keys, k)
+				if len(k) <= maxParamName {
+					keys = append(keys, k)
+				}
 			}
 			sort.Strings(keys)
+			if len(keys) > maxParams {
+				keys = keys[:maxParams]
+			}
 			for _, k := range keys {
 				if p, ok := props[k].(map[string]any); ok {
 					if d, ok := p["description"].(string); ok {
-						ti.Params[k] = d
+						ti.Params[k] = clip(d, maxParamText)
 					}
 				}
 			}

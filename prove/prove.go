@@ -529,7 +529,7 @@ func RunContext(ctx context.Context, p *compiler.Plan, m compiler.Machine, o Opt
 			return nil, s.interrupt()
 		}
 		if err != nil {
-			br.Skipped = err.Error()
+			br.Skipped = clip(err.Error(), maxSkipped)
 			rep.Backends = append(rep.Backends, br)
 			continue
 		}

@@ -314,3 +314,23 @@ func TestRedteamReportStderrFence(t *testing.T) {
 		}
 	}
 }
+
+// TestToolTextIsBounded: what a server's tools/list says of a tool is
+// kept cut short, and so is the number of its parameters (a red team's
+// 1 MB description and 2.3 MB parameter description made a 26 MB
+// evidence.json and a 9 MB evidence.md).
+func TestToolTextIsBounded(t *testing.T) {
+	props := map[string]any{}
+	for i := range 500 {
+		props[fmt.Sprintf("p%03d", i)] = map[string]any{"description": strings.Repeat("\x01", 2<<20)}
+	}
+	props[strings.Repeat("k", 1<<20)] = map[string]any{"description": "x"}
+	ti := toolInfo("t", strings.Repeat("d", 1<<20), map[string]any{"properties": props}, false, false)
+	total := len(ti.Description)
+	for k, v := range ti.Params {
+		total += len(k) + len(v)
+	}
+	if len(ti.Params) > maxParams || total > maxToolText+maxParams*(maxParamName+maxParamText+64) {
+		t.Errorf("%d parameters, %d bytes kept of what the server said", len(ti.Params), total)
+	}
+}

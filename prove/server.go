@@ -283,7 +283,7 @@ func callServer(ctx context.Context, s *session, backend string, v planView, o O
 	}()
 	argv, env, err := serverArgv(s, backend, v.p, v.m, o)
 	if err != nil {
-		row.Skipped = err.Error()
+		row.Skipped = clip(err.Error(), maxSkipped)
 		return row
 	}
 	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
@@ -306,7 +306,7 @@ func callServer(ctx context.Context, s *session, backend string, v planView, o O
 		row.Note = "the host saw the server's write: " + denied + ", where the plan denies writing"
 	}
 	if err != nil {
-		row.Skipped = err.Error()
+		row.Skipped = clip(err.Error(), maxSkipped)
 		return row
 	}
 	judge(row, cp, res.IsError, res.Text)
