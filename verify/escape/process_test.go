@@ -478,28 +478,7 @@ func openPty(t *testing.T) *pty {
 // leaves on the master (ECHO is on), read for a short while.
 func (p *pty) typed(t *testing.T) string {
 	t.Helper()
-	var got []byte
-	buf := make([]byte, 256)
-	deadline := time.Now().Add(300 * time.Millisecond)
-	for time.Now().Before(deadline) {
-		fds := []unix.PollFd{{Fd: int32(p.master), Events: unix.POLLIN}}
-		n, err := unix.Poll(fds, 50)
-		if err != nil && !errors.Is(err, unix.EINTR) {
-			t.Fatalf("poll on the pty master: %v", err)
-		}
-		if n == 0 || fds[0].Revents&unix.POLLIN == 0 {
-			continue
-		}
-		k, err := unix.Read(p.master, buf)
-		if err != nil {
-			if errors.Is(err, unix.EAGAIN) {
-				continue
-			}
-			break // EIO: no slave left open
-		}
-		got = append(got, buf[:k]...)
-	}
-	return string(got)
+	return p.read(t, 0, 300*time.Millisecond)
 }
 
 // tiocstiSteps push 'x' into the terminal it was given as stdin, and into
