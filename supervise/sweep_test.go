@@ -30,7 +30,7 @@ func TestSweepStale(t *testing.T) {
 	deadSock.(*net.UnixListener).SetUnlinkOnClose(false)
 	deadSock.Close() // the socket file stays, nobody listens: a SIGKILLed supervisor
 	empty := mk("mcpolicy-egress-empty")
-	live := mk("mcpolicy-egress-live")
+	live := mk("mcpolicy-egress-live  two spaces") // a TMPDIR may hold them (red team)
 	ln, err := net.Listen("unix", filepath.Join(live, "egress.sock"))
 	if err != nil {
 		t.Fatal(err)

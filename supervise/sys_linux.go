@@ -189,9 +189,11 @@ func listening(path string) (live, known bool) {
 		return false, false
 	}
 	for _, line := range strings.Split(string(data), "\n")[1:] {
-		// Num RefCount Protocol Flags Type St Inode Path
-		f := strings.Fields(line)
-		if len(f) < 8 || strings.Join(f[7:], " ") != path {
+		// Num RefCount Protocol Flags Type St Inode Path: the path is the
+		// rest of the line after seven fields, spaces and all.
+		head, ok := strings.CutSuffix(line, " "+path)
+		f := strings.Fields(head)
+		if !ok || len(f) != 7 {
 			continue
 		}
 		if flags, err := strconv.ParseUint(f[3], 16, 32); err == nil && flags&0x10000 != 0 {
