@@ -365,3 +365,21 @@ func TestRestorePutsBackAndFollowsNoLink(t *testing.T) {
 		t.Errorf("restore through a link did not report a failure")
 	}
 }
+
+// TestServerErrnoIsNotTheKernels: a server that answers an allowed call
+// with "permission denied" while the probe, in the same confinement, was
+// allowed the access, is not the kernel refusing (a red team had the plan
+// blamed and prove exit 7 so); with no probe to compare, the errno stands.
+func TestServerErrnoIsNotTheKernels(t *testing.T) {
+	cp := &CallPlan{Tool: ToolInfo{Name: "read_file"}, Expect: "allowed", Args: []CallArg{{Key: "path", Use: UseRead, Expect: "allowed"}}}
+	row := &ServerRow{Expect: "allowed", Probe: "ok", Agrees: true}
+	judge(row, cp, true, "open /workspace/hello.txt: permission denied")
+	if !row.Agrees || !strings.Contains(row.Note, "the server's claim, not the kernel's") {
+		t.Errorf("a forged EACCES the probe did not get: %+v", row)
+	}
+	row = &ServerRow{Expect: "allowed", Probe: "EACCES", Agrees: true}
+	judge(row, cp, true, "open /workspace/hello.txt: permission denied")
+	if row.Agrees {
+		t.Errorf("EACCES on both sides of an allowed call: %+v", row)
+	}
+}
