@@ -4,13 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/egress"
 	"github.com/mcpolicy/mcpolicy/egress/sandbox"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/launch"
@@ -116,7 +113,7 @@ evidence is reproduced. See docs/egress.md.`,
 				// The table says where names are, and its addresses are not
 				// refused as this machine's own: a file a server may write
 				// would let it put an allowed name at the host's address.
-				table, err := readHosts(hostsFile, writable(proj, plans))
+				table, err := supervise.ReadHosts(hostsFile, writable(proj, plans))
 				if err != nil {
 					return &exitError{code: ExitError, err: err}
 				}
@@ -204,46 +201,4 @@ func envFileOutsideProject(plans []*compiler.Plan, envFile, root, home string) e
 		return err
 	}
 	return clientcfg.EnvFileOutsideProject(plans, abs, root, home)
-}
-
-// readHosts reads --hosts FILE, refusing one a server of the project may
-// write: named inside a read-write grant, or reached there through a
-// link (the real path of the opened file is checked, and a hard link,
-// which has no one real path, is refused).
-func readHosts(file string, grants []string) (egress.Hosts, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("--hosts %s: not a regular file", file)
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-		return nil, fmt.Errorf("--hosts %s: a file with %d hard links (one may lie in a server's read-write grant): name a file of its own", file, st.Nlink)
-	}
-	paths := []string{file}
-	if abs, err := filepath.Abs(file); err == nil {
-		paths = append(paths, abs)
-	}
-	if real, err := filepath.EvalSymlinks(file); err == nil {
-		paths = append(paths, real)
-	}
-	if real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd()))); err == nil {
-		paths = append(paths, real) // what was opened, whatever the path says now
-	}
-	for _, p := range paths {
-		if g, in := launch.InsideAny(p, grants); in {
-			return nil, fmt.Errorf("--hosts %s lies inside %s, which a server of the project may write: it could say where allowed names are; name a file outside every read-write grant", file, g)
-		}
-	}
-	table, err := egress.ParseHosts(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", file, err)
-	}
-	return table, nil
 }

@@ -1,4 +1,4 @@
-package cli
+package supervise
 
 import (
 	"os"
@@ -36,7 +36,7 @@ func TestHostsFileOutsideGrants(t *testing.T) {
 		{hard, "hard links"},
 		{own, ""},
 	} {
-		table, err := readHosts(c.file, []string{grant})
+		table, err := ReadHosts(c.file, []string{grant})
 		switch {
 		case c.want == "" && (err != nil || len(table) != 1):
 			t.Errorf("%s: %v %v", filepath.Base(c.file), table, err)
