@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
@@ -326,17 +327,25 @@ func loadPlain(policyDef cue.Value, file string, src []byte) (p *Policy, ok bool
 	return p, validPlain(policyDef, decls)
 }
 
-// parallelFrom is the number of servers from which validPlain splits
+// parallelFrom is the number of servers from which validPlain shares
 // them between goroutines: each needs its own CUE context and schema.
 const parallelFrom = 64
+
+// batchSize is how many servers validPlain unifies with the schema at a
+// time. Servers are independent of each other (servers: [string]:
+// #Server), and a batch's evaluation is garbage once validated: small
+// batches keep the heap small, which is most of the cost for a long list
+// (500 servers in one value: 41 MB resident and 155 ms; in batches of 16:
+// 25 MB and 105 ms, measured 2026-12-01 on the 2-core VM; BenchmarkValidPlain).
+const batchSize = 16
 
 // validPlain reports whether a plain policy's top-level declarations fit
 // the schema. Its syntax is unified with the schema directly: building its
 // value first and unifying that would evaluate it twice (plain data holds
-// no identifier to resolve in the schema's scope). Servers are independent
-// of each other (servers: [string]: #Server), so a long list is split
-// between goroutines, each validating its share against its own copy of
-// the schema, the first with the rest of the file.
+// no identifier to resolve in the schema's scope). A long list of servers
+// is validated in batches (batchSize), shared between goroutines (from
+// parallelFrom servers on), each validating against its own copy of the
+// schema; the first batch goes with the rest of the file.
 func validPlain(policyDef cue.Value, decls []ast.Decl) bool {
 	var all, top, servers []ast.Decl
 	var serversField *ast.Field
@@ -355,31 +364,42 @@ func validPlain(policyDef cue.Value, decls []ast.Decl) bool {
 		}
 		top = append(top, d)
 	}
-	parts := min(runtime.GOMAXPROCS(0), len(servers)/parallelFrom)
-	if serversField == nil || parts < 2 {
+	if serversField == nil || len(servers) <= batchSize {
 		return valid(policyDef, &ast.StructLit{Elts: all})
 	}
-	share := (len(servers) + parts - 1) / parts
-	parts = (len(servers) + share - 1) / share // rounding up share can leave the last parts empty
-	ok := make([]bool, parts)
-	var wg sync.WaitGroup
-	chunk := func(i int) *ast.StructLit {
-		return &ast.StructLit{Elts: servers[i*share : min(len(servers), (i+1)*share)]}
+	batches := (len(servers) + batchSize - 1) / batchSize
+	batch := func(i int) *ast.StructLit {
+		return &ast.StructLit{Elts: servers[i*batchSize : min(len(servers), (i+1)*batchSize)]}
 	}
-	for i := 1; i < parts; i++ {
-		wg.Go(func() {
-			def := compileSchema(cuecontext.New(), "#Policy").LookupPath(cue.MakePath(cue.Def("#Policy"), cue.Str("servers")))
-			ok[i] = valid(def, chunk(i))
-		})
+	serversOf := func(policyDef cue.Value) cue.Value {
+		return policyDef.LookupPath(cue.MakePath(cue.Str("servers")))
 	}
-	ok[0] = valid(policyDef, &ast.StructLit{Elts: append(top, &ast.Field{Label: serversField.Label, Value: chunk(0)})})
-	wg.Wait()
-	for _, v := range ok {
-		if !v {
-			return false
+	var next atomic.Int64 // the next batch to validate
+	next.Store(1)
+	var bad atomic.Bool
+	work := func(def cue.Value) {
+		for !bad.Load() {
+			i := int(next.Add(1) - 1)
+			if i >= batches {
+				return
+			}
+			if !valid(def, batch(i)) {
+				bad.Store(true)
+			}
 		}
 	}
-	return true
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(servers)/parallelFrom) - 1 {
+		wg.Go(func() {
+			work(serversOf(compileSchema(cuecontext.New(), "#Policy").LookupPath(cue.MakePath(cue.Def("#Policy")))))
+		})
+	}
+	if !valid(policyDef, &ast.StructLit{Elts: append(top, &ast.Field{Label: serversField.Label, Value: batch(0)})}) {
+		bad.Store(true)
+	}
+	work(serversOf(policyDef))
+	wg.Wait()
+	return !bad.Load()
 }
 
 func valid(def cue.Value, x ast.Expr) bool {
