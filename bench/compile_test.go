@@ -36,9 +36,7 @@ func BenchmarkCompile(b *testing.B) {
 					b.Fatal(err)
 				}
 				ts := lint.PolicyTargets(plans, proj.Root, home)
-				for _, t := range ts {
-					t.Unbuildable = project.Problems(t.Plan)
-				}
+				project.MarkUnbuildable(ts)
 				if err := lint.Write(io.Discard, lint.Run(ts, lint.Options{MaxGrants: 4}), "text", "bench"); err != nil {
 					b.Fatal(err)
 				}
@@ -68,9 +66,7 @@ func BenchmarkLint(b *testing.B) {
 	}
 	for b.Loop() {
 		ts := lint.PolicyTargets(plans, proj.Root, home)
-		for _, t := range ts {
-			t.Unbuildable = project.Problems(t.Plan)
-		}
+		project.MarkUnbuildable(ts)
 		if err := lint.Write(io.Discard, lint.Run(ts, lint.Options{MaxGrants: 4}), "text", "bench"); err != nil {
 			b.Fatal(err)
 		}

@@ -6,9 +6,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/internal/parallel"
 	"github.com/mcpolicy/mcpolicy/protect"
 	"github.com/mcpolicy/mcpolicy/schema"
 	"github.com/mcpolicy/mcpolicy/source"
@@ -50,36 +52,68 @@ var reservedTargets = []string{"/proc", "/sys", "/dev"}
 // Compile lowers policies into plans, sorted by server name. Every problem
 // is reported, each with its position, as schema.Errors.
 func Compile(policies []*schema.Policy, opt Options) ([]*Plan, error) {
-	c := &compiler{opt: opt, seen: map[string]source.Pos{}}
+	c := &compiler{opt: opt, shared: &shared{}}
 	if !opt.NoFS {
 		c.policyFiles = c.realFiles(policies)
 	}
-	var plans []*Plan
+	// Servers compile independently, in parallel, each into its own
+	// compiler (its errors); what they share is read-only (policyFiles) or
+	// memoized (shared). A name declared twice is found first, in the
+	// order the servers are declared.
+	type job struct {
+		pol   *schema.Policy
+		s     *schema.Server
+		first *source.Pos // the earlier declaration of the same name
+	}
+	var jobs []job
+	seen := map[string]source.Pos{}
 	for _, pol := range policies {
 		for i := range pol.Servers {
-			if p := c.server(pol, &pol.Servers[i]); p != nil {
-				plans = append(plans, p)
+			s := &pol.Servers[i]
+			j := job{pol: pol, s: s}
+			if first, dup := seen[s.Name]; dup {
+				j.first = &first
 			}
+			seen[s.Name] = s.Pos
+			jobs = append(jobs, j)
 		}
+	}
+	plans := make([]*Plan, len(jobs))
+	errs := make([]schema.Errors, len(jobs))
+	parallel.For(len(jobs), func(i int) {
+		sc := &compiler{opt: c.opt, policyFiles: c.policyFiles, shared: c.shared, dupOf: jobs[i].first}
+		plans[i] = sc.server(jobs[i].pol, jobs[i].s)
+		errs[i] = sc.errs
+	})
+	for _, e := range errs {
+		c.errs = append(c.errs, e...)
 	}
 	if err := c.errs.Err(); err != nil {
 		return nil, err
 	}
+	plans = slices.DeleteFunc(plans, func(p *Plan) bool { return p == nil })
 	sort.Slice(plans, func(i, j int) bool { return plans[i].Server < plans[j].Server })
 	return plans, nil
 }
 
 type compiler struct {
-	opt      Options
-	errs     schema.Errors
-	seen     map[string]source.Pos
-	resolved map[string]resolved // base folders, resolved once
+	opt  Options
+	errs schema.Errors
+	// dupOf is where the server being compiled was declared before, if it was.
+	dupOf *source.Pos
 	// policyFiles are the policy files compiled, by real path: no
 	// read-write source may reach one unprotected (checkSource).
 	policyFiles []string
+	shared      *shared
+}
+
+// shared is what every server's compile resolves the same way, once.
+type shared struct {
+	// resolved are the base folders (project root, home), resolved.
+	resolved parallel.Memo[resolved]
 	// envFolders are the env file's folders, resolved (realBelow) once:
 	// every mount of every server is checked against them.
-	envFolders map[string]string
+	envFolders parallel.Memo[string]
 }
 
 // realFiles resolves the files the policies were read from. One that

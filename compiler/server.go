@@ -67,10 +67,9 @@ func (c *compiler) identity(s *schema.Server, at string) {
 		c.fail(s.Pos, at, "server names become file names: use lowercase letters, digits, '.', '_' and '-'",
 			"invalid server name %q", s.Name)
 	}
-	if first, dup := c.seen[s.Name]; dup {
-		c.errs = append(c.errs, schema.DuplicateServer(s.Pos, s.Name, first))
+	if c.dupOf != nil {
+		c.errs = append(c.errs, schema.DuplicateServer(s.Pos, s.Name, *c.dupOf))
 	}
-	c.seen[s.Name] = s.Pos
 	if s.Image == "" && len(s.Command) == 0 {
 		c.fail(s.Pos, at, `set "image" for container backends, "command" for host backends, or both`,
 			"server has neither image nor command")

@@ -67,15 +67,11 @@ func (c *compiler) base(b Base) (string, error) {
 	default:
 		return "/", nil
 	}
-	if r, ok := c.resolved[dir]; ok {
-		return r.path, r.err
-	}
-	real, err := filepath.EvalSymlinks(dir)
-	if c.resolved == nil {
-		c.resolved = map[string]resolved{}
-	}
-	c.resolved[dir] = resolved{real, err}
-	return real, err
+	r := c.shared.resolved.Get(dir, func() resolved {
+		real, err := filepath.EvalSymlinks(dir)
+		return resolved{real, err}
+	})
+	return r.path, r.err
 }
 
 type resolved struct {
@@ -355,14 +351,7 @@ func (c *compiler) touchesEnvFolder(s *mountSource, lexical, real string) bool {
 }
 
 func (c *compiler) realEnvFolder(p string) string {
-	if r, ok := c.envFolders[p]; ok {
-		return r
-	}
-	if c.envFolders == nil {
-		c.envFolders = map[string]string{}
-	}
-	c.envFolders[p] = realBelow(p)
-	return c.envFolders[p]
+	return c.shared.envFolders.Get(p, func() string { return realBelow(p) })
 }
 
 // realBelow resolves the deepest folder of p that exists and joins the

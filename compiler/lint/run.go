@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/exposure"
+	"github.com/mcpolicy/mcpolicy/internal/parallel"
 	"github.com/mcpolicy/mcpolicy/internal/printable"
 	"github.com/mcpolicy/mcpolicy/report"
 	"github.com/mcpolicy/mcpolicy/source"
@@ -96,47 +97,19 @@ func Run(targets []*Target, o Options) Report {
 	}
 	rep := Report{Findings: []Finding{}, Servers: []Summary{}}
 	registry := Registry()
-	for _, t := range targets {
-		var fs []Finding
-		for _, r := range registry {
-			if len(o.Only) > 0 && !only[r.ID] {
-				continue
-			}
-			// The one place a rule's finding is made: its message is spelt
-			// here (internal/printable), so a name a server chose in its
-			// read-write grant (a folder holding ESC, a symlink's target)
-			// reaches a terminal or an annotation as text, whichever rule
-			// put it in. A clean message is unchanged.
-			r.check(t, o, func(pos source.Pos, format string, args ...any) {
-				if pos.File == "" {
-					pos = t.Pos
-				}
-				fs = append(fs, Finding{Rule: r.ID, Level: r.Severity.String(), Server: t.Server,
-					Pos: pos, Message: printable.String(fmt.Sprintf(format, args...))})
-			})
-		}
-		fs = append(fs, applyWaivers(t, fs, o.Today)...)
-		sum := Summary{Server: t.Server, File: t.File, Pos: t.Pos, Grants: -1, Exposure: -1}
-		switch {
-		case t.Plan != nil:
-			sum.Grants = len(t.Plan.Grants())
-			e := exposure.Score(t.Plan)
-			sum.Exposure = e.Total
-			if o.MaxExposure > 0 && e.Total > o.MaxExposure && len(o.Only) == 0 {
-				fs = append(fs, exposureFinding(t, e, o.MaxExposure))
-			}
-		case t.Remote != "":
-			sum.Confinement = "remote"
-		case hasFlag(t, FlagClientSandbox):
-			sum.Confinement = "client sandbox"
-		}
-		for _, f := range fs {
-			if f.Waived == "" && (sum.Worst == "" || mustSeverity(f.Level) > mustSeverity(sum.Worst)) {
-				sum.Worst = f.Level
-			}
-		}
-		rep.Findings = append(rep.Findings, fs...)
-		rep.Servers = append(rep.Servers, sum)
+	// Targets are independent (the walks they share are memoized, walk.go):
+	// linted in parallel, reported in their order.
+	type result struct {
+		fs  []Finding
+		sum Summary
+	}
+	results := make([]result, len(targets))
+	parallel.For(len(targets), func(i int) {
+		results[i].fs, results[i].sum = lintTarget(targets[i], o, registry, only)
+	})
+	for _, r := range results {
+		rep.Findings = append(rep.Findings, r.fs...)
+		rep.Servers = append(rep.Servers, r.sum)
 	}
 	sort.SliceStable(rep.Findings, func(i, j int) bool {
 		a, b := rep.Findings[i], rep.Findings[j]
@@ -149,6 +122,50 @@ func Run(targets []*Target, o Options) Report {
 		return a.Rule < b.Rule
 	})
 	return rep
+}
+
+// lintTarget runs the rules on one target: its findings, waivers applied,
+// and its summary line.
+func lintTarget(t *Target, o Options, registry []*Rule, only map[string]bool) ([]Finding, Summary) {
+	var fs []Finding
+	for _, r := range registry {
+		if len(o.Only) > 0 && !only[r.ID] {
+			continue
+		}
+		// The one place a rule's finding is made: its message is spelt
+		// here (internal/printable), so a name a server chose in its
+		// read-write grant (a folder holding ESC, a symlink's target)
+		// reaches a terminal or an annotation as text, whichever rule
+		// put it in. A clean message is unchanged.
+		r.check(t, o, func(pos source.Pos, format string, args ...any) {
+			if pos.File == "" {
+				pos = t.Pos
+			}
+			fs = append(fs, Finding{Rule: r.ID, Level: r.Severity.String(), Server: t.Server,
+				Pos: pos, Message: printable.String(fmt.Sprintf(format, args...))})
+		})
+	}
+	fs = append(fs, applyWaivers(t, fs, o.Today)...)
+	sum := Summary{Server: t.Server, File: t.File, Pos: t.Pos, Grants: -1, Exposure: -1}
+	switch {
+	case t.Plan != nil:
+		sum.Grants = len(t.Plan.Grants())
+		e := exposure.Score(t.Plan)
+		sum.Exposure = e.Total
+		if o.MaxExposure > 0 && e.Total > o.MaxExposure && len(o.Only) == 0 {
+			fs = append(fs, exposureFinding(t, e, o.MaxExposure))
+		}
+	case t.Remote != "":
+		sum.Confinement = "remote"
+	case hasFlag(t, FlagClientSandbox):
+		sum.Confinement = "client sandbox"
+	}
+	for _, f := range fs {
+		if f.Waived == "" && (sum.Worst == "" || mustSeverity(f.Level) > mustSeverity(sum.Worst)) {
+			sum.Worst = f.Level
+		}
+	}
+	return fs, sum
 }
 
 func mustSeverity(s string) Severity {

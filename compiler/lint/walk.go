@@ -5,7 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/mcpolicy/mcpolicy/internal/parallel"
 )
 
 // The rules that look at files (SYMLINK_ESCAPE, RW_NESTED_PROTECTED,
@@ -19,15 +22,15 @@ import (
 // cannot spend the others' bounds. WalkDir does not follow symlinks, so a
 // walk cannot loop.
 const (
-	walkDepth   = 12              // folders below the granted one
-	runWalkTime = 2 * time.Second // every walk of one Run
-	maxLinks    = 1000            // symlinks kept from one walk
-	maxNested   = 100             // nested protected names kept from one walk
+	walkDepth = 12   // folders below the granted one
+	maxLinks  = 1000 // symlinks kept from one walk
+	maxNested = 100  // nested protected names kept from one walk
 )
 
 var (
 	walkEntries = 20000                  // entries looked at in one walk (a test lowers it)
 	walkTime    = 250 * time.Millisecond // one walk (a test on a busy machine raises it)
+	runWalkTime = 2 * time.Second        // every walk of one Run (as walkTime)
 )
 
 // systemTrees are the operating system's folders: a sandbox grants them
@@ -49,13 +52,17 @@ func systemTree(p string) bool {
 	return f.Root || f.HoldsHomes
 }
 
-// fsCache holds one Run's walks, by folder.
+// fsCache holds one Run's walks, by folder. Run lints targets in
+// parallel: each folder is still walked once (the first to ask walks it,
+// the others wait for its result), and the run's time budget is shared.
 type fsCache struct {
-	links  map[string]linkWalk   // symlinks, by folder
-	nested map[string]nestedWalk // nested protected names, by folder
-	found  map[string][]string   // secret files, by folder
-	real   map[string]resolved   // EvalSymlinks, by path
-	spent  time.Duration         // walking, over the run
+	links  parallel.Memo[linkWalk]   // symlinks, by folder
+	nested parallel.Memo[nestedWalk] // nested protected names, by folder
+	found  parallel.Memo[[]string]   // secret files, by folder
+	real   parallel.Memo[resolved]   // EvalSymlinks, by path
+
+	mu    sync.Mutex
+	spent time.Duration // walking, over the run
 }
 
 type resolved struct {
@@ -63,10 +70,7 @@ type resolved struct {
 	err  error
 }
 
-func newFSCache() *fsCache {
-	return &fsCache{links: map[string]linkWalk{}, nested: map[string]nestedWalk{}, found: map[string][]string{},
-		real: map[string]resolved{}}
-}
+func newFSCache() *fsCache { return &fsCache{} }
 
 // evalSymlinks is filepath.EvalSymlinks, once per path in a run: every
 // target of a policy resolves the same project root and home, and many
@@ -76,12 +80,11 @@ func (c *fsCache) evalSymlinks(p string) (string, error) {
 	if c == nil {
 		return filepath.EvalSymlinks(p)
 	}
-	if r, ok := c.real[p]; ok {
-		return r.path, r.err
-	}
-	real, err := filepath.EvalSymlinks(p)
-	c.real[p] = resolved{real, err}
-	return real, err
+	r := c.real.Get(p, func() resolved {
+		real, err := filepath.EvalSymlinks(p)
+		return resolved{real, err}
+	})
+	return r.path, r.err
 }
 
 // link is a symlink found in a walk: its path relative to the walked
@@ -110,11 +113,18 @@ type nestedWalk struct {
 // bound stopped it. visit returns false to stop.
 func (c *fsCache) walk(dir string, depth int, skip map[string]bool, visit func(p string, d fs.DirEntry) bool) (partial bool) {
 	start := time.Now()
-	defer func() { c.spent += time.Since(start) }()
-	if c.spent >= runWalkTime {
+	c.mu.Lock()
+	spent := c.spent
+	c.mu.Unlock()
+	if spent >= runWalkTime {
 		return true
 	}
-	deadline := start.Add(min(walkTime, runWalkTime-c.spent))
+	defer func() {
+		c.mu.Lock()
+		c.spent += time.Since(start)
+		c.mu.Unlock()
+	}()
+	deadline := start.Add(min(walkTime, runWalkTime-spent))
 	entries := 0
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if p == dir {
@@ -149,9 +159,10 @@ func (c *fsCache) symlinks(dir string) linkWalk {
 	if c == nil { // a check called outside Run
 		c = newFSCache()
 	}
-	if w, ok := c.links[dir]; ok {
-		return w
-	}
+	return c.links.Get(dir, func() linkWalk { return c.walkSymlinks(dir) })
+}
+
+func (c *fsCache) walkSymlinks(dir string) linkWalk {
 	var w linkWalk
 	if fi, err := os.Stat(dir); err == nil && fi.IsDir() && !systemTree(dir) {
 		full := false
@@ -173,7 +184,6 @@ func (c *fsCache) symlinks(dir string) linkWalk {
 		})
 		w.partial = partial || full
 	}
-	c.links[dir] = w
 	return w
 }
 
@@ -186,9 +196,10 @@ func (c *fsCache) nestedNames(dir string) nestedWalk {
 	if c == nil {
 		c = newFSCache()
 	}
-	if w, ok := c.nested[dir]; ok {
-		return w
-	}
+	return c.nested.Get(dir, func() nestedWalk { return c.walkNested(dir) })
+}
+
+func (c *fsCache) walkNested(dir string) nestedWalk {
 	var w nestedWalk
 	if fi, err := os.Stat(dir); err == nil && fi.IsDir() && !systemTree(dir) {
 		full := false
@@ -207,7 +218,6 @@ func (c *fsCache) nestedNames(dir string) nestedWalk {
 		})
 		w.partial = partial || full
 	}
-	c.nested[dir] = w
 	return w
 }
 
@@ -222,9 +232,10 @@ func (c *fsCache) secrets(t *Target, host string) []string {
 	if c == nil {
 		c = newFSCache()
 	}
-	if found, ok := c.found[dir]; ok {
-		return found
-	}
+	return c.found.Get(dir, func() []string { return c.walkSecrets(dir) })
+}
+
+func (c *fsCache) walkSecrets(dir string) []string {
 	var found []string
 	fi, err := os.Stat(dir)
 	switch {
@@ -242,7 +253,6 @@ func (c *fsCache) secrets(t *Target, host string) []string {
 			return len(found) < 5
 		})
 	}
-	c.found[dir] = found
 	return found
 }
 

@@ -89,9 +89,7 @@ not be read (even with findings), 2 an invalid policy.`,
 				}
 				projectRoot = proj.Root
 				ts := lint.PolicyTargets(plans, proj.Root, home)
-				for _, t := range ts {
-					t.Unbuildable = project.Problems(t.Plan) // a policy that does not build is not clean
-				}
+				project.MarkUnbuildable(ts) // a policy that does not build is not clean
 				targets = append(targets, ts...)
 			}
 			if discover {
