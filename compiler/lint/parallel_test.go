@@ -3,6 +3,7 @@ package lint_test
 import (
 	"encoding/json"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +20,11 @@ func TestRunParallelIsSequential(t *testing.T) {
 	var ts []*lint.Target
 	for _, r := range lint.Registry() {
 		for _, e := range []lint.Example{r.Bad, r.Good, r.Bad} {
+			// A grant of /tmp itself is walked, and other tests (go test
+			// runs packages side by side) write there between two runs.
+			if strings.Contains(e.Text, `"/tmp:/tmp"`) {
+				continue
+			}
 			ts = append(ts, targets(t, e)...)
 		}
 	}
