@@ -10,12 +10,13 @@ import (
 	"testing"
 )
 
-// TestValidPlainSplitManyCores: validPlain splits the servers into
+// TestValidPlainSplitManyCores: validPlain once split the servers into
 // min(GOMAXPROCS, n/parallelFrom) parts of ceil(n/parts) servers; with
-// many cores the last parts can start past the end of the list. 6401
-// servers on 100 cores: parts 100, share 65, part 99 starts at 6435 >
-// 6401, and servers[6435:6401] panics. Any machine with GOMAXPROCS >= 66
-// can hit this with a large enough policy (a crash, not a divergence).
+// many cores the last parts could start past the end of the list. 6401
+// servers on 100 cores: parts 100, share 65, part 99 started at 6435 >
+// 6401, and servers[6435:6401] panicked. It now shares batches of
+// batchSize between min(GOMAXPROCS, n/parallelFrom) goroutines; the case
+// stays, for any split.
 //
 // The panic is in one of validPlain's goroutines, which no recover in the
 // test can catch: the test runs itself in a child process.
