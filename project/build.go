@@ -242,7 +242,7 @@ func Write(outDir string, files map[string][]byte, untrusted []string) error {
 	errs := make([]error, len(names))
 	parallel.For(len(names), func(i int) {
 		target := filepath.Join(outDir, filepath.FromSlash(names[i]))
-		if old, err := guard.ReadFile(target); err == nil && bytes.Equal(old, files[names[i]]) {
+		if guard.Holds(target, files[names[i]]) {
 			return
 		}
 		errs[i] = guard.WriteFile(target, files[names[i]], 0o644)
@@ -309,7 +309,10 @@ func Check(outDir string, files map[string][]byte) (Drift, error) {
 			d.Missing = append(d.Missing, name)
 			continue
 		}
-		old, err := os.ReadFile(filepath.Join(outDir, filepath.FromSlash(name)))
+		// Regular, bounded and without waiting: a server that can write
+		// the output folder swapped in a FIFO or a link to /dev/zero
+		// after listFiles saw a file (pre-commit runs --check).
+		old, err := hostfile.ReadRegular(filepath.Join(outDir, filepath.FromSlash(name)), hostfile.MaxArtefact)
 		if err != nil {
 			return d, err
 		}

@@ -17,6 +17,7 @@
 package hostfile
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -71,8 +72,13 @@ const maxHeld = 64
 // servers, in five): each is walked once, not once a file. A held folder
 // stays the one walked and checked: if a server renames it away and plants
 // a link in its place, the files still go to the folder that was checked,
-// which is wherever the server could move it, inside its own grant.
-// Between Hold and Release, g may be used by several goroutines.
+// which is wherever the server could move it, inside its own grant (it
+// cannot rename a folder out of it: across its bind mount rename(2) fails
+// with EXDEV, Landlock and seatbelt deny the destination). So such a swap
+// during a build is not reported as tampering, as a fresh walk would; and
+// a held folder the server removes fails the build's remaining files in it
+// (build again). Between Hold and Release, g may be used by several
+// goroutines.
 func (g *Guard) Hold() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -184,6 +190,22 @@ func ReadFile(path string, untrusted []string) ([]byte, error) {
 
 // ReadFile is the package's ReadFile, against g's folders.
 func (g *Guard) ReadFile(path string) ([]byte, error) {
+	return g.read(path, maxRead)
+}
+
+// Holds reports whether the file at path, reached as ReadFile reaches it,
+// holds exactly data: build's read-back of an artefact before it is
+// rewritten. It reads no more than len(data)+1 bytes, and nothing when the
+// size differs: a server that plants sparse files at the limit under
+// every artefact name does not have build read gigabytes (on every core).
+func (g *Guard) Holds(path string, data []byte) bool {
+	b, err := g.read(path, int64(len(data)))
+	return err == nil && bytes.Equal(b, data)
+}
+
+// read is ReadFile with limit for maxRead: a larger file, by its size or
+// by what it gives, is an error.
+func (g *Guard) read(path string, limit int64) ([]byte, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
@@ -220,14 +242,17 @@ func (g *Guard) ReadFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: not a regular file (%s)", printable.String(abs), fileType(uint32(st.Mode)))
 	}
 	// A server may plant a huge (sparse) file, or append to one while it
-	// is read: read no more than maxRead, whatever the size said. The
+	// is read: read no more than the limit, whatever the size said. The
 	// buffer starts at the size said (build reads back 1001 artefacts).
 	var b []byte
-	if st.Size <= maxRead {
-		b, err = readAtMost(f, st.Size, maxRead+1)
+	if st.Size <= limit {
+		b, err = readAtMost(f, st.Size, limit+1)
 	}
-	if err == nil && (st.Size > maxRead || len(b) > maxRead) {
-		err = fmt.Errorf("larger than %d MiB: refusing to read it", maxRead>>20)
+	if err == nil && (st.Size > limit || int64(len(b)) > limit) {
+		err = fmt.Errorf("larger than %d bytes: refusing to read it", limit)
+		if limit == maxRead {
+			err = fmt.Errorf("larger than %d MiB: refusing to read it", maxRead>>20)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", printable.String(abs), err)
