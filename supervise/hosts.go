@@ -2,12 +2,14 @@ package supervise
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"syscall"
 
 	"github.com/mcpolicy/mcpolicy/egress"
+	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 	"github.com/mcpolicy/mcpolicy/launch"
 )
 
@@ -16,18 +18,11 @@ import (
 // link (the real path of the opened file is checked, and a hard link,
 // which has no one real path, is refused).
 func ReadHosts(file string, grants []string) (egress.Hosts, error) {
-	f, err := os.Open(file)
+	f, fi, err := hostfile.OpenRegular(file) // a FIFO named there held run before it looked
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--hosts: %w", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("--hosts %s: not a regular file", file)
-	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
 		return nil, fmt.Errorf("--hosts %s: a file with %d hard links (one may lie in a server's read-write grant): name a file of its own", file, st.Nlink)
 	}
@@ -46,7 +41,7 @@ func ReadHosts(file string, grants []string) (egress.Hosts, error) {
 			return nil, fmt.Errorf("--hosts %s lies inside %s, which a server of the project may write: it could say where allowed names are; name a file outside every read-write grant", file, g)
 		}
 	}
-	table, err := egress.ParseHosts(f)
+	table, err := egress.ParseHosts(io.LimitReader(f, hostfile.MaxConfig))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", file, err)
 	}

@@ -4,7 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/mcpolicy/mcpolicy/egress"
 )
 
 // TestHostsFileOutsideGrants: --hosts names where allowed hosts are, and
@@ -25,6 +29,10 @@ func TestHostsFileOutsideGrants(t *testing.T) {
 	if err := os.Link(inside2, hard); err != nil {
 		t.Fatal(err)
 	}
+	fifo := filepath.Join(outside, "fifo") // os.Open waited for a writer, for ever
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	own := filepath.Join(outside, "own")
 	os.WriteFile(own, []byte("203.0.113.7 api.test\n"), 0o644)
 	for _, c := range []struct {
@@ -34,9 +42,18 @@ func TestHostsFileOutsideGrants(t *testing.T) {
 		{inside, "lies inside"},
 		{link, "lies inside"},
 		{hard, "hard links"},
+		{fifo, "not a regular file"},
 		{own, ""},
 	} {
-		table, err := ReadHosts(c.file, []string{grant})
+		var table egress.Hosts
+		var err error
+		done := make(chan struct{})
+		go func() { table, err = ReadHosts(c.file, []string{grant}); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: ReadHosts did not return", filepath.Base(c.file))
+		}
 		switch {
 		case c.want == "" && (err != nil || len(table) != 1):
 			t.Errorf("%s: %v %v", filepath.Base(c.file), table, err)

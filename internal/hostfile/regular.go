@@ -14,18 +14,11 @@ import (
 // sparse 64 GB file did the same). Links are followed, as the user's
 // configs use them; what is read is checked for what it is.
 func ReadRegular(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, fi, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
-	}
 	if fi.Size() > max {
 		return nil, fmt.Errorf("%s: %d bytes, more than the %d a file of this kind may have", path, fi.Size(), max)
 	}
@@ -34,6 +27,25 @@ func ReadRegular(path string, max int64) ([]byte, error) {
 		err = fmt.Errorf("%s: more than the %d bytes a file of this kind may have", path, max)
 	}
 	return b, err
+}
+
+// OpenRegular opens path for reading without waiting (a FIFO a server
+// put there does not hold the caller) and refuses anything but a regular
+// file; the file is checked once opened, whatever the path says now.
+func OpenRegular(path string) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
 }
 
 // Limits of ReadRegular for what mcpolicy reads: an artefact it wrote,
