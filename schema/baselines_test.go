@@ -50,31 +50,57 @@ func TestGeneratedBaselines(t *testing.T) {
 }
 
 // goLiteral writes v as a Go composite literal, one element per line and
-// map keys sorted, leaving zero struct fields out: a change to the schema
-// is a readable diff of the generated file.
-func goLiteral(v reflect.Value) string {
+// map keys sorted, leaving zero struct fields and the types of elements
+// (as gofmt -s does) out: a change to the schema is a readable diff of the
+// generated file.
+func goLiteral(v reflect.Value) string { return literalOf(v, false) }
+
+// literalNames spells some strings as Go expressions (constants of
+// another package) in what goLiteral writes; nil: none.
+var literalNames map[string]string
+
+func literalOf(v reflect.Value, elided bool) string {
 	var b strings.Builder
 	typ := strings.ReplaceAll(v.Type().String(), "schema.", "")
+	if elided {
+		typ = ""
+	}
+	elem := func(e reflect.Value) string {
+		switch e.Kind() {
+		case reflect.Struct, reflect.Slice, reflect.Map:
+			return literalOf(e, true)
+		}
+		return literalOf(e, false)
+	}
 	switch v.Kind() {
 	case reflect.String:
+		if e, ok := literalNames[v.String()]; ok {
+			return e
+		}
 		return strconv.Quote(v.String())
+	case reflect.Bool:
+		return strconv.FormatBool(v.Bool())
+	case reflect.Int:
+		return strconv.FormatInt(v.Int(), 10)
+	case reflect.Pointer:
+		return "&" + literalOf(v.Elem(), false)
 	case reflect.Map:
 		b.WriteString(typ + "{\n")
 		keys := v.MapKeys()
 		sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
 		for _, k := range keys {
-			fmt.Fprintf(&b, "%s: %s,\n", strconv.Quote(k.String()), goLiteral(v.MapIndex(k)))
+			fmt.Fprintf(&b, "%s: %s,\n", strconv.Quote(k.String()), elem(v.MapIndex(k)))
 		}
 	case reflect.Slice:
 		b.WriteString(typ + "{\n")
 		for i := range v.Len() {
-			fmt.Fprintf(&b, "%s,\n", goLiteral(v.Index(i)))
+			fmt.Fprintf(&b, "%s,\n", elem(v.Index(i)))
 		}
 	case reflect.Struct:
 		b.WriteString(typ + "{\n")
 		for i := range v.NumField() {
 			if !v.Field(i).IsZero() {
-				fmt.Fprintf(&b, "%s: %s,\n", v.Type().Field(i).Name, goLiteral(v.Field(i)))
+				fmt.Fprintf(&b, "%s: %s,\n", v.Type().Field(i).Name, literalOf(v.Field(i), false))
 			}
 		}
 	default:

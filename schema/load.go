@@ -235,29 +235,48 @@ func Load(file, root string) (*Policy, error) {
 // LoadBytes is Load for content already in memory; file names the content in
 // messages and decides its format by extension.
 func LoadBytes(file string, src []byte, root string) (*Policy, error) {
-	return loadBytes(file, src, root, true)
+	return loadBytes(file, src, root, throughGo)
 }
 
-// loadBytes is LoadBytes; fast=false reads every policy through CUE, as
-// decodePlain's tests compare.
-func loadBytes(file string, src []byte, root string, fast bool) (*Policy, error) {
+// loadPath is how loadBytes reads a policy; the differential tests compare
+// the three.
+type loadPath int
+
+const (
+	throughCUE      loadPath = iota // CUE's evaluation and decode, for every policy
+	throughPlainCUE                 // plain data decoded from its syntax, validated by CUE
+	throughGo                       // ...checked by fitsPlain first, CUE only when it is not sure
+)
+
+// loadBytes is LoadBytes, through the given path.
+func loadBytes(file string, src []byte, root string, through loadPath) (*Policy, error) {
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return nil, err
 	}
-	ctx := cuecontext.New()
-	sch := compileSchema(ctx, "#Policy")
-	if sch.Err() != nil {
-		panic("internal error: embedded schema does not compile: " + sch.Err().Error())
+	// The schema is compiled when CUE is needed, into the context the
+	// policy's value is built in.
+	var ctx *cue.Context
+	var policyDef cue.Value
+	schema := func() cue.Value {
+		if ctx == nil {
+			ctx = cuecontext.New()
+			sch := compileSchema(ctx, "#Policy")
+			if sch.Err() != nil {
+				panic("internal error: embedded schema does not compile: " + sch.Err().Error())
+			}
+			policyDef = sch.LookupPath(cue.MakePath(cue.Def("#Policy")))
+		}
+		return policyDef
 	}
-	policyDef := sch.LookupPath(cue.MakePath(cue.Def("#Policy")))
-	if fast {
-		if p, ok := loadPlain(policyDef, file, src); ok {
+	if through != throughCUE {
+		if p, ok := loadPlain(file, src, schema, through == throughGo); ok {
 			p.Dir = filepath.Dir(abs)
 			return p, nil
 		}
 	}
 
+	schema()
 	data, syntax, errs := parseData(ctx, file, src, root)
 	if errs != nil {
 		return nil, errs.Err()
@@ -282,49 +301,56 @@ func loadBytes(file string, src []byte, root string, fast bool) (*Policy, error)
 }
 
 // loadPlain loads a policy file that is plain data (see decodePlain) and
-// valid: its syntax is unified with the schema directly, one evaluation
-// where building its value first and unifying that would be two, and it
-// is decoded from its syntax. ok is false for any other file, Jsonnet
-// included, and for an invalid one, which the full path then reports.
-func loadPlain(policyDef cue.Value, file string, src []byte) (p *Policy, ok bool) {
+// valid: fitsPlain says so (with check), or else its syntax is unified
+// with the schema directly, one evaluation where building its value first
+// and unifying that would be two. It is decoded from its syntax. ok is
+// false for any other file, Jsonnet included, and for an invalid one,
+// which the full path then reports.
+func loadPlain(file string, src []byte, schema func() cue.Value, check bool) (p *Policy, ok bool) {
+	p, decls, ok := parsePlain(file, src)
+	if !ok {
+		return nil, false
+	}
+	if check && fitsPlain(decls) {
+		return p, true
+	}
+	return p, validPlain(schema(), decls)
+}
+
+// parsePlain parses a policy file and decodes it if it is plain data,
+// returning its top-level declarations, not yet validated.
+func parsePlain(file string, src []byte) (p *Policy, decls []ast.Decl, ok bool) {
 	var syntax ast.Node
 	switch strings.ToLower(filepath.Ext(file)) {
 	case ".cue":
 		f, err := parser.ParseFile(file, src)
 		if err != nil {
-			return nil, false
+			return nil, nil, false
 		}
-		syntax = f
+		syntax, decls = f, f.Decls
 	case ".json":
 		expr, err := cuejson.Extract(file, src)
 		if err != nil {
-			return nil, false
+			return nil, nil, false
 		}
 		syntax = expr
+		if s, ok := expr.(*ast.StructLit); ok {
+			decls = s.Elts
+		}
 	case ".yaml", ".yml":
 		if len(mergeKeys(file, src)) > 0 {
-			return nil, false // the full path reports them
+			return nil, nil, false // the full path reports them
 		}
 		f, err := cueyaml.Extract(file, src)
 		if err != nil {
-			return nil, false
+			return nil, nil, false
 		}
-		syntax = f
+		syntax, decls = f, f.Decls
 	default:
-		return nil, false
+		return nil, nil, false
 	}
 	p, ok = decodePlain(file, syntax) // refuses imports and a server declared twice
-	if !ok {
-		return nil, false
-	}
-	var decls []ast.Decl
-	switch n := syntax.(type) {
-	case *ast.File:
-		decls = n.Decls
-	case *ast.StructLit:
-		decls = n.Elts
-	}
-	return p, validPlain(policyDef, decls)
+	return p, decls, ok
 }
 
 // parallelFrom is the number of servers from which validPlain shares

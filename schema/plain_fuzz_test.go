@@ -1,10 +1,10 @@
 package schema
 
-// Differential tests: the fast path (loadPlain: decodePlain + validPlain,
-// schemaPart) against the full path (loadBytes with fast=false, which reads
-// every policy through CUE's evaluation and decode), and the partial schema
-// against the whole one. No hook was needed: loadBytes(file, src, root,
-// fast) already selects the path.
+// Differential tests: the fast paths (loadPlain: decodePlain, then
+// fitsPlain or validPlain with schemaPart) against the full path
+// (throughCUE: every policy through CUE's evaluation and decode), and the
+// partial schema against the whole one. loadBytes's loadPath selects the
+// path.
 
 import (
 	"encoding/json"
@@ -60,25 +60,32 @@ func seedPolicies(t testing.TB) map[string][]byte {
 	return files
 }
 
-// checkAgree loads src as file both ways and reports any difference: error
-// or not, the error text, the decoded policy (values and positions). It
-// also validates the data against #Policy of the whole schema and of
+// checkAgree loads src as file through each path and reports any
+// difference: error or not, the error text, the decoded policy (values
+// and positions). fitsPlain must not accept what CUE refuses. It also
+// validates the data against #Policy of the whole schema and of
 // schemaPart("#Policy") and requires the same verdict and message.
-// It returns whether the fast path read the file.
+// It returns whether the fast path read the file (decodePlain and
+// validPlain).
 func checkAgree(t testing.TB, dir, name string, src []byte) (plain bool) {
 	t.Helper()
 	file := filepath.Join(dir, name)
-	slow, slowErr := loadBytes(file, src, dir, false)
-	got, gotErr := loadBytes(file, src, dir, true)
-	_, plain = loadPlain(compileSchema(cuecontext.New(), "#Policy").LookupPath(cue.MakePath(cue.Def("#Policy"))), file, src)
-	if fmt.Sprint(gotErr) != fmt.Sprint(slowErr) {
-		t.Errorf("%s (plain=%v): error\n  fast: %v\n  CUE:  %v\nsrc:\n%s", name, plain, gotErr, slowErr, src)
-		return plain
+	slow, slowErr := loadBytes(file, src, dir, throughCUE)
+	_, plain = loadPlain(file, src, partDef, false)
+	if _, decls, ok := parsePlain(file, src); ok && fitsPlain(decls) && (!plain || slowErr != nil) {
+		t.Errorf("%s: fitsPlain accepts what CUE refuses (validPlain %v, CUE's error %v)\nsrc:\n%s", name, plain, slowErr, src)
 	}
-	if slowErr == nil && !reflect.DeepEqual(got, slow) {
-		g, _ := json.MarshalIndent(got, "", " ")
-		s, _ := json.MarshalIndent(slow, "", " ")
-		t.Errorf("%s (plain=%v): policies differ\n  fast: %s\n  CUE:  %s\nsrc:\n%s", name, plain, g, s, src)
+	for _, through := range []loadPath{throughPlainCUE, throughGo} {
+		got, gotErr := loadBytes(file, src, dir, through)
+		if fmt.Sprint(gotErr) != fmt.Sprint(slowErr) {
+			t.Errorf("%s (plain=%v, path %d): error\n  fast: %v\n  CUE:  %v\nsrc:\n%s", name, plain, through, gotErr, slowErr, src)
+			return plain
+		}
+		if slowErr == nil && !reflect.DeepEqual(got, slow) {
+			g, _ := json.MarshalIndent(got, "", " ")
+			s, _ := json.MarshalIndent(slow, "", " ")
+			t.Errorf("%s (plain=%v, path %d): policies differ\n  fast: %s\n  CUE:  %s\nsrc:\n%s", name, plain, through, g, s, src)
+		}
 	}
 
 	// schemaPart against the whole schema, on the data the full path builds.

@@ -47,7 +47,7 @@ func TestValidPlainSplitManyCores(t *testing.T) {
 	b.WriteString("}\n")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "mcpolicy.cue")
-	if _, err := loadBytes(file, []byte(b.String()), dir, true); err != nil {
+	if _, err := loadBytes(file, []byte(b.String()), dir, throughPlainCUE); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -57,7 +57,7 @@ func TestPlainSplitNested(t *testing.T) {
 		s.WriteString("}\n")
 		src := []byte(s.String())
 		plain := checkAgree(t, dir, "mcpolicy.cue", src)
-		_, err := loadBytes(file, src, dir, false)
+		_, err := loadBytes(file, src, dir, throughCUE)
 		if (b == "") != (err == nil) || (b == "") != plain {
 			t.Errorf("%q at server %d: plain=%v, CUE error %v", b, at, plain, err)
 		}

@@ -158,7 +158,7 @@ func TestPlainTargeted(t *testing.T) {
 	for name, src := range targetedPolicies {
 		t.Run(strings.ReplaceAll(name, "/", "_"), func(t *testing.T) {
 			plain := checkAgree(t, dir, name, []byte(src))
-			_, err := loadBytes(filepath.Join(dir, name), []byte(src), dir, false)
+			_, err := loadBytes(filepath.Join(dir, name), []byte(src), dir, throughCUE)
 			t.Logf("TABLE %-28s plain=%-5v err=%.120v", name, plain, err)
 		})
 	}

@@ -175,8 +175,8 @@ func TestDecodePlainMatchesCUE(t *testing.T) {
 	fast := 0
 	for name, src := range files {
 		file := filepath.Join(dir, name)
-		slow, slowErr := loadBytes(file, src, dir, false)
-		got, gotErr := loadBytes(file, src, dir, true)
+		slow, slowErr := loadBytes(file, src, dir, throughCUE)
+		got, gotErr := loadBytes(file, src, dir, throughPlainCUE)
 		if fmt.Sprint(gotErr) != fmt.Sprint(slowErr) {
 			t.Errorf("%s: error %v, through CUE %v", name, gotErr, slowErr)
 			continue
@@ -190,7 +190,7 @@ func TestDecodePlainMatchesCUE(t *testing.T) {
 		if !reflect.DeepEqual(got, slow) {
 			t.Errorf("%s: decodePlain\n%+v\nthrough CUE\n%+v", name, got, slow)
 		}
-		_, plain := loadPlain(policyDef(t), file, src)
+		_, plain := loadPlain(file, src, partDef, false)
 		_, mustBePlain := plainPolicies[name]
 		_, mustNot := notPlainPolicies[name]
 		switch {
@@ -267,21 +267,21 @@ func TestValidPlainSplit(t *testing.T) {
 	file := filepath.Join(dir, "mcpolicy.cue")
 	for _, bad := range []int{-1, 0, parallelFrom + 1, 2*parallelFrom + 3, 4*parallelFrom - 1} {
 		src := policy(bad)
-		got, gotErr := loadBytes(file, src, dir, true)
-		slow, slowErr := loadBytes(file, src, dir, false)
+		got, gotErr := loadBytes(file, src, dir, throughPlainCUE)
+		slow, slowErr := loadBytes(file, src, dir, throughCUE)
 		if fmt.Sprint(gotErr) != fmt.Sprint(slowErr) || (bad >= 0) != (gotErr != nil) {
 			t.Errorf("bad server %d: error %v, through CUE %v", bad, gotErr, slowErr)
 		}
 		if !reflect.DeepEqual(got, slow) {
 			t.Errorf("bad server %d: the policies differ", bad)
 		}
-		if _, ok := loadPlain(policyDef(t), file, src); ok != (bad < 0) {
+		if _, ok := loadPlain(file, src, partDef, false); ok != (bad < 0) {
 			t.Errorf("bad server %d: loadPlain ok = %v", bad, ok)
 		}
 	}
 }
 
-func policyDef(t *testing.T) cue.Value {
-	t.Helper()
+// partDef is #Policy of schemaPart, compiled into a context of its own.
+func partDef() cue.Value {
 	return compileSchema(cuecontext.New(), "#Policy").LookupPath(cue.MakePath(cue.Def("#Policy")))
 }

@@ -28,10 +28,10 @@ servers:
     <<: {network: {allow: ["*.example.org:443"]}}
 `)
 	dir := t.TempDir()
-	for _, fast := range []bool{true, false} {
-		_, err := loadBytes(filepath.Join(dir, "mcpolicy.yaml"), src, dir, fast)
+	for _, through := range []loadPath{throughGo, throughPlainCUE, throughCUE} {
+		_, err := loadBytes(filepath.Join(dir, "mcpolicy.yaml"), src, dir, through)
 		if err == nil || !strings.Contains(err.Error(), "mcpolicy.yaml:10:9: ") || !strings.Contains(err.Error(), `"<<" merge key: refused`) {
-			t.Errorf("fast=%v: %v, want the merge keys refused at their positions", fast, err)
+			t.Errorf("path %d: %v, want the merge keys refused at their positions", through, err)
 		}
 	}
 }

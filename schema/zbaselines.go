@@ -4,7 +4,7 @@ package schema
 
 // baselines is #Baselines.
 var baselines = map[string][]string{
-	"node": []string{
+	"node": {
 		"/usr",
 		"/etc/ld.so.cache",
 		"/etc/ld.so.conf",
@@ -15,7 +15,7 @@ var baselines = map[string][]string{
 		"/etc/ca-certificates",
 		"/etc/nsswitch.conf",
 	},
-	"python": []string{
+	"python": {
 		"/usr",
 		"/etc/ld.so.cache",
 		"/etc/ld.so.conf",
@@ -26,8 +26,8 @@ var baselines = map[string][]string{
 		"/etc/ca-certificates",
 		"/etc/nsswitch.conf",
 	},
-	"static": []string{},
-	"system": []string{
+	"static": {},
+	"system": {
 		"/usr",
 		"/etc/ld.so.cache",
 		"/etc/ld.so.conf",
@@ -42,15 +42,15 @@ var baselines = map[string][]string{
 
 // seatbeltBaselines is #SeatbeltBaselines.
 var seatbeltBaselines = map[string][]SeatbeltRule{
-	"node": []SeatbeltRule{
-		SeatbeltRule{
+	"node": {
+		{
 			Allow: []string{
 				"process-fork",
 			},
 			Why:   "runtimes and shells fork their own children, which stay in the sandbox",
 			Peers: "Codex, sandbox-runtime, nono: (allow process-fork)",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"signal",
 				"process-info*",
@@ -59,12 +59,12 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:    "signal and inspect its own children only, never processes outside",
 			Peers:  "Codex, sandbox-runtime: (target same-sandbox); nono: (target self) or same-sandbox",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"sysctl-read",
 			},
 			Sysctl: []SeatbeltSysctl{
-				SeatbeltSysctl{
+				{
 					Name: []string{
 						"hw.ncpu",
 						"hw.activecpu",
@@ -80,7 +80,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 					},
 					Why: "CPU counts: Go's runtime at start (GOMAXPROCS), libuv os.cpus() and os.availableParallelism(), CPython os.cpu_count(), sysconf(_SC_NPROCESSORS_ONLN)",
 				},
-				SeatbeltSysctl{
+				{
 					Name: []string{
 						"hw.pagesize",
 						"hw.pagesize_compat",
@@ -94,7 +94,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 					},
 					Why: "page, cache and memory sizes: the Go runtime and V8 size their heaps, libuv os.totalmem(), getpagesize()",
 				},
-				SeatbeltSysctl{
+				{
 					Name: []string{
 						"hw.machine",
 						"hw.model",
@@ -115,7 +115,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 					},
 					Why: "CPU type and features: Go's internal/cpu (hw.optional.arm*), OpenSSL and V8 pick code paths; uname -m, os.arch(), os.cpus() model",
 				},
-				SeatbeltSysctl{
+				{
 					Name: []string{
 						"kern.ostype",
 						"kern.osrelease",
@@ -126,7 +126,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 					},
 					Why: "uname() and gethostname(): Go's os.Hostname, Node's os.release() and os.hostname(), CPython platform.uname(), sw_vers",
 				},
-				SeatbeltSysctl{
+				{
 					Name: []string{
 						"kern.argmax",
 						"kern.maxfilesperproc",
@@ -137,7 +137,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 					},
 					Why: "limits and libSystem's own start: sysconf(_SC_ARG_MAX) for exec and shells, Go raising its open-file limit, malloc and dyld reading the OS variant",
 				},
-				SeatbeltSysctl{
+				{
 					Name: []string{
 						"vm.loadavg",
 					},
@@ -147,7 +147,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "the runtimes read these names at start; each group's reason is in mcpolicy schema, #SeatbeltSysctls (never kern.proc.*: other processes)",
 			Peers: "Codex: the same names plus kern.proc.pid.*, kern.proc.pgrp.*, net.routetable.*; sandbox-runtime: ~50 names plus kern.proc.all; nono: every sysctl",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"file-read*",
 				"file-map-executable",
@@ -161,7 +161,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "dyld maps libSystem and the shared cache; every macOS binary, Go's included, links them",
 			Peers: "Codex: file-read* and file-map-executable on /usr/lib and the System frameworks; sandbox-runtime: reads everywhere; nono: the caller's system paths",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"file-read-metadata",
 			},
@@ -174,7 +174,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "stat the root and the symlinks into /private that path resolution walks",
 			Peers: "Codex: the same literals (\"resolution of standard system symlinks\"); nono: (literal \"/\")",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"file-read*",
 				"file-write-data",
@@ -186,7 +186,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "the null and zero devices",
 			Peers: "Codex: the same; sandbox-runtime: /dev/null",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"file-read*",
 			},
@@ -197,7 +197,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "randomness for TLS, hashing seeds, UUIDs",
 			Peers: "Codex: the same literals",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"process-exec",
 			},
@@ -209,7 +209,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "run the system's programs (sh, env, ls); /usr/bin/git and /usr/bin/python3 are xcrun shims that need the developer tools, which are not granted",
 			Peers: "Codex, sandbox-runtime, nono: process-exec anywhere (unfiltered)",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"file-read*",
 			},
@@ -224,7 +224,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "read those programs, locale and zoneinfo data, /etc/hosts and the like",
 			Peers: "Codex: the same folders (restricted read-only defaults); sandbox-runtime: reads everywhere",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"mach-lookup",
 			},
@@ -234,19 +234,19 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "getpwuid(): user names and home folders (os/user, os.userInfo, pwd)",
 			Peers: "Codex (crbug.com/792228) and sandbox-runtime: the same service; nono: every service but SecurityServer",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"mach-host*",
 			},
 			Why:   "libuv reads host statistics for os.cpus() and os.loadavg()",
 			Peers: "Codex, sandbox-runtime: no such rule; nono: mach-task-name and mach-per-user-lookup instead",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"sysctl-read",
 			},
 			Sysctl: []SeatbeltSysctl{
-				SeatbeltSysctl{
+				{
 					Name: []string{
 						"kern.tcsm_available",
 						"kern.tcsm_enable",
@@ -257,7 +257,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "V8's thread setup on Apple silicon",
 			Peers: "sandbox-runtime: the same names (\"V8 thread calculations\"); Codex: not listed",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"file-read*",
 				"file-map-executable",
@@ -278,7 +278,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "node as installed by Homebrew (Apple silicon, Intel) or the nodejs.org installer, and global npm packages: bin, lib, opt, Cellar, Frameworks, never var or etc",
 			Peers: "Codex: file-read* on /opt/homebrew/lib and /usr/local/lib only; sandbox-runtime: reads everywhere; nono: the caller's paths",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"file-read*",
 			},
@@ -294,15 +294,15 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Peers: "Codex (restricted reads): nothing of Homebrew's etc; sandbox-runtime: reads everywhere; nono: the caller's paths",
 		},
 	},
-	"python": []SeatbeltRule{
-		SeatbeltRule{
+	"python": {
+		{
 			Allow: []string{
 				"process-fork",
 			},
 			Why:   "runtimes and shells fork their own children, which stay in the sandbox",
 			Peers: "Codex, sandbox-runtime, nono: (allow process-fork)",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"signal",
 				"process-info*",
@@ -311,12 +311,12 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:    "signal and inspect its own children only, never processes outside",
 			Peers:  "Codex, sandbox-runtime: (target same-sandbox); nono: (target self) or same-sandbox",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"sysctl-read",
 			},
 			Sysctl: []SeatbeltSysctl{
-				SeatbeltSysctl{
+				{
 					Name: []string{
 						"hw.ncpu",
 						"hw.activecpu",
@@ -332,7 +332,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 					},
 					Why: "CPU counts: Go's runtime at start (GOMAXPROCS), libuv os.cpus() and os.availableParallelism(), CPython os.cpu_count(), sysconf(_SC_NPROCESSORS_ONLN)",
 				},
-				SeatbeltSysctl{
+				{
 					Name: []string{
 						"hw.pagesize",
 						"hw.pagesize_compat",
@@ -346,7 +346,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 					},
 					Why: "page, cache and memory sizes: the Go runtime and V8 size their heaps, libuv os.totalmem(), getpagesize()",
 				},
-				SeatbeltSysctl{
+				{
 					Name: []string{
 						"hw.machine",
 						"hw.model",
@@ -367,7 +367,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 					},
 					Why: "CPU type and features: Go's internal/cpu (hw.optional.arm*), OpenSSL and V8 pick code paths; uname -m, os.arch(), os.cpus() model",
 				},
-				SeatbeltSysctl{
+				{
 					Name: []string{
 						"kern.ostype",
 						"kern.osrelease",
@@ -378,7 +378,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 					},
 					Why: "uname() and gethostname(): Go's os.Hostname, Node's os.release() and os.hostname(), CPython platform.uname(), sw_vers",
 				},
-				SeatbeltSysctl{
+				{
 					Name: []string{
 						"kern.argmax",
 						"kern.maxfilesperproc",
@@ -389,7 +389,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 					},
 					Why: "limits and libSystem's own start: sysconf(_SC_ARG_MAX) for exec and shells, Go raising its open-file limit, malloc and dyld reading the OS variant",
 				},
-				SeatbeltSysctl{
+				{
 					Name: []string{
 						"vm.loadavg",
 					},
@@ -399,7 +399,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "the runtimes read these names at start; each group's reason is in mcpolicy schema, #SeatbeltSysctls (never kern.proc.*: other processes)",
 			Peers: "Codex: the same names plus kern.proc.pid.*, kern.proc.pgrp.*, net.routetable.*; sandbox-runtime: ~50 names plus kern.proc.all; nono: every sysctl",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"file-read*",
 				"file-map-executable",
@@ -413,7 +413,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "dyld maps libSystem and the shared cache; every macOS binary, Go's included, links them",
 			Peers: "Codex: file-read* and file-map-executable on /usr/lib and the System frameworks; sandbox-runtime: reads everywhere; nono: the caller's system paths",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"file-read-metadata",
 			},
@@ -426,7 +426,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "stat the root and the symlinks into /private that path resolution walks",
 			Peers: "Codex: the same literals (\"resolution of standard system symlinks\"); nono: (literal \"/\")",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"file-read*",
 				"file-write-data",
@@ -438,7 +438,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "the null and zero devices",
 			Peers: "Codex: the same; sandbox-runtime: /dev/null",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"file-read*",
 			},
@@ -449,7 +449,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "randomness for TLS, hashing seeds, UUIDs",
 			Peers: "Codex: the same literals",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"process-exec",
 			},
@@ -461,7 +461,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "run the system's programs (sh, env, ls); /usr/bin/git and /usr/bin/python3 are xcrun shims that need the developer tools, which are not granted",
 			Peers: "Codex, sandbox-runtime, nono: process-exec anywhere (unfiltered)",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"file-read*",
 			},
@@ -476,7 +476,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "read those programs, locale and zoneinfo data, /etc/hosts and the like",
 			Peers: "Codex: the same folders (restricted read-only defaults); sandbox-runtime: reads everywhere",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"mach-lookup",
 			},
@@ -486,14 +486,14 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "getpwuid(): user names and home folders (os/user, os.userInfo, pwd)",
 			Peers: "Codex (crbug.com/792228) and sandbox-runtime: the same service; nono: every service but SecurityServer",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"ipc-posix-sem",
 			},
 			Why:   "multiprocessing's SemLock (named POSIX semaphores)",
 			Peers: "Codex and sandbox-runtime: the same, unfiltered",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"ipc-posix-shm-read-data",
 				"ipc-posix-shm-write-create",
@@ -505,7 +505,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "libomp (PyTorch, NumPy with OpenMP) registers itself in one shared-memory object; no other shared memory",
 			Peers: "Codex: the same regex; sandbox-runtime: every ipc-posix-shm (unfiltered); nono: shm read, write and create, unfiltered",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"file-read*",
 				"file-map-executable",
@@ -527,7 +527,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "python as installed by Homebrew (bin, lib, opt, Cellar, Frameworks, never var or etc) or the python.org installer, and its extension modules",
 			Peers: "Codex: file-read* on /opt/homebrew/lib and /usr/local/lib only; sandbox-runtime: reads everywhere; nono: the caller's paths",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"file-read*",
 			},
@@ -543,15 +543,15 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Peers: "Codex (restricted reads): nothing of Homebrew's etc; sandbox-runtime: reads everywhere; nono: the caller's paths",
 		},
 	},
-	"static": []SeatbeltRule{
-		SeatbeltRule{
+	"static": {
+		{
 			Allow: []string{
 				"process-fork",
 			},
 			Why:   "runtimes and shells fork their own children, which stay in the sandbox",
 			Peers: "Codex, sandbox-runtime, nono: (allow process-fork)",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"signal",
 				"process-info*",
@@ -560,12 +560,12 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:    "signal and inspect its own children only, never processes outside",
 			Peers:  "Codex, sandbox-runtime: (target same-sandbox); nono: (target self) or same-sandbox",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"sysctl-read",
 			},
 			Sysctl: []SeatbeltSysctl{
-				SeatbeltSysctl{
+				{
 					Name: []string{
 						"hw.ncpu",
 						"hw.activecpu",
@@ -581,7 +581,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 					},
 					Why: "CPU counts: Go's runtime at start (GOMAXPROCS), libuv os.cpus() and os.availableParallelism(), CPython os.cpu_count(), sysconf(_SC_NPROCESSORS_ONLN)",
 				},
-				SeatbeltSysctl{
+				{
 					Name: []string{
 						"hw.pagesize",
 						"hw.pagesize_compat",
@@ -595,7 +595,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 					},
 					Why: "page, cache and memory sizes: the Go runtime and V8 size their heaps, libuv os.totalmem(), getpagesize()",
 				},
-				SeatbeltSysctl{
+				{
 					Name: []string{
 						"hw.machine",
 						"hw.model",
@@ -616,7 +616,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 					},
 					Why: "CPU type and features: Go's internal/cpu (hw.optional.arm*), OpenSSL and V8 pick code paths; uname -m, os.arch(), os.cpus() model",
 				},
-				SeatbeltSysctl{
+				{
 					Name: []string{
 						"kern.ostype",
 						"kern.osrelease",
@@ -627,7 +627,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 					},
 					Why: "uname() and gethostname(): Go's os.Hostname, Node's os.release() and os.hostname(), CPython platform.uname(), sw_vers",
 				},
-				SeatbeltSysctl{
+				{
 					Name: []string{
 						"kern.argmax",
 						"kern.maxfilesperproc",
@@ -638,7 +638,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 					},
 					Why: "limits and libSystem's own start: sysconf(_SC_ARG_MAX) for exec and shells, Go raising its open-file limit, malloc and dyld reading the OS variant",
 				},
-				SeatbeltSysctl{
+				{
 					Name: []string{
 						"vm.loadavg",
 					},
@@ -648,7 +648,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "the runtimes read these names at start; each group's reason is in mcpolicy schema, #SeatbeltSysctls (never kern.proc.*: other processes)",
 			Peers: "Codex: the same names plus kern.proc.pid.*, kern.proc.pgrp.*, net.routetable.*; sandbox-runtime: ~50 names plus kern.proc.all; nono: every sysctl",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"file-read*",
 				"file-map-executable",
@@ -662,7 +662,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "dyld maps libSystem and the shared cache; every macOS binary, Go's included, links them",
 			Peers: "Codex: file-read* and file-map-executable on /usr/lib and the System frameworks; sandbox-runtime: reads everywhere; nono: the caller's system paths",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"file-read-metadata",
 			},
@@ -675,7 +675,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "stat the root and the symlinks into /private that path resolution walks",
 			Peers: "Codex: the same literals (\"resolution of standard system symlinks\"); nono: (literal \"/\")",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"file-read*",
 				"file-write-data",
@@ -687,7 +687,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "the null and zero devices",
 			Peers: "Codex: the same; sandbox-runtime: /dev/null",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"file-read*",
 			},
@@ -699,15 +699,15 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Peers: "Codex: the same literals",
 		},
 	},
-	"system": []SeatbeltRule{
-		SeatbeltRule{
+	"system": {
+		{
 			Allow: []string{
 				"process-fork",
 			},
 			Why:   "runtimes and shells fork their own children, which stay in the sandbox",
 			Peers: "Codex, sandbox-runtime, nono: (allow process-fork)",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"signal",
 				"process-info*",
@@ -716,12 +716,12 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:    "signal and inspect its own children only, never processes outside",
 			Peers:  "Codex, sandbox-runtime: (target same-sandbox); nono: (target self) or same-sandbox",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"sysctl-read",
 			},
 			Sysctl: []SeatbeltSysctl{
-				SeatbeltSysctl{
+				{
 					Name: []string{
 						"hw.ncpu",
 						"hw.activecpu",
@@ -737,7 +737,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 					},
 					Why: "CPU counts: Go's runtime at start (GOMAXPROCS), libuv os.cpus() and os.availableParallelism(), CPython os.cpu_count(), sysconf(_SC_NPROCESSORS_ONLN)",
 				},
-				SeatbeltSysctl{
+				{
 					Name: []string{
 						"hw.pagesize",
 						"hw.pagesize_compat",
@@ -751,7 +751,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 					},
 					Why: "page, cache and memory sizes: the Go runtime and V8 size their heaps, libuv os.totalmem(), getpagesize()",
 				},
-				SeatbeltSysctl{
+				{
 					Name: []string{
 						"hw.machine",
 						"hw.model",
@@ -772,7 +772,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 					},
 					Why: "CPU type and features: Go's internal/cpu (hw.optional.arm*), OpenSSL and V8 pick code paths; uname -m, os.arch(), os.cpus() model",
 				},
-				SeatbeltSysctl{
+				{
 					Name: []string{
 						"kern.ostype",
 						"kern.osrelease",
@@ -783,7 +783,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 					},
 					Why: "uname() and gethostname(): Go's os.Hostname, Node's os.release() and os.hostname(), CPython platform.uname(), sw_vers",
 				},
-				SeatbeltSysctl{
+				{
 					Name: []string{
 						"kern.argmax",
 						"kern.maxfilesperproc",
@@ -794,7 +794,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 					},
 					Why: "limits and libSystem's own start: sysconf(_SC_ARG_MAX) for exec and shells, Go raising its open-file limit, malloc and dyld reading the OS variant",
 				},
-				SeatbeltSysctl{
+				{
 					Name: []string{
 						"vm.loadavg",
 					},
@@ -804,7 +804,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "the runtimes read these names at start; each group's reason is in mcpolicy schema, #SeatbeltSysctls (never kern.proc.*: other processes)",
 			Peers: "Codex: the same names plus kern.proc.pid.*, kern.proc.pgrp.*, net.routetable.*; sandbox-runtime: ~50 names plus kern.proc.all; nono: every sysctl",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"file-read*",
 				"file-map-executable",
@@ -818,7 +818,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "dyld maps libSystem and the shared cache; every macOS binary, Go's included, links them",
 			Peers: "Codex: file-read* and file-map-executable on /usr/lib and the System frameworks; sandbox-runtime: reads everywhere; nono: the caller's system paths",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"file-read-metadata",
 			},
@@ -831,7 +831,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "stat the root and the symlinks into /private that path resolution walks",
 			Peers: "Codex: the same literals (\"resolution of standard system symlinks\"); nono: (literal \"/\")",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"file-read*",
 				"file-write-data",
@@ -843,7 +843,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "the null and zero devices",
 			Peers: "Codex: the same; sandbox-runtime: /dev/null",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"file-read*",
 			},
@@ -854,7 +854,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "randomness for TLS, hashing seeds, UUIDs",
 			Peers: "Codex: the same literals",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"process-exec",
 			},
@@ -866,7 +866,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "run the system's programs (sh, env, ls); /usr/bin/git and /usr/bin/python3 are xcrun shims that need the developer tools, which are not granted",
 			Peers: "Codex, sandbox-runtime, nono: process-exec anywhere (unfiltered)",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"file-read*",
 			},
@@ -881,7 +881,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "read those programs, locale and zoneinfo data, /etc/hosts and the like",
 			Peers: "Codex: the same folders (restricted read-only defaults); sandbox-runtime: reads everywhere",
 		},
-		SeatbeltRule{
+		{
 			Allow: []string{
 				"mach-lookup",
 			},
@@ -896,7 +896,7 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 
 // seatbeltEgress is #SeatbeltEgress.
 var seatbeltEgress = []SeatbeltRule{
-	SeatbeltRule{
+	{
 		Allow: []string{
 			"mach-lookup",
 		},
