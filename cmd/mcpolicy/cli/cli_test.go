@@ -121,6 +121,33 @@ func TestEveryCommandHasExamples(t *testing.T) {
 	}
 }
 
+// TestRootBuildsTheNamedCommand: each subcommand's name is its command's,
+// a command line naming one builds that one alone with the same help,
+// and any other builds them all (help, completion, suggestions).
+func TestRootBuildsTheNamedCommand(t *testing.T) {
+	all := newRootCmd()
+	for _, c := range subcommands {
+		cmd := c.new()
+		if cmd.Name() != c.name {
+			t.Errorf("subcommands: %q builds %q", c.name, cmd.Name())
+		}
+		got := newRootCmdFor([]string{c.name, "--help"}).Commands()
+		if len(got) != 1 || got[0].Name() != c.name {
+			t.Errorf("mcpolicy %s: root holds %d commands", c.name, len(got))
+			continue
+		}
+		want, _, _ := all.Find([]string{c.name})
+		if got[0].UsageString() != want.UsageString() {
+			t.Errorf("mcpolicy %s --help differs when built alone:\n%s\nin the whole tree:\n%s", c.name, got[0].UsageString(), want.UsageString())
+		}
+	}
+	for _, args := range [][]string{nil, {"help", "build"}, {"--version"}, {"buil"}, {"__complete", "b"}} {
+		if n := len(newRootCmdFor(args).Commands()); n != len(subcommands) {
+			t.Errorf("mcpolicy %v: root holds %d commands, want all %d", args, n, len(subcommands))
+		}
+	}
+}
+
 // TestLintClientConfig: the acceptance case through the CLI: a Claude
 // Desktop entry running docker with the home folder mounted and a token
 // inline is reported rule by rule, and lint exits 5.

@@ -56,7 +56,7 @@ func Main() int {
 
 // Run runs mcpolicy with args, printing to stdout and stderr.
 func Run(args []string, stdout, stderr io.Writer) int {
-	root := newRootCmd()
+	root := newRootCmdFor(args)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -99,7 +99,28 @@ func exitCode(err error) int {
 	return ExitError
 }
 
-func newRootCmd() *cobra.Command {
+// subcommands are mcpolicy's commands, in the order help lists them, by
+// name (a test holds each name to its command's).
+var subcommands = []struct {
+	name string
+	new  func() *cobra.Command
+}{
+	{"build", newBuildCmd}, {"vet", newVetCmd}, {"explain", newExplainCmd}, {"version", newVersionCmd},
+	{"schema", newSchemaCmd}, {"args", newArgsCmd}, {"exec", newExecCmd}, {"doctor", newDoctorCmd},
+	{"check-profile", newCheckProfileCmd}, {"lint", newLintCmd}, {"rules", newRulesCmd}, {"diff", newDiffCmd},
+	{"hook", newHookCmd}, {"prove", newProveCmd}, {"client", newClientCmd}, {"check", newCheckCmd},
+	{"probe", newProbeCmd}, {"run", newRunCmd}, {"egress-forward", newEgressForwardCmd}, {"why", newWhyCmd},
+	{"suggest", newSuggestCmd}, {"egress-proxy", newEgressProxyCmd},
+}
+
+// newRootCmd is the root command with every subcommand.
+func newRootCmd() *cobra.Command { return newRootCmdFor(nil) }
+
+// newRootCmdFor is the root command with the subcommands args may run:
+// the one args[0] names, or every one when it names none (help,
+// completion, a flag, a mistyped name to suggest for). Building every
+// command and its flags was a tenth of a one-server build's own work.
+func newRootCmdFor(args []string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "mcpolicy",
 		Short: "Compile MCP server confinement policies into enforceable sandboxes",
@@ -118,12 +139,19 @@ user and no mounts. Every addition is an explicit, counted grant.`,
   mcpolicy vet examples/code-index`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       version(),
+		Version:       "-", // printed by the template, which reads the build info only then
 	}
-	root.SetVersionTemplate("{{.Version}}\n")
-	root.AddCommand(newBuildCmd(), newVetCmd(), newExplainCmd(), newVersionCmd(), newSchemaCmd(), newArgsCmd(), newExecCmd(), newDoctorCmd(), newCheckProfileCmd(), newLintCmd(), newRulesCmd(), newDiffCmd(), newHookCmd(), newProveCmd(), newClientCmd(), newCheckCmd(), newProbeCmd(), newRunCmd(), newEgressForwardCmd())
-	root.AddCommand(newWhyCmd())
-	root.AddCommand(newSuggestCmd())
-	root.AddCommand(newEgressProxyCmd())
+	root.SetVersionTemplate(`{{mcpolicyVersion}}` + "\n")
+	for _, c := range subcommands {
+		if len(args) > 0 && args[0] == c.name {
+			root.AddCommand(c.new())
+			return root
+		}
+	}
+	for _, c := range subcommands {
+		root.AddCommand(c.new())
+	}
 	return root
 }
+
+func init() { cobra.AddTemplateFunc("mcpolicyVersion", version) }
