@@ -8,4 +8,7 @@ import (
 
 // TestPatternsCompile: the package's patterns compile on first use
 // (lazyre); an invalid one must fail here, not in a user's command.
-func TestPatternsCompile(t *testing.T) { lazyre.CompileAll() }
+func TestPatternsCompile(t *testing.T) {
+	tokenFormats() // built on first use
+	lazyre.CompileAll()
+}

@@ -3,6 +3,7 @@ package clientcfg
 import (
 	"math"
 	"strings"
+	"sync"
 
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
@@ -87,50 +88,50 @@ var (
 // tokenFormats are the credential formats, each anchored on one word: a
 // prefix, then the random part in its exact shape (exact), or in a looser
 // one (loose: at least 16 characters of the format's alphabet, for other
-// lengths and older versions of the format).
-var tokenFormats = []struct {
+// lengths and older versions of the format). Built on first use: most
+// commands read no client config.
+var tokenFormats = sync.OnceValue(func() []tokenFormat {
+	return []tokenFormat{
+		tok(`gh[pousr]_`, `[A-Za-z0-9]{36,}`, `[A-Za-z0-9]{16,}`, "a GitHub token"),
+		tok(`github_pat_`, `[A-Za-z0-9_]{50,}`, `[A-Za-z0-9_]{16,}`, "a GitHub token"),
+		tok(`glpat-`, `[A-Za-z0-9_\-.]{20,}`, `[A-Za-z0-9_\-.]{16,}`, "a GitLab token"),
+		tok(`xox[abposr]-`, `[0-9]+-[0-9A-Za-z\-]{10,}`, `[0-9A-Za-z\-]{16,}`, "a Slack token"),
+		tok(`xapp-`, `[0-9]-[0-9A-Za-z\-]{10,}`, ``, "a Slack token"),
+		tok(`(?:AKIA|ASIA)`, `[A-Z0-9]{16}`, ``, "an AWS access key id"),
+		tok(`sk-ant-(?:api|admin|sid|oat)\d\d-`, `[A-Za-z0-9_\-]{32,}`, ``, "an Anthropic API key"),
+		tok(`sk-ant-`, ``, `[A-Za-z0-9_\-]{16,}`, "an Anthropic API key"),
+		tok(`sk-(?:proj|svcacct|admin|or-v1)-`, `[A-Za-z0-9_\-]{32,}`, ``, "an OpenAI-style API key"),
+		tok(`sk-`, `[A-Za-z0-9]{32,}`, `[A-Za-z0-9_\-]{16,}`, "an OpenAI-style API key"),
+		tok(`(?:sk|rk)_(?:live|test)_`, `[A-Za-z0-9]{20,}`, `[A-Za-z0-9]{16,}`, "a Stripe key"),
+		tok(`npm_`, `[A-Za-z0-9]{36}`, `[A-Za-z0-9]{16,}`, "an npm token"),
+		tok(`hf_`, `[A-Za-z0-9]{30,}`, `[A-Za-z0-9]{16,}`, "a Hugging Face token"),
+		tok(`AIza`, `[A-Za-z0-9_\-]{35}`, ``, "a Google API key"),
+		tok(`ya29\.`, `[A-Za-z0-9_\-.]{20,}`, ``, "a Google OAuth token"),
+		tok(`gsk_`, `[A-Za-z0-9]{40,}`, `[A-Za-z0-9]{16,}`, "a Groq API key"),
+		tok(`pplx-`, `[A-Za-z0-9]{40,}`, `[A-Za-z0-9]{16,}`, "a Perplexity API key"),
+		tok(`tvly-(?:dev-|prod-)?`, `[A-Za-z0-9]{24,}`, `[A-Za-z0-9]{16,}`, "a Tavily API key"),
+		tok(`lin_(?:api|oauth)_`, `[A-Za-z0-9]{32,}`, `[A-Za-z0-9]{16,}`, "a Linear API key"),
+		tok(`(?:ntn_|secret_)`, `[A-Za-z0-9]{40,}`, ``, "a Notion token"),
+		tok(`r8_`, `[A-Za-z0-9]{30,}`, ``, "a Replicate token"),
+		tok(`sbp_`, `[a-f0-9]{40}`, ``, "a Supabase token"),
+		tok(`fc-`, `[a-f0-9]{32}`, ``, "a Firecrawl API key"),
+		tok(`figd_`, `[A-Za-z0-9_\-]{30,}`, ``, "a Figma token"),
+		tok(`dop_v1_`, `[a-f0-9]{64}`, ``, "a DigitalOcean token"),
+		tok(`shp(?:at|ss|ca|pa)_`, `[a-fA-F0-9]{32}`, ``, "a Shopify token"),
+		tok(`ATATT3`, `[A-Za-z0-9_\-=]{50,}`, ``, "an Atlassian API token"),
+		tok(`eyJ[A-Za-z0-9_\-]{8,}\.`, `eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*`, ``, "a JWT"),
+	}
+})
+
+// tokenFormat is one credential format.
+type tokenFormat struct {
 	exact, loose *lazyre.RE
 	what         string
-}{
-	tok(`gh[pousr]_`, `[A-Za-z0-9]{36,}`, `[A-Za-z0-9]{16,}`, "a GitHub token"),
-	tok(`github_pat_`, `[A-Za-z0-9_]{50,}`, `[A-Za-z0-9_]{16,}`, "a GitHub token"),
-	tok(`glpat-`, `[A-Za-z0-9_\-.]{20,}`, `[A-Za-z0-9_\-.]{16,}`, "a GitLab token"),
-	tok(`xox[abposr]-`, `[0-9]+-[0-9A-Za-z\-]{10,}`, `[0-9A-Za-z\-]{16,}`, "a Slack token"),
-	tok(`xapp-`, `[0-9]-[0-9A-Za-z\-]{10,}`, ``, "a Slack token"),
-	tok(`(?:AKIA|ASIA)`, `[A-Z0-9]{16}`, ``, "an AWS access key id"),
-	tok(`sk-ant-(?:api|admin|sid|oat)\d\d-`, `[A-Za-z0-9_\-]{32,}`, ``, "an Anthropic API key"),
-	tok(`sk-ant-`, ``, `[A-Za-z0-9_\-]{16,}`, "an Anthropic API key"),
-	tok(`sk-(?:proj|svcacct|admin|or-v1)-`, `[A-Za-z0-9_\-]{32,}`, ``, "an OpenAI-style API key"),
-	tok(`sk-`, `[A-Za-z0-9]{32,}`, `[A-Za-z0-9_\-]{16,}`, "an OpenAI-style API key"),
-	tok(`(?:sk|rk)_(?:live|test)_`, `[A-Za-z0-9]{20,}`, `[A-Za-z0-9]{16,}`, "a Stripe key"),
-	tok(`npm_`, `[A-Za-z0-9]{36}`, `[A-Za-z0-9]{16,}`, "an npm token"),
-	tok(`hf_`, `[A-Za-z0-9]{30,}`, `[A-Za-z0-9]{16,}`, "a Hugging Face token"),
-	tok(`AIza`, `[A-Za-z0-9_\-]{35}`, ``, "a Google API key"),
-	tok(`ya29\.`, `[A-Za-z0-9_\-.]{20,}`, ``, "a Google OAuth token"),
-	tok(`gsk_`, `[A-Za-z0-9]{40,}`, `[A-Za-z0-9]{16,}`, "a Groq API key"),
-	tok(`pplx-`, `[A-Za-z0-9]{40,}`, `[A-Za-z0-9]{16,}`, "a Perplexity API key"),
-	tok(`tvly-(?:dev-|prod-)?`, `[A-Za-z0-9]{24,}`, `[A-Za-z0-9]{16,}`, "a Tavily API key"),
-	tok(`lin_(?:api|oauth)_`, `[A-Za-z0-9]{32,}`, `[A-Za-z0-9]{16,}`, "a Linear API key"),
-	tok(`(?:ntn_|secret_)`, `[A-Za-z0-9]{40,}`, ``, "a Notion token"),
-	tok(`r8_`, `[A-Za-z0-9]{30,}`, ``, "a Replicate token"),
-	tok(`sbp_`, `[a-f0-9]{40}`, ``, "a Supabase token"),
-	tok(`fc-`, `[a-f0-9]{32}`, ``, "a Firecrawl API key"),
-	tok(`figd_`, `[A-Za-z0-9_\-]{30,}`, ``, "a Figma token"),
-	tok(`dop_v1_`, `[a-f0-9]{64}`, ``, "a DigitalOcean token"),
-	tok(`shp(?:at|ss|ca|pa)_`, `[a-fA-F0-9]{32}`, ``, "a Shopify token"),
-	tok(`ATATT3`, `[A-Za-z0-9_\-=]{50,}`, ``, "an Atlassian API token"),
-	tok(`eyJ[A-Za-z0-9_\-]{8,}\.`, `eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*`, ``, "a JWT"),
 }
 
 // tok makes a token format: prefix, then the random part (a group).
-func tok(prefix, exact, loose, what string) struct {
-	exact, loose *lazyre.RE
-	what         string
-} {
-	f := struct {
-		exact, loose *lazyre.RE
-		what         string
-	}{what: what}
+func tok(prefix, exact, loose, what string) tokenFormat {
+	f := tokenFormat{what: what}
 	if exact != "" {
 		f.exact = lazyre.New(`^` + prefix + `(` + exact + `)$`)
 	}
@@ -159,7 +160,7 @@ func tokenKind(w string) string {
 	if len(w) < 17 || !hasTokenPrefix(w) { // the shortest format (xapp-) has 17
 		return ""
 	}
-	for _, f := range tokenFormats {
+	for _, f := range tokenFormats() {
 		if f.exact != nil {
 			if m := f.exact.FindStringSubmatch(w); m != nil {
 				if distinct(m[1]) < 8 {

@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
+
+	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 )
 
 // EnvFile is where a client that cannot pass on its own environment (Claude
@@ -41,7 +42,7 @@ func EnvFileDefault(home, xdgConfig string) string {
 	return filepath.Join(home, ".config", "mcpolicy", "env")
 }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // InsideAny reports the first of grants that file lies in (or is). Names
 // are not enough: a grant named through a symlink (~/code -> /data/code),
@@ -106,7 +107,7 @@ func ParseEnvFile(file string, src []byte) (map[string]string, error) {
 		s = strings.TrimPrefix(s, "export ")
 		name, value, ok := strings.Cut(s, "=")
 		name = strings.TrimSpace(name)
-		if !ok || !envName.MatchString(name) {
+		if !ok || !envName.Regexp().MatchString(name) {
 			return nil, fmt.Errorf("%s:%d: expected NAME=value (NAME of letters, digits and _)", file, line)
 		}
 		if len(value) >= 2 && (value[0] == '"' || value[0] == '\'') && value[len(value)-1] == value[0] {

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
+	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 	"github.com/mcpolicy/mcpolicy/internal/parallel"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
@@ -273,12 +273,12 @@ type Drift struct {
 // Empty reports whether the output is up to date.
 func (d Drift) Empty() bool { return len(d.Missing)+len(d.Stale)+len(d.Tampered)+len(d.Extra) == 0 }
 
-var planHash = regexp.MustCompile(`sha256:[0-9a-f]{64}`)
+var planHash = lazyre.New(`sha256:[0-9a-f]{64}`)
 
 // sameHashes reports whether two renderings name the same plan hashes:
 // every artefact carries the hash of the plan it was built from.
 func sameHashes(old, new []byte) bool {
-	a, b := planHash.FindAll(old, -1), planHash.FindAll(new, -1)
+	a, b := planHash.Regexp().FindAll(old, -1), planHash.Regexp().FindAll(new, -1)
 	if len(b) == 0 || len(a) != len(b) {
 		return false
 	}

@@ -28,12 +28,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/internal/bytesize"
+	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 
 	"github.com/mcpolicy/mcpolicy/allowlist"
 	"github.com/mcpolicy/mcpolicy/compiler"
@@ -167,7 +167,7 @@ const (
 	StopPortMissing = "other-port"
 )
 
-var envRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envRE = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // ParseTarget reads TARGET: "host:port" (or "[v6]:port"), an environment
 // variable's name, "~/..." (the home), a relative path (from m.Cwd), or an
@@ -188,7 +188,7 @@ func ParseTarget(s string, plans []*compiler.Plan, m Machine, kind Kind) (Target
 			t.Kind, t.Host, t.Port = Destination, h, n
 			return t, nil
 		}
-		if envRE.MatchString(s) {
+		if envRE.Regexp().MatchString(s) {
 			t.Kind, t.Name = EnvName, s
 			return t, nil
 		}

@@ -7,7 +7,6 @@ package argv
 import (
 	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
@@ -47,19 +46,21 @@ type Entry interface {
 	Plumbing(name string) bool
 }
 
-// WinAbs matches a Windows drive path (C:\ or C:/).
-var WinAbs = regexp.MustCompile(`^[A-Za-z]:[\\/]`)
+// IsWinAbs reports whether p is a Windows drive path (C:\ or C:/).
+func IsWinAbs(p string) bool {
+	return len(p) >= 3 && ('A' <= p[0] && p[0] <= 'Z' || 'a' <= p[0] && p[0] <= 'z') && p[1] == ':' && (p[2] == '\\' || p[2] == '/')
+}
 
 // Slash makes a path slash-separated, a Windows one too.
 func Slash(p string) string {
-	if WinAbs.MatchString(p) || strings.HasPrefix(p, `\\`) {
+	if IsWinAbs(p) || strings.HasPrefix(p, `\\`) {
 		return strings.ReplaceAll(p, `\`, "/")
 	}
 	return filepath.ToSlash(p)
 }
 
 // IsAbs reports whether a slash-separated path is absolute (a drive's too).
-func IsAbs(p string) bool { return strings.HasPrefix(p, "/") || WinAbs.MatchString(p) }
+func IsAbs(p string) bool { return strings.HasPrefix(p, "/") || IsWinAbs(p) }
 
 // Within reports whether p is dir or below it.
 func Within(p, dir string) bool {

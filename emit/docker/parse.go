@@ -450,7 +450,7 @@ func (d *dockerRun) volume(_ string, v argv.Arg) {
 func splitVolume(s string) []string {
 	var parts []string
 	start, depth := 0, 0
-	if argv.WinAbs.MatchString(s) {
+	if argv.IsWinAbs(s) {
 		start = 2
 	}
 	from := 0
