@@ -382,7 +382,7 @@ func validPlain(policyDef cue.Value, decls []ast.Decl) bool {
 		}
 		all = append(all, d)
 		if f, ok := d.(*ast.Field); ok {
-			if name, _, _ := ast.LabelName(f.Label); name == "servers" {
+			if name, _, _ := labelName(f.Label); name == "servers" {
 				if s, ok := f.Value.(*ast.StructLit); ok {
 					serversField, servers = f, s.Elts
 					continue
@@ -529,7 +529,7 @@ func duplicateServers(file string, n ast.Node) Errors {
 		if !ok {
 			continue
 		}
-		if name, _, _ := ast.LabelName(f.Label); name != "servers" {
+		if name, _, _ := labelName(f.Label); name != "servers" {
 			continue
 		}
 		s, ok := f.Value.(*ast.StructLit)
@@ -541,8 +541,8 @@ func duplicateServers(file string, n ast.Node) Errors {
 			if !ok {
 				continue
 			}
-			name, _, err := ast.LabelName(sf.Label)
-			if err != nil {
+			name, _, ok := labelName(sf.Label) // as CUE reads it: raw, escaped and unnormalised spellings are one name
+			if !ok {
 				continue
 			}
 			if first, dup := seen[name]; dup {

@@ -8,6 +8,7 @@ import (
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
+	"golang.org/x/text/unicode/norm"
 )
 
 // The schema's defaults, for decodePlain. A test keeps them equal to the
@@ -87,20 +88,8 @@ func plainFields(decls []ast.Decl) (fields map[string]*ast.Field, names []string
 			if d.Constraint != token.ILLEGAL || d.Alias != nil {
 				return nil, nil, false
 			}
-			var name string
-			switch l := d.Label.(type) {
-			case *ast.Ident:
-				if strings.HasPrefix(l.Name, "#") || strings.HasPrefix(l.Name, "_") {
-					return nil, nil, false
-				}
-				name = l.Name
-			case *ast.BasicLit:
-				s, ok := unquoteString(l)
-				if !ok {
-					return nil, nil, false
-				}
-				name = s
-			default:
+			name, ident, ok := labelName(d.Label)
+			if !ok || ident && (strings.HasPrefix(name, "#") || strings.HasPrefix(name, "_")) {
 				return nil, nil, false
 			}
 			if _, dup := fields[name]; dup {
@@ -113,6 +102,21 @@ func plainFields(decls []ast.Decl) (fields map[string]*ast.Field, names []string
 		}
 	}
 	return fields, names, true
+}
+
+// labelName is a field's name as CUE's compiler reads its label: an
+// identifier as written, a string unquoted and in Unicode normal form C
+// ("e\u0301" and "é" are one field, as are "\u212a" and K). ident tells
+// the two apart; ok is false for any other label.
+func labelName(l ast.Label) (name string, ident, ok bool) {
+	switch l := l.(type) {
+	case *ast.Ident:
+		return l.Name, true, true
+	case *ast.BasicLit:
+		s, ok := unquoteString(l)
+		return norm.NFC.String(s), false, ok
+	}
+	return "", false, false
 }
 
 // structElts returns a struct literal's declarations, nil for anything else.

@@ -131,8 +131,8 @@ func (a *plainAlt) fits(e ast.Expr) bool {
 		}
 		return true
 	case "struct":
-		s, ok := e.(*ast.StructLit)
-		return ok && a.fitsFields(s.Elts)
+		elts := structElts(e) // nil for anything but a struct literal; {} is no declarations
+		return elts != nil && a.fitsFields(elts)
 	}
 	return false
 }

@@ -57,21 +57,64 @@ func TestGeneratedPlainTypes(t *testing.T) {
 	}
 }
 
+// TestPlainTypesRefuses: a schema form plainTypes would read wrongly, or
+// does not know, fails the generator.
+func TestPlainTypesRefuses(t *testing.T) {
+	for name, src := range map[string]string{
+		"twice":           "#Policy: {a?: string}\n#Policy: {b?: string}\n",
+		"let":             "let x = string\n#Policy: {a?: x}\n",
+		"default type":    "#Policy: {a: *string | \"x\"}\n",
+		"two defaults":    "#Policy: {a: *\"x\" | *\"y\"}\n",
+		"default in and":  "#Policy: {a: (*\"x\" | \"y\") & string}\n",
+		"shadowing field": "#Policy: {string: int, a?: string}\n",
+		"reference":       "#Policy: {a?: b, b?: string}\n",
+		"closed list":     "#Policy: {a?: [string]}\n",
+		"embedding":       "#Policy: {#Other, a?: string}\n#Other: {b?: string}\n",
+		"ellipsis":        "#Policy: {a?: string, ...}\n",
+		"number literal":  "#Policy: {a?: 1}\n",
+		"bool":            "#Policy: {a?: bool}\n",
+		"pattern":         "#Policy: {[=~\"^x\"]: string}\n",
+		"cycle":           "#Policy: {a?: #Policy}\n",
+		"struct and":      "#Policy: {a?: {b?: string} & {c?: string}}\n",
+		"nothing fits":    "#Policy: {a?: string & int}\n",
+		"comprehension":   "#Policy: {a?: [for x in [1] {x}]}\n",
+		"interpolation":   "#Policy: {a?: \"\\(1)\"}\n",
+	} {
+		if typ, err := plainTypesOf([]byte(src), "#Policy"); err == nil {
+			t.Errorf("%s: plainTypes read %q as %+v", name, src, typ)
+		}
+	}
+	if _, err := plainTypesOf([]byte("#Policy: {a?: *\"x\" | =~\"^y\", b!: [...#S] & [_, ...]}\n#S: {c: >0 & <=1 & int}\n"), "#Policy"); err != nil {
+		t.Errorf("the forms it knows: %v", err)
+	}
+}
+
 // plainTypes interprets one definition of the embedded schema's syntax as
 // a plainType. It knows the forms the schema uses and refuses any other,
 // naming where it is: a form it read wrongly would let the plain check
 // accept what CUE refuses.
-func plainTypes(def string) (*plainType, error) {
-	f, err := parser.ParseFile(schemaFile, schemaSource)
+func plainTypes(def string) (*plainType, error) { return plainTypesOf(schemaSource, def) }
+
+func plainTypesOf(src []byte, def string) (*plainType, error) {
+	f, err := parser.ParseFile(schemaFile, src)
 	if err != nil {
 		return nil, err
 	}
 	g := &plainGen{defs: map[string]ast.Expr{}, active: map[string]bool{}}
 	for _, d := range f.Decls {
-		if fd, ok := d.(*ast.Field); ok {
-			if name, _, err := ast.LabelName(fd.Label); err == nil {
-				g.defs[name] = fd.Value
+		switch d := d.(type) {
+		case *ast.Package, *ast.CommentGroup, *ast.Attribute:
+		case *ast.Field:
+			name, _, err := ast.LabelName(d.Label)
+			if err != nil || d.Constraint != token.ILLEGAL || d.Alias != nil {
+				return nil, g.fail(d, "a top-level declaration that is not a plain definition")
 			}
+			if _, dup := g.defs[name]; dup {
+				return nil, g.fail(d, "%s declared twice (CUE would unify the two)", name)
+			}
+			g.defs[name] = d.Value
+		default:
+			return nil, g.fail(d, "a top-level %T", d)
 		}
 	}
 	typ, err := g.ref(def, f.Pos())
@@ -126,13 +169,13 @@ func (g *plainGen) expr(e ast.Expr) (plainType, error) {
 		return one(plainAlt{Kind: "string", Const: []string{s}}), nil
 	case *ast.UnaryExpr:
 		switch e.Op {
-		case token.MUL: // *default
+		case token.MUL: // *default: one concrete string, for absentOK
 			t, err := g.expr(e.X)
 			if err != nil {
 				return t, err
 			}
-			if len(t.Alts) != 1 {
-				return t, g.fail(e, "a default that is not one value")
+			if len(t.Alts) != 1 || t.Alts[0].Kind != "string" || len(t.Alts[0].Const) != 1 {
+				return t, g.fail(e, "a default that is not one string")
 			}
 			t.Default = true
 			return t, nil
@@ -169,6 +212,9 @@ func (g *plainGen) expr(e ast.Expr) (plainType, error) {
 		}
 		switch e.Op {
 		case token.OR:
+			if x.Default && y.Default {
+				return x, g.fail(e, "two defaults in one disjunction")
+			}
 			return plainType{Alts: append(x.Alts, y.Alts...), Default: x.Default || y.Default}, nil
 		case token.AND:
 			if x.Default || y.Default {
@@ -224,6 +270,10 @@ func (g *plainGen) expr(e ast.Expr) (plainType, error) {
 				name, isIdent, err := ast.LabelName(d.Label)
 				if err != nil || isIdent && (name[0] == '#' || name[0] == '_') || d.Alias != nil {
 					return plainType{}, g.fail(d, "a label that is not a regular field name")
+				}
+				switch name {
+				case "string", "int", "number": // would shadow the type for what the struct holds
+					return plainType{}, g.fail(d, "a field named %s", name)
 				}
 				if a.field(name) != nil {
 					return plainType{}, g.fail(d, "field %s declared twice", name)
