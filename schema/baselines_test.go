@@ -33,11 +33,17 @@ func TestGeneratedBaselines(t *testing.T) {
 	fmt.Fprintf(&b, "// baselines is #Baselines.\nvar baselines = %s\n\n", goLiteral(reflect.ValueOf(linux)))
 	fmt.Fprintf(&b, "// seatbeltBaselines is #SeatbeltBaselines.\nvar seatbeltBaselines = %s\n\n", goLiteral(reflect.ValueOf(macos)))
 	fmt.Fprintf(&b, "// seatbeltEgress is #SeatbeltEgress.\nvar seatbeltEgress = %s\n", goLiteral(reflect.ValueOf(egress)))
-	src, err := format.Source(b.Bytes())
+	checkGenerated(t, "zbaselines.go", "TestGeneratedBaselines", b.Bytes())
+}
+
+// checkGenerated formats src and compares it with file, which
+// MCPOLICY_UPDATE=1 rewrites; test is the test that generates it.
+func checkGenerated(t *testing.T, file, test string, src []byte) {
+	t.Helper()
+	src, err := format.Source(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const file = "zbaselines.go"
 	if os.Getenv("MCPOLICY_UPDATE") == "1" {
 		if err := os.WriteFile(file, src, 0o644); err != nil {
 			t.Fatal(err)
@@ -45,7 +51,7 @@ func TestGeneratedBaselines(t *testing.T) {
 	}
 	got, err := os.ReadFile(file)
 	if err != nil || !bytes.Equal(got, src) {
-		t.Errorf("%s is not what policy.cue holds (MCPOLICY_UPDATE=1 go test -run TestGeneratedBaselines ./schema rewrites it): %v", file, err)
+		t.Errorf("%s is not what policy.cue holds (MCPOLICY_UPDATE=1 go test -run %s ./schema rewrites it): %v", file, test, err)
 	}
 }
 

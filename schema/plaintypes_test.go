@@ -3,8 +3,6 @@ package schema
 import (
 	"bytes"
 	"fmt"
-	"go/format"
-	"os"
 	"reflect"
 	"testing"
 
@@ -41,20 +39,7 @@ func TestGeneratedPlainTypes(t *testing.T) {
 	b.WriteString("package schema\n\n")
 	b.WriteString("import \"github.com/mcpolicy/mcpolicy/backend\"\n\n")
 	fmt.Fprintf(&b, "// plainPolicyType is #Policy.\nvar plainPolicyType = %s\n", goLiteral(reflect.ValueOf(typ)))
-	src, err := format.Source(b.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	const file = "zplaintypes.go"
-	if os.Getenv("MCPOLICY_UPDATE") == "1" {
-		if err := os.WriteFile(file, src, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := os.ReadFile(file)
-	if err != nil || !bytes.Equal(got, src) {
-		t.Errorf("%s is not what policy.cue holds (MCPOLICY_UPDATE=1 go test -run TestGeneratedPlainTypes ./schema rewrites it): %v", file, err)
-	}
+	checkGenerated(t, "zplaintypes.go", "TestGeneratedPlainTypes", b.Bytes())
 }
 
 // TestPlainTypesRefuses: a schema form plainTypes would read wrongly, or
