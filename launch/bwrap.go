@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/protect"
@@ -60,6 +61,11 @@ type Bwrap struct {
 	Path string
 	Argv []string
 	FDs  []int
+	// UID and GID are the sandbox's (--uid, --gid), -1 when not given.
+	// bwrap maps them to the uid and gid that start it: a launcher started
+	// by root starts bwrap as them (Credential), so that the plan's
+	// 1000:1000 is not the host's root.
+	UID, GID int
 }
 
 // PrepareBwrapAt is PrepareBwrap with bwrap's path given.
@@ -85,7 +91,7 @@ func PrepareBwrapAt(spec *BwrapSpec, root, home string, environ []string, bwrapP
 		}
 		return p, nil
 	}
-	b := &Bwrap{}
+	b := &Bwrap{UID: -1, GID: -1}
 	fail := func(err error) (*Bwrap, error) {
 		for _, fd := range b.FDs {
 			unix.Close(fd)
@@ -179,6 +185,15 @@ func PrepareBwrapAt(spec *BwrapSpec, root, home string, environ []string, bwrapP
 			if err != nil {
 				return fail(err)
 			}
+			n, err := strconv.Atoi(id)
+			if err != nil || n < 0 {
+				return fail(fmt.Errorf("bwrap artefact: %s %q is not a numeric id", a, id))
+			}
+			if a == "--uid" {
+				b.UID = n
+			} else {
+				b.GID = n
+			}
 			b.Argv = append(b.Argv, a, id)
 		default:
 			b.Argv = append(b.Argv, a)
@@ -231,7 +246,12 @@ func bwrapEnv(names, environ []string) []string {
 func (b *Bwrap) Exec() error {
 	// The session keyring is the calling thread's: join and exec on one.
 	runtime.LockOSThread()
-	if err := FreshSessionKeyring(); err != nil {
+	if c := b.Credential(); c != nil {
+		if err := becomeUser(c); err != nil {
+			return err
+		}
+	}
+	if err := FreshSessionKeyring(); err != nil { // joined as the user bwrap runs as: it owns it
 		return err
 	}
 	for _, fd := range b.FDs {
@@ -301,5 +321,27 @@ func (b *Bwrap) Command(first ...*os.File) (*exec.Cmd, error) {
 	cmd := exec.Command(b.Path, argv[1:]...)
 	cmd.Env = []string{}
 	cmd.ExtraFiles = files
+	if c := b.Credential(); c != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c}
+	}
 	return cmd, nil
+}
+
+// Credential is who bwrap must run as on the host, nil for the caller:
+// the plan's user when root starts it (and the plan's user is not root).
+// bwrap maps the sandbox's uid to the one that starts it, so started by
+// root the plan's 1000:1000 was the host's root without capabilities: it
+// wrote /proc/sys/kernel/core_pattern, and the kernel ran a program of
+// the server's as root (red team). Started as the plan's user, the server
+// is that user on the host, as docker's --user makes it; the sources are
+// already open, by descriptor.
+func (b *Bwrap) Credential() *syscall.Credential {
+	if os.Geteuid() != 0 || b.UID <= 0 {
+		return nil
+	}
+	gid := b.GID
+	if gid < 0 {
+		gid = b.UID
+	}
+	return &syscall.Credential{Uid: uint32(b.UID), Gid: uint32(gid), Groups: []uint32{}}
 }

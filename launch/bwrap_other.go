@@ -2,7 +2,10 @@
 
 package launch
 
-import "net"
+import (
+	"net"
+	"syscall"
+)
 
 // PrepareBwrap: bwrap is Linux's (mount and user namespaces); see
 // bwrap_linux.go.
@@ -19,4 +22,9 @@ func memfd(name string, data []byte) (int, error) {
 // DialDescriptor: see bwrap_linux.go.
 func DialDescriptor(fd int) (net.Conn, error) {
 	return nil, needsLinux(BwrapProgram, "/proc/self/fd")
+}
+
+// becomeUser: see bwrap_linux.go.
+func becomeUser(c *syscall.Credential) error {
+	return needsLinux(BwrapProgram, "setresuid")
 }

@@ -167,10 +167,6 @@ func runInNamespaces(rs *Ruleset, sp *spec) (code int, err error, started bool) 
 	if err != nil {
 		return 0, err, true
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return 0, err, true
-	}
 	rd, wr, err := os.Pipe()
 	if err != nil {
 		return 0, err, true
@@ -186,7 +182,10 @@ func runInNamespaces(rs *Ruleset, sp *spec) (code int, err error, started bool) 
 		return 0, err, true
 	}
 	defer statusR.Close()
-	cmd := exec.Command(self, Stage2Arg)
+	// This very binary, by /proc/self/exe: the path it was started by may
+	// be one the plan's user cannot reach (a root launcher installed below
+	// /root), and may name another file by now.
+	cmd := exec.Command("/proc/self/exe", Stage2Arg)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{rd, statusW} // fd 3, fd 4
 	cmd.Env = []string{}
@@ -201,9 +200,10 @@ func runInNamespaces(rs *Ruleset, sp *spec) (code int, err error, started bool) 
 	// startConfined): Landlock denies the server ptrace into it and (ABI 6)
 	// signals to it; the seccomp filter denies ptrace too.
 	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWPID)
+	hostUID, hostGID := hostIDs(uid, gid)
 	attr := &syscall.SysProcAttr{
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: os.Getuid(), Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: os.Getgid(), Size: 1}},
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: hostUID, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: hostGID, Size: 1}},
 		// Unprivileged, the gid map needs setgroups denied: the invoker's
 		// supplementary groups stay (unmapped). Root may keep setgroups
 		// and stage 2 drops them.
@@ -221,6 +221,12 @@ func runInNamespaces(rs *Ruleset, sp *spec) (code int, err error, started bool) 
 	}
 	if sp.DropGroups {
 		attr.AmbientCaps = append(attr.AmbientCaps, capSetgid)
+	}
+	if hostUID != os.Getuid() {
+		// Root maps the plan's ids to the host's same ids: stage 2 must
+		// become them (its ambient capabilities kept), or it would stay
+		// the host's root, which this namespace does not map.
+		attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
 	}
 	if sp.Unhardened { // the wiring before issue #14, for control runs
 		flags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
@@ -241,7 +247,7 @@ func runInNamespaces(rs *Ruleset, sp *spec) (code int, err error, started bool) 
 		rd.Close()
 		wr.Close()
 		statusW.Close()
-		return 0, err, false
+		return 0, err, !noNamespaces(err)
 	}
 	rd.Close()
 	statusW.Close()
@@ -270,6 +276,38 @@ func runInNamespaces(rs *Ruleset, sp *spec) (code int, err error, started bool) 
 		return ee.ExitCode(), nil, true
 	}
 	return 0, err, true
+}
+
+// noNamespaces reports whether a failed start says this machine gives the
+// launcher no namespaces (refused, unsupported, or at the limit of their
+// number): only then may it fall back to Landlock alone. Any other failure
+// ends the launch: EAGAIN (the user's process limit, which a running
+// server can fill) downgraded the next launch to Landlock alone, which
+// gives up more than the namespaces (red team).
+func noNamespaces(err error) bool {
+	for _, e := range []syscall.Errno{syscall.EPERM, syscall.EINVAL, syscall.ENOSPC, syscall.ENOSYS, syscall.EUSERS} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// hostIDs are the host's uid and gid the plan's uid and gid map to: the
+// invoker's, except that root maps them to themselves (root may), so that
+// the plan's 1000:1000 is the host's 1000:1000, as docker's --user makes
+// it, and not the host's root: as root, a server confined to its grants
+// still read root's files and sockets there (a read-only grant holding
+// /run/docker.sock is the host). A plan that says root stays root.
+func hostIDs(uid, gid int) (int, int) {
+	if os.Getuid() != 0 {
+		return os.Getuid(), os.Getgid()
+	}
+	hostUID, hostGID := 0, os.Getgid()
+	if uid != 0 {
+		hostUID, hostGID = uid, gid
+	}
+	return hostUID, hostGID
 }
 
 // Stage2 runs inside the namespaces: read the spec from fd 3, build the

@@ -116,32 +116,21 @@ func short(text string) string {
 func serverArgv(s *session, backend string, p *compiler.Plan, m compiler.Machine, o Options) (argv, env []string, err error) {
 	switch kind(backend) {
 	case bwrap.Backend:
-		// The generated wrapper, as a client spawns it: it passes the
-		// plan's variables through --args, never argv.
-		sh, err := bwrap.Wrapper(p, "")
-		if err != nil {
-			return nil, nil, err
-		}
-		dir, err := s.tempDir("mcpolicy-prove-")
-		if err != nil {
-			return nil, nil, err
-		}
-		file := filepath.Join(dir, p.Server+".sh")
-		if err := os.WriteFile(file, sh, 0o755); err != nil {
-			return nil, nil, err
-		}
-		return []string{"/bin/sh", file}, append(os.Environ(), "PROJECT_ROOT="+m.ProjectRoot), nil
+		// Through mcpolicy run, which starts bwrap as the launcher does
+		// (sources by descriptor, the plan's variables through --args, as
+		// the plan's user when root runs it): the generated wrapper refuses
+		// root, which bwrap would make the server.
+		return []string{o.Self, "run", "--policy", o.Policy, "--server", p.Server, "--backend", backend}, append(os.Environ(), "PROJECT_ROOT="+m.ProjectRoot), nil
 	case landlock.Backend:
 		return []string{o.Self, "exec", "--policy", o.Policy, "--server", p.Server}, os.Environ(), nil
 	case docker.Backend:
 		if exec.Command(backend, "image", "inspect", p.Image).Run() != nil {
 			return nil, nil, fmt.Errorf("the server's image %q is not on this machine", p.Image)
 		}
-		args, err := docker.Args(p, m)
-		if err != nil {
-			return nil, nil, err
-		}
-		return append([]string{backend}, s.labelled(backend, args)...), os.Environ(), nil
+		// Through mcpolicy run, as the launcher runs the engine: the
+		// sources checked, the top level fixed, the mounts verified inside,
+		// mcpolicy's seccomp profile (the bare arguments had none of these).
+		return []string{o.Self, "run", "--policy", o.Policy, "--server", p.Server, "--backend", backend}, append(os.Environ(), "PROJECT_ROOT="+m.ProjectRoot), nil
 	}
 	return nil, nil, fmt.Errorf("unknown backend %q", backend)
 }

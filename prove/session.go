@@ -36,8 +36,8 @@ const LabelOwner = "org.mcpolicy.prove.owner"
 const namePrefix = "mcpolicy-prove-"
 
 // session is one run's record of what it made on this machine: the
-// images it imported, the containers it started (by label), its
-// temporary folders. Its cleanup removes them, on success, on failure
+// images it imported and the containers it started (by label). Its
+// cleanup removes them, on success, on failure
 // and on an interrupt (the caller cancels the context; Run returns
 // through its defers).
 type session struct {
@@ -45,7 +45,6 @@ type session struct {
 	keepImages bool
 	images     map[string][]string // engine -> tags this run imported
 	engines    map[string]bool     // engines this run started containers with
-	dirs       []string
 	n          int
 	// interrupted: the run was cancelled, its engine clients killed.
 	interrupted bool
@@ -56,15 +55,6 @@ func newSession(keepImages bool) *session {
 	rand.Read(b)
 	return &session{id: fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(b)), keepImages: keepImages,
 		images: map[string][]string{}, engines: map[string]bool{}}
-}
-
-// tempDir makes a temporary folder that cleanup removes.
-func (s *session) tempDir(pattern string) (string, error) {
-	dir, err := os.MkdirTemp("", pattern)
-	if err == nil {
-		s.dirs = append(s.dirs, dir)
-	}
-	return dir, err
 }
 
 // labelled inserts a name and the run's label after "run": they change
@@ -293,9 +283,6 @@ func (s *session) cleanup() {
 				removeImage(ctx, e, t)
 			}
 		}
-	}
-	for _, d := range s.dirs {
-		os.RemoveAll(d)
 	}
 }
 

@@ -98,6 +98,7 @@ cat > "$OUT/stdin"
 	cmd := exec.Command("/bin/sh", wrapper)
 	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "OUT=" + dir, "PROJECT_ROOT=" + root, "TOKEN=" + secret, "HOME=/h"}
 	cmd.Stdin = strings.NewReader("{\"jsonrpc\":\"2.0\"}\n")
+	asOrdinaryUser(t, cmd, dir)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("wrapper: %v\n%s\n%s", err, out, script)
 	}
@@ -185,6 +186,7 @@ cat > /dev/null
 					extra = append(extra, f) // fd 12: dash cannot name it
 				}
 				cmd.ExtraFiles = extra
+				asOrdinaryUser(t, cmd, dir)
 				out, err := cmd.CombinedOutput()
 				fds, _ := os.ReadFile(filepath.Join(dir, "fds"))
 				if high && cmd.ProcessState.ExitCode() == 126 {
@@ -219,6 +221,60 @@ func closeInherited(t *testing.T) {
 	for _, e := range entries {
 		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
 			syscall.CloseOnExec(fd)
+		}
+	}
+}
+
+// asOrdinaryUser runs cmd as uid 1000 when the test is root, as the
+// wrapper refuses root (TestWrapperRefusesRoot); dir, and the folders
+// above it up to the temporary root, become reachable and dir writable.
+func asOrdinaryUser(t *testing.T, cmd *exec.Cmd, dir string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return
+	}
+	for d := dir; d != filepath.Dir(d) && strings.HasPrefix(d, os.TempDir()) && d != os.TempDir(); d = filepath.Dir(d) {
+		os.Chmod(d, 0o777)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 1000, Gid: 1000, Groups: []uint32{}}}
+}
+
+// TestWrapperRefusesRoot: run by root, bwrap would map the plan's user
+// to root on the host; the wrapper refuses before it starts bwrap, and a
+// plan that says root itself (user: "0:0") is not refused.
+func TestWrapperRefusesRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true, so not skipping: the refusal needs the test to run as root")
+		}
+		t.Skip("the refusal needs the test to run as root")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	os.MkdirAll(bin, 0o755)
+	os.WriteFile(filepath.Join(bin, "bwrap"), []byte("#!/bin/sh\n: > \"$OUT/ran\"\ncat >/dev/null\n"), 0o755)
+	for _, root := range []bool{false, true} {
+		p := plan()
+		if root {
+			p.User = compiler.User{UID: 0, GID: 0}
+		}
+		script, err := Wrapper(p, "../..")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wrapper := filepath.Join(dir, "s.sh")
+		os.WriteFile(wrapper, script, 0o755)
+		os.Remove(filepath.Join(dir, "ran"))
+		cmd := exec.Command("/bin/sh", wrapper)
+		cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "OUT=" + dir, "PROJECT_ROOT=" + dir, "TOKEN=t", "HOME=/h"}
+		cmd.Stdin = strings.NewReader("{}\n")
+		out, err := cmd.CombinedOutput()
+		_, ran := os.Stat(filepath.Join(dir, "ran"))
+		switch {
+		case !root && (err == nil || ran == nil || !strings.Contains(string(out), "the host's root")):
+			t.Errorf("user %s, run by root: %v, bwrap ran: %v\n%s", p.User, err, ran == nil, out)
+		case root && (err != nil || ran != nil):
+			t.Errorf("user 0:0, run by root: %v, bwrap ran: %v\n%s", err, ran == nil, out)
 		}
 	}
 }

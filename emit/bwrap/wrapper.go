@@ -108,8 +108,15 @@ done
 		fmt.Fprintf(&b, ": \"${MCPOLICY_EGRESS_SOCKET:?start this server with: mcpolicy run --server %s (it runs the egress proxy)}\"\n", p.Server)
 		b.WriteString(": \"${MCPOLICY:?set MCPOLICY to a statically linked mcpolicy}\"\n")
 	}
-	if p.User.Invoker {
+	switch {
+	case p.User.Invoker:
 		fmt.Fprintf(&b, "if [ \"$(id -u)\" = 0 ] || [ \"$(id -g)\" = 0 ]; then echo %s >&2; exit 1; fi\n", shellQuote(compiler.InvokerRootError(p.Server).Error()))
+	case !p.User.Root():
+		// bwrap maps the sandbox's uid to whoever starts it: started by
+		// root, the plan's user would be the host's root (mcpolicy-launch
+		// and mcpolicy run start bwrap as the plan's user instead).
+		msg := fmt.Sprintf(": run by root, bwrap would make the server (uid %d in its namespace) the host's root: run this as a regular user, or start it with mcpolicy run --server %s --backend bwrap, which starts bwrap as %s", p.User.UID, p.Server, p.User)
+		fmt.Fprintf(&b, "if [ \"$(id -u)\" = 0 ]; then echo \"$0\"%s >&2; exit 1; fi\n", shellQuote(msg))
 	}
 	if rootFromScript != "" {
 		fmt.Fprintf(&b, ": \"${PROJECT_ROOT:=$(CDPATH= cd -- \"$(dirname -- \"$0\")/%s\" && pwd -P)}\"\n", rootFromScript)

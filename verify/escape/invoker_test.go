@@ -79,6 +79,39 @@ var invokerScenarios = []scenario{
 		},
 	},
 	{
+		// A client running as root starts a server of the default user
+		// (1000:1000): it must be that user on the host, as under docker's
+		// --user, not root. bwrap maps the sandbox's uid to whoever starts
+		// it, so through a root launcher the plan's 1000 was the host's
+		// root: it wrote /proc/sys/kernel/core_pattern, and the next crash
+		// ran its program as root (red team). Root's files in its grant,
+		// a sysctl written with its own value, and the owner of what the
+		// server writes tell.
+		name: "root-launch", spec: projectSpec{}, backends: allBackends, weakBackend: "bwrap",
+		real: func(t *testing.T, sb *sandbox) {
+			requireRoot(t)
+			plantRootFiles(t, sb)
+			before := sb.snapshot(t)
+			steps := rootLaunchSteps(sb, true)
+			o := sb.launchEntry(t, steps...)
+			o.requireDenied(t, sb.backend)
+			o.requireIDs(t, sb.backend, invoker{uid: 1000, gid: 1000})
+			requireOwner(t, sb, 1000)
+			sb.requireUnchanged(t, before)
+		},
+		weak: func(t *testing.T, sb *sandbox) {
+			// bwrap without the launcher, started by root as the launcher
+			// started it before: the plan's 1000 is the host's root.
+			requireRoot(t)
+			plantRootFiles(t, sb)
+			steps := rootLaunchSteps(sb, false)
+			o := sb.launchWeakBwrap(t, steps...)
+			o.requireSucceeded(t, sb.backend, names(steps[1:])...)
+			requireOwner(t, sb, 0)
+			t.Logf("weakened bwrap: the server, uid %s in its namespace, wrote root's file, read root's secret and wrote a sysctl: %s", o.results["id -u"].msg, o.results["write a sysctl (its own value)"].describe())
+		},
+	},
+	{
 		// A client (or the launcher) running as root: "invoker" must not
 		// become root, nor root's group. The entry must refuse to start,
 		// on every backend, with nothing of the server run.
@@ -240,6 +273,50 @@ func (sb *sandbox) entryDigest() string {
 }
 
 // rootSteps: whoever it runs as, and a file it writes in its grant.
+// plantRootFiles puts two files of root's in the server's grant: one
+// any user may read but only root write, one only root may read.
+func plantRootFiles(t *testing.T, sb *sandbox) {
+	t.Helper()
+	dir := filepath.Join(sb.root, sb.ranDir)
+	must(t, os.WriteFile(filepath.Join(dir, "roots-file"), []byte("root's\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "roots-secret"), []byte("root's secret\n"), 0o600))
+	must(t, os.Chown(filepath.Join(dir, "roots-file"), 0, 0))
+	must(t, os.Chown(filepath.Join(dir, "roots-secret"), 0, 0))
+}
+
+// rootLaunchSteps: each must fail for an ordinary user (deny) and works
+// for root (may, in the weakened wiring).
+func rootLaunchSteps(sb *sandbox, deny bool) []step {
+	attempt := func(name, sh string) step {
+		if deny {
+			return denyWith(name, sh, "EACCES", "EPERM", "EROFS", "ENOENT")
+		}
+		return may(name, sh)
+	}
+	return []step{
+		may("id -u", "id -u"), // first: the weakened wiring reads it
+		may("id -g", "id -g"),
+		attempt("write root's file in the grant", "echo x >> "+sb.ranDir+"/roots-file"),
+		attempt("read root's secret in the grant", "cat "+sb.ranDir+"/roots-secret"),
+		attempt("write a sysctl (its own value)", `v=$(cat /proc/sys/kernel/core_uses_pid) && echo "$v" > /proc/sys/kernel/core_uses_pid`),
+		may("write a file in the grant", ": > "+sb.ranDir+"/written-by-server"),
+	}
+}
+
+// requireOwner checks the host owner of the file the server wrote.
+func requireOwner(t *testing.T, sb *sandbox, uid uint32) {
+	t.Helper()
+	fi, err := os.Stat(filepath.Join(sb.root, sb.ranDir, "written-by-server"))
+	if err != nil {
+		t.Fatalf("%s: the server's file did not reach the host: %v", sb.backend, err)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != uid {
+		t.Errorf("%s: the server's file is owned by uid %d on the host, want %d", sb.backend, st.Uid, uid)
+	} else {
+		t.Logf("%s: the server's file is owned by uid %d on the host", sb.backend, st.Uid)
+	}
+}
+
 func rootSteps(sb *sandbox) []step {
 	return []step{may("id -u", "id -u"), may("write a file in the grant", ": > "+sb.ranDir+"/written-by-server")}
 }
