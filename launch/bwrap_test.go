@@ -234,7 +234,7 @@ func TestProtectedSymlinkAtTheTopIsTampering(t *testing.T) {
 // the protected names would silently go: refused.
 func TestEngineNeedsTheProjectRoot(t *testing.T) {
 	args := []string{"run", "--rm", "--mount", "type=bind,source=/srv/p,target=/workspace", "img:1"}
-	if _, err := (launch.Engine{Path: "docker", Home: "/root", Verifier: "/usr/local/bin/mcpolicy-launch"}).Prepare(args); err == nil || !strings.Contains(err.Error(), "project root is unknown") {
+	if _, err := (launch.Engine{Path: "docker", Home: "/root", Verifier: "/usr/local/bin/mcpolicy-launch", Seccomp: "/proc/self/fd/3"}).Prepare(args); err == nil || !strings.Contains(err.Error(), "project root is unknown") {
 		t.Fatalf("got %v", err)
 	}
 }

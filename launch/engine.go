@@ -32,12 +32,17 @@ import (
 //   - every VOLUME the image declares is masked with an empty, read-only,
 //     4 KiB tmpfs (the engine would otherwise put a writable, unbounded
 //     volume on the host's disk there, --read-only or not); an image that
-//     cannot be inspected is refused.
+//     cannot be inspected is refused;
+//   - the container runs under mcpolicy's seccomp profile
+//     (seccomp.EngineProfile: Docker's default, for podman too), which the
+//     engine reads from Seccomp; arguments carrying a seccomp option of
+//     their own are refused.
 type Engine struct {
 	Path        string // docker or podman: a name or a path
 	Root, Home  string // the project root (required) and the home folder
 	Unprotected []string
 	Verifier    string // host path of a static mcpolicy or mcpolicy-launch
+	Seccomp     string // where the engine reads the profile (EngineSeccomp): /proc/self/fd/N
 }
 
 // VerifierTarget is where the verifier is bound inside the container.
@@ -57,6 +62,9 @@ func (e Engine) Prepare(args []string) ([]string, error) {
 	}
 	if e.Verifier == "" {
 		return nil, fmt.Errorf("no verifier: the mounts cannot be checked inside the container")
+	}
+	if e.Seccomp == "" {
+		return nil, fmt.Errorf("no seccomp profile: the engine's own default would confine the server (podman's allows the keyring)")
 	}
 	src := NewSources(root, e.Home)
 	// Explicit bind targets: a policy's mount below a read-write project
@@ -92,7 +100,7 @@ func (e Engine) Prepare(args []string) ([]string, error) {
 	for ; i < len(args); i++ {
 		a := args[i]
 		if i == 0 {
-			out = append(out, a)
+			out = append(out, a, "--security-opt", "seccomp="+e.Seccomp)
 			continue
 		}
 		if !strings.HasPrefix(a, "-") {
@@ -151,6 +159,9 @@ func (e Engine) Prepare(args []string) ([]string, error) {
 		n, known := engineOperands[a]
 		if !known || i+n >= len(args) {
 			return nil, fmt.Errorf("engine argument %q: not one mcpolicy emits, refused (the launcher must understand every flag to check the mounts)", a)
+		}
+		if a == "--security-opt" && args[i+1] != "no-new-privileges" {
+			return nil, fmt.Errorf("engine argument --security-opt %s: not one mcpolicy emits, refused (the launcher sets the seccomp profile itself)", args[i+1])
 		}
 		if a == "--user" {
 			u, err := invokerUser(e.server(args), args[i+1])

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/seccomp"
 	"golang.org/x/sys/unix"
 )
 
@@ -72,4 +73,21 @@ func mountRootID(target string) (string, error) {
 		return "", fmt.Errorf("not a mount point")
 	}
 	return fmt.Sprintf("%d:%d", unix.Mkdev(stx.Dev_major, stx.Dev_minor), stx.Ino), nil
+}
+
+// EngineSeccomp is the engines' seccomp profile (seccomp.EngineProfile) in
+// a memfd, for Engine.Seccomp: the engine's client reads it from
+// /proc/self/fd/N when it parses its arguments, so no file a server could
+// reach holds it. The descriptor is not close-on-exec: the engine must
+// inherit it.
+func EngineSeccomp() (*os.File, error) {
+	fd, err := memfd("mcpolicy-engine-seccomp", seccomp.EngineProfile())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), "mcpolicy-engine-seccomp"), nil
 }

@@ -33,7 +33,7 @@ func TestEngineExplicitMountOnATopLevelEntry(t *testing.T) {
 		"--mount", "type=bind,source=" + filepath.Join(root, "docs") + ",target=/workspace/docs,readonly",
 		"--mount", "type=bind,source=" + filepath.Join(root, ".git") + ",target=/workspace/.git,readonly",
 		"img:1"}
-	out, err := (launch.Engine{Path: engine, Root: root, Home: "/nonexistent", Verifier: "/usr/local/bin/mcpolicy-launch"}).Prepare(args)
+	out, err := (launch.Engine{Path: engine, Root: root, Home: "/nonexistent", Verifier: "/usr/local/bin/mcpolicy-launch", Seccomp: "/proc/self/fd/3"}).Prepare(args)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -443,13 +443,12 @@ func RunContext(ctx context.Context, p *compiler.Plan, m compiler.Machine, o Opt
 		return nil, err
 	}
 	// What this process inherited (a CI runner's descriptor 10) is not
-	// the server's: the bwrap wrapper prove starts the server with would
-	// refuse one dash cannot close.
+	// the server's.
 	if err := launch.CloseInherited(); err != nil {
 		return nil, err
 	}
-	// prove's temporary folders hold what the host runs (the bwrap
-	// wrapper) and a socket it opens up: the server must not be able to
+	// prove's temporary folders hold what the host runs (a probe's
+	// image, its socket) and a socket it opens up: the server must not be able to
 	// write there, even as the user it runs as.
 	if tmp := os.TempDir(); tmp != "" {
 		if g, in := launch.InsideAny(tmp, p.WritableSources(m)); in {
@@ -741,11 +740,18 @@ func runEngine(ctx context.Context, s *session, engine string, p *compiler.Plan,
 		return "", nil, "", err
 	}
 	// As mcpolicy-launch runs it: sources checked, the top level fixed.
-	if args, err = (launch.Engine{Path: engine, Root: m.ProjectRoot, Home: m.Home, Unprotected: q.UnprotectedNames(), Verifier: o.Self}).Prepare(args); err != nil {
+	profile, err := launch.EngineSeccomp()
+	if err != nil {
+		return "", nil, "", err
+	}
+	defer profile.Close()
+	if args, err = (launch.Engine{Path: engine, Root: m.ProjectRoot, Home: m.Home, Unprotected: q.UnprotectedNames(), Verifier: o.Self,
+		Seccomp: "/proc/self/fd/3"}).Prepare(args); err != nil {
 		return "", nil, "", err
 	}
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, engine, s.labelled(engine, args)...)
+	cmd.ExtraFiles = []*os.File{profile} // fd 3
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {

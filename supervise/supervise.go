@@ -431,10 +431,17 @@ func (s *session) container(ctx context.Context, engine string) (int, error) {
 	}
 	// The verifier (this static mcpolicy, bound read-only) checks the
 	// mounts inside the container before the server starts.
-	if args, err = (launch.Engine{Path: engine, Root: s.machine.ProjectRoot, Home: s.machine.Home, Unprotected: s.plan.UnprotectedNames(), Verifier: verifier}).Prepare(args); err != nil {
+	profile, err := launch.EngineSeccomp()
+	if err != nil {
+		return 1, err
+	}
+	defer profile.Close()
+	if args, err = (launch.Engine{Path: engine, Root: s.machine.ProjectRoot, Home: s.machine.Home, Unprotected: s.plan.UnprotectedNames(), Verifier: verifier,
+		Seccomp: "/proc/self/fd/3"}).Prepare(args); err != nil {
 		return 1, err
 	}
 	cmd := exec.Command(engine, args...)
+	cmd.ExtraFiles = []*os.File{profile}             // fd 3
 	cmd.Env = append(os.Environ(), s.opt.Environ...) // -e NAME copies the value from the engine's environment
 	s.stdio(cmd)
 	// Signals reach the server through the engine (engineSignal), not

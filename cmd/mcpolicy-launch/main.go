@@ -42,6 +42,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/exitcode"
@@ -138,9 +139,17 @@ func runEngine(engine string, args []string, root string, unprotected []string, 
 	if err != nil {
 		return err
 	}
+	// The engine reads the seccomp profile from this descriptor, which it
+	// inherits across the exec.
+	profile, err := launch.EngineSeccomp()
+	if err != nil {
+		return err
+	}
+	defer profile.Close()
 	// This launcher, bound read-only into the container, checks the mounts
 	// there before the server starts.
-	run, err := launch.Engine{Path: engine, Root: root, Home: os.Getenv("HOME"), Unprotected: unprotected, Verifier: self}.Prepare(args)
+	run, err := launch.Engine{Path: engine, Root: root, Home: os.Getenv("HOME"), Unprotected: unprotected, Verifier: self,
+		Seccomp: "/proc/self/fd/" + strconv.Itoa(int(profile.Fd()))}.Prepare(args)
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/probe"
 	"github.com/mcpolicy/mcpolicy/project"
+	"github.com/mcpolicy/mcpolicy/seccomp"
 )
 
 // TestEngine runs the emitted args on real container engines, with the
@@ -166,7 +167,11 @@ func testEngine(t *testing.T, e engine, probeBin string) {
 	}
 	// As client entries run them: through the launcher's checks, which fix
 	// the project's top level and bind .git read-only.
-	if args, err = (launch.Engine{Path: e.name, Root: root, Home: home, Unprotected: plan.UnprotectedNames(), Verifier: probeBin}).Prepare(args); err != nil {
+	profile := filepath.Join(t.TempDir(), "seccomp.json") // the launcher's memfd, as a file the engine reads
+	if err := os.WriteFile(profile, seccomp.EngineProfile(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if args, err = (launch.Engine{Path: e.name, Root: root, Home: home, Unprotected: plan.UnprotectedNames(), Verifier: probeBin, Seccomp: profile}).Prepare(args); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%s %s", e.name, shellQuote(args))
