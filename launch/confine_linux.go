@@ -206,7 +206,7 @@ func confineAndRun(sp *spec, verbose io.Writer, mode runMode) (int, error) {
 	filter := "not loaded (unhardened test wiring)"
 	if mode != unhardened {
 		deny := sp.NoNetNS && !rs.Accepts(AcceptUnixSockets)
-		if err := seccomp.Load(seccomp.Options{DenyUnixSockets: deny}); err != nil {
+		if err := seccomp.Load(seccomp.Options{DenyUnixSockets: deny, NoNamespaces: sp.NoNetNS}); err != nil {
 			return 0, fmt.Errorf("loading the seccomp filter: %w", err)
 		}
 		filter = "loaded"

@@ -94,7 +94,7 @@ func nr(t testing.TB, a *archInfo, name string) uint32 {
 
 var arches = []*archInfo{&archAMD64, &archARM64}
 
-var optionSets = []Options{{}, {DenyUnixSockets: true}}
+var optionSets = []Options{{}, {DenyUnixSockets: true}, {NoNamespaces: true}, {DenyUnixSockets: true, NoNamespaces: true}}
 
 // TestDecisions runs the compiled filter on chosen syscalls, for both
 // architectures and both options.
@@ -105,6 +105,7 @@ func TestDecisions(t *testing.T) {
 		args [6]uint64
 		want action // without DenyUnixSockets
 		deny action // with; 0: same as want
+		nons action // with NoNamespaces (first); 0: as the others say
 	}
 	cases := []tc{
 		{name: "read", want: actAllow},
@@ -169,14 +170,55 @@ func TestDecisions(t *testing.T) {
 		{name: "bpf", want: actEPERM},
 		{name: "landlock_restrict_self", want: actAllow},
 		{name: "listns", want: actENOSYS},
+		// Without namespaces: metadata by path, listen, Fast Open, sock_diag.
+		{name: "chmod", args: [6]uint64{0x7ffd0000, 0o644}, want: actAllow, nons: actEPERM},
+		{name: "chmod", args: [6]uint64{0x7ffd0000, 0o4755}, want: actEPERM},
+		{name: "fchmod", args: [6]uint64{3, 0o644}, want: actAllow},
+		{name: "fchmodat", args: [6]uint64{0xffffff9c, 0x7ffd0000, 0o600}, want: actAllow, nons: actEPERM},
+		{name: "fchmodat2", args: [6]uint64{0xffffff9c, 0x7ffd0000, 0o600}, want: actAllow, nons: actEPERM},
+		{name: "chown", args: [6]uint64{0x7ffd0000, 1000, 1000}, want: actAllow, nons: actEPERM},
+		{name: "lchown", args: [6]uint64{0x7ffd0000, 1000, 1000}, want: actAllow, nons: actEPERM},
+		{name: "fchownat", args: [6]uint64{0xffffff9c, 0x7ffd0000, 1000, 1000}, want: actAllow, nons: actEPERM},
+		{name: "fchown", args: [6]uint64{3, 1000, 1000}, want: actAllow},
+		{name: "utime", args: [6]uint64{0x7ffd0000}, want: actAllow, nons: actEPERM},
+		{name: "utimes", args: [6]uint64{0x7ffd0000}, want: actAllow, nons: actEPERM},
+		{name: "futimesat", args: [6]uint64{0xffffff9c, 0x7ffd0000}, want: actAllow, nons: actEPERM},
+		{name: "utimensat", args: [6]uint64{0xffffff9c, 0x7ffd0000}, want: actAllow, nons: actEPERM},
+		{name: "utimensat", args: [6]uint64{3, 0}, want: actAllow},                  // futimens
+		{name: "utimensat", args: [6]uint64{3, hi}, want: actAllow, nons: actEPERM}, // a path, to the kernel
+		{name: "setxattr", args: [6]uint64{0x7ffd0000}, want: actAllow, nons: actEPERM},
+		{name: "lsetxattr", args: [6]uint64{0x7ffd0000}, want: actAllow, nons: actEPERM},
+		{name: "removexattr", args: [6]uint64{0x7ffd0000}, want: actAllow, nons: actEPERM},
+		{name: "lremovexattr", args: [6]uint64{0x7ffd0000}, want: actAllow, nons: actEPERM},
+		{name: "setxattrat", args: [6]uint64{0xffffff9c, 0x7ffd0000}, want: actAllow, nons: actEPERM},
+		{name: "removexattrat", args: [6]uint64{0xffffff9c, 0x7ffd0000}, want: actAllow, nons: actEPERM},
+		{name: "fsetxattr", args: [6]uint64{3}, want: actAllow},
+		{name: "getxattr", args: [6]uint64{0x7ffd0000}, want: actAllow},
+		{name: "listen", args: [6]uint64{3, 128}, want: actAllow, nons: actEACCES},
+		{name: "sendto", args: [6]uint64{3, 0x7ffd0000, 10, 0}, want: actAllow},
+		{name: "sendto", args: [6]uint64{3, 0x7ffd0000, 10, msgFastOpen}, want: actAllow, nons: actEACCES},
+		{name: "sendto", args: [6]uint64{3, 0x7ffd0000, 10, hi | msgFastOpen | 0x40 /* MSG_DONTWAIT */}, want: actAllow, nons: actEACCES},
+		{name: "sendto", args: [6]uint64{3, 0x7ffd0000, 10, hi}, want: actAllow}, // the kernel reads an unsigned int: no flag
+		{name: "sendmsg", args: [6]uint64{3, 0x7ffd0000, msgFastOpen}, want: actAllow, nons: actEACCES},
+		{name: "sendmsg", args: [6]uint64{3, 0x7ffd0000, 0x4000 /* MSG_NOSIGNAL */}, want: actAllow},
+		{name: "sendmmsg", args: [6]uint64{3, 0x7ffd0000, 2, msgFastOpen}, want: actAllow, nons: actEACCES},
+		{name: "socket", args: [6]uint64{afNETLINK, 3, netlinkSockDiag}, want: actAllow, nons: actEACCES},
+		{name: "socket", args: [6]uint64{afNETLINK, 2, hi | netlinkSockDiag}, want: actAllow, nons: actEACCES},
+		{name: "socket", args: [6]uint64{afNETLINK, 3, 0 /* NETLINK_ROUTE */}, want: actAllow},
 	}
 	for _, a := range arches {
 		for _, o := range optionSets {
 			prog := mustCompile(t, a, o)
 			for _, c := range cases {
+				if _, ok := a.lookup(c.name); !ok {
+					continue // utime, utimes, futimesat: amd64 only
+				}
 				want := c.want
 				if o.DenyUnixSockets && c.deny != 0 {
 					want = c.deny
+				}
+				if o.NoNamespaces && c.nons != 0 {
+					want = c.nons
 				}
 				got, err := run(prog, data{nr: nr(t, a, c.name), arch: a.audit, args: c.args})
 				if err != nil {

@@ -38,6 +38,10 @@ const (
 	afINET6   = 10
 	afNETLINK = 16
 
+	netlinkSockDiag = 4 // NETLINK_SOCK_DIAG: lists the sockets of the network namespace
+
+	msgFastOpen = 0x20000000 // MSG_FASTOPEN: sendto/sendmsg connect as they send
+
 	sockStream    = 1
 	sockSeqpacket = 5
 	sockTypeMask  = 0xf // SOCK_TYPE_MASK: the rest of socket(2)'s type is SOCK_CLOEXEC|SOCK_NONBLOCK
@@ -73,9 +77,9 @@ var allowed = []group{
 	{action: actAllow, reason: "I/O on descriptors the process already holds; what a descriptor may reach was decided when it was opened",
 		names: []string{"cachestat", "close", "close_range", "copy_file_range", "dup", "dup2", "dup3", "fadvise64", "fallocate", "fcntl", "fdatasync", "flock", "fsync", "ftruncate", "lseek", "pread64", "preadv", "preadv2", "pwrite64", "pwritev", "pwritev2", "read", "readahead", "readv", "sendfile", "splice", "sync", "sync_file_range", "syncfs", "tee", "vmsplice", "write", "writev"}},
 	{action: actAllow, reason: "paths: opening, creating, renaming, linking and inspecting files. What a path reaches is confined by the mount namespace (bwrap) or the Landlock ruleset, which a filter cannot see",
-		names: []string{"access", "chdir", "chown", "faccessat", "faccessat2", "fchdir", "fchown", "fchownat", "fstat", "fstatfs", "futimesat", "getcwd", "getdents", "getdents64", "lchown", "link", "linkat", "lstat", "name_to_handle_at", "newfstatat", "readlink", "readlinkat", "rename", "renameat", "renameat2", "rmdir", "stat", "statfs", "statx", "symlink", "symlinkat", "truncate", "umask", "unlink", "unlinkat", "utime", "utimensat", "utimes"}},
+		names: []string{"access", "chdir", "faccessat", "faccessat2", "fchdir", "fchown", "fstat", "fstatfs", "getcwd", "getdents", "getdents64", "link", "linkat", "lstat", "name_to_handle_at", "newfstatat", "readlink", "readlinkat", "rename", "renameat", "renameat2", "rmdir", "stat", "statfs", "statx", "symlink", "symlinkat", "truncate", "umask", "unlink", "unlinkat"}},
 	{action: actAllow, reason: "extended attributes, under the same confinement as the paths and descriptors they name",
-		names: []string{"fgetxattr", "flistxattr", "fremovexattr", "fsetxattr", "getxattr", "getxattrat", "lgetxattr", "listxattr", "listxattrat", "llistxattr", "lremovexattr", "lsetxattr", "removexattr", "removexattrat", "setxattr", "setxattrat"}},
+		names: []string{"fgetxattr", "flistxattr", "fremovexattr", "fsetxattr", "getxattr", "getxattrat", "lgetxattr", "listxattr", "listxattrat", "llistxattr"}},
 	{action: actAllow, reason: "the process's own memory: allocation, protection, locking (bounded by RLIMIT_MEMLOCK), shared memory through memfd",
 		names: []string{"brk", "madvise", "map_shadow_stack", "membarrier", "memfd_create", "memfd_secret", "mincore", "mlock", "mlock2", "mlockall", "mmap", "mprotect", "mremap", "mseal", "msync", "munlock", "munlockall", "munmap", "pkey_alloc", "pkey_free", "pkey_mprotect", "remap_file_pages"}},
 	{action: actAllow, reason: "processes and threads: running programs, waiting for children, thread-local storage and the runtimes' thread bookkeeping (clone itself is in argRules)",
@@ -87,7 +91,7 @@ var allowed = []group{
 	{action: actAllow, reason: "waiting and event loops (epoll, poll, futexes, eventfd, inotify, pipes): node's libuv, Python's asyncio and Go's netpoller",
 		names: []string{"epoll_create", "epoll_create1", "epoll_ctl", "epoll_ctl_old", "epoll_pwait", "epoll_pwait2", "epoll_wait", "epoll_wait_old", "eventfd", "eventfd2", "fanotify_mark", "futex", "futex_requeue", "futex_wait", "futex_waitv", "futex_wake", "inotify_add_watch", "inotify_init", "inotify_init1", "inotify_rm_watch", "pipe", "pipe2", "poll", "ppoll", "pselect6", "select"}},
 	{action: actAllow, reason: "operations on sockets the process holds; creating one is socket and socketpair (argRules), reaching anything is the network namespace's or Landlock's",
-		names: []string{"accept", "accept4", "bind", "connect", "getpeername", "getsockname", "getsockopt", "listen", "recvfrom", "recvmmsg", "recvmsg", "sendmmsg", "sendmsg", "sendto", "setsockopt", "shutdown"}},
+		names: []string{"accept", "accept4", "bind", "connect", "getpeername", "getsockname", "getsockopt", "recvfrom", "recvmmsg", "recvmsg", "setsockopt", "shutdown"}},
 	{action: actAllow, reason: "credentials: without capabilities a process can only read its ids or drop and swap among those it already has",
 		names: []string{"capget", "capset", "getegid", "geteuid", "getgid", "getgroups", "getresgid", "getresuid", "getuid", "setfsgid", "setfsuid", "setgid", "setgroups", "setregid", "setresgid", "setresuid", "setreuid", "setuid"}},
 	{action: actAllow, reason: "the process's own limits, and system facts (uname, sysinfo, randomness); raising a limit needs a capability the process lacks. Limits, priorities and scheduling of a process named by pid are in argRules",
@@ -130,7 +134,8 @@ var denied = []group{
 
 // An argRule decides one syscall by its arguments: the first check whose
 // conditions all hold gives the action; otherwise, otherwise does. A check
-// or an otherwise can apply only with, or only without, DenyUnixSockets.
+// can apply only with, or only without, DenyUnixSockets, or only with
+// NoNamespaces; otherwise always applies.
 type argRule struct {
 	name      string
 	checks    []check
@@ -155,6 +160,7 @@ const (
 	always when = iota
 	withDenyUnix
 	withoutDenyUnix
+	withoutNamespaces // Options.NoNamespaces
 )
 
 func (w when) applies(o Options) bool {
@@ -163,6 +169,8 @@ func (w when) applies(o Options) bool {
 		return o.DenyUnixSockets
 	case withoutDenyUnix:
 		return !o.DenyUnixSockets
+	case withoutNamespaces:
+		return o.NoNamespaces
 	}
 	return true
 }
@@ -203,9 +211,61 @@ func setID(name string, arg uint8) argRule {
 			reason: "a setuid or setgid file written in a grant would run as its host owner (the invoking user, root when a client runs as root) for whoever starts it: systemd's RestrictSUIDSGID, not in Docker's profile"}}
 }
 
+// metaReason is why, without namespaces, a call that changes a file's
+// metadata by path is refused: Landlock hooks opening, creating, removing
+// and truncating a file, never chmod, chown, utimes or xattrs, so by path
+// they reach every file of the invoking user on the host.
+const metaReason = "Landlock hooks opening, creating, removing and truncating files, not changing their mode, owner, times or extended attributes: without a mount namespace (the Landlock launcher without user namespaces) these calls reach, by path, every file of the invoking user on the host (a red team made ~/.ssh/id_ed25519 world-readable and ~/.bashrc and the policy world-writable). The descriptor forms (fchmod, fchown, futimens, fsetxattr) stay: they reach only files the ruleset let the process open"
+
+// byPathWithoutNamespaces is the check that refuses name by path without
+// namespaces (metaReason).
+func byPathWithoutNamespaces(name string) check {
+	return check{outcome: outcome{action: actEPERM, what: name + "(a path, without namespaces)", when: withoutNamespaces, reason: metaReason}}
+}
+
+// metadata is an argRule for a call that changes a file's metadata by
+// path: refused without namespaces (unless one of first holds before),
+// allowed otherwise.
+func metadata(name string, first ...check) argRule {
+	return argRule{name: name, checks: append(first, byPathWithoutNamespaces(name)),
+		otherwise: outcome{action: actAllow, reason: "changing a file's metadata, under the same confinement as its path: the mount namespace's (bwrap, the Landlock launcher with namespaces)"}}
+}
+
+// pathMode is setID for a call that sets a mode by path: also refused
+// without namespaces.
+func pathMode(name string, arg uint8) argRule {
+	r := setID(name, arg)
+	r.checks = append([]check{byPathWithoutNamespaces(name)}, r.checks...)
+	return r
+}
+
+// fastOpen refuses a send that connects (MSG_FASTOPEN in flags, argument
+// index arg) without namespaces: Landlock hooks connect(2), not the
+// connect a TCP Fast Open send makes.
+func fastOpen(name string, arg uint8) argRule {
+	return argRule{name: name,
+		checks: []check{
+			{conds: []cond{{arg: arg, op: opMaskNone, mask: msgFastOpen}}, outcome: outcome{action: actAllow, when: withoutNamespaces,
+				reason: "a send on a socket that is connected (or a datagram's, which Landlock does not filter and landlock-tcp-only says so)"}},
+			{outcome: outcome{action: actEACCES, what: name + "(MSG_FASTOPEN, without namespaces)", when: withoutNamespaces,
+				reason: "without a network namespace TCP is denied by Landlock's connect right, which a TCP Fast Open send bypasses: it connects as it sends, and reached a host listener from a server whose network is none (red team). EACCES, as Landlock answers connect"}}},
+		otherwise: outcome{action: actAllow, reason: "sending on sockets the process holds; what they reach is the network namespace's"}}
+}
+
 // argRules are sorted by name (byName), each name once.
 var argRules = byName([]argRule{
-	setID("chmod", 1), setID("fchmod", 1), setID("fchmodat", 2), setID("fchmodat2", 2),
+	pathMode("chmod", 1), setID("fchmod", 1), pathMode("fchmodat", 2), pathMode("fchmodat2", 2),
+	metadata("chown"), metadata("lchown"), metadata("fchownat"),
+	metadata("utime"), metadata("utimes"), metadata("futimesat"),
+	metadata("utimensat", check{conds: []cond{{arg: 1, op: opIn64, set: []uint32{0}}}, outcome: outcome{action: actAllow, when: withoutNamespaces,
+		reason: "futimens: a NULL path, the times of a descriptor the process holds"}}),
+	metadata("setxattr"), metadata("lsetxattr"), metadata("setxattrat"),
+	metadata("removexattr"), metadata("lremovexattr"), metadata("removexattrat"),
+	fastOpen("sendto", 3), fastOpen("sendmsg", 2), fastOpen("sendmmsg", 3),
+	{name: "listen",
+		checks: []check{{outcome: outcome{action: actEACCES, what: "listen(without namespaces)", when: withoutNamespaces,
+			reason: "listen(2) on a socket that is not bound binds it itself, to a port of every interface, without the bind(2) that Landlock hooks: without a network namespace the host's network reached a server whose network is none (red team). No MCP server on stdio listens"}}},
+		otherwise: outcome{action: actAllow, reason: "listening on sockets the process holds; what can connect is the network namespace's"}},
 	setID("creat", 1), setID("open", 2), setID("openat", 3),
 	setID("mkdir", 1), setID("mkdirat", 2), setID("mknod", 1), setID("mknodat", 2),
 	{name: "openat2", otherwise: outcome{action: actENOSYS, what: "openat2",
@@ -249,6 +309,9 @@ var argRules = byName([]argRule{
 				reason: "DenyUnixSockets: without a mount namespace the host's named sockets (/run/docker.sock, the session bus, ssh-agent) stay reachable by path, and Landlock has no right for connect(2). A filter cannot see paths, so this refuses every unix socket, pathname AND abstract; socketpair stays"}},
 			{conds: []cond{{arg: 0, op: opIn64, set: []uint32{afUNIX}}}, outcome: outcome{action: actAllow, when: withoutDenyUnix,
 				reason: "unix sockets: which named ones exist is the mount namespace's (bwrap: none of the host's), abstract ones are scoped by Landlock ABI 6"}},
+			{conds: []cond{{arg: 0, op: opLowIn, mask: low32, set: []uint32{afNETLINK}}, {arg: 2, op: opLowIn, mask: low32, set: []uint32{netlinkSockDiag}}},
+				outcome: outcome{action: actEACCES, what: "socket(AF_NETLINK, NETLINK_SOCK_DIAG, without namespaces)", when: withoutNamespaces,
+					reason: "sock_diag lists every socket of the network namespace, with addresses and owners, and every unix socket's path: without one, the host's (a red team listed the docker and containerd sockets and every TCP connection), where /proc/net is denied by Landlock"}},
 			{conds: []cond{{arg: 0, op: opIn64, set: []uint32{afINET, afNETLINK, afINET6}}}, outcome: outcome{action: actAllow,
 				reason: "AF_INET and AF_INET6 (TCP, UDP: what they reach is the network namespace's or Landlock's), AF_NETLINK (routing queries: getaddrinfo, getifaddrs, node's os.networkInterfaces)"}}},
 		otherwise: outcome{action: actEAFNOSUPPORT, what: "socket(any family but AF_UNIX, AF_INET, AF_INET6, AF_NETLINK)",

@@ -44,9 +44,13 @@
 // the upper half (a 64-bit comparison is bypassed by TIOCSTI|1<<32, which
 // the kernel tests show working without the filter); System V IPC and
 // POSIX message queues (ENOSYS: the Landlock launcher has no IPC namespace);
-// socketpair of any family but AF_UNIX; and, with DenyUnixSockets, every
+// socketpair of any family but AF_UNIX; with DenyUnixSockets, every
 // AF_UNIX socket(2) (EACCES) and datagram socketpairs (a datagram socket of
-// a pair can still sendto a named socket on the host).
+// a pair can still sendto a named socket on the host); and, with
+// NoNamespaces (the Landlock launcher without user namespaces), what
+// Landlock does not hook there: metadata changes by path (chmod, chown,
+// utimes, xattrs: EPERM), listen(2), MSG_FASTOPEN sends and sock_diag
+// sockets (EACCES).
 //
 // A filter sees numbers, never paths: DenyUnixSockets refuses pathname and
 // abstract unix sockets alike, and which files or sockets a process reaches

@@ -16,6 +16,15 @@ type Options struct {
 	// unix socket, pathname AND abstract; stream and seqpacket socketpairs
 	// stay allowed (they are born connected to each other).
 	DenyUnixSockets bool
+	// NoNamespaces is the Landlock launcher without user namespaces (no
+	// mount, network or PID namespace): it refuses what Landlock does not
+	// hook and a namespace would have confined. Changing a file's mode,
+	// owner, times or extended attributes by path (EPERM; the descriptor
+	// forms stay), listen(2), which binds an unbound socket itself
+	// (EACCES), a send with MSG_FASTOPEN, which connects as it sends
+	// (EACCES), and sock_diag sockets, which list the host's sockets
+	// (EACCES).
+	NoNamespaces bool
 }
 
 // Rule is one thing the filter takes away, for `mcpolicy explain`.
