@@ -131,8 +131,11 @@ func Args(p *compiler.Plan, r compiler.Resolver, layout Layout, envFD int) ([]st
 		command = append(append(sandbox.ForwardCommand(p.Network.ProxyPort, false), "--"), p.Command...)
 	}
 	// bwrap's root is a writable tmpfs; after the mount points exist, make
-	// it read-only (not recursive: the grants keep their own mode).
-	a = append(a, "--remount-ro", "/")
+	// it read-only (not recursive: the grants keep their own mode). So is
+	// its /dev, device nodes aside: /dev/shm in it was writable storage
+	// bounded by nothing but the host's memory, beside a scratch of 64m
+	// (red team); docker's is masked too.
+	a = append(a, "--remount-ro", "/", "--remount-ro", "/dev")
 	if p.Workdir != "" {
 		a = append(a, "--chdir", p.Workdir)
 	}

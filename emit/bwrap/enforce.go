@@ -12,7 +12,7 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 	return emit.Report(p, func(r emit.Restriction) emit.Row {
 		switch r {
 		case emit.ReadOnlyRoot:
-			return emit.Row{Support: emit.Enforced, How: "empty root, remounted read-only; baseline " + p.Runtime.Name + " bound read-only"}
+			return emit.Row{Support: emit.Enforced, How: "empty root and its /dev, remounted read-only; baseline " + p.Runtime.Name + " bound read-only"}
 		case emit.Mounts:
 			return emit.Row{Support: emit.Enforced, How: "--ro-bind / --bind"}
 		case emit.ProtectedPaths:
