@@ -149,6 +149,24 @@
 // of the home), and no network (k8s-network-none; weakened: podman's
 // default network, as a CNI that does not enforce NetworkPolicy).
 //
+// The root-launch scenario (invoker_test.go) starts the entry of a
+// default-user policy (1000:1000) as root: the server must be uid 1000 on
+// the host, as docker's --user makes it (what it writes in its grant is
+// 1000's; root's files there and /proc/sys refuse it). Its weakened
+// wiring is bwrap without the launcher, started by root: the plan's 1000
+// is the host's root. The channels scenarios (channels_test.go) take what
+// no confinement element models: a key in the user keyring of the
+// server's host uid (user-keyring; weakened: podman's args without the
+// launcher, under podman's own seccomp profile, which allows keyctl), an
+// AF_VSOCK socket (vsock; weakened: the engines' args without the
+// launcher), and /dev and /dev/shm as writable storage (dev-shm; weakened:
+// bwrap's argv without --remount-ro /dev). landlock-alone-channels
+// (landlock_alone_test.go) runs the Landlock entry with and without user
+// namespaces: chmod and utimes of a file of the user's outside the grants,
+// a TCP Fast Open send to a host listener, listen(2) on an unbound socket
+// and a sock_diag socket must fail, the file and the listener unchanged;
+// weakened: bare.
+//
 // Under CI=true a missing bwrap, docker, podman or Landlock (or pty,
 // session keyring, writable /run, user namespaces for host-throttle, or
 // catatonit for podman kube play) fails

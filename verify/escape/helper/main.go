@@ -41,6 +41,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"strconv"
@@ -76,7 +77,9 @@ func main() {
 
 func run(op string, args []string) (string, error) {
 	need := map[string]int{"connect": 1, "dial": 1, "environ": 2, "tiocsti": 1, "keyring": 1, "readfd": 1, "procfd": 1, "openat": 2, "mount": 1, "prockeys": 1,
-		"termios": 1, "noecho": 1, "emit": 1, "ttydaemon": 4, "prlimit": 1, "renice": 1, "renice-user": 0}
+		"termios": 1, "noecho": 1, "emit": 1, "ttydaemon": 4, "prlimit": 1, "renice": 1, "renice-user": 0,
+		"userkeyring": 1, "plant-user-key": 2, "unlink-user-key": 1, "vsock": 0,
+		"fastopen": 1, "listen": 0, "sockdiag": 0}
 	n, ok := need[op]
 	if !ok || len(args) != n {
 		return "", fmt.Errorf("usage: %s: %w", op, unix.EINVAL)
@@ -118,6 +121,79 @@ func run(op string, args []string) (string, error) {
 			return "", fmt.Errorf("keyctl read %d: %w", id, err)
 		}
 		return fmt.Sprintf("found key %d in the session keyring and read %d bytes", id, n), nil
+	case "userkeyring": // the user keyring of the process's uid: on the host's kernel, the host user's
+		// Linked into the session keyring first, the user keyring (and its
+		// keys) is possessed: a container's own session keyring is new.
+		if _, err := unix.KeyctlInt(unix.KEYCTL_LINK, unix.KEY_SPEC_USER_KEYRING, unix.KEY_SPEC_SESSION_KEYRING, 0, 0); err != nil {
+			return "", fmt.Errorf("keyctl link @u @s: %w", err)
+		}
+		id, err := unix.KeyctlSearch(unix.KEY_SPEC_USER_KEYRING, "user", args[0], 0)
+		if err != nil {
+			return "", fmt.Errorf("keyctl search @u user %s: %w", args[0], err)
+		}
+		n, err := unix.KeyctlBuffer(unix.KEYCTL_READ, id, make([]byte, 4096), 0)
+		if err != nil {
+			return "", fmt.Errorf("keyctl read %d: %w", id, err)
+		}
+		return fmt.Sprintf("found key %d in the user keyring and read %d bytes", id, n), nil
+	case "plant-user-key": // run on the host, as the user
+		id, err := unix.AddKey("user", args[0], []byte(args[1]), unix.KEY_SPEC_USER_KEYRING)
+		if err != nil {
+			return "", fmt.Errorf("add_key user %s @u: %w", args[0], err)
+		}
+		return fmt.Sprintf("added key %d to the user keyring of uid %d", id, os.Getuid()), nil
+	case "unlink-user-key":
+		id, err := unix.KeyctlSearch(unix.KEY_SPEC_USER_KEYRING, "user", args[0], 0)
+		if err != nil {
+			return "", err
+		}
+		if _, err := unix.KeyctlInt(unix.KEYCTL_UNLINK, id, unix.KEY_SPEC_USER_KEYRING, 0, 0); err != nil {
+			return "", err
+		}
+		return "unlinked", nil
+	case "fastopen": // TCP Fast Open: sendto connects as it sends, without connect(2)
+		ap, err := netip.ParseAddrPort(args[0])
+		if err != nil || !ap.Addr().Is4() {
+			return "", fmt.Errorf("%s: want IPv4:PORT: %w", args[0], unix.EINVAL)
+		}
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+		if err != nil {
+			return "", err
+		}
+		defer unix.Close(fd)
+		if err := unix.Sendto(fd, []byte("fast-open-from-the-server\n"), unix.MSG_FASTOPEN, &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}); err != nil {
+			return "", fmt.Errorf("sendto(MSG_FASTOPEN, %s): %w", args[0], err)
+		}
+		time.Sleep(200 * time.Millisecond) // the SYN's data reaches the listener
+		return "sent to " + args[0] + " with MSG_FASTOPEN", nil
+	case "listen": // listen(2) on an unbound socket binds a port itself
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+		if err != nil {
+			return "", err
+		}
+		defer unix.Close(fd)
+		if err := unix.Listen(fd, 1); err != nil {
+			return "", fmt.Errorf("listen: %w", err)
+		}
+		sa, err := unix.Getsockname(fd)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("listening on port %d of every interface", sa.(*unix.SockaddrInet4).Port), nil
+	case "sockdiag": // sock_diag lists the network namespace's sockets
+		fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM, unix.NETLINK_SOCK_DIAG)
+		if err != nil {
+			return "", fmt.Errorf("socket(AF_NETLINK, NETLINK_SOCK_DIAG): %w", err)
+		}
+		unix.Close(fd)
+		return "a sock_diag socket", nil
+	case "vsock": // no network namespace confines AF_VSOCK: it reaches the hypervisor's services
+		fd, err := unix.Socket(unix.AF_VSOCK, unix.SOCK_STREAM, 0)
+		if err != nil {
+			return "", fmt.Errorf("socket(AF_VSOCK): %w", err)
+		}
+		unix.Close(fd)
+		return "socket(AF_VSOCK, SOCK_STREAM) created", nil
 	case "readfd":
 		fd, err := strconv.Atoi(args[0])
 		if err != nil {
