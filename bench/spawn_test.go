@@ -91,6 +91,11 @@ var spawnFixture = sync.OnceValues(func() (*fixture, error) {
 		return nil, err
 	}
 	atExit(func() { os.RemoveAll(dir) })
+	// A root launcher runs the server as the plan's 1000:1000, which must
+	// reach the grant (the policy's folder).
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return nil, err
+	}
 	if err := os.WriteFile(filepath.Join(dir, "mcpolicy.cue"), []byte(spawnPolicy), 0o644); err != nil {
 		return nil, err
 	}

@@ -292,6 +292,10 @@ func grantMount(src *Sources, p string, ro bool) (*rootMount, error) {
 		if IsMissing(err) {
 			return nil, fmt.Errorf("granted path %s: %w", p, err)
 		}
+		if errors.Is(err, unix.EACCES) {
+			// A root launcher runs stage 2 as the plan's user (hostIDs).
+			return nil, fmt.Errorf("%w\n\thint: the server runs as uid %d on the host, which cannot reach it: grant a folder that user can read (not below a mode-0700 folder of another user's), or start the client as that user", err, os.Getuid())
+		}
 		return nil, err
 	}
 	defer unix.Close(fd)
