@@ -117,6 +117,9 @@ func TestDecisions(t *testing.T) {
 		{name: "ioctl", args: [6]uint64{2, tiocSTI}, want: actEPERM},
 		{name: "ioctl", args: [6]uint64{2, hi | tiocSTI}, want: actEPERM}, // the kernel reads an unsigned int
 		{name: "ioctl", args: [6]uint64{2, tiocLINUX}, want: actEPERM},
+		{name: "ioctl", args: [6]uint64{3, tiocSETD}, want: actEPERM},
+		{name: "ioctl", args: [6]uint64{3, hi | tiocSETD}, want: actEPERM},
+		{name: "ioctl", args: [6]uint64{3, 0x5424 /* TIOCGETD */}, want: actAllow},
 		{name: "ioctl", args: [6]uint64{2, 0x5401}, want: actAllow}, // TCGETS
 		{name: "ioctl", args: [6]uint64{2, 0x5413}, want: actAllow}, // TIOCGWINSZ
 		{name: "socket", args: [6]uint64{afUNIX, sockStream}, want: actAllow, deny: actEACCES},

@@ -55,6 +55,7 @@ const (
 
 	tiocSTI   = 0x5412
 	tiocLINUX = 0x541C
+	tiocSETD  = 0x5423
 
 	// CLONE_NEWNS|CLONE_NEWUTS|CLONE_NEWIPC|CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNET|CLONE_NEWCGROUP,
 	// the mask Docker's profile uses for a process without CAP_SYS_ADMIN.
@@ -296,7 +297,9 @@ var argRules = byName([]argRule{
 			{conds: []cond{{arg: 1, op: opLowIn, mask: low32, set: []uint32{tiocSTI}}}, outcome: outcome{action: actEPERM, what: "ioctl(TIOCSTI)",
 				reason: "pushes characters into a terminal's input: on a terminal the server inherited (the user's, when a client runs in one) they run as the user's next command"}},
 			{conds: []cond{{arg: 1, op: opLowIn, mask: low32, set: []uint32{tiocLINUX}}}, outcome: outcome{action: actEPERM, what: "ioctl(TIOCLINUX)",
-				reason: "the virtual console's multiplexer: pastes the selection into the console's input (TIOCSTI's effect) and reads the screen"}}},
+				reason: "the virtual console's multiplexer: pastes the selection into the console's input (TIOCSTI's effect) and reads the screen"}},
+			{conds: []cond{{arg: 1, op: opLowIn, mask: low32, set: []uint32{tiocSETD}}}, outcome: outcome{action: actEPERM, what: "ioctl(TIOCSETD)",
+				reason: "sets a terminal's line discipline: on a pty the server opens (/dev/ptmx) that loads and drives n_gsm, n_hdlc and the rest, kernel code with a history of privilege escalations (CVE-2023-6546, CVE-2017-2636) that no MCP server needs"}}},
 		otherwise: outcome{action: actAllow, reason: "device and descriptor controls (terminal size, FIONREAD, FIONBIO...) on descriptors the process holds"}},
 	{name: "personality",
 		checks: []check{{conds: []cond{{arg: 0, op: opIn64, set: []uint32{0, 0x8, 0x20000, 0x20008, 0xffffffff}}}, outcome: outcome{action: actAllow,

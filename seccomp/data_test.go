@@ -108,7 +108,8 @@ func TestConstants(t *testing.T) {
 		{"AF_NETLINK", afNETLINK, unix.AF_NETLINK}, {"SOCK_STREAM", sockStream, unix.SOCK_STREAM},
 		{"SOCK_SEQPACKET", sockSeqpacket, unix.SOCK_SEQPACKET},
 		{"PRIO_PROCESS", prioProcess, unix.PRIO_PROCESS}, // IOPRIO_WHO_PROCESS (1) is not in x/sys: linux/ioprio.h
-		{"TIOCSTI", tiocSTI, unix.TIOCSTI}, {"TIOCLINUX", tiocLINUX, unix.TIOCLINUX},
+		{"TIOCSTI", tiocSTI, unix.TIOCSTI}, {"TIOCLINUX", tiocLINUX, unix.TIOCLINUX}, {"TIOCSETD", tiocSETD, unix.TIOCSETD},
+		{"NETLINK_SOCK_DIAG", netlinkSockDiag, unix.NETLINK_SOCK_DIAG}, {"MSG_FASTOPEN", msgFastOpen, unix.MSG_FASTOPEN},
 		{"CLONE_NEW*", cloneNewNamespaces, unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP},
 		{"AUDIT_ARCH_X86_64", uint64(archAMD64.audit), unix.AUDIT_ARCH_X86_64}, {"AUDIT_ARCH_AARCH64", uint64(archARM64.audit), unix.AUDIT_ARCH_AARCH64},
 		{"SECCOMP_RET_KILL_PROCESS", uint64(actKillProcess), unix.SECCOMP_RET_KILL_PROCESS}, {"SECCOMP_RET_ALLOW", uint64(actAllow), unix.SECCOMP_RET_ALLOW},
@@ -225,7 +226,7 @@ func dockerAllows(t *testing.T, rules []dockerRule, args [6]uint64) bool {
 // filter must allow nothing Docker's denies. It logs where it is stricter.
 func TestAtLeastAsStrictAsDocker(t *testing.T) {
 	var values []uint64
-	for _, v := range []uint64{0, 1, 2, 3, 5, 8, 0x5401, tiocSTI, tiocLINUX, 0x20000, 0x20008, 0x40000, 0x3d0f00, 0x01200011, cloneNewNamespaces, 0x7fffffff, 0xffffffff} {
+	for _, v := range []uint64{0, 1, 2, 3, 5, 8, 0x5401, tiocSTI, tiocLINUX, tiocSETD, msgFastOpen, 0x20000, 0x20008, 0x40000, 0x3d0f00, 0x01200011, cloneNewNamespaces, 0x7fffffff, 0xffffffff} {
 		values = append(values, v, v|1<<32, v|0x80000 /* SOCK_CLOEXEC */)
 	}
 	for b := 0; b < 64; b++ {

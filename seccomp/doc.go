@@ -39,8 +39,9 @@
 //
 // Beyond Docker's profile, it takes away: the keyring (keyctl, add_key,
 // request_key: ENOSYS, as on a kernel without CONFIG_KEYS, so libraries fall
-// back rather than fail; Docker answers EPERM); ioctl TIOCSTI and TIOCLINUX
-// (EPERM), compared on the request's low 32 bits because the kernel ignores
+// back rather than fail; Docker answers EPERM); ioctl TIOCSTI, TIOCLINUX
+// and TIOCSETD (EPERM; line disciplines are kernel code with a history of
+// escalations), compared on the request's low 32 bits because the kernel ignores
 // the upper half (a 64-bit comparison is bypassed by TIOCSTI|1<<32, which
 // the kernel tests show working without the filter); System V IPC and
 // POSIX message queues (ENOSYS: the Landlock launcher has no IPC namespace);

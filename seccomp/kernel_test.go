@@ -116,6 +116,14 @@ func helperChecks(logSock string) []helperCheck {
 		{"tiocsti", func() error { return tiocsti(tiocSTI) }},
 		{"tiocsti_hi", func() error { return tiocsti(1<<32 | tiocSTI) }}, // the kernel reads an unsigned int
 		{"tioclinux", func() error { return tiocsti(tiocLINUX) }},
+		{"tiocsetd", func() error { // N_TTY, the line discipline a pty has already: nothing changes
+			fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return fmt.Errorf("open /dev/ptmx: %v", err)
+			}
+			defer unix.Close(fd)
+			return unix.IoctlSetPointerInt(fd, unix.TIOCSETD, 0)
+		}},
 		{"clone3", func() error {
 			_, _, e := unix.RawSyscall(unix.SYS_CLONE3, 0, 0, 0)
 			return errnoErr(e)
@@ -433,18 +441,18 @@ func onFile(change func(int) error) error {
 
 // want is what each mode must see: a result, or "!X" for anything but X.
 var want = map[string]map[string]string{
-	"control": {"fchmod_plain": "ok", "chown_path": "ok", "fchown": "ok", "utimes_path": "ok", "futimens": "ok", "listen_unbound": "ok", "fastopen": "!EACCES", "sock_diag": "ok", "keyctl": "ok", "add_key": "ok", "tiocsti": "ok", "tiocsti_hi": "ok", "tioclinux": "!EPERM", "clone3": "!ENOSYS",
+	"control": {"tiocsetd": "ok", "fchmod_plain": "ok", "chown_path": "ok", "fchown": "ok", "utimes_path": "ok", "futimens": "ok", "listen_unbound": "ok", "fastopen": "!EACCES", "sock_diag": "ok", "keyctl": "ok", "add_key": "ok", "tiocsti": "ok", "tiocsti_hi": "ok", "tioclinux": "!EPERM", "clone3": "!ENOSYS",
 		"socket_unix": "ok", "socket_unix_dgram": "ok", "socket_packet": "!EAFNOSUPPORT", "socketpair_stream": "ok", "socketpair_dgram": "ok", "dgram_reach": "ok", "chmod_setuid": "ok", "create_setgid": "ok", "chmod_plain": "ok",
 		"prlimit_other": "ok", "nice_other": "ok", "affinity_other": "ok", "ioprio_other": "ok"},
-	"filter": {"fchmod_plain": "ok", "chown_path": "ok", "fchown": "ok", "utimes_path": "ok", "futimens": "ok", "listen_unbound": "ok", "fastopen": "!EACCES", "sock_diag": "ok", "keyctl": "ENOSYS", "add_key": "ENOSYS", "tiocsti": "EPERM", "tiocsti_hi": "EPERM", "tioclinux": "EPERM", "clone3": "ENOSYS",
+	"filter": {"tiocsetd": "EPERM", "fchmod_plain": "ok", "chown_path": "ok", "fchown": "ok", "utimes_path": "ok", "futimens": "ok", "listen_unbound": "ok", "fastopen": "!EACCES", "sock_diag": "ok", "keyctl": "ENOSYS", "add_key": "ENOSYS", "tiocsti": "EPERM", "tiocsti_hi": "EPERM", "tioclinux": "EPERM", "clone3": "ENOSYS",
 		"socket_unix": "ok", "socket_unix_dgram": "ok", "socket_packet": "EAFNOSUPPORT", "socketpair_stream": "ok", "socketpair_dgram": "ok", "dgram_reach": "ok", "chmod_setuid": "EPERM", "create_setgid": "EPERM", "chmod_plain": "ok",
 		"prlimit_other": "EPERM", "nice_other": "EPERM", "affinity_other": "EPERM", "ioprio_other": "EPERM"},
-	"filter-deny-unix": {"fchmod_plain": "ok", "chown_path": "ok", "fchown": "ok", "utimes_path": "ok", "futimens": "ok", "listen_unbound": "ok", "fastopen": "!EACCES", "sock_diag": "ok", "keyctl": "ENOSYS", "add_key": "ENOSYS", "tiocsti": "EPERM", "tiocsti_hi": "EPERM", "tioclinux": "EPERM", "clone3": "ENOSYS",
+	"filter-deny-unix": {"tiocsetd": "EPERM", "fchmod_plain": "ok", "chown_path": "ok", "fchown": "ok", "utimes_path": "ok", "futimens": "ok", "listen_unbound": "ok", "fastopen": "!EACCES", "sock_diag": "ok", "keyctl": "ENOSYS", "add_key": "ENOSYS", "tiocsti": "EPERM", "tiocsti_hi": "EPERM", "tioclinux": "EPERM", "clone3": "ENOSYS",
 		"socket_unix": "EACCES", "socket_unix_dgram": "EACCES", "socket_packet": "EAFNOSUPPORT", "socketpair_stream": "ok", "socketpair_dgram": "EACCES", "dgram_reach": "EACCES", "chmod_setuid": "EPERM", "create_setgid": "EPERM", "chmod_plain": "ok",
 		"prlimit_other": "EPERM", "nice_other": "EPERM", "affinity_other": "EPERM", "ioprio_other": "EPERM"},
 	// The Landlock launcher without namespaces: metadata by path, listen,
 	// Fast Open and sock_diag refused; the descriptor forms stay.
-	"filter-no-ns": {"keyctl": "ENOSYS", "add_key": "ENOSYS", "tiocsti": "EPERM", "tiocsti_hi": "EPERM", "tioclinux": "EPERM", "clone3": "ENOSYS",
+	"filter-no-ns": {"tiocsetd": "EPERM", "keyctl": "ENOSYS", "add_key": "ENOSYS", "tiocsti": "EPERM", "tiocsti_hi": "EPERM", "tioclinux": "EPERM", "clone3": "ENOSYS",
 		"socket_unix": "ok", "socket_unix_dgram": "ok", "socket_packet": "EAFNOSUPPORT", "socketpair_stream": "ok", "socketpair_dgram": "ok", "dgram_reach": "ok", "chmod_setuid": "EPERM", "create_setgid": "EPERM", "chmod_plain": "EPERM",
 		"fchmod_plain": "ok", "chown_path": "EPERM", "fchown": "ok", "utimes_path": "EPERM", "futimens": "ok", "listen_unbound": "EACCES", "fastopen": "EACCES", "sock_diag": "EACCES",
 		"tcp_loopback":  "EACCES", // net.Listen's listen(2)
