@@ -247,6 +247,12 @@ func (b *Bwrap) Exec() error {
 	// The session keyring is the calling thread's: join and exec on one.
 	runtime.LockOSThread()
 	if c := b.Credential(); c != nil {
+		if err := b.reachable(c); err != nil {
+			return err
+		}
+		if err := GiveStdio(int(c.Uid), os.Stdin, os.Stdout, os.Stderr); err != nil {
+			return err
+		}
 		if err := becomeUser(c); err != nil {
 			return err
 		}
@@ -322,9 +328,32 @@ func (b *Bwrap) Command(first ...*os.File) (*exec.Cmd, error) {
 	cmd.Env = []string{}
 	cmd.ExtraFiles = files
 	if c := b.Credential(); c != nil {
+		if err := b.reachable(c); err != nil {
+			return nil, err
+		}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c}
 	}
 	return cmd, nil
+}
+
+// reachable checks, before bwrap runs as c, that c reaches every bound
+// source by its path, as bwrap resolves a --bind-fd source (realpath of
+// /proc/self/fd/N): one below a mode-0700 folder of root's made bwrap fail
+// with "Can't find source path /proc/self/fd/12".
+func (b *Bwrap) reachable(c *syscall.Credential) error {
+	var paths []string
+	for i := 1; i+1 < len(b.Argv); i++ {
+		if b.Argv[i] == "--" {
+			break
+		}
+		if b.Argv[i] == "--bind-fd" || b.Argv[i] == "--ro-bind-fd" {
+			if p, err := os.Readlink("/proc/self/fd/" + b.Argv[i+1]); err == nil {
+				paths = append(paths, p)
+			}
+			i += 2
+		}
+	}
+	return reachableAs(c, paths)
 }
 
 // Credential is who bwrap must run as on the host, nil for the caller:

@@ -1,9 +1,12 @@
 package launch
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"syscall"
 
@@ -48,6 +51,75 @@ func PrepareBwrap(spec *BwrapSpec, root, home string, environ []string) (*Bwrap,
 		return nil, &UnsupportedError{fmt.Errorf("bwrap is not installed (or not in PATH): %v", err)}
 	}
 	return PrepareBwrapAt(spec, root, home, environ, p)
+}
+
+// GiveStdio makes each of files that is a pipe or a socket (the server's
+// stdio, from a client) uid's, as runc does for a container's: a server
+// that a root launcher runs as the plan's user reopens /dev/stdin through
+// /proc/self/fd, which checks the pipe's owner (root's: EACCES). Files and
+// devices (a log, /dev/null, a terminal) are left as they are.
+func GiveStdio(uid int, files ...*os.File) error {
+	for _, f := range files {
+		if f == nil {
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+			return fmt.Errorf("stdio: %w", err)
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFIFO, unix.S_IFSOCK:
+		default:
+			continue
+		}
+		if int(st.Uid) == uid {
+			continue
+		}
+		if err := unix.Fchown(int(f.Fd()), uid, -1); err != nil {
+			return fmt.Errorf("giving the server's stdio (descriptor %d) to uid %d: %w", f.Fd(), uid, err)
+		}
+	}
+	return nil
+}
+
+// reachableAs opens each path (O_PATH) with c's filesystem ids, on a
+// thread locked for the check, and names the first that c cannot reach.
+// The thread gets this process's ids back before it is unlocked; it is
+// never left to end with its goroutine, since a child forked from it
+// earlier (Pdeathsig) would be killed with it.
+func reachableAs(c *syscall.Credential, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		restore := func() bool {
+			unix.Setfsgid(os.Getegid())
+			unix.Setfsuid(os.Geteuid())
+			uid, _ := unix.SetfsuidRetUid(-1) // -1 changes nothing: the current one
+			gid, _ := unix.SetfsgidRetGid(-1)
+			return uid == os.Geteuid() && gid == os.Getegid()
+		}
+		unix.Setfsgid(int(c.Gid))
+		unix.Setfsuid(int(c.Uid))
+		var err error
+		for _, p := range paths {
+			fd, oerr := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+			if oerr != nil {
+				err = fmt.Errorf("%s: %w\n\thint: the server runs as uid %d on the host (the plan's user: a root launcher starts bwrap as it), which cannot reach it: grant a folder that user can read (not below a mode-0700 folder of another user's), or start the client as that user", p, oerr, c.Uid)
+				break
+			}
+			unix.Close(fd)
+		}
+		if !restore() {
+			done <- errors.New("reachableAs: the thread's filesystem ids could not be restored")
+			select {} // the thread stays locked, and alive, forever
+		}
+		runtime.UnlockOSThread()
+		done <- err
+	}()
+	return <-done
 }
 
 // becomeUser sets the process's credentials to c (groups, then gid, then

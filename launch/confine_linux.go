@@ -94,6 +94,9 @@ func confineAndRun(sp *spec, verbose io.Writer, mode runMode) (int, error) {
 			if _, err := limitCapabilities(); err != nil {
 				return 0, err
 			}
+			if err := GiveStdio(uid, os.Stdin, os.Stdout, os.Stderr); err != nil {
+				return 0, err
+			}
 			if err := syscall.Setgroups(nil); err != nil {
 				return 0, fmt.Errorf("setgroups: %w", err)
 			}

@@ -227,6 +227,9 @@ func runInNamespaces(rs *Ruleset, sp *spec) (code int, err error, started bool) 
 		// become them (its ambient capabilities kept), or it would stay
 		// the host's root, which this namespace does not map.
 		attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
+		if err := GiveStdio(hostUID, os.Stdin, os.Stdout, os.Stderr); err != nil {
+			return 0, err, true
+		}
 	}
 	if sp.Unhardened { // the wiring before issue #14, for control runs
 		flags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET

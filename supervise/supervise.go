@@ -179,6 +179,11 @@ func (s *session) cleanup() {
 func (s *session) startProxy() error {
 	allow := s.plan.Network.Rules()
 	parent := socketParent()
+	if s.opt.Backend == bwrap.Backend && os.Geteuid() == 0 && !s.plan.User.Root() && !s.plan.User.Invoker {
+		// bwrap will run as the plan's user (openSocketTo) and resolve
+		// the socket's path as that user: root's runtime folder is 0700.
+		parent = tempParent()
+	}
 	// The folder is ours alone only where the server cannot write: there
 	// it could swap the socket, or its folder, for a link (the chmods below
 	// refuse one, but a socket it made in our place would serve nothing).
@@ -359,11 +364,34 @@ func (s *session) bwrap(ctx context.Context) (int, error) {
 	if err != nil {
 		return 1, err
 	}
+	// Started by root, bwrap runs as the plan's user (Credential), and so
+	// does the forwarder in it: bwrap resolves the socket's bound path as
+	// that user, who connects to it. The folder stays ours to write alone.
+	uid := os.Geteuid()
+	if c := b.Credential(); c != nil {
+		uid = int(c.Uid)
+		if s.proxy != nil {
+			if err := s.openSocketTo(uid); err != nil {
+				return 1, err
+			}
+		}
+	}
 	cmd, err := b.Command()
 	if err != nil {
 		return 1, err
 	}
 	s.stdio(cmd)
+	if uid != os.Geteuid() {
+		var stdio []*os.File
+		for _, x := range []any{cmd.Stdin, cmd.Stdout, cmd.Stderr} {
+			if f, ok := x.(*os.File); ok {
+				stdio = append(stdio, f)
+			}
+		}
+		if err := launch.GiveStdio(uid, stdio...); err != nil {
+			return 1, err
+		}
+	}
 	// Signals go to what bwrap runs, never to bwrap (signalSandboxed),
 	// and bwrap gets none from a terminal either: its own process group.
 	// (The sandbox is a new session: it has no controlling terminal to
@@ -373,9 +401,9 @@ func (s *session) bwrap(ctx context.Context) (int, error) {
 	}
 	cmd.SysProcAttr.Setpgid = true
 	// bwrap's process and its descendants are the sandbox; the forwarder
-	// in it runs as our uid, as the host sees it (bwrap maps the
-	// sandbox's uid to ours).
-	return run(ctx, cmd, func(pid int) { s.sandbox.set(pid, os.Geteuid()) }, signalSandboxed)
+	// in it runs as the uid bwrap starts as, as the host sees it (bwrap
+	// maps the sandbox's uid to that one).
+	return run(ctx, cmd, func(pid int) { s.sandbox.set(pid, uid) }, signalSandboxed)
 }
 
 // container starts the sidecar, waits until its forwarder has called in,
@@ -542,8 +570,32 @@ func (s *session) seatbelt(ctx context.Context) (int, error) {
 
 func (s *session) stdio(cmd *exec.Cmd) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.opt.Stdin, s.opt.Stdout, s.opt.Stderr
-	// If this process is killed outright, the child goes too.
-	cmd.SysProcAttr = sysProcAttr()
+	// If this process is killed outright, the child goes too. What cmd's
+	// attributes say already stays: bwrap's Credential (a root supervisor
+	// starts it as the plan's user) was replaced here, and the server ran
+	// as the host's root (red team).
+	a := sysProcAttr()
+	switch {
+	case a == nil:
+	case cmd.SysProcAttr == nil:
+		cmd.SysProcAttr = a
+	default:
+		cmd.SysProcAttr.Pdeathsig = a.Pdeathsig
+	}
+}
+
+// openSocketTo lets uid reach the proxy's socket: the folder searchable
+// (not readable or writable) by others, the socket uid's. Whoever else
+// finds its random name is still admitted only if the kernel says it is
+// this run's sandbox (admit).
+func (s *session) openSocketTo(uid int) error {
+	if err := hostfile.Chmod(s.dir, 0o711); err != nil {
+		return err
+	}
+	if err := os.Lchown(filepath.Join(s.dir, "egress.sock"), uid, -1); err != nil {
+		return fmt.Errorf("opening the egress socket to the server's uid %d: %v", uid, err)
+	}
+	return nil
 }
 
 // run starts cmd, tells started (if any) its pid, passes SIGINT, SIGTERM

@@ -812,10 +812,22 @@ func useShim(t *testing.T, mutation string) {
 		t.Fatal(err)
 	}
 	os.MkdirAll(dir, 0o755)
+	// A copy of the test binary beside the links: a root supervisor starts
+	// bwrap as the plan's user, who cannot reach the go test cache.
+	copySelf := filepath.Join(dir, "self.test")
+	if _, err := os.Stat(copySelf); err != nil {
+		b, err := os.ReadFile(self)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(copySelf, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for name := range shimmed {
 		link := filepath.Join(dir, name)
 		os.Remove(link)
-		if err := os.Symlink(self, link); err != nil {
+		if err := os.Symlink(copySelf, link); err != nil {
 			t.Fatal(err)
 		}
 	}

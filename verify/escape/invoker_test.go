@@ -98,6 +98,19 @@ var invokerScenarios = []scenario{
 			o.requireIDs(t, sb.backend, invoker{uid: 1000, gid: 1000})
 			requireOwner(t, sb, 1000)
 			sb.requireUnchanged(t, before)
+			// mcpolicy run (an egress server's entry; prove's real server)
+			// starts bwrap and the engines its own way: its stdio setup
+			// replaced bwrap's credential, and the server was root (red team).
+			if sb.backend == "landlock" {
+				return // mcpolicy exec is the entry itself
+			}
+			must(t, os.Remove(filepath.Join(sb.root, sb.ranDir, "written-by-server")))
+			o = sb.launchWith(t, "mcpolicy run --backend "+sb.backend, sb.s.mcpolicy, []string{"run", "-p", sb.root, "--server", "attacker", "--backend", sb.backend},
+				launchOpts{env: sb.entry.Env}, steps)
+			o.requireDenied(t, sb.backend)
+			o.requireIDs(t, sb.backend, invoker{uid: 1000, gid: 1000})
+			requireOwner(t, sb, 1000)
+			sb.requireUnchanged(t, before)
 		},
 		weak: func(t *testing.T, sb *sandbox) {
 			// bwrap without the launcher, started by root as the launcher
