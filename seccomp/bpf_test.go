@@ -176,18 +176,18 @@ func TestDecisions(t *testing.T) {
 		// Without namespaces: metadata by path, listen, Fast Open, sock_diag.
 		{name: "chmod", args: [6]uint64{0x7ffd0000, 0o644}, want: actAllow, nons: actEPERM},
 		{name: "chmod", args: [6]uint64{0x7ffd0000, 0o4755}, want: actEPERM},
-		{name: "fchmod", args: [6]uint64{3, 0o644}, want: actAllow},
+		{name: "fchmod", args: [6]uint64{3, 0o644}, want: actAllow, nons: actEPERM},
 		{name: "fchmodat", args: [6]uint64{0xffffff9c, 0x7ffd0000, 0o600}, want: actAllow, nons: actEPERM},
 		{name: "fchmodat2", args: [6]uint64{0xffffff9c, 0x7ffd0000, 0o600}, want: actAllow, nons: actEPERM},
 		{name: "chown", args: [6]uint64{0x7ffd0000, 1000, 1000}, want: actAllow, nons: actEPERM},
 		{name: "lchown", args: [6]uint64{0x7ffd0000, 1000, 1000}, want: actAllow, nons: actEPERM},
 		{name: "fchownat", args: [6]uint64{0xffffff9c, 0x7ffd0000, 1000, 1000}, want: actAllow, nons: actEPERM},
-		{name: "fchown", args: [6]uint64{3, 1000, 1000}, want: actAllow},
+		{name: "fchown", args: [6]uint64{3, 1000, 1000}, want: actAllow, nons: actEPERM},
 		{name: "utime", args: [6]uint64{0x7ffd0000}, want: actAllow, nons: actEPERM},
 		{name: "utimes", args: [6]uint64{0x7ffd0000}, want: actAllow, nons: actEPERM},
 		{name: "futimesat", args: [6]uint64{0xffffff9c, 0x7ffd0000}, want: actAllow, nons: actEPERM},
 		{name: "utimensat", args: [6]uint64{0xffffff9c, 0x7ffd0000}, want: actAllow, nons: actEPERM},
-		{name: "utimensat", args: [6]uint64{3, 0}, want: actAllow},                  // futimens
+		{name: "utimensat", args: [6]uint64{3, 0}, want: actAllow, nons: actEPERM},  // futimens
 		{name: "utimensat", args: [6]uint64{3, hi}, want: actAllow, nons: actEPERM}, // a path, to the kernel
 		{name: "setxattr", args: [6]uint64{0x7ffd0000}, want: actAllow, nons: actEPERM},
 		{name: "lsetxattr", args: [6]uint64{0x7ffd0000}, want: actAllow, nons: actEPERM},
@@ -195,7 +195,8 @@ func TestDecisions(t *testing.T) {
 		{name: "lremovexattr", args: [6]uint64{0x7ffd0000}, want: actAllow, nons: actEPERM},
 		{name: "setxattrat", args: [6]uint64{0xffffff9c, 0x7ffd0000}, want: actAllow, nons: actEPERM},
 		{name: "removexattrat", args: [6]uint64{0xffffff9c, 0x7ffd0000}, want: actAllow, nons: actEPERM},
-		{name: "fsetxattr", args: [6]uint64{3}, want: actAllow},
+		{name: "fsetxattr", args: [6]uint64{3}, want: actAllow, nons: actEPERM},
+		{name: "fremovexattr", args: [6]uint64{3}, want: actAllow, nons: actEPERM},
 		{name: "getxattr", args: [6]uint64{0x7ffd0000}, want: actAllow},
 		{name: "listen", args: [6]uint64{3, 128}, want: actAllow, nons: actEACCES},
 		{name: "sendto", args: [6]uint64{3, 0x7ffd0000, 10, 0}, want: actAllow},

@@ -78,9 +78,9 @@ var allowed = []group{
 	{action: actAllow, reason: "I/O on descriptors the process already holds; what a descriptor may reach was decided when it was opened",
 		names: []string{"cachestat", "close", "close_range", "copy_file_range", "dup", "dup2", "dup3", "fadvise64", "fallocate", "fcntl", "fdatasync", "flock", "fsync", "ftruncate", "lseek", "pread64", "preadv", "preadv2", "pwrite64", "pwritev", "pwritev2", "read", "readahead", "readv", "sendfile", "splice", "sync", "sync_file_range", "syncfs", "tee", "vmsplice", "write", "writev"}},
 	{action: actAllow, reason: "paths: opening, creating, renaming, linking and inspecting files. What a path reaches is confined by the mount namespace (bwrap) or the Landlock ruleset, which a filter cannot see",
-		names: []string{"access", "chdir", "faccessat", "faccessat2", "fchdir", "fchown", "fstat", "fstatfs", "getcwd", "getdents", "getdents64", "link", "linkat", "lstat", "name_to_handle_at", "newfstatat", "readlink", "readlinkat", "rename", "renameat", "renameat2", "rmdir", "stat", "statfs", "statx", "symlink", "symlinkat", "truncate", "umask", "unlink", "unlinkat"}},
+		names: []string{"access", "chdir", "faccessat", "faccessat2", "fchdir", "fstat", "fstatfs", "getcwd", "getdents", "getdents64", "link", "linkat", "lstat", "name_to_handle_at", "newfstatat", "readlink", "readlinkat", "rename", "renameat", "renameat2", "rmdir", "stat", "statfs", "statx", "symlink", "symlinkat", "truncate", "umask", "unlink", "unlinkat"}},
 	{action: actAllow, reason: "extended attributes, under the same confinement as the paths and descriptors they name",
-		names: []string{"fgetxattr", "flistxattr", "fremovexattr", "fsetxattr", "getxattr", "getxattrat", "lgetxattr", "listxattr", "listxattrat", "llistxattr"}},
+		names: []string{"fgetxattr", "flistxattr", "getxattr", "getxattrat", "lgetxattr", "listxattr", "listxattrat", "llistxattr"}},
 	{action: actAllow, reason: "the process's own memory: allocation, protection, locking (bounded by RLIMIT_MEMLOCK), shared memory through memfd",
 		names: []string{"brk", "madvise", "map_shadow_stack", "membarrier", "memfd_create", "memfd_secret", "mincore", "mlock", "mlock2", "mlockall", "mmap", "mprotect", "mremap", "mseal", "msync", "munlock", "munlockall", "munmap", "pkey_alloc", "pkey_free", "pkey_mprotect", "remap_file_pages"}},
 	{action: actAllow, reason: "processes and threads: running programs, waiting for children, thread-local storage and the runtimes' thread bookkeeping (clone itself is in argRules)",
@@ -213,30 +213,30 @@ func setID(name string, arg uint8) argRule {
 }
 
 // metaReason is why, without namespaces, a call that changes a file's
-// metadata by path is refused: Landlock hooks opening, creating, removing
-// and truncating a file, never chmod, chown, utimes or xattrs, so by path
-// they reach every file of the invoking user on the host.
-const metaReason = "Landlock hooks opening, creating, removing and truncating files, not changing their mode, owner, times or extended attributes: without a mount namespace (the Landlock launcher without user namespaces) these calls reach, by path, every file of the invoking user on the host (a red team made ~/.ssh/id_ed25519 world-readable and ~/.bashrc and the policy world-writable). The descriptor forms (fchmod, fchown, futimens, fsetxattr) stay: they reach only files the ruleset let the process open"
+// metadata is refused: Landlock hooks opening, creating, removing and
+// truncating a file, never chmod, chown, utimes or xattrs. By path they
+// reach every file of the invoking user on the host; by descriptor, every
+// file the ruleset lets the process open, read-only grants included.
+const metaReason = "Landlock hooks opening, creating, removing and truncating files, not changing their mode, owner, times or extended attributes: without a mount namespace (the Landlock launcher without user namespaces) these calls reach, by path, every file of the invoking user on the host (a red team made ~/.ssh/id_ed25519 world-readable and ~/.bashrc and the policy world-writable), and by descriptor every file the process may open, its read-only grants included (a red team made a read-only grant's folder world-writable and set an ACL on its files). With a mount namespace a read-only grant answers EROFS"
 
-// byPathWithoutNamespaces is the check that refuses name by path without
-// namespaces (metaReason).
-func byPathWithoutNamespaces(name string) check {
-	return check{outcome: outcome{action: actEPERM, what: name + "(a path, without namespaces)", when: withoutNamespaces, reason: metaReason}}
+// withoutNamespaces is the check that refuses name without namespaces
+// (metaReason).
+func metadataWithoutNamespaces(name string) check {
+	return check{outcome: outcome{action: actEPERM, what: name + "(without namespaces)", when: withoutNamespaces, reason: metaReason}}
 }
 
-// metadata is an argRule for a call that changes a file's metadata by
-// path: refused without namespaces (unless one of first holds before),
-// allowed otherwise.
-func metadata(name string, first ...check) argRule {
-	return argRule{name: name, checks: append(first, byPathWithoutNamespaces(name)),
+// metadata is an argRule for a call that changes a file's metadata:
+// refused without namespaces, allowed otherwise.
+func metadata(name string) argRule {
+	return argRule{name: name, checks: []check{metadataWithoutNamespaces(name)},
 		otherwise: outcome{action: actAllow, reason: "changing a file's metadata, under the same confinement as its path: the mount namespace's (bwrap, the Landlock launcher with namespaces)"}}
 }
 
-// pathMode is setID for a call that sets a mode by path: also refused
-// without namespaces.
-func pathMode(name string, arg uint8) argRule {
+// mode is setID for a call that sets a mode: also refused without
+// namespaces.
+func mode(name string, arg uint8) argRule {
 	r := setID(name, arg)
-	r.checks = append([]check{byPathWithoutNamespaces(name)}, r.checks...)
+	r.checks = append([]check{metadataWithoutNamespaces(name)}, r.checks...)
 	return r
 }
 
@@ -255,13 +255,11 @@ func fastOpen(name string, arg uint8) argRule {
 
 // argRules are sorted by name (byName), each name once.
 var argRules = byName([]argRule{
-	pathMode("chmod", 1), setID("fchmod", 1), pathMode("fchmodat", 2), pathMode("fchmodat2", 2),
-	metadata("chown"), metadata("lchown"), metadata("fchownat"),
-	metadata("utime"), metadata("utimes"), metadata("futimesat"),
-	metadata("utimensat", check{conds: []cond{{arg: 1, op: opIn64, set: []uint32{0}}}, outcome: outcome{action: actAllow, when: withoutNamespaces,
-		reason: "futimens: a NULL path, the times of a descriptor the process holds"}}),
-	metadata("setxattr"), metadata("lsetxattr"), metadata("setxattrat"),
-	metadata("removexattr"), metadata("lremovexattr"), metadata("removexattrat"),
+	mode("chmod", 1), mode("fchmod", 1), mode("fchmodat", 2), mode("fchmodat2", 2),
+	metadata("chown"), metadata("fchown"), metadata("lchown"), metadata("fchownat"),
+	metadata("utime"), metadata("utimes"), metadata("futimesat"), metadata("utimensat"),
+	metadata("setxattr"), metadata("lsetxattr"), metadata("fsetxattr"), metadata("setxattrat"),
+	metadata("removexattr"), metadata("lremovexattr"), metadata("fremovexattr"), metadata("removexattrat"),
 	fastOpen("sendto", 3), fastOpen("sendmsg", 2), fastOpen("sendmmsg", 3),
 	{name: "listen",
 		checks: []check{{outcome: outcome{action: actEACCES, what: "listen(without namespaces)", when: withoutNamespaces,

@@ -49,8 +49,8 @@
 // AF_UNIX socket(2) (EACCES) and datagram socketpairs (a datagram socket of
 // a pair can still sendto a named socket on the host); and, with
 // NoNamespaces (the Landlock launcher without user namespaces), what
-// Landlock does not hook there: metadata changes by path (chmod, chown,
-// utimes, xattrs: EPERM), listen(2), MSG_FASTOPEN sends and sock_diag
+// Landlock does not hook there: metadata changes (chmod, chown, utimes,
+// xattrs, by path or descriptor: EPERM), listen(2), MSG_FASTOPEN sends and sock_diag
 // sockets (EACCES).
 //
 // A filter sees numbers, never paths: DenyUnixSockets refuses pathname and

@@ -450,11 +450,11 @@ var want = map[string]map[string]string{
 	"filter-deny-unix": {"tiocsetd": "EPERM", "fchmod_plain": "ok", "chown_path": "ok", "fchown": "ok", "utimes_path": "ok", "futimens": "ok", "listen_unbound": "ok", "fastopen": "!EACCES", "sock_diag": "ok", "keyctl": "ENOSYS", "add_key": "ENOSYS", "tiocsti": "EPERM", "tiocsti_hi": "EPERM", "tioclinux": "EPERM", "clone3": "ENOSYS",
 		"socket_unix": "EACCES", "socket_unix_dgram": "EACCES", "socket_packet": "EAFNOSUPPORT", "socketpair_stream": "ok", "socketpair_dgram": "EACCES", "dgram_reach": "EACCES", "chmod_setuid": "EPERM", "create_setgid": "EPERM", "chmod_plain": "ok",
 		"prlimit_other": "EPERM", "nice_other": "EPERM", "affinity_other": "EPERM", "ioprio_other": "EPERM"},
-	// The Landlock launcher without namespaces: metadata by path, listen,
-	// Fast Open and sock_diag refused; the descriptor forms stay.
+	// The Landlock launcher without namespaces: metadata changes, listen,
+	// Fast Open and sock_diag refused.
 	"filter-no-ns": {"tiocsetd": "EPERM", "keyctl": "ENOSYS", "add_key": "ENOSYS", "tiocsti": "EPERM", "tiocsti_hi": "EPERM", "tioclinux": "EPERM", "clone3": "ENOSYS",
 		"socket_unix": "ok", "socket_unix_dgram": "ok", "socket_packet": "EAFNOSUPPORT", "socketpair_stream": "ok", "socketpair_dgram": "ok", "dgram_reach": "ok", "chmod_setuid": "EPERM", "create_setgid": "EPERM", "chmod_plain": "EPERM",
-		"fchmod_plain": "ok", "chown_path": "EPERM", "fchown": "ok", "utimes_path": "EPERM", "futimens": "ok", "listen_unbound": "EACCES", "fastopen": "EACCES", "sock_diag": "EACCES",
+		"fchmod_plain": "EPERM", "chown_path": "EPERM", "fchown": "EPERM", "utimes_path": "EPERM", "futimens": "EPERM", "listen_unbound": "EACCES", "fastopen": "EACCES", "sock_diag": "EACCES",
 		"tcp_loopback":  "EACCES", // net.Listen's listen(2)
 		"prlimit_other": "EPERM", "nice_other": "EPERM", "affinity_other": "EPERM", "ioprio_other": "EPERM"},
 }

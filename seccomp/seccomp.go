@@ -19,8 +19,8 @@ type Options struct {
 	// NoNamespaces is the Landlock launcher without user namespaces (no
 	// mount, network or PID namespace): it refuses what Landlock does not
 	// hook and a namespace would have confined. Changing a file's mode,
-	// owner, times or extended attributes by path (EPERM; the descriptor
-	// forms stay), listen(2), which binds an unbound socket itself
+	// owner, times or extended attributes, by path or by descriptor
+	// (EPERM), listen(2), which binds an unbound socket itself
 	// (EACCES), a send with MSG_FASTOPEN, which connects as it sends
 	// (EACCES), and sock_diag sockets, which list the host's sockets
 	// (EACCES).

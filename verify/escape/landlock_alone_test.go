@@ -38,10 +38,14 @@ var landlockAloneScenarios = []scenario{
 					}
 				}
 				key := hostFile(t, uid)
+				ro := roGrantFile(t, sb, uid)
 				l := loopbackListener(t)
 				snap := sb.snapshot(t)
-				o := sb.launchWith(t, how, sb.entry.Command, sb.entry.Args, opts, aloneSteps(key, l.addr(), noNS, true))
+				o := sb.launchWith(t, how, sb.entry.Command, sb.entry.Args, opts, aloneSteps(key, ro, l.addr(), noNS, true))
 				o.requireDenied(t, sb.backend)
+				if fi, err := os.Stat(filepath.Join(sb.root, ro)); err != nil || fi.Mode().Perm() != 0o644 {
+					t.Errorf("%s via %s: the read-only grant's file changed: %v %v", sb.backend, how, fi.Mode(), err)
+				}
 				if fi, err := os.Stat(key); err != nil || fi.Mode().Perm() != 0o600 || fi.ModTime().Unix() < 1000 {
 					t.Errorf("%s via %s: the user's file outside the grants changed: %v %v", sb.backend, how, fi.Mode(), err)
 				}
@@ -56,8 +60,9 @@ var landlockAloneScenarios = []scenario{
 			// command, as the server's user.
 			uid := throttleUID(t)
 			key := hostFile(t, uid)
+			ro := roGrantFile(t, sb, uid)
 			l := loopbackListener(t)
-			steps := aloneSteps(key, l.addr(), true, false)
+			steps := aloneSteps(key, ro, l.addr(), true, false)
 			sb.launchBare(t, launchOpts{cred: uid.cred}, steps...).requireSucceeded(t, "bare", names(steps)...)
 			if fi, err := os.Stat(key); err != nil || fi.Mode().Perm() != 0o666 {
 				t.Errorf("bare: the file is %v (%v), want 0666: the suite cannot see a mode changed", fi.Mode(), err)
@@ -74,7 +79,7 @@ var landlockAloneScenarios = []scenario{
 // and open a sock_diag socket. With namespaces the file and the listener
 // are out of sight, and listen and sock_diag see an empty network
 // namespace (allowed: nothing to reach); without, the filter refuses all.
-func aloneSteps(file, addr string, noNS, deny bool) []step {
+func aloneSteps(file, ro, addr string, noNS, deny bool) []step {
 	attempt := func(name, sh string, errnos ...string) step {
 		if deny {
 			return denyWith(name, sh, errnos...)
@@ -90,6 +95,7 @@ func aloneSteps(file, addr string, noNS, deny bool) []step {
 	return []step{
 		attempt("chmod 0666 the user's file outside the grants", "chmod 0666 "+shq(file), "EPERM", "ENOENT"),
 		attempt("touch -c -d @1 the user's file outside the grants", "ls "+shq(file)+" >/dev/null && touch -c -d @1 "+shq(file), "EPERM", "ENOENT"),
+		attempt("fchmod 0666 a read-only grant's file, opened for reading", helperSh("fchmod", ro, "666"), "EPERM", "EROFS"),
 		attempt("sendto(MSG_FASTOPEN) to a host listener", helperSh("fastopen", addr), "EACCES", "ENETUNREACH"),
 		hidden("listen(2) on an unbound socket", helperSh("listen"), "EACCES"),
 		hidden("socket(AF_NETLINK, NETLINK_SOCK_DIAG)", helperSh("sockdiag"), "EACCES"),
@@ -110,6 +116,20 @@ func hostFile(t *testing.T, uid throttleUser) string {
 		must(t, os.Chown(p, uid.id, uid.gid()))
 	}
 	return p
+}
+
+// roGrantFile is a file of the server's user in its read-only grant (the
+// project), relative to the project.
+func roGrantFile(t *testing.T, sb *sandbox, uid throttleUser) string {
+	t.Helper()
+	const name = "ro-config"
+	p := filepath.Join(sb.root, name)
+	must(t, os.WriteFile(p, []byte("read-only\n"), 0o644))
+	must(t, os.Chmod(p, 0o644))
+	if uid.cred != nil {
+		must(t, os.Chown(p, uid.id, uid.gid()))
+	}
+	return name
 }
 
 // tcpListener is a TCP listener on the host's loopback that keeps what it

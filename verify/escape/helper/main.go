@@ -79,7 +79,7 @@ func run(op string, args []string) (string, error) {
 	need := map[string]int{"connect": 1, "dial": 1, "environ": 2, "tiocsti": 1, "keyring": 1, "readfd": 1, "procfd": 1, "openat": 2, "mount": 1, "prockeys": 1,
 		"termios": 1, "noecho": 1, "emit": 1, "ttydaemon": 4, "prlimit": 1, "renice": 1, "renice-user": 0,
 		"userkeyring": 1, "plant-user-key": 2, "unlink-user-key": 1, "vsock": 0,
-		"fastopen": 1, "listen": 0, "sockdiag": 0}
+		"fastopen": 1, "listen": 0, "sockdiag": 0, "fchmod": 2}
 	n, ok := need[op]
 	if !ok || len(args) != n {
 		return "", fmt.Errorf("usage: %s: %w", op, unix.EINVAL)
@@ -166,6 +166,20 @@ func run(op string, args []string) (string, error) {
 		}
 		time.Sleep(200 * time.Millisecond) // the SYN's data reaches the listener
 		return "sent to " + args[0] + " with MSG_FASTOPEN", nil
+	case "fchmod": // through a descriptor opened for reading: a read-only grant's file
+		mode, err := strconv.ParseUint(args[1], 8, 32)
+		if err != nil {
+			return "", err
+		}
+		fd, err := unix.Open(args[0], unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return "", fmt.Errorf("open %s read-only: %w", args[0], err)
+		}
+		defer unix.Close(fd)
+		if err := unix.Fchmod(fd, uint32(mode)); err != nil {
+			return "", fmt.Errorf("fchmod %s %s: %w", args[0], args[1], err)
+		}
+		return "fchmod " + args[1] + " through a read-only descriptor", nil
 	case "listen": // listen(2) on an unbound socket binds a port itself
 		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
 		if err != nil {
