@@ -112,10 +112,6 @@ func (e Engine) Prepare(args []string) ([]string, error) {
 				return nil, err
 			}
 			i++
-			if m.kind != "bind" {
-				out = append(out, a, args[i])
-				continue
-			}
 			if !m.readonly && path.Clean(m.source) == path.Clean(root) {
 				extra, err := engineFixedTop(src, m, e.Unprotected, bound, explicit, opened)
 				if err != nil {
@@ -299,8 +295,22 @@ func parseMount(v string) (*mountSpec, error) {
 		return nil, fmt.Errorf("--mount %q: %v", v, err)
 	}
 	m := &mountSpec{}
+	seen := map[string]bool{}
 	for _, f := range fields {
 		k, val, _ := strings.Cut(f, "=")
+		key := strings.ToLower(k)
+		switch key {
+		case "source", "src":
+			key = "source"
+		case "target", "destination", "dst":
+			key = "target"
+		case "readonly", "ro":
+			key = "readonly"
+		}
+		if seen[key] {
+			return nil, fmt.Errorf("--mount %q: %s given twice", v, key)
+		}
+		seen[key] = true
 		switch strings.ToLower(k) {
 		case "type":
 			m.kind = val
@@ -314,7 +324,14 @@ func parseMount(v string) (*mountSpec, error) {
 			m.extra = append(m.extra, f)
 		}
 	}
-	if m.kind == "bind" && (m.source == "" || m.target == "") {
+	// Only what mcpolicy emits: a bind, spelled so. Any other type went
+	// through unchecked, and the engine reads "BIND" as a bind too: a
+	// hand-edited entry mounted / at /host past every check (red team);
+	// no type at all is a volume.
+	if m.kind != "bind" {
+		return nil, fmt.Errorf("--mount %q: only type=bind, as mcpolicy emits it, is accepted (the launcher checks every mount's source)", v)
+	}
+	if m.source == "" || m.target == "" {
 		return nil, fmt.Errorf("--mount %q: a bind needs a source and a target", v)
 	}
 	return m, nil

@@ -59,3 +59,36 @@ func TestEngineExplicitMountOnATopLevelEntry(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineRefusesWhatItDoesNotEmit: a --mount of another type (the
+// engine reads "BIND" as a bind; no type is a volume), one naming its
+// source twice, and a --security-opt but no-new-privileges are refused
+// before any engine is asked: each would mount or run past the checks.
+func TestEngineRefusesWhatItDoesNotEmit(t *testing.T) {
+	root := t.TempDir()
+	engine := filepath.Join(t.TempDir(), "docker") // answers image inspect only
+	if err := os.WriteFile(engine, []byte("#!/bin/sh\necho '{\"Cmd\": [\"/server\"]}'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (launch.Engine{Path: engine, Root: root, Verifier: "/v", Seccomp: "/proc/self/fd/3"}).Prepare([]string{"run", "--rm", "img:1"}); err != nil {
+		t.Fatalf("the control: %v", err)
+	}
+	for _, args := range [][]string{
+		{"run", "--mount", "type=BIND,source=/,target=/host", "img:1"},
+		{"run", "--mount", "source=/,target=/host", "img:1"},
+		{"run", "--mount", "type=volume,source=data,target=/data", "img:1"},
+		{"run", "--mount", "type=tmpfs,target=/x", "img:1"},
+		{"run", "--mount", "type=bind,source=" + root + ",src=/,target=/w", "img:1"},
+		{"run", "--security-opt", "seccomp=unconfined", "img:1"},
+		{"run", "--security-opt", "apparmor=unconfined", "img:1"},
+		{"run", "--security-opt=seccomp=unconfined", "img:1"},
+		{"run", "--privileged", "img:1"},
+	} {
+		if out, err := (launch.Engine{Path: engine, Root: root, Verifier: "/v", Seccomp: "/proc/self/fd/3"}).Prepare(args); err == nil {
+			t.Errorf("%q: prepared as %q", args, out)
+		}
+	}
+	if _, err := (launch.Engine{Path: engine, Root: root, Verifier: "/v"}).Prepare([]string{"run", "img:1"}); err == nil || !strings.Contains(err.Error(), "seccomp") {
+		t.Errorf("no profile: %v, want a refusal", err)
+	}
+}
