@@ -57,7 +57,11 @@ func Explain(p *Plan) string {
 	if p.User.Invoker {
 		line(s.NonRootUser, "user: the invoking user's own ids (never root: a root launch is refused)")
 	} else {
-		line(s.NonRootUser, fmt.Sprintf("user: %s (not root)", p.User))
+		if p.User.RootGroup() {
+			line(s.NonRootUser, fmt.Sprintf("user: %s (not root, but in root's group: gid 0)", p.User))
+		} else {
+			line(s.NonRootUser, fmt.Sprintf("user: %s (not root)", p.User))
+		}
 	}
 	line(len(p.Env) == 0, "environment: empty (no variable passed through)")
 	line(s.MemoryBytes > 0, "memory: at most "+bytesize.Format(s.MemoryBytes))

@@ -166,6 +166,11 @@ func (u User) String() string {
 // Root reports whether the server runs as uid 0 whoever starts it.
 func (u User) Root() bool { return !u.Invoker && u.UID == 0 }
 
+// RootGroup reports whether a non-root server runs in root's group (gid
+// 0): the host's, under a root launcher or a rootful engine, whose files
+// (root:root 0640, 0660) it then reads and writes.
+func (u User) RootGroup() bool { return !u.Invoker && u.UID != 0 && u.GID == 0 }
+
 // InvokerUser is the policy's `user: "invoker"`: the server runs as the
 // user who starts it (never root: the launch refuses), so a read-write
 // mount is written as that user under docker and podman too.

@@ -533,3 +533,18 @@ func TestRunsNext(t *testing.T) {
 		})
 	}
 }
+
+// TestRootGroup: a policy's gid 0 is root's group on the host under a root
+// launcher or a rootful engine: ROOT_USER says so; another gid does not.
+func TestRootGroup(t *testing.T) {
+	for user, want := range map[string]string{"1000:0": "runs in root's group (gid 0)", "0:0": "runs as uid 0", "1000:1000": ""} {
+		e := lint.Example{Kind: "policy", Text: "version: \"v1\"\nservers: s: {image: \"x:1\", user: \"" + user + "\"}\n"}
+		var got []string
+		for _, f := range findings(t, "ROOT_USER", e) {
+			got = append(got, f.Message)
+		}
+		if (want == "") != (len(got) == 0) || want != "" && !strings.Contains(strings.Join(got, "; "), want) {
+			t.Errorf("user %s: ROOT_USER %q, want %q", user, got, want)
+		}
+	}
+}

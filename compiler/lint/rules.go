@@ -384,7 +384,7 @@ func builtinRules() []*Rule {
 		},
 		{
 			ID: "ROOT_USER", Name: "root-user", Severity: Warning,
-			Purpose: "The server is told to run as root inside the sandbox (--user 0 or root; a policy's uid 0).", Rationale: "As root, file modes no longer apply to it inside the namespace, and any escape starts from uid 0. A container entry with no --user at all is an item of CONTAINER_UNHARDENED; this ID also waives that item.",
+			Purpose: "The server is told to run as root inside the sandbox (--user 0 or root; a policy's uid 0), or in root's group (a policy's gid 0).", Rationale: "As root, file modes no longer apply to it inside the namespace, and any escape starts from uid 0. In root's group it reads and writes the host's root-group files under a root launcher or a rootful engine. A container entry with no --user at all is an item of CONTAINER_UNHARDENED; this ID also waives that item.",
 			Remediation: "Run as a non-root user (--user 1000:1000; a policy's default).", Bad: without("--user", 2, "--user", "root"), Good: run(),
 			check: func(t *Target, o Options, report reportFn) {
 				for _, f := range t.Flags {
@@ -394,6 +394,9 @@ func builtinRules() []*Rule {
 				}
 				if t.Origin == FromPolicy && t.Plan != nil && t.Plan.User.Root() {
 					report(t.Plan.UserPos, "runs as uid 0")
+				}
+				if t.Origin == FromPolicy && t.Plan != nil && t.Plan.User.RootGroup() {
+					report(t.Plan.UserPos, "runs in root's group (gid 0)")
 				}
 			},
 		},
