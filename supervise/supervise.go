@@ -574,14 +574,7 @@ func (s *session) stdio(cmd *exec.Cmd) {
 	// attributes say already stays: bwrap's Credential (a root supervisor
 	// starts it as the plan's user) was replaced here, and the server ran
 	// as the host's root (red team).
-	a := sysProcAttr()
-	switch {
-	case a == nil:
-	case cmd.SysProcAttr == nil:
-		cmd.SysProcAttr = a
-	default:
-		cmd.SysProcAttr.Pdeathsig = a.Pdeathsig
-	}
+	withParentDeath(cmd)
 }
 
 // openSocketTo lets uid reach the proxy's socket: the folder searchable

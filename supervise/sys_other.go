@@ -4,12 +4,14 @@ package supervise
 
 import (
 	"os"
+	"os/exec"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-func sysProcAttr() *syscall.SysProcAttr { return nil }
+// withParentDeath: no Pdeathsig here.
+func withParentDeath(cmd *exec.Cmd) {}
 
 func terminal(fd uintptr) bool {
 	_, err := unix.IoctlGetTermios(int(fd), unix.TIOCGETA)
