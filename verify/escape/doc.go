@@ -152,7 +152,8 @@
 // The root-launch scenario (invoker_test.go) starts the entry of a
 // default-user policy (1000:1000) as root: the server must be uid 1000 on
 // the host, as docker's --user makes it (what it writes in its grant is
-// 1000's; root's files there and /proc/sys refuse it). Its weakened
+// 1000's; root's files there and /proc/sys refuse it), through the entry
+// and, for bwrap and the engines, through mcpolicy run. Its weakened
 // wiring is bwrap without the launcher, started by root: the plan's 1000
 // is the host's root. The channels scenarios (channels_test.go) take what
 // no confinement element models: a key in the user keyring of the
