@@ -25,18 +25,7 @@ var landlockAloneScenarios = []scenario{
 		real: func(t *testing.T, sb *sandbox) {
 			uid := throttleUID(t)
 			for _, noNS := range []bool{false, true} {
-				how := "entry (Landlock launcher, namespaces)"
-				opts := launchOpts{env: sb.entry.Env, cred: uid.cred}
-				if noNS {
-					how = "entry (Landlock alone: no user namespace can be created)"
-					opts = withoutUserNS(sb, opts, uid)
-					if err := probeWithoutUserNS(opts); err != nil {
-						if ci {
-							t.Fatalf("CI=true, so not skipping: the entry cannot be spawned as on a host without user namespaces: %v", err)
-						}
-						t.Skipf("the entry cannot be spawned as on a host without user namespaces (the test's user namespace: %v): Landlock alone is not tried", err)
-					}
-				}
+				how, opts := entryWith(t, sb, uid, noNS)
 				key := hostFile(t, uid)
 				ro := roGrantFile(t, sb, uid)
 				l := loopbackListener(t)

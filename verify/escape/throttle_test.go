@@ -27,18 +27,7 @@ var throttleScenarios = []scenario{
 		real: func(t *testing.T, sb *sandbox) {
 			uid := throttleUID(t)
 			for _, noNS := range []bool{false, true} {
-				how := "entry (Landlock launcher, namespaces)"
-				opts := launchOpts{env: sb.entry.Env, cred: uid.cred}
-				if noNS {
-					how = "entry (Landlock alone: no user namespace can be created)"
-					opts = withoutUserNS(sb, opts, uid)
-					if err := probeWithoutUserNS(opts); err != nil {
-						if ci {
-							t.Fatalf("CI=true, so not skipping: the entry cannot be spawned as on a host without user namespaces: %v", err)
-						}
-						t.Skipf("the entry cannot be spawned as on a host without user namespaces (the test's user namespace: %v): Landlock alone is not tried", err)
-					}
-				}
+				how, opts := entryWith(t, sb, uid, noNS)
 				v := startVictim(t, uid)
 				before := v.state(t)
 				snap := sb.snapshot(t)
@@ -136,6 +125,24 @@ func withoutUserNS(sb *sandbox, opts launchOpts, uid throttleUser) launchOpts {
 		a.AmbientCaps = []uintptr{unix.CAP_SYS_RESOURCE}
 	}
 	return opts
+}
+
+// entryWith is how the Landlock entry is spawned as uid, with user
+// namespaces or (noNS) as on a host without them, and how to say so.
+func entryWith(t *testing.T, sb *sandbox, uid throttleUser, noNS bool) (string, launchOpts) {
+	t.Helper()
+	opts := launchOpts{env: sb.entry.Env, cred: uid.cred}
+	if !noNS {
+		return "entry (Landlock launcher, namespaces)", opts
+	}
+	opts = withoutUserNS(sb, opts, uid)
+	if err := probeWithoutUserNS(opts); err != nil {
+		if ci {
+			t.Fatalf("CI=true, so not skipping: the entry cannot be spawned as on a host without user namespaces: %v", err)
+		}
+		t.Skipf("the entry cannot be spawned as on a host without user namespaces (the test's user namespace: %v): Landlock alone is not tried", err)
+	}
+	return "entry (Landlock alone: no user namespace can be created)", opts
 }
 
 // probeWithoutUserNS runs true as withoutUserNS would run the entry.
