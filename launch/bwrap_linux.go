@@ -82,6 +82,9 @@ func GiveStdio(uid int, files ...*os.File) error {
 	return nil
 }
 
+// Reaches reports, as an error naming it, whether c reaches path.
+func Reaches(c *syscall.Credential, path string) error { return reachableAs(c, []string{path}) }
+
 // reachableAs opens each path (O_PATH) with c's filesystem ids, on a
 // thread locked for the check, and names the first that c cannot reach.
 // The thread gets this process's ids back before it is unlocked; it is

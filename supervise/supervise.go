@@ -234,7 +234,47 @@ func (s *session) startProxy() error {
 	if s.machine.Self, err = staticSelf(s.opt.Self); err != nil {
 		return err
 	}
+	if u := s.plan.User; s.opt.Backend == bwrap.Backend && os.Geteuid() == 0 && !u.Root() && !u.Invoker {
+		// bwrap, run as the plan's user, resolves the forwarder's path as
+		// that user: mcpolicy installed below /root is out of its reach.
+		// A copy in the socket's folder, root's and searchable, is not.
+		c := &syscall.Credential{Uid: uint32(u.UID), Gid: uint32(u.GID)}
+		if launch.Reaches(c, s.machine.Self) != nil {
+			if s.machine.Self, err = copyInto(s.dir, s.machine.Self); err != nil {
+				return fmt.Errorf("the forwarder for the server's user: %v", err)
+			}
+		}
+	}
 	return nil
+}
+
+// copyInto links (on the same filesystem), or else copies, the executable
+// at src into dir, mode 0755, and returns the new path.
+func copyInto(dir, src string) (string, error) {
+	dst := filepath.Join(dir, "mcpolicy")
+	if os.Link(src, dst) == nil {
+		if fi, err := os.Stat(dst); err == nil && fi.Mode().Perm()&0o005 == 0o005 {
+			return dst, nil // the same inode: others may read and run it
+		}
+		os.Remove(dst)
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o755)
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return "", err
+	}
+	if err := out.Close(); err != nil {
+		return "", err
+	}
+	return dst, os.Chmod(dst, 0o755)
 }
 
 // selfCheckWait bounds checkOwn's round trip through this process's own
