@@ -142,7 +142,7 @@ func Args(p *compiler.Plan, r compiler.Resolver, layout Layout, envFD int) ([]st
 	a = append(a, "--")
 	a = append(a, command...)
 	for _, s := range a {
-		if err := emit.CheckSafe(p.Server, "argument", unmark(s)); err != nil {
+		if err := emit.CheckSafe(p.Server, "argument", s); err != nil {
 			return nil, err
 		}
 	}
