@@ -168,6 +168,19 @@
 // and a sock_diag socket must fail, the file and the listener unchanged;
 // weakened: bare.
 //
+// The by-hand scenarios (wrapper_test.go, issue #32) run self-rewrite,
+// git-takeover, create-protected and symlink-swap through what a person
+// starts rather than the client entry, as a developer starts it (uid
+// 1000, pipes, their PATH with mcpolicy and mcpolicy-launch on it, the
+// project as the working folder): `sh .mcpolicy/bwrap/attacker.sh` on
+// bwrap, whose out-of-band widened spec must be refused (exit 8), and
+// `mcpolicy run` on bwrap, docker and podman, each on a project of its
+// own. mcpolicy run compiles the policy at each start: a swapped nested
+// source is refused there as a policy error (exit 2), nothing run. Their
+// weakened wiring is the wrapper build wrote before: bwrap with the spec's
+// arguments and a plain --bind of the project, run by hand, where every
+// step succeeds and the next run by hand runs the rewritten wrapper.
+//
 // Under CI=true a missing bwrap, docker, podman or Landlock (or pty,
 // session keyring, writable /run, user namespaces for host-throttle, or
 // catatonit for podman kube play) fails
