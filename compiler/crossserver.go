@@ -31,9 +31,12 @@ type used struct {
 // mount sources lets the first decide what the second runs next, with the
 // second's grants (its secrets, its egress): refused unless the writer
 // accepts rw-holds-other-server. Every program or script that lies under
-// any server's writable grant (its own included) is listed in the plan's
-// ProgramPins: the client entry pins its digest, and the launcher refuses
-// other bytes. Plans whose pins change are hashed again.
+// another server's writable grant (an accepted one) is listed in the
+// plan's ProgramPins: the client entry pins its digest, and the launcher
+// refuses other bytes. Plans whose pins change are hashed again. A
+// program under the server's own grant is not pinned: what it writes
+// there runs with the grants it already has (and the escape suite's
+// payload is exactly that).
 func (c *compiler) crossServer(plans []*Plan) {
 	uses := make([][]used, len(plans))
 	for i, p := range plans {
@@ -74,7 +77,7 @@ func (c *compiler) crossServer(plans []*Plan) {
 		var pins []HostPath
 		seen := map[HostPath]bool{}
 		for _, u := range uses[i] {
-			if !u.run || seen[u.host] || !c.writable(plans, u.abs) {
+			if !u.run || seen[u.host] || !c.writable(plans, p, u.abs) {
 				continue
 			}
 			seen[u.host] = true
@@ -88,11 +91,11 @@ func (c *compiler) crossServer(plans []*Plan) {
 	}
 }
 
-// writable reports whether any server's read-write grant holds abs, past
-// its protected entries.
-func (c *compiler) writable(plans []*Plan, abs string) bool {
+// writable reports whether a read-write grant of a server other than
+// self holds abs, past its protected entries.
+func (c *compiler) writable(plans []*Plan, self *Plan, abs string) bool {
 	for _, w := range plans {
-		if w == nil {
+		if w == nil || w == self {
 			continue
 		}
 		for _, s := range w.sources {

@@ -65,15 +65,16 @@ func TestCrossServer(t *testing.T) {
 	}
 }
 
-// TestProgramPins: a program or script that any read-write grant holds,
-// the server's own included, is listed for the entry to pin; one no grant
-// writes is not, and the pins change the plan's hash.
+// TestProgramPins: a program or script that another server's read-write
+// grant holds is listed for the entry to pin; one only its own grant
+// holds, or no grant, is not; the pins change the plan's hash.
 func TestProgramPins(t *testing.T) {
 	plans, _, err := compileSrc(t, `version: "v1"
 servers: {
 	writer: {command: ["x"], mounts: [{source: ".", target: "/p", mode: "rw"}], accept: ["rw-holds-other-server"]}
 	victim: {command: ["/w/bin/victim", "/w/bin/run.sh", "--flag", "/w/bin/none"], mounts: [{source: "bin", target: "/w/bin"}]}
 	self: {command: ["/s/own"], mounts: [{source: "own", target: "/s", mode: "rw"}]}
+
 	plain: {command: ["/usr/bin/env"], mounts: [{source: "ro", target: "/ro"}]}
 }
 `, "bin/victim", "bin/run.sh", "own/own", "ro/")
@@ -90,7 +91,7 @@ servers: {
 	}
 	want := map[string]string{
 		"victim": "${PROJECT_ROOT}/bin/run.sh ${PROJECT_ROOT}/bin/victim",
-		"self":   "${PROJECT_ROOT}/own/own", "writer": "", "plain": "",
+		"self":   "${PROJECT_ROOT}/own/own", "writer": "", "plain": "", // the writer holds own/
 	}
 	for s, w := range want {
 		if got[s] != w {
