@@ -164,7 +164,10 @@ func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self, e
 			Show:     func(file string) string { return shown(r, root, file) },
 			Launcher: func() (string, error) { return Launcher(self) },
 			Pin:      func(file string, want []byte) (string, error) { return pin(p, file, want) },
-			Abs:      absolute})
+			Program: func(h compiler.HostPath) (string, error) {
+				return launch.ProgramDigest(compiler.Machine{ProjectRoot: root, Home: home}.Resolve(h), root, home)
+			},
+			Abs: absolute})
 		if err != nil {
 			return nil, err
 		}

@@ -88,6 +88,7 @@ func Compile(policies []*schema.Policy, opt Options) ([]*Plan, error) {
 	for _, e := range errs {
 		c.errs = append(c.errs, e...)
 	}
+	c.crossServer(plans)
 	if err := c.errs.Err(); err != nil {
 		return nil, err
 	}

@@ -12,7 +12,8 @@ import (
 // every time: bad servers spread through a long policy (a reserved
 // workdir, a source outside the project, an invalid name; protected names
 // found in the rw mounts). Names declared twice, in two files, are the
-// goldens' (invalid_duplicate_server_dir).
+// goldens' (invalid_duplicate_server_dir). Servers sharing a read-write
+// folder accept rw-holds-other-server (crossserver_test.go).
 func TestCompileParallelIsSequential(t *testing.T) {
 	var src strings.Builder
 	src.WriteString("version: \"v1\"\nservers: {\n")
@@ -24,7 +25,7 @@ func TestCompileParallelIsSequential(t *testing.T) {
 		case 5:
 			source = "../out"
 		}
-		fmt.Fprintf(&src, "\t\"s%03d\": {command: [\"x\"], mounts: [{source: %q, target: \"/d\", mode: \"rw\"}]%s}\n", i, source, extra)
+		fmt.Fprintf(&src, "\t\"s%03d\": {command: [\"x\"], mounts: [{source: %q, target: \"/d\", mode: \"rw\"}], accept: [\"rw-holds-other-server\"]%s}\n", i, source, extra)
 	}
 	src.WriteString("\t\"S\": {command: [\"x\"]}\n}\n")
 	files := []string{"d0/", "d1/.git/", "d2/.vscode/", "d2/.env"}
@@ -53,7 +54,7 @@ func TestCompileParallelIsSequential(t *testing.T) {
 	src.Reset()
 	src.WriteString("version: \"v1\"\nservers: {\n")
 	for i := range 300 {
-		fmt.Fprintf(&src, "\t\"s%03d\": {command: [\"x\"], mounts: [{source: \"d%d\", target: \"/d\", mode: \"rw\"}]}\n", i, i%3)
+		fmt.Fprintf(&src, "\t\"s%03d\": {command: [\"x\"], mounts: [{source: \"d%d\", target: \"/d\", mode: \"rw\"}], accept: [\"rw-holds-other-server\"]}\n", i, i%3)
 	}
 	src.WriteString("}\n")
 	want = run(1)

@@ -37,7 +37,12 @@ type Plan struct {
 	Accept       []Accepted     `json:"accept"`      // sorted by name
 	Unprotected  []Unprotection `json:"unprotected"` // sorted by name
 	Subtractions Subtractions   `json:"subtractions"`
-	Hash         string         `json:"hash"`
+	// ProgramPins are the host files the server runs (its program, a
+	// script it is given) that some server's read-write grant holds: the
+	// client entry pins each one's digest, and the launcher refuses other
+	// bytes. Sorted; absent when none.
+	ProgramPins []HostPath `json:"programPins,omitempty"`
+	Hash        string     `json:"hash"`
 
 	// Source positions, kept for messages, lint and diff; not serialized, so
 	// moving a line in the policy does not change the plan. Elements of a
@@ -49,6 +54,8 @@ type Plan struct {
 	// Waivers acknowledge lint findings; they confine nothing, so they are
 	// not part of the plan's JSON or hash.
 	Waivers []schema.Waiver `json:"-"`
+	// sources are the mounts as written, for the checks across servers.
+	sources []*mountSource
 }
 
 // Field is the path of the server's entry, or of a section below it, as

@@ -56,6 +56,7 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 	if len(c.errs) > before {
 		return nil
 	}
+	p.sources = sources
 	p.computeHash()
 	return p
 }

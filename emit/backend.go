@@ -1,6 +1,11 @@
 package emit
 
-import "github.com/mcpolicy/mcpolicy/compiler"
+import (
+	"fmt"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/launch"
+)
 
 // Backend is one sandbox mcpolicy emits plans for. Each emitter package
 // exposes its value(s); package emit/backends lists them. Adding a backend
@@ -54,6 +59,9 @@ type EntryEnv struct {
 	// Pin checks that file holds want, as build wrote it, and returns the
 	// digest the entry pins (the launcher refuses any other bytes).
 	Pin func(file string, want []byte) (string, error)
+	// Program is the digest ("sha256:HEX") of a file the server runs, on
+	// this machine, read as the launcher will (launch.ProgramDigest).
+	Program func(compiler.HostPath) (string, error)
 	// Abs is a program's absolute path on this machine: an entry must not
 	// run whatever PATH finds first at spawn.
 	Abs func(program string) string
@@ -76,4 +84,37 @@ func BuiltFor(p *compiler.Plan, b Backend) bool {
 		}
 	}
 	return false
+}
+
+// ProgramPins are the plan's pinned programs as the artefact names them
+// (placeholders); nil when none.
+func ProgramPins(p *compiler.Plan) []string {
+	if len(p.ProgramPins) == 0 {
+		return nil
+	}
+	out := make([]string, len(p.ProgramPins))
+	for i, h := range p.ProgramPins {
+		out[i] = h.Placeholder()
+	}
+	return out
+}
+
+// ProgramArgs are the launcher flags that pin each of the plan's pinned
+// programs (launch.ProgramFlag): the file as the entry shows it, and its
+// digest on this machine now. A server whose program a read-write grant
+// holds could have rewritten it: the entry is written after the user
+// checked it, and the launcher refuses other bytes.
+func ProgramArgs(p *compiler.Plan, e EntryEnv) ([]string, error) {
+	var args []string
+	for _, h := range p.ProgramPins {
+		if e.Program == nil {
+			return nil, fmt.Errorf("server %q: its program %s lies under a read-write grant, and this entry cannot pin its digest", p.Server, h)
+		}
+		d, err := e.Program(h)
+		if err != nil {
+			return nil, fmt.Errorf("server %q: pinning its program %s (a read-write grant of the policy holds it): %w", p.Server, h, err)
+		}
+		args = append(args, "--"+launch.ProgramFlag, launch.ProgramPin(e.Paths.Resolve(h), d))
+	}
+	return args, nil
 }

@@ -30,6 +30,9 @@ type BwrapSpec struct {
 	// read-write mount of the project they stay writable.
 	Unprotected []string `json:"unprotected,omitempty"`
 	Args        []string `json:"args"`
+	// ProgramPins are the files the server runs that a read-write grant
+	// holds (placeholders): the entry must pin each (CheckPrograms).
+	ProgramPins []string `json:"programPins,omitempty"`
 	// OwnSocket, when set, is the sandbox path of a socket this process
 	// serves (mcpolicy run's egress proxy), and CheckOwn proves, on the very
 	// descriptor bwrap binds, that it reaches this process's listener

@@ -53,6 +53,8 @@ type Ruleset struct {
 	Workdir     string   `json:"workdir,omitempty"`
 	Command     []string `json:"command"`
 	Accept      []string `json:"accept"`
+	// ProgramPins: as BwrapSpec's.
+	ProgramPins []string `json:"programPins,omitempty"`
 }
 
 // Accepts reports whether the policy accepted the named degradation.

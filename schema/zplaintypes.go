@@ -560,6 +560,12 @@ var plainPolicyType = &plainType{
 																				"rw-holds-project",
 																			},
 																		},
+																		{
+																			Kind: "string",
+																			Const: []string{
+																				"rw-holds-other-server",
+																			},
+																		},
 																	},
 																},
 															},

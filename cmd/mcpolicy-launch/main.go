@@ -22,8 +22,13 @@
 // pass --project-root: an entry that lost its environment must not lose the
 // fixed top level with it (--engine refuses to start without a root).
 //
-// Exit codes: the server's own; 8 when the artefact's digest differs or a
-// mount source is (or passes through) a symlink: nothing is started; 4 when
+// --program-sha256 PATH=sha256:HEX (repeatable): a file the server runs
+// that a read-write grant of the policy holds, pinned by the entry; the
+// artefact lists the files it requires pinned (programPins).
+//
+// Exit codes: the server's own; 8 when the artefact's digest differs, a
+// pinned program's differs (or its pin is missing), or a mount source is
+// (or passes through) a symlink: nothing is started; 4 when
 // this machine cannot enforce the confinement; 1 on a usage or read error;
 // 126 when the Landlock launcher failed inside its namespaces.
 //
@@ -65,7 +70,8 @@ func main() {
 	projectRoot := flag.String("project-root", "", "the project folder ${PROJECT_ROOT} stands for (default: $PROJECT_ROOT; with --sha256, else three folders above the artefact)")
 	bwrapPath := flag.String(launch.BwrapProgram, "", "bwrap's absolute path (default: found on PATH)") // --bwrap: named after the program
 	envFile := flag.String("env-file", "", "take the values of the plan's env grants that the environment does not set from this file (NAME=value lines, mode 600, outside every grant)")
-	var unprotected names
+	var unprotected, programs names
+	flag.Var(&programs, launch.ProgramFlag, "PATH=sha256:HEX: a program of the server's that a read-write grant holds, as the client entry pinned it: refuse (exit 8) other bytes (repeatable)")
 	flag.Var(&unprotected, "unprotect", "with --engine: a protected name the policy unprotects (repeatable)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: mcpolicy-launch --sha256 HEX ARTEFACT\n       mcpolicy-launch --engine ENGINE -- run ARGS...\n       mcpolicy-launch [-v] RULESET.json\n")
@@ -88,12 +94,12 @@ func main() {
 	)
 	switch {
 	case *engine != "":
-		err = runEngine(*engine, flag.Args(), root(*projectRoot, ""), unprotected, *envFile)
+		err = runEngine(*engine, flag.Args(), root(*projectRoot, ""), unprotected, programs, *envFile)
 	case flag.NArg() != 1:
 		flag.Usage()
 		os.Exit(exitcode.Error)
 	default:
-		code, err = run(flag.Arg(0), *digest, *projectRoot, *bwrapPath, *envFile, *verbose)
+		code, err = run(flag.Arg(0), *digest, *projectRoot, *bwrapPath, *envFile, programs, *verbose)
 	}
 	exit(err)
 	os.Exit(code)
@@ -134,7 +140,10 @@ func root(flagValue, def string) string {
 	return def
 }
 
-func runEngine(engine string, args []string, root string, unprotected []string, envFile string) error {
+func runEngine(engine string, args []string, root string, unprotected, programs []string, envFile string) error {
+	if err := launch.CheckPrograms(nil, programs, root, os.Getenv("HOME")); err != nil {
+		return err
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -174,7 +183,7 @@ func engineEnvNames(args []string) []string {
 	return out
 }
 
-func run(file, digest, projectRoot, bwrapPath, envFile string, verbose bool) (int, error) {
+func run(file, digest, projectRoot, bwrapPath, envFile string, programs []string, verbose bool) (int, error) {
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return 0, err
@@ -201,6 +210,9 @@ func run(file, digest, projectRoot, bwrapPath, envFile string, verbose bool) (in
 		if err != nil {
 			return 0, fmt.Errorf("%s: %v", file, err)
 		}
+		if err := launch.CheckPrograms(spec.ProgramPins, programs, root, home); err != nil {
+			return 0, err
+		}
 		environ, err := launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: envFile, Grants: append(launch.BwrapSources(spec, root, home), root)}, spec.Env)
 		if err != nil {
 			return 0, err
@@ -225,6 +237,9 @@ func run(file, digest, projectRoot, bwrapPath, envFile string, verbose bool) (in
 	}
 	if err := rs.Resolve(root, home); err != nil {
 		return 0, fmt.Errorf("%s: %v", file, err)
+	}
+	if err := launch.CheckPrograms(rs.ProgramPins, programs, root, home); err != nil {
+		return 0, err
 	}
 	if err := rs.CheckSources(root, home); err != nil {
 		return 0, err

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/launch"
 )
 
@@ -16,7 +17,8 @@ func Spec(p *compiler.Plan) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := launch.BwrapSpec{Backend: Backend, Server: p.Server, Plan: p.Hash, Env: append([]string{}, p.EnvNames()...), Unprotected: p.UnprotectedNames(), Args: args}
+	s := launch.BwrapSpec{Backend: Backend, Server: p.Server, Plan: p.Hash, Env: append([]string{}, p.EnvNames()...), Unprotected: p.UnprotectedNames(), Args: args,
+		ProgramPins: emit.ProgramPins(p)}
 	b, err := json.MarshalIndent(&s, "", "  ")
 	if err != nil {
 		return nil, err

@@ -71,6 +71,11 @@ func (e engine) Entry(p *compiler.Plan, env emit.EntryEnv) (*emit.Command, error
 	for _, u := range p.Unprotected {
 		c.Args = append(c.Args, "--unprotect", u.Name)
 	}
+	pins, err := emit.ProgramArgs(p, env)
+	if err != nil {
+		return nil, err
+	}
+	c.Args = append(c.Args, pins...)
 	c.Args = append(append(c.Args, "--"), args...)
 	return c, nil
 }

@@ -61,6 +61,10 @@ func (backend) Entry(p *compiler.Plan, e emit.EntryEnv) (*emit.Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &emit.Command{Path: launcher, Env: map[string]string{},
-		Args: []string{"--project-root", e.Root, "--sha256", digest, e.Show(file)}}, nil
+	pins, err := emit.ProgramArgs(p, e)
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"--project-root", e.Root, "--sha256", digest}, pins...)
+	return &emit.Command{Path: launcher, Env: map[string]string{}, Args: append(args, e.Show(file))}, nil
 }

@@ -46,6 +46,7 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*launch.Ruleset, error) {
 		ReadOnly: []string{}, ReadWrite: []string{},
 		DevicesRO: DevicesRO, DevicesRW: DevicesRW,
 		Network: p.Network.Mode, Env: p.EnvNames(), Accept: p.AcceptNames(),
+		ProgramPins: emit.ProgramPins(p),
 	}
 	uid, gid, err := compiler.UserIDs(p, r)
 	if err != nil {

@@ -166,7 +166,14 @@
 // namespaces: chmod and utimes of a file of the user's outside the grants,
 // a TCP Fast Open send to a host listener, listen(2) on an unbound socket
 // and a sock_diag socket must fail, the file and the listener unchanged;
-// weakened: bare.
+// weakened: bare. cross-server-program (crossserver_test.go) is two
+// servers in one policy: the attacker holds the project read-write
+// (accepting rw-holds-other-server) and rewrites the victim's script in the
+// git-ignored bin/; the victim's unchanged entry must be refused (exit 8,
+// its token nowhere) on bwrap, docker and podman, and without the accept
+// mcpolicy build refuses naming both grants; weakened: bwrap with the
+// victim's entry and artefact stripped of the program pin, which runs the
+// attacker's script and prints the token.
 //
 // The by-hand scenarios (wrapper_test.go, issue #32) run self-rewrite,
 // git-takeover, create-protected and symlink-swap through what a person

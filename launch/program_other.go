@@ -1,0 +1,5 @@
+//go:build !linux
+
+package launch
+
+func (s *Sources) digest(p string) (string, error) { return "", errSources(p) }
