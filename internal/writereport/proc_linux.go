@@ -45,4 +45,3 @@ func alive(s *Session) bool {
 	}
 	return procStart(s.PID) == s.ProcStart
 }
-
