@@ -65,6 +65,9 @@ type Options struct {
 	Project string // the project's root
 	Last    int    // the newest N sessions (0: all kept)
 	Limits  Limits // zero: DefaultLimits
+	// Servers names an engine session's server by its plan's hash (the
+	// container's label is all the launcher has).
+	Servers map[string]string
 }
 
 // Reports computes the report of each of the project's recorded
@@ -96,6 +99,9 @@ func Reports(o Options) ([]*Report, error) {
 			return out, err
 		}
 		r.Untracked = untracked
+		if n, ok := o.Servers[r.Session.Server]; ok {
+			r.Session.Server = n
+		}
 		out = append(out, r)
 	}
 	return out, nil

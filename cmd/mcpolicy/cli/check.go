@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/internal/writereport"
@@ -75,12 +76,16 @@ func (r *checkReport) write(w io.Writer, format string, clean bool) error {
 
 // writes adds the write report's pending lines of the project's recorded
 // sessions (writereport) and says whether there was any.
-func (r *checkReport) writes(root string) (bool, error) {
+func (r *checkReport) writes(root string, plans []*compiler.Plan) (bool, error) {
 	state := writereport.StateDir(os.Getenv)
 	if state == "" {
 		return false, nil
 	}
-	reps, err := writereport.Reports(writereport.Options{State: state, Project: root})
+	servers := map[string]string{}
+	for _, p := range plans {
+		servers[p.Hash] = p.Server
+	}
+	reps, err := writereport.Reports(writereport.Options{State: state, Project: root, Servers: servers})
 	if err != nil {
 		return false, fmt.Errorf("the write report: %v", err)
 	}

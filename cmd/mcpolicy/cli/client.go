@@ -231,7 +231,7 @@ PARSE.`,
 						d.Entry, d.Change.Server, d.Change.Verdict, d.Change.Kind, d.Change.What, d.Policy))
 				}
 			}
-			written, err := rep.writes(proj.Root)
+			written, err := rep.writes(proj.Root, plans)
 			if err != nil {
 				return &exitError{code: ExitError, err: err}
 			}
