@@ -44,10 +44,12 @@ lint: ## gofmt, go vet and staticcheck (pinned, through go run); mcpolicy cross-
 	  GOOS=darwin GOARCH=$$arch $(GO) vet $$pkgs || exit 1; \
 	done
 
-bench: ## benchmarks: build and lint against `cue export` (whole processes); load + compile + emit; spawn cost per launch as a benchstat table (delta vs bare)
+bench: ## benchmarks: build and lint against `cue export` (whole processes); load + compile + emit; the write report on 100,000 files; spawn cost per launch as a benchstat table (delta vs bare)
 	@echo "compile path against cue export (cue at go.mod's version), whole processes:"
 	$(GO) run ./bench/cuecompare
 	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list ./... | grep -v '/bench$$')
+	@echo "the write report's walk, a 100,000-file project:"
+	$(GO) test ./bench -run '^$$' -bench Report -benchtime 5x
 	@out=$$(mktemp); trap 'rm -f "$$out" "$$out.rc"' EXIT; \
 	  echo "spawn cost, 10 runs per launch (a few minutes):"; \
 	  { $(GO) test ./bench -run '^$$' -bench Spawn -count 10; echo $$? >"$$out.rc"; } | tee "$$out"; \

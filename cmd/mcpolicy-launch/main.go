@@ -51,6 +51,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/exitcode"
+	"github.com/mcpolicy/mcpolicy/internal/writereport"
 	"github.com/mcpolicy/mcpolicy/launch"
 )
 
@@ -94,7 +95,7 @@ func main() {
 	)
 	switch {
 	case *engine != "":
-		err = runEngine(*engine, flag.Args(), root(*projectRoot, ""), unprotected, programs, *envFile)
+		err = runEngine(*engine, flag.Args(), root(*projectRoot, ""), unprotected, programs, *envFile, say)
 	case flag.NArg() != 1:
 		flag.Usage()
 		os.Exit(exitcode.Error)
@@ -140,7 +141,7 @@ func root(flagValue, def string) string {
 	return def
 }
 
-func runEngine(engine string, args []string, root string, unprotected, programs []string, envFile string) error {
+func runEngine(engine string, args []string, root string, unprotected, programs []string, envFile string, say io.Writer) error {
 	if err := launch.CheckPrograms(nil, programs, root, os.Getenv("HOME")); err != nil {
 		return err
 	}
@@ -164,6 +165,10 @@ func runEngine(engine string, args []string, root string, unprotected, programs 
 	}
 	environ, err := launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: envFile, Grants: append(launch.EngineSources(run), root)}, engineEnvNames(run))
 	if err != nil {
+		return err
+	}
+	if _, err := launch.RecordSession(writereport.Session{Project: root, Server: launch.EngineServer(run), Backend: filepath.Base(engine),
+		Writable: launch.EngineWritable(run)}, os.Getenv, say, os.Stderr); err != nil {
 		return err
 	}
 	return launch.EngineExec(engine, run, environ)
@@ -226,6 +231,10 @@ func run(file, digest, projectRoot, bwrapPath, envFile string, programs []string
 		if err != nil {
 			return 0, err
 		}
+		if _, err := launch.RecordSession(writereport.Session{Project: root, Server: spec.Server, Backend: launch.BwrapProgram, Artefact: abs, Digest: digest,
+			Writable: launch.BwrapWritable(spec, root, home)}, os.Getenv, say(verbose), os.Stderr); err != nil {
+			return 0, err
+		}
 		return 0, bw.Exec()
 	}
 	var rs launch.Ruleset
@@ -252,5 +261,19 @@ func run(file, digest, projectRoot, bwrapPath, envFile string, programs []string
 	if verbose {
 		opts.Verbose = os.Stderr
 	}
+	rec, err := launch.RecordSession(writereport.Session{Project: root, Server: rs.Server, Backend: "landlock", Artefact: abs, Digest: digest,
+		Writable: rs.ReadWrite}, os.Getenv, opts.Verbose, os.Stderr)
+	if err != nil {
+		return 0, err
+	}
+	defer rec.End()
 	return launch.Start(&rs, opts)
+}
+
+// say is stderr with -v, else nothing.
+func say(verbose bool) io.Writer {
+	if verbose {
+		return os.Stderr
+	}
+	return nil
 }

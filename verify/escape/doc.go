@@ -193,4 +193,14 @@
 // catatonit for podman kube play) fails
 // the suite; elsewhere it skips with the reason, and -short skips the
 // engines and kubernetes.
+//
+// The write report scenario (writereport_test.go, write-report) plants,
+// in the server's read-write grant, a package's bytecode
+// (pypkg/__pycache__/x.cpython-311.pyc), a .pth and an executable script,
+// on bwrap, docker, podman and Landlock: once the entry has returned,
+// `mcpolicy check` (the entry's HOME, so the same state folder) must exit 5
+// naming each with its kind and the server, and `mcpolicy sessions
+// --details` list each flagged. Its weakened wiring is "bare": the same
+// planting with no launcher records no session, and check says nothing
+// (exit 0).
 package escape

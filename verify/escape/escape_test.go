@@ -47,6 +47,7 @@ func TestEscape(t *testing.T) {
 	for _, sc := range slices.Concat(scenarios, issue14Scenarios, envFileScenarios, invokerScenarios, daemonScenarios, terminalScenarios, throttleScenarios, policyScenarios, seccompScenarios, landlockAloneScenarios, devShmScenarios,
 		wrapperScenarios,
 		crossServerScenarios,
+		writeReportScenarios,
 	) {
 		t.Run(sc.name, func(t *testing.T) {
 			for _, b := range sc.backends {

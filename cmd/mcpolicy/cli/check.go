@@ -3,9 +3,12 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 
+	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/internal/writereport"
 	"github.com/mcpolicy/mcpolicy/report"
 )
 
@@ -15,6 +18,7 @@ const (
 	pinTampered = "PIN_TAMPERED"
 	pinStale    = "PIN_STALE"
 	envUnmet    = "ENV_UNMET"
+	writeFlag   = "WRITE_FLAGGED"
 )
 
 // checkRules describes, for SARIF, every ID a check can report.
@@ -29,6 +33,9 @@ func checkRules() []report.Rule {
 		{ID: envUnmet, Name: "env-unmet", Level: report.Error,
 			Purpose:     "A variable the entry's plan grants reaches the server empty: the entry does not name it, the client does not pass it, and its env file lacks it.",
 			Remediation: "Name the variable in the entry, or add it to the env file the entry names."},
+		{ID: writeFlag, Name: "write-flagged", Level: report.Error,
+			Purpose:     "A server session wrote, in a read-write grant, a file git does not track of a kind the host runs (bytecode, .pth, a shared object, an executable, a hook, a build file or .envrc below the top, node_modules/.bin, a symlink, setuid), or the write report could not see everything.",
+			Remediation: "Read the file before anything on the host runs in the project; remove it, or accept the session (`mcpolicy sessions --accept ID`)."},
 	}
 	for _, k := range diff.Registry() {
 		rules = append(rules, k.Describe())
@@ -65,4 +72,30 @@ func (r *checkReport) write(w io.Writer, format string, clean bool) error {
 	}
 	return report.Write(w, report.Doc{Tool: "mcpolicy", Version: version(), Rules: checkRules(), Findings: r.findings,
 		EmptyMarkdown: "**mcpolicy check:** no drift."}, format)
+}
+
+// writes adds the write report's pending lines of the project's recorded
+// sessions (writereport) and says whether there was any.
+func (r *checkReport) writes(root string, plans []*compiler.Plan) (bool, error) {
+	state := writereport.StateDir(os.Getenv)
+	if state == "" {
+		return false, nil
+	}
+	servers := map[string]string{}
+	for _, p := range plans {
+		servers[p.Hash] = p.Server
+	}
+	reps, err := writereport.Reports(writereport.Options{State: state, Project: root, Servers: servers})
+	if err != nil {
+		return false, fmt.Errorf("the write report: %v", err)
+	}
+	found := false
+	for _, w := range reps {
+		for _, p := range w.Problems() {
+			r.findings = append(r.findings, report.Finding{Rule: writeFlag, Level: report.Error, Server: w.Session.Server, Message: p})
+			r.lines = append(r.lines, p) // already spelt
+			found = true
+		}
+	}
+	return found, nil
 }

@@ -169,10 +169,16 @@ names the policy's plan (something edited it after the build), as stale
 (exit 6) when the policy changed since the entry was written. A client
 file that cannot be read is a PARSE error at its position, and the next
 is checked; the check is then incomplete: exit 1, as lint's.
+Then the write report (see mcpolicy sessions): a file a recorded session
+of the project wrote in a read-write grant, untracked by git, of a kind
+the host runs (bytecode, .pth, shared object, executable, hook, ...) and
+still there, in a session not accepted, is listed with its session and
+server: exit 5 (8, 1 and 6 outrank it).
 
 --format github or sarif reports each drifted grant under its diff kind
 (docs/diff-kinds.md), a pin as PIN_TAMPERED or PIN_STALE, an unmet env
-grant as ENV_UNMET, an unread file as PARSE.`,
+grant as ENV_UNMET, a flagged write as WRITE_FLAGGED, an unread file as
+PARSE.`,
 		Example: `  mcpolicy check
   mcpolicy check --client ~/.cursor/mcp.json`,
 		Args: cobra.NoArgs,
@@ -225,7 +231,11 @@ grant as ENV_UNMET, an unread file as PARSE.`,
 						d.Entry, d.Change.Server, d.Change.Verdict, d.Change.Kind, d.Change.What, d.Policy))
 				}
 			}
-			if err := rep.write(cmd.OutOrStdout(), format, !drift && len(unread) == 0); err != nil {
+			written, err := rep.writes(proj.Root, plans)
+			if err != nil {
+				return &exitError{code: ExitError, err: err}
+			}
+			if err := rep.write(cmd.OutOrStdout(), format, !drift && len(unread) == 0 && !written); err != nil {
 				return &exitError{code: ExitError, err: err}
 			}
 			// A tampered artefact is the one finding an unread file cannot
@@ -241,6 +251,9 @@ grant as ENV_UNMET, an unread file as PARSE.`,
 			}
 			if drift {
 				return &errSilent{code: ExitWidened}
+			}
+			if written {
+				return &errSilent{code: ExitFindings}
 			}
 			return nil
 		},

@@ -110,7 +110,7 @@ var subcommands = []struct {
 	{"check-profile", newCheckProfileCmd}, {"lint", newLintCmd}, {"rules", newRulesCmd}, {"diff", newDiffCmd},
 	{"hook", newHookCmd}, {"prove", newProveCmd}, {"client", newClientCmd}, {"check", newCheckCmd},
 	{"probe", newProbeCmd}, {"run", newRunCmd}, {"egress-forward", newEgressForwardCmd}, {"why", newWhyCmd},
-	{"suggest", newSuggestCmd}, {"egress-proxy", newEgressProxyCmd},
+	{"suggest", newSuggestCmd}, {"egress-proxy", newEgressProxyCmd}, {"sessions", newSessionsCmd},
 }
 
 // newRootCmd is the root command with every subcommand.

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/mcpolicy/mcpolicy/internal/writereport"
+	"github.com/mcpolicy/mcpolicy/project"
+	"github.com/spf13/cobra"
+)
+
+func newSessionsCmd() *cobra.Command {
+	var path, accept string
+	var last int
+	var details bool
+	cmd := &cobra.Command{
+		Use:   "sessions [-p POLICY] [--last N] [--details] [--accept ID|all]",
+		Short: "List the project's last server sessions and what each wrote in its read-write grants",
+		Long: `sessions lists the sessions mcpolicy-launch recorded for the project
+($XDG_STATE_HOME/mcpolicy, else ~/.local/state/mcpolicy), newest first:
+the server, the backend, when, and how many entries of its read-write
+grants git does not track were created or changed during it, and how many
+are of a kind a host runs (bytecode, .pth, shared objects, executables,
+hooks, build files and .envrc below the top, node_modules/.bin, symlinks,
+setuid). --details lists each entry. --accept ID (or all) marks sessions
+reviewed: what they wrote until now no longer fails ` + "`mcpolicy check`" + `.`,
+		Example: `  mcpolicy sessions --details --last 3
+  mcpolicy sessions --accept all`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			proj, err := project.Discover(path)
+			if err != nil {
+				return err
+			}
+			state := writereport.StateDir(os.Getenv)
+			if state == "" {
+				return fmt.Errorf("no HOME and no XDG_STATE_HOME: no session is recorded")
+			}
+			if accept != "" {
+				ids, err := writereport.Accept(state, proj.Root, accept)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "accepted: %s\n", strings.Join(ids, ", "))
+				return nil
+			}
+			reps, err := writereport.Reports(writereport.Options{State: state, Project: proj.Root, Last: last})
+			if err != nil {
+				return err
+			}
+			if len(reps) == 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "no session recorded")
+			}
+			for _, r := range reps {
+				fmt.Fprintln(cmd.OutOrStdout(), r.Head())
+				if details {
+					for _, l := range r.Details() {
+						fmt.Fprintln(cmd.OutOrStdout(), l)
+					}
+				}
+			}
+			return nil
+		},
+	}
+	policyFlag(cmd, &path)
+	cmd.Flags().IntVar(&last, "last", 10, "the newest N sessions (0: all kept)")
+	cmd.Flags().BoolVar(&details, "details", false, "list every entry of each session")
+	cmd.Flags().StringVar(&accept, "accept", "", "mark a session (its ID, or all) reviewed")
+	return cmd
+}

@@ -1,0 +1,169 @@
+package writereport
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Limits bound a walk: a server that can write its grant can also make
+// it endless. A walk cut short is itself flagged.
+type Limits struct {
+	Entries int
+	Depth   int
+	Time    time.Duration
+}
+
+// DefaultLimits are check's.
+var DefaultLimits = Limits{Entries: 2_000_000, Depth: 256, Time: 30 * time.Second}
+
+// Slack widens a session's window: the kernel stamps ctime from a coarse
+// clock, up to a tick behind the clock the launcher read.
+const Slack = 50 * time.Millisecond
+
+// stat is lstat's answer.
+type stat struct {
+	mode         uint32 // st_mode: type and permission bits
+	ctime, btime int64  // nanoseconds; btime 0 when unknown
+}
+
+const (
+	sIFMT  = 0o170000
+	sIFDIR = 0o040000
+	sIFREG = 0o100000
+	sIFLNK = 0o120000
+)
+
+// Entry is one thing changed in a grant during a session.
+type Entry struct {
+	Path    string   // host path
+	Type    string   // "file", "dir", "symlink", "other"
+	Created bool     // born in the session (where the file system says)
+	Target  string   // a symlink's target
+	Flags   []string // the kinds a host runs, or why the walk is blind here
+	Ctime   int64
+}
+
+// window is a session's [from, to) in ctime nanoseconds; to 0: open.
+type window struct{ from, to int64 }
+
+func (w window) in(ns int64) bool { return ns >= w.from && (w.to == 0 || ns < w.to) }
+
+// walker walks the grants of one session.
+type walker struct {
+	win      window
+	root     string          // the project: where tracked applies
+	tracked  map[string]bool // paths git tracks, relative to root
+	lim      Limits
+	deadline time.Time
+	seen     int
+	out      []Entry
+	cut      []string // why the walk is incomplete
+	stopped  bool     // a bound of the whole walk was reached
+}
+
+// walk adds what changed under grant.
+func (w *walker) walk(grant string) {
+	st, err := lstat(grant)
+	if err != nil {
+		if !os.IsNotExist(err) {
+			w.cut = append(w.cut, fmt.Sprintf("%s: %v", grant, err))
+		}
+		return
+	}
+	w.visit(grant, st, 0, grant)
+}
+
+func (w *walker) visit(p string, st stat, depth int, grant string) {
+	w.seen++
+	if w.win.in(st.ctime) && !w.isTracked(p, st) {
+		e := Entry{Path: p, Type: typeOf(st.mode), Created: st.btime != 0 && w.win.in(st.btime), Ctime: st.ctime}
+		if e.Type == "symlink" {
+			e.Target, _ = os.Readlink(p)
+		}
+		e.Flags = flags(p, st.mode, w.root, grant)
+		w.out = append(w.out, e)
+	}
+	if st.mode&sIFMT != sIFDIR {
+		return
+	}
+	if depth >= w.lim.Depth {
+		w.cut = append(w.cut, fmt.Sprintf("%s: deeper than %d folders", p, w.lim.Depth))
+		return
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|noFollow, 0)
+	var names []string
+	if err == nil {
+		names, err = f.Readdirnames(-1)
+		f.Close()
+	}
+	if err != nil {
+		w.unreadable(p, st, err)
+		return
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if w.stopped {
+			return
+		}
+		if w.seen >= w.lim.Entries {
+			w.cut, w.stopped = append(w.cut, fmt.Sprintf("more than %d entries", w.lim.Entries)), true
+			return
+		}
+		if w.seen%1024 == 0 && time.Now().After(w.deadline) {
+			w.cut, w.stopped = append(w.cut, fmt.Sprintf("longer than %v", w.lim.Time)), true
+			return
+		}
+		c := filepath.Join(p, n)
+		cst, err := lstat(c)
+		if err != nil {
+			if !os.IsNotExist(err) {
+				w.cut = append(w.cut, fmt.Sprintf("%s: %v", c, err))
+			}
+			continue
+		}
+		w.visit(c, cst, depth+1, grant)
+	}
+}
+
+// unreadable: a folder the walk cannot list hides what is in it. One
+// changed in the session is flagged on its own entry; an older one makes
+// the walk incomplete.
+func (w *walker) unreadable(p string, st stat, err error) {
+	if w.win.in(st.ctime) {
+		for i := range w.out {
+			if w.out[i].Path == p {
+				w.out[i].Flags = append(w.out[i].Flags, FlagUnreadable)
+				return
+			}
+		}
+	}
+	w.cut = append(w.cut, fmt.Sprintf("%s: unreadable: %v", p, err))
+}
+
+// isTracked: git status already shows a tracked file's changes.
+func (w *walker) isTracked(p string, st stat) bool {
+	if w.tracked == nil || st.mode&sIFMT == sIFDIR {
+		return false
+	}
+	rel, err := filepath.Rel(w.root, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return false
+	}
+	return w.tracked[filepath.ToSlash(rel)]
+}
+
+func typeOf(mode uint32) string {
+	switch mode & sIFMT {
+	case sIFREG:
+		return "file"
+	case sIFDIR:
+		return "dir"
+	case sIFLNK:
+		return "symlink"
+	}
+	return "other"
+}
