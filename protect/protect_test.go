@@ -19,7 +19,11 @@ func TestMatchAndExcept(t *testing.T) {
 		"pylintrc.toml": "pylintrc.toml", ".pylintrc": ".pylintrc", "pyproject.toml": "",
 		".tflint.hcl": ".tflint.hcl", ".tflint.d": ".tflint.d", "main.tf": "",
 		".pdbrc": ".pdbrc", ".irbrc": ".irbrc", "irbrc": "irbrc", "$irbrc": "$irbrc", ".irb_history": "", ".pryrc": ".pryrc",
-		".venv": "", "gradle": "", "package.json": "",
+		// Caches and environments the host's interpreter runs from, and build outputs it runs: git-ignored.
+		"__pycache__": "__pycache__", ".venv": ".venv", "venv": "venv", ".direnv": ".direnv", ".tox": ".tox", ".nox": ".nox",
+		"node_modules": "node_modules", "target": "target", "build": "build", "dist": "dist",
+		"env": "", "venvs": "", ".venv2": "", "pycache": "", "build.gradle": "", "build.rs": "", "dist-info": "", "targets": "",
+		"gradle": "", "package.json": "", "data": "",
 	} {
 		if got := Match(name); got != want {
 			t.Errorf("Match(%q) = %q, want %q", name, got, want)

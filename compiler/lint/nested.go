@@ -26,10 +26,12 @@ func nestedRule() *Rule {
 }
 
 // nestedProtected reports whether rel (slash-separated, below a mount) is
-// a protected name below the mount's top.
+// a protected name below the mount's top; the caches and environments
+// among them are RW_CODE_CACHE's (an error there, and a project holds
+// many: one per Python package).
 func nestedProtected(rel string) bool {
 	dir, name := path.Split(rel)
-	return dir != "" && protect.Match(name) != ""
+	return dir != "" && protect.Match(name) != "" && !cacheDirs[name]
 }
 
 // coveredAbove reports whether a component of rel above its last is a name

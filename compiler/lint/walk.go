@@ -12,12 +12,12 @@ import (
 )
 
 // The rules that look at files (SYMLINK_ESCAPE, RW_NESTED_PROTECTED,
-// SECRETS_WITH_EGRESS) walk a granted folder only when the target is on
+// RW_CODE_CACHE, SECRETS_WITH_EGRESS) walk a granted folder only when the target is on
 // this machine (onMachine), and every walk is bounded: in depth, in
 // entries, in time, and in time for the whole run; it does not enter
 // system trees, nor a folder that holds the homes or the filesystem; and
 // each folder is walked once per run for each of them (symlinks, nested
-// protected names, secrets), whatever number of entries grant it: each has
+// protected names, code caches, secrets), whatever number of entries grant it: each has
 // its own walk, so what one of them finds in plenty (node_modules' links)
 // cannot spend the others' bounds. WalkDir does not follow symlinks, so a
 // walk cannot loop.
@@ -58,6 +58,7 @@ func systemTree(p string) bool {
 type fsCache struct {
 	links  parallel.Memo[linkWalk]   // symlinks, by folder
 	nested parallel.Memo[nestedWalk] // nested protected names, by folder
+	caches parallel.Memo[cacheWalk]  // code caches and Python sources, by folder
 	found  parallel.Memo[[]string]   // secret files, by folder
 	real   parallel.Memo[resolved]   // EvalSymlinks, by path
 

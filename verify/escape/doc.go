@@ -188,6 +188,24 @@
 // arguments and a plain --bind of the project, run by hand, where every
 // step succeeds and the next run by hand runs the rewritten wrapper.
 //
+// The bytecode-plant scenario (bytecode_test.go) is a Python project:
+// main.py imports util (at the top), pkg.util2 and data.report, with
+// __pycache__/ and .venv/ git-ignored, a venv made by the host's python3
+// -m venv --without-pip and the top's __pycache__ from an earlier run, on
+// bwrap, docker, podman and Landlock (project read-only, data/
+// read-write). The payload plants .pyc files whose headers copy their
+// sources' mtime and size and whose code touches a host marker (written by
+// the test with the host's python3): over __pycache__/util.*.pyc and
+// through a swapped __pycache__ (EROFS), a .pth in .venv's site-packages
+// (EROFS), and in pkg/__pycache__ and data/__pycache__, which it creates
+// below the top. Then the host runs python3 main.py and .venv/bin/python:
+// the top's pyc and the .pth must not run. Below the top no mount can
+// refuse a name that does not exist yet, and the host does run them: the
+// scenario logs so, and asserts what holds there, lint's RW_CODE_CACHE
+// error on the policy before launch (and on Landlock, the build's refusal
+// once data/__pycache__ exists). Its weakened wiring is bwrap without the
+// launcher: every write succeeds and the host's python runs all four.
+//
 // Under CI=true a missing bwrap, docker, podman or Landlock (or pty,
 // session keyring, writable /run, user namespaces for host-throttle, or
 // catatonit for podman kube play) fails
