@@ -177,7 +177,12 @@
 // mkdir; mkdir and a new file under the inherited umask) may be group- or
 // world-writable on the host. Weakened: bwrap's argv without the launcher
 // (no --seccomp) and the engines' args without it (their stock profiles,
-// which predate fchmodat2), where the folder ends world-writable.
+// which predate fchmodat2), where the folder ends world-writable. The
+// scratch-image-tmp scenario (same file) runs a policy with a scratch at
+// /tmp in an image whose /tmp is 0755 root, on docker and podman: the
+// server, uid 1000, must write its scratch; weakened: the engines' args
+// without the launcher, where runc gives the tmpfs the image folder's mode
+// and the write fails with EACCES.
 //
 // Under CI=true a missing bwrap, docker, podman or Landlock (or pty,
 // session keyring, writable /run, user namespaces for host-throttle, or

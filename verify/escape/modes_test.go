@@ -1,8 +1,12 @@
 package escape_test
 
 import (
+	"archive/tar"
+	"bytes"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -56,6 +60,108 @@ var modeScenarios = []scenario{
 			}
 		},
 	},
+}
+
+// scratchScenarios: the docker and podman scratch is a tmpfs that runc
+// gives the mode of the image's folder under it, whatever mode= says: an
+// image whose /tmp is 0755 root left the scratch unwritable for the
+// container's uid 1000, which pushed users towards user: "0:0". The
+// launcher gives the scratch to the container's user.
+var scratchScenarios = []scenario{
+	{
+		name: "scratch-image-tmp", backends: []string{"docker", "podman"}, weakBackends: []string{"docker", "podman"},
+		spec: projectSpec{policy: [2]string{"mcpolicy.cue", scratchPolicy}},
+		real: func(t *testing.T, sb *sandbox) {
+			sb.s.importTmp755(t, sb.backend)
+			// Not a denial: the scratch must take the server's files.
+			steps := []step{may("write a file in the scratch (/tmp)", "id -u && : > /tmp/scratch-file && ls -ld /tmp")}
+			o := sb.launchEntry(t, steps...)
+			if r := o.results[steps[0].name]; !r.ok {
+				t.Errorf("%s: the server (uid 1000) cannot write its scratch over the image's /tmp 0755 root: %s\nstdout:\n%s\nstderr:\n%s", sb.backend, r.describe(), o.stdout, lastLines([]byte(o.stderr), 15))
+			} else {
+				t.Logf("%s: the server wrote its scratch: %s", sb.backend, r.msg)
+			}
+		},
+		weak: func(t *testing.T, sb *sandbox) {
+			sb.s.importTmp755(t, sb.backend)
+			// The engine's args without the launcher: /tmp is the image's 0755 root.
+			steps := []step{may("write a file in the scratch (/tmp)", "id -u && : > /tmp/scratch-file && ls -ld /tmp")}
+			engine, args := sb.weakEngineArgs(t)
+			o := sb.launchWith(t, "weakened engine args (no launcher)", engine, args, launchOpts{env: sb.entry.Env}, steps)
+			if r := o.results[steps[0].name]; r.ok || r.errno != "EACCES" {
+				t.Errorf("weakened %s: writing the scratch: %s, want EACCES: the suite cannot see an unwritable scratch\nstdout:\n%s\nstderr:\n%s", sb.backend, r.describe(), o.stdout, lastLines([]byte(o.stderr), 15))
+			}
+		},
+	},
+}
+
+// scratchPolicy is bindPolicy's server with a scratch at /tmp, in
+// tmp755Image, as uid 1000 (the default user).
+var scratchPolicy = `version: "v1"
+servers: attacker: {
+	command: ["/bin/sh", "/workspace/attack.sh"]
+	image:   "` + tmp755Image + `"
+	scratch: size: "16m"
+	mounts: [
+		{source: ".", target: "/workspace", mode: "rw"},
+		{source: "src/gen", target: "/gen", mode: "rw"},
+	]
+	backends: ["docker"]
+}
+`
+
+// tmp755Image is the busybox image with /tmp 0755 root (importTmp755).
+var tmp755Image = fmt.Sprintf("mcpolicy-escape-tmp755:t%d", os.Getpid())
+
+// importTmp755 imports tmp755Image into engine, once: busyboxRootfs with
+// tmp/ 0755. The suite removes it with its own images.
+func (s *suite) importTmp755(t *testing.T, engine string) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := [2]string{engine, tmp755Image}
+	err, done := s.imported[key]
+	if !done {
+		err = func() error {
+			rootfs, err := busyboxRootfs(nil)
+			if err != nil {
+				return err
+			}
+			var out bytes.Buffer
+			tr, tw := tar.NewReader(bytes.NewReader(rootfs)), tar.NewWriter(&out)
+			for {
+				h, err := tr.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					return err
+				}
+				if h.Name == "tmp/" {
+					h.Mode = 0o755
+				}
+				if err := tw.WriteHeader(h); err != nil {
+					return err
+				}
+				if _, err := io.Copy(tw, tr); err != nil {
+					return err
+				}
+			}
+			if err := tw.Close(); err != nil {
+				return err
+			}
+			cmd := exec.Command(engine, "import", "-", tmp755Image)
+			cmd.Stdin = &out
+			if b, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("%s import: %v\n%s", engine, err, b)
+			}
+			return nil
+		}()
+		s.imported[key] = err
+	}
+	if err != nil {
+		t.Fatalf("importing %s into %s: %v", tmp755Image, engine, err)
+	}
 }
 
 // modesDir is where the scenario works: a read-write grant on every
