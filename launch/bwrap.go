@@ -268,6 +268,7 @@ func (b *Bwrap) Exec() error {
 			return err
 		}
 	}
+	serverUmask()
 	return fmt.Errorf("exec %s: %w", b.Path, unix.Exec(b.Path, b.Argv, []string{}))
 }
 
@@ -310,6 +311,7 @@ func (b *Bwrap) Command(first ...*os.File) (*exec.Cmd, error) {
 	if err := FreshSessionKeyring(); err != nil {
 		return nil, err
 	}
+	serverUmask() // the caller's own, as its keyring: a child inherits it, Go cannot set it between fork and exec
 	renum := map[string]string{}
 	files := append([]*os.File{}, first...)
 	for _, fd := range b.FDs {

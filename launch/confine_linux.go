@@ -206,6 +206,7 @@ func confineAndRun(sp *spec, verbose io.Writer, mode runMode) (int, error) {
 	// the server inherits it across the fork or exec. Without namespaces
 	// the host's named unix sockets cannot be hidden, so unix sockets are
 	// refused — unless the policy accepted landlock-unix-sockets.
+	serverUmask()
 	filter := "not loaded (unhardened test wiring)"
 	if mode != unhardened {
 		deny := sp.NoNetNS && !rs.Accepts(AcceptUnixSockets)

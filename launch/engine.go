@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -84,6 +85,7 @@ func (e Engine) Prepare(args []string) ([]string, error) {
 		}
 	}
 	var out []string
+	var user string // --user, resolved: the scratch's owner
 	var rwTargets []string
 	bound := map[string]bool{} // targets a fixed top level already bound read-only
 	var expect []string        // target=dev:ino, checked inside the container
@@ -165,6 +167,16 @@ func (e Engine) Prepare(args []string) ([]string, error) {
 				return nil, err
 			}
 			out = append(out, a, u)
+			user = u
+			i++
+			continue
+		}
+		if a == "--tmpfs" && writableTmpfs(args[i+1]) {
+			v, err := e.scratchOwner(args[i+1], user)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, a, v)
 			i++
 			continue
 		}
@@ -196,6 +208,39 @@ func (e Engine) Prepare(args []string) ([]string, error) {
 	out = append(out, expect...)
 	out = append(out, "--")
 	return append(out, argv...), nil
+}
+
+// writableTmpfs reports whether a --tmpfs value is writable: the scratch
+// (the masks are "ro").
+func writableTmpfs(v string) bool {
+	_, opts, _ := strings.Cut(v, ":")
+	return !slices.Contains(strings.Split(opts, ","), "ro")
+}
+
+// scratchOwner gives the scratch tmpfs (a --tmpfs value) to the
+// container's user. runc makes a tmpfs mounted over an image's folder take
+// that folder's mode, whatever mode= says: an image whose /tmp is 0755
+// root left the scratch unwritable for uid 1000 (and pushed users towards
+// user: "0:0"). docker takes uid= and gid=, podman refuses them and takes
+// U (chown to the container's user) instead, so the engine is asked which
+// it is.
+func (e Engine) scratchOwner(v, user string) (string, error) {
+	uid, gid, ok := strings.Cut(user, ":")
+	if !ok || !allDigits(uid) || !allDigits(gid) {
+		return "", fmt.Errorf("--tmpfs %s: the scratch's owner is unknown (--user %q, before it, must give numeric uid:gid)", v, user)
+	}
+	out, err := exec.Command(e.Path, "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %v: the scratch's owner option depends on the engine", e.Path, err)
+	}
+	if strings.HasPrefix(strings.ToLower(strings.TrimSpace(string(out))), "podman") {
+		return v + ",U", nil
+	}
+	return v + ",uid=" + uid + ",gid=" + gid, nil
+}
+
+func allDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // imageConfig is what the launcher reads of an image.

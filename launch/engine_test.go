@@ -92,3 +92,38 @@ func TestEngineRefusesWhatItDoesNotEmit(t *testing.T) {
 		t.Errorf("no profile: %v, want a refusal", err)
 	}
 }
+
+// TestEngineScratchOwner: the scratch tmpfs is given to --user's ids, as
+// each engine takes it (docker: uid= and gid=; podman: U), and the masks
+// are left alone. runc gives a tmpfs the mode of the image's folder under
+// it, whatever mode= says: an image's /tmp 0755 root made the scratch
+// unwritable for uid 1000.
+func TestEngineScratchOwner(t *testing.T) {
+	root := t.TempDir()
+	for _, c := range []struct{ version, want string }{
+		{"Docker version 20.10.24+dfsg1, build 297e128", "/tmp:rw,nosuid,nodev,noexec,size=64m,uid=1000,gid=1001"},
+		{"podman version 4.3.1", "/tmp:rw,nosuid,nodev,noexec,size=64m,U"},
+	} {
+		engine := filepath.Join(t.TempDir(), "docker")
+		script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '" + c.version + "'; exit; fi\necho '{\"Cmd\": [\"/server\"]}'\n"
+		if err := os.WriteFile(engine, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"run", "--rm", "-i", "--user", "1000:1001",
+			"--tmpfs", "/run:ro,nosuid,nodev,noexec,size=4k",
+			"--tmpfs", "/tmp:rw,nosuid,nodev,noexec,size=64m", "img:1"}
+		out, err := (launch.Engine{Path: engine, Root: root, Home: "/nonexistent", Verifier: "/usr/local/bin/mcpolicy-launch", Seccomp: "/proc/self/fd/3"}).Prepare(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tmpfs []string
+		for i := 0; i+1 < len(out); i++ {
+			if out[i] == "--tmpfs" {
+				tmpfs = append(tmpfs, out[i+1])
+			}
+		}
+		if want := []string{"/run:ro,nosuid,nodev,noexec,size=4k", c.want}; strings.Join(tmpfs, " ") != strings.Join(want, " ") {
+			t.Errorf("%s: --tmpfs %q, want %q", c.version, tmpfs, want)
+		}
+	}
+}

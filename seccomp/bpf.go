@@ -22,6 +22,10 @@ const (
 	actEACCES       = retErrno | errEACCES
 	actENOSYS       = retErrno | errENOSYS
 	actEAFNOSUPPORT = retErrno | errEAFNOSUPPORT
+	actENOTSUP      = retErrno | errENOTSUP
+	// actNoop returns 0 without running the call (SECCOMP_RET_ERRNO with
+	// errno 0): for umask, which cannot fail.
+	actNoop = retErrno
 )
 
 func (a action) String() string {
@@ -38,6 +42,10 @@ func (a action) String() string {
 		return "ENOSYS"
 	case actEAFNOSUPPORT:
 		return "EAFNOSUPPORT"
+	case actENOTSUP:
+		return "ENOTSUP"
+	case actNoop:
+		return "0 (not run)"
 	}
 	return fmt.Sprintf("0x%08x", uint32(a))
 }

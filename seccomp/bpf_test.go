@@ -142,15 +142,20 @@ func TestDecisions(t *testing.T) {
 		{name: "clone", args: [6]uint64{0x10000000 /* CLONE_NEWUSER */}, want: actEPERM},
 		{name: "clone", args: [6]uint64{hi | 0x20000 /* CLONE_NEWNS */}, want: actEPERM},
 		{name: "clone3", want: actENOSYS},
-		{name: "prlimit64", args: [6]uint64{0, 4, 0x7ffd0000}, want: actAllow},                     // setrlimit: the caller
-		{name: "prlimit64", args: [6]uint64{1234, 0 /* RLIMIT_CPU */, 0x7ffd0000}, want: actEPERM}, // another process's limit
-		{name: "prlimit64", args: [6]uint64{hi, 0, 0x7ffd0000}, want: actEPERM},                    // pid 0 to the kernel, not to an allow rule
-		{name: "prlimit64", args: [6]uint64{1234, 4, 0, 0x7ffd0000}, want: actAllow},               // reading another's
-		{name: "setpriority", args: [6]uint64{0, 0, 10}, want: actAllow},                           // nice(10)
+		{name: "prlimit64", args: [6]uint64{0, 4, 0x7ffd0000}, want: actAllow},                       // setrlimit: the caller
+		{name: "prlimit64", args: [6]uint64{1234, 0 /* RLIMIT_CPU */, 0x7ffd0000}, want: actEPERM},   // another process's limit
+		{name: "prlimit64", args: [6]uint64{hi, 0, 0x7ffd0000}, want: actEPERM},                      // pid 0 to the kernel, not to an allow rule
+		{name: "prlimit64", args: [6]uint64{1234, 4, 0, 0x7ffd0000}, want: actAllow, nons: actEPERM}, // reading another's: a host process's without namespaces
+		{name: "prlimit64", args: [6]uint64{0, 4, 0, 0x7ffd0000}, want: actAllow},                    // getrlimit
+		{name: "setpriority", args: [6]uint64{0, 0, 10}, want: actAllow},                             // nice(10)
 		{name: "setpriority", args: [6]uint64{0, 1234, 19}, want: actEPERM},
 		{name: "setpriority", args: [6]uint64{2 /* PRIO_USER */, 0, 19}, want: actEPERM}, // every process of the user
 		{name: "setpriority", args: [6]uint64{1 /* PRIO_PGRP */, 0, 19}, want: actEPERM},
-		{name: "getpriority", args: [6]uint64{0, 1234}, want: actAllow},
+		{name: "getpriority", args: [6]uint64{0, 1234}, want: actAllow, nons: actEPERM},
+		{name: "getpriority", args: [6]uint64{0, hi}, want: actAllow, nons: actEPERM},
+		{name: "getpriority", args: [6]uint64{0, 0}, want: actAllow},
+		{name: "getpriority", args: [6]uint64{2 /* PRIO_USER */, 0}, want: actAllow},
+		{name: "getpriority", args: [6]uint64{2, 1000}, want: actAllow, nons: actEPERM},
 		{name: "ioprio_set", args: [6]uint64{1, 0, 7 << 13}, want: actAllow},
 		{name: "ioprio_set", args: [6]uint64{3 /* IOPRIO_WHO_USER */, 1000, 3 << 13}, want: actEPERM},
 		{name: "ioprio_set", args: [6]uint64{1, 1234, 3 << 13}, want: actEPERM},
@@ -179,6 +184,24 @@ func TestDecisions(t *testing.T) {
 		{name: "fchmod", args: [6]uint64{3, 0o644}, want: actAllow, nons: actEPERM},
 		{name: "fchmodat", args: [6]uint64{0xffffff9c, 0x7ffd0000, 0o600}, want: actAllow, nons: actEPERM},
 		{name: "fchmodat2", args: [6]uint64{0xffffff9c, 0x7ffd0000, 0o600}, want: actAllow, nons: actEPERM},
+		// Group or other write: refused everywhere, the upper half ignored as the kernel does.
+		{name: "chmod", args: [6]uint64{0x7ffd0000, 0o777}, want: actEPERM},
+		{name: "chmod", args: [6]uint64{0x7ffd0000, 0o602}, want: actEPERM},
+		{name: "chmod", args: [6]uint64{0x7ffd0000, 0o1777}, want: actEPERM},
+		{name: "chmod", args: [6]uint64{0x7ffd0000, hi | 0o755}, want: actAllow, nons: actEPERM},
+		{name: "fchmod", args: [6]uint64{3, 0o664}, want: actEPERM},
+		{name: "fchmod", args: [6]uint64{3, hi | 0o646}, want: actEPERM},
+		{name: "fchmodat", args: [6]uint64{0xffffff9c, 0x7ffd0000, 0o620}, want: actEPERM},
+		{name: "fchmodat", args: [6]uint64{0xffffff9c, 0x7ffd0000, 0o4755}, want: actEPERM},
+		{name: "fchmodat2", args: [6]uint64{0xffffff9c, 0x7ffd0000, 0o777, 0x100 /* AT_SYMLINK_NOFOLLOW */}, want: actEPERM},
+		{name: "fchmodat2", args: [6]uint64{0xffffff9c, 0x7ffd0000, 0o2775}, want: actEPERM},
+		{name: "umask", args: [6]uint64{0o022}, want: actAllow},
+		{name: "umask", args: [6]uint64{0o077}, want: actAllow},
+		{name: "umask", args: [6]uint64{hi | 0o027}, want: actAllow},
+		{name: "umask", args: [6]uint64{0}, want: actNoop},
+		{name: "umask", args: [6]uint64{0o002}, want: actNoop},
+		{name: "umask", args: [6]uint64{0o020}, want: actNoop},
+		{name: "umask", args: [6]uint64{hi}, want: actNoop},
 		{name: "chown", args: [6]uint64{0x7ffd0000, 1000, 1000}, want: actAllow, nons: actEPERM},
 		{name: "lchown", args: [6]uint64{0x7ffd0000, 1000, 1000}, want: actAllow, nons: actEPERM},
 		{name: "fchownat", args: [6]uint64{0xffffff9c, 0x7ffd0000, 1000, 1000}, want: actAllow, nons: actEPERM},
@@ -189,13 +212,13 @@ func TestDecisions(t *testing.T) {
 		{name: "utimensat", args: [6]uint64{0xffffff9c, 0x7ffd0000}, want: actAllow, nons: actEPERM},
 		{name: "utimensat", args: [6]uint64{3, 0}, want: actAllow, nons: actEPERM},  // futimens
 		{name: "utimensat", args: [6]uint64{3, hi}, want: actAllow, nons: actEPERM}, // a path, to the kernel
-		{name: "setxattr", args: [6]uint64{0x7ffd0000}, want: actAllow, nons: actEPERM},
-		{name: "lsetxattr", args: [6]uint64{0x7ffd0000}, want: actAllow, nons: actEPERM},
+		{name: "setxattr", args: [6]uint64{0x7ffd0000}, want: actENOTSUP},
+		{name: "lsetxattr", args: [6]uint64{0x7ffd0000}, want: actENOTSUP},
 		{name: "removexattr", args: [6]uint64{0x7ffd0000}, want: actAllow, nons: actEPERM},
 		{name: "lremovexattr", args: [6]uint64{0x7ffd0000}, want: actAllow, nons: actEPERM},
-		{name: "setxattrat", args: [6]uint64{0xffffff9c, 0x7ffd0000}, want: actAllow, nons: actEPERM},
+		{name: "setxattrat", args: [6]uint64{0xffffff9c, 0x7ffd0000}, want: actENOTSUP},
 		{name: "removexattrat", args: [6]uint64{0xffffff9c, 0x7ffd0000}, want: actAllow, nons: actEPERM},
-		{name: "fsetxattr", args: [6]uint64{3}, want: actAllow, nons: actEPERM},
+		{name: "fsetxattr", args: [6]uint64{3}, want: actENOTSUP},
 		{name: "fremovexattr", args: [6]uint64{3}, want: actAllow, nons: actEPERM},
 		{name: "getxattr", args: [6]uint64{0x7ffd0000}, want: actAllow},
 		{name: "listen", args: [6]uint64{3, 128}, want: actAllow, nons: actEACCES},

@@ -29,6 +29,7 @@ const (
 	errEACCES       = 13
 	errENOSYS       = 38
 	errEAFNOSUPPORT = 97
+	errENOTSUP      = 95 // EOPNOTSUPP
 )
 
 // Argument values used by argRules (Linux UAPI; checked against x/sys/unix).
@@ -49,6 +50,8 @@ const (
 	// S_ISUID|S_ISGID: the mode bits that make a file run as its owner
 	// (or group) on the host.
 	modeSetID = 0o4000 | 0o2000
+	// S_IWGRP|S_IWOTH: the mode bits that let other local users write.
+	modeGroupOtherWrite = 0o020 | 0o002
 
 	prioProcess      = 0 // PRIO_PROCESS
 	ioprioWhoProcess = 1 // IOPRIO_WHO_PROCESS
@@ -78,7 +81,7 @@ var allowed = []group{
 	{action: actAllow, reason: "I/O on descriptors the process already holds; what a descriptor may reach was decided when it was opened",
 		names: []string{"cachestat", "close", "close_range", "copy_file_range", "dup", "dup2", "dup3", "fadvise64", "fallocate", "fcntl", "fdatasync", "flock", "fsync", "ftruncate", "lseek", "pread64", "preadv", "preadv2", "pwrite64", "pwritev", "pwritev2", "read", "readahead", "readv", "sendfile", "splice", "sync", "sync_file_range", "syncfs", "tee", "vmsplice", "write", "writev"}},
 	{action: actAllow, reason: "paths: opening, creating, renaming, linking and inspecting files. What a path reaches is confined by the mount namespace (bwrap) or the Landlock ruleset, which a filter cannot see",
-		names: []string{"access", "chdir", "faccessat", "faccessat2", "fchdir", "fstat", "fstatfs", "getcwd", "getdents", "getdents64", "link", "linkat", "lstat", "name_to_handle_at", "newfstatat", "readlink", "readlinkat", "rename", "renameat", "renameat2", "rmdir", "stat", "statfs", "statx", "symlink", "symlinkat", "truncate", "umask", "unlink", "unlinkat"}},
+		names: []string{"access", "chdir", "faccessat", "faccessat2", "fchdir", "fstat", "fstatfs", "getcwd", "getdents", "getdents64", "link", "linkat", "lstat", "name_to_handle_at", "newfstatat", "readlink", "readlinkat", "rename", "renameat", "renameat2", "rmdir", "stat", "statfs", "statx", "symlink", "symlinkat", "truncate", "unlink", "unlinkat"}},
 	{action: actAllow, reason: "extended attributes, under the same confinement as the paths and descriptors they name",
 		names: []string{"fgetxattr", "flistxattr", "getxattr", "getxattrat", "lgetxattr", "listxattr", "listxattrat", "llistxattr"}},
 	{action: actAllow, reason: "the process's own memory: allocation, protection, locking (bounded by RLIMIT_MEMLOCK), shared memory through memfd",
@@ -97,8 +100,8 @@ var allowed = []group{
 		names: []string{"capget", "capset", "getegid", "geteuid", "getgid", "getgroups", "getresgid", "getresuid", "getuid", "setfsgid", "setfsuid", "setgid", "setgroups", "setregid", "setresgid", "setresuid", "setreuid", "setuid"}},
 	{action: actAllow, reason: "the process's own limits, and system facts (uname, sysinfo, randomness); raising a limit needs a capability the process lacks. Limits, priorities and scheduling of a process named by pid are in argRules",
 		names: []string{"getrandom", "getrlimit", "getrusage", "sched_get_priority_max", "sched_get_priority_min", "sched_yield", "setrlimit", "sysinfo", "uname"}},
-	{action: actAllow, reason: "reading another process's priority, CPU affinity or scheduling policy: facts, not a way to change them (runtimes read their threads' affinity by tid: .NET, glibc's pthread_getaffinity_np)",
-		names: []string{"getpriority", "ioprio_get", "sched_getaffinity", "sched_getattr", "sched_getparam", "sched_getscheduler", "sched_rr_get_interval"}},
+	{action: actAllow, reason: "reading another process's I/O priority, CPU affinity or scheduling policy: facts, not a way to change them (runtimes read their threads' affinity and policy by tid: .NET, glibc's pthread_getaffinity_np and pthread_getschedparam, so pid 0 alone would break them). Without a PID namespace they tell which of the host user's processes exist and how they are scheduled: docs/backends.md lists that",
+		names: []string{"ioprio_get", "sched_getaffinity", "sched_getattr", "sched_getparam", "sched_getscheduler", "sched_rr_get_interval"}},
 	{action: actAllow, reason: "Linux native AIO on descriptors the process holds (not io_uring: its operations bypass this filter, see denied)",
 		names: []string{"io_cancel", "io_destroy", "io_getevents", "io_pgetevents", "io_setup", "io_submit"}},
 	{action: actAllow, reason: "the process narrowing itself further (Landlock, seccomp, prctl: the privileged prctl operations need capabilities), and reading its own mount namespace's table as /proc/self/mountinfo does",
@@ -129,6 +132,8 @@ var denied = []group{
 		names: []string{"get_mempolicy", "mbind", "migrate_pages", "move_pages", "set_mempolicy", "set_mempolicy_home_node"}},
 	{action: actENOSYS, reason: "obsolete or never implemented by current kernels (_sysctl, the old module and NFS interfaces, the reserved slots); ENOSYS is the kernel's own answer",
 		names: []string{"_sysctl", "afs_syscall", "create_module", "get_kernel_syms", "getpmsg", "nfsservctl", "putpmsg", "query_module", "security", "sysfs", "tuxcall", "uselib", "ustat", "vserver"}},
+	{action: actENOTSUP, reason: "setting extended attributes: system.posix_acl_access and system.posix_acl_default grant write to other users as a mode does (setfacl -m o::rwx), and a filter cannot read the attribute's name. ENOTSUP, as on a filesystem without xattrs, so cp -a, rsync -X and tar --xattrs carry on without them; user.* attributes (the desktop's tags, the download origin) and security.capability are refused with them",
+		names: []string{"fsetxattr", "lsetxattr", "setxattr", "setxattrat"}},
 	{action: actENOSYS, reason: "newer than Docker's profile and not reviewed yet (file attributes by path, the uprobe trampoline, namespace listing, mount trees with attributes, rseq slices); ENOSYS so a library that tries one falls back to the older call, as on an older kernel",
 		names: []string{"file_getattr", "file_setattr", "listns", "open_tree_attr", "rseq_slice_yield", "uprobe"}},
 }
@@ -232,11 +237,18 @@ func metadata(name string) argRule {
 		otherwise: outcome{action: actAllow, reason: "changing a file's metadata, under the same confinement as its path: the mount namespace's (bwrap, the Landlock launcher with namespaces)"}}
 }
 
-// mode is setID for a call that sets a mode: also refused without
-// namespaces.
+// writeReason is why a mode with group or other write is refused.
+const writeReason = "a folder or file made group- or world-writable in a read-write grant stays so on the host, where every local user can then plant files in it (a server's chmod 777 of a grant's folder did that under bwrap, docker and podman). A filter sees the mode, not the path, so this holds in the scratch too (chmod 1777 of a scratch folder is refused), and a file that is already group-writable cannot be given its own mode again (an editor's save that restores 0664 gets EPERM). umask keeps creation from doing the same"
+
+// mode is a call that sets a mode (argument index arg): refused without
+// namespaces, refused with S_ISUID or S_ISGID (setID) or with group or
+// other write.
 func mode(name string, arg uint8) argRule {
 	r := setID(name, arg)
-	r.checks = append([]check{metadataWithoutNamespaces(name)}, r.checks...)
+	r.checks = []check{metadataWithoutNamespaces(name),
+		{conds: []cond{{arg: arg, op: opMaskNone, mask: modeSetID | modeGroupOtherWrite}}, outcome: outcome{action: actAllow,
+			reason: "setting a mode without the setuid and setgid bits and without group or other write; what a path reaches is the mount namespace's"}},
+		{conds: []cond{{arg: arg, op: opMaskNone, mask: modeSetID}}, outcome: outcome{action: actEPERM, what: name + "(mode with S_IWGRP or S_IWOTH)", reason: writeReason}}}
 	return r
 }
 
@@ -258,8 +270,12 @@ var argRules = byName([]argRule{
 	mode("chmod", 1), mode("fchmod", 1), mode("fchmodat", 2), mode("fchmodat2", 2),
 	metadata("chown"), metadata("fchown"), metadata("lchown"), metadata("fchownat"),
 	metadata("utime"), metadata("utimes"), metadata("futimesat"), metadata("utimensat"),
-	metadata("setxattr"), metadata("lsetxattr"), metadata("fsetxattr"), metadata("setxattrat"),
 	metadata("removexattr"), metadata("lremovexattr"), metadata("fremovexattr"), metadata("removexattrat"),
+	{name: "umask",
+		checks: []check{{conds: []cond{{arg: 0, op: opLowIn, mask: modeGroupOtherWrite, set: []uint32{modeGroupOtherWrite}}}, outcome: outcome{action: actAllow,
+			reason: "a umask that keeps group and other write off what the process creates (the launcher starts the server with one)"}}},
+		otherwise: outcome{action: actNoop, what: "umask(without S_IWGRP or S_IWOTH)",
+			reason: "under umask 0, mkdir -m 777 and open(O_CREAT, 0666) make world-writable folders and files in a grant without chmod (see chmod). The call is not run and returns 0, not EPERM: umask cannot fail, so callers do not check, and node's process.umask() calls umask(0) then restores what it returned, where -1 would become a 0777 mask; the 0 it returns is not the mask in force"}},
 	fastOpen("sendto", 3), fastOpen("sendmsg", 2), fastOpen("sendmmsg", 3),
 	{name: "listen",
 		checks: []check{{outcome: outcome{action: actEACCES, what: "listen(without namespaces)", when: withoutNamespaces,
@@ -276,8 +292,15 @@ var argRules = byName([]argRule{
 			reason: "new namespaces, user namespaces above all, are a large kernel attack surface and would let the server remount its view (Docker: CAP_SYS_ADMIN); unshare and setns are denied for the same reason"}},
 	{name: "clone3", otherwise: outcome{action: actENOSYS, what: "clone3",
 		reason: "its flags are in a struct behind a pointer that a filter cannot read, so namespace creation could not be refused; ENOSYS makes glibc and others fall back to clone, as Docker does without CAP_SYS_ADMIN"}},
-	selfOnly("prlimit64", 0, "prlimit64(another process, new limits)", check{conds: []cond{{arg: 2, op: opIn64, set: []uint32{0}}}, outcome: outcome{action: actAllow,
-		reason: "reading another process's limits (new limits NULL): a fact, not a change"}}),
+	selfOnly("prlimit64", 0, "prlimit64(another process, new limits)", check{outcome: outcome{action: actEPERM, what: "prlimit64(another process, without namespaces)", when: withoutNamespaces, reason: readReason}},
+		check{conds: []cond{{arg: 2, op: opIn64, set: []uint32{0}}}, outcome: outcome{action: actAllow,
+			reason: "reading another process's limits (new limits NULL): a fact, not a change; with a PID namespace only the sandbox's own processes"}}),
+	{name: "getpriority",
+		checks: []check{
+			{conds: []cond{{arg: 1, op: opIn64, set: []uint32{0}}}, outcome: outcome{action: actAllow,
+				reason: "the caller's own nice value, its process group's or its user's (who 0): what nice(1) and os.getpriority ask"}},
+			{outcome: outcome{action: actEPERM, what: "getpriority(another process, group or user, without namespaces)", when: withoutNamespaces, reason: readReason}}},
+		otherwise: outcome{action: actAllow, reason: "reading a process's nice value: with a PID namespace only the sandbox's own processes"}},
 	{name: "setpriority",
 		checks: []check{{conds: []cond{{arg: 0, op: opIn64, set: []uint32{prioProcess}}, {arg: 1, op: opIn64, set: []uint32{0}}}, outcome: outcome{action: actAllow,
 			reason: "the calling process's own nice value (nice(2), setpriority(PRIO_PROCESS, 0)); raising it needs CAP_SYS_NICE"}}},
@@ -336,6 +359,10 @@ var argRules = byName([]argRule{
 // namespace (bwrap, Landlock with user namespaces) that is the launcher's
 // init; without one (Landlock alone), every process of the invoking user.
 const pidReason = "a process may lower the limits and priority of any process of its own user (prlimit RLIMIT_CPU ends it), and Landlock's scopes do not cover these calls: without a PID namespace (the Landlock launcher without user namespaces) that is every process of the invoking user on the host, the client and the editor included; with one, the launcher's init. Only the process itself (pid 0) is allowed. Stricter than Docker, whose containers have their own PID namespace"
+
+// readReason is why, without a PID namespace, reading another process's
+// limits or priority is refused.
+const readReason = "without a PID namespace (the Landlock launcher without user namespaces) every process of the host answers: the call tells which exist and reads their limits and nice values (the client's, the editor's), where /proc is denied by Landlock. Only the caller itself (pid 0) is allowed"
 
 // selfOnly allows a call whose pid argument (index arg) is 0, the caller
 // itself, after any checks given, and refuses it for another process.

@@ -104,6 +104,7 @@ func TestConstants(t *testing.T) {
 	}{
 		{"EPERM", errEPERM, uint64(unix.EPERM)}, {"EACCES", errEACCES, uint64(unix.EACCES)},
 		{"ENOSYS", errENOSYS, uint64(unix.ENOSYS)}, {"EAFNOSUPPORT", errEAFNOSUPPORT, uint64(unix.EAFNOSUPPORT)},
+		{"ENOTSUP", errENOTSUP, uint64(unix.ENOTSUP)}, {"S_IWGRP|S_IWOTH", modeGroupOtherWrite, unix.S_IWGRP | unix.S_IWOTH},
 		{"AF_UNIX", afUNIX, unix.AF_UNIX}, {"AF_INET", afINET, unix.AF_INET}, {"AF_INET6", afINET6, unix.AF_INET6},
 		{"AF_NETLINK", afNETLINK, unix.AF_NETLINK}, {"SOCK_STREAM", sockStream, unix.SOCK_STREAM},
 		{"SOCK_SEQPACKET", sockSeqpacket, unix.SOCK_SEQPACKET},

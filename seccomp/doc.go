@@ -45,16 +45,22 @@
 // the upper half (a 64-bit comparison is bypassed by TIOCSTI|1<<32, which
 // the kernel tests show working without the filter); System V IPC and
 // POSIX message queues (ENOSYS: the Landlock launcher has no IPC namespace);
-// socketpair of any family but AF_UNIX; with DenyUnixSockets, every
+// socketpair of any family but AF_UNIX; modes that give other users write:
+// chmod, fchmod, fchmodat and fchmodat2 with S_IWGRP or S_IWOTH (EPERM), a
+// umask without both (not run, returns 0: umask cannot fail), and setting
+// extended attributes, where POSIX ACLs grant write too (ENOTSUP, as a
+// filesystem without xattrs); with DenyUnixSockets, every
 // AF_UNIX socket(2) (EACCES) and datagram socketpairs (a datagram socket of
 // a pair can still sendto a named socket on the host); and, with
 // NoNamespaces (the Landlock launcher without user namespaces), what
 // Landlock does not hook there: metadata changes (chmod, chown, utimes,
 // xattrs, by path or descriptor: EPERM), listen(2), MSG_FASTOPEN sends and sock_diag
-// sockets (EACCES).
+// sockets (EACCES), and reading another process's limits or nice value
+// (prlimit64, getpriority: EPERM).
 //
 // A filter sees numbers, never paths: DenyUnixSockets refuses pathname and
-// abstract unix sockets alike, and which files or sockets a process reaches
+// abstract unix sockets alike, a group-writable mode is refused in the
+// scratch as in a grant, and which files or sockets a process reaches
 // stays the mount namespace's and Landlock's business. Nor does it stop
 // kill(2) of the user's other processes where there is no PID namespace
 // (Landlock ABI 6 scopes signals).

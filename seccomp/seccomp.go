@@ -22,15 +22,16 @@ type Options struct {
 	// owner, times or extended attributes, by path or by descriptor
 	// (EPERM), listen(2), which binds an unbound socket itself
 	// (EACCES), a send with MSG_FASTOPEN, which connects as it sends
-	// (EACCES), and sock_diag sockets, which list the host's sockets
-	// (EACCES).
+	// (EACCES), sock_diag sockets, which list the host's sockets
+	// (EACCES), and reading another process's limits or nice value
+	// (EPERM), which tells which host processes exist.
 	NoNamespaces bool
 }
 
 // Rule is one thing the filter takes away, for `mcpolicy explain`.
 type Rule struct {
 	Name   string // a syscall ("keyctl"), a syscall with the arguments concerned ("ioctl(TIOCSTI)"), or a class in parentheses
-	Action string // "EPERM", "ENOSYS", "EACCES", "EAFNOSUPPORT" (the errno returned) or "KILL" (the process is killed)
+	Action string // "EPERM", "ENOSYS", "EACCES", "EAFNOSUPPORT", "ENOTSUP" (the errno returned), "0 (not run)" or "KILL" (the process is killed)
 	Reason string
 }
 

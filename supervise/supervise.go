@@ -237,7 +237,8 @@ func (s *session) startProxy() error {
 	if u := s.plan.User; s.opt.Backend == bwrap.Backend && os.Geteuid() == 0 && !u.Root() && !u.Invoker {
 		// bwrap, run as the plan's user, resolves the forwarder's path as
 		// that user: mcpolicy installed below /root is out of its reach.
-		// A copy in the socket's folder, root's and searchable, is not.
+		// A copy in the socket's folder, root's and searchable by the
+		// user's group alone (openSocketTo), is not.
 		c := &syscall.Credential{Uid: uint32(u.UID), Gid: uint32(u.GID)}
 		if launch.Reaches(c, s.machine.Self) != nil {
 			if s.machine.Self, err = copyInto(s.dir, s.machine.Self); err != nil {
@@ -411,7 +412,7 @@ func (s *session) bwrap(ctx context.Context) (int, error) {
 	if c := b.Credential(); c != nil {
 		uid = int(c.Uid)
 		if s.proxy != nil {
-			if err := s.openSocketTo(uid); err != nil {
+			if err := s.openSocketTo(uid, int(c.Gid)); err != nil {
 				return 1, err
 			}
 		}
@@ -618,11 +619,17 @@ func (s *session) stdio(cmd *exec.Cmd) {
 }
 
 // openSocketTo lets uid reach the proxy's socket: the folder searchable
-// (not readable or writable) by others, the socket uid's. Whoever else
-// finds its random name is still admitted only if the kernel says it is
-// this run's sandbox (admit).
-func (s *session) openSocketTo(uid int) error {
-	if err := hostfile.Chmod(s.dir, 0o711); err != nil {
+// (not readable or writable) by gid, its group, and by no one else; the
+// socket uid's. Not by others: the folder may also hold a link to this
+// mcpolicy (copyInto), and a supervisor killed outright leaves it behind
+// until the next run sweeps it. Whoever else of the group finds its
+// random name is still admitted only if the kernel says it is this run's
+// sandbox (admit).
+func (s *session) openSocketTo(uid, gid int) error {
+	if err := os.Lchown(s.dir, -1, gid); err != nil {
+		return fmt.Errorf("opening the egress socket's folder to the server's gid %d: %v", gid, err)
+	}
+	if err := hostfile.Chmod(s.dir, 0o710); err != nil {
 		return err
 	}
 	if err := os.Lchown(filepath.Join(s.dir, "egress.sock"), uid, -1); err != nil {

@@ -839,8 +839,21 @@ func killed(t *testing.T, backend string) {
 	defer stdout.Close()
 	defer stderr.Close()
 
+	self := w.bin
+	if backend == "bwrap" && os.Geteuid() == 0 {
+		// mcpolicy where the plan's user cannot reach it (below /root,
+		// say): the supervisor links it into its socket folder.
+		private := filepath.Join(dir, "private")
+		if err := os.Mkdir(private, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		self = filepath.Join(private, "mcpolicy")
+		if err := os.Link(w.bin, self); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cmd := exec.Command(w.bin, "run", "--policy", proj.Root, "--server", server, "--backend", backend,
-		"--hosts", hostsFile, "--log", logFile, "--self", w.bin)
+		"--hosts", hostsFile, "--log", logFile, "--self", self)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdout, stderr
 	// Its own TMPDIR: the socket folder a killed supervisor leaves is
 	// this test's to see.
@@ -938,9 +951,26 @@ func killed(t *testing.T, backend string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	// SIGKILL gave the supervisor no chance to remove its socket folder:
-	// expected, and harmless (nothing listens on the socket any more).
+	// expected, and harmless (nothing listens on the socket any more), as
+	// long as no other user may enter it: a root supervisor's bwrap
+	// folder holds a link to its mcpolicy (copyInto).
 	if m, _ := filepath.Glob(filepath.Join(dir, "tmp", "mcpolicy-egress-*")); len(m) > 0 {
-		t.Logf("left by the killed supervisor, as expected: %s", strings.Join(m, " "))
+		for _, d := range m {
+			fi, err := os.Lstat(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ents, _ := os.ReadDir(d)
+			var names []string
+			for _, e := range ents {
+				names = append(names, e.Name())
+			}
+			if fi.Mode().Perm()&0o007 != 0 {
+				t.Errorf("the killed supervisor left %s (%v, holding %v), which other users may enter", d, fi.Mode(), names)
+			} else {
+				t.Logf("left by the killed supervisor, as expected: %s (%v, holding %v)", d, fi.Mode(), names)
+			}
+		}
 	}
 	if len(left) > 0 {
 		for _, l := range left {

@@ -93,8 +93,8 @@
 //
 // The host-throttle scenario (throttle_test.go) starts a victim (`sleep`)
 // on the host as the server's uid (the test's, or as root a uid of its
-// own, so that PRIO_USER reaches nothing else) and has the payload set its
-// RLIMIT_CPU (prlimit64), its nice value (setpriority PRIO_PROCESS), and
+// own, so that PRIO_USER reaches nothing else) and has the payload read
+// and set its RLIMIT_CPU (prlimit64), its nice value (setpriority PRIO_PROCESS), and
 // renice its whole uid (PRIO_USER, as that own uid only): each must fail
 // and /proc/PID/limits and /proc/PID/stat show the victim unchanged. On
 // Landlock twice: through the launcher's namespaces (the victim out of
@@ -102,8 +102,8 @@
 // unprivileged user namespaces runs it (the entry spawned in a user
 // namespace whose user.max_user_namespaces the helper set to 0: the
 // launcher runs Landlock alone, the policy accepts landlock-tcp-only),
-// where the victim is in reach (its limit is read) and only the seccomp
-// filter's EPERM answers. Its weakened wiring is "bare": the victim is
+// where the victim is in reach (kill(pid, 0) finds it) and only the
+// seccomp filter's EPERM answers, to reading its limit and nice value too. Its weakened wiring is "bare": the victim is
 // throttled and reniced.
 //
 // The policy-import scenario (policy_test.go) is a Jsonnet policy whose
@@ -205,6 +205,22 @@
 // error on the policy before launch (and on Landlock, the build's refusal
 // once data/__pycache__ exists). Its weakened wiring is bwrap without the
 // launcher: every write succeeds and the host's python runs all four.
+//
+// The world-writable scenario (modes_test.go) spawns the entry under the
+// client's umask 0 on bwrap, Landlock, docker and podman, in a read-write
+// grant: chmod 777 of a folder, chmod o+w, fchmodat2 0666 (the helper)
+// and a POSIX ACL whose other entry writes (the helper's setxattr of
+// system.posix_acl_access, as setfacl -m o::rw) must fail with EPERM or
+// ENOTSUP, and no folder or file the payload made there (umask 0 then
+// mkdir; mkdir and a new file under the inherited umask) may be group- or
+// world-writable on the host. Weakened: bwrap's argv without the launcher
+// (no --seccomp) and the engines' args without it (their stock profiles,
+// which predate fchmodat2), where the folder ends world-writable. The
+// scratch-image-tmp scenario (same file) runs a policy with a scratch at
+// /tmp in an image whose /tmp is 0755 root, on docker and podman: the
+// server, uid 1000, must write its scratch; weakened: the engines' args
+// without the launcher, where runc gives the tmpfs the image folder's mode
+// and the write fails with EACCES.
 //
 // Under CI=true a missing bwrap, docker, podman or Landlock (or pty,
 // session keyring, writable /run, user namespaces for host-throttle, or

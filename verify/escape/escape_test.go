@@ -49,6 +49,8 @@ func TestEscape(t *testing.T) {
 		crossServerScenarios,
 		writeReportScenarios,
 		bytecodeScenarios,
+		modeScenarios,
+		scratchScenarios,
 	) {
 		t.Run(sc.name, func(t *testing.T) {
 			for _, b := range sc.backends {

@@ -20,7 +20,8 @@ import (
 // namespaces (hosts that restrict them; the policy accepts
 // landlock-tcp-only) there is no PID namespace: every process of the
 // server's user on the host is in reach. The seccomp filter allows them on
-// the caller only (pid 0).
+// the caller only (pid 0), reading another's limits and nice value too
+// there (they tell which host processes exist and how they run).
 var throttleScenarios = []scenario{
 	{
 		name: "host-throttle", spec: projectSpec{helper: true, accept: []string{"landlock-tcp-only"}}, backends: []string{"landlock"}, weakBackend: bare,
@@ -34,10 +35,11 @@ var throttleScenarios = []scenario{
 				steps := throttleSteps(v.pid, uid, noNS)
 				o := sb.launchWith(t, how, sb.entry.Command, sb.entry.Args, opts, steps)
 				o.requireDenied(t, sb.backend)
-				if r := o.results[steps[0].name]; noNS && !r.ok && !strings.Contains(r.msg, ") set:") {
-					// The limit was read (the filter lets a process read
-					// another's): the victim was in reach, no PID namespace.
-					t.Errorf("%s via %s: the victim (pid %d) was not in reach (%s): the launch did not run without namespaces, and proves nothing", sb.backend, how, v.pid, r.msg)
+				if r := o.results[steps[0].name]; noNS && !r.ok && r.errno != "EPERM" {
+					// kill(pid, 0) found the victim (ok, or EPERM from
+					// Landlock's signal scope, not ESRCH): it was in reach,
+					// no PID namespace.
+					t.Errorf("%s via %s: the victim (pid %d) was not in reach (%s): the launch did not run without namespaces, and proves nothing", sb.backend, how, v.pid, r.describe())
 				}
 				if after := v.state(t); after != before {
 					t.Errorf("%s via %s: the host process (pid %d, uid %d) changed: %s -> %s", sb.backend, how, v.pid, uid.id, before, after)
@@ -90,7 +92,8 @@ func throttleUID(t *testing.T) throttleUser {
 	return throttleUser{}
 }
 
-// throttleSteps set the victim's RLIMIT_CPU and nice value, and (only for
+// throttleSteps find the victim, read and set its RLIMIT_CPU and nice
+// value, and (only for
 // a uid of the test's own) renice every process of the uid. The victim is
 // out of sight in a PID namespace (ESRCH); without one, the filter's EPERM
 // is the only answer.
@@ -101,6 +104,10 @@ func throttleSteps(pid int, uid throttleUser, noNS bool) []step {
 	}
 	p := strconv.Itoa(pid)
 	steps := []step{
+		may("kill(host pid "+p+", 0)", helperSh("signal0", p)), // first: whether the victim is in reach
+		// Reading tells which host processes exist and how they run.
+		denyWith("prlimit64(host pid "+p+", RLIMIT_CPU) get", helperSh("getlimit", p), want...),
+		denyWith("getpriority(PRIO_PROCESS, host pid "+p+")", helperSh("getprio", p), want...),
 		denyWith("prlimit64(host pid "+p+", RLIMIT_CPU, 12345 s)", helperSh("prlimit", p), want...),
 		denyWith("setpriority(PRIO_PROCESS, host pid "+p+", 19)", helperSh("renice", p), want...),
 	}

@@ -31,6 +31,11 @@
 //	helper prlimit PID           set PID's RLIMIT_CPU soft limit to 12345 s
 //	helper renice PID            setpriority(PRIO_PROCESS, PID, 19)
 //	helper renice-user           setpriority(PRIO_USER, 0, 19): every process of its uid
+//	helper getlimit PID          read PID's RLIMIT_CPU (prlimit64 with no new limit)
+//	helper getprio PID           getpriority(PRIO_PROCESS, PID)
+//	helper signal0 PID           kill(PID, 0): does it exist (EPERM: it does, out of signal scope)
+//	helper fchmodat2 PATH MODE   fchmodat2(AT_FDCWD, PATH, MODE (octal), 0)
+//	helper setfacl PATH          setxattr system.posix_acl_access u::rw-,g::r--,o::rw- (setfacl -m o::rw)
 //	helper nouserns CMD ARGS...  (the test's, on the host, in a new user namespace with
 //	                             CAP_SYS_RESOURCE ambient) set user.max_user_namespaces to 0
 //	                             in it, drop the ambient capabilities, exec CMD
@@ -38,6 +43,7 @@ package main
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -79,7 +85,7 @@ func run(op string, args []string) (string, error) {
 	need := map[string]int{"connect": 1, "dial": 1, "environ": 2, "tiocsti": 1, "keyring": 1, "readfd": 1, "procfd": 1, "openat": 2, "mount": 1, "prockeys": 1,
 		"termios": 1, "noecho": 1, "emit": 1, "ttydaemon": 4, "prlimit": 1, "renice": 1, "renice-user": 0,
 		"userkeyring": 1, "plant-user-key": 2, "unlink-user-key": 1, "vsock": 0,
-		"fastopen": 1, "listen": 0, "sockdiag": 0, "fchmod": 2}
+		"fastopen": 1, "listen": 0, "sockdiag": 0, "fchmod": 2, "fchmodat2": 2, "setfacl": 1, "getlimit": 1, "getprio": 1, "signal0": 1}
 	n, ok := need[op]
 	if !ok || len(args) != n {
 		return "", fmt.Errorf("usage: %s: %w", op, unix.EINVAL)
@@ -180,6 +186,26 @@ func run(op string, args []string) (string, error) {
 			return "", fmt.Errorf("fchmod %s %s: %w", args[0], args[1], err)
 		}
 		return "fchmod " + args[1] + " through a read-only descriptor", nil
+	case "fchmodat2": // fchmodat2(2) (Linux 6.6), which x/sys does not wrap
+		mode, err := strconv.ParseUint(args[1], 8, 32)
+		if err != nil {
+			return "", err
+		}
+		p, err := unix.BytePtrFromString(args[0])
+		if err != nil {
+			return "", err
+		}
+		const sysFchmodat2 = 452 // amd64 and arm64
+		cwd := int(unix.AT_FDCWD)
+		if _, _, e := unix.Syscall6(sysFchmodat2, uintptr(cwd), uintptr(unsafe.Pointer(p)), uintptr(mode), 0, 0, 0); e != 0 {
+			return "", fmt.Errorf("fchmodat2 %s %s: %w", args[0], args[1], e)
+		}
+		return "fchmodat2 " + args[1], nil
+	case "setfacl": // setfacl -m o::rw-: the ACL's other entry writes
+		if err := unix.Setxattr(args[0], "system.posix_acl_access", aclOtherWrite(), 0); err != nil {
+			return "", fmt.Errorf("setxattr %s system.posix_acl_access (u::rw-,g::r--,o::rw-): %w", args[0], err)
+		}
+		return "set an ACL whose other entry writes", nil
 	case "listen": // listen(2) on an unbound socket binds a port itself
 		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
 		if err != nil {
@@ -278,6 +304,28 @@ func run(op string, args []string) (string, error) {
 			return "", err
 		}
 		return fmt.Sprintf("started pid %d in a new session, holding fds %s", c.Process.Pid, strings.Join(args[1:], ", ")), nil
+	case "getlimit", "getprio", "signal0": // reading: does PID exist, what are its limits and nice value
+		pid, err := strconv.Atoi(args[0])
+		if err != nil {
+			return "", err
+		}
+		switch op {
+		case "getlimit":
+			var l unix.Rlimit
+			if err := unix.Prlimit(pid, unix.RLIMIT_CPU, nil, &l); err != nil {
+				return "", fmt.Errorf("prlimit(%d, RLIMIT_CPU) get: %w", pid, err)
+			}
+			return fmt.Sprintf("read pid %d's RLIMIT_CPU", pid), nil
+		case "getprio":
+			if _, err := unix.Getpriority(unix.PRIO_PROCESS, pid); err != nil {
+				return "", fmt.Errorf("getpriority(PRIO_PROCESS, %d): %w", pid, err)
+			}
+			return fmt.Sprintf("read pid %d's nice value", pid), nil
+		}
+		if err := unix.Kill(pid, 0); err != nil {
+			return "", fmt.Errorf("kill(%d, 0): %w", pid, err)
+		}
+		return fmt.Sprintf("pid %d exists and takes signals", pid), nil
 	case "prlimit":
 		pid, err := strconv.Atoi(args[0])
 		if err != nil {
@@ -489,6 +537,18 @@ func errnoName(err error) string {
 		return "ETIMEDOUT"
 	}
 	return "EUNKNOWN"
+}
+
+// aclOtherWrite is system.posix_acl_access for u::rw-,g::r--,o::rw- (struct
+// posix_acl_xattr_header and its entries, linux/posix_acl_xattr.h).
+func aclOtherWrite() []byte {
+	b := binary.LittleEndian.AppendUint32(nil, 2)                    // POSIX_ACL_XATTR_VERSION
+	for _, e := range [][2]uint16{{0x01, 6}, {0x04, 4}, {0x20, 6}} { // ACL_USER_OBJ, ACL_GROUP_OBJ, ACL_OTHER
+		b = binary.LittleEndian.AppendUint16(b, e[0])
+		b = binary.LittleEndian.AppendUint16(b, e[1])
+		b = binary.LittleEndian.AppendUint32(b, 0xffffffff) // ACL_UNDEFINED_ID
+	}
+	return b
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
