@@ -34,6 +34,11 @@ var bytecodeScenarios = []scenario{
 			sb.launchEntry(t, bytecodeSteps(py)...).requireDenied(t, sb.backend)
 			sb.requireUnchanged(t, before)
 			sb.requireNoCommandRan(t)
+			planted := []string{"pkg/__pycache__/util2.", "data/__pycache__/report."}
+			if sb.backend == "landlock" {
+				planted = planted[1:] // the project is read-only there: only data/ is a grant
+			}
+			requireReported(t, sb, planted...)
 			ran := py.hostRuns(t, sb)
 			for _, m := range []string{"pyc-top", "pth"} {
 				if ran[m] {
@@ -42,7 +47,7 @@ var bytecodeScenarios = []scenario{
 			}
 			for _, m := range []string{"pyc-pkg", "pyc-data"} {
 				if ran[m] {
-					t.Logf("%s: below the top, the host's python ran the planted %s: no mount can refuse a name the server creates there; lint refused this policy before launch (RW_CODE_CACHE)", sb.backend, m)
+					t.Logf("%s: below the top, the host's python ran the planted %s: no mount can refuse a name the server creates there; lint refused this policy before launch (RW_CODE_CACHE) and mcpolicy check reported the planted bytecode after it", sb.backend, m)
 				}
 			}
 		},
@@ -218,4 +223,20 @@ func requireLandlockRefusesPycache(t *testing.T, sb *sandbox) {
 		return
 	}
 	t.Logf("landlock: with data/__pycache__ present the build refuses: %s", lastLines([]byte(out), 1))
+}
+
+// requireReported: after the session, mcpolicy check (with the entry's
+// HOME) fails naming each planted path as bytecode: what no mount can
+// refuse below the top is evidence in the write report.
+func requireReported(t *testing.T, sb *sandbox, paths ...string) {
+	t.Helper()
+	code, out := sb.mcpolicyTry(t, []string{"XDG_STATE_HOME="}, "check", "-p", sb.root)
+	if code != exitFindings {
+		t.Errorf("%s: mcpolicy check after the planting session: exit %d, want %d\n%s", sb.backend, code, exitFindings, out)
+	}
+	for _, p := range paths {
+		if !lineHas(out, p, "bytecode") {
+			t.Errorf("%s: mcpolicy check does not flag %s as bytecode:\n%s", sb.backend, p, out)
+		}
+	}
 }

@@ -1010,9 +1010,43 @@ func walk(t *testing.T, snap snapshot, label, root, rel string) {
 	}
 }
 
+// stateKey is the home's mcpolicy state folder in a snapshot: the launcher
+// records every session there (outside every grant) and check and sessions
+// write the end of each, so what changes there is mcpolicy's own. It is
+// still walked: an entry there that is not a 0600 file or a 0700 folder
+// shows as a change (ownDiff).
+const stateKey = "home/.local/state/mcpolicy"
+
+// ownDiff says what in the state folder is not what mcpolicy writes there.
+func ownDiff(k, v string) bool {
+	if k == stateKey || !strings.HasPrefix(k, stateKey+"/") {
+		return false
+	}
+	return !strings.HasPrefix(v, "file -rw------- ") && v != "dir drwx------"
+}
+
 // diff lists what differs between two snapshots.
 func (a snapshot) diff(b snapshot) []string {
 	var out []string
+	for k, w := range b {
+		if ownDiff(k, w) {
+			out = append(out, fmt.Sprintf("mcpolicy's state folder holds %s (%s)", k, w))
+		}
+	}
+	for k := range a {
+		if strings.HasPrefix(k, stateKey+"/") {
+			delete(a, k)
+		}
+	}
+	for k, w := range b {
+		if strings.HasPrefix(k, stateKey+"/") {
+			delete(b, k)
+		}
+		// The folders the launcher makes (0700) when the home had none.
+		if _, had := a[k]; !had && strings.HasPrefix(stateKey+"/", k+"/") && w == "dir drwx------" {
+			delete(b, k)
+		}
+	}
 	for k, v := range a {
 		switch w, ok := b[k]; {
 		case !ok:
