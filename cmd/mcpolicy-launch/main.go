@@ -7,7 +7,7 @@
 // spawns a server per request pays it every time.
 //
 //	mcpolicy-launch [--project-root DIR] [--bwrap PATH] --sha256 HEX ARTEFACT    .mcpolicy/bwrap/S.json or .mcpolicy/landlock/S.json
-//	mcpolicy-launch --engine ENGINE --project-root DIR [--unprotect NAME]... -- run ARGS...   docker or podman
+//	mcpolicy-launch --engine ENGINE --project-root DIR [--unprotect NAME]... --sha256 HEX ARTEFACT -- run ARGS...   docker or podman
 //	mcpolicy-launch [-v] RULESET.json         a Landlock ruleset, unverified (by hand)
 //
 // --env-file FILE (before the artefact or --): the values of the plan's env
@@ -21,9 +21,13 @@
 // (PROJECT/.mcpolicy/BACKEND/SERVER.json); ${HOME} is $HOME. Client entries
 // pass --project-root: an entry that lost its environment must not lose the
 // fixed top level with it (--engine refuses to start without a root).
+// With --engine the `run` arguments stay inline, readable in the client
+// file, and must be word for word what the pinned .mcpolicy/docker/S.json
+// expands to (launch.EnginePinned): a hand-added --mount is refused, exit 8.
 //
-// Exit codes: the server's own; 8 when the artefact's digest differs or a
-// mount source is (or passes through) a symlink: nothing is started; 4 when
+// Exit codes: the server's own; 8 when the artefact's digest differs, the
+// engine arguments are not the artefact's, or a mount source is (or passes
+// through) a symlink: nothing is started; 4 when
 // this machine cannot enforce the confinement; 1 on a usage or read error;
 // 126 when the Landlock launcher failed inside its namespaces.
 //
@@ -68,7 +72,7 @@ func main() {
 	var unprotected names
 	flag.Var(&unprotected, "unprotect", "with --engine: a protected name the policy unprotects (repeatable)")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: mcpolicy-launch --sha256 HEX ARTEFACT\n       mcpolicy-launch --engine ENGINE -- run ARGS...\n       mcpolicy-launch [-v] RULESET.json\n")
+		fmt.Fprintf(os.Stderr, "usage: mcpolicy-launch --sha256 HEX ARTEFACT\n       mcpolicy-launch --engine ENGINE --sha256 HEX ARTEFACT -- run ARGS...\n       mcpolicy-launch [-v] RULESET.json\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -88,7 +92,7 @@ func main() {
 	)
 	switch {
 	case *engine != "":
-		err = runEngine(*engine, flag.Args(), root(*projectRoot, ""), unprotected, *envFile)
+		err = runEngine(*engine, *digest, flag.Args(), root(*projectRoot, ""), unprotected, *envFile)
 	case flag.NArg() != 1:
 		flag.Usage()
 		os.Exit(exitcode.Error)
@@ -134,7 +138,17 @@ func root(flagValue, def string) string {
 	return def
 }
 
-func runEngine(engine string, args []string, root string, unprotected []string, envFile string) error {
+func runEngine(engine, digest string, args []string, root string, unprotected []string, envFile string) error {
+	// ARTEFACT -- run ARGS...: flag parsing stops at the artefact, so the
+	// -- is still there; an entry without one pins nothing (refused).
+	var artefact string
+	if len(args) > 1 && args[1] == "--" {
+		artefact, args = args[0], args[2:]
+	}
+	args, err := launch.EnginePinned(artefact, digest, root, os.Getenv("HOME"), args)
+	if err != nil {
+		return err
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
