@@ -44,7 +44,7 @@ func TestEscape(t *testing.T) {
 	start := time.Now()
 	s := newSuite(t)
 	t.Cleanup(func() { s.removeImages(t) })
-	for _, sc := range slices.Concat(scenarios, issue14Scenarios, envFileScenarios, invokerScenarios, daemonScenarios, terminalScenarios, throttleScenarios, policyScenarios, seccompScenarios, landlockAloneScenarios, devShmScenarios) {
+	for _, sc := range slices.Concat(scenarios, issue14Scenarios, envFileScenarios, invokerScenarios, daemonScenarios, terminalScenarios, throttleScenarios, policyScenarios, seccompScenarios, landlockAloneScenarios, devShmScenarios, driftScenarios) {
 		t.Run(sc.name, func(t *testing.T) {
 			for _, b := range sc.backends {
 				t.Run(b, func(t *testing.T) {
