@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"path/filepath"
 	"strings"
 )
 
@@ -69,6 +70,12 @@ func EnginePinned(artefact, digest, root, home string, inline []string) ([]strin
 	back := "run `mcpolicy build`, then `mcpolicy client TARGET --write`, and review the diff; a change the server needs belongs in the policy"
 	if artefact == "" || digest == "" {
 		return nil, tampered("the engine entry pins no artefact (--sha256 HEX .mcpolicy/docker/SERVER.json before --): its arguments cannot be checked against the reviewed plan, refusing to start; %s", back)
+	}
+	// The root is the pinned artefact's project (ROOT/.mcpolicy/docker/
+	// S.json, as entries name it): a hand-edited root, the arguments
+	// expanded to match, would rebase every ${PROJECT_ROOT} grant.
+	if abs, err := filepath.Abs(artefact); err != nil || filepath.Clean(root) != filepath.Dir(filepath.Dir(filepath.Dir(abs))) {
+		return nil, tampered("--project-root %s is not the project of the pinned artefact %s (ROOT/.mcpolicy/docker/SERVER.json): refusing to start; %s", root, artefact, back)
 	}
 	b, err := ReadVerified(artefact, digest)
 	if err != nil {

@@ -13,7 +13,8 @@ import (
 // TestEnginePinnedRefusesAHandEdit: an engine entry's inline arguments run
 // only when they are word for word what the pinned artefact expands to; a
 // --mount added by hand, a flag changed, a word removed, an entry pinning
-// no artefact, are refused (exit 8) with the way back. The plan's own
+// no artefact, a root that is not the artefact's project (the arguments
+// expanded to match), are refused (exit 8) with the way back. The plan's own
 // arguments, expanded as the entry writer expands them, run.
 func TestEnginePinnedRefusesAHandEdit(t *testing.T) {
 	root, home := t.TempDir(), t.TempDir()
@@ -54,15 +55,20 @@ func TestEnginePinnedRefusesAHandEdit(t *testing.T) {
 		"a mount widened":  {args: edit(func(a []string) []string { a[10] = strings.TrimSuffix(a[10], ",readonly"); return a }), says: "word 11"},
 		"no --sha256":      {args: plan, artefact: "-", says: "pins no artefact"},
 		"another artefact": {args: plan, hash: launch.Digest([]byte("[]")), says: "has been modified"},
+		"another root":     {args: plan, artefact: "root", says: "is not the project of the pinned artefact"},
 	} {
-		a, h := artefact, digest
-		if c.artefact == "-" {
+		a, h, r := artefact, digest, root
+		switch c.artefact {
+		case "-":
 			a, h = "", ""
+		case "root": // the root edited, the arguments expanded to match
+			r = filepath.Dir(root)
+			c.args, _ = launch.EngineArgs(data, r, home)
 		}
 		if c.hash != "" {
 			h = c.hash
 		}
-		_, err := launch.EnginePinned(a, h, root, home, c.args)
+		_, err := launch.EnginePinned(a, h, r, home, c.args)
 		var te *launch.TamperError
 		if !errors.As(err, &te) || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("%s: %v, want a refusal saying %s", name, err, c.says)
