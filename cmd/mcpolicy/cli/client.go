@@ -29,7 +29,9 @@ confined and merges it into the client's file. bwrap and Landlock entries
 run mcpolicy-launch --sha256 DIGEST .mcpolicy/BACKEND/SERVER.json (the
 artefact must be built first: the entry pins its digest, and the launcher
 refuses any other content, exit 8); docker/podman entries run
-mcpolicy-launch --engine ENGINE --project-root ROOT -- run ...; seatbelt
+mcpolicy-launch --engine ENGINE --project-root ROOT --sha256 DIGEST
+.mcpolicy/docker/SERVER.json -- run ... (the launcher refuses arguments
+that are not that artefact's, exit 8); seatbelt
 entries the wrapper; egress servers mcpolicy run ... --plan HASH. The
 launcher must be installed beside mcpolicy (or on PATH), and neither it
 nor the client file may lie in a writable grant of any of the project's
