@@ -125,7 +125,12 @@ type UnmanagedEntry struct {
 // judges only mcpolicy's entries, would pass it by. An engine entry that
 // pins no artefact (written before entries pinned one) is refused by the
 // launcher at its next start: it is reported too.
-func NotManaged(plans []*compiler.Plan, ts []*lint.Target) []UnmanagedEntry {
+//
+// A launcher entry must pin the server's own artefact, OUT/BACKEND/
+// SERVER.json of the project (outDir: its output folder): one that pins a
+// file written elsewhere, or another server's, runs what check compares
+// with nothing.
+func NotManaged(plans []*compiler.Plan, ts []*lint.Target, outDir string) []UnmanagedEntry {
 	ours := map[string]bool{}
 	for _, p := range plans {
 		ours[p.Server] = true
@@ -136,7 +141,10 @@ func NotManaged(plans []*compiler.Plan, ts []*lint.Target) []UnmanagedEntry {
 			continue
 		}
 		way := fmt.Sprintf("run `mcpolicy client TARGET --write --force --server %s` (or rename the entry, if it is another server)", t.Server)
+		own := t.Artefact == "" || filepath.Base(t.Artefact) == t.Server+".json" && filepath.Dir(filepath.Dir(filepath.Clean(t.Artefact))) == filepath.Clean(outDir)
 		switch {
+		case !own && (t.Launcher == "mcpolicy" || t.FixedTop):
+			out = append(out, UnmanagedEntry{t.Pos, t.Server, fmt.Sprintf("pins %s, not the server's own artefact in %s: what it runs is compared with no policy; %s", t.Artefact, outDir, way)})
 		case t.Launcher == "mcpolicy":
 		case t.FixedTop && t.Artefact != "": // mcpolicy-launch --engine, pinned
 		case t.FixedTop:

@@ -52,6 +52,14 @@ type CheckResult struct {
 	Tamper   bool
 }
 
+// out is the output folder.
+func (o CheckOptions) out() string {
+	if o.Out != "" {
+		return o.Out
+	}
+	return filepath.Join(o.Project.Root, DefaultOut)
+}
+
 func (r *CheckResult) add(f report.Finding, line string) {
 	r.Findings = append(r.Findings, f)
 	r.Lines = append(r.Lines, line)
@@ -100,10 +108,7 @@ func CheckClients(o CheckOptions) (*CheckResult, error) {
 // `build --check` does; a project never built (no folder) runs no
 // artefact and is left to its entries.
 func (r *CheckResult) artefacts(o CheckOptions) error {
-	out := o.Out
-	if out == "" {
-		out = filepath.Join(o.Project.Root, DefaultOut)
-	}
+	out := o.out()
 	if _, err := os.Lstat(out); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -137,7 +142,7 @@ func (r *CheckResult) artefacts(o CheckOptions) error {
 
 // entries checks one file's entries for the policy's servers.
 func (r *CheckResult) entries(o CheckOptions, ts []*lint.Target) {
-	for _, u := range clientcfg.NotManaged(o.Plans, ts) {
+	for _, u := range clientcfg.NotManaged(o.Plans, ts, o.out()) {
 		r.add(report.Finding{Rule: Unmanaged, Level: report.Error, Server: u.Server, Pos: u.Entry, Message: u.What},
 			fmt.Sprintf("%s: entry %q: %s", u.Entry, u.Server, u.What))
 		r.Drift = true

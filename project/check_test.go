@@ -142,6 +142,25 @@ func TestCheckReadsUserScopeFiles(t *testing.T) {
 	if err != nil || !r.Drift || !strings.Contains(rules(r), Unmanaged) || !strings.Contains(strings.Join(r.Lines, "\n"), "--force") {
 		t.Errorf("a hand-written bwrap entry: %v %s\n%s", err, rules(r), strings.Join(r.Lines, "\n"))
 	}
+	// A launcher entry pinning an artefact written elsewhere (its digest
+	// matching) runs what no policy is compared with.
+	entries(t, o, user, false, nil)
+	b, _ = os.ReadFile(user)
+	doc = nil
+	json.Unmarshal(b, &doc)
+	spec := filepath.Join(o.Project.Root, DefaultOut, "bwrap", "tool.json")
+	sb, _ := os.ReadFile(spec)
+	elsewhere := filepath.Join(t.TempDir(), "tool.json")
+	os.WriteFile(elsewhere, []byte(strings.Replace(string(sb), `"/src"`, `"/src2"`, 1)), 0o644)
+	eb, _ := os.ReadFile(elsewhere)
+	doc["mcpServers"].(map[string]any)["tool"] = map[string]any{"command": "/usr/local/bin/mcpolicy-launch",
+		"args": []string{"--project-root", o.Project.Root, "--sha256", launch.Digest(eb), elsewhere}}
+	b, _ = json.Marshal(doc)
+	os.WriteFile(user, b, 0o644)
+	r, err = CheckClients(o)
+	if err != nil || !r.Drift || !strings.Contains(rules(r), Unmanaged) || !strings.Contains(strings.Join(r.Lines, "\n"), "not the server's own artefact") {
+		t.Errorf("an entry pinning an artefact elsewhere: %v %s\n%s", err, rules(r), strings.Join(r.Lines, "\n"))
+	}
 	// Given files only, the user's are not read.
 	o.Clients = []string{filepath.Join(o.Project.Root, "mcpolicy.cue.json")}
 	if r, _ := CheckClients(o); strings.Contains(rules(r), Unmanaged) {
