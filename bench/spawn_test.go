@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
@@ -199,31 +200,41 @@ func BenchmarkSpawn(b *testing.B) {
 	})
 	for _, engine := range []string{"docker", "podman"} {
 		// The emitted args on an image holding only a static mcpolicy.
-		engineArgs := func(b *testing.B) (string, []string) {
-			path := lookPath(b, engine)
+		engineArgs := func(b *testing.B) (path string, args, raw []string) {
+			path = lookPath(b, engine)
 			image, err := engineImage(engine)
 			if err != nil {
 				b.Skip(err)
 			}
 			p := *fx.plan
 			p.Image, p.Command = image, []string{"/mcpolicy", "version"}
-			args, err := docker.Args(&p, fx.machine)
+			args, err = docker.Args(&p, fx.machine)
 			if err != nil {
 				b.Fatal(err)
 			}
-			return path, args
+			raw, err = docker.Args(&p, compiler.Placeholders{}) // the artefact
+			if err != nil {
+				b.Fatal(err)
+			}
+			return path, args, raw
 		}
 		b.Run("launch="+engine, func(b *testing.B) {
-			path, args := engineArgs(b)
+			path, args, _ := engineArgs(b)
 			loop(b, path, args...)
 		})
 		b.Run("launch=mcpolicy-launch-"+engine, func(b *testing.B) {
-			path, args := engineArgs(b)
+			path, args, raw := engineArgs(b)
 			launcher, err := launcherBinary()
 			if err != nil {
 				b.Fatal(err)
 			}
-			loop(b, launcher, append([]string{"--engine", path, "--project-root", fx.dir, "--"}, args...)...)
+			// The entry pins the artefact its arguments come from.
+			file, data := filepath.Join(fx.dir, ".mcpolicy", "docker", "s.json"), emit.JSONArgs(raw)
+			os.MkdirAll(filepath.Dir(file), 0o755)
+			if err := os.WriteFile(file, data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			loop(b, launcher, append([]string{"--engine", path, "--project-root", fx.dir, "--sha256", launch.Digest(data), file, "--"}, args...)...)
 		})
 	}
 }

@@ -466,10 +466,11 @@ func (e *entry) launch(cmd arg, args []arg) {
 	}
 }
 
-// launcher reads an mcpolicy-launch command line: --engine ENGINE ... --
-// run ARGS (the engine's arguments are what confine the server: read
-// them), or --sha256 DIGEST ARTEFACT (the policy is linted on its own;
-// check compares the artefact with the digest).
+// launcher reads an mcpolicy-launch command line: --engine ENGINE ...
+// --sha256 DIGEST ARTEFACT -- run ARGS (the engine's arguments are what
+// confine the server: read them; the launcher runs them only when they are
+// the pinned artefact's), or --sha256 DIGEST ARTEFACT (the policy is
+// linted on its own; check compares the artefact with the digest).
 func (e *entry) launcher(args []arg) {
 	e.t.Launcher = "mcpolicy"
 	var engine *arg
@@ -499,7 +500,7 @@ func (e *entry) launcher(args []arg) {
 				e.t.EnvFile = v.s
 			}
 		case a.s == "-v":
-		case !strings.HasPrefix(a.s, "-") && i == len(args)-1:
+		case !strings.HasPrefix(a.s, "-") && (i == len(args)-1 || engine != nil && args[i+1].s == "--"):
 			e.t.Artefact = a.s
 			if f := e.file(a.s); f != "" { // ${workspaceFolder}/.mcpolicy/...
 				e.t.Artefact = f

@@ -1,6 +1,8 @@
 package clientcfg
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -60,4 +62,102 @@ func comparable(p *compiler.Plan, root string) *compiler.Plan {
 		q.Env = []compiler.EnvGrant{}
 	}
 	return q
+}
+
+// UserFiles are the user-scope client files on this machine (each
+// client's, as `mcpolicy client --user` writes them; ~/.claude.json holds
+// Claude Code's user and per-project entries): a hand edit there is seen
+// by no code review. configHome ($XDG_CONFIG_HOME) moves the files under
+// ~/.config. Only regular files are returned, each once.
+func UserFiles(home, configHome string) []string {
+	if home == "" {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for i := range Clients {
+		f := userFile(&Clients[i], home, configHome)
+		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() && !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// userFile is c's user-scope file, under configHome when it lies in
+// ~/.config.
+func userFile(c *Client, home, configHome string) string {
+	f := c.User(home)
+	if rel, ok := strings.CutPrefix(f, filepath.Join(home, ".config")+string(filepath.Separator)); ok && configHome != "" {
+		return filepath.Join(configHome, rel)
+	}
+	return f
+}
+
+// ForProject keeps the entries of a user-scope file that start servers for
+// the project at root: the ones for every project, and the ones for that
+// folder (~/.claude.json's projects.ROOT.mcpServers); another project's
+// entries are that project's to check.
+func ForProject(ts []*lint.Target, root string) []*lint.Target {
+	var out []*lint.Target
+	for _, t := range ts {
+		if t.ProjectRoot == "" || filepath.Clean(t.ProjectRoot) == filepath.Clean(root) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// UnmanagedEntry is an entry named for a server of the policy that
+// mcpolicy does not recognise as its own.
+type UnmanagedEntry struct {
+	Entry  source.Pos
+	Server string
+	What   string
+}
+
+// NotManaged finds the entries named for a server of the policy that do
+// not start it the way mcpolicy writes entries — through mcpolicy-launch
+// with a pinned artefact, mcpolicy run/exec, or a wrapper build wrote:
+// a command replaced by a hand-written `bwrap …` or a bare `docker run`
+// starts the server with none of the launcher's checks, and Drift, which
+// judges only mcpolicy's entries, would pass it by. An engine entry that
+// pins no artefact (written before entries pinned one) is refused by the
+// launcher at its next start: it is reported too.
+//
+// A launcher entry must pin the server's own artefact, OUT/BACKEND/
+// SERVER.json of the project (outDir: its output folder): one that pins a
+// file written elsewhere, or another server's, runs what check compares
+// with nothing.
+func NotManaged(plans []*compiler.Plan, ts []*lint.Target, outDir string) []UnmanagedEntry {
+	ours := map[string]bool{}
+	for _, p := range plans {
+		ours[p.Server] = true
+	}
+	var out []UnmanagedEntry
+	for _, t := range ts {
+		if !ours[t.Server] {
+			continue
+		}
+		way := fmt.Sprintf("run `mcpolicy client TARGET --write --force --server %s` (or rename the entry, if it is another server)", t.Server)
+		own := t.Artefact == "" || filepath.Base(t.Artefact) == t.Server+".json" && filepath.Dir(filepath.Dir(filepath.Clean(t.Artefact))) == filepath.Clean(outDir)
+		switch {
+		case !own && (t.Launcher == "mcpolicy" || t.FixedTop):
+			out = append(out, UnmanagedEntry{t.Pos, t.Server, fmt.Sprintf("pins %s, not the server's own artefact in %s: what it runs is compared with no policy; %s", t.Artefact, outDir, way)})
+		case t.Launcher == "mcpolicy":
+		case t.FixedTop && t.Artefact != "": // mcpolicy-launch --engine, pinned
+		case t.FixedTop:
+			out = append(out, UnmanagedEntry{t.Pos, t.Server, "the engine entry pins no artefact (no --sha256): the launcher refuses it (exit 8); run `mcpolicy client TARGET --write` again"})
+		case t.Remote != "":
+			out = append(out, UnmanagedEntry{t.Pos, t.Server, fmt.Sprintf("names the policy's server but connects to %s: the policy does not confine what runs there; %s", t.Remote, way)})
+		default:
+			what := t.Launcher
+			if what == "" {
+				what = "a command"
+			}
+			out = append(out, UnmanagedEntry{t.Pos, t.Server, fmt.Sprintf("names the policy's server but starts %s, not mcpolicy's entry: no pinned artefact, none of the launcher's checks, so nothing holds it to the policy; %s", what, way)})
+		}
+	}
+	return out
 }

@@ -22,6 +22,7 @@ func TestEnvGrantsPerClient(t *testing.T) {
 		"cursor": "${env:GITHUB_TOKEN}", "vscode": "${env:GITHUB_TOKEN}",
 		"codex": "env_vars",
 	}
+	built(t, "/p/.mcpolicy", seedPlan())
 	for i := range Clients {
 		c := &Clients[i]
 		l, err := LaunchFor(c, seedPlan(), "docker", "/p", "/home/dev", "/p/.mcpolicy", "/usr/local/bin/mcpolicy", "", false)
@@ -74,6 +75,7 @@ func TestEnvGrantsPerClient(t *testing.T) {
 	// No env grant: no --env-file.
 	p := seedPlan()
 	p.Env = nil
+	built(t, "/p/.mcpolicy", p)
 	if l, _ := LaunchFor(c, p, "docker", "/p", "/home/dev", "/p/.mcpolicy", "/usr/local/bin/mcpolicy", "", false); EnvFileOf(l) != "" {
 		t.Errorf("no env grants: %q", l.Args)
 	}

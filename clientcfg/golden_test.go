@@ -30,6 +30,7 @@ func TestClientGoldens(t *testing.T) {
 	const root, home = "/home/dev/work/shop", "/home/dev"
 	lookupEnv = func(string) string { return "" } // goldens must not depend on this machine
 	defer func() { lookupEnv = os.Getenv }()
+	built(t, root+"/.mcpolicy", seedPlan())
 	for i := range Clients {
 		c := &Clients[i]
 		t.Run(c.Name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
+	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
 )
 
@@ -136,4 +137,24 @@ func TestPortableHostEntries(t *testing.T) {
 	if pins := Pins([]*compiler.Plan{p}, ts); len(pins) != 0 {
 		t.Errorf("the pinned artefact is not found through ${workspaceFolder}: %+v", pins)
 	}
+}
+
+// built makes readArtefact find the docker artefact a build writes for p
+// under out, without a file: the tests' roots (/p, the goldens') are no
+// machine's. An engine entry pins that artefact as a host entry does.
+func built(t *testing.T, out string, p *compiler.Plan) {
+	t.Helper()
+	files, err := docker.Docker.Artefacts(p, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, data := filepath.Join(out, "docker", p.Server+".json"), files[0].Data
+	prev := readArtefact
+	readArtefact = func(path string) ([]byte, error) {
+		if path == file {
+			return data, nil
+		}
+		return prev(path)
+	}
+	t.Cleanup(func() { readArtefact = prev })
 }

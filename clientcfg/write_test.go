@@ -29,6 +29,7 @@ func TestEntryOnlyForBuiltBackends(t *testing.T) {
 	c, _ := LookupClient("claude-desktop")
 	p := seedPlan()
 	p.Backends = []string{"docker"}
+	built(t, "/p/.mcpolicy", p)
 	if _, err := LaunchFor(c, p, "podman", "/p", "/home/dev", "/p/.mcpolicy", "/usr/local/bin/mcpolicy", "", false); err != nil {
 		t.Errorf("podman for a docker server: %v", err)
 	}
@@ -51,6 +52,7 @@ const vscodeFile = `{
 func TestMergeChangesOnlyTheEntry(t *testing.T) {
 	c, _ := LookupClient("vscode")
 	root := t.TempDir()
+	built(t, filepath.Join(root, ".mcpolicy"), seedPlan())
 	l, err := LaunchFor(c, seedPlan(), "docker", root, "/home/dev", filepath.Join(root, ".mcpolicy"), "/usr/bin/mcpolicy", "", true)
 	if err != nil {
 		t.Fatal(err)

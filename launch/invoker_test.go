@@ -3,7 +3,6 @@ package launch_test
 import (
 	"archive/tar"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -91,13 +90,13 @@ servers: {
 			data, _ := os.ReadFile(artefact)
 			cmd = exec.Command(launcher, "--project-root", proj, "--sha256", launch.Digest(data), artefact)
 		} else {
-			args := []string{"--engine", docker, "--project-root", proj, "--"}
-			var run []string
-			mustJSON(t, filepath.Join(proj, ".mcpolicy", "docker", server+".json"), &run)
-			for _, a := range run {
-				args = append(args, strings.ReplaceAll(a, "${PROJECT_ROOT}", proj))
+			artefact := filepath.Join(proj, ".mcpolicy", "docker", server+".json")
+			data, _ := os.ReadFile(artefact)
+			run, err := launch.EngineArgs(data, proj, home)
+			if err != nil {
+				t.Fatal(err)
 			}
-			cmd = exec.Command(launcher, args...)
+			cmd = exec.Command(launcher, append([]string{"--engine", docker, "--project-root", proj, "--sha256", launch.Digest(data), artefact, "--"}, run...)...)
 		}
 		cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
 		if uid != 0 {
@@ -128,17 +127,6 @@ servers: {
 	// docker (the container's uid 1000 is not the folder's owner).
 	if out, code := start(invokerUID, "fixed", "docker"); code == 0 || !strings.Contains(out, "Permission denied") {
 		t.Errorf("docker, user 1000:1000 on a uid %d folder: exit %d, %q; want EACCES", invokerUID, code, out)
-	}
-}
-
-func mustJSON(t *testing.T, file string, v any) {
-	t.Helper()
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", file, err)
 	}
 }
 

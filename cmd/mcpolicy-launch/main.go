@@ -7,7 +7,7 @@
 // spawns a server per request pays it every time.
 //
 //	mcpolicy-launch [--project-root DIR] [--bwrap PATH] --sha256 HEX ARTEFACT    .mcpolicy/bwrap/S.json or .mcpolicy/landlock/S.json
-//	mcpolicy-launch --engine ENGINE --project-root DIR [--unprotect NAME]... -- run ARGS...   docker or podman
+//	mcpolicy-launch --engine ENGINE --project-root DIR [--unprotect NAME]... --sha256 HEX ARTEFACT -- run ARGS...   docker or podman
 //	mcpolicy-launch [-v] RULESET.json         a Landlock ruleset, unverified (by hand)
 //
 // --env-file FILE (before the artefact or --): the values of the plan's env
@@ -21,14 +21,18 @@
 // (PROJECT/.mcpolicy/BACKEND/SERVER.json); ${HOME} is $HOME. Client entries
 // pass --project-root: an entry that lost its environment must not lose the
 // fixed top level with it (--engine refuses to start without a root).
+// With --engine the `run` arguments stay inline, readable in the client
+// file, and must be word for word what the pinned .mcpolicy/docker/S.json
+// expands to (launch.EnginePinned): a hand-added --mount is refused, exit 8.
 //
 // --program-sha256 PATH=sha256:HEX (repeatable): a file the server runs
 // that a read-write grant of the policy holds, pinned by the entry; the
 // artefact lists the files it requires pinned (programPins).
 //
-// Exit codes: the server's own; 8 when the artefact's digest differs, a
-// pinned program's differs (or its pin is missing), or a mount source is
-// (or passes through) a symlink: nothing is started; 4 when
+// Exit codes: the server's own; 8 when the artefact's digest differs, the
+// engine arguments are not the artefact's, a pinned program's digest
+// differs (or its pin is missing), or a mount source is (or passes
+// through) a symlink: nothing is started; 4 when
 // this machine cannot enforce the confinement; 1 on a usage or read error;
 // 126 when the Landlock launcher failed inside its namespaces.
 //
@@ -75,7 +79,7 @@ func main() {
 	flag.Var(&programs, launch.ProgramFlag, "PATH=sha256:HEX: a program of the server's that a read-write grant holds, as the client entry pinned it: refuse (exit 8) other bytes (repeatable)")
 	flag.Var(&unprotected, "unprotect", "with --engine: a protected name the policy unprotects (repeatable)")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: mcpolicy-launch --sha256 HEX ARTEFACT\n       mcpolicy-launch --engine ENGINE -- run ARGS...\n       mcpolicy-launch [-v] RULESET.json\n")
+		fmt.Fprintf(os.Stderr, "usage: mcpolicy-launch --sha256 HEX ARTEFACT\n       mcpolicy-launch --engine ENGINE --sha256 HEX ARTEFACT -- run ARGS...\n       mcpolicy-launch [-v] RULESET.json\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -95,7 +99,7 @@ func main() {
 	)
 	switch {
 	case *engine != "":
-		err = runEngine(*engine, flag.Args(), root(*projectRoot, ""), unprotected, programs, *envFile, say)
+		err = runEngine(*engine, *digest, flag.Args(), root(*projectRoot, ""), unprotected, programs, *envFile, say)
 	case flag.NArg() != 1:
 		flag.Usage()
 		os.Exit(exitcode.Error)
@@ -141,7 +145,17 @@ func root(flagValue, def string) string {
 	return def
 }
 
-func runEngine(engine string, args []string, root string, unprotected, programs []string, envFile string, say io.Writer) error {
+func runEngine(engine, digest string, args []string, root string, unprotected, programs []string, envFile string, say io.Writer) error {
+	// ARTEFACT -- run ARGS...: flag parsing stops at the artefact, so the
+	// -- is still there; an entry without one pins nothing (refused).
+	var artefact string
+	if len(args) > 1 && args[1] == "--" {
+		artefact, args = args[0], args[2:]
+	}
+	args, err := launch.EnginePinned(artefact, digest, root, os.Getenv("HOME"), args)
+	if err != nil {
+		return err
+	}
 	if err := launch.CheckPrograms(nil, programs, root, os.Getenv("HOME")); err != nil {
 		return err
 	}

@@ -471,7 +471,7 @@ func builtinRules() []*Rule {
 			Rationale:   "Claude Desktop, Windsurf, Cline and Codex start servers with a handful of variables (HOME, PATH...) and Claude Desktop, Cline, Zed and Codex's env table expand no ${VAR}: `-e GITHUB_TOKEN` then passes an empty or literal value, and the server fails at its first call, far from the cause. Gemini CLI drops secret-looking names it is not told about.",
 			Remediation: "Give the value where the client reads it: the entry's env with the client's own reference (${VAR}, ${env:VAR}), Codex's env_vars, or an entry from `mcpolicy client`, whose launcher reads it from ~/.config/mcpolicy/env.",
 			Bad:         run("-e", "GITHUB_TOKEN"),
-			Good:        Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "/usr/local/bin/mcpolicy-launch", "args": ["--env-file", "/home/me/.config/mcpolicy/env", "--engine", "/usr/bin/docker", "--project-root", "/home/me/p", "--", "run", "-i", "--rm", "--network", "none", "--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--user", "1000:1000", "-e", "GITHUB_TOKEN", "img:1"]}}}`},
+			Good:        Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "/usr/local/bin/mcpolicy-launch", "args": ["--env-file", "/home/me/.config/mcpolicy/env", "--engine", "/usr/bin/docker", "--project-root", "/home/me/p", "--sha256", "sha256:…", "/home/me/p/.mcpolicy/docker/s.json", "--", "run", "-i", "--rm", "--network", "none", "--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--user", "1000:1000", "-e", "GITHUB_TOKEN", "img:1"]}}}`},
 			check: func(t *Target, o Options, report reportFn) {
 				if t.Origin != FromClient || t.Plan == nil {
 					return

@@ -1,9 +1,12 @@
 package docker
 
 import (
+	"path/filepath"
+
 	"github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/launch"
 )
 
 // PodmanBackend runs the docker artefact under podman.
@@ -56,15 +59,35 @@ func (engine) Artefacts(p *compiler.Plan, _ string) ([]emit.File, error) {
 // Entry: mcpolicy-launch checks every bind source (no symlink below the
 // project or home) and fixes the project's top level, then runs the engine
 // with the arguments. The root is an argument, not the environment: an
-// entry that lost its env must not lose the fixed top level with it.
+// entry that lost its env must not lose the fixed top level with it. The
+// arguments stay inline, for whoever reads the client file, and the
+// artefact they come from is pinned by its digest: the launcher runs them
+// only when they are still what that artefact expands to (a hand edit of
+// the entry is refused), and both sides expand it with launch.EngineArgs.
 func (e engine) Entry(p *compiler.Plan, env emit.EntryEnv) (*emit.Command, error) {
-	args, err := Args(p, env.Paths)
+	raw, err := Args(p, compiler.Placeholders{})
 	if err != nil {
 		return nil, err
 	}
+	art := emit.JSONArgs(raw)
 	launcher, err := env.Launcher()
 	if err != nil {
 		return nil, err
+	}
+	file := filepath.Join(env.Out, Backend, p.Server+".json")
+	digest, err := env.Pin(file, art)
+	if err != nil {
+		return nil, err
+	}
+	home := env.Paths.Resolve(compiler.HostPath{Base: compiler.Home, Rel: "."})
+	args, err := launch.EngineArgs(art, env.Root, home)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range args {
+		if err := emit.CheckSafe(p.Server, "argument", a); err != nil {
+			return nil, err
+		}
 	}
 	c := &emit.Command{Path: launcher, Env: map[string]string{},
 		Args: []string{"--engine", env.Abs(e.name), "--project-root", env.Root}}
@@ -76,6 +99,6 @@ func (e engine) Entry(p *compiler.Plan, env emit.EntryEnv) (*emit.Command, error
 		return nil, err
 	}
 	c.Args = append(c.Args, pins...)
-	c.Args = append(append(c.Args, "--"), args...)
+	c.Args = append(append(c.Args, "--sha256", digest, env.Show(file), "--"), args...)
 	return c, nil
 }

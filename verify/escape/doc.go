@@ -222,6 +222,19 @@
 // without the launcher, where runc gives the tmpfs the image folder's mode
 // and the write fails with EACCES.
 //
+// The drift scenarios (drift_test.go) are the user's own hand edits, not
+// the server's: a --mount of the planted home added to a docker or podman
+// entry's inline arguments must be refused at spawn (exit 8: the launcher
+// compares them word for word with the pinned artefact) and reported by
+// `mcpolicy check` (entry-hand-mount; weakened: the edited arguments run
+// by the engine without the launcher, which reads the home); a bwrap
+// artefact widened by hand with the entry's digest re-pinned must make
+// `mcpolicy check` exit 8 (artefact-repinned; weakened: the re-pinned
+// entry runs and reads the home); an entry for the policy's server in the
+// user's ~/.claude.json replaced by a hand-written bwrap command must be
+// reported by check at its position (entry-unmanaged; weakened: that entry
+// runs and reads the home).
+//
 // Under CI=true a missing bwrap, docker, podman or Landlock (or pty,
 // session keyring, writable /run, user namespaces for host-throttle, or
 // catatonit for podman kube play) fails

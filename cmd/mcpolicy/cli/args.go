@@ -18,11 +18,12 @@ func newArgsCmd() *cobra.Command {
 		Long: `args compiles the policies and prints, as a JSON array, the arguments after
 "docker" (or "podman") that start SERVER confined on this machine: the same
 arguments as the committed artefact, with ${PROJECT_ROOT} and ${HOME}
-resolved and quoted for this machine. Start them through the launcher, as
-client entries do: mcpolicy-launch --engine docker --project-root ROOT --
-ARGS... checks every source for symlinks, fixes the project's top level
-(protected names read-only), masks the image's volumes and checks the
-mounts inside the container; run bare, they do none of that.`,
+resolved and quoted for this machine. Start them through a client entry
+(mcpolicy client): mcpolicy-launch --engine docker --project-root ROOT
+--sha256 DIGEST .mcpolicy/docker/SERVER.json -- ARGS... runs them only when
+they are the pinned artefact's, checks every source for symlinks, fixes the
+project's top level (protected names read-only), masks the image's volumes
+and checks the mounts inside the container; run bare, they do none of that.`,
 		Example: `  mcpolicy args code-index -p examples/code-index`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -41,7 +42,7 @@ mounts inside the container; run bare, they do none of that.`,
 				}
 				for _, m := range p.Mounts {
 					if m.FixedTop() {
-						fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy: note: %s is a read-write mount of the project: run these through `mcpolicy-launch --engine docker --project-root %s -- ...`, which fixes its top level and keeps .git and the other protected names read-only; bare, they are writable\n", m.Target, proj.Root)
+						fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy: note: %s is a read-write mount of the project: run these through a client entry (`mcpolicy client`, whose launcher runs them only as %s/.mcpolicy/docker pins them), which fixes its top level and keeps .git and the other protected names read-only; bare, they are writable\n", m.Target, proj.Root)
 						break
 					}
 				}

@@ -9,33 +9,37 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/internal/writereport"
+	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/mcpolicy/mcpolicy/report"
 )
 
-// IDs of check's findings about an entry's pinned artefact or env; a
-// drifted grant is reported under its diff kind, an unread file as PARSE.
-const (
-	pinTampered = "PIN_TAMPERED"
-	pinStale    = "PIN_STALE"
-	envUnmet    = "ENV_UNMET"
-	writeFlag   = "WRITE_FLAGGED"
-)
+// writeFlag is check's finding for a flagged write of a recorded session.
+const writeFlag = "WRITE_FLAGGED"
 
 // checkRules describes, for SARIF, every ID a check can report.
 func checkRules() []report.Rule {
 	rules := []report.Rule{
-		{ID: pinTampered, Name: "pin-tampered", Level: report.Error,
+		{ID: project.PinTampered, Name: "pin-tampered", Level: report.Error,
 			Purpose:     "An entry's pinned artefact no longer has its digest, yet still names the policy's plan: something edited it after the build.",
 			Remediation: "Find what wrote .mcpolicy/ (a server with write access?); rebuild, and review `mcpolicy client` again."},
-		{ID: pinStale, Name: "pin-stale", Level: report.Error,
+		{ID: project.PinStale, Name: "pin-stale", Level: report.Error,
 			Purpose:     "An entry's pinned artefact no longer has its digest because the policy changed since the entry was written: its next launch refuses to start.",
 			Remediation: "Run `mcpolicy build` and `mcpolicy client` again, and review the diff."},
-		{ID: envUnmet, Name: "env-unmet", Level: report.Error,
+		{ID: project.EnvUnmet, Name: "env-unmet", Level: report.Error,
 			Purpose:     "A variable the entry's plan grants reaches the server empty: the entry does not name it, the client does not pass it, and its env file lacks it.",
 			Remediation: "Name the variable in the entry, or add it to the env file the entry names."},
 		{ID: writeFlag, Name: "write-flagged", Level: report.Error,
 			Purpose:     "A server session wrote, in a read-write grant, a file git does not track of a kind the host runs (bytecode, .pth, a shared object, an executable, a hook, a build file or .envrc below the top, node_modules/.bin, a symlink, setuid), or the write report could not see everything.",
 			Remediation: "Read the file before anything on the host runs in the project; remove it, or accept the session (`mcpolicy sessions --accept ID`)."},
+		{ID: project.ArtefactTampered, Name: "artefact-tampered", Level: report.Error,
+			Purpose:     "A file in the output folder differs from what its own plan builds, the policy unchanged: it was edited after the build, and an entry that pins its new digest runs the edit (as `build --check` reports it).",
+			Remediation: "Find what wrote .mcpolicy/ (a server with write access?); rebuild, and write the entries again with `mcpolicy client`."},
+		{ID: project.ArtefactStale, Name: "artefact-stale", Level: report.Error,
+			Purpose:     "The output folder is not what the policy builds: a file is missing, stale or extra (as `build --check` reports it).",
+			Remediation: "Run `mcpolicy build`, then `mcpolicy client` again, and review the diff."},
+		{ID: project.Unmanaged, Name: "unmanaged-entry", Level: report.Error,
+			Purpose:     "An entry named for a server of the policy does not start it the way mcpolicy writes entries (a hand-written bwrap or docker command, a remote URL, an engine entry pinning no artefact): nothing holds it to the policy.",
+			Remediation: "Write the entry again with `mcpolicy client TARGET --write --force`, or rename it if it is another server."},
 	}
 	for _, k := range diff.Registry() {
 		rules = append(rules, k.Describe())

@@ -20,6 +20,10 @@ servers: "code-index": {
 }
 `)
 	os.MkdirAll(filepath.Join(dir, "shop"), 0o755)
+	// The engine entry pins the built artefact.
+	if code, out, errs := run(t, "build", dir); code != ExitOK {
+		t.Fatalf("build: exit %d\n%s%s", code, out, errs)
+	}
 	cfg := filepath.Join(dir, ".vscode", "mcp.json")
 	if code, out, errs := run(t, "client", "vscode", "-p", dir, "--write"); code != ExitOK {
 		t.Fatalf("write: exit %d\n%s%s", code, out, errs)

@@ -200,6 +200,10 @@ servers: "code-index": {
 	os.MkdirAll(filepath.Join(dir, "shop"), 0o755)
 	cfg := filepath.Join(dir, ".vscode", "mcp.json")
 	writeFile(t, cfg, "{\n  // mine\n  \"servers\": {\"other\": {\"command\": \"uvx\", \"args\": [\"x\"]},},\n}\n")
+	// The engine entry pins the built artefact.
+	if code, out, errs := run(t, "build", dir); code != ExitOK {
+		t.Fatalf("build: exit %d\n%s%s", code, out, errs)
+	}
 	if code, out, errs := run(t, "client", "vscode", "-p", dir); code != ExitOK || !strings.Contains(out, "+") || !strings.Contains(errs, "nothing written") {
 		t.Fatalf("dry run: exit %d\n%s%s", code, out, errs)
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
-	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 	"github.com/mcpolicy/mcpolicy/project"
@@ -30,7 +29,9 @@ confined and merges it into the client's file. bwrap and Landlock entries
 run mcpolicy-launch --sha256 DIGEST .mcpolicy/BACKEND/SERVER.json (the
 artefact must be built first: the entry pins its digest, and the launcher
 refuses any other content, exit 8); docker/podman entries run
-mcpolicy-launch --engine ENGINE --project-root ROOT -- run ...; seatbelt
+mcpolicy-launch --engine ENGINE --project-root ROOT --sha256 DIGEST
+.mcpolicy/docker/SERVER.json -- run ... (the launcher refuses arguments
+that are not that artefact's, exit 8); seatbelt
 entries the wrapper; egress servers mcpolicy run ... --plan HASH. The
 launcher must be installed beside mcpolicy (or on PATH), and neither it
 nor the client file may lie in a writable grant of any of the project's
@@ -158,17 +159,26 @@ func newCheckCmd() *cobra.Command {
 	var clients []string
 	cmd := &cobra.Command{
 		Use:   "check [-p POLICY] [--client FILE...] [--format F]",
-		Short: "Report managed client entries that drifted from what the policy compiles to",
-		Long: `check reads each client file (default: the project's own, as lint
---discover finds them), takes the entries mcpolicy manages, reads their
-launch commands back into plans and compares them with the policy's, grant
-by grant: a hand-widened mount is reported as widened. Exit 6 on drift.
-An entry that pins an artefact (mcpolicy-launch --sha256) whose file no
-longer has that digest is reported: as TAMPERED (exit 8) when the file still
-names the policy's plan (something edited it after the build), as stale
-(exit 6) when the policy changed since the entry was written. A client
-file that cannot be read is a PARSE error at its position, and the next
-is checked; the check is then incomplete: exit 1, as lint's.
+		Short: "Report artefacts and client entries that drifted from what the policy compiles to",
+		Long: `check compares what runs with what the policy compiles to. The output
+folder is compared with what a build writes, as build --check does: an
+artefact edited after the build is TAMPERED (exit 8) even when an entry
+pins its new digest; a missing, stale or extra file is drift (exit 6).
+Then each client file is read (default: the project's own, as lint
+--discover finds them, and every client's user-scope file — ~/.claude.json,
+Claude Desktop's, ~/.cursor/mcp.json, VS Code's, ~/.codex/config.toml... —
+for the entries that apply to this project): the launch commands of the
+entries mcpolicy manages are read back into plans and compared with the
+policy's, grant by grant: a hand-widened mount is reported as widened.
+Exit 6 on drift. An entry named for a server of the policy that mcpolicy
+does not recognise as its own (a hand-written bwrap or docker command in
+its place) is reported as UNMANAGED_ENTRY (exit 6): nothing holds it to
+the policy. An entry that pins an artefact (mcpolicy-launch --sha256) whose
+file no longer has that digest is reported: as TAMPERED (exit 8) when the
+file still names the policy's plan (something edited it after the build),
+as stale (exit 6) when the policy changed since the entry was written. A
+client file that cannot be read is a PARSE error at its position, and the
+next is checked; the check is then incomplete: exit 1, as lint's.
 Then the write report (see mcpolicy sessions): a file a recorded session
 of the project wrote in a read-write grant, untracked by git, of a kind
 the host runs (bytecode, .pth, shared object, executable, hook, ...) and
@@ -176,9 +186,10 @@ still there, in a session not accepted, is listed with its session and
 server: exit 5 (8, 1 and 6 outrank it).
 
 --format github or sarif reports each drifted grant under its diff kind
-(docs/diff-kinds.md), a pin as PIN_TAMPERED or PIN_STALE, an unmet env
-grant as ENV_UNMET, a flagged write as WRITE_FLAGGED, an unread file as
-PARSE.`,
+(docs/diff-kinds.md), a pin as PIN_TAMPERED or PIN_STALE, the output
+folder as ARTEFACT_TAMPERED or ARTEFACT_STALE, an entry that is not
+mcpolicy's as UNMANAGED_ENTRY, an unmet env grant as ENV_UNMET, a flagged
+write as WRITE_FLAGGED, an unread file as PARSE.`,
 		Example: `  mcpolicy check
   mcpolicy check --client ~/.cursor/mcp.json`,
 		Args: cobra.NoArgs,
@@ -191,46 +202,16 @@ PARSE.`,
 				return err
 			}
 			home, _ := os.UserHomeDir()
-			if len(clients) == 0 {
-				clients = clientcfg.Discover(proj.Root)
+			res, err := project.CheckClients(project.CheckOptions{Project: proj, Plans: plans, Clients: clients,
+				Home: home, ConfigHome: os.Getenv("XDG_CONFIG_HOME")})
+			if err != nil {
+				return err
 			}
-			drift, tamper := false, false
-			var unread []string
 			var rep checkReport
-			for _, f := range clients {
-				ts, err := clientcfg.Read(f, home)
-				if err != nil {
-					// As lint: a client config is not a policy (never exit 2);
-					// its position is reported and the next file is checked.
-					n := unreadNote(f, err, "checked")
-					rep.add(report.Finding{Rule: lint.ParseID, Level: report.Error, Pos: n.Pos, Message: n.Msg},
-						fmt.Sprintf("%s: %s error %s", n.Pos, lint.ParseID, n.Msg))
-					unread = append(unread, n.Pos.String())
-					continue
-				}
-				for _, p := range clientcfg.Pins(plans, ts) {
-					id := pinStale
-					if p.Tampered {
-						id = pinTampered
-					}
-					rep.add(report.Finding{Rule: id, Level: report.Error, Server: p.Server, Pos: p.Entry, Message: p.What},
-						fmt.Sprintf("%s: entry %q: %s", p.Entry, p.Server, p.What))
-					drift = true
-					tamper = tamper || p.Tampered
-				}
-				for _, u := range clientcfg.EnvCheck(plans, ts, proj.Root, home) {
-					rep.add(report.Finding{Rule: envUnmet, Level: report.Error, Server: u.Server, Pos: u.Entry, Message: u.What},
-						fmt.Sprintf("%s: entry %q: %s", u.Entry, u.Server, u.What))
-					drift = true
-				}
-				for _, d := range clientcfg.Drift(plans, ts, proj.Root) {
-					drift = true
-					f := d.Change.Finding()
-					f.Pos, f.Against = d.Entry, d.Policy // the entry drifted from the policy
-					rep.add(f, fmt.Sprintf("%s: entry %q %s %s: %s (the policy: %s)",
-						d.Entry, d.Change.Server, d.Change.Verdict, d.Change.Kind, d.Change.What, d.Policy))
-				}
+			for i, f := range res.Findings {
+				rep.add(f, res.Lines[i])
 			}
+			drift, tamper, unread := res.Drift, res.Tamper, res.Unread
 			written, err := rep.writes(proj.Root, plans)
 			if err != nil {
 				return &exitError{code: ExitError, err: err}

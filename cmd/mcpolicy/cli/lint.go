@@ -2,10 +2,8 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -14,7 +12,6 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/project"
-	"github.com/mcpolicy/mcpolicy/schema"
 	"github.com/spf13/cobra"
 )
 
@@ -163,23 +160,11 @@ not be read (even with findings), 2 an invalid policy.`,
 	return cmd
 }
 
-// unreadNote is the PARSE error for a client config that cannot be read,
-// and so is not (verb) linted or checked.
+// unreadNote is the PARSE error for a client config that cannot be read
+// (project.UnreadNote), as a lint note.
 func unreadNote(file string, err error, verb string) lint.Note {
-	n := lint.Note{Pos: schema.Pos{File: file}, Msg: err.Error(), Unread: true}
-	var se *schema.Error
-	var pe *fs.PathError
-	switch {
-	case errors.As(err, &se):
-		n.Pos, n.Msg = se.Pos, se.Msg
-		if se.Path != "" {
-			n.Msg = se.Path + ": " + se.Msg
-		}
-	case errors.As(err, &pe):
-		n.Msg = "cannot " + pe.Op + ": " + pe.Err.Error()
-	}
-	n.Msg += "; the file is not " + verb
-	return n
+	pos, msg := project.UnreadNote(file, err, verb)
+	return lint.Note{Pos: pos, Msg: msg, Unread: true}
 }
 
 func newRulesCmd() *cobra.Command {

@@ -1,0 +1,99 @@
+package launch
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// An engine entry carries the `run` arguments inline, readable in the
+// client file, and pins the reviewed artefact (.mcpolicy/docker/S.json) by
+// its digest. The inline arguments are what a hand edit changes — "a mount
+// added on a Tuesday to unblock someone" — so the launcher runs them only
+// when they are, word for word, what the pinned artefact expands to.
+
+// EngineArgs expands an engine artefact (a JSON array of `run` arguments,
+// host paths as ${PROJECT_ROOT}/… and ${HOME}/…) into the arguments an
+// entry holds for this root and home. The entry writer (emit/docker) and
+// the launcher both call it, so the two spell every word alike. root may
+// be a client's variable (${workspaceFolder}), which the client expands
+// before the launcher sees it.
+func EngineArgs(artefact []byte, root, home string) ([]string, error) {
+	var args []string
+	if err := json.Unmarshal(artefact, &args); err != nil {
+		return nil, fmt.Errorf("not an engine artefact (a JSON array of arguments): %v", err)
+	}
+	out := make([]string, len(args))
+	copy(out, args)
+	for i := 1; i < len(out); i++ {
+		if out[i-1] != "--mount" || !strings.Contains(out[i], "${") {
+			continue
+		}
+		m, err := parseMount(out[i])
+		if err != nil {
+			return nil, err
+		}
+		if m.source, err = expandHostPath(m.source, root, home); err != nil {
+			return nil, err
+		}
+		out[i] = m.String()
+	}
+	return out, nil
+}
+
+// expandHostPath replaces the ${PROJECT_ROOT} or ${HOME} a host path
+// starts with; an empty value would turn "${HOME}/x" into "/x".
+func expandHostPath(p, root, home string) (string, error) {
+	for _, ph := range []struct{ name, v string }{{"${PROJECT_ROOT}", root}, {"${HOME}", home}} {
+		if p == ph.name || strings.HasPrefix(p, ph.name+"/") {
+			if ph.v == "" {
+				return "", fmt.Errorf("%s in %q has no value here", ph.name, p)
+			}
+			// Clean, as the writer's resolver: $HOME may end in a slash.
+			return strings.TrimSuffix(path.Clean(ph.v), "/") + strings.TrimPrefix(p, ph.name), nil
+		}
+	}
+	if strings.Contains(p, "${") {
+		return "", fmt.Errorf("unknown placeholder in %q", p)
+	}
+	return p, nil
+}
+
+// EnginePinned returns the entry's inline `run` arguments when they are
+// exactly what the pinned artefact expands to for root and home; any
+// other word — a --mount added by hand, a flag changed or dropped — is a
+// TamperError naming the first difference and the way back. artefact is
+// the file as the entry names it, digest the entry's --sha256.
+func EnginePinned(artefact, digest, root, home string, inline []string) ([]string, error) {
+	back := "run `mcpolicy build`, then `mcpolicy client TARGET --write`, and review the diff; a change the server needs belongs in the policy"
+	if artefact == "" || digest == "" {
+		return nil, tampered("the engine entry pins no artefact (--sha256 HEX .mcpolicy/docker/SERVER.json before --): its arguments cannot be checked against the reviewed plan, refusing to start; %s", back)
+	}
+	// The root is the pinned artefact's project (ROOT/.mcpolicy/docker/
+	// S.json, as entries name it): a hand-edited root, the arguments
+	// expanded to match, would rebase every ${PROJECT_ROOT} grant.
+	if abs, err := filepath.Abs(artefact); err != nil || filepath.Clean(root) != filepath.Dir(filepath.Dir(filepath.Dir(abs))) {
+		return nil, tampered("--project-root %s is not the project of the pinned artefact %s (ROOT/.mcpolicy/docker/SERVER.json): refusing to start; %s", root, artefact, back)
+	}
+	b, err := ReadVerified(artefact, digest)
+	if err != nil {
+		return nil, err
+	}
+	want, err := EngineArgs(b, root, home)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", artefact, err)
+	}
+	for i := 0; i < len(want) || i < len(inline); i++ {
+		switch {
+		case i >= len(inline):
+			return nil, tampered("the entry's engine arguments are not the reviewed plan's (%s): word %d, %q, is missing from the entry — edited by hand? Refusing to start; %s", artefact, i+1, want[i], back)
+		case i >= len(want):
+			return nil, tampered("the entry's engine arguments are not the reviewed plan's (%s): word %d, %q, is not in the plan — added by hand? Refusing to start; %s", artefact, i+1, inline[i], back)
+		case inline[i] != want[i]:
+			return nil, tampered("the entry's engine arguments are not the reviewed plan's (%s): word %d is %q, the plan's is %q — edited by hand? Refusing to start; %s", artefact, i+1, inline[i], want[i], back)
+		}
+	}
+	return want, nil
+}
