@@ -26,7 +26,7 @@ func TestRedteamPruneDropsUnreviewedPlant(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Second + 2*Slack) // IDs sort by the second, then at random
-	for i := 0; i < Keep; i++ { // later, ordinary launches of the project's servers
+	for i := 0; i < Keep; i++ {       // later, ordinary launches of the project's servers
 		if _, err := Record(state, &Session{Project: root, Server: "other", Backend: "bwrap", Writable: []string{filepath.Join(root, "data")}}); err != nil {
 			t.Fatal(err)
 		}
