@@ -48,6 +48,7 @@ func TestEscape(t *testing.T) {
 		wrapperScenarios,
 		crossServerScenarios,
 		writeReportScenarios,
+		redteamScenarios,
 	) {
 		t.Run(sc.name, func(t *testing.T) {
 			for _, b := range sc.backends {
