@@ -30,6 +30,9 @@ func TestRedteamCrossServer(t *testing.T) {
 		// written, the kernel runs what the link reaches.
 		{"program through a symlinked folder", `victim: {command: ["/w/bin/v"], mounts: [{source: ".", target: "/w"}]}`,
 			[]string{"app/bin/v", "bin -> app/bin"}},
+		// A command word with "=" is skipped as an option's value.
+		{"script path with =", `victim: {command: ["python3", "/w/app/v=1/serve.py"], mounts: [{source: ".", target: "/w"}]}`,
+			[]string{"app/v=1/serve.py"}},
 		// The script is outside the grant; the module it imports (from
 		// its own folder, sys.path[0]) is inside.
 		{"module the script imports", `victim: {command: ["python3", "/w/srv/server.py"], mounts: [{source: ".", target: "/w"}]}`,
