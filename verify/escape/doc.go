@@ -250,4 +250,11 @@
 // --details` list each flagged. Its weakened wiring is "bare": the same
 // planting with no launcher records no session, and check says nothing
 // (exit 0).
+//
+// redteam-cross-server-noext (redteam_crossserver_test.go) shows a hole
+// and fails while it is one: the victim runs `/bin/sh` on an
+// extension-less script from a read-only mount of the project, the
+// attacker holds that script's folder read-write without any accept; the
+// policy builds, the victim's entry pins nothing, and its next launch runs
+// the rewrite and prints its token; weakened: the same wiring.
 package escape
