@@ -61,15 +61,26 @@ func Wrapper(p *compiler.Plan, rootFromScript string) ([]byte, error) {
 	fmt.Fprintf(&b, `# What runs: %s.json, or mcpolicy explain %s --backend bwrap
 # (plan %s).
 set -eu
-here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd -P)
-root=$(CDPATH= cd -- "$here"/%s && pwd -P)
+case $0 in */*) here=${0%%/*}/ ;; *) here=./ ;; esac
+# $(...) drops trailing newlines: the x kept after them is taken off
+# with the one newline pwd adds, so a folder named "proj<newline>" is
+# not its sibling "proj".
+here=$(CDPATH= cd -P -- "$here" && pwd -P && echo x) && here=${here%%?x}
+root=$(CDPATH= cd -P -- "$here"/%s && pwd -P && echo x) && root=${root%%?x}
 `, p.Server, p.Server, p.Hash, up)
+	grants, err := rwGrants(p)
+	if err != nil {
+		return nil, fmt.Errorf("server %q: %w", p.Server, err)
+	}
+	b.WriteString(trustedFunc(grants))
 	if allowlist {
 		b.WriteString(`mcpolicy=${MCPOLICY:-$(command -v mcpolicy || :)}
 if [ -z "$mcpolicy" ]; then
     echo "$0: mcpolicy is not on PATH: install it (CGO_ENABLED=0 go install ./cmd/... in mcpolicy's source), or set MCPOLICY to a statically linked mcpolicy" >&2
     exit 127
 fi
+trusted mcpolicy "$mcpolicy" "install it outside them (CGO_ENABLED=0 go install ./cmd/... in mcpolicy's source), or set MCPOLICY to its absolute path"
+mcpolicy=$prog
 `)
 		b.WriteString(passOn("mcpolicy run", "--env-file FILE", []string{"--env-file"}))
 		fmt.Fprintf(&b, "exec \"$mcpolicy\" run \"$@\" --policy \"$root\" --server %s --backend %s --plan %s\n", server, Backend, p.Hash)
@@ -80,10 +91,139 @@ if [ -z "$launcher" ]; then
     echo "$0: mcpolicy-launch is not on PATH: install it (go install ./cmd/... in mcpolicy's source), or set MCPOLICY_LAUNCH to it" >&2
     exit 127
 fi
+trusted mcpolicy-launch "$launcher" "install it outside them (go install ./cmd/... in mcpolicy's source), or set MCPOLICY_LAUNCH to its absolute path"
+launcher=$prog
+bwrap=${MCPOLICY_BWRAP:-$(command -v bwrap || :)}
+if [ -z "$bwrap" ]; then
+    echo "$0: bwrap is not on PATH: install bubblewrap (apt install bubblewrap), or set MCPOLICY_BWRAP to it" >&2
+    exit 127
+fi
+trusted bwrap "$bwrap" "install bubblewrap outside them (apt install bubblewrap), or set MCPOLICY_BWRAP to its absolute path"
+bwrap=$prog
 `)
 	b.WriteString(passOn("mcpolicy-launch", "-v and --env-file FILE", []string{"-v", "--env-file"}))
-	fmt.Fprintf(&b, "exec \"$launcher\" \"$@\" --project-root \"$root\" --sha256 %s \"$here\"/%s\n", launch.Digest(spec), artefact)
+	fmt.Fprintf(&b, "exec \"$launcher\" \"$@\" --project-root \"$root\" --%s \"$bwrap\" --sha256 %s \"$here\"/%s\n", launch.BwrapProgram, launch.Digest(spec), artefact)
 	return []byte(b.String()), nil
+}
+
+// rwGrants are the plan's read-write host sources outside the project
+// (whose root the wrapper refuses whole) as shell words: "$home"/REL or
+// an absolute path.
+func rwGrants(p *compiler.Plan) ([]string, error) {
+	var out []string
+	for _, m := range p.Mounts {
+		if m.Mode != compiler.ReadWrite {
+			continue
+		}
+		switch m.Source.Base {
+		case compiler.ProjectRoot:
+		case compiler.Home:
+			if m.Source.Rel == "." {
+				out = append(out, `"$home"`)
+				continue
+			}
+			q, err := quote(m.Source.Rel)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, `"$home"/`+q)
+		case compiler.Absolute:
+			q, err := quote(m.Source.Rel)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, q)
+		default:
+			return nil, fmt.Errorf("a read-write grant of %s: the wrapper knows only the project, the home and absolute paths", m.Source)
+		}
+	}
+	return out, nil
+}
+
+// trustedFunc is the shell function trusted WHAT PATH WAYOUT, which sets
+// prog to PATH's real file or refuses it: the client entry names the
+// launcher and bwrap by absolute path, the wrapper finds them on PATH,
+// and a PATH with the project's .venv/bin or node_modules/.bin (an
+// activated venv, direnv's PATH_add) or "." would run a launcher the
+// server planted, unconfined (issue #32). So a program is taken only by
+// absolute path, its folders and links resolved (cd -P, readlink from
+// /usr/bin or /bin, never from PATH), and only if neither the project
+// nor a read-write grant holds what it resolves to.
+func trustedFunc(grants []string) string {
+	var b strings.Builder
+	b.WriteString(`# A program run from here must be one the server cannot have written:
+# named by an absolute path, and, its links followed, outside the
+# project and every host folder it may write.
+canon() { # r: $1 with the symbolic links of its folders resolved
+    r=$1
+    if [ -d "$r" ]; then
+        if c=$(CDPATH= cd -P -- "$r" && pwd -P && echo x); then r=${c%?x}; fi
+    elif [ -d "${r%/*}/" ]; then
+        if c=$(CDPATH= cd -P -- "${r%/*}/" && pwd -P && echo x); then r=${c%?x}/${1##*/}; fi
+    fi
+    r=${r%/}
+}
+`)
+	if len(grants) > 0 {
+		b.WriteString(`: "${HOME:?is not set (the plan grants folders below it)}"
+canon "$HOME"
+home=$r
+`)
+	}
+	fmt.Fprintf(&b, `held() { # whether the project or a read-write grant holds $1
+    for g in "$root"%s; do
+        canon "$g"
+        case $1 in "$r" | "$r"/*) return 0 ;; esac
+    done
+    return 1
+}
+trusted() {
+    case $2 in
+    /*) ;;
+    *)
+        echo "$0: $1 is $2, not an absolute path (PATH holds a relative folder, . or an empty entry): $3" >&2
+        exit 126 ;;
+    esac
+    prog=$2
+    links=0
+    while :; do
+        canon "$prog"
+        prog=$r
+        if held "$prog"; then
+            echo "$0: $1 is $prog, inside the project or a folder its server may write: refused (it may have written it); $3" >&2
+            exit 126
+        fi
+        [ -L "$prog" ] || break
+        rl=
+        for t in /usr/bin/readlink /bin/readlink; do
+            if [ -z "$rl" ] && [ -f "$t" ] && [ -x "$t" ] && ! held "$t"; then rl=$t; fi
+        done
+        links=$((links + 1))
+        if [ -z "$rl" ] || [ "$links" -gt 40 ]; then
+            echo "$0: $1 is $prog, a symbolic link this script cannot follow: $3" >&2
+            exit 126
+        fi
+        t=$("$rl" -- "$prog" && echo x) && t=${t%%?x}
+        case $t in
+        /*) prog=$t ;;
+        *) prog=${prog%%/*}/$t ;;
+        esac
+    done
+    if ! [ -f "$prog" ] || ! [ -x "$prog" ]; then
+        echo "$0: $1 is $prog, not an executable file: $3" >&2
+        exit 126
+    fi
+}
+`, joinWords(grants))
+	return b.String()
+}
+
+func joinWords(words []string) string {
+	var b strings.Builder
+	for _, w := range words {
+		b.WriteString(" " + w)
+	}
+	return b.String()
 }
 
 // passOn is the loop that keeps, of the script's arguments, only the

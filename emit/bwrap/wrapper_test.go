@@ -49,22 +49,16 @@ func must(t *testing.T, err error) {
 }
 
 // entryArgs is the launcher's argv in p's client entry for a project at
-// root, without --bwrap (the wrapper lets the launcher find bwrap on
-// PATH, as it does by default).
-func entryArgs(t *testing.T, p *compiler.Plan, root string) []string {
+// root, with bwrap at bwrap.
+func entryArgs(t *testing.T, p *compiler.Plan, root, bwrap string) []string {
 	t.Helper()
 	cmd, err := Bwrap.Entry(p, emit.EntryEnv{Root: root, Out: filepath.Join(root, ".mcpolicy"),
 		Show:     func(file string) string { return file },
 		Launcher: func() (string, error) { return "/opt/bin/mcpolicy-launch", nil },
 		Pin:      func(_ string, want []byte) (string, error) { return launch.Digest(want), nil },
-		Abs:      func(program string) string { return "/usr/bin/" + program }})
+		Abs:      func(program string) string { return bwrap }})
 	must(t, err)
-	args := slices.Clone(cmd.Args)
-	i := slices.Index(args, "--"+launch.BwrapProgram)
-	if i < 0 {
-		t.Fatalf("the entry passes no --bwrap: %q", args)
-	}
-	return slices.Delete(args, i, i+2)
+	return slices.Clone(cmd.Args)
 }
 
 // TestWrapperStartsAsTheEntry: the by-hand wrapper execs mcpolicy-launch
@@ -84,6 +78,7 @@ cat > "$OUT/stdin"
 `
 	writeScript(t, filepath.Join(bin, "mcpolicy-launch"), fake)
 	writeScript(t, filepath.Join(bin, "mcpolicy"), fake)
+	writeScript(t, filepath.Join(bin, "bwrap"), "#!/bin/sh\nexit 9\n")
 	writeScript(t, filepath.Join(other, "launcher"), strings.Replace(fake, "argv", "other-argv", 1))
 	root := filepath.Join(dir, `my "proj" $HOME 'x'`)
 	secret := `a b"c$d'e`
@@ -119,7 +114,7 @@ cat > "$OUT/stdin"
 		if code != 0 {
 			t.Fatalf("exit %d\n%s", code, out)
 		}
-		if got, want := lines("argv"), entryArgs(t, p, root); !slices.Equal(got, want) {
+		if got, want := lines("argv"), entryArgs(t, p, root, filepath.Join(bin, "bwrap")); !slices.Equal(got, want) {
 			t.Errorf("the wrapper ran mcpolicy-launch %q\nthe client entry runs it with %q", got, want)
 		}
 		if tok, _ := os.ReadFile(filepath.Join(dir, "token")); string(tok) != secret {
@@ -135,15 +130,15 @@ cat > "$OUT/stdin"
 		if code != 0 {
 			t.Fatalf("exit %d\n%s", code, out)
 		}
-		want := append([]string{"-v", "--env-file", "/e 1", "--env-file=/e2"}, entryArgs(t, p, root)...)
+		want := append([]string{"-v", "--env-file", "/e 1", "--env-file=/e2"}, entryArgs(t, p, root, filepath.Join(bin, "bwrap"))...)
 		if got := lines("argv"); !slices.Equal(got, want) {
 			t.Errorf("argv %q, want %q", got, want)
 		}
 	})
 	t.Run("MCPOLICY_LAUNCH", func(t *testing.T) {
 		p := plan()
-		out, code := run(t, p, "/usr/bin:/bin", []string{"MCPOLICY_LAUNCH=" + filepath.Join(other, "launcher")})
-		if code != 0 || !slices.Equal(lines("other-argv"), entryArgs(t, p, root)) {
+		out, code := run(t, p, "/usr/bin:/bin", []string{"MCPOLICY_LAUNCH=" + filepath.Join(other, "launcher"), "MCPOLICY_BWRAP=" + filepath.Join(bin, "bwrap")})
+		if code != 0 || !slices.Equal(lines("other-argv"), entryArgs(t, p, root, filepath.Join(bin, "bwrap"))) {
 			t.Errorf("exit %d, argv %q\n%s", code, lines("other-argv"), out)
 		}
 	})
@@ -180,6 +175,129 @@ cat > "$OUT/stdin"
 			t.Errorf("-v for mcpolicy run: exit %d, want 2\n%s", code, out)
 		}
 	})
+}
+
+const recorder = "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > \"$OUT/argv\"\n"
+
+// runIn runs p's wrapper, built below root, from root with env (OUT=dir
+// for recorder) and returns its output, its exit code and the argv a
+// recorder got (nil when none ran).
+func runIn(t *testing.T, dir, root string, p *compiler.Plan, env ...string) (string, int, []string) {
+	t.Helper()
+	os.Remove(filepath.Join(dir, "argv"))
+	wrapper := writeBuilt(t, root, p)
+	cmd := exec.Command("/bin/sh", wrapper)
+	cmd.Env = append([]string{"OUT=" + dir}, env...)
+	cmd.Dir = root
+	cmd.Stdin = strings.NewReader("")
+	out, err := cmd.CombinedOutput()
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "argv"))
+	if err != nil {
+		return string(out), cmd.ProcessState.ExitCode(), nil
+	}
+	return string(out), cmd.ProcessState.ExitCode(), strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+// TestWrapperLauncherFromProject: the client entry names mcpolicy-launch
+// and bwrap by absolute path; the wrapper finds them on PATH. A PATH with
+// the project's .venv/bin (an activated venv, direnv's PATH_add), ".",
+// or a folder a read-write grant holds would run what the server planted
+// there, unconfined: the wrapper refuses (exit 126, and why) a program
+// that, its links followed, the project or a read-write grant holds, or
+// that is not named by an absolute path; it passes bwrap as --bwrap.
+func TestWrapperLauncherFromProject(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "proj")
+	home := filepath.Join(dir, "home")
+	bin := filepath.Join(dir, "bin")
+	venv := filepath.Join(root, ".venv", "bin")
+	writeScript(t, filepath.Join(bin, "mcpolicy-launch"), recorder)
+	writeScript(t, filepath.Join(bin, "mcpolicy"), recorder)
+	writeScript(t, filepath.Join(bin, "bwrap"), "#!/bin/sh\nexit 9\n")
+	for _, name := range []string{"mcpolicy-launch", "mcpolicy", "bwrap"} {
+		writeScript(t, filepath.Join(venv, name), recorder+"echo planted > \"$OUT/planted\"\n")
+		writeScript(t, filepath.Join(home, ".local", "bin", name), recorder+"echo planted > \"$OUT/planted\"\n")
+		writeScript(t, filepath.Join(dir, "abs", name), recorder+"echo planted > \"$OUT/planted\"\n")
+		writeScript(t, filepath.Join(root, name), recorder+"echo planted > \"$OUT/planted\"\n")
+	}
+	writeScript(t, filepath.Join(root, "tools", "bwrap"), "#!/bin/sh\necho planted > \"$OUT/planted\"\n")
+	must(t, os.MkdirAll(filepath.Join(dir, "links"), 0o755))
+	must(t, os.Symlink(venv, filepath.Join(dir, "links", "venv")))                                              // a folder on PATH that is the project's
+	must(t, os.Symlink(filepath.Join(venv, "mcpolicy-launch"), filepath.Join(dir, "links", "mcpolicy-launch"))) // a file that is
+	must(t, os.MkdirAll(filepath.Join(dir, "ok"), 0o755))
+	must(t, os.Symlink(filepath.Join(bin, "mcpolicy-launch"), filepath.Join(dir, "ok", "mcpolicy-launch"))) // a link to a launcher outside
+	must(t, os.Symlink(home, filepath.Join(dir, "homelink")))
+	granting := func() *compiler.Plan {
+		p := plan()
+		p.Mounts = append(p.Mounts,
+			compiler.Mount{Source: compiler.HostPath{Base: compiler.Home, Rel: ".local"}, Target: "/l", Mode: compiler.ReadWrite},
+			compiler.Mount{Source: compiler.HostPath{Base: compiler.Absolute, Rel: filepath.Join(dir, "abs")}, Target: "/a", Mode: compiler.ReadWrite},
+			compiler.Mount{Source: compiler.HostPath{Base: compiler.Absolute, Rel: bin}, Target: "/b", Mode: compiler.ReadOnly})
+		return p
+	}
+	allowlist := func() *compiler.Plan {
+		p := plan()
+		p.Network = compiler.Network{Mode: "allowlist", ProxyPort: 24290}
+		return p
+	}
+	sys := ":/usr/bin:/bin"
+	for _, c := range []struct {
+		name string
+		p    *compiler.Plan
+		env  []string
+		why  string
+	}{
+		{"the project's venv first on PATH", plan(), []string{"PATH=" + venv + ":" + bin + sys}, "inside the project"},
+		{"bwrap from the project", plan(), []string{"PATH=" + filepath.Join(root, "tools") + ":" + bin + sys}, "bwrap is " + filepath.Join(root, "tools", "bwrap")},
+		{"mcpolicy from the project's venv", allowlist(), []string{"PATH=" + venv + ":" + bin + sys}, "mcpolicy is " + filepath.Join(venv, "mcpolicy")},
+		{"a folder on PATH linked to the project's", plan(), []string{"PATH=" + filepath.Join(dir, "links", "venv") + ":" + bin + sys}, "inside the project"},
+		{"a link on PATH to the project's", plan(), []string{"PATH=" + filepath.Join(dir, "links") + ":" + bin + sys}, filepath.Join(venv, "mcpolicy-launch")},
+		{"a read-write grant of the home", granting(), []string{"HOME=" + home, "PATH=" + filepath.Join(home, ".local", "bin") + ":" + bin + sys}, "a folder its server may write"},
+		{"a read-write grant of the home, HOME a link", granting(), []string{"HOME=" + filepath.Join(dir, "homelink"), "PATH=" + filepath.Join(home, ".local", "bin") + ":" + bin + sys}, "a folder its server may write"},
+		{"an absolute read-write grant", granting(), []string{"HOME=" + home, "PATH=" + filepath.Join(dir, "abs") + ":" + bin + sys}, "a folder its server may write"},
+		{"MCPOLICY_LAUNCH in the project", plan(), []string{"PATH=" + bin + sys, "MCPOLICY_LAUNCH=" + filepath.Join(venv, "mcpolicy-launch")}, "inside the project"},
+		{"MCPOLICY_BWRAP in the project", plan(), []string{"PATH=" + bin + sys, "MCPOLICY_BWRAP=" + filepath.Join(venv, "bwrap")}, "inside the project"},
+		{"MCPOLICY_LAUNCH relative", plan(), []string{"PATH=" + bin + sys, "MCPOLICY_LAUNCH=mcpolicy-launch"}, "not an absolute path"},
+		{". on PATH", plan(), []string{"PATH=.:" + bin + sys}, "not an absolute path"},
+		{"an empty PATH entry", plan(), []string{"PATH=:" + bin + sys}, "not an absolute path"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			os.Remove(filepath.Join(dir, "planted"))
+			out, code, argv := runIn(t, dir, root, c.p, append([]string{"HOME=/h"}, c.env...)...)
+			if _, err := os.Stat(filepath.Join(dir, "planted")); err == nil || argv != nil {
+				t.Fatalf("a program the server could have written ran (argv %q)\n%s", argv, out)
+			}
+			if code != 126 || !strings.Contains(out, c.why) || !strings.Contains(out, "absolute path") {
+				t.Errorf("exit %d; want 126, %q and the way out\n%s", code, c.why, out)
+			}
+		})
+	}
+	t.Run("outside, through a link", func(t *testing.T) {
+		p := granting()
+		out, code, argv := runIn(t, dir, root, p, "HOME="+home, "PATH="+filepath.Join(dir, "ok")+":"+bin+sys)
+		if code != 0 || !slices.Equal(argv, entryArgs(t, p, root, filepath.Join(bin, "bwrap"))) {
+			t.Errorf("exit %d, argv %q\n%s", code, argv, out)
+		}
+	})
+}
+
+// TestWrapperRootTrailingNewline: $(pwd -P) drops every trailing newline,
+// so a project folder whose name ends in one was launched with the root
+// of its sibling without it (which someone else may have made).
+func TestWrapperRootTrailingNewline(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "proj\n")
+	must(t, os.MkdirAll(filepath.Join(dir, "proj"), 0o755)) // the sibling
+	writeScript(t, filepath.Join(dir, "bin", "mcpolicy-launch"), recorder)
+	writeScript(t, filepath.Join(dir, "bin", "bwrap"), "#!/bin/sh\nexit 9\n")
+	out, code, argv := runIn(t, dir, root, plan(), "PATH="+filepath.Join(dir, "bin")+":/usr/bin:/bin", "HOME=/h")
+	got := strings.Join(argv, "\n")
+	if code != 0 || !strings.Contains(got, "--project-root\n"+root+"\n") || !strings.Contains(got, "\n"+root+"/.mcpolicy/bwrap/s.json") {
+		t.Errorf("project %q: exit %d, launched with the arguments:\n%s\n%s", root, code, got, out)
+	}
 }
 
 // TestWrapperThroughLauncher runs the wrapper with the real mcpolicy-launch
