@@ -80,6 +80,10 @@ func newWorld(t *testing.T, mcpolicy, server string) *world {
 		must(t, os.WriteFile(p, []byte(body), 0o644))
 	}
 	must(t, os.MkdirAll(w.clients, 0o755))
+	// The launcher records each session in the home's state folder
+	// (outside every grant): mcpolicy's own, left out of the home's
+	// snapshot (stateDir); its parents exist, as in most homes.
+	must(t, os.MkdirAll(filepath.Join(w.home, ".local", "state"), 0o700))
 	bin, err := os.ReadFile(server)
 	must(t, err)
 	must(t, os.MkdirAll(filepath.Join(w.root, "bin"), 0o755))
@@ -232,7 +236,7 @@ func (w *world) exercise(t *testing.T, backend, client string, spec spawnSpec) (
 	dataName := client + "-" + backend + ".txt"
 	dataBody := "written by the server, spawned by " + client + " on " + backend + "\n"
 	gitConfig := filepath.Join(w.root, ".git", "config")
-	before, home := snap(t, w.root, "data"), snap(t, w.home)
+	before, home := snap(t, w.root, "data"), snap(t, w.home, stateDir)
 	gitBefore, err := os.ReadFile(gitConfig)
 	must(t, err)
 
@@ -383,12 +387,16 @@ func unconfined(t *testing.T, w *world) time.Duration {
 
 // checkUnchanged fails when the project (but data/) or the home changed
 // since the snapshots.
+// stateDir is mcpolicy's state folder in the home: the launcher's session
+// records (the write report) are written there at every launch.
+const stateDir = ".local/state/mcpolicy"
+
 func (w *world) checkUnchanged(t *testing.T, project, home snapshot) {
 	t.Helper()
 	if c := project.changes(snap(t, w.root, "data")); len(c) > 0 {
 		t.Errorf("the project changed on the host outside data/: %v", c)
 	}
-	if c := home.changes(snap(t, w.home)); len(c) > 0 {
+	if c := home.changes(snap(t, w.home, stateDir)); len(c) > 0 {
 		t.Errorf("the home changed on the host: %v", c)
 	}
 }
