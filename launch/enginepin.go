@@ -71,11 +71,10 @@ func EnginePinned(artefact, digest, root, home string, inline []string) ([]strin
 	if artefact == "" || digest == "" {
 		return nil, tampered("the engine entry pins no artefact (--sha256 HEX .mcpolicy/docker/SERVER.json before --): its arguments cannot be checked against the reviewed plan, refusing to start; %s", back)
 	}
-	// The root is the pinned artefact's project (ROOT/.mcpolicy/docker/
-	// S.json, as entries name it): a hand-edited root, the arguments
-	// expanded to match, would rebase every ${PROJECT_ROOT} grant.
-	if abs, err := filepath.Abs(artefact); err != nil || filepath.Clean(root) != filepath.Dir(filepath.Dir(filepath.Dir(abs))) {
-		return nil, tampered("--project-root %s is not the project of the pinned artefact %s (ROOT/.mcpolicy/docker/SERVER.json): refusing to start; %s", root, artefact, back)
+	// A hand-edited root, the arguments expanded to match, would rebase
+	// every ${PROJECT_ROOT} grant.
+	if err := PinnedRoot(artefact, root); err != nil {
+		return nil, err
 	}
 	b, err := ReadVerified(artefact, digest)
 	if err != nil {
@@ -96,4 +95,18 @@ func EnginePinned(artefact, digest, root, home string, inline []string) ([]strin
 		}
 	}
 	return want, nil
+}
+
+// PinnedRoot refuses a project root that is not the pinned artefact's own
+// project (ROOT/.mcpolicy/BACKEND/SERVER.json, as build writes it and
+// entries and wrappers name it): the digest pins the artefact, and the
+// root decides where each of its ${PROJECT_ROOT} grants lands, so an entry
+// edited by hand to another root (the home, /) would mount that folder in
+// the project's place, read-write where the policy says so.
+func PinnedRoot(artefact, root string) error {
+	abs, err := filepath.Abs(artefact)
+	if err == nil && filepath.Clean(root) == filepath.Dir(filepath.Dir(filepath.Dir(abs))) {
+		return nil
+	}
+	return tampered("--project-root %s is not the project of the pinned artefact %s (ROOT/.mcpolicy/BACKEND/SERVER.json): a hand-edited root would move every project grant there; refusing to start; run `mcpolicy client TARGET --write` again, and review the diff", root, artefact)
 }

@@ -79,3 +79,24 @@ func TestEnginePinnedRefusesAHandEdit(t *testing.T) {
 		}
 	}
 }
+
+// TestPinnedRoot: a pinned launch (bwrap, Landlock, the engines) runs only
+// at its artefact's own project; any other root — the home, a parent, a
+// sibling — is refused with exit 8's error, spelled as the entry spells it
+// or not (a trailing slash, a . component).
+func TestPinnedRoot(t *testing.T) {
+	proj := t.TempDir()
+	artefact := filepath.Join(proj, ".mcpolicy", "bwrap", "s.json")
+	for _, ok := range []string{proj, proj + "/", proj + "/."} {
+		if err := launch.PinnedRoot(artefact, ok); err != nil {
+			t.Errorf("root %q: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{filepath.Dir(proj), "/", filepath.Join(proj, "src"), proj + "-other", ""} {
+		err := launch.PinnedRoot(artefact, bad)
+		var te *launch.TamperError
+		if !errors.As(err, &te) {
+			t.Errorf("root %q: %v, want a TamperError", bad, err)
+		}
+	}
+}

@@ -217,6 +217,12 @@ func run(file, digest, projectRoot, bwrapPath, envFile string, programs []string
 		return 0, err
 	}
 	root := root(projectRoot, filepath.Dir(filepath.Dir(filepath.Dir(abs))))
+	if digest != "" {
+		// What the entry pins decides where its grants land too.
+		if err := launch.PinnedRoot(abs, root); err != nil {
+			return 0, err
+		}
+	}
 	home := os.Getenv("HOME")
 	var kind struct {
 		Backend string `json:"backend"`

@@ -233,7 +233,10 @@
 // entry runs and reads the home); an entry for the policy's server in the
 // user's ~/.claude.json replaced by a hand-written bwrap command must be
 // reported by check at its position (entry-unmanaged; weakened: that entry
-// runs and reads the home).
+// runs and reads the home); a bwrap entry's --project-root edited to the
+// home must be refused at spawn (exit 8: a pinned launch runs only at its
+// artefact's own project), entry-hand-root; weakened: the same entry
+// without its pin mounts the home where the project was and reads it.
 //
 // Under CI=true a missing bwrap, docker, podman or Landlock (or pty,
 // session keyring, writable /run, user namespaces for host-throttle, or

@@ -2,6 +2,7 @@ package escape_test
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,37 @@ import (
 // the user's own hand edits, which must be refused at spawn or reported by
 // `mcpolicy check` (non-zero), never run unseen.
 var driftScenarios = []scenario{
+	{
+		// The entry's --project-root edited by hand to the home: the digest
+		// pins the artefact, the root decides where its ${PROJECT_ROOT}
+		// grants land, so the launcher refuses a root that is not the
+		// pinned artefact's project (exit 8). Weakened: the same edited
+		// entry without its pin (the launcher's unverified mode), which
+		// mounts the home where the project was: the server reads it.
+		name: "entry-hand-root", backends: []string{"bwrap"}, weakBackend: "bwrap",
+		real: func(t *testing.T, sb *sandbox) {
+			handRoot(t, sb, false)
+			before := sb.snapshot(t)
+			sb.launchEntry(t, handRootSteps()...).requireRefused(t, sb.backend)
+			sb.requireUnchanged(t, before)
+		},
+		weak: func(t *testing.T, sb *sandbox) {
+			handRoot(t, sb, true)
+			steps := handRootSteps()
+			// The session records go elsewhere: in the moved root (the home)
+			// the launcher would refuse to record them, and so to start.
+			env := maps.Clone(sb.entry.Env)
+			if env == nil {
+				env = map[string]string{}
+			}
+			env["XDG_STATE_HOME"] = filepath.Join(filepath.Dir(sb.home), "state")
+			o := sb.launch(t, "the hand-edited entry without its pin", sb.entry.Command, sb.entry.Args, env, steps)
+			o.requireSucceeded(t, sb.backend, steps[0].name)
+			if !strings.Contains(o.stdout, secret) {
+				t.Errorf("weakened %s: the home's secret was not read through the moved root", sb.backend)
+			}
+		},
+	},
 	{
 		// A --mount of the planted home added by hand to the engine
 		// entry's inline arguments: the launcher compares them with the
@@ -171,4 +203,34 @@ func handWritten(t *testing.T, sb *sandbox) (string, []string) {
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(sb.home, ".claude.json"), b, 0o600))
 	return "bwrap", args
+}
+
+// handRoot edits the entry's --project-root to the planted home; for the
+// weakened wiring it also drops the entry's --sha256 pin and hard-links the
+// payload into the home, so that the moved root runs it.
+func handRoot(t *testing.T, sb *sandbox, unpinned bool) {
+	t.Helper()
+	if unpinned {
+		attack := filepath.Join(sb.root, "attack.sh")
+		must(t, os.WriteFile(attack, nil, 0o666))
+		must(t, os.Link(attack, filepath.Join(sb.home, "attack.sh")))
+		// The policy's nested source, and where the payload says it ran.
+		must(t, os.MkdirAll(filepath.Join(sb.home, "src", "gen"), 0o755))
+		must(t, os.Chmod(filepath.Join(sb.home, "src"), 0o777))
+	}
+	editEntry(t, sb, func(args []string) []string {
+		i := slices.Index(args, "--project-root")
+		if i < 0 {
+			t.Fatalf("no --project-root in the entry: %q", args)
+		}
+		args[i+1] = sb.home
+		if j := slices.Index(args, "--sha256"); unpinned && j >= 0 {
+			args = slices.Delete(args, j, j+2)
+		}
+		return args
+	})
+}
+
+func handRootSteps() []step {
+	return []step{mustNotLeak("read the home's .aws/credentials at the moved root", "cat /workspace/.aws/credentials")}
 }
