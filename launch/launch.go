@@ -44,4 +44,8 @@ type Options struct {
 	// Ruleset.CheckSources does). Empty: $PROJECT_ROOT and $HOME from
 	// Environ; / is always one.
 	ProjectRoot, Home string
+	// Contained is called when a run in namespaces has ended: its PID
+	// namespace is gone, and with it everything the server started (the
+	// session's end; without namespaces a daemon may outlive the server).
+	Contained func()
 }

@@ -80,6 +80,9 @@ func Start(rs *Ruleset, opts Options) (int, error) {
 		say(opts.Verbose, "mcpolicy exec: %s: Landlock ABI %d, plan %s", rs.Server, host.ABI, rs.Plan)
 		code, err, started := runInNamespaces(rs, sp)
 		if started || err == nil {
+			if opts.Contained != nil {
+				opts.Contained()
+			}
 			return code, err
 		}
 		nsErr = err

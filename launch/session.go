@@ -11,7 +11,8 @@ import (
 )
 
 // SessionRecord is a recorded launch; End marks its end where the
-// launcher waits (Landlock). A nil record (nothing recorded) ends quietly.
+// launcher sees everything the server started gone (Landlock in
+// namespaces). A nil record (nothing recorded) ends quietly.
 type SessionRecord struct{ path string }
 
 // RecordSession writes the session's record (writereport) before the
@@ -20,7 +21,9 @@ type SessionRecord struct{ path string }
 // state folder inside a read-write grant refuses the launch: the server
 // could rewrite its own evidence. A record that cannot be written (a
 // read-only home) is said on stderr, and the server starts: the report
-// is evidence on top of the confinement, not part of it.
+// is evidence on top of the confinement, not part of it. More unsettled
+// sessions than writereport.Keep are said on stderr: none is pruned
+// before a review.
 func RecordSession(s writereport.Session, getenv func(string) string, verbose, stderr io.Writer) (*SessionRecord, error) {
 	state := writereport.StateDir(getenv)
 	if state == "" {
@@ -40,6 +43,10 @@ func RecordSession(s writereport.Session, getenv func(string) string, verbose, s
 	}
 	if verbose != nil {
 		fmt.Fprintf(verbose, "mcpolicy-launch: session %s recorded in %s\n", s.ID, p)
+	}
+	if n := writereport.Backlog(state, s.Project); n > 0 {
+		fmt.Fprintf(stderr, "mcpolicy-launch: %d sessions of %s await review in %s (more than the %d kept): none is pruned before `mcpolicy check` finds it settled or `mcpolicy sessions --accept` accepts it\n",
+			n, s.Project, writereport.Dir(state, s.Project), writereport.Keep)
 	}
 	return &SessionRecord{path: p}, nil
 }

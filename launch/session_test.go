@@ -56,3 +56,25 @@ func TestRecordSession(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordSessionBacklog: more unsettled sessions than are kept is
+// said on stderr: none is pruned before a review.
+func TestRecordSessionBacklog(t *testing.T) {
+	base := t.TempDir()
+	getenv := func(k string) string {
+		if k == "XDG_STATE_HOME" {
+			return base + "/st"
+		}
+		return ""
+	}
+	var stderr bytes.Buffer
+	for i := 0; i <= writereport.Keep; i++ {
+		stderr.Reset()
+		if _, err := launch.RecordSession(writereport.Session{Project: base + "/p"}, getenv, nil, &stderr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.Contains(stderr.String(), "101 sessions of "+base+"/p await review") {
+		t.Errorf("stderr %q", stderr.String())
+	}
+}

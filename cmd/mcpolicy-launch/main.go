@@ -181,8 +181,9 @@ func runEngine(engine, digest string, args []string, root string, unprotected, p
 	if err != nil {
 		return err
 	}
+	// Detached: the container outlives a killed `run` process.
 	if _, err := launch.RecordSession(writereport.Session{Project: root, Server: launch.EngineServer(run), Backend: filepath.Base(engine),
-		Writable: launch.EngineWritable(run)}, os.Getenv, say, os.Stderr); err != nil {
+		Detached: true, Writable: launch.EngineWritable(run)}, os.Getenv, say, os.Stderr); err != nil {
 		return err
 	}
 	return launch.EngineExec(engine, run, environ)
@@ -281,12 +282,14 @@ func run(file, digest, projectRoot, bwrapPath, envFile string, programs []string
 	if verbose {
 		opts.Verbose = os.Stderr
 	}
+	// Detached until its namespaces are gone: without them a daemon may
+	// outlive the server, and the launcher cannot see it.
 	rec, err := launch.RecordSession(writereport.Session{Project: root, Server: rs.Server, Backend: "landlock", Artefact: abs, Digest: digest,
-		Writable: rs.ReadWrite}, os.Getenv, opts.Verbose, os.Stderr)
+		Detached: true, Writable: rs.ReadWrite}, os.Getenv, opts.Verbose, os.Stderr)
 	if err != nil {
 		return 0, err
 	}
-	defer rec.End()
+	opts.Contained = rec.End
 	return launch.Start(&rs, opts)
 }
 

@@ -18,8 +18,9 @@ import (
 const maxIndex = 1 << 30
 
 // Read returns the paths (slash-separated, relative to the work tree)
-// that the index file at path tracks.
-func Read(path string) (map[string]bool, error) {
+// that the index file at path tracks, each with the mode git recorded
+// (0100644, 0100755, 0120000 for a symlink, 0160000 for a submodule).
+func Read(path string) (map[string]uint32, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -72,8 +73,9 @@ func Of(root string) (string, error) {
 
 var errShort = errors.New("truncated index")
 
-// Parse reads an index's entries, its object names hashLen bytes long.
-func Parse(b []byte, hashLen int) (map[string]bool, error) {
+// Parse reads an index's entries (path and mode), its object names
+// hashLen bytes long.
+func Parse(b []byte, hashLen int) (map[string]uint32, error) {
 	if len(b) < 12 || string(b[:4]) != "DIRC" {
 		return nil, errors.New("not a git index (no DIRC signature)")
 	}
@@ -88,7 +90,7 @@ func Parse(b []byte, hashLen int) (map[string]bool, error) {
 		return nil, errShort
 	}
 	fixed := 40 + hashLen + 2 // stat data, object name, flags
-	names := make(map[string]bool, min(int(count), end/fixed))
+	names := make(map[string]uint32, min(int(count), end/fixed))
 	off := 12
 	var prev []byte
 	for i := uint32(0); i < count; i++ {
@@ -97,6 +99,8 @@ func Parse(b []byte, hashLen int) (map[string]bool, error) {
 			return nil, errShort
 		}
 		flags := binary.BigEndian.Uint16(b[off+fixed-2:])
+		// ctime, mtime (8 bytes each), dev, ino, then the mode.
+		mode := binary.BigEndian.Uint32(b[off+24:])
 		off += fixed
 		if flags&0x4000 != 0 { // extended flags
 			if version < 3 {
@@ -132,7 +136,7 @@ func Parse(b []byte, hashLen int) (map[string]bool, error) {
 		if len(name) == 0 {
 			return nil, fmt.Errorf("entry %d: empty path", i)
 		}
-		names[string(name)] = true
+		names[string(name)] = mode
 		prev = name
 	}
 	return names, nil

@@ -40,9 +40,9 @@ func repo(t *testing.T, args ...[]string) string {
 
 // TestVersions: each version git writes reads back as the same paths.
 func TestVersions(t *testing.T) {
-	want := map[string]bool{}
+	want := map[string]uint32{}
 	for _, f := range files {
-		want[f] = true
+		want[f] = 0o100644
 	}
 	for name, args := range map[string][][]string{
 		"v2": {{"update-index", "--index-version", "2"}},
@@ -98,6 +98,28 @@ func TestBroken(t *testing.T) {
 	} {
 		if _, err := gitindex.Parse(data, 20); err == nil {
 			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// TestModes: each path comes with the mode git recorded: an executable
+// and a symlink are told from a plain file.
+func TestModes(t *testing.T) {
+	dir := repo(t)
+	os.Chmod(filepath.Join(dir, "src/a.py"), 0o755)
+	os.Symlink("a.py", filepath.Join(dir, "src/link"))
+	cmd := exec.Command("git", "add", "-A")
+	cmd.Dir, cmd.Env = dir, []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME=" + dir}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git add: %v\n%s", err, out)
+	}
+	got, err := gitindex.Read(filepath.Join(dir, ".git", "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]uint32{"README.md": 0o100644, "src/a.py": 0o100755, "src/link": 0o120000} {
+		if got[p] != want {
+			t.Errorf("%s: mode %o, want %o", p, got[p], want)
 		}
 	}
 }

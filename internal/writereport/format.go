@@ -17,6 +17,8 @@ func (r *Report) Head() string {
 	switch {
 	case r.Running:
 		state = "running"
+	case r.Open:
+		state = "launcher gone, open until accepted (its container or a daemon may still run)"
 	case s.End == 0:
 		state = "end unknown"
 	}

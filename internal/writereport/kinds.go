@@ -20,16 +20,28 @@ const (
 	FlagNodeBin    = "node-bin"      // node_modules/.bin: npm scripts run it
 	FlagSymlink    = "symlink"       // points anywhere; the report says where
 	FlagUnreadable = "unreadable"    // a folder made in the session the walk cannot list
+	// A .git below the project's top, and everything in it: editors run
+	// git in every repository they find, and git runs its config
+	// (core.fsmonitor, hooks).
+	FlagGitDir        = "git-dir"
+	FlagConftest      = "conftest"      // conftest.py: every pytest run below it imports it
+	FlagSiteCustomize = "sitecustomize" // sitecustomize.py, usercustomize.py: python runs it at start-up
+	// Anything below site-packages (or dist-packages) or in a folder
+	// holding pyvenv.cfg: the environment's python imports or runs it.
+	FlagPythonEnv  = "python-env"
+	FlagTypeChange = "typechange" // a path git tracks as another type (a symlink for a file)
 )
 
-// flags are the kinds p (of st_mode mode) is; grant is the grant walked
-// and root the project.
-func flags(p string, mode uint32, root, grant string) []string {
+// flags are the kinds p (of st_mode mode) is; root is the project, venv
+// says p lies in a folder holding pyvenv.cfg.
+func flags(p string, mode uint32, root string, venv bool) []string {
 	var out []string
 	name := filepath.Base(p)
 	parent := filepath.Base(filepath.Dir(p))
 	typ := mode & sIFMT
-	top := filepath.Dir(p) == filepath.Clean(root) || filepath.Dir(p) == filepath.Clean(grant) && grant != root && !within(grant, root)
+	// Only the project's top is fixed by the launcher (its names
+	// protected); the top of any other grant is the server's to write.
+	top := filepath.Dir(p) == filepath.Clean(root)
 	slash := filepath.ToSlash(p)
 	switch {
 	case strings.HasSuffix(name, ".pyc") || strings.HasSuffix(name, ".pyo") || name == "__pycache__" || parent == "__pycache__":
@@ -61,6 +73,28 @@ func flags(p string, mode uint32, root, grant string) []string {
 	}
 	if typ == sIFLNK {
 		out = append(out, FlagSymlink)
+	}
+	switch name {
+	case "conftest.py":
+		out = append(out, FlagConftest)
+	case "sitecustomize.py", "usercustomize.py":
+		out = append(out, FlagSiteCustomize)
+	}
+	gitDir, env := false, venv
+	for q := p; q != filepath.Dir(q); q = filepath.Dir(q) {
+		switch filepath.Base(q) {
+		case ".git":
+			// The project's own .git is below its fixed top level.
+			gitDir = gitDir || filepath.Dir(q) != filepath.Clean(root)
+		case "site-packages", "dist-packages":
+			env = true
+		}
+	}
+	if gitDir {
+		out = append(out, FlagGitDir)
+	}
+	if env {
+		out = append(out, FlagPythonEnv)
 	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/internal/gitindex"
+	"github.com/mcpolicy/mcpolicy/internal/printable"
 )
 
 // Report is what one session wrote, as its grants show it now.
@@ -18,6 +19,10 @@ type Report struct {
 	Session Session
 	// Running: the session's process still runs (its window is open).
 	Running bool
+	// Open: the launcher of a detached session is gone, and its window
+	// stays open until the session is accepted (its container, or a
+	// daemon, may still run).
+	Open bool
 	// Accepted is when a reviewer accepted the session (0: not).
 	Accepted int64
 	Entries  []Entry
@@ -79,11 +84,14 @@ func Reports(o Options) ([]*Report, error) {
 	}
 	root := filepath.Clean(o.Project)
 	dir := projectDir(o.State, root)
+	if err := Trust(o.State, root); err != nil {
+		return nil, err
+	}
 	all := ids(dir)
 	if o.Last > 0 && len(all) > o.Last {
 		all = all[len(all)-o.Last:]
 	}
-	var tracked map[string]bool
+	var tracked map[string]uint32
 	untracked := ""
 	if idx, err := gitindex.Of(root); err == nil {
 		if tracked, err = gitindex.Read(idx); err != nil {
@@ -107,7 +115,7 @@ func Reports(o Options) ([]*Report, error) {
 	return out, nil
 }
 
-func report(dir, id, root string, tracked map[string]bool, lim Limits) (*Report, error) {
+func report(dir, id, root string, tracked map[string]uint32, lim Limits) (*Report, error) {
 	rec := filepath.Join(dir, id+".json")
 	b, err := os.ReadFile(rec)
 	if err != nil {
@@ -125,16 +133,22 @@ func report(dir, id, root string, tracked map[string]bool, lim Limits) (*Report,
 			return nil, err
 		}
 	}
+	if r.Accepted, err = readStamp(filepath.Join(dir, id+".accepted")); err != nil {
+		return nil, err
+	}
 	if r.Session.End == 0 {
-		if r.Running = alive(&r.Session); !r.Running {
+		r.Running = alive(&r.Session)
+		switch {
+		case r.Running:
+		case r.Session.Detached && r.Accepted == 0:
+			// Its launcher is gone, not necessarily what it started.
+			r.Open = true
+		default:
 			// Gone: nothing it started writes after this.
 			now := time.Now()
 			MarkEnd(rec, now)
 			r.Session.End = now.UnixNano()
 		}
-	}
-	if r.Accepted, err = readStamp(filepath.Join(dir, id+".accepted")); err != nil {
-		return nil, err
 	}
 	win := window{from: r.Session.Start - int64(Slack)}
 	if r.Session.End != 0 {
@@ -146,7 +160,52 @@ func report(dir, id, root string, tracked map[string]bool, lim Limits) (*Report,
 	}
 	r.Entries, r.Incomplete = w.out, w.cut
 	sort.Slice(r.Entries, func(i, j int) bool { return r.Entries[i].Path < r.Entries[j].Path })
+	if r.Session.End != 0 && len(r.Pending()) == 0 && !r.Blind() {
+		// Its window is closed: nothing becomes pending later, and
+		// pruning may drop it.
+		writeNew(filepath.Join(dir, id+".settled"), []byte(strconv.FormatInt(time.Now().UnixNano(), 10)+"\n"))
+	}
 	return r, nil
+}
+
+// Dir is the folder of the project's session records.
+func Dir(state, project string) string { return projectDir(state, filepath.Clean(project)) }
+
+// Summary is the line that says how many sessions were read, and where:
+// a client whose XDG_STATE_HOME differs from the shell's records
+// elsewhere, and an empty report must not look like a clean one.
+func Summary(n int, state, project string) string {
+	s := "s"
+	if n == 1 {
+		s = ""
+	}
+	return fmt.Sprintf("write report: %d session%s recorded for this project in %s", n, s, printable.String(Dir(state, project)))
+}
+
+// Trust refuses session records others could have written: the state
+// folder, its sessions folder and the project's must be the user's own
+// folders (not symlinks) that neither group nor others may write; a
+// missing one holds nothing.
+func Trust(state, project string) error {
+	for _, d := range []string{filepath.Clean(state), filepath.Join(state, "sessions"), Dir(state, project)} {
+		fi, err := os.Lstat(d)
+		if os.IsNotExist(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("the session records' folder %s is not a folder (%v): refusing to read it; remove it, and launch again", d, fi.Mode().Type())
+		}
+		if uid, ok := owner(fi); ok && uid != os.Getuid() {
+			return fmt.Errorf("the session records' folder %s belongs to uid %d, not to you (uid %d): whoever owns it could forge or remove records; refusing to read it (set XDG_STATE_HOME to a folder of yours, in the client's environment too)", d, uid, os.Getuid())
+		}
+		if fi.Mode().Perm()&0o022 != 0 {
+			return fmt.Errorf("the session records' folder %s is writable by its group or others (mode %04o): they could forge or remove records; refusing to read it (chmod go-w %s, and review what it holds)", d, fi.Mode().Perm(), d)
+		}
+	}
+	return nil
 }
 
 // outermost drops a grant inside another: it is walked once.
@@ -181,6 +240,9 @@ func contains(list []string, s string) bool {
 // accepted.
 func Accept(state, project, id string) ([]string, error) {
 	dir := projectDir(state, filepath.Clean(project))
+	if err := Trust(state, project); err != nil {
+		return nil, err
+	}
 	all := ids(dir)
 	var pick []string
 	switch {

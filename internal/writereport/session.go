@@ -23,8 +23,11 @@ import (
 	"time"
 )
 
-// Keep is how many sessions are kept per project; older ones are pruned
-// when a new one is recorded.
+// Keep is how many sessions are kept per project: older ones are pruned
+// when a new one is recorded, but only those settled (ended, and found by
+// a report with nothing pending: nothing flagged left unaccepted, the walk
+// complete). A session nobody reviewed is never pruned: dropping it would
+// drop the evidence of what it planted.
 const Keep = 100
 
 // Session is one launch, as the launcher recorded it.
@@ -47,6 +50,12 @@ type Session struct {
 	PID       int    `json:"pid"`
 	ProcStart uint64 `json:"procStart,omitempty"`
 	BootID    string `json:"bootId,omitempty"`
+	// Detached: the launcher's end does not end the session. A container
+	// keeps running when its `docker run` or `podman run` process is
+	// killed, and without a PID namespace (Landlock alone) a daemon the
+	// server started outlives it. The window stays open until a report
+	// finds the launcher gone after a reviewer accepted the session.
+	Detached bool `json:"detached,omitempty"`
 	// Writable are the host paths of the read-write grants, as the
 	// launcher resolved them.
 	Writable []string `json:"writable"`
@@ -71,11 +80,18 @@ func projectDir(state, project string) string {
 	return filepath.Join(state, "sessions", hex.EncodeToString(sum[:8]))
 }
 
-// InsideError says the state folder lies inside a read-write grant: a
-// server could rewrite the evidence of its own writes.
-type InsideError struct{ State, Grant string }
+// InsideError says the state folder lies inside a read-write grant, or
+// the grant inside the state folder: a server could rewrite or remove the
+// evidence of its own writes, or forge a review.
+type InsideError struct {
+	State, Grant string
+	GrantInside  bool // the grant lies inside the state folder
+}
 
 func (e *InsideError) Error() string {
+	if e.GrantInside {
+		return fmt.Sprintf("the read-write grant %s lies inside the session records' folder %s: the server could remove the evidence of its own writes, or forge a review; grant another folder, or set XDG_STATE_HOME to a folder outside every grant", e.Grant, e.State)
+	}
 	return fmt.Sprintf("the session records' folder %s lies inside the read-write grant %s: the server could rewrite the evidence of its own writes; set XDG_STATE_HOME to a folder outside every grant", e.State, e.Grant)
 }
 
@@ -99,14 +115,18 @@ func resolved(p string) string {
 }
 
 // Record writes s (its ID, Start and process fields filled here) into
-// state, refusing a state folder inside one of s.Writable, and prunes
-// the project's sessions to Keep. It returns the record's path.
+// state, refusing a state folder inside one of s.Writable or one of them
+// inside the state folder, and prunes the project's settled sessions
+// down to Keep. It returns the record's path.
 func Record(state string, s *Session) (string, error) {
 	for _, st := range []string{filepath.Clean(state), resolved(state)} {
 		for _, g := range s.Writable {
 			for _, gg := range []string{filepath.Clean(g), resolved(g)} {
 				if within(st, gg) {
 					return "", &InsideError{State: state, Grant: g}
+				}
+				if within(gg, st) {
+					return "", &InsideError{State: state, Grant: g, GrantInside: true}
 				}
 			}
 		}
@@ -119,7 +139,8 @@ func Record(state string, s *Session) (string, error) {
 	var rnd [4]byte
 	rand.Read(rnd[:])
 	s.Start = now.UnixNano()
-	s.ID = now.UTC().Format("20060102T150405") + "-" + hex.EncodeToString(rnd[:])
+	// Nanoseconds, fixed width: IDs sort by time, also within a second.
+	s.ID = now.UTC().Format("20060102T150405.000000000") + "-" + hex.EncodeToString(rnd[:])
 	s.PID = os.Getpid()
 	s.ProcStart, s.BootID = self()
 	b, err := json.Marshal(s)
@@ -154,18 +175,48 @@ func MarkEnd(record string, end time.Time) error {
 	return writeNew(strings.TrimSuffix(record, ".json")+".end", []byte(strconv.FormatInt(end.UnixNano(), 10)+"\n"))
 }
 
-// prune removes all but the newest keep sessions of dir (IDs sort by
-// time), with their end and acceptance marks.
+// prune removes the oldest settled sessions of dir (IDs sort by time)
+// while more than keep are recorded, with their marks. An unsettled one
+// stays, however many there are (Backlog counts them).
 func prune(dir string, keep int) {
 	ids := ids(dir)
-	if len(ids) <= keep {
-		return
-	}
-	for _, id := range ids[:len(ids)-keep] {
-		for _, ext := range []string{".json", ".end", ".accepted"} {
+	n := len(ids)
+	for _, id := range ids {
+		if n <= keep {
+			return
+		}
+		if !settled(dir, id) {
+			continue
+		}
+		for _, ext := range []string{".json", ".end", ".accepted", ".settled"} {
 			os.Remove(filepath.Join(dir, id+ext))
 		}
+		n--
 	}
+}
+
+// settled: a report found the session ended with nothing pending (its
+// window is closed, so nothing can become pending later).
+func settled(dir, id string) bool {
+	_, err := os.Lstat(filepath.Join(dir, id+".settled"))
+	return err == nil
+}
+
+// Backlog is how many of the project's sessions are not settled, when
+// that is more than Keep (0 otherwise): none of them is pruned until a
+// reviewer runs `mcpolicy check` or accepts them.
+func Backlog(state, project string) int {
+	dir := projectDir(state, filepath.Clean(project))
+	n := 0
+	for _, id := range ids(dir) {
+		if !settled(dir, id) {
+			n++
+		}
+	}
+	if n <= Keep {
+		return 0
+	}
+	return n
 }
 
 // ids are the session IDs recorded in dir, oldest first.

@@ -2,6 +2,7 @@ package writereport
 
 import (
 	"io/fs"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -19,4 +20,13 @@ func lstat(p string) (st stat, err error) {
 		st.btime = x.Btime.Sec*1e9 + int64(x.Btime.Nsec)
 	}
 	return st, nil
+}
+
+// owner is a folder's owner, where the file system says.
+func owner(fi fs.FileInfo) (int, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
 }

@@ -26,3 +26,11 @@ func lstat(p string) (st stat, err error) {
 	st.ctime = sys.Ctimespec.Sec*1e9 + int64(sys.Ctimespec.Nsec)
 	return st, nil
 }
+
+func owner(fi os.FileInfo) (int, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
+}

@@ -35,6 +35,8 @@ const (
 	sIFDIR = 0o040000
 	sIFREG = 0o100000
 	sIFLNK = 0o120000
+	// sIFGitlink is a submodule's mode in git's index.
+	sIFGitlink = 0o160000
 )
 
 // Entry is one thing changed in a grant during a session.
@@ -55,8 +57,8 @@ func (w window) in(ns int64) bool { return ns >= w.from && (w.to == 0 || ns < w.
 // walker walks the grants of one session.
 type walker struct {
 	win      window
-	root     string          // the project: where tracked applies
-	tracked  map[string]bool // paths git tracks, relative to root
+	root     string            // the project: where tracked applies
+	tracked  map[string]uint32 // paths git tracks (relative to root), their modes
 	lim      Limits
 	deadline time.Time
 	seen     int
@@ -74,17 +76,23 @@ func (w *walker) walk(grant string) {
 		}
 		return
 	}
-	w.visit(grant, st, 0, grant)
+	w.visit(grant, st, 0, false)
 }
 
-func (w *walker) visit(p string, st stat, depth int, grant string) {
+// visit adds p and what is below it; venv: p lies in a folder holding
+// pyvenv.cfg.
+func (w *walker) visit(p string, st stat, depth int, venv bool) {
 	w.seen++
-	if w.win.in(st.ctime) && !w.isTracked(p, st) {
+	gitMode, tracked := w.trackedMode(p)
+	if w.win.in(st.ctime) && !(tracked && gitShows(gitMode, st.mode)) {
 		e := Entry{Path: p, Type: typeOf(st.mode), Created: st.btime != 0 && w.win.in(st.btime), Ctime: st.ctime}
 		if e.Type == "symlink" {
 			e.Target, _ = os.Readlink(p)
 		}
-		e.Flags = flags(p, st.mode, w.root, grant)
+		e.Flags = flags(p, st.mode, w.root, venv)
+		if tracked && typeChanged(gitMode, st.mode) {
+			e.Flags = append(e.Flags, FlagTypeChange)
+		}
 		w.out = append(w.out, e)
 	}
 	if st.mode&sIFMT != sIFDIR {
@@ -105,6 +113,10 @@ func (w *walker) visit(p string, st stat, depth int, grant string) {
 		return
 	}
 	sort.Strings(names)
+	if !venv && contains(names, "pyvenv.cfg") {
+		venv = true
+		w.flagSelf(p, st, FlagPythonEnv)
+	}
 	for _, n := range names {
 		if w.stopped {
 			return
@@ -125,7 +137,7 @@ func (w *walker) visit(p string, st stat, depth int, grant string) {
 			}
 			continue
 		}
-		w.visit(c, cst, depth+1, grant)
+		w.visit(c, cst, depth+1, venv)
 	}
 }
 
@@ -133,27 +145,61 @@ func (w *walker) visit(p string, st stat, depth int, grant string) {
 // changed in the session is flagged on its own entry; an older one makes
 // the walk incomplete.
 func (w *walker) unreadable(p string, st stat, err error) {
-	if w.win.in(st.ctime) {
-		for i := range w.out {
-			if w.out[i].Path == p {
-				w.out[i].Flags = append(w.out[i].Flags, FlagUnreadable)
-				return
-			}
-		}
+	if !w.flagSelf(p, st, FlagUnreadable) {
+		w.cut = append(w.cut, fmt.Sprintf("%s: unreadable: %v", p, err))
 	}
-	w.cut = append(w.cut, fmt.Sprintf("%s: unreadable: %v", p, err))
 }
 
-// isTracked: git status already shows a tracked file's changes.
-func (w *walker) isTracked(p string, st stat) bool {
-	if w.tracked == nil || st.mode&sIFMT == sIFDIR {
+// flagSelf adds flag to the entry of the folder p, when it is listed.
+func (w *walker) flagSelf(p string, st stat, flag string) bool {
+	if !w.win.in(st.ctime) {
 		return false
+	}
+	for i := range w.out {
+		if w.out[i].Path == p {
+			if !contains(w.out[i].Flags, flag) {
+				w.out[i].Flags = append(w.out[i].Flags, flag)
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// trackedMode is the mode git's index records for p (false: untracked).
+func (w *walker) trackedMode(p string) (uint32, bool) {
+	if w.tracked == nil {
+		return 0, false
 	}
 	rel, err := filepath.Rel(w.root, p)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-		return false
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+		return 0, false
 	}
-	return w.tracked[filepath.ToSlash(rel)]
+	m, ok := w.tracked[filepath.ToSlash(rel)]
+	return m, ok
+}
+
+// typeChanged: p is no longer the type git tracks (a submodule is a
+// folder).
+func typeChanged(gitMode, mode uint32) bool {
+	if gitMode&sIFMT == sIFGitlink {
+		return mode&sIFMT != sIFDIR
+	}
+	return gitMode&sIFMT != mode&sIFMT
+}
+
+// gitShows: git status shows every change of a tracked entry of this
+// mode: a regular file still regular without setuid, setgid or sticky
+// bits (git records only the exec bit), a symlink still a symlink (git
+// compares its target). Anything else is listed.
+func gitShows(gitMode, mode uint32) bool {
+	switch {
+	case gitMode&sIFMT == sIFREG && mode&sIFMT == sIFREG:
+		return mode&0o7000 == 0
+	case gitMode&sIFMT == sIFLNK && mode&sIFMT == sIFLNK:
+		return true
+	}
+	return false
 }
 
 func typeOf(mode uint32) string {

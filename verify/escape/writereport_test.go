@@ -57,16 +57,23 @@ var writeReportScenarios = []scenario{
 const exitFindings = 5
 
 // writeReportSteps plant, in the grant the payload's folder is in, a
-// package's bytecode, a .pth and an executable script; planted maps each
-// name to the flag the report must give it.
+// package's bytecode, a .pth, an executable script, a conftest.py and a
+// sitecustomize.py in an environment's site-packages; planted
+// maps each name to the flag the report must give it.
 func writeReportSteps(sb *sandbox) ([]step, map[string]string) {
 	d := sb.ranDir
 	return []step{
 			may("plant bytecode in a package's __pycache__", "mkdir -p "+shq(d+"/pypkg/__pycache__")+" && echo bytecode > "+shq(d+"/pypkg/__pycache__/x.cpython-311.pyc")),
 			may("plant a .pth", "echo 'import os' > "+shq(d+"/planted.pth")),
 			may("plant an executable script", "printf '#!/bin/sh\\n' > "+shq(d+"/planted-run.sh")+" && chmod 755 "+shq(d+"/planted-run.sh")),
+			// (A nested repository's .git, like venv, is a protected name:
+			// planted, it makes the policy fail to compile for Landlock, and
+			// check exits 2; the unit tests cover its flag.)
+			may("plant a conftest.py", "echo 'import os' > "+shq(d+"/conftest.py")),
+			may("plant a sitecustomize.py", "mkdir -p "+shq(d+"/pyenv/lib/site-packages")+" && echo 'import os' > "+shq(d+"/pyenv/lib/site-packages/sitecustomize.py")),
 		}, map[string]string{
 			"x.cpython-311.pyc": "bytecode", "planted.pth": "pth", "planted-run.sh": "executable",
+			"conftest.py": "conftest", "sitecustomize.py": "sitecustomize",
 		}
 }
 

@@ -29,7 +29,7 @@ func checkRules() []report.Rule {
 			Purpose:     "A variable the entry's plan grants reaches the server empty: the entry does not name it, the client does not pass it, and its env file lacks it.",
 			Remediation: "Name the variable in the entry, or add it to the env file the entry names."},
 		{ID: writeFlag, Name: "write-flagged", Level: report.Error,
-			Purpose:     "A server session wrote, in a read-write grant, a file git does not track of a kind the host runs (bytecode, .pth, a shared object, an executable, a hook, a build file or .envrc below the top, node_modules/.bin, a symlink, setuid), or the write report could not see everything.",
+			Purpose:     "A server session wrote, in a read-write grant, a file git does not track of a kind the host runs (bytecode, .pth, a shared object, an executable, a hook, a build file or .envrc below the project's top, node_modules/.bin, a symlink, setuid, a .git below the top, conftest.py, sitecustomize.py, anything in a python environment, a tracked path now of another type), or the write report could not see everything.",
 			Remediation: "Read the file before anything on the host runs in the project; remove it, or accept the session (`mcpolicy sessions --accept ID`)."},
 		{ID: project.ArtefactTampered, Name: "artefact-tampered", Level: report.Error,
 			Purpose:     "A file in the output folder differs from what its own plan builds, the policy unchanged: it was edited after the build, and an entry that pins its new digest runs the edit (as `build --check` reports it).",
@@ -79,11 +79,13 @@ func (r *checkReport) write(w io.Writer, format string, clean bool) error {
 }
 
 // writes adds the write report's pending lines of the project's recorded
-// sessions (writereport) and says whether there was any.
-func (r *checkReport) writes(root string, plans []*compiler.Plan) (bool, error) {
+// sessions (writereport), says whether there was any, and how many
+// sessions it read from where (a client with another XDG_STATE_HOME
+// records elsewhere: an empty report must not pass for a clean one).
+func (r *checkReport) writes(root string, plans []*compiler.Plan) (bool, string, error) {
 	state := writereport.StateDir(os.Getenv)
 	if state == "" {
-		return false, nil
+		return false, "write report: no HOME and no XDG_STATE_HOME: no session is read", nil
 	}
 	servers := map[string]string{}
 	for _, p := range plans {
@@ -91,7 +93,7 @@ func (r *checkReport) writes(root string, plans []*compiler.Plan) (bool, error) 
 	}
 	reps, err := writereport.Reports(writereport.Options{State: state, Project: root, Servers: servers})
 	if err != nil {
-		return false, fmt.Errorf("the write report: %v", err)
+		return false, "", fmt.Errorf("the write report: %v", err)
 	}
 	found := false
 	for _, w := range reps {
@@ -101,5 +103,5 @@ func (r *checkReport) writes(root string, plans []*compiler.Plan) (bool, error) 
 			found = true
 		}
 	}
-	return found, nil
+	return found, writereport.Summary(len(reps), state, root), nil
 }

@@ -183,7 +183,9 @@ Then the write report (see mcpolicy sessions): a file a recorded session
 of the project wrote in a read-write grant, untracked by git, of a kind
 the host runs (bytecode, .pth, shared object, executable, hook, ...) and
 still there, in a session not accepted, is listed with its session and
-server: exit 5 (8, 1 and 6 outrank it).
+server: exit 5 (8, 1 and 6 outrank it). stderr says how many sessions
+were read, and from which folder; records in a folder that is not yours,
+or that group or others may write, are refused (exit 1).
 
 --format github or sarif reports each drifted grant under its diff kind
 (docs/diff-kinds.md), a pin as PIN_TAMPERED or PIN_STALE, the output
@@ -212,10 +214,11 @@ write as WRITE_FLAGGED, an unread file as PARSE.`,
 				rep.add(f, res.Lines[i])
 			}
 			drift, tamper, unread := res.Drift, res.Tamper, res.Unread
-			written, err := rep.writes(proj.Root, plans)
+			written, summary, err := rep.writes(proj.Root, plans)
 			if err != nil {
 				return &exitError{code: ExitError, err: err}
 			}
+			fmt.Fprintln(cmd.ErrOrStderr(), summary)
 			if err := rep.write(cmd.OutOrStdout(), format, !drift && len(unread) == 0 && !written); err != nil {
 				return &exitError{code: ExitError, err: err}
 			}

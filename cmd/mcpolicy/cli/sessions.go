@@ -22,9 +22,18 @@ func newSessionsCmd() *cobra.Command {
 the server, the backend, when, and how many entries of its read-write
 grants git does not track were created or changed during it, and how many
 are of a kind a host runs (bytecode, .pth, shared objects, executables,
-hooks, build files and .envrc below the top, node_modules/.bin, symlinks,
-setuid). --details lists each entry. --accept ID (or all) marks sessions
-reviewed: what they wrote until now no longer fails ` + "`mcpolicy check`" + `.`,
+hooks, build files and .envrc below the project's top, node_modules/.bin,
+symlinks, setuid, a .git below the top, conftest.py, sitecustomize.py,
+anything in a python environment, a tracked path now of another type).
+--details lists each entry. The first line says how many sessions were
+read, and from which folder: a client started with another XDG_STATE_HOME
+records elsewhere. Records in a folder that is not yours, or that group or
+others may write, are refused. --accept ID (or all) marks sessions
+reviewed: what they wrote until now no longer fails ` + "`mcpolicy check`" + `.
+A session is pruned (beyond the last 100) only once a report found it
+ended with nothing pending; an engine's or Landlock's session whose
+launcher is gone stays open until accepted (its container, or a daemon,
+may still run).`,
 		Example: `  mcpolicy sessions --details --last 3
   mcpolicy sessions --accept all`,
 		Args: cobra.NoArgs,
@@ -49,9 +58,7 @@ reviewed: what they wrote until now no longer fails ` + "`mcpolicy check`" + `.`
 			if err != nil {
 				return err
 			}
-			if len(reps) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "no session recorded")
-			}
+			fmt.Fprintln(cmd.OutOrStdout(), writereport.Summary(len(reps), state, proj.Root))
 			for _, r := range reps {
 				fmt.Fprintln(cmd.OutOrStdout(), r.Head())
 				if details {

@@ -23,8 +23,8 @@ servers: s: {
 `)
 	data := filepath.Join(dir, "data")
 	os.MkdirAll(data, 0o755)
-	if code, out, _ := run(t, "check", "-p", dir); code != ExitOK || !strings.Contains(out, "no drift") {
-		t.Fatalf("check before any session: exit %d\n%s", code, out)
+	if code, out, errs := run(t, "check", "-p", dir); code != ExitOK || !strings.Contains(out, "no drift") || !strings.Contains(errs, "write report: 0 sessions recorded for this project in "+writereport.Dir(writereport.StateDir(os.Getenv), dir)) {
+		t.Fatalf("check before any session: exit %d\n%s%s", code, out, errs)
 	}
 	if _, err := writereport.Record(writereport.StateDir(os.Getenv), &writereport.Session{Project: dir, Server: "s", Backend: "bwrap", Writable: []string{data}}); err != nil {
 		t.Fatal(err)
@@ -45,7 +45,16 @@ servers: s: {
 	if code, out, errs := run(t, "sessions", "-p", dir, "--accept", "all"); code != ExitOK {
 		t.Fatalf("accept: exit %d\n%s%s", code, out, errs)
 	}
-	if code, out, _ := run(t, "check", "-p", dir); code != ExitOK {
-		t.Fatalf("check after the session was accepted: exit %d\n%s", code, out)
+	if code, out, errs := run(t, "check", "-p", dir); code != ExitOK || !strings.Contains(errs, "write report: 1 session recorded") {
+		t.Fatalf("check after the session was accepted: exit %d\n%s%s", code, out, errs)
+	}
+	// Records others may write are evidence of nothing: refused.
+	state := writereport.StateDir(os.Getenv)
+	os.Chmod(state, 0o777)
+	defer os.Chmod(state, 0o700)
+	for _, c := range []string{"check", "sessions"} {
+		if code, out, errs := run(t, c, "-p", dir); code != ExitError || !strings.Contains(errs, "writable by its group or others") {
+			t.Errorf("%s with a world-writable state folder: exit %d\n%s%s", c, code, out, errs)
+		}
 	}
 }
