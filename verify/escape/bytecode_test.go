@@ -231,8 +231,11 @@ func requireLandlockRefusesPycache(t *testing.T, sb *sandbox) {
 func requireReported(t *testing.T, sb *sandbox, paths ...string) {
 	t.Helper()
 	code, out := sb.mcpolicyTry(t, []string{"XDG_STATE_HOME="}, "check", "-p", sb.root)
-	if code != exitFindings {
-		t.Errorf("%s: mcpolicy check after the planting session: exit %d, want %d\n%s", sb.backend, code, exitFindings, out)
+	// On Landlock the planted data/__pycache__ is a protected name in a
+	// read-write grant: the policy no longer compiles there (exit 2), and
+	// check shows the report before that error.
+	if want := exitFindings; code != want && !(sb.backend == "landlock" && code == 2) {
+		t.Errorf("%s: mcpolicy check after the planting session: exit %d, want %d\n%s", sb.backend, code, want, out)
 	}
 	for _, p := range paths {
 		if !lineHas(out, p, "bytecode") {

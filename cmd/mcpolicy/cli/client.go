@@ -199,15 +199,31 @@ write as WRITE_FLAGGED, an unread file as PARSE.`,
 			if err := report.Check(format); err != nil {
 				return &exitError{code: ExitError, err: err}
 			}
+			// A server can make its policy stop compiling (a protected name
+			// created in a Landlock grant): what it wrote is still shown,
+			// then the policy's error.
+			orWrites := func(root string, err error) error {
+				var rep checkReport
+				_, summary, werr := rep.writes(root, nil)
+				if werr != nil {
+					summary = werr.Error()
+				}
+				rep.write(cmd.OutOrStdout(), format, false)
+				fmt.Fprintln(cmd.ErrOrStderr(), summary)
+				return err
+			}
 			proj, plans, err := compileProject(path)
 			if err != nil {
+				if proj != nil {
+					return orWrites(proj.Root, err)
+				}
 				return err
 			}
 			home, _ := os.UserHomeDir()
 			res, err := project.CheckClients(project.CheckOptions{Project: proj, Plans: plans, Clients: clients,
 				Home: home, ConfigHome: os.Getenv("XDG_CONFIG_HOME")})
 			if err != nil {
-				return err
+				return orWrites(proj.Root, err)
 			}
 			var rep checkReport
 			for i, f := range res.Findings {
