@@ -65,12 +65,14 @@ servers: {
 		user: "invoker"
 		backends: ["docker", "bwrap"]
 		mounts: [{source: "notes", target: "/w", mode: "rw"}]
+		accept: ["rw-holds-other-server"] // both write notes/, neither runs from it
 	}
 	fixed: {
 		image: "` + image + `"
 		command: ["/bin/sh", "-c", "id -u > /w/by-$(id -u) && echo wrote"]
 		backends: ["docker", "bwrap"]
 		mounts: [{source: "notes", target: "/w", mode: "rw"}]
+		accept: ["rw-holds-other-server"] // both write notes/, neither runs from it
 	}
 }
 `
