@@ -71,6 +71,7 @@ func (c *compiler) crossServer(plans []*Plan) {
 					}
 					hint := fmt.Sprintf(`grant a narrower folder server %q does not use, or mount its program read-only from a folder no server writes; or accept: [%q] on server %q, a counted grant`, v.Server, AcceptRWHoldsOtherServer, w.Server)
 					if inside {
+						hint = fmt.Sprintf(`grant a folder outside %s of server %q, or keep its code where no server writes; or accept: [%q] on server %q, a counted grant`, u.what, v.Server, AcceptRWHoldsOtherServer, w.Server)
 						c.fail(s.at, s.field, hint,
 							"read-write mount of %q lies in %s of server %q, %s (%s): this server could write code there, and %q would load it (an import, python -m, a relative path) with its own grants on its next launch",
 							s.written, u.what, v.Server, u.host, u.at, v.Server)
