@@ -41,6 +41,9 @@ func compileWith(t *testing.T, opt Options, src string, files ...string) ([]*Pla
 	}
 	for _, f := range files {
 		f = strings.ReplaceAll(f, "@ROOT@", root)
+		// "name (x)": executable; "name (#!)": a script with a #! line.
+		f, exec := strings.CutSuffix(f, " (x)")
+		f, shebang := strings.CutSuffix(f, " (#!)")
 		name, target, link := strings.Cut(f, " -> ")
 		p := filepath.Join(root, name)
 		if rest, ok := strings.CutPrefix(name, "~/"); ok {
@@ -52,6 +55,10 @@ func compileWith(t *testing.T, opt Options, src string, files ...string) ([]*Pla
 			err = os.Symlink(target, p)
 		case strings.HasSuffix(name, "/"):
 			err = os.MkdirAll(p, 0o755)
+		case exec:
+			err = os.WriteFile(p, nil, 0o755)
+		case shebang:
+			err = os.WriteFile(p, []byte("#!/bin/sh\n"), 0o644)
 		default:
 			err = os.WriteFile(p, nil, 0o644)
 		}

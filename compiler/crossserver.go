@@ -2,8 +2,11 @@ package compiler
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -17,26 +20,29 @@ import (
 const AcceptRWHoldsOtherServer = "rw-holds-other-server"
 
 // used is a host path a server runs or mounts: its program, a script
-// among its command words, or a mount source.
+// among its command words, a mount source, or a folder it runs code from.
 type used struct {
 	host HostPath
 	abs  string     // on this machine, its base resolved
-	what string     // "the program", "the script", "the mount source"
+	what string     // "the program", "the script", "the mount source", "the workdir", "the folder of the program"
 	at   source.Pos // the grant that names it
 	run  bool       // run, not mounted: pinned when writable
+	dir  bool       // code is loaded from it by name (imports, python -m, a relative path): a grant inside it holds code too
 }
 
 // crossServer runs once every server is lowered. A read-write grant of one
 // server that holds another's program, a script it is given or one of its
-// mount sources lets the first decide what the second runs next, with the
-// second's grants (its secrets, its egress): refused unless the writer
-// accepts rw-holds-other-server. Every program or script that lies under
-// another server's writable grant (an accepted one) is listed in the
-// plan's ProgramPins: the client entry pins its digest, and the launcher
-// refuses other bytes. Plans whose pins change are hashed again. A
-// program under the server's own grant is not pinned: what it writes
-// there runs with the grants it already has (and the escape suite's
-// payload is exactly that).
+// mount sources, or that lies in a folder the other runs code from (its
+// workdir, the folder of its program or script: imports, python -m and
+// relative paths load from there), lets the first decide what the second
+// runs next, with the second's grants (its secrets, its egress): refused
+// unless the writer accepts rw-holds-other-server. Every program or script
+// that lies under another server's writable grant (an accepted one) is
+// listed in the plan's ProgramPins: the client entry pins its digest, and
+// the launcher refuses other bytes. Plans whose pins change are hashed
+// again. A program under the server's own grant is not pinned: what it
+// writes there runs with the grants it already has (and the escape
+// suite's payload is exactly that).
 func (c *compiler) crossServer(plans []*Plan) {
 	uses := make([][]used, len(plans))
 	for i, p := range plans {
@@ -58,13 +64,22 @@ func (c *compiler) crossServer(plans []*Plan) {
 					continue
 				}
 				for _, u := range uses[b] {
-					if !within(u.abs, held) || c.protectedIn(w, u.abs) {
+					holds := within(u.abs, held)
+					inside := u.dir && !holds && within(held, u.abs)
+					if !holds && !inside || holds && c.protectedIn(w, u.abs) {
 						continue
 					}
-					c.fail(s.at, s.field,
-						fmt.Sprintf(`grant a narrower folder server %q does not use, or mount its program read-only from a folder no server writes; or accept: [%q] on server %q, a counted grant`, v.Server, AcceptRWHoldsOtherServer, w.Server),
+					hint := fmt.Sprintf(`grant a narrower folder server %q does not use, or mount its program read-only from a folder no server writes; or accept: [%q] on server %q, a counted grant`, v.Server, AcceptRWHoldsOtherServer, w.Server)
+					if inside {
+						hint = fmt.Sprintf(`grant a folder outside %s of server %q, or keep its code where no server writes; or accept: [%q] on server %q, a counted grant`, u.what, v.Server, AcceptRWHoldsOtherServer, w.Server)
+						c.fail(s.at, s.field, hint,
+							"read-write mount of %q lies in %s of server %q, %s (%s): this server could write code there, and %q would load it (an import, python -m, a relative path) with its own grants on its next launch",
+							s.written, u.what, v.Server, u.host, u.at, v.Server)
+						break
+					}
+					c.fail(s.at, s.field, hint,
 						"read-write mount of %q holds %s of server %q, %s (%s): this server could rewrite it, and %q would %s what it wrote, with its own grants, on its next launch",
-						s.written, u.what, v.Server, u.host, u.at, v.Server, map[bool]string{true: "run", false: "be handed"}[u.run])
+						s.written, u.what, v.Server, u.host, u.at, v.Server, map[bool]string{true: "run", false: "be handed"}[u.run || u.dir])
 					break
 				}
 			}
@@ -139,41 +154,45 @@ func unprotectedSet(p *Plan) map[string]bool {
 	return set
 }
 
-// uses lists what the server runs and mounts, as host paths. Its program
-// is command[0] when it is a path (absolute, or relative to the workdir
-// with a folder); a script is another command word with a script's
-// extension (scriptExt), absolute or relative to the workdir. Each maps to
-// the host through the server's deepest mount holding it; a program under
-// no mount is the host's own for host backends (inside the image, else).
+// uses lists what the server runs and mounts, as host paths: its
+// program, command[0] when it is a path (absolute, or relative to the
+// workdir with a folder); each script among its other words (runWords);
+// the folder of each, and its workdir, where code is loaded by name; its
+// mount sources. A path is followed through the symlinks below its mount
+// as the kernel would in the sandbox (inSandbox); when it passes through
+// one, the path as written is listed too (whoever writes the link's
+// folder can repoint it). Each maps to the host through the server's
+// deepest mount holding it; a program under no mount is the host's own
+// for host backends (inside the image, else).
 func (c *compiler) uses(p *Plan) []used {
 	var out []used
 	host := false
 	for _, b := range p.Backends {
 		host = host || !backend.RunsImage(b)
 	}
-	for i, w := range p.Command {
+	for _, r := range c.runWords(p) {
 		what := "the program"
-		if i > 0 {
+		if r.i > 0 {
 			what = "the script"
 		}
-		sb := w
-		switch {
-		case w == "" || strings.HasPrefix(w, "-") || strings.Contains(w, "="):
-			continue
-		case i > 0 && !scriptExt[path.Ext(w)]:
-			continue // an argument, a folder, a data file: not run
-		case path.IsAbs(w):
-		case p.Workdir != "" && (i > 0 || strings.Contains(w, "/")):
-			sb = path.Join(p.Workdir, w)
-		default:
+		written := path.Clean(r.sb)
+		real, ok := c.inSandbox(p, written)
+		if !ok && r.i == 0 && host && path.IsAbs(r.word) {
+			real, ok = HostPath{Base: Absolute, Rel: written}, true
+		}
+		if !ok {
 			continue
 		}
-		sb = path.Clean(sb)
-		if hp, ok := p.HostPathOf(sb); ok {
-			out = append(out, used{host: hp, abs: c.absPath(hp), what: what, at: p.Pos, run: true})
-		} else if i == 0 && host && path.IsAbs(w) {
-			hp := HostPath{Base: Absolute, Rel: sb}
-			out = append(out, used{host: hp, abs: c.absPath(hp), what: what, at: p.Pos, run: true})
+		out = append(out, used{host: real, abs: c.absPath(real), what: what, at: p.Pos, run: true})
+		dir := HostPath{Base: real.Base, Rel: path.Dir(real.Rel)}
+		out = append(out, used{host: dir, abs: c.absPath(dir), what: "the folder of " + what, at: p.Pos, dir: true})
+		if hp, ok := p.HostPathOf(written); ok && hp != real {
+			out = append(out, used{host: hp, abs: c.absPath(hp), what: what + " (as written, through a symlink)", at: p.Pos, run: true})
+		}
+	}
+	if p.Workdir != "" {
+		if hp, ok := c.inSandbox(p, path.Clean(p.Workdir)); ok {
+			out = append(out, used{host: hp, abs: c.absPath(hp), what: "the workdir", at: p.Pos, dir: true})
 		}
 	}
 	for _, s := range p.sources {
@@ -182,11 +201,135 @@ func (c *compiler) uses(p *Plan) []used {
 	return out
 }
 
+// runWord is a command word the server runs: its index and the path in
+// the sandbox it names.
+type runWord struct {
+	i        int
+	word, sb string
+}
+
+// runWords are the command words that name a file the server runs:
+// command[0] when it is a path; another word (or the value of an option,
+// --x=PATH) that is absolute or relative to the workdir and is a script:
+// it has a script's extension (scriptExt), is the first operand of an
+// interpreter (sh, python, node...: they run it whatever its name), or is
+// a file on this machine that is executable or starts with #!. Other
+// words (a folder, a database) are data the server is handed.
+func (c *compiler) runWords(p *Plan) []runWord {
+	var out []runWord
+	operand := len(p.Command) > 0 && interpreter(p.Command[0])
+	for i, w := range p.Command {
+		word := w
+		if i > 0 && strings.HasPrefix(w, "-") {
+			if inlineCode[w] {
+				operand = false // -c CODE, -m MODULE, -e CODE: no script operand
+			}
+			_, v, ok := strings.Cut(w, "=")
+			if !ok || !path.IsAbs(v) {
+				continue
+			}
+			word = v
+		}
+		var sb string
+		switch {
+		case word == "":
+			continue
+		case path.IsAbs(word):
+			sb = word
+		case p.Workdir != "" && (i > 0 || strings.Contains(word, "/")):
+			sb = path.Join(p.Workdir, word)
+		default:
+			if i > 0 && word == w && operand && !subcommand[word] {
+				operand = false
+			}
+			continue
+		}
+		first := i > 0 && word == w && operand && !subcommand[word]
+		if i > 0 && word == w && !subcommand[word] {
+			operand = false
+		}
+		if i == 0 || first || scriptExt[path.Ext(word)] || c.looksRun(p, path.Clean(sb)) {
+			out = append(out, runWord{i, word, sb})
+		}
+	}
+	return out
+}
+
+// looksRun reports whether the file a word names is, on this machine, one
+// that is run: executable, or starting with #!.
+func (c *compiler) looksRun(p *Plan, sb string) bool {
+	if c.opt.NoFS {
+		return false
+	}
+	hp, ok := c.inSandbox(p, sb)
+	if !ok {
+		return false
+	}
+	f, err := os.Open(c.absPath(hp))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	if fi.Mode().Perm()&0o111 != 0 {
+		return true
+	}
+	b := make([]byte, 2)
+	n, _ := io.ReadFull(f, b)
+	return n == 2 && string(b) == "#!"
+}
+
+// interpreter reports whether a program runs its first operand as a
+// script, whatever the file's name.
+func interpreter(prog string) bool {
+	return interpreterRE.MatchString(path.Base(prog))
+}
+
+var interpreterRE = regexp.MustCompile(`^(sh|bash|dash|ash|ksh|mksh|zsh|fish|busybox|python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|tsx|ts-node|ruby[0-9.]*|perl[0-9.]*|php[0-9.]*|lua[0-9.]*|luajit|Rscript|tclsh[0-9.]*|wish|osascript)$`)
+
+// inlineCode are an interpreter's options whose value is code or a module
+// name, not a script path.
+var inlineCode = map[string]bool{"-c": true, "-m": true, "-e": true, "--eval": true, "--print": true}
+
+// subcommand are the words a runtime takes before its script (deno run,
+// bun run): not the operand.
+var subcommand = map[string]bool{"run": true}
+
 // scriptExt are the extensions of the files an interpreter is given to
-// run. A command word with another (a folder, a database) is data the
-// server may write itself, not its program.
+// run, whoever's first operand they are.
 var scriptExt = map[string]bool{".py": true, ".js": true, ".mjs": true, ".cjs": true, ".ts": true, ".mts": true,
 	".sh": true, ".bash": true, ".rb": true, ".pl": true, ".php": true, ".lua": true, ".jar": true, ".wasm": true}
+
+// inSandbox maps a sandbox path to the host file the kernel reaches
+// inside the sandbox: each symlink below a mount is followed in the
+// sandbox's view (an absolute target is a sandbox path, and may cross
+// into another mount). False when it leaves the mounts, or loops.
+func (c *compiler) inSandbox(p *Plan, sb string) (HostPath, bool) {
+	for hops := 0; hops < 40; hops++ {
+		parts := strings.Split(strings.TrimPrefix(sb, "/"), "/")
+		cur, moved := "/", false
+		for i, part := range parts {
+			next := path.Join(cur, part)
+			if hp, ok := p.HostPathOf(next); ok && !c.opt.NoFS {
+				if t, err := os.Readlink(c.absPath(hp)); err == nil {
+					if !path.IsAbs(t) {
+						t = path.Join(cur, t)
+					}
+					sb, moved = path.Join(append([]string{t}, parts[i+1:]...)...), true
+					break
+				}
+			}
+			cur = next
+		}
+		if !moved {
+			return p.HostPathOf(path.Clean(sb))
+		}
+	}
+	return HostPath{}, false
+}
 
 // absSource is a mount source on this machine: resolved when checkSource
 // resolved it, else its base resolved and the rest as written.

@@ -112,3 +112,129 @@ servers: {
 		}
 	}
 }
+
+// TestCrossServerCode: the victim mounts the project read-only and runs
+// code from it; the writer's read-write grant is a sub-folder. A grant
+// that holds a file the victim runs, whatever its name, or lies in a
+// folder it loads code from, is refused (#32).
+func TestCrossServerCode(t *testing.T) {
+	for _, tc := range []struct {
+		name, grant, victim string
+		files               []string
+		want                string // "" for a policy that compiles
+	}{
+		// sh and node run their first operand whatever its name.
+		{"sh script without extension", "app", `victim: {command: ["/bin/sh", "/w/app/run"], mounts: [{source: ".", target: "/w"}]}`,
+			[]string{"app/run"}, `holds the script of server "victim", ${PROJECT_ROOT}/app/run (mcpolicy.cue:4:2)`},
+		{"node script without extension", "app", `victim: {command: ["node", "/w/app/server"], mounts: [{source: ".", target: "/w"}]}`,
+			[]string{"app/server"}, `holds the script of server "victim", ${PROJECT_ROOT}/app/server`},
+		{"interpreter's operand not there yet", "app", `victim: {command: ["bash", "-x", "/w/app/later"], mounts: [{source: ".", target: "/w"}]}`,
+			nil, `holds the script of server "victim", ${PROJECT_ROOT}/app/later`},
+		{"executable argument", "app", `victim: {command: ["/w/bin/v", "--hook", "/w/app/hook"], mounts: [{source: ".", target: "/w"}]}`,
+			[]string{"bin/v", "app/hook (x)"}, `holds the script of server "victim", ${PROJECT_ROOT}/app/hook`},
+		{"shebang argument", "app", `victim: {command: ["/w/bin/v", "/w/app/hook"], mounts: [{source: ".", target: "/w"}]}`,
+			[]string{"bin/v", "app/hook (#!)"}, `holds the script of server "victim", ${PROJECT_ROOT}/app/hook`},
+		// python -m runs tool/__main__.py from the workdir.
+		{"python -m from the workdir", "app", `victim: {command: ["python3", "-m", "tool"], workdir: "/w/app", mounts: [{source: ".", target: "/w"}]}`,
+			[]string{"app/tool/__main__.py"}, `holds the workdir of server "victim", ${PROJECT_ROOT}/app`},
+		{"grant inside the workdir", "app/tool", `victim: {command: ["python3", "-m", "tool"], workdir: "/w/app", mounts: [{source: ".", target: "/w"}]}`,
+			[]string{"app/tool/__main__.py"}, `read-write mount of "app/tool" lies in the workdir of server "victim", ${PROJECT_ROOT}/app`},
+		// The kernel follows bin -> app/bin in the sandbox.
+		{"program through a symlinked folder", "app", `victim: {command: ["/w/bin/v"], mounts: [{source: ".", target: "/w"}]}`,
+			[]string{"app/bin/v", "bin -> app/bin"}, `holds the program of server "victim", ${PROJECT_ROOT}/app/bin/v`},
+		{"absolute link, read in the sandbox", "app", `victim: {command: ["/w/bin/v"], mounts: [{source: ".", target: "/w"}]}`,
+			[]string{"app/bin/v", "bin -> /w/app/bin"}, `holds the program of server "victim", ${PROJECT_ROOT}/app/bin/v`},
+		{"script path with =", "app", `victim: {command: ["python3", "/w/app/v=1/serve.py"], mounts: [{source: ".", target: "/w"}]}`,
+			[]string{"app/v=1/serve.py"}, `holds the script of server "victim", ${PROJECT_ROOT}/app/v=1/serve.py`},
+		{"option value", "app", `victim: {command: ["/w/bin/v", "--plugin=/w/app/p.js"], mounts: [{source: ".", target: "/w"}]}`,
+			[]string{"bin/v", "app/p.js"}, `holds the script of server "victim", ${PROJECT_ROOT}/app/p.js`},
+		// The script imports from its own folder (sys.path[0]).
+		{"module the script imports", "srv/app", `victim: {command: ["python3", "/w/srv/server.py"], mounts: [{source: ".", target: "/w"}]}`,
+			[]string{"srv/server.py", "srv/app/__init__.py"}, `read-write mount of "srv/app" lies in the folder of the script of server "victim", ${PROJECT_ROOT}/srv`},
+		// Data the victim is handed, and a grant beside its code: not code.
+		{"data file", "data", `victim: {command: ["/w/bin/v", "--db", "/w/data/app.db", "/w/data/notes"], mounts: [{source: ".", target: "/w"}]}`,
+			[]string{"bin/v", "data/app.db", "data/notes/"}, ""},
+		{"beside the code", "data", `victim: {command: ["python3", "/w/srv/server.py"], workdir: "/w/srv", mounts: [{source: ".", target: "/w"}]}`,
+			[]string{"srv/server.py", "data/"}, ""},
+		{"python -c", "app", `victim: {command: ["python3", "-c", "print(1)", "/w/app/x"], mounts: [{source: ".", target: "/w"}]}`,
+			[]string{"app/x"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := "version: \"v1\"\nservers: {\n\twriter: {command: [\"x\"], mounts: [{source: \"" + tc.grant + "\", target: \"/p\", mode: \"rw\"}]}\n\t" + tc.victim + "\n}\n"
+			files := append([]string{tc.grant + "/"}, tc.files...)
+			_, root, err := compileWith(t, Options{}, src, files...)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("compiled; want %q", tc.want)
+			}
+			msg := strings.ReplaceAll(err.Error(), root+"/", "")
+			if !strings.Contains(msg, tc.want) || !strings.Contains(msg, `mcpolicy.cue:3:37: servers.writer.mounts[0].source`) || !strings.Contains(msg, `accept: ["rw-holds-other-server"] on server "writer"`) {
+				t.Fatalf("got:\n%s\nwant it to hold:\n%s", msg, tc.want)
+			}
+		})
+	}
+}
+
+// TestCrossServerHeld: spellings of the same folder that the refusal sees
+// through.
+func TestCrossServerHeld(t *testing.T) {
+	for _, tc := range []struct{ name, src string }{
+		{"absolute grant, relative victim", `writer: {command: ["x"], mounts: [{source: "@ROOT@/bin", target: "/p", mode: "rw"}]}
+	victim: {command: ["/w/bin/victim"], mounts: [{source: "bin", target: "/w/bin"}]}`},
+		{"dot-dot in the program", `writer: {command: ["x"], mounts: [{source: "bin", target: "/p", mode: "rw"}]}
+	victim: {command: ["/w/x/../bin/victim"], mounts: [{source: ".", target: "/w"}]}`},
+		{"grant through a symlinked folder", `writer: {command: ["x"], mounts: [{source: "lnk", target: "/p", mode: "rw"}]}
+	victim: {command: ["/w/bin/victim"], mounts: [{source: "bin", target: "/w/bin"}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := compileWith(t, Options{}, "version: \"v1\"\nservers: {\n\t"+tc.src+"\n}\n", "bin/victim", "lnk -> bin")
+			if err == nil {
+				t.Fatal("compiled")
+			}
+			t.Log(err)
+		})
+	}
+}
+
+// TestProgramPinsCode: under an accepted grant, every file the victim
+// runs is pinned whatever its name: an interpreter's extension-less
+// operand, a program reached through a symlink (its real file, and the
+// path as written when the writer holds the link: the launcher refuses
+// that one, so the entry cannot be written until it is run by its real
+// path).
+func TestProgramPinsCode(t *testing.T) {
+	plans, _, err := compileSrc(t, `version: "v1"
+servers: {
+	writer: {command: ["x"], mounts: [{source: "app", target: "/p", mode: "rw"}], accept: ["rw-holds-other-server"]}
+	noext: {command: ["/bin/sh", "/w/app/run"], mounts: [{source: ".", target: "/w"}]}
+	linked: {command: ["/w/bin/v"], mounts: [{source: ".", target: "/w"}]}
+	linkheld: {command: ["/w/app/l/v"], mounts: [{source: ".", target: "/w"}]}
+}
+`, "app/run", "real/v", "app/bin/v", "bin -> app/bin", "app/l -> ../real")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, p := range plans {
+		var ps []string
+		for _, h := range p.ProgramPins {
+			ps = append(ps, h.Placeholder())
+		}
+		got[p.Server] = strings.Join(ps, " ")
+	}
+	want := map[string]string{
+		"noext":    "${PROJECT_ROOT}/app/run",
+		"linked":   "${PROJECT_ROOT}/app/bin/v",
+		"linkheld": "${PROJECT_ROOT}/app/l/v", // real/v is no grant's
+	}
+	for s, w := range want {
+		if got[s] != w {
+			t.Errorf("%s pins %q, want %q", s, got[s], w)
+		}
+	}
+}

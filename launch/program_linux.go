@@ -46,9 +46,23 @@ func (s *Sources) digest(p string) (string, error) {
 	if !fi.Mode().IsRegular() {
 		return "", tampered("the program %s is not a regular file (%s): refusing to start it", p, fi.Mode().Type())
 	}
+	// A writer could swap in a sparse file of a terabyte: hashing it would
+	// hold the client for hours. The size is checked before the first
+	// read, and the read stops past the cap (the file may grow meanwhile).
+	if fi.Size() > MaxProgramSize {
+		return "", tampered("the program %s is %d bytes, more than the %d a pinned program may be: refusing to start it without reading it (a server that can write it may have swapped in a huge or sparse file). If it is yours, run it from a folder no server writes, so it needs no pin", p, fi.Size(), int64(MaxProgramSize))
+	}
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	n, err := io.Copy(h, io.LimitReader(f, MaxProgramSize+1))
+	if err != nil {
 		return "", fmt.Errorf("reading %s: %w", p, err)
+	}
+	if n > MaxProgramSize {
+		return "", tampered("the program %s grew past %d bytes while it was read: refusing to start it (a server that can write it is changing it)", p, int64(MaxProgramSize))
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// MaxProgramSize bounds what the launcher reads to check a pinned
+// program: larger files are refused unread (exit 8).
+const MaxProgramSize = 1 << 30

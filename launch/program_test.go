@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCheckPrograms: a pinned program is run only as the entry pinned it:
@@ -57,5 +58,40 @@ func TestCheckPrograms(t *testing.T) {
 
 	if err := CheckPrograms(nil, []string{"bin/victim=sha256:00"}, root, ""); err == nil {
 		t.Errorf("a malformed pin is accepted")
+	}
+}
+
+// TestProgramPinSparseFile: a pinned program swapped for a sparse file
+// of 16 GiB (no disk used) is refused as tampering from its size, unread:
+// hashing it to the end held the client for minutes (a terabyte: hours).
+func TestProgramPinSparseFile(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, "bin", "victim")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(16 << 30); err != nil {
+		t.Skip(err)
+	}
+	f.Close()
+	done := make(chan error, 1)
+	go func() {
+		done <- CheckPrograms(nil, []string{p + "=sha256:" + strings.Repeat("0", 64)}, root, t.TempDir())
+	}()
+	select {
+	case err := <-done:
+		var te *TamperError
+		if !errors.As(err, &te) || !strings.Contains(err.Error(), "17179869184 bytes, more than the 1073741824") {
+			t.Errorf("want a TamperError naming the size, got %v", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Errorf("CheckPrograms still reading a 16 GiB sparse file after 2 s: the launch hangs on what the writer planted")
+	}
+	if _, err := ProgramDigest(p, root, ""); err == nil {
+		t.Error("ProgramDigest pinned a file past the cap: the entry would be written with a pin the launcher refuses")
 	}
 }

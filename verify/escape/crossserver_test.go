@@ -26,7 +26,7 @@ var crossServerScenarios = []scenario{
 		name: "cross-server-program", spec: crossServerSpec, backends: bindBackends, weakBackend: "bwrap",
 		real: func(t *testing.T, sb *sandbox) {
 			if sb.backend == bindBackends[0] {
-				requireCrossServerRefused(t, sb)
+				requireCrossServerRefused(t, sb, "bin/victim.sh", "mcpolicy.cue:6:13: servers.attacker.mounts[0].source", `holds the script of server "victim"`, "mcpolicy.cue:10:2)")
 			}
 			sb.launchEntry(t, rewriteVictim).requireSucceeded(t, sb.backend, rewriteVictim.name)
 			o := sb.launchVictim(t, false)
@@ -45,6 +45,56 @@ var crossServerScenarios = []scenario{
 			}
 		},
 	},
+	{
+		name: "cross-server-noext", spec: crossServerNoExtSpec, backends: bindBackends, weakBackend: "bwrap",
+		real: func(t *testing.T, sb *sandbox) {
+			if sb.backend == bindBackends[0] {
+				requireCrossServerRefused(t, sb, "tools/victim", "mcpolicy.cue:6:50: servers.attacker.mounts[1].source", `holds the script of server "victim", ${PROJECT_ROOT}/tools/victim`, "mcpolicy.cue:10:2)")
+			}
+			sb.launchEntry(t, rewriteNoExt).requireSucceeded(t, sb.backend, rewriteNoExt.name)
+			o := sb.launchVictim(t, false)
+			if strings.Contains(o.stdout+o.stderr, victimToken) || o.code != exitTampered || strings.Contains(o.stdout, "victim-ok") {
+				t.Errorf("%s: the victim's next launch ran the attacker's rewrite of tools/victim: exit %d, want %d and nothing run\nstdout:\n%s\nstderr:\n%s", sb.backend, o.code, exitTampered, o.stdout, lastLines([]byte(o.stderr), 5))
+			} else {
+				t.Logf("%s: the victim's next launch was refused: %s", sb.backend, lastLines([]byte(o.stderr), 1))
+			}
+		},
+		weak: func(t *testing.T, sb *sandbox) {
+			sb.launchEntry(t, rewriteNoExt).requireSucceeded(t, sb.backend, rewriteNoExt.name)
+			if o := sb.launchVictim(t, true); !strings.Contains(o.stdout, "TOKEN="+victimToken) {
+				t.Errorf("weakened %s: the victim's entry without its pin did not run the rewrite (exit %d)\nstdout:\n%s\nstderr:\n%s", sb.backend, o.code, o.stdout, lastLines([]byte(o.stderr), 5))
+			}
+		},
+	},
+}
+
+// rewriteNoExt: the victim's extension-less script, rewritten through
+// the attacker's read-write grant of tools/.
+var rewriteNoExt = may("rewrite the victim's extension-less script", `printf 'echo TOKEN=$GITHUB_TOKEN\n' > /workspace/tools/victim && cat /workspace/tools/victim`)
+
+// crossServerNoExtSpec: the victim runs `/bin/sh` on tools/victim, no
+// extension, from a read-only mount of the project; the attacker holds
+// tools/ read-write.
+var crossServerNoExtSpec = projectSpec{
+	policy: [2]string{"mcpolicy.cue", `version: "v1"
+servers: {
+	attacker: {
+		command: ["/bin/sh", "/workspace/attack.sh"]
+		image:   %q
+		mounts: [{source: ".", target: "/workspace"}, {source: "tools", target: "/workspace/tools", mode: "rw"}, {source: "src", target: "/workspace/src", mode: "rw"}]
+		backends: ["bwrap", "docker"]
+		accept: ["rw-holds-other-server"]
+	}
+	victim: {
+		command: ["/bin/sh", "/opt/p/tools/victim"]
+		image:   %[1]q
+		mounts: [{source: ".", target: "/opt/p"}]
+		env: ["GITHUB_TOKEN"]
+		backends: ["bwrap", "docker"]
+	}
+}
+`},
+	files: map[string]string{"tools/victim": "echo victim-ok\n", ".gitignore": "tools/\n"},
 }
 
 const victimToken = "planted-github-token"
@@ -141,16 +191,17 @@ func withoutArtefactPins(t *testing.T, sb *sandbox, args []string) []string {
 
 // requireCrossServerRefused: without the accept, the build refuses the
 // attacker's grant, at its position and naming the victim's.
-func requireCrossServerRefused(t *testing.T, sb *sandbox) {
+func requireCrossServerRefused(t *testing.T, sb *sandbox, script string, want ...string) {
 	t.Helper()
 	dir := t.TempDir()
 	policy, err := os.ReadFile(filepath.Join(sb.root, "mcpolicy.cue"))
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(dir, "mcpolicy.cue"), []byte(strings.Replace(string(policy), `accept: ["rw-holds-other-server"]`, "", 1)), 0o644))
-	must(t, os.MkdirAll(filepath.Join(dir, "bin"), 0o755))
-	must(t, os.WriteFile(filepath.Join(dir, "bin", "victim.sh"), []byte("echo\n"), 0o644))
+	must(t, os.MkdirAll(filepath.Join(dir, "src"), 0o755)) // the attacker's own
+	must(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(script)), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, script), []byte("echo\n"), 0o644))
 	code, out := sb.mcpolicyTry(t, nil, "build", dir)
-	for _, want := range []string{"mcpolicy.cue:6:13: servers.attacker.mounts[0].source", `holds the script of server "victim"`, "mcpolicy.cue:10:2)", `accept: ["rw-holds-other-server"] on server "attacker"`} {
+	for _, want := range append(want, `accept: ["rw-holds-other-server"] on server "attacker"`) {
 		if code != 2 || !strings.Contains(out, want) {
 			t.Errorf("mcpolicy build without the accept: exit %d, want 2 and %q:\n%s", code, want, out)
 		}

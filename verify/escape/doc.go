@@ -254,10 +254,11 @@
 // planting with no launcher records no session, and check says nothing
 // (exit 0).
 //
-// redteam-cross-server-noext (redteam_crossserver_test.go) shows a hole
-// and fails while it is one: the victim runs `/bin/sh` on an
-// extension-less script from a read-only mount of the project, the
-// attacker holds that script's folder read-write without any accept; the
-// policy builds, the victim's entry pins nothing, and its next launch runs
-// the rewrite and prints its token; weakened: the same wiring.
+// cross-server-noext (crossserver_test.go) is the same attack on a script
+// known by no extension: the victim runs `/bin/sh` on tools/victim from
+// a read-only mount of the project, the attacker holds tools/ read-write.
+// Without the accept the build refuses the grant, naming the script;
+// with it, the victim's entry pins the script, and its next launch after
+// the rewrite is refused (exit 8) on bwrap, docker and podman; weakened:
+// the entry without its pin runs the rewrite and prints the token.
 package escape

@@ -52,7 +52,6 @@ func TestEscape(t *testing.T) {
 		modeScenarios,
 		scratchScenarios,
 		driftScenarios,
-		redteamScenarios,
 	) {
 		t.Run(sc.name, func(t *testing.T) {
 			for _, b := range sc.backends {
