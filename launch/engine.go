@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/protect"
 	"golang.org/x/sys/unix"
 )
@@ -233,7 +234,7 @@ func (e Engine) scratchOwner(v, user string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s --version: %v: the scratch's owner option depends on the engine", e.Path, err)
 	}
-	if strings.HasPrefix(strings.ToLower(strings.TrimSpace(string(out))), "podman") {
+	if strings.HasPrefix(strings.ToLower(strings.TrimSpace(string(out))), backend.Podman) {
 		return v + ",U", nil
 	}
 	return v + ",uid=" + uid + ",gid=" + gid, nil

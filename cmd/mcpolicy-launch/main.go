@@ -54,6 +54,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/exitcode"
 	"github.com/mcpolicy/mcpolicy/internal/writereport"
 	"github.com/mcpolicy/mcpolicy/launch"
@@ -284,7 +285,7 @@ func run(file, digest, projectRoot, bwrapPath, envFile string, programs []string
 	}
 	// Detached until its namespaces are gone: without them a daemon may
 	// outlive the server, and the launcher cannot see it.
-	rec, err := launch.RecordSession(writereport.Session{Project: root, Server: rs.Server, Backend: "landlock", Artefact: abs, Digest: digest,
+	rec, err := launch.RecordSession(writereport.Session{Project: root, Server: rs.Server, Backend: backend.Landlock, Artefact: abs, Digest: digest,
 		Detached: true, Writable: rs.ReadWrite}, os.Getenv, opts.Verbose, os.Stderr)
 	if err != nil {
 		return 0, err
