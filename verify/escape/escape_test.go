@@ -52,6 +52,7 @@ func TestEscape(t *testing.T) {
 		modeScenarios,
 		scratchScenarios,
 		driftScenarios,
+		redteam2Scenarios,
 	) {
 		t.Run(sc.name, func(t *testing.T) {
 			for _, b := range sc.backends {
