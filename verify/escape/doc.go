@@ -261,4 +261,14 @@
 // with it, the victim's entry pins the script, and its next launch after
 // the rewrite is refused (exit 8) on bwrap, docker and podman; weakened:
 // the entry without its pin runs the rewrite and prints the token.
+//
+// The red team's scenarios (redteam2_test.go) fail until fixed:
+// redteam2-podman-conf-umask runs the podman entry with CONTAINERS_CONF
+// naming a containers.conf with umask "0000": the server's mkdir, creat,
+// mkfifo and mknod must not leave what other users may write in its grant
+// (weakened: the engine's args without the launcher do). redteam2-engine-
+// hand-unprotect adds --unprotect .git by hand to a docker or podman entry:
+// the launch must be refused or .git stay read-only, and check, run first,
+// must report the entry (weakened: the unedited entry, where .git is
+// read-only, so the payload's failure there is the protection's).
 package escape

@@ -3,6 +3,7 @@ package escape_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -16,6 +17,38 @@ import (
 // before the profile is loaded, so the server's mkdir and creat make
 // world-writable folders and files in its grants.
 var redteam2Scenarios = []scenario{
+	{
+		// --unprotect NAME added by hand to an engine entry, before its
+		// pinned artefact: the launcher compares the inline run arguments
+		// with the artefact word for word, but takes --unprotect from its
+		// own flags, which nothing pins, so .git at the top of the
+		// project's read-write mount is bound writable; check's drift
+		// compares mounts, env and limits, not the unprotected names.
+		name: "redteam2-engine-hand-unprotect", backends: []string{"docker", "podman"}, weakBackends: []string{"docker"},
+		real: func(t *testing.T, sb *sandbox) {
+			handUnprotect(t, sb)
+			// check before any launch: only the edited entry to report.
+			if code, out := sb.mcpolicyTry(t, nil, "check", "-p", sb.root); code == 0 {
+				t.Errorf("%s: check after --unprotect .git added by hand to the engine entry: exit 0, want the entry reported\n%s", sb.backend, out)
+			} else {
+				t.Logf("%s: check: exit %d: %s", sb.backend, code, lastLines([]byte(out), 3))
+			}
+			before := sb.snapshot(t)
+			o := sb.launchEntry(t, redteam2GitSteps()...)
+			if o.code != exitTampered {
+				o.requireDenied(t, sb.backend)
+			}
+			sb.requireUnchanged(t, before)
+			sb.requireNoCommandRan(t)
+		},
+		weak: func(t *testing.T, sb *sandbox) {
+			// The same payload through the unedited entry: .git is fixed
+			// read-only, so the suite's steps must fail there; it is the
+			// hand-edited flag alone that opens it.
+			o := sb.launchEntry(t, redteam2GitSteps()...)
+			o.requireDenied(t, sb.backend)
+		},
+	},
 	{
 		name: "redteam2-podman-conf-umask", backends: []string{"podman"}, weakBackends: []string{"podman"},
 		spec: projectSpec{helper: true},
@@ -95,4 +128,23 @@ func redteam2Writable(t *testing.T, sb *sandbox) []string {
 		}
 	}
 	return bad
+}
+
+// handUnprotect adds --unprotect .git to the engine entry, among the
+// launcher's flags (before --sha256).
+func handUnprotect(t *testing.T, sb *sandbox) {
+	editEntry(t, sb, func(args []string) []string {
+		i := slices.Index(args, "--sha256")
+		if i < 0 {
+			t.Fatalf("no --sha256 in the engine entry: %q", args)
+		}
+		return slices.Insert(args, i, "--unprotect", ".git")
+	})
+}
+
+func redteam2GitSteps() []step {
+	return []step{
+		deny("plant a hook in .git/hooks", "printf '#!/bin/sh\\ntouch /dev/null\\n' > .git/hooks/pre-commit && chmod 755 .git/hooks/pre-commit"),
+		deny("append core.fsmonitor to .git/config", "printf '[core]\\n\\tfsmonitor = true\\n' >> .git/config"),
+	}
 }
