@@ -143,11 +143,8 @@ func checkRWCaches(t *Target, o Options, report reportFn) {
 				if coveredAbove(rel, unprotected) {
 					continue
 				}
-				host := filepath.Join(dir, filepath.FromSlash(rel))
-				for _, other := range ms {
-					if other.Host != m.Host && within(other.Host, dir) && within(host, other.Host) {
-						continue next
-					}
+				if insideAnother(ms, m.Host, dir, rel) {
+					continue next
 				}
 				out = append(out, rel)
 			}

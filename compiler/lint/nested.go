@@ -72,11 +72,8 @@ func checkRWNested(t *Target, o Options, report reportFn) {
 			if protect.Except(path.Base(rel), unprotected) == "" || coveredAbove(rel, unprotected) {
 				continue
 			}
-			host := filepath.Join(dir, filepath.FromSlash(rel))
-			for _, other := range ms {
-				if other.Host != m.Host && within(other.Host, dir) && within(host, other.Host) {
-					continue names
-				}
+			if insideAnother(ms, m.Host, dir, rel) {
+				continue names
 			}
 			open = append(open, rel)
 		}
@@ -105,4 +102,20 @@ func stoppedScan(entries int) string {
 		return "its scan did not run (the run's time for scans was spent)"
 	}
 	return fmt.Sprintf("its scan stopped at its bound after %d entries (node_modules not entered)", entries)
+}
+
+// insideAnother reports whether rel, found below the mount of host (on
+// this machine at dir), lies inside another mount below it: a read-only
+// one covers it, a read-write one is judged on its own.
+func insideAnother(ms []struct {
+	compiler.Mount
+	Host string
+}, host, dir, rel string) bool {
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	for _, other := range ms {
+		if other.Host != host && within(other.Host, dir) && within(p, other.Host) {
+			return true
+		}
+	}
+	return false
 }

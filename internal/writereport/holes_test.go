@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -120,7 +121,7 @@ func TestAutorunFlagged(t *testing.T) {
 	for n, f := range map[string]string{"config": FlagGitDir, "HEAD": FlagGitDir, ".git": FlagGitDir, "conftest.py": FlagConftest,
 		"sitecustomize.py": FlagSiteCustomize, "usercustomize.py": FlagSiteCustomize, "six.py": FlagPythonEnv,
 		"activate": FlagPythonEnv, "pyvenv.cfg": FlagPythonEnv, "env": FlagPythonEnv} {
-		if !contains(got[n], f) {
+		if !slices.Contains(got[n], f) {
 			t.Errorf("%s, planted in the session, is not flagged %s: check passes (pending: %v)", n, f, got)
 		}
 	}
@@ -182,10 +183,10 @@ func TestTrackedPathListed(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := flagsOf(rs)
-	if f := got["tool.sh"]; !contains(f, FlagSetID) {
+	if f := got["tool.sh"]; !slices.Contains(f, FlagSetID) {
 		t.Errorf("a tracked script made setuid in the session is not flagged (git status does not show setuid): %v", got)
 	}
-	if f := got["conf.txt"]; !contains(f, FlagSymlink) || !contains(f, FlagTypeChange) {
+	if f := got["conf.txt"]; !slices.Contains(f, FlagSymlink) || !slices.Contains(f, FlagTypeChange) {
 		t.Errorf("a tracked file replaced by a symlink is not flagged symlink and typechange: %v", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -219,20 +220,11 @@ func outermost(grants []string) []string {
 				inner = true
 			}
 		}
-		if !inner && !contains(out, g) {
+		if !inner && !slices.Contains(out, g) {
 			out = append(out, g)
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Accept marks a session (its ID, or "all") of the project reviewed:
@@ -248,7 +240,7 @@ func Accept(state, project, id string) ([]string, error) {
 	switch {
 	case id == "all":
 		pick = all
-	case contains(all, id):
+	case slices.Contains(all, id):
 		pick = []string{id}
 	default:
 		return nil, fmt.Errorf("no session %q recorded for %s (`mcpolicy sessions` lists them)", id, project)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -113,7 +114,7 @@ func (w *walker) visit(p string, st stat, depth int, venv bool) {
 		return
 	}
 	sort.Strings(names)
-	if !venv && contains(names, "pyvenv.cfg") {
+	if !venv && slices.Contains(names, "pyvenv.cfg") {
 		venv = true
 		w.flagSelf(p, st, FlagPythonEnv)
 	}
@@ -157,7 +158,7 @@ func (w *walker) flagSelf(p string, st stat, flag string) bool {
 	}
 	for i := range w.out {
 		if w.out[i].Path == p {
-			if !contains(w.out[i].Flags, flag) {
+			if !slices.Contains(w.out[i].Flags, flag) {
 				w.out[i].Flags = append(w.out[i].Flags, flag)
 			}
 			return true
