@@ -170,8 +170,10 @@
 // servers in one policy: the attacker holds the project read-write
 // (accepting rw-holds-other-server) and rewrites the victim's script in the
 // git-ignored bin/; the victim's unchanged entry must be refused (exit 8,
-// its token nowhere) on bwrap, docker and podman, and without the accept
-// mcpolicy build refuses naming both grants; weakened: bwrap with the
+// its token nowhere) on bwrap, docker, podman and Landlock, and without
+// the accept mcpolicy build refuses naming both grants; Landlock cannot
+// hold a read-write project root, so there the attacker holds shared/,
+// which holds the victim's script. Weakened: bwrap and Landlock with the
 // victim's entry and artefact stripped of the program pin, which runs the
 // attacker's script and prints the token.
 //
@@ -259,6 +261,22 @@
 // a read-only mount of the project, the attacker holds tools/ read-write.
 // Without the accept the build refuses the grant, naming the script;
 // with it, the victim's entry pins the script, and its next launch after
-// the rewrite is refused (exit 8) on bwrap, docker and podman; weakened:
-// the entry without its pin runs the rewrite and prints the token.
+// the rewrite is refused (exit 8) on bwrap, docker, podman and Landlock
+// (there the attacker holds the project read-only, tools/ read-write);
+// weakened: the entry without its pin runs the rewrite and prints the
+// token, on bwrap and Landlock.
+//
+// cross-server-source (crossserver_test.go) rewrites a mount source:
+// config/, mounted read-only at /cfg by two servers, lies in the
+// attacker's read-write grant. The victim runs config/start.sh (sh
+// /cfg/start.sh); the reader runs the command its config file names
+// (sh -c 'exec $(cat /cfg/command)'; on Landlock, host paths, from its
+// workdir /cfg). Without the accept the build refuses the grant, naming
+// both servers; with it, the victim's entry pins start.sh and its next
+// launch after the rewrite is refused (exit 8), and the reader's next
+// launch must not run the command the attacker wrote with its token, on
+// bwrap, docker, podman and Landlock. A file a server reads is not
+// pinned: the reader runs it and prints the token (fails today, #32).
+// Weakened: the entries without their pins, on bwrap and Landlock, where
+// both run the attacker's code.
 package escape
