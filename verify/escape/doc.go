@@ -184,11 +184,19 @@
 // project as the working folder): `sh .mcpolicy/bwrap/attacker.sh` on
 // bwrap, whose out-of-band widened spec must be refused (exit 8), and
 // `mcpolicy run` on bwrap, docker and podman, each on a project of its
-// own. mcpolicy run compiles the policy at each start: a swapped nested
-// source is refused there as a policy error (exit 2), nothing run. Their
-// weakened wiring is the wrapper build wrote before: bwrap with the spec's
-// arguments and a plain --bind of the project, run by hand, where every
-// step succeeds and the next run by hand runs the rewritten wrapper.
+// own, and (self-rewrite, git-takeover, create-protected) `mcpolicy exec
+// --policy DIR --server attacker` on Landlock's project (read-only, data/
+// read-write), where rewriting the ruleset, the entry or the policy
+// (mcpolicy exec compiles it at each start: the attacker's grants ~/.aws)
+// must fail. mcpolicy run compiles the policy at each start: a swapped
+// nested source is refused there as a policy error (exit 2), nothing run.
+// Their weakened wiring is the wrapper build wrote before: bwrap with the
+// spec's arguments and a plain --bind of the project, run by hand, where
+// every step succeeds and the next run by hand runs the rewritten
+// wrapper; for the Landlock leg, "bare": the payload run by the developer
+// with no confinement, after which the host's git runs the planted
+// commands and the next mcpolicy exec compiles the rewritten policy and
+// reads ~/.aws/credentials.
 //
 // The bytecode-plant scenario (bytecode_test.go) is a Python project:
 // main.py imports util (at the top), pkg.util2 and data.report, with
