@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,64 +14,145 @@ import (
 	"github.com/tailscale/hujson"
 )
 
-// The cross-server scenario (#32): two servers in one policy, the
-// attacker holding the project read-write (it accepts
-// rw-holds-other-server, so the policy builds) and the victim running a
-// script from the git-ignored bin/ with an env grant. The attacker
-// rewrites the victim's script; the victim's next launch, through its
-// unchanged entry, must be refused (exit 8) and print nothing of its
-// token. Weakened: the same entry without its program pin runs what the
-// attacker wrote, with the victim's grants.
+// The cross-server scenarios (#32): two servers in one policy, the
+// attacker holding read-write (it accepts rw-holds-other-server, so the
+// policy builds) what the victim runs, the victim with an env grant. On
+// the bind backends the attacker holds the project; Landlock cannot hold
+// a read-write project root, so there it holds a data folder (shared/,
+// tools/) with the victim's script in it. The attacker rewrites the
+// victim's script; the victim's next launch, through its unchanged entry,
+// must be refused (exit 8) and print nothing of its token. Without the
+// accept, mcpolicy build refuses, naming both grants. Weakened: the same
+// entry without its program pin runs what the attacker wrote, with the
+// victim's grants.
 var crossServerScenarios = []scenario{
 	{
-		name: "cross-server-program", spec: crossServerSpec, backends: bindBackends, weakBackend: "bwrap",
+		name: "cross-server-program", spec: crossServerSpec, landlockSpec: &crossServerLandlockSpec,
+		backends: allBackends, weakBackends: []string{"bwrap", "landlock"},
 		real: func(t *testing.T, sb *sandbox) {
-			if sb.backend == bindBackends[0] {
+			switch sb.backend {
+			case "bwrap":
 				requireCrossServerRefused(t, sb, "bin/victim.sh", "mcpolicy.cue:6:13: servers.attacker.mounts[0].source", `holds the script of server "victim"`, "mcpolicy.cue:10:2)")
+			case "landlock":
+				requireCrossServerRefused(t, sb, "shared/victim.sh", "mcpolicy.cue:7:109: servers.attacker.mounts[2].source", `holds the script of server "victim", ${PROJECT_ROOT}/shared/victim.sh`, "mcpolicy.cue:11:2)")
 			}
-			sb.launchEntry(t, rewriteVictim).requireSucceeded(t, sb.backend, rewriteVictim.name)
-			o := sb.launchVictim(t, false)
-			if strings.Contains(o.stdout+o.stderr, victimToken) || o.code != exitTampered || strings.Contains(o.stdout, "victim-ok") {
-				t.Errorf("%s: the victim's next launch: exit %d, want %d and nothing run\nstdout:\n%s\nstderr:\n%s", sb.backend, o.code, exitTampered, o.stdout, lastLines([]byte(o.stderr), 5))
-			} else {
-				t.Logf("%s: the victim's next launch was refused: %s", sb.backend, lastLines([]byte(o.stderr), 1))
-			}
+			step := rewriteScript(sb, "bin/victim.sh", "shared/victim.sh")
+			sb.launchEntry(t, step).requireSucceeded(t, sb.backend, step.name)
+			requireServerRefused(t, sb, "victim")
 		},
 		weak: func(t *testing.T, sb *sandbox) {
-			sb.launchEntry(t, rewriteVictim).requireSucceeded(t, sb.backend, rewriteVictim.name)
-			if o := sb.launchVictim(t, true); !strings.Contains(o.stdout, "TOKEN="+victimToken) {
-				t.Errorf("weakened %s: the victim's entry without its pin did not run the rewritten script (exit %d): the suite cannot see the attack\nstdout:\n%s\nstderr:\n%s", sb.backend, o.code, o.stdout, lastLines([]byte(o.stderr), 5))
-			} else {
-				t.Logf("weakened %s: the victim ran the attacker's script and printed its token", sb.backend)
-			}
+			step := rewriteScript(sb, "bin/victim.sh", "shared/victim.sh")
+			sb.launchEntry(t, step).requireSucceeded(t, sb.backend, step.name)
+			requireServerRan(t, sb, "victim")
 		},
 	},
 	{
-		name: "cross-server-noext", spec: crossServerNoExtSpec, backends: bindBackends, weakBackend: "bwrap",
+		name: "cross-server-noext", spec: crossServerNoExtSpec, landlockSpec: &crossServerNoExtLandlockSpec,
+		backends: allBackends, weakBackends: []string{"bwrap", "landlock"},
 		real: func(t *testing.T, sb *sandbox) {
-			if sb.backend == bindBackends[0] {
+			switch sb.backend {
+			case "bwrap":
 				requireCrossServerRefused(t, sb, "tools/victim", "mcpolicy.cue:6:50: servers.attacker.mounts[1].source", `holds the script of server "victim", ${PROJECT_ROOT}/tools/victim`, "mcpolicy.cue:10:2)")
+			case "landlock":
+				requireCrossServerRefused(t, sb, "tools/victim", "mcpolicy.cue:7:109: servers.attacker.mounts[2].source", `holds the script of server "victim", ${PROJECT_ROOT}/tools/victim`, "mcpolicy.cue:11:2)")
 			}
-			sb.launchEntry(t, rewriteNoExt).requireSucceeded(t, sb.backend, rewriteNoExt.name)
-			o := sb.launchVictim(t, false)
-			if strings.Contains(o.stdout+o.stderr, victimToken) || o.code != exitTampered || strings.Contains(o.stdout, "victim-ok") {
-				t.Errorf("%s: the victim's next launch ran the attacker's rewrite of tools/victim: exit %d, want %d and nothing run\nstdout:\n%s\nstderr:\n%s", sb.backend, o.code, exitTampered, o.stdout, lastLines([]byte(o.stderr), 5))
+			step := rewriteScript(sb, "tools/victim", "tools/victim")
+			sb.launchEntry(t, step).requireSucceeded(t, sb.backend, step.name)
+			requireServerRefused(t, sb, "victim")
+		},
+		weak: func(t *testing.T, sb *sandbox) {
+			step := rewriteScript(sb, "tools/victim", "tools/victim")
+			sb.launchEntry(t, step).requireSucceeded(t, sb.backend, step.name)
+			requireServerRan(t, sb, "victim")
+		},
+	},
+	{
+		// A mount source rewritten: config/, which two servers mount
+		// read-only at /cfg, lies in the attacker's read-write grant.
+		// The victim runs a script there (sh /cfg/start.sh): the
+		// script is pinned, and its rewrite refused (exit 8). The reader
+		// runs what a config file there names (exec $(cat
+		// /cfg/command)): a file it reads, not one it runs, is not
+		// pinned; its next launch must not run what the attacker wrote
+		// with its token. Weakened: the accepted policy's entries
+		// without their pins, where both run the attacker's code.
+		name: "cross-server-source", spec: crossServerSourceSpec, landlockSpec: &crossServerSourceLandlockSpec,
+		backends: allBackends, weakBackends: []string{"bwrap", "landlock"},
+		real: func(t *testing.T, sb *sandbox) {
+			switch sb.backend {
+			case "bwrap":
+				requireCrossServerRefused(t, sb, "config/start.sh", "mcpolicy.cue:6:50: servers.attacker.mounts[1].source",
+					`holds the script of server "victim", ${PROJECT_ROOT}/config/start.sh`, `holds the mount source of server "reader", ${PROJECT_ROOT}/config`, "mcpolicy.cue:10:2)", "mcpolicy.cue:20:13)")
+			case "landlock":
+				requireCrossServerRefused(t, sb, "config/start.sh", "mcpolicy.cue:7:109: servers.attacker.mounts[2].source",
+					`holds the script of server "victim", ${PROJECT_ROOT}/config/start.sh`, `holds the workdir of server "reader", ${PROJECT_ROOT}/config`, "mcpolicy.cue:11:2)", "mcpolicy.cue:18:2)")
+			}
+			steps := rewriteConfig(sb)
+			sb.launchEntry(t, steps...).requireSucceeded(t, sb.backend, names(steps)...)
+			requireServerRefused(t, sb, "victim")
+			o := sb.launchServer(t, "reader", false, false)
+			if strings.Contains(o.stdout+o.stderr, victimToken) {
+				t.Errorf("%s: the reader's next launch ran the command the attacker wrote into config/command, a file of the reader's read-only mount source that the attacker's accepted read-write grant holds, with the reader's token (exit %d); no pin covers a file the server reads\nstdout:\n%s\nstderr:\n%s", sb.backend, o.code, o.stdout, lastLines([]byte(o.stderr), 5))
 			} else {
-				t.Logf("%s: the victim's next launch was refused: %s", sb.backend, lastLines([]byte(o.stderr), 1))
+				t.Logf("%s: the reader's next launch: exit %d, no token: %s", sb.backend, o.code, lastLines([]byte(o.stderr), 1))
 			}
 		},
 		weak: func(t *testing.T, sb *sandbox) {
-			sb.launchEntry(t, rewriteNoExt).requireSucceeded(t, sb.backend, rewriteNoExt.name)
-			if o := sb.launchVictim(t, true); !strings.Contains(o.stdout, "TOKEN="+victimToken) {
-				t.Errorf("weakened %s: the victim's entry without its pin did not run the rewrite (exit %d)\nstdout:\n%s\nstderr:\n%s", sb.backend, o.code, o.stdout, lastLines([]byte(o.stderr), 5))
-			}
+			steps := rewriteConfig(sb)
+			sb.launchEntry(t, steps...).requireSucceeded(t, sb.backend, names(steps)...)
+			requireServerRan(t, sb, "victim")
+			requireServerRan(t, sb, "reader")
 		},
 	},
 }
 
-// rewriteNoExt: the victim's extension-less script, rewritten through
-// the attacker's read-write grant of tools/.
-var rewriteNoExt = may("rewrite the victim's extension-less script", `printf 'echo TOKEN=$GITHUB_TOKEN\n' > /workspace/tools/victim && cat /workspace/tools/victim`)
+// requireServerRefused: the server's next launch through its unchanged
+// entry is refused (exit 8), nothing of it run, its token nowhere.
+func requireServerRefused(t *testing.T, sb *sandbox, server string) {
+	t.Helper()
+	o := sb.launchServer(t, server, false, true)
+	if strings.Contains(o.stdout+o.stderr, victimToken) || o.code != exitTampered || strings.Contains(o.stdout, server+"-ok") {
+		t.Errorf("%s: the %s's next launch: exit %d, want %d and nothing run\nstdout:\n%s\nstderr:\n%s", sb.backend, server, o.code, exitTampered, o.stdout, lastLines([]byte(o.stderr), 5))
+	} else {
+		t.Logf("%s: the %s's next launch was refused: %s", sb.backend, server, lastLines([]byte(o.stderr), 1))
+	}
+}
+
+// requireServerRan is the weakened wiring's check: the server's entry
+// without its pins ran what the attacker wrote, which printed its token.
+func requireServerRan(t *testing.T, sb *sandbox, server string) {
+	t.Helper()
+	if o := sb.launchServer(t, server, true, false); !strings.Contains(o.stdout, "TOKEN="+victimToken) {
+		t.Errorf("weakened %s: the %s's entry without its pin did not run the rewrite (exit %d): the suite cannot see the attack\nstdout:\n%s\nstderr:\n%s", sb.backend, server, o.code, o.stdout, lastLines([]byte(o.stderr), 5))
+	} else {
+		t.Logf("weakened %s: the %s ran the attacker's code and printed its token", sb.backend, server)
+	}
+}
+
+// rewriteScript is the attacker's payload: the victim's script,
+// rewritten through the attacker's read-write grant; bind is its path
+// below the project on the bind backends (the project at /workspace),
+// landlock on Landlock (host paths, the payload in the project).
+func rewriteScript(sb *sandbox, bind, landlock string) step {
+	p := "/workspace/" + bind
+	if sb.backend == "landlock" {
+		p = landlock
+	}
+	return may("rewrite the victim's script", fmt.Sprintf(`printf '#!/bin/sh\necho TOKEN=$GITHUB_TOKEN\n' > %s && cat %[1]s`, p))
+}
+
+// rewriteConfig rewrites, through the attacker's grant of config/, the
+// victim's script and the command the reader's config names.
+func rewriteConfig(sb *sandbox) []step {
+	dir := "/workspace/config"
+	if sb.backend == "landlock" {
+		dir = "config"
+	}
+	return []step{
+		may("rewrite the victim's script in config/", fmt.Sprintf(`printf '#!/bin/sh\necho TOKEN=$GITHUB_TOKEN\n' > %s/start.sh && cat %[1]s/start.sh`, dir)),
+		may("rewrite the command config/command names", fmt.Sprintf(`printf 'env\n' > %s/command && cat %[1]s/command`, dir)),
+	}
+}
 
 // crossServerNoExtSpec: the victim runs `/bin/sh` on tools/victim, no
 // extension, from a read-only mount of the project; the attacker holds
@@ -97,11 +179,101 @@ servers: {
 	files: map[string]string{"tools/victim": "echo victim-ok\n", ".gitignore": "tools/\n"},
 }
 
-const victimToken = "planted-github-token"
+// crossServerNoExtLandlockSpec is crossServerNoExtSpec on Landlock: the
+// attacker holds the project read-only, data/ and tools/ read-write.
+var crossServerNoExtLandlockSpec = projectSpec{
+	policy: [2]string{"mcpolicy.cue", landlockCrossServer(`{source: "tools", target: "/tools", mode: "rw"}`, `
+		command: ["/bin/sh", "/opt/p/tools/victim"]
+		mounts: [{source: ".", target: "/opt/p"}]`)},
+	files: map[string]string{"tools/victim": "echo victim-ok\n", ".gitignore": "tools/\n"},
+}
 
-// rewriteVictim is the attacker's payload: the victim's script, rewritten
-// through the attacker's read-write grant of the project.
-var rewriteVictim = may("rewrite the victim's script", `printf '#!/bin/sh\necho TOKEN=$GITHUB_TOKEN\n' > /workspace/bin/victim.sh && cat /workspace/bin/victim.sh`)
+// landlockCrossServer is a Landlock policy of two servers: the attacker
+// (the project read-only, data/ and grant read-write, accepting
+// rw-holds-other-server) and victim (its command and mounts, the token's
+// env grant); more are further servers.
+func landlockCrossServer(grant, victim string, more ...string) string {
+	return `version: "v1"
+servers: {
+	attacker: {
+		command: ["/bin/sh", "attack.sh"]
+		workdir: "/workspace"
+		runtime: "system"
+		mounts: [{source: ".", target: "/workspace", mode: "ro"}, {source: "data", target: "/data", mode: "rw"}, ` + grant + `]
+		backends: ["landlock"]
+		accept: ["rw-holds-other-server"]
+	}
+	victim: {` + victim + `
+		runtime: "system"
+		env: ["GITHUB_TOKEN"]
+		backends: ["landlock"]
+	}
+` + strings.Join(more, "") + `}
+`
+}
+
+// crossServerLandlockSpec is crossServerSpec on Landlock: the victim's
+// script in shared/, which the attacker holds read-write.
+var crossServerLandlockSpec = projectSpec{
+	policy: [2]string{"mcpolicy.cue", landlockCrossServer(`{source: "shared", target: "/shared", mode: "rw"}`, `
+		command: ["/bin/sh", "/opt/shared/victim.sh"]
+		mounts: [{source: "shared", target: "/opt/shared"}]`)},
+	files: map[string]string{"shared/victim.sh": "#!/bin/sh\necho victim-ok\n", ".gitignore": "shared/\n"},
+}
+
+// crossServerSourceSpec: config/, mounted read-only at /cfg by the victim
+// (which runs its start.sh) and the reader (which runs what its
+// command file names), lies in the attacker's read-write grant.
+var crossServerSourceSpec = projectSpec{
+	policy: [2]string{"mcpolicy.cue", `version: "v1"
+servers: {
+	attacker: {
+		command: ["/bin/sh", "/workspace/attack.sh"]
+		image:   %q
+		mounts: [{source: ".", target: "/workspace"}, {source: "config", target: "/workspace/config", mode: "rw"}, {source: "src", target: "/workspace/src", mode: "rw"}]
+		backends: ["bwrap", "docker"]
+		accept: ["rw-holds-other-server"]
+	}
+	victim: {
+		command: ["/bin/sh", "/cfg/start.sh"]
+		image:   %[1]q
+		mounts: [{source: "config", target: "/cfg"}]
+		env: ["GITHUB_TOKEN"]
+		backends: ["bwrap", "docker"]
+	}
+	reader: {
+		command: ["/bin/sh", "-c", "exec $(cat /cfg/command)"]
+		image:   %[1]q
+		mounts: [{source: "config", target: "/cfg"}]
+		env: ["GITHUB_TOKEN"]
+		backends: ["bwrap", "docker"]
+	}
+}
+`},
+	files: crossServerSourceFiles,
+}
+
+var crossServerSourceFiles = map[string]string{"config/start.sh": "#!/bin/sh\necho victim-ok\n", "config/command": "echo reader-ok\n", ".gitignore": "config/\n"}
+
+// crossServerSourceLandlockSpec is crossServerSourceSpec on Landlock,
+// where the server sees host paths: the reader reads its command file
+// from its workdir, /cfg (the host's config/).
+var crossServerSourceLandlockSpec = projectSpec{
+	policy: [2]string{"mcpolicy.cue", landlockCrossServer(`{source: "config", target: "/config", mode: "rw"}`, `
+		command: ["/bin/sh", "/cfg/start.sh"]
+		mounts: [{source: "config", target: "/cfg"}]`, `	reader: {
+		command: ["/bin/sh", "-c", "exec $(cat command)"]
+		workdir: "/cfg"
+		runtime: "system"
+		mounts: [{source: "config", target: "/cfg"}]
+		env: ["GITHUB_TOKEN"]
+		backends: ["landlock"]
+	}
+`)},
+	files: crossServerSourceFiles,
+}
+
+const victimToken = "planted-github-token"
 
 const crossServerPolicy = `version: "v1"
 servers: {
@@ -127,9 +299,10 @@ var crossServerSpec = projectSpec{
 	files:  map[string]string{"bin/victim.sh": "#!/bin/sh\necho victim-ok\n", ".gitignore": "bin/\n"},
 }
 
-// launchVictim spawns the victim's entry as the client wrote it, its token
-// in the environment; weak drops the entry's program pins.
-func (sb *sandbox) launchVictim(t *testing.T, weak bool) outcome {
+// launchServer spawns server's entry as the client wrote it, the token in
+// the environment; weak drops the entry's program pins, and pinned
+// requires the entry to carry one.
+func (sb *sandbox) launchServer(t *testing.T, server string, weak, pinned bool) outcome {
 	t.Helper()
 	b, err := os.ReadFile(sb.entryFile())
 	must(t, err)
@@ -139,9 +312,9 @@ func (sb *sandbox) launchVictim(t *testing.T, weak bool) outcome {
 		MCPServers map[string]entry `json:"mcpServers"`
 	}
 	must(t, json.Unmarshal(b, &cfg))
-	e, ok := cfg.MCPServers["victim"]
+	e, ok := cfg.MCPServers[server]
 	if !ok {
-		t.Fatalf("no entry for victim:\n%s", b)
+		t.Fatalf("no entry for %s:\n%s", server, b)
 	}
 	args := e.Args
 	if weak {
@@ -154,8 +327,8 @@ func (sb *sandbox) launchVictim(t *testing.T, weak bool) outcome {
 			args = append(args, e.Args[i])
 		}
 		args = withoutArtefactPins(t, sb, args)
-	} else if !strings.Contains(strings.Join(args, " "), "--program-sha256 ") {
-		t.Errorf("%s: the victim's entry pins no program: %s", sb.backend, shellQuote(args))
+	} else if pinned && !strings.Contains(strings.Join(args, " "), "--program-sha256 ") {
+		t.Errorf("%s: the %s's entry pins no program: %s", sb.backend, server, shellQuote(args))
 	}
 	env := map[string]string{"GITHUB_TOKEN": victimToken}
 	for k, v := range e.Env {
@@ -163,7 +336,7 @@ func (sb *sandbox) launchVictim(t *testing.T, weak bool) outcome {
 			env[k] = v
 		}
 	}
-	return sb.launchWith(t, "victim entry", e.Command, args, launchOpts{env: env}, nil)
+	return sb.launchWith(t, server+" entry", e.Command, args, launchOpts{env: env}, nil)
 }
 
 // withoutArtefactPins: today's artefact, which requires no pin (bwrap,
@@ -181,7 +354,9 @@ func withoutArtefactPins(t *testing.T, sb *sandbox, args []string) []string {
 	delete(spec, "programPins")
 	b, err = json.MarshalIndent(spec, "", "  ")
 	must(t, err)
-	weak := filepath.Join(sb.dir, "victim-weak.json")
+	// Beside the artefact: a pinned launch runs only at its artefact's
+	// own project.
+	weak := strings.TrimSuffix(args[len(args)-1], ".json") + "-weak.json"
 	must(t, os.WriteFile(weak, b, 0o644))
 	sum := sha256.Sum256(b)
 	args = slices.Clone(args)
@@ -197,7 +372,9 @@ func requireCrossServerRefused(t *testing.T, sb *sandbox, script string, want ..
 	policy, err := os.ReadFile(filepath.Join(sb.root, "mcpolicy.cue"))
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(dir, "mcpolicy.cue"), []byte(strings.Replace(string(policy), `accept: ["rw-holds-other-server"]`, "", 1)), 0o644))
-	must(t, os.MkdirAll(filepath.Join(dir, "src"), 0o755)) // the attacker's own
+	for _, own := range []string{"src", "data"} { // the attacker's own
+		must(t, os.MkdirAll(filepath.Join(dir, own), 0o755))
+	}
 	must(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(script)), 0o755))
 	must(t, os.WriteFile(filepath.Join(dir, script), []byte("echo\n"), 0o644))
 	code, out := sb.mcpolicyTry(t, nil, "build", dir)

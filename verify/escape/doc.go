@@ -170,8 +170,10 @@
 // servers in one policy: the attacker holds the project read-write
 // (accepting rw-holds-other-server) and rewrites the victim's script in the
 // git-ignored bin/; the victim's unchanged entry must be refused (exit 8,
-// its token nowhere) on bwrap, docker and podman, and without the accept
-// mcpolicy build refuses naming both grants; weakened: bwrap with the
+// its token nowhere) on bwrap, docker, podman and Landlock, and without
+// the accept mcpolicy build refuses naming both grants; Landlock cannot
+// hold a read-write project root, so there the attacker holds shared/,
+// which holds the victim's script. Weakened: bwrap and Landlock with the
 // victim's entry and artefact stripped of the program pin, which runs the
 // attacker's script and prints the token.
 //
@@ -182,11 +184,19 @@
 // project as the working folder): `sh .mcpolicy/bwrap/attacker.sh` on
 // bwrap, whose out-of-band widened spec must be refused (exit 8), and
 // `mcpolicy run` on bwrap, docker and podman, each on a project of its
-// own. mcpolicy run compiles the policy at each start: a swapped nested
-// source is refused there as a policy error (exit 2), nothing run. Their
-// weakened wiring is the wrapper build wrote before: bwrap with the spec's
-// arguments and a plain --bind of the project, run by hand, where every
-// step succeeds and the next run by hand runs the rewritten wrapper.
+// own, and (self-rewrite, git-takeover, create-protected) `mcpolicy exec
+// --policy DIR --server attacker` on Landlock's project (read-only, data/
+// read-write), where rewriting the ruleset, the entry or the policy
+// (mcpolicy exec compiles it at each start: the attacker's grants ~/.aws)
+// must fail. mcpolicy run compiles the policy at each start: a swapped
+// nested source is refused there as a policy error (exit 2), nothing run.
+// Their weakened wiring is the wrapper build wrote before: bwrap with the
+// spec's arguments and a plain --bind of the project, run by hand, where
+// every step succeeds and the next run by hand runs the rewritten
+// wrapper; for the Landlock leg, "bare": the payload run by the developer
+// with no confinement, after which the host's git runs the planted
+// commands and the next mcpolicy exec compiles the rewritten policy and
+// reads ~/.aws/credentials.
 //
 // The bytecode-plant scenario (bytecode_test.go) is a Python project:
 // main.py imports util (at the top), pkg.util2 and data.report, with
@@ -259,8 +269,24 @@
 // a read-only mount of the project, the attacker holds tools/ read-write.
 // Without the accept the build refuses the grant, naming the script;
 // with it, the victim's entry pins the script, and its next launch after
-// the rewrite is refused (exit 8) on bwrap, docker and podman; weakened:
-// the entry without its pin runs the rewrite and prints the token.
+// the rewrite is refused (exit 8) on bwrap, docker, podman and Landlock
+// (there the attacker holds the project read-only, tools/ read-write);
+// weakened: the entry without its pin runs the rewrite and prints the
+// token, on bwrap and Landlock.
+//
+// cross-server-source (crossserver_test.go) rewrites a mount source:
+// config/, mounted read-only at /cfg by two servers, lies in the
+// attacker's read-write grant. The victim runs config/start.sh (sh
+// /cfg/start.sh); the reader runs the command its config file names
+// (sh -c 'exec $(cat /cfg/command)'; on Landlock, host paths, from its
+// workdir /cfg). Without the accept the build refuses the grant, naming
+// both servers; with it, the victim's entry pins start.sh and its next
+// launch after the rewrite is refused (exit 8), and the reader's next
+// launch must not run the command the attacker wrote with its token, on
+// bwrap, docker, podman and Landlock. A file a server reads is not
+// pinned: the reader runs it and prints the token (fails today, #32).
+// Weakened: the entries without their pins, on bwrap and Landlock, where
+// both run the attacker's code.
 //
 // The red team's scenarios (redteam2_test.go) fail until fixed:
 // redteam2-podman-conf-umask runs the podman entry with CONTAINERS_CONF

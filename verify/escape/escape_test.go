@@ -17,8 +17,11 @@ import (
 // must see it succeed. On "landlock" the project is always the Landlock
 // one (landlockPolicy); "bare" (weakBackend only) is no confinement at all.
 type scenario struct {
-	name         string
-	spec         projectSpec
+	name string
+	spec projectSpec
+	// landlockSpec, when set, is the project on "landlock" instead
+	// (spec's read-write project root does not compile there).
+	landlockSpec *projectSpec
 	backends     []string
 	weakBackend  string
 	weakBackends []string
@@ -34,6 +37,9 @@ var (
 // specFor is the scenario's project on backend.
 func (sc scenario) specFor(backend string) projectSpec {
 	spec := sc.spec
+	if backend == "landlock" && sc.landlockSpec != nil {
+		spec = *sc.landlockSpec
+	}
 	if backend == "landlock" {
 		spec.landlock = true
 	}

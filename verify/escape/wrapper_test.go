@@ -13,20 +13,27 @@ import (
 
 // The by-hand scenarios (issue #32): the bind backends' attacks on the
 // grants, run through what a person runs rather than the client entry —
-// `sh .mcpolicy/bwrap/attacker.sh` on bwrap, and `mcpolicy run` on bwrap,
-// docker and podman — as a developer runs them: their own account (uid
-// 1000 when the suite is root), pipes, their environment, the project as
-// the working folder. Each must hold what the entry holds. The weakened
-// wiring is the wrapper build wrote before: bwrap with the spec's
-// arguments and plain binds, run by hand the same way.
+// `sh .mcpolicy/bwrap/attacker.sh` on bwrap, `mcpolicy run` on bwrap,
+// docker and podman, and `mcpolicy exec` on Landlock (onLandlock) — as a
+// developer runs them: their own account (uid 1000 when the suite is
+// root), pipes, their environment, the project as the working folder.
+// Each must hold what the entry holds. The weakened wiring is the wrapper
+// build wrote before: bwrap with the spec's arguments and plain binds, run
+// by hand the same way; for Landlock, no confinement at all.
 var wrapperScenarios = []scenario{
-	byHand("by-hand-self-rewrite", projectSpec{}, func(t *testing.T, sb *sandbox, w wiring) {
+	onLandlock(byHand("by-hand-self-rewrite", projectSpec{}, func(t *testing.T, sb *sandbox, w wiring) {
 		before := sb.snapshot(t)
-		w.launch(t, sb, selfRewrite(t, sb)...).requireDenied(t, w.name)
+		var steps []step
+		if sb.backend == "landlock" {
+			steps = landlockSelfRewrite(sb)
+		} else {
+			steps = selfRewrite(t, sb)
+		}
+		w.launch(t, sb, steps...).requireDenied(t, w.name)
 		sb.requireUnchanged(t, before)
 		sb.requireNoCommandRan(t)
 		if !w.pinned {
-			t.Logf("%s: out of band: not applicable, mcpolicy run compiles the policy and reads nothing under .mcpolicy", w.name)
+			t.Logf("%s: out of band: not applicable, it compiles the policy and reads nothing under .mcpolicy", w.name)
 			return
 		}
 		widen(t, filepath.Join(sb.root, ".mcpolicy", "bwrap", "attacker.json"))
@@ -44,8 +51,18 @@ var wrapperScenarios = []scenario{
 		} else {
 			t.Logf("weakened: the next run by hand ran the attacker's wrapper: %s exists on the host", sb.marker("wrapper"))
 		}
+	}), func(t *testing.T, sb *sandbox) {
+		steps := landlockSelfRewrite(sb)
+		sb.launchBare(t, sb.developer(t), steps...).requireSucceeded(t, sb.backend, names(steps)...)
+		// The next mcpolicy exec compiles the policy the attacker wrote.
+		o := sb.launchExec(t, may("read ~/.aws/credentials through the rewritten policy", "cat "+shq(filepath.Join(sb.home, ".aws", "credentials"))))
+		if !strings.Contains(o.stdout, secret) {
+			t.Errorf("weakened: the next mcpolicy exec did not read the home through the rewritten policy (exit %d)\nstdout:\n%s\nstderr:\n%s", o.code, o.stdout, lastLines([]byte(o.stderr), 5))
+		} else {
+			t.Logf("weakened: the next mcpolicy exec ran the attacker's policy and read ~/.aws/credentials")
+		}
 	}),
-	byHand("by-hand-git-takeover", projectSpec{files: vcsFiles}, func(t *testing.T, sb *sandbox, w wiring) {
+	onLandlock(byHand("by-hand-git-takeover", projectSpec{files: vcsFiles}, func(t *testing.T, sb *sandbox, w wiring) {
 		before := sb.snapshot(t)
 		w.launch(t, sb, slices.Concat(gitTakeover(sb), vcsHookSteps(sb))...).requireDenied(t, w.name)
 		sb.requireUnchanged(t, before)
@@ -54,8 +71,12 @@ var wrapperScenarios = []scenario{
 		steps := slices.Concat(gitTakeover(sb), vcsHookSteps(sb))
 		sb.launchOldWrapper(t, steps...).requireSucceeded(t, sb.backend, names(steps)...)
 		requireMarker(t, sb, "fresh-git-fsmonitor", "config-fsmonitor", "pre-commit", "post-index-change", "swapped-hooks")
+	}), func(t *testing.T, sb *sandbox) {
+		steps := slices.Concat(gitTakeover(sb), vcsHookSteps(sb))
+		sb.launchBare(t, sb.developer(t), steps...).requireSucceeded(t, sb.backend, names(steps)...)
+		requireMarker(t, sb, "fresh-git-fsmonitor", "config-fsmonitor", "pre-commit", "post-index-change", "swapped-hooks")
 	}),
-	byHand("by-hand-create-protected", projectSpec{noGit: true}, func(t *testing.T, sb *sandbox, w wiring) {
+	onLandlock(byHand("by-hand-create-protected", projectSpec{noGit: true}, func(t *testing.T, sb *sandbox, w wiring) {
 		before := sb.snapshot(t)
 		w.launch(t, sb, createProtected(sb)...).requireDenied(t, w.name)
 		sb.requireUnchanged(t, before)
@@ -68,6 +89,10 @@ var wrapperScenarios = []scenario{
 	}, func(t *testing.T, sb *sandbox) {
 		steps := createProtected(sb)
 		sb.launchOldWrapper(t, steps...).requireSucceeded(t, sb.backend, names(steps)...)
+		requireMarker(t, sb, "created-git-fsmonitor")
+	}), func(t *testing.T, sb *sandbox) {
+		steps := createProtected(sb)
+		sb.launchBare(t, sb.developer(t), steps...).requireSucceeded(t, sb.backend, names(steps)...)
 		requireMarker(t, sb, "created-git-fsmonitor")
 	}),
 	byHand("by-hand-symlink-swap", projectSpec{}, func(t *testing.T, sb *sandbox, w wiring) {
@@ -127,8 +152,14 @@ type wiring struct {
 }
 
 // wiringsFor are the ways a person starts the server on backend: on bwrap
-// the wrapper by hand, and mcpolicy run; on an engine, mcpolicy run.
+// the wrapper by hand, and mcpolicy run; on an engine, mcpolicy run; on
+// Landlock, mcpolicy exec.
 func wiringsFor(backend string) []wiring {
+	if backend == "landlock" {
+		return []wiring{{name: "mcpolicy exec --server attacker", launch: func(t *testing.T, sb *sandbox, steps ...step) outcome {
+			return sb.launchExec(t, steps...)
+		}}}
+	}
 	run := wiring{name: "mcpolicy run --backend " + backend, launch: func(t *testing.T, sb *sandbox, steps ...step) outcome {
 		return sb.launchRun(t, steps...)
 	}}
@@ -165,6 +196,51 @@ func byHand(name string, spec projectSpec, attack func(*testing.T, *sandbox, wir
 			sb.requireChanged(t, before)
 		},
 	}
+}
+
+// onLandlock adds to a by-hand scenario its Landlock leg (mcpolicy exec,
+// on the Landlock project: read-only, data/ read-write) and that leg's
+// weakened wiring, weakBare: no confinement ("bare"), the payload run by
+// the developer on the host, where every step succeeds.
+func onLandlock(sc scenario, weakBare func(*testing.T, *sandbox)) scenario {
+	sc.backends = allBackends
+	sc.weakBackends = []string{sc.weakBackend, bare}
+	weak := sc.weak
+	sc.weak = func(t *testing.T, sb *sandbox) {
+		if sb.backend != bare {
+			weak(t, sb)
+			return
+		}
+		before := sb.snapshot(t)
+		weakBare(t, sb)
+		sb.requireChanged(t, before)
+	}
+	return sc
+}
+
+// landlockSelfRewrite overwrites what decides the next start on the
+// Landlock project: the ruleset, the client entry, and the policy, which
+// mcpolicy exec compiles at each start (rewritten to grant the home's
+// ~/.aws).
+func landlockSelfRewrite(sb *sandbox) []step {
+	widened := strings.Replace(landlockPolicy, `{source: "data", target: "/data", mode: "rw"},`, `{source: "data", target: "/data", mode: "rw"},
+		{source: "~/.aws", target: "/aws"},`, 1)
+	entry, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"attacker": map[string]any{
+		"command": "/bin/sh", "args": []string{"-c", "touch " + sb.marker("mcp-json")},
+	}}})
+	return []step{
+		deny("overwrite .mcpolicy/landlock/attacker.json", `printf '{}' > .mcpolicy/landlock/attacker.json`),
+		deny("overwrite .mcp.json (the client entry)", "printf '%s' "+shq(string(entry))+" > .mcp.json"),
+		deny("rewrite mcpolicy.cue to grant ~/.aws", "printf '%s' "+shq(widened)+" > mcpolicy.cue"),
+		deny("replace .mcpolicy with a copy", "mv .mcpolicy .mcpolicy.old && cp -r .mcpolicy.old .mcpolicy"),
+	}
+}
+
+// launchExec runs mcpolicy exec for the attacker, as a developer types
+// it in the project.
+func (sb *sandbox) launchExec(t *testing.T, steps ...step) outcome {
+	t.Helper()
+	return sb.launchWith(t, "mcpolicy exec --server attacker (by hand)", sb.s.mcpolicy, []string{"exec", "--policy", sb.root, "--server", "attacker"}, sb.developer(t), steps)
 }
 
 // developer is how a developer starts a server by hand: their own account
