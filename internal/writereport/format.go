@@ -43,6 +43,9 @@ func (e Entry) Line() string {
 	if e.Type == "symlink" {
 		s += " -> " + printable.String(e.Target)
 	}
+	if len(e.ReadBy) > 0 {
+		s += " (mounted by " + printable.String(strings.Join(e.ReadBy, ", ")) + ")"
+	}
 	return s
 }
 

@@ -30,6 +30,11 @@ const (
 	// holding pyvenv.cfg: the environment's python imports or runs it.
 	FlagPythonEnv  = "python-env"
 	FlagTypeChange = "typechange" // a path git tracks as another type (a symlink for a file)
+	// FlagOtherServer: written where another server of the project mounts
+	// (a config it reads, a script it is given): what it reads decides how
+	// it runs next, with its own grants. Only a policy that accepts
+	// rw-holds-other-server lets one server write there.
+	FlagOtherServer = "other-server"
 )
 
 // flags are the kinds p (of st_mode mode) is; root is the project, venv

@@ -74,6 +74,10 @@ type Options struct {
 	// Servers names an engine session's server by its plan's hash (the
 	// container's label is all the launcher has).
 	Servers map[string]string
+	// Mounted maps the host path of each mount source of the project's
+	// servers to the servers that mount it: a write there by another
+	// server's session is flagged (FlagOtherServer).
+	Mounted map[string][]string
 }
 
 // Reports computes the report of each of the project's recorded
@@ -111,6 +115,7 @@ func Reports(o Options) ([]*Report, error) {
 		if n, ok := o.Servers[r.Session.Server]; ok {
 			r.Session.Server = n
 		}
+		r.flagMounted(o.Mounted)
 		out = append(out, r)
 	}
 	return out, nil
@@ -270,4 +275,28 @@ func (e Entry) Describe() string {
 		s += " [" + strings.Join(e.Flags, ", ") + "]"
 	}
 	return s
+}
+
+// flagMounted flags each entry written inside a mount source of another
+// server than the session's, naming them.
+func (r *Report) flagMounted(mounted map[string][]string) {
+	for i := range r.Entries {
+		e := &r.Entries[i]
+		var others []string
+		for src, servers := range mounted {
+			if !within(e.Path, filepath.Clean(src)) {
+				continue
+			}
+			for _, s := range servers {
+				if s != r.Session.Server && !slices.Contains(others, s) {
+					others = append(others, s)
+				}
+			}
+		}
+		if len(others) > 0 {
+			sort.Strings(others)
+			e.Flags = append(e.Flags, FlagOtherServer)
+			e.ReadBy = others
+		}
+	}
 }

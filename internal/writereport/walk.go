@@ -48,6 +48,7 @@ type Entry struct {
 	Target  string   // a symlink's target
 	Flags   []string // the kinds a host runs, or why the walk is blind here
 	Ctime   int64
+	ReadBy  []string // other servers that mount where it lies (FlagOtherServer)
 }
 
 // window is a session's [from, to) in ctime nanoseconds; to 0: open.

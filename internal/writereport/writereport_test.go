@@ -213,3 +213,33 @@ func indexOf(names ...string) []byte {
 	}
 	return append(b, make([]byte, 20)...)
 }
+
+// TestMountedByAnother: a plain file the session wrote where another
+// server of the project mounts (a config it reads) is flagged, naming
+// that server; where only the session's own server mounts, it is not.
+func TestMountedByAnother(t *testing.T) {
+	root, state, _ := session(t)
+	d := filepath.Join(root, "data")
+	write(t, filepath.Join(d, "cfg", "command"), "env\n", 0o644)
+	write(t, filepath.Join(d, "notes.txt"), "fine\n", 0o644)
+	mounted := map[string][]string{filepath.Join(d, "cfg"): {"reader", "s"}, d: {"s"}}
+	rs, err := Reports(Options{State: state, Project: root, Mounted: mounted})
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("Reports: %v, %d", err, len(rs))
+	}
+	got := flagsOf(rs)
+	if !reflect.DeepEqual(got["command"], []string{FlagOtherServer}) || !reflect.DeepEqual(got["cfg"], []string{FlagOtherServer}) {
+		t.Errorf("cfg/command, mounted by reader: flags %v", got)
+	}
+	if _, ok := got["notes.txt"]; ok {
+		t.Errorf("notes.txt, mounted by the session's own server only, is flagged: %v", got["notes.txt"])
+	}
+	for _, e := range rs[0].Entries {
+		if filepath.Base(e.Path) == "command" && !strings.Contains(e.Line(), "(mounted by reader)") {
+			t.Errorf("line %q does not name the server that mounts it", e.Line())
+		}
+	}
+	if rs, _ := Reports(Options{State: state, Project: root}); len(flagsOf(rs)) != 0 {
+		t.Errorf("without the project's mounts, plain files are flagged: %v", flagsOf(rs))
+	}
+}

@@ -73,9 +73,11 @@ var crossServerScenarios = []scenario{
 		// script is pinned, and its rewrite refused (exit 8). The reader
 		// runs what a config file there names (exec $(cat
 		// /cfg/command)): a file it reads, not one it runs, is not
-		// pinned; its next launch must not run what the attacker wrote
-		// with its token. Weakened: the accepted policy's entries
-		// without their pins, where both run the attacker's code.
+		// pinned (the accepted rw-holds-other-server gives it away), so
+		// the write must be seen: check flags it, naming the reader,
+		// before the reader's next launch. Weakened: the accepted
+		// policy's entries without their pins, where both run the
+		// attacker's code.
 		name: "cross-server-source", spec: crossServerSourceSpec, landlockSpec: &crossServerSourceLandlockSpec,
 		backends: allBackends, weakBackends: []string{"bwrap", "landlock"},
 		real: func(t *testing.T, sb *sandbox) {
@@ -90,12 +92,18 @@ var crossServerScenarios = []scenario{
 			steps := rewriteConfig(sb)
 			sb.launchEntry(t, steps...).requireSucceeded(t, sb.backend, names(steps)...)
 			requireServerRefused(t, sb, "victim")
-			o := sb.launchServer(t, "reader", false, false)
-			if strings.Contains(o.stdout+o.stderr, victimToken) {
-				t.Errorf("%s: the reader's next launch ran the command the attacker wrote into config/command, a file of the reader's read-only mount source that the attacker's accepted read-write grant holds, with the reader's token (exit %d); no pin covers a file the server reads\nstdout:\n%s\nstderr:\n%s", sb.backend, o.code, o.stdout, lastLines([]byte(o.stderr), 5))
+			// What the reader reads is the accepted degradation's to
+			// give: no pin covers a file a server reads. It is not
+			// unseen: before the reader's next launch, check names the
+			// write as one another server mounts (exit 5).
+			code, out := sb.mcpolicyTry(t, []string{"XDG_STATE_HOME="}, "check", "-p", sb.root)
+			if code != exitFindings || !lineHas(out, "config/command", "other-server", "mounted by reader") {
+				t.Errorf("%s: check after the attacker's session: exit %d, want %d naming config/command as other-server, mounted by reader\n%s", sb.backend, code, exitFindings, out)
 			} else {
-				t.Logf("%s: the reader's next launch: exit %d, no token: %s", sb.backend, o.code, lastLines([]byte(o.stderr), 1))
+				t.Logf("%s: check: exit %d: %s", sb.backend, code, lastLines([]byte(out), 2))
 			}
+			o := sb.launchServer(t, "reader", false, false)
+			t.Logf("%s: the reader's next launch (what rw-holds-other-server accepts): exit %d, ran the attacker's command: %v", sb.backend, o.code, strings.Contains(o.stdout+o.stderr, victimToken))
 		},
 		weak: func(t *testing.T, sb *sandbox) {
 			steps := rewriteConfig(sb)

@@ -281,12 +281,12 @@
 // (sh -c 'exec $(cat /cfg/command)'; on Landlock, host paths, from its
 // workdir /cfg). Without the accept the build refuses the grant, naming
 // both servers; with it, the victim's entry pins start.sh and its next
-// launch after the rewrite is refused (exit 8), and the reader's next
-// launch must not run the command the attacker wrote with its token, on
-// bwrap, docker, podman and Landlock. A file a server reads is not
-// pinned: the reader runs it and prints the token (fails today, #32).
-// Weakened: the entries without their pins, on bwrap and Landlock, where
-// both run the attacker's code.
+// launch after the rewrite is refused (exit 8); a file a server reads
+// is not pinned (the accepted degradation gives it away), so mcpolicy
+// check, before the reader's next launch, must flag the attacker's write
+// as other-server, naming the reader, on bwrap, docker, podman and
+// Landlock. Weakened: the entries without their pins, on bwrap and
+// Landlock, where both run the attacker's code.
 //
 // The red team's scenarios (redteam2_test.go) fail until fixed:
 // redteam2-podman-conf-umask runs the podman entry with CONTAINERS_CONF

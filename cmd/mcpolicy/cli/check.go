@@ -88,10 +88,17 @@ func (r *checkReport) writes(root string, plans []*compiler.Plan) (bool, string,
 		return false, "write report: no HOME and no XDG_STATE_HOME: no session is read", nil
 	}
 	servers := map[string]string{}
+	mounted := map[string][]string{}
+	home, _ := os.UserHomeDir()
+	m := compiler.Machine{ProjectRoot: root, Home: home}
 	for _, p := range plans {
 		servers[p.Hash] = p.Server
+		for _, mt := range p.Mounts {
+			src := m.Resolve(mt.Source)
+			mounted[src] = append(mounted[src], p.Server)
+		}
 	}
-	reps, err := writereport.Reports(writereport.Options{State: state, Project: root, Servers: servers})
+	reps, err := writereport.Reports(writereport.Options{State: state, Project: root, Servers: servers, Mounted: mounted})
 	if err != nil {
 		return false, "", fmt.Errorf("the write report: %v", err)
 	}
