@@ -48,7 +48,7 @@ func CheckPrograms(required, pins []string, root, home string) error {
 	for _, r := range required {
 		p := filepath.Clean(expandBase(r, root, home))
 		if _, ok := want[p]; !ok {
-			return tampered("%s is this server's program, and a read-write grant of a server in the policy holds it: the artefact requires its digest pinned, and the client entry carries none (--%s): refusing to start it. Check that the file is yours, then run `mcpolicy client TARGET --write` to write the entry again", p, ProgramFlag)
+			return tampered("%s is this server's program, and a read-write grant of a server in the policy holds it: the artefact requires its digest pinned, and the client entry carries none (--%s): refusing to start it. Check that the file is yours, then run `mcpolicy client TARGET --write` to write the entry again (by hand: --%s %s=sha256:HEX of the bytes you checked)", p, ProgramFlag, ProgramFlag, p)
 		}
 	}
 	src := NewSources(root, home)

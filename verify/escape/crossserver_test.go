@@ -124,6 +124,16 @@ func requireServerRefused(t *testing.T, sb *sandbox, server string) {
 	} else {
 		t.Logf("%s: the %s's next launch was refused: %s", sb.backend, server, lastLines([]byte(o.stderr), 1))
 	}
+	if sb.backend == "landlock" {
+		// By hand, as a person starts it: mcpolicy exec compiles the
+		// policy and must refuse the rewritten program as the entry does.
+		code, out := sb.mcpolicyTry(t, []string{"GITHUB_TOKEN=" + victimToken}, "exec", "--policy", sb.root, "--server", server)
+		if code != exitTampered || strings.Contains(out, victimToken) || strings.Contains(out, server+"-ok") {
+			t.Errorf("%s: mcpolicy exec --server %s after the rewrite: exit %d, want %d and nothing run\n%s", sb.backend, server, code, exitTampered, out)
+		} else {
+			t.Logf("%s: mcpolicy exec --server %s refused: %s", sb.backend, server, lastLines([]byte(out), 1))
+		}
+	}
 }
 
 // requireServerRan is the weakened wiring's check: the server's entry

@@ -14,7 +14,7 @@ import (
 func newExecCmd() *cobra.Command {
 	var policy, server, envFile string
 	var verbose bool
-	var probes []string
+	var probes, programs []string
 	cmd := &cobra.Command{
 		Use:   "exec -p POLICY --server NAME [-- CMD ARGS...]",
 		Short: "Start a server under its Landlock ruleset (the landlock backend)",
@@ -74,6 +74,11 @@ reviewed bytes.`,
 			if err != nil {
 				return err
 			}
+			// As the entry: a program another server's grant holds runs
+			// only with the digest the person starting it names.
+			if err := launch.CheckPrograms(rs.ProgramPins, programs, proj.Root, home); err != nil {
+				return err
+			}
 			opts.ProjectRoot, opts.Home = proj.Root, home
 			code, err := launch.Start(rs, opts)
 			var ue *launch.UnsupportedError
@@ -89,6 +94,7 @@ reviewed bytes.`,
 	policyFlag(cmd, &policy)
 	cmd.Flags().StringVar(&server, "server", "", "server to start (required)")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "say on stderr what is enforced, with the Landlock ABI")
+	cmd.Flags().StringArrayVar(&programs, launch.ProgramFlag, nil, "PATH=sha256:HEX: a program of the server's that another server's read-write grant holds, as you checked it: refuse (exit 8) other bytes (repeatable; required for each such program)")
 	cmd.Flags().StringVar(&envFile, "env-file", "", "take the values of the plan's env grants that the environment does not set from this file (NAME=value lines, mode 600, outside every grant)")
 	cmd.Flags().StringArrayVar(&probes, "probe", nil, "run these OP:TARGET accesses in the confined launcher instead of the command (mcpolicy prove)")
 	cmd.Flags().MarkHidden("probe")
