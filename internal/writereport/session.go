@@ -179,13 +179,13 @@ func MarkEnd(record string, end time.Time) error {
 // while more than keep are recorded, with their marks. An unsettled one
 // stays, however many there are (Backlog counts them).
 func prune(dir string, keep int) {
-	ids := ids(dir)
+	ids, settled := list(dir)
 	n := len(ids)
 	for _, id := range ids {
 		if n <= keep {
 			return
 		}
-		if !settled(dir, id) {
+		if !settled[id] {
 			continue
 		}
 		for _, ext := range []string{".json", ".end", ".accepted", ".settled"} {
@@ -195,24 +195,12 @@ func prune(dir string, keep int) {
 	}
 }
 
-// settled: a report found the session ended with nothing pending (its
-// window is closed, so nothing can become pending later).
-func settled(dir, id string) bool {
-	_, err := os.Lstat(filepath.Join(dir, id+".settled"))
-	return err == nil
-}
-
 // Backlog is how many of the project's sessions are not settled, when
 // that is more than Keep (0 otherwise): none of them is pruned until a
 // reviewer runs `mcpolicy check` or accepts them.
 func Backlog(state, project string) int {
-	dir := projectDir(state, filepath.Clean(project))
-	n := 0
-	for _, id := range ids(dir) {
-		if !settled(dir, id) {
-			n++
-		}
-	}
+	ids, settled := list(projectDir(state, filepath.Clean(project)))
+	n := len(ids) - len(settled)
 	if n <= Keep {
 		return 0
 	}
@@ -221,18 +209,38 @@ func Backlog(state, project string) int {
 
 // ids are the session IDs recorded in dir, oldest first.
 func ids(dir string) []string {
+	out, _ := list(dir)
+	return out
+}
+
+// list is ids, and which of them are settled, from one read of dir: the
+// launcher prunes at every spawn, and a backlog of sessions nobody
+// reviewed can be long.
+func list(dir string) ([]string, map[string]bool) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	var out []string
+	marks := map[string]bool{}
 	for _, e := range ents {
-		if id, ok := strings.CutSuffix(e.Name(), ".json"); ok && e.Type().IsRegular() {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if id, ok := strings.CutSuffix(e.Name(), ".json"); ok {
 			out = append(out, id)
+		} else if id, ok := strings.CutSuffix(e.Name(), ".settled"); ok {
+			marks[id] = true
+		}
+	}
+	settled := map[string]bool{}
+	for _, id := range out {
+		if marks[id] {
+			settled[id] = true
 		}
 	}
 	sort.Strings(out)
-	return out
+	return out, settled
 }
 
 // readStamp reads a mark's nanoseconds (0 when there is none).
