@@ -19,6 +19,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
+	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/schema"
 	"github.com/mcpolicy/mcpolicy/source"
 )
@@ -466,6 +467,21 @@ func (e *entry) launch(cmd arg, args []arg) {
 	}
 }
 
+// labelUnprotected are the names an engine entry's run arguments unprotect
+// (launch.LabelUnprotect), at their positions.
+func labelUnprotected(args []arg) []compiler.Unprotection {
+	var out []compiler.Unprotection
+	for i := 0; i+1 < len(args); i++ {
+		if args[i].s == "--label" {
+			if n, ok := strings.CutPrefix(args[i+1].s, launch.LabelUnprotect+"="); ok {
+				out = append(out, compiler.Unprotection{Name: n, Pos: args[i+1].pos})
+			}
+			i++
+		}
+	}
+	return out
+}
+
 // launcher reads an mcpolicy-launch command line: --engine ENGINE ...
 // --sha256 DIGEST ARTEFACT -- run ARGS (the engine's arguments are what
 // confine the server: read them; the launcher runs them only when they are
@@ -482,18 +498,21 @@ func (e *entry) launcher(args []arg) {
 			e.t.Launcher = program(engine.s)
 			e.docker(e.t.Launcher, *engine, args[i+1:])
 			if e.t.Plan != nil {
-				e.t.Plan.Unprotected = unprotected
+				// The launcher leaves writable the names the arguments'
+				// labels carry; a --unprotect flag (refused at launch)
+				// is kept too, so that check reports it as drift.
+				e.t.Plan.Unprotected = append(labelUnprotected(args[i+1:]), unprotected...)
 			}
 			e.t.FixedTop = true // the launcher fixes the project's top level
 			return
-		case i+1 < len(args) && (a.s == "--engine" || a.s == "--unprotect" || a.s == "--sha256" || a.s == "--project-root" || a.s == "--bwrap" || a.s == "--env-file"):
+		case i+1 < len(args) && (a.s == "--engine" || a.s == "--unprotect" || a.s == "--sha256" || a.s == "--project-root" || a.s == "--bwrap" || a.s == "--env-file" || a.s == "--"+launch.ProgramFlag):
 			v := args[i+1]
 			i++
 			switch a.s {
 			case "--engine":
 				engine = &v
 			case "--unprotect":
-				unprotected = append(unprotected, compiler.Unprotection{Name: v.s})
+				unprotected = append(unprotected, compiler.Unprotection{Name: v.s, Pos: v.pos})
 			case "--sha256":
 				e.t.Digest = v.s
 			case "--env-file":

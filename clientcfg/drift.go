@@ -34,7 +34,13 @@ func Drift(plans []*compiler.Plan, targets []*lint.Target, root string) []DriftC
 		if p == nil || t.Plan == nil || t.Plan.Hash == "" {
 			continue
 		}
-		for _, c := range diff.Plans([]*compiler.Plan{comparable(p, root)}, []*compiler.Plan{comparable(t.Plan, root)}) {
+		want, got := comparable(p, root), comparable(t.Plan, root)
+		if !t.FixedTop {
+			// Only mcpolicy-launch leaves names unprotected; a bare
+			// engine command has no fixed top level to say it.
+			want.Unprotected, got.Unprotected = nil, nil
+		}
+		for _, c := range diff.Plans([]*compiler.Plan{want}, []*compiler.Plan{got}) {
 			out = append(out, DriftChange{Entry: t.Pos, Policy: p.Pos, Change: c})
 		}
 	}
@@ -42,11 +48,13 @@ func Drift(plans []*compiler.Plan, targets []*lint.Target, root string) []DriftC
 }
 
 // comparable keeps what a launch command can say of a plan (mounts,
-// scratch, env, network, user, limits), with absolute paths under the
-// project given their symbolic base so both sides spell paths alike.
+// scratch, env, network, user, limits, the names left unprotected), with
+// absolute paths under the project given their symbolic base so both
+// sides spell paths alike.
 func comparable(p *compiler.Plan, root string) *compiler.Plan {
 	q := &compiler.Plan{Server: p.Server, Pos: p.Pos, User: p.User, Scratch: p.Scratch, Env: p.Env,
-		Network: p.Network, Subtractions: p.Subtractions, UserPos: p.UserPos, LimitsPos: p.LimitsPos}
+		Network: p.Network, Subtractions: p.Subtractions, UserPos: p.UserPos, LimitsPos: p.LimitsPos,
+		Unprotected: p.Unprotected}
 	for _, m := range p.Mounts {
 		if m.Source.Base == compiler.Absolute {
 			if rel, err := filepath.Rel(root, m.Source.Rel); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
@@ -157,4 +158,64 @@ func built(t *testing.T, out string, p *compiler.Plan) {
 		return prev(path)
 	}
 	t.Cleanup(func() { readArtefact = prev })
+}
+
+// TestEngineEntryUnprotectedFromLabels: an engine entry says the names its
+// policy unprotects and the programs it must pin as labels in its run
+// arguments (pinned with them), and carries no --unprotect; read back it
+// has the policy's names and a pinned program parses, so check sees no
+// drift. A --unprotect added by hand, which the launcher refuses, is
+// reported as drift (the protection of .git removed), at its position.
+func TestEngineEntryUnprotectedFromLabels(t *testing.T) {
+	c, _ := LookupClient("claude-code")
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "bin"), 0o755)
+	os.WriteFile(filepath.Join(root, "bin", "x"), []byte("#!/bin/sh\n"), 0o755)
+	p := seedPlan()
+	p.Mounts = []compiler.Mount{{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."}, Target: "/workspace", Mode: compiler.ReadWrite}}
+	p.Unprotected = []compiler.Unprotection{{Name: ".git"}}
+	p.ProgramPins = []compiler.HostPath{{Base: compiler.ProjectRoot, Rel: "bin/x"}}
+	p.Backends = []string{"docker"}
+	out := filepath.Join(root, ".mcpolicy")
+	built(t, out, p)
+	l, err := LaunchFor(c, p, "docker", root, "/home/dev", out, "/usr/local/bin/mcpolicy", "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(l.Args, " ")
+	if strings.Contains(joined, "--unprotect") || !strings.Contains(joined, " --label "+docker.LabelUnprotect+"=.git ") ||
+		!strings.Contains(joined, " --label "+docker.LabelProgramPin+"="+root+"/bin/x ") || !strings.Contains(joined, "--program-sha256 "+root+"/bin/x=sha256:") {
+		t.Fatalf("engine entry: %q", l.Args)
+	}
+	read := func(args []string) []*lint.Target {
+		t.Helper()
+		e := *l
+		e.Args = args
+		cfg := filepath.Join(t.TempDir(), ".mcp.json")
+		b, err := Merge(cfg, nil, c, p.Server, &e, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(cfg, b, 0o644)
+		ts, err := Read(cfg, "/home/dev")
+		if err != nil || len(ts) != 1 || ts[0].Plan == nil {
+			t.Fatalf("read back: %v %+v", err, ts)
+		}
+		for _, f := range ts[0].Flags {
+			t.Errorf("read back: flagged %s %s", f.Kind, f.Value)
+		}
+		return ts
+	}
+	ts := read(l.Args)
+	if got := ts[0].Plan.UnprotectedNames(); strings.Join(got, ",") != ".git" {
+		t.Errorf("unprotected read back: %q", got)
+	}
+	if d := Drift([]*compiler.Plan{p}, ts, root); len(d) != 0 {
+		t.Errorf("the entry as written drifts: %+v", d)
+	}
+	hand := append([]string{"--unprotect", ".vscode"}, l.Args...)
+	d := Drift([]*compiler.Plan{p}, read(hand), root)
+	if len(d) != 1 || d[0].Change.Kind != "UNPROTECT_ADDED" || !strings.Contains(d[0].Change.What, ".vscode") || d[0].Change.Pos.Line == 0 {
+		t.Errorf("a hand-added --unprotect: %+v, want UNPROTECT_ADDED .vscode at its position", d)
+	}
 }

@@ -38,7 +38,13 @@ import (
 //   - the container runs under mcpolicy's seccomp profile
 //     (seccomp.EngineProfile: Docker's default, for podman too), which the
 //     engine reads from Seccomp; arguments carrying a seccomp option of
-//     their own are refused.
+//     their own are refused;
+//   - under podman, the server's umask is given (--umask: the launcher's,
+//     with 022 added), as bwrap and Landlock get it: podman takes it from
+//     containers.conf otherwise, which the client's environment
+//     (CONTAINERS_CONF) or the user's configuration may set to 0000, and
+//     runc applies it before the seccomp profile, so refusing umask()
+//     there cannot help. docker has no such setting: runc's 022.
 type Engine struct {
 	Path        string // docker or podman: a name or a path
 	Root, Home  string // the project root (required) and the home folder
@@ -67,6 +73,11 @@ func (e Engine) Prepare(args []string) ([]string, error) {
 	}
 	if e.Seccomp == "" {
 		return nil, fmt.Errorf("no seccomp profile: the engine's own default would confine the server (podman's allows the keyring)")
+	}
+	// One question to the engine, for the scratch's owner and the umask.
+	podman, err := e.isPodman()
+	if err != nil {
+		return nil, err
 	}
 	src := NewSources(root, e.Home)
 	// Explicit bind targets: a policy's mount below a read-write project
@@ -104,6 +115,9 @@ func (e Engine) Prepare(args []string) ([]string, error) {
 		a := args[i]
 		if i == 0 {
 			out = append(out, a, "--security-opt", "seccomp="+e.Seccomp)
+			if podman {
+				out = append(out, "--umask", engineUmask())
+			}
 			continue
 		}
 		if !strings.HasPrefix(a, "-") {
@@ -173,7 +187,7 @@ func (e Engine) Prepare(args []string) ([]string, error) {
 			continue
 		}
 		if a == "--tmpfs" && writableTmpfs(args[i+1]) {
-			v, err := e.scratchOwner(args[i+1], user)
+			v, err := scratchOwner(args[i+1], user, podman)
 			if err != nil {
 				return nil, err
 			}
@@ -223,21 +237,27 @@ func writableTmpfs(v string) bool {
 // that folder's mode, whatever mode= says: an image whose /tmp is 0755
 // root left the scratch unwritable for uid 1000 (and pushed users towards
 // user: "0:0"). docker takes uid= and gid=, podman refuses them and takes
-// U (chown to the container's user) instead, so the engine is asked which
-// it is.
-func (e Engine) scratchOwner(v, user string) (string, error) {
+// U (chown to the container's user) instead.
+func scratchOwner(v, user string, podman bool) (string, error) {
 	uid, gid, ok := strings.Cut(user, ":")
 	if !ok || !allDigits(uid) || !allDigits(gid) {
 		return "", fmt.Errorf("--tmpfs %s: the scratch's owner is unknown (--user %q, before it, must give numeric uid:gid)", v, user)
 	}
-	out, err := exec.Command(e.Path, "--version").Output()
-	if err != nil {
-		return "", fmt.Errorf("%s --version: %v: the scratch's owner option depends on the engine", e.Path, err)
-	}
-	if strings.HasPrefix(strings.ToLower(strings.TrimSpace(string(out))), backend.Podman) {
+	if podman {
 		return v + ",U", nil
 	}
 	return v + ",uid=" + uid + ",gid=" + gid, nil
+}
+
+// isPodman asks the engine which it is (`ENGINE --version`): the path may
+// be any name, and podman's options differ from docker's (the scratch's
+// owner, --umask).
+func (e Engine) isPodman() (bool, error) {
+	out, err := exec.Command(e.Path, "--version").Output()
+	if err != nil {
+		return false, fmt.Errorf("%s --version: %v: the scratch's owner and the server's umask are set by engine-specific options", e.Path, err)
+	}
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(string(out))), backend.Podman), nil
 }
 
 func allDigits(s string) bool {

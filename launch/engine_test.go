@@ -3,7 +3,9 @@ package launch_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/mcpolicy/mcpolicy/launch"
@@ -124,6 +126,45 @@ func TestEngineScratchOwner(t *testing.T) {
 		}
 		if want := []string{"/run:ro,nosuid,nodev,noexec,size=4k", c.want}; strings.Join(tmpfs, " ") != strings.Join(want, " ") {
 			t.Errorf("%s: --tmpfs %q, want %q", c.version, tmpfs, want)
+		}
+	}
+}
+
+// TestEnginePodmanUmask: podman is given the server's umask (--umask: the
+// launcher's with 022 added): it takes containers.conf's otherwise, which
+// CONTAINERS_CONF in the client's environment may set to 0000. docker has
+// no such option (runc's 022), and gets none.
+func TestEnginePodmanUmask(t *testing.T) {
+	root := t.TempDir()
+	old := syscall.Umask(0)
+	defer syscall.Umask(old)
+	for _, c := range []struct {
+		version string
+		umask   int
+		want    string
+	}{
+		{"podman version 4.3.1", 0, "0022"},
+		{"podman version 4.3.1", 0o077, "0077"},
+		{"podman version 4.3.1", 0o002, "0022"},
+		{"Docker version 20.10.24+dfsg1, build 297e128", 0, ""},
+	} {
+		engine := filepath.Join(t.TempDir(), "podman")
+		script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '" + c.version + "'; exit; fi\necho '{\"Cmd\": [\"/server\"]}'\n"
+		if err := os.WriteFile(engine, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		syscall.Umask(c.umask)
+		out, err := (launch.Engine{Path: engine, Root: root, Home: "/nonexistent", Verifier: "/v", Seccomp: "/proc/self/fd/3"}).Prepare([]string{"run", "--rm", "-i", "img:1"})
+		syscall.Umask(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if i := slices.Index(out, "--umask"); i >= 0 && i+1 < len(out) {
+			got = out[i+1]
+		}
+		if got != c.want {
+			t.Errorf("%s, umask %04o: --umask %q, want %q (%q)", c.version, c.umask, got, c.want, out)
 		}
 	}
 }

@@ -14,8 +14,53 @@ import (
 // added on a Tuesday to unblock someone" — so the launcher runs them only
 // when they are, word for word, what the pinned artefact expands to.
 
+// What the launcher must enforce beyond the engine's own arguments rides
+// in the artefact as labels, harmless to the engines, so the word-for-word
+// comparison pins it too: a flag of the launcher's own, outside the
+// comparison, is what a hand edit could add unseen.
+const (
+	// LabelUnprotect names a protected name the policy unprotects, one
+	// label each: the fixed top level leaves it writable.
+	LabelUnprotect = "org.mcpolicy.unprotect"
+	// LabelProgramPin names a program the server runs that a read-write
+	// grant holds, one label each: the entry must pin its digest
+	// (--program-sha256), or the launch is refused.
+	LabelProgramPin = "org.mcpolicy.pin"
+)
+
+// EngineRequired reads, from engine arguments the launcher verified, the
+// protected names left writable and the programs the entry must pin.
+func EngineRequired(args []string) (unprotected, pins []string) {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] != "--label" {
+			continue
+		}
+		k, v, _ := strings.Cut(args[i+1], "=")
+		switch k {
+		case LabelUnprotect:
+			unprotected = append(unprotected, v)
+		case LabelProgramPin:
+			pins = append(pins, v)
+		}
+		i++
+	}
+	return unprotected, pins
+}
+
+// UnprotectFlags refuses the launcher's --unprotect flags: engine entries
+// once carried the unprotected names so, outside the pinned arguments, and
+// one added by hand left .git writable unseen. The names now come from
+// the pinned artefact (LabelUnprotect; bwrap's spec holds its own).
+func UnprotectFlags(names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	return tampered("--unprotect %s: the launcher takes the names a policy unprotects from the pinned artefact alone, and an entry's flag is what a hand edit adds (or an entry written before they were pinned): refusing to start; run `mcpolicy build`, then `mcpolicy client TARGET --write`, and review the diff; a name the server must write belongs in the policy's unprotect", strings.Join(names, ", --unprotect "))
+}
+
 // EngineArgs expands an engine artefact (a JSON array of `run` arguments,
-// host paths as ${PROJECT_ROOT}/… and ${HOME}/…) into the arguments an
+// host paths as ${PROJECT_ROOT}/… and ${HOME}/… in mount sources and
+// program pin labels) into the arguments an
 // entry holds for this root and home. The entry writer (emit/docker) and
 // the launcher both call it, so the two spell every word alike. root may
 // be a client's variable (${workspaceFolder}), which the client expands
@@ -28,7 +73,18 @@ func EngineArgs(artefact []byte, root, home string) ([]string, error) {
 	out := make([]string, len(args))
 	copy(out, args)
 	for i := 1; i < len(out); i++ {
-		if out[i-1] != "--mount" || !strings.Contains(out[i], "${") {
+		if !strings.Contains(out[i], "${") {
+			continue
+		}
+		if p, ok := strings.CutPrefix(out[i], LabelProgramPin+"="); ok && out[i-1] == "--label" {
+			p, err := expandHostPath(p, root, home)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = LabelProgramPin + "=" + p
+			continue
+		}
+		if out[i-1] != "--mount" {
 			continue
 		}
 		m, err := parseMount(out[i])

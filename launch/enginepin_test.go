@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -98,5 +99,60 @@ func TestPinnedRoot(t *testing.T) {
 		if !errors.As(err, &te) {
 			t.Errorf("root %q: %v, want a TamperError", bad, err)
 		}
+	}
+}
+
+// TestEngineRequiredFromPinnedArgs: what the launcher enforces beyond the
+// engine's arguments comes from their labels, verified with them: a
+// program the artefact requires pinned is refused when the entry's
+// --program-sha256 was removed by hand (exit 8), and runs with it; the
+// unprotected names are the labels'; a --unprotect flag is refused.
+func TestEngineRequiredFromPinnedArgs(t *testing.T) {
+	root, home := t.TempDir(), t.TempDir()
+	artefact := filepath.Join(root, ".mcpolicy", "docker", "s.json")
+	os.MkdirAll(filepath.Dir(artefact), 0o755)
+	os.MkdirAll(filepath.Join(root, "bin"), 0o755)
+	if err := os.WriteFile(filepath.Join(root, "bin", "x"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := []byte(`["run", "--rm", "-i", "--network", "none",
+	  "--mount", "type=bind,source=${PROJECT_ROOT},target=/workspace",
+	  "--label", "org.mcpolicy.plan=sha256:00",
+	  "--label", "org.mcpolicy.unprotect=.git",
+	  "--label", "org.mcpolicy.pin=${PROJECT_ROOT}/bin/x", "img:1", "/workspace/bin/x"]`)
+	if err := os.WriteFile(artefact, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inline, err := launch.EngineArgs(data, root, home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(inline, "org.mcpolicy.pin="+root+"/bin/x") {
+		t.Fatalf("the pin label is not expanded as the mounts are: %q", inline)
+	}
+	args, err := launch.EnginePinned(artefact, launch.Digest(data), root, home, inline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unprotected, required := launch.EngineRequired(args)
+	if strings.Join(unprotected, ",") != ".git" || strings.Join(required, ",") != root+"/bin/x" {
+		t.Fatalf("EngineRequired: %q %q", unprotected, required)
+	}
+	var te *launch.TamperError
+	if err := launch.CheckPrograms(required, nil, root, home); !errors.As(err, &te) || !strings.Contains(err.Error(), "--program-sha256") {
+		t.Errorf("the entry's --program-sha256 removed by hand: %v, want a refusal", err)
+	}
+	d, err := launch.ProgramDigest(filepath.Join(root, "bin", "x"), root, home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := launch.CheckPrograms(required, []string{launch.ProgramPin(filepath.Join(root, "bin", "x"), d)}, root, home); err != nil {
+		t.Errorf("the entry's pin: %v", err)
+	}
+	if err := launch.UnprotectFlags([]string{".git"}); !errors.As(err, &te) || !strings.Contains(err.Error(), "mcpolicy client TARGET --write") {
+		t.Errorf("--unprotect .git on the entry: %v, want a refusal with the way back", err)
+	}
+	if err := launch.UnprotectFlags(nil); err != nil {
+		t.Error(err)
 	}
 }

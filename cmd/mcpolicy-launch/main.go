@@ -7,7 +7,7 @@
 // spawns a server per request pays it every time.
 //
 //	mcpolicy-launch [--project-root DIR] [--bwrap PATH] --sha256 HEX ARTEFACT    .mcpolicy/bwrap/S.json or .mcpolicy/landlock/S.json
-//	mcpolicy-launch --engine ENGINE --project-root DIR [--unprotect NAME]... --sha256 HEX ARTEFACT -- run ARGS...   docker or podman
+//	mcpolicy-launch --engine ENGINE --project-root DIR --sha256 HEX ARTEFACT -- run ARGS...   docker or podman
 //	mcpolicy-launch [-v] RULESET.json         a Landlock ruleset, unverified (by hand)
 //
 // --env-file FILE (before the artefact or --): the values of the plan's env
@@ -24,6 +24,9 @@
 // With --engine the `run` arguments stay inline, readable in the client
 // file, and must be word for word what the pinned .mcpolicy/docker/S.json
 // expands to (launch.EnginePinned): a hand-added --mount is refused, exit 8.
+// What the launcher enforces beyond them (the names the policy unprotects,
+// the programs the entry must pin) it reads from their labels, so pinned
+// with them; --unprotect, which entries once carried, is refused.
 //
 // --program-sha256 PATH=sha256:HEX (repeatable): a file the server runs
 // that a read-write grant of the policy holds, pinned by the entry; the
@@ -78,7 +81,7 @@ func main() {
 	envFile := flag.String("env-file", "", "take the values of the plan's env grants that the environment does not set from this file (NAME=value lines, mode 600, outside every grant)")
 	var unprotected, programs names
 	flag.Var(&programs, launch.ProgramFlag, "PATH=sha256:HEX: a program of the server's that a read-write grant holds, as the client entry pinned it: refuse (exit 8) other bytes (repeatable)")
-	flag.Var(&unprotected, "unprotect", "with --engine: a protected name the policy unprotects (repeatable)")
+	flag.Var(&unprotected, "unprotect", "refused: the unprotected names come from the pinned artefact")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: mcpolicy-launch --sha256 HEX ARTEFACT\n       mcpolicy-launch --engine ENGINE --sha256 HEX ARTEFACT -- run ARGS...\n       mcpolicy-launch [-v] RULESET.json\n")
 		flag.PrintDefaults()
@@ -99,8 +102,10 @@ func main() {
 		err  error
 	)
 	switch {
+	case len(unprotected) > 0:
+		err = launch.UnprotectFlags(unprotected)
 	case *engine != "":
-		err = runEngine(*engine, *digest, flag.Args(), root(*projectRoot, ""), unprotected, programs, *envFile, say)
+		err = runEngine(*engine, *digest, flag.Args(), root(*projectRoot, ""), programs, *envFile, say)
 	case flag.NArg() != 1:
 		flag.Usage()
 		os.Exit(exitcode.Error)
@@ -146,7 +151,7 @@ func root(flagValue, def string) string {
 	return def
 }
 
-func runEngine(engine, digest string, args []string, root string, unprotected, programs []string, envFile string, say io.Writer) error {
+func runEngine(engine, digest string, args []string, root string, programs []string, envFile string, say io.Writer) error {
 	// ARTEFACT -- run ARGS...: flag parsing stops at the artefact, so the
 	// -- is still there; an entry without one pins nothing (refused).
 	var artefact string
@@ -157,7 +162,9 @@ func runEngine(engine, digest string, args []string, root string, unprotected, p
 	if err != nil {
 		return err
 	}
-	if err := launch.CheckPrograms(nil, programs, root, os.Getenv("HOME")); err != nil {
+	// From the verified arguments only: a flag is what a hand edit adds.
+	unprotected, required := launch.EngineRequired(args)
+	if err := launch.CheckPrograms(required, programs, root, os.Getenv("HOME")); err != nil {
 		return err
 	}
 	self, err := os.Executable()

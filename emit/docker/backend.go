@@ -89,11 +89,10 @@ func (e engine) Entry(p *compiler.Plan, env emit.EntryEnv) (*emit.Command, error
 			return nil, err
 		}
 	}
+	// The unprotected names and the programs to pin are labels in the
+	// arguments (LabelUnprotect, LabelProgramPin): pinned with them.
 	c := &emit.Command{Path: launcher, Env: map[string]string{},
 		Args: []string{"--engine", env.Abs(e.name), "--project-root", env.Root}}
-	for _, u := range p.Unprotected {
-		c.Args = append(c.Args, "--unprotect", u.Name)
-	}
 	pins, err := emit.ProgramArgs(p, env)
 	if err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/egress/sandbox"
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/launch"
 )
 
 // Backend is the name used in artefact paths and messages.
@@ -33,6 +34,12 @@ var maskedDirs = []string{"/dev/shm", "/run", "/tmp", "/var/tmp"}
 // maskOpts are the options of such a mask. The size bounds it though it is
 // read-only, so no unbounded tmpfs appears anywhere.
 const maskOpts = "ro,nosuid,nodev,noexec,size=4k"
+
+// LabelUnprotect and LabelProgramPin: see package launch.
+const (
+	LabelUnprotect  = launch.LabelUnprotect
+	LabelProgramPin = launch.LabelProgramPin
+)
 
 // EgressContainerPlaceholder stands for the egress sidecar's name in
 // committed artefacts: `mcpolicy run` starts the sidecar and names it.
@@ -187,6 +194,16 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]
 		a = append(a, "--workdir", p.Workdir)
 	}
 	a = append(a, "--label", LabelPlan+"="+p.Hash)
+	// What mcpolicy-launch enforces beyond the engine's arguments, pinned
+	// with them: the names the fixed top level leaves writable, the
+	// programs whose digest the entry must pin. Labels, so the arguments
+	// still run as they are under docker and podman.
+	for _, n := range p.UnprotectedNames() {
+		a = append(a, "--label", LabelUnprotect+"="+n)
+	}
+	for _, h := range p.ProgramPins {
+		a = append(a, "--label", LabelProgramPin+"="+r.Resolve(h))
+	}
 	a = append(a, p.Image)
 	a = append(a, p.Command...)
 	for _, s := range a {

@@ -157,3 +157,24 @@ func TestProtectedMountsAreReadOnlyAndAfterTheirParent(t *testing.T) {
 		t.Errorf("mounts = %q\nwant     %q", specs, want)
 	}
 }
+
+// TestLauncherRequirementsAreLabels: the names the policy unprotects and
+// the programs the entry must pin are labels in the run arguments, after
+// the plan's and before the image: the launcher compares the entry's
+// arguments with the artefact word for word, so they are pinned with it,
+// and the engines run the arguments as they are.
+func TestLauncherRequirementsAreLabels(t *testing.T) {
+	p := plan(compiler.Mount{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."}, Target: "/workspace", Mode: compiler.ReadWrite})
+	p.Unprotected = []compiler.Unprotection{{Name: ".git"}, {Name: ".vscode"}}
+	p.ProgramPins = []compiler.HostPath{{Base: compiler.ProjectRoot, Rel: "bin/x"}}
+	a, err := Args(p, compiler.Placeholders{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.Index(a, LabelPlan+"="+p.Hash)
+	want := []string{LabelPlan + "=" + p.Hash, "--label", LabelUnprotect + "=.git", "--label", LabelUnprotect + "=.vscode",
+		"--label", LabelProgramPin + "=${PROJECT_ROOT}/bin/x", "img:1"}
+	if i < 0 || !slices.Equal(a[i:], want) {
+		t.Errorf("args end %q, want %q", a[max(i, 0):], want)
+	}
+}

@@ -288,13 +288,14 @@
 // Landlock. Weakened: the entries without their pins, on bwrap and
 // Landlock, where both run the attacker's code.
 //
-// The red team's scenarios (redteam2_test.go) fail until fixed:
-// redteam2-podman-conf-umask runs the podman entry with CONTAINERS_CONF
-// naming a containers.conf with umask "0000": the server's mkdir, creat,
-// mkfifo and mknod must not leave what other users may write in its grant
-// (weakened: the engine's args without the launcher do). redteam2-engine-
-// hand-unprotect adds --unprotect .git by hand to a docker or podman entry:
-// the launch must be refused or .git stay read-only, and check, run first,
-// must report the entry (weakened: the unedited entry, where .git is
-// read-only, so the payload's failure there is the protection's).
+// engineentry_test.go: podman-conf-umask runs the podman entry with
+// CONTAINERS_CONF naming a containers.conf with umask "0000": the
+// launcher passes --umask, so the server's mkdir, creat, mkfifo and mknod
+// leave nothing other users may write in its grant (weakened: the
+// engine's args without the launcher do). engine-hand-unprotect adds
+// --unprotect .git by hand to a docker or podman entry: check, run first,
+// reports the drift (UNPROTECT_ADDED) and the launch is refused (exit 8),
+// the host unchanged (weakened: .git unprotected where the launcher reads
+// it, a label in the re-pinned artefact and entry: the payload plants the
+// hook and core.fsmonitor).
 package escape

@@ -58,7 +58,7 @@ func TestEscape(t *testing.T) {
 		modeScenarios,
 		scratchScenarios,
 		driftScenarios,
-		redteam2Scenarios,
+		engineEntryScenarios,
 	) {
 		t.Run(sc.name, func(t *testing.T) {
 			for _, b := range sc.backends {
