@@ -134,6 +134,27 @@ func NewGuard(untrusted []string) *Guard {
 
 // WriteFile is the package's WriteFile, against g's folders.
 func (g *Guard) WriteFile(path string, data []byte, perm os.FileMode) error {
+	return g.Replace(path, data, Replace{Perm: perm, UID: -1, GID: -1})
+}
+
+// Replace is how Guard.Replace writes a file that is someone else's (a
+// client's config): its mode and owner, synced to disk, and a last check
+// before the rename.
+type Replace struct {
+	Perm     os.FileMode
+	UID, GID int // -1: the caller's
+	// Sync fsyncs the file before the rename and the folder after: a
+	// crash leaves the old file or the new one, never an empty one.
+	Sync bool
+	// Before runs after the new content is written and synced, just
+	// before the rename; an error leaves the old file and is returned.
+	Before func() error
+}
+
+// Replace is WriteFile with the temporary file given o's mode and owner
+// (fchown before the rename: no moment where the file is another's).
+func (g *Guard) Replace(path string, data []byte, o Replace) error {
+	perm := o.Perm
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return err
@@ -164,11 +185,23 @@ func (g *Guard) WriteFile(path string, data []byte, perm os.FileMode) error {
 	}
 	f := os.NewFile(uintptr(fd), filepath.Join(filepath.Dir(abs), tmp))
 	_, werr := f.Write(data)
+	if werr == nil && (o.UID >= 0 || o.GID >= 0) {
+		werr = f.Chown(o.UID, o.GID) // before the chmod: chown clears setuid bits
+	}
 	if werr == nil {
 		werr = f.Chmod(perm) // whatever the umask took
 	}
+	if werr == nil && o.Sync {
+		werr = f.Sync()
+	}
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
+	}
+	if werr == nil && o.Before != nil {
+		if berr := o.Before(); berr != nil {
+			unix.Unlinkat(dfd, tmp, 0)
+			return berr
+		}
 	}
 	if werr == nil {
 		werr = unix.Renameat(dfd, tmp, dfd, base)
@@ -176,6 +209,11 @@ func (g *Guard) WriteFile(path string, data []byte, perm os.FileMode) error {
 	if werr != nil {
 		unix.Unlinkat(dfd, tmp, 0)
 		return fmt.Errorf("%s: %w", printable.String(abs), werr)
+	}
+	if o.Sync {
+		if err := unix.Fsync(dfd); err != nil {
+			return fmt.Errorf("%s: syncing its folder: %w", printable.String(abs), err)
+		}
 	}
 	return nil
 }

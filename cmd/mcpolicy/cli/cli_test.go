@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpolicy/mcpolicy/clientcfg"
 )
 
 func run(t *testing.T, args ...string) (int, string, string) {
@@ -207,18 +209,29 @@ servers: "code-index": {
 	if code, out, errs := run(t, "client", "vscode", "-p", dir); code != ExitOK || !strings.Contains(out, "+") || !strings.Contains(errs, "nothing written") {
 		t.Fatalf("dry run: exit %d\n%s%s", code, out, errs)
 	}
-	if code, out, errs := run(t, "client", "vscode", "-p", dir, "--write"); code != ExitOK {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	code, out, errs := run(t, "client", "vscode", "-p", dir, "--write")
+	if code != ExitOK {
 		t.Fatalf("write: exit %d\n%s%s", code, out, errs)
 	}
-	if _, err := os.Stat(cfg + ".mcpolicy.bak"); err != nil {
-		t.Errorf("no backup: %v", err)
+	// The replaced bytes are kept outside the project, and the message
+	// says where.
+	if _, err := os.Stat(cfg + ".mcpolicy.bak"); err == nil {
+		t.Errorf("a backup beside the file, in the project")
+	}
+	gens, _ := clientcfg.Generations(filepath.Join(state, "mcpolicy"), cfg)
+	if len(gens) != 1 || !strings.Contains(out, gens[0]) {
+		t.Errorf("backups %v, output:\n%s", gens, out)
+	} else if b, _ := os.ReadFile(gens[0]); !strings.Contains(string(b), "// mine") || strings.Contains(string(b), "code-index") {
+		t.Errorf("the backup is not the file as it was:\n%s", b)
 	}
 	if code, out, _ := run(t, "check", "-p", dir); code != ExitOK || !strings.Contains(out, "no drift") {
 		t.Fatalf("check after write: exit %d\n%s", code, out)
 	}
 	b, _ := os.ReadFile(cfg)
 	writeFile(t, cfg, strings.Replace(string(b), "target=/workspace,readonly", "target=/workspace", 1))
-	code, out, _ := run(t, "check", "-p", dir)
+	code, out, _ = run(t, "check", "-p", dir)
 	if code != ExitWidened || !strings.Contains(out, `entry "code-index" widened MOUNT_RW`) {
 		t.Errorf("check after a hand edit: exit %d\n%s", code, out)
 	}

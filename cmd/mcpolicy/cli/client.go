@@ -79,11 +79,11 @@ user-scope file, --file any file.`,
 				}
 			}
 			untrusted := writable(proj, plans)
-			src, err := hostfile.ReadFile(target, untrusted)
-			if err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
+			type entry struct {
+				server string
+				l      *clientcfg.Launch
 			}
-			out := src
+			var entries []entry
 			want := map[string]bool{}
 			for _, s := range servers {
 				want[s] = true
@@ -115,30 +115,51 @@ user-scope file, --file any file.`,
 						return &exitError{code: ExitInvalid, err: err}
 					}
 				}
-				if out, err = clientcfg.Merge(target, out, c, p.Server, l, force); err != nil {
-					return &exitError{code: ExitInvalid, err: err}
+				entries = append(entries, entry{p.Server, l})
+			}
+			edit := func(src []byte) ([]byte, error) {
+				out := src
+				for _, e := range entries {
+					var err error
+					if out, err = clientcfg.Merge(target, out, c, e.server, e.l, force); err != nil {
+						return nil, &exitError{code: ExitInvalid, err: err}
+					}
 				}
+				return out, nil
+			}
+			if write && !dryRun {
+				// Under a lock, re-edited if the client rewrote the file
+				// meanwhile; the replaced bytes go to a backup.
+				saved, err := clientcfg.Save(clientcfg.SaveOptions{File: target, Untrusted: untrusted, Edit: edit})
+				if err != nil {
+					return err
+				}
+				if !saved.Changed {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s is up to date\n", spell(target))
+					return nil
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", spell(saved.File))
+				if saved.Backup != "" {
+					fmt.Fprintf(cmd.OutOrStdout(), "backup of what it held: %s (mcpolicy client %s --restore puts it back)\n", saved.Backup, c.Name)
+				}
+				return nil
+			}
+			src, err := hostfile.ReadFile(target, untrusted)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+			out, err := edit(src)
+			if err != nil {
+				return err
 			}
 			if string(out) == string(src) {
 				fmt.Fprintf(cmd.OutOrStdout(), "%s is up to date\n", spell(target))
 				return nil
 			}
-			if !write || dryRun {
-				fmt.Fprintf(cmd.OutOrStdout(), "--- %s\n+++ %s (mcpolicy)\n%s", target, target, diff.TextDiff(string(src), string(out)))
-				if !write {
-					fmt.Fprintln(cmd.ErrOrStderr(), "mcpolicy: nothing written; add --write to apply")
-				}
-				return nil
+			fmt.Fprintf(cmd.OutOrStdout(), "--- %s\n+++ %s (mcpolicy)\n%s", target, target, diff.TextDiff(string(src), string(out)))
+			if !write {
+				fmt.Fprintln(cmd.ErrOrStderr(), "mcpolicy: nothing written; add --write to apply")
 			}
-			if len(src) > 0 {
-				if err := hostfile.WriteFile(target+".mcpolicy.bak", src, 0o600, untrusted); err != nil {
-					return err
-				}
-			}
-			if err := hostfile.WriteFile(target, out, 0o644, untrusted); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", spell(target))
 			return nil
 		},
 	}
