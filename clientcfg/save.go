@@ -330,3 +330,40 @@ func Generations(stateDir, file string) ([]string, error) {
 	sort.Strings(out) // the names are UTC timestamps
 	return out, nil
 }
+
+// Restore puts back the newest backup of file that differs from what it
+// holds now, through Save: under the lock, mode and owner kept, and what it
+// replaces becomes a backup in turn (a second Restore undoes the first).
+// It returns what Save did and the backup it put back.
+func Restore(file string, untrusted []string, stateDir string) (*Saved, string, error) {
+	if stateDir == "" {
+		stateDir = DefaultStateDir()
+	}
+	target, err := resolve(file, untrusted)
+	if err != nil {
+		return nil, "", err
+	}
+	gens, err := Generations(stateDir, target)
+	if len(gens) == 0 {
+		return nil, "", fmt.Errorf("%s: no backup in %s to restore (mcpolicy keeps one for each write since it keeps them there)", target, BackupDir(stateDir, target))
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	var from string
+	saved, err := Save(SaveOptions{File: target, Untrusted: untrusted, StateDir: stateDir, Edit: func(src []byte) ([]byte, error) {
+		for i := len(gens) - 1; i >= 0; i-- {
+			b, err := hostfile.ReadRegular(gens[i], 64<<20)
+			if err != nil {
+				return nil, err
+			}
+			if !bytes.Equal(b, src) {
+				from = gens[i]
+				return b, nil
+			}
+		}
+		from = gens[len(gens)-1]
+		return src, nil
+	}})
+	return saved, from, err
+}

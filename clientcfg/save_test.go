@@ -261,3 +261,33 @@ func TestSaveBackups(t *testing.T) {
 		t.Errorf("a backup beside the file: %v", m)
 	}
 }
+
+// TestRestore: --restore puts back what the last write replaced, and a
+// second restore undoes the first.
+func TestRestore(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	file := filepath.Join(dir, "config.json")
+	const orig = "{\"mine\": \"token\"}\n"
+	os.WriteFile(file, []byte(orig), 0o600)
+	if _, err := Save(SaveOptions{File: file, StateDir: state, Edit: addEntry(t, file, "claude-code", "a")}); err != nil {
+		t.Fatal(err)
+	}
+	written, _ := os.ReadFile(file)
+	saved, from, err := Restore(file, nil, state)
+	if err != nil || !saved.Changed || from == "" {
+		t.Fatalf("restore: %v %v %q", saved, err, from)
+	}
+	if b, _ := os.ReadFile(file); string(b) != orig {
+		t.Errorf("restored:\n%s\nwant:\n%s", b, orig)
+	}
+	if _, _, err := Restore(file, nil, state); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(file); string(b) != string(written) {
+		t.Errorf("a second restore did not undo the first:\n%s", b)
+	}
+	if _, _, err := Restore(filepath.Join(dir, "never-written.json"), nil, state); err == nil || !strings.Contains(err.Error(), "no backup") {
+		t.Errorf("restore with no backup: %v", err)
+	}
+}

@@ -226,6 +226,14 @@ servers: "code-index": {
 	} else if b, _ := os.ReadFile(gens[0]); !strings.Contains(string(b), "// mine") || strings.Contains(string(b), "code-index") {
 		t.Errorf("the backup is not the file as it was:\n%s", b)
 	}
+	written, _ := os.ReadFile(cfg)
+	if code, out, errs := run(t, "client", "vscode", "-p", dir, "--restore"); code != ExitOK || !strings.Contains(out, "restored") || !strings.Contains(out, gens[0]) {
+		t.Fatalf("restore: exit %d\n%s%s", code, out, errs)
+	}
+	if b, _ := os.ReadFile(cfg); strings.Contains(string(b), "code-index") {
+		t.Errorf("not restored:\n%s", b)
+	}
+	writeFile(t, cfg, string(written))
 	if code, out, _ := run(t, "check", "-p", dir); code != ExitOK || !strings.Contains(out, "no drift") {
 		t.Fatalf("check after write: exit %d\n%s", code, out)
 	}

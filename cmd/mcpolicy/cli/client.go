@@ -20,9 +20,9 @@ import (
 func newClientCmd() *cobra.Command {
 	var path, backend, file, envFile string
 	var servers []string
-	var write, dryRun, force, user bool
+	var write, dryRun, force, user, restore bool
 	cmd := &cobra.Command{
-		Use:   "client TARGET [--backend B] [--server NAME...] [--file PATH] [--write | --dry-run]",
+		Use:   "client TARGET [--backend B] [--server NAME...] [--file PATH] [--write | --dry-run | --restore]",
 		Short: "Write the entries that spawn each server confined into an MCP client's config",
 		Long: `client renders, for each server, the entry an MCP client needs to start it
 confined and merges it into the client's file. bwrap and Landlock entries
@@ -39,7 +39,12 @@ servers (a symlink there is judged where it is, and not followed). The file's
 own style is kept (strict JSON stays strict, indentation and newlines
 stay), as are other entries, key order, comments and trailing commas;
 the file is replaced
-atomically after a backup (FILE.mcpolicy.bak). Without --write it shows the
+atomically, under a lock other mcpolicy runs wait for; if the client
+rewrote it meanwhile, the entries are merged again into what it holds now.
+Its mode, owner and group are kept, a symlink's target is written (the
+link stays), a hard-linked or read-only file is refused. What the write
+replaced is kept in $XDG_STATE_HOME/mcpolicy/backups (20 generations;
+--restore puts the newest back). Without --write it shows the
 diff and writes nothing. An entry mcpolicy did not write is not replaced
 without --force; a file that does not parse is never touched.
 
@@ -79,6 +84,18 @@ user-scope file, --file any file.`,
 				}
 			}
 			untrusted := writable(proj, plans)
+			if restore {
+				saved, from, err := clientcfg.Restore(target, untrusted, "")
+				if err != nil {
+					return err
+				}
+				if !saved.Changed {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s already holds %s\n", spell(saved.File), from)
+					return nil
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "restored %s from %s\nbackup of what it held: %s\n", spell(saved.File), from, saved.Backup)
+				return nil
+			}
 			type entry struct {
 				server string
 				l      *clientcfg.Launch
@@ -168,9 +185,12 @@ user-scope file, --file any file.`,
 	cmd.Flags().StringArrayVar(&servers, "server", nil, "only this server (repeatable)")
 	cmd.Flags().StringVar(&file, "file", "", "the client file to edit (default: the target's file)")
 	cmd.Flags().BoolVar(&user, "user", false, "the user-scope file rather than the project's")
-	cmd.Flags().BoolVar(&write, "write", false, "write the file (after a backup)")
+	cmd.Flags().BoolVar(&write, "write", false, "write the file (its old content goes to a backup)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show the diff only (the default without --write)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace entries mcpolicy did not write")
+	cmd.Flags().BoolVar(&restore, "restore", false, "put back the newest backup of the file (what the last write replaced)")
+	cmd.MarkFlagsMutuallyExclusive("restore", "write")
+	cmd.MarkFlagsMutuallyExclusive("restore", "dry-run")
 	cmd.Flags().StringVar(&envFile, "env-file", "", "for clients that pass no environment (claude-desktop, windsurf, zed, cline): the file the launcher reads env grant values from (default $XDG_CONFIG_HOME/mcpolicy/env or ~/.config/mcpolicy/env)")
 	return cmd
 }
