@@ -12,6 +12,8 @@ import (
 	"github.com/google/go-jsonnet"
 	"github.com/google/go-jsonnet/ast"
 	"github.com/google/go-jsonnet/toolutils"
+
+	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 )
 
 // evalJsonnet renders a Jsonnet policy to JSON. Its imports read only
@@ -209,22 +211,22 @@ func escapes(rel string) bool {
 // readResolved reads a regular file at a path whose symlinks were resolved,
 // refusing it if the path has become a symlink since.
 func readResolved(real string) ([]byte, error) {
-	f, err := os.Open(real)
+	f, opened, err := hostfile.OpenRegular(real) // a FIFO there does not hold the import
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	opened, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !opened.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", real)
-	}
 	if now, err := os.Lstat(real); err != nil || !os.SameFile(opened, now) {
 		return nil, fmt.Errorf("%s changed while it was read", real)
 	}
-	return io.ReadAll(f)
+	if opened.Size() > MaxPolicySize {
+		return nil, fmt.Errorf("%s: %w", real, errTooLarge)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxPolicySize+1))
+	if err == nil && len(b) > MaxPolicySize {
+		err = fmt.Errorf("%s: %w", real, errTooLarge)
+	}
+	return b, err
 }
 
 // jsonnetLocator maps a field path of the rendered JSON back to the Jsonnet

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -225,9 +224,9 @@ func Source() []byte { return append([]byte(nil), schemaSource...) }
 // Load reads, validates and decodes one policy file. root bounds Jsonnet
 // imports. Invalid input yields Errors, each with file:line:col and field.
 func Load(file, root string) (*Policy, error) {
-	src, err := os.ReadFile(file)
+	src, err := readPolicy(file)
 	if err != nil {
-		return nil, err
+		return nil, readError(file, err).Err()
 	}
 	return LoadBytes(file, src, root)
 }
