@@ -253,6 +253,9 @@ func loadBytes(file string, src []byte, root string, through loadPath) (*Policy,
 	if err != nil {
 		return nil, err
 	}
+	if e := badText(file, src); e != nil {
+		return nil, Errors{e}.Err()
+	}
 	// The schema is compiled when CUE is needed, into the context the
 	// policy's value is built in.
 	var ctx *cue.Context

@@ -1,11 +1,13 @@
 package schema
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 )
@@ -52,4 +54,28 @@ func readError(file string, err error) Errors {
 		hint = ""
 	}
 	return Errors{{Pos: Pos{File: file}, Msg: err.Error(), Hint: hint}}
+}
+
+// badText reports the first byte of a policy source that is not text: a
+// byte that is not UTF-8 (Jsonnet read it as U+FFFD, the YAML decoder
+// said so without a line) or a control character other than a tab or a
+// line break (a NUL, which no policy format holds outside an escape).
+func badText(file string, src []byte) *Error {
+	for i := 0; i < len(src); {
+		r, n := utf8.DecodeRune(src[i:])
+		var msg, hint string
+		switch {
+		case r == utf8.RuneError && n == 1:
+			msg, hint = fmt.Sprintf("byte 0x%02x is not UTF-8 text", src[i]), "save the policy as UTF-8"
+		case r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0x7f:
+			msg, hint = fmt.Sprintf("control character %U in the file", r), "write a control character in a string as an escape (\\u0000)"
+		}
+		if msg != "" {
+			line := bytes.Count(src[:i], []byte("\n")) + 1
+			col := i - bytes.LastIndexByte(src[:i], '\n') // in bytes
+			return &Error{Pos: Pos{File: file, Line: line, Col: col}, Msg: msg, Hint: hint}
+		}
+		i += n
+	}
+	return nil
 }
