@@ -58,7 +58,10 @@ func Discover(p string) (*Project, error) {
 	proj := &Project{Root: root}
 	for _, ext := range schema.Extensions {
 		f := filepath.Join(p, "mcpolicy"+ext)
-		if _, err := os.Stat(f); err == nil {
+		// Lstat: a link that leads nowhere (a loop, a dangling one) is
+		// still a policy file the user named, reported when read, not
+		// silently skipped.
+		if _, err := os.Lstat(f); err == nil {
 			proj.Files = append(proj.Files, f)
 		}
 	}

@@ -123,7 +123,7 @@ func TestJsonnetImportsReadOnlyProtectedPolicyFiles(t *testing.T) {
 		{name: "missing protected file", file: "mcpolicy.jsonnet", expr: `import 'mcpolicy.d/missing.libsonnet'`, want: []string{
 			`import "mcpolicy.d/missing.libsonnet": `, "no such file"}},
 		{name: "the policy folder itself", file: "mcpolicy.jsonnet", expr: `importstr 'mcpolicy.d'`, want: []string{
-			`import "mcpolicy.d": `, "is not a regular file"}},
+			`import "mcpolicy.d": `, "not a regular file (a folder)"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,17 +1,22 @@
 package schema
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/go-jsonnet"
 	"github.com/google/go-jsonnet/ast"
 	"github.com/google/go-jsonnet/toolutils"
+
+	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 )
 
 // evalJsonnet renders a Jsonnet policy to JSON. Its imports read only
@@ -22,7 +27,18 @@ func evalJsonnet(file string, src []byte, root string) ([]byte, Errors) {
 	vm := jsonnet.MakeVM()
 	vm.Importer(imp)
 	vm.ErrorFormatter.SetMaxStackTraceSize(4)
-	out, err := vm.EvaluateAnonymousSnippet(file, string(src))
+	vm.MaxStack = jsonnetMaxStack
+	if e := tooDeep(file, src); e != nil {
+		return nil, Errors{e}
+	}
+	out, stopped, err := evalBounded(vm, file, string(src))
+	if stopped != nil {
+		return nil, Errors{stopped}
+	}
+	if err == nil && len(out) > jsonnetMaxOutput {
+		return nil, Errors{{Pos: Pos{File: file}, Msg: fmt.Sprintf("Jsonnet error: the policy renders to %d bytes of JSON, more than the %d bytes a policy may", len(out), jsonnetMaxOutput),
+			Hint: jsonnetLimitHint}}
+	}
 	if err != nil {
 		e := jsonnetError(file, err.Error())
 		// A refused import: go-jsonnet's message gives the position of
@@ -33,6 +49,116 @@ func evalJsonnet(file string, src []byte, root string) ([]byte, Errors) {
 		return nil, Errors{e}
 	}
 	return []byte(out), nil
+}
+
+// Limits of a Jsonnet evaluation. go-jsonnet has none but its stack: a
+// comprehension grew to 570 MB and went on, a function doubling a string
+// ran on, and a policy is data a person reviews, rendered in
+// milliseconds (500 servers: about 30 ms).
+const (
+	// jsonnetMaxStack is go-jsonnet's default: deep enough for any
+	// policy, and 10,000 nested brackets stop at it.
+	jsonnetMaxStack = 500
+	// jsonnetTimeout bounds the time of an evaluation: over thirty times
+	// the largest policy's, and the commands answer within 2 s.
+	jsonnetTimeout = time.Second
+	// jsonnetMaxHeap bounds the heap an evaluation may add.
+	jsonnetMaxHeap = 256 << 20
+)
+
+// jsonnetMaxOutput bounds the JSON a policy renders to: what a policy
+// file may hold, as the rendered JSON is one. (A variable: a test lowers
+// it rather than render megabytes on a loaded machine.)
+var jsonnetMaxOutput = MaxPolicySize
+
+const jsonnetLimitHint = "a policy renders to data a reviewer can read: look for a recursion or a comprehension that does not end, or that grows much faster than intended"
+
+// evalBounded evaluates a snippet within jsonnetTimeout and
+// jsonnetMaxHeap. go-jsonnet cannot be interrupted: an evaluation that
+// goes over is left running, the error returned, and the command exits
+// with it (no mcpolicy process reads a policy and stays).
+func evalBounded(vm *jsonnet.VM, file, src string) (string, *Error, error) {
+	type result struct {
+		out string
+		err error
+	}
+	done := make(chan result, 1)
+	base := heapBytes()
+	go func() {
+		out, err := vm.EvaluateAnonymousSnippet(file, src)
+		done <- result{out, err}
+	}()
+	deadline := time.NewTimer(jsonnetTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case r := <-done:
+			return r.out, nil, r.err
+		case <-deadline.C:
+			return "", &Error{Pos: Pos{File: file}, Msg: fmt.Sprintf("Jsonnet error: evaluation stopped after %v, the most a policy may take", jsonnetTimeout),
+				Hint: jsonnetLimitHint}, nil
+		case <-tick.C:
+			if heapBytes()-base > jsonnetMaxHeap {
+				return "", &Error{Pos: Pos{File: file}, Msg: fmt.Sprintf("Jsonnet error: evaluation stopped at %d MiB of memory, the most a policy may use", jsonnetMaxHeap>>20),
+					Hint: jsonnetLimitHint}, nil
+			}
+		}
+	}
+}
+
+var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+
+// heapBytes is the memory of the heap's objects, live or not yet swept.
+func heapBytes() int64 {
+	metrics.Read(heapSample)
+	return int64(heapSample[0].Value.Uint64())
+}
+
+// jsonnetMaxNesting bounds how deep brackets nest in a Jsonnet source:
+// a policy nests a few levels; go-jsonnet's parser recurses once per
+// level, and 10,000 levels took 1.2 GB before an error with no position.
+const jsonnetMaxNesting = 100
+
+// tooDeep reports the first bracket of a Jsonnet source nested deeper
+// than jsonnetMaxNesting, at its line and column. Strings, text blocks
+// and comments are skipped.
+func tooDeep(file string, src []byte) *Error {
+	depth := 0
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		skipTo := func(end string) {
+			for i++; i < len(src) && !bytes.HasPrefix(src[i:], []byte(end)); i++ {
+				if src[i] == '\\' && (end == `"` || end == "'") {
+					i++
+				}
+			}
+			i += len(end) - 1
+		}
+		switch {
+		case c == '"' || c == '\'':
+			skipTo(string(c))
+		case c == '#' || c == '/' && i+1 < len(src) && src[i+1] == '/':
+			skipTo("\n")
+		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			i++
+			skipTo("*/")
+		case c == '|' && bytes.HasPrefix(src[i:], []byte("|||")):
+			i += 2
+			skipTo("|||")
+		case c == '(' || c == '[' || c == '{':
+			if depth++; depth > jsonnetMaxNesting {
+				line := bytes.Count(src[:i], []byte("\n")) + 1
+				col := i - bytes.LastIndexByte(src[:i], '\n') // in bytes
+				return &Error{Pos: Pos{File: file, Line: line, Col: col}, Msg: fmt.Sprintf("Jsonnet error: brackets nested more than %d deep", jsonnetMaxNesting),
+					Hint: "a policy nests a few levels: look for brackets left open"}
+			}
+		case c == ')' || c == ']' || c == '}':
+			depth--
+		}
+	}
+	return nil
 }
 
 // jsonnetError reads go-jsonnet's preformatted message: the first line is
@@ -209,22 +335,22 @@ func escapes(rel string) bool {
 // readResolved reads a regular file at a path whose symlinks were resolved,
 // refusing it if the path has become a symlink since.
 func readResolved(real string) ([]byte, error) {
-	f, err := os.Open(real)
+	f, opened, err := hostfile.OpenRegular(real) // a FIFO there does not hold the import
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	opened, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !opened.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", real)
-	}
 	if now, err := os.Lstat(real); err != nil || !os.SameFile(opened, now) {
 		return nil, fmt.Errorf("%s changed while it was read", real)
 	}
-	return io.ReadAll(f)
+	if opened.Size() > MaxPolicySize {
+		return nil, fmt.Errorf("%s: %w", real, errTooLarge)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxPolicySize+1))
+	if err == nil && len(b) > MaxPolicySize {
+		err = fmt.Errorf("%s: %w", real, errTooLarge)
+	}
+	return b, err
 }
 
 // jsonnetLocator maps a field path of the rendered JSON back to the Jsonnet

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -225,9 +224,9 @@ func Source() []byte { return append([]byte(nil), schemaSource...) }
 // Load reads, validates and decodes one policy file. root bounds Jsonnet
 // imports. Invalid input yields Errors, each with file:line:col and field.
 func Load(file, root string) (*Policy, error) {
-	src, err := os.ReadFile(file)
+	src, err := readPolicy(file)
 	if err != nil {
-		return nil, err
+		return nil, readError(file, err).Err()
 	}
 	return LoadBytes(file, src, root)
 }
@@ -253,6 +252,9 @@ func loadBytes(file string, src []byte, root string, through loadPath) (*Policy,
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return nil, err
+	}
+	if e := badText(file, src); e != nil {
+		return nil, Errors{e}.Err()
 	}
 	// The schema is compiled when CUE is needed, into the context the
 	// policy's value is built in.

@@ -39,7 +39,7 @@ func OpenRegular(path string) (*os.File, os.FileInfo, error) {
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
+		err = fmt.Errorf("%s: not a regular file (%s)", path, kind(fi.Mode()))
 	}
 	if err != nil {
 		f.Close()
@@ -55,3 +55,20 @@ const (
 	MaxArtefact = 16 << 20
 	MaxConfig   = 64 << 20
 )
+
+// kind names what a file that is not a regular one is, in words.
+func kind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe, FIFO"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return m.Type().String()
+}
