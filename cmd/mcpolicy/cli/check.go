@@ -82,23 +82,13 @@ func (r *checkReport) write(w io.Writer, format string, clean bool) error {
 // sessions (writereport), says whether there was any, and how many
 // sessions it read from where (a client with another XDG_STATE_HOME
 // records elsewhere: an empty report must not pass for a clean one).
-func (r *checkReport) writes(root string, plans []*compiler.Plan) (bool, string, error) {
+func (r *checkReport) writes(proj *project.Project, plans []*compiler.Plan) (bool, string, error) {
 	state := writereport.StateDir(os.Getenv)
 	if state == "" {
 		return false, "write report: no HOME and no XDG_STATE_HOME: no session is read", nil
 	}
-	servers := map[string]string{}
-	mounted := map[string][]string{}
 	home, _ := os.UserHomeDir()
-	m := compiler.Machine{ProjectRoot: root, Home: home}
-	for _, p := range plans {
-		servers[p.Hash] = p.Server
-		for _, mt := range p.Mounts {
-			src := m.Resolve(mt.Source)
-			mounted[src] = append(mounted[src], p.Server)
-		}
-	}
-	reps, err := writereport.Reports(writereport.Options{State: state, Project: root, Servers: servers, Mounted: mounted})
+	reps, err := proj.WriteReports(state, plans, home, 0)
 	if err != nil {
 		return false, "", fmt.Errorf("the write report: %v", err)
 	}
@@ -110,5 +100,5 @@ func (r *checkReport) writes(root string, plans []*compiler.Plan) (bool, string,
 			found = true
 		}
 	}
-	return found, writereport.Summary(len(reps), state, root), nil
+	return found, writereport.Summary(len(reps), state, proj.Root), nil
 }

@@ -243,9 +243,9 @@ write as WRITE_FLAGGED, an unread file as PARSE.`,
 			// A server can make its policy stop compiling (a protected name
 			// created in a Landlock grant): what it wrote is still shown,
 			// then the policy's error.
-			orWrites := func(root string, err error) error {
+			orWrites := func(proj *project.Project, err error) error {
 				var rep checkReport
-				_, summary, werr := rep.writes(root, nil)
+				_, summary, werr := rep.writes(proj, nil)
 				if werr != nil {
 					summary = werr.Error()
 				}
@@ -256,7 +256,7 @@ write as WRITE_FLAGGED, an unread file as PARSE.`,
 			proj, plans, err := compileProject(path)
 			if err != nil {
 				if proj != nil {
-					return orWrites(proj.Root, err)
+					return orWrites(proj, err)
 				}
 				return err
 			}
@@ -264,14 +264,14 @@ write as WRITE_FLAGGED, an unread file as PARSE.`,
 			res, err := project.CheckClients(project.CheckOptions{Project: proj, Plans: plans, Clients: clients,
 				Home: home, ConfigHome: os.Getenv("XDG_CONFIG_HOME")})
 			if err != nil {
-				return orWrites(proj.Root, err)
+				return orWrites(proj, err)
 			}
 			var rep checkReport
 			for i, f := range res.Findings {
 				rep.add(f, res.Lines[i])
 			}
 			drift, tamper, unread := res.Drift, res.Tamper, res.Unread
-			written, summary, err := rep.writes(proj.Root, plans)
+			written, summary, err := rep.writes(proj, plans)
 			if err != nil {
 				return &exitError{code: ExitError, err: err}
 			}

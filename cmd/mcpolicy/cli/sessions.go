@@ -54,7 +54,11 @@ may still run).`,
 				fmt.Fprintf(cmd.OutOrStdout(), "accepted: %s\n", strings.Join(ids, ", "))
 				return nil
 			}
-			reps, err := writereport.Reports(writereport.Options{State: state, Project: proj.Root, Last: last})
+			// As check reads them (a policy that no longer compiles: without
+			// the servers' names and mounts).
+			home, _ := os.UserHomeDir()
+			plans, _ := proj.Compile(home)
+			reps, err := proj.WriteReports(state, plans, home, last)
 			if err != nil {
 				return err
 			}
