@@ -44,6 +44,9 @@ type Client struct {
 	EnvVars bool
 	// Stdio adds the client's documented stdio marker fields.
 	Stdio map[string]any
+	// JSONC: the client reads comments and trailing commas (VS Code, Zed);
+	// every other JSON client reads strict JSON.
+	JSONC bool
 }
 
 func darwin(home, mac, linux string) string {
@@ -64,13 +67,13 @@ var Clients = []Client{
 	{Name: "cursor", Key: "mcpServers", Project: ".cursor/mcp.json", Workspace: "${workspaceFolder}", EnvRef: "${env:%s}",
 		User: func(h string) string { return filepath.Join(h, ".cursor/mcp.json") }},
 	{Name: "vscode", Key: "servers", Project: ".vscode/mcp.json", Workspace: "${workspaceFolder}", EnvRef: "${env:%s}",
-		Stdio: map[string]any{"type": "stdio"},
+		Stdio: map[string]any{"type": "stdio"}, JSONC: true,
 		User: func(h string) string {
 			return darwin(h, "Library/Application Support/Code/User/mcp.json", ".config/Code/User/mcp.json")
 		}},
 	{Name: "windsurf", Key: "mcpServers",
 		User: func(h string) string { return filepath.Join(h, ".codeium/windsurf/mcp_config.json") }},
-	{Name: "zed", Key: "context_servers", Project: ".zed/settings.json",
+	{Name: "zed", Key: "context_servers", Project: ".zed/settings.json", JSONC: true,
 		User: func(h string) string { return filepath.Join(h, ".config/zed/settings.json") }},
 	{Name: "gemini", Key: "mcpServers", Project: ".gemini/settings.json", EnvRef: "${%s}",
 		User: func(h string) string { return filepath.Join(h, ".gemini/settings.json") }},
@@ -215,17 +218,24 @@ func LaunchFor(c *Client, p *compiler.Plan, backend, root, home, outDir, self, e
 	return l, nil
 }
 
+// EnvFileError is an env file `client` refuses (exit 2, as a policy
+// error: the entry would not start).
+type EnvFileError struct{ Err error }
+
+func (e *EnvFileError) Error() string { return e.Err.Error() }
+func (e *EnvFileError) Unwrap() error { return e.Err }
+
 // envFileOutside refuses an env file inside a grant of the plan or the
 // project (launch.EnvFile refuses it again at spawn).
 func envFileOutside(p *compiler.Plan, file, root, home string) error {
 	if !filepath.IsAbs(file) {
-		return fmt.Errorf("--env-file %q: not an absolute path", file)
+		return &EnvFileError{fmt.Errorf("--env-file %q: not an absolute path", file)}
 	}
 	m := compiler.Machine{ProjectRoot: root, Home: home}
 	f := filepath.Clean(file)
 	grants := append(append([]string{root}, p.Runtime.ReadOnly...), grantPaths(p, m)...)
 	if g, in := launch.InsideAny(f, grants); in {
-		return fmt.Errorf("server %q: the env file %s lies inside %s, which the server is given: it could read every secret in it; pass --env-file with a path outside every grant", p.Server, f, g)
+		return &EnvFileError{fmt.Errorf("server %q: the env file %s lies inside %s, which the server is given: it could read every secret in it; pass --env-file with a path outside every grant", p.Server, f, g)}
 	}
 	return nil
 }
@@ -370,51 +380,60 @@ func Merge(file string, src []byte, c *Client, server string, l *Launch, force b
 	if c.Key == "" {
 		return mergeTOML(file, src, server, l, force)
 	}
+	// A byte-order mark is read past and kept.
+	mark := []byte{}
+	if bytes.HasPrefix(src, bom) {
+		mark, src = bom, src[len(bom):]
+	}
 	fresh := len(bytes.TrimSpace(src)) == 0
+	orig := src
 	if fresh {
 		src = []byte("{}\n")
+	}
+	doc, err := readAsClient(c, file, src)
+	if err != nil {
+		return nil, err
+	}
+	servers, _ := doc.get(c.Key)
+	if existing, _ := servers.get(server); existing != nil && !force {
+		cmd, _ := existing.get("command")
+		var args []string
+		if raw, _ := existing.get("args"); raw != nil {
+			for _, a := range raw.elems {
+				args = append(args, a.str)
+			}
+		}
+		if existing.kind != kObject || cmd == nil || cmd.kind != kString || !Managed(cmd.str, args) {
+			return nil, &ErrForeign{file, server}
+		}
 	}
 	v, err := hujson.Parse(src)
 	if err != nil {
 		return nil, fmt.Errorf("%s: not valid JSON(C), left untouched: %v", file, err)
-	}
-	std := v.Clone()
-	std.Standardize()
-	var doc map[string]any
-	if err := json.Unmarshal(std.Pack(), &doc); err != nil {
-		return nil, fmt.Errorf("%s: not a JSON object, left untouched: %v", file, err)
-	}
-	servers, haveKey := doc[c.Key].(map[string]any)
-	if existing, ok := servers[server].(map[string]any); ok && !force {
-		cmd, _ := existing["command"].(string)
-		var args []string
-		if raw, ok := existing["args"].([]any); ok {
-			for _, a := range raw {
-				args = append(args, fmt.Sprint(a))
-			}
-		}
-		if !Managed(cmd, args) {
-			return nil, &ErrForeign{file, server}
-		}
 	}
 	style := layoutOf(src)
 	entry, err := entryValue(c, l)
 	if err != nil {
 		return nil, err
 	}
+	var out []byte
 	if fresh { // a new file: nothing of the user's to keep, lay it all out
 		b, err := style.render(map[string]any{c.Key: map[string]any{server: entry}}, 0)
 		if err != nil {
 			return nil, err
 		}
-		return append(b, style.newline...), nil
+		out = append(b, style.newline...)
+	} else {
+		if out, err = style.insert(&v, c.Key, servers != nil, server, entry); err != nil {
+			return nil, fmt.Errorf("%s: %v", file, err)
+		}
+		if !bytes.HasSuffix(out, []byte("\n")) {
+			out = append(out, style.newline...)
+		}
 	}
-	out, err := style.insert(&v, c.Key, haveKey, server, entry)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", file, err)
-	}
-	if !bytes.HasSuffix(out, []byte("\n")) {
-		out = append(out, style.newline...)
+	out = append(append([]byte{}, mark...), out...)
+	if err := checkResult(c, file, append(append([]byte{}, mark...), orig...), out, server, entry); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

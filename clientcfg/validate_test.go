@@ -1,0 +1,74 @@
+package clientcfg
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestMergeRefusesWhatTheClientWouldNotLoad: a file its client would not
+// read, or of a shape an entry cannot be added to without guessing, is
+// refused at the position of the fault, in words that say why.
+func TestMergeRefusesWhatTheClientWouldNotLoad(t *testing.T) {
+	for _, tc := range []struct{ client, src, want string }{
+		{"claude-desktop", "{\n  // mine\n  \"mcpServers\": {}\n}\n", "cfg:2:3: not strict JSON: invalid character '/' looking for beginning of object key string: left untouched (claude-desktop reads strict JSON, so it does not load this file either)"},
+		{"cursor", "{\"mcpServers\": {\"a\": {\"command\": \"x\",},}}\n", "cfg:1:38: not strict JSON"},
+		{"claude-code", "{\"mcpServers\": [1]}\n", `cfg:1:16: "mcpServers" is an array, not an object of servers: left untouched (claude-code does not read it either`},
+		{"vscode", "{\"servers\": \"x\"}\n", `cfg:1:13: "servers" is a string, not an object of servers`},
+		{"gemini", "[1]\n", "cfg:1:1: the top level is an array, not an object: left untouched"},
+		{"zed", "{\"context_servers\": {}, // two\n \"context_servers\": {}}\n", "cfg:2:2: context_servers is written twice (first at 1:2); the client reads only the last: left untouched"},
+		{"cline", "{\"mcpServers\": {\"alpha\": {}, \"alpha\": {}}}\n", "cfg:1:30: mcpServers.alpha is written twice (first at 1:17)"},
+		{"windsurf", "{\"mcpServers\": {\"alpha\": {\"command\": \"x\"}\n", "cfg:2:1: not valid JSON (with comments)"},
+		{"claude-desktop", "\ufeff{\"mcpServers\": [}\n", "cfg:1:17: not valid JSON"},
+	} {
+		c, _ := LookupClient(tc.client)
+		out, err := Merge("cfg", []byte(tc.src), c, "alpha", managedLaunch("alpha"), false)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || out != nil {
+			t.Errorf("%s %q:\n got %v\nwant %s", tc.client, tc.src, err, tc.want)
+		}
+	}
+}
+
+// TestMergeForeignShapes: an entry of the server's name that is not an
+// object mcpolicy wrote is the user's, whatever its shape.
+func TestMergeForeignShapes(t *testing.T) {
+	c, _ := LookupClient("claude-code")
+	for _, entry := range []string{`5`, `null`, `"x"`, `[]`, `{}`, `{"command": 5}`, `{"command": "uvx"}`} {
+		_, err := Merge("cfg", []byte(`{"mcpServers": {"alpha": `+entry+`}}`), c, "alpha", managedLaunch("alpha"), false)
+		var f *ErrForeign
+		if !errors.As(err, &f) {
+			t.Errorf("entry %s: err = %v, want ErrForeign", entry, err)
+		}
+	}
+}
+
+// TestCheckResultCatchesLoss: the check after the merge refuses a result
+// that dropped or changed anything, or that does not hold the entry.
+func TestCheckResultCatchesLoss(t *testing.T) {
+	c, _ := LookupClient("claude-code")
+	src := []byte("{\"theme\": \"dark\", \"mcpServers\": {\"other\": {\"command\": \"uvx\"}}}\n")
+	entry, _ := entryValue(c, managedLaunch("alpha"))
+	good, err := Merge("cfg", src, c, "alpha", managedLaunch("alpha"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkResult(c, "cfg", src, good, "alpha", entry); err != nil {
+		t.Fatalf("a good merge refused: %v", err)
+	}
+	for name, bad := range map[string]string{
+		"lost theme":       strings.Replace(string(good), `"theme": "dark", `, "", 1),
+		"changed other":    strings.Replace(string(good), `"uvx"`, `"npx"`, 1),
+		"lost other":       strings.Replace(string(good), `"other": {"command": "uvx"},`, "", 1),
+		"not the entry":    strings.Replace(string(good), `"alpha"`, `"beta"`, 1),
+		"does not load":    strings.Replace(string(good), "}", "},", 1),
+		"no mark (bom in)": string(good),
+	} {
+		from := src
+		if name == "no mark (bom in)" {
+			from = append(append([]byte{}, bom...), src...)
+		}
+		if err := checkResult(c, "cfg", from, []byte(bad), "alpha", entry); err == nil {
+			t.Errorf("%s: not refused:\n%s", name, bad)
+		}
+	}
+}
