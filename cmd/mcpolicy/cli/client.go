@@ -114,6 +114,10 @@ user-scope file, --file any file.`,
 					b = p.Backends[0]
 				}
 				l, err := clientcfg.LaunchFor(c, p, b, proj.Root, home, filepath.Join(proj.Root, project.DefaultOut), self, envFile, portable)
+				var efe *clientcfg.EnvFileError
+				if errors.As(err, &efe) {
+					return &exitError{code: ExitInvalid, err: err}
+				}
 				if err != nil {
 					return err
 				}
@@ -123,8 +127,18 @@ user-scope file, --file any file.`,
 					if err := clientcfg.EnvFileOutsideProject(plans, f, proj.Root, home); err != nil {
 						return &exitError{code: ExitInvalid, err: err}
 					}
-					fmt.Fprintf(cmd.ErrOrStderr(), "%s passes no environment to servers: %q takes %s from %s at spawn (NAME=value lines, mode 600; `install -m 600 /dev/null %s` creates it)\n",
-						c.Name, p.Server, strings.Join(p.EnvNames(), ", "), f, f)
+					// And the launcher must be able to read it at spawn.
+					exists, err := clientcfg.EnvFileUsable(c.Name, f)
+					if err != nil {
+						return &exitError{code: ExitInvalid, err: err}
+					}
+					if !exists {
+						fmt.Fprintf(cmd.ErrOrStderr(), "%s passes no environment to servers: %q takes %s from %s at spawn, which does not exist yet (NAME=value lines, mode 600; `install -m 600 /dev/null %s` creates it)\n",
+							c.Name, p.Server, strings.Join(p.EnvNames(), ", "), f, f)
+					} else {
+						fmt.Fprintf(cmd.ErrOrStderr(), "%s passes no environment to servers: %q takes %s from %s at spawn\n",
+							c.Name, p.Server, strings.Join(p.EnvNames(), ", "), f)
+					}
 				}
 				for _, q := range plans {
 					if err := clientcfg.CheckOutsideGrants(q, compiler.Machine{ProjectRoot: proj.Root, Home: home},

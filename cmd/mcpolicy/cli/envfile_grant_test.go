@@ -115,3 +115,61 @@ servers: s2: {
 		}
 	}
 }
+
+// TestEnvFileRefusedAtWrite: `client --write` refuses, exit 2, the env file
+// the launcher would refuse at spawn — where the MCP client shows only
+// that the server closed — and says why; a file not created yet is named
+// with the command that creates it.
+func TestEnvFileRefusedAtWrite(t *testing.T) {
+	dir, home := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	fakeLauncher(t)
+	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), `version: "v1"
+servers: s1: {
+	image: "s1:1"
+	backends: ["docker"]
+	env: ["TOK"]
+}
+`)
+	if code, out, errs := run(t, "build", dir); code != ExitOK {
+		t.Fatalf("build: exit %d\n%s%s", code, out, errs)
+	}
+	real := filepath.Join(home, "real.env")
+	writeFile(t, real, "TOK=x\n")
+	os.Chmod(real, 0o600)
+	for _, tc := range []struct {
+		name    string
+		prepare func(f string)
+		code    int
+		want    string
+	}{
+		{"in the project", nil, ExitInvalid, "lies inside"},
+		{"mode 644", func(f string) { writeFile(t, f, "TOK=x\n"); os.Chmod(f, 0o644) }, ExitInvalid, "can be read or written by others (mode 0644): run `chmod 600"},
+		{"mode 640", func(f string) { writeFile(t, f, "TOK=x\n"); os.Chmod(f, 0o640) }, ExitInvalid, "claude-desktop would show only that the server closed"},
+		{"symlink", func(f string) { os.Symlink(real, f) }, ExitInvalid, "symlink"},
+		{"hard link", func(f string) { os.Link(real, f) }, ExitInvalid, "hard links"},
+		{"not yet", func(string) {}, ExitOK, "does not exist yet"},
+		{"good", func(f string) { writeFile(t, f, "TOK=x\n"); os.Chmod(f, 0o600) }, ExitOK, "takes TOK from"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := filepath.Join(t.TempDir(), "env")
+			if tc.prepare == nil {
+				f = filepath.Join(dir, "env")
+				writeFile(t, f, "TOK=x\n")
+				os.Chmod(f, 0o600)
+			} else {
+				tc.prepare(f)
+			}
+			cfg := filepath.Join(t.TempDir(), "claude_desktop_config.json")
+			writeFile(t, cfg, "{}\n")
+			code, out, errs := run(t, "client", "claude-desktop", "-p", dir, "--file", cfg, "--env-file", f, "--write")
+			if code != tc.code || !strings.Contains(errs, tc.want) {
+				t.Fatalf("exit %d, want %d and %q\n%s%s", code, tc.code, tc.want, out, errs)
+			}
+			if code != ExitOK {
+				unchanged(t, cfg, "{}\n")
+			}
+		})
+	}
+}
