@@ -158,20 +158,30 @@ func fromHuJSON(v *hujson.Value, l *lines) *node {
 // parseTOML reads a TOML document. go-toml's decoder validates it (and
 // reports errors at a line and column); its unstable parser then gives the
 // offset of every key and value.
+// A byte-order mark is read past (as toml_edit, Codex's parser, does):
+// blanked, so offsets stay the file's and lines.pos leaves it out of
+// columns.
 func parseTOML(file string, src []byte) (*node, error) {
+	text := src
+	if bytes.HasPrefix(src, bom) {
+		text = append([]byte("   "), src[len(bom):]...)
+	}
 	var check map[string]any
-	decodeErr := toml.Unmarshal(src, &check)
+	decodeErr := toml.Unmarshal(text, &check)
 	if decodeErr != nil {
 		var de *toml.DecodeError
 		if errors.As(decodeErr, &de) {
 			if line, col := de.Position(); line > 0 {
+				if line == 1 && bytes.HasPrefix(src, bom) && col > len(bom) {
+					col -= len(bom)
+				}
 				return nil, &schema.Error{Pos: source.Pos{File: file, Line: line, Col: col}, Msg: "not valid TOML: " + de.Error()}
 			}
 		}
 	}
 	// The decoder reports a key defined twice without a position: the tree
 	// below finds it again, at the key.
-	root, err := buildTOML(file, src)
+	root, err := buildTOML(file, src, text)
 	if err != nil {
 		return nil, err
 	}
@@ -181,10 +191,10 @@ func parseTOML(file string, src []byte) (*node, error) {
 	return root, nil
 }
 
-func buildTOML(file string, src []byte) (*node, error) {
+func buildTOML(file string, src, text []byte) (*node, error) {
 	l := newLines(file, src)
 	var p unstable.Parser
-	p.Reset(src)
+	p.Reset(text)
 	offset := func(n *unstable.Node) source.Pos {
 		if n.Raw.Length > 0 {
 			return l.pos(int(n.Raw.Offset))
