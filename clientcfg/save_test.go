@@ -52,14 +52,14 @@ func TestSaveWriterProcess(t *testing.T) {
 	}
 }
 
-// TestSaveConcurrentWriters: 4 processes × 100 saves on one file, JSON and
-// TOML: every save that reported success left its entry, and none failed.
+// TestSaveConcurrentWriters: 4 processes × 100 saves on one file, in strict
+// JSON, JSONC and TOML: every save that reported success left its entry, and none failed.
 func TestSaveConcurrentWriters(t *testing.T) {
 	writers, rounds := 4, 100
 	if testing.Short() {
 		rounds = 25
 	}
-	for _, client := range []string{"claude-code", "codex"} {
+	for _, client := range []string{"claude-code", "vscode", "codex"} { // strict JSON, JSONC, TOML
 		t.Run(client, func(t *testing.T) {
 			dir := t.TempDir()
 			file := filepath.Join(dir, "config")
@@ -106,7 +106,7 @@ func TestSaveConcurrentWriters(t *testing.T) {
 // TestSaveRacingEditor: the client rewrites the file (its own key) between
 // Save's read and its rename: both the client's key and the entry remain.
 func TestSaveRacingEditor(t *testing.T) {
-	for _, client := range []string{"claude-code", "codex"} {
+	for _, client := range []string{"claude-code", "vscode", "codex"} { // strict JSON, JSONC, TOML
 		t.Run(client, func(t *testing.T) {
 			dir := t.TempDir()
 			file := filepath.Join(dir, "config")
