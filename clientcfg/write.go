@@ -7,9 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
-	"sort"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
@@ -21,7 +19,6 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
-	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/supervise"
 )
@@ -436,73 +433,4 @@ func Merge(file string, src []byte, c *Client, server string, l *Launch, force b
 		return nil, err
 	}
 	return out, nil
-}
-
-var tomlTable = lazyre.New(`(?m)^\s*\[`)
-
-// mergeTOML replaces (or appends) the [mcp_servers.NAME] table of a Codex
-// config, leaving every other byte as it was.
-func mergeTOML(file string, src []byte, server string, l *Launch, force bool) ([]byte, error) {
-	header := "[mcp_servers." + tomlKey(server) + "]"
-	var b strings.Builder
-	b.WriteString(header + "\n")
-	fmt.Fprintf(&b, "command = %s\n", tomlString(l.Command))
-	var args []string
-	for _, a := range l.Args {
-		args = append(args, tomlString(a))
-	}
-	fmt.Fprintf(&b, "args = [%s]\n", strings.Join(args, ", "))
-	var keys []string
-	for k := range l.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	if len(keys) > 0 {
-		var kv []string
-		for _, k := range keys {
-			kv = append(kv, tomlKey(k)+" = "+tomlString(l.Env[k]))
-		}
-		fmt.Fprintf(&b, "env = { %s }\n", strings.Join(kv, ", "))
-	}
-	if len(l.EnvVars) > 0 {
-		var names []string
-		for _, n := range l.EnvVars {
-			names = append(names, tomlString(n))
-		}
-		fmt.Fprintf(&b, "env_vars = [%s]\n", strings.Join(names, ", "))
-	}
-	block := b.String()
-	s := string(src)
-	start := strings.Index(s, header)
-	if start < 0 {
-		if s != "" && !strings.HasSuffix(s, "\n") {
-			s += "\n"
-		}
-		if s != "" {
-			s += "\n"
-		}
-		return []byte(s + block), nil
-	}
-	end := len(s)
-	if loc := tomlTable.FindStringIndex(s[start+len(header):]); loc != nil {
-		end = start + len(header) + loc[0]
-	}
-	old := s[start:end]
-	if !force && !Managed(old, nil) && !strings.Contains(old, `"exec", "--policy"`) && !strings.Contains(old, `"run", "--policy"`) && !strings.Contains(old, "/"+LauncherName+`"`) {
-		return nil, &ErrForeign{file, server}
-	}
-	trail := old[len(strings.TrimRight(old, "\n")):]
-	return []byte(s[:start] + strings.TrimRight(block, "\n") + trail + s[end:]), nil
-}
-
-func tomlString(s string) string {
-	b, _ := json.Marshal(s) // a JSON string is a valid TOML basic string
-	return string(b)
-}
-
-func tomlKey(k string) string {
-	if regexp.MustCompile(`^[A-Za-z0-9_-]+$`).MatchString(k) {
-		return k
-	}
-	return tomlString(k)
 }
