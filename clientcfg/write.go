@@ -2,7 +2,6 @@ package clientcfg
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
