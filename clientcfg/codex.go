@@ -53,18 +53,29 @@ func mergeTOML(file string, src []byte, server string, l *Launch, force bool) ([
 			Msg:  "mcp_servers is not a table of servers, left untouched",
 			Hint: "Codex reads each server from a table [mcp_servers.NAME]: make mcp_servers a table (or remove it) and run again"}
 	}
-	if old, ok := servers[server]; ok && !force && !codexManaged(old) {
+	old, had := servers[server]
+	if had && !force && !codexManaged(old) {
 		return nil, &ErrForeign{file, server}
+	}
+	fields, want := entryFields(l), tomlEntryValue(l)
+	if had && codexManaged(old) {
+		// What the user added to mcpolicy's entry (enabled = false, a
+		// timeout, enabled_tools) is theirs, and stays.
+		extra, err := userFields(old.(map[string]any), want)
+		if err != nil {
+			return nil, &schema.Error{Pos: source.Pos{File: file}, Msg: fmt.Sprintf("the entry %q: keeping the keys you added to it: %v, left untouched", server, err)}
+		}
+		fields = append(fields, extra...)
 	}
 	var out []byte
 	if parts.inline != nil { // a closed table: the entry can only be one of its members
-		out = parts.inline.put(body, tomlKey(server)+" = { "+strings.Join(entryFields(l), ", ")+" }")
+		out = parts.inline.put(body, tomlKey(server)+" = { "+strings.Join(fields, ", ")+" }")
 	} else {
 		nl := newlineOf(body)
-		block := "[mcp_servers." + tomlKey(server) + "]" + nl + strings.Join(entryFields(l), nl) + nl
+		block := "[mcp_servers." + tomlKey(server) + "]" + nl + strings.Join(fields, nl) + nl
 		out = parts.replace(body, block, nl)
 	}
-	if err := readsBack(out, before, server, l); err != nil {
+	if err := readsBack(out, before, server, want); err != nil {
 		return nil, &schema.Error{Pos: source.Pos{File: file},
 			Msg:  fmt.Sprintf("the entry %q merged into this file does not read back as written (%v), left untouched", server, err),
 			Hint: "a fault in mcpolicy: please report it with the file; to add the entry by hand, `mcpolicy client codex --file new.toml` shows it alone"}
@@ -158,6 +169,31 @@ func entryFields(l *Launch) []string {
 	return fields
 }
 
+// userFields are the keys of old, an entry mcpolicy wrote, that it does not
+// write (launchKeys), each as one `key = value` (a table inline), added
+// to want.
+func userFields(old, want map[string]any) ([]string, error) {
+	var keys []string
+	for k := range old {
+		if !launchKeys[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, k := range keys {
+		var b bytes.Buffer
+		enc := toml.NewEncoder(&b)
+		enc.SetTablesInline(true)
+		if err := enc.Encode(map[string]any{k: old[k]}); err != nil {
+			return nil, err
+		}
+		out = append(out, strings.TrimRight(b.String(), "\n"))
+		want[k] = old[k]
+	}
+	return out, nil
+}
+
 // tomlEntryValue is what the entry reads back as.
 func tomlEntryValue(l *Launch) map[string]any {
 	strs := func(ss []string) []any {
@@ -183,13 +219,13 @@ func tomlEntryValue(l *Launch) map[string]any {
 
 // readsBack parses the result and compares it with the file before: the
 // entry is exactly the one written, everything else is as it was.
-func readsBack(out []byte, before map[string]any, server string, l *Launch) error {
+func readsBack(out []byte, before map[string]any, server string, want map[string]any) error {
 	after := map[string]any{}
 	if err := toml.Unmarshal(out, &after); err != nil {
 		return err
 	}
 	servers, _ := after["mcp_servers"].(map[string]any)
-	if !sameValue(servers[server], tomlEntryValue(l)) {
+	if !sameValue(servers[server], want) {
 		return errors.New("the entry reads back otherwise")
 	}
 	if !sameValue(withoutServer(before, server), withoutServer(after, server)) {

@@ -133,9 +133,11 @@ command = "not this"
 command = "uvx"
 
 {{BLOCK}}`},
-	{name: "a multi-line string inside the entry",
+	// (Foreign, and forced: a rewrite of mcpolicy's own entry keeps the
+	// keys the user added, TestRewriteKeepsUserKeys.)
+	{name: "a multi-line string inside the entry", force: true,
 		src: `[mcp_servers.alpha] # part
-command = "/usr/local/bin/mcpolicy-launch" # part
+command = "npx" # part
 cwd = """ # part
 [not.a.table] # part
 """ # part
@@ -212,9 +214,9 @@ command = "npx" # part
 `,
 		want:  "{{BLOCK}}\n[mcp_servers.other]\ncommand = \"uvx\"\n\n",
 		force: true, gone: []string{"old-secret", "npx"}},
-	{name: "arrays of tables",
+	{name: "arrays of tables", force: true,
 		src: `[mcp_servers.alpha] # part
-command = "/usr/local/bin/mcpolicy-launch" # part
+command = "npx" # part
 
 [[mcp_servers.alpha.x]] # part
 k = 1 # part

@@ -98,3 +98,38 @@ func TestByteOrderMarkReadPast(t *testing.T) {
 		}
 	}
 }
+
+// TestRewriteKeepsUserKeys: rewriting mcpolicy's own entry replaces how
+// the server starts, and keeps what the user added to the entry (a
+// disabled flag, a timeout, auto-approved tools, a sub-table); --force over
+// an entry that is not mcpolicy's replaces it whole.
+func TestRewriteKeepsUserKeys(t *testing.T) {
+	l := managedLaunch("alpha")
+	l.Env = map[string]string{"PATH": "/usr/bin"}
+	json := `{"mcpServers": {"alpha": {"command": "/usr/local/bin/mcpolicy-launch", "args": ["--sha256", "old"], "env": {"OLD": "secret"}, "disabled": true, "autoApprove": ["read"], "timeout": 30}}}` + "\n"
+	toml := "[mcp_servers.alpha]\ncommand = \"/usr/local/bin/mcpolicy-launch\"\nargs = [\"--sha256\", \"old\"]\nenabled = false\ntool_timeout_sec = 30\n\n[mcp_servers.alpha.env]\nOLD = \"secret\"\n\n[mcp_servers.alpha.tools.read]\napprove = true\n"
+	for client, src := range map[string]string{"cline": json, "codex": toml} {
+		c, _ := LookupClient(client)
+		out, err := Merge("cfg", []byte(src), c, "alpha", l, false)
+		if err != nil {
+			t.Fatalf("%s: %v", client, err)
+		}
+		s := string(out)
+		for _, want := range map[string][]string{
+			"cline": {`"disabled": true`, `"autoApprove": [`, `"timeout": 30`, `"--sha256",`, `"alpha"`},
+			"codex": {"enabled = false", "tool_timeout_sec = 30", "tools = {read = {approve = true}}", `"--sha256", "alpha"`},
+		}[client] {
+			if !strings.Contains(s, want) {
+				t.Errorf("%s: %q lost:\n%s", client, want, s)
+			}
+		}
+		if strings.Contains(s, "secret") || strings.Contains(s, "old") {
+			t.Errorf("%s: the old launch stayed:\n%s", client, s)
+		}
+		foreign := strings.ReplaceAll(src, "/usr/local/bin/mcpolicy-launch", "npx")
+		out, err = Merge("cfg", []byte(foreign), c, "alpha", l, true)
+		if err != nil || strings.Contains(string(out), "disabled") || strings.Contains(string(out), "enabled") {
+			t.Errorf("%s: --force kept a foreign entry's keys (%v):\n%s", client, err, out)
+		}
+	}
+}

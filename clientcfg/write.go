@@ -353,6 +353,10 @@ func entryValue(c *Client, l *Launch) (map[string]any, error) {
 	return e, nil
 }
 
+// launchKeys are the keys of an entry that say how the server starts:
+// mcpolicy writes them whole, and drops the old ones it does not write.
+var launchKeys = map[string]bool{"command": true, "args": true, "env": true, "env_vars": true, "type": true}
+
 // ErrForeign refuses to replace an entry mcpolicy did not write.
 type ErrForeign struct{ File, Server string }
 
@@ -391,7 +395,9 @@ func Merge(file string, src []byte, c *Client, server string, l *Launch, force b
 		return nil, err
 	}
 	servers, _ := doc.get(c.Key)
-	if existing, _ := servers.get(server); existing != nil && !force {
+	existing, _ := servers.get(server)
+	managed := false
+	if existing != nil {
 		cmd, _ := existing.get("command")
 		var args []string
 		if raw, _ := existing.get("args"); raw != nil {
@@ -399,7 +405,8 @@ func Merge(file string, src []byte, c *Client, server string, l *Launch, force b
 				args = append(args, a.str)
 			}
 		}
-		if existing.kind != kObject || cmd == nil || cmd.kind != kString || !Managed(cmd.str, args) {
+		managed = existing.kind == kObject && cmd != nil && cmd.kind == kString && Managed(cmd.str, args)
+		if !managed && !force {
 			return nil, &ErrForeign{file, server}
 		}
 	}
@@ -411,6 +418,15 @@ func Merge(file string, src []byte, c *Client, server string, l *Launch, force b
 	entry, err := entryValue(c, l)
 	if err != nil {
 		return nil, err
+	}
+	if managed {
+		// What the user added to mcpolicy's entry ("disabled": true, a
+		// timeout, auto-approved tools) is theirs, and stays.
+		for _, i := range existing.members() {
+			if k := existing.keys[i]; entry[k] == nil && !launchKeys[k] {
+				entry[k] = plain(existing.vals[i])
+			}
+		}
 	}
 	var out []byte
 	if fresh { // a new file: nothing of the user's to keep, lay it all out
