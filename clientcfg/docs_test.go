@@ -26,6 +26,7 @@ func TestDocsSayWhatWriteKeeps(t *testing.T) {
 		"old one's mode", "owner and group",
 		"left untouched: exit 2, nothing written, no backup",
 		"byte-order mark", "CRLF stays CRLF",
+		"keeps every other key the user added",
 	} {
 		if !strings.Contains(section, want) {
 			t.Errorf("docs/clients.md, How --write writes: no %q", want)
