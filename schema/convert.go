@@ -66,6 +66,15 @@ func describe(elems []string, display, raw, file string, e cueerrors.Error, data
 		if expect != "" {
 			out.Msg += ": must be " + expect
 		}
+	case got.Err() != nil:
+		// The user's own data conflicts (a CUE field declared twice with
+		// two values): its value is no value to show.
+		out.Msg = raw
+		if strings.HasPrefix(raw, "conflicting values") {
+			out.Hint = conflictHint
+		}
+	case expect == "" && wrongKind(policyDef, elems, got):
+		out.Msg, out.Hint = kindMessage(policyDef, elems, got)
 	case expect != "":
 		out.Msg = "must be " + expect
 		if got.IsConcrete() {
@@ -75,6 +84,28 @@ func describe(elems []string, display, raw, file string, e cueerrors.Error, data
 		out.Msg = raw
 	}
 	return out
+}
+
+// wrongKind reports whether a value is of none of the kinds the schema
+// allows at its path (a list where an object goes, null for a server):
+// CUE's message then prints the schema's whole struct.
+func wrongKind(policyDef cue.Value, elems []string, got cue.Value) bool {
+	want := schemaValue(policyDef, elems).IncompleteKind()
+	return want != cue.BottomKind && got.IncompleteKind()&want == 0
+}
+
+// kindMessage says what kind of value goes at a path, and what was
+// given, in words.
+func kindMessage(policyDef cue.Value, elems []string, got cue.Value) (msg, hint string) {
+	switch {
+	case len(elems) == 1 && unquote(elems[0]) == "servers":
+		return "must be an object (a mapping) from server names to servers, not " + kindOf(got),
+			`each server is an entry under servers, by its name: servers: {NAME: {command: [...]}}`
+	case len(elems) == 2 && unquote(elems[0]) == "servers":
+		return "a server must be an object (a mapping) with at least command or image, not " + kindOf(got),
+			`e.g. {command: ["npx", "-y", "some-server"]} or {image: "name:tag"}`
+	}
+	return "must be " + kindWords(schemaValue(policyDef, elems).IncompleteKind()) + ", not " + kindOf(got), ""
 }
 
 // errorPos prefers a position CUE reports in the user's file, then the value

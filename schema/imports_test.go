@@ -206,8 +206,8 @@ func TestPoliciesReadNoOtherFile(t *testing.T) {
 		{"mcpolicy.cue", "import \"example.com/p/x\"\n\nversion: \"v1\"\nservers: a: {image: \"x:1\", mounts: x.m}\n",
 			"imports are not supported in policy files"},
 		// YAML has no include; a tag that would be one is refused.
-		{"mcpolicy.yaml", "version: v1\nservers:\n  a:\n    image: x:1\n    mounts: !include x.yaml\n", `cannot unmarshal tag "!include"`},
-		{"mcpolicy.yaml", "version: v1\nservers:\n  a:\n    image: x:1\n    mounts: !!include x.yaml\n", `cannot unmarshal tag`},
+		{"mcpolicy.yaml", "version: v1\nservers:\n  a:\n    image: x:1\n    mounts: !include x.yaml\n", `mcpolicy.yaml:5:13: servers.a.mounts: the YAML tag !include is not allowed in a policy`},
+		{"mcpolicy.yaml", "version: v1\nservers:\n  a:\n    image: x:1\n    mounts: !!include x.yaml\n", `mcpolicy.yaml:5:13: servers.a.mounts: the YAML tag !!include is not allowed`},
 		// JSON has no include; a JSON Schema $ref is data.
 		{"mcpolicy.json", `{"version": "v1", "servers": {"a": {"image": "x:1", "mounts": {"$ref": "x.json"}}}}`, "servers.a.mounts"},
 	}

@@ -39,6 +39,9 @@ func evalJsonnet(file string, src []byte, root string) ([]byte, Errors) {
 		return nil, Errors{{Pos: Pos{File: file}, Msg: fmt.Sprintf("Jsonnet error: the policy renders to %d bytes of JSON, more than the %d bytes a policy may", len(out), jsonnetMaxOutput),
 			Hint: jsonnetLimitHint}}
 	}
+	if err != nil && imp.notText != nil {
+		return nil, Errors{imp.notText}
+	}
 	if err != nil {
 		e := jsonnetError(file, err.Error())
 		// A refused import: go-jsonnet's message gives the position of
@@ -201,6 +204,7 @@ type policyImporter struct {
 	mainDir string // imports from the policy file itself come with importedFrom ""
 	cache   map[string]jsonnet.Contents
 	refused *Error // the first import refused; evalJsonnet adds its position
+	notText *Error // the first import that is not text, at its byte
 }
 
 func (r *policyImporter) Import(importedFrom, importedPath string) (jsonnet.Contents, string, error) {
@@ -225,6 +229,16 @@ func (r *policyImporter) Import(importedFrom, importedPath string) (jsonnet.Cont
 	b, err := readResolved(real)
 	if err != nil {
 		return jsonnet.Contents{}, "", fmt.Errorf("import %q: %w", importedPath, err)
+	}
+	// An imported file is held to a policy file's rule: go-jsonnet read a
+	// byte that is not UTF-8 as U+FFFD, and could not lex a byte order
+	// mark.
+	b = trimBOM(b)
+	if e := badText(found, b); e != nil {
+		if r.notText == nil {
+			r.notText = e
+		}
+		return jsonnet.Contents{}, "", errors.New(e.Error())
 	}
 	c := jsonnet.MakeContentsRaw(b)
 	r.cache[found] = c

@@ -253,7 +253,11 @@ func loadBytes(file string, src []byte, root string, through loadPath) (*Policy,
 	if err != nil {
 		return nil, err
 	}
+	src = trimBOM(src)
 	if e := badText(file, src); e != nil {
+		return nil, Errors{e}.Err()
+	}
+	if e := emptyPolicy(file, src); e != nil {
 		return nil, Errors{e}.Err()
 	}
 	// The schema is compiled when CUE is needed, into the context the
@@ -282,6 +286,9 @@ func loadBytes(file string, src []byte, root string, through loadPath) (*Policy,
 	data, syntax, errs := parseData(ctx, file, src, root)
 	if errs != nil {
 		return nil, errs.Err()
+	}
+	if e := rootKind(file, src, data); e != nil {
+		return nil, Errors{e}.Err()
 	}
 	if errs := duplicateServers(file, syntax); len(errs) > 0 {
 		return nil, errs.Err()
@@ -340,7 +347,7 @@ func parsePlain(file string, src []byte) (p *Policy, decls []ast.Decl, ok bool) 
 			decls = s.Elts
 		}
 	case ".yaml", ".yml":
-		if len(mergeKeys(file, src)) > 0 {
+		if len(yamlChecks(file, src)) > 0 {
 			return nil, nil, false // the full path reports them
 		}
 		f, err := cueyaml.Extract(file, src)
@@ -350,6 +357,9 @@ func parsePlain(file string, src []byte) (p *Policy, decls []ast.Decl, ok bool) 
 		syntax, decls = f, f.Decls
 	default:
 		return nil, nil, false
+	}
+	if tooNested(file, syntax) != nil {
+		return nil, nil, false // CUE's evaluation of it is slow: the full path refuses it first
 	}
 	p, ok = decodePlain(file, syntax) // refuses imports and a server declared twice
 	return p, decls, ok
@@ -445,6 +455,12 @@ func parseData(ctx *cue.Context, file string, src []byte, root string) (cue.Valu
 		if err != nil {
 			return cue.Value{}, nil, fromCUEErrors(err, file, "CUE syntax error", "")
 		}
+		if !hasData(f) {
+			return cue.Value{}, nil, Errors{emptyError(file)}
+		}
+		if e := tooNested(file, f); e != nil {
+			return cue.Value{}, nil, Errors{e}
+		}
 		for imp := range f.ImportSpecs() {
 			return cue.Value{}, nil, Errors{{Pos: posOf(imp.Pos(), file), Msg: "imports are not supported in policy files",
 				Hint: "keep a policy self-contained; use Jsonnet or several files under mcpolicy.d/ to share parts"}}
@@ -463,7 +479,7 @@ func parseData(ctx *cue.Context, file string, src []byte, root string) (cue.Valu
 		}
 		v := ctx.BuildFile(f)
 		if v.Err() != nil {
-			return v, nil, fromCUEErrors(v.Err(), file, "", "")
+			return v, nil, conflictHints(fromCUEErrors(v.Err(), file, "", ""))
 		}
 		return v, f, nil
 	case ".json":
@@ -471,17 +487,26 @@ func parseData(ctx *cue.Context, file string, src []byte, root string) (cue.Valu
 		if err != nil {
 			return cue.Value{}, nil, fromCUEErrors(err, file, "JSON syntax error", "")
 		}
+		if e := tooNested(file, expr); e != nil {
+			return cue.Value{}, nil, Errors{e}
+		}
+		if errs := duplicateKeys(file, src, expr); len(errs) > 0 {
+			return cue.Value{}, nil, errs
+		}
 		v := ctx.BuildExpr(expr)
 		return v, expr, nil
 	case ".yaml", ".yml":
+		if errs := yamlChecks(file, src); len(errs) > 0 {
+			return cue.Value{}, nil, errs // before CUE's reader, which expands aliases
+		}
 		f, err := cueyaml.Extract(file, src)
 		if err != nil {
 			return cue.Value{}, nil, fromCUEErrors(err, file, "YAML error", "")
 		}
-		if errs := mergeKeys(file, src); len(errs) > 0 {
-			return cue.Value{}, nil, errs
+		if e := tooNested(file, f); e != nil {
+			return cue.Value{}, nil, Errors{e}
 		}
-		if errs := duplicateServers(file, f); len(errs) > 0 {
+		if errs := duplicateKeys(file, src, f); len(errs) > 0 {
 			return cue.Value{}, nil, errs // before building: CUE would report a bare conflict
 		}
 		v := ctx.BuildFile(f)
@@ -500,6 +525,12 @@ func parseData(ctx *cue.Context, file string, src []byte, root string) (cue.Valu
 		if err != nil {
 			return cue.Value{}, nil, fromCUEErrors(err, file, "", "")
 		}
+		if e := tooNested(file, expr); e != nil {
+			e.Pos = Pos{File: file} // its position is in the rendered JSON
+			e.Msg = "Jsonnet error: the policy renders to " + e.Msg
+			e.Hint = "a policy nests a few levels: look for a recursion that nests a value in itself"
+			return cue.Value{}, nil, Errors{e}
+		}
 		return ctx.BuildExpr(expr), expr, nil
 	}
 	return cue.Value{}, nil, Errors{{Pos: Pos{File: file}, Msg: fmt.Sprintf("unsupported policy format %q", ext),
@@ -513,56 +544,6 @@ func isJsonnet(file string) bool {
 
 // renderedName names the JSON a Jsonnet file renders to, in CUE positions.
 func renderedName(file string) string { return file + " (rendered)" }
-
-// duplicateServers reports a server name declared more than once. CUE would
-// merge the two declarations; a reviewer must see every grant in one place.
-func duplicateServers(file string, n ast.Node) Errors {
-	var decls []ast.Decl
-	switch n := n.(type) {
-	case *ast.File:
-		decls = n.Decls
-	case *ast.StructLit:
-		decls = n.Elts
-	}
-	seen := map[string]token.Pos{}
-	var errs Errors
-	for _, d := range decls {
-		f, ok := d.(*ast.Field)
-		if !ok {
-			continue
-		}
-		if name, _, _ := labelName(f.Label); name != "servers" {
-			continue
-		}
-		s, ok := f.Value.(*ast.StructLit)
-		if !ok {
-			continue
-		}
-		for _, e := range s.Elts {
-			sf, ok := e.(*ast.Field)
-			if !ok {
-				continue
-			}
-			name, _, ok := labelName(sf.Label) // as CUE reads it: raw, escaped and unnormalised spellings are one name
-			if !ok {
-				continue
-			}
-			if first, dup := seen[name]; dup {
-				errs = append(errs, DuplicateServer(posOf(sf.Pos(), file), name, posOf(first, file)))
-				continue
-			}
-			seen[name] = sf.Pos()
-		}
-	}
-	return errs
-}
-
-// DuplicateServer is the error for a server name declared twice, in one
-// file or across the files of a project.
-func DuplicateServer(at Pos, name string, first Pos) *Error {
-	return &Error{Pos: at, Path: FieldPath("servers", name), Msg: "server declared twice (first at " + first.String() + ")",
-		Hint: "declare each server once, so a reviewer sees all of its grants together"}
-}
 
 // FieldPath renders a path the way errors show it: servers."code-index".env.
 // Labels that are not identifiers are quoted.
@@ -607,6 +588,19 @@ func fromCUEErrors(err error, file, prefix, hint string) Errors {
 	}
 	return errs
 }
+
+// conflictHints adds a hint to CUE's "conflicting values" errors: a field
+// declared twice with two values, which CUE unifies.
+func conflictHints(errs Errors) Errors {
+	for _, e := range errs {
+		if strings.Contains(e.Msg, "conflicting values") && e.Hint == "" {
+			e.Hint = conflictHint
+		}
+	}
+	return errs
+}
+
+const conflictHint = "the field is given two different values: CUE unifies every declaration of a field, so declare it once"
 
 // Compiled on first use: every mcpolicy process pays package init, few use it.
 var textPos = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\S+?):(\d+): (.*)$`) })

@@ -56,10 +56,22 @@ func readError(file string, err error) Errors {
 	return Errors{{Pos: Pos{File: file}, Msg: err.Error(), Hint: hint}}
 }
 
+// utf8BOM is the byte order mark some editors (Notepad, Visual Studio)
+// write at the start of a UTF-8 file.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// trimBOM drops a byte order mark at the start of a policy source, in
+// every format alike: the YAML and CUE readers skipped it, JSON refused
+// it as "invalid character 'ï'" and Jsonnet could not lex it. Columns on
+// line 1 are then counted without it, as an editor shows them.
+func trimBOM(src []byte) []byte { return bytes.TrimPrefix(src, utf8BOM) }
+
 // badText reports the first byte of a policy source that is not text: a
 // byte that is not UTF-8 (Jsonnet read it as U+FFFD, the YAML decoder
-// said so without a line) or a control character other than a tab or a
-// line break (a NUL, which no policy format holds outside an escape).
+// said so without a line), a control character other than a tab or a
+// line break (a NUL, which no policy format holds outside an escape), or
+// a byte order mark past the start (trimBOM drops the one at the start):
+// it is invisible, and YAML read it as a syntax error a line later.
 func badText(file string, src []byte) *Error {
 	for i := 0; i < len(src); {
 		r, n := utf8.DecodeRune(src[i:])
@@ -69,6 +81,8 @@ func badText(file string, src []byte) *Error {
 			msg, hint = fmt.Sprintf("byte 0x%02x is not UTF-8 text", src[i]), "save the policy as UTF-8"
 		case r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0x7f:
 			msg, hint = fmt.Sprintf("control character %U in the file", r), "write a control character in a string as an escape (\\u0000)"
+		case r == '\ufeff':
+			msg, hint = "a byte order mark (U+FEFF) inside the file", "delete it: it is invisible in an editor, and only the start of a file may hold one (two files pasted together?)"
 		}
 		if msg != "" {
 			line := bytes.Count(src[:i], []byte("\n")) + 1
