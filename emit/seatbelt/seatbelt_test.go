@@ -374,7 +374,6 @@ func TestCheckerNetwork(t *testing.T) {
 	ok := []string{
 		`(allow network-outbound (remote tcp "localhost:23456"))`,
 		`(allow network-outbound (with report) (remote tcp "localhost:1"))`,
-		`(allow network-bind (local ip "localhost:*"))`, // listening reaches nothing
 	}
 	for _, src := range ok {
 		forms, err := Parse(head + src)
@@ -401,7 +400,9 @@ func TestCheckerNetwork(t *testing.T) {
 		`(allow network-outbound (remote unix-socket (path-literal "/var/run/docker.sock")))`:  "more than the egress proxy",
 		`(allow network-outbound (literal "/private/var/run/mDNSResponder"))`:                  "more than the egress proxy",
 		`(allow network* (remote tcp "localhost:23456"))`:                                      "the only network allow",
-		`(allow network-outbound file-read* (remote tcp "localhost:23456"))`:                   "the only network allow",
+		`(allow network-outbound signal (remote tcp "localhost:23456"))`:                       "the only network allow",
+		`(allow network-bind (local ip "localhost:*"))`:                                        "listens on the host's network",
+		`(allow network-inbound (local tcp "*:8080"))`:                                         "any local process or web page can connect in",
 		`(allow network-outbound (remote tcp "localhost:1") (remote tcp "*:*"))`:               "write one",
 		`(allow network-outbound (require-any (remote tcp "localhost:1") (remote tcp "*:*")))`: "more than the egress proxy",
 	}
