@@ -52,16 +52,17 @@ func Explain(p *Plan) string {
 	line(s.NoNetwork, noNet)
 	line(p.Network.Mode == "allowlist", fmt.Sprintf("network: everything but the %d egress destinations above, checked by mcpolicy's egress proxy (started by mcpolicy run; "+proxyAt+")", len(p.Network.Allow), p.Network.ProxyPort))
 	line(s.ReadOnlyRoot, "root filesystem: read-only")
-	line(s.DropAllCaps, "capabilities: all dropped")
-	line(s.NoNewPrivileges, "no new privileges (setuid binaries cannot raise them)")
+	sb := seatbeltFacts(p)
+	line(s.DropAllCaps, sb.caps)
+	line(s.NoNewPrivileges, sb.privileges)
 	if p.User.Invoker {
 		line(s.NonRootUser, "user: the invoking user's own ids (never root: a root launch is refused)")
 	} else {
+		user := fmt.Sprintf("user: %s (not root)", p.User)
 		if p.User.RootGroup() {
-			line(s.NonRootUser, fmt.Sprintf("user: %s (not root, but in root's group: gid 0)", p.User))
-		} else {
-			line(s.NonRootUser, fmt.Sprintf("user: %s (not root)", p.User))
+			user = fmt.Sprintf("user: %s (not root, but in root's group: gid 0)", p.User)
 		}
+		line(s.NonRootUser, sb.user(user))
 	}
 	line(len(p.Env) == 0, "environment: empty (no variable passed through)")
 	line(s.MemoryBytes > 0, "memory: at most "+bytesize.Format(s.MemoryBytes))
@@ -89,4 +90,36 @@ func Explain(p *Plan) string {
 		}
 	}
 	return b.String()
+}
+
+// facts are the lines of "Taken away" that differ on seatbelt, which runs
+// the server under sandbox-exec as whoever starts it: macOS has no
+// capability sets, no no-new-privileges flag and no way to switch ids
+// without root.
+type facts struct {
+	caps, privileges string
+	user             func(string) string
+}
+
+func seatbeltFacts(p *Plan) facts {
+	f := facts{caps: "capabilities: all dropped", privileges: "no new privileges (setuid binaries cannot raise them)",
+		user: func(s string) string { return s }}
+	if !p.RunsOn(backend.Seatbelt) {
+		return f
+	}
+	const setuid = "refuses to run a setuid or setgid program inside the sandbox (forbidden-exec-sugid: su, sudo, login, /bin/ps), and no rule runs one outside it (with no-sandbox)"
+	if len(p.Backends) == 1 {
+		f.caps = "capabilities: macOS has none to drop; the wrapper refuses to start as root"
+		f.privileges = "privileges: macOS has no no-new-privileges flag, but seatbelt " + setuid
+		f.user = func(string) string {
+			return "user: never root (the wrapper refuses); the invoking user's own ids, not " + p.User.String() + " (macOS cannot switch ids without root: counted above)"
+		}
+		return f
+	}
+	f.caps = "capabilities: all dropped (on seatbelt: macOS has none; the wrapper refuses to start as root)"
+	f.privileges = "no new privileges (setuid binaries cannot raise them); seatbelt has no such flag, but " + setuid
+	f.user = func(s string) string {
+		return s + "; on seatbelt the invoking user's own ids (counted above)"
+	}
+	return f
 }

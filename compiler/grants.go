@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/internal/bytesize"
-
 	"github.com/mcpolicy/mcpolicy/source"
 )
 
@@ -76,8 +76,22 @@ func (p *Plan) Grants() []Grant {
 	}
 	if p.User.Invoker {
 		gs = append(gs, Grant{GrantInvoker, "runs as the invoking user (writes rw mounts with their uid)", p.UserPos})
+	} else if p.RunsOn(backend.Seatbelt) {
+		// sandbox-exec cannot switch ids without root, and the wrapper
+		// refuses root: the server gets the invoker's, whatever user says.
+		gs = append(gs, Grant{GrantInvoker, fmt.Sprintf("on seatbelt runs as the invoking user, not %s (writes rw mounts with their uid)", p.User), orPos(p.UserPos, p.Pos)})
 	}
 	return gs
+}
+
+// RunsOn reports whether the plan lists backend name.
+func (p *Plan) RunsOn(name string) bool {
+	for _, b := range p.Backends {
+		if b == name {
+			return true
+		}
+	}
+	return false
 }
 
 // orPos is tolerant of plans decoded from JSON, which carry no positions.

@@ -199,6 +199,16 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 		},
 		{
 			Allow: []string{
+				"file-read*",
+			},
+			Subpath: []string{
+				"/private/var/empty",
+			},
+			Why:   "HOME is /var/empty when there is no scratch folder (the wrapper): an empty folder of root's, read so that ~/.gitconfig and other dotfiles answer ENOENT, not EPERM, on which git dies (unable to access '/var/empty/.gitconfig')",
+			Peers: "Codex, sandbox-runtime: reads everywhere (HOME is the user's); nono: the caller's paths",
+		},
+		{
+			Allow: []string{
 				"process-exec",
 			},
 			Subpath: []string{
@@ -292,6 +302,17 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			},
 			Why:   "Homebrew's node uses OpenSSL's CA bundle (--openssl-use-def-ca-store): its cert.pem and openssl.cnf, nothing else of etc",
 			Peers: "Codex (restricted reads): nothing of Homebrew's etc; sandbox-runtime: reads everywhere; nono: the caller's paths",
+		},
+		{
+			Allow: []string{
+				"file-read*",
+			},
+			Literal: []string{
+				"/opt/homebrew/etc/gitconfig",
+				"/usr/local/etc/gitconfig",
+			},
+			Why:   "Homebrew's git, which PATH finds first, reads its system config and aborts on EPERM (unable to access '/opt/homebrew/etc/gitconfig'): that one file, nothing else of etc",
+			Peers: "Codex (restricted reads): /opt/homebrew/lib only, not this file; sandbox-runtime: reads everywhere; nono: the caller's paths",
 		},
 	},
 	"python": {
@@ -451,6 +472,16 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 		},
 		{
 			Allow: []string{
+				"file-read*",
+			},
+			Subpath: []string{
+				"/private/var/empty",
+			},
+			Why:   "HOME is /var/empty when there is no scratch folder (the wrapper): an empty folder of root's, read so that ~/.gitconfig and other dotfiles answer ENOENT, not EPERM, on which git dies (unable to access '/var/empty/.gitconfig')",
+			Peers: "Codex, sandbox-runtime: reads everywhere (HOME is the user's); nono: the caller's paths",
+		},
+		{
+			Allow: []string{
 				"process-exec",
 			},
 			Subpath: []string{
@@ -541,6 +572,17 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			},
 			Why:   "Homebrew's python verifies TLS against its OpenSSL's CA bundle: cert.pem and openssl.cnf, nothing else of etc",
 			Peers: "Codex (restricted reads): nothing of Homebrew's etc; sandbox-runtime: reads everywhere; nono: the caller's paths",
+		},
+		{
+			Allow: []string{
+				"file-read*",
+			},
+			Literal: []string{
+				"/opt/homebrew/etc/gitconfig",
+				"/usr/local/etc/gitconfig",
+			},
+			Why:   "Homebrew's git, which PATH finds first, reads its system config and aborts on EPERM (unable to access '/opt/homebrew/etc/gitconfig'): that one file, nothing else of etc",
+			Peers: "Codex (restricted reads): /opt/homebrew/lib only, not this file; sandbox-runtime: reads everywhere; nono: the caller's paths",
 		},
 	},
 	"static": {
@@ -698,6 +740,16 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			Why:   "randomness for TLS, hashing seeds, UUIDs",
 			Peers: "Codex: the same literals",
 		},
+		{
+			Allow: []string{
+				"file-read*",
+			},
+			Subpath: []string{
+				"/private/var/empty",
+			},
+			Why:   "HOME is /var/empty when there is no scratch folder (the wrapper): an empty folder of root's, read so that ~/.gitconfig and other dotfiles answer ENOENT, not EPERM, on which git dies (unable to access '/var/empty/.gitconfig')",
+			Peers: "Codex, sandbox-runtime: reads everywhere (HOME is the user's); nono: the caller's paths",
+		},
 	},
 	"system": {
 		{
@@ -853,6 +905,16 @@ var seatbeltBaselines = map[string][]SeatbeltRule{
 			},
 			Why:   "randomness for TLS, hashing seeds, UUIDs",
 			Peers: "Codex: the same literals",
+		},
+		{
+			Allow: []string{
+				"file-read*",
+			},
+			Subpath: []string{
+				"/private/var/empty",
+			},
+			Why:   "HOME is /var/empty when there is no scratch folder (the wrapper): an empty folder of root's, read so that ~/.gitconfig and other dotfiles answer ENOENT, not EPERM, on which git dies (unable to access '/var/empty/.gitconfig')",
+			Peers: "Codex, sandbox-runtime: reads everywhere (HOME is the user's); nono: the caller's paths",
 		},
 		{
 			Allow: []string{

@@ -26,7 +26,7 @@ var refinementDoc = map[compiler.GrantKind]map[string]string{
 	},
 	compiler.GrantUnprotect: {unprotectOther: "any other protected name"},
 	compiler.GrantRootUser:  {"uid0": "`user: \"0:0\"`"},
-	compiler.GrantInvoker:   {"invoker": "`user: \"invoker\"`"},
+	compiler.GrantInvoker:   {"invoker": "`user: \"invoker\"`, or any server with the seatbelt backend (sandbox-exec cannot switch ids)"},
 }
 
 var mountDoc = map[string]string{

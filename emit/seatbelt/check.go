@@ -32,6 +32,7 @@ var operations = set(
 	"file-ioctl", "file-map-executable", "file-test-existence", "file-link", "file-revoke", "file-clone",
 	"file-issue-extension", "file-mknod", "file-chroot", "file-search",
 	"process*", "process-exec", "process-exec*", "process-exec-interpreter", "process-fork", "process-info*",
+	"mach-priv*", "mach-bootstrap", "ipc-posix-sem*", "nvram-delete", "device-camera", "device-microphone",
 	"process-info-pidinfo", "process-info-pidfdinfo", "process-info-listpids", "process-info-setcontrol",
 	"process-info-dirtycontrol", "process-info-rusage", "process-codesigning-status*", "mach-priv-task-port",
 	"signal", "network*", "network-outbound", "network-inbound", "network-bind", "system-socket",
@@ -57,20 +58,31 @@ var filters = set(
 
 // wide are operations an unfiltered allow must never grant.
 var wide = set("file*", "file-write*", "file-write-data", "file-write-create", "file-write-unlink",
-	"network*", "network-outbound", "network-inbound", "network-bind", "default", "process*", "mach*")
+	"network*", "network-outbound", "default", "process*", "mach*")
 
 // wideWhy are operations an unfiltered allow must never grant either, with
 // what the peers' profiles showed they expose.
 var wideWhy = map[string]string{
-	"sysctl*":     "reads every sysctl: kern.proc.all and kern.procargs2 list the machine's processes and their command lines; allow the names a runtime reads (sysctl-name ...)",
-	"sysctl-read": "reads every sysctl: kern.proc.all and kern.procargs2 list the machine's processes and their command lines; allow the names a runtime reads (sysctl-name ...)",
-	"ipc*":        "opens any POSIX or System V IPC object by name, other programs' included; name the objects (ipc-posix-name-regex ...)",
-	"ipc-posix*":  "opens any POSIX shared memory or semaphore by name, other programs' included; name the objects (ipc-posix-name-regex ...)",
+	"sysctl*":         "reads every sysctl: kern.proc.all and kern.procargs2 list the machine's processes and their command lines; allow the names a runtime reads (sysctl-name ...)",
+	"sysctl-read":     "reads every sysctl: kern.proc.all and kern.procargs2 list the machine's processes and their command lines; allow the names a runtime reads (sysctl-name ...)",
+	"ipc*":            "opens any POSIX or System V IPC object by name, other programs' included; name the objects (ipc-posix-name-regex ...)",
+	"ipc-posix*":      "opens any POSIX shared memory or semaphore by name, other programs' included; name the objects (ipc-posix-name-regex ...)",
+	"network-bind":    "listens on every address and port of the host, whose loopback every local process shares: it can take a port another program trusts (another server's egress proxy) and anyone who reaches the machine can connect in",
+	"network-inbound": "accepts connections on every address and port of the host: any local process or web page, and anyone who reaches the machine, can connect in",
 }
 
-// sensitiveSysctls are names no filtered sysctl-read may cover: the
-// machine's processes and their command lines.
-var sensitiveSysctls = []string{"kern.proc.all", "kern.procargs2", "kern.procargs"}
+// sensitiveSysctls are names no filtered sysctl-read may cover, with what
+// they give away: the machine's processes and their command lines. A pid,
+// group or uid in a name stands for any.
+var sensitiveSysctls = []struct{ name, why string }{
+	{"kern.proc.all", "lists the machine's processes"},
+	{"kern.procargs2", "gives any process's command line and environment"},
+	{"kern.procargs", "gives any process's command line"},
+	{"kern.proc.pid.1", "describes any process by its pid (name, owner, parent, state): counting pids lists them all"},
+	{"kern.proc.pgrp.1", "lists any process group's members"},
+	{"kern.proc.uid.501", "lists any user's processes"},
+	{"kern.proc.ruid.501", "lists any user's processes"},
+}
 
 // homebrewPrivate are the folders of Homebrew's prefixes (Apple silicon,
 // Intel) that hold the user's data, not programs: no allow of reading,
@@ -135,7 +147,7 @@ func check(forms []*Node, params map[string]bool, p *compiler.Plan) []Finding {
 			continue
 		case "allow", "deny":
 		default:
-			add(f, "warning", "unexpected top-level form (%s)", h)
+			add(f, "error", "unknown top-level form (%s): a function a (define) or an import made may add rules the checker cannot see; write allow and deny rules", h)
 			continue
 		}
 		var ops []*Node
@@ -175,6 +187,9 @@ func check(forms []*Node, params map[string]bool, p *compiler.Plan) []Finding {
 		if h == "allow" && hasFilter(flts) {
 			checkNetwork(f, ops, flts, p, add)
 		}
+		if h == "allow" && p != nil && p.Network.Mode != "allowlist" && opNamed(f, "system-socket") {
+			add(f, "error", "(allow system-socket ...): the plan allows no network, so no socket either")
+		}
 		for _, fl := range flts {
 			walk(fl, func(n *Node) {
 				if n.Kind != List {
@@ -197,6 +212,7 @@ func check(forms []*Node, params map[string]bool, p *compiler.Plan) []Finding {
 		add(&Node{Line: 1, Col: 1}, "error", "no (deny default): everything not denied is allowed")
 	}
 	checkGrants(forms, add)
+	checkEscapes(forms, add)
 	checkMovable(forms, add)
 	if p != nil {
 		checkProtected(forms, p, add)
@@ -206,7 +222,8 @@ func check(forms []*Node, params map[string]bool, p *compiler.Plan) []Finding {
 
 // checkNetwork holds a filtered allow of a network operation to the one
 // shape the egress proxy needs. Without a plan, filtered network-inbound
-// and network-bind (listening) are left alone: they reach nothing.
+// and network-bind (listening) are refused too, but for a unix socket, a
+// warning (checkListen).
 func checkNetwork(f *Node, ops, flts []*Node, p *compiler.Plan, add func(*Node, string, string, ...any)) {
 	var net []string
 	reaches := false
@@ -216,7 +233,11 @@ func checkNetwork(f *Node, ops, flts []*Node, p *compiler.Plan, add func(*Node, 
 			reaches = reaches || outbound[op.Text]
 		}
 	}
-	if len(net) == 0 || (!reaches && p == nil) {
+	if len(net) == 0 {
+		return
+	}
+	if !reaches && p == nil {
+		checkListen(f, net, flts, add)
 		return
 	}
 	if p != nil && p.Network.Mode != "allowlist" {
@@ -350,15 +371,22 @@ func checkGrants(forms []*Node, add func(*Node, string, string, ...any)) {
 			continue
 		}
 		one := NewEvaluator([]*Node{f}, nil)
-		for _, name := range sensitiveSysctls {
-			if d, err := one.Decide("sysctl-read", name); err == nil && d.Allow {
-				add(f, "error", "(allow sysctl-read ...) reaches %s, which lists the machine's processes and their command lines: allow the names a runtime reads, never kern.proc.all or kern.procargs2", name)
+		for _, s := range sensitiveSysctls {
+			if d, err := one.Decide("sysctl-read", s.name); err == nil && d.Allow {
+				at := f
+				if _, fl := one.Reaches(f, "sysctl-read", s.name); fl != nil {
+					at = fl // the filter that reaches it
+				}
+				add(at, "error", "(allow sysctl-read ...) reaches %s, which %s: allow the names a runtime reads, never kern.proc.* or kern.procargs2", s.name, s.why)
 				break
 			}
 		}
 	probe:
 		for _, root := range homebrewPrivate {
 			for _, op := range []string{"file-read-data", "file-map-executable", "process-exec", OpWrite} {
+				if r, _ := one.Reaches(f, op, probePath); r != ReachNever && (op == "file-read-data" || op == OpWrite) {
+					continue // it reads or writes every path: checkEscapes says so
+				}
 				if d, err := one.Decide(op, root+"/mcpolicy-probe"); err == nil && d.Allow {
 					prefix, dir := path.Split(root)
 					add(f, "error", "(allow %s ...) reaches %s, the user's Homebrew %s: grant %sbin, lib, opt, Cellar and Frameworks, never var or etc",

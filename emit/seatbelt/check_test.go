@@ -138,3 +138,79 @@ func TestCheckPlanProtected(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckerRefusesEscapes: each way out of the sandbox the peers' and
+// Apple's profiles show is refused (or warned of, with the reason) at the
+// line and column of the form that opens it, and is the only finding.
+func TestCheckerRefusesEscapes(t *testing.T) {
+	for rule, want := range map[string]string{
+		`(allow process-exec (literal "/bin/ps") (with no-sandbox))`:            "3:41: error: (with no-sandbox) runs the program outside the sandbox",
+		`(allow process-exec* (with no-sandbox))`:                               "3:22: error: (with no-sandbox)",
+		`(allow file-read*)`:                                                    "3:8: error: (allow file-read*) reaches every path: it may read any file the user can",
+		`(allow file-read-data (subpath "/"))`:                                  `3:23: error: (allow file-read-data (subpath "/")) reaches every path`,
+		`(allow file-write* (vnode-type REGULAR-FILE))`:                         "3:20: error: (allow file-write* (vnode-type REGULAR-FILE)) names nothing the checker can read, so it may reach every path: it may change any file",
+		`(allow file-write-data (require-not (subpath "/System")))`:             "3:24: error: (allow file-write-data (require-not (subpath \"/System\"))) reaches every path",
+		`(allow file-write* (extension "com.apple.app-sandbox.read-write"))`:    "3:20: error: (allow file-write* (extension",
+		`(allow file-write-mode)`:                                               "3:8: error: (allow file-write-mode) reaches every path: it may change any file",
+		`(allow file-link)`:                                                     "3:8: error: (allow file-link) reaches every path",
+		`(allow file-read-metadata)`:                                            "3:8: warning: (allow file-read-metadata) reaches every path: it sees the name, size and times of every file",
+		`(allow file-ioctl (regex #"^/dev/ttys[0-9]+"))`:                        `3:19: error: (allow file-ioctl (regex #"^/dev/ttys[0-9]+")) reaches the terminals (/dev/ttys*): it may drive the terminal the server inherits`,
+		`(allow file-ioctl)`:                                                    "3:8: error: (allow file-ioctl) reaches every path",
+		`(allow mach-lookup)`:                                                   "3:8: error: (allow mach-lookup) reaches every mach service: it may ask any mach service",
+		`(allow mach-lookup (global-name-regex #"^com\.apple\."))`:              "", // wide, but names services: not every one
+		`(allow mach-lookup (require-not (global-name "com.apple.securityd")))`: `3:20: error: (allow mach-lookup (require-not (global-name "com.apple.securityd"))) reaches every mach service`,
+		`(allow lsopen)`:                                                        "3:8: error: (allow lsopen) opens files and applications through Launch Services",
+		`(allow appleevent-send (appleevent-destination "com.apple.Terminal"))`: "3:8: error: (allow appleevent-send) sends Apple Events",
+		`(allow network-bind (local ip "localhost:*"))`:                         `3:21: error: (allow network-bind (local ip "localhost:*")) listens on the host's network`,
+		`(allow network-inbound (local tcp "localhost:8080"))`:                  `3:24: error: (allow network-inbound (local tcp "localhost:8080")) listens on the host's network`,
+		`(allow network-bind (local unix-socket (subpath "/private/tmp/s")))`:   "3:21: warning: (allow network-bind (local unix-socket",
+		`(allow network-bind)`:                                                  "3:8: error: (allow network-bind) without a filter listens on every address and port",
+		`(allow sysctl-read (sysctl-name-prefix "kern.proc.pid."))`:             `3:20: error: (allow sysctl-read ...) reaches kern.proc.pid.1, which describes any process by its pid`,
+		`(allow sysctl-read (sysctl-name-regex #"^kern\.proc\.pgrp\."))`:        "3:20: error: (allow sysctl-read ...) reaches kern.proc.pgrp.1",
+		`(import "bsd.sb")`:                                                     `3:1: error: (import "bsd.sb") brings in rules this checker cannot read`,
+		`(allow mach-priv*)`:                                                    "3:8: error: (allow mach-priv*) without (target same-sandbox) hands out the task ports",
+		`(allow mach-priv-task-port (target others))`:                           "3:8: error: (allow mach-priv-task-port) without (target same-sandbox)",
+		`(allow mach-priv-host-port)`:                                           "3:8: error: (allow mach-priv-host-port) hands out the host's privileged port",
+		`(when (param "X") (allow file-read* (subpath "/")))`:                   "3:19: error: (allow ...) inside (when ...) is not checked",
+		`(define (open-all) (allow default))`:                                   "3:20: error: (allow ...) inside (define ...) is not checked",
+		`(open-all)`:                                                            "3:1: error: unknown top-level form (open-all)",
+		`(allow system-socket)`:                                                 "3:1: warning: (allow system-socket) without a filter creates any kind of socket",
+	} {
+		forms, err := Parse("(version 1)\n(deny default)\n" + rule)
+		if err != nil {
+			t.Fatalf("%s: %v", rule, err)
+		}
+		var got []string
+		for _, f := range Check(forms, nil) {
+			got = append(got, f.String())
+		}
+		if want == "" {
+			if len(got) > 0 {
+				t.Errorf("%s: findings %q, want none", rule, got)
+			}
+			continue
+		}
+		if len(got) != 1 || !strings.HasPrefix(got[0], want) {
+			t.Errorf("%s:\n got %q\nwant one starting %q", rule, got, want)
+		}
+	}
+	// What the widely run profiles write for the same needs holds.
+	for _, rule := range []string{
+		`(deny mach-priv*)`, `(deny lsopen)`, `(deny file-read*)`, `(deny process-exec (with no-sandbox))`,
+		`(allow mach-priv-task-port (target same-sandbox))`,
+		`(allow file-write-data (require-all (path "/dev/null") (vnode-type CHARACTER-DEVICE)))`,
+		`(allow file-read* file-write* (require-all (regex #"^/dev/ttys[0-9]+") (extension "com.apple.sandbox.pty")))`,
+		`(allow file-ioctl (literal "/dev/dtracehelper"))`,
+		`(allow system-socket (require-all (socket-domain AF_SYSTEM) (socket-protocol 2)))`,
+		`(allow sysctl-read (sysctl-name "kern.osrelease") (sysctl-name-prefix "hw.optional.arm."))`,
+		`(allow mach-lookup (global-name "com.apple.system.opendirectoryd.libinfo"))`,
+	} {
+		forms, err := Parse("(version 1)\n(deny default)\n" + rule)
+		if err != nil {
+			t.Fatalf("%s: %v", rule, err)
+		}
+		if fs := Check(forms, nil); len(fs) > 0 {
+			t.Errorf("%s: %v", rule, fs)
+		}
+	}
+}

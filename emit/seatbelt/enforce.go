@@ -32,9 +32,12 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 		case emit.Capabilities:
 			return emit.Row{Support: emit.Enforced, How: "macOS has no capability sets; the wrapper refuses to start as root"}
 		case emit.NoNewPrivileges:
-			return emit.Row{Support: emit.Enforced, How: "the sandbox is inherited across exec and fork and cannot be left"}
+			return emit.Row{Support: emit.Enforced, How: "macOS has no such flag: seatbelt refuses to exec a setuid or setgid program inside a sandbox (forbidden-exec-sugid), no rule runs one (with no-sandbox), and the sandbox is inherited across exec and fork"}
 		case emit.User:
-			return emit.Row{Support: emit.Enforced, How: "runs as the invoking user, never root (the wrapper refuses); UID:GID is not remapped"}
+			if p.User.Invoker {
+				return emit.Row{Support: emit.Enforced, How: "the invoking user's own ids, never root (the wrapper refuses)"}
+			}
+			return emit.Row{Support: emit.Enforced, How: "never root (the wrapper refuses), but the invoking user's own ids, not " + p.User.String() + ": sandbox-exec cannot switch ids without root (counted as a grant)"}
 		case emit.NetworkNone:
 			return emit.Row{Support: emit.Enforced, How: "(deny network*): not even the host's loopback (no bind or listen), which every local service shares"}
 		case emit.EgressAllowlist:

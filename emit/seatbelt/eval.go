@@ -194,3 +194,84 @@ func (e *Evaluator) value(n *Node) (v string, defined bool, err error) {
 	}
 	return "", false, fmt.Errorf("%d:%d: the evaluator cannot read the value %s", n.Line, n.Col, n)
 }
+
+// Reach is what the checker can say of a rule on a subject no legitimate
+// filter names: it never applies, it may (a filter the checker cannot read
+// decides: vnode-type, extension, a value from a define), or it always does.
+type Reach int
+
+const (
+	ReachNever Reach = iota
+	ReachMaybe
+	ReachAlways
+)
+
+// subjectFilters are the filters that test the subject of an operation:
+// a file's path, or a name (sysctl, mach service, POSIX IPC object).
+var subjectFilters = set("literal", "path", "subpath", "prefix", "regex", "path-ancestors",
+	"sysctl-name", "sysctl-name-prefix", "sysctl-name-regex", "global-name", "global-name-regex",
+	"local-name", "local-name-regex", "ipc-posix-name", "ipc-posix-name-prefix", "ipc-posix-name-regex")
+
+// Reaches says whether rule r, alone, applies to op on subject, and which
+// of its top-level filters makes it (nil when it has none). Unlike Decide
+// it never fails: a filter that does not test the subject (vnode-type,
+// extension, target) or whose value it cannot read may match anything,
+// so a rule that names no path reaches every path.
+func (e *Evaluator) Reaches(r *Node, op, subject string) (Reach, *Node) {
+	named := false
+	var flts []*Node
+	for _, it := range r.Items[1:] {
+		switch {
+		case it.Kind == Symbol:
+			named = named || opCovers(it.Text, op)
+		case it.Head() == "with":
+		default:
+			flts = append(flts, it)
+		}
+	}
+	if !named {
+		return ReachNever, nil
+	}
+	if len(flts) == 0 {
+		return ReachAlways, nil
+	}
+	best, at := ReachNever, (*Node)(nil)
+	for _, f := range flts { // several filters: any of them
+		if r := e.reach(f, subject); r > best {
+			best, at = r, f
+		}
+	}
+	return best, at
+}
+
+func (e *Evaluator) reach(f *Node, s string) Reach {
+	switch h := f.Head(); h {
+	case "require-all", "require-any":
+		lowest, highest := ReachAlways, ReachNever
+		for _, sub := range f.Items[1:] {
+			r := e.reach(sub, s)
+			lowest, highest = min(lowest, r), max(highest, r)
+		}
+		if h == "require-all" {
+			return lowest // all must match: the weakest decides
+		}
+		return highest
+	case "require-not":
+		if len(f.Items) != 2 {
+			return ReachMaybe
+		}
+		return ReachAlways - e.reach(f.Items[1], s)
+	default:
+		if !subjectFilters[h] {
+			return ReachMaybe
+		}
+		ok, err := e.filter(f, s)
+		switch {
+		case err != nil:
+			return ReachMaybe
+		case ok:
+			return ReachAlways
+		}
+		return ReachNever
+	}
+}

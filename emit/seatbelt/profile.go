@@ -64,6 +64,13 @@ func ProxyRule(port int) *Node {
 	return L(S("allow"), S("network-outbound"), L(S("remote"), S("tcp"), Q(fmt.Sprintf("localhost:%d", port))))
 }
 
+// SocketRule allows creating the one kind of socket the proxy rule needs:
+// TCP over IPv4 (the wrapper's proxy variables name 127.0.0.1). Both
+// filters in one require-all: two filters side by side match either.
+func SocketRule() *Node {
+	return L(S("allow"), S("system-socket"), L(S("require-all"), L(S("socket-domain"), S("AF_INET")), L(S("socket-type"), S("SOCK_STREAM"))))
+}
+
 func param(name string) *Node { return L(S("param"), Q(name)) }
 
 // below is (string-append (param NAME) "/rel"): a path under a parameter.
@@ -149,7 +156,10 @@ func Build(p *compiler.Plan) (*Profile, error) {
 		}
 	}
 	add("", L(S("version"), &Node{Kind: Number, Text: "1"}))
-	add("Nothing is allowed that a rule below does not allow.", L(S("deny"), S("default")))
+	add("Nothing is allowed that a rule below does not allow.\n"+
+		"Left denied on purpose: pseudo-terminals and terminal ioctls (node-pty, Python's pty). A server speaks JSON over pipes,\n"+
+		"and a file-ioctl rule on /dev/ttys* would reach the terminal it may inherit, the user's (docs/macos.md, manual checks).\n"+
+		"peers: Codex and nono allow pseudo-tty and ioctls on every /dev/ttys*; sandbox-runtime only on request (allowPty)", L(S("deny"), S("default")))
 
 	for i, r := range rules {
 		comment := ""
@@ -207,6 +217,11 @@ func Build(p *compiler.Plan) (*Profile, error) {
 			"which checks every host:port against %s (no DNS here: the proxy resolves names).\n"+
 			"peers: nono (remote tcp \"localhost:PORT\"); Codex, sandbox-runtime (remote ip ...), which admits UDP too", safe(strings.Join(p.Network.Entries(), ", "))),
 			ProxyRule(p.Network.ProxyPort))
+		add("The TCP socket that dials the proxy, socket(AF_INET, SOCK_STREAM); creating it reaches nothing (connecting is network-outbound).\n"+
+			"Whether macOS asks system-socket for it is not settled (docs/macos.md, manual checks): if it does, every egress server\n"+
+			"would fail before reaching the proxy, so it is allowed; not UDP, IPv6, unix or kernel-control (AF_SYSTEM) sockets.\n"+
+			"peers: nono (socket-domain AF_INET) (socket-type SOCK_STREAM), two filters, so either; sandbox-runtime's proxy works with AF_SYSTEM only",
+			SocketRule())
 	} else {
 		add("No network: stated explicitly, though (deny default) already denies it.\n"+
 			"Not even the host's loopback: it is shared with every local service, so no bind or listen either.", L(S("deny"), S("network*")))

@@ -320,15 +320,16 @@ func TestEgressAllowlist(t *testing.T) {
 		t.Errorf("network deny at rule %d, proxy allow at rule %d", deny, allow)
 	}
 
-	// The same plan with no allowlist: no network allow at all, and the
-	// plan checker refuses the proxy rule in a profile for it.
+	// The same plan with no allowlist: no network allow at all, no socket,
+	// and the plan checker refuses the proxy and socket rules in a profile
+	// for it.
 	none := plan(compiler.HostPath{Base: compiler.Home, Rel: ".cache/x"})
 	_, noneText := build(t, none)
-	if strings.Contains(noneText, "network-outbound") {
-		t.Errorf("network none profile allows outbound:\n%s", noneText)
+	if strings.Contains(noneText, "network-outbound") || strings.Contains(noneText, "system-socket") {
+		t.Errorf("network none profile allows outbound or sockets:\n%s", noneText)
 	}
-	if fs := CheckPlan(forms, pr.ParamNames(), none); len(fs) != 1 || !strings.Contains(fs[0].Msg, "allows no network") {
-		t.Errorf("proxy rule under a network none plan: %v", fs)
+	if fs := CheckPlan(forms, pr.ParamNames(), none); len(fs) != 2 || !strings.Contains(fs[0].Msg, "allows no network") || !strings.Contains(fs[1].Msg, "no socket either") {
+		t.Errorf("proxy and socket rules under a network none plan: %v", fs)
 	}
 	other := allowlistPlan()
 	other.Network.ProxyPort = 23457
@@ -374,7 +375,6 @@ func TestCheckerNetwork(t *testing.T) {
 	ok := []string{
 		`(allow network-outbound (remote tcp "localhost:23456"))`,
 		`(allow network-outbound (with report) (remote tcp "localhost:1"))`,
-		`(allow network-bind (local ip "localhost:*"))`, // listening reaches nothing
 	}
 	for _, src := range ok {
 		forms, err := Parse(head + src)
@@ -401,7 +401,9 @@ func TestCheckerNetwork(t *testing.T) {
 		`(allow network-outbound (remote unix-socket (path-literal "/var/run/docker.sock")))`:  "more than the egress proxy",
 		`(allow network-outbound (literal "/private/var/run/mDNSResponder"))`:                  "more than the egress proxy",
 		`(allow network* (remote tcp "localhost:23456"))`:                                      "the only network allow",
-		`(allow network-outbound file-read* (remote tcp "localhost:23456"))`:                   "the only network allow",
+		`(allow network-outbound signal (remote tcp "localhost:23456"))`:                       "the only network allow",
+		`(allow network-bind (local ip "localhost:*"))`:                                        "listens on the host's network",
+		`(allow network-inbound (local tcp "*:8080"))`:                                         "any local process or web page can connect in",
 		`(allow network-outbound (remote tcp "localhost:1") (remote tcp "*:*"))`:               "write one",
 		`(allow network-outbound (require-any (remote tcp "localhost:1") (remote tcp "*:*")))`: "more than the egress proxy",
 	}

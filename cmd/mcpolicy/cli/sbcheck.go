@@ -25,8 +25,17 @@ unfiltered sysctl-read (kern.proc.all and kern.procargs2 list every
 process and its command line) or ipc-posix-shm, an allow reaching
 Homebrew's var or etc, (remote ip ...) for the proxy (UDP too); and a
 protected path such as .git kept from writes while a folder above it
-can be renamed (mv .git g; edit g/config; mv g .git). It exits 2 when it
-finds an error.`,
+can be renamed (mv .git g; edit g/config; mv g .git).
+It refuses the ways out of the sandbox, each at its line and column with
+the reason: a program run (with no-sandbox); an allow that names no path
+or service (an unfiltered file-read*, writes behind vnode-type alone, an
+unfiltered mach-lookup, file-ioctl on the terminals); lsopen and
+appleevent-send (other applications act outside the sandbox); listening
+on the host's network; kern.proc.pid.* and other process-listing
+sysctls; other processes' task ports (mach-priv*); and rules it cannot
+see: (import ...), rules inside a condition or a define. Smaller reaches
+(file-read-metadata everywhere, a unix socket listener, an unfiltered
+system-socket) are warnings. It exits 2 when it finds an error.`,
 		Example: `  mcpolicy check-profile .mcpolicy/seatbelt/code-index.sb -D MOUNT_0=/x -D MOUNT_1=/y -D SCRATCH=/z
   mcpolicy check-profile ~/Library/my-server.sb`,
 		Args: cobra.ExactArgs(1),

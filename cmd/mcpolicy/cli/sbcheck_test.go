@@ -54,3 +54,37 @@ servers: s: {
 		}
 	}
 }
+
+// TestCheckProfileEscapes: check-profile refuses, at the form's line and
+// column, each construct by which a server leaves or reaches past the
+// sandbox (issue #39), and warns with the reason where the reach is
+// smaller; a warning alone still passes.
+func TestCheckProfileEscapes(t *testing.T) {
+	dir := t.TempDir()
+	sb := filepath.Join(dir, "bad.sb")
+	for _, c := range []struct {
+		rule, want string
+		code       int
+	}{
+		{`(allow process-exec (literal "/bin/ps") (with no-sandbox))`, "bad.sb:3:41: error: (with no-sandbox) runs the program outside the sandbox", ExitInvalid},
+		{`(allow file-read*)`, "bad.sb:3:8: error: (allow file-read*) reaches every path: it may read any file the user can", ExitInvalid},
+		{`(allow file-write* (vnode-type REGULAR-FILE))`, "bad.sb:3:20: error: (allow file-write* (vnode-type REGULAR-FILE)) names nothing the checker can read, so it may reach every path", ExitInvalid},
+		{`(allow mach-lookup)`, "bad.sb:3:8: error: (allow mach-lookup) reaches every mach service", ExitInvalid},
+		{`(allow lsopen)`, "bad.sb:3:8: error: (allow lsopen) opens files and applications through Launch Services", ExitInvalid},
+		{`(allow appleevent-send)`, "bad.sb:3:8: error: (allow appleevent-send) sends Apple Events", ExitInvalid},
+		{`(allow network-bind (local ip "localhost:*"))`, `bad.sb:3:21: error: (allow network-bind (local ip "localhost:*")) listens on the host's network`, ExitInvalid},
+		{`(allow network-inbound (local tcp "localhost:8080"))`, `bad.sb:3:24: error: (allow network-inbound (local tcp "localhost:8080")) listens on the host's network`, ExitInvalid},
+		{`(allow sysctl-read (sysctl-name-prefix "kern.proc.pid."))`, "bad.sb:3:20: error: (allow sysctl-read ...) reaches kern.proc.pid.1", ExitInvalid},
+		{`(import "bsd.sb")`, `bad.sb:3:1: error: (import "bsd.sb") brings in rules this checker cannot read`, ExitInvalid},
+		{`(allow mach-priv*)`, "bad.sb:3:8: error: (allow mach-priv*) without (target same-sandbox) hands out the task ports", ExitInvalid},
+		{`(deny mach-priv*)`, "bad.sb: ok, 2 rules", ExitOK},
+		{`(allow network-bind (local unix-socket (subpath "/private/tmp/s")))`, "bad.sb:3:21: warning: (allow network-bind (local unix-socket", ExitOK},
+		{`(allow file-read-metadata)`, "bad.sb:3:8: warning: (allow file-read-metadata) reaches every path", ExitOK},
+	} {
+		writeFile(t, sb, "(version 1)\n(deny default)\n"+c.rule+"\n")
+		code, out, _ := run(t, "check-profile", sb)
+		if code != c.code || !strings.Contains(out, c.want) {
+			t.Errorf("%s: exit %d (want %d)\n%s\nwant a line containing %q", c.rule, code, c.code, out, c.want)
+		}
+	}
+}
