@@ -28,7 +28,7 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 				Degradation: AcceptScratchDir, Alternative: "drop the scratch and use a read-write mount, or use docker (Docker Desktop) for a bounded tmpfs",
 				Pos: p.Scratch.Pos, Field: field("scratch")}
 		case emit.Environment:
-			return emit.Row{Support: emit.Enforced, How: "the wrapper unsets every variable but PATH, HOME and the named ones"}
+			return emit.Row{Support: emit.Enforced, How: "the wrapper starts sandbox-exec through env -i, with PATH, HOME (TMPDIR, the proxy variables) and the named ones only"}
 		case emit.Capabilities:
 			return emit.Row{Support: emit.Enforced, How: "macOS has no capability sets; the wrapper refuses to start as root"}
 		case emit.NoNewPrivileges:

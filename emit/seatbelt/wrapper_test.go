@@ -28,7 +28,7 @@ func TestWrapperRefusesASwappedSource(t *testing.T) {
 	}
 	// Stop before sandbox-exec, and let root (the test) run it.
 	script := strings.Replace(string(sh), `if [ "$(id -u)" -eq 0 ]; then`, `if false; then`, 1)
-	script = script[:strings.Index(script, "exec "+SandboxExec)] + "echo checked\n"
+	script = script[:strings.Index(script, "exec "+Env)] + "echo checked\n"
 	for _, swapped := range []bool{false, true} {
 		dir := t.TempDir()
 		root := filepath.Join(dir, "proj")
@@ -123,7 +123,7 @@ func TestSearchPath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(sh), "export PATH="+want+" ") {
+		if !strings.Contains(string(sh), "    PATH="+want+" HOME=") {
 			t.Errorf("%s: PATH is not %s:\n%s", runtime, want, sh)
 		}
 		if !strings.Contains(string(sh), `/usr/bin/python3) echo 'mcpolicy: python3 resolves to /usr/bin/python3, an xcrun shim`) {
@@ -132,8 +132,8 @@ func TestSearchPath(t *testing.T) {
 		if _, err := syntax.NewParser(syntax.Variant(syntax.LangPOSIX)).Parse(strings.NewReader(string(sh)), "w.sh"); err != nil {
 			t.Errorf("%s: the wrapper is not valid shell: %v", runtime, err)
 		}
-		if i, j := strings.Index(string(sh), "export PATH="), strings.Index(string(sh), "command -v python3"); j < i {
-			t.Errorf("%s: the shim is looked up before PATH is set", runtime)
+		if !strings.Contains(string(sh), `"$(PATH=`+want+"; command -v python3 ") {
+			t.Errorf("%s: the shim is not looked up on the server's PATH:\n%s", runtime, sh)
 		}
 	}
 	p := plan(compiler.HostPath{Base: compiler.Home, Rel: ".cache/x"})
