@@ -452,6 +452,7 @@ func (e *entry) launch(cmd arg, args []arg) {
 		e.launcher(args)
 	case prog == "mcpolicy" || prog == LauncherName || ownWrapper(cmd.s):
 		e.t.Launcher = "mcpolicy" // the policy is linted on its own
+		e.seatbeltWrapper(cmd)
 		for i := 0; i+1 < len(args); i++ {
 			if args[i].s == "--" {
 				break
@@ -462,6 +463,7 @@ func (e *entry) launch(cmd arg, args []arg) {
 		}
 	case (prog == "sh" || prog == "bash" || prog == "dash" || prog == "zsh") && len(args) > 0 && ownWrapper(args[0].s):
 		e.t.Launcher = "mcpolicy"
+		e.seatbeltWrapper(args[0])
 	default:
 		e.host(prog, cmd, args) // host.go: wrappers, client sandboxes, unconfined
 	}

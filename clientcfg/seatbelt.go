@@ -1,7 +1,9 @@
 package clientcfg
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
@@ -96,6 +98,38 @@ func (e *entry) sandboxExec(cmd arg, args []arg) {
 	for _, f := range seatbelt.Check(forms, params) {
 		if f.Severity == "error" {
 			e.flag(lint.FlagSeatbeltFinding, fmt.Sprintf("%s:%d:%d: %s", name, f.Line, f.Col, f.Msg), at.pos)
+		}
+	}
+}
+
+// seatbeltWrapper reads the seatbelt wrapper an entry runs (sh, bash, zsh
+// .mcpolicy/seatbelt/SERVER.sh, or the script itself) where the config is
+// this machine's: the entry is mcpolicy's, its policy linted on its own,
+// only if the wrapper starts the server through env -i with the granted
+// variables alone (seatbelt.CheckWrapper). One built before that, or
+// edited, hands the server the client's environment: a flag. A wrapper
+// not built yet, or another machine's, is not judged.
+func (e *entry) seatbeltWrapper(script arg) {
+	if !strings.Contains("/"+slash(script.s), "/.mcpolicy/seatbelt/") {
+		return
+	}
+	f := e.localFile(script.s)
+	if f == "" {
+		return
+	}
+	b, err := hostfile.ReadRegular(f, hostfile.MaxArtefact)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return
+	case err != nil:
+		e.flag(lint.FlagSeatbeltWrapper, fmt.Sprintf("%s: cannot read the wrapper (%v): whether it clears the environment is not known", script.s, err), script.pos)
+	default:
+		var werr *seatbelt.WrapperError
+		switch err := seatbelt.CheckWrapper(b); {
+		case errors.As(err, &werr) && werr.Line > 0:
+			e.flag(lint.FlagSeatbeltWrapper, fmt.Sprintf("%s:%d: %s", script.s, werr.Line, werr.Msg), script.pos)
+		case err != nil:
+			e.flag(lint.FlagSeatbeltWrapper, fmt.Sprintf("%s: %v", script.s, err), script.pos)
 		}
 	}
 }

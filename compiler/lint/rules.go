@@ -459,6 +459,17 @@ func builtinRules() []*Rule {
 			check:       flagRule(FlagSeatbeltFinding, "profile: %s"),
 		},
 		{
+			ID: "SEATBELT_WRAPPER_ENV", Name: "seatbelt-wrapper-env", Severity: Error,
+			Purpose:     "A client entry runs a seatbelt wrapper (.mcpolicy/seatbelt/SERVER.sh, by sh, bash, zsh or its shebang) that does not start sandbox-exec through env -i with the granted variables only. The wrapper is read where the config is this machine's; one not built yet is not judged.",
+			Rationale:   "Wrappers built before cleared the environment in the shell by reading export -p: under bash, which macOS's /bin/sh is, they cleared nothing, and under zsh or sh a variable whose name is no shell identifier (npm's npm_config_//registry.npmjs.org/:_authToken, AWS-SESSION) was kept. The server then received the client's secrets (AWS_SECRET_ACCESS_KEY) though the policy grants none.",
+			Remediation: "Run `mcpolicy build` again: the wrapper it writes keeps the granted variables the caller sets (`set -- ${NAME+\"NAME=$NAME\"}`, at its top) and ends in `exec /usr/bin/env -i ${1+\"$@\"} PATH=… HOME=… /usr/bin/sandbox-exec …`; one built before ends in `exec /usr/bin/sandbox-exec …`. The two examples below differ in that wrapper only. Do not edit the wrapper by hand.",
+			Bad: Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "/bin/sh", "args": [".mcpolicy/seatbelt/s.sh"]}}}`,
+				Files: map[string]string{".mcpolicy/seatbelt/s.sh": "#!/bin/sh\nset -eu\nfor name in $(export -p | sed -n 's/^export \\([A-Za-z_][A-Za-z0-9_]*\\)=.*/\\1/p'); do\n  case \"$name\" in PATH|HOME) ;; *) unset \"$name\" ;; esac\ndone\nexec /usr/bin/sandbox-exec -f s.sb -- /usr/local/bin/server\n"}},
+			Good: Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "/bin/sh", "args": [".mcpolicy/seatbelt/s.sh"]}}}`,
+				Files: map[string]string{".mcpolicy/seatbelt/s.sh": "#!/bin/sh\nset -eu\nset -- ${TOKEN+\"TOKEN=$TOKEN\"}\nexec /usr/bin/env -i ${1+\"$@\"} PATH=/usr/bin:/bin HOME=/var/empty /usr/bin/sandbox-exec -f s.sb -- /usr/local/bin/server\n"}},
+			check: flagRule(FlagSeatbeltWrapper, "%s; `mcpolicy build` writes a wrapper that starts the server through env -i"),
+		},
+		{
 			ID: "SECRET_INLINE", Name: "secret-inline", Severity: Error,
 			Purpose: "A secret value is written into the config: a token, a key or a password in an env or headers value, in -e KEY=value, in an argument (--api-key X, a token after the image, postgres://user:pass@host) or in a remote url. Token formats are read first, then placeholders (<YOUR_TOKEN>, ghp_your_token_here); settings (AWS_REGION=us-east-1, LOG_LEVEL=debug, booleans, numbers, URLs without credentials, paths) are not secrets.", Rationale: "A committed config leaks it to everyone with the repository; an argv leaks it to every process on the machine (ps).",
 			Remediation: "Pass the variable by name (-e KEY, env names in a policy) and keep the value in the client's environment (where the client passes it on) or in mcpolicy's env file (`mcpolicy client` writes entries that read it).",

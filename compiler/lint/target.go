@@ -120,6 +120,7 @@ const (
 	FlagBwrapShareNet     FlagKind = "bwrap-share-net"
 	FlagBwrapBindRoot     FlagKind = "bwrap-bind-root"
 	FlagSeatbeltFinding   FlagKind = backend.Seatbelt     // a checker error in the profile (Value: the message)
+	FlagSeatbeltWrapper   FlagKind = "seatbelt-wrapper"   // a seatbelt wrapper that does not start the server through env -i (Value: the file and why)
 	FlagUnconfined        FlagKind = "unconfined"         // npx/uvx/node/python... run directly on the host
 	FlagHostGrant         FlagKind = "host-grant"         // a host-run server is handed a home folder, a credential store, a drive root or / (Value: what, a phrase)
 	FlagClientSandbox     FlagKind = "client-sandbox"     // run under a client's sandbox: VS Code sandboxEnabled, srt (Value: what it enforces and leaves open)
