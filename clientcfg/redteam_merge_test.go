@@ -78,3 +78,23 @@ func TestRedteamHugeNumberNamesItsPlace(t *testing.T) {
 		t.Errorf("the refusal names no file:line:col: %v", err)
 	}
 }
+
+// TestRedteamCommentOnlyServersObject: VS Code and Zed files keep servers
+// the user switched off as comments; when the servers object holds only
+// such comments, the first entry mcpolicy adds replaces them (a saved
+// token included), and the result check, comparing values, lets it pass.
+func TestRedteamCommentOnlyServersObject(t *testing.T) {
+	for client, key := range map[string]string{"vscode": "servers", "zed": "context_servers"} {
+		t.Run(client, func(t *testing.T) {
+			c, _ := LookupClient(client)
+			src := "{\n  \"" + key + "\": {\n    // \"github\": {\"command\": \"npx\", \"env\": {\"GITHUB_TOKEN\": \"ghp_saved_for_later\"}}\n  }\n}\n"
+			out, err := Merge("config", []byte(src), c, "alpha", managedLaunch("alpha"), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(out), "ghp_saved_for_later") {
+				t.Errorf("the commented-out server is gone:\n%s", out)
+			}
+		})
+	}
+}
