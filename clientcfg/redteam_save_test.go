@@ -243,3 +243,16 @@ func TestRedteamExtendedAttributesKept(t *testing.T) {
 		t.Errorf("the file's extended attribute user.note is gone: %v", err)
 	}
 }
+
+// TestRedteamNoHomeBackupsInWorkingFolder: with HOME and XDG_STATE_HOME
+// unset (a service, cron, `env -i`), the state folder is the relative
+// .local/state/mcpolicy: the backups, copies of client configs with their
+// tokens, land in whatever folder mcpolicy runs in, the project (tracked
+// by git, often a server's read-write grant) included.
+func TestRedteamNoHomeBackupsInWorkingFolder(t *testing.T) {
+	t.Setenv("HOME", "")
+	t.Setenv("XDG_STATE_HOME", "")
+	if d := DefaultStateDir(); !filepath.IsAbs(d) {
+		t.Errorf("the state folder is %q, relative to the working folder", d)
+	}
+}
