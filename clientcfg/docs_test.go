@@ -27,6 +27,9 @@ func TestDocsSayWhatWriteKeeps(t *testing.T) {
 		"left untouched: exit 2, nothing written, no backup",
 		"byte-order mark", "CRLF stays CRLF",
 		"keeps every other key the user added",
+		"read lease", "extended attributes", "every link stays",
+		"refuses (exit 2) one that lies in a grant of any server",
+		"loads as the client reads it",
 	} {
 		if !strings.Contains(section, want) {
 			t.Errorf("docs/clients.md, How --write writes: no %q", want)

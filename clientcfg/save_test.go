@@ -274,20 +274,20 @@ func TestRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	written, _ := os.ReadFile(file)
-	saved, from, err := Restore(file, nil, state)
+	saved, from, err := Restore(file, nil, state, nil)
 	if err != nil || !saved.Changed || from == "" {
 		t.Fatalf("restore: %v %v %q", saved, err, from)
 	}
 	if b, _ := os.ReadFile(file); string(b) != orig {
 		t.Errorf("restored:\n%s\nwant:\n%s", b, orig)
 	}
-	if _, _, err := Restore(file, nil, state); err != nil {
+	if _, _, err := Restore(file, nil, state, nil); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(file); string(b) != string(written) {
 		t.Errorf("a second restore did not undo the first:\n%s", b)
 	}
-	if _, _, err := Restore(filepath.Join(dir, "never-written.json"), nil, state); err == nil || !strings.Contains(err.Error(), "no backup") {
+	if _, _, err := Restore(filepath.Join(dir, "never-written.json"), nil, state, nil); err == nil || !strings.Contains(err.Error(), "no backup") {
 		t.Errorf("restore with no backup: %v", err)
 	}
 }

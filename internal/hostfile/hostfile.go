@@ -149,6 +149,13 @@ type Replace struct {
 	// Before runs after the new content is written and synced, just
 	// before the rename; an error leaves the old file and is returned.
 	Before func() error
+	// After runs once the rename was tried (whatever came of it), when
+	// Before ran and returned nil: what Before holds, it lets go.
+	After func()
+	// Xattrs are set on the new file before the rename (an attribute it
+	// already holds with that value is left): the old file's ACL and
+	// attributes, which a rename would drop.
+	Xattrs map[string][]byte
 }
 
 // Replace is WriteFile with the temporary file given o's mode and owner
@@ -191,6 +198,9 @@ func (g *Guard) Replace(path string, data []byte, o Replace) error {
 	if werr == nil {
 		werr = f.Chmod(perm) // whatever the umask took
 	}
+	if werr == nil {
+		werr = setXattrs(fd, o.Xattrs)
+	}
 	if werr == nil && o.Sync {
 		werr = f.Sync()
 	}
@@ -201,6 +211,9 @@ func (g *Guard) Replace(path string, data []byte, o Replace) error {
 		if berr := o.Before(); berr != nil {
 			unix.Unlinkat(dfd, tmp, 0)
 			return berr
+		}
+		if o.After != nil {
+			defer o.After()
 		}
 	}
 	if werr == nil {

@@ -70,6 +70,11 @@ user-scope file, --file any file.`,
 			target, portable := file, false
 			switch {
 			case target != "":
+				// Relative to where mcpolicy runs: made absolute before it is
+				// held against the grants, which are.
+				if target, err = filepath.Abs(target); err != nil {
+					return err
+				}
 			case user || c.Project == "":
 				target = c.User(home)
 			default:
@@ -84,8 +89,13 @@ user-scope file, --file any file.`,
 				}
 			}
 			untrusted := writable(proj, plans)
+			// The backups hold the file's tokens, and --restore puts back
+			// what is there: no server of the project may reach them.
+			if err := clientcfg.BackupsOutsideProject(plans, clientcfg.DefaultStateDir(), proj.Root, home); err != nil {
+				return &exitError{code: ExitInvalid, err: err}
+			}
 			if restore {
-				saved, from, err := clientcfg.Restore(target, untrusted, "")
+				saved, from, err := clientcfg.Restore(target, untrusted, "", func(b []byte) error { return clientcfg.Loads(c, target, b) })
 				if err != nil {
 					return err
 				}
