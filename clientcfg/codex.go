@@ -58,19 +58,20 @@ func mergeTOML(file string, src []byte, server string, l *Launch, force bool) ([
 		return nil, &ErrForeign{file, server}
 	}
 	fields, want := entryFields(l), tomlEntryValue(l)
-	if had && codexManaged(old) {
-		// What the user added to mcpolicy's entry (enabled = false, a
-		// timeout, enabled_tools) is theirs, and stays.
-		extra, err := userFields(old.(map[string]any), want)
-		if err != nil {
-			return nil, &schema.Error{Pos: source.Pos{File: file}, Msg: fmt.Sprintf("the entry %q: keeping the keys you added to it: %v, left untouched", server, err)}
-		}
-		fields = append(fields, extra...)
-	}
 	var out []byte
-	if parts.inline != nil { // a closed table: the entry can only be one of its members
+	switch {
+	case had && codexManaged(old):
+		// mcpolicy's own entry: only how the server starts is rewritten;
+		// what the user added to it (enabled = false, a timeout,
+		// enabled_tools, comments, sub-tables) keeps its bytes.
+		if out, err = rewriteLaunch(body, server, fields, newlineOf(body)); err != nil {
+			return nil, &schema.Error{Pos: source.Pos{File: file},
+				Msg:  fmt.Sprintf("the entry %q: %v, left untouched", server, err),
+				Hint: "a fault in mcpolicy: please report it with the file; to add the entry by hand, `mcpolicy client codex --file new.toml` shows it alone"}
+		}
+	case parts.inline != nil: // a closed table: the entry can only be one of its members
 		out = parts.inline.put(body, tomlKey(server)+" = { "+strings.Join(fields, ", ")+" }")
-	} else {
+	default:
 		nl := newlineOf(body)
 		block := "[mcp_servers." + tomlKey(server) + "]" + nl + strings.Join(fields, nl) + nl
 		out = parts.replace(body, block, nl)
@@ -103,9 +104,30 @@ func decodeTOML(file string, body []byte) (map[string]any, error) {
 			msg += " (" + key + ")"
 		}
 	}
-	return nil, &schema.Error{Pos: pos,
-		Msg:  "not valid TOML, left untouched: " + msg,
-		Hint: "Codex cannot read this file either: correct it there (or move the file away) and run again"}
+	hint := "Codex cannot read this file either: correct it there (or move the file away) and run again"
+	if loneCR(body, pos) {
+		msg = "a line ends in a lone CR (as on old Macs), and TOML ends lines only in LF or CRLF"
+		hint = "Codex cannot read this file either: convert its line ends to LF (or CRLF) and run again"
+	}
+	return nil, &schema.Error{Pos: pos, Msg: "not valid TOML, left untouched: " + msg, Hint: hint}
+}
+
+// loneCR reports whether pos (1-based line and byte column) is a CR that
+// ends a line without an LF.
+func loneCR(body []byte, pos source.Pos) bool {
+	if pos.Line < 1 || pos.Col < 1 {
+		return false
+	}
+	off := 0
+	for line := 1; line < pos.Line; line++ {
+		i := bytes.IndexByte(body[off:], '\n')
+		if i < 0 {
+			return false
+		}
+		off += i + 1
+	}
+	off += pos.Col - 1
+	return off < len(body) && body[off] == '\r' && (off+1 == len(body) || body[off+1] != '\n')
 }
 
 // printable spells the control characters of a parser's message.
@@ -169,31 +191,6 @@ func entryFields(l *Launch) []string {
 	return fields
 }
 
-// userFields are the keys of old, an entry mcpolicy wrote, that it does not
-// write (launchKeys), each as one `key = value` (a table inline), added
-// to want.
-func userFields(old, want map[string]any) ([]string, error) {
-	var keys []string
-	for k := range old {
-		if !launchKeys[k] {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	var out []string
-	for _, k := range keys {
-		var b bytes.Buffer
-		enc := toml.NewEncoder(&b)
-		enc.SetTablesInline(true)
-		if err := enc.Encode(map[string]any{k: old[k]}); err != nil {
-			return nil, err
-		}
-		out = append(out, strings.TrimRight(b.String(), "\n"))
-		want[k] = old[k]
-	}
-	return out, nil
-}
-
 // tomlEntryValue is what the entry reads back as.
 func tomlEntryValue(l *Launch) map[string]any {
 	strs := func(ss []string) []any {
@@ -218,14 +215,27 @@ func tomlEntryValue(l *Launch) map[string]any {
 }
 
 // readsBack parses the result and compares it with the file before: the
-// entry is exactly the one written, everything else is as it was.
+// entry is exactly the one written (with, when it was mcpolicy's entry, the
+// keys the user added to it as they were), everything else is as it was.
 func readsBack(out []byte, before map[string]any, server string, want map[string]any) error {
 	after := map[string]any{}
 	if err := toml.Unmarshal(out, &after); err != nil {
 		return err
 	}
+	expect := map[string]any{}
+	for k, v := range want {
+		expect[k] = v
+	}
+	was, _ := before["mcp_servers"].(map[string]any)
+	if old, _ := was[server].(map[string]any); codexManaged(old) {
+		for k, v := range old {
+			if !codexLaunchKeys[k] {
+				expect[k] = v
+			}
+		}
+	}
 	servers, _ := after["mcp_servers"].(map[string]any)
-	if !sameValue(servers[server], want) {
+	if !sameValue(servers[server], expect) {
 		return errors.New("the entry reads back otherwise")
 	}
 	if !sameValue(withoutServer(before, server), withoutServer(after, server)) {

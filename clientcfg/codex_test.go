@@ -21,20 +21,26 @@ var codexLaunch = &Launch{
 }
 
 // The entry as a section and as a member of an inline table, written out
-// by hand; KEY is the server's TOML key.
+// by hand; KEY is the server's TOML key. Its launch alone is the lines of
+// codexFields, or the members of codexLaunchMembers.
 const (
-	codexBlock = "[mcp_servers.KEY]\n" +
-		"command = \"/usr/local/bin/mcpolicy-launch\"\n" +
+	codexFields = "command = \"/usr/local/bin/mcpolicy-launch\"\n" +
 		"args = [\"--engine\", \"/usr/bin/docker\", \"--\", \"run\", \"img:1\"]\n" +
 		"env = { PATH = \"/usr/bin:/bin\" }\n" +
 		"env_vars = [\"GITHUB_TOKEN\"]\n"
-	codexMember = `KEY = { command = "/usr/local/bin/mcpolicy-launch", args = ["--engine", "/usr/bin/docker", "--", "run", "img:1"], env = { PATH = "/usr/bin:/bin" }, env_vars = ["GITHUB_TOKEN"] }`
+	codexBlock         = "[mcp_servers.KEY]\n" + codexFields
+	codexLaunchMembers = `command = "/usr/local/bin/mcpolicy-launch", args = ["--engine", "/usr/bin/docker", "--", "run", "img:1"], env = { PATH = "/usr/bin:/bin" }, env_vars = ["GITHUB_TOKEN"]`
+	codexMember        = `KEY = { ` + codexLaunchMembers + ` }`
 )
 
 // codexShape is a config before and after the entry is merged. In src, a
-// line of the entry (which must go) says "# part", a line changed in place
-// says "# edited"; every other line must stay, in order. In want, {{BLOCK}}
-// and {{MEMBER}} stand for the entry.
+// line of the entry's launch (which must go) says "# part"; a line of the
+// entry that is not its launch (its header, a key the user added, a
+// comment) says "# entry": it stays when mcpolicy rewrites its own entry,
+// and goes when --force replaces an entry that is not mcpolicy's; a line
+// changed in place says "# edited"; every other line must stay, in order.
+// In want, {{BLOCK}} and {{MEMBER}} stand for the entry, {{FIELDS}} and
+// {{LAUNCH}} for its launch lines and inline members alone.
 type codexShape struct {
 	name, src, want string
 	server, key     string // "alpha" and alpha unless set
@@ -58,15 +64,15 @@ var codexShapes = []codexShape{
 	{name: "append after a blank line", src: "model = \"o3\"\n\n", want: "model = \"o3\"\n\n{{BLOCK}}"},
 	{name: "no trailing newline", src: "model = \"o3\"", want: "model = \"o3\"\n\n{{BLOCK}}"},
 	{name: "replace at the end without a newline",
-		src:  "model = \"o3\"\n\n[mcp_servers.alpha] # part\ncommand = \"/usr/local/bin/mcpolicy-launch\" # part",
-		want: "model = \"o3\"\n\n{{BLOCK}}"},
+		src:  "model = \"o3\"\n\n[mcp_servers.alpha] # entry\ncommand = \"/usr/local/bin/mcpolicy-launch\" # part",
+		want: "model = \"o3\"\n\n[mcp_servers.alpha] # entry\n{{FIELDS}}"},
 	{name: "plain, between unrelated tables",
 		src: `model = "o3"
 
 [profiles.fast]
 model = "o4-mini"
 
-[mcp_servers.alpha] # part
+[mcp_servers.alpha] # entry
 command = "/usr/local/bin/mcpolicy-launch" # part
 args = ["old"] # part
 
@@ -78,7 +84,8 @@ k = 1
 [profiles.fast]
 model = "o4-mini"
 
-{{BLOCK}}
+[mcp_servers.alpha] # entry
+{{FIELDS}}
 [profiles.a]
 k = 1
 `},
@@ -92,11 +99,11 @@ command = "uvx" # keep
 args = ["x"]
 
 # about alpha, before its header
-  [ mcp_servers . alpha ]   # part
-# inside alpha # part
+  [ mcp_servers . alpha ]   # entry
+# inside alpha # entry
 command = "/usr/local/bin/mcpolicy-launch" # part
 
-  # indented inside # part
+  # indented inside # entry
 args = [ # part
   "old", # a comment inside the array # part
 ] # part
@@ -113,7 +120,11 @@ command = "uvx" # keep
 args = ["x"]
 
 # about alpha, before its header
-{{BLOCK}}# after alpha's last key: about profiles
+  [ mcp_servers . alpha ]   # entry
+# inside alpha # entry
+{{FIELDS}}
+  # indented inside # entry
+# after alpha's last key: about profiles
 [profiles.a]
 k = 1 # keep
 # end`},
@@ -157,7 +168,7 @@ command = "uvx"
 		want: "mcp_servers = { a = { command = \"x\" },  {{MEMBER}} ,b = { command = \"y\" } } # edited\n"},
 	{name: "inline table, the entry last",
 		src:  "mcp_servers = {other = {command = \"x\"},alpha = {command = \"/usr/local/bin/mcpolicy-launch\"}} # edited\n",
-		want: "mcp_servers = {other = {command = \"x\"},{{MEMBER}}} # edited\n"},
+		want: "mcp_servers = {other = {command = \"x\"},alpha = {{{LAUNCH}}}} # edited\n"},
 	{name: "inline table, the entry as dotted keys",
 		src:   "mcp_servers = { alpha.command = \"npx\", other = {command = \"x\"}, alpha.env.API_KEY = \"old-secret\" } # edited\n",
 		want:  "mcp_servers = { {{MEMBER}}, other = {command = \"x\"} } # edited\n",
@@ -172,15 +183,18 @@ mcp_servers.alpha.args = ["old"] # part
 k = 1
 `,
 		want: `model = "o3"
+mcp_servers.alpha.command = "/usr/local/bin/mcpolicy-launch"
+mcp_servers.alpha.args = ["--engine", "/usr/bin/docker", "--", "run", "img:1"]
+mcp_servers.alpha.env = { PATH = "/usr/bin:/bin" }
+mcp_servers.alpha.env_vars = ["GITHUB_TOKEN"]
 mcp_servers.other.command = "uvx"
 
 [profiles.a]
 k = 1
-
-{{BLOCK}}`},
+`},
 	{name: "an inline table in [mcp_servers]",
-		src:  "[mcp_servers]\nalpha = { command = \"/usr/local/bin/mcpolicy-launch\", args = [\"old\"] } # part\nother = { command = \"uvx\" }\n",
-		want: "[mcp_servers]\nother = { command = \"uvx\" }\n\n{{BLOCK}}"},
+		src:  "[mcp_servers]\nalpha = { command = \"/usr/local/bin/mcpolicy-launch\", args = [\"old\"] } # edited\nother = { command = \"uvx\" }\n",
+		want: "[mcp_servers]\n{{MEMBER}} # edited\nother = { command = \"uvx\" }\n"},
 	{name: "dotted keys in [mcp_servers]",
 		src: `[mcp_servers]
 alpha.command = "npx" # part
@@ -246,7 +260,7 @@ x = 1
 [[profiles.list]]
 x = { y = [1, [2, "3"]] }
 
-[mcp_servers.alpha] # part
+[mcp_servers.alpha] # entry
 command = "/usr/local/bin/mcpolicy-launch" # part
 `,
 		want: `when = 1979-05-27T07:32:00-07:00
@@ -263,23 +277,111 @@ x = 1
 [[profiles.list]]
 x = { y = [1, [2, "3"]] }
 
-{{BLOCK}}`},
+[mcp_servers.alpha] # entry
+{{FIELDS}}`},
 	{name: "a server name that needs quotes",
 		src: `[mcp_servers.my.server]
 command = "uvx"
 
-[mcp_servers."my.server"] # part
+[mcp_servers."my.server"] # entry
 command = "/usr/local/bin/mcpolicy-launch" # part
 `,
 		server: "my.server", key: `"my.server"`,
-		want: "[mcp_servers.my.server]\ncommand = \"uvx\"\n\n{{BLOCK}}"},
+		want: "[mcp_servers.my.server]\ncommand = \"uvx\"\n\n[mcp_servers.\"my.server\"] # entry\n{{FIELDS}}"},
 	{name: "a literal-quoted server name",
-		src:    "[mcp_servers.'my.server'] # part\ncommand = \"/usr/local/bin/mcpolicy-launch\" # part\n\n[mcp_servers.my]\ncommand = \"uvx\"\n",
+		src:    "[mcp_servers.'my.server'] # entry\ncommand = \"/usr/local/bin/mcpolicy-launch\" # part\n\n[mcp_servers.my]\ncommand = \"uvx\"\n",
 		server: "my.server", key: `"my.server"`,
-		want: "{{BLOCK}}\n[mcp_servers.my]\ncommand = \"uvx\"\n"},
+		want: "[mcp_servers.'my.server'] # entry\n{{FIELDS}}\n[mcp_servers.my]\ncommand = \"uvx\"\n"},
 	{name: "a new server name that needs quotes",
 		src: "model = \"o3\"\n", server: "my.server", key: `"my.server"`,
 		want: "model = \"o3\"\n\n{{BLOCK}}"},
+	// Keys the user added to mcpolicy's entry keep their bytes: a value
+	// decoded and encoded again would not (-nan, hex, a literal or
+	// multi-line string, a sub-table, comments, their order).
+	{name: "keys the user added to the entry",
+		src: `[mcp_servers.alpha] # the indexer # entry
+enabled = false # entry
+command = "/usr/local/bin/mcpolicy-launch" # part
+# slow on big repos # entry
+tool_timeout_sec = 120 # entry
+args = [ # part
+  "old", # part
+] # part
+weight = -nan # entry
+big = 0x7FFFFFFFFFFFFFFF # entry
+path = 'C:\Users\ana' # entry
+notes = """ # entry
+two # entry
+lines""" # entry
+env.OLD = "old-secret" # part
+
+[mcp_servers.alpha.tools.read] # entry
+approve = true # entry
+
+[mcp_servers.other]
+command = "uvx"
+`,
+		want: `[mcp_servers.alpha] # the indexer # entry
+enabled = false # entry
+{{FIELDS}}# slow on big repos # entry
+tool_timeout_sec = 120 # entry
+weight = -nan # entry
+big = 0x7FFFFFFFFFFFFFFF # entry
+path = 'C:\Users\ana' # entry
+notes = """ # entry
+two # entry
+lines""" # entry
+
+[mcp_servers.alpha.tools.read] # entry
+approve = true # entry
+
+[mcp_servers.other]
+command = "uvx"
+`, gone: []string{"old-secret"}},
+	{name: "an env sub-table of the entry",
+		src: `[mcp_servers.alpha.env] # part
+OLD = "old-secret" # part
+# about alpha
+[mcp_servers.alpha] # entry
+args = ["old"] # part
+startup_timeout_sec = 20 # entry
+command = "/usr/local/bin/mcpolicy-launch" # part
+[[mcp_servers.alpha.env.x]] # part
+y = 1 # part
+[[mcp_servers.alpha.hooks]] # entry
+y = 2 # entry
+`,
+		want: `# about alpha
+[mcp_servers.alpha] # entry
+{{FIELDS}}startup_timeout_sec = 20 # entry
+[[mcp_servers.alpha.hooks]] # entry
+y = 2 # entry
+`, gone: []string{"old-secret"}},
+	{name: "keys the user added to an inline entry",
+		src:  "mcp_servers = { alpha = { enabled = false, command = \"/usr/local/bin/mcpolicy-launch\", env = { OLD = \"old-secret\" }, tool_timeout_sec = 0x10, args = [] }, b = {} } # edited\n",
+		want: "mcp_servers = { alpha = { enabled = false, {{LAUNCH}}, tool_timeout_sec = 0x10 }, b = {} } # edited\n",
+		gone: []string{"old-secret"}},
+	{name: "keys the user added, as dotted keys in the entry",
+		src:  "mcp_servers = { alpha.enabled = false, alpha.command = \"/usr/local/bin/mcpolicy-launch\", b.command = \"x\", alpha.env.OLD = \"old-secret\" } # edited\n",
+		want: "mcp_servers = { alpha.enabled = false, alpha.command = \"/usr/local/bin/mcpolicy-launch\", alpha.args = [\"--engine\", \"/usr/bin/docker\", \"--\", \"run\", \"img:1\"], alpha.env = { PATH = \"/usr/bin:/bin\" }, alpha.env_vars = [\"GITHUB_TOKEN\"], b.command = \"x\" } # edited\n",
+		gone: []string{"old-secret"}},
+	{name: "keys the user added, as dotted keys in [mcp_servers]",
+		src: `[mcp_servers]
+alpha.command = "/usr/local/bin/mcpolicy-launch" # part
+alpha.enabled = false # entry
+other.command = "uvx"
+alpha.env.OLD = "old-secret" # part
+alpha.tools.read = { approve = true } # entry
+`,
+		want: `[mcp_servers]
+alpha.command = "/usr/local/bin/mcpolicy-launch"
+alpha.args = ["--engine", "/usr/bin/docker", "--", "run", "img:1"]
+alpha.env = { PATH = "/usr/bin:/bin" }
+alpha.env_vars = ["GITHUB_TOKEN"]
+alpha.enabled = false # entry
+other.command = "uvx"
+alpha.tools.read = { approve = true } # entry
+`, gone: []string{"old-secret"}},
 }
 
 // TestCodexShapes merges the entry into each shape as it is, with CRLF
@@ -292,18 +394,18 @@ func TestCodexShapes(t *testing.T) {
 		s.defaults()
 		for _, variant := range []string{"lf", "crlf", "bom"} {
 			src, want := s.src, s.want
-			block, member := strings.ReplaceAll(codexBlock, "KEY", s.key), strings.ReplaceAll(codexMember, "KEY", s.key)
+			block, member, fields := strings.ReplaceAll(codexBlock, "KEY", s.key), strings.ReplaceAll(codexMember, "KEY", s.key), codexFields
 			switch variant {
 			case "crlf":
 				if !strings.Contains(src, "\n") {
 					continue // no line ending to keep
 				}
 				src, want = crlf(src), crlf(want)
-				block = crlf(block)
+				block, fields = crlf(block), crlf(fields)
 			case "bom":
 				src, want = "\ufeff"+src, "\ufeff"+want
 			}
-			want = strings.NewReplacer("{{BLOCK}}", block, "{{MEMBER}}", member).Replace(want)
+			want = strings.NewReplacer("{{BLOCK}}", block, "{{MEMBER}}", member, "{{FIELDS}}", fields, "{{LAUNCH}}", codexLaunchMembers).Replace(want)
 			t.Run(s.name+"/"+variant, func(t *testing.T) {
 				if s.force {
 					var fe *ErrForeign
@@ -319,7 +421,7 @@ func TestCodexShapes(t *testing.T) {
 				if string(out) != want {
 					t.Fatalf("got:\n%s\nwant:\n%s", out, want)
 				}
-				checkCodexMerge(t, src, string(out), s.server)
+				checkCodexMerge(t, src, string(out), s.server, !s.force)
 				for _, g := range s.gone {
 					if strings.Contains(string(out), g) {
 						t.Errorf("%q is still in the file:\n%s", g, out)
@@ -357,7 +459,7 @@ func TestCodexForeignShapes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkCodexMerge(t, src, string(out), s.server)
+			checkCodexMerge(t, src, string(out), s.server, false)
 			if strings.Contains(string(out), "npx") {
 				t.Errorf("the foreign launch is still in the file:\n%s", out)
 			}
@@ -365,10 +467,11 @@ func TestCodexForeignShapes(t *testing.T) {
 	}
 }
 
-// checkCodexMerge: the result parses, the entry reads back as written,
+// checkCodexMerge: the result parses, the entry reads back as written
+// (with the keys the user added to it, when it was mcpolicy's: kept),
 // every other key reads as before, and the lines of src outside the
-// entry's parts stand in out in their order.
-func checkCodexMerge(t *testing.T, src, out, server string) {
+// entry's launch (kept) or outside the entry stand in out in their order.
+func checkCodexMerge(t *testing.T, src, out, server string, kept bool) {
 	t.Helper()
 	before, after := codexDoc(t, src), codexDoc(t, out)
 	servers, _ := after["mcp_servers"].(map[string]any)
@@ -377,7 +480,15 @@ func checkCodexMerge(t *testing.T, src, out, server string) {
 		"args":    []any{"--engine", "/usr/bin/docker", "--", "run", "img:1"},
 		"env":     map[string]any{"PATH": "/usr/bin:/bin"}, "env_vars": []any{"GITHUB_TOKEN"},
 	}
-	if !reflect.DeepEqual(servers[server], want) {
+	if was, _ := before["mcp_servers"].(map[string]any); kept {
+		old, _ := was[server].(map[string]any)
+		for k, v := range old {
+			if want[k] == nil {
+				want[k] = v
+			}
+		}
+	}
+	if !reflect.DeepEqual(nanFree(servers[server]), nanFree(want)) {
 		t.Errorf("the entry reads back as %#v", servers[server])
 	}
 	for _, doc := range []map[string]any{before, after} {
@@ -394,7 +505,7 @@ func checkCodexMerge(t *testing.T, src, out, server string) {
 	rest := strings.Split(strings.TrimPrefix(out, "\ufeff"), "\n")
 	for _, line := range strings.Split(strings.TrimPrefix(src, "\ufeff"), "\n") {
 		switch {
-		case strings.Contains(line, "# part"):
+		case strings.Contains(line, "# part"), !kept && strings.Contains(line, "# entry"):
 			if strings.Contains(out, line) {
 				t.Errorf("a line of the old entry stayed: %q", line)
 			}

@@ -101,8 +101,8 @@ func TestByteOrderMarkReadPast(t *testing.T) {
 
 // TestRewriteKeepsUserKeys: rewriting mcpolicy's own entry replaces how
 // the server starts, and keeps what the user added to the entry (a
-// disabled flag, a timeout, auto-approved tools, a sub-table); --force over
-// an entry that is not mcpolicy's replaces it whole.
+// disabled flag, a timeout, auto-approved tools, a sub-table) as it was
+// written; --force over an entry that is not mcpolicy's replaces it whole.
 func TestRewriteKeepsUserKeys(t *testing.T) {
 	l := managedLaunch("alpha")
 	l.Env = map[string]string{"PATH": "/usr/bin"}
@@ -117,7 +117,7 @@ func TestRewriteKeepsUserKeys(t *testing.T) {
 		s := string(out)
 		for _, want := range map[string][]string{
 			"cline": {`"disabled": true`, `"autoApprove": [`, `"timeout": 30`, `"--sha256",`, `"alpha"`},
-			"codex": {"enabled = false", "tool_timeout_sec = 30", "tools = {read = {approve = true}}", `"--sha256", "alpha"`},
+			"codex": {"[mcp_servers.alpha]\ncommand", "enabled = false\ntool_timeout_sec = 30\n\n[mcp_servers.alpha.tools.read]\napprove = true\n", `"--sha256", "alpha"`},
 		}[client] {
 			if !strings.Contains(s, want) {
 				t.Errorf("%s: %q lost:\n%s", client, want, s)

@@ -383,8 +383,33 @@ func entryValue(c *Client, l *Launch) (map[string]any, error) {
 }
 
 // launchKeys are the keys of an entry that say how the server starts:
-// mcpolicy writes them whole, and drops the old ones it does not write.
+// mcpolicy writes their values, and drops the old ones it does not write;
+// every other key of its entry is the user's (c.Stdio's keys are launch
+// keys too).
 var launchKeys = map[string]bool{"command": true, "args": true, "env": true, "env_vars": true, "type": true}
+
+// isLaunchKey reports whether key of an entry for c says how the server
+// starts.
+func isLaunchKey(c *Client, key string) bool {
+	_, stdio := c.Stdio[key]
+	return launchKeys[key] || stdio
+}
+
+// managedEntry reports whether a JSON entry is an object whose launch is
+// mcpolicy's.
+func managedEntry(n *node) bool {
+	if n == nil || n.kind != kObject {
+		return false
+	}
+	cmd, _ := n.get("command")
+	var args []string
+	if raw, _ := n.get("args"); raw != nil {
+		for _, a := range raw.elems {
+			args = append(args, a.str)
+		}
+	}
+	return cmd != nil && cmd.kind == kString && Managed(cmd.str, args)
+}
 
 // ErrForeign refuses to replace an entry mcpolicy did not write.
 type ErrForeign struct{ File, Server string }
@@ -425,19 +450,9 @@ func Merge(file string, src []byte, c *Client, server string, l *Launch, force b
 	}
 	servers, _ := doc.get(c.Key)
 	existing, _ := servers.get(server)
-	managed := false
-	if existing != nil {
-		cmd, _ := existing.get("command")
-		var args []string
-		if raw, _ := existing.get("args"); raw != nil {
-			for _, a := range raw.elems {
-				args = append(args, a.str)
-			}
-		}
-		managed = existing.kind == kObject && cmd != nil && cmd.kind == kString && Managed(cmd.str, args)
-		if !managed && !force {
-			return nil, &ErrForeign{file, server}
-		}
+	managed := managedEntry(existing)
+	if existing != nil && !managed && !force {
+		return nil, &ErrForeign{file, server}
 	}
 	v, err := hujson.Parse(src)
 	if err != nil {
@@ -448,27 +463,33 @@ func Merge(file string, src []byte, c *Client, server string, l *Launch, force b
 	if err != nil {
 		return nil, err
 	}
-	if managed {
-		// What the user added to mcpolicy's entry ("disabled": true, a
-		// timeout, auto-approved tools) is theirs, and stays.
-		for _, i := range existing.members() {
-			if k := existing.keys[i]; entry[k] == nil && !launchKeys[k] {
-				entry[k] = plain(existing.vals[i])
-			}
-		}
-	}
 	var out []byte
-	if fresh { // a new file: nothing of the user's to keep, lay it all out
+	switch {
+	case managed:
+		// mcpolicy's own entry: only how the server starts is rewritten;
+		// what the user added to it ("disabled": true, a timeout,
+		// auto-approved tools, comments) keeps its bytes.
+		root, _ := v.Value.(*hujson.Object)
+		obj := findObject(findObject(root, c.Key), server)
+		if obj == nil {
+			return nil, fmt.Errorf("%s: the entry %q is not where the file was read to hold it, left untouched (a bug: please report it with the file)", file, server)
+		}
+		launch := func(key string) bool { return isLaunchKey(c, key) }
+		if err := style.rewriteEntry(obj, entry, launch); err != nil {
+			return nil, fmt.Errorf("%s: %v", file, err)
+		}
+		out = v.Pack()
+	case fresh: // a new file: nothing of the user's to keep, lay it all out
 		b, err := style.render(map[string]any{c.Key: map[string]any{server: entry}}, 0)
 		if err != nil {
 			return nil, err
 		}
 		out = append(b, style.newline...)
-	} else {
+	default:
 		if out, err = style.insert(&v, c.Key, servers != nil, server, entry); err != nil {
 			return nil, fmt.Errorf("%s: %v", file, err)
 		}
-		if !bytes.HasSuffix(out, []byte("\n")) {
+		if !endsLine(out) {
 			out = append(out, style.newline...)
 		}
 	}
