@@ -120,8 +120,8 @@ func Save(o SaveOptions) (*Saved, error) {
 	res := &Saved{File: file}
 	busy := false // the last try found the file open for writing
 	for try := 0; try < Retries; try++ {
-		if try > 0 { // let the other writer finish: 20 ms, doubling, at most 500 ms
-			time.Sleep(min(20*time.Millisecond<<(try-1), 500*time.Millisecond))
+		if busy { // let the client finish its save: 20 ms, doubling, at most 500 ms
+			time.Sleep(min(20*time.Millisecond<<try, 500*time.Millisecond))
 		}
 		was, err := look(g, file)
 		if err != nil {

@@ -113,7 +113,11 @@ func TestSaveRacingEditor(t *testing.T) {
 			os.WriteFile(file, nil, 0o600)
 			c, _ := LookupClient(client)
 			defer func(f func(string)) { afterEdit = f }(afterEdit)
-			for r := 0; r < 100; r++ {
+			rounds := 100
+			if testing.Short() {
+				rounds = 25
+			}
+			for r := 0; r < rounds; r++ {
 				edited := false
 				editor := fmt.Sprintf("editor-%d", r)
 				afterEdit = func(f string) {
