@@ -84,9 +84,9 @@ func (e *Evaluator) Rename(from, to string) (bool, error) {
 	return b.Allow, err
 }
 
-func (e *Evaluator) ruleMatches(r *Node, op, subject string) (bool, error) {
-	named := false
-	var flts []*Node
+// ruleParts reads a rule's items: whether an operation it names covers
+// op, and its filters (its (with ...) modifiers left out).
+func ruleParts(r *Node, op string) (named bool, flts []*Node) {
 	for _, it := range r.Items[1:] {
 		switch {
 		case it.Kind == Symbol:
@@ -96,6 +96,11 @@ func (e *Evaluator) ruleMatches(r *Node, op, subject string) (bool, error) {
 			flts = append(flts, it)
 		}
 	}
+	return named, flts
+}
+
+func (e *Evaluator) ruleMatches(r *Node, op, subject string) (bool, error) {
+	named, flts := ruleParts(r, op)
 	if !named {
 		return false, nil
 	}
@@ -218,17 +223,7 @@ var subjectFilters = set("literal", "path", "subpath", "prefix", "regex", "path-
 // extension, target) or whose value it cannot read may match anything,
 // so a rule that names no path reaches every path.
 func (e *Evaluator) Reaches(r *Node, op, subject string) (Reach, *Node) {
-	named := false
-	var flts []*Node
-	for _, it := range r.Items[1:] {
-		switch {
-		case it.Kind == Symbol:
-			named = named || opCovers(it.Text, op)
-		case it.Head() == "with":
-		default:
-			flts = append(flts, it)
-		}
-	}
+	named, flts := ruleParts(r, op)
 	if !named {
 		return ReachNever, nil
 	}
