@@ -48,6 +48,14 @@ type Saved struct {
 // under it before it gives up.
 const Retries = 8
 
+// RetryPause is how long Save waits before it reads a file again that was
+// open for writing (a client saving in place), doubling at each try up to
+// RetryPauseMax.
+const (
+	RetryPause    = 20 * time.Millisecond
+	RetryPauseMax = 500 * time.Millisecond
+)
+
 // Backups is how many generations of a file Save keeps.
 const Backups = 20
 
@@ -120,8 +128,8 @@ func Save(o SaveOptions) (*Saved, error) {
 	res := &Saved{File: file}
 	busy := false // the last try found the file open for writing
 	for try := 0; try < Retries; try++ {
-		if busy { // let the client finish its save: 20 ms, doubling, at most 500 ms
-			time.Sleep(min(20*time.Millisecond<<try, 500*time.Millisecond))
+		if busy { // let the client finish its save
+			time.Sleep(min(RetryPause<<try, RetryPauseMax))
 		}
 		was, err := look(g, file)
 		if err != nil {
