@@ -111,8 +111,8 @@ func strictJSON(file string, src []byte) error {
 	if bytes.HasPrefix(b, bom) {
 		b = append([]byte("   "), b[len(bom):]...)
 	}
-	var v any
-	err := json.Unmarshal(b, &v)
+	var raw json.RawMessage // checked, not decoded: the tree is read already
+	err := json.Unmarshal(b, &raw)
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		off := int(se.Offset) - 1
@@ -142,14 +142,14 @@ func untouched(err error, why string) error {
 // it unless server's entry reads back as want (with, when it was
 // mcpolicy's entry, the keys the user added to it as they were) and every
 // other member of the file, and every other server, is what it was in src.
-func checkResult(c *Client, file string, src, out []byte, server string, want map[string]any) error {
+// before is src as readAsClient read it (nil: src is new, or unread).
+func checkResult(c *Client, file string, src, out []byte, server string, want map[string]any, before *node) error {
 	after, err := readAsClient(c, file, out)
 	if err != nil {
 		return fmt.Errorf("%s: mcpolicy's result would not load in %s, so it was not written: %v", file, c.Name, err)
 	}
-	var before *node
-	if len(bytes.TrimSpace(bytes.TrimPrefix(src, bom))) > 0 {
-		if before, err = readAsClient(c, file, src); err != nil {
+	if before == nil && len(bytes.TrimSpace(bytes.TrimPrefix(src, bom))) > 0 {
+		if before, err = readAsClient(c, file, bytes.TrimPrefix(src, bom)); err != nil {
 			return err
 		}
 	}

@@ -52,7 +52,7 @@ func TestCheckResultCatchesLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := checkResult(c, "cfg", src, good, "alpha", entry); err != nil {
+	if err := checkResult(c, "cfg", src, good, "alpha", entry, nil); err != nil {
 		t.Fatalf("a good merge refused: %v", err)
 	}
 	for name, bad := range map[string]string{
@@ -67,7 +67,7 @@ func TestCheckResultCatchesLoss(t *testing.T) {
 		if name == "no mark (bom in)" {
 			from = append(append([]byte{}, bom...), src...)
 		}
-		if err := checkResult(c, "cfg", from, []byte(bad), "alpha", entry); err == nil {
+		if err := checkResult(c, "cfg", from, []byte(bad), "alpha", entry, nil); err == nil {
 			t.Errorf("%s: not refused:\n%s", name, bad)
 		}
 	}

@@ -494,7 +494,11 @@ func Merge(file string, src []byte, c *Client, server string, l *Launch, force b
 		}
 	}
 	out = append(append([]byte{}, mark...), out...)
-	if err := checkResult(c, file, append(append([]byte{}, mark...), orig...), out, server, entry); err != nil {
+	before := doc
+	if fresh {
+		before = nil
+	}
+	if err := checkResult(c, file, append(append([]byte{}, mark...), orig...), out, server, entry, before); err != nil {
 		return nil, err
 	}
 	return out, nil
