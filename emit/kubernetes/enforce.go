@@ -50,7 +50,7 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 		case emit.NetworkNone:
 			return emit.Row{Support: emit.Enforced, How: "NetworkPolicy denying all ingress and egress (needs a CNI that enforces NetworkPolicy); automountServiceAccountToken and enableServiceLinks false"}
 		case emit.EgressAllowlist:
-			return emit.Row{Support: emit.Enforced, How: fmt.Sprintf("NetworkPolicy: egress only to the egress-proxy Pod on port %d, by address (no DNS); the proxy's own NetworkPolicy allows only the allowlist's ports; hosts are matched by the proxy, never by the CNI", p.Network.ProxyPort)}
+			return emit.Row{Support: emit.Enforced, How: fmt.Sprintf("NetworkPolicy: egress only to the egress-proxy Pod on port %d, by address (no DNS); the proxy's own NetworkPolicy allows only the allowlist's ports, and no private, loopback, link-local, CGNAT or ULA address but one an entry names; hosts are matched by the proxy, never by the CNI", p.Network.ProxyPort)}
 		case emit.Scope:
 			return emit.Row{Support: emit.Enforced, How: "own network, IPC and PID namespaces: hostNetwork, hostIPC, hostPID and shareProcessNamespace false"}
 		case emit.Limits:

@@ -123,6 +123,11 @@ type Options struct {
 	// labelled k8s-app=kube-dns.
 	DNSNamespace string
 	DNSLabels    map[string]string
+	// ClusterCIDRs are the cluster's Pod and Service ranges, excepted from
+	// what the egress proxy's NetworkPolicy lets it reach where they lie
+	// outside the private ranges it excepts already (PrivateRanges): public
+	// addresses used privately, an IPv6 cluster on global addresses.
+	ClusterCIDRs []string
 }
 
 func (o Options) kind() string {
@@ -234,6 +239,9 @@ func check(p *compiler.Plan, o Options) error {
 		if err := emit.CheckSafe(p.Server, "egress proxy image", o.ProxyImage); err != nil {
 			return err
 		}
+	}
+	if err := checkClusterCIDRs(o); err != nil {
+		return err
 	}
 	if o.DNSNamespace != "" {
 		if errs := kube.IsDNS1123Label(o.DNSNamespace); len(errs) > 0 {
@@ -690,8 +698,10 @@ func proxyEnv(p *compiler.Plan, o Options) [][2]string {
 //
 // A NetworkPolicy cannot match a host name: the proxy matches every
 // request's host against the allowlist (and refuses private addresses),
-// the policy on the proxy restricts the ports. Host entries are therefore
-// not refused: they are enforced by the proxy, not by the CNI.
+// the policy on the proxy restricts the ports and refuses the private
+// ranges too (proxyEgressRules), so that the cluster's services are not
+// left to the proxy's check alone. Host entries are therefore not refused:
+// they are enforced by the proxy, not by the CNI.
 func NetworkPolicies(p *compiler.Plan, o Options) ([]*kube.NetworkPolicy, error) {
 	if err := check(p, o); err != nil {
 		return nil, err
@@ -725,20 +735,8 @@ func NetworkPolicies(p *compiler.Plan, o Options) ([]*kube.NetworkPolicy, error)
 	}}
 
 	// The proxy: in from this server only, on its port; out to the
-	// allowlist's ports anywhere but link-local (cloud metadata), and to
-	// the cluster DNS, which it needs to resolve the allowed names.
-	var ports []int
-	for _, d := range p.Network.Allow {
-		if !slices.Contains(ports, d.Port) {
-			ports = append(ports, d.Port)
-		}
-	}
-	sort.Ints(ports)
-	var allowPorts []kube.NetworkPolicyPort
-	for _, n := range ports {
-		port := kube.IntOrString(n)
-		allowPorts = append(allowPorts, kube.NetworkPolicyPort{Protocol: &tcp, Port: &port})
-	}
+	// allowlist's ports anywhere but the private ranges (proxyEgressRules),
+	// and to the cluster DNS, which it needs to resolve the allowed names.
 	dnsNS := o.DNSNamespace
 	if dnsNS == "" {
 		dnsNS = "kube-system"
@@ -754,22 +752,13 @@ func NetworkPolicies(p *compiler.Plan, o Options) ([]*kube.NetworkPolicy, error)
 		From:  []kube.NetworkPolicyPeer{{PodSelector: &kube.LabelSelector{MatchLabels: serverSelector(p)}}},
 		Ports: []kube.NetworkPolicyPort{{Protocol: &tcp, Port: &proxyPort}},
 	}}
-	proxy.Spec.Egress = []kube.NetworkPolicyEgressRule{
-		{
-			To: []kube.NetworkPolicyPeer{
-				{IPBlock: &kube.IPBlock{CIDR: "0.0.0.0/0", Except: []string{"169.254.0.0/16"}}},
-				{IPBlock: &kube.IPBlock{CIDR: "::/0", Except: []string{"fe80::/10"}}},
-			},
-			Ports: allowPorts,
-		},
-		{
-			To: []kube.NetworkPolicyPeer{{
-				NamespaceSelector: &kube.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": dnsNS}},
-				PodSelector:       &kube.LabelSelector{MatchLabels: dnsLabels},
-			}},
-			Ports: []kube.NetworkPolicyPort{{Protocol: &udp, Port: &dns}, {Protocol: &tcp, Port: &dns}},
-		},
-	}
+	proxy.Spec.Egress = append(proxyEgressRules(p, o), kube.NetworkPolicyEgressRule{
+		To: []kube.NetworkPolicyPeer{{
+			NamespaceSelector: &kube.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": dnsNS}},
+			PodSelector:       &kube.LabelSelector{MatchLabels: dnsLabels},
+		}},
+		Ports: []kube.NetworkPolicyPort{{Protocol: &udp, Port: &dns}, {Protocol: &tcp, Port: &dns}},
+	})
 	return append(out, srv, proxy), nil
 }
 
@@ -986,7 +975,9 @@ func Manifest(p *compiler.Plan, r compiler.Resolver, o Options) ([]byte, error) 
 	if p.Network.Mode == "allowlist" {
 		fmt.Fprintf(&b, "# Egress: only through the egress-proxy Pod labelled %s, at %s:%d;\n",
 			labelString(EgressProxyLabels(p.Server)), proxyIP(o), p.Network.ProxyPort)
-		fmt.Fprintf(&b, "# the proxy checks hosts (%s), NetworkPolicy only ports.\n", strings.Join(p.Network.Entries(), ", "))
+		fmt.Fprintf(&b, "# the proxy checks hosts (%s), NetworkPolicy ports, and refuses\n", strings.Join(p.Network.Entries(), ", "))
+		fmt.Fprintf(&b, "# %s but an address the allowlist names;\n", privateRangesPhrase(o))
+		fmt.Fprintf(&b, "# a Pod or Service range of the cluster outside them is reachable unless named (kubernetes.Options.ClusterCIDRs).\n")
 		fmt.Fprintf(&b, "# The egress proxy runs %s: an image holding a static mcpolicy at %s.\n", proxyImage(o), ProxyBinary)
 		fmt.Fprintf(&b, "# Only its NetworkPolicy decides who may use it: without a CNI that enforces it, any Pod can.\n")
 	}

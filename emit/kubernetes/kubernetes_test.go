@@ -314,6 +314,7 @@ func checkProxy(t *testing.T, p *compiler.Plan, name string, tpl *corev1.PodTemp
 		t.Errorf("%s: no Service selects it on the proxy port: %+v", name, svc)
 	}
 	// Ingress only from the server's Pod, on the proxy's port.
+	checkProxyEgress(t, p, name, tpl, nps)
 	guarded := false
 	for _, np := range nps {
 		if !selects(np, tpl.Labels) {
@@ -509,6 +510,7 @@ func TestBadOptions(t *testing.T) {
 		{Env: map[string]kubernetes.EnvSource{"TOKEN": {Key: "a/b"}}},
 		{DNSLabels: map[string]string{"k": "bad value"}},
 		{ProxyImage: "img\nkind: Secret"},
+		{ClusterCIDRs: []string{"10.96.0.0/33"}},
 	} {
 		if _, err := kubernetes.Manifest(plan(), compiler.Placeholders{}, o); err == nil {
 			t.Errorf("%+v: accepted", o)
