@@ -72,6 +72,30 @@ const ProxyBinary = "/usr/local/bin/mcpolicy"
 // the image (distroless' "nonroot").
 const ProxyUser = 65532
 
+// The egress-proxy Pod's resources, its own whatever the server's limits:
+// it parses what the internet and the server send it, so it is bounded
+// like any parser facing them. The memory limit holds the proxy at its
+// connection bound (egress.DefaultMaxConns, 256, each with two 32 KiB copy
+// buffers and up to about 320 KiB of parsed headers: some 96 MiB live),
+// with room for Go's collector to let the heap double; the CPU limit
+// throttles, never kills. Requests are what an idle proxy relaying a
+// session's API calls uses.
+const (
+	proxyMemoryLimit     = 256 << 20
+	proxyMemoryRequest   = 64 << 20
+	proxyMilliCPULimit   = 500
+	proxyMilliCPURequest = 50
+)
+
+func proxyResources() kube.ResourceRequirements {
+	return kube.ResourceRequirements{
+		Limits: kube.ResourceList{kube.ResourceMemory: kube.BinarySI(proxyMemoryLimit),
+			kube.ResourceCPU: kube.MilliDecimalSI(proxyMilliCPULimit)},
+		Requests: kube.ResourceList{kube.ResourceMemory: kube.BinarySI(proxyMemoryRequest),
+			kube.ResourceCPU: kube.MilliDecimalSI(proxyMilliCPURequest)},
+	}
+}
+
 // EgressProxyIPPlaceholder stands for the egress proxy Service's cluster IP
 // in committed artefacts, unless Options.EgressProxyIP names one. The
 // server reaches the proxy by address, never by name: it is given no DNS.
@@ -803,8 +827,8 @@ func EgressProxyCommand(p *compiler.Plan, o Options) []string {
 // proxyPodSpec is the egress-proxy Pod's spec, with the server's
 // subtractions: non-root, read-only root, no capabilities, no privilege
 // escalation, RuntimeDefault seccomp, no service account token, no
-// service links, no host namespaces; it needs no volume (the log goes to
-// stdout) and no stdin.
+// service links, no host namespaces; bounded resources (proxyResources);
+// it needs no volume (the log goes to stdout) and no stdin.
 func proxyPodSpec(p *compiler.Plan, o Options, restart kube.RestartPolicy) (kube.PodSpec, error) {
 	if err := emit.CheckSafe(p.Server, "egress proxy image", proxyImage(o)); err != nil {
 		return kube.PodSpec{}, err
@@ -819,6 +843,7 @@ func proxyPodSpec(p *compiler.Plan, o Options, restart kube.RestartPolicy) (kube
 			Image:           proxyImage(o),
 			Command:         EgressProxyCommand(p, o),
 			Ports:           []kube.ContainerPort{{Name: "proxy", ContainerPort: int32(p.Network.ProxyPort), Protocol: kube.ProtocolTCP}},
+			Resources:       proxyResources(),
 			ImagePullPolicy: kube.PullIfNotPresent,
 			SecurityContext: &kube.SecurityContext{
 				Privileged:               &f,

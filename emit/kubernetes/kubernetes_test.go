@@ -163,6 +163,7 @@ func checkManifests(t *testing.T, p *compiler.Plan, opts kubernetes.Options, dat
 	t.Helper()
 	objs := validate(t, p.Server+" as emitted", data, !opts.HostPath)
 	checkObjects(t, p, objs)
+	checkMisconfig(t, p.Server+" as emitted", p, opts, objs)
 
 	dep := opts
 	dep.Kind = kubernetes.KindDeployment
@@ -170,7 +171,9 @@ func checkManifests(t *testing.T, p *compiler.Plan, opts kubernetes.Options, dat
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkObjects(t, p, validate(t, p.Server+" as a Deployment", d, !opts.HostPath))
+	objs = validate(t, p.Server+" as a Deployment", d, !opts.HostPath)
+	checkObjects(t, p, objs)
+	checkMisconfig(t, p.Server+" as a Deployment", p, dep, objs)
 
 	hp := opts
 	hp.HostPath = true
@@ -178,7 +181,9 @@ func checkManifests(t *testing.T, p *compiler.Plan, opts kubernetes.Options, dat
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkObjects(t, p, validate(t, p.Server+" with hostPath opted in", h, false))
+	objs = validate(t, p.Server+" with hostPath opted in", h, false)
+	checkObjects(t, p, objs)
+	checkMisconfig(t, p.Server+" with hostPath opted in", p, hp, objs)
 	if len(p.Mounts) > 0 && !strings.Contains(string(h), "enforce=privileged") {
 		t.Errorf("%s: hostPath opted in, and the header does not say it needs a privileged namespace", p.Server)
 	}
@@ -192,7 +197,9 @@ func checkManifests(t *testing.T, p *compiler.Plan, opts kubernetes.Options, dat
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkObjects(t, p, validate(t, p.Server+" with claims", c, true))
+	objs = validate(t, p.Server+" with claims", c, true)
+	checkObjects(t, p, objs)
+	checkMisconfig(t, p.Server+" with claims", p, claimed, objs)
 }
 
 // checkObjects checks, on the decoded objects, the subtractions every
@@ -289,6 +296,9 @@ func checkProxy(t *testing.T, p *compiler.Plan, name string, tpl *corev1.PodTemp
 		t.Errorf("%s: user %v, want %d, non-root", name, sc.RunAsUser, kubernetes.ProxyUser)
 	case c.Stdin || len(c.Env) > 0:
 		t.Errorf("%s: stdin or env", name)
+	case c.Resources.Limits.Memory().IsZero() || c.Resources.Limits.Cpu().IsZero() ||
+		c.Resources.Requests.Memory().Cmp(*c.Resources.Limits.Memory()) > 0 || c.Resources.Requests.Cpu().Cmp(*c.Resources.Limits.Cpu()) > 0:
+		t.Errorf("%s: resources %+v, want memory and CPU limits, requests no higher", name, c.Resources)
 	case tpl.Labels[kubernetes.LabelPlan] == "" || !strings.HasPrefix(strings.TrimPrefix(p.Hash, "sha256:"), tpl.Labels[kubernetes.LabelPlan]):
 		t.Errorf("%s: plan label %q, plan %s", name, tpl.Labels[kubernetes.LabelPlan], p.Hash)
 	}
@@ -495,7 +505,8 @@ func TestMinimalPlan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		validate(t, "minimal "+kind, b, true)
+		o := kubernetes.Options{Kind: kind}
+		checkMisconfig(t, "minimal "+kind, p, o, validate(t, "minimal "+kind, b, true))
 	}
 }
 
