@@ -545,6 +545,7 @@ func podSpec(p *compiler.Plan, r compiler.Resolver, o Options, restart kube.Rest
 		HostNetwork:                  false, // the zero value: omitted from the YAML, as are hostPID and hostIPC
 		HostPID:                      false,
 		HostIPC:                      false,
+		HostUsers:                    hostUsers(p),
 		SecurityContext: &kube.PodSecurityContext{
 			RunAsNonRoot:             &nonRoot,
 			RunAsUser:                &uid,
@@ -827,7 +828,8 @@ func EgressProxyCommand(p *compiler.Plan, o Options) []string {
 // proxyPodSpec is the egress-proxy Pod's spec, with the server's
 // subtractions: non-root, read-only root, no capabilities, no privilege
 // escalation, RuntimeDefault seccomp, no service account token, no
-// service links, no host namespaces; bounded resources (proxyResources);
+// service links, no host namespaces, a user namespace of its own unless
+// the plan accepts AcceptHostUsers; bounded resources (proxyResources);
 // it needs no volume (the log goes to stdout) and no stdin.
 func proxyPodSpec(p *compiler.Plan, o Options, restart kube.RestartPolicy) (kube.PodSpec, error) {
 	if err := emit.CheckSafe(p.Server, "egress proxy image", proxyImage(o)); err != nil {
@@ -860,6 +862,7 @@ func proxyPodSpec(p *compiler.Plan, o Options, restart kube.RestartPolicy) (kube
 		AutomountServiceAccountToken: &f,
 		EnableServiceLinks:           &f,
 		ShareProcessNamespace:        &f,
+		HostUsers:                    hostUsers(p),
 		SecurityContext: &kube.PodSecurityContext{
 			RunAsNonRoot:             &t,
 			RunAsUser:                &uid,
@@ -986,6 +989,10 @@ func Manifest(p *compiler.Plan, r compiler.Resolver, o Options) ([]byte, error) 
 	fmt.Fprintf(&b, "# MCP server %q, plan %s (mcpolicy explain %s).\n", p.Server, p.Hash, p.Server)
 	fmt.Fprintf(&b, "# A stdio server: a client reaches it with `%s`.\n", attachHint(p, o, strings.ToLower(o.kind())+"/"+p.Server))
 	fmt.Fprintf(&b, "# NetworkPolicy confines it only where the cluster's CNI enforces NetworkPolicy.\n")
+	if hostUsers(p) != nil {
+		fmt.Fprintf(&b, "# Each Pod has a user namespace of its own (hostUsers: false): nodes whose runtime, kernel or volumes\n")
+		fmt.Fprintf(&b, "# cannot give it one do not start it (the policy accepts %q for those).\n", AcceptHostUsers)
+	}
 	if hostPaths(objs) {
 		fmt.Fprintf(&b, "# hostPath volumes (opted in): grants of the node's files, which lint flags; ${PROJECT_ROOT} and\n")
 		fmt.Fprintf(&b, "# ${HOME} stand for paths on the node. Pod Security \"restricted\" and \"baseline\" refuse hostPath:\n")

@@ -226,7 +226,7 @@ func checkObjects(t *testing.T, p *compiler.Plan, objs []runtime.Object) {
 		c := s.Containers[0]
 		sc := c.SecurityContext
 		switch {
-		case unhardened(t, name, s):
+		case unhardened(t, p, name, s):
 		case sc.RunAsUser == nil || *sc.RunAsUser != int64(p.User.UID) || sc.RunAsGroup == nil || *sc.RunAsGroup != int64(p.User.GID):
 			t.Errorf("%s: user %v:%v, plan %s", name, sc.RunAsUser, sc.RunAsGroup, p.User)
 		case !c.Stdin || c.TTY:
@@ -291,7 +291,7 @@ func checkProxy(t *testing.T, p *compiler.Plan, name string, tpl *corev1.PodTemp
 	c := s.Containers[0]
 	sc := c.SecurityContext
 	switch {
-	case unhardened(t, name, s):
+	case unhardened(t, p, name, s):
 	case sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser != kubernetes.ProxyUser:
 		t.Errorf("%s: user %v, want %d, non-root", name, sc.RunAsUser, kubernetes.ProxyUser)
 	case c.Stdin || len(c.Env) > 0:
@@ -406,9 +406,13 @@ func TestWidenedIsCaught(t *testing.T) {
 			p.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = nil
 		}},
 		{"host network", "host namespaces", func(p *corev1.Pod) { p.Spec.HostNetwork = true }},
+		// Root in the node's user namespace: Pod Security lets uid 0 through
+		// in a user namespace of the Pod's own (hostUsers: false), where it is
+		// no uid of the node's (the backend refuses root all the same).
 		{"root", "runAsUser=0", func(p *corev1.Pod) {
 			z := int64(0)
 			p.Spec.Containers[0].SecurityContext.RunAsUser = &z
+			p.Spec.HostUsers = nil
 		}},
 		{"hostPath of home", "restricted volume types", func(p *corev1.Pod) {
 			p.Spec.Volumes[len(p.Spec.Volumes)-1].VolumeSource = corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/root"}}
@@ -757,15 +761,18 @@ func TestNestedWritableRefused(t *testing.T) {
 }
 
 // unhardened reports (and fails the test with) the first of the
-// hardening every emitted Pod carries that s lacks: no host namespace, no
+// hardening every emitted Pod carries that s lacks: no host namespace, a
+// user namespace of its own (unless the plan accepts the node's), no
 // service account token, no service links, and its one container with a
 // read-only root, unprivileged, every capability dropped.
-func unhardened(t *testing.T, name string, s corev1.PodSpec) bool {
+func unhardened(t *testing.T, p *compiler.Plan, name string, s corev1.PodSpec) bool {
 	t.Helper()
 	sc := s.Containers[0].SecurityContext
 	switch {
 	case s.HostNetwork || s.HostPID || s.HostIPC:
 		t.Errorf("%s: host namespaces", name)
+	case p.Accepts(kubernetes.AcceptHostUsers) != (s.HostUsers == nil) || s.HostUsers != nil && *s.HostUsers:
+		t.Errorf("%s: hostUsers %v, accepted %s: %v", name, s.HostUsers, kubernetes.AcceptHostUsers, p.Accepts(kubernetes.AcceptHostUsers))
 	case s.AutomountServiceAccountToken == nil || *s.AutomountServiceAccountToken:
 		t.Errorf("%s: service account token mounted", name)
 	case s.EnableServiceLinks == nil || *s.EnableServiceLinks:
@@ -780,4 +787,42 @@ func unhardened(t *testing.T, name string, s corev1.PodSpec) bool {
 		return false
 	}
 	return true
+}
+
+// TestHostUsersAccepted: every Pod has a user namespace of its own
+// (hostUsers: false) unless the policy accepts kubernetes-host-users: then
+// neither Pod says it, the user row is partial (and passes Check), and the
+// header does not promise it.
+func TestHostUsersAccepted(t *testing.T) {
+	p := plan()
+	p.Network = compiler.Network{Mode: "allowlist", ProxyPort: 24001, Allow: compiler.MustDestinations("api.example.com:443")}
+	for _, accept := range []bool{false, true} {
+		if accept {
+			p.Accept = []compiler.Accepted{{Name: kubernetes.AcceptHostUsers}}
+		}
+		data, err := kubernetes.Manifest(p, compiler.Placeholders{}, kubernetes.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := decodeStrict(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, tpl := range podTemplates(objs) {
+			if hu := tpl.Spec.HostUsers; accept != (hu == nil) || hu != nil && *hu {
+				t.Errorf("accepted %v: %s: hostUsers %v", accept, name, hu)
+			}
+		}
+		if strings.Contains(string(data), "user namespace of its own") == accept {
+			t.Errorf("accepted %v: the header says a user namespace of its own: %v", accept, !accept)
+		}
+		for _, r := range kubernetes.Enforcement(p) {
+			if r.Restriction == emit.User && (r.Support == emit.Partial) != accept {
+				t.Errorf("accepted %v: user row %s %q", accept, r.Support, r.How)
+			}
+		}
+		if err := kubernetes.Check(p); err != nil {
+			t.Errorf("accepted %v: %v", accept, err)
+		}
+	}
 }

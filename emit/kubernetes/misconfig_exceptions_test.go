@@ -41,7 +41,7 @@ var misconfigExceptions = []exception{
 	}, "the server's memory is the policy's limits.memory: without it the container has no memory limit or request"},
 	{[]string{"KSV-0020"}, func(f finding, p *compiler.Plan, _ kubernetes.Options) bool {
 		return onServer(f, p) && p.User.UID <= 10000
-	}, "the server runs as the policy's user (1000 by default)"},
+	}, "the server runs as the policy's user (1000 by default); with hostUsers: false that uid is none of the node's"},
 	{[]string{"KSV-0021"}, func(f finding, p *compiler.Plan, _ kubernetes.Options) bool {
 		return onServer(f, p) && p.User.GID <= 10000
 	}, "the server's group is the policy's, as its user"},

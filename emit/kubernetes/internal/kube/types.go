@@ -62,6 +62,7 @@ type PodSpec struct {
 	ShareProcessNamespace        *bool               `json:"shareProcessNamespace,omitempty"`
 	SecurityContext              *PodSecurityContext `json:"securityContext,omitempty"`
 	EnableServiceLinks           *bool               `json:"enableServiceLinks,omitempty"`
+	HostUsers                    *bool               `json:"hostUsers,omitempty"`
 }
 
 // RestartPolicy is corev1.RestartPolicy.
