@@ -40,7 +40,7 @@ import (
 //     kubelet does (the volume's path joined with the subPath, a bind of
 //     that) before playing; kubePlayRewrites counts the cases.
 //   - Annotations longer than 63 characters (podman 4.3 refuses them):
-//     dropped; they confine nothing.
+//     dropped; they confine nothing (the backend writes none any more).
 //   - hostUsers: false: the Pod is played in the host's user namespace, as
 //     the other backends run the same uid without one: what is compared
 //     is the view of the files. podman 4.3 plays it as --userns=auto,

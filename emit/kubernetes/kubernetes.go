@@ -44,17 +44,18 @@ import (
 // Backend is the name used in artefact paths and messages.
 const Backend = names.Kubernetes
 
-// Labels and annotations mcpolicy puts on what it emits. A label value is at
-// most 63 characters, so the plan label carries the first 32 hex digits of
-// the plan hash (128 bits) and the annotation the whole "sha256:…".
+// Labels mcpolicy puts on what it emits. A label value is at most 63
+// characters, so the plan label carries the first 32 hex digits of the
+// plan hash (128 bits); the manifest's header carries the whole
+// "sha256:…" and how to attach. There is no annotation: podman 4's kube
+// play, the local stand-in for a kubelet, refuses a Pod with an annotation
+// value longer than 63 characters, which both of those can be.
 const (
-	LabelServer      = "org.mcpolicy.server"
-	LabelRole        = "org.mcpolicy.role"
-	LabelPlan        = "org.mcpolicy.plan"
-	AnnotationPlan   = "org.mcpolicy.plan"
-	AnnotationAttach = "org.mcpolicy.attach"
-	RoleServer       = "server"
-	RoleEgressProxy  = "egress-proxy"
+	LabelServer     = "org.mcpolicy.server"
+	LabelRole       = "org.mcpolicy.role"
+	LabelPlan       = "org.mcpolicy.plan"
+	RoleServer      = "server"
+	RoleEgressProxy = "egress-proxy"
 )
 
 // ProxyImagePlaceholder stands for the egress-proxy Pod's image unless
@@ -171,11 +172,14 @@ func (o Options) kind() string {
 // kube play: /run is read-only, checked by TestPodmanKubePlay).
 var maskedDirs = []string{"/dev/shm", "/tmp", "/var/tmp"}
 
-// Volume names.
-const (
-	volMask    = "mcpolicy-mask"
-	volScratch = "mcpolicy-scratch"
-)
+// Volume names. The emptyDirs are named after the server: podman 4's kube
+// play makes an emptyDir a named volume of the engine under its name,
+// shared by every Pod played at the same time with the same one (in a
+// cluster a volume's name is its Pod's own). The double dash keeps them
+// apart from every claim ClaimName makes, which podman names volumes
+// after too: no ClaimName holds "--".
+func volMask(p *compiler.Plan) string    { return p.Server + "--mask" }
+func volScratch(p *compiler.Plan) string { return p.Server + "--scratch" }
 
 func volMount(i int) string { return "mount-" + strconv.Itoa(i) }
 
@@ -318,11 +322,7 @@ func meta(p *compiler.Plan, o Options, name string, labels map[string]string) ku
 	if p.Hash != "" {
 		l[LabelPlan] = planLabel(p.Hash)
 	}
-	m := kube.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: l, Annotations: map[string]string{}}
-	if p.Hash != "" {
-		m.Annotations[AnnotationPlan] = p.Hash
-	}
-	return m
+	return kube.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: l}
 }
 
 // Pod returns the server's Pod. Host paths are rendered by r.
@@ -334,11 +334,9 @@ func Pod(p *compiler.Plan, r compiler.Resolver, o Options) (*kube.Pod, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := meta(p, o, p.Server, serverLabels(p))
-	m.Annotations[AnnotationAttach] = attachHint(p, o, "pod/"+p.Server)
 	return &kube.Pod{
 		TypeMeta:   kube.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: m,
+		ObjectMeta: meta(p, o, p.Server, serverLabels(p)),
 		Spec:       spec,
 	}, nil
 }
@@ -355,13 +353,11 @@ func Deployment(p *compiler.Plan, r compiler.Resolver, o Options) (*kube.Deploym
 		return nil, err
 	}
 	one := int32(1)
-	m := meta(p, o, p.Server, serverLabels(p))
-	m.Annotations[AnnotationAttach] = attachHint(p, o, "deployment/"+p.Server)
 	tm := meta(p, o, "", serverLabels(p))
 	tm.Namespace = ""
 	return &kube.Deployment{
 		TypeMeta:   kube.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: m,
+		ObjectMeta: meta(p, o, p.Server, serverLabels(p)),
 		Spec: kube.DeploymentSpec{
 			Replicas: &one,
 			Selector: &kube.LabelSelector{MatchLabels: serverSelector(p)},
@@ -423,17 +419,17 @@ func podSpec(p *compiler.Plan, r compiler.Resolver, o Options, restart kube.Rest
 		}
 	}
 	if len(masks) > 0 {
-		vols = append(vols, kube.Volume{Name: volMask, VolumeSource: kube.VolumeSource{
+		vols = append(vols, kube.Volume{Name: volMask(p), VolumeSource: kube.VolumeSource{
 			EmptyDir: &kube.EmptyDirVolumeSource{Medium: kube.StorageMediumMemory, SizeLimit: &maskSize}}})
 		for _, d := range masks {
-			c.VolumeMounts = append(c.VolumeMounts, roMount(volMask, d, "", false))
+			c.VolumeMounts = append(c.VolumeMounts, roMount(volMask(p), d, "", false))
 		}
 	}
 	if s := p.Scratch; s != nil {
 		size := kube.BinarySI(s.SizeBytes)
-		vols = append(vols, kube.Volume{Name: volScratch, VolumeSource: kube.VolumeSource{
+		vols = append(vols, kube.Volume{Name: volScratch(p), VolumeSource: kube.VolumeSource{
 			EmptyDir: &kube.EmptyDirVolumeSource{Medium: kube.StorageMediumMemory, SizeLimit: &size}}})
-		c.VolumeMounts = append(c.VolumeMounts, kube.VolumeMount{Name: volScratch, MountPath: s.Target})
+		c.VolumeMounts = append(c.VolumeMounts, kube.VolumeMount{Name: volScratch(p), MountPath: s.Target})
 	}
 
 	dir := kube.HostPathDirectory

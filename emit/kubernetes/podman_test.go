@@ -178,15 +178,11 @@ func manifestObjects(t *testing.T, root, home string, opts kubernetes.Options) (
 	return objs, data
 }
 
-// kubePlay plays one Pod (kubePlayArgs), waits for its container to
-// exit, checks that it ran in the user namespace its hostUsers asks for,
-// and returns the probe's answers. podman 4.3 refuses annotation values
-// longer than 63 characters (Kubernetes allows 256 KiB for all of them):
-// the Pod is played without its annotations, which confine nothing.
+// kubePlay plays one Pod as it is (kubePlayArgs), waits for its container
+// to exit, checks that it ran in the user namespace its hostUsers asks
+// for, and returns the probe's answers.
 func kubePlay(ctx context.Context, t *testing.T, pod *corev1.Pod) []probe.Result {
 	t.Helper()
-	pod = pod.DeepCopy()
-	pod.Annotations = nil
 	name := pod.Name
 	manifest, err := yaml.Marshal(pod)
 	if err != nil {

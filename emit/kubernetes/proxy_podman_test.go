@@ -74,9 +74,6 @@ func TestPodmanEgressProxy(t *testing.T) {
 	}
 	port := int(c.Ports[0].ContainerPort)
 
-	// podman 4.3 refuses annotation values longer than 63 characters (see
-	// kubePlay): the Pod is played without its annotations.
-	pod.Annotations = nil
 	manifest, err := yaml.Marshal(pod)
 	if err != nil {
 		t.Fatal(err)
