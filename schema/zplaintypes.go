@@ -557,6 +557,12 @@ var plainPolicyType = &plainType{
 																		{
 																			Kind: "string",
 																			Const: []string{
+																				"kubernetes-host-users",
+																			},
+																		},
+																		{
+																			Kind: "string",
+																			Const: []string{
 																				"rw-holds-project",
 																			},
 																		},

@@ -40,7 +40,12 @@ import (
 //     kubelet does (the volume's path joined with the subPath, a bind of
 //     that) before playing; kubePlayRewrites counts the cases.
 //   - Annotations longer than 63 characters (podman 4.3 refuses them):
-//     dropped; they confine nothing.
+//     dropped; they confine nothing (the backend writes none any more).
+//   - hostUsers: false: the Pod is played in the host's user namespace, as
+//     the other backends run the same uid without one: what is compared
+//     is the view of the files. podman 4.3 plays it as --userns=auto,
+//     three Pods at a time slowly and flakily (a Pod's first removal fails
+//     with EBUSY); emit/kubernetes' podman tests play it.
 
 // kubeSubset is what the kubernetes backend plays: by default the first
 // 100 cases without an allowlist (a kube play, wait, logs and pod rm take
@@ -111,6 +116,7 @@ func kubernetesBackend(mutate func(*corev1.Pod)) backendRun {
 			}
 			pod.Name = fmt.Sprintf("mcpolicy-verify-%d-%d", os.Getpid(), c.n)
 			pod.Annotations = nil
+			pod.Spec.HostUsers = nil
 			uniqueVolumes(&pod, fmt.Sprintf("c%d-", c.n))
 			if major < 5 && resolveSubPaths(&pod) {
 				kubeStats.Lock()

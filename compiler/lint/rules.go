@@ -885,8 +885,8 @@ func checkBindRW(t *Target, o Options, report reportFn) {
 		root = filepath.Clean(t.ProjectRoot)
 	}
 	for _, m := range t.Plan.Mounts {
-		if m.Mode != compiler.ReadWrite {
-			continue
+		if m.Mode != compiler.ReadWrite || !hostBase(m.Source.Base) {
+			continue // not a host folder: a cluster's volume (a claim) read off a manifest
 		}
 		host := hostOf(t, m.Source)
 		f := hostFacts(t, m.Source)
@@ -915,6 +915,11 @@ func checkBindRW(t *Target, o Options, report reportFn) {
 		}
 		report(m.Pos, "binds %s read-write at %s: %s, every file of it writable by the server (add :ro unless it must write)", m.Source, m.Target, breadth)
 	}
+}
+
+// hostBase reports whether a path of that base is a host path.
+func hostBase(b compiler.Base) bool {
+	return b == compiler.Absolute || b == compiler.ProjectRoot || b == compiler.Home
 }
 
 // entryImage is a client container entry's image, when it names one that

@@ -46,11 +46,16 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 					Alternative: `set a numeric non-root user ("1000:1000") in the policy for the kubernetes backend`,
 					Pos:         p.UserPos, Field: p.Field("user")}
 			}
-			return emit.Row{Support: emit.Enforced, How: "runAsUser/runAsGroup " + p.User.String() + ", runAsNonRoot, supplementalGroupsPolicy: Strict"}
+			how := "runAsUser/runAsGroup " + p.User.String() + ", runAsNonRoot, supplementalGroupsPolicy: Strict"
+			if hostUsers(p) == nil {
+				return emit.Row{Support: emit.Partial, How: how + "; in the node's user namespace (no hostUsers: false): the Pod's uid is the node's",
+					Degradation: AcceptHostUsers, Alternative: "run the Pods on nodes that support user namespaces"}
+			}
+			return emit.Row{Support: emit.Enforced, How: how + ", hostUsers: false (a user namespace of its own: the uid owns nothing on the node)"}
 		case emit.NetworkNone:
 			return emit.Row{Support: emit.Enforced, How: "NetworkPolicy denying all ingress and egress (needs a CNI that enforces NetworkPolicy); automountServiceAccountToken and enableServiceLinks false"}
 		case emit.EgressAllowlist:
-			return emit.Row{Support: emit.Enforced, How: fmt.Sprintf("NetworkPolicy: egress only to the egress-proxy Pod on port %d, by address (no DNS); the proxy's own NetworkPolicy allows only the allowlist's ports; hosts are matched by the proxy, never by the CNI", p.Network.ProxyPort)}
+			return emit.Row{Support: emit.Enforced, How: fmt.Sprintf("NetworkPolicy: egress only to the egress-proxy Pod on port %d, by address (no DNS); the proxy's own NetworkPolicy allows only the allowlist's ports, and no private, loopback, link-local, CGNAT or ULA address but one an entry names; hosts are matched by the proxy, never by the CNI", p.Network.ProxyPort)}
 		case emit.Scope:
 			return emit.Row{Support: emit.Enforced, How: "own network, IPC and PID namespaces: hostNetwork, hostIPC, hostPID and shareProcessNamespace false"}
 		case emit.Limits:

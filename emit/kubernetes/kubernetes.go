@@ -44,17 +44,18 @@ import (
 // Backend is the name used in artefact paths and messages.
 const Backend = names.Kubernetes
 
-// Labels and annotations mcpolicy puts on what it emits. A label value is at
-// most 63 characters, so the plan label carries the first 32 hex digits of
-// the plan hash (128 bits) and the annotation the whole "sha256:…".
+// Labels mcpolicy puts on what it emits. A label value is at most 63
+// characters, so the plan label carries the first 32 hex digits of the
+// plan hash (128 bits); the manifest's header carries the whole
+// "sha256:…" and how to attach. There is no annotation: podman 4's kube
+// play, the local stand-in for a kubelet, refuses a Pod with an annotation
+// value longer than 63 characters, which both of those can be.
 const (
-	LabelServer      = "org.mcpolicy.server"
-	LabelRole        = "org.mcpolicy.role"
-	LabelPlan        = "org.mcpolicy.plan"
-	AnnotationPlan   = "org.mcpolicy.plan"
-	AnnotationAttach = "org.mcpolicy.attach"
-	RoleServer       = "server"
-	RoleEgressProxy  = "egress-proxy"
+	LabelServer     = "org.mcpolicy.server"
+	LabelRole       = "org.mcpolicy.role"
+	LabelPlan       = "org.mcpolicy.plan"
+	RoleServer      = "server"
+	RoleEgressProxy = "egress-proxy"
 )
 
 // ProxyImagePlaceholder stands for the egress-proxy Pod's image unless
@@ -71,6 +72,30 @@ const ProxyBinary = "/usr/local/bin/mcpolicy"
 // (the proxy is mcpolicy, not the server), non-root, and owning nothing in
 // the image (distroless' "nonroot").
 const ProxyUser = 65532
+
+// The egress-proxy Pod's resources, its own whatever the server's limits:
+// it parses what the internet and the server send it, so it is bounded
+// like any parser facing them. The memory limit holds the proxy at its
+// connection bound (egress.DefaultMaxConns, 256, each with two 32 KiB copy
+// buffers and up to about 320 KiB of parsed headers: some 96 MiB live),
+// with room for Go's collector to let the heap double; the CPU limit
+// throttles, never kills. Requests are what an idle proxy relaying a
+// session's API calls uses.
+const (
+	proxyMemoryLimit     = 256 << 20
+	proxyMemoryRequest   = 64 << 20
+	proxyMilliCPULimit   = 500
+	proxyMilliCPURequest = 50
+)
+
+func proxyResources() kube.ResourceRequirements {
+	return kube.ResourceRequirements{
+		Limits: kube.ResourceList{kube.ResourceMemory: kube.BinarySI(proxyMemoryLimit),
+			kube.ResourceCPU: kube.MilliDecimalSI(proxyMilliCPULimit)},
+		Requests: kube.ResourceList{kube.ResourceMemory: kube.BinarySI(proxyMemoryRequest),
+			kube.ResourceCPU: kube.MilliDecimalSI(proxyMilliCPURequest)},
+	}
+}
 
 // EgressProxyIPPlaceholder stands for the egress proxy Service's cluster IP
 // in committed artefacts, unless Options.EgressProxyIP names one. The
@@ -123,6 +148,11 @@ type Options struct {
 	// labelled k8s-app=kube-dns.
 	DNSNamespace string
 	DNSLabels    map[string]string
+	// ClusterCIDRs are the cluster's Pod and Service ranges, excepted from
+	// what the egress proxy's NetworkPolicy lets it reach where they lie
+	// outside the private ranges it excepts already (PrivateRanges): public
+	// addresses used privately, an IPv6 cluster on global addresses.
+	ClusterCIDRs []string
 }
 
 func (o Options) kind() string {
@@ -142,11 +172,14 @@ func (o Options) kind() string {
 // kube play: /run is read-only, checked by TestPodmanKubePlay).
 var maskedDirs = []string{"/dev/shm", "/tmp", "/var/tmp"}
 
-// Volume names.
-const (
-	volMask    = "mcpolicy-mask"
-	volScratch = "mcpolicy-scratch"
-)
+// Volume names. The emptyDirs are named after the server: podman 4's kube
+// play makes an emptyDir a named volume of the engine under its name,
+// shared by every Pod played at the same time with the same one (in a
+// cluster a volume's name is its Pod's own). The double dash keeps them
+// apart from every claim ClaimName makes, which podman names volumes
+// after too: no ClaimName holds "--".
+func volMask(p *compiler.Plan) string    { return p.Server + "--mask" }
+func volScratch(p *compiler.Plan) string { return p.Server + "--scratch" }
 
 func volMount(i int) string { return "mount-" + strconv.Itoa(i) }
 
@@ -235,6 +268,9 @@ func check(p *compiler.Plan, o Options) error {
 			return err
 		}
 	}
+	if err := checkClusterCIDRs(o); err != nil {
+		return err
+	}
 	if o.DNSNamespace != "" {
 		if errs := kube.IsDNS1123Label(o.DNSNamespace); len(errs) > 0 {
 			return fmt.Errorf("kubernetes: DNS namespace %q: %s", o.DNSNamespace, strings.Join(errs, "; "))
@@ -286,11 +322,7 @@ func meta(p *compiler.Plan, o Options, name string, labels map[string]string) ku
 	if p.Hash != "" {
 		l[LabelPlan] = planLabel(p.Hash)
 	}
-	m := kube.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: l, Annotations: map[string]string{}}
-	if p.Hash != "" {
-		m.Annotations[AnnotationPlan] = p.Hash
-	}
-	return m
+	return kube.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: l}
 }
 
 // Pod returns the server's Pod. Host paths are rendered by r.
@@ -302,11 +334,9 @@ func Pod(p *compiler.Plan, r compiler.Resolver, o Options) (*kube.Pod, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := meta(p, o, p.Server, serverLabels(p))
-	m.Annotations[AnnotationAttach] = attachHint(p, o, "pod/"+p.Server)
 	return &kube.Pod{
 		TypeMeta:   kube.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: m,
+		ObjectMeta: meta(p, o, p.Server, serverLabels(p)),
 		Spec:       spec,
 	}, nil
 }
@@ -323,13 +353,11 @@ func Deployment(p *compiler.Plan, r compiler.Resolver, o Options) (*kube.Deploym
 		return nil, err
 	}
 	one := int32(1)
-	m := meta(p, o, p.Server, serverLabels(p))
-	m.Annotations[AnnotationAttach] = attachHint(p, o, "deployment/"+p.Server)
 	tm := meta(p, o, "", serverLabels(p))
 	tm.Namespace = ""
 	return &kube.Deployment{
 		TypeMeta:   kube.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: m,
+		ObjectMeta: meta(p, o, p.Server, serverLabels(p)),
 		Spec: kube.DeploymentSpec{
 			Replicas: &one,
 			Selector: &kube.LabelSelector{MatchLabels: serverSelector(p)},
@@ -391,17 +419,17 @@ func podSpec(p *compiler.Plan, r compiler.Resolver, o Options, restart kube.Rest
 		}
 	}
 	if len(masks) > 0 {
-		vols = append(vols, kube.Volume{Name: volMask, VolumeSource: kube.VolumeSource{
+		vols = append(vols, kube.Volume{Name: volMask(p), VolumeSource: kube.VolumeSource{
 			EmptyDir: &kube.EmptyDirVolumeSource{Medium: kube.StorageMediumMemory, SizeLimit: &maskSize}}})
 		for _, d := range masks {
-			c.VolumeMounts = append(c.VolumeMounts, roMount(volMask, d, "", false))
+			c.VolumeMounts = append(c.VolumeMounts, roMount(volMask(p), d, "", false))
 		}
 	}
 	if s := p.Scratch; s != nil {
 		size := kube.BinarySI(s.SizeBytes)
-		vols = append(vols, kube.Volume{Name: volScratch, VolumeSource: kube.VolumeSource{
+		vols = append(vols, kube.Volume{Name: volScratch(p), VolumeSource: kube.VolumeSource{
 			EmptyDir: &kube.EmptyDirVolumeSource{Medium: kube.StorageMediumMemory, SizeLimit: &size}}})
-		c.VolumeMounts = append(c.VolumeMounts, kube.VolumeMount{Name: volScratch, MountPath: s.Target})
+		c.VolumeMounts = append(c.VolumeMounts, kube.VolumeMount{Name: volScratch(p), MountPath: s.Target})
 	}
 
 	dir := kube.HostPathDirectory
@@ -513,6 +541,7 @@ func podSpec(p *compiler.Plan, r compiler.Resolver, o Options, restart kube.Rest
 		HostNetwork:                  false, // the zero value: omitted from the YAML, as are hostPID and hostIPC
 		HostPID:                      false,
 		HostIPC:                      false,
+		HostUsers:                    hostUsers(p),
 		SecurityContext: &kube.PodSecurityContext{
 			RunAsNonRoot:             &nonRoot,
 			RunAsUser:                &uid,
@@ -690,8 +719,10 @@ func proxyEnv(p *compiler.Plan, o Options) [][2]string {
 //
 // A NetworkPolicy cannot match a host name: the proxy matches every
 // request's host against the allowlist (and refuses private addresses),
-// the policy on the proxy restricts the ports. Host entries are therefore
-// not refused: they are enforced by the proxy, not by the CNI.
+// the policy on the proxy restricts the ports and refuses the private
+// ranges too (proxyEgressRules), so that the cluster's services are not
+// left to the proxy's check alone. Host entries are therefore not refused:
+// they are enforced by the proxy, not by the CNI.
 func NetworkPolicies(p *compiler.Plan, o Options) ([]*kube.NetworkPolicy, error) {
 	if err := check(p, o); err != nil {
 		return nil, err
@@ -725,20 +756,8 @@ func NetworkPolicies(p *compiler.Plan, o Options) ([]*kube.NetworkPolicy, error)
 	}}
 
 	// The proxy: in from this server only, on its port; out to the
-	// allowlist's ports anywhere but link-local (cloud metadata), and to
-	// the cluster DNS, which it needs to resolve the allowed names.
-	var ports []int
-	for _, d := range p.Network.Allow {
-		if !slices.Contains(ports, d.Port) {
-			ports = append(ports, d.Port)
-		}
-	}
-	sort.Ints(ports)
-	var allowPorts []kube.NetworkPolicyPort
-	for _, n := range ports {
-		port := kube.IntOrString(n)
-		allowPorts = append(allowPorts, kube.NetworkPolicyPort{Protocol: &tcp, Port: &port})
-	}
+	// allowlist's ports anywhere but the private ranges (proxyEgressRules),
+	// and to the cluster DNS, which it needs to resolve the allowed names.
 	dnsNS := o.DNSNamespace
 	if dnsNS == "" {
 		dnsNS = "kube-system"
@@ -754,22 +773,13 @@ func NetworkPolicies(p *compiler.Plan, o Options) ([]*kube.NetworkPolicy, error)
 		From:  []kube.NetworkPolicyPeer{{PodSelector: &kube.LabelSelector{MatchLabels: serverSelector(p)}}},
 		Ports: []kube.NetworkPolicyPort{{Protocol: &tcp, Port: &proxyPort}},
 	}}
-	proxy.Spec.Egress = []kube.NetworkPolicyEgressRule{
-		{
-			To: []kube.NetworkPolicyPeer{
-				{IPBlock: &kube.IPBlock{CIDR: "0.0.0.0/0", Except: []string{"169.254.0.0/16"}}},
-				{IPBlock: &kube.IPBlock{CIDR: "::/0", Except: []string{"fe80::/10"}}},
-			},
-			Ports: allowPorts,
-		},
-		{
-			To: []kube.NetworkPolicyPeer{{
-				NamespaceSelector: &kube.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": dnsNS}},
-				PodSelector:       &kube.LabelSelector{MatchLabels: dnsLabels},
-			}},
-			Ports: []kube.NetworkPolicyPort{{Protocol: &udp, Port: &dns}, {Protocol: &tcp, Port: &dns}},
-		},
-	}
+	proxy.Spec.Egress = append(proxyEgressRules(p, o), kube.NetworkPolicyEgressRule{
+		To: []kube.NetworkPolicyPeer{{
+			NamespaceSelector: &kube.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": dnsNS}},
+			PodSelector:       &kube.LabelSelector{MatchLabels: dnsLabels},
+		}},
+		Ports: []kube.NetworkPolicyPort{{Protocol: &udp, Port: &dns}, {Protocol: &tcp, Port: &dns}},
+	})
 	return append(out, srv, proxy), nil
 }
 
@@ -814,8 +824,9 @@ func EgressProxyCommand(p *compiler.Plan, o Options) []string {
 // proxyPodSpec is the egress-proxy Pod's spec, with the server's
 // subtractions: non-root, read-only root, no capabilities, no privilege
 // escalation, RuntimeDefault seccomp, no service account token, no
-// service links, no host namespaces; it needs no volume (the log goes to
-// stdout) and no stdin.
+// service links, no host namespaces, a user namespace of its own unless
+// the plan accepts AcceptHostUsers; bounded resources (proxyResources);
+// it needs no volume (the log goes to stdout) and no stdin.
 func proxyPodSpec(p *compiler.Plan, o Options, restart kube.RestartPolicy) (kube.PodSpec, error) {
 	if err := emit.CheckSafe(p.Server, "egress proxy image", proxyImage(o)); err != nil {
 		return kube.PodSpec{}, err
@@ -830,6 +841,7 @@ func proxyPodSpec(p *compiler.Plan, o Options, restart kube.RestartPolicy) (kube
 			Image:           proxyImage(o),
 			Command:         EgressProxyCommand(p, o),
 			Ports:           []kube.ContainerPort{{Name: "proxy", ContainerPort: int32(p.Network.ProxyPort), Protocol: kube.ProtocolTCP}},
+			Resources:       proxyResources(),
 			ImagePullPolicy: kube.PullIfNotPresent,
 			SecurityContext: &kube.SecurityContext{
 				Privileged:               &f,
@@ -846,6 +858,7 @@ func proxyPodSpec(p *compiler.Plan, o Options, restart kube.RestartPolicy) (kube
 		AutomountServiceAccountToken: &f,
 		EnableServiceLinks:           &f,
 		ShareProcessNamespace:        &f,
+		HostUsers:                    hostUsers(p),
 		SecurityContext: &kube.PodSecurityContext{
 			RunAsNonRoot:             &t,
 			RunAsUser:                &uid,
@@ -972,6 +985,10 @@ func Manifest(p *compiler.Plan, r compiler.Resolver, o Options) ([]byte, error) 
 	fmt.Fprintf(&b, "# MCP server %q, plan %s (mcpolicy explain %s).\n", p.Server, p.Hash, p.Server)
 	fmt.Fprintf(&b, "# A stdio server: a client reaches it with `%s`.\n", attachHint(p, o, strings.ToLower(o.kind())+"/"+p.Server))
 	fmt.Fprintf(&b, "# NetworkPolicy confines it only where the cluster's CNI enforces NetworkPolicy.\n")
+	if hostUsers(p) != nil {
+		fmt.Fprintf(&b, "# Each Pod has a user namespace of its own (hostUsers: false): nodes whose runtime, kernel or volumes\n")
+		fmt.Fprintf(&b, "# cannot give it one do not start it (the policy accepts %q for those).\n", AcceptHostUsers)
+	}
 	if hostPaths(objs) {
 		fmt.Fprintf(&b, "# hostPath volumes (opted in): grants of the node's files, which lint flags; ${PROJECT_ROOT} and\n")
 		fmt.Fprintf(&b, "# ${HOME} stand for paths on the node. Pod Security \"restricted\" and \"baseline\" refuse hostPath:\n")
@@ -986,7 +1003,9 @@ func Manifest(p *compiler.Plan, r compiler.Resolver, o Options) ([]byte, error) 
 	if p.Network.Mode == "allowlist" {
 		fmt.Fprintf(&b, "# Egress: only through the egress-proxy Pod labelled %s, at %s:%d;\n",
 			labelString(EgressProxyLabels(p.Server)), proxyIP(o), p.Network.ProxyPort)
-		fmt.Fprintf(&b, "# the proxy checks hosts (%s), NetworkPolicy only ports.\n", strings.Join(p.Network.Entries(), ", "))
+		fmt.Fprintf(&b, "# the proxy checks hosts (%s), NetworkPolicy ports, and refuses\n", strings.Join(p.Network.Entries(), ", "))
+		fmt.Fprintf(&b, "# %s but an address the allowlist names;\n", privateRangesPhrase(o))
+		fmt.Fprintf(&b, "# a Pod or Service range of the cluster outside them is reachable unless named (kubernetes.Options.ClusterCIDRs).\n")
 		fmt.Fprintf(&b, "# The egress proxy runs %s: an image holding a static mcpolicy at %s.\n", proxyImage(o), ProxyBinary)
 		fmt.Fprintf(&b, "# Only its NetworkPolicy decides who may use it: without a CNI that enforces it, any Pod can.\n")
 	}

@@ -163,6 +163,7 @@ func checkManifests(t *testing.T, p *compiler.Plan, opts kubernetes.Options, dat
 	t.Helper()
 	objs := validate(t, p.Server+" as emitted", data, !opts.HostPath)
 	checkObjects(t, p, objs)
+	checkMisconfig(t, p.Server+" as emitted", p, opts, objs)
 
 	dep := opts
 	dep.Kind = kubernetes.KindDeployment
@@ -170,7 +171,9 @@ func checkManifests(t *testing.T, p *compiler.Plan, opts kubernetes.Options, dat
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkObjects(t, p, validate(t, p.Server+" as a Deployment", d, !opts.HostPath))
+	objs = validate(t, p.Server+" as a Deployment", d, !opts.HostPath)
+	checkObjects(t, p, objs)
+	checkMisconfig(t, p.Server+" as a Deployment", p, dep, objs)
 
 	hp := opts
 	hp.HostPath = true
@@ -178,7 +181,9 @@ func checkManifests(t *testing.T, p *compiler.Plan, opts kubernetes.Options, dat
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkObjects(t, p, validate(t, p.Server+" with hostPath opted in", h, false))
+	objs = validate(t, p.Server+" with hostPath opted in", h, false)
+	checkObjects(t, p, objs)
+	checkMisconfig(t, p.Server+" with hostPath opted in", p, hp, objs)
 	if len(p.Mounts) > 0 && !strings.Contains(string(h), "enforce=privileged") {
 		t.Errorf("%s: hostPath opted in, and the header does not say it needs a privileged namespace", p.Server)
 	}
@@ -192,7 +197,9 @@ func checkManifests(t *testing.T, p *compiler.Plan, opts kubernetes.Options, dat
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkObjects(t, p, validate(t, p.Server+" with claims", c, true))
+	objs = validate(t, p.Server+" with claims", c, true)
+	checkObjects(t, p, objs)
+	checkMisconfig(t, p.Server+" with claims", p, claimed, objs)
 }
 
 // checkObjects checks, on the decoded objects, the subtractions every
@@ -219,7 +226,7 @@ func checkObjects(t *testing.T, p *compiler.Plan, objs []runtime.Object) {
 		c := s.Containers[0]
 		sc := c.SecurityContext
 		switch {
-		case unhardened(t, name, s):
+		case unhardened(t, p, name, s):
 		case sc.RunAsUser == nil || *sc.RunAsUser != int64(p.User.UID) || sc.RunAsGroup == nil || *sc.RunAsGroup != int64(p.User.GID):
 			t.Errorf("%s: user %v:%v, plan %s", name, sc.RunAsUser, sc.RunAsGroup, p.User)
 		case !c.Stdin || c.TTY:
@@ -284,11 +291,14 @@ func checkProxy(t *testing.T, p *compiler.Plan, name string, tpl *corev1.PodTemp
 	c := s.Containers[0]
 	sc := c.SecurityContext
 	switch {
-	case unhardened(t, name, s):
+	case unhardened(t, p, name, s):
 	case sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser != kubernetes.ProxyUser:
 		t.Errorf("%s: user %v, want %d, non-root", name, sc.RunAsUser, kubernetes.ProxyUser)
 	case c.Stdin || len(c.Env) > 0:
 		t.Errorf("%s: stdin or env", name)
+	case c.Resources.Limits.Memory().IsZero() || c.Resources.Limits.Cpu().IsZero() ||
+		c.Resources.Requests.Memory().Cmp(*c.Resources.Limits.Memory()) > 0 || c.Resources.Requests.Cpu().Cmp(*c.Resources.Limits.Cpu()) > 0:
+		t.Errorf("%s: resources %+v, want memory and CPU limits, requests no higher", name, c.Resources)
 	case tpl.Labels[kubernetes.LabelPlan] == "" || !strings.HasPrefix(strings.TrimPrefix(p.Hash, "sha256:"), tpl.Labels[kubernetes.LabelPlan]):
 		t.Errorf("%s: plan label %q, plan %s", name, tpl.Labels[kubernetes.LabelPlan], p.Hash)
 	}
@@ -314,6 +324,7 @@ func checkProxy(t *testing.T, p *compiler.Plan, name string, tpl *corev1.PodTemp
 		t.Errorf("%s: no Service selects it on the proxy port: %+v", name, svc)
 	}
 	// Ingress only from the server's Pod, on the proxy's port.
+	checkProxyEgress(t, p, name, tpl, nps)
 	guarded := false
 	for _, np := range nps {
 		if !selects(np, tpl.Labels) {
@@ -395,9 +406,13 @@ func TestWidenedIsCaught(t *testing.T) {
 			p.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = nil
 		}},
 		{"host network", "host namespaces", func(p *corev1.Pod) { p.Spec.HostNetwork = true }},
+		// Root in the node's user namespace: Pod Security lets uid 0 through
+		// in a user namespace of the Pod's own (hostUsers: false), where it is
+		// no uid of the node's (the backend refuses root all the same).
 		{"root", "runAsUser=0", func(p *corev1.Pod) {
 			z := int64(0)
 			p.Spec.Containers[0].SecurityContext.RunAsUser = &z
+			p.Spec.HostUsers = nil
 		}},
 		{"hostPath of home", "restricted volume types", func(p *corev1.Pod) {
 			p.Spec.Volumes[len(p.Spec.Volumes)-1].VolumeSource = corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/root"}}
@@ -494,7 +509,8 @@ func TestMinimalPlan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		validate(t, "minimal "+kind, b, true)
+		o := kubernetes.Options{Kind: kind}
+		checkMisconfig(t, "minimal "+kind, p, o, validate(t, "minimal "+kind, b, true))
 	}
 }
 
@@ -509,6 +525,7 @@ func TestBadOptions(t *testing.T) {
 		{Env: map[string]kubernetes.EnvSource{"TOKEN": {Key: "a/b"}}},
 		{DNSLabels: map[string]string{"k": "bad value"}},
 		{ProxyImage: "img\nkind: Secret"},
+		{ClusterCIDRs: []string{"10.96.0.0/33"}},
 	} {
 		if _, err := kubernetes.Manifest(plan(), compiler.Placeholders{}, o); err == nil {
 			t.Errorf("%+v: accepted", o)
@@ -744,15 +761,18 @@ func TestNestedWritableRefused(t *testing.T) {
 }
 
 // unhardened reports (and fails the test with) the first of the
-// hardening every emitted Pod carries that s lacks: no host namespace, no
+// hardening every emitted Pod carries that s lacks: no host namespace, a
+// user namespace of its own (unless the plan accepts the node's), no
 // service account token, no service links, and its one container with a
 // read-only root, unprivileged, every capability dropped.
-func unhardened(t *testing.T, name string, s corev1.PodSpec) bool {
+func unhardened(t *testing.T, p *compiler.Plan, name string, s corev1.PodSpec) bool {
 	t.Helper()
 	sc := s.Containers[0].SecurityContext
 	switch {
 	case s.HostNetwork || s.HostPID || s.HostIPC:
 		t.Errorf("%s: host namespaces", name)
+	case p.Accepts(kubernetes.AcceptHostUsers) != (s.HostUsers == nil) || s.HostUsers != nil && *s.HostUsers:
+		t.Errorf("%s: hostUsers %v, accepted %s: %v", name, s.HostUsers, kubernetes.AcceptHostUsers, p.Accepts(kubernetes.AcceptHostUsers))
 	case s.AutomountServiceAccountToken == nil || *s.AutomountServiceAccountToken:
 		t.Errorf("%s: service account token mounted", name)
 	case s.EnableServiceLinks == nil || *s.EnableServiceLinks:
@@ -767,4 +787,42 @@ func unhardened(t *testing.T, name string, s corev1.PodSpec) bool {
 		return false
 	}
 	return true
+}
+
+// TestHostUsersAccepted: every Pod has a user namespace of its own
+// (hostUsers: false) unless the policy accepts kubernetes-host-users: then
+// neither Pod says it, the user row is partial (and passes Check), and the
+// header does not promise it.
+func TestHostUsersAccepted(t *testing.T) {
+	p := plan()
+	p.Network = compiler.Network{Mode: "allowlist", ProxyPort: 24001, Allow: compiler.MustDestinations("api.example.com:443")}
+	for _, accept := range []bool{false, true} {
+		if accept {
+			p.Accept = []compiler.Accepted{{Name: kubernetes.AcceptHostUsers}}
+		}
+		data, err := kubernetes.Manifest(p, compiler.Placeholders{}, kubernetes.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := decodeStrict(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, tpl := range podTemplates(objs) {
+			if hu := tpl.Spec.HostUsers; accept != (hu == nil) || hu != nil && *hu {
+				t.Errorf("accepted %v: %s: hostUsers %v", accept, name, hu)
+			}
+		}
+		if strings.Contains(string(data), "user namespace of its own") == accept {
+			t.Errorf("accepted %v: the header says a user namespace of its own: %v", accept, !accept)
+		}
+		for _, r := range kubernetes.Enforcement(p) {
+			if r.Restriction == emit.User && (r.Support == emit.Partial) != accept {
+				t.Errorf("accepted %v: user row %s %q", accept, r.Support, r.How)
+			}
+		}
+		if err := kubernetes.Check(p); err != nil {
+			t.Errorf("accepted %v: %v", accept, err)
+		}
+	}
 }

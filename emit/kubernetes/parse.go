@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,10 +21,12 @@ import (
 // Pod template it holds: Deployment, StatefulSet, DaemonSet, ReplicaSet,
 // Job, CronJob) read into lint targets, one per container, like the docker
 // reader reads `docker run` arguments. What the IR can say goes into the
-// plan (image, user, hostPath mounts as grants of the node's files, env
-// names, network); what it cannot, into flags, each at the position of the
-// field that says it (or of the container, for a field left out). YAML is
-// read as nodes (go.yaml.in/yaml/v3) for the positions.
+// plan (image, user, hostPath mounts as grants of the node's files, the
+// other volumes as grants of what their objects hold and the scratch
+// (parse_volumes.go), env names, network as the file's NetworkPolicies
+// say (parse_egress.go)); what it cannot, into flags, each at the position
+// of the field that says it (or of the container, for a field left out).
+// YAML is read as nodes (go.yaml.in/yaml/v3) for the positions.
 
 // workloadKinds are the kinds whose Pod spec is at spec.template.spec.
 var workloadKinds = map[string]bool{"Deployment": true, "StatefulSet": true, "DaemonSet": true, "ReplicaSet": true,
@@ -125,7 +128,7 @@ func ParseManifest(file string, src []byte, secret func(name, value string) bool
 		if !ok {
 			continue
 		}
-		denied := denyEgress(docs, doc)
+		egress := egressOf(docs, doc, pos)
 		var containers []*yaml.Node
 		for _, key := range []string{"initContainers", "containers"} {
 			if seq := get(spec, key); seq != nil && seq.Kind == yaml.SequenceNode {
@@ -209,36 +212,49 @@ func ParseManifest(file string, src []byte, secret func(name, value string) bool
 				p.Subtractions.NonRootUser = true
 			}
 
-			// Volumes: hostPath ones are grants of the node's files.
+			// Volumes: hostPath ones are grants of the node's files; the
+			// others, what their objects hold (parse_volumes.go).
 			vols := map[string]*yaml.Node{}
 			if seq := get(spec, "volumes"); seq != nil {
 				for _, v := range seq.Content {
 					vols[str(get(v, "name"))] = v
 				}
 			}
-			flagged := map[string]bool{}
+			var mounts []mountView
 			if seq := get(c, "volumeMounts"); seq != nil {
 				for _, m := range seq.Content {
-					v := vols[str(get(m, "name"))]
-					hp := get(v, "hostPath", "path")
-					if hp == nil {
-						continue
+					name := str(get(m, "name"))
+					mv := mountView{node: m, volName: name, target: path.Clean(str(get(m, "mountPath"))),
+						sub: path.Clean("/" + str(get(m, "subPath")))[1:], readOnly: isTrue(get(m, "readOnly"))}
+					if v := vols[name]; v != nil {
+						mv.vol = volumeOf(v)
 					}
-					if !flagged[hp.Value] {
-						flag(lint.FlagK8sHostPath, hp.Value, hp)
-						flagged[hp.Value] = true
-					}
-					src := path.Join(path.Clean(hp.Value), str(get(m, "subPath")))
-					target := path.Clean(str(get(m, "mountPath")))
-					mode := compiler.ReadOnly
-					if !isTrue(get(m, "readOnly")) {
-						mode = compiler.ReadWrite
-						flag(lint.FlagK8sHostPathWrite, src+" -> "+target, m)
-					}
-					p.Mounts = append(p.Mounts, compiler.Mount{Source: compiler.HostPath{Base: compiler.Absolute, Rel: src},
-						Target: target, Mode: mode, Pos: pos(hp)})
+					mounts = append(mounts, mv)
 				}
 			}
+			flagged := map[string]bool{}
+			for _, m := range mounts {
+				hp := get(m.vol.node, "hostPath", "path")
+				if hp == nil {
+					continue
+				}
+				if !flagged[hp.Value] {
+					flag(lint.FlagK8sHostPath, hp.Value, hp)
+					flagged[hp.Value] = true
+				}
+				if slices.ContainsFunc(mounts, func(rw mountView) bool { return reshows(m, rw) }) {
+					continue // a protected entry shown again read-only
+				}
+				src := path.Join(path.Clean(hp.Value), m.sub)
+				mode := compiler.ReadOnly
+				if !m.readOnly {
+					mode = compiler.ReadWrite
+					flag(lint.FlagK8sHostPathWrite, src+" -> "+m.target, m.node)
+				}
+				p.Mounts = append(p.Mounts, compiler.Mount{Source: compiler.HostPath{Base: compiler.Absolute, Rel: src},
+					Target: m.target, Mode: mode, Pos: pos(hp)})
+			}
+			readVolumes(p, mounts, pos)
 
 			// Env: a value written in the manifest, or a reference by name.
 			if seq := get(c, "env"); seq != nil {
@@ -246,6 +262,9 @@ func ParseManifest(file string, src []byte, secret func(name, value string) bool
 					n := get(e, "name")
 					if n == nil {
 						continue
+					}
+					if v := get(e, "value"); v != nil && get(e, "valueFrom") == nil && proxyWiring(n.Value, v.Value) {
+						continue // points the server at the egress proxy: configuration, no grant
 					}
 					p.Env = append(p.Env, compiler.EnvGrant{Name: n.Value, Pos: pos(n)})
 					t.EnvPassed = append(t.EnvPassed, n.Value)
@@ -258,56 +277,26 @@ func ParseManifest(file string, src []byte, secret func(name, value string) bool
 			if hn := get(spec, "hostNetwork"); isTrue(hn) {
 				p.Network.Mode, p.Network.Pos = "host", pos(hn)
 				flag(lint.FlagNetwork, "host", hn)
-			} else if denied {
+			} else if egress.Mode == "none" {
 				p.Network.Mode = "none"
 				p.Subtractions.NoNetwork = true
+			} else if egress.Mode == "allowlist" {
+				p.Network = compiler.Network{Mode: "allowlist", Allow: egress.Allow, Pos: pos(egress.Node)}
+				var entries []string
+				for _, d := range egress.Allow {
+					entries = append(entries, d.String())
+				}
+				flag(lint.FlagNetwork, "through the egress proxy "+egress.Via+": "+strings.Join(entries, ", "), egress.Node)
 			} else {
-				flag(lint.FlagNetwork, "pod network without a deny-egress NetworkPolicy", c)
+				at := c
+				if egress.Node != nil {
+					at = egress.Node
+				}
+				flag(lint.FlagNetwork, egress.Why, at)
 			}
 			t.Plan = p
 			out = append(out, t)
 		}
 	}
 	return out, nil
-}
-
-// denyEgress reports whether a NetworkPolicy of the file, in the
-// workload's namespace, selects its Pod's labels and allows no egress.
-func denyEgress(docs []*yaml.Node, workload *yaml.Node) bool {
-	labels := get(workload, "metadata", "labels")
-	if str(get(workload, "kind")) != "Pod" {
-		labels = get(workload, "spec", "template", "metadata", "labels")
-	}
-	ns := str(get(workload, "metadata", "namespace"))
-	for _, d := range docs {
-		if str(get(d, "kind")) != "NetworkPolicy" || str(get(d, "metadata", "namespace")) != ns {
-			continue
-		}
-		spec := get(d, "spec")
-		egressType := false
-		if types := get(spec, "policyTypes"); types != nil {
-			for _, t := range types.Content {
-				egressType = egressType || t.Value == "Egress"
-			}
-		}
-		if eg := get(spec, "egress"); !egressType || eg != nil && len(eg.Content) > 0 {
-			continue
-		}
-		sel := get(spec, "podSelector")
-		if get(sel, "matchExpressions") != nil {
-			continue
-		}
-		match := true
-		if ml := get(sel, "matchLabels"); ml != nil {
-			for i := 0; i+1 < len(ml.Content); i += 2 {
-				if str(get(labels, ml.Content[i].Value)) != ml.Content[i+1].Value {
-					match = false
-				}
-			}
-		}
-		if match {
-			return true
-		}
-	}
-	return false
 }

@@ -2,9 +2,12 @@ package kubernetes_test
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
@@ -111,13 +114,172 @@ func TestLintHandWrittenDeployment(t *testing.T) {
 		t.Fatalf("%d targets from the emitted manifest", len(ts))
 	}
 	if pl := ts[0].Plan; pl.Network.Mode != "none" || !pl.Subtractions.ReadOnlyRoot || !pl.Subtractions.DropAllCaps ||
-		!pl.Subtractions.NoNewPrivileges || !pl.Subtractions.NonRootUser || pl.User.UID != 1000 || len(pl.Mounts) != 0 ||
-		!slices.Equal(pl.EnvNames(), p.EnvNames()) {
-		t.Errorf("the emitted manifest read back: %+v", pl)
+		!pl.Subtractions.NoNewPrivileges || !pl.Subtractions.NonRootUser || pl.User.UID != 1000 ||
+		!slices.Equal(pl.EnvNames(), p.EnvNames()) || grantCounts(pl) != grantCounts(p) {
+		t.Errorf("the emitted manifest read back: %+v, %s (the plan's: %s)", pl, grantCounts(pl), grantCounts(p))
 	}
 	for _, f := range lint.Run(ts, lint.Options{}).Findings {
 		if strings.HasPrefix(f.Rule, "K8S_") || strings.HasPrefix(f.Rule, "MOUNT_") || strings.HasPrefix(f.Rule, "NETWORK_") {
 			t.Errorf("the emitted manifest is flagged: %s %s", f.Rule, f.Message)
+		}
+	}
+}
+
+// grantCounts is the plan's grants by kind, as lint counts them, but for
+// what a manifest cannot say: unprotected names, accepted degradations, and
+// the invoking user another backend of the plan (seatbelt) runs it as (a
+// plan for the invoking user itself is refused by this backend).
+func grantCounts(p *compiler.Plan) string {
+	count := map[compiler.GrantKind]int{}
+	for _, g := range p.Grants() {
+		if g.Kind != compiler.GrantUnprotect && g.Kind != compiler.GrantDegrade && g.Kind != compiler.GrantInvoker {
+			count[g.Kind]++
+		}
+	}
+	if len(count) == 0 {
+		return "0 grants"
+	}
+	var parts []string
+	for k, n := range count {
+		parts = append(parts, fmt.Sprintf("%d %s", n, k))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
+}
+
+// TestOwnManifestCounts: each manifest the backend emits, read back by
+// lint --manifest, counts the plan's grants, kind by kind (issue #39: the
+// egress proxy's variables were counted as env grants, claims as nothing):
+// the golden plans as emitted, as Deployments, with hostPath opted in and
+// with an allowlist; the server's Pod raises no finding the policy does
+// not (NETWORK_OPEN for an allowlist, BIND_RW for a read-write hostPath),
+// the egress proxy's none but NETWORK_OPEN, and counts no grant.
+func TestOwnManifestCounts(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	allow := plan()
+	allow.Network = compiler.Network{Mode: "allowlist", ProxyPort: 24001,
+		Allow: compiler.MustDestinations("api.example.com:443", "*.example.org:443", "10.0.0.5:5432")}
+	plans := []*compiler.Plan{plan(), allow}
+	for _, f := range files {
+		ar, err := txtar.ParseFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, _, _ := compileArchive(t, ar)
+		plans = append(plans, ps...)
+	}
+	n := 0
+	for _, p := range plans {
+		for _, o := range []kubernetes.Options{{}, {Kind: kubernetes.KindDeployment}, {HostPath: true}} {
+			data, err := kubernetes.Manifest(p, compiler.Placeholders{}, o)
+			if err != nil {
+				continue // a refused plan
+			}
+			n++
+			what := fmt.Sprintf("%s %+v", p.Server, o)
+			ts, err := kubernetes.ParseManifest("m.yaml", data, func(string, string) bool { return false })
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tg := range ts {
+				proxy := strings.HasSuffix(tg.Server, "-egress-proxy")
+				want := grantCounts(p)
+				if proxy {
+					want = "0 grants"
+				}
+				if got := grantCounts(tg.Plan); got != want {
+					t.Errorf("%s: %s read back: %s, want %s", what, tg.Server, got, want)
+				}
+				for _, f := range lint.Run([]*lint.Target{tg}, lint.Options{}).Findings {
+					switch {
+					case f.Rule == "NETWORK_OPEN" && (proxy || p.Network.Mode == "allowlist"):
+					case f.Rule == "BIND_RW" && o.HostPath && !proxy:
+					case strings.HasPrefix(f.Rule, "EGRESS_") || strings.HasPrefix(f.Rule, "IMAGE_") || f.Rule == "GRANT_COUNT":
+						// as the policy's own lint says
+					case strings.HasPrefix(f.Rule, "K8S_HOSTPATH") && o.HostPath && !proxy:
+					default:
+						t.Errorf("%s: %s read back: %s %s", what, tg.Server, f.Rule, f.Message)
+					}
+				}
+			}
+		}
+	}
+	if n < 10 {
+		t.Errorf("only %d manifests read back", n)
+	}
+}
+
+// TestEgressReadAsACNI: NetworkPolicies add up. A deny-all policy beside
+// one that allows egress leaves the Pod on the network (it was read as
+// none); a policy that cannot be read here (matchExpressions) denies
+// nothing; egress only to a Pod that is no egress proxy is open.
+func TestEgressReadAsACNI(t *testing.T) {
+	const pod = `apiVersion: v1
+kind: Pod
+metadata: {name: s, labels: {app: s}}
+spec:
+  containers:
+  - name: s
+    image: img:1
+`
+	const denyAll = `---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: deny}
+spec: {podSelector: {matchLabels: {app: s}}, policyTypes: [Ingress, Egress]}
+`
+	const allowAll = `---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: out}
+spec:
+  podSelector: {}
+  policyTypes: [Egress]
+  egress: [{to: [{ipBlock: {cidr: 0.0.0.0/0}}]}]
+`
+	const denyByExpression = `---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: deny}
+spec: {podSelector: {matchExpressions: [{key: app, operator: In, values: [s]}]}, policyTypes: [Egress]}
+`
+	const toOther = `---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: to-db}
+spec:
+  podSelector: {matchLabels: {app: s}}
+  policyTypes: [Egress]
+  egress: [{to: [{podSelector: {matchLabels: {app: db}}}]}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: db, labels: {app: db}}
+spec: {containers: [{name: db, image: "db:1", command: [/bin/db]}]}
+`
+	for _, c := range []struct {
+		name, file, want string
+	}{
+		{"deny-all", pod + denyAll, "none"},
+		{"deny-all and allow", pod + denyAll + allowAll, "open"},
+		{"deny by expression", pod + denyByExpression, "open"},
+		{"to a Pod that is no proxy", pod + toOther, "open"},
+		{"none", pod, "open"},
+	} {
+		ts, err := kubernetes.ParseManifest("m.yaml", []byte(c.file), func(string, string) bool { return false })
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := "open"
+		if ts[0].Plan.Network.Mode == "none" {
+			got = "none"
+		}
+		open := slices.ContainsFunc(ts[0].Flags, func(f lint.Flag) bool { return f.Kind == lint.FlagNetwork })
+		if got != c.want || open != (c.want == "open") {
+			t.Errorf("%s: network %q (flagged %v), want %s", c.name, ts[0].Plan.Network.Mode, open, c.want)
 		}
 	}
 }

@@ -178,14 +178,11 @@ func manifestObjects(t *testing.T, root, home string, opts kubernetes.Options) (
 	return objs, data
 }
 
-// kubePlay plays one Pod, waits for its container to exit, and returns the
-// probe's answers. podman 4.3 refuses annotation values longer than 63
-// characters (Kubernetes allows 256 KiB for all of them): the Pod is
-// played without its annotations, which confine nothing.
+// kubePlay plays one Pod as it is (kubePlayArgs), waits for its container
+// to exit, checks that it ran in the user namespace its hostUsers asks
+// for, and returns the probe's answers.
 func kubePlay(ctx context.Context, t *testing.T, pod *corev1.Pod) []probe.Result {
 	t.Helper()
-	pod = pod.DeepCopy()
-	pod.Annotations = nil
 	name := pod.Name
 	manifest, err := yaml.Marshal(pod)
 	if err != nil {
@@ -195,24 +192,75 @@ func kubePlay(ctx context.Context, t *testing.T, pod *corev1.Pod) []probe.Result
 	if err := os.WriteFile(f, manifest, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if out, err := exec.CommandContext(ctx, "podman", "pod", "rm", "-f", name).CombinedOutput(); err != nil {
-			t.Logf("podman pod rm %s: %v\n%s", name, err, out)
-		}
-	})
-	podman(ctx, t, "kube", "play", "--network", "none", f)
-	ctr := name + "-" + "probe"
+	t.Cleanup(func() { podRm(t, pod) })
+	podman(ctx, t, kubePlayArgs(pod, "none", f)...)
+	ctr := name + "-" + pod.Spec.Containers[0].Name
 	if code := strings.TrimSpace(string(podman(ctx, t, "wait", ctr))); code != "0" {
 		t.Errorf("the probe exited %s\n%s", code, podman(ctx, t, "logs", ctr))
 	}
+	checkUserNamespace(ctx, t, pod, ctr)
 	out := podman(ctx, t, "logs", ctr)
 	prs, err := probe.Decode(out)
 	if err != nil {
 		t.Fatalf("%v\nwhole output:\n%s", err, out)
 	}
 	return prs
+}
+
+// podRm removes a played Pod and the volumes podman made of its emptyDirs
+// (engine-wide, named after them). podman 4.3 with a user namespace
+// sometimes fails the first time (unlinkat of the infra container's shm:
+// device or resource busy): it is tried again.
+func podRm(t *testing.T, pod *corev1.Pod) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var out []byte
+	var err error
+	for range 5 {
+		if out, err = exec.CommandContext(ctx, "podman", "pod", "rm", "-f", pod.Name).CombinedOutput(); err == nil {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if err != nil {
+		t.Logf("podman pod rm %s: %v\n%s", pod.Name, err, out)
+	}
+	for _, v := range pod.Spec.Volumes {
+		if v.EmptyDir != nil {
+			exec.CommandContext(ctx, "podman", "volume", "rm", "-f", v.Name).Run()
+		}
+	}
+}
+
+// kubePlayArgs are podman's arguments to play the manifest file f on the
+// network: the file as it is, but for the size of a user namespace.
+// hostUsers: false is podman's --userns=auto, which sizes the namespace
+// from the image (1024 ids for most: the egress proxy's uid 65532 would
+// not be mapped); a kubelet gives each such Pod 65536 ids, which is what
+// is asked here, the namespace's mode still the Pod's.
+func kubePlayArgs(pod *corev1.Pod, network, f string) []string {
+	args := []string{"kube", "play", "--network", network}
+	if pod.Spec.HostUsers != nil && !*pod.Spec.HostUsers {
+		args = append(args, "--userns", "auto:size=65536")
+	}
+	return append(args, f)
+}
+
+// checkUserNamespace checks that the container ran in a user namespace of
+// its own when its Pod says hostUsers: false (no uid of the host's: uid 0
+// inside is not 0 outside), in the host's otherwise.
+func checkUserNamespace(ctx context.Context, t *testing.T, pod *corev1.Pod, ctr string) {
+	t.Helper()
+	var ids struct{ UidMap []string }
+	out := podman(ctx, t, "inspect", ctr, "--format", "{{json .HostConfig.IDMappings}}")
+	if err := json.Unmarshal(out, &ids); err != nil {
+		t.Fatalf("%s: ID mappings %q: %v", ctr, out, err)
+	}
+	m := strings.Join(ids.UidMap, " ")
+	own := m != "" && !strings.HasPrefix(m, "0:0:")
+	if want := pod.Spec.HostUsers != nil && !*pod.Spec.HostUsers; own != want {
+		t.Errorf("%s: uid map %q: a user namespace of its own %v, want %v (hostUsers %v)", ctr, m, own, want, pod.Spec.HostUsers)
+	}
 }
 
 func podman(ctx context.Context, t *testing.T, args ...string) []byte {
@@ -237,6 +285,20 @@ func (x expectation) Row() (op, target, want, why string) { return x.op, x.targe
 // registry, under a tag unique to this run, removed at cleanup.
 func importImage(ctx context.Context, t *testing.T, probeBin string) string {
 	t.Helper()
+	return importProbeImage(ctx, t, probeBin, []imageDir{{"bin/", 0o755}, {"etc/", 0o755}, {"run/", 0o755}, {"tmp/", 0o1777},
+		{"var/", 0o755}, {"var/tmp/", 0o1777}, {"workspace/", 0o755}, {"docs/", 0o755}})
+}
+
+// imageDir is a folder of an imported image, root's, with its mode.
+type imageDir struct {
+	name string
+	mode int64
+}
+
+// importProbeImage imports an image of the folders and the probe at
+// /bin/mcpolicy.
+func importProbeImage(ctx context.Context, t *testing.T, probeBin string, dirs []imageDir) string {
+	t.Helper()
 	bin, err := os.ReadFile(probeBin)
 	if err != nil {
 		t.Fatal(err)
@@ -244,10 +306,7 @@ func importImage(ctx context.Context, t *testing.T, probeBin string) string {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	mtime := time.Unix(0, 0)
-	for _, d := range []struct {
-		name string
-		mode int64
-	}{{"bin/", 0o755}, {"etc/", 0o755}, {"run/", 0o755}, {"tmp/", 0o1777}, {"var/", 0o755}, {"var/tmp/", 0o1777}, {"workspace/", 0o755}, {"docs/", 0o755}} {
+	for _, d := range dirs {
 		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d.name, Mode: d.mode, ModTime: mtime, Format: tar.FormatPAX}); err != nil {
 			t.Fatal(err)
 		}
@@ -321,7 +380,11 @@ func writeProject(t *testing.T) (root, home string) {
 func requireKubePlay(t *testing.T, what string) context.Context {
 	t.Helper()
 	testbin.SkipShort(t, what)
-	if why := testenv.Unavailable("kubernetes"); why != "" {
+	why := testenv.Unavailable("kubernetes")
+	if why == "" {
+		why = autoUsernsUnavailable()
+	}
+	if why != "" {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("CI=true, so not skipping: %s", why)
 		}
@@ -330,4 +393,31 @@ func requireKubePlay(t *testing.T, what string) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// autoUsernsUnavailable says why a rootful podman cannot give a Pod a user
+// namespace (hostUsers: false, --userns=auto) of 65536 ids here: it takes
+// them from the subordinate ids of user "containers".
+func autoUsernsUnavailable() string {
+	if os.Geteuid() != 0 {
+		return "" // a rootless podman maps from the user's own subordinate ids
+	}
+	for _, f := range []string{"/etc/subuid", "/etc/subgid"} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Sprintf("hostUsers: false plays as podman's --userns=auto, which needs %s: %v", f, err)
+		}
+		ok := false
+		for _, line := range strings.Split(string(data), "\n") {
+			if fs := strings.Split(line, ":"); len(fs) == 3 && fs[0] == "containers" {
+				if n, err := strconv.ParseUint(fs[2], 10, 32); err == nil && n >= 65536 {
+					ok = true
+				}
+			}
+		}
+		if !ok {
+			return fmt.Sprintf("hostUsers: false plays as podman's --userns=auto, which takes ids from user \"containers\" in %s: add \"containers:2147483647:2147483648\" there", f)
+		}
+	}
+	return ""
 }

@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -75,9 +74,6 @@ func TestPodmanEgressProxy(t *testing.T) {
 	}
 	port := int(c.Ports[0].ContainerPort)
 
-	// podman 4.3 refuses annotation values longer than 63 characters (see
-	// kubePlay): the Pod is played without its annotations.
-	pod.Annotations = nil
 	manifest, err := yaml.Marshal(pod)
 	if err != nil {
 		t.Fatal(err)
@@ -86,15 +82,9 @@ func TestPodmanEgressProxy(t *testing.T) {
 	if err := os.WriteFile(f, manifest, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if out, err := exec.CommandContext(ctx, "podman", "pod", "rm", "-f", pod.Name).CombinedOutput(); err != nil {
-			t.Logf("podman pod rm %s: %v\n%s", pod.Name, err, out)
-		}
-	})
+	t.Cleanup(func() { podRm(t, pod) })
 	start := time.Now()
-	podman(ctx, t, "kube", "play", "--network", "podman", f)
+	podman(ctx, t, kubePlayArgs(pod, "podman", f)...)
 	ctr := pod.Name + "-" + c.Name
 	infra := strings.TrimSpace(string(podman(ctx, t, "pod", "inspect", pod.Name, "--format", "{{.InfraContainerID}}")))
 	ip := strings.TrimSpace(string(podman(ctx, t, "inspect", infra, "--format", "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}")))
@@ -126,10 +116,17 @@ func TestPodmanEgressProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := strconv.Itoa(kubernetes.ProxyUser)
+	// The ids as the host sees them: through the Pod's own user namespace
+	// (hostUsers: false), uid and gid 65532 inside are others outside.
+	checkUserNamespace(ctx, t, pod, ctr)
+	u := strconv.Itoa(hostID(t, pid, "uid_map", kubernetes.ProxyUser))
+	g := strconv.Itoa(hostID(t, pid, "gid_map", kubernetes.ProxyUser))
+	if u == strconv.Itoa(kubernetes.ProxyUser) {
+		t.Errorf("uid %d inside is %s on the host: no user namespace of its own", kubernetes.ProxyUser, u)
+	}
 	for field, want := range map[string]string{
 		"Uid":        u + "\t" + u + "\t" + u + "\t" + u,
-		"Gid":        u + "\t" + u + "\t" + u + "\t" + u,
+		"Gid":        g + "\t" + g + "\t" + g + "\t" + g,
 		"CapEff":     "0000000000000000",
 		"CapPrm":     "0000000000000000",
 		"CapBnd":     "0000000000000000",
@@ -140,8 +137,20 @@ func TestPodmanEgressProxy(t *testing.T) {
 			t.Errorf("/proc/%s/status %s: %q, want %q", pid, field, got, want)
 		}
 	}
-	if g := procField(status, "Groups"); g != "" && g != u {
-		t.Errorf("/proc/%s/status Groups: %q, want none but %s", pid, g, u)
+	if gs := procField(status, "Groups"); gs != "" && gs != g {
+		t.Errorf("/proc/%s/status Groups: %q, want none but %s", pid, gs, g)
+	}
+	// Its resources: the cgroup's memory and CPU bounds are the manifest's
+	// limits (256Mi; 500m, a quota of 50 ms a 100 ms period).
+	for _, c := range []struct{ v2, v1, controller, want string }{
+		{"memory.max", "memory.limit_in_bytes", "memory", "268435456"},
+		{"cpu.max", "cpu.cfs_quota_us", "cpu", "50000"},
+	} {
+		f := cgroupFile(t, pid, c.controller, c.v2, c.v1)
+		b, err := os.ReadFile(f)
+		if got, _, _ := strings.Cut(strings.TrimSpace(string(b)), " "); err != nil || got != c.want {
+			t.Errorf("%s: %q (%v), want %s", f, bytes.TrimSpace(b), err, c.want)
+		}
 	}
 	mountinfo, err := os.ReadFile("/proc/" + pid + "/mountinfo")
 	if err != nil {
@@ -301,4 +310,54 @@ func rootMountOptions(mountinfo []byte) (string, bool) {
 		}
 	}
 	return opts, ok
+}
+
+// hostID is the host's id for id inside the process's user namespace
+// (its /proc/PID/uid_map or gid_map), -1 when it maps none.
+func hostID(t *testing.T, pid, file string, id int) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + pid + "/" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			continue
+		}
+		in, _ := strconv.Atoi(f[0])
+		out, _ := strconv.Atoi(f[1])
+		n, _ := strconv.Atoi(f[2])
+		if id >= in && id < in+n {
+			return out + id - in
+		}
+	}
+	return -1
+}
+
+// cgroupFile is the file of the process's cgroup that holds a
+// controller's setting: v2file in its unified cgroup, or v1file in the
+// controller's hierarchy where the controller is mounted there (v1).
+func cgroupFile(t *testing.T, pid, controller, v2file, v1file string) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + pid + "/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unified := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		if f[1] == "" {
+			unified = f[2]
+		}
+		for _, c := range strings.Split(f[1], ",") {
+			if c == controller {
+				return filepath.Join("/sys/fs/cgroup", f[1], f[2], v1file)
+			}
+		}
+	}
+	return filepath.Join("/sys/fs/cgroup", unified, v2file)
 }

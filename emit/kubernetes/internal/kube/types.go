@@ -26,10 +26,9 @@ type TypeMeta struct {
 
 // ObjectMeta is metav1.ObjectMeta.
 type ObjectMeta struct {
-	Name        string            `json:"name,omitempty"`
-	Namespace   string            `json:"namespace,omitempty"`
-	Labels      map[string]string `json:"labels,omitempty"`
-	Annotations map[string]string `json:"annotations,omitempty"`
+	Name      string            `json:"name,omitempty"`
+	Namespace string            `json:"namespace,omitempty"`
+	Labels    map[string]string `json:"labels,omitempty"`
 }
 
 // LabelSelector is metav1.LabelSelector.
@@ -62,6 +61,7 @@ type PodSpec struct {
 	ShareProcessNamespace        *bool               `json:"shareProcessNamespace,omitempty"`
 	SecurityContext              *PodSecurityContext `json:"securityContext,omitempty"`
 	EnableServiceLinks           *bool               `json:"enableServiceLinks,omitempty"`
+	HostUsers                    *bool               `json:"hostUsers,omitempty"`
 }
 
 // RestartPolicy is corev1.RestartPolicy.
