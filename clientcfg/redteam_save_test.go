@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -193,27 +192,6 @@ func TestRedteamDanglingLinkChain(t *testing.T) {
 	}
 	if l, err := os.Readlink(mid); err != nil || l != target {
 		t.Errorf("the link %s -> %s is gone (%v); %s is now a regular file", mid, target, err, mid)
-	}
-}
-
-// TestRedteamExtendedAttributesKept: the new file gets the old one's mode
-// and owner, but not its extended attributes: a POSIX ACL that lets
-// another user or group read the file (system.posix_acl_access), a sync
-// tool's or the user's own attribute (user.*), an SELinux label set by
-// hand are all dropped by the rename.
-func TestRedteamExtendedAttributesKept(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "claude.json")
-	os.WriteFile(file, []byte(userConfig), 0o600)
-	if err := syscall.Setxattr(file, "user.note", []byte("synced"), 0); err != nil {
-		t.Skipf("no user xattrs here: %v", err)
-	}
-	if _, err := Save(SaveOptions{File: file, StateDir: filepath.Join(dir, "state"), Edit: addEntry(t, file, "claude-code", "alpha")}); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 64)
-	if n, err := syscall.Getxattr(file, "user.note", buf); err != nil || string(buf[:n]) != "synced" {
-		t.Errorf("the file's extended attribute user.note is gone: %v", err)
 	}
 }
 
