@@ -628,7 +628,22 @@ func volumeSteps(confined bool) []step {
 // podman 4) create and remove theirs.
 func volumes(t *testing.T, engine string) []string {
 	t.Helper()
-	out, err := exec.Command(engine, "volume", "ls", "-q").Output()
+	// Other packages' tests (verify's kubernetes differential plays Pods
+	// with named volumes) create and remove volumes meanwhile, and podman
+	// fails a listing that races a removal (exit 125, "no such volume"):
+	// a listing is tried again.
+	var out []byte
+	var err error
+	for try := 0; try < 5; try++ {
+		var stderr strings.Builder
+		cmd := exec.Command(engine, "volume", "ls", "-q")
+		cmd.Stderr = &stderr
+		if out, err = cmd.Output(); err == nil {
+			break
+		}
+		err = fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
+		time.Sleep(200 * time.Millisecond)
+	}
 	if err != nil {
 		t.Fatalf("%s volume ls: %v", engine, err)
 	}
