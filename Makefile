@@ -66,7 +66,7 @@ example: build ## rebuild the bundled example's artefacts
 docs: ## regenerate docs/rules.md, docs/diff-kinds.md and the table of docs/exit-codes.md from their registries (a test fails when one is stale)
 	$(GO) run ./cmd/mcpolicy rules --format markdown > docs/rules.md
 	$(GO) run ./cmd/mcpolicy rules --diff --format markdown > docs/diff-kinds.md
-	$(GO) run ./exitcode/gen docs/exit-codes.md
+	$(GO) run ./internal/exitcode/gen docs/exit-codes.md
 	$(GO) run ./compiler/exposure/gen docs/exposure.md
 
 help: ## this list

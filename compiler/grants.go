@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/backend"
+	"github.com/mcpolicy/mcpolicy/internal/backend"
 	"github.com/mcpolicy/mcpolicy/internal/bytesize"
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // GrantKind names a kind of addition a plan makes to the empty sandbox.
@@ -41,7 +41,7 @@ func (k GrantKind) noun(n int) string {
 type Grant struct {
 	Kind    GrantKind
 	Summary string
-	Pos     source.Pos
+	Pos     position.Pos
 }
 
 // Grants lists every addition of the plan, in a fixed order: mounts,
@@ -95,8 +95,8 @@ func (p *Plan) RunsOn(name string) bool {
 }
 
 // orPos is tolerant of plans decoded from JSON, which carry no positions.
-func orPos(pos, fallback source.Pos) source.Pos {
-	if pos == (source.Pos{}) {
+func orPos(pos, fallback position.Pos) position.Pos {
+	if pos == (position.Pos{}) {
 		return fallback
 	}
 	return pos

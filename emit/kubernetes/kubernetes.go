@@ -34,11 +34,11 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	names "github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/egress/sandbox"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes/internal/kube"
+	names "github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/runtime/egress/sandbox"
 )
 
 // Backend is the name used in artefact paths and messages.
