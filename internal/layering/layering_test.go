@@ -116,3 +116,21 @@ func TestLayering(t *testing.T) {
 		t.Errorf("%s is no longer in the tree: remove it from the exceptions", edge)
 	}
 }
+
+// TestLauncherReadsNoPolicy: mcpolicy-launch, which every client entry
+// but an egress one runs at each spawn, starts a server from its pinned
+// artefact: nothing it links reads a policy (no CUE, no Jsonnet, neither
+// the schema nor the compiler).
+func TestLauncherReadsNoPolicy(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", mod+"cmd/mcpolicy-launch").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		for _, banned := range []string{"cuelang.org/", "github.com/google/go-jsonnet", mod + "schema", mod + "compiler"} {
+			if pkg == strings.TrimSuffix(banned, "/") || strings.HasPrefix(pkg, banned) {
+				t.Errorf("mcpolicy-launch links %s: a spawn would read or compile a policy", pkg)
+			}
+		}
+	}
+}
