@@ -178,6 +178,9 @@ func heapGrowth(f func()) uint64 {
 // caller StderrKept of it: the red team's server took prove to an out of
 // memory crash, whose cleanup then never ran.
 func TestStderrFloodIsBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a flood, race or corpus test: make test (CI) runs it; -short is the edit loop")
+	}
 	argv, env := hostile(t, "stderr-flood")
 	var res Result
 	var err error
@@ -198,6 +201,9 @@ func TestStderrFloodIsBounded(t *testing.T) {
 // TestEndlessToolListIsBounded: a server that pages tools/list without
 // end is refused after MaxTools; FindTool stops at the tool it looks for.
 func TestEndlessToolListIsBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a flood, race or corpus test: make test (CI) runs it; -short is the edit loop")
+	}
 	argv, env := hostile(t, "pages")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -228,6 +234,9 @@ func TestEndlessToolListIsBounded(t *testing.T) {
 // MaxRequestBytesInFlight of them), or MaxRequests in all, the session
 // ends with an error, promptly.
 func TestRequestFloodIsBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a flood, race or corpus test: make test (CI) runs it; -short is the edit loop")
+	}
 	for _, tc := range []struct {
 		mode, want string
 	}{
@@ -271,6 +280,9 @@ func TestRequestFloodIsBounded(t *testing.T) {
 // waited for the queue to drain, past the caller's deadline. mcpcall's
 // client handles no notification: they are dropped as they are read.
 func TestNotificationFloodIsBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a flood, race or corpus test: make test (CI) runs it; -short is the edit loop")
+	}
 	argv, env := hostile(t, "notification-flood")
 	for _, what := range entryPoints() {
 		var err error

@@ -226,6 +226,9 @@ func dockerAllows(t *testing.T, rules []dockerRule, args [6]uint64) bool {
 // with every pair of interesting values in their first two arguments: this
 // filter must allow nothing Docker's denies. It logs where it is stricter.
 func TestAtLeastAsStrictAsDocker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a flood, race or corpus test: make test (CI) runs it; -short is the edit loop")
+	}
 	var values []uint64
 	for _, v := range []uint64{0, 1, 2, 3, 5, 8, 0x5401, tiocSTI, tiocLINUX, tiocSETD, msgFastOpen, 0x20000, 0x20008, 0x40000, 0x3d0f00, 0x01200011, cloneNewNamespaces, 0x7fffffff, 0xffffffff} {
 		values = append(values, v, v|1<<32, v|0x80000 /* SOCK_CLOEXEC */)
