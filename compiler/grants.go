@@ -129,3 +129,22 @@ func Plural(n int, noun string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
+
+// HoldsGrantAt reports whether a mount or the scratch is at dir (a path in
+// the sandbox) or below it: a read-only mask there would hide the grant or
+// refuse its mount point.
+func (p *Plan) HoldsGrantAt(dir string) bool {
+	var targets []string
+	for _, m := range p.Mounts {
+		targets = append(targets, m.Target)
+	}
+	if p.Scratch != nil {
+		targets = append(targets, p.Scratch.Target)
+	}
+	for _, t := range targets {
+		if t == dir || strings.HasPrefix(t, dir+"/") {
+			return true
+		}
+	}
+	return false
+}
