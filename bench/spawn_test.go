@@ -37,8 +37,8 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
-	"github.com/mcpolicy/mcpolicy/launch"
 	"github.com/mcpolicy/mcpolicy/project"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
 // What TestMain removes at the end: the imported images and the

@@ -13,15 +13,15 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
-	"github.com/mcpolicy/mcpolicy/launch"
+	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/position"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
 	"github.com/mcpolicy/mcpolicy/schema"
-	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // ProjectFiles are the project-scope client configs, relative to a project
@@ -225,7 +225,7 @@ func (r *reader) section(n *node, where, project string, zed bool) ([]*lint.Targ
 // arg is one launch-command argument and where it is written.
 type arg struct {
 	s   string
-	pos source.Pos
+	pos position.Pos
 }
 
 // entry is one server entry being read.
@@ -236,11 +236,11 @@ type entry struct {
 	t       *lint.Target
 }
 
-func (e *entry) flag(k lint.FlagKind, v string, pos source.Pos) {
+func (e *entry) flag(k lint.FlagKind, v string, pos position.Pos) {
 	e.t.Flags = append(e.t.Flags, lint.Flag{Kind: k, Value: v, Pos: pos})
 }
 
-func (r *reader) entry(section, name string, keyPos source.Pos, n *node, project string, zed bool) (*lint.Target, error) {
+func (r *reader) entry(section, name string, keyPos position.Pos, n *node, project string, zed bool) (*lint.Target, error) {
 	self := section + "." + schema.FieldPath(name)
 	where := func(field string) string { return self + "." + field }
 	if n.kind != kObject {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/schema"
-	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // Codex keeps each MCP server as the table mcp_servers.NAME of its
@@ -35,7 +35,7 @@ func mergeTOML(file string, src []byte, server string, l *Launch, force bool) ([
 	}
 	body := src[len(lead):]
 	if bad := notUTF8(server, l); bad != "" {
-		return nil, &schema.Error{Pos: source.Pos{File: file},
+		return nil, &schema.Error{Pos: position.Pos{File: file},
 			Msg:  fmt.Sprintf("server %q: the entry's %s is not UTF-8 text, which a TOML file cannot hold; nothing written", server, bad),
 			Hint: "spell the paths and values of the server's launch in UTF-8 (move a folder whose name is not)"}
 	}
@@ -45,11 +45,11 @@ func mergeTOML(file string, src []byte, server string, l *Launch, force bool) ([
 	}
 	parts, err := findEntry(body, server)
 	if err != nil {
-		return nil, &schema.Error{Pos: source.Pos{File: file}, Msg: "not valid TOML, left untouched: " + err.Error()}
+		return nil, &schema.Error{Pos: position.Pos{File: file}, Msg: "not valid TOML, left untouched: " + err.Error()}
 	}
 	servers, isTable := before["mcp_servers"].(map[string]any)
 	if _, named := before["mcp_servers"]; named && !isTable {
-		return nil, &schema.Error{Pos: position(file, body, parts.mention),
+		return nil, &schema.Error{Pos: offsetPos(file, body, parts.mention),
 			Msg:  "mcp_servers is not a table of servers, left untouched",
 			Hint: "Codex reads each server from a table [mcp_servers.NAME]: make mcp_servers a table (or remove it) and run again"}
 	}
@@ -65,7 +65,7 @@ func mergeTOML(file string, src []byte, server string, l *Launch, force bool) ([
 		// what the user added to it (enabled = false, a timeout,
 		// enabled_tools, comments, sub-tables) keeps its bytes.
 		if out, err = rewriteLaunch(body, server, fields, newlineOf(body)); err != nil {
-			return nil, &schema.Error{Pos: source.Pos{File: file},
+			return nil, &schema.Error{Pos: position.Pos{File: file},
 				Msg:  fmt.Sprintf("the entry %q: %v, left untouched", server, err),
 				Hint: "a fault in mcpolicy: please report it with the file; to add the entry by hand, `mcpolicy client codex --file new.toml` shows it alone"}
 		}
@@ -77,7 +77,7 @@ func mergeTOML(file string, src []byte, server string, l *Launch, force bool) ([
 		out = parts.replace(body, block, nl)
 	}
 	if err := readsBack(out, before, server, want); err != nil {
-		return nil, &schema.Error{Pos: source.Pos{File: file},
+		return nil, &schema.Error{Pos: position.Pos{File: file},
 			Msg:  fmt.Sprintf("the entry %q merged into this file does not read back as written (%v), left untouched", server, err),
 			Hint: "a fault in mcpolicy: please report it with the file; to add the entry by hand, `mcpolicy client codex --file new.toml` shows it alone"}
 	}
@@ -93,13 +93,13 @@ func decodeTOML(file string, body []byte) (map[string]any, error) {
 	if err == nil {
 		return doc, nil
 	}
-	pos, msg := source.Pos{File: file}, printable(strings.TrimPrefix(err.Error(), "toml: "))
+	pos, msg := position.Pos{File: file}, printable(strings.TrimPrefix(err.Error(), "toml: "))
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
 		pos.Line, pos.Col = de.Position()
 	} else {
 		off, key := firstRefused(body)
-		pos = position(file, body, off)
+		pos = offsetPos(file, body, off)
 		if key != "" {
 			msg += " (" + key + ")"
 		}
@@ -114,7 +114,7 @@ func decodeTOML(file string, body []byte) (map[string]any, error) {
 
 // loneCR reports whether pos (1-based line and byte column) is a CR that
 // ends a line without an LF.
-func loneCR(body []byte, pos source.Pos) bool {
+func loneCR(body []byte, pos position.Pos) bool {
 	if pos.Line < 1 || pos.Col < 1 {
 		return false
 	}
@@ -143,14 +143,14 @@ func printable(msg string) string {
 	return b.String()
 }
 
-// position is the line and column of a byte of the file (its name alone
+// offsetPos is the line and column of a byte of the file (its name alone
 // when off is negative).
-func position(file string, body []byte, off int) source.Pos {
+func offsetPos(file string, body []byte, off int) position.Pos {
 	if off < 0 {
-		return source.Pos{File: file}
+		return position.Pos{File: file}
 	}
 	start := bytes.LastIndexByte(body[:off], '\n') + 1
-	return source.Pos{File: file, Line: bytes.Count(body[:off], []byte{'\n'}) + 1, Col: off - start + 1}
+	return position.Pos{File: file, Line: bytes.Count(body[:off], []byte{'\n'}) + 1, Col: off - start + 1}
 }
 
 // codexManaged: the entry's launch is mcpolicy's (Managed), or runs an

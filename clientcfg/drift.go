@@ -9,13 +9,13 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // DriftChange is one way a managed entry differs from its policy.
 type DriftChange struct {
-	Entry  source.Pos // the entry in the client file
-	Policy source.Pos // the server in the policy
+	Entry  position.Pos // the entry in the client file
+	Policy position.Pos // the server in the policy
 	Change diff.Change
 }
 
@@ -120,7 +120,7 @@ func ForProject(ts []*lint.Target, root string) []*lint.Target {
 // UnmanagedEntry is an entry named for a server of the policy that
 // mcpolicy does not recognise as its own.
 type UnmanagedEntry struct {
-	Entry  source.Pos
+	Entry  position.Pos
 	Server string
 	What   string
 }

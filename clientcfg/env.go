@@ -10,8 +10,8 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
-	"github.com/mcpolicy/mcpolicy/launch"
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/position"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
 // How each client gives a server the values of the plan's env grants,
@@ -61,7 +61,7 @@ func literalEnv(file string) bool {
 // EnvUnmet is a variable an entry's plan grants but that the entry gives the
 // server no value for: the server starts without it.
 type EnvUnmet struct {
-	Entry  source.Pos
+	Entry  position.Pos
 	Server string
 	What   string
 }

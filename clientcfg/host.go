@@ -6,7 +6,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // hostRun is what an entry keeps while it reads a command run on the host:
@@ -24,7 +24,7 @@ type hostRun struct {
 type envKey struct {
 	name, value string
 	hasValue    bool // a string value (Codex's env_vars names have none)
-	pos, valPos source.Pos
+	pos, valPos position.Pos
 }
 
 // maxWrap bounds how many wrappers are looked through (wsl bash -lc "env
@@ -252,7 +252,7 @@ func (e *entry) assign(a arg) {
 // which variable), where.
 type grant struct {
 	what, how, path string
-	pos             source.Pos
+	pos             position.Pos
 }
 
 // runners are programs that fetch and start a package; the values of
@@ -453,7 +453,7 @@ func (e *entry) dangerousArgs(args []arg, onHost bool) {
 
 // dangerousEnv flags NAME=value when the name says it turns on a
 // dangerous mode and the value does not turn it off.
-func (e *entry) dangerousEnv(name, value string, pos source.Pos) {
+func (e *entry) dangerousEnv(name, value string, pos position.Pos) {
 	if dangerEnv.MatchString(name) && !notDangerEnv.MatchString(name) && !falsy.MatchString(value) {
 		e.flag(lint.FlagDangerousMode, fmt.Sprintf("%s=%s: an env switch whose name says it turns on a dangerous or allow-all mode", name, value), pos)
 	}
@@ -464,7 +464,7 @@ func (e *entry) dangerousEnv(name, value string, pos source.Pos) {
 // or an srt wrapper written in the entry.
 type clientSandbox struct {
 	by  string
-	pos source.Pos
+	pos position.Pos
 	// srt: the wrapper is written in the entry, settings in a file lint
 	// does not read (settingsSet: named with --settings).
 	srt         bool

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/internal/backend"
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 )
 

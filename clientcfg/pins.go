@@ -11,14 +11,14 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit/backends"
-	"github.com/mcpolicy/mcpolicy/launch"
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/position"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
 // PinChange is an entry whose pinned artefact no longer has the digest the
 // entry carries: its next launch will refuse to start.
 type PinChange struct {
-	Entry    source.Pos
+	Entry    position.Pos
 	Server   string
 	What     string
 	Tampered bool // the file still names the policy's plan: edited after the build

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/protect"
+	"github.com/mcpolicy/mcpolicy/internal/protect"
 )
 
 // CheckOutsideGrants refuses to write an entry whose own files — the

@@ -7,7 +7,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // The inline-secret heuristic. A value NAME=value (an env or headers
@@ -409,7 +409,7 @@ func (e *entry) urlSecret(u arg) {
 }
 
 // secret flags an inline secret named what at pos, once per position.
-func (e *entry) secret(what string, pos source.Pos) {
+func (e *entry) secret(what string, pos position.Pos) {
 	for _, f := range e.t.Flags {
 		if f.Kind == lint.FlagSecretInline && f.Pos == pos {
 			return

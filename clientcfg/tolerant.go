@@ -13,8 +13,8 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/schema"
-	"github.com/mcpolicy/mcpolicy/source"
 	"github.com/tailscale/hujson"
 )
 
@@ -59,7 +59,7 @@ type tolerance struct {
 	notes []lint.Note
 }
 
-func (t *tolerance) note(pos source.Pos, format string, args ...any) {
+func (t *tolerance) note(pos position.Pos, format string, args ...any) {
 	t.notes = append(t.notes, lint.Note{Pos: pos, Msg: fmt.Sprintf(format, args...)})
 }
 
@@ -102,7 +102,7 @@ func (t *tolerance) parseJSON(file string, src []byte) (*node, error) {
 	l.orig = f.orig
 	v, err := hujson.Parse(f.out)
 	if err != nil {
-		e := &schema.Error{Pos: source.Pos{File: file}, Msg: "not valid JSON, even after repairs: " + err.Error()}
+		e := &schema.Error{Pos: position.Pos{File: file}, Msg: "not valid JSON, even after repairs: " + err.Error()}
 		if m := huErr.FindStringSubmatch(err.Error()); m != nil {
 			line, _ := strconv.Atoi(m[1])
 			col, _ := strconv.Atoi(m[2])
@@ -163,7 +163,7 @@ func (t *tolerance) fixRoot(root *node) {
 	}
 	t.note(root.keyPos[0], "server entries with no \"mcpServers\" key around them: read as its value")
 	wrapped := *root
-	*root = node{kind: kObject, pos: root.pos, keys: []string{"mcpServers"}, keyPos: []source.Pos{root.keyPos[0]}, vals: []*node{&wrapped}}
+	*root = node{kind: kObject, pos: root.pos, keys: []string{"mcpServers"}, keyPos: []position.Pos{root.keyPos[0]}, vals: []*node{&wrapped}}
 }
 
 // entryLike reports whether n looks like a server entry.

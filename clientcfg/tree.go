@@ -8,8 +8,8 @@ import (
 	"strconv"
 
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/schema"
-	"github.com/mcpolicy/mcpolicy/source"
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
 	"github.com/tailscale/hujson"
@@ -35,25 +35,25 @@ func (k kind) String() string {
 type node struct {
 	kind   kind
 	str    string
-	pos    source.Pos
+	pos    position.Pos
 	keys   []string // object members, in file order
-	keyPos []source.Pos
+	keyPos []position.Pos
 	vals   []*node
 	elems  []*node // array elements
 }
 
 // get returns the value of key and the position of the key. When a key is
 // written twice the last one wins, as in JSON.parse and Go's encoding/json.
-func (n *node) get(key string) (*node, source.Pos) {
+func (n *node) get(key string) (*node, position.Pos) {
 	if n == nil || n.kind != kObject {
-		return nil, source.Pos{}
+		return nil, position.Pos{}
 	}
 	for i := len(n.keys) - 1; i >= 0; i-- {
 		if n.keys[i] == key {
 			return n.vals[i], n.keyPos[i]
 		}
 	}
-	return nil, source.Pos{}
+	return nil, position.Pos{}
 }
 
 // members lists an object's members, a repeated key once (the last).
@@ -90,7 +90,7 @@ func newLines(file string, src []byte) *lines {
 	return l
 }
 
-func (l *lines) pos(off int) source.Pos {
+func (l *lines) pos(off int) position.Pos {
 	if l.orig != nil {
 		off = l.orig(off)
 	}
@@ -99,7 +99,7 @@ func (l *lines) pos(off int) source.Pos {
 	if i == 0 && l.bom && col > len(bom) {
 		col -= len(bom)
 	}
-	return source.Pos{File: l.file, Line: i + 1, Col: col}
+	return position.Pos{File: l.file, Line: i + 1, Col: col}
 }
 
 var bom = []byte("\xef\xbb\xbf")
@@ -116,7 +116,7 @@ func parseJSON(file string, src []byte) (*node, error) {
 	}
 	v, err := hujson.Parse(b)
 	if err != nil {
-		e := &schema.Error{Pos: source.Pos{File: file}, Msg: "not valid JSON: " + err.Error()}
+		e := &schema.Error{Pos: position.Pos{File: file}, Msg: "not valid JSON: " + err.Error()}
 		if m := huErr.FindStringSubmatch(err.Error()); m != nil {
 			e.Pos.Line, _ = strconv.Atoi(m[1])
 			e.Pos.Col, _ = strconv.Atoi(m[2])
@@ -175,7 +175,7 @@ func parseTOML(file string, src []byte) (*node, error) {
 				if line == 1 && bytes.HasPrefix(src, bom) && col > len(bom) {
 					col -= len(bom)
 				}
-				return nil, &schema.Error{Pos: source.Pos{File: file, Line: line, Col: col}, Msg: "not valid TOML: " + de.Error()}
+				return nil, &schema.Error{Pos: position.Pos{File: file, Line: line, Col: col}, Msg: "not valid TOML: " + de.Error()}
 			}
 		}
 	}
@@ -186,7 +186,7 @@ func parseTOML(file string, src []byte) (*node, error) {
 		return nil, err
 	}
 	if decodeErr != nil {
-		return nil, &schema.Error{Pos: source.Pos{File: file}, Msg: "not valid TOML: " + decodeErr.Error()}
+		return nil, &schema.Error{Pos: position.Pos{File: file}, Msg: "not valid TOML: " + decodeErr.Error()}
 	}
 	return root, nil
 }
@@ -195,17 +195,17 @@ func buildTOML(file string, src, text []byte) (*node, error) {
 	l := newLines(file, src)
 	var p unstable.Parser
 	p.Reset(text)
-	offset := func(n *unstable.Node) source.Pos {
+	offset := func(n *unstable.Node) position.Pos {
 		if n.Raw.Length > 0 {
 			return l.pos(int(n.Raw.Offset))
 		}
 		if n.Kind == unstable.Bool && len(n.Data) > 0 {
 			return l.pos(int(p.Range(n.Data).Offset))
 		}
-		return source.Pos{File: file}
+		return position.Pos{File: file}
 	}
 	b := &tomlBuilder{offset: offset, headers: map[*node]bool{}}
-	root := &node{kind: kObject, pos: source.Pos{File: file, Line: 1, Col: 1}}
+	root := &node{kind: kObject, pos: position.Pos{File: file, Line: 1, Col: 1}}
 	cur := root
 	for p.NextExpression() {
 		e := p.Expression()
@@ -242,14 +242,14 @@ func buildTOML(file string, src, text []byte) (*node, error) {
 		}
 	}
 	if err := p.Error(); err != nil {
-		return nil, &schema.Error{Pos: source.Pos{File: file}, Msg: "not valid TOML: " + err.Error()}
+		return nil, &schema.Error{Pos: position.Pos{File: file}, Msg: "not valid TOML: " + err.Error()}
 	}
 	return root, nil
 }
 
 // child returns the member name of obj, made with kind k if missing. In an
 // array of tables it is the last table.
-func child(obj *node, name string, pos source.Pos, k kind) *node {
+func child(obj *node, name string, pos position.Pos, k kind) *node {
 	if c, _ := obj.get(name); c != nil {
 		if c.kind == kArray && k == kObject && len(c.elems) > 0 {
 			return c.elems[len(c.elems)-1]
@@ -264,7 +264,7 @@ func child(obj *node, name string, pos source.Pos, k kind) *node {
 }
 
 type tomlBuilder struct {
-	offset  func(*unstable.Node) source.Pos
+	offset  func(*unstable.Node) position.Pos
 	headers map[*node]bool // tables opened by a [header]
 }
 

@@ -9,8 +9,8 @@ import (
 	"reflect"
 	"strconv"
 
+	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/schema"
-	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // A client file is read before it is written, and the result read again
@@ -60,7 +60,7 @@ func readAsClient(c *Client, file string, src []byte) (*node, error) {
 // twice refuses a key written twice in obj: the client reads the last one,
 // and an entry merged into the first would not be the one it starts.
 func twice(obj *node, prefix string) error {
-	first := map[string]source.Pos{}
+	first := map[string]position.Pos{}
 	for i, k := range obj.keys {
 		if p, ok := first[k]; ok {
 			return &schema.Error{Pos: obj.keyPos[i], Msg: fmt.Sprintf("%s%s is written twice (first at %d:%d); the client reads only the last", prefix, k, p.Line, p.Col)}

@@ -18,8 +18,8 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
-	"github.com/mcpolicy/mcpolicy/launch"
-	"github.com/mcpolicy/mcpolicy/supervise"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
+	"github.com/mcpolicy/mcpolicy/runtime/supervise"
 )
 
 // Client is one MCP client format mcpolicy can write entries for.

@@ -11,9 +11,9 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/internal/parallel"
-	"github.com/mcpolicy/mcpolicy/protect"
+	"github.com/mcpolicy/mcpolicy/internal/position"
+	"github.com/mcpolicy/mcpolicy/internal/protect"
 	"github.com/mcpolicy/mcpolicy/schema"
-	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // Options say where the policies live. Root bounds relative host paths; Home
@@ -63,10 +63,10 @@ func Compile(policies []*schema.Policy, opt Options) ([]*Plan, error) {
 	type job struct {
 		pol   *schema.Policy
 		s     *schema.Server
-		first *source.Pos // the earlier declaration of the same name
+		first *position.Pos // the earlier declaration of the same name
 	}
 	var jobs []job
-	seen := map[string]source.Pos{}
+	seen := map[string]position.Pos{}
 	for _, pol := range policies {
 		for i := range pol.Servers {
 			s := &pol.Servers[i]
@@ -101,7 +101,7 @@ type compiler struct {
 	opt  Options
 	errs schema.Errors
 	// dupOf is where the server being compiled was declared before, if it was.
-	dupOf *source.Pos
+	dupOf *position.Pos
 	// policyFiles are the policy files compiled, by real path: no
 	// read-write source may reach one unprotected (checkSource).
 	policyFiles []string
@@ -129,7 +129,7 @@ func (c *compiler) realFiles(policies []*schema.Policy) []string {
 			abs, err = filepath.EvalSymlinks(abs)
 		}
 		if err != nil {
-			c.fail(source.Pos{File: pol.File}, "", "compile again; if the file keeps moving, something else is writing the policy's folder",
+			c.fail(position.Pos{File: pol.File}, "", "compile again; if the file keeps moving, something else is writing the policy's folder",
 				"the policy file cannot be resolved after it was read: %v", err)
 			continue
 		}
@@ -144,13 +144,13 @@ func (c *compiler) realFiles(policies []*schema.Policy) []string {
 // (linkError) reaches the terminal as text, whichever check put it in. No
 // hint holds a newline or a tab of its own (schema.Error adds the
 // "\n\thint: " that shows it); clean text is unchanged.
-func (c *compiler) fail(pos source.Pos, path, hint, format string, args ...any) {
+func (c *compiler) fail(pos position.Pos, path, hint, format string, args ...any) {
 	c.errs = append(c.errs, &schema.Error{Pos: pos, Path: path,
 		Msg: spelt(fmt.Sprintf(format, args...)), Hint: spelt(hint)})
 }
 
 // sandboxPath checks a path inside the sandbox; "" stays "" (not set).
-func (c *compiler) sandboxPath(p string, pos source.Pos, field string) string {
+func (c *compiler) sandboxPath(p string, pos position.Pos, field string) string {
 	if p == "" {
 		return ""
 	}

@@ -10,8 +10,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/backend"
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // AcceptRWHoldsOtherServer is the degradation a server accepts for a
@@ -23,11 +23,11 @@ const AcceptRWHoldsOtherServer = "rw-holds-other-server"
 // among its command words, a mount source, or a folder it runs code from.
 type used struct {
 	host HostPath
-	abs  string     // on this machine, its base resolved
-	what string     // "the program", "the script", "the mount source", "the workdir", "the folder of the program"
-	at   source.Pos // the grant that names it
-	run  bool       // run, not mounted: pinned when writable
-	dir  bool       // code is loaded from it by name (imports, python -m, a relative path): a grant inside it holds code too
+	abs  string       // on this machine, its base resolved
+	what string       // "the program", "the script", "the mount source", "the workdir", "the folder of the program"
+	at   position.Pos // the grant that names it
+	run  bool         // run, not mounted: pinned when writable
+	dir  bool         // code is loaded from it by name (imports, python -m, a relative path): a grant inside it holds code too
 }
 
 // crossServer runs once every server is lowered. A read-write grant of one

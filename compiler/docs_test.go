@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpolicy/mcpolicy/protect"
+	"github.com/mcpolicy/mcpolicy/internal/protect"
 )
 
 // TestPolicyDocProtectedTable: docs/policy.md shows protect.Names, in

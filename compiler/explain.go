@@ -6,7 +6,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/internal/bytesize"
 
-	"github.com/mcpolicy/mcpolicy/backend"
+	"github.com/mcpolicy/mcpolicy/internal/backend"
 )
 
 // Explain renders a plan for a reviewer: the grants as a numbered list with

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/backend"
+	"github.com/mcpolicy/mcpolicy/internal/backend"
 	"github.com/mcpolicy/mcpolicy/internal/bytesize"
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // GrantKind names a kind of addition a plan makes to the empty sandbox.
@@ -41,7 +41,7 @@ func (k GrantKind) noun(n int) string {
 type Grant struct {
 	Kind    GrantKind
 	Summary string
-	Pos     source.Pos
+	Pos     position.Pos
 }
 
 // Grants lists every addition of the plan, in a fixed order: mounts,
@@ -95,8 +95,8 @@ func (p *Plan) RunsOn(name string) bool {
 }
 
 // orPos is tolerant of plans decoded from JSON, which carry no positions.
-func orPos(pos, fallback source.Pos) source.Pos {
-	if pos == (source.Pos{}) {
+func orPos(pos, fallback position.Pos) position.Pos {
+	if pos == (position.Pos{}) {
 		return fallback
 	}
 	return pos
@@ -128,4 +128,23 @@ func Plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// HoldsGrantAt reports whether a mount or the scratch is at dir (a path in
+// the sandbox) or below it: a read-only mask there would hide the grant or
+// refuse its mount point.
+func (p *Plan) HoldsGrantAt(dir string) bool {
+	var targets []string
+	for _, m := range p.Mounts {
+		targets = append(targets, m.Target)
+	}
+	if p.Scratch != nil {
+		targets = append(targets, p.Scratch.Target)
+	}
+	for _, t := range targets {
+		if t == dir || strings.HasPrefix(t, dir+"/") {
+			return true
+		}
+	}
+	return false
 }

@@ -7,8 +7,8 @@ import (
 )
 
 // TestLayering: the compiler and the loader read policies and write plans;
-// they never reach up into the runtime (the egress proxy, the supervisor)
-// or across into a backend, so a plan means the same whatever runs it.
+// they never reach up into the runtime (the launcher, the egress proxy,
+// the supervisor), the evidence (prove, why, doctor) or across into a backend, so a plan means the same whatever runs it.
 // Each edge into a banned package is reported from the package that adds it.
 func TestLayering(t *testing.T) {
 	const mod = "github.com/mcpolicy/mcpolicy/"
@@ -19,7 +19,7 @@ func TestLayering(t *testing.T) {
 	}
 	banned := func(pkg string) bool {
 		rel, ok := strings.CutPrefix(pkg, mod)
-		for _, b := range []string{"egress", "supervise", "emit"} {
+		for _, b := range []string{"runtime", "evidence", "emit"} {
 			if ok && (rel == b || strings.HasPrefix(rel, b+"/")) {
 				return true
 			}
@@ -33,7 +33,7 @@ func TestLayering(t *testing.T) {
 		}
 		for _, imp := range f[1:] {
 			if banned(imp) {
-				t.Errorf("%s imports %s: compiler/... and schema/... must not depend on egress, supervise or an emitter", f[0], imp)
+				t.Errorf("%s imports %s: compiler/... and schema/... must not depend on the runtime, the evidence or an emitter", f[0], imp)
 			}
 		}
 	}

@@ -12,9 +12,9 @@ import (
 	"path"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/allowlist"
+	"github.com/mcpolicy/mcpolicy/internal/allowlist"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/schema"
-	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // Plan is the IR for one server. It is written to disk as JSON for review,
@@ -47,9 +47,9 @@ type Plan struct {
 	// Source positions, kept for messages, lint and diff; not serialized, so
 	// moving a line in the policy does not change the plan. Elements of a
 	// list carry their own.
-	Pos       source.Pos        `json:"-"`
-	LimitsPos source.Pos        `json:"-"`
-	UserPos   source.Pos        `json:"-"`
+	Pos       position.Pos      `json:"-"`
+	LimitsPos position.Pos      `json:"-"`
+	UserPos   position.Pos      `json:"-"`
 	Absent    []AbsentProtected `json:"-"`
 	// Waivers acknowledge lint findings; they confine nothing, so they are
 	// not part of the plan's JSON or hash.
@@ -123,20 +123,20 @@ func names[E any](es []E, name func(E) string) []string {
 // EnvGrant is an environment variable passed through from the host.
 type EnvGrant struct {
 	Name string
-	Pos  source.Pos
+	Pos  position.Pos
 }
 
 // Accepted is a degradation the policy accepts.
 type Accepted struct {
 	Name string
-	Pos  source.Pos
+	Pos  position.Pos
 }
 
 // Unprotection is a protected name (e.g. ".env*") the policy leaves
 // writable inside read-write mounts.
 type Unprotection struct {
 	Name string
-	Pos  source.Pos
+	Pos  position.Pos
 }
 
 // Each prints as its name, as the plain strings these were did.
@@ -193,10 +193,10 @@ const (
 
 // Mount grants a host path at Target.
 type Mount struct {
-	Source HostPath   `json:"source"`
-	Target string     `json:"target"`
-	Mode   Mode       `json:"mode"`
-	Pos    source.Pos `json:"-"`
+	Source HostPath     `json:"source"`
+	Target string       `json:"target"`
+	Mode   Mode         `json:"mode"`
+	Pos    position.Pos `json:"-"`
 }
 
 // FixedTop reports whether the launcher fixes the mount's top level at
@@ -209,9 +209,9 @@ func (m Mount) FixedTop() bool {
 
 // Scratch is the one bounded tmpfs.
 type Scratch struct {
-	Target    string     `json:"target"`
-	SizeBytes int64      `json:"sizeBytes"`
-	Pos       source.Pos `json:"-"`
+	Target    string       `json:"target"`
+	SizeBytes int64        `json:"sizeBytes"`
+	Pos       position.Pos `json:"-"`
 }
 
 // Network is none unless Allow lists destinations. An allowlist is
@@ -222,14 +222,14 @@ type Network struct {
 	Mode      string        `json:"mode"`            // "none" or "allowlist"
 	Allow     []Destination `json:"allow,omitempty"` // sorted by canonical spelling
 	ProxyPort int           `json:"proxyPort,omitempty"`
-	Pos       source.Pos    `json:"-"`
+	Pos       position.Pos  `json:"-"`
 }
 
 // Destination is one allowed egress destination, parsed once by the
 // compiler. In JSON it is its canonical spelling, "host:port".
 type Destination struct {
 	allowlist.Rule
-	Pos source.Pos
+	Pos position.Pos
 }
 
 func (d Destination) MarshalJSON() ([]byte, error) { return json.Marshal(d.Rule.String()) }

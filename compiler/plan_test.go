@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // TestPlanJSONKeepsNames: list elements carry positions, but the plan's
 // JSON (and so its hash) holds each as the string it always was, and
 // reads back to the same plan.
 func TestPlanJSONKeepsNames(t *testing.T) {
-	at := source.Pos{File: "mcpolicy.cue", Line: 3, Col: 5}
+	at := position.Pos{File: "mcpolicy.cue", Line: 3, Col: 5}
 	p := &Plan{
 		Server: "s", Mounts: []Mount{}, Protected: []Protected{}, Backends: []string{},
 		Env:         []EnvGrant{{Name: "TOKEN", Pos: at}},

@@ -12,10 +12,10 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/internal/bytesize"
 
-	"github.com/mcpolicy/mcpolicy/allowlist"
-	"github.com/mcpolicy/mcpolicy/backend"
+	"github.com/mcpolicy/mcpolicy/internal/allowlist"
+	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/schema"
-	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // server lowers one server, section by section, into its plan; nil when
@@ -101,9 +101,9 @@ func (c *compiler) user(s *schema.Server, at string) User {
 
 // claimer records which field holds each sandbox path: one mount (or the
 // scratch) per path.
-func (c *compiler) claimer() func(target string, pos source.Pos, field string) {
+func (c *compiler) claimer() func(target string, pos position.Pos, field string) {
 	targets := map[string]string{}
-	return func(target string, pos source.Pos, field string) {
+	return func(target string, pos position.Pos, field string) {
 		if other, dup := targets[target]; dup && target != "" {
 			c.fail(pos, field, "each sandbox path holds one mount", "target %q is already used by %s", target, other)
 		}
@@ -113,7 +113,7 @@ func (c *compiler) claimer() func(target string, pos source.Pos, field string) {
 
 // mounts lowers the mounts, sorted by target, and keeps each source as
 // written for the checks that run once the whole server is read.
-func (c *compiler) mounts(pol *schema.Policy, s *schema.Server, at string, claim func(string, source.Pos, string)) ([]Mount, []*mountSource) {
+func (c *compiler) mounts(pol *schema.Policy, s *schema.Server, at string, claim func(string, position.Pos, string)) ([]Mount, []*mountSource) {
 	mounts := []Mount{}
 	var sources []*mountSource
 	for i, m := range s.Mounts {
@@ -131,7 +131,7 @@ func (c *compiler) mounts(pol *schema.Policy, s *schema.Server, at string, claim
 	return mounts, sources
 }
 
-func (c *compiler) scratch(s *schema.Server, at string, claim func(string, source.Pos, string)) *Scratch {
+func (c *compiler) scratch(s *schema.Server, at string, claim func(string, position.Pos, string)) *Scratch {
 	if s.Scratch == nil {
 		return nil
 	}

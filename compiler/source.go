@@ -10,9 +10,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/internal/printable"
-	"github.com/mcpolicy/mcpolicy/protect"
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/protect"
 )
 
 // AcceptRWHoldsProject is the degradation a policy accepts to mount a
@@ -25,7 +25,7 @@ type mountSource struct {
 	Mount
 	written string
 	dir     string // the policy's folder, to spell a path as the policy would
-	at      source.Pos
+	at      position.Pos
 	field   string // ...mounts[i].source
 	real    string // resolved on this machine; "" when not resolved
 }

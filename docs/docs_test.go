@@ -110,8 +110,8 @@ import (
 	"testing"
 
 	"github.com/mcpolicy/mcpolicy/cmd/mcpolicy/cli"
-	"github.com/mcpolicy/mcpolicy/egress"
-	"github.com/mcpolicy/mcpolicy/prove"
+	"github.com/mcpolicy/mcpolicy/evidence/prove"
+	"github.com/mcpolicy/mcpolicy/runtime/egress"
 	"github.com/rogpeppe/go-internal/diff"
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/rogpeppe/go-internal/txtar"

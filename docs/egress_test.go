@@ -14,8 +14,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpolicy/mcpolicy/allowlist"
-	"github.com/mcpolicy/mcpolicy/egress"
+	"github.com/mcpolicy/mcpolicy/internal/allowlist"
+	"github.com/mcpolicy/mcpolicy/runtime/egress"
 )
 
 // TestEgressAnswers holds docs/egress.md to what the proxy answers a

@@ -141,7 +141,13 @@ func sourced(lines []string) string {
 
 // declared reports whether a non-test Go file of the folder pkg declares name.
 func declared(pkg, name string) bool {
-	files, _ := filepath.Glob(filepath.Join(root, filepath.FromSlash(pkg), "*.go"))
+	// pkg is a package's name or its folder's path: `egress.lifelineWait`
+	// names runtime/egress, as Go code does.
+	var files []string
+	for _, dir := range []string{"", "runtime", "evidence", "internal"} {
+		more, _ := filepath.Glob(filepath.Join(root, dir, filepath.FromSlash(pkg), "*.go"))
+		files = append(files, more...)
+	}
 	decl := regexp.MustCompile(`(?m)^\s*(?:const\s+|var\s+)?` + regexp.QuoteMeta(name) + `(?:\s+[\w.*\[\]]+)?\s*=`)
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {

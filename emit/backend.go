@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/launch"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
 // Backend is one sandbox mcpolicy emits plans for. Each emitter package

@@ -10,14 +10,14 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // NotEnforceableError says a plan asks for a restriction this backend
 // cannot enforce. Emitters return it rather than a silently wider sandbox.
 type NotEnforceableError struct {
-	Pos         source.Pos // where the policy asks for it
-	Field       string     // e.g. servers.s.network
+	Pos         position.Pos // where the policy asks for it
+	Field       string       // e.g. servers.s.network
 	Server      string
 	Backend     string
 	Restriction string

@@ -7,7 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // Support says how far a backend enforces one restriction of a plan.
@@ -49,7 +49,7 @@ type Row struct {
 	// and what to do instead.
 	Degradation string
 	Alternative string
-	Pos         source.Pos
+	Pos         position.Pos
 	Field       string
 }
 

@@ -10,9 +10,9 @@ import (
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
-	"github.com/mcpolicy/mcpolicy/report"
+	"github.com/mcpolicy/mcpolicy/internal/position"
+	"github.com/mcpolicy/mcpolicy/internal/report"
 	"github.com/mcpolicy/mcpolicy/schema"
-	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // IDs of check's own findings; a drifted grant is reported under its diff
@@ -122,7 +122,7 @@ func (r *CheckResult) artefacts(o CheckOptions) error {
 	}
 	stale := func(names []string, what string) {
 		for _, n := range names {
-			pos := source.Pos{File: filepath.Join(out, filepath.FromSlash(n))}
+			pos := position.Pos{File: filepath.Join(out, filepath.FromSlash(n))}
 			msg := what + ": run `mcpolicy build`, then `mcpolicy client` again, and review the diff"
 			r.add(report.Finding{Rule: ArtefactStale, Level: report.Error, Pos: pos, Message: msg}, fmt.Sprintf("%s: %s", pos, msg))
 			r.Drift = true
@@ -132,7 +132,7 @@ func (r *CheckResult) artefacts(o CheckOptions) error {
 	stale(d.Stale, "stale: the policy changed since the build")
 	stale(d.Extra, "extra: the policy builds no such file")
 	for _, n := range d.Tampered {
-		pos := source.Pos{File: filepath.Join(out, filepath.FromSlash(n))}
+		pos := position.Pos{File: filepath.Join(out, filepath.FromSlash(n))}
 		msg := "TAMPERED: the artefact differs from what its own plan builds (the policy did not change it): it was edited after the build, and an entry that pins its new digest runs the edit — by a server with write access? Inspect `git diff`, rebuild, and write the entries again"
 		r.add(report.Finding{Rule: ArtefactTampered, Level: report.Error, Pos: pos, Message: msg}, fmt.Sprintf("%s: %s", pos, msg))
 		r.Drift, r.Tamper = true, true
@@ -173,7 +173,7 @@ func (r *CheckResult) entries(o CheckOptions, ts []*lint.Target) {
 
 // UnreadNote is the PARSE error for a client config that cannot be read,
 // at its position when the reader gives one.
-func UnreadNote(file string, err error, verb string) (source.Pos, string) {
+func UnreadNote(file string, err error, verb string) (position.Pos, string) {
 	pos, msg := schema.Pos{File: file}, err.Error()
 	var se *schema.Error
 	var pe *fs.PathError

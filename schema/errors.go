@@ -4,12 +4,12 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // Pos is a position in a policy file; an alias, so code written against
 // schema.Pos keeps compiling while positions live in the leaf package.
-type Pos = source.Pos
+type Pos = position.Pos
 
 // Error is one problem in a policy, at a position, about one field.
 type Error struct {

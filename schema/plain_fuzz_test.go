@@ -223,6 +223,9 @@ func FuzzPlainAgreesWithCUE(f *testing.F) {
 // TestPlainAgreesOnSeeds runs checkAgree over the seed corpus and over a
 // few thousand structured mutations of it, deterministically.
 func TestPlainAgreesOnSeeds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a flood, race or corpus test: make test (CI) runs it; -short is the edit loop")
+	}
 	dir := t.TempDir()
 	seeds := seedPolicies(t)
 	names := slices.Sorted(func(yield func(string) bool) {

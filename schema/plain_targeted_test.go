@@ -154,6 +154,9 @@ var targetedPolicies = map[string]string{
 }
 
 func TestPlainTargeted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a flood, race or corpus test: make test (CI) runs it; -short is the edit loop")
+	}
 	dir := t.TempDir()
 	for name, src := range targetedPolicies {
 		t.Run(strings.ReplaceAll(name, "/", "_"), func(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
 
-	"github.com/mcpolicy/mcpolicy/protect"
+	"github.com/mcpolicy/mcpolicy/internal/protect"
 )
 
 // TestProtectedNamesMatchSchema keeps package protect's list and the

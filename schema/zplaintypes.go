@@ -2,7 +2,7 @@
 
 package schema
 
-import "github.com/mcpolicy/mcpolicy/backend"
+import "github.com/mcpolicy/mcpolicy/internal/backend"
 
 // plainPolicyType is #Policy.
 var plainPolicyType = &plainType{

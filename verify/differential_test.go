@@ -28,18 +28,18 @@ import (
 	"github.com/mcpolicy/mcpolicy/internal/syncbuf"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/egress"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/internal/testenv"
-	"github.com/mcpolicy/mcpolicy/launch"
-	"github.com/mcpolicy/mcpolicy/probe"
-	_ "github.com/mcpolicy/mcpolicy/probe/fetch" // the fetch op
 	"github.com/mcpolicy/mcpolicy/project"
-	"github.com/mcpolicy/mcpolicy/supervise"
+	"github.com/mcpolicy/mcpolicy/runtime/egress"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
+	"github.com/mcpolicy/mcpolicy/runtime/probe"
+	_ "github.com/mcpolicy/mcpolicy/runtime/probe/fetch" // the fetch op
+	"github.com/mcpolicy/mcpolicy/runtime/supervise"
 )
 
 // The differential test: generated policies, compiled once, run under every

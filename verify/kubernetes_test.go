@@ -22,7 +22,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
-	"github.com/mcpolicy/mcpolicy/probe"
+	"github.com/mcpolicy/mcpolicy/runtime/probe"
 )
 
 // The kubernetes backend, run by `podman kube play`: each case's emitted

@@ -16,10 +16,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/allowlist"
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/probe"
-	"github.com/mcpolicy/mcpolicy/protect"
+	"github.com/mcpolicy/mcpolicy/internal/allowlist"
+	"github.com/mcpolicy/mcpolicy/internal/protect"
+	"github.com/mcpolicy/mcpolicy/runtime/probe"
 )
 
 // View is how a backend shows the host to the process.
@@ -167,8 +167,8 @@ const (
 // A mount of the project root (source ".") also has each of its top-level
 // entries tried: a file read and written, a folder's probe.txt read and
 // written and a new file created in it, and a new top-level name created.
-// Read-write, the root's top level is fixed at launch (launch/bwrap.go
-// fixedTop, launch/engine.go engineFixedTop): the root read-only, each
+// Read-write, the root's top level is fixed at launch (runtime/launch/bwrap.go
+// fixedTop, runtime/launch/engine.go engineFixedTop): the root read-only, each
 // entry present then bound again on top, read-write unless protected, no
 // new name at the top; a policy's mount on an entry decides that entry.
 // Landlock refuses such a plan (emit/landlock: FixedTop is Missing), so

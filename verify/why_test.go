@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/probe"
-	"github.com/mcpolicy/mcpolicy/why"
+	"github.com/mcpolicy/mcpolicy/evidence/why"
+	"github.com/mcpolicy/mcpolicy/runtime/probe"
 )
 
 // TestWhyAgreesWithKernel: `mcpolicy why` (package why) against

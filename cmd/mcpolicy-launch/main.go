@@ -57,10 +57,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/backend"
-	"github.com/mcpolicy/mcpolicy/exitcode"
+	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/exitcode"
 	"github.com/mcpolicy/mcpolicy/internal/writereport"
-	"github.com/mcpolicy/mcpolicy/launch"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
 func main() {

@@ -8,8 +8,8 @@ import (
 	"runtime/debug"
 
 	"github.com/mcpolicy/mcpolicy/cmd/mcpolicy/cli"
-	"github.com/mcpolicy/mcpolicy/exitcode"
-	"github.com/mcpolicy/mcpolicy/launch"
+	"github.com/mcpolicy/mcpolicy/internal/exitcode"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
 func main() {

@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // Verdict of a change.
@@ -26,13 +26,13 @@ const (
 
 // Change is one grant that differs between the two versions.
 type Change struct {
-	Server  string     `json:"server"`
-	Kind    string     `json:"kind"`
-	Verdict Verdict    `json:"verdict"`
-	What    string     `json:"what"`
-	Pos     source.Pos `json:"pos"`     // in the new version
-	Against source.Pos `json:"against"` // in the old version
-	Waived  string     `json:"waived,omitempty"`
+	Server  string       `json:"server"`
+	Kind    string       `json:"kind"`
+	Verdict Verdict      `json:"verdict"`
+	What    string       `json:"what"`
+	Pos     position.Pos `json:"pos"`     // in the new version
+	Against position.Pos `json:"against"` // in the old version
+	Waived  string       `json:"waived,omitempty"`
 }
 
 // Plans compares old and new plans; changes come sorted by server, then
@@ -99,7 +99,7 @@ func within(a, b compiler.HostPath) bool {
 
 func server(o, n *compiler.Plan) []Change {
 	var cs []Change
-	add := func(kind string, v Verdict, pos, against source.Pos, format string, args ...any) {
+	add := func(kind string, v Verdict, pos, against position.Pos, format string, args ...any) {
 		cs = append(cs, Change{Server: n.Server, Kind: kind, Verdict: v, What: fmt.Sprintf(format, args...), Pos: pos, Against: against})
 	}
 
@@ -143,7 +143,7 @@ func server(o, n *compiler.Plan) []Change {
 	}
 	for j, nm := range n.Mounts {
 		if !matchedN[j] {
-			add("MOUNT_ADDED", Widened, nm.Pos, source.Pos{}, "new %s mount %s -> %s", nm.Mode, nm.Source, nm.Target)
+			add("MOUNT_ADDED", Widened, nm.Pos, position.Pos{}, "new %s mount %s -> %s", nm.Mode, nm.Source, nm.Target)
 		}
 	}
 	for i, om := range o.Mounts {
@@ -154,7 +154,7 @@ func server(o, n *compiler.Plan) []Change {
 
 	switch os, ns := o.Scratch, n.Scratch; {
 	case os == nil && ns != nil:
-		add("SCRATCH_ADDED", Widened, ns.Pos, source.Pos{}, "new scratch tmpfs %s", bytesize.Format(ns.SizeBytes))
+		add("SCRATCH_ADDED", Widened, ns.Pos, position.Pos{}, "new scratch tmpfs %s", bytesize.Format(ns.SizeBytes))
 	case os != nil && ns == nil:
 		add("SCRATCH_REMOVED", Narrowed, n.Pos, os.Pos, "scratch removed")
 	case os != nil && ns.SizeBytes > os.SizeBytes:
@@ -163,10 +163,10 @@ func server(o, n *compiler.Plan) []Change {
 		add("SCRATCH_SHRANK", Narrowed, ns.Pos, os.Pos, "scratch %s -> %s", bytesize.Format(os.SizeBytes), bytesize.Format(ns.SizeBytes))
 	}
 
-	env := func(e compiler.EnvGrant) (string, source.Pos) { return e.Name, e.Pos }
-	diffNamed(o.Env, n.Env, env, func(name string, at source.Pos) {
-		add("ENV_ADDED", Widened, orPos(at, n.Pos), source.Pos{}, "environment variable %s passed through", name)
-	}, func(name string, at source.Pos) {
+	env := func(e compiler.EnvGrant) (string, position.Pos) { return e.Name, e.Pos }
+	diffNamed(o.Env, n.Env, env, func(name string, at position.Pos) {
+		add("ENV_ADDED", Widened, orPos(at, n.Pos), position.Pos{}, "environment variable %s passed through", name)
+	}, func(name string, at position.Pos) {
 		add("ENV_REMOVED", Narrowed, n.Pos, orPos(at, o.Pos), "environment variable %s no longer passed", name)
 	})
 
@@ -188,16 +188,16 @@ func server(o, n *compiler.Plan) []Change {
 		egressChanges(o.Network, n.Network, add)
 	}
 
-	unprot := func(u compiler.Unprotection) (string, source.Pos) { return u.Name, u.Pos }
-	diffNamed(o.Unprotected, n.Unprotected, unprot, func(name string, at source.Pos) {
-		add("UNPROTECT_ADDED", Widened, orPos(at, n.Pos), source.Pos{}, "protection of %s removed", name)
-	}, func(name string, at source.Pos) {
+	unprot := func(u compiler.Unprotection) (string, position.Pos) { return u.Name, u.Pos }
+	diffNamed(o.Unprotected, n.Unprotected, unprot, func(name string, at position.Pos) {
+		add("UNPROTECT_ADDED", Widened, orPos(at, n.Pos), position.Pos{}, "protection of %s removed", name)
+	}, func(name string, at position.Pos) {
 		add("UNPROTECT_REMOVED", Narrowed, n.Pos, orPos(at, o.Pos), "%s protected again", name)
 	})
-	accept := func(a compiler.Accepted) (string, source.Pos) { return a.Name, a.Pos }
-	diffNamed(o.Accept, n.Accept, accept, func(name string, at source.Pos) {
-		add("DEGRADATION_ACCEPTED", Widened, orPos(at, n.Pos), source.Pos{}, "degradation %s accepted", name)
-	}, func(name string, at source.Pos) {
+	accept := func(a compiler.Accepted) (string, position.Pos) { return a.Name, a.Pos }
+	diffNamed(o.Accept, n.Accept, accept, func(name string, at position.Pos) {
+		add("DEGRADATION_ACCEPTED", Widened, orPos(at, n.Pos), position.Pos{}, "degradation %s accepted", name)
+	}, func(name string, at position.Pos) {
 		add("DEGRADATION_DROPPED", Narrowed, n.Pos, orPos(at, o.Pos), "degradation %s no longer accepted", name)
 	})
 	var addedPaths, droppedPaths []string
@@ -260,7 +260,7 @@ func setDiff(a, b []string, f func(string)) {
 // diffNamed calls added for each name of n's list missing from o's, then
 // removed for each of o's missing from n's, with its position in the list
 // that has it.
-func diffNamed[E any](o, n []E, key func(E) (string, source.Pos), added, removed func(name string, at source.Pos)) {
+func diffNamed[E any](o, n []E, key func(E) (string, position.Pos), added, removed func(name string, at position.Pos)) {
 	names := func(es []E) []string {
 		ns := make([]string, len(es))
 		for i, e := range es {
@@ -268,21 +268,21 @@ func diffNamed[E any](o, n []E, key func(E) (string, source.Pos), added, removed
 		}
 		return ns
 	}
-	at := func(es []E, name string) source.Pos {
+	at := func(es []E, name string) position.Pos {
 		for _, e := range es {
 			if k, pos := key(e); k == name {
 				return pos
 			}
 		}
-		return source.Pos{}
+		return position.Pos{}
 	}
 	setDiff(names(n), names(o), func(name string) { added(name, at(n, name)) })
 	setDiff(names(o), names(n), func(name string) { removed(name, at(o, name)) })
 }
 
 // orPos is pos, or fallback for plans decoded from JSON, which carry none.
-func orPos(pos, fallback source.Pos) source.Pos {
-	if pos == (source.Pos{}) {
+func orPos(pos, fallback position.Pos) position.Pos {
+	if pos == (position.Pos{}) {
 		return fallback
 	}
 	return pos

@@ -3,13 +3,13 @@ package diff
 import (
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/allowlist"
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/allowlist"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // addFunc records one change (server's closure).
-type addFunc func(kind string, v Verdict, pos, against source.Pos, format string, args ...any)
+type addFunc func(kind string, v Verdict, pos, against position.Pos, format string, args ...any)
 
 // egressChanges compares two allowlists entry by entry. An entry swapped
 // for a wildcard that covers it is one change of that grant, widened (or
@@ -111,7 +111,7 @@ func kept(o, n []string) []string {
 
 // entryPos is the position of an entry in its version, or the network
 // field's for plans decoded from JSON.
-func entryPos(n compiler.Network, h string) source.Pos {
+func entryPos(n compiler.Network, h string) position.Pos {
 	for _, d := range n.Allow {
 		if d.String() == h {
 			return orPos(d.Pos, n.Pos)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/report"
+	"github.com/mcpolicy/mcpolicy/internal/report"
 )
 
 // Kind is one way a grant can change between two versions of a policy: an

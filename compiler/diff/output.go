@@ -3,7 +3,7 @@ package diff
 import (
 	"io"
 
-	"github.com/mcpolicy/mcpolicy/report"
+	"github.com/mcpolicy/mcpolicy/internal/report"
 )
 
 // Formats are the output formats Write knows: the printer's (package report).

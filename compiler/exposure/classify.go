@@ -4,9 +4,9 @@ import (
 	"path"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/allowlist"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/credstore"
+	"github.com/mcpolicy/mcpolicy/internal/allowlist"
 )
 
 // Mount classes: which host folder a mount shows, read from its HostPath

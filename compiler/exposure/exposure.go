@@ -15,14 +15,14 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // Term is one grant's share of the score.
 type Term struct {
 	Kind       compiler.GrantKind `json:"kind"`       // as Grants() gives it
 	Summary    string             `json:"summary"`    // as Grants() gives it
-	Pos        source.Pos         `json:"pos"`        // as Grants() gives it
+	Pos        position.Pos       `json:"pos"`        // as Grants() gives it
 	Refinement string             `json:"refinement"` // which weight applied within the kind: "home", "secret", "wildcard", ".git"...
 	Weight     int                `json:"weight"`
 	Reason     string             `json:"reason"`

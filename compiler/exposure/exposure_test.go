@@ -23,7 +23,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
 	"github.com/mcpolicy/mcpolicy/compiler/exposure"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
-	"github.com/mcpolicy/mcpolicy/protect"
+	"github.com/mcpolicy/mcpolicy/internal/protect"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 

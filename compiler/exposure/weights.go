@@ -9,7 +9,7 @@ import (
 	"cuelang.org/go/cue/cuecontext"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/protect"
+	"github.com/mcpolicy/mcpolicy/internal/protect"
 )
 
 //go:embed weights.cue

@@ -5,9 +5,9 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/allowlist"
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/allowlist"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // destinations is a plan's allowlist; plans decoded from JSON carry no
@@ -26,13 +26,13 @@ func destinations(t *Target) []compiler.Destination {
 
 // firstAllowPos is where the allowlist starts in the policy: the entry
 // written first (Allow is sorted, so not necessarily entry 0).
-func firstAllowPos(n compiler.Network) source.Pos {
+func firstAllowPos(n compiler.Network) position.Pos {
 	if len(n.Allow) == 0 {
 		return n.Pos
 	}
 	first := orPos(n.Allow[0].Pos, n.Pos)
 	for _, d := range n.Allow {
-		if p := d.Pos; p != (source.Pos{}) && (p.Line < first.Line || (p.Line == first.Line && p.Col < first.Col)) {
+		if p := d.Pos; p != (position.Pos{}) && (p.Line < first.Line || (p.Line == first.Line && p.Col < first.Col)) {
 			first = p
 		}
 	}
@@ -40,8 +40,8 @@ func firstAllowPos(n compiler.Network) source.Pos {
 }
 
 // orPos is pos, or fallback when a plan decoded from JSON carries none.
-func orPos(pos, fallback source.Pos) source.Pos {
-	if pos == (source.Pos{}) {
+func orPos(pos, fallback position.Pos) position.Pos {
+	if pos == (position.Pos{}) {
 		return fallback
 	}
 	return pos

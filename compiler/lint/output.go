@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/mcpolicy/mcpolicy/internal/printable"
-	"github.com/mcpolicy/mcpolicy/report"
+	"github.com/mcpolicy/mcpolicy/internal/report"
 )
 
 // Formats are the output formats Write knows: the printer's (package report).

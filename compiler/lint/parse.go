@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/internal/printable"
-	"github.com/mcpolicy/mcpolicy/source"
 )
 
 // ParseID is the rule name under which a report carries what the reader of
@@ -27,7 +27,7 @@ var ParseRule = Rule{
 // reported as info), or why it could not read the file, or one entry in it
 // (Unread true, reported as an error: that part is not linted).
 type Note struct {
-	Pos    source.Pos
+	Pos    position.Pos
 	Msg    string
 	Unread bool
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // Severity of a finding; a rule has a default one.
@@ -56,7 +56,7 @@ type Rule struct {
 	// of one grouped finding: Lookup, and so `waive:`, accept them, and a
 	// waiver of one takes its item out of the finding.
 	Aliases []string
-	check   func(t *Target, o Options, report func(pos source.Pos, format string, args ...any))
+	check   func(t *Target, o Options, report func(pos position.Pos, format string, args ...any))
 }
 
 // rules are every rule, built on first use: their examples are text

@@ -9,13 +9,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/protect"
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/position"
+	"github.com/mcpolicy/mcpolicy/internal/protect"
 )
 
-type reportFn = func(pos source.Pos, format string, args ...any)
+type reportFn = func(pos position.Pos, format string, args ...any)
 
 // policy and client build examples.
 func policy(body string) Example {
@@ -804,7 +804,7 @@ var hardening = []struct {
 // A current waiver of an item's former ID takes the item out.
 func checkUnhardened(t *Target, o Options, report reportFn) {
 	var missing []string
-	var pos source.Pos
+	var pos position.Pos
 	for _, h := range hardening {
 		if sel := o.items["CONTAINER_UNHARDENED"]; sel != nil && !sel[h.id] {
 			continue

@@ -12,9 +12,9 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/exposure"
 	"github.com/mcpolicy/mcpolicy/internal/parallel"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/internal/printable"
-	"github.com/mcpolicy/mcpolicy/report"
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/report"
 )
 
 // Options tune a lint run.
@@ -36,10 +36,10 @@ type Finding = report.Finding
 
 // Summary is one server's line: its grants and its worst finding.
 type Summary struct {
-	Server string     `json:"server"`
-	File   string     `json:"file"`
-	Pos    source.Pos `json:"pos"`
-	Grants int        `json:"grants"` // -1 when no plan confines it
+	Server string       `json:"server"`
+	File   string       `json:"file"`
+	Pos    position.Pos `json:"pos"`
+	Grants int          `json:"grants"` // -1 when no plan confines it
 	// Exposure is the plan's exposure score (docs/exposure.md), -1 when
 	// no plan confines it.
 	Exposure int    `json:"exposure"`
@@ -137,7 +137,7 @@ func lintTarget(t *Target, o Options, registry []*Rule, only map[string]bool) ([
 		// read-write grant (a folder holding ESC, a symlink's target)
 		// reaches a terminal or an annotation as text, whichever rule
 		// put it in. A clean message is unchanged.
-		r.check(t, o, func(pos source.Pos, format string, args ...any) {
+		r.check(t, o, func(pos position.Pos, format string, args ...any) {
 			if pos.File == "" {
 				pos = t.Pos
 			}

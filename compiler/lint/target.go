@@ -5,9 +5,9 @@
 package lint
 
 import (
-	"github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // Target is one server to lint: from a policy (Plan set, Flags empty) or
@@ -15,8 +15,8 @@ import (
 // where possible, Flags holding what the command line says beyond it).
 type Target struct {
 	Server string
-	File   string     // where it is declared
-	Pos    source.Pos // the server's entry
+	File   string       // where it is declared
+	Pos    position.Pos // the server's entry
 	Origin Origin
 	// Plan is what the server is granted; nil when the launch command
 	// could not be read as a confinement (e.g. npx run on the host).
@@ -61,9 +61,9 @@ type Target struct {
 	// ImagePos is where a container entry names its image (zero when it
 	// names none); Pull is its --pull policy as written ("" when none),
 	// PullPos where.
-	ImagePos source.Pos
+	ImagePos position.Pos
 	Pull     string
-	PullPos  source.Pos
+	PullPos  position.Pos
 	// EnvInherited reports whether the client passes a variable of its own
 	// environment to the server without the entry naming it (nil: unknown,
 	// taken as yes). Claude Desktop, Windsurf, Cline and Codex pass only a
@@ -94,7 +94,7 @@ const (
 type Flag struct {
 	Kind  FlagKind
 	Value string // e.g. the capability for CapAdd, "host" for HostNamespace
-	Pos   source.Pos
+	Pos   position.Pos
 }
 
 // FlagKind names a launch-command fact rules look at.
@@ -146,6 +146,6 @@ const (
 
 // Problem is why a backend refuses a plan, at the position that asks for it.
 type Problem struct {
-	Pos source.Pos
+	Pos position.Pos
 	Msg string
 }

@@ -11,13 +11,13 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // Arg is one word of a launch command line.
 type Arg struct {
 	S   string
-	Pos source.Pos
+	Pos position.Pos
 }
 
 // Entry is the client entry a command line is read into.
@@ -26,7 +26,7 @@ type Entry interface {
 	// parser filling in the plan and what lint needs besides.
 	Server() string
 	Target() *lint.Target
-	Flag(k lint.FlagKind, v string, pos source.Pos)
+	Flag(k lint.FlagKind, v string, pos position.Pos)
 	// HostPath classifies a path as the entry wrote it.
 	HostPath(raw string) compiler.HostPath
 	// LocalFile is the path on this machine of a file to read (an env
@@ -36,7 +36,7 @@ type Entry interface {
 	// DangerousArgs and DangerousEnv flag dangerous-mode switches among
 	// the server's own arguments and variables.
 	DangerousArgs(args []Arg, onHost bool)
-	DangerousEnv(name, value string, pos source.Pos)
+	DangerousEnv(name, value string, pos position.Pos)
 	// EnvKeys are the variables the entry itself sets (its "env"), by name.
 	EnvKeys() []Arg
 	// Secret reports whether name=value holds a secret inline.

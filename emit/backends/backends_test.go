@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/internal/backend"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 

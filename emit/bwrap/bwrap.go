@@ -14,9 +14,9 @@ import (
 	"strconv"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/egress/sandbox"
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/launch"
+	"github.com/mcpolicy/mcpolicy/runtime/egress/sandbox"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
 // Backend is the name used in artefact paths and messages: the program's

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/launch"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
 	"mvdan.cc/sh/v3/syntax"
 )
 

@@ -17,7 +17,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
-	"github.com/mcpolicy/mcpolicy/launch"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
 	"golang.org/x/sys/unix"
 )
 

@@ -3,10 +3,10 @@ package docker
 import (
 	"path/filepath"
 
-	"github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/launch"
+	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
 // PodmanBackend runs the docker artefact under podman.

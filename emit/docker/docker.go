@@ -13,11 +13,11 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/internal/bytesize"
 
-	"github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/egress/sandbox"
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/launch"
+	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/runtime/egress/sandbox"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
 // Backend is the name used in artefact paths and messages.
@@ -148,7 +148,7 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]
 	}
 
 	for _, d := range maskedDirs {
-		if !holdsGrant(p, d) {
+		if !p.HoldsGrantAt(d) {
 			a = append(a, "--tmpfs", d+":"+maskOpts)
 		}
 	}
@@ -212,24 +212,6 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]
 		}
 	}
 	return a, nil
-}
-
-// holdsGrant reports whether a mount or the scratch is at dir or below it:
-// a read-only mask there would hide the grant or refuse its mount point.
-func holdsGrant(p *compiler.Plan, dir string) bool {
-	var targets []string
-	for _, m := range p.Mounts {
-		targets = append(targets, m.Target)
-	}
-	if p.Scratch != nil {
-		targets = append(targets, p.Scratch.Target)
-	}
-	for _, t := range targets {
-		if t == dir || strings.HasPrefix(t, dir+"/") {
-			return true
-		}
-	}
-	return false
 }
 
 // bindSpec writes a --mount value. Docker and podman read it with Go's

@@ -22,10 +22,10 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/internal/testenv"
-	"github.com/mcpolicy/mcpolicy/launch"
-	"github.com/mcpolicy/mcpolicy/probe"
 	"github.com/mcpolicy/mcpolicy/project"
-	"github.com/mcpolicy/mcpolicy/seccomp"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
+	"github.com/mcpolicy/mcpolicy/runtime/probe"
+	"github.com/mcpolicy/mcpolicy/runtime/seccomp"
 )
 
 // TestEngine runs the emitted args on real container engines, with the

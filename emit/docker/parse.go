@@ -14,7 +14,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit/argv"
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // dockerFlag describes one `docker run` / `podman run` option.
@@ -179,7 +179,7 @@ type dockerRun struct {
 	e      argv.Entry
 	engine string
 	p      *compiler.Plan
-	runPos source.Pos
+	runPos position.Pos
 
 	netMode                   string
 	hasNetwork                bool
@@ -406,7 +406,7 @@ func (d *dockerRun) protected() {
 }
 
 // bind records a bind mount of a host path.
-func (d *dockerRun) bind(src, dst string, readonly bool, pos source.Pos) {
+func (d *dockerRun) bind(src, dst string, readonly bool, pos position.Pos) {
 	if argv.EngineSocket(src) || argv.EngineSocket(dst) {
 		d.e.Flag(lint.FlagDockerSocket, src, pos)
 	}
@@ -535,7 +535,7 @@ func (d *dockerRun) tmpfs(_ string, v argv.Arg) {
 // tmpfsAt records a tmpfs: the first writable one with a size is the
 // scratch; a read-only one is a mask (mcpolicy's own cover /tmp, /run...);
 // a writable one without a size is unbounded.
-func (d *dockerRun) tmpfsAt(dst, opts string, pos source.Pos) {
+func (d *dockerRun) tmpfsAt(dst, opts string, pos position.Pos) {
 	readonly, size := false, ""
 	for _, o := range strings.Split(opts, ",") {
 		k, val, _ := strings.Cut(o, "=")
@@ -601,7 +601,7 @@ func (d *dockerRun) envVar(_ string, v argv.Arg) {
 	}
 }
 
-func (d *dockerRun) addEnv(name string, pos source.Pos) {
+func (d *dockerRun) addEnv(name string, pos position.Pos) {
 	for _, e := range d.p.Env {
 		if e.Name == name {
 			return

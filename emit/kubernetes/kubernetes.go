@@ -34,11 +34,11 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	names "github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/egress/sandbox"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes/internal/kube"
+	names "github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/runtime/egress/sandbox"
 )
 
 // Backend is the name used in artefact paths and messages.
@@ -414,7 +414,7 @@ func podSpec(p *compiler.Plan, r compiler.Resolver, o Options, restart kube.Rest
 	// is there (a mask would hide it).
 	var masks []string
 	for _, d := range maskedDirs {
-		if !holdsGrant(p, d) {
+		if !p.HoldsGrantAt(d) {
 			masks = append(masks, d)
 		}
 	}
@@ -672,23 +672,6 @@ func holder(p *compiler.Plan, pr compiler.Protected) (int, string, error) {
 		Server: p.Server, Backend: Backend,
 		Restriction: fmt.Sprintf("protected path %s (%s) outside the mount that shows it", pr.Target, pr.Source),
 		Alternative: "mount the folder holding it read-only"}
-}
-
-// holdsGrant reports whether a mount or the scratch is at dir or below it.
-func holdsGrant(p *compiler.Plan, dir string) bool {
-	var targets []string
-	for _, m := range p.Mounts {
-		targets = append(targets, m.Target)
-	}
-	if p.Scratch != nil {
-		targets = append(targets, p.Scratch.Target)
-	}
-	for _, t := range targets {
-		if t == dir || strings.HasPrefix(t, dir+"/") {
-			return true
-		}
-	}
-	return false
 }
 
 func proxyIP(o Options) string {

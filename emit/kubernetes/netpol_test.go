@@ -10,9 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 
-	"github.com/mcpolicy/mcpolicy/allowlist"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
+	"github.com/mcpolicy/mcpolicy/internal/allowlist"
 )
 
 // egressAdmits reports whether the NetworkPolicies selecting a Pod with

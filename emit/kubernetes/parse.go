@@ -14,7 +14,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // The reverse reader: a hand-written manifest (a Pod, or a workload whose
@@ -121,7 +121,7 @@ func ParseManifest(file string, src []byte, secret func(name, value string) bool
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", file, err)
 	}
-	pos := func(n *yaml.Node) source.Pos { return source.Pos{File: file, Line: n.Line, Col: n.Column} }
+	pos := func(n *yaml.Node) position.Pos { return position.Pos{File: file, Line: n.Line, Col: n.Column} }
 	var out []*lint.Target
 	for _, doc := range docs {
 		spec, what, ok := podSpecOf(doc)

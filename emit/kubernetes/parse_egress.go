@@ -9,10 +9,10 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/mcpolicy/mcpolicy/allowlist"
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/egress/sandbox"
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/allowlist"
+	"github.com/mcpolicy/mcpolicy/internal/position"
+	"github.com/mcpolicy/mcpolicy/runtime/egress/sandbox"
 )
 
 // What a workload's Pod may reach, read off the NetworkPolicies of the
@@ -36,7 +36,7 @@ type podEgress struct {
 
 // egressOf reads the Pod's egress (workload is its document, labels and
 // namespace its Pod's).
-func egressOf(docs []*yaml.Node, workload *yaml.Node, pos func(*yaml.Node) source.Pos) podEgress {
+func egressOf(docs []*yaml.Node, workload *yaml.Node, pos func(*yaml.Node) position.Pos) podEgress {
 	labels := podLabels(workload)
 	ns := str(get(workload, "metadata", "namespace"))
 	restricted := false

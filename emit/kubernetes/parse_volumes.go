@@ -9,7 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // Reading a container's volume mounts back into grants, as the policy
@@ -71,7 +71,7 @@ func reshows(ro, rw mountView) bool {
 }
 
 // readVolumes adds the container's non-hostPath mounts to the plan.
-func readVolumes(p *compiler.Plan, mounts []mountView, pos func(*yaml.Node) source.Pos) {
+func readVolumes(p *compiler.Plan, mounts []mountView, pos func(*yaml.Node) position.Pos) {
 	for _, m := range mounts {
 		switch m.vol.kind {
 		case "hostPath", "":

@@ -22,7 +22,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 	"github.com/mcpolicy/mcpolicy/internal/probetable"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
-	"github.com/mcpolicy/mcpolicy/probe"
+	"github.com/mcpolicy/mcpolicy/runtime/probe"
 )
 
 // TestPodmanPlaysEveryManifest plays every golden manifest the backend

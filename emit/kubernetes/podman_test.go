@@ -24,8 +24,8 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/internal/testenv"
-	"github.com/mcpolicy/mcpolicy/probe"
 	"github.com/mcpolicy/mcpolicy/project"
+	"github.com/mcpolicy/mcpolicy/runtime/probe"
 )
 
 // TestPodmanKubePlay runs the emitted Pod through `podman kube play`, with

@@ -5,8 +5,8 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/launch"
-	"github.com/mcpolicy/mcpolicy/source"
+	"github.com/mcpolicy/mcpolicy/internal/position"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
 // Degradations a policy may accept for this backend (see the schema).
@@ -149,7 +149,7 @@ func report(p *compiler.Plan, h Host) []emit.Row {
 }
 
 // fixedTopPos is the position of the read-write mount of the project.
-func fixedTopPos(p *compiler.Plan) source.Pos {
+func fixedTopPos(p *compiler.Plan) position.Pos {
 	for _, m := range p.Mounts {
 		if m.FixedTop() {
 			return m.Pos
@@ -159,7 +159,7 @@ func fixedTopPos(p *compiler.Plan) source.Pos {
 }
 
 // holderPos is the position of the rw mount holding the first protected path.
-func holderPos(p *compiler.Plan) source.Pos {
+func holderPos(p *compiler.Plan) position.Pos {
 	for _, m := range p.Mounts {
 		if m.Mode == compiler.ReadWrite && len(p.Protected) > 0 &&
 			(m.Target == "/" || len(p.Protected[0].Target) > len(m.Target) && p.Protected[0].Target[:len(m.Target)+1] == m.Target+"/") {

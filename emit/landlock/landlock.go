@@ -10,10 +10,10 @@ import (
 	"fmt"
 	"strings"
 
-	names "github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/launch"
+	names "github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
 // Backend is the name used in artefact paths and messages.

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/protect"
+	"github.com/mcpolicy/mcpolicy/internal/protect"
 )
 
 // Finding is one problem the checker sees in a profile.

@@ -13,10 +13,10 @@ import (
 	"sort"
 	"strings"
 
-	names "github.com/mcpolicy/mcpolicy/backend"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/protect"
+	names "github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/protect"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/egress/sandbox"
+	"github.com/mcpolicy/mcpolicy/runtime/egress/sandbox"
 )
 
 // standInName is the name under which this test binary plays sandbox-exec:

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"text/tabwriter"
 
-	"github.com/mcpolicy/mcpolicy/probe"
+	"github.com/mcpolicy/mcpolicy/runtime/probe"
 )
 
 // Row is one attempt and what the confinement must answer, as a test

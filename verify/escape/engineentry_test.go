@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpolicy/mcpolicy/launch"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
 // engineEntryScenarios: what a docker or podman entry's launcher enforces

@@ -22,9 +22,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpolicy/mcpolicy/internal/protect"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/internal/testenv"
-	"github.com/mcpolicy/mcpolicy/protect"
 	"github.com/tailscale/hujson"
 )
 

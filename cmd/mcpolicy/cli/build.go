@@ -13,9 +13,9 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
+	"github.com/mcpolicy/mcpolicy/internal/report"
 	"github.com/mcpolicy/mcpolicy/project"
-	"github.com/mcpolicy/mcpolicy/report"
-	"github.com/mcpolicy/mcpolicy/seccomp"
+	"github.com/mcpolicy/mcpolicy/runtime/seccomp"
 	"github.com/spf13/cobra"
 )
 

@@ -8,9 +8,9 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/internal/report"
 	"github.com/mcpolicy/mcpolicy/internal/writereport"
 	"github.com/mcpolicy/mcpolicy/project"
-	"github.com/mcpolicy/mcpolicy/report"
 )
 
 // writeFlag is check's finding for a flagged write of a recorded session.

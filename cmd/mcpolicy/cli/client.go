@@ -12,8 +12,8 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
 	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
+	"github.com/mcpolicy/mcpolicy/internal/report"
 	"github.com/mcpolicy/mcpolicy/project"
-	"github.com/mcpolicy/mcpolicy/report"
 	"github.com/spf13/cobra"
 )
 

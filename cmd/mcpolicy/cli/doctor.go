@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/mcpolicy/mcpolicy/doctor"
+	"github.com/mcpolicy/mcpolicy/evidence/doctor"
 	"github.com/spf13/cobra"
 )
 

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/mcpolicy/mcpolicy/allowlist"
-	"github.com/mcpolicy/mcpolicy/egress"
+	"github.com/mcpolicy/mcpolicy/internal/allowlist"
+	"github.com/mcpolicy/mcpolicy/runtime/egress"
 	"github.com/spf13/cobra"
 )
 

@@ -18,7 +18,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/internal/syncbuf"
 
-	"github.com/mcpolicy/mcpolicy/egress"
+	"github.com/mcpolicy/mcpolicy/runtime/egress"
 )
 
 // startEgressProxy runs `mcpolicy egress-proxy ARGS` in-process, on

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpolicy/mcpolicy/exitcode"
+	"github.com/mcpolicy/mcpolicy/internal/exitcode"
 )
 
 // TestEnvFileFolderMounted: the red team's project. s1 takes TOK from the

@@ -6,8 +6,8 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
-	"github.com/mcpolicy/mcpolicy/launch"
-	"github.com/mcpolicy/mcpolicy/probe"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
+	"github.com/mcpolicy/mcpolicy/runtime/probe"
 	"github.com/spf13/cobra"
 )
 

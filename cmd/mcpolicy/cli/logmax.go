@@ -5,7 +5,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/internal/bytesize"
 
-	"github.com/mcpolicy/mcpolicy/egress"
+	"github.com/mcpolicy/mcpolicy/runtime/egress"
 	"github.com/spf13/cobra"
 )
 

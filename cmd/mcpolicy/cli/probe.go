@@ -1,8 +1,8 @@
 package cli
 
 import (
-	"github.com/mcpolicy/mcpolicy/probe"
-	_ "github.com/mcpolicy/mcpolicy/probe/fetch" // the fetch op
+	"github.com/mcpolicy/mcpolicy/runtime/probe"
+	_ "github.com/mcpolicy/mcpolicy/runtime/probe/fetch" // the fetch op
 	"github.com/spf13/cobra"
 )
 

@@ -11,8 +11,8 @@ import (
 	"syscall"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/evidence/prove"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
-	"github.com/mcpolicy/mcpolicy/prove"
 	"github.com/spf13/cobra"
 )
 

@@ -9,9 +9,9 @@ import (
 	"os"
 
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/exitcode"
+	"github.com/mcpolicy/mcpolicy/internal/exitcode"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
-	"github.com/mcpolicy/mcpolicy/launch"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
 	"github.com/mcpolicy/mcpolicy/schema"
 	"github.com/spf13/cobra"
 )

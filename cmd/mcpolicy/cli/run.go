@@ -8,10 +8,10 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/egress/sandbox"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
-	"github.com/mcpolicy/mcpolicy/launch"
-	"github.com/mcpolicy/mcpolicy/supervise"
+	"github.com/mcpolicy/mcpolicy/runtime/egress/sandbox"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
+	"github.com/mcpolicy/mcpolicy/runtime/supervise"
 	"github.com/spf13/cobra"
 )
 

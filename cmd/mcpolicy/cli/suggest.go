@@ -11,10 +11,10 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/evidence/suggest"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
-	"github.com/mcpolicy/mcpolicy/launch"
-	"github.com/mcpolicy/mcpolicy/suggest"
-	"github.com/mcpolicy/mcpolicy/supervise"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
+	"github.com/mcpolicy/mcpolicy/runtime/supervise"
 	"github.com/spf13/cobra"
 )
 

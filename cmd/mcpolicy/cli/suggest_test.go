@@ -8,7 +8,7 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/mcpolicy/mcpolicy/supervise"
+	"github.com/mcpolicy/mcpolicy/runtime/supervise"
 )
 
 // TestSuggest: the patch is printed and the file left alone unless

@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/report"
+	"github.com/mcpolicy/mcpolicy/internal/report"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 

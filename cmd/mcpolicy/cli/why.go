@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/egress"
-	"github.com/mcpolicy/mcpolicy/why"
+	"github.com/mcpolicy/mcpolicy/evidence/why"
+	"github.com/mcpolicy/mcpolicy/runtime/egress"
 	"github.com/spf13/cobra"
 )
 

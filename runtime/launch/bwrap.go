@@ -1,0 +1,381 @@
+package launch
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/protect"
+	"github.com/mcpolicy/mcpolicy/runtime/seccomp"
+	"golang.org/x/sys/unix"
+)
+
+// BwrapSpec is the committed bwrap artefact (.mcpolicy/bwrap/SERVER.json)
+// that client entries start through this launcher: bwrap's arguments with
+// host paths as ${PROJECT_ROOT}/… and ${HOME}/…, and the names of the
+// variables passed through (values never enter the file or any argv).
+type BwrapSpec struct {
+	Backend string   `json:"backend"` // BwrapProgram
+	Server  string   `json:"server"`
+	Plan    string   `json:"plan"`
+	Env     []string `json:"env"`
+	// Unprotected are the protected names the policy unprotects: in a
+	// read-write mount of the project they stay writable.
+	Unprotected []string `json:"unprotected,omitempty"`
+	Args        []string `json:"args"`
+	// ProgramPins are the files the server runs that a read-write grant
+	// holds (placeholders): the entry must pin each (CheckPrograms).
+	ProgramPins []string `json:"programPins,omitempty"`
+	// OwnSocket, when set, is the sandbox path of a socket this process
+	// serves (mcpolicy run's egress proxy), and CheckOwn proves, on the very
+	// descriptor bwrap binds, that it reaches this process's listener
+	// (DialDescriptor): another server of the user's that can write the
+	// socket's folder could have put its own in its place between listen
+	// and bind, and read the server's requests and answer them.
+	OwnSocket string             `json:"-"`
+	CheckOwn  func(fd int) error `json:"-"`
+}
+
+// BwrapProgram is bubblewrap's executable, and the backend its specs
+// name (emit/bwrap takes both from here: this package sits below it). The
+// table's program for bwrap is its name (a test checks), so one constant
+// serves as both.
+const BwrapProgram = backend.Bwrap
+
+// bwrapOperands is how many values each option the emitter writes takes;
+// an option not listed here is refused rather than guessed.
+var bwrapOperands = map[string]int{
+	"--unshare-all": 0, "--unshare-user": 0, "--disable-userns": 0, "--die-with-parent": 0,
+	"--new-session": 0, "--clearenv": 0, "--uid": 1, "--gid": 1, "--cap-drop": 1, "--setenv": 2,
+	"--proc": 1, "--dev": 1, "--ro-bind": 2, "--ro-bind-try": 2, "--bind": 2, "--symlink": 2,
+	"--size": 1, "--tmpfs": 1, "--remount-ro": 1, "--chdir": 1,
+}
+
+// Bwrap is a bwrap launch ready to exec: its argv and the descriptors it
+// must inherit (all close-on-exec until Exec clears them).
+type Bwrap struct {
+	Path string
+	Argv []string
+	FDs  []int
+	// UID and GID are the sandbox's (--uid, --gid), -1 when not given.
+	// bwrap maps them to the uid and gid that start it: a launcher started
+	// by root starts bwrap as them (Credential), so that the plan's
+	// 1000:1000 is not the host's root.
+	UID, GID int
+}
+
+// PrepareBwrapAt is PrepareBwrap with bwrap's path given.
+func PrepareBwrapAt(spec *BwrapSpec, root, home string, environ []string, bwrapPath string) (*Bwrap, error) {
+	if spec.Backend != BwrapProgram {
+		return nil, fmt.Errorf("not a bwrap artefact (backend %q)", spec.Backend)
+	}
+	if !pathIsAbs(root) {
+		return nil, fmt.Errorf("PROJECT_ROOT must be an absolute path, got %q", root)
+	}
+	src := NewSources(root, home)
+	expand := func(p string) (string, error) {
+		for ph, v := range map[string]string{"${PROJECT_ROOT}": root, "${HOME}": home} {
+			if p == ph || strings.HasPrefix(p, ph+"/") {
+				if !pathIsAbs(v) {
+					return "", fmt.Errorf("%s needs an absolute value to start this server", ph)
+				}
+				return v + strings.TrimPrefix(p, ph), nil
+			}
+		}
+		if strings.Contains(p, "${") {
+			return "", fmt.Errorf("unknown placeholder in %q", p)
+		}
+		return p, nil
+	}
+	b := &Bwrap{UID: -1, GID: -1}
+	fail := func(err error) (*Bwrap, error) {
+		for _, fd := range b.FDs {
+			unix.Close(fd)
+		}
+		return nil, err
+	}
+	bind := func(op string, fd int, target string) {
+		b.FDs = append(b.FDs, fd)
+		b.Argv = append(b.Argv, op, strconv.Itoa(fd), target)
+	}
+	var rwTargets []string
+	args := spec.Args
+	b.Argv = []string{BwrapProgram}
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		n, ok := bwrapOperands[a]
+		if !ok || i+n >= len(args) {
+			return fail(fmt.Errorf("bwrap artefact: unexpected argument %q", a))
+		}
+		v := args[i+1 : i+1+n]
+		i += n
+		switch a {
+		case "--proc":
+			// The seccomp filter (package seccomp): bwrap installs it just
+			// before it execs the command.
+			prog, err := seccomp.Program(seccomp.Options{})
+			if err != nil {
+				return fail(err)
+			}
+			sfd, err := memfd("mcpolicy-seccomp", prog)
+			if err != nil {
+				return fail(err)
+			}
+			b.FDs = append(b.FDs, sfd)
+			b.Argv = append(b.Argv, "--seccomp", strconv.Itoa(sfd))
+			if envArgs := bwrapEnv(spec.Env, environ); len(envArgs) > 0 {
+				fd, err := memfd("mcpolicy-env", []byte(strings.Join(envArgs, "\x00")+"\x00"))
+				if err != nil {
+					return fail(err)
+				}
+				b.FDs = append(b.FDs, fd)
+				b.Argv = append(b.Argv, "--args", strconv.Itoa(fd))
+			}
+			b.Argv = append(b.Argv, a, v[0])
+		case "--bind", "--ro-bind":
+			host, err := expand(v[0])
+			if err != nil {
+				return fail(err)
+			}
+			target := v[1]
+			rw := a == "--bind"
+			if rw && cleanAbs(host) == cleanAbs(root) {
+				if err := fixedTop(src, host, target, spec.Unprotected, bind); err != nil {
+					return fail(err)
+				}
+				rwTargets = append(rwTargets, target)
+				continue
+			}
+			fd, err := src.Open(host)
+			if err != nil {
+				// A read-only bind over a name inside a read-write grant
+				// protects it; if the name is gone there is nothing to
+				// protect (a fixed top level keeps it from coming back).
+				if IsMissing(err) && !rw && below(target, rwTargets) {
+					continue
+				}
+				return fail(err)
+			}
+			if spec.OwnSocket != "" && target == spec.OwnSocket {
+				err := fmt.Errorf("no check for the socket %s", host)
+				if spec.CheckOwn != nil {
+					err = spec.CheckOwn(fd)
+				}
+				if err != nil {
+					unix.Close(fd)
+					return fail(fmt.Errorf("the socket %s: %w", host, err))
+				}
+			}
+			op := "--ro-bind-fd"
+			if rw {
+				op = "--bind-fd"
+				rwTargets = append(rwTargets, target)
+			}
+			bind(op, fd, target)
+		case "--uid", "--gid":
+			id, err := invokerID(spec.Server, v[0])
+			if err != nil {
+				return fail(err)
+			}
+			n, err := strconv.Atoi(id)
+			if err != nil || n < 0 {
+				return fail(fmt.Errorf("bwrap artefact: %s %q is not a numeric id", a, id))
+			}
+			if a == "--uid" {
+				b.UID = n
+			} else {
+				b.GID = n
+			}
+			b.Argv = append(b.Argv, a, id)
+		default:
+			b.Argv = append(b.Argv, a)
+			b.Argv = append(b.Argv, v...)
+		}
+	}
+	b.Argv = append(b.Argv, args[i:]...)
+	b.Path = bwrapPath
+	return b, nil
+}
+
+// fixedTop binds a read-write project root with a fixed top level.
+func fixedTop(src *Sources, host, target string, unprotected []string, bind func(string, int, string)) error {
+	rootFD, err := src.Open(host)
+	if err != nil {
+		return err
+	}
+	kids, err := src.topLevel(host, unprotected)
+	if err != nil {
+		unix.Close(rootFD)
+		return err
+	}
+	bind("--ro-bind-fd", rootFD, target)
+	for _, k := range kids {
+		op := "--bind-fd"
+		if protect.Except(k.name, unprotected) != "" {
+			op = "--ro-bind-fd"
+		}
+		bind(op, k.fd, path.Join(target, k.name))
+	}
+	return nil
+}
+
+// bwrapEnv is the --setenv arguments for the passthrough names that are set.
+func bwrapEnv(names, environ []string) []string {
+	var out []string
+	for _, n := range names {
+		for _, kv := range environ {
+			if v, ok := strings.CutPrefix(kv, n+"="); ok {
+				out = append(out, "--setenv", n, v)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Exec replaces the launcher with bwrap, passing only b's descriptors and
+// an empty environment, in a new session keyring.
+func (b *Bwrap) Exec() error {
+	// The session keyring is the calling thread's: join and exec on one.
+	runtime.LockOSThread()
+	if c := b.Credential(); c != nil {
+		if err := b.reachable(c); err != nil {
+			return err
+		}
+		if err := GiveStdio(int(c.Uid), os.Stdin, os.Stdout, os.Stderr); err != nil {
+			return err
+		}
+		if err := becomeUser(c); err != nil {
+			return err
+		}
+	}
+	if err := FreshSessionKeyring(); err != nil { // joined as the user bwrap runs as: it owns it
+		return err
+	}
+	for _, fd := range b.FDs {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
+			return err
+		}
+	}
+	serverUmask()
+	return fmt.Errorf("exec %s: %w", b.Path, unix.Exec(b.Path, b.Argv, []string{}))
+}
+
+// DecodeBwrap reads a verified bwrap artefact.
+func DecodeBwrap(data []byte) (*BwrapSpec, error) {
+	var s BwrapSpec
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, err
+	}
+	if s.Backend != BwrapProgram || len(s.Args) == 0 {
+		return nil, fmt.Errorf("not a bwrap artefact")
+	}
+	return &s, nil
+}
+
+func pathIsAbs(p string) bool { return strings.HasPrefix(p, "/") }
+
+func cleanAbs(p string) string { return path.Clean(p) }
+
+// below reports whether target lies strictly below one of dirs.
+func below(target string, dirs []string) bool {
+	for _, d := range dirs {
+		if strings.HasPrefix(target, strings.TrimSuffix(d, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// Command returns b as a child process rather than an exec: its
+// descriptors become 3, 4, ... in the child (ExtraFiles), the argv is
+// renumbered to match, and the environment is empty. For supervisors that
+// stay beside the sandbox (mcpolicy run, prove, tests). The child must not
+// share the caller's session keyring, and Go cannot change it between fork
+// and exec: the caller itself joins a new, empty one here.
+//
+// first are passed before b's descriptors, at 3, 4, ... (a probe the
+// command names as /proc/self/fd/3, say).
+func (b *Bwrap) Command(first ...*os.File) (*exec.Cmd, error) {
+	if err := FreshSessionKeyring(); err != nil {
+		return nil, err
+	}
+	serverUmask() // the caller's own, as its keyring: a child inherits it, Go cannot set it between fork and exec
+	renum := map[string]string{}
+	files := append([]*os.File{}, first...)
+	for _, fd := range b.FDs {
+		renum[strconv.Itoa(fd)] = strconv.Itoa(3 + len(files))
+		files = append(files, os.NewFile(uintptr(fd), "mcpolicy-bwrap-fd"))
+	}
+	argv := append([]string{}, b.Argv...)
+	for i := 1; i+1 < len(argv); i++ {
+		if argv[i] == "--" {
+			break
+		}
+		switch argv[i] {
+		case "--bind-fd", "--ro-bind-fd", "--args", "--seccomp":
+			argv[i+1] = renum[argv[i+1]]
+			i++
+		}
+	}
+	cmd := exec.Command(b.Path, argv[1:]...)
+	cmd.Env = []string{}
+	cmd.ExtraFiles = files
+	if c := b.Credential(); c != nil {
+		if err := b.reachable(c); err != nil {
+			return nil, err
+		}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c}
+	}
+	return cmd, nil
+}
+
+// reachable checks, before bwrap runs as c, that c reaches every bound
+// source by its path, as bwrap resolves a --bind-fd source (realpath of
+// /proc/self/fd/N): one below a mode-0700 folder of root's made bwrap fail
+// with "Can't find source path /proc/self/fd/12".
+func (b *Bwrap) reachable(c *syscall.Credential) error {
+	var paths []string
+	for i := 1; i+1 < len(b.Argv); i++ {
+		if b.Argv[i] == "--" {
+			break
+		}
+		if b.Argv[i] == "--bind-fd" || b.Argv[i] == "--ro-bind-fd" {
+			if p, err := os.Readlink("/proc/self/fd/" + b.Argv[i+1]); err == nil {
+				paths = append(paths, p)
+			}
+			i += 2
+		}
+	}
+	return reachableAs(c, paths)
+}
+
+// Credential is who bwrap must run as on the host, nil for the caller:
+// the plan's user when root starts it (and the plan's user is not root).
+// bwrap maps the sandbox's uid to the one that starts it, so started by
+// root the plan's 1000:1000 was the host's root without capabilities: it
+// wrote /proc/sys/kernel/core_pattern, and the kernel ran a program of
+// the server's as root (red team). Started as the plan's user, the server
+// is that user on the host, as docker's --user makes it; the sources are
+// already open, by descriptor.
+func (b *Bwrap) Credential() *syscall.Credential {
+	if os.Geteuid() != 0 || b.UID <= 0 {
+		return nil
+	}
+	gid := b.GID
+	if gid < 0 {
+		gid = b.UID
+	}
+	return &syscall.Credential{Uid: uint32(b.UID), Gid: uint32(gid), Groups: []uint32{}}
+}

@@ -1,0 +1,473 @@
+package launch
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/protect"
+	"golang.org/x/sys/unix"
+)
+
+// Engine prepares `docker run` / `podman run` arguments (as the client
+// entry holds them, after the engine's name) immediately before the engine
+// runs them:
+//   - every bind source is opened below its base without following a
+//     symlink; one that is (or passes through) a symlink is refused;
+//   - a read-write bind of the project root gets a fixed top level, as under
+//     bwrap: the root read-only, each existing entry re-bound (protected
+//     ones read-only), so no new top-level name can be created and none can
+//     be renamed;
+//   - the engine resolves each source again when it mounts it, so a server
+//     still running elsewhere could swap one in between: the container's
+//     first process is therefore Verifier (a static mcpolicy or
+//     mcpolicy-launch, bound read-only), which checks that every mount
+//     target is the very file the launcher opened (device and inode) and
+//     only then execs the image's entrypoint and command — exit 8 if not;
+//   - every VOLUME the image declares is masked with an empty, read-only,
+//     4 KiB tmpfs (the engine would otherwise put a writable, unbounded
+//     volume on the host's disk there, --read-only or not); an image that
+//     cannot be inspected is refused;
+//   - the container runs under mcpolicy's seccomp profile
+//     (seccomp.EngineProfile: Docker's default, for podman too), which the
+//     engine reads from Seccomp; arguments carrying a seccomp option of
+//     their own are refused;
+//   - under podman, the server's umask is given (--umask: the launcher's,
+//     with 022 added), as bwrap and Landlock get it: podman takes it from
+//     containers.conf otherwise, which the client's environment
+//     (CONTAINERS_CONF) or the user's configuration may set to 0000, and
+//     runc applies it before the seccomp profile, so refusing umask()
+//     there cannot help. docker has no such setting: runc's 022.
+type Engine struct {
+	Path        string // docker or podman: a name or a path
+	Root, Home  string // the project root (required) and the home folder
+	Unprotected []string
+	Verifier    string // host path of a static mcpolicy or mcpolicy-launch
+	Seccomp     string // where the engine reads the profile (EngineSeccomp): /proc/self/fd/N
+}
+
+// VerifierTarget is where the verifier is bound inside the container.
+const VerifierTarget = "/.mcpolicy/launch"
+
+// VerifyMountsArg is argv[1] of the verifier inside the container.
+const VerifyMountsArg = "__mcpolicy-verify-mounts"
+
+// Prepare returns the argv to run.
+func (e Engine) Prepare(args []string) ([]string, error) {
+	if len(args) == 0 || args[0] != "run" {
+		return nil, fmt.Errorf("expected the engine's arguments starting with \"run\"")
+	}
+	root := e.Root
+	if root == "" || !pathIsAbs(root) {
+		return nil, fmt.Errorf("the project root is unknown (--project-root, or PROJECT_ROOT, must name it as an absolute path): without it a read-write mount of the project would get no fixed top level and no protected names; refusing to start")
+	}
+	if e.Verifier == "" {
+		return nil, fmt.Errorf("no verifier: the mounts cannot be checked inside the container")
+	}
+	if e.Seccomp == "" {
+		return nil, fmt.Errorf("no seccomp profile: the engine's own default would confine the server (podman's allows the keyring)")
+	}
+	// One question to the engine, for the scratch's owner and the umask.
+	podman, err := e.isPodman()
+	if err != nil {
+		return nil, err
+	}
+	src := NewSources(root, e.Home)
+	// Explicit bind targets: a policy's mount below a read-write project
+	// mount may sit exactly on one of its top-level entries ("docs" ->
+	// /workspace/docs, read-only), which the fixed top level would bind
+	// too: engines refuse a duplicate mount point, and bwrap's later bind
+	// wins, so the policy's mount takes that place here as well.
+	explicit := map[string]bool{}
+	for j := 1; j+1 < len(args) && strings.HasPrefix(args[j], "-"); j++ {
+		if args[j] == "--mount" {
+			if m, err := parseMount(args[j+1]); err == nil && m.kind == "bind" {
+				explicit[path.Clean(m.target)] = true
+			}
+			j++
+		} else if n, ok := engineOperands[args[j]]; ok {
+			j += n
+		}
+	}
+	var out []string
+	var user string // --user, resolved: the scratch's owner
+	var rwTargets []string
+	bound := map[string]bool{} // targets a fixed top level already bound read-only
+	var expect []string        // target=dev:ino, checked inside the container
+	opened := func(fd int, target string) error {
+		defer unix.Close(fd)
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return err
+		}
+		expect = append(expect, fmt.Sprintf("%s=%d:%d", path.Clean(target), st.Dev, st.Ino))
+		return nil
+	}
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if i == 0 {
+			out = append(out, a, "--security-opt", "seccomp="+e.Seccomp)
+			if podman {
+				out = append(out, "--umask", engineUmask())
+			}
+			continue
+		}
+		if !strings.HasPrefix(a, "-") {
+			break // the image: the rest is the server's command
+		}
+		if a == "--mount" && i+1 < len(args) {
+			m, err := parseMount(args[i+1])
+			if err != nil {
+				return nil, err
+			}
+			i++
+			if !m.readonly && path.Clean(m.source) == path.Clean(root) {
+				extra, err := engineFixedTop(src, m, e.Unprotected, bound, explicit, opened)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, extra...)
+				rwTargets = append(rwTargets, m.target)
+				continue
+			}
+			fd, err := src.Open(m.source)
+			if m.readonly && below(m.target, rwTargets) {
+				// A protected name: gone (nothing to bind), or already
+				// bound read-only by the fixed top level (engines refuse
+				// a duplicate mount point); a symlink is refused.
+				if IsMissing(err) {
+					continue
+				}
+				if err != nil {
+					return nil, err
+				}
+				if bound[path.Clean(m.target)] {
+					unix.Close(fd)
+					continue
+				}
+			}
+			if err != nil {
+				return nil, err
+			}
+			if err := opened(fd, m.target); err != nil {
+				return nil, err
+			}
+			if !m.readonly {
+				rwTargets = append(rwTargets, m.target)
+			}
+			out = append(out, a, args[i])
+			continue
+		}
+		if a == "--entrypoint" {
+			return nil, fmt.Errorf("--entrypoint: the launcher sets the container's first process itself (the mount check)")
+		}
+		n, known := engineOperands[a]
+		if !known || i+n >= len(args) {
+			return nil, fmt.Errorf("engine argument %q: not one mcpolicy emits, refused (the launcher must understand every flag to check the mounts)", a)
+		}
+		if a == "--security-opt" && args[i+1] != "no-new-privileges" {
+			return nil, fmt.Errorf("engine argument --security-opt %s: not one mcpolicy emits, refused (the launcher sets the seccomp profile itself)", args[i+1])
+		}
+		if a == "--user" {
+			u, err := invokerUser(e.server(args), args[i+1])
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, a, u)
+			user = u
+			i++
+			continue
+		}
+		if a == "--tmpfs" && writableTmpfs(args[i+1]) {
+			v, err := scratchOwner(args[i+1], user, podman)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, a, v)
+			i++
+			continue
+		}
+		out = append(out, args[i:i+1+n]...)
+		i += n
+	}
+	if i >= len(args) {
+		return nil, fmt.Errorf("engine arguments name no image")
+	}
+	image, command := args[i], args[i+1:]
+	cfg, err := inspect(e.Path, image)
+	if err != nil {
+		return nil, err
+	}
+	masks, err := volumeMasks(image, cfg.Volumes, targets(out))
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, masks...)
+	if len(command) == 0 {
+		command = cfg.Cmd
+	}
+	argv := append(append([]string{}, cfg.Entrypoint...), command...)
+	if len(argv) == 0 {
+		return nil, fmt.Errorf("image %s has no entrypoint or command, and the policy gives none", image)
+	}
+	verifier := (&mountSpec{kind: "bind", source: e.Verifier, target: VerifierTarget, readonly: true}).String()
+	out = append(out, "--mount", verifier, "--entrypoint", VerifierTarget, image, VerifyMountsArg)
+	out = append(out, expect...)
+	out = append(out, "--")
+	return append(out, argv...), nil
+}
+
+// writableTmpfs reports whether a --tmpfs value is writable: the scratch
+// (the masks are "ro").
+func writableTmpfs(v string) bool {
+	_, opts, _ := strings.Cut(v, ":")
+	return !slices.Contains(strings.Split(opts, ","), "ro")
+}
+
+// scratchOwner gives the scratch tmpfs (a --tmpfs value) to the
+// container's user. runc makes a tmpfs mounted over an image's folder take
+// that folder's mode, whatever mode= says: an image whose /tmp is 0755
+// root left the scratch unwritable for uid 1000 (and pushed users towards
+// user: "0:0"). docker takes uid= and gid=, podman refuses them and takes
+// U (chown to the container's user) instead.
+func scratchOwner(v, user string, podman bool) (string, error) {
+	uid, gid, ok := strings.Cut(user, ":")
+	if !ok || !allDigits(uid) || !allDigits(gid) {
+		return "", fmt.Errorf("--tmpfs %s: the scratch's owner is unknown (--user %q, before it, must give numeric uid:gid)", v, user)
+	}
+	if podman {
+		return v + ",U", nil
+	}
+	return v + ",uid=" + uid + ",gid=" + gid, nil
+}
+
+// isPodman asks the engine which it is (`ENGINE --version`): the path may
+// be any name, and podman's options differ from docker's (the scratch's
+// owner, --umask).
+func (e Engine) isPodman() (bool, error) {
+	out, err := exec.Command(e.Path, "--version").Output()
+	if err != nil {
+		return false, fmt.Errorf("%s --version: %v: the scratch's owner and the server's umask are set by engine-specific options", e.Path, err)
+	}
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(string(out))), backend.Podman), nil
+}
+
+func allDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
+// imageConfig is what the launcher reads of an image.
+type imageConfig struct {
+	Volumes    map[string]any
+	Entrypoint []string
+	Cmd        []string
+}
+
+func inspect(engine, image string) (*imageConfig, error) {
+	out, err := exec.Command(engine, "image", "inspect", "--format", "{{json .Config}}", image).Output()
+	if err != nil {
+		var msg string
+		if ee, ok := err.(*exec.ExitError); ok {
+			msg = strings.TrimSpace(string(ee.Stderr))
+		}
+		return nil, fmt.Errorf("cannot inspect image %s with %s (%v %s): its VOLUMEs must be masked and its entrypoint known before it runs; pull or build it first", image, engine, err, msg)
+	}
+	var c imageConfig
+	if err := json.Unmarshal(bytes.TrimSpace(out), &c); err != nil {
+		return nil, fmt.Errorf("image %s: reading its configuration: %v", image, err)
+	}
+	return &c, nil
+}
+
+// VolumeMask is how an image's VOLUME is masked: as the docker emitter
+// masks /run and /tmp, empty and read-only, its size bounded.
+const VolumeMask = ":ro,nosuid,nodev,noexec,size=4k"
+
+// volumeMasks inspects the image and masks each volume not already
+// covered by a grant at that very path.
+func volumeMasks(image string, vols map[string]any, have []string) ([]string, error) {
+	var names []string
+	for v := range vols {
+		names = append(names, path.Clean(v))
+	}
+	sort.Strings(names)
+	var masks []string
+	for _, v := range names {
+		covered := false
+		for _, t := range have {
+			if t == v {
+				covered = true
+			} else if strings.HasPrefix(t, strings.TrimSuffix(v, "/")+"/") {
+				return nil, fmt.Errorf("image %s declares VOLUME %s, which holds the grant at %s: the engine would put a writable volume around it; use an image without that VOLUME, or mount the grant elsewhere", image, v, t)
+			}
+		}
+		if !covered {
+			if strings.ContainsAny(v, ",:") {
+				return nil, fmt.Errorf("image %s declares VOLUME %q, which cannot be masked by --tmpfs: refusing it", image, v)
+			}
+			masks = append(masks, "--tmpfs", v+VolumeMask)
+		}
+	}
+	return masks, nil
+}
+
+// targets are the sandbox paths the argv mounts something at.
+func targets(args []string) []string {
+	var t []string
+	for i := 0; i+1 < len(args); i++ {
+		switch args[i] {
+		case "--mount":
+			if m, err := parseMount(args[i+1]); err == nil {
+				t = append(t, path.Clean(m.target))
+			}
+			i++
+		case "--tmpfs":
+			dst, _, _ := strings.Cut(args[i+1], ":")
+			t = append(t, path.Clean(dst))
+			i++
+		}
+	}
+	return t
+}
+
+// engineOperands are the `run` flags the docker emitter writes, with how
+// many values each takes.
+var engineOperands = map[string]int{
+	"--rm": 0, "-i": 0, "-d": 0, "--read-only": 0,
+	"--network": 1, "--cap-drop": 1, "--security-opt": 1, "--user": 1, "--tmpfs": 1,
+	"-e": 1, "--memory": 1, "--memory-swap": 1, "--pids-limit": 1, "--cpus": 1,
+	"--workdir": 1, "--label": 1, "--name": 1, "--entrypoint": 1, "--read-only-tmpfs=false": 0,
+}
+
+type mountSpec struct {
+	kind, source, target string
+	readonly             bool
+	extra                []string
+}
+
+// parseMount reads a --mount value the way docker and podman do (CSV).
+func parseMount(v string) (*mountSpec, error) {
+	r := csv.NewReader(strings.NewReader(v))
+	fields, err := r.Read()
+	if err != nil {
+		return nil, fmt.Errorf("--mount %q: %v", v, err)
+	}
+	m := &mountSpec{}
+	seen := map[string]bool{}
+	for _, f := range fields {
+		k, val, _ := strings.Cut(f, "=")
+		key := strings.ToLower(k)
+		switch key {
+		case "source", "src":
+			key = "source"
+		case "target", "destination", "dst":
+			key = "target"
+		case "readonly", "ro":
+			key = "readonly"
+		}
+		if seen[key] {
+			return nil, fmt.Errorf("--mount %q: %s given twice", v, key)
+		}
+		seen[key] = true
+		switch strings.ToLower(k) {
+		case "type":
+			m.kind = val
+		case "source", "src":
+			m.source = val
+		case "target", "destination", "dst":
+			m.target = val
+		case "readonly", "ro":
+			m.readonly = val == "" || val == "true" || val == "1"
+		default:
+			m.extra = append(m.extra, f)
+		}
+	}
+	// Only what mcpolicy emits: a bind, spelled so. Any other type went
+	// through unchecked, and the engine reads "BIND" as a bind too: a
+	// hand-edited entry mounted / at /host past every check (red team);
+	// no type at all is a volume.
+	if m.kind != "bind" {
+		return nil, fmt.Errorf("--mount %q: only type=bind, as mcpolicy emits it, is accepted (the launcher checks every mount's source)", v)
+	}
+	if m.source == "" || m.target == "" {
+		return nil, fmt.Errorf("--mount %q: a bind needs a source and a target", v)
+	}
+	return m, nil
+}
+
+func (m *mountSpec) String() string {
+	fields := []string{"type=" + m.kind, "source=" + m.source, "target=" + m.target}
+	if m.readonly {
+		fields = append(fields, "readonly")
+	}
+	fields = append(fields, m.extra...)
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write(fields)
+	w.Flush()
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// engineFixedTop binds a read-write project root read-only and each of
+// its top-level entries on top: protected ones read-only (recorded in
+// bound), the others read-write — but for an entry a policy's own mount
+// takes (explicit), which it leaves to that mount.
+func engineFixedTop(src *Sources, m *mountSpec, unprotected []string, bound, explicit map[string]bool, opened func(int, string) error) ([]string, error) {
+	fd, err := src.Open(m.source)
+	if err != nil {
+		return nil, err
+	}
+	if err := opened(fd, m.target); err != nil {
+		return nil, err
+	}
+	kids, err := src.topLevel(m.source, unprotected)
+	if err != nil {
+		return nil, err
+	}
+	ro := *m
+	ro.readonly = true
+	out := []string{"--mount", ro.String()}
+	for _, k := range kids {
+		c := &mountSpec{kind: "bind", source: path.Join(m.source, k.name), target: path.Join(m.target, k.name),
+			readonly: protect.Except(k.name, unprotected) != ""}
+		if c.readonly {
+			bound[c.target] = true
+		} else if explicit[c.target] {
+			unix.Close(k.fd)
+			continue
+		}
+		if err := opened(k.fd, c.target); err != nil {
+			return nil, err
+		}
+		out = append(out, "--mount", c.String())
+	}
+	return out, nil
+}
+
+// EngineExec runs the engine with args, in the launcher's environment (the
+// engine copies -e NAME values from it and needs its address).
+func EngineExec(engine string, args []string, environ []string) error {
+	p, err := exec.LookPath(engine)
+	if err != nil {
+		return &UnsupportedError{fmt.Errorf("%s is not installed (or not in PATH): %v", engine, err)}
+	}
+	return fmt.Errorf("exec %s: %w", p, unix.Exec(p, append([]string{p}, args...), environ))
+}
+
+// server names the plan in messages: its org.mcpolicy.plan label.
+func (e Engine) server(args []string) string {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "--label" && strings.HasPrefix(args[i+1], "org.mcpolicy.plan=") {
+			return "of plan " + strings.TrimPrefix(args[i+1], "org.mcpolicy.plan=")
+		}
+	}
+	return "in this container"
+}
