@@ -244,7 +244,7 @@ func playManifest(ctx context.Context, t *testing.T, p *compiler.Plan, opts kube
 func podmanExpectations(p *compiler.Plan) []expectation {
 	x := []expectation{{"create", "/probe-root", "EROFS", "read-only root"}}
 	for _, d := range []string{"/dev/shm", "/tmp", "/var/tmp"} {
-		if !holds(p, d) {
+		if !p.HoldsGrantAt(d) {
 			x = append(x, expectation{"create", d + "/probe", "EROFS", "masked"})
 		}
 	}
@@ -262,23 +262,6 @@ func podmanExpectations(p *compiler.Plan) []expectation {
 		x = append(x, expectation{"create", pr.Target + "/probe", "EROFS", "protected entry (podman 4: the volume's root, read-only)"})
 	}
 	return x
-}
-
-// holds reports whether a mount or the scratch is at dir or below it.
-func holds(p *compiler.Plan, dir string) bool {
-	targets := []string{}
-	for _, m := range p.Mounts {
-		targets = append(targets, m.Target)
-	}
-	if p.Scratch != nil {
-		targets = append(targets, p.Scratch.Target)
-	}
-	for _, t := range targets {
-		if t == dir || strings.HasPrefix(t, dir+"/") {
-			return true
-		}
-	}
-	return false
 }
 
 // asPod is the Pod an object runs: a Pod, or the one a Deployment's
