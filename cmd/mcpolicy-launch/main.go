@@ -47,19 +47,13 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 
-	"github.com/mcpolicy/mcpolicy/internal/backend"
 	"github.com/mcpolicy/mcpolicy/internal/exitcode"
-	"github.com/mcpolicy/mcpolicy/internal/writereport"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
@@ -97,20 +91,11 @@ func main() {
 	if err := launch.ShieldTerminals(say); err != nil {
 		exit(err)
 	}
-	var (
-		code int
-		err  error
-	)
-	switch {
-	case len(unprotected) > 0:
-		err = launch.UnprotectFlags(unprotected)
-	case *engine != "":
-		err = runEngine(*engine, *digest, flag.Args(), root(*projectRoot, ""), programs, *envFile, say)
-	case flag.NArg() != 1:
+	code, err := launch.Run(launch.Request{Digest: *digest, Engine: *engine, ProjectRoot: *projectRoot, Bwrap: *bwrapPath,
+		EnvFile: *envFile, Programs: programs, Unprotected: unprotected, Args: flag.Args(), Say: say})
+	if errors.Is(err, launch.ErrUsage) {
 		flag.Usage()
 		os.Exit(exitcode.Error)
-	default:
-		code, err = run(flag.Arg(0), *digest, *projectRoot, *bwrapPath, *envFile, programs, *verbose)
 	}
 	exit(err)
 	os.Exit(code)
@@ -139,172 +124,3 @@ type names []string
 
 func (n *names) String() string     { return fmt.Sprint(*n) }
 func (n *names) Set(v string) error { *n = append(*n, v); return nil }
-
-// root is the project root: the flag, else $PROJECT_ROOT, else def.
-func root(flagValue, def string) string {
-	switch {
-	case flagValue != "":
-		return flagValue
-	case os.Getenv("PROJECT_ROOT") != "":
-		return os.Getenv("PROJECT_ROOT")
-	}
-	return def
-}
-
-func runEngine(engine, digest string, args []string, root string, programs []string, envFile string, say io.Writer) error {
-	// ARTEFACT -- run ARGS...: flag parsing stops at the artefact, so the
-	// -- is still there; an entry without one pins nothing (refused).
-	var artefact string
-	if len(args) > 1 && args[1] == "--" {
-		artefact, args = args[0], args[2:]
-	}
-	args, err := launch.EnginePinned(artefact, digest, root, os.Getenv("HOME"), args)
-	if err != nil {
-		return err
-	}
-	// From the verified arguments only: a flag is what a hand edit adds.
-	unprotected, required := launch.EngineRequired(args)
-	if err := launch.CheckPrograms(required, programs, root, os.Getenv("HOME")); err != nil {
-		return err
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	// The engine reads the seccomp profile from this descriptor, which it
-	// inherits across the exec.
-	profile, err := launch.EngineSeccomp()
-	if err != nil {
-		return err
-	}
-	defer profile.Close()
-	// This launcher, bound read-only into the container, checks the mounts
-	// there before the server starts.
-	run, err := launch.Engine{Path: engine, Root: root, Home: os.Getenv("HOME"), Unprotected: unprotected, Verifier: self,
-		Seccomp: "/proc/self/fd/" + strconv.Itoa(int(profile.Fd()))}.Prepare(args)
-	if err != nil {
-		return err
-	}
-	environ, err := launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: envFile, Grants: append(launch.EngineSources(run), root)}, engineEnvNames(run))
-	if err != nil {
-		return err
-	}
-	// Detached: the container outlives a killed `run` process.
-	if _, err := launch.RecordSession(writereport.Session{Project: root, Server: launch.EngineServer(run), Backend: filepath.Base(engine),
-		Detached: true, Writable: launch.EngineWritable(run)}, os.Getenv, say, os.Stderr); err != nil {
-		return err
-	}
-	return launch.EngineExec(engine, run, environ)
-}
-
-// engineEnvNames are the variables `run` passes through by name (-e NAME).
-func engineEnvNames(args []string) []string {
-	var out []string
-	for i := 0; i+1 < len(args); i++ {
-		if args[i] == "-e" || args[i] == "--env" {
-			if n := args[i+1]; !strings.Contains(n, "=") {
-				out = append(out, n)
-			}
-			i++
-		}
-	}
-	return out
-}
-
-func run(file, digest, projectRoot, bwrapPath, envFile string, programs []string, verbose bool) (int, error) {
-	abs, err := filepath.Abs(file)
-	if err != nil {
-		return 0, err
-	}
-	var b []byte
-	if digest != "" {
-		b, err = launch.ReadVerified(abs, digest)
-	} else {
-		b, err = os.ReadFile(abs)
-	}
-	if err != nil {
-		return 0, err
-	}
-	root := root(projectRoot, filepath.Dir(filepath.Dir(filepath.Dir(abs))))
-	if digest != "" {
-		// What the entry pins decides where its grants land too.
-		if err := launch.PinnedRoot(abs, root); err != nil {
-			return 0, err
-		}
-	}
-	home := os.Getenv("HOME")
-	var kind struct {
-		Backend string `json:"backend"`
-	}
-	if err := json.Unmarshal(b, &kind); err != nil {
-		return 0, fmt.Errorf("%s: not an artefact: %v", file, err)
-	}
-	if kind.Backend == launch.BwrapProgram {
-		spec, err := launch.DecodeBwrap(b)
-		if err != nil {
-			return 0, fmt.Errorf("%s: %v", file, err)
-		}
-		if err := launch.CheckPrograms(spec.ProgramPins, programs, root, home); err != nil {
-			return 0, err
-		}
-		environ, err := launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: envFile, Grants: append(launch.BwrapSources(spec, root, home), root)}, spec.Env)
-		if err != nil {
-			return 0, err
-		}
-		var bw *launch.Bwrap
-		if bwrapPath != "" {
-			bw, err = launch.PrepareBwrapAt(spec, root, home, environ, bwrapPath)
-		} else {
-			bw, err = launch.PrepareBwrap(spec, root, home, environ)
-		}
-		if err != nil {
-			return 0, err
-		}
-		if _, err := launch.RecordSession(writereport.Session{Project: root, Server: spec.Server, Backend: launch.BwrapProgram, Artefact: abs, Digest: digest,
-			Writable: launch.BwrapWritable(spec, root, home)}, os.Getenv, say(verbose), os.Stderr); err != nil {
-			return 0, err
-		}
-		return 0, bw.Exec()
-	}
-	var rs launch.Ruleset
-	if err := json.Unmarshal(b, &rs); err != nil {
-		return 0, fmt.Errorf("%s: not a ruleset: %v", file, err)
-	}
-	if len(rs.Command) == 0 {
-		return 0, fmt.Errorf("%s: the ruleset has no command", file)
-	}
-	if err := rs.Resolve(root, home); err != nil {
-		return 0, fmt.Errorf("%s: %v", file, err)
-	}
-	if err := launch.CheckPrograms(rs.ProgramPins, programs, root, home); err != nil {
-		return 0, err
-	}
-	if err := rs.CheckSources(root, home); err != nil {
-		return 0, err
-	}
-	environ, err := launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: envFile, Grants: append(append(append(append([]string{}, rs.Baseline...), rs.ReadOnly...), rs.ReadWrite...), root)}, rs.Env)
-	if err != nil {
-		return 0, err
-	}
-	opts := launch.Options{Environ: environ, ProjectRoot: root, Home: home}
-	if verbose {
-		opts.Verbose = os.Stderr
-	}
-	// Detached until its namespaces are gone: without them a daemon may
-	// outlive the server, and the launcher cannot see it.
-	rec, err := launch.RecordSession(writereport.Session{Project: root, Server: rs.Server, Backend: backend.Landlock, Artefact: abs, Digest: digest,
-		Detached: true, Writable: rs.ReadWrite}, os.Getenv, opts.Verbose, os.Stderr)
-	if err != nil {
-		return 0, err
-	}
-	opts.Contained = rec.End
-	return launch.Start(&rs, opts)
-}
-
-// say is stderr with -v, else nothing.
-func say(verbose bool) io.Writer {
-	if verbose {
-		return os.Stderr
-	}
-	return nil
-}

@@ -1,0 +1,206 @@
+package launch
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/writereport"
+)
+
+// Request is one start of mcpolicy-launch, as its flags say it (see
+// cmd/mcpolicy-launch for what each means).
+type Request struct {
+	Digest      string   // --sha256: the artefact's digest the entry pins
+	Engine      string   // --engine: docker or podman; Args then hold ARTEFACT -- run ...
+	ProjectRoot string   // --project-root ("": $PROJECT_ROOT, else three folders above the artefact)
+	Bwrap       string   // --bwrap: bwrap's absolute path
+	EnvFile     string   // --env-file
+	Programs    []string // --program-sha256 PATH=sha256:HEX
+	Unprotected []string // --unprotect: refused
+	Args        []string // after the flags
+	Say         io.Writer
+}
+
+// ErrUsage is a request that names no artefact (or more than one).
+var ErrUsage = errors.New("usage: mcpolicy-launch --sha256 HEX ARTEFACT, or --engine ENGINE --sha256 HEX ARTEFACT -- run ARGS...")
+
+// Run starts what r names: an engine's `run` (--engine), a bwrap spec or a
+// Landlock ruleset (one artefact). It returns the server's exit code where
+// the launcher waits for it (Landlock); an engine or bwrap server replaces
+// the process and returns only on an error.
+func Run(r Request) (int, error) {
+	switch {
+	case len(r.Unprotected) > 0:
+		return 0, UnprotectFlags(r.Unprotected)
+	case r.Engine != "":
+		return 0, startEngine(r.Engine, r.Digest, r.Args, projectRootOf(r.ProjectRoot, "", os.Getenv), r.Programs, r.EnvFile, r.Say)
+	case len(r.Args) != 1:
+		return 0, ErrUsage
+	}
+	return startArtefact(r.Args[0], r.Digest, r.ProjectRoot, r.Bwrap, r.EnvFile, r.Programs, r.Say)
+}
+
+// projectRootOf is the project root: the flag, else $PROJECT_ROOT, else def.
+func projectRootOf(flagValue, def string, getenv func(string) string) string {
+	switch {
+	case flagValue != "":
+		return flagValue
+	case getenv("PROJECT_ROOT") != "":
+		return getenv("PROJECT_ROOT")
+	}
+	return def
+}
+
+func startEngine(engine, digest string, args []string, root string, programs []string, envFile string, say io.Writer) error {
+	// ARTEFACT -- run ARGS...: flag parsing stops at the artefact, so the
+	// -- is still there; an entry without one pins nothing (refused).
+	var artefact string
+	if len(args) > 1 && args[1] == "--" {
+		artefact, args = args[0], args[2:]
+	}
+	args, err := EnginePinned(artefact, digest, root, os.Getenv("HOME"), args)
+	if err != nil {
+		return err
+	}
+	// From the verified arguments only: a flag is what a hand edit adds.
+	unprotected, required := EngineRequired(args)
+	if err := CheckPrograms(required, programs, root, os.Getenv("HOME")); err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	// The engine reads the seccomp profile from this descriptor, which it
+	// inherits across the exec.
+	profile, err := EngineSeccomp()
+	if err != nil {
+		return err
+	}
+	defer profile.Close()
+	// This launcher, bound read-only into the container, checks the mounts
+	// there before the server starts.
+	run, err := Engine{Path: engine, Root: root, Home: os.Getenv("HOME"), Unprotected: unprotected, Verifier: self,
+		Seccomp: "/proc/self/fd/" + strconv.Itoa(int(profile.Fd()))}.Prepare(args)
+	if err != nil {
+		return err
+	}
+	environ, err := WithEnvFile(os.Environ(), EnvFile{Path: envFile, Grants: append(EngineSources(run), root)}, runEnvNames(run))
+	if err != nil {
+		return err
+	}
+	// Detached: the container outlives a killed `run` process.
+	if _, err := RecordSession(writereport.Session{Project: root, Server: EngineServer(run), Backend: filepath.Base(engine),
+		Detached: true, Writable: EngineWritable(run)}, os.Getenv, say, os.Stderr); err != nil {
+		return err
+	}
+	return EngineExec(engine, run, environ)
+}
+
+// runEnvNames are the variables `run` passes through by name (-e NAME).
+func runEnvNames(args []string) []string {
+	var out []string
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "-e" || args[i] == "--env" {
+			if n := args[i+1]; !strings.Contains(n, "=") {
+				out = append(out, n)
+			}
+			i++
+		}
+	}
+	return out
+}
+
+func startArtefact(file, digest, projectRoot, bwrapPath, envFile string, programs []string, say io.Writer) (int, error) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return 0, err
+	}
+	var b []byte
+	if digest != "" {
+		b, err = ReadVerified(abs, digest)
+	} else {
+		b, err = os.ReadFile(abs)
+	}
+	if err != nil {
+		return 0, err
+	}
+	root := projectRootOf(projectRoot, filepath.Dir(filepath.Dir(filepath.Dir(abs))), os.Getenv)
+	if digest != "" {
+		// What the entry pins decides where its grants land too.
+		if err := PinnedRoot(abs, root); err != nil {
+			return 0, err
+		}
+	}
+	home := os.Getenv("HOME")
+	var kind struct {
+		Backend string `json:"backend"`
+	}
+	if err := json.Unmarshal(b, &kind); err != nil {
+		return 0, fmt.Errorf("%s: not an artefact: %v", file, err)
+	}
+	if kind.Backend == BwrapProgram {
+		spec, err := DecodeBwrap(b)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %v", file, err)
+		}
+		if err := CheckPrograms(spec.ProgramPins, programs, root, home); err != nil {
+			return 0, err
+		}
+		environ, err := WithEnvFile(os.Environ(), EnvFile{Path: envFile, Grants: append(BwrapSources(spec, root, home), root)}, spec.Env)
+		if err != nil {
+			return 0, err
+		}
+		var bw *Bwrap
+		if bwrapPath != "" {
+			bw, err = PrepareBwrapAt(spec, root, home, environ, bwrapPath)
+		} else {
+			bw, err = PrepareBwrap(spec, root, home, environ)
+		}
+		if err != nil {
+			return 0, err
+		}
+		if _, err := RecordSession(writereport.Session{Project: root, Server: spec.Server, Backend: BwrapProgram, Artefact: abs, Digest: digest,
+			Writable: BwrapWritable(spec, root, home)}, os.Getenv, say, os.Stderr); err != nil {
+			return 0, err
+		}
+		return 0, bw.Exec()
+	}
+	var rs Ruleset
+	if err := json.Unmarshal(b, &rs); err != nil {
+		return 0, fmt.Errorf("%s: not a ruleset: %v", file, err)
+	}
+	if len(rs.Command) == 0 {
+		return 0, fmt.Errorf("%s: the ruleset has no command", file)
+	}
+	if err := rs.Resolve(root, home); err != nil {
+		return 0, fmt.Errorf("%s: %v", file, err)
+	}
+	if err := CheckPrograms(rs.ProgramPins, programs, root, home); err != nil {
+		return 0, err
+	}
+	if err := rs.CheckSources(root, home); err != nil {
+		return 0, err
+	}
+	environ, err := WithEnvFile(os.Environ(), EnvFile{Path: envFile, Grants: append(append(append(append([]string{}, rs.Baseline...), rs.ReadOnly...), rs.ReadWrite...), root)}, rs.Env)
+	if err != nil {
+		return 0, err
+	}
+	opts := Options{Environ: environ, ProjectRoot: root, Home: home, Verbose: say}
+	// Detached until its namespaces are gone: without them a daemon may
+	// outlive the server, and the launcher cannot see it.
+	rec, err := RecordSession(writereport.Session{Project: root, Server: rs.Server, Backend: backend.Landlock, Artefact: abs, Digest: digest,
+		Detached: true, Writable: rs.ReadWrite}, os.Getenv, opts.Verbose, os.Stderr)
+	if err != nil {
+		return 0, err
+	}
+	opts.Contained = rec.End
+	return Start(&rs, opts)
+}
