@@ -29,7 +29,7 @@ type Request struct {
 }
 
 // ErrUsage is a request that names no artefact (or more than one).
-var ErrUsage = errors.New("usage: mcpolicy-launch --sha256 HEX ARTEFACT, or --engine ENGINE --sha256 HEX ARTEFACT -- run ARGS...")
+var ErrUsage = errors.New("usage: mcpolicy-launch --sha256 HEX ARTEFACT, or --engine ENGINE --sha256 HEX ARTEFACT -- run ARGS")
 
 // Run starts what r names: an engine's `run` (--engine), a bwrap spec or a
 // Landlock ruleset (one artefact). It returns the server's exit code where
