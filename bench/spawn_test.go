@@ -36,9 +36,9 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/project"
-	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
 // What TestMain removes at the end: the imported images and the
@@ -158,7 +158,7 @@ func BenchmarkSpawn(b *testing.B) {
 		if err := os.WriteFile(file, rs.JSON(), 0o644); err != nil {
 			b.Fatal(err)
 		}
-		loop(b, launcher, "--sha256", launch.Digest(rs.JSON()), file)
+		loop(b, launcher, "--sha256", artefact.Digest(rs.JSON()), file)
 	})
 	b.Run("launch=mcpolicy-launch-bwrap", func(b *testing.B) {
 		lookPath(b, "bwrap")
@@ -175,7 +175,7 @@ func BenchmarkSpawn(b *testing.B) {
 		if err := os.WriteFile(file, spec, 0o644); err != nil {
 			b.Fatal(err)
 		}
-		loop(b, launcher, "--sha256", launch.Digest(spec), file)
+		loop(b, launcher, "--sha256", artefact.Digest(spec), file)
 	})
 	b.Run("launch=bwrap", func(b *testing.B) {
 		path := lookPath(b, "bwrap")
@@ -234,7 +234,7 @@ func BenchmarkSpawn(b *testing.B) {
 			if err := os.WriteFile(file, data, 0o644); err != nil {
 				b.Fatal(err)
 			}
-			loop(b, launcher, append([]string{"--engine", path, "--project-root", fx.dir, "--sha256", launch.Digest(data), file, "--"}, args...)...)
+			loop(b, launcher, append([]string{"--engine", path, "--project-root", fx.dir, "--sha256", artefact.Digest(data), file, "--"}, args...)...)
 		})
 	}
 }

@@ -18,9 +18,9 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/backend"
 	"github.com/mcpolicy/mcpolicy/internal/position"
-	"github.com/mcpolicy/mcpolicy/runtime/launch"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
@@ -470,12 +470,12 @@ func (e *entry) launch(cmd arg, args []arg) {
 }
 
 // labelUnprotected are the names an engine entry's run arguments unprotect
-// (launch.LabelUnprotect), at their positions.
+// (artefact.LabelUnprotect), at their positions.
 func labelUnprotected(args []arg) []compiler.Unprotection {
 	var out []compiler.Unprotection
 	for i := 0; i+1 < len(args); i++ {
 		if args[i].s == "--label" {
-			if n, ok := strings.CutPrefix(args[i+1].s, launch.LabelUnprotect+"="); ok {
+			if n, ok := strings.CutPrefix(args[i+1].s, artefact.LabelUnprotect+"="); ok {
 				out = append(out, compiler.Unprotection{Name: n, Pos: args[i+1].pos})
 			}
 			i++
@@ -507,7 +507,7 @@ func (e *entry) launcher(args []arg) {
 			}
 			e.t.FixedTop = true // the launcher fixes the project's top level
 			return
-		case i+1 < len(args) && (a.s == "--engine" || a.s == "--unprotect" || a.s == "--sha256" || a.s == "--project-root" || a.s == "--bwrap" || a.s == "--env-file" || a.s == "--"+launch.ProgramFlag):
+		case i+1 < len(args) && (a.s == "--engine" || a.s == "--unprotect" || a.s == "--sha256" || a.s == "--project-root" || a.s == "--bwrap" || a.s == "--env-file" || a.s == "--"+artefact.ProgramFlag):
 			v := args[i+1]
 			i++
 			switch a.s {

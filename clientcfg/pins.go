@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/internal/position"
-	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
 // PinChange is an entry whose pinned artefact no longer has the digest the
@@ -40,7 +40,7 @@ func Pins(plans []*compiler.Plan, targets []*lint.Target) []PinChange {
 			out = append(out, PinChange{t.Pos, t.Server, fmt.Sprintf("pinned artefact %s cannot be read: %v (run `mcpolicy build`)", t.Artefact, err), false})
 			continue
 		}
-		if launch.Digest(b) == t.Digest || "sha256:"+t.Digest == launch.Digest(b) {
+		if artefact.Digest(b) == t.Digest || "sha256:"+t.Digest == artefact.Digest(b) {
 			continue
 		}
 		// What a build writes now: if the file is that, the policy changed

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 
 	"github.com/tailscale/hujson"
@@ -356,7 +357,7 @@ func pin(p *compiler.Plan, file string, want []byte) (string, error) {
 	if err != nil || !bytes.Equal(have, want) {
 		return "", fmt.Errorf("server %q: %s is missing or stale: run `mcpolicy build` first (the entry pins the artefact's digest)", p.Server, file)
 	}
-	return launch.Digest(want), nil
+	return artefact.Digest(want), nil
 }
 
 // lookupEnv is os.Getenv, replaceable in tests.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/runtime/launch"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 )
 
 // Backend is one sandbox mcpolicy emits plans for. Each emitter package
@@ -100,7 +100,7 @@ func ProgramPins(p *compiler.Plan) []string {
 }
 
 // ProgramArgs are the launcher flags that pin each of the plan's pinned
-// programs (launch.ProgramFlag): the file as the entry shows it, and its
+// programs (artefact.ProgramFlag): the file as the entry shows it, and its
 // digest on this machine now. A server whose program a read-write grant
 // holds could have rewritten it: the entry is written after the user
 // checked it, and the launcher refuses other bytes.
@@ -114,7 +114,7 @@ func ProgramArgs(p *compiler.Plan, e EntryEnv) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("server %q: pinning its program %s (a read-write grant of the policy holds it): %w", p.Server, h, err)
 		}
-		args = append(args, "--"+launch.ProgramFlag, launch.ProgramPin(e.Paths.Resolve(h), d))
+		args = append(args, "--"+artefact.ProgramFlag, artefact.ProgramPin(e.Paths.Resolve(h), d))
 	}
 	return args, nil
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpolicy/mcpolicy/runtime/launch"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 )
 
 // checkFixture builds a project with a bwrap server and a docker server
@@ -51,7 +51,7 @@ func entries(t *testing.T, o CheckOptions, file string, perProject bool, edit fu
 	sb, _ := os.ReadFile(spec)
 	art := filepath.Join(root, DefaultOut, "docker", "idx.json")
 	db, _ := os.ReadFile(art)
-	run, err := launch.EngineArgs(db, root, o.Home)
+	run, err := artefact.EngineArgs(db, root, o.Home)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,9 +60,9 @@ func entries(t *testing.T, o CheckOptions, file string, perProject bool, edit fu
 	}
 	servers := map[string]any{
 		"tool": map[string]any{"command": "/usr/local/bin/mcpolicy-launch",
-			"args": []string{"--project-root", root, "--bwrap", "/usr/bin/bwrap", "--sha256", launch.Digest(sb), spec}},
+			"args": []string{"--project-root", root, "--bwrap", "/usr/bin/bwrap", "--sha256", artefact.Digest(sb), spec}},
 		"idx": map[string]any{"command": "/usr/local/bin/mcpolicy-launch",
-			"args": append([]string{"--engine", "/usr/bin/docker", "--project-root", root, "--sha256", launch.Digest(db), art, "--"}, run...)},
+			"args": append([]string{"--engine", "/usr/bin/docker", "--project-root", root, "--sha256", artefact.Digest(db), art, "--"}, run...)},
 	}
 	doc := map[string]any{"mcpServers": servers}
 	if perProject {
@@ -154,7 +154,7 @@ func TestCheckReadsUserScopeFiles(t *testing.T) {
 	os.WriteFile(elsewhere, []byte(strings.Replace(string(sb), `"/src"`, `"/src2"`, 1)), 0o644)
 	eb, _ := os.ReadFile(elsewhere)
 	doc["mcpServers"].(map[string]any)["tool"] = map[string]any{"command": "/usr/local/bin/mcpolicy-launch",
-		"args": []string{"--project-root", o.Project.Root, "--sha256", launch.Digest(eb), elsewhere}}
+		"args": []string{"--project-root", o.Project.Root, "--sha256", artefact.Digest(eb), elsewhere}}
 	b, _ = json.Marshal(doc)
 	os.WriteFile(user, b, 0o644)
 	r, err = CheckClients(o)

@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpolicy/mcpolicy/internal/hostcaps"
 	"github.com/mcpolicy/mcpolicy/internal/syncbuf"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
@@ -926,7 +927,7 @@ func available(t *testing.T, name string) bool {
 	case "bwrap":
 		_, err = exec.LookPath("bwrap")
 	case "landlock":
-		if h := launch.DetectHost(); h.ABI < landlock.MinABI {
+		if h := hostcaps.Detect(); h.ABI < landlock.MinABI {
 			err = fmt.Errorf("Landlock ABI %d", h.ABI)
 		}
 	case "kubernetes": // podman kube play

@@ -53,6 +53,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/exitcode"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
@@ -71,10 +72,10 @@ func main() {
 	digest := flag.String("sha256", "", "the artefact's SHA-256, as the client entry carries it: refuse (exit 8) any other content")
 	engine := flag.String("engine", "", "docker or podman (or its path): check the `run` arguments after -- and run them")
 	projectRoot := flag.String("project-root", "", "the project folder ${PROJECT_ROOT} stands for (default: $PROJECT_ROOT; with --sha256, else three folders above the artefact)")
-	bwrapPath := flag.String(launch.BwrapProgram, "", "bwrap's absolute path (default: found on PATH)") // --bwrap: named after the program
+	bwrapPath := flag.String(artefact.BwrapProgram, "", "bwrap's absolute path (default: found on PATH)") // --bwrap: named after the program
 	envFile := flag.String("env-file", "", "take the values of the plan's env grants that the environment does not set from this file (NAME=value lines, mode 600, outside every grant)")
 	var unprotected, programs names
-	flag.Var(&programs, launch.ProgramFlag, "PATH=sha256:HEX: a program of the server's that a read-write grant holds, as the client entry pinned it: refuse (exit 8) other bytes (repeatable)")
+	flag.Var(&programs, artefact.ProgramFlag, "PATH=sha256:HEX: a program of the server's that a read-write grant holds, as the client entry pinned it: refuse (exit 8) other bytes (repeatable)")
 	flag.Var(&unprotected, "unprotect", "refused: the unprotected names come from the pinned artefact")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: mcpolicy-launch --sha256 HEX ARTEFACT\n       mcpolicy-launch --engine ENGINE --sha256 HEX ARTEFACT -- run ARGS...\n       mcpolicy-launch [-v] RULESET.json\n")

@@ -15,16 +15,16 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/runtime/egress/sandbox"
-	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
 // Backend is the name used in artefact paths and messages: the program's
 // (launch checks a spec names it).
-const Backend = launch.BwrapProgram
+const Backend = artefact.BwrapProgram
 
 // Program is bubblewrap's executable.
-const Program = launch.BwrapProgram
+const Program = artefact.BwrapProgram
 
 // DefaultPath is PATH inside the sandbox.
 const DefaultPath = "/usr/local/bin:/usr/bin:/bin"

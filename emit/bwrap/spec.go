@@ -5,7 +5,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/runtime/launch"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 )
 
 // Spec returns the committed launch artefact (.mcpolicy/bwrap/SERVER.json)
@@ -17,7 +17,7 @@ func Spec(p *compiler.Plan) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := launch.BwrapSpec{Backend: Backend, Server: p.Server, Plan: p.Hash, Env: append([]string{}, p.EnvNames()...), Unprotected: p.UnprotectedNames(), Args: args,
+	s := artefact.BwrapSpec{Backend: Backend, Server: p.Server, Plan: p.Hash, Env: append([]string{}, p.EnvNames()...), Unprotected: p.UnprotectedNames(), Args: args,
 		ProgramPins: emit.ProgramPins(p)}
 	b, err := json.MarshalIndent(&s, "", "  ")
 	if err != nil {

@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/runtime/launch"
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 )
 
 // Wrapper returns the POSIX shell script build writes beside the spec
@@ -36,7 +37,7 @@ func Wrapper(p *compiler.Plan, rootFromScript string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server %q: %w", p.Server, err)
 	}
-	artefact, err := quote(p.Server + ".json")
+	specFile, err := quote(p.Server + ".json")
 	if err != nil {
 		return nil, fmt.Errorf("server %q: %w", p.Server, err)
 	}
@@ -102,7 +103,7 @@ trusted bwrap "$bwrap" "install bubblewrap outside them (apt install bubblewrap)
 bwrap=$prog
 `)
 	b.WriteString(passOn("mcpolicy-launch", "-v and --env-file FILE", []string{"-v", "--env-file"}))
-	fmt.Fprintf(&b, "exec \"$launcher\" \"$@\" --project-root \"$root\" --%s \"$bwrap\" --sha256 %s \"$here\"/%s\n", launch.BwrapProgram, launch.Digest(spec), artefact)
+	fmt.Fprintf(&b, "exec \"$launcher\" \"$@\" --project-root \"$root\" --%s \"$bwrap\" --sha256 %s \"$here\"/%s\n", artefact.BwrapProgram, artefact.Digest(spec), specFile)
 	return []byte(b.String()), nil
 }
 

@@ -14,11 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
-	"github.com/mcpolicy/mcpolicy/runtime/launch"
-	"golang.org/x/sys/unix"
 )
 
 // writeBuilt writes p's spec and wrapper where build writes them, below
@@ -55,7 +56,7 @@ func entryArgs(t *testing.T, p *compiler.Plan, root, bwrap string) []string {
 	cmd, err := Bwrap.Entry(p, emit.EntryEnv{Root: root, Out: filepath.Join(root, ".mcpolicy"),
 		Show:     func(file string) string { return file },
 		Launcher: func() (string, error) { return "/opt/bin/mcpolicy-launch", nil },
-		Pin:      func(_ string, want []byte) (string, error) { return launch.Digest(want), nil },
+		Pin:      func(_ string, want []byte) (string, error) { return artefact.Digest(want), nil },
 		Abs:      func(program string) string { return bwrap }})
 	must(t, err)
 	return slices.Clone(cmd.Args)

@@ -5,8 +5,8 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/backend"
-	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
 // PodmanBackend runs the docker artefact under podman.
@@ -63,7 +63,7 @@ func (engine) Artefacts(p *compiler.Plan, _ string) ([]emit.File, error) {
 // arguments stay inline, for whoever reads the client file, and the
 // artefact they come from is pinned by its digest: the launcher runs them
 // only when they are still what that artefact expands to (a hand edit of
-// the entry is refused), and both sides expand it with launch.EngineArgs.
+// the entry is refused), and both sides expand it with artefact.EngineArgs.
 func (e engine) Entry(p *compiler.Plan, env emit.EntryEnv) (*emit.Command, error) {
 	raw, err := Args(p, compiler.Placeholders{})
 	if err != nil {
@@ -80,7 +80,7 @@ func (e engine) Entry(p *compiler.Plan, env emit.EntryEnv) (*emit.Command, error
 		return nil, err
 	}
 	home := env.Paths.Resolve(compiler.HostPath{Base: compiler.Home, Rel: "."})
-	args, err := launch.EngineArgs(art, env.Root, home)
+	args, err := artefact.EngineArgs(art, env.Root, home)
 	if err != nil {
 		return nil, err
 	}

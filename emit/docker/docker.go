@@ -11,13 +11,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/bytesize"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/internal/backend"
 	"github.com/mcpolicy/mcpolicy/runtime/egress/sandbox"
-	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
 // Backend is the name used in artefact paths and messages.
@@ -35,10 +35,10 @@ var maskedDirs = []string{"/dev/shm", "/run", "/tmp", "/var/tmp"}
 // read-only, so no unbounded tmpfs appears anywhere.
 const maskOpts = "ro,nosuid,nodev,noexec,size=4k"
 
-// LabelUnprotect and LabelProgramPin: see package launch.
+// LabelUnprotect and LabelProgramPin: see package artefact.
 const (
-	LabelUnprotect  = launch.LabelUnprotect
-	LabelProgramPin = launch.LabelProgramPin
+	LabelUnprotect  = artefact.LabelUnprotect
+	LabelProgramPin = artefact.LabelProgramPin
 )
 
 // EgressContainerPlaceholder stands for the egress sidecar's name in

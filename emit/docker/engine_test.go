@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpolicy/mcpolicy/internal/probetable"
+	"github.com/mcpolicy/mcpolicy/runtime/probe/probetable"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/docker"

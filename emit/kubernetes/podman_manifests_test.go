@@ -20,7 +20,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
-	"github.com/mcpolicy/mcpolicy/internal/probetable"
+	"github.com/mcpolicy/mcpolicy/runtime/probe/probetable"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/runtime/probe"
 )

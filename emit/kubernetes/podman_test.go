@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpolicy/mcpolicy/internal/probetable"
+	"github.com/mcpolicy/mcpolicy/runtime/probe/probetable"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"

@@ -5,7 +5,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/runtime/launch"
+	"github.com/mcpolicy/mcpolicy/internal/hostcaps"
 )
 
 // Landlock is the Landlock ruleset as a backend.
@@ -20,7 +20,7 @@ func (backend) HostEnv() []string { return nil }
 
 // Enforcement depends on this machine's kernel.
 func (backend) Enforcement(p *compiler.Plan) []emit.Row {
-	return Enforcement(p, launch.DetectHost())
+	return Enforcement(p, hostcaps.Detect())
 }
 
 func (backend) Check(p *compiler.Plan) error {

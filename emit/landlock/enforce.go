@@ -5,18 +5,18 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/position"
-	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
 // Degradations a policy may accept for this backend (see the schema).
 const (
-	AcceptTCPOnly     = launch.AcceptTCPOnly
-	AcceptNoScope     = launch.AcceptNoScope
-	AcceptScratchDir  = launch.AcceptScratchDir
-	AcceptUnixSockets = launch.AcceptUnixSockets
-	ScopeABI          = launch.ScopeABI
-	MinABI            = launch.MinABI
+	AcceptTCPOnly     = artefact.AcceptTCPOnly
+	AcceptNoScope     = artefact.AcceptNoScope
+	AcceptScratchDir  = artefact.AcceptScratchDir
+	AcceptUnixSockets = artefact.AcceptUnixSockets
+	ScopeABI          = artefact.ScopeABI
+	MinABI            = artefact.MinABI
 )
 
 // Rows this backend adds to emit.Restrictions: channels outside the IR that

@@ -12,15 +12,16 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	names "github.com/mcpolicy/mcpolicy/internal/backend"
-	"github.com/mcpolicy/mcpolicy/runtime/launch"
+	"github.com/mcpolicy/mcpolicy/internal/hostcaps"
 )
 
 // Backend is the name used in artefact paths and messages.
 const Backend = names.Landlock
 
-// Host is what a machine offers (see launch.Host).
-type Host = launch.Host
+// Host is what a machine offers (see hostcaps.Host).
+type Host = hostcaps.Host
 
 // Best is the host committed artefacts are checked against: everything the
 // backend can use is there, so only the plan's own demands can fail.
@@ -33,7 +34,7 @@ var (
 )
 
 // Build lowers a plan; r renders host paths.
-func Build(p *compiler.Plan, r compiler.Resolver) (*launch.Ruleset, error) {
+func Build(p *compiler.Plan, r compiler.Resolver) (*artefact.Ruleset, error) {
 	if err := emit.Check(p, Backend, Enforcement(p, Best)); err != nil {
 		return nil, err
 	}
@@ -41,7 +42,7 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*launch.Ruleset, error) {
 		return nil, &emit.NotEnforceableError{Pos: p.Pos, Server: p.Server, Backend: Backend,
 			Restriction: "a server without a command", Alternative: `set "command" (the argv to run) in the policy`}
 	}
-	rs := &launch.Ruleset{
+	rs := &artefact.Ruleset{
 		Server: p.Server, Plan: p.Hash, Baseline: append([]string{}, p.Runtime.ReadOnly...),
 		ReadOnly: []string{}, ReadWrite: []string{},
 		DevicesRO: DevicesRO, DevicesRW: DevicesRW,

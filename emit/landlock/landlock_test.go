@@ -171,7 +171,7 @@ func TestArgumentsNamingSandboxPathsAreTranslated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rs.Resolve("/home/dev/proj", "/home/dev"); err != nil {
+	if err := rs.Expand("/home/dev/proj", "/home/dev"); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(rs.Command, " ") != strings.Join(want, " ") {

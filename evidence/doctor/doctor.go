@@ -25,11 +25,12 @@ import (
 	"time"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/internal/backend"
-	"github.com/mcpolicy/mcpolicy/runtime/launch"
+	"github.com/mcpolicy/mcpolicy/internal/hostcaps"
 	"github.com/mcpolicy/mcpolicy/runtime/supervise"
 )
 
@@ -108,7 +109,7 @@ func New() *Checker {
 		Stat:           os.Stat,
 		LandlockABI:    ll.LandlockGetABIVersion,
 		UserNS:         tryUserNS,
-		ExecUsesUserNS: func() bool { return launch.DetectHost().UserNS },
+		ExecUsesUserNS: func() bool { return hostcaps.Detect().UserNS },
 		Getuid:         os.Getuid,
 		Executable:     os.Executable,
 		Static:         supervise.CheckStatic,

@@ -22,17 +22,20 @@ import (
 	"sort"
 	"strings"
 
+	"mvdan.cc/sh/v3/syntax"
+
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
+	"github.com/mcpolicy/mcpolicy/internal/hostcaps"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 	"github.com/mcpolicy/mcpolicy/internal/protect"
 	"github.com/mcpolicy/mcpolicy/runtime/egress/sandbox"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 	"github.com/mcpolicy/mcpolicy/runtime/probe"
 	"github.com/mcpolicy/mcpolicy/runtime/supervise"
-	"mvdan.cc/sh/v3/syntax"
 )
 
 // Options say what to prove and with what.
@@ -479,7 +482,7 @@ func RunContext(ctx context.Context, p *compiler.Plan, m compiler.Machine, o Opt
 	defer unplant()
 	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
 	rep := &Report{Server: p.Server, PolicyFile: p.PolicyFile, Plan: p.Hash, Kernel: strings.TrimSpace(string(kernel)),
-		LandlockABI: launch.DetectHost().ABI}
+		LandlockABI: hostcaps.Detect().ABI}
 	if o.Call != nil {
 		rep.Call = planCall(ctx, s, v, o, backends)
 	}
@@ -645,7 +648,7 @@ func runBwrap(ctx context.Context, p *compiler.Plan, m compiler.Machine, as []at
 	if err != nil {
 		return "", nil, "", err
 	}
-	b, err := launch.PrepareBwrap(&launch.BwrapSpec{Backend: bwrap.Backend, Server: q.Server, Plan: q.Hash, Args: args}, m.ProjectRoot, m.Home, nil)
+	b, err := launch.PrepareBwrap(&launch.BwrapSpec{BwrapSpec: artefact.BwrapSpec{Backend: bwrap.Backend, Server: q.Server, Plan: q.Hash, Args: args}}, m.ProjectRoot, m.Home, nil)
 	if err != nil {
 		return "", nil, "", err
 	}
@@ -668,7 +671,7 @@ func runBwrap(ctx context.Context, p *compiler.Plan, m compiler.Machine, as []at
 }
 
 func runLandlock(ctx context.Context, p *compiler.Plan, as []attempt, o Options) (string, []probe.Result, string, error) {
-	if launch.DetectHost().ABI < launch.MinABI {
+	if hostcaps.Detect().ABI < artefact.MinABI {
 		return "", nil, "", fmt.Errorf("this kernel has no usable Landlock")
 	}
 	args := []string{"exec", "--policy", o.Policy, "--server", p.Server}
@@ -686,7 +689,7 @@ func runLandlock(ctx context.Context, p *compiler.Plan, as []attempt, o Options)
 		return "", nil, "", fmt.Errorf("mcpolicy exec: %v: %s", err, stderr.String())
 	}
 	rs, err := parse(out, len(as))
-	return fmt.Sprintf("Landlock ABI %d", launch.DetectHost().ABI), rs,
+	return fmt.Sprintf("Landlock ABI %d", hostcaps.Detect().ABI), rs,
 		"the ruleset and namespaces of mcpolicy exec; the probe runs in the confined launcher in place of exec'ing the server, so no rule is added for it", err
 }
 

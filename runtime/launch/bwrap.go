@@ -11,28 +11,17 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"golang.org/x/sys/unix"
+
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/protect"
 	"github.com/mcpolicy/mcpolicy/runtime/seccomp"
-	"golang.org/x/sys/unix"
 )
 
-// BwrapSpec is the committed bwrap artefact (.mcpolicy/bwrap/SERVER.json)
-// that client entries start through this launcher: bwrap's arguments with
-// host paths as ${PROJECT_ROOT}/… and ${HOME}/…, and the names of the
-// variables passed through (values never enter the file or any argv).
+// BwrapSpec is the committed bwrap artefact, with what a caller of the
+// launcher's own adds at run time.
 type BwrapSpec struct {
-	Backend string   `json:"backend"` // BwrapProgram
-	Server  string   `json:"server"`
-	Plan    string   `json:"plan"`
-	Env     []string `json:"env"`
-	// Unprotected are the protected names the policy unprotects: in a
-	// read-write mount of the project they stay writable.
-	Unprotected []string `json:"unprotected,omitempty"`
-	Args        []string `json:"args"`
-	// ProgramPins are the files the server runs that a read-write grant
-	// holds (placeholders): the entry must pin each (CheckPrograms).
-	ProgramPins []string `json:"programPins,omitempty"`
+	artefact.BwrapSpec
 	// OwnSocket, when set, is the sandbox path of a socket this process
 	// serves (mcpolicy run's egress proxy), and CheckOwn proves, on the very
 	// descriptor bwrap binds, that it reaches this process's listener
@@ -42,12 +31,6 @@ type BwrapSpec struct {
 	OwnSocket string             `json:"-"`
 	CheckOwn  func(fd int) error `json:"-"`
 }
-
-// BwrapProgram is bubblewrap's executable, and the backend its specs
-// name (emit/bwrap takes both from here: this package sits below it). The
-// table's program for bwrap is its name (a test checks), so one constant
-// serves as both.
-const BwrapProgram = backend.Bwrap
 
 // bwrapOperands is how many values each option the emitter writes takes;
 // an option not listed here is refused rather than guessed.
@@ -73,7 +56,7 @@ type Bwrap struct {
 
 // PrepareBwrapAt is PrepareBwrap with bwrap's path given.
 func PrepareBwrapAt(spec *BwrapSpec, root, home string, environ []string, bwrapPath string) (*Bwrap, error) {
-	if spec.Backend != BwrapProgram {
+	if spec.Backend != artefact.BwrapProgram {
 		return nil, fmt.Errorf("not a bwrap artefact (backend %q)", spec.Backend)
 	}
 	if !pathIsAbs(root) {
@@ -107,7 +90,7 @@ func PrepareBwrapAt(spec *BwrapSpec, root, home string, environ []string, bwrapP
 	}
 	var rwTargets []string
 	args := spec.Args
-	b.Argv = []string{BwrapProgram}
+	b.Argv = []string{artefact.BwrapProgram}
 	i := 0
 	for ; i < len(args); i++ {
 		a := args[i]
@@ -278,7 +261,7 @@ func DecodeBwrap(data []byte) (*BwrapSpec, error) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, err
 	}
-	if s.Backend != BwrapProgram || len(s.Args) == 0 {
+	if s.Backend != artefact.BwrapProgram || len(s.Args) == 0 {
 		return nil, fmt.Errorf("not a bwrap artefact")
 	}
 	return &s, nil

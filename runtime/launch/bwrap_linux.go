@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 )
 
 func memfd(name string, data []byte) (int, error) {
@@ -46,7 +48,7 @@ func memfd(name string, data []byte) (int, error) {
 //     bwrap itself starts with an empty environment (its own process stays
 //     inside the sandbox's PID namespace, where /proc/1/environ is readable).
 func PrepareBwrap(spec *BwrapSpec, root, home string, environ []string) (*Bwrap, error) {
-	p, err := exec.LookPath(BwrapProgram)
+	p, err := exec.LookPath(artefact.BwrapProgram)
 	if err != nil {
 		return nil, &UnsupportedError{fmt.Errorf("bwrap is not installed (or not in PATH): %v", err)}
 	}

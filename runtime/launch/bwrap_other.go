@@ -6,28 +6,30 @@ import (
 	"net"
 	"os"
 	"syscall"
+
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 )
 
 // PrepareBwrap: bwrap is Linux's (mount and user namespaces); see
 // bwrap_linux.go.
 func PrepareBwrap(spec *BwrapSpec, root, home string, environ []string) (*Bwrap, error) {
-	return nil, needsLinux(BwrapProgram, "mount and user namespaces")
+	return nil, needsLinux(artefact.BwrapProgram, "mount and user namespaces")
 }
 
 // memfd: bwrap reads its arguments and seccomp filter from memfds
 // (PrepareBwrapAt); see bwrap_linux.go.
 func memfd(name string, data []byte) (int, error) {
-	return -1, needsLinux(BwrapProgram, "memfd_create, mount namespaces")
+	return -1, needsLinux(artefact.BwrapProgram, "memfd_create, mount namespaces")
 }
 
 // DialDescriptor: see bwrap_linux.go.
 func DialDescriptor(fd int) (net.Conn, error) {
-	return nil, needsLinux(BwrapProgram, "/proc/self/fd")
+	return nil, needsLinux(artefact.BwrapProgram, "/proc/self/fd")
 }
 
 // becomeUser: see bwrap_linux.go.
 func becomeUser(c *syscall.Credential) error {
-	return needsLinux(BwrapProgram, "setresuid")
+	return needsLinux(artefact.BwrapProgram, "setresuid")
 }
 
 // GiveStdio: see bwrap_linux.go.

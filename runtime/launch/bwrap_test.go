@@ -9,14 +9,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/backend"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
 // TestBwrapProgram: the constant is the table's program for bwrap.
 func TestBwrapProgram(t *testing.T) {
-	if got := backend.Program(backend.Bwrap); got != launch.BwrapProgram {
-		t.Errorf("the backend table starts bwrap with %q, launch runs %q", got, launch.BwrapProgram)
+	if got := backend.Program(backend.Bwrap); got != artefact.BwrapProgram {
+		t.Errorf("the backend table starts bwrap with %q, launch runs %q", got, artefact.BwrapProgram)
 	}
 }
 
@@ -60,7 +61,7 @@ func spec(command ...string) *launch.BwrapSpec {
 		"--bind", "${PROJECT_ROOT}", "/workspace",
 		"--ro-bind", "${PROJECT_ROOT}/.git", "/workspace/.git",
 		"--remount-ro", "/", "--"}
-	return &launch.BwrapSpec{Backend: "bwrap", Server: "s", Plan: "sha256:00", Env: []string{"TOKEN"}, Args: append(args, command...)}
+	return &launch.BwrapSpec{BwrapSpec: artefact.BwrapSpec{Backend: "bwrap", Server: "s", Plan: "sha256:00", Env: []string{"TOKEN"}, Args: append(args, command...)}}
 }
 
 func TestPrepareBwrapBindsByDescriptorWithAFixedTop(t *testing.T) {
@@ -137,7 +138,7 @@ func swapDir(p, to string) error {
 func TestReadVerified(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "a.json")
 	write(t, f, "{}\n")
-	digest := launch.Digest([]byte("{}\n"))
+	digest := artefact.Digest([]byte("{}\n"))
 	if _, err := launch.ReadVerified(f, digest); err != nil {
 		t.Fatal(err)
 	}

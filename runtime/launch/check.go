@@ -1,6 +1,11 @@
 package launch
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
+	"github.com/mcpolicy/mcpolicy/internal/hostcaps"
+)
 
 // UnsupportedError says this machine cannot run the ruleset as the policy
 // demands (no Landlock, an ABI too old, no user namespaces): exit code 4.
@@ -12,27 +17,27 @@ func (e *UnsupportedError) Unwrap() error { return e.Err }
 // Check refuses a host that cannot enforce the ruleset, unless the policy
 // accepted the named degradation. emit/landlock's report says the same
 // thing row by row; a test keeps the two in agreement.
-func (rs *Ruleset) Check(h Host) error {
+func CheckRuleset(rs *artefact.Ruleset, h hostcaps.Host) error {
 	refuse := func(format string, args ...any) error {
 		return &UnsupportedError{fmt.Errorf("server %q: "+format+" (this machine: Landlock ABI %d, user namespaces %s)",
 			append(append([]any{rs.Server}, args...), h.ABI, yesNo(h.UserNS))...)}
 	}
-	if h.ABI < MinABI {
-		return refuse("Landlock ABI %d is below %d (Linux 6.2): refusing to start unconfined", h.ABI, MinABI)
+	if h.ABI < artefact.MinABI {
+		return refuse("Landlock ABI %d is below %d (Linux 6.2): refusing to start unconfined", h.ABI, artefact.MinABI)
 	}
 	if !h.UserNS && rs.Network == "none" {
 		if h.ABI < 4 {
 			return refuse("without user namespaces and below ABI 4 nothing on the network can be denied; use the bwrap or docker backend")
 		}
-		if !rs.Accepts(AcceptTCPOnly) {
-			return refuse("without user namespaces only TCP can be denied (UDP, MPTCP and unix sockets stay open); enable them, or accept %q in the policy", AcceptTCPOnly)
+		if !rs.Accepts(artefact.AcceptTCPOnly) {
+			return refuse("without user namespaces only TCP can be denied (UDP, MPTCP and unix sockets stay open); enable them, or accept %q in the policy", artefact.AcceptTCPOnly)
 		}
 	}
-	if !h.UserNS && rs.Scratch != "" && !rs.Accepts(AcceptScratchDir) {
-		return refuse("without user namespaces the scratch cannot be a bounded tmpfs; enable them, or accept %q in the policy", AcceptScratchDir)
+	if !h.UserNS && rs.Scratch != "" && !rs.Accepts(artefact.AcceptScratchDir) {
+		return refuse("without user namespaces the scratch cannot be a bounded tmpfs; enable them, or accept %q in the policy", artefact.AcceptScratchDir)
 	}
-	if h.ABI < ScopeABI && !rs.Accepts(AcceptNoScope) {
-		return refuse("Landlock ABI %d cannot scope abstract unix sockets and signals (ABI %d); accept %q in the policy, or use the bwrap or docker backend", h.ABI, ScopeABI, AcceptNoScope)
+	if h.ABI < artefact.ScopeABI && !rs.Accepts(artefact.AcceptNoScope) {
+		return refuse("Landlock ABI %d cannot scope abstract unix sockets and signals (ABI %d); accept %q in the policy, or use the bwrap or docker backend", h.ABI, artefact.ScopeABI, artefact.AcceptNoScope)
 	}
 	return nil
 }

@@ -14,9 +14,11 @@ import (
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/runtime/probe"
 	"github.com/mcpolicy/mcpolicy/runtime/seccomp"
-	"golang.org/x/sys/unix"
 )
 
 const (
@@ -209,7 +211,7 @@ func confineAndRun(sp *spec, verbose io.Writer, mode runMode) (int, error) {
 	serverUmask()
 	filter := "not loaded (unhardened test wiring)"
 	if mode != unhardened {
-		deny := sp.NoNetNS && !rs.Accepts(AcceptUnixSockets)
+		deny := sp.NoNetNS && !rs.Accepts(artefact.AcceptUnixSockets)
 		if err := seccomp.Load(seccomp.Options{DenyUnixSockets: deny, NoNamespaces: sp.NoNetNS}); err != nil {
 			return 0, fmt.Errorf("loading the seccomp filter: %w", err)
 		}

@@ -2,7 +2,6 @@ package launch
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"os/exec"
@@ -11,9 +10,11 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/backend"
 	"github.com/mcpolicy/mcpolicy/internal/protect"
-	"golang.org/x/sys/unix"
 )
 
 // Engine prepares `docker run` / `podman run` arguments (as the client
@@ -88,8 +89,8 @@ func (e Engine) Prepare(args []string) ([]string, error) {
 	explicit := map[string]bool{}
 	for j := 1; j+1 < len(args) && strings.HasPrefix(args[j], "-"); j++ {
 		if args[j] == "--mount" {
-			if m, err := parseMount(args[j+1]); err == nil && m.kind == "bind" {
-				explicit[path.Clean(m.target)] = true
+			if m, err := artefact.ParseMount(args[j+1]); err == nil && m.Kind == "bind" {
+				explicit[path.Clean(m.Target)] = true
 			}
 			j++
 		} else if n, ok := engineOperands[args[j]]; ok {
@@ -124,22 +125,22 @@ func (e Engine) Prepare(args []string) ([]string, error) {
 			break // the image: the rest is the server's command
 		}
 		if a == "--mount" && i+1 < len(args) {
-			m, err := parseMount(args[i+1])
+			m, err := artefact.ParseMount(args[i+1])
 			if err != nil {
 				return nil, err
 			}
 			i++
-			if !m.readonly && path.Clean(m.source) == path.Clean(root) {
+			if !m.ReadOnly && path.Clean(m.Source) == path.Clean(root) {
 				extra, err := engineFixedTop(src, m, e.Unprotected, bound, explicit, opened)
 				if err != nil {
 					return nil, err
 				}
 				out = append(out, extra...)
-				rwTargets = append(rwTargets, m.target)
+				rwTargets = append(rwTargets, m.Target)
 				continue
 			}
-			fd, err := src.Open(m.source)
-			if m.readonly && below(m.target, rwTargets) {
+			fd, err := src.Open(m.Source)
+			if m.ReadOnly && below(m.Target, rwTargets) {
 				// A protected name: gone (nothing to bind), or already
 				// bound read-only by the fixed top level (engines refuse
 				// a duplicate mount point); a symlink is refused.
@@ -149,7 +150,7 @@ func (e Engine) Prepare(args []string) ([]string, error) {
 				if err != nil {
 					return nil, err
 				}
-				if bound[path.Clean(m.target)] {
+				if bound[path.Clean(m.Target)] {
 					unix.Close(fd)
 					continue
 				}
@@ -157,11 +158,11 @@ func (e Engine) Prepare(args []string) ([]string, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := opened(fd, m.target); err != nil {
+			if err := opened(fd, m.Target); err != nil {
 				return nil, err
 			}
-			if !m.readonly {
-				rwTargets = append(rwTargets, m.target)
+			if !m.ReadOnly {
+				rwTargets = append(rwTargets, m.Target)
 			}
 			out = append(out, a, args[i])
 			continue
@@ -218,7 +219,7 @@ func (e Engine) Prepare(args []string) ([]string, error) {
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("image %s has no entrypoint or command, and the policy gives none", image)
 	}
-	verifier := (&mountSpec{kind: "bind", source: e.Verifier, target: VerifierTarget, readonly: true}).String()
+	verifier := (&artefact.Mount{Kind: "bind", Source: e.Verifier, Target: VerifierTarget, ReadOnly: true}).String()
 	out = append(out, "--mount", verifier, "--entrypoint", VerifierTarget, image, VerifyMountsArg)
 	out = append(out, expect...)
 	out = append(out, "--")
@@ -325,8 +326,8 @@ func targets(args []string) []string {
 	for i := 0; i+1 < len(args); i++ {
 		switch args[i] {
 		case "--mount":
-			if m, err := parseMount(args[i+1]); err == nil {
-				t = append(t, path.Clean(m.target))
+			if m, err := artefact.ParseMount(args[i+1]); err == nil {
+				t = append(t, path.Clean(m.Target))
 			}
 			i++
 		case "--tmpfs":
@@ -347,104 +348,35 @@ var engineOperands = map[string]int{
 	"--workdir": 1, "--label": 1, "--name": 1, "--entrypoint": 1, "--read-only-tmpfs=false": 0,
 }
 
-type mountSpec struct {
-	kind, source, target string
-	readonly             bool
-	extra                []string
-}
-
-// parseMount reads a --mount value the way docker and podman do (CSV).
-func parseMount(v string) (*mountSpec, error) {
-	r := csv.NewReader(strings.NewReader(v))
-	fields, err := r.Read()
-	if err != nil {
-		return nil, fmt.Errorf("--mount %q: %v", v, err)
-	}
-	m := &mountSpec{}
-	seen := map[string]bool{}
-	for _, f := range fields {
-		k, val, _ := strings.Cut(f, "=")
-		key := strings.ToLower(k)
-		switch key {
-		case "source", "src":
-			key = "source"
-		case "target", "destination", "dst":
-			key = "target"
-		case "readonly", "ro":
-			key = "readonly"
-		}
-		if seen[key] {
-			return nil, fmt.Errorf("--mount %q: %s given twice", v, key)
-		}
-		seen[key] = true
-		switch strings.ToLower(k) {
-		case "type":
-			m.kind = val
-		case "source", "src":
-			m.source = val
-		case "target", "destination", "dst":
-			m.target = val
-		case "readonly", "ro":
-			m.readonly = val == "" || val == "true" || val == "1"
-		default:
-			m.extra = append(m.extra, f)
-		}
-	}
-	// Only what mcpolicy emits: a bind, spelled so. Any other type went
-	// through unchecked, and the engine reads "BIND" as a bind too: a
-	// hand-edited entry mounted / at /host past every check (red team);
-	// no type at all is a volume.
-	if m.kind != "bind" {
-		return nil, fmt.Errorf("--mount %q: only type=bind, as mcpolicy emits it, is accepted (the launcher checks every mount's source)", v)
-	}
-	if m.source == "" || m.target == "" {
-		return nil, fmt.Errorf("--mount %q: a bind needs a source and a target", v)
-	}
-	return m, nil
-}
-
-func (m *mountSpec) String() string {
-	fields := []string{"type=" + m.kind, "source=" + m.source, "target=" + m.target}
-	if m.readonly {
-		fields = append(fields, "readonly")
-	}
-	fields = append(fields, m.extra...)
-	var b bytes.Buffer
-	w := csv.NewWriter(&b)
-	w.Write(fields)
-	w.Flush()
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
 // engineFixedTop binds a read-write project root read-only and each of
 // its top-level entries on top: protected ones read-only (recorded in
 // bound), the others read-write — but for an entry a policy's own mount
 // takes (explicit), which it leaves to that mount.
-func engineFixedTop(src *Sources, m *mountSpec, unprotected []string, bound, explicit map[string]bool, opened func(int, string) error) ([]string, error) {
-	fd, err := src.Open(m.source)
+func engineFixedTop(src *Sources, m *artefact.Mount, unprotected []string, bound, explicit map[string]bool, opened func(int, string) error) ([]string, error) {
+	fd, err := src.Open(m.Source)
 	if err != nil {
 		return nil, err
 	}
-	if err := opened(fd, m.target); err != nil {
+	if err := opened(fd, m.Target); err != nil {
 		return nil, err
 	}
-	kids, err := src.topLevel(m.source, unprotected)
+	kids, err := src.topLevel(m.Source, unprotected)
 	if err != nil {
 		return nil, err
 	}
 	ro := *m
-	ro.readonly = true
+	ro.ReadOnly = true
 	out := []string{"--mount", ro.String()}
 	for _, k := range kids {
-		c := &mountSpec{kind: "bind", source: path.Join(m.source, k.name), target: path.Join(m.target, k.name),
-			readonly: protect.Except(k.name, unprotected) != ""}
-		if c.readonly {
-			bound[c.target] = true
-		} else if explicit[c.target] {
+		c := &artefact.Mount{Kind: "bind", Source: path.Join(m.Source, k.name), Target: path.Join(m.Target, k.name),
+			ReadOnly: protect.Except(k.name, unprotected) != ""}
+		if c.ReadOnly {
+			bound[c.Target] = true
+		} else if explicit[c.Target] {
 			unix.Close(k.fd)
 			continue
 		}
-		if err := opened(k.fd, c.target); err != nil {
+		if err := opened(k.fd, c.Target); err != nil {
 			return nil, err
 		}
 		out = append(out, "--mount", c.String())

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
@@ -19,33 +20,33 @@ import (
 // arguments, expanded as the entry writer expands them, run.
 func TestEnginePinnedRefusesAHandEdit(t *testing.T) {
 	root, home := t.TempDir(), t.TempDir()
-	artefact := filepath.Join(root, ".mcpolicy", "docker", "s.json")
-	os.MkdirAll(filepath.Dir(artefact), 0o755)
+	file := filepath.Join(root, ".mcpolicy", "docker", "s.json")
+	os.MkdirAll(filepath.Dir(file), 0o755)
 	data := []byte(`["run", "--rm", "-i", "--network", "none", "--user", "${UID}:${GID}",
 	  "--mount", "type=bind,source=${PROJECT_ROOT}/src,target=/workspace",
 	  "--mount", "type=bind,source=${HOME}/.cache/x,target=/cache,readonly",
 	  "--label", "org.mcpolicy.plan=sha256:00", "img:1"]`)
-	if err := os.WriteFile(artefact, data, 0o644); err != nil {
+	if err := os.WriteFile(file, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	digest := launch.Digest(data)
+	digest := artefact.Digest(data)
 	plan := []string{"run", "--rm", "-i", "--network", "none", "--user", "${UID}:${GID}",
 		"--mount", "type=bind,source=" + root + "/src,target=/workspace",
 		"--mount", "type=bind,source=" + home + "/.cache/x,target=/cache,readonly",
 		"--label", "org.mcpolicy.plan=sha256:00", "img:1"}
-	got, err := launch.EnginePinned(artefact, digest, root, home+"/", plan)
+	got, err := launch.EnginePinned(file, digest, root, home+"/", plan)
 	if err != nil || strings.Join(got, " ") != strings.Join(plan, " ") {
 		t.Fatalf("the plan's own arguments: %q %v", got, err)
 	}
 	// The writer's expansion is the launcher's.
-	if w, err := launch.EngineArgs(data, root, home); err != nil || strings.Join(w, " ") != strings.Join(plan, " ") {
+	if w, err := artefact.EngineArgs(data, root, home); err != nil || strings.Join(w, " ") != strings.Join(plan, " ") {
 		t.Fatalf("EngineArgs: %q %v", w, err)
 	}
 	edit := func(f func([]string) []string) []string { return f(append([]string{}, plan...)) }
 	for name, c := range map[string]struct {
-		args           []string
-		artefact, hash string
-		says           string
+		args       []string
+		file, hash string
+		says       string
 	}{
 		"a --mount added": {args: edit(func(a []string) []string {
 			return append(a[:7], append([]string{"--mount", "type=bind,source=" + home + ",target=/h,readonly"}, a[7:]...)...)
@@ -54,17 +55,17 @@ func TestEnginePinnedRefusesAHandEdit(t *testing.T) {
 		"a word removed":   {args: edit(func(a []string) []string { return a[:len(a)-1] }), says: `"img:1", is missing`},
 		"a word appended":  {args: edit(func(a []string) []string { return append(a, "sh") }), says: `"sh", is not in the plan`},
 		"a mount widened":  {args: edit(func(a []string) []string { a[10] = strings.TrimSuffix(a[10], ",readonly"); return a }), says: "word 11"},
-		"no --sha256":      {args: plan, artefact: "-", says: "pins no artefact"},
-		"another artefact": {args: plan, hash: launch.Digest([]byte("[]")), says: "has been modified"},
-		"another root":     {args: plan, artefact: "root", says: "is not the project of the pinned artefact"},
+		"no --sha256":      {args: plan, file: "-", says: "pins no artefact"},
+		"another artefact": {args: plan, hash: artefact.Digest([]byte("[]")), says: "has been modified"},
+		"another root":     {args: plan, file: "root", says: "is not the project of the pinned artefact"},
 	} {
-		a, h, r := artefact, digest, root
-		switch c.artefact {
+		a, h, r := file, digest, root
+		switch c.file {
 		case "-":
 			a, h = "", ""
 		case "root": // the root edited, the arguments expanded to match
 			r = filepath.Dir(root)
-			c.args, _ = launch.EngineArgs(data, r, home)
+			c.args, _ = artefact.EngineArgs(data, r, home)
 		}
 		if c.hash != "" {
 			h = c.hash
@@ -87,14 +88,14 @@ func TestEnginePinnedRefusesAHandEdit(t *testing.T) {
 // or not (a trailing slash, a . component).
 func TestPinnedRoot(t *testing.T) {
 	proj := t.TempDir()
-	artefact := filepath.Join(proj, ".mcpolicy", "bwrap", "s.json")
+	file := filepath.Join(proj, ".mcpolicy", "bwrap", "s.json")
 	for _, ok := range []string{proj, proj + "/", proj + "/."} {
-		if err := launch.PinnedRoot(artefact, ok); err != nil {
+		if err := launch.PinnedRoot(file, ok); err != nil {
 			t.Errorf("root %q: %v", ok, err)
 		}
 	}
 	for _, bad := range []string{filepath.Dir(proj), "/", filepath.Join(proj, "src"), proj + "-other", ""} {
-		err := launch.PinnedRoot(artefact, bad)
+		err := launch.PinnedRoot(file, bad)
 		var te *launch.TamperError
 		if !errors.As(err, &te) {
 			t.Errorf("root %q: %v, want a TamperError", bad, err)
@@ -109,8 +110,8 @@ func TestPinnedRoot(t *testing.T) {
 // unprotected names are the labels'; a --unprotect flag is refused.
 func TestEngineRequiredFromPinnedArgs(t *testing.T) {
 	root, home := t.TempDir(), t.TempDir()
-	artefact := filepath.Join(root, ".mcpolicy", "docker", "s.json")
-	os.MkdirAll(filepath.Dir(artefact), 0o755)
+	file := filepath.Join(root, ".mcpolicy", "docker", "s.json")
+	os.MkdirAll(filepath.Dir(file), 0o755)
 	os.MkdirAll(filepath.Join(root, "bin"), 0o755)
 	if err := os.WriteFile(filepath.Join(root, "bin", "x"), []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
@@ -120,17 +121,17 @@ func TestEngineRequiredFromPinnedArgs(t *testing.T) {
 	  "--label", "org.mcpolicy.plan=sha256:00",
 	  "--label", "org.mcpolicy.unprotect=.git",
 	  "--label", "org.mcpolicy.pin=${PROJECT_ROOT}/bin/x", "img:1", "/workspace/bin/x"]`)
-	if err := os.WriteFile(artefact, data, 0o644); err != nil {
+	if err := os.WriteFile(file, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	inline, err := launch.EngineArgs(data, root, home)
+	inline, err := artefact.EngineArgs(data, root, home)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Contains(inline, "org.mcpolicy.pin="+root+"/bin/x") {
 		t.Fatalf("the pin label is not expanded as the mounts are: %q", inline)
 	}
-	args, err := launch.EnginePinned(artefact, launch.Digest(data), root, home, inline)
+	args, err := launch.EnginePinned(file, artefact.Digest(data), root, home, inline)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestEngineRequiredFromPinnedArgs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := launch.CheckPrograms(required, []string{launch.ProgramPin(filepath.Join(root, "bin", "x"), d)}, root, home); err != nil {
+	if err := launch.CheckPrograms(required, []string{artefact.ProgramPin(filepath.Join(root, "bin", "x"), d)}, root, home); err != nil {
 		t.Errorf("the entry's pin: %v", err)
 	}
 	if err := launch.UnprotectFlags([]string{".git"}); !errors.As(err, &te) || !strings.Contains(err.Error(), "mcpolicy client TARGET --write") {

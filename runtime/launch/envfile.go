@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 )
 
@@ -190,8 +191,8 @@ func EngineSources(args []string) []string {
 	var out []string
 	for i := 0; i+1 < len(args); i++ {
 		if args[i] == "--mount" {
-			if m, err := parseMount(args[i+1]); err == nil && m.kind == "bind" {
-				out = append(out, m.source)
+			if m, err := artefact.ParseMount(args[i+1]); err == nil && m.Kind == "bind" {
+				out = append(out, m.Source)
 			}
 			i++
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
@@ -140,11 +141,11 @@ servers: s: {
 		t.Fatalf("mcpolicy build: %v\n%s", err, out)
 	}
 	for _, backend := range []string{"bwrap", "landlock"} {
-		artefact := filepath.Join(proj, ".mcpolicy", backend, "s.json")
-		data, _ := os.ReadFile(artefact)
+		file := filepath.Join(proj, ".mcpolicy", backend, "s.json")
+		data, _ := os.ReadFile(file)
 		launchWith := func(file string) (string, int) {
 			cmd := exec.Command(filepath.Join(base, "bin", "mcpolicy-launch"), "--env-file", file,
-				"--project-root", proj, "--sha256", launch.Digest(data), artefact)
+				"--project-root", proj, "--sha256", artefact.Digest(data), file)
 			cmd.Env = env // what Claude Desktop passes: no MCP_TOKEN
 			out, err := cmd.CombinedOutput()
 			var ee *exec.ExitError

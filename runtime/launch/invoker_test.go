@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpolicy/mcpolicy/runtime/launch"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 )
 
 // invokerUID is a user that is neither root nor the default 1000: what a
@@ -88,17 +88,17 @@ servers: {
 	start := func(uid int, server, backend string) (string, int) {
 		var cmd *exec.Cmd
 		if backend == "bwrap" {
-			artefact := filepath.Join(proj, ".mcpolicy", "bwrap", server+".json")
-			data, _ := os.ReadFile(artefact)
-			cmd = exec.Command(launcher, "--project-root", proj, "--sha256", launch.Digest(data), artefact)
+			file := filepath.Join(proj, ".mcpolicy", "bwrap", server+".json")
+			data, _ := os.ReadFile(file)
+			cmd = exec.Command(launcher, "--project-root", proj, "--sha256", artefact.Digest(data), file)
 		} else {
-			artefact := filepath.Join(proj, ".mcpolicy", "docker", server+".json")
-			data, _ := os.ReadFile(artefact)
-			run, err := launch.EngineArgs(data, proj, home)
+			file := filepath.Join(proj, ".mcpolicy", "docker", server+".json")
+			data, _ := os.ReadFile(file)
+			run, err := artefact.EngineArgs(data, proj, home)
 			if err != nil {
 				t.Fatal(err)
 			}
-			cmd = exec.Command(launcher, append([]string{"--engine", docker, "--project-root", proj, "--sha256", launch.Digest(data), artefact, "--"}, run...)...)
+			cmd = exec.Command(launcher, append([]string{"--engine", docker, "--project-root", proj, "--sha256", artefact.Digest(data), file, "--"}, run...)...)
 		}
 		cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
 		if uid != 0 {

@@ -27,6 +27,7 @@ package launch
 import (
 	"io"
 
+	"github.com/mcpolicy/mcpolicy/internal/hostcaps"
 	"github.com/mcpolicy/mcpolicy/runtime/probe"
 )
 
@@ -35,13 +36,13 @@ const Stage2Arg = "__mcpolicy-landlock-stage2"
 
 // Options tune a launch.
 type Options struct {
-	Verbose io.Writer // where to say what is enforced; nil for quiet
-	Environ []string  // the launcher's environment; passthrough values come from it
-	Host    *Host     // what the machine offers; nil: DetectHost, and try namespaces
+	Verbose io.Writer      // where to say what is enforced; nil for quiet
+	Environ []string       // the launcher's environment; passthrough values come from it
+	Host    *hostcaps.Host // what the machine offers; nil: hostcaps.Detect, and try namespaces
 	Probe   []probe.Attempt
 	// ProjectRoot and Home are the bases below which grants are opened
 	// without following a symlink when the minimal root is built (as
-	// Ruleset.CheckSources does). Empty: $PROJECT_ROOT and $HOME from
+	// checkSources does). Empty: $PROJECT_ROOT and $HOME from
 	// Environ; / is always one.
 	ProjectRoot, Home string
 	// Contained is called when a run in namespaces has ended: its PID

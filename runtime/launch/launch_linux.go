@@ -13,19 +13,22 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/mcpolicy/mcpolicy/internal/exitcode"
-	"github.com/mcpolicy/mcpolicy/runtime/probe"
 	"golang.org/x/sys/unix"
+
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
+	"github.com/mcpolicy/mcpolicy/internal/exitcode"
+	"github.com/mcpolicy/mcpolicy/internal/hostcaps"
+	"github.com/mcpolicy/mcpolicy/runtime/probe"
 )
 
 // spec is what stage 1 hands stage 2, on a pipe (never in argv).
 type spec struct {
-	Ruleset *Ruleset `json:"ruleset"`
-	ABI     int      `json:"abi"`
-	Mount   bool     `json:"mount,omitempty"` // mount the scratch tmpfs
-	Env     []string `json:"env"`
-	NoNetNS bool     `json:"noNetns,omitempty"`
-	Verbose bool     `json:"verbose,omitempty"`
+	Ruleset *artefact.Ruleset `json:"ruleset"`
+	ABI     int               `json:"abi"`
+	Mount   bool              `json:"mount,omitempty"` // mount the scratch tmpfs
+	Env     []string          `json:"env"`
+	NoNetNS bool              `json:"noNetns,omitempty"`
+	Verbose bool              `json:"verbose,omitempty"`
 	// Bases are where grants are opened without following a symlink (the
 	// project root and the home folder; / always).
 	Bases []string `json:"bases,omitempty"`
@@ -51,18 +54,18 @@ var testUnhardened bool
 // returns only on failure, or with the server's exit code when it ran
 // under namespaces (or was forked: Landlock alone, from a launcher that
 // leads its process group); otherwise the process becomes the server.
-func Start(rs *Ruleset, opts Options) (int, error) {
+func Start(rs *artefact.Ruleset, opts Options) (int, error) {
 	if !testUnhardened { // the control runs the wiring before the shield too
 		if err := ShieldTerminals(opts.Verbose); err != nil {
 			return 0, err
 		}
 	}
-	host := DetectHost()
+	host := hostcaps.Detect()
 	tryNS := true // the settings can be wrong (an AppArmor profile may allow us): try
 	if opts.Host != nil {
 		host, tryNS = *opts.Host, opts.Host.UserNS
 	}
-	if err := rs.Check(Host{ABI: host.ABI, UserNS: tryNS}); err != nil {
+	if err := CheckRuleset(rs, hostcaps.Host{ABI: host.ABI, UserNS: tryNS}); err != nil {
 		return 0, err
 	}
 	if rs.Scratch != "" {
@@ -89,7 +92,7 @@ func Start(rs *Ruleset, opts Options) (int, error) {
 	}
 	// No namespaces: Landlock alone, if the policy accepts what that loses.
 	host.UserNS = false
-	if err := rs.Check(host); err != nil {
+	if err := CheckRuleset(rs, host); err != nil {
 		if nsErr != nil {
 			return 0, &UnsupportedError{fmt.Errorf("%v\n\tcreating namespaces failed: %v", err, nsErr)}
 		}
@@ -103,12 +106,12 @@ func Start(rs *Ruleset, opts Options) (int, error) {
 		}
 		rs.ReadWrite = append(rs.ReadWrite, dir)
 		sp.Env = scratchEnv(sp.Env, dir)
-		say(opts.Verbose, "mcpolicy exec: %s: no namespaces: scratch: the folder %s (HOME and TMPDIR), not bounded (accepted: %s)", rs.Server, dir, AcceptScratchDir)
+		say(opts.Verbose, "mcpolicy exec: %s: no namespaces: scratch: the folder %s (HOME and TMPDIR), not bounded (accepted: %s)", rs.Server, dir, artefact.AcceptScratchDir)
 	}
-	if rs.Accepts(AcceptUnixSockets) {
-		say(opts.Verbose, "mcpolicy exec: %s: no namespaces: the host's named unix sockets stay reachable (accepted: %s)", rs.Server, AcceptUnixSockets)
+	if rs.Accepts(artefact.AcceptUnixSockets) {
+		say(opts.Verbose, "mcpolicy exec: %s: no namespaces: the host's named unix sockets stay reachable (accepted: %s)", rs.Server, artefact.AcceptUnixSockets)
 	} else {
-		say(opts.Verbose, "mcpolicy exec: %s: no namespaces: every unix socket is refused by the seccomp filter (accept %s to allow them)", rs.Server, AcceptUnixSockets)
+		say(opts.Verbose, "mcpolicy exec: %s: no namespaces: every unix socket is refused by the seccomp filter (accept %s to allow them)", rs.Server, artefact.AcceptUnixSockets)
 	}
 	if err := CloseInherited(); err != nil {
 		return 0, err
@@ -143,7 +146,7 @@ func bases(opts Options) []string {
 
 // environment is the server's whole environment: a fixed PATH and HOME, and
 // the passthrough names that are set.
-func environment(rs *Ruleset, environ []string) []string {
+func environment(rs *artefact.Ruleset, environ []string) []string {
 	home := "/"
 	if rs.Scratch != "" {
 		home = rs.Scratch
@@ -165,7 +168,7 @@ func environment(rs *Ruleset, environ []string) []string {
 // and execs the server; its exit status is the server's (128+N for signal
 // N).
 // started is false when the namespaces could not be created at all.
-func runInNamespaces(rs *Ruleset, sp *spec) (code int, err error, started bool) {
+func runInNamespaces(rs *artefact.Ruleset, sp *spec) (code int, err error, started bool) {
 	uid, gid, err := parseUser(rs.User)
 	if err != nil {
 		return 0, err, true

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/exitcode"
 )
 
 // Start: the Landlock launcher (`mcpolicy exec`, mcpolicy-launch) is
 // Linux's: Landlock, user and mount namespaces, capabilities, seccomp.
-func Start(rs *Ruleset, opts Options) (int, error) {
+func Start(rs *artefact.Ruleset, opts Options) (int, error) {
 	return 0, needsLinux(fmt.Sprintf("server %q: the Landlock launcher", rs.Server), "Landlock / mount namespaces")
 }
 

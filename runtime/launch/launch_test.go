@@ -14,6 +14,8 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
+	"github.com/mcpolicy/mcpolicy/internal/hostcaps"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 	"github.com/mcpolicy/mcpolicy/runtime/probe"
@@ -66,7 +68,7 @@ func kernelTest(t *testing.T) {
 func requireLandlock(t *testing.T) {
 	t.Helper()
 	kernelTest(t)
-	if abi := launch.DetectHost().ABI; abi < landlock.MinABI {
+	if abi := hostcaps.Detect().ABI; abi < landlock.MinABI {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("Landlock ABI %d here; CI machines must have Landlock", abi)
 		}
@@ -176,21 +178,21 @@ func TestExecSeedExample(t *testing.T) {
 // TestFailsClosed: on a host that cannot enforce the ruleset nothing is
 // started, unless the policy accepted the named degradation.
 func TestFailsClosed(t *testing.T) {
-	rs := func(accept ...string) *launch.Ruleset {
-		return &launch.Ruleset{Server: "s", Command: []string{"/usr/bin/true"}, Network: "none", User: "1000:1000",
+	rs := func(accept ...string) *artefact.Ruleset {
+		return &artefact.Ruleset{Server: "s", Command: []string{"/usr/bin/true"}, Network: "none", User: "1000:1000",
 			Scratch: "/tmp", ScratchSize: 1 << 20, Accept: accept}
 	}
 	cases := []struct {
-		host   launch.Host
+		host   hostcaps.Host
 		want   string
 		pre    []string // accepted already: the refusal is the next one
 		accept []string // what makes the host acceptable
 	}{
-		{launch.Host{ABI: 0, UserNS: true}, "refusing to start unconfined", nil, nil},
-		{launch.Host{ABI: 2, UserNS: true}, "refusing to start unconfined", nil, nil},
-		{launch.Host{ABI: 7, UserNS: false}, launch.AcceptTCPOnly, nil, []string{launch.AcceptTCPOnly, launch.AcceptScratchDir}},
-		{launch.Host{ABI: 5, UserNS: true}, launch.AcceptNoScope, nil, []string{launch.AcceptNoScope}},
-		{launch.Host{ABI: 3, UserNS: false}, "nothing on the network can be denied", nil, nil},
+		{hostcaps.Host{ABI: 0, UserNS: true}, "refusing to start unconfined", nil, nil},
+		{hostcaps.Host{ABI: 2, UserNS: true}, "refusing to start unconfined", nil, nil},
+		{hostcaps.Host{ABI: 7, UserNS: false}, artefact.AcceptTCPOnly, nil, []string{artefact.AcceptTCPOnly, artefact.AcceptScratchDir}},
+		{hostcaps.Host{ABI: 5, UserNS: true}, artefact.AcceptNoScope, nil, []string{artefact.AcceptNoScope}},
+		{hostcaps.Host{ABI: 3, UserNS: false}, "nothing on the network can be denied", nil, nil},
 		// Without namespaces the host's named unix sockets stay in view:
 		// not a refusal, the seccomp filter then denies every unix socket
 		// (TestLandlockAloneDeniesUnixSockets), unless accepted.
@@ -204,7 +206,7 @@ func TestFailsClosed(t *testing.T) {
 		if c.accept != nil {
 			// Accepted, the check passes (Start itself is not run here: it
 			// would exec /usr/bin/true in place of the test).
-			if err := rs(c.accept...).Check(c.host); err != nil {
+			if err := launch.CheckRuleset(rs(c.accept...), c.host); err != nil {
 				t.Errorf("%+v with %v accepted: %v", c.host, c.accept, err)
 			}
 		}
@@ -214,10 +216,10 @@ func TestFailsClosed(t *testing.T) {
 // TestReportAndCheckAgree: what explain shows for landlock and what the
 // launcher enforces come from two places; they must refuse the same hosts.
 func TestReportAndCheckAgree(t *testing.T) {
-	for _, h := range []launch.Host{{ABI: 7, UserNS: true}, {ABI: 7}, {ABI: 5, UserNS: true}, {ABI: 5}, {ABI: 3}, {ABI: 4}} {
+	for _, h := range []hostcaps.Host{{ABI: 7, UserNS: true}, {ABI: 7}, {ABI: 5, UserNS: true}, {ABI: 5}, {ABI: 3}, {ABI: 4}} {
 		for _, scratch := range []bool{false, true} {
-			for _, accept := range [][]string{nil, {launch.AcceptTCPOnly}, {launch.AcceptTCPOnly, launch.AcceptNoScope, launch.AcceptScratchDir},
-				{launch.AcceptTCPOnly, launch.AcceptScratchDir, launch.AcceptUnixSockets}, {launch.AcceptTCPOnly, launch.AcceptNoScope, launch.AcceptScratchDir, launch.AcceptUnixSockets}} {
+			for _, accept := range [][]string{nil, {artefact.AcceptTCPOnly}, {artefact.AcceptTCPOnly, artefact.AcceptNoScope, artefact.AcceptScratchDir},
+				{artefact.AcceptTCPOnly, artefact.AcceptScratchDir, artefact.AcceptUnixSockets}, {artefact.AcceptTCPOnly, artefact.AcceptNoScope, artefact.AcceptScratchDir, artefact.AcceptUnixSockets}} {
 				var accepted []compiler.Accepted
 				for _, a := range accept {
 					accepted = append(accepted, compiler.Accepted{Name: a})
@@ -232,7 +234,7 @@ func TestReportAndCheckAgree(t *testing.T) {
 					t.Fatal(err)
 				}
 				report := emit.Check(p, landlock.Backend, landlock.Enforcement(p, h)) == nil
-				check := h.ABI >= launch.MinABI && rs.Check(h) == nil
+				check := h.ABI >= artefact.MinABI && launch.CheckRuleset(rs, h) == nil
 				if report != check {
 					t.Errorf("host %+v scratch %v accept %v: report says %v, launcher says %v", h, scratch, accept, report, check)
 				}

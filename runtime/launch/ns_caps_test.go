@@ -17,8 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpolicy/mcpolicy/runtime/launch"
 	"golang.org/x/sys/unix"
+
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 )
 
 // moreChecks are the server's checks for the capability sets and the
@@ -174,7 +175,7 @@ func capField(line, set string) string {
 // has no CAP_SETPCAP, so the bounding set cannot shrink; it stays the
 // invoker's, every other set is empty, and -v says so.
 func TestCapabilitiesEmptied(t *testing.T) {
-	w := setupIssue14(t, launch.AcceptTCPOnly, launch.AcceptUnixSockets)
+	w := setupIssue14(t, artefact.AcceptTCPOnly, artefact.AcceptUnixSockets)
 	w.checks(t, "caps", "wait")
 	// What the launcher's bounding set is (setpriv leaves it as it is).
 	ours, err := procCaps(os.Getpid())
@@ -252,7 +253,7 @@ func TestCapabilitiesEmptied(t *testing.T) {
 // it can write there, and the folder belongs to the plan's uid and gid
 // with mode 0700.
 func TestScratchDirWithoutNamespaces(t *testing.T) {
-	w := setupIssue14(t, launch.AcceptTCPOnly, launch.AcceptUnixSockets, launch.AcceptScratchDir)
+	w := setupIssue14(t, artefact.AcceptTCPOnly, artefact.AcceptUnixSockets, artefact.AcceptScratchDir)
 	w.rs.Scratch, w.rs.ScratchSize = "/tmp", 64<<20
 	w.checks(t, "envwrite:TMPDIR", "envwrite:HOME", "envstat:TMPDIR", "envstat:HOME")
 	for name, as := range users(t) {
@@ -311,7 +312,7 @@ func TestScratchDirWithoutNamespaces(t *testing.T) {
 // and without, where the launcher leads its process group and forks the
 // server. (Otherwise the launcher execs the server: it is the server.)
 func TestSignalsReachTheServersHandler(t *testing.T) {
-	w := setupIssue14(t, launch.AcceptTCPOnly, launch.AcceptUnixSockets)
+	w := setupIssue14(t, artefact.AcceptTCPOnly, artefact.AcceptUnixSockets)
 	w.checks(t, "trap")
 	for _, mode := range []struct {
 		name string

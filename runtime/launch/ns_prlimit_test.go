@@ -8,8 +8,9 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/mcpolicy/mcpolicy/runtime/launch"
 	"golang.org/x/sys/unix"
+
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 )
 
 // priorityChecks are the server's checks on another process's limits and
@@ -45,7 +46,7 @@ func priorityChecks(op, arg string) (string, bool) {
 // sandbox: reading its limit and priority is refused; the server's own
 // are not.
 func TestLandlockAloneCannotThrottleHostProcesses(t *testing.T) {
-	w := setupIssue14(t, launch.AcceptTCPOnly)
+	w := setupIssue14(t, artefact.AcceptTCPOnly)
 	victim := exec.Command("sleep", "60")
 	if os.Getuid() == 0 { // the server runs as the ruleset's user, 1000
 		victim = exec.Command("setpriv", "--reuid", "1000", "--regid", "1000", "--clear-groups", "sleep", "60")

@@ -22,8 +22,11 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/mcpolicy/mcpolicy/runtime/launch"
 	"golang.org/x/sys/unix"
+
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
+	"github.com/mcpolicy/mcpolicy/internal/hostcaps"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
 // The test binary plays three parts (argv[1]): the launcher's stage 2,
@@ -92,7 +95,7 @@ func launcherMain(file string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 125
 	}
-	var rs launch.Ruleset
+	var rs artefact.Ruleset
 	if err := json.Unmarshal(b, &rs); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 125
@@ -137,7 +140,7 @@ func launcherMain(file string) int {
 	launch.SetUnhardened(os.Getenv("MCPOLICY_TEST_UNHARDENED") == "1")
 	opts := launch.Options{Environ: os.Environ(), Verbose: os.Stderr}
 	if os.Getenv("MCPOLICY_TEST_NO_NS") == "1" {
-		opts.Host = &launch.Host{ABI: launch.DetectHost().ABI}
+		opts.Host = &hostcaps.Host{ABI: hostcaps.Detect().ABI}
 	}
 	code, err := launch.Start(&rs, opts)
 	var ue *launch.UnsupportedError
@@ -290,7 +293,7 @@ func listenUnix(t *testing.T, p string) {
 type issue14 struct {
 	bin, ruleset   string
 	tmpSock, runSk string
-	rs             launch.Ruleset
+	rs             artefact.Ruleset
 }
 
 // checks rewrites the ruleset file with other checks for the server.
@@ -323,7 +326,7 @@ func setupIssue14(t *testing.T, accept ...string) *issue14 {
 	listenUnix(t, w.tmpSock)
 	listenUnix(t, w.runSk)
 
-	w.rs = launch.Ruleset{Server: "t", Plan: "sha256:00",
+	w.rs = artefact.Ruleset{Server: "t", Plan: "sha256:00",
 		Baseline:  []string{"/usr", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d"},
 		ReadOnly:  []string{filepath.Dir(bin)},
 		ReadWrite: []string{},
@@ -537,13 +540,13 @@ func TestMinimalRootHidesWhatLandlockCannot(t *testing.T) {
 // is refused: the server is forked into a new session) or not (setsid, then
 // exec in place).
 func TestLandlockAloneDeniesUnixSockets(t *testing.T) {
-	filtered := setupIssue14(t, launch.AcceptTCPOnly)
+	filtered := setupIssue14(t, artefact.AcceptTCPOnly)
 	r := filtered.launch(t, nil, "MCPOLICY_TEST_NO_NS=1")
 	if r.code != 0 || r.checks["unix:"+filtered.runSk] != "EACCES" || r.checks["unix:"+filtered.tmpSock] != "EACCES" {
 		t.Fatalf("without namespaces, not accepted: exit %d, %v\n%s\nwant every unix socket refused (EACCES) by the filter", r.code, r.checks, r.stderr)
 	}
 	t.Logf("Landlock alone, filtered: %v", r.checks)
-	w := setupIssue14(t, launch.AcceptTCPOnly, launch.AcceptUnixSockets)
+	w := setupIssue14(t, artefact.AcceptTCPOnly, artefact.AcceptUnixSockets)
 	for _, leader := range []bool{true, false} {
 		for name, as := range users(t) {
 			env := []string{"MCPOLICY_TEST_NO_NS=1"}
@@ -591,7 +594,7 @@ func TestLandlockAloneDeniesUnixSockets(t *testing.T) {
 // the server — with namespaces (stage 2 execs the server), and without
 // (where a launcher leading its process group forks the server).
 func TestExitStatusAndSignals(t *testing.T) {
-	w := setupIssue14(t, launch.AcceptTCPOnly, launch.AcceptUnixSockets)
+	w := setupIssue14(t, artefact.AcceptTCPOnly, artefact.AcceptUnixSockets)
 	for _, env := range [][]string{nil, {"MCPOLICY_TEST_NO_NS=1"}} {
 		name := "namespaces"
 		if env != nil {

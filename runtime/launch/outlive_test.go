@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/testenv"
-	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
 // The checks of TestNothingOutlivesTheServer and TestInitOutsideTheDomain,
@@ -231,7 +231,7 @@ func TestInitUndumpable(t *testing.T) {
 		}
 		t.Skip("needs root to launch as uid 1000")
 	}
-	w := setupIssue14(t, launch.AcceptTCPOnly, launch.AcceptUnixSockets)
+	w := setupIssue14(t, artefact.AcceptTCPOnly, artefact.AcceptUnixSockets)
 	w.checks(t, "caps", "wait")
 	as := []string{"setpriv", "--reuid", "1000", "--regid", "1000", "--groups", "4242"}
 	// With namespaces the server's parent is stage 2, the init; without

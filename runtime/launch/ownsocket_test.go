@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
@@ -61,8 +62,8 @@ func TestOwnSocketIsChecked(t *testing.T) {
 		t.Fatalf("listener: %q", line)
 	}
 	specWith := func(check func(int) error) *launch.BwrapSpec {
-		return &launch.BwrapSpec{Backend: "bwrap", Server: "s", Plan: "sha256:00",
-			Args: []string{"--ro-bind", sock, target, "--", "true"}, OwnSocket: target, CheckOwn: check}
+		return &launch.BwrapSpec{BwrapSpec: artefact.BwrapSpec{Backend: "bwrap", Server: "s", Plan: "sha256:00",
+			Args: []string{"--ro-bind", sock, target, "--", "true"}}, OwnSocket: target, CheckOwn: check}
 	}
 	var dialed bool
 	b, err := launch.PrepareBwrapAt(specWith(func(fd int) error {

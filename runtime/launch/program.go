@@ -4,29 +4,20 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 )
-
-// ProgramFlag is the launcher's flag that pins a program's digest:
-// --program-sha256 PATH=sha256:HEX, one per file. A server's program (or a
-// script it is given) that a read-write grant of any server holds can be
-// rewritten between launches; the artefact names such files
-// (programPins), the client entry pins their digests, and the launcher
-// refuses (exit 8) other bytes, or a pin missing from the entry.
-const ProgramFlag = "program-sha256"
-
-// ProgramPin renders one flag value.
-func ProgramPin(path, digest string) string { return path + "=" + digest }
 
 // programPin parses PATH=[sha256:]HEX into an absolute clean path and the
 // 64 hex digits.
 func programPin(v string) (string, string, error) {
 	i := strings.LastIndex(v, "=")
 	if i < 0 {
-		return "", "", fmt.Errorf("--%s %q: want PATH=sha256:HEX", ProgramFlag, v)
+		return "", "", fmt.Errorf("--%s %q: want PATH=sha256:HEX", artefact.ProgramFlag, v)
 	}
 	p, d := v[:i], strings.ToLower(strings.TrimPrefix(v[i+1:], "sha256:"))
 	if !filepath.IsAbs(p) || len(d) != 64 || strings.Trim(d, "0123456789abcdef") != "" {
-		return "", "", fmt.Errorf("--%s %q: want an absolute PATH and the 64 hex digits of its SHA-256", ProgramFlag, v)
+		return "", "", fmt.Errorf("--%s %q: want an absolute PATH and the 64 hex digits of its SHA-256", artefact.ProgramFlag, v)
 	}
 	return filepath.Clean(p), d, nil
 }
@@ -48,7 +39,7 @@ func CheckPrograms(required, pins []string, root, home string) error {
 	for _, r := range required {
 		p := filepath.Clean(expandBase(r, root, home))
 		if _, ok := want[p]; !ok {
-			return tampered("%s is this server's program, and a read-write grant of a server in the policy holds it: the artefact requires its digest pinned, and the client entry carries none (--%s): refusing to start it. Check that the file is yours, then run `mcpolicy client TARGET --write` to write the entry again (by hand: --%s %s=sha256:HEX of the bytes you checked)", p, ProgramFlag, ProgramFlag, p)
+			return tampered("%s is this server's program, and a read-write grant of a server in the policy holds it: the artefact requires its digest pinned, and the client entry carries none (--%s): refusing to start it. Check that the file is yours, then run `mcpolicy client TARGET --write` to write the entry again (by hand: --%s %s=sha256:HEX of the bytes you checked)", p, artefact.ProgramFlag, artefact.ProgramFlag, p)
 		}
 	}
 	src := NewSources(root, home)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 )
 
 // TestCheckPrograms: a pinned program is run only as the entry pinned it:
@@ -25,7 +27,7 @@ func TestCheckPrograms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pin := []string{ProgramPin(prog, d)}
+	pin := []string{artefact.ProgramPin(prog, d)}
 	required := []string{"${PROJECT_ROOT}/bin/victim"}
 	if err := CheckPrograms(required, pin, root, ""); err != nil {
 		t.Fatalf("the pinned program is refused: %v", err)

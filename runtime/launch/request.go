@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/backend"
 	"github.com/mcpolicy/mcpolicy/internal/writereport"
 )
@@ -61,11 +62,11 @@ func projectRootOf(flagValue, def string, getenv func(string) string) string {
 func startEngine(engine, digest string, args []string, root string, programs []string, envFile string, say io.Writer) error {
 	// ARTEFACT -- run ARGS...: flag parsing stops at the artefact, so the
 	// -- is still there; an entry without one pins nothing (refused).
-	var artefact string
+	var pinned string
 	if len(args) > 1 && args[1] == "--" {
-		artefact, args = args[0], args[2:]
+		pinned, args = args[0], args[2:]
 	}
-	args, err := EnginePinned(artefact, digest, root, os.Getenv("HOME"), args)
+	args, err := EnginePinned(pinned, digest, root, os.Getenv("HOME"), args)
 	if err != nil {
 		return err
 	}
@@ -146,7 +147,7 @@ func startArtefact(file, digest, projectRoot, bwrapPath, envFile string, program
 	if err := json.Unmarshal(b, &kind); err != nil {
 		return 0, fmt.Errorf("%s: not an artefact: %v", file, err)
 	}
-	if kind.Backend == BwrapProgram {
+	if kind.Backend == artefact.BwrapProgram {
 		spec, err := DecodeBwrap(b)
 		if err != nil {
 			return 0, fmt.Errorf("%s: %v", file, err)
@@ -167,26 +168,26 @@ func startArtefact(file, digest, projectRoot, bwrapPath, envFile string, program
 		if err != nil {
 			return 0, err
 		}
-		if _, err := RecordSession(writereport.Session{Project: root, Server: spec.Server, Backend: BwrapProgram, Artefact: abs, Digest: digest,
-			Writable: BwrapWritable(spec, root, home)}, os.Getenv, say, os.Stderr); err != nil {
+		if _, err := RecordSession(writereport.Session{Project: root, Server: spec.Server, Backend: artefact.BwrapProgram, Artefact: abs, Digest: digest,
+			Writable: BwrapWritable(&spec.BwrapSpec, root, home)}, os.Getenv, say, os.Stderr); err != nil {
 			return 0, err
 		}
 		return 0, bw.Exec()
 	}
-	var rs Ruleset
+	var rs artefact.Ruleset
 	if err := json.Unmarshal(b, &rs); err != nil {
 		return 0, fmt.Errorf("%s: not a ruleset: %v", file, err)
 	}
 	if len(rs.Command) == 0 {
 		return 0, fmt.Errorf("%s: the ruleset has no command", file)
 	}
-	if err := rs.Resolve(root, home); err != nil {
+	if err := resolveRuleset(&rs, root, home); err != nil {
 		return 0, fmt.Errorf("%s: %v", file, err)
 	}
 	if err := CheckPrograms(rs.ProgramPins, programs, root, home); err != nil {
 		return 0, err
 	}
-	if err := rs.CheckSources(root, home); err != nil {
+	if err := checkSources(&rs, root, home); err != nil {
 		return 0, err
 	}
 	environ, err := WithEnvFile(os.Environ(), EnvFile{Path: envFile, Grants: append(append(append(append([]string{}, rs.Baseline...), rs.ReadOnly...), rs.ReadWrite...), root)}, rs.Env)

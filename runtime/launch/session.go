@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/writereport"
 )
 
@@ -59,7 +60,7 @@ func (r *SessionRecord) End() {
 }
 
 // BwrapWritable are the host paths a bwrap artefact binds read-write.
-func BwrapWritable(spec *BwrapSpec, root, home string) []string {
+func BwrapWritable(spec *artefact.BwrapSpec, root, home string) []string {
 	var out []string
 	for i := 0; i < len(spec.Args); i++ {
 		a := spec.Args[i]
@@ -80,8 +81,8 @@ func EngineWritable(args []string) []string {
 	var out []string
 	for i := 0; i+1 < len(args); i++ {
 		if args[i] == "--mount" {
-			if m, err := parseMount(args[i+1]); err == nil && !m.readonly {
-				out = append(out, m.source)
+			if m, err := artefact.ParseMount(args[i+1]); err == nil && !m.ReadOnly {
+				out = append(out, m.Source)
 			}
 			i++
 		}

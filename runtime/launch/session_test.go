@@ -8,13 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/writereport"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
 // TestWritable: only the read-write binds are a session's grants.
 func TestWritable(t *testing.T) {
-	spec := &launch.BwrapSpec{Args: []string{"--ro-bind", "${PROJECT_ROOT}", "/w", "--bind", "${PROJECT_ROOT}/data", "/d", "--bind", "${HOME}/.cache/x", "/c", "--setenv", "A", "--bind", "--", "--bind", "/no", "/no"}}
+	spec := &artefact.BwrapSpec{Args: []string{"--ro-bind", "${PROJECT_ROOT}", "/w", "--bind", "${PROJECT_ROOT}/data", "/d", "--bind", "${HOME}/.cache/x", "/c", "--setenv", "A", "--bind", "--", "--bind", "/no", "/no"}}
 	if got, want := launch.BwrapWritable(spec, "/p", "/h"), []string{"/p/data", "/h/.cache/x"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("BwrapWritable = %q, want %q", got, want)
 	}

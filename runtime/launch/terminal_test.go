@@ -15,8 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpolicy/mcpolicy/runtime/launch"
 	"golang.org/x/sys/unix"
+
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
 // terminalChecks are the server's checks on the terminals a client may
@@ -66,7 +68,7 @@ const oscClipboard = "\x1b]52;c;cHduZWQ=\x07\x1b[31mred\ttab"
 // it, and no relay outlive it or take a keystroke typed after it. With and
 // without namespaces; the control (the wiring before) holds the terminals.
 func TestServerHoldsNoTerminal(t *testing.T) {
-	w := setupIssue14(t, launch.AcceptTCPOnly, launch.AcceptUnixSockets)
+	w := setupIssue14(t, artefact.AcceptTCPOnly, artefact.AcceptUnixSockets)
 	for _, c := range []struct {
 		name   string
 		env    []string

@@ -1,12 +1,11 @@
 package launch
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/exitcode"
 )
 
@@ -26,12 +25,6 @@ func tampered(format string, args ...any) error {
 	return &TamperError{fmt.Errorf(format, args...)}
 }
 
-// Digest is the form client entries carry: "sha256:" and the hex digest.
-func Digest(b []byte) string {
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
 // ReadVerified reads an artefact once and returns its bytes only when their
 // digest is want ("sha256:HEX" or HEX). The caller uses these bytes and
 // never reads the file again, so a rewrite after the check changes nothing.
@@ -44,7 +37,7 @@ func ReadVerified(path, want string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if got := Digest(b); got != "sha256:"+want {
+	if got := artefact.Digest(b); got != "sha256:"+want {
 		return nil, tampered("%s has been modified since the client entry was written (sha256 %s, entry expects sha256:%s): refusing to start it. If you changed the policy, run `mcpolicy build` and `mcpolicy client` again and review the diff; if not, something rewrote the artefact — a server with write access to it?", path, strings.TrimPrefix(got, "sha256:"), want)
 	}
 	return b, nil

@@ -9,8 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpolicy/mcpolicy/runtime/launch"
 	"github.com/tailscale/hujson"
+
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 )
 
 // driftScenarios: drift the launcher used to let through — "a mount added
@@ -185,7 +186,7 @@ func repin(t *testing.T, sb *sandbox) {
 		if i < 0 {
 			t.Fatalf("no --sha256 in the entry: %q", args)
 		}
-		args[i+1] = launch.Digest(b)
+		args[i+1] = artefact.Digest(b)
 		return args
 	})
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpolicy/mcpolicy/runtime/launch"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 )
 
 // engineEntryScenarios: what a docker or podman entry's launcher enforces
@@ -156,7 +156,7 @@ func unprotectPinned(t *testing.T, sb *sandbox, name string) {
 	must(t, err)
 	var args []string
 	must(t, json.Unmarshal(b, &args))
-	label := []string{"--label", launch.LabelUnprotect + "=" + name}
+	label := []string{"--label", artefact.LabelUnprotect + "=" + name}
 	afterPlan := func(a []string) []string {
 		i := slices.IndexFunc(a, func(s string) bool { return strings.HasPrefix(s, "org.mcpolicy.plan=") })
 		if i < 0 {
@@ -172,7 +172,7 @@ func unprotectPinned(t *testing.T, sb *sandbox, name string) {
 		if i < 0 {
 			t.Fatalf("no --sha256 in the engine entry: %q", args)
 		}
-		args[i+1] = launch.Digest(b)
+		args[i+1] = artefact.Digest(b)
 		return afterPlan(args)
 	})
 }

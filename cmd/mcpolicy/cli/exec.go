@@ -4,11 +4,13 @@ import (
 	"errors"
 	"os"
 
+	"github.com/spf13/cobra"
+
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 	"github.com/mcpolicy/mcpolicy/runtime/probe"
-	"github.com/spf13/cobra"
 )
 
 func newExecCmd() *cobra.Command {
@@ -94,7 +96,7 @@ reviewed bytes.`,
 	policyFlag(cmd, &policy)
 	cmd.Flags().StringVar(&server, "server", "", "server to start (required)")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "say on stderr what is enforced, with the Landlock ABI")
-	cmd.Flags().StringArrayVar(&programs, launch.ProgramFlag, nil, "PATH=sha256:HEX: a program of the server's that another server's read-write grant holds, as you checked it: refuse (exit 8) other bytes (repeatable; required for each such program)")
+	cmd.Flags().StringArrayVar(&programs, artefact.ProgramFlag, nil, "PATH=sha256:HEX: a program of the server's that another server's read-write grant holds, as you checked it: refuse (exit 8) other bytes (repeatable; required for each such program)")
 	cmd.Flags().StringVar(&envFile, "env-file", "", "take the values of the plan's env grants that the environment does not set from this file (NAME=value lines, mode 600, outside every grant)")
 	cmd.Flags().StringArrayVar(&probes, "probe", nil, "run these OP:TARGET accesses in the confined launcher instead of the command (mcpolicy prove)")
 	cmd.Flags().MarkHidden("probe")

@@ -1,0 +1,141 @@
+package artefact
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// An engine entry carries the `run` arguments inline, readable in the
+// client file, and pins the reviewed artefact (.mcpolicy/docker/S.json) by
+// its digest. The inline arguments are what a hand edit changes — "a mount
+// added on a Tuesday to unblock someone" — so the launcher runs them only
+// when they are, word for word, what the pinned artefact expands to.
+
+// What the launcher must enforce beyond the engine's own arguments rides
+// in the artefact as labels, harmless to the engines, so the word-for-word
+// comparison pins it too: a flag of the launcher's own, outside the
+// comparison, is what a hand edit could add unseen.
+const (
+	// LabelUnprotect names a protected name the policy unprotects, one
+	// label each: the fixed top level leaves it writable.
+	LabelUnprotect = "org.mcpolicy.unprotect"
+	// LabelProgramPin names a program the server runs that a read-write
+	// grant holds, one label each: the entry must pin its digest
+	// (ProgramFlag), or the launch is refused.
+	LabelProgramPin = "org.mcpolicy.pin"
+)
+
+// EngineArgs expands an engine artefact (a JSON array of `run` arguments,
+// host paths as ${PROJECT_ROOT}/… and ${HOME}/… in mount sources and
+// program pin labels) into the arguments an entry holds for this root and
+// home. The entry writer (emit/docker) and the launcher both call it, so
+// the two spell every word alike. root may be a client's variable
+// (${workspaceFolder}), which the client expands before the launcher
+// sees it.
+func EngineArgs(artefact []byte, root, home string) ([]string, error) {
+	var args []string
+	if err := json.Unmarshal(artefact, &args); err != nil {
+		return nil, fmt.Errorf("not an engine artefact (a JSON array of arguments): %v", err)
+	}
+	out := make([]string, len(args))
+	copy(out, args)
+	for i := 1; i < len(out); i++ {
+		if !strings.Contains(out[i], "${") {
+			continue
+		}
+		if p, ok := strings.CutPrefix(out[i], LabelProgramPin+"="); ok && out[i-1] == "--label" {
+			p, err := expandBase(p, root, home)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = LabelProgramPin + "=" + p
+			continue
+		}
+		if out[i-1] != "--mount" {
+			continue
+		}
+		m, err := ParseMount(out[i])
+		if err != nil {
+			return nil, err
+		}
+		if m.Source, err = expandBase(m.Source, root, home); err != nil {
+			return nil, err
+		}
+		out[i] = m.String()
+	}
+	return out, nil
+}
+
+// Mount is one --mount value as the docker emitter writes it and the
+// launcher checks it.
+type Mount struct {
+	Kind, Source, Target string
+	ReadOnly             bool
+	Extra                []string // other fields, as written
+}
+
+// ParseMount reads a --mount value the way docker and podman do (CSV).
+func ParseMount(v string) (*Mount, error) {
+	r := csv.NewReader(strings.NewReader(v))
+	fields, err := r.Read()
+	if err != nil {
+		return nil, fmt.Errorf("--mount %q: %v", v, err)
+	}
+	m := &Mount{}
+	seen := map[string]bool{}
+	for _, f := range fields {
+		k, val, _ := strings.Cut(f, "=")
+		key := strings.ToLower(k)
+		switch key {
+		case "source", "src":
+			key = "source"
+		case "target", "destination", "dst":
+			key = "target"
+		case "readonly", "ro":
+			key = "readonly"
+		}
+		if seen[key] {
+			return nil, fmt.Errorf("--mount %q: %s given twice", v, key)
+		}
+		seen[key] = true
+		switch strings.ToLower(k) {
+		case "type":
+			m.Kind = val
+		case "source", "src":
+			m.Source = val
+		case "target", "destination", "dst":
+			m.Target = val
+		case "readonly", "ro":
+			m.ReadOnly = val == "" || val == "true" || val == "1"
+		default:
+			m.Extra = append(m.Extra, f)
+		}
+	}
+	// Only what mcpolicy emits: a bind, spelled so. Any other type went
+	// through unchecked, and the engine reads "BIND" as a bind too: a
+	// hand-edited entry mounted / at /host past every check (red team);
+	// no type at all is a volume.
+	if m.Kind != "bind" {
+		return nil, fmt.Errorf("--mount %q: only type=bind, as mcpolicy emits it, is accepted (the launcher checks every mount's source)", v)
+	}
+	if m.Source == "" || m.Target == "" {
+		return nil, fmt.Errorf("--mount %q: a bind needs a source and a target", v)
+	}
+	return m, nil
+}
+
+func (m *Mount) String() string {
+	fields := []string{"type=" + m.Kind, "source=" + m.Source, "target=" + m.Target}
+	if m.ReadOnly {
+		fields = append(fields, "readonly")
+	}
+	fields = append(fields, m.Extra...)
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write(fields)
+	w.Flush()
+	return strings.TrimSuffix(b.String(), "\n")
+}

@@ -1,0 +1,103 @@
+package artefact
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// MinABI is the oldest Landlock ABI mcpolicy runs on: ABI 3 adds the
+// truncate right; below it, truncate(2) is not controlled at all.
+const MinABI = 3
+
+// ScopeABI is the ABI that scopes abstract unix sockets and signals.
+const ScopeABI = 6
+
+// Degradations a policy may accept for this backend (see the schema).
+const (
+	AcceptTCPOnly    = "landlock-tcp-only"
+	AcceptNoScope    = "landlock-no-scope"
+	AcceptScratchDir = "landlock-scratch-dir"
+	// AcceptUnixSockets: without namespaces the host's named unix sockets
+	// (/run/docker.sock, D-Bus, ssh-agent...) stay reachable; Landlock has
+	// no right for connect(2) to a path.
+	AcceptUnixSockets = "landlock-unix-sockets"
+)
+
+// Ruleset is what the launcher enforces for one server. Committed
+// artefacts hold it with ${PROJECT_ROOT} and ${HOME} placeholders.
+type Ruleset struct {
+	Server    string   `json:"server"`
+	Plan      string   `json:"plan"`
+	Baseline  []string `json:"baseline"`  // read and execute; skipped where missing
+	ReadOnly  []string `json:"readOnly"`  // read and execute, recursively
+	ReadWrite []string `json:"readWrite"` // also create, write, remove, truncate
+	DevicesRO []string `json:"devicesReadOnly"`
+	DevicesRW []string `json:"devicesReadWrite"`
+	// Scratch is a bounded tmpfs mounted over this host path in a private
+	// mount namespace (or, with landlock-scratch-dir and no namespaces, a
+	// private directory exported as TMPDIR).
+	Scratch     string   `json:"scratch,omitempty"`
+	ScratchSize int64    `json:"scratchSize,omitempty"`
+	Network     string   `json:"network"` // "none"
+	Env         []string `json:"env"`     // names passed through
+	User        string   `json:"user"`
+	Workdir     string   `json:"workdir,omitempty"`
+	Command     []string `json:"command"`
+	Accept      []string `json:"accept"`
+	// ProgramPins: as BwrapSpec's.
+	ProgramPins []string `json:"programPins,omitempty"`
+}
+
+// Accepts reports whether the policy accepted the named degradation.
+func (rs *Ruleset) Accepts(name string) bool {
+	for _, a := range rs.Accept {
+		if a == name {
+			return true
+		}
+	}
+	return false
+}
+
+// JSON renders the ruleset for review, with a trailing newline.
+func (rs *Ruleset) JSON() []byte {
+	b, err := json.MarshalIndent(rs, "", "  ")
+	if err != nil {
+		panic("internal error: ruleset does not marshal: " + err.Error())
+	}
+	return append(b, '\n')
+}
+
+// Expand replaces the ${PROJECT_ROOT} and ${HOME} placeholders a
+// committed ruleset holds at the start of its paths, its workdir and its
+// command's words (a flag's value too: --dir=${PROJECT_ROOT}/x). Both
+// values must be absolute: an empty one would turn "${HOME}/x" into "/x".
+func (rs *Ruleset) Expand(projectRoot, home string) error {
+	var bad error
+	fix := func(p string) string {
+		for ph, v := range map[string]string{"${PROJECT_ROOT}": projectRoot, "${HOME}": home} {
+			if p == ph || strings.HasPrefix(p, ph+"/") {
+				if !filepath.IsAbs(v) {
+					bad = fmt.Errorf("%s in %s needs an absolute value, got %q", ph, p, v)
+				}
+				return v + strings.TrimPrefix(p, ph)
+			}
+		}
+		return p
+	}
+	for _, list := range [][]string{rs.Baseline, rs.ReadOnly, rs.ReadWrite} {
+		for i := range list {
+			list[i] = fix(list[i])
+		}
+	}
+	rs.Workdir = fix(rs.Workdir)
+	for i, a := range rs.Command {
+		if flag, v, ok := strings.Cut(a, "="); ok && i > 0 && strings.HasPrefix(v, "${") {
+			rs.Command[i] = flag + "=" + fix(v)
+		} else {
+			rs.Command[i] = fix(a)
+		}
+	}
+	return bad
+}
