@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/runtime/egress/sandbox"
+	"github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
 )
 
 // standInName is the name under which this test binary plays sandbox-exec:

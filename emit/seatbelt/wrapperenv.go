@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/runtime/egress/sandbox"
+	"github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
 )
 
 // Env starts sandbox-exec with an environment made from nothing (env -i):

@@ -32,7 +32,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/internal/hostcaps"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 	"github.com/mcpolicy/mcpolicy/internal/protect"
-	"github.com/mcpolicy/mcpolicy/runtime/egress/sandbox"
+	"github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 	"github.com/mcpolicy/mcpolicy/runtime/probe"
 	"github.com/mcpolicy/mcpolicy/runtime/supervise"

@@ -15,7 +15,7 @@ var layers = []struct {
 	name    string
 	folders []string
 }{
-	{"leaves", []string{"internal", "runtime/egress/sandbox"}},
+	{"leaves", []string{"internal"}},
 	{"schema", []string{"schema"}},
 	{"compiler", []string{"compiler"}},
 	{"emitters", []string{"emit"}},

@@ -38,7 +38,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 	"github.com/mcpolicy/mcpolicy/runtime/egress"
-	inside "github.com/mcpolicy/mcpolicy/runtime/egress/sandbox"
+	inside "github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
