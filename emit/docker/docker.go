@@ -16,8 +16,8 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/internal/backend"
 	"github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
+	"github.com/mcpolicy/mcpolicy/internal/backend"
 )
 
 // Backend is the name used in artefact paths and messages.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/internal/allowlist"
-	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // What a workload's Pod may reach, read off the NetworkPolicies of the

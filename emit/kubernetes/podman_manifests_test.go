@@ -20,9 +20,9 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
-	"github.com/mcpolicy/mcpolicy/runtime/probe/probetable"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/runtime/probe"
+	"github.com/mcpolicy/mcpolicy/runtime/probe/probetable"
 )
 
 // TestPodmanPlaysEveryManifest plays every golden manifest the backend
