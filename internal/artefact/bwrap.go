@@ -24,3 +24,20 @@ type BwrapSpec struct {
 // name. The table's program for bwrap is its name (a test checks), so one
 // constant serves as both.
 const BwrapProgram = backend.Bwrap
+
+// bwrapOperands is how many values each option a bwrap spec may hold
+// takes. The bwrap emitter writes no other (golden/contract_test.go), and
+// the launcher refuses an option not listed rather than guess.
+var bwrapOperands = map[string]int{
+	"--unshare-all": 0, "--unshare-user": 0, "--disable-userns": 0, "--die-with-parent": 0,
+	"--new-session": 0, "--clearenv": 0, "--uid": 1, "--gid": 1, "--cap-drop": 1, "--setenv": 2,
+	"--proc": 1, "--dev": 1, "--ro-bind": 2, "--ro-bind-try": 2, "--bind": 2, "--symlink": 2,
+	"--size": 1, "--tmpfs": 1, "--remount-ro": 1, "--chdir": 1,
+}
+
+// BwrapOperands reports how many values a bwrap spec's option takes, and
+// whether the contract knows it at all.
+func BwrapOperands(option string) (n int, known bool) {
+	n, known = bwrapOperands[option]
+	return n, known
+}

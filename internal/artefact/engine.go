@@ -139,3 +139,23 @@ func (m *Mount) String() string {
 	w.Flush()
 	return strings.TrimSuffix(b.String(), "\n")
 }
+
+// engineOperands are the `run` flags an engine artefact may hold, with how
+// many values each takes (--mount's one is read by ParseMount). The docker
+// emitter writes no other (golden/contract_test.go holds every golden
+// artefact to this), and the launcher refuses any other: it must
+// understand every word to check the mounts.
+var engineOperands = map[string]int{
+	"--rm": 0, "-i": 0, "-d": 0, "--read-only": 0,
+	"--network": 1, "--cap-drop": 1, "--security-opt": 1, "--user": 1, "--tmpfs": 1,
+	"-e": 1, "--memory": 1, "--memory-swap": 1, "--pids-limit": 1, "--cpus": 1,
+	"--workdir": 1, "--label": 1, "--name": 1, "--entrypoint": 1, "--read-only-tmpfs=false": 0,
+	"--mount": 1,
+}
+
+// EngineOperands reports how many values an engine artefact's `run` flag
+// takes, and whether the contract knows it at all.
+func EngineOperands(flag string) (n int, known bool) {
+	n, known = engineOperands[flag]
+	return n, known
+}

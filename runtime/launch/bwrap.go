@@ -32,15 +32,6 @@ type BwrapSpec struct {
 	CheckOwn  func(fd int) error `json:"-"`
 }
 
-// bwrapOperands is how many values each option the emitter writes takes;
-// an option not listed here is refused rather than guessed.
-var bwrapOperands = map[string]int{
-	"--unshare-all": 0, "--unshare-user": 0, "--disable-userns": 0, "--die-with-parent": 0,
-	"--new-session": 0, "--clearenv": 0, "--uid": 1, "--gid": 1, "--cap-drop": 1, "--setenv": 2,
-	"--proc": 1, "--dev": 1, "--ro-bind": 2, "--ro-bind-try": 2, "--bind": 2, "--symlink": 2,
-	"--size": 1, "--tmpfs": 1, "--remount-ro": 1, "--chdir": 1,
-}
-
 // Bwrap is a bwrap launch ready to exec: its argv and the descriptors it
 // must inherit (all close-on-exec until Exec clears them).
 type Bwrap struct {
@@ -97,7 +88,7 @@ func PrepareBwrapAt(spec *BwrapSpec, root, home string, environ []string, bwrapP
 		if a == "--" {
 			break
 		}
-		n, ok := bwrapOperands[a]
+		n, ok := artefact.BwrapOperands(a)
 		if !ok || i+n >= len(args) {
 			return fail(fmt.Errorf("bwrap artefact: unexpected argument %q", a))
 		}

@@ -93,7 +93,7 @@ func (e Engine) Prepare(args []string) ([]string, error) {
 				explicit[path.Clean(m.Target)] = true
 			}
 			j++
-		} else if n, ok := engineOperands[args[j]]; ok {
+		} else if n, ok := artefact.EngineOperands(args[j]); ok {
 			j += n
 		}
 	}
@@ -170,7 +170,7 @@ func (e Engine) Prepare(args []string) ([]string, error) {
 		if a == "--entrypoint" {
 			return nil, fmt.Errorf("--entrypoint: the launcher sets the container's first process itself (the mount check)")
 		}
-		n, known := engineOperands[a]
+		n, known := artefact.EngineOperands(a)
 		if !known || i+n >= len(args) {
 			return nil, fmt.Errorf("engine argument %q: not one mcpolicy emits, refused (the launcher must understand every flag to check the mounts)", a)
 		}
@@ -337,15 +337,6 @@ func targets(args []string) []string {
 		}
 	}
 	return t
-}
-
-// engineOperands are the `run` flags the docker emitter writes, with how
-// many values each takes.
-var engineOperands = map[string]int{
-	"--rm": 0, "-i": 0, "-d": 0, "--read-only": 0,
-	"--network": 1, "--cap-drop": 1, "--security-opt": 1, "--user": 1, "--tmpfs": 1,
-	"-e": 1, "--memory": 1, "--memory-swap": 1, "--pids-limit": 1, "--cpus": 1,
-	"--workdir": 1, "--label": 1, "--name": 1, "--entrypoint": 1, "--read-only-tmpfs=false": 0,
 }
 
 // engineFixedTop binds a read-write project root read-only and each of

@@ -181,7 +181,8 @@ func BwrapSources(spec *BwrapSpec, root, home string) []string {
 				out = append(out, p)
 			}
 		}
-		i += bwrapOperands[a]
+		n, _ := artefact.BwrapOperands(a)
+		i += n
 	}
 	return out
 }

@@ -70,7 +70,8 @@ func BwrapWritable(spec *artefact.BwrapSpec, root, home string) []string {
 		if a == "--bind" && i+1 < len(spec.Args) {
 			out = append(out, expandRootHome(spec.Args[i+1], root, home))
 		}
-		i += bwrapOperands[a]
+		n, _ := artefact.BwrapOperands(a)
+		i += n
 	}
 	return out
 }
