@@ -6,15 +6,19 @@
 // a protected name, the fixed top level, the read-only root, network none,
 // the egress proxy's allowlist, its private-address rule).
 //
-// Paths are resolved the way the backends resolve them: the deepest mount
-// holding a sandbox path decides under bwrap, docker and podman (a
-// read-only mount inside a read-write one stays read-only, a protected
-// entry of a read-write mount is a read-only bind on top); Landlock shows
-// host paths and its rights add up; bwrap and Landlock add the runtime
-// baseline (read-only host paths such as /usr), docker and podman show
-// the image's own files instead. Destinations go through the egress
-// proxy's own matcher (package allowlist). Symlinks are followed on this
-// machine when the path exists here, and the answer says so.
+// Each backend says what it makes of a plan through the emit.View it
+// implements beside its emitter (the registry, emit/backends, finds it):
+// how paths are named and combine (mounts at their targets, the deepest
+// deciding, a read-only mount inside a read-write one staying read-only
+// and a protected entry of a read-write mount a read-only bind on top; or
+// host paths whose rights add up; or host paths the deepest rule
+// decides), what of the host it shows besides the grants (a runtime
+// baseline such as /usr, devices; an image's own files instead), how its
+// scratch is mounted, what its environment holds and how its network is
+// left. why models those layers and asks no backend by name.
+// Destinations go through the egress proxy's own matcher (package
+// allowlist). Symlinks are followed on this machine when the path exists
+// here, and the answer says so.
 //
 // The package reads nothing but the plans, the target and, when
 // Machine.FS is set, this machine's file system (symlinks, which entries
