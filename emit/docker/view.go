@@ -16,7 +16,9 @@ func (engine) Baseline(*compiler.Plan) []emit.Seen { return nil }
 func (engine) Root(*compiler.Plan) emit.Root { return emit.ImageRoot }
 
 // ScratchMount: --tmpfs with noexec.
-func (engine) ScratchMount() emit.ScratchMount { return emit.ScratchMount{AtTarget: true, NoExec: true} }
+func (engine) ScratchMount() emit.ScratchMount {
+	return emit.ScratchMount{AtTarget: true, NoExec: true}
+}
 
 func (engine) ServerEnv(p *compiler.Plan) emit.ServerEnv {
 	return emit.ServerEnv{Set: emit.ProxyVariables(p), Cleared: "only -e NAME passes a variable"}
