@@ -11,7 +11,9 @@ import (
 
 func (backend) PathModel() emit.PathModel { return emit.MountsAtTargets }
 
-// viewDevices are the devices every sandbox sees, /dev/null writable.
+// viewDevices are the devices every sandbox sees (--dev), /dev/null
+// writable. The /usr folders below are why's answer as it was: Args links
+// usrLinks, which has no lib32.
 var viewDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
 
 // Baseline: the runtime baseline's host paths read-only, /usr's top-level

@@ -12,7 +12,9 @@ import (
 // PathModel: Landlock remaps nothing, and a ruleset only adds rights.
 func (backend) PathModel() emit.PathModel { return emit.HostPathsRightsAdd }
 
-// viewDevices are the devices every sandbox sees, /dev/null writable.
+// viewDevices are the devices the launcher's root holds, /dev/null
+// writable: why's answer as it was, though the ruleset grants only
+// DevicesRW and DevicesRO (not /dev/full, /dev/tty).
 var viewDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
 
 // Baseline: the runtime baseline's host paths read-only, and the devices.
