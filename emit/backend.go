@@ -12,6 +12,7 @@ import (
 // is a package under emit/ and a line there: build, client entries, run,
 // prove, doctor and the CLI find it through the registry.
 type Backend interface {
+	View // what the backend makes of a plan's grants, for mcpolicy why
 	// Name is how policies, flags, artefact folders and reports call it.
 	Name() string
 	// Builds names the backend whose artefacts this one runs: its own

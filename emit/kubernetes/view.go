@@ -1,0 +1,24 @@
+package kubernetes
+
+import (
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit"
+)
+
+// What a Pod makes of a plan, as mcpolicy why explains it (emit.View).
+
+func (backend) PathModel() emit.PathModel { return emit.MountsAtTargets }
+
+// Baseline: none of the host's; the image brings its own.
+func (backend) Baseline(*compiler.Plan) []emit.Seen { return nil }
+
+// Root: the container's, the image's own.
+func (backend) Root(*compiler.Plan) emit.Root { return emit.ImageRoot }
+
+func (backend) ScratchMount() emit.ScratchMount { return emit.ScratchMount{AtTarget: true} }
+
+func (backend) ServerEnv(p *compiler.Plan) emit.ServerEnv {
+	return emit.ServerEnv{Set: emit.ProxyVariables(p), Cleared: "the Pod's env names only the grants, each a secretKeyRef or configMapKeyRef"}
+}
+
+func (backend) Egress(p *compiler.Plan) emit.Egress { return emit.LoopbackOnly(p) }

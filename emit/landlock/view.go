@@ -1,0 +1,50 @@
+package landlock
+
+import (
+	"fmt"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit"
+)
+
+// What Landlock makes of a plan, as mcpolicy why explains it (emit.View).
+
+// PathModel: Landlock remaps nothing, and a ruleset only adds rights.
+func (backend) PathModel() emit.PathModel { return emit.HostPathsRightsAdd }
+
+// viewDevices are the devices the launcher's root holds, /dev/null
+// writable: why's answer as it was, though the ruleset grants only
+// DevicesRW and DevicesRO (not /dev/full, /dev/tty).
+var viewDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+
+// Baseline: the runtime baseline's host paths read-only, and the devices.
+func (backend) Baseline(p *compiler.Plan) []emit.Seen {
+	var seen []emit.Seen
+	for _, b := range p.Runtime.ReadOnly {
+		seen = append(seen, emit.Seen{At: b, Source: b})
+	}
+	for _, d := range viewDevices {
+		seen = append(seen, emit.Seen{At: d, Source: d, Device: true, Write: d == "/dev/null"})
+	}
+	return seen
+}
+
+// Root: the launcher's minimal root, whose folders on the way to a grant
+// exist but are not granted.
+func (backend) Root(p *compiler.Plan) emit.Root {
+	return emit.Root{
+		Absent:   "not in the minimal root: no grant or baseline path holds it (ENOENT)",
+		OnTheWay: "is in the minimal root on the way to a grant, but not granted: Landlock answers EACCES",
+		Besides:  fmt.Sprintf("the runtime baseline %q", p.Runtime.Name),
+	}
+}
+
+func (backend) ScratchMount() emit.ScratchMount { return emit.ScratchMount{AtTarget: true} }
+
+// ServerEnv: no proxy variables, since Landlock puts no proxy in front
+// of the server (an allowlist is refused).
+func (backend) ServerEnv(*compiler.Plan) emit.ServerEnv {
+	return emit.ServerEnv{Set: map[string]string{}, Cleared: "cleared but for the named variables"}
+}
+
+func (backend) Egress(p *compiler.Plan) emit.Egress { return emit.LoopbackOnly(p) }

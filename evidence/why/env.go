@@ -1,0 +1,33 @@
+package why
+
+import (
+	"fmt"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+)
+
+// env answers for an environment variable: an env grant passes it, the
+// backend may set it itself, else the cleared environment keeps it out.
+func (e *eval) env(v *Verdict, name string) {
+	defer finish(v)
+	for _, g := range e.p.Env {
+		if g.Name != name {
+			continue
+		}
+		v.Access = append(v.Access, Passed)
+		v.Via = append(v.Via, Grant{Kind: string(compiler.GrantEnv), Summary: "environment variable " + name, Pos: e.m.pos(orPos(g.Pos, e.p.Pos))})
+		from := "the value comes from the environment the client starts the server with"
+		if e.be.EnvFile() {
+			from += ", else from the env file (--env-file, ~/.config/mcpolicy/env) for clients that pass none"
+		}
+		v.At = append(v.At, "by name: "+from+"; never written into a policy, artefact or argv")
+		return
+	}
+	env := e.be.ServerEnv(e.p)
+	if how, ok := env.Set[name]; ok {
+		v.Access = append(v.Access, Passed)
+		v.At = append(v.At, how)
+		return
+	}
+	v.Stops = append(v.Stops, Stop{Rule: StopEnvCleared, Detail: fmt.Sprintf("no env grant names %s: the server's environment is empty but for its grants (%s)", name, env.Cleared)})
+}
