@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 )
 
@@ -193,7 +194,7 @@ func TestOwnManifestCounts(t *testing.T) {
 				if got := grantCounts(tg.Plan); got != want {
 					t.Errorf("%s: %s read back: %s, want %s", what, tg.Server, got, want)
 				}
-				for _, f := range lint.Run([]*lint.Target{tg}, lint.Options{}).Findings {
+				for _, f := range lint.Run([]*readback.Target{tg}, lint.Options{}).Findings {
 					switch {
 					case f.Rule == "NETWORK_OPEN" && (proxy || p.Network.Mode == "allowlist"):
 					case f.Rule == "BIND_RW" && o.HostPath && !proxy:
@@ -277,7 +278,7 @@ spec: {containers: [{name: db, image: "db:1", command: [/bin/db]}]}
 		if ts[0].Plan.Network.Mode == "none" {
 			got = "none"
 		}
-		open := slices.ContainsFunc(ts[0].Flags, func(f lint.Flag) bool { return f.Kind == lint.FlagNetwork })
+		open := slices.ContainsFunc(ts[0].Flags, func(f readback.Flag) bool { return f.Kind == readback.FlagNetwork })
 		if got != c.want || open != (c.want == "open") {
 			t.Errorf("%s: network %q (flagged %v), want %s", c.name, ts[0].Plan.Network.Mode, open, c.want)
 		}
