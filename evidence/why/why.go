@@ -32,6 +32,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/internal/baseline"
 	"github.com/mcpolicy/mcpolicy/internal/bytesize"
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 
@@ -45,7 +46,6 @@ import (
 	"github.com/mcpolicy/mcpolicy/internal/allowlist"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/internal/protect"
-	"github.com/mcpolicy/mcpolicy/schema"
 )
 
 // Kind is what a target names.
@@ -452,7 +452,7 @@ func newEval(p *compiler.Plan, m Machine, backend string) *eval {
 			e.layers = append(e.layers, layer{at: d, src: d, rw: d == "/dev/null", kind: "dev"})
 		}
 	case seatbelt.Backend:
-		rules, _ := schema.SeatbeltBaseline(p.Runtime.Name)
+		rules, _ := baseline.Seatbelt(p.Runtime.Name)
 		for _, r := range rules {
 			if !contains(r.Allow, "file-read*") {
 				continue
