@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
@@ -57,19 +58,19 @@ func Discover(dir string) []string {
 // The config is taken to be this machine's (mcpolicy check, client): lint
 // reads with ReadLint (tolerant.go), which decides as ReadFor does, and
 // repairs what is not JSON as written.
-func Read(file, home string) ([]*lint.Target, error) {
+func Read(file, home string) ([]*readback.Target, error) {
 	return ReadFor(file, Options{Home: home, ThisMachine: true})
 }
 
 // parse reads a config; local says its paths are this machine's (then home
 // places its ~, and the files entries name are read), see ReadFor.
-func parse(file string, src []byte, home string, local bool) ([]*lint.Target, error) {
+func parse(file string, src []byte, home string, local bool) ([]*readback.Target, error) {
 	return parseWith(file, src, home, local, nil)
 }
 
 // parseWith is parse, tolerant when tol is set (lint, tolerant.go): the
 // JSON is repaired, an entry that cannot be read skipped, each noted in tol.
-func parseWith(file string, src []byte, home string, local bool, tol *tolerance) ([]*lint.Target, error) {
+func parseWith(file string, src []byte, home string, local bool, tol *tolerance) ([]*readback.Target, error) {
 	r := &reader{file: file, tol: tol}
 	r.local = local
 	if local {
@@ -103,7 +104,7 @@ func parseWith(file string, src []byte, home string, local bool, tol *tolerance)
 		return nil, typeError(root, "the top level", kObject)
 	}
 	r.fileSandbox, _ = root.get("sandbox")
-	var ts []*lint.Target
+	var ts []*readback.Target
 	add := func(n *node, where, project string, zed bool) error {
 		got, err := r.section(n, where, project, zed)
 		ts = append(ts, got...)
@@ -171,7 +172,7 @@ type reader struct {
 	paths
 	tol      *tolerance // lint's tolerant read: an entry that cannot be read is skipped (nil: strict)
 	file     string
-	inherits func(string) bool // see lint.Target.EnvInherited
+	inherits func(string) bool // see readback.Target.EnvInherited
 	literal  bool              // the client expands no ${VAR} in env values
 	// fileSandbox is a VS Code mcp.json's top-level "sandbox" object.
 	fileSandbox *node
@@ -179,11 +180,11 @@ type reader struct {
 
 // section reads the servers under one key: an object of name -> entry, or
 // (Continue's style) a list of entries with a "name".
-func (r *reader) section(n *node, where, project string, zed bool) ([]*lint.Target, error) {
+func (r *reader) section(n *node, where, project string, zed bool) ([]*readback.Target, error) {
 	if n == nil {
 		return nil, nil
 	}
-	var ts []*lint.Target
+	var ts []*readback.Target
 	switch n.kind {
 	case kObject:
 		for _, i := range n.members() {
@@ -233,14 +234,14 @@ type entry struct {
 	paths
 	hostRun // host.go: wrappers, client sandboxes, the variables it sets
 	name    string
-	t       *lint.Target
+	t       *readback.Target
 }
 
-func (e *entry) flag(k lint.FlagKind, v string, pos position.Pos) {
-	e.t.Flags = append(e.t.Flags, lint.Flag{Kind: k, Value: v, Pos: pos})
+func (e *entry) flag(k readback.FlagKind, v string, pos position.Pos) {
+	e.t.Flags = append(e.t.Flags, readback.Flag{Kind: k, Value: v, Pos: pos})
 }
 
-func (r *reader) entry(section, name string, keyPos position.Pos, n *node, project string, zed bool) (*lint.Target, error) {
+func (r *reader) entry(section, name string, keyPos position.Pos, n *node, project string, zed bool) (*readback.Target, error) {
 	self := section + "." + schema.FieldPath(name)
 	where := func(field string) string { return self + "." + field }
 	if n.kind != kObject {
@@ -248,7 +249,7 @@ func (r *reader) entry(section, name string, keyPos position.Pos, n *node, proje
 	}
 	e := &entry{paths: r.paths, name: name}
 	e.projectRoot = project
-	e.t = &lint.Target{Server: name, File: r.file, Pos: keyPos, Origin: lint.FromClient,
+	e.t = &readback.Target{Server: name, File: r.file, Pos: keyPos, Origin: readback.FromClient,
 		ProjectRoot: filepath.FromSlash(project), Home: r.home}
 	if e.home != "" {
 		e.home = clean(slash(e.home))
@@ -293,7 +294,7 @@ func (r *reader) entry(section, name string, keyPos position.Pos, n *node, proje
 				return typeError(v, where(field+"."+n.keys[i]), kString)
 			}
 			if v.kind == kString && looksLikeSecret(n.keys[i], v.str) {
-				e.flag(lint.FlagSecretInline, n.keys[i], n.keyPos[i])
+				e.flag(readback.FlagSecretInline, n.keys[i], n.keyPos[i])
 			}
 		}
 		return nil
@@ -381,7 +382,7 @@ func (r *reader) entry(section, name string, keyPos position.Pos, n *node, proje
 	if command == "" {
 		if zed { // an extension's server: Zed starts what the extension says
 			e.t.Launcher = "zed-extension"
-			e.flag(lint.FlagUnconfined, "zed-extension", keyPos)
+			e.flag(readback.FlagUnconfined, "zed-extension", keyPos)
 			return e.t, nil
 		}
 		return nil, &schema.Error{Pos: keyPos, Path: self, Msg: "server has neither \"command\" nor \"url\""}
@@ -527,11 +528,11 @@ func (e *entry) launcher(args []arg) {
 				e.t.Artefact = f
 			}
 		default:
-			e.flag(lint.FlagUnknown, LauncherName+" "+a.s, a.pos)
+			e.flag(readback.FlagUnknown, LauncherName+" "+a.s, a.pos)
 			return
 		}
 	}
 	if engine != nil {
-		e.flag(lint.FlagUnknown, LauncherName+" --engine without --", engine.pos)
+		e.flag(readback.FlagUnknown, LauncherName+" --engine without --", engine.pos)
 	}
 }

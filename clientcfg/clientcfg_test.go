@@ -13,23 +13,23 @@ import (
 	"testing"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
-func readAll(t *testing.T, file, home string) map[string]*lint.Target {
+func readAll(t *testing.T, file, home string) map[string]*readback.Target {
 	t.Helper()
 	ts, err := Read(file, home)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := map[string]*lint.Target{}
+	m := map[string]*readback.Target{}
 	for _, tg := range ts {
 		if m[tg.Server] != nil {
 			t.Fatalf("server %q read twice", tg.Server)
 		}
-		if tg.File != file || tg.Origin != lint.FromClient || tg.Home != home {
+		if tg.File != file || tg.Origin != readback.FromClient || tg.Home != home {
 			t.Errorf("%s: File %q Origin %q Home %q", tg.Server, tg.File, tg.Origin, tg.Home)
 		}
 		m[tg.Server] = tg
@@ -77,7 +77,7 @@ func isKeyChar(c byte) bool {
 func at(p schema.Pos) string { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
 
 // flags renders a target's flags as "kind=value@line:col", sorted.
-func flags(tg *lint.Target) []string {
+func flags(tg *readback.Target) []string {
 	var out []string
 	for _, f := range tg.Flags {
 		out = append(out, fmt.Sprintf("%s=%s@%s", f.Kind, f.Value, at(f.Pos)))
@@ -87,7 +87,7 @@ func flags(tg *lint.Target) []string {
 }
 
 // kinds renders flags without positions, sorted.
-func kinds(tg *lint.Target) []string {
+func kinds(tg *readback.Target) []string {
 	var out []string
 	for _, f := range tg.Flags {
 		out = append(out, fmt.Sprintf("%s=%s", f.Kind, f.Value))
@@ -169,7 +169,7 @@ func TestSandboxExec(t *testing.T) {
 	}
 	var msgs []string
 	for _, f := range bad.Flags {
-		if f.Kind != lint.FlagSeatbeltFinding || at(f.Pos) != "15:22" {
+		if f.Kind != readback.FlagSeatbeltFinding || at(f.Pos) != "15:22" {
 			t.Errorf("flag %+v", f)
 		}
 		msgs = append(msgs, f.Value)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
-	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
@@ -23,7 +23,7 @@ type DriftChange struct {
 // plans the policy compiles to, grant by grant. Entries that start
 // mcpolicy itself (exec, the wrappers) read the policy at launch and
 // cannot drift; entries mcpolicy did not write are not its to judge.
-func Drift(plans []*compiler.Plan, targets []*lint.Target, root string) []DriftChange {
+func Drift(plans []*compiler.Plan, targets []*readback.Target, root string) []DriftChange {
 	byName := map[string]*compiler.Plan{}
 	for _, p := range plans {
 		byName[p.Server] = p
@@ -107,8 +107,8 @@ func userFile(c *Client, home, configHome string) string {
 // the project at root: the ones for every project, and the ones for that
 // folder (~/.claude.json's projects.ROOT.mcpServers); another project's
 // entries are that project's to check.
-func ForProject(ts []*lint.Target, root string) []*lint.Target {
-	var out []*lint.Target
+func ForProject(ts []*readback.Target, root string) []*readback.Target {
+	var out []*readback.Target
 	for _, t := range ts {
 		if t.ProjectRoot == "" || filepath.Clean(t.ProjectRoot) == filepath.Clean(root) {
 			out = append(out, t)
@@ -138,7 +138,7 @@ type UnmanagedEntry struct {
 // SERVER.json of the project (outDir: its output folder): one that pins a
 // file written elsewhere, or another server's, runs what check compares
 // with nothing.
-func NotManaged(plans []*compiler.Plan, ts []*lint.Target, outDir string) []UnmanagedEntry {
+func NotManaged(plans []*compiler.Plan, ts []*readback.Target, outDir string) []UnmanagedEntry {
 	ours := map[string]bool{}
 	for _, p := range plans {
 		ours[p.Server] = true

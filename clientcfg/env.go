@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
@@ -32,7 +32,7 @@ import (
 var minimalEnv = map[string]bool{"HOME": true, "LOGNAME": true, "PATH": true, "SHELL": true, "TERM": true, "USER": true,
 	"LANG": true, "LC_ALL": true, "TMPDIR": true, "TZ": true, "__CF_USER_TEXT_ENCODING": true}
 
-// envInheritance is lint.Target.EnvInherited for a client file, by its
+// envInheritance is readback.Target.EnvInherited for a client file, by its
 // name: nil (inherits all) where the client passes its own environment
 // (Claude Code, Cursor, VS Code, Zed).
 func envInheritance(file string) func(string) bool {
@@ -71,7 +71,7 @@ type EnvUnmet struct {
 // not passed on by the client, and not in the env file the entry names (which
 // is read, and refused as the launcher would refuse it, and also when it
 // lies in a grant of any other server of the project).
-func EnvCheck(plans []*compiler.Plan, targets []*lint.Target, root, home string) []EnvUnmet {
+func EnvCheck(plans []*compiler.Plan, targets []*readback.Target, root, home string) []EnvUnmet {
 	byName := map[string]*compiler.Plan{}
 	for _, p := range plans {
 		byName[p.Server] = p

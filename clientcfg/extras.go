@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 )
 
 // extras reads what an entry says beyond its launch command: the
@@ -59,10 +59,10 @@ func (e *entry) extras(n, envNode, fileSandbox *node) {
 		if len(tools) == 0 {
 			continue
 		}
-		e.flag(lint.FlagAutoApprove, fmt.Sprintf("%s runs %s without asking: a prompt injection's calls included", key, toolList(tools)), at)
+		e.flag(readback.FlagAutoApprove, fmt.Sprintf("%s runs %s without asking: a prompt injection's calls included", key, toolList(tools)), at)
 	}
 	if v, at := n.get("trust"); v != nil && v.kind == kOther && v.str == "true" { // Gemini CLI
-		e.flag(lint.FlagAutoApprove, "trust: true skips the confirmation of every tool call of this server", at)
+		e.flag(readback.FlagAutoApprove, "trust: true skips the confirmation of every tool call of this server", at)
 	}
 
 	if v, at := n.get("sandboxEnabled"); v != nil && v.kind == kOther && v.str == "true" {

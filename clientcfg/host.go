@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 )
@@ -68,24 +69,24 @@ func (e *entry) host(prog string, cmd arg, args []arg) {
 		name += " (through " + strings.Join(e.via, ", ") + ")"
 	}
 	if s := e.sandbox; s != nil {
-		e.flag(lint.FlagClientSandbox, s.describe(e, name), s.pos)
+		e.flag(readback.FlagClientSandbox, s.describe(e, name), s.pos)
 		for _, w := range s.allowWrite {
 			if what := e.wideGrant(w.s); what != "" {
-				e.flag(lint.FlagHostGrant, fmt.Sprintf("%s lets %s write %s (allowWrite): as wide as no sandbox there", s.by, prog, what), w.pos)
+				e.flag(readback.FlagHostGrant, fmt.Sprintf("%s lets %s write %s (allowWrite): as wide as no sandbox there", s.by, prog, what), w.pos)
 			}
 		}
 		// These sandboxes confine writes, not reads: what the server is
 		// handed, it reads in full, as unconfined, unless denyRead covers it.
 		for _, g := range grants {
 			if !e.denied(s.denyRead, g.path) {
-				e.flag(lint.FlagHostGrant, fmt.Sprintf("%s runs under %s, which leaves reads open, and is handed %s%s, readable in full", prog, s.by, g.what, g.how), g.pos)
+				e.flag(readback.FlagHostGrant, fmt.Sprintf("%s runs under %s, which leaves reads open, and is handed %s%s, readable in full", prog, s.by, g.what, g.how), g.pos)
 			}
 		}
 		return
 	}
-	e.flag(lint.FlagUnconfined, name, cmd.pos)
+	e.flag(readback.FlagUnconfined, name, cmd.pos)
 	for _, g := range grants {
-		e.flag(lint.FlagHostGrant, fmt.Sprintf("%s runs unconfined on the host and is handed %s%s", prog, g.what, g.how), g.pos)
+		e.flag(readback.FlagHostGrant, fmt.Sprintf("%s runs unconfined on the host and is handed %s%s", prog, g.what, g.how), g.pos)
 	}
 }
 
@@ -446,7 +447,7 @@ func (e *entry) dangerousArgs(args []arg, onHost bool) {
 			what = "the browser's own sandbox turned off, on the host"
 		}
 		if what != "" {
-			e.flag(lint.FlagDangerousMode, fmt.Sprintf("%s: %s", a.s, what), a.pos)
+			e.flag(readback.FlagDangerousMode, fmt.Sprintf("%s: %s", a.s, what), a.pos)
 		}
 	}
 }
@@ -455,7 +456,7 @@ func (e *entry) dangerousArgs(args []arg, onHost bool) {
 // dangerous mode and the value does not turn it off.
 func (e *entry) dangerousEnv(name, value string, pos position.Pos) {
 	if dangerEnv.MatchString(name) && !notDangerEnv.MatchString(name) && !falsy.MatchString(value) {
-		e.flag(lint.FlagDangerousMode, fmt.Sprintf("%s=%s: an env switch whose name says it turns on a dangerous or allow-all mode", name, value), pos)
+		e.flag(readback.FlagDangerousMode, fmt.Sprintf("%s=%s: an env switch whose name says it turns on a dangerous or allow-all mode", name, value), pos)
 	}
 }
 

@@ -7,17 +7,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 )
 
 // readOne writes a config holding one entry "s" (JSON text of the entry)
 // under key (mcpServers, servers...) and reads it.
-func readOne(t *testing.T, entry string) *lint.Target {
+func readOne(t *testing.T, entry string) *readback.Target {
 	t.Helper()
 	return readConfig(t, `{"mcpServers": {"s": `+entry+`}}`)["s"]
 }
 
-func readConfig(t *testing.T, text string) map[string]*lint.Target {
+func readConfig(t *testing.T, text string) map[string]*readback.Target {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "claude_desktop_config.json")
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
@@ -27,7 +27,7 @@ func readConfig(t *testing.T, text string) map[string]*lint.Target {
 }
 
 // of returns the values of a target's flags of one kind.
-func of(tg *lint.Target, k lint.FlagKind) []string {
+func of(tg *readback.Target, k readback.FlagKind) []string {
 	var out []string
 	for _, f := range tg.Flags {
 		if f.Kind == k {
@@ -62,8 +62,8 @@ func TestShellWrappers(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tg := readOne(t, c.entry)
-			if tg.Launcher != c.launcher || !slices.Equal(of(tg, lint.FlagUnconfined), c.unconfined) {
-				t.Errorf("launcher %q unconfined %q, want %q %q (flags %q)", tg.Launcher, of(tg, lint.FlagUnconfined), c.launcher, c.unconfined, flags(tg))
+			if tg.Launcher != c.launcher || !slices.Equal(of(tg, readback.FlagUnconfined), c.unconfined) {
+				t.Errorf("launcher %q unconfined %q, want %q %q (flags %q)", tg.Launcher, of(tg, readback.FlagUnconfined), c.launcher, c.unconfined, flags(tg))
 			}
 			if len(tg.Flags) == 0 || at(tg.Flags[0].Pos) != c.at {
 				t.Errorf("flags %q, want the first at %s", flags(tg), c.at)
@@ -106,7 +106,7 @@ func TestHostGrants(t *testing.T) {
 		{`{"command": "docker", "args": ["run", "-i", "--rm", "img:1", "/"]}`, nil}, // a container's own /
 	} {
 		tg := readOne(t, c.entry)
-		got := of(tg, lint.FlagHostGrant)
+		got := of(tg, readback.FlagHostGrant)
 		ok := len(got) == len(c.want)
 		for i := 0; ok && i < len(got); i++ {
 			ok = strings.HasPrefix(got[i], c.want[i])
@@ -142,8 +142,8 @@ func TestClientSandbox(t *testing.T) {
 		"srt":        {"runs npx under srt (sandbox-runtime) with the settings in /etc/srt.json (not read by lint)", "passes the whole environment"},
 	} {
 		tg := ts[name]
-		got := of(tg, lint.FlagClientSandbox)
-		if len(got) != 1 || len(of(tg, lint.FlagUnconfined)) != 0 {
+		got := of(tg, readback.FlagClientSandbox)
+		if len(got) != 1 || len(of(tg, readback.FlagUnconfined)) != 0 {
 			t.Errorf("%s: flags %q", name, flags(tg))
 			continue
 		}
@@ -155,17 +155,17 @@ func TestClientSandbox(t *testing.T) {
 	}
 	// Writes are confined, reads are not: a home handed to the server is
 	// a grant as wide as with no sandbox, unless denyRead covers it.
-	if got := of(ts["wide"], lint.FlagHostGrant); len(got) != 2 || !strings.HasPrefix(got[1], "VS Code's sandbox lets npx write the home folder ~") ||
+	if got := of(ts["wide"], readback.FlagHostGrant); len(got) != 2 || !strings.HasPrefix(got[1], "VS Code's sandbox lets npx write the home folder ~") ||
 		got[0] != "npx runs under VS Code's sandbox, which leaves reads open, and is handed the home folder /Users/alice, readable in full" {
 		t.Errorf("wide: grants %q", got)
 	}
-	if got := of(ts["denied"], lint.FlagHostGrant); len(got) != 0 {
+	if got := of(ts["denied"], readback.FlagHostGrant); len(got) != 0 {
 		t.Errorf("denied: grants %q, but denyRead covers them", got)
 	}
 	if got := flags(ts["srt"]); len(got) != 1 || !strings.HasSuffix(got[0], "@7:24") {
 		t.Errorf("srt: flags %q, want one at the srt command", got)
 	}
-	if got := of(ts["off"], lint.FlagUnconfined); !slices.Equal(got, []string{"npx"}) {
+	if got := of(ts["off"], readback.FlagUnconfined); !slices.Equal(got, []string{"npx"}) {
 		t.Errorf("off: %q", flags(ts["off"]))
 	}
 }
@@ -177,11 +177,11 @@ func TestDockerMistakes(t *testing.T) {
 	for _, c := range []struct {
 		name, entry string
 		want        []string // flags, kind=value
-		check       func(t *testing.T, tg *lint.Target)
+		check       func(t *testing.T, tg *readback.Target)
 	}{
 		{"joined -e and -v", `{"command": "docker", "args": ["run", "-i", "--rm", "-e LOG_LEVEL=debug", "-v /srv/a:/a:ro", "--network none", "img:1"]}`,
 			[]string{"joined-arg=-e LOG_LEVEL=debug", "joined-arg=-v /srv/a:/a:ro", "joined-arg=--network none"},
-			func(t *testing.T, tg *lint.Target) {
+			func(t *testing.T, tg *readback.Target) {
 				if p := tg.Plan; !slices.Equal(p.EnvNames(), []string{"LOG_LEVEL"}) || len(p.Mounts) != 1 || p.Network.Mode != "none" || p.Image != "img:1" {
 					t.Errorf("plan read from the split arguments: %+v", p)
 				}
@@ -201,7 +201,7 @@ func TestDockerMistakes(t *testing.T) {
 		{"env-host passes all", `{"command": "podman", "args": ["run", "-i", "--rm", "--env-host", "img:1"], "env": {"MISSED": "x"}}`,
 			[]string{"unknown-flag=--env-host"}, nil},
 		{"pull and image", `{"command": "docker", "args": ["run", "-i", "--rm", "--pull=always", "mcp/github:latest"]}`, nil,
-			func(t *testing.T, tg *lint.Target) {
+			func(t *testing.T, tg *readback.Target) {
 				if tg.Pull != "always" || at(tg.PullPos) != "1:74" || at(tg.ImagePos) != "1:91" {
 					t.Errorf("pull %q at %s, image at %s", tg.Pull, at(tg.PullPos), at(tg.ImagePos))
 				}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
@@ -187,7 +187,7 @@ func TestEngineEntryUnprotectedFromLabels(t *testing.T) {
 		!strings.Contains(joined, " --label "+docker.LabelProgramPin+"="+root+"/bin/x ") || !strings.Contains(joined, "--program-sha256 "+root+"/bin/x=sha256:") {
 		t.Fatalf("engine entry: %q", l.Args)
 	}
-	read := func(args []string) []*lint.Target {
+	read := func(args []string) []*readback.Target {
 		t.Helper()
 		e := *l
 		e.Args = args

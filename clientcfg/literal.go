@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/internal/backend"
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 )
@@ -114,6 +114,6 @@ func (e *entry) homeLiterals(cmd arg, args []arg) {
 			}
 			why = "this client does not expand " + tok + " (Claude Code and Gemini CLI do)"
 		}
-		e.flag(lint.FlagHomeUnexpanded, a.s+" reaches "+receiver+" as written: "+why, a.pos)
+		e.flag(readback.FlagHomeUnexpanded, a.s+" reaches "+receiver+" as written: "+why, a.pos)
 	}
 }

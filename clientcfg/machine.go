@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 
-	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 )
 
@@ -61,7 +61,7 @@ func OnThisMachine(file string, o Options) bool {
 // home and project folders are kept as written (~, ${workspaceFolder}), no
 // file is opened but the config, and the targets say so (OnThisMachine
 // false), for the rules to judge every path lexically.
-func ReadFor(file string, o Options) ([]*lint.Target, error) {
+func ReadFor(file string, o Options) ([]*readback.Target, error) {
 	src, err := hostfile.ReadRegular(file, hostfile.MaxConfig)
 	if err != nil {
 		return nil, err

@@ -2,7 +2,7 @@ package clientcfg
 
 import (
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/emit/argv"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
@@ -30,14 +30,14 @@ func toArgvs(as []arg) []argv.Arg {
 	return out
 }
 
-func (e *entry) Server() string                                   { return e.name }
-func (e *entry) Target() *lint.Target                             { return e.t }
-func (e *entry) Flag(k lint.FlagKind, v string, pos position.Pos) { e.flag(k, v, pos) }
-func (e *entry) HostPath(raw string) compiler.HostPath            { return e.hostPath(raw) }
-func (e *entry) LocalFile(raw string) string                      { return e.localFile(raw) }
-func (e *entry) NotRead() string                                  { return e.notRead() }
-func (e *entry) Secret(name, value string) bool                   { return looksLikeSecret(name, value) }
-func (e *entry) Plumbing(name string) bool                        { return plumbing(name) }
+func (e *entry) Server() string                                       { return e.name }
+func (e *entry) Target() *readback.Target                             { return e.t }
+func (e *entry) Flag(k readback.FlagKind, v string, pos position.Pos) { e.flag(k, v, pos) }
+func (e *entry) HostPath(raw string) compiler.HostPath                { return e.hostPath(raw) }
+func (e *entry) LocalFile(raw string) string                          { return e.localFile(raw) }
+func (e *entry) NotRead() string                                      { return e.notRead() }
+func (e *entry) Secret(name, value string) bool                       { return looksLikeSecret(name, value) }
+func (e *entry) Plumbing(name string) bool                            { return plumbing(name) }
 
 func (e *entry) DangerousArgs(args []argv.Arg, onHost bool) {
 	as := make([]arg, len(args))

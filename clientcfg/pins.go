@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 )
@@ -25,7 +25,7 @@ type PinChange struct {
 }
 
 // Pins checks the artefact every mcpolicy-launch entry pins.
-func Pins(plans []*compiler.Plan, targets []*lint.Target) []PinChange {
+func Pins(plans []*compiler.Plan, targets []*readback.Target) []PinChange {
 	byName := map[string]*compiler.Plan{}
 	for _, p := range plans {
 		byName[p.Server] = p

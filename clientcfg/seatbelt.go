@@ -6,9 +6,9 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 
-	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
 )
 
@@ -36,14 +36,14 @@ func (e *entry) sandboxExec(cmd arg, args []arg) {
 		case "-f", "-p", "-n", "-D":
 			if v.s == "" {
 				if i >= len(args) {
-					e.flag(lint.FlagUnknown, a.s+" (no value)", a.pos)
+					e.flag(readback.FlagUnknown, a.s+" (no value)", a.pos)
 					continue
 				}
 				v = args[i]
 				i++
 			}
 		default:
-			e.flag(lint.FlagUnknown, a.s, a.pos)
+			e.flag(readback.FlagUnknown, a.s, a.pos)
 			continue
 		}
 		switch opt {
@@ -52,7 +52,7 @@ func (e *entry) sandboxExec(cmd arg, args []arg) {
 		case "-p":
 			text = &v
 		case "-n": // a built-in profile (no-network, no-internet...): not readable here
-			e.flag(lint.FlagUnknown, "-n "+v.s, v.pos)
+			e.flag(readback.FlagUnknown, "-n "+v.s, v.pos)
 		case "-D":
 			k, _, _ := strings.Cut(v.s, "=")
 			params[k] = true
@@ -69,21 +69,21 @@ func (e *entry) sandboxExec(cmd arg, args []arg) {
 		f := e.localFile(file.s)
 		if f == "" && !e.local {
 			// Another machine's profile: what it allows is not known here.
-			e.flag(lint.FlagUnknown, "sandbox-exec -f "+file.s+e.notRead(), file.pos)
+			e.flag(readback.FlagUnknown, "sandbox-exec -f "+file.s+e.notRead(), file.pos)
 			return
 		}
 		if f == "" {
-			e.flag(lint.FlagSeatbeltFinding, fmt.Sprintf("%s: cannot locate the profile (the path holds a variable this reader cannot resolve)", file.s), file.pos)
+			e.flag(readback.FlagSeatbeltFinding, fmt.Sprintf("%s: cannot locate the profile (the path holds a variable this reader cannot resolve)", file.s), file.pos)
 			return
 		}
 		b, err := hostfile.ReadRegular(f, hostfile.MaxArtefact)
 		if err != nil {
-			e.flag(lint.FlagSeatbeltFinding, fmt.Sprintf("%s: cannot read the profile: %v", file.s, err), file.pos)
+			e.flag(readback.FlagSeatbeltFinding, fmt.Sprintf("%s: cannot read the profile: %v", file.s, err), file.pos)
 			return
 		}
 		src = string(b)
 	default:
-		e.flag(lint.FlagSeatbeltFinding, "sandbox-exec without -f or -p: no profile this reader can check", cmd.pos)
+		e.flag(readback.FlagSeatbeltFinding, "sandbox-exec without -f or -p: no profile this reader can check", cmd.pos)
 		return
 	}
 	at := file
@@ -92,12 +92,12 @@ func (e *entry) sandboxExec(cmd arg, args []arg) {
 	}
 	forms, err := seatbelt.Parse(src)
 	if err != nil {
-		e.flag(lint.FlagSeatbeltFinding, fmt.Sprintf("%s:%v", name, err), at.pos)
+		e.flag(readback.FlagSeatbeltFinding, fmt.Sprintf("%s:%v", name, err), at.pos)
 		return
 	}
 	for _, f := range seatbelt.Check(forms, params) {
 		if f.Severity == "error" {
-			e.flag(lint.FlagSeatbeltFinding, fmt.Sprintf("%s:%d:%d: %s", name, f.Line, f.Col, f.Msg), at.pos)
+			e.flag(readback.FlagSeatbeltFinding, fmt.Sprintf("%s:%d:%d: %s", name, f.Line, f.Col, f.Msg), at.pos)
 		}
 	}
 }
@@ -122,14 +122,14 @@ func (e *entry) seatbeltWrapper(script arg) {
 	case errors.Is(err, fs.ErrNotExist):
 		return
 	case err != nil:
-		e.flag(lint.FlagSeatbeltWrapper, fmt.Sprintf("%s: cannot read the wrapper (%v): whether it clears the environment is not known", script.s, err), script.pos)
+		e.flag(readback.FlagSeatbeltWrapper, fmt.Sprintf("%s: cannot read the wrapper (%v): whether it clears the environment is not known", script.s, err), script.pos)
 	default:
 		var werr *seatbelt.WrapperError
 		switch err := seatbelt.CheckWrapper(b); {
 		case errors.As(err, &werr) && werr.Line > 0:
-			e.flag(lint.FlagSeatbeltWrapper, fmt.Sprintf("%s:%d: %s", script.s, werr.Line, werr.Msg), script.pos)
+			e.flag(readback.FlagSeatbeltWrapper, fmt.Sprintf("%s:%d: %s", script.s, werr.Line, werr.Msg), script.pos)
 		case err != nil:
-			e.flag(lint.FlagSeatbeltWrapper, fmt.Sprintf("%s: %v", script.s, err), script.pos)
+			e.flag(readback.FlagSeatbeltWrapper, fmt.Sprintf("%s: %v", script.s, err), script.pos)
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
 )
 
@@ -80,12 +80,12 @@ func TestSeatbeltWrapperEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]*lint.Target{}
+	got := map[string]*readback.Target{}
 	for _, tg := range ts {
 		got[tg.Server] = tg
 	}
 	for name, tg := range got {
-		msgs := of(tg, lint.FlagSeatbeltWrapper)
+		msgs := of(tg, readback.FlagSeatbeltWrapper)
 		switch {
 		case tg.Launcher != "mcpolicy":
 			t.Errorf("%s: launcher %q, want mcpolicy (flags %q)", name, tg.Launcher, flags(tg))
@@ -118,7 +118,7 @@ func TestSeatbeltWrapperEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tg := range ts {
-		if tg.Launcher != "mcpolicy" || slices.ContainsFunc(tg.Flags, func(f lint.Flag) bool { return f.Kind == lint.FlagSeatbeltWrapper }) {
+		if tg.Launcher != "mcpolicy" || slices.ContainsFunc(tg.Flags, func(f readback.Flag) bool { return f.Kind == readback.FlagSeatbeltWrapper }) {
 			t.Errorf("%s, not this machine's: launcher %q flags %q", tg.Server, tg.Launcher, flags(tg))
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 )
@@ -411,11 +411,11 @@ func (e *entry) urlSecret(u arg) {
 // secret flags an inline secret named what at pos, once per position.
 func (e *entry) secret(what string, pos position.Pos) {
 	for _, f := range e.t.Flags {
-		if f.Kind == lint.FlagSecretInline && f.Pos == pos {
+		if f.Kind == readback.FlagSecretInline && f.Pos == pos {
 			return
 		}
 	}
-	e.flag(lint.FlagSecretInline, what, pos)
+	e.flag(readback.FlagSecretInline, what, pos)
 }
 
 var (

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/schema"
@@ -36,7 +37,7 @@ import (
 // returns the targets it could read, the notes about how the file was read
 // (a repair, an entry skipped), and an error when nothing could be read (a
 // *schema.Error at the file's position, or the error opening it).
-func ReadLint(file string, o Options) ([]*lint.Target, []lint.Note, error) {
+func ReadLint(file string, o Options) ([]*readback.Target, []lint.Note, error) {
 	src, err := hostfile.ReadRegular(file, hostfile.MaxConfig)
 	if err != nil {
 		return nil, nil, err

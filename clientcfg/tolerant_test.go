@@ -10,11 +10,12 @@ import (
 	"testing"
 
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
 // readLint writes src as name in a fresh folder and reads it with ReadLint.
-func readLint(t *testing.T, name, src string) (string, []*lint.Target, []lint.Note, error) {
+func readLint(t *testing.T, name, src string) (string, []*readback.Target, []lint.Note, error) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), filepath.FromSlash(name))
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/internal/baseline"
 	"github.com/mcpolicy/mcpolicy/internal/bytesize"
 
 	"github.com/mcpolicy/mcpolicy/internal/allowlist"
@@ -234,11 +235,11 @@ func (c *compiler) backends(s *schema.Server, at string) []string {
 }
 
 func (c *compiler) runtime(s *schema.Server, at string) Runtime {
-	baseline, err := schema.Baseline(s.Runtime)
+	paths, err := baseline.Paths(s.Runtime)
 	if err != nil {
 		c.fail(s.Pos, at+".runtime", "", "%v", err)
 	}
-	return Runtime{Name: s.Runtime, ReadOnly: baseline}
+	return Runtime{Name: s.Runtime, ReadOnly: paths}
 }
 
 func (c *compiler) accept(s *schema.Server, at string) []Accepted {

@@ -16,7 +16,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
@@ -365,7 +365,7 @@ func sortedKeys(m map[string][]byte) []string {
 
 // MarkUnbuildable sets each target's Unbuildable to its plan's Problems,
 // the targets in parallel.
-func MarkUnbuildable(targets []*lint.Target) {
+func MarkUnbuildable(targets []*readback.Target) {
 	parallel.For(len(targets), func(i int) {
 		if targets[i].Plan != nil {
 			targets[i].Unbuildable = Problems(targets[i].Plan)
@@ -375,14 +375,14 @@ func MarkUnbuildable(targets []*lint.Target) {
 
 // Problems says, for each backend the plan lists, why that backend cannot
 // build it (lint reports them: a policy that does not build is not clean).
-func Problems(p *compiler.Plan) []lint.Problem {
-	var out []lint.Problem
+func Problems(p *compiler.Plan) []readback.Problem {
+	var out []readback.Problem
 	for _, backend := range p.Backends {
 		_, err := render(p, backend)
 		if err == nil {
 			continue
 		}
-		pr := lint.Problem{Pos: p.Pos, Msg: err.Error()}
+		pr := readback.Problem{Pos: p.Pos, Msg: err.Error()}
 		var ne *emit.NotEnforceableError
 		if errors.As(err, &ne) {
 			pr.Msg = fmt.Sprintf("%s is not enforceable by backend %s", ne.Restriction, ne.Backend)

@@ -10,6 +10,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/internal/report"
 	"github.com/mcpolicy/mcpolicy/schema"
@@ -141,7 +142,7 @@ func (r *CheckResult) artefacts(o CheckOptions) error {
 }
 
 // entries checks one file's entries for the policy's servers.
-func (r *CheckResult) entries(o CheckOptions, ts []*lint.Target) {
+func (r *CheckResult) entries(o CheckOptions, ts []*readback.Target) {
 	for _, u := range clientcfg.NotManaged(o.Plans, ts, o.out()) {
 		r.add(report.Finding{Rule: Unmanaged, Level: report.Error, Server: u.Server, Pos: u.Entry, Message: u.What},
 			fmt.Sprintf("%s: entry %q: %s", u.Entry, u.Server, u.What))

@@ -35,52 +35,11 @@ const Version = "v1"
 // Extensions are the policy file formats Load accepts.
 var Extensions = []string{".cue", ".json", ".yaml", ".yml", ".jsonnet"}
 
-// The baselines are Go data generated from the schema (zbaselines.go): a
-// build reads them without compiling CUE.
+// The runtime baselines are Go data generated from the schema
+// (internal/baseline/zbaselines.go): a build reads them without compiling
+// CUE, and an emitter without importing the schema.
 //
 //go:generate env MCPOLICY_UPDATE=1 go test -run TestGeneratedBaselines .
-
-// Baseline returns the read-only host paths of a named runtime baseline.
-func Baseline(name string) ([]string, error) {
-	paths, ok := baselines[name]
-	if !ok {
-		return nil, fmt.Errorf("unknown runtime baseline %q", name)
-	}
-	return append([]string(nil), paths...), nil
-}
-
-// SeatbeltRule is one rule of a macOS runtime baseline (#SeatbeltRule).
-type SeatbeltRule struct {
-	Allow        []string         `json:"allow"`
-	Subpath      []string         `json:"subpath"`
-	Literal      []string         `json:"literal"`
-	GlobalName   []string         `json:"globalName"`
-	Sysctl       []SeatbeltSysctl `json:"sysctl"`
-	IPCNameRegex []string         `json:"ipcNameRegex"`
-	Target       string           `json:"target"`
-	Why          string           `json:"why"`
-	Peers        string           `json:"peers"`
-}
-
-// SeatbeltSysctl is one group of sysctl names a runtime reads (#SeatbeltSysctl).
-type SeatbeltSysctl struct {
-	Name   []string `json:"name"`
-	Prefix []string `json:"prefix"`
-	Why    string   `json:"why"`
-}
-
-// SeatbeltBaseline returns the rules of a named macOS runtime baseline.
-func SeatbeltBaseline(name string) ([]SeatbeltRule, error) {
-	rules, ok := seatbeltBaselines[name]
-	if !ok {
-		return nil, fmt.Errorf("unknown runtime baseline %q", name)
-	}
-	return rules, nil
-}
-
-// SeatbeltEgress returns the rules a seatbelt profile adds for a server
-// with an egress allowlist (#SeatbeltEgress).
-func SeatbeltEgress() []SeatbeltRule { return seatbeltEgress }
 
 // compileSchema compiles the part of the embedded schema that def needs:
 // def and the definitions it refers to, directly or not. Compiling

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/internal/protect"
 )
 
@@ -121,7 +122,7 @@ func outermost(paths []string) []string {
 // write), but those inside another mount (a read-only one covers them; a
 // read-write one is judged on its own) and those a protected name above
 // them covers.
-func checkRWCaches(t *Target, o Options, report reportFn) {
+func checkRWCaches(t *readback.Target, o Options, report reportFn) {
 	if t.Plan == nil {
 		return
 	}

@@ -6,13 +6,14 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/internal/allowlist"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // destinations is a plan's allowlist; plans decoded from JSON carry no
 // positions, so the network field stands in.
-func destinations(t *Target) []compiler.Destination {
+func destinations(t *readback.Target) []compiler.Destination {
 	if t.Plan == nil {
 		return nil
 	}
@@ -49,8 +50,8 @@ func orPos(pos, fallback position.Pos) position.Pos {
 
 // policyEgress reports whether a policy's plan lets the server reach the
 // network, and where (its allowlist entries).
-func policyEgress(t *Target) (bool, []string) {
-	if t.Origin != FromPolicy || t.Plan == nil {
+func policyEgress(t *readback.Target) (bool, []string) {
+	if t.Origin != readback.FromPolicy || t.Plan == nil {
 		return false, nil
 	}
 	n := t.Plan.Network
@@ -71,7 +72,7 @@ func egressPhrase(dests []string) string {
 func apex(r allowlist.Rule) string { return strings.TrimPrefix(r.Host, "*.") }
 
 // listed reports whether a plan's allowlist holds host:port exactly.
-func listed(t *Target, host string, port int) bool {
+func listed(t *readback.Target, host string, port int) bool {
 	want := allowlist.Rule{Host: host, Port: port}.String()
 	for _, d := range t.Plan.Network.Allow {
 		if d.String() == want {
@@ -105,7 +106,7 @@ func reachedThrough(a netip.Addr) string {
 	return "a carrier-grade NAT network (a provider's or a VPN's, e.g. Tailscale)"
 }
 
-func checkEgressWildcard(t *Target, o Options, report reportFn) {
+func checkEgressWildcard(t *readback.Target, o Options, report reportFn) {
 	for _, d := range destinations(t) {
 		if d.Wildcard {
 			report(d.Pos, "%s allows every name under %s on port %d: whoever holds one of them (anyone, under a shared suffix) receives what the server sends",
@@ -114,7 +115,7 @@ func checkEgressWildcard(t *Target, o Options, report reportFn) {
 	}
 }
 
-func checkEgressWildcardApex(t *Target, o Options, report reportFn) {
+func checkEgressWildcardApex(t *readback.Target, o Options, report reportFn) {
 	for _, d := range destinations(t) {
 		if d.Wildcard && !listed(t, apex(d.Rule), d.Port) {
 			bare := allowlist.Rule{Host: apex(d.Rule), Port: d.Port}
@@ -124,7 +125,7 @@ func checkEgressWildcardApex(t *Target, o Options, report reportFn) {
 	}
 }
 
-func checkEgressPrivate(t *Target, o Options, report reportFn) {
+func checkEgressPrivate(t *readback.Target, o Options, report reportFn) {
 	for _, d := range destinations(t) {
 		if d.Addr.IsValid() && allowlist.Private(d.Addr) {
 			report(d.Pos, "%s is not on the internet: through the proxy the server reaches %s", d.Rule, reachedThrough(d.Addr))

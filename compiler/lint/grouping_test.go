@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
@@ -103,11 +104,11 @@ servers: s: {
 	}
 
 	pos := schema.Pos{File: "c.json", Line: 3, Col: 7}
-	unhardened := func(waivers ...schema.Waiver) *lint.Target {
-		return &lint.Target{Server: "s", File: "c.json", Pos: pos, Origin: lint.FromClient, Launcher: "docker",
+	unhardened := func(waivers ...schema.Waiver) *readback.Target {
+		return &readback.Target{Server: "s", File: "c.json", Pos: pos, Origin: readback.FromClient, Launcher: "docker",
 			Plan: &compiler.Plan{Server: "s", Waivers: waivers},
-			Flags: []lint.Flag{{Kind: lint.FlagNoCapDrop, Pos: pos}, {Kind: lint.FlagNoNewPrivsMissing, Pos: pos},
-				{Kind: lint.FlagNoReadOnly, Pos: pos}, {Kind: lint.FlagRootUser, Pos: pos}}}
+			Flags: []readback.Flag{{Kind: readback.FlagNoCapDrop, Pos: pos}, {Kind: readback.FlagNoNewPrivsMissing, Pos: pos},
+				{Kind: readback.FlagNoReadOnly, Pos: pos}, {Kind: readback.FlagRootUser, Pos: pos}}}
 	}
 	today := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
@@ -122,7 +123,7 @@ servers: s: {
 		{[]schema.Waiver{{Rule: "CAP_DROP_MISSING", Reason: "r"}, {Rule: "NO_NEW_PRIVILEGES_MISSING", Reason: "r"},
 			{Rule: "READ_ONLY_ROOT_MISSING", Reason: "r"}, {Rule: "ROOT_USER", Reason: "r"}}, ""},
 	} {
-		fs := lint.Run([]*lint.Target{unhardened(c.waivers...)}, lint.Options{Only: []string{"CONTAINER_UNHARDENED"}, Today: today}).Findings
+		fs := lint.Run([]*readback.Target{unhardened(c.waivers...)}, lint.Options{Only: []string{"CONTAINER_UNHARDENED"}, Today: today}).Findings
 		var got []string
 		for _, f := range fs {
 			if f.Rule == "CONTAINER_UNHARDENED" {

@@ -1,9 +1,6 @@
 package lint
 
-// FlagHomeUnexpanded: a stdio entry's command or argument names the home
-// folder in a form its client does not expand (Value: the argument, what
-// the server receives and why, a phrase).
-const FlagHomeUnexpanded FlagKind = "home-unexpanded"
+import "github.com/mcpolicy/mcpolicy/compiler/readback"
 
 // homeVarRule lives here, with the lexical reading of host paths it
 // belongs to; Registry sorts rules by ID, wherever they are declared.
@@ -15,6 +12,6 @@ func homeVarRule() *Rule {
 		Remediation: "Write the absolute path, or the variable this client expands (${userHome} in VS Code and Cursor, ${HOME} in Claude Code and Gemini CLI).",
 		Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "~/Documents"]}}}`},
 		Good:        Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Documents"]}}}`},
-		check:       flagRule(FlagHomeUnexpanded, "%s"),
+		check:       flagRule(readback.FlagHomeUnexpanded, "%s"),
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/credstore"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 )
 
@@ -161,7 +162,7 @@ func relBelow(p, dir string) string {
 // hostFacts reads a grant's host path: through the target's project and
 // home folders when they are known, else as written (~/x for the home,
 // nothing for a project folder no one knows).
-func hostFacts(t *Target, p compiler.HostPath) PathFacts {
+func hostFacts(t *readback.Target, p compiler.HostPath) PathFacts {
 	var homes []string
 	if t.Home != "" {
 		homes = append(homes, filepath.ToSlash(filepath.Clean(t.Home)))
@@ -180,7 +181,7 @@ func hostFacts(t *Target, p compiler.HostPath) PathFacts {
 // hostOf is a grant's host path for the rules: the path on this machine
 // when its base is known, else the placeholder (${PROJECT_ROOT}/x,
 // ${HOME}/x), which names no folder here.
-func hostOf(t *Target, p compiler.HostPath) string {
+func hostOf(t *readback.Target, p compiler.HostPath) string {
 	if p.Base == compiler.ProjectRoot && t.ProjectRoot == "" || p.Base == compiler.Home && t.Home == "" {
 		return p.Placeholder()
 	}
@@ -190,7 +191,7 @@ func hostOf(t *Target, p compiler.HostPath) string {
 // onMachine returns the folder or file at host on this machine, when the
 // target's paths are known to be this machine's (a policy, a config in the
 // project, --this-machine) and host is an absolute path of it.
-func onMachine(t *Target, host string) (string, bool) {
+func onMachine(t *readback.Target, host string) (string, bool) {
 	if !t.OnThisMachine || !filepath.IsAbs(host) {
 		return "", false
 	}

@@ -1,6 +1,10 @@
 package lint
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
+)
 
 // Rules for hand-written Kubernetes manifests (lint --manifest FILE, or a
 // YAML manifest given to --client), read by emit/kubernetes into targets
@@ -66,7 +70,7 @@ func k8sRules() []*Rule {
 			Remediation: "Remove privileged: true; grant the one capability the server needs, if any (and drop ALL).",
 			Bad:         manifest(k8sEscalate, k8sEscalate+"privileged: true\n          "),
 			Good:        manifest(),
-			check:       flagRule(FlagK8sPrivileged, "privileged: true: every capability and device of the node, no seccomp"),
+			check:       flagRule(readback.FlagK8sPrivileged, "privileged: true: every capability and device of the node, no seccomp"),
 		},
 		{
 			ID: "K8S_HOST_NAMESPACE", Name: "k8s-host-namespace", Severity: Error,
@@ -75,7 +79,7 @@ func k8sRules() []*Rule {
 			Remediation: "Remove the field (false is the default).",
 			Bad:         manifest("      securityContext: {", "      hostPID: true\n      securityContext: {"),
 			Good:        manifest(),
-			check:       flagRule(FlagK8sHostNamespace, "%s: true: the Pod shares the node's namespace"),
+			check:       flagRule(readback.FlagK8sHostNamespace, "%s: true: the Pod shares the node's namespace"),
 		},
 		{
 			ID: "K8S_CAPABILITIES", Name: "k8s-capabilities", Severity: Warning,
@@ -84,7 +88,7 @@ func k8sRules() []*Rule {
 			Remediation: "Set securityContext.capabilities.drop: [ALL], and add back only what the server cannot run without.",
 			Bad:         manifest("drop: [ALL]", "drop: [NET_RAW]"),
 			Good:        manifest(),
-			check:       flagRule(FlagK8sCapabilities, "%s"),
+			check:       flagRule(readback.FlagK8sCapabilities, "%s"),
 		},
 		{
 			ID: "K8S_WRITABLE_ROOT", Name: "k8s-writable-root", Severity: Warning,
@@ -93,9 +97,9 @@ func k8sRules() []*Rule {
 			Remediation: "Set securityContext.readOnlyRootFilesystem: true, with a bounded emptyDir (sizeLimit) where the server must write.",
 			Bad:         manifest("readOnlyRootFilesystem: true", "readOnlyRootFilesystem: false"),
 			Good:        manifest(),
-			check: func(t *Target, o Options, report reportFn) {
+			check: func(t *readback.Target, o Options, report reportFn) {
 				for _, f := range t.Flags {
-					if f.Kind == FlagK8sWritableRoot {
+					if f.Kind == readback.FlagK8sWritableRoot {
 						if f.Value == "" {
 							report(f.Pos, "no readOnlyRootFilesystem: the root filesystem is writable")
 						} else {
@@ -112,9 +116,9 @@ func k8sRules() []*Rule {
 			Remediation: "Set securityContext.allowPrivilegeEscalation: false.",
 			Bad:         manifest(k8sEscalate, ""),
 			Good:        manifest(),
-			check: func(t *Target, o Options, report reportFn) {
+			check: func(t *readback.Target, o Options, report reportFn) {
 				for _, f := range t.Flags {
-					if f.Kind == FlagK8sEscalation {
+					if f.Kind == readback.FlagK8sEscalation {
 						if f.Value == "" {
 							report(f.Pos, "no allowPrivilegeEscalation: false: setuid binaries can raise privileges")
 						} else {
@@ -131,9 +135,9 @@ func k8sRules() []*Rule {
 			Remediation: "Set runAsNonRoot: true and a numeric runAsUser (and runAsGroup) in the Pod's or the container's securityContext.",
 			Bad:         manifest(k8sNonRoot, ""),
 			Good:        manifest(),
-			check: func(t *Target, o Options, report reportFn) {
+			check: func(t *readback.Target, o Options, report reportFn) {
 				for _, f := range t.Flags {
-					if f.Kind == FlagK8sRoot {
+					if f.Kind == readback.FlagK8sRoot {
 						if f.Value != "" {
 							report(f.Pos, "%s: runs as root", f.Value)
 						} else {
@@ -150,7 +154,7 @@ func k8sRules() []*Rule {
 			Remediation: "Use a PersistentVolumeClaim (mcpolicy's kubernetes backend names one per mount); keep hostPath only deliberately, read-only, and waive this finding with the reason.",
 			Bad:         manifest(claimVolume, nodeHostPath, srcMount, srcMountRO),
 			Good:        manifest(),
-			check:       flagRule(FlagK8sHostPath, "hostPath %s: a grant of the node's files (Pod Security baseline and restricted refuse it)"),
+			check:       flagRule(readback.FlagK8sHostPath, "hostPath %s: a grant of the node's files (Pod Security baseline and restricted refuse it)"),
 		},
 		{
 			ID: "K8S_HOSTPATH_WRITABLE", Name: "k8s-hostpath-writable", Severity: Error,
@@ -159,7 +163,7 @@ func k8sRules() []*Rule {
 			Remediation: "Mount it readOnly: true, or use a PersistentVolumeClaim.",
 			Bad:         manifest(claimVolume, nodeHostPath),
 			Good:        manifest(claimVolume, nodeHostPath, srcMount, srcMountRO),
-			check:       flagRule(FlagK8sHostPathWrite, "hostPath %s is writable: the server can change the node's files"),
+			check:       flagRule(readback.FlagK8sHostPathWrite, "hostPath %s is writable: the server can change the node's files"),
 		},
 		{
 			ID: "K8S_SECRET_VALUE", Name: "k8s-secret-value", Severity: Error,
@@ -168,7 +172,7 @@ func k8sRules() []*Rule {
 			Remediation: "Move the value into a Secret and reference it: valueFrom.secretKeyRef {name, key}.",
 			Bad:         manifest(k8sMounts, "env:\n        - {name: GITHUB_TOKEN, value: ghp_0123456789abcdefghijklmnopqrstuvwxyzAB}\n        "+k8sMounts),
 			Good:        manifest(k8sMounts, "env:\n        - name: GITHUB_TOKEN\n          valueFrom: {secretKeyRef: {name: s-env, key: GITHUB_TOKEN}}\n        "+k8sMounts),
-			check:       flagRule(FlagK8sSecretValue, "env %s: a secret written as a value in the manifest"),
+			check:       flagRule(readback.FlagK8sSecretValue, "env %s: a secret written as a value in the manifest"),
 		},
 	}
 }

@@ -15,12 +15,13 @@ import (
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/project"
 )
 
 // targets loads an example in a fresh project (policy or client config)
 // with the example's files, a home folder beside the project.
-func targets(t *testing.T, e lint.Example) []*lint.Target {
+func targets(t *testing.T, e lint.Example) []*readback.Target {
 	t.Helper()
 	base := t.TempDir()
 	root, home := filepath.Join(base, "proj"), filepath.Join(base, "home")

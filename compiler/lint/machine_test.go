@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 )
 
 // dockerEntry is a client entry running docker with args before the image.
@@ -107,12 +108,12 @@ func TestOtherMachinesHomes(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		read func() ([]*lint.Target, error)
+		read func() ([]*readback.Target, error)
 	}{
-		{"as written", func() ([]*lint.Target, error) {
+		{"as written", func() ([]*readback.Target, error) {
 			return clientcfg.ReadFor(file, clientcfg.Options{Home: "/home/linter"})
 		}},
-		{"this machine", func() ([]*lint.Target, error) { return clientcfg.Read(file, "/home/linter") }},
+		{"this machine", func() ([]*readback.Target, error) { return clientcfg.Read(file, "/home/linter") }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ts, err := c.read()

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/internal/protect"
 )
 
@@ -51,7 +52,7 @@ func coveredAbove(rel string, unprotected []string) bool {
 // outermost protected names its walk found below its top, but those inside
 // another mount (a read-only one covers them; a read-write one is judged
 // on its own) and those the policy unprotects (every pattern they match).
-func checkRWNested(t *Target, o Options, report reportFn) {
+func checkRWNested(t *readback.Target, o Options, report reportFn) {
 	if t.Plan == nil {
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 )
 
 // TestRunParallelIsSequential: Run lints targets in parallel, sharing its
@@ -17,7 +18,7 @@ import (
 // several of them granting the same folders.
 func TestRunParallelIsSequential(t *testing.T) {
 	defer lint.SetWalkTimes(time.Minute, time.Minute)() // the bounds are the machine's speed, not the code's
-	var ts []*lint.Target
+	var ts []*readback.Target
 	for _, r := range lint.Registry() {
 		for _, e := range []lint.Example{r.Bad, r.Good, r.Bad} {
 			// A grant of /tmp itself is walked, and other tests (go test

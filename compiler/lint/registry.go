@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
@@ -56,7 +57,7 @@ type Rule struct {
 	// of one grouped finding: Lookup, and so `waive:`, accept them, and a
 	// waiver of one takes its item out of the finding.
 	Aliases []string
-	check   func(t *Target, o Options, report func(pos position.Pos, format string, args ...any))
+	check   func(t *readback.Target, o Options, report func(pos position.Pos, format string, args ...any))
 }
 
 // rules are every rule, built on first use: their examples are text

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/internal/backend"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/internal/protect"
@@ -69,8 +70,8 @@ func without(flag string, n int, extra ...string) Example {
 	return dockerRun(append(append(args, extra...), "img:1")...)
 }
 
-func flagRule(kind FlagKind, msg string) func(t *Target, o Options, report reportFn) {
-	return func(t *Target, o Options, report reportFn) {
+func flagRule(kind readback.FlagKind, msg string) func(t *readback.Target, o Options, report reportFn) {
+	return func(t *readback.Target, o Options, report reportFn) {
 		for _, f := range t.Flags {
 			switch {
 			case f.Kind != kind:
@@ -84,13 +85,13 @@ func flagRule(kind FlagKind, msg string) func(t *Target, o Options, report repor
 }
 
 // machine resolves a target's host paths.
-func machine(t *Target) compiler.Machine {
+func machine(t *readback.Target) compiler.Machine {
 	return compiler.Machine{ProjectRoot: t.ProjectRoot, Home: t.Home}
 }
 
 // mounts returns each mount with its host path: resolved where its base is
 // known, else the placeholder (see hostOf).
-func mounts(t *Target) []struct {
+func mounts(t *readback.Target) []struct {
 	compiler.Mount
 	Host string
 } {
@@ -125,7 +126,7 @@ func builtinRules() []*Rule {
 			Remediation: "Change what the backend refuses (the message says what and why), or drop that backend from \"backends\".",
 			Bad:         policy("command: [\"/bin/true\"]\nbackends: [\"landlock\"]\nmounts: [{source: \".\", target: \"/w\", mode: \"rw\"}]"),
 			Good:        policy("command: [\"/bin/true\"]\nbackends: [\"landlock\"]\nmounts: [{source: \".\", target: \"/w\"}]"),
-			check: func(t *Target, o Options, report reportFn) {
+			check: func(t *readback.Target, o Options, report reportFn) {
 				for _, p := range t.Unbuildable {
 					report(p.Pos, "%s", p.Msg)
 				}
@@ -138,7 +139,7 @@ func builtinRules() []*Rule {
 			Remediation: "Drop grants the server does not need, or split it into servers with fewer grants each; raise --max-grants only deliberately.",
 			Bad:         policy(`image: "x:1"` + "\nenv: [\"A\", \"B\", \"C\"]\nmounts: [{source: \".\", target: \"/w\"}, {source: \"docs\", target: \"/d\"}]"),
 			Good:        policy(`image: "x:1"` + "\nmounts: [{source: \".\", target: \"/w\"}]"),
-			check: func(t *Target, o Options, report reportFn) {
+			check: func(t *readback.Target, o Options, report reportFn) {
 				if t.Plan == nil {
 					return
 				}
@@ -155,7 +156,7 @@ func builtinRules() []*Rule {
 			Remediation: "Mount the one folder the server works on.",
 			Bad:         policy(`image: "x:1"` + "\nmounts: [{source: \"/\", target: \"/host\"}]"),
 			Good:        policy(`image: "x:1"` + "\nmounts: [{source: \".\", target: \"/w\"}]"),
-			check: func(t *Target, o Options, report reportFn) {
+			check: func(t *readback.Target, o Options, report reportFn) {
 				for _, m := range mounts(t) {
 					if f := hostFacts(t, m.Source); f.Path == "/" {
 						report(m.Pos, "mounts the host's / (%s) at %s", m.Mode, m.Target)
@@ -172,7 +173,7 @@ func builtinRules() []*Rule {
 			Remediation: "Mount the project folder, and any one folder below home the server needs, read-only.",
 			Bad:         policy(`image: "x:1"` + "\nmounts: [{source: \"~\", target: \"/home/me\"}]"),
 			Good:        policy(`image: "x:1"` + "\nmounts: [{source: \"~/.cache/x\", target: \"/cache\"}]"),
-			check: func(t *Target, o Options, report reportFn) {
+			check: func(t *readback.Target, o Options, report reportFn) {
 				for _, m := range mounts(t) {
 					switch f := hostFacts(t, m.Source); {
 					case f.IsHome():
@@ -190,7 +191,7 @@ func builtinRules() []*Rule {
 			Remediation: "Mount the project folder itself; grant a dependency store above it read-only and on its own, if the toolchain needs it.",
 			Bad:         policy(`image: "x:1"` + "\nmounts: [{source: \"${PROJECT_PARENT}\", target: \"/w\"}]"),
 			Good:        policy(`image: "x:1"` + "\nmounts: [{source: \".\", target: \"/w\"}]"),
-			check: func(t *Target, o Options, report reportFn) {
+			check: func(t *readback.Target, o Options, report reportFn) {
 				if t.ProjectRoot == "" { // unknown: ${workspaceFolder}/.. as written
 					for _, m := range mounts(t) {
 						if m.Source.Base == compiler.ProjectRoot && strings.Trim(strings.ReplaceAll(m.Source.Rel, "..", ""), "/") == "" && m.Source.Rel != "." {
@@ -214,7 +215,7 @@ func builtinRules() []*Rule {
 			Remediation: "Mount a narrower folder, or pass the one token the server needs by name (env).",
 			Bad:         policy(`image: "x:1"` + "\nmounts: [{source: \"~/.aws\", target: \"/aws\"}]"),
 			Good:        policy(`image: "x:1"` + "\nenv: [\"AWS_PROFILE\"]"),
-			check: func(t *Target, o Options, report reportFn) {
+			check: func(t *readback.Target, o Options, report reportFn) {
 				for _, m := range mounts(t) {
 					if hit := hostFacts(t, m.Source).Stores(); len(hit) > 0 {
 						verb := "readable"
@@ -242,7 +243,7 @@ func builtinRules() []*Rule {
 			Remediation: "Keep network \"none\"; when the server must reach an API, allow exactly that host and port.",
 			Bad:         policy(`image: "x:1"` + "\nnetwork: allow: [\"api.github.com:443\"]"),
 			Good:        policy(`image: "x:1"`),
-			check: func(t *Target, o Options, report reportFn) {
+			check: func(t *readback.Target, o Options, report reportFn) {
 				if open, dests := policyEgress(t); open && len(dests) > 0 {
 					// any one entry opens it: point at the first written
 					report(firstAllowPos(t.Plan.Network), "network open: egress to %s", egressPhrase(dests))
@@ -250,7 +251,7 @@ func builtinRules() []*Rule {
 					report(t.Plan.Network.Pos, "network is %s", t.Plan.Network.Mode)
 				}
 				for _, f := range t.Flags {
-					if f.Kind == FlagNetwork && f.Value != "host" {
+					if f.Kind == readback.FlagNetwork && f.Value != "host" {
 						report(f.Pos, "network %q: the container reaches the network", f.Value)
 					}
 				}
@@ -263,9 +264,9 @@ func builtinRules() []*Rule {
 			Remediation: "Use --network none.",
 			Bad:         without("--network", 2, "--network", "host"),
 			Good:        run(),
-			check: func(t *Target, o Options, report reportFn) {
+			check: func(t *readback.Target, o Options, report reportFn) {
 				for _, f := range t.Flags {
-					if f.Kind == FlagNetwork && f.Value == "host" {
+					if f.Kind == readback.FlagNetwork && f.Value == "host" {
 						report(f.Pos, "--network host: the host's loopback services are reachable")
 					}
 				}
@@ -314,9 +315,9 @@ func builtinRules() []*Rule {
 			Remediation: "Keep network none, or move the secrets out of the mounted folder (or mount a narrower one).",
 			Bad:         withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \".\", target: \"/w\"}]\nnetwork: allow: [\"api.github.com:443\"]"), ".env", "TOKEN=x"),
 			Good:        withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \".\", target: \"/w\"}]"), ".env", "TOKEN=x"),
-			check: func(t *Target, o Options, report reportFn) {
+			check: func(t *readback.Target, o Options, report reportFn) {
 				open, dests := policyEgress(t)
-				if !open && !hasFlag(t, FlagNetwork) {
+				if !open && !hasFlag(t, readback.FlagNetwork) {
 					return
 				}
 				via := "the open network"
@@ -338,7 +339,7 @@ func builtinRules() []*Rule {
 			Remediation: "Give every --tmpfs a size= option (a policy's scratch always has one).",
 			Bad:         run("--tmpfs", "/tmp"),
 			Good:        run("--tmpfs", "/tmp:size=64m"),
-			check:       flagRule(FlagUnboundedTmpfs, "tmpfs %s has no size bound"),
+			check:       flagRule(readback.FlagUnboundedTmpfs, "tmpfs %s has no size bound"),
 		},
 		{
 			ID: "DOCKER_SOCKET", Name: "docker-socket", Severity: Error,
@@ -347,14 +348,14 @@ func builtinRules() []*Rule {
 			Remediation: "Never mount the socket into an MCP server; give a container-managing server its own, restricted API.",
 			Bad:         run("-v", "/var/run/docker.sock:/var/run/docker.sock"),
 			Good:        run(),
-			check: func(t *Target, o Options, report reportFn) {
+			check: func(t *readback.Target, o Options, report reportFn) {
 				for _, f := range t.Flags {
-					if f.Kind == FlagDockerSocket {
+					if f.Kind == readback.FlagDockerSocket {
 						report(f.Pos, "mounts the engine socket %s: root on the host", f.Value)
 					}
 				}
 				for _, m := range mounts(t) {
-					if base := filepath.Base(m.Host); (base == "docker.sock" || base == "podman.sock") && !hasFlag(t, FlagDockerSocket) {
+					if base := filepath.Base(m.Host); (base == "docker.sock" || base == "podman.sock") && !hasFlag(t, readback.FlagDockerSocket) {
 						report(m.Pos, "mounts the engine socket %s: root on the host", m.Host)
 					}
 				}
@@ -364,13 +365,13 @@ func builtinRules() []*Rule {
 			ID: "PRIVILEGED", Name: "privileged", Severity: Error,
 			Purpose: "The container runs --privileged.", Rationale: "--privileged gives every capability, every device and no seccomp or AppArmor profile: nothing is confined.",
 			Remediation: "Remove --privileged.", Bad: run("--privileged"), Good: run(),
-			check: flagRule(FlagPrivileged, "--privileged: every capability and device, no seccomp"),
+			check: flagRule(readback.FlagPrivileged, "--privileged: every capability and device, no seccomp"),
 		},
 		{
 			ID: "CAP_ADD", Name: "cap-add", Severity: Error,
 			Purpose: "The container adds a capability back.", Rationale: "Capabilities are the routes by which a process regains authority; each one added reopens a route.",
 			Remediation: "Remove --cap-add; if the server truly needs one, say why in a waiver.", Bad: run("--cap-add", "SYS_ADMIN"), Good: run(),
-			check: flagRule(FlagCapAdd, "--cap-add %s"),
+			check: flagRule(readback.FlagCapAdd, "--cap-add %s"),
 		},
 		{
 			ID: "CONTAINER_UNHARDENED", Name: "unhardened-container", Severity: Warning,
@@ -386,16 +387,16 @@ func builtinRules() []*Rule {
 			ID: "ROOT_USER", Name: "root-user", Severity: Warning,
 			Purpose: "The server is told to run as root inside the sandbox (--user 0 or root; a policy's uid 0), or in root's group (a policy's gid 0).", Rationale: "As root, file modes no longer apply to it inside the namespace, and any escape starts from uid 0. In root's group it reads and writes the host's root-group files under a root launcher or a rootful engine. A container entry with no --user at all is an item of CONTAINER_UNHARDENED; this ID also waives that item.",
 			Remediation: "Run as a non-root user (--user 1000:1000; a policy's default).", Bad: without("--user", 2, "--user", "root"), Good: run(),
-			check: func(t *Target, o Options, report reportFn) {
+			check: func(t *readback.Target, o Options, report reportFn) {
 				for _, f := range t.Flags {
-					if f.Kind == FlagRootUser && f.Value != "" {
+					if f.Kind == readback.FlagRootUser && f.Value != "" {
 						report(f.Pos, "runs as root (--user %s)", f.Value)
 					}
 				}
-				if t.Origin == FromPolicy && t.Plan != nil && t.Plan.User.Root() {
+				if t.Origin == readback.FromPolicy && t.Plan != nil && t.Plan.User.Root() {
 					report(t.Plan.UserPos, "runs as uid 0")
 				}
-				if t.Origin == FromPolicy && t.Plan != nil && t.Plan.User.RootGroup() {
+				if t.Origin == readback.FromPolicy && t.Plan != nil && t.Plan.User.RootGroup() {
 					report(t.Plan.UserPos, "runs in root's group (gid 0)")
 				}
 			},
@@ -404,19 +405,19 @@ func builtinRules() []*Rule {
 			ID: "HOST_NAMESPACE", Name: "host-namespace", Severity: Error,
 			Purpose: "The container shares a host namespace (--pid, --ipc, --uts or --userns host).", Rationale: "A shared PID namespace exposes every host process (and /proc/PID/environ of the user's); a shared IPC namespace its shared memory.",
 			Remediation: "Remove the host namespace flag.", Bad: run("--pid", "host"), Good: run(),
-			check: flagRule(FlagHostNamespace, "shares the host's %s namespace"),
+			check: flagRule(readback.FlagHostNamespace, "shares the host's %s namespace"),
 		},
 		{
 			ID: "SECCOMP_UNCONFINED", Name: "seccomp-unconfined", Severity: Error,
 			Purpose: "The container runs without a seccomp filter.", Rationale: "seccomp=unconfined opens every system call, including those kernel exploits need.",
 			Remediation: "Remove --security-opt seccomp=unconfined.", Bad: run("--security-opt", "seccomp=unconfined"), Good: run(),
-			check: flagRule(FlagSeccompUnconfined, "seccomp=unconfined"),
+			check: flagRule(readback.FlagSeccompUnconfined, "seccomp=unconfined"),
 		},
 		{
 			ID: "APPARMOR_UNCONFINED", Name: "apparmor-unconfined", Severity: Error,
 			Purpose: "The container runs without its AppArmor profile.", Rationale: "apparmor=unconfined removes the engine's default mandatory access control.",
 			Remediation: "Remove --security-opt apparmor=unconfined.", Bad: run("--security-opt", "apparmor=unconfined"), Good: run(),
-			check: flagRule(FlagAppArmorUnconf, "apparmor=unconfined"),
+			check: flagRule(readback.FlagAppArmorUnconf, "apparmor=unconfined"),
 		},
 		{
 			ID: "BWRAP_NO_NEW_SESSION", Name: "bwrap-no-new-session", Severity: Warning,
@@ -424,7 +425,7 @@ func builtinRules() []*Rule {
 			Remediation: "Add --new-session.",
 			Bad:         bwrapEntry("--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
 			Good:        bwrapEntry("--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
-			check:       flagRule(FlagBwrapNoNewSession, "bwrap without --new-session"),
+			check:       flagRule(readback.FlagBwrapNoNewSession, "bwrap without --new-session"),
 		},
 		{
 			ID: "BWRAP_NO_DIE_WITH_PARENT", Name: "bwrap-no-die-with-parent", Severity: Warning,
@@ -432,7 +433,7 @@ func builtinRules() []*Rule {
 			Remediation: "Add --die-with-parent.",
 			Bad:         bwrapEntry("--unshare-all", "--new-session", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
 			Good:        bwrapEntry("--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
-			check:       flagRule(FlagBwrapNoDie, "bwrap without --die-with-parent"),
+			check:       flagRule(readback.FlagBwrapNoDie, "bwrap without --die-with-parent"),
 		},
 		{
 			ID: "BWRAP_SHARE_NET", Name: "bwrap-share-net", Severity: Error,
@@ -440,7 +441,7 @@ func builtinRules() []*Rule {
 			Remediation: "Use --unshare-all without --share-net.",
 			Bad:         bwrapEntry("--unshare-all", "--share-net", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
 			Good:        bwrapEntry("--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
-			check:       flagRule(FlagBwrapShareNet, "bwrap shares the host network"),
+			check:       flagRule(readback.FlagBwrapShareNet, "bwrap shares the host network"),
 		},
 		{
 			ID: "BWRAP_BIND_ROOT", Name: "bwrap-bind-root", Severity: Error,
@@ -448,7 +449,7 @@ func builtinRules() []*Rule {
 			Remediation: "Bind the runtime folders and the project only.",
 			Bad:         bwrapEntry("--unshare-all", "--new-session", "--die-with-parent", "--bind", "/", "/", "--", "/usr/bin/server"),
 			Good:        bwrapEntry("--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--", "/usr/bin/server"),
-			check:       flagRule(FlagBwrapBindRoot, "bwrap binds the host's /"),
+			check:       flagRule(readback.FlagBwrapBindRoot, "bwrap binds the host's /"),
 		},
 		{
 			ID: "SEATBELT_PROFILE", Name: "seatbelt-profile", Severity: Error,
@@ -456,7 +457,7 @@ func builtinRules() []*Rule {
 			Remediation: "Fix the profile as the finding says, or generate it from a policy (backend seatbelt).",
 			Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "sandbox-exec", "args": ["-p", "(version 1)(allow default)", "/usr/bin/server"]}}}`},
 			Good:        Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "sandbox-exec", "args": ["-p", "(version 1)(deny default)(allow file-read* (subpath \"/usr/lib\"))", "/usr/bin/server"]}}}`},
-			check:       flagRule(FlagSeatbeltFinding, "profile: %s"),
+			check:       flagRule(readback.FlagSeatbeltFinding, "profile: %s"),
 		},
 		{
 			ID: "SEATBELT_WRAPPER_ENV", Name: "seatbelt-wrapper-env", Severity: Error,
@@ -467,14 +468,14 @@ func builtinRules() []*Rule {
 				Files: map[string]string{".mcpolicy/seatbelt/s.sh": "#!/bin/sh\nset -eu\nfor name in $(export -p | sed -n 's/^export \\([A-Za-z_][A-Za-z0-9_]*\\)=.*/\\1/p'); do\n  case \"$name\" in PATH|HOME) ;; *) unset \"$name\" ;; esac\ndone\nexec /usr/bin/sandbox-exec -f s.sb -- /usr/local/bin/server\n"}},
 			Good: Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "/bin/sh", "args": [".mcpolicy/seatbelt/s.sh"]}}}`,
 				Files: map[string]string{".mcpolicy/seatbelt/s.sh": "#!/bin/sh\nset -eu\nset -- ${TOKEN+\"TOKEN=$TOKEN\"}\nexec /usr/bin/env -i ${1+\"$@\"} PATH=/usr/bin:/bin HOME=/var/empty /usr/bin/sandbox-exec -f s.sb -- /usr/local/bin/server\n"}},
-			check: flagRule(FlagSeatbeltWrapper, "%s; `mcpolicy build` writes a wrapper that starts the server through env -i"),
+			check: flagRule(readback.FlagSeatbeltWrapper, "%s; `mcpolicy build` writes a wrapper that starts the server through env -i"),
 		},
 		{
 			ID: "SECRET_INLINE", Name: "secret-inline", Severity: Error,
 			Purpose: "A secret value is written into the config: a token, a key or a password in an env or headers value, in -e KEY=value, in an argument (--api-key X, a token after the image, postgres://user:pass@host) or in a remote url. Token formats are read first, then placeholders (<YOUR_TOKEN>, ghp_your_token_here); settings (AWS_REGION=us-east-1, LOG_LEVEL=debug, booleans, numbers, URLs without credentials, paths) are not secrets.", Rationale: "A committed config leaks it to everyone with the repository; an argv leaks it to every process on the machine (ps).",
 			Remediation: "Pass the variable by name (-e KEY, env names in a policy) and keep the value in the client's environment (where the client passes it on) or in mcpolicy's env file (`mcpolicy client` writes entries that read it).",
 			Bad:         run("-e", "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789"), Good: run("-e", "GITHUB_TOKEN"),
-			check: flagRule(FlagSecretInline, "secret value of %s is inline"),
+			check: flagRule(readback.FlagSecretInline, "secret value of %s is inline"),
 		},
 		{
 			ID: "ENV_UNSET", Name: "env-unset", Severity: Warning,
@@ -483,8 +484,8 @@ func builtinRules() []*Rule {
 			Remediation: "Give the value where the client reads it: the entry's env with the client's own reference (${VAR}, ${env:VAR}), Codex's env_vars, or an entry from `mcpolicy client`, whose launcher reads it from ~/.config/mcpolicy/env.",
 			Bad:         run("-e", "GITHUB_TOKEN"),
 			Good:        Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "/usr/local/bin/mcpolicy-launch", "args": ["--env-file", "/home/me/.config/mcpolicy/env", "--engine", "/usr/bin/docker", "--project-root", "/home/me/p", "--sha256", "sha256:…", "/home/me/p/.mcpolicy/docker/s.json", "--", "run", "-i", "--rm", "--network", "none", "--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--user", "1000:1000", "-e", "GITHUB_TOKEN", "img:1"]}}}`},
-			check: func(t *Target, o Options, report reportFn) {
-				if t.Origin != FromClient || t.Plan == nil {
+			check: func(t *readback.Target, o Options, report reportFn) {
+				if t.Origin != readback.FromClient || t.Plan == nil {
 					return
 				}
 				for _, e := range t.Plan.Env {
@@ -506,7 +507,7 @@ func builtinRules() []*Rule {
 			Remediation: "Write a policy for it and spawn it through docker, bwrap, mcpolicy exec or sandbox-exec.",
 			Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "cmd", "args": ["/c", "npx", "-y", "@modelcontextprotocol/server-filesystem", "C:\\work\\shop"]}}}`},
 			Good:        run(),
-			check:       flagRule(FlagUnconfined, "runs %s directly on the host: nothing confines it"),
+			check:       flagRule(readback.FlagUnconfined, "runs %s directly on the host: nothing confines it"),
 		},
 		{
 			ID: "UNCONFINED_WIDE_GRANT", Name: "unconfined-wide-grant", Severity: Error,
@@ -515,7 +516,7 @@ func builtinRules() []*Rule {
 			Remediation: "Hand the server the one project folder it works on, never a home or a root; better, confine it (a policy, then `mcpolicy client`), and pass a credential it needs by name, not its store.",
 			Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me"]}}}`},
 			Good:        Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/work/shop"]}}}`},
-			check:       flagRule(FlagHostGrant, "%s"),
+			check:       flagRule(readback.FlagHostGrant, "%s"),
 		},
 		{
 			ID: "CLIENT_SANDBOX", Name: "client-sandbox", Severity: Warning,
@@ -524,7 +525,7 @@ func builtinRules() []*Rule {
 			Remediation: "Add the credential stores (and the home folder, where the server does not need it) to sandbox.filesystem.denyRead, keep allowWrite to the project and allowedDomains to the APIs it calls; or confine it with a policy.",
 			Bad:         Example{Kind: "client", Text: `{"servers": {"s": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "${workspaceFolder}"], "sandboxEnabled": true, "sandbox": {"filesystem": {"allowWrite": ["${workspaceFolder}"]}, "network": {"allowedDomains": ["api.github.com"]}}}}}`},
 			Good:        run(),
-			check:       flagRule(FlagClientSandbox, "%s"),
+			check:       flagRule(readback.FlagClientSandbox, "%s"),
 		},
 		{
 			ID: "BIND_RW", Name: "rw-bind", Severity: Warning,
@@ -542,7 +543,7 @@ func builtinRules() []*Rule {
 			Remediation: "Add -e NAME (the name alone: the engine takes the value from the env the client gave it), or remove the variable.",
 			Bad:         dockerEntry(`"env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}`, append(append([]string{}, confined...), "img:1")...),
 			Good:        dockerEntry(`"env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}`, append(append([]string{}, confined...), "-e", "GITHUB_TOKEN", "img:1")...),
-			check:       flagRule(FlagEnvNotPassed, "%s is set in the entry's env but never passed into the container (no -e %[1]s): the server does not get it"),
+			check:       flagRule(readback.FlagEnvNotPassed, "%s is set in the entry's env but never passed into the container (no -e %[1]s): the server does not get it"),
 		},
 		{
 			ID: "STDIO_ATTACH", Name: "stdio-attach", Severity: Warning,
@@ -551,7 +552,7 @@ func builtinRules() []*Rule {
 			Remediation: "Use -i (with --rm), never -t or -d, for a server a client starts.",
 			Bad:         run("-t"),
 			Good:        run(),
-			check:       flagRule(FlagStdio, "%s"),
+			check:       flagRule(readback.FlagStdio, "%s"),
 		},
 		{
 			ID: "JOINED_ARG", Name: "joined-arg", Severity: Warning,
@@ -560,7 +561,7 @@ func builtinRules() []*Rule {
 			Remediation: "Split it: \"-e\", \"X=Y\" (better, \"-e\", \"X\" with the value in env).",
 			Bad:         run("-e LOG_LEVEL=debug"),
 			Good:        run("-e", "LOG_LEVEL=debug"),
-			check:       flagRule(FlagJoinedArg, "\"%s\" is one argument: the engine reads the option's value with the blank, or the whole as an unknown option (split it into two elements)"),
+			check:       flagRule(readback.FlagJoinedArg, "\"%s\" is one argument: the engine reads the option's value with the blank, or the whole as an unknown option (split it into two elements)"),
 		},
 		{
 			ID: "ENV_VALUE_AS_IMAGE", Name: "env-value-as-image", Severity: Error,
@@ -569,7 +570,7 @@ func builtinRules() []*Rule {
 			Remediation: "Write -e NAME=value, or better -e NAME with the value in the entry's env.",
 			Bad:         run("-e", "AWS_REGION", "us-east-1"),
 			Good:        run("-e", "AWS_REGION"),
-			check:       flagRule(FlagEnvAsImage, "-e %s: -e takes one argument, so the engine runs the value as the image (and the image as its command)"),
+			check:       flagRule(readback.FlagEnvAsImage, "-e %s: -e takes one argument, so the engine runs the value as the image (and the image as its command)"),
 		},
 		{
 			ID: "PULL_ALWAYS", Name: "pull-always", Severity: Warning,
@@ -578,8 +579,8 @@ func builtinRules() []*Rule {
 			Remediation: "Pin the image by digest (image@sha256:...) and drop --pull always, or pull deliberately and review what changed.",
 			Bad:         run("--pull", "always"),
 			Good:        dockerRun(append(append([]string{}, confined...), "--pull", "always", "img:1@sha256:"+strings.Repeat("0", 64))...),
-			check: func(t *Target, o Options, report reportFn) {
-				if t.Plan == nil || t.PullPos.Line == 0 || hasFlag(t, FlagEnvAsImage) {
+			check: func(t *readback.Target, o Options, report reportFn) {
+				if t.Plan == nil || t.PullPos.Line == 0 || hasFlag(t, readback.FlagEnvAsImage) {
 					return
 				}
 				if p := strings.ToLower(t.Pull); (p == "always" || p == "newer") && !strings.Contains(t.Plan.Image, "@") {
@@ -594,7 +595,7 @@ func builtinRules() []*Rule {
 			Remediation: "Pin a version tag (mcp/github:1.2.0), best with its digest (mcp/github:1.2.0@sha256:...).",
 			Bad:         dockerRun(append(append([]string{}, confined...), "mcp/github")...),
 			Good:        run(),
-			check: func(t *Target, o Options, report reportFn) {
+			check: func(t *readback.Target, o Options, report reportFn) {
 				if img, ok := entryImage(t); ok {
 					switch _, tag, digest := imageRef(img); {
 					case digest != "":
@@ -613,7 +614,7 @@ func builtinRules() []*Rule {
 			Remediation: "Add the digest: image:1.2.0@sha256:... (docker buildx imagetools inspect, or the registry, shows it).",
 			Bad:         run(),
 			Good:        dockerRun(append(append([]string{}, confined...), "img:1@sha256:"+strings.Repeat("0", 64))...),
-			check: func(t *Target, o Options, report reportFn) {
+			check: func(t *readback.Target, o Options, report reportFn) {
 				if img, ok := entryImage(t); ok {
 					if _, tag, digest := imageRef(img); digest == "" && tag != "" && tag != "latest" {
 						report(t.ImagePos, "image %s is pinned by tag, not digest", img)
@@ -628,7 +629,7 @@ func builtinRules() []*Rule {
 			Remediation: "Keep the lists empty, or to read-only tools (search, list, get); confirm anything that writes, deletes, sends or runs.",
 			Bad:         dockerEntry(`"autoApprove": ["write_file", "delete_file"]`, append(append([]string{}, confined...), "img:1")...),
 			Good:        dockerEntry(`"autoApprove": []`, append(append([]string{}, confined...), "img:1")...),
-			check:       flagRule(FlagAutoApprove, "%s"),
+			check:       flagRule(readback.FlagAutoApprove, "%s"),
 		},
 		{
 			ID: "DANGEROUS_MODE", Name: "dangerous-mode", Severity: Error,
@@ -637,7 +638,7 @@ func builtinRules() []*Rule {
 			Remediation: "Remove the switch; if the server needs wider authority, grant it in a policy where it is reviewed, and waive nothing silently.",
 			Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "claude", "args": ["mcp", "serve", "--dangerously-skip-permissions"]}}}`},
 			Good:        Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "claude", "args": ["mcp", "serve"]}}}`},
-			check:       flagRule(FlagDangerousMode, "%s"),
+			check:       flagRule(readback.FlagDangerousMode, "%s"),
 		},
 		{
 			ID: "REMOTE_SERVER", Name: "remote-server", Severity: Info,
@@ -645,7 +646,7 @@ func builtinRules() []*Rule {
 			Remediation: "Nothing to confine here; review what data the client shares with it.",
 			Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"url": "https://mcp.example.com/sse"}}}`},
 			Good:        run(),
-			check: func(t *Target, o Options, report reportFn) {
+			check: func(t *readback.Target, o Options, report reportFn) {
 				if t.Remote != "" {
 					report(t.Pos, "runs on another machine (%s): no filesystem of yours to confine", t.Remote)
 				}
@@ -656,7 +657,7 @@ func builtinRules() []*Rule {
 			Purpose: "A launch command has a flag mcpolicy does not know.", Rationale: "An unknown flag may widen the sandbox; it is reported rather than ignored.",
 			Remediation: "Check what the flag does; if it is harmless, waive the finding with the reason.",
 			Bad:         run("--frobnicate"), Good: run(),
-			check: flagRule(FlagUnknown, "unknown flag %s: what it grants is not known"),
+			check: flagRule(readback.FlagUnknown, "unknown flag %s: what it grants is not known"),
 		},
 		{
 			ID: "SYMLINK_ESCAPE", Name: "symlink-escape", Severity: Warning,
@@ -680,7 +681,7 @@ func withFiles(e Example, kv ...string) Example {
 	return e
 }
 
-func hasFlag(t *Target, k FlagKind) bool {
+func hasFlag(t *readback.Target, k readback.FlagKind) bool {
 	for _, f := range t.Flags {
 		if f.Kind == k {
 			return true
@@ -692,7 +693,7 @@ func hasFlag(t *Target, k FlagKind) bool {
 // checkRWUnprotected looks at each read-write mount by its written and its
 // resolved path: the protected entries at its top that no read-only mount
 // covers, and a protected name the mount itself is, or is inside.
-func checkRWUnprotected(t *Target, o Options, report reportFn) {
+func checkRWUnprotected(t *readback.Target, o Options, report reportFn) {
 	if t.Plan == nil {
 		return
 	}
@@ -788,21 +789,21 @@ func insideProtected(p string, bases []string) (string, string) {
 // hardening are the items of CONTAINER_UNHARDENED: the flag that says one
 // is missing, the former rule ID that waives it, what to add.
 var hardening = []struct {
-	kind FlagKind
+	kind readback.FlagKind
 	id   string
 	add  string
 }{
-	{FlagNoCapDrop, "CAP_DROP_MISSING", "--cap-drop ALL"},
-	{FlagNoNewPrivsMissing, "NO_NEW_PRIVILEGES_MISSING", "--security-opt no-new-privileges"},
-	{FlagNoReadOnly, "READ_ONLY_ROOT_MISSING", "--read-only"},
-	{FlagRootUser, "ROOT_USER", "--user with a non-root uid"},
+	{readback.FlagNoCapDrop, "CAP_DROP_MISSING", "--cap-drop ALL"},
+	{readback.FlagNoNewPrivsMissing, "NO_NEW_PRIVILEGES_MISSING", "--security-opt no-new-privileges"},
+	{readback.FlagNoReadOnly, "READ_ONLY_ROOT_MISSING", "--read-only"},
+	{readback.FlagRootUser, "ROOT_USER", "--user with a non-root uid"},
 }
 
 // checkUnhardened reports one finding per container entry listing the
 // hardening flags it leaves out, at the first one's position (the run
 // subcommand). An explicit --user root is ROOT_USER's, not an item here.
 // A current waiver of an item's former ID takes the item out.
-func checkUnhardened(t *Target, o Options, report reportFn) {
+func checkUnhardened(t *readback.Target, o Options, report reportFn) {
 	var missing []string
 	var pos position.Pos
 	for _, h := range hardening {
@@ -810,7 +811,7 @@ func checkUnhardened(t *Target, o Options, report reportFn) {
 			continue
 		}
 		for _, f := range t.Flags {
-			if f.Kind != h.kind || h.kind == FlagRootUser && f.Value != "" {
+			if f.Kind != h.kind || h.kind == readback.FlagRootUser && f.Value != "" {
 				continue
 			}
 			if !waivedItem(t, h.id, o.Today) {
@@ -828,7 +829,7 @@ func checkUnhardened(t *Target, o Options, report reportFn) {
 }
 
 // waivedItem reports whether the target's policy waives id, unexpired.
-func waivedItem(t *Target, id string, today time.Time) bool {
+func waivedItem(t *readback.Target, id string, today time.Time) bool {
 	if t.Plan == nil {
 		return false
 	}
@@ -855,7 +856,7 @@ func waivedItem(t *Target, id string, today time.Time) bool {
 // never the folder. verify/escape's unix-socket control is the evidence
 // that a read-only bind does not stop connect(2): it binds the sockets'
 // folders --ro-bind, and the connections succeed.
-func checkSharedTmp(t *Target, o Options, report reportFn) {
+func checkSharedTmp(t *readback.Target, o Options, report reportFn) {
 	for _, m := range mounts(t) {
 		what, ok := sharedFolder(hostFacts(t, m.Source).Path)
 		if !ok {
@@ -876,8 +877,8 @@ func checkSharedTmp(t *Target, o Options, report reportFn) {
 // MOUNT_RUNS_NEXT, a socket to DOCKER_SOCKET, a folder every program shares
 // (/tmp, /run/user/UID...) to MOUNT_SHARED_TMP; the project binds of an
 // entry through mcpolicy-launch come from a reviewed policy.
-func checkBindRW(t *Target, o Options, report reportFn) {
-	if t.Origin != FromClient || t.FixedTop || t.Plan == nil {
+func checkBindRW(t *readback.Target, o Options, report reportFn) {
+	if t.Origin != readback.FromClient || t.FixedTop || t.Plan == nil {
 		return
 	}
 	root := ""
@@ -924,8 +925,8 @@ func hostBase(b compiler.Base) bool {
 
 // entryImage is a client container entry's image, when it names one that
 // is not a variable and was not read off a misplaced -e value.
-func entryImage(t *Target) (string, bool) {
-	if t.Origin != FromClient || t.Plan == nil || t.ImagePos.Line == 0 || t.Plan.Image == "" || hasFlag(t, FlagEnvAsImage) {
+func entryImage(t *readback.Target) (string, bool) {
+	if t.Origin != readback.FromClient || t.Plan == nil || t.ImagePos.Line == 0 || t.Plan.Image == "" || hasFlag(t, readback.FlagEnvAsImage) {
 		return "", false
 	}
 	img := t.Plan.Image

@@ -1,3 +1,7 @@
+// Package lint is the reviewer's pass: it counts each server's grants and
+// flags what widens its confinement past what the job needs, in policies
+// and in the MCP client configs people already have. Rules live in a
+// registry (rules.go) that docs/rules.md is generated from.
 package lint
 
 import (
@@ -11,6 +15,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/exposure"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/internal/parallel"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/internal/printable"
@@ -69,7 +74,7 @@ func (r Report) Worst() (Severity, bool) {
 }
 
 // Run lints every target with every rule (or o.Only).
-func Run(targets []*Target, o Options) Report {
+func Run(targets []*readback.Target, o Options) Report {
 	if o.MaxGrants == 0 {
 		o.MaxGrants = 4
 	}
@@ -126,7 +131,7 @@ func Run(targets []*Target, o Options) Report {
 
 // lintTarget runs the rules on one target: its findings, waivers applied,
 // and its summary line.
-func lintTarget(t *Target, o Options, registry []*Rule, only map[string]bool) ([]Finding, Summary) {
+func lintTarget(t *readback.Target, o Options, registry []*Rule, only map[string]bool) ([]Finding, Summary) {
 	var fs []Finding
 	for _, r := range registry {
 		if len(o.Only) > 0 && !only[r.ID] {
@@ -157,7 +162,7 @@ func lintTarget(t *Target, o Options, registry []*Rule, only map[string]bool) ([
 		}
 	case t.Remote != "":
 		sum.Confinement = "remote"
-	case hasFlag(t, FlagClientSandbox):
+	case hasFlag(t, readback.FlagClientSandbox):
 		sum.Confinement = "client sandbox"
 	}
 	for _, f := range fs {
@@ -175,7 +180,7 @@ func mustSeverity(s string) Severity {
 
 // applyWaivers marks findings a policy waives; it returns new findings for
 // waivers that are expired or name an unknown rule.
-func applyWaivers(t *Target, fs []Finding, today time.Time) []Finding {
+func applyWaivers(t *readback.Target, fs []Finding, today time.Time) []Finding {
 	if t.Plan == nil {
 		return nil
 	}
@@ -207,7 +212,7 @@ func applyWaivers(t *Target, fs []Finding, today time.Time) []Finding {
 // per run: walk.go) for symlinks whose targets lie outside every grant, and
 // names the smallest read-only grant that would hold them. A target whose
 // paths are not this machine's is not walked: its folders are not here.
-func checkSymlinks(t *Target, o Options, report reportFn) {
+func checkSymlinks(t *readback.Target, o Options, report reportFn) {
 	ms := mounts(t)
 	granted := func(p string) bool {
 		for _, m := range ms {
@@ -262,10 +267,10 @@ func commonDir(paths []string) string {
 }
 
 // PolicyTargets turns compiled plans into lint targets.
-func PolicyTargets(plans []*compiler.Plan, root, home string) []*Target {
-	var ts []*Target
+func PolicyTargets(plans []*compiler.Plan, root, home string) []*readback.Target {
+	var ts []*readback.Target
 	for _, p := range plans {
-		ts = append(ts, &Target{Server: p.Server, File: p.Pos.File, Pos: p.Pos, Origin: FromPolicy, Plan: p, FixedTop: true,
+		ts = append(ts, &readback.Target{Server: p.Server, File: p.Pos.File, Pos: p.Pos, Origin: readback.FromPolicy, Plan: p, FixedTop: true,
 			Launcher: "mcpolicy", ProjectRoot: root, Home: home, OnThisMachine: true})
 	}
 	return ts
@@ -284,7 +289,7 @@ var ExposureRule = Rule{
 }
 
 // exposureFinding lists the heaviest terms, so the fix is in the message.
-func exposureFinding(t *Target, e exposure.Exposure, max int) Finding {
+func exposureFinding(t *readback.Target, e exposure.Exposure, max int) Finding {
 	terms := append([]exposure.Term{}, e.Terms...)
 	sort.SliceStable(terms, func(i, j int) bool { return terms[i].Weight > terms[j].Weight })
 	var top []string

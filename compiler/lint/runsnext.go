@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 )
 
 // RunsNext are what a home folder holds that the user's next shell, login
@@ -88,7 +89,7 @@ func runsNextRule() *Rule {
 	}
 }
 
-func checkRunsNext(t *Target, o Options, report reportFn) {
+func checkRunsNext(t *readback.Target, o Options, report reportFn) {
 	for _, m := range mounts(t) {
 		if m.Mode != compiler.ReadWrite {
 			continue

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 )
 
 // levels lists, for one rule, each server it flags with the severities of
@@ -58,12 +59,12 @@ func TestSharedTmpClient(t *testing.T) {
 		"tmpdir:error var-run-ro:error var-tmp:error xdg-braces:error xdg:error"
 	for _, c := range []struct {
 		name string
-		read func() ([]*lint.Target, error)
+		read func() ([]*readback.Target, error)
 	}{
-		{"as written", func() ([]*lint.Target, error) {
+		{"as written", func() ([]*readback.Target, error) {
 			return clientcfg.ReadFor(file, clientcfg.Options{Home: "/home/linter"})
 		}},
-		{"this machine", func() ([]*lint.Target, error) { return clientcfg.Read(file, "/home/linter") }},
+		{"this machine", func() ([]*readback.Target, error) { return clientcfg.Read(file, "/home/linter") }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ts, err := c.read()

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/internal/parallel"
 )
 
@@ -225,7 +226,7 @@ func (c *fsCache) walkNested(dir string) nestedWalk {
 // secrets lists secret-looking files (.env*, *.pem, *.key, id_* but not
 // .pub), relative, at most five, four folders deep, below a granted folder
 // of this machine: nil for a target that is not on this machine.
-func (c *fsCache) secrets(t *Target, host string) []string {
+func (c *fsCache) secrets(t *readback.Target, host string) []string {
 	dir, ok := onMachine(t, host)
 	if !ok {
 		return nil

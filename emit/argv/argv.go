@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
@@ -25,8 +25,8 @@ type Entry interface {
 	// Server is the entry's name; Target what the reading yields, the
 	// parser filling in the plan and what lint needs besides.
 	Server() string
-	Target() *lint.Target
-	Flag(k lint.FlagKind, v string, pos position.Pos)
+	Target() *readback.Target
+	Flag(k readback.FlagKind, v string, pos position.Pos)
 	// HostPath classifies a path as the entry wrote it.
 	HostPath(raw string) compiler.HostPath
 	// LocalFile is the path on this machine of a file to read (an env

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/emit/argv"
 )
 
@@ -62,7 +62,7 @@ func Parse(e argv.Entry, cmd argv.Arg, args []argv.Arg) {
 		n, known := bwrapArgs[a.S]
 		if head, _, _ := strings.Cut(a.S, " "); !known && bwrapArgs[head] > 0 {
 			// "--ro-bind /usr /usr": one argument, an unknown option to bwrap.
-			e.Flag(lint.FlagJoinedArg, a.S, a.Pos)
+			e.Flag(readback.FlagJoinedArg, a.S, a.Pos)
 			split := []argv.Arg{}
 			for _, w := range strings.Fields(a.S) {
 				split = append(split, argv.Arg{S: w, Pos: a.Pos})
@@ -71,12 +71,12 @@ func Parse(e argv.Entry, cmd argv.Arg, args []argv.Arg) {
 			continue
 		}
 		if !known {
-			e.Flag(lint.FlagUnknown, a.S, a.Pos)
+			e.Flag(readback.FlagUnknown, a.S, a.Pos)
 			i++
 			continue
 		}
 		if i+n >= len(args) {
-			e.Flag(lint.FlagUnknown, a.S+" (missing values)", a.Pos)
+			e.Flag(readback.FlagUnknown, a.S+" (missing values)", a.Pos)
 			i = len(args)
 			break
 		}
@@ -87,10 +87,10 @@ func Parse(e argv.Entry, cmd argv.Arg, args []argv.Arg) {
 			mount(v[0].S, v[1].S, compiler.ReadOnly, a)
 		case "--bind", "--bind-try", "--dev-bind", "--dev-bind-try":
 			if path.Clean(argv.Slash(v[0].S)) == "/" && path.Clean(v[1].S) == "/" {
-				e.Flag(lint.FlagBwrapBindRoot, a.S+" / /", a.Pos)
+				e.Flag(readback.FlagBwrapBindRoot, a.S+" / /", a.Pos)
 			}
 			if argv.EngineSocket(v[0].S) {
-				e.Flag(lint.FlagDockerSocket, v[0].S, v[0].Pos)
+				e.Flag(readback.FlagDockerSocket, v[0].S, v[0].Pos)
 			}
 			mount(v[0].S, v[1].S, compiler.ReadWrite, a)
 		case "--size":
@@ -99,7 +99,7 @@ func Parse(e argv.Entry, cmd argv.Arg, args []argv.Arg) {
 			n, err := strconv.ParseInt(size, 10, 64)
 			switch {
 			case err != nil || n <= 0:
-				e.Flag(lint.FlagUnboundedTmpfs, v[0].S, v[0].Pos)
+				e.Flag(readback.FlagUnboundedTmpfs, v[0].S, v[0].Pos)
 			case p.Scratch == nil:
 				p.Scratch = &compiler.Scratch{Target: path.Clean(v[0].S), SizeBytes: n, Pos: a.Pos}
 			}
@@ -117,7 +117,7 @@ func Parse(e argv.Entry, cmd argv.Arg, args []argv.Arg) {
 			e.Target().EnvPassed = append(e.Target().EnvPassed, v[0].S)
 			e.DangerousEnv(v[0].S, v[1].S, v[1].Pos)
 			if e.Secret(v[0].S, v[1].S) {
-				e.Flag(lint.FlagSecretInline, v[0].S, v[1].Pos)
+				e.Flag(readback.FlagSecretInline, v[0].S, v[1].Pos)
 			}
 		case "--chdir":
 			p.Workdir = v[0].S
@@ -142,7 +142,7 @@ func Parse(e argv.Entry, cmd argv.Arg, args []argv.Arg) {
 		case "--cap-add":
 			p.Subtractions.DropAllCaps = false
 			for _, c := range argv.Caps(v[0].S) {
-				e.Flag(lint.FlagCapAdd, c, v[0].Pos)
+				e.Flag(readback.FlagCapAdd, c, v[0].Pos)
 			}
 		case "--remount-ro":
 			if path.Clean(v[0].S) == "/" {
@@ -164,7 +164,7 @@ func Parse(e argv.Entry, cmd argv.Arg, args []argv.Arg) {
 		case "--userns", "--userns2", "--pidns", "--bind-fd", "--ro-bind-fd", "--args":
 			// Namespaces, folders or arguments passed as descriptors:
 			// what they hold cannot be read off the command line.
-			e.Flag(lint.FlagUnknown, a.S, a.Pos)
+			e.Flag(readback.FlagUnknown, a.S, a.Pos)
 		}
 	}
 	e.DangerousArgs(args[i:], false)
@@ -175,12 +175,12 @@ func Parse(e argv.Entry, cmd argv.Arg, args []argv.Arg) {
 		p.Network.Mode = "none"
 		p.Subtractions.NoNetwork = true
 	} else {
-		e.Flag(lint.FlagBwrapShareNet, "", shareNetPos)
+		e.Flag(readback.FlagBwrapShareNet, "", shareNetPos)
 	}
 	if !newSession {
-		e.Flag(lint.FlagBwrapNoNewSession, "", cmd.Pos)
+		e.Flag(readback.FlagBwrapNoNewSession, "", cmd.Pos)
 	}
 	if !dieWithParent {
-		e.Flag(lint.FlagBwrapNoDie, "", cmd.Pos)
+		e.Flag(readback.FlagBwrapNoDie, "", cmd.Pos)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/emit/argv"
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 	"github.com/mcpolicy/mcpolicy/internal/position"
@@ -33,7 +33,7 @@ func unknownFlag(d *dockerRun, name string, v argv.Arg) {
 	if v.S != "" {
 		s += " " + v.S
 	}
-	d.e.Flag(lint.FlagUnknown, s, v.Pos)
+	d.e.Flag(readback.FlagUnknown, s, v.Pos)
 }
 
 var (
@@ -80,18 +80,18 @@ func init() {
 		"interactive":  {false, func(d *dockerRun, _ string, v argv.Arg) { d.interactive = boolValue(v.S) }},
 		"tty": {false, func(d *dockerRun, _ string, v argv.Arg) {
 			if boolValue(v.S) {
-				d.e.Flag(lint.FlagStdio, "-t/--tty: a terminal between the client and the server's JSON-RPC (docker refuses -it when the client's stdin is not one; a tty rewrites line ends and echoes)", v.Pos)
+				d.e.Flag(readback.FlagStdio, "-t/--tty: a terminal between the client and the server's JSON-RPC (docker refuses -it when the client's stdin is not one; a tty rewrites line ends and echoes)", v.Pos)
 			}
 		}},
 		"detach": {false, func(d *dockerRun, _ string, v argv.Arg) {
 			if boolValue(v.S) {
-				d.e.Flag(lint.FlagStdio, "-d/--detach: the server is cut off from the client's stdin and stdout", v.Pos)
+				d.e.Flag(readback.FlagStdio, "-d/--detach: the server is cut off from the client's stdin and stdout", v.Pos)
 			}
 		}},
 		"pull": {true, func(d *dockerRun, _ string, v argv.Arg) { d.e.Target().Pull, d.e.Target().PullPos = v.S, v.Pos }},
 		"use-api-socket": {false, func(d *dockerRun, _ string, v argv.Arg) {
 			if boolValue(v.S) {
-				d.e.Flag(lint.FlagDockerSocket, "--use-api-socket", v.Pos)
+				d.e.Flag(readback.FlagDockerSocket, "--use-api-socket", v.Pos)
 			}
 		}},
 
@@ -151,7 +151,7 @@ func init() {
 
 func boolUnknown(d *dockerRun, name string, v argv.Arg) {
 	if boolValue(v.S) {
-		d.e.Flag(lint.FlagUnknown, "--"+name, v.Pos)
+		d.e.Flag(readback.FlagUnknown, "--"+name, v.Pos)
 	}
 }
 
@@ -206,7 +206,7 @@ func Parse(e argv.Entry, engine string, cmd argv.Arg, args []argv.Arg) {
 		name, _, joined := strings.Cut(strings.TrimLeft(args[i].S, "-"), "=")
 		takes, ok := dockerGlobal[name]
 		if !ok {
-			e.Flag(lint.FlagUnknown, args[i].S, args[i].Pos)
+			e.Flag(readback.FlagUnknown, args[i].S, args[i].Pos)
 		}
 		i++
 		if takes && !joined {
@@ -222,7 +222,7 @@ func Parse(e argv.Entry, engine string, cmd argv.Arg, args []argv.Arg) {
 			sub, pos = args[i].S, args[i].Pos
 		}
 		// docker mcp gateway run, docker exec...: not a confinement this reads.
-		e.Flag(lint.FlagUnknown, engine+" "+sub, pos)
+		e.Flag(readback.FlagUnknown, engine+" "+sub, pos)
 		return
 	}
 	d := &dockerRun{e: e, engine: engine, runPos: args[i].Pos, p: &compiler.Plan{
@@ -246,7 +246,7 @@ func Parse(e argv.Entry, engine string, cmd argv.Arg, args []argv.Arg) {
 		}
 		if head, tail, ok := joinedOption(a.S); ok {
 			// "-e X=Y", "--network none": one argument to the engine.
-			e.Flag(lint.FlagJoinedArg, a.S, a.Pos)
+			e.Flag(readback.FlagJoinedArg, a.S, a.Pos)
 			args = append(args[:i:i], append([]argv.Arg{{S: head, Pos: a.Pos}, {S: tail, Pos: a.Pos}}, args[i+1:]...)...)
 			continue
 		}
@@ -259,13 +259,13 @@ func Parse(e argv.Entry, engine string, cmd argv.Arg, args []argv.Arg) {
 				// An unknown option: docker refuses to start, podman may
 				// know it. Taken as a boolean; its value, if it has one,
 				// would be read as the image.
-				e.Flag(lint.FlagUnknown, a.S, a.Pos)
+				e.Flag(readback.FlagUnknown, a.S, a.Pos)
 				continue
 			}
 			v := argv.Arg{S: val, Pos: a.Pos}
 			if f.value && !joined {
 				if i >= len(args) {
-					e.Flag(lint.FlagUnknown, a.S+" (no value)", a.Pos)
+					e.Flag(readback.FlagUnknown, a.S+" (no value)", a.Pos)
 					break
 				}
 				v = args[i]
@@ -284,7 +284,7 @@ func Parse(e argv.Entry, engine string, cmd argv.Arg, args []argv.Arg) {
 		for j := 0; j < len(cluster); j++ {
 			name, ok := dockerShort[cluster[j]]
 			if !ok {
-				e.Flag(lint.FlagUnknown, "-"+cluster[j:j+1], a.Pos)
+				e.Flag(readback.FlagUnknown, "-"+cluster[j:j+1], a.Pos)
 				continue
 			}
 			f := dockerFlags[name]
@@ -297,7 +297,7 @@ func Parse(e argv.Entry, engine string, cmd argv.Arg, args []argv.Arg) {
 			v := argv.Arg{S: strings.TrimPrefix(cluster[j+1:], "="), Pos: a.Pos}
 			if j+1 == len(cluster) {
 				if i >= len(args) {
-					e.Flag(lint.FlagUnknown, "-"+cluster[j:j+1]+" (no value)", a.Pos)
+					e.Flag(readback.FlagUnknown, "-"+cluster[j:j+1]+" (no value)", a.Pos)
 					break
 				}
 				v = args[i]
@@ -317,9 +317,9 @@ func Parse(e argv.Entry, engine string, cmd argv.Arg, args []argv.Arg) {
 		e.Target().ImagePos = args[i].Pos
 		if d.bareEnv != nil && valueAsImage(args[i].S, args[i+1:]) {
 			name := d.bareEnv.S
-			e.Flag(lint.FlagEnvAsImage, name+" "+args[i].S, args[i].Pos)
+			e.Flag(readback.FlagEnvAsImage, name+" "+args[i].S, args[i].Pos)
 			if d.e.Secret(name, args[i].S) {
-				e.Flag(lint.FlagSecretInline, name, args[i].Pos)
+				e.Flag(readback.FlagSecretInline, name, args[i].Pos)
 			}
 		}
 		i++
@@ -339,31 +339,31 @@ func Parse(e argv.Entry, engine string, cmd argv.Arg, args []argv.Arg) {
 // default capabilities and no no-new-privileges.
 func (d *dockerRun) finish() {
 	if !d.interactive {
-		d.e.Flag(lint.FlagStdio, "no -i: the engine gives the server no stdin, and it exits at once", d.runPos)
+		d.e.Flag(readback.FlagStdio, "no -i: the engine gives the server no stdin, and it exits at once", d.runPos)
 	}
 	if !d.envUnknown && !d.envHost {
 		for _, k := range d.e.EnvKeys() {
 			if !slices.Contains(d.p.EnvNames(), k.S) && !d.e.Plumbing(k.S) && !d.references(k.S) {
-				d.e.Flag(lint.FlagEnvNotPassed, k.S, k.Pos)
+				d.e.Flag(readback.FlagEnvNotPassed, k.S, k.Pos)
 			}
 		}
 	}
 	s := &d.p.Subtractions
 	s.ReadOnlyRoot, s.DropAllCaps, s.NoNewPrivileges = d.readOnly, d.capDropAll, d.nnp
 	if !d.capDropAll {
-		d.e.Flag(lint.FlagNoCapDrop, "", d.runPos)
+		d.e.Flag(readback.FlagNoCapDrop, "", d.runPos)
 	}
 	if !d.nnp {
-		d.e.Flag(lint.FlagNoNewPrivsMissing, "", d.runPos)
+		d.e.Flag(readback.FlagNoNewPrivsMissing, "", d.runPos)
 	}
 	if !d.readOnly {
-		d.e.Flag(lint.FlagNoReadOnly, "", d.runPos)
+		d.e.Flag(readback.FlagNoReadOnly, "", d.runPos)
 	}
 	if !d.hasUser {
 		if d.keepID { // podman --userns keep-id: the host user's own uid
 			s.NonRootUser = true
 		} else {
-			d.e.Flag(lint.FlagRootUser, "", d.runPos)
+			d.e.Flag(readback.FlagRootUser, "", d.runPos)
 		}
 	}
 	if !d.hasNetwork {
@@ -371,7 +371,7 @@ func (d *dockerRun) finish() {
 		if d.engine == PodmanBackend {
 			def = "default"
 		}
-		d.e.Flag(lint.FlagNetwork, def, d.runPos)
+		d.e.Flag(readback.FlagNetwork, def, d.runPos)
 	}
 	if d.netMode == "none" {
 		d.p.Network.Mode = "none"
@@ -408,7 +408,7 @@ func (d *dockerRun) protected() {
 // bind records a bind mount of a host path.
 func (d *dockerRun) bind(src, dst string, readonly bool, pos position.Pos) {
 	if argv.EngineSocket(src) || argv.EngineSocket(dst) {
-		d.e.Flag(lint.FlagDockerSocket, src, pos)
+		d.e.Flag(readback.FlagDockerSocket, src, pos)
 	}
 	mode := compiler.ReadWrite
 	if readonly {
@@ -473,7 +473,7 @@ func splitVolume(s string) []string {
 func (d *dockerRun) mount(_ string, v argv.Arg) {
 	fields, err := csv.NewReader(strings.NewReader(v.S)).Read()
 	if err != nil {
-		d.e.Flag(lint.FlagUnknown, "--mount "+v.S, v.Pos)
+		d.e.Flag(readback.FlagUnknown, "--mount "+v.S, v.Pos)
 		return
 	}
 	kv := map[string]string{}
@@ -499,7 +499,7 @@ func (d *dockerRun) mount(_ string, v argv.Arg) {
 	switch typ {
 	case "bind", "glob":
 		if kv["source"] == "" || kv["target"] == "" {
-			d.e.Flag(lint.FlagUnknown, "--mount "+v.S, v.Pos)
+			d.e.Flag(readback.FlagUnknown, "--mount "+v.S, v.Pos)
 			return
 		}
 		d.bind(kv["source"], kv["target"], readonly, v.Pos)
@@ -514,15 +514,15 @@ func (d *dockerRun) mount(_ string, v argv.Arg) {
 		}
 		d.tmpfsAt(kv["target"], opts, v.Pos)
 	case "ramfs":
-		d.e.Flag(lint.FlagUnboundedTmpfs, kv["target"], v.Pos)
+		d.e.Flag(readback.FlagUnboundedTmpfs, kv["target"], v.Pos)
 	case "npipe":
 		if argv.EngineSocket(kv["source"]) {
-			d.e.Flag(lint.FlagDockerSocket, kv["source"], v.Pos)
+			d.e.Flag(readback.FlagDockerSocket, kv["source"], v.Pos)
 		} else {
-			d.e.Flag(lint.FlagUnknown, "--mount "+v.S, v.Pos)
+			d.e.Flag(readback.FlagUnknown, "--mount "+v.S, v.Pos)
 		}
 	default:
-		d.e.Flag(lint.FlagUnknown, "--mount "+v.S, v.Pos)
+		d.e.Flag(readback.FlagUnknown, "--mount "+v.S, v.Pos)
 	}
 }
 
@@ -557,7 +557,7 @@ func (d *dockerRun) tmpfsAt(dst, opts string, pos position.Pos) {
 		if size != "" {
 			v += " (size=" + size + ")"
 		}
-		d.e.Flag(lint.FlagUnboundedTmpfs, v, pos)
+		d.e.Flag(readback.FlagUnboundedTmpfs, v, pos)
 		return
 	}
 	if d.p.Scratch == nil {
@@ -597,7 +597,7 @@ func (d *dockerRun) envVar(_ string, v argv.Arg) {
 		d.e.DangerousEnv(name, val, v.Pos)
 	}
 	if has && d.e.Secret(name, val) {
-		d.e.Flag(lint.FlagSecretInline, name, v.Pos)
+		d.e.Flag(readback.FlagSecretInline, name, v.Pos)
 	}
 }
 
@@ -616,13 +616,13 @@ func (d *dockerRun) envFile(_ string, v argv.Arg) {
 	f := d.e.LocalFile(v.S)
 	if f == "" {
 		d.envUnknown = true
-		d.e.Flag(lint.FlagUnknown, "--env-file "+v.S+d.e.NotRead(), v.Pos)
+		d.e.Flag(readback.FlagUnknown, "--env-file "+v.S+d.e.NotRead(), v.Pos)
 		return
 	}
 	fh, err := os.Open(f)
 	if err != nil {
 		d.envUnknown = true
-		d.e.Flag(lint.FlagUnknown, "--env-file "+v.S+" (unreadable)", v.Pos)
+		d.e.Flag(readback.FlagUnknown, "--env-file "+v.S+" (unreadable)", v.Pos)
 		return
 	}
 	defer fh.Close()
@@ -644,7 +644,7 @@ func (d *dockerRun) network(_ string, v argv.Arg) {
 	d.hasNetwork, d.netMode = true, v.S
 	d.p.Network.Pos = v.Pos
 	if v.S != "none" {
-		d.e.Flag(lint.FlagNetwork, v.S, v.Pos)
+		d.e.Flag(readback.FlagNetwork, v.S, v.Pos)
 	}
 }
 
@@ -658,13 +658,13 @@ func (d *dockerRun) capDrop(_ string, v argv.Arg) {
 
 func (d *dockerRun) capAdd(_ string, v argv.Arg) {
 	for _, c := range argv.Caps(v.S) {
-		d.e.Flag(lint.FlagCapAdd, c, v.Pos)
+		d.e.Flag(readback.FlagCapAdd, c, v.Pos)
 	}
 }
 
 func (d *dockerRun) privileged(_ string, v argv.Arg) {
 	if boolValue(v.S) {
-		d.e.Flag(lint.FlagPrivileged, "", v.Pos)
+		d.e.Flag(readback.FlagPrivileged, "", v.Pos)
 	}
 }
 
@@ -679,19 +679,19 @@ func (d *dockerRun) securityOpt(_ string, v argv.Arg) {
 		d.nnp = boolValue(val)
 	case "seccomp":
 		if val == "unconfined" {
-			d.e.Flag(lint.FlagSeccompUnconfined, val, v.Pos)
+			d.e.Flag(readback.FlagSeccompUnconfined, val, v.Pos)
 		}
 	case "apparmor":
 		if val == "unconfined" {
-			d.e.Flag(lint.FlagAppArmorUnconf, val, v.Pos)
+			d.e.Flag(readback.FlagAppArmorUnconf, val, v.Pos)
 		}
 	case "label":
 		if val == "disable" { // SELinux confinement off
-			d.e.Flag(lint.FlagUnknown, "--security-opt "+v.S, v.Pos)
+			d.e.Flag(readback.FlagUnknown, "--security-opt "+v.S, v.Pos)
 		}
 	case "mask", "proc-opts":
 	default: // systempaths=unconfined, unmask=..., anything else
-		d.e.Flag(lint.FlagUnknown, "--security-opt "+v.S, v.Pos)
+		d.e.Flag(readback.FlagUnknown, "--security-opt "+v.S, v.Pos)
 	}
 }
 
@@ -722,7 +722,7 @@ func (d *dockerRun) user(_ string, v argv.Arg) {
 	root := d.p.User.UID == 0
 	d.p.Subtractions.NonRootUser = !root
 	if root {
-		d.e.Flag(lint.FlagRootUser, v.S, v.Pos)
+		d.e.Flag(readback.FlagRootUser, v.S, v.Pos)
 	}
 }
 
@@ -732,7 +732,7 @@ func (d *dockerRun) namespace(name string, v argv.Arg) {
 	which := map[string]string{"pid": "pid", "ipc": "ipc", "uts": "uts", "userns": "user", "cgroupns": "cgroup"}[name]
 	switch {
 	case v.S == "host":
-		d.e.Flag(lint.FlagHostNamespace, which, v.Pos)
+		d.e.Flag(readback.FlagHostNamespace, which, v.Pos)
 	case name == "userns" && strings.HasPrefix(v.S, "keep-id"):
 		d.keepID = true
 	}

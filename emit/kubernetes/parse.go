@@ -13,19 +13,20 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // The reverse reader: a hand-written manifest (a Pod, or a workload whose
 // Pod template it holds: Deployment, StatefulSet, DaemonSet, ReplicaSet,
-// Job, CronJob) read into lint targets, one per container, like the docker
-// reader reads `docker run` arguments. What the IR can say goes into the
-// plan (image, user, hostPath mounts as grants of the node's files, the
-// other volumes as grants of what their objects hold and the scratch
-// (parse_volumes.go), env names, network as the file's NetworkPolicies
-// say (parse_egress.go)); what it cannot, into flags, each at the position
-// of the field that says it (or of the container, for a field left out).
+// Job, CronJob) read back into targets (compiler/readback), one per
+// container, like the docker reader reads `docker run` arguments. What
+// the IR can say goes into the plan (image, user, hostPath mounts as
+// grants of the node's files, the other volumes as grants of what their
+// objects hold and the scratch (parse_volumes.go), env names, network as
+// the file's NetworkPolicies say (parse_egress.go)); what it cannot, into
+// flags, each at the position of the field that says it (or of the
+// container, for a field left out).
 // YAML is read as nodes (go.yaml.in/yaml/v3) for the positions.
 
 // workloadKinds are the kinds whose Pod spec is at spec.template.spec.
@@ -112,17 +113,16 @@ func podSpecOf(doc *yaml.Node) (spec *yaml.Node, what string, ok bool) {
 	return spec, kind + "/" + name, true
 }
 
-// ParseManifest reads every Pod spec of a manifest file into lint
-// targets, one per container (init containers included). secret says
-// whether an env name=value holds a secret inline (the client reader's
-// test, shared).
-func ParseManifest(file string, src []byte, secret func(name, value string) bool) ([]*lint.Target, error) {
+// ParseManifest reads every Pod spec of a manifest file into targets,
+// one per container (init containers included). secret says whether an
+// env name=value holds a secret inline (the client reader's test, shared).
+func ParseManifest(file string, src []byte, secret func(name, value string) bool) ([]*readback.Target, error) {
 	docs, err := documents(src)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", file, err)
 	}
 	pos := func(n *yaml.Node) position.Pos { return position.Pos{File: file, Line: n.Line, Col: n.Column} }
-	var out []*lint.Target
+	var out []*readback.Target
 	for _, doc := range docs {
 		spec, what, ok := podSpecOf(doc)
 		if !ok {
@@ -141,9 +141,9 @@ func ParseManifest(file string, src []byte, secret func(name, value string) bool
 			if len(containers) > 1 {
 				server += "/" + name
 			}
-			t := &lint.Target{Server: server, File: file, Pos: pos(c), Origin: lint.FromClient, Launcher: Backend}
-			flag := func(k lint.FlagKind, v string, n *yaml.Node) {
-				t.Flags = append(t.Flags, lint.Flag{Kind: k, Value: v, Pos: pos(n)})
+			t := &readback.Target{Server: server, File: file, Pos: pos(c), Origin: readback.FromClient, Launcher: Backend}
+			flag := func(k readback.FlagKind, v string, n *yaml.Node) {
+				t.Flags = append(t.Flags, readback.Flag{Kind: k, Value: v, Pos: pos(n)})
 			}
 			p := &compiler.Plan{Server: server, Pos: pos(c), Image: str(get(c, "image")), Network: compiler.Network{Mode: "open"}}
 			if img := get(c, "image"); img != nil {
@@ -154,7 +154,7 @@ func ParseManifest(file string, src []byte, secret func(name, value string) bool
 			// Host namespaces: the Pod's.
 			for _, f := range []string{"hostNetwork", "hostPID", "hostIPC"} {
 				if v := get(spec, f); isTrue(v) {
-					flag(lint.FlagK8sHostNamespace, f, v)
+					flag(readback.FlagK8sHostNamespace, f, v)
 				}
 			}
 			// The container's securityContext, the Pod's where it has the field.
@@ -171,7 +171,7 @@ func ParseManifest(file string, src []byte, secret func(name, value string) bool
 				return c
 			}
 			if v := get(csc, "privileged"); isTrue(v) {
-				flag(lint.FlagK8sPrivileged, "", v)
+				flag(readback.FlagK8sPrivileged, "", v)
 			}
 			drop, all := get(csc, "capabilities", "drop"), false
 			if drop != nil {
@@ -180,18 +180,18 @@ func ParseManifest(file string, src []byte, secret func(name, value string) bool
 				}
 			}
 			if !all {
-				flag(lint.FlagK8sCapabilities, "no capabilities.drop [ALL]: the runtime's default capabilities stay", at(drop))
+				flag(readback.FlagK8sCapabilities, "no capabilities.drop [ALL]: the runtime's default capabilities stay", at(drop))
 			}
 			if add := get(csc, "capabilities", "add"); add != nil {
 				for _, a := range add.Content {
-					flag(lint.FlagK8sCapabilities, "capabilities.add "+a.Value, a)
+					flag(readback.FlagK8sCapabilities, "capabilities.add "+a.Value, a)
 				}
 			}
 			if v := get(csc, "readOnlyRootFilesystem"); !isTrue(v) {
-				flag(lint.FlagK8sWritableRoot, str(v), at(v))
+				flag(readback.FlagK8sWritableRoot, str(v), at(v))
 			}
 			if v := get(csc, "allowPrivilegeEscalation"); !isFalse(v) {
-				flag(lint.FlagK8sEscalation, str(v), at(v))
+				flag(readback.FlagK8sEscalation, str(v), at(v))
 			}
 			p.Subtractions = compiler.Subtractions{ReadOnlyRoot: isTrue(get(csc, "readOnlyRootFilesystem")), DropAllCaps: all,
 				NoNewPrivileges: isFalse(get(csc, "allowPrivilegeEscalation"))}
@@ -205,9 +205,9 @@ func ParseManifest(file string, src []byte, secret func(name, value string) bool
 			p.User = compiler.User{UID: uid, GID: gid}
 			switch nonRoot := field("runAsNonRoot"); {
 			case uid == 0:
-				flag(lint.FlagK8sRoot, "runAsUser 0", field("runAsUser"))
+				flag(readback.FlagK8sRoot, "runAsUser 0", field("runAsUser"))
 			case !isTrue(nonRoot):
-				flag(lint.FlagK8sRoot, "", at(nonRoot))
+				flag(readback.FlagK8sRoot, "", at(nonRoot))
 			default:
 				p.Subtractions.NonRootUser = true
 			}
@@ -239,7 +239,7 @@ func ParseManifest(file string, src []byte, secret func(name, value string) bool
 					continue
 				}
 				if !flagged[hp.Value] {
-					flag(lint.FlagK8sHostPath, hp.Value, hp)
+					flag(readback.FlagK8sHostPath, hp.Value, hp)
 					flagged[hp.Value] = true
 				}
 				if slices.ContainsFunc(mounts, func(rw mountView) bool { return reshows(m, rw) }) {
@@ -249,7 +249,7 @@ func ParseManifest(file string, src []byte, secret func(name, value string) bool
 				mode := compiler.ReadOnly
 				if !m.readOnly {
 					mode = compiler.ReadWrite
-					flag(lint.FlagK8sHostPathWrite, src+" -> "+m.target, m.node)
+					flag(readback.FlagK8sHostPathWrite, src+" -> "+m.target, m.node)
 				}
 				p.Mounts = append(p.Mounts, compiler.Mount{Source: compiler.HostPath{Base: compiler.Absolute, Rel: src},
 					Target: m.target, Mode: mode, Pos: pos(hp)})
@@ -269,14 +269,14 @@ func ParseManifest(file string, src []byte, secret func(name, value string) bool
 					p.Env = append(p.Env, compiler.EnvGrant{Name: n.Value, Pos: pos(n)})
 					t.EnvPassed = append(t.EnvPassed, n.Value)
 					if v := get(e, "value"); v != nil && secret(n.Value, v.Value) {
-						flag(lint.FlagK8sSecretValue, n.Value, v)
+						flag(readback.FlagK8sSecretValue, n.Value, v)
 					}
 				}
 			}
 
 			if hn := get(spec, "hostNetwork"); isTrue(hn) {
 				p.Network.Mode, p.Network.Pos = "host", pos(hn)
-				flag(lint.FlagNetwork, "host", hn)
+				flag(readback.FlagNetwork, "host", hn)
 			} else if egress.Mode == "none" {
 				p.Network.Mode = "none"
 				p.Subtractions.NoNetwork = true
@@ -286,13 +286,13 @@ func ParseManifest(file string, src []byte, secret func(name, value string) bool
 				for _, d := range egress.Allow {
 					entries = append(entries, d.String())
 				}
-				flag(lint.FlagNetwork, "through the egress proxy "+egress.Via+": "+strings.Join(entries, ", "), egress.Node)
+				flag(readback.FlagNetwork, "through the egress proxy "+egress.Via+": "+strings.Join(entries, ", "), egress.Node)
 			} else {
 				at := c
 				if egress.Node != nil {
 					at = egress.Node
 				}
-				flag(lint.FlagNetwork, egress.Why, at)
+				flag(readback.FlagNetwork, egress.Why, at)
 			}
 			t.Plan = p
 			out = append(out, t)

@@ -10,12 +10,14 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 )
 
-// wideDeployment is a hand-written Deployment with every widening lint
-// must catch, each on a line of its own (the comments say which).
+// wideDeployment is a hand-written Deployment with every widening the
+// reader must flag, each on a line of its own (the comments say which).
+// (clientcfg's TestLintManifest lints the same file as lint --manifest
+// does.)
 const wideDeployment = `apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -53,10 +55,12 @@ spec:
           path: /root/.aws
 `
 
-// TestLintHandWrittenDeployment: lint catches each widening of a
-// hand-written Deployment, at the line and column of the field that says
-// it (or of the container, for a field left out).
-func TestLintHandWrittenDeployment(t *testing.T) {
+// TestReadHandWrittenDeployment: the reader flags each widening of a
+// hand-written Deployment at the line and column of the field that says
+// it (or of the container, for a field left out), and grants the plan its
+// hostPath mounts; the backend's own manifest, read back, is the plan's
+// confinement with no flag.
+func TestReadHandWrittenDeployment(t *testing.T) {
 	secret := func(name, value string) bool {
 		return strings.HasSuffix(name, "TOKEN") && !strings.HasPrefix(value, "$")
 	}
@@ -67,40 +71,43 @@ func TestLintHandWrittenDeployment(t *testing.T) {
 	if len(ts) != 1 || ts[0].Server != "Deployment/wide" || ts[0].Plan == nil || ts[0].Plan.Image != "img:1" {
 		t.Fatalf("targets: %+v", ts)
 	}
-	rep := lint.Run(ts, lint.Options{})
 	var got []string
-	for _, f := range rep.Findings {
-		got = append(got, fmt.Sprintf("%s %d:%d", f.Rule, f.Pos.Line, f.Pos.Col))
-	}
-	for _, want := range []string{
-		"K8S_HOST_NAMESPACE 12:20",       // hostNetwork: true
-		"K8S_HOST_NAMESPACE 13:16",       // hostPID: true
-		"K8S_PRIVILEGED 18:23",           // privileged: true
-		"K8S_PRIVILEGE_ESCALATION 19:37", // allowPrivilegeEscalation: true
-		"K8S_CAPABILITIES 15:9",          // no drop ALL: at the container
-		"K8S_CAPABILITIES 21:19",         // add: [SYS_ADMIN]
-		"K8S_WRITABLE_ROOT 15:9",         // no readOnlyRootFilesystem: the container
-		"K8S_RUN_AS_ROOT 15:9",           // no runAsNonRoot: the container
-		"K8S_SECRET_VALUE 24:18",         // value: ghp_...
-		"K8S_HOSTPATH 32:26",             // hostPath of /home/alice
-		"K8S_HOSTPATH 35:17",             // hostPath of /root/.aws
-		"K8S_HOSTPATH_WRITABLE 26:11",    // the home mount, read-write
-		"MOUNT_HOME 32:26",               // /home/alice is a home folder
-		"MOUNT_CREDENTIALS 35:17",        // /root/.aws is a credential store
-		"MOUNT_CREDENTIALS 32:26",        // a home holds them all
-		"NETWORK_HOST 12:20",             // hostNetwork
-	} {
-		if !slices.Contains(got, want) {
-			t.Errorf("no finding %s; got:\n%s", want, strings.Join(got, "\n"))
+	for _, f := range ts[0].Flags {
+		got = append(got, fmt.Sprintf("%s %d:%d", f.Kind, f.Pos.Line, f.Pos.Col))
+		if f.Pos.File != "deployment.yaml" || f.Pos.Line == 0 {
+			t.Errorf("flag without a position: %+v", f)
 		}
 	}
-	for _, f := range rep.Findings {
-		if f.Pos.File != "deployment.yaml" || f.Pos.Line == 0 {
-			t.Errorf("finding without a position: %+v", f)
+	for _, want := range []string{
+		"k8s-host-namespace 12:20", // hostNetwork: true
+		"k8s-host-namespace 13:16", // hostPID: true
+		"k8s-privileged 18:23",     // privileged: true
+		"k8s-escalation 19:37",     // allowPrivilegeEscalation: true
+		"k8s-capabilities 15:9",    // no drop ALL: at the container
+		"k8s-capabilities 21:19",   // add: [SYS_ADMIN]
+		"k8s-writable-root 15:9",   // no readOnlyRootFilesystem: the container
+		"k8s-root 15:9",            // no runAsNonRoot: the container
+		"k8s-secret-value 24:18",   // value: ghp_...
+		"k8s-hostpath 32:26",       // hostPath of /home/alice
+		"k8s-hostpath 35:17",       // hostPath of /root/.aws
+		"k8s-hostpath-write 26:11", // the home mount, read-write
+		"network 12:20",            // hostNetwork
+	} {
+		if !slices.Contains(got, want) {
+			t.Errorf("no flag %s; got:\n%s", want, strings.Join(got, "\n"))
+		}
+	}
+	var mounts []string
+	for _, m := range ts[0].Plan.Mounts {
+		mounts = append(mounts, fmt.Sprintf("%s %s", m.Source, m.Mode))
+	}
+	for _, want := range []string{"/home/alice rw", "/root/.aws ro"} {
+		if !slices.Contains(mounts, want) {
+			t.Errorf("no mount %s; got:\n%s", want, strings.Join(mounts, "\n"))
 		}
 	}
 
-	// The backend's own manifest, read back: none of these findings.
+	// The backend's own manifest, read back: the plan's confinement, no flag.
 	p := plan()
 	data, err := kubernetes.Manifest(p, compiler.Placeholders{}, kubernetes.Options{Kind: kubernetes.KindDeployment})
 	if err != nil {
@@ -118,10 +125,8 @@ func TestLintHandWrittenDeployment(t *testing.T) {
 		!slices.Equal(pl.EnvNames(), p.EnvNames()) || grantCounts(pl) != grantCounts(p) {
 		t.Errorf("the emitted manifest read back: %+v, %s (the plan's: %s)", pl, grantCounts(pl), grantCounts(p))
 	}
-	for _, f := range lint.Run(ts, lint.Options{}).Findings {
-		if strings.HasPrefix(f.Rule, "K8S_") || strings.HasPrefix(f.Rule, "MOUNT_") || strings.HasPrefix(f.Rule, "NETWORK_") {
-			t.Errorf("the emitted manifest is flagged: %s %s", f.Rule, f.Message)
-		}
+	for _, f := range ts[0].Flags {
+		t.Errorf("the emitted manifest is flagged: %s %s", f.Kind, f.Value)
 	}
 }
 
@@ -147,13 +152,14 @@ func grantCounts(p *compiler.Plan) string {
 	return strings.Join(parts, ", ")
 }
 
-// TestOwnManifestCounts: each manifest the backend emits, read back by
-// lint --manifest, counts the plan's grants, kind by kind (issue #39: the
-// egress proxy's variables were counted as env grants, claims as nothing):
-// the golden plans as emitted, as Deployments, with hostPath opted in and
-// with an allowlist; the server's Pod raises no finding the policy does
-// not (NETWORK_OPEN for an allowlist, BIND_RW for a read-write hostPath),
-// the egress proxy's none but NETWORK_OPEN, and counts no grant.
+// TestOwnManifestCounts: each manifest the backend emits, read back as
+// lint --manifest reads it, counts the plan's grants, kind by kind (issue
+// #39: the egress proxy's variables were counted as env grants, claims as
+// nothing): the golden plans as emitted, as Deployments, with hostPath
+// opted in and with an allowlist; the server's Pod has no flag but the
+// network for an allowlist and its hostPath volumes when opted in, the
+// egress proxy's none but the network, and counts no grant. (clientcfg's
+// TestLintOwnManifests lints them.)
 func TestOwnManifestCounts(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.txtar")
 	if err != nil {
@@ -193,15 +199,12 @@ func TestOwnManifestCounts(t *testing.T) {
 				if got := grantCounts(tg.Plan); got != want {
 					t.Errorf("%s: %s read back: %s, want %s", what, tg.Server, got, want)
 				}
-				for _, f := range lint.Run([]*lint.Target{tg}, lint.Options{}).Findings {
+				for _, f := range tg.Flags {
 					switch {
-					case f.Rule == "NETWORK_OPEN" && (proxy || p.Network.Mode == "allowlist"):
-					case f.Rule == "BIND_RW" && o.HostPath && !proxy:
-					case strings.HasPrefix(f.Rule, "EGRESS_") || strings.HasPrefix(f.Rule, "IMAGE_") || f.Rule == "GRANT_COUNT":
-						// as the policy's own lint says
-					case strings.HasPrefix(f.Rule, "K8S_HOSTPATH") && o.HostPath && !proxy:
+					case f.Kind == readback.FlagNetwork && (proxy || p.Network.Mode == "allowlist"):
+					case (f.Kind == readback.FlagK8sHostPath || f.Kind == readback.FlagK8sHostPathWrite) && o.HostPath && !proxy:
 					default:
-						t.Errorf("%s: %s read back: %s %s", what, tg.Server, f.Rule, f.Message)
+						t.Errorf("%s: %s read back: %s %s", what, tg.Server, f.Kind, f.Value)
 					}
 				}
 			}
@@ -277,7 +280,7 @@ spec: {containers: [{name: db, image: "db:1", command: [/bin/db]}]}
 		if ts[0].Plan.Network.Mode == "none" {
 			got = "none"
 		}
-		open := slices.ContainsFunc(ts[0].Flags, func(f lint.Flag) bool { return f.Kind == lint.FlagNetwork })
+		open := slices.ContainsFunc(ts[0].Flags, func(f readback.Flag) bool { return f.Kind == readback.FlagNetwork })
 		if got != c.want || open != (c.want == "open") {
 			t.Errorf("%s: network %q (flagged %v), want %s", c.name, ts[0].Plan.Network.Mode, open, c.want)
 		}

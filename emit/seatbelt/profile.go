@@ -16,8 +16,8 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
 	names "github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/baseline"
 	"github.com/mcpolicy/mcpolicy/internal/protect"
-	"github.com/mcpolicy/mcpolicy/schema"
 )
 
 // Backend is the name used in artefact paths and messages.
@@ -82,7 +82,7 @@ func below(name, rel string) *Node { return L(S("string-append"), param(name), Q
 const ProjectParam = "PROJECT"
 
 // baselineRule renders one rule of the schema's baseline data.
-func baselineRule(r schema.SeatbeltRule) *Node {
+func baselineRule(r baseline.SeatbeltRule) *Node {
 	n := L(S("allow"))
 	for _, op := range r.Allow {
 		n.Items = append(n.Items, S(op))
@@ -115,7 +115,7 @@ func baselineRule(r schema.SeatbeltRule) *Node {
 
 // ancestors lists the folders above every path the rules name, "/"
 // excepted (the baseline states it), sorted.
-func ancestors(rules []schema.SeatbeltRule) []string {
+func ancestors(rules []baseline.SeatbeltRule) []string {
 	seen := map[string]bool{}
 	for _, r := range rules {
 		for _, p := range append(append([]string{}, r.Subpath...), r.Literal...) {
@@ -141,7 +141,7 @@ func Build(p *compiler.Plan) (*Profile, error) {
 		return nil, &emit.NotEnforceableError{Pos: p.Pos, Server: p.Server, Backend: Backend,
 			Restriction: "a server without a command", Alternative: `set "command" (the argv to run) in the policy`}
 	}
-	rules, err := schema.SeatbeltBaseline(p.Runtime.Name)
+	rules, err := baseline.Seatbelt(p.Runtime.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +176,7 @@ func Build(p *compiler.Plan) (*Profile, error) {
 		add("realpath() and path lookups stat every folder above a path granted above (Node's realpath fails with EPERM otherwise)\npeers: nono allows file-read-metadata on the parents of every granted path; Codex on the firmlink parents", n)
 	}
 	if p.Network.Mode == "allowlist" {
-		for _, r := range schema.SeatbeltEgress() {
+		for _, r := range baseline.SeatbeltEgress() {
 			add("Egress allowlist: TLS through the proxy (mcpolicy schema: #SeatbeltEgress).\n"+r.Why+"\npeers: "+r.Peers, baselineRule(r))
 		}
 	}

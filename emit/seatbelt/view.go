@@ -6,7 +6,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/internal/baseline"
 )
 
 // What the seatbelt profile makes of a plan, as mcpolicy why explains it
@@ -18,7 +18,7 @@ func (backend) PathModel() emit.PathModel { return emit.HostPathsDeepestRule }
 
 // Baseline: the paths the runtime baseline's rules let the server read.
 func (backend) Baseline(p *compiler.Plan) []emit.Seen {
-	rules, _ := schema.SeatbeltBaseline(p.Runtime.Name)
+	rules, _ := baseline.Seatbelt(p.Runtime.Name)
 	var seen []emit.Seen
 	for _, r := range rules {
 		if !slices.Contains(r.Allow, "file-read*") {

@@ -11,6 +11,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/spf13/cobra"
 )
@@ -67,7 +68,7 @@ not be read (even with findings), 2 an invalid policy.`,
 			}
 			home, _ := os.UserHomeDir()
 			projectRoot := "" // the policies' project: a client config in it is this machine's
-			var targets []*lint.Target
+			var targets []*readback.Target
 			// Client configs alone need no policy: without a PATH argument, a
 			// folder holding none is not an error when --client is given.
 			path, err := policyPath(cmd, args, policy)
@@ -113,7 +114,7 @@ not be read (even with findings), 2 an invalid policy.`,
 			// Hand-written Kubernetes manifests: each container a target.
 			for _, m := range manifests {
 				src, err := os.ReadFile(m)
-				var ts []*lint.Target
+				var ts []*readback.Target
 				if err == nil {
 					ts, err = clientcfg.ReadManifest(m, src)
 				}

@@ -1,8 +1,10 @@
-// Package lint is the reviewer's pass: it counts each server's grants and
-// flags what widens its confinement past what the job needs, in policies
-// and in the MCP client configs people already have. Rules live in a
-// registry (rules.go) that docs/rules.md is generated from.
-package lint
+// Package readback is the vocabulary lint reads servers in: a Target is
+// one server, from a policy (its plan) or read back from what a client
+// entry's launch command or a Kubernetes manifest starts (the plan the
+// reverse parsers beside the emitters recover, and Flags: what the command
+// line or manifest says beyond it). The readers fill it; lint judges it.
+// It holds a compiler.Plan, so it sits beside the compiler, not in a leaf.
+package readback
 
 import (
 	"github.com/mcpolicy/mcpolicy/compiler"
@@ -130,6 +132,10 @@ const (
 	FlagEnvNotPassed      FlagKind = "env-not-passed"     // set in the entry's env, never passed into the container (Value: the name)
 	FlagAutoApprove       FlagKind = "auto-approve"       // autoApprove/alwaysAllow lists, Gemini trust (Value: what)
 	FlagDangerousMode     FlagKind = "dangerous-mode"     // --dangerously-skip-permissions, --yolo, ALLOW_ALL=true... (Value: the switch)
+	// FlagHomeUnexpanded: a stdio entry's command or argument names the
+	// home folder in a form its client does not expand (Value: the
+	// argument, what the server receives and why, a phrase).
+	FlagHomeUnexpanded FlagKind = "home-unexpanded"
 
 	// Kubernetes manifests (a Pod, or a workload's Pod template), read by
 	// emit/kubernetes: each at the field that says it, or at the container.
