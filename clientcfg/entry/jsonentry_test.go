@@ -1,8 +1,10 @@
-package clientcfg
+package entry
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/mcpolicy/mcpolicy/clientcfg"
 )
 
 // TestRewriteOwnJSONEntryInPlace: rewriting mcpolicy's own entry in a
@@ -25,7 +27,7 @@ func TestRewriteOwnJSONEntryInPlace(t *testing.T) {
 			"{\r\n\t\"servers\": {\r\n\t\t\"alpha\": {\r\n\t\t\t\"disabled\": true,\r\n\t\t\t\"command\": \"/usr/local/bin/mcpolicy-launch\",\r\n\t\t\t\"args\": [\r\n\t\t\t\t\"--sha256\",\r\n\t\t\t\t\"alpha\"\r\n\t\t\t],\r\n\t\t\t\"env\": {\r\n\t\t\t\t\"PATH\": \"/usr/bin\"\r\n\t\t\t},\r\n\t\t\t\"type\": \"stdio\"\r\n\t\t}\r\n\t}\r\n}\r\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, _ := LookupClient(tc.client)
+			c, _ := clientcfg.LookupClient(tc.client)
 			out, err := Merge("config", []byte(tc.src), c, "alpha", l, false)
 			if err != nil {
 				t.Fatal(err)
@@ -44,7 +46,7 @@ func TestRewriteOwnJSONEntryInPlace(t *testing.T) {
 // object holding only comments (the top level, or the servers) goes after
 // them, each comment byte kept, in the file's newline.
 func TestCommentOnlyObjectsKeepTheirComments(t *testing.T) {
-	c, _ := LookupClient("vscode")
+	c, _ := clientcfg.LookupClient("vscode")
 	for _, tc := range []struct{ src, want string }{
 		{"{\n  // nothing yet\n}\n", "{\n  // nothing yet\n  \"servers\": {\n    \"alpha\": {"},
 		{"{ /* none */ }", "{ /* none */\n  \"servers\": {\n"},
@@ -60,7 +62,7 @@ func TestCommentOnlyObjectsKeepTheirComments(t *testing.T) {
 // TestOldMacNewlines: a JSON file whose lines end in a lone CR (which
 // JSON readers take as whitespace) gets CR lines.
 func TestOldMacNewlines(t *testing.T) {
-	c, _ := LookupClient("claude-code")
+	c, _ := clientcfg.LookupClient("claude-code")
 	src := "{\r  \"theme\": \"dark\",\r  \"mcpServers\": {}\r}\r"
 	out, err := Merge("config", []byte(src), c, "alpha", managedLaunch("alpha"), false)
 	if err != nil || strings.Contains(string(out), "\n") || !strings.HasSuffix(string(out), "}\r") || strings.HasSuffix(string(out), "\r\r") {

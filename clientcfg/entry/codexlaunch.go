@@ -1,4 +1,4 @@
-package clientcfg
+package entry
 
 import (
 	"bytes"

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package clientcfg
+package entry
 
 // Off Linux there are no leases: Save's look before the rename is the
 // only check (docs/clients.md).

@@ -1,16 +1,17 @@
-package clientcfg
+package entry
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/tailscale/hujson"
 )
 
 // TestOldMacNewlinesInTOML: TOML has no lone-CR newline, and Codex does
 // not read such a file, so it is refused as it is, in words that say so.
 func TestOldMacNewlinesInTOML(t *testing.T) {
-	codex, _ := LookupClient("codex")
+	codex, _ := clientcfg.LookupClient("codex")
 	if out, err := Merge("config.toml", []byte("model = \"o3\"\r[mcp_servers.x]\rcommand = \"uvx\"\r"), codex, "alpha", codexLaunch, false); err == nil || out != nil ||
 		!strings.HasPrefix(err.Error(), "config.toml:1:13: not valid TOML") || !strings.Contains(err.Error(), "lone CR") {
 		t.Errorf("a CR-only TOML file: %q, %v", out, err)
@@ -34,7 +35,7 @@ func FuzzRewriteOwnEntry(f *testing.F) {
 		f.Add("{\"mcpServers\": {\"alpha\": {\"command\": \"/usr/local/bin/mcpolicy-launch\"}, \"b\": {}}}", client)
 	}
 	f.Fuzz(func(t *testing.T, src, client string) {
-		c, err := LookupClient(client)
+		c, err := clientcfg.LookupClient(client)
 		if err != nil {
 			return
 		}
@@ -63,7 +64,7 @@ func FuzzRewriteOwnEntry(f *testing.F) {
 		}
 		for i := range entry.Members {
 			m := &entry.Members[i]
-			if raw := (hujson.Value{Value: m.Value.Value}).Pack(); !isLaunchKey(c, memberName(m)) && !strings.Contains(string(out), string(raw)) {
+			if raw := (hujson.Value{Value: m.Value.Value}).Pack(); !clientcfg.IsLaunchKey(c, memberName(m)) && !strings.Contains(string(out), string(raw)) {
 				t.Fatalf("the user's %s lost its bytes %q:\n%q", m.Name.Value, raw, out)
 			}
 		}

@@ -1,4 +1,4 @@
-package clientcfg
+package entry
 
 import (
 	"fmt"
@@ -10,15 +10,17 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/mcpolicy/mcpolicy/clientcfg"
 )
 
 func managedLaunch(name string) *Launch {
-	return &Launch{Command: "/usr/local/bin/" + LauncherName, Args: []string{"--sha256", name}, Env: map[string]string{}}
+	return &Launch{Command: "/usr/local/bin/" + clientcfg.LauncherName, Args: []string{"--sha256", name}, Env: map[string]string{}}
 }
 
 // addEntry is the edit one `client --write` run makes: its server's entry.
 func addEntry(t testing.TB, file, client, server string) func([]byte) ([]byte, error) {
-	c, err := LookupClient(client)
+	c, err := clientcfg.LookupClient(client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +113,7 @@ func TestSaveRacingEditor(t *testing.T) {
 			dir := t.TempDir()
 			file := filepath.Join(dir, "config")
 			os.WriteFile(file, nil, 0o600)
-			c, _ := LookupClient(client)
+			c, _ := clientcfg.LookupClient(client)
 			defer func(f func(string)) { afterEdit = f }(afterEdit)
 			rounds := 100
 			if testing.Short() {

@@ -1,4 +1,4 @@
-package clientcfg
+package entry
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
@@ -171,7 +172,7 @@ func codexManaged(v any) bool {
 			return true
 		}
 	}
-	return Managed(command, args)
+	return clientcfg.Managed(command, args)
 }
 
 // entryFields are the entry's keys, one `key = value` each, in the order

@@ -1,8 +1,10 @@
-package clientcfg
+package entry
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/mcpolicy/mcpolicy/clientcfg"
 )
 
 // TestRedteamManagedEntryKeepsUserBytes: rewriting mcpolicy's own entry
@@ -49,7 +51,7 @@ weight = -nan
 	}
 	for _, tc := range cases {
 		t.Run(tc.client, func(t *testing.T) {
-			c, _ := LookupClient(tc.client)
+			c, _ := clientcfg.LookupClient(tc.client)
 			out, err := Merge("config", []byte(tc.src), c, "alpha", managedLaunch("alpha"), false)
 			if err != nil {
 				t.Fatal(err)
@@ -68,7 +70,7 @@ weight = -nan
 // file nor line:col ("json: cannot unmarshal number 1e400 into Go value of
 // type float64").
 func TestRedteamHugeNumberNamesItsPlace(t *testing.T) {
-	c, _ := LookupClient("claude-code")
+	c, _ := clientcfg.LookupClient("claude-code")
 	src := "{\n  \"stats\": 1e400,\n  \"mcpServers\": {}\n}\n"
 	_, err := Merge("claude.json", []byte(src), c, "alpha", managedLaunch("alpha"), false)
 	if err == nil {
@@ -86,7 +88,7 @@ func TestRedteamHugeNumberNamesItsPlace(t *testing.T) {
 func TestRedteamCommentOnlyServersObject(t *testing.T) {
 	for client, key := range map[string]string{"vscode": "servers", "zed": "context_servers"} {
 		t.Run(client, func(t *testing.T) {
-			c, _ := LookupClient(client)
+			c, _ := clientcfg.LookupClient(client)
 			src := "{\n  \"" + key + "\": {\n    // \"github\": {\"command\": \"npx\", \"env\": {\"GITHUB_TOKEN\": \"ghp_saved_for_later\"}}\n  }\n}\n"
 			out, err := Merge("config", []byte(src), c, "alpha", managedLaunch("alpha"), false)
 			if err != nil {

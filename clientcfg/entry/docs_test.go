@@ -1,17 +1,19 @@
-package clientcfg
+package entry
 
 import (
 	"fmt"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/mcpolicy/mcpolicy/clientcfg"
 )
 
 // TestDocsSayWhatWriteKeeps holds docs/clients.md ("How --write writes")
 // to what Save and Merge do: the figures, where backups go, and which
 // clients are read as strict JSON and which as JSONC.
 func TestDocsSayWhatWriteKeeps(t *testing.T) {
-	b, err := os.ReadFile("../docs/clients.md")
+	b, err := os.ReadFile("../../docs/clients.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +38,7 @@ func TestDocsSayWhatWriteKeeps(t *testing.T) {
 		}
 	}
 	strict := section[strings.Index(section, "strict JSON for "):strings.Index(section, "; TOML for Codex")]
-	for _, c := range Clients {
+	for _, c := range clientcfg.Clients {
 		if c.Key == "" {
 			continue
 		}

@@ -1,9 +1,11 @@
-package clientcfg
+package entry
 
 import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/mcpolicy/mcpolicy/clientcfg"
 )
 
 // TestMergeRefusesWhatTheClientWouldNotLoad: a file its client would not
@@ -21,7 +23,7 @@ func TestMergeRefusesWhatTheClientWouldNotLoad(t *testing.T) {
 		{"windsurf", "{\"mcpServers\": {\"alpha\": {\"command\": \"x\"}\n", "cfg:2:1: not valid JSON (with comments)"},
 		{"claude-desktop", "\ufeff{\"mcpServers\": [}\n", "cfg:1:17: not valid JSON"},
 	} {
-		c, _ := LookupClient(tc.client)
+		c, _ := clientcfg.LookupClient(tc.client)
 		out, err := Merge("cfg", []byte(tc.src), c, "alpha", managedLaunch("alpha"), false)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || out != nil {
 			t.Errorf("%s %q:\n got %v\nwant %s", tc.client, tc.src, err, tc.want)
@@ -32,7 +34,7 @@ func TestMergeRefusesWhatTheClientWouldNotLoad(t *testing.T) {
 // TestMergeForeignShapes: an entry of the server's name that is not an
 // object mcpolicy wrote is the user's, whatever its shape.
 func TestMergeForeignShapes(t *testing.T) {
-	c, _ := LookupClient("claude-code")
+	c, _ := clientcfg.LookupClient("claude-code")
 	for _, entry := range []string{`5`, `null`, `"x"`, `[]`, `{}`, `{"command": 5}`, `{"command": "uvx"}`} {
 		_, err := Merge("cfg", []byte(`{"mcpServers": {"alpha": `+entry+`}}`), c, "alpha", managedLaunch("alpha"), false)
 		var f *ErrForeign
@@ -45,14 +47,14 @@ func TestMergeForeignShapes(t *testing.T) {
 // TestCheckResultCatchesLoss: the check after the merge refuses a result
 // that dropped or changed anything, or that does not hold the entry.
 func TestCheckResultCatchesLoss(t *testing.T) {
-	c, _ := LookupClient("claude-code")
+	c, _ := clientcfg.LookupClient("claude-code")
 	src := []byte("{\"theme\": \"dark\", \"mcpServers\": {\"other\": {\"command\": \"uvx\"}}}\n")
 	entry, _ := entryValue(c, managedLaunch("alpha"))
 	good, err := Merge("cfg", src, c, "alpha", managedLaunch("alpha"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := checkResult(c, "cfg", src, good, "alpha", entry, nil); err != nil {
+	if err := clientcfg.CheckResult(c, "cfg", src, good, "alpha", entry, nil); err != nil {
 		t.Fatalf("a good merge refused: %v", err)
 	}
 	for name, bad := range map[string]string{
@@ -67,34 +69,8 @@ func TestCheckResultCatchesLoss(t *testing.T) {
 		if name == "no mark (bom in)" {
 			from = append(append([]byte{}, bom...), src...)
 		}
-		if err := checkResult(c, "cfg", from, []byte(bad), "alpha", entry, nil); err == nil {
+		if err := clientcfg.CheckResult(c, "cfg", from, []byte(bad), "alpha", entry, nil); err == nil {
 			t.Errorf("%s: not refused:\n%s", name, bad)
-		}
-	}
-}
-
-// TestByteOrderMarkReadPast: a file that starts with a byte-order mark (an
-// editor on Windows writes one) is read, linted and written alike in every
-// format, and a position on line 1 does not count the mark.
-func TestByteOrderMarkReadPast(t *testing.T) {
-	dir := t.TempDir()
-	for name, src := range map[string]string{
-		"claude_desktop_config.json": "\ufeff{\"mcpServers\": {\"a\": {\"command\": \"uvx\", \"args\": [\"x\"]}}}\n",
-		"config.toml":                "\ufeff[mcp_servers.a]\ncommand = \"uvx\"\nargs = [\"x\"]\n",
-	} {
-		file := dir + "/" + name
-		ts, err := parse(file, []byte(src), "/home/dev", false)
-		if err != nil || len(ts) != 1 || ts[0].Server != "a" {
-			t.Errorf("%s: %v %v", name, ts, err)
-		}
-	}
-	for name, tc := range map[string]struct{ src, want string }{
-		"c.json": {"\ufeff{\"mcpServers\": x}", "c.json:1:16:"},
-		"c.toml": {"\ufeffa = = 1\n", "c.toml:1:5:"},
-	} {
-		_, err := parse(name, []byte(tc.src), "/home/dev", false)
-		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "ï") {
-			t.Errorf("%s: %v, want %s...", name, err, tc.want)
 		}
 	}
 }
@@ -109,7 +85,7 @@ func TestRewriteKeepsUserKeys(t *testing.T) {
 	json := `{"mcpServers": {"alpha": {"command": "/usr/local/bin/mcpolicy-launch", "args": ["--sha256", "old"], "env": {"OLD": "secret"}, "disabled": true, "autoApprove": ["read"], "timeout": 30}}}` + "\n"
 	toml := "[mcp_servers.alpha]\ncommand = \"/usr/local/bin/mcpolicy-launch\"\nargs = [\"--sha256\", \"old\"]\nenabled = false\ntool_timeout_sec = 30\n\n[mcp_servers.alpha.env]\nOLD = \"secret\"\n\n[mcp_servers.alpha.tools.read]\napprove = true\n"
 	for client, src := range map[string]string{"cline": json, "codex": toml} {
-		c, _ := LookupClient(client)
+		c, _ := clientcfg.LookupClient(client)
 		out, err := Merge("cfg", []byte(src), c, "alpha", l, false)
 		if err != nil {
 			t.Fatalf("%s: %v", client, err)

@@ -1,4 +1,4 @@
-package clientcfg
+package entry
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler"
 )
 
@@ -26,7 +27,7 @@ func seedPlan() *compiler.Plan {
 // TestEntryOnlyForBuiltBackends: an entry is written only for a backend
 // the server is built for (podman runs the docker artefact).
 func TestEntryOnlyForBuiltBackends(t *testing.T) {
-	c, _ := LookupClient("claude-desktop")
+	c, _ := clientcfg.LookupClient("claude-desktop")
 	p := seedPlan()
 	p.Backends = []string{"docker"}
 	built(t, "/p/.mcpolicy", p)
@@ -50,7 +51,7 @@ const vscodeFile = `{
 // TestMergeChangesOnlyTheEntry: comments, trailing commas and the other
 // entry stay byte for byte; the entry reads back as the same plan.
 func TestMergeChangesOnlyTheEntry(t *testing.T) {
-	c, _ := LookupClient("vscode")
+	c, _ := clientcfg.LookupClient("vscode")
 	root := t.TempDir()
 	built(t, filepath.Join(root, ".mcpolicy"), seedPlan())
 	l, err := LaunchFor(c, seedPlan(), "docker", root, "/home/dev", filepath.Join(root, ".mcpolicy"), "/usr/bin/mcpolicy", "", true)
@@ -68,7 +69,7 @@ func TestMergeChangesOnlyTheEntry(t *testing.T) {
 	file := filepath.Join(root, ".vscode", "mcp.json")
 	os.MkdirAll(filepath.Dir(file), 0o755)
 	os.WriteFile(file, out, 0o644)
-	ts, err := Read(file, "/home/dev")
+	ts, err := clientcfg.Read(file, "/home/dev")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestMergeChangesOnlyTheEntry(t *testing.T) {
 }
 
 func TestMergeRefusals(t *testing.T) {
-	c, _ := LookupClient("claude-desktop")
+	c, _ := clientcfg.LookupClient("claude-desktop")
 	l := &Launch{Command: "/usr/bin/docker", Args: []string{"run", "--label", "org.mcpolicy.plan=sha256:1", "img"}}
 	if _, err := Merge("f", []byte("{ not json"), c, "s", l, false); err == nil || !strings.Contains(err.Error(), "left untouched") {
 		t.Errorf("unparsable: %v", err)
@@ -108,7 +109,7 @@ func TestMergeRefusals(t *testing.T) {
 }
 
 func TestMergeTOML(t *testing.T) {
-	c, _ := LookupClient("codex")
+	c, _ := clientcfg.LookupClient("codex")
 	src := "# my codex config\nmodel = \"x\"\n\n[mcp_servers.other]\ncommand = \"uvx\" # keep\n\n[profiles.a]\nk = 1\n"
 	l := &Launch{Command: "/usr/bin/mcpolicy", Args: []string{"exec", "--policy", "/p", "--server", "s"}, Env: map[string]string{"PATH": "/usr/bin"}}
 	out, err := Merge("config.toml", []byte(src), c, "s", l, false)
@@ -173,7 +174,7 @@ func fakeELF(t *testing.T, interp bool) string {
 // dynamically linked mcpolicy, which cannot be the in-sandbox forwarder,
 // and the landlock backend, which cannot enforce hosts, are refused.
 func TestEgressEntryRunsTheSupervisor(t *testing.T) {
-	c, _ := LookupClient("claude-desktop")
+	c, _ := clientcfg.LookupClient("claude-desktop")
 	p := seedPlan()
 	p.Command = []string{"/usr/bin/node", "server.js"}
 	p.Network = compiler.Network{Mode: "allowlist", Allow: compiler.MustDestinations("api.github.com:443"), ProxyPort: compiler.ProxyPort(p.Server)}
@@ -183,7 +184,7 @@ func TestEgressEntryRunsTheSupervisor(t *testing.T) {
 	for _, backend := range []string{"docker", "podman", "bwrap", "seatbelt"} {
 		c := c
 		if backend == "seatbelt" { // refused for Claude Desktop: no env file (TestEnvGrantsPerClient)
-			c, _ = LookupClient("claude-code")
+			c, _ = clientcfg.LookupClient("claude-code")
 		}
 		l, err := LaunchFor(c, p, backend, "/p", "/home/dev", "/p/.mcpolicy", static, "", false)
 		if err != nil {
@@ -196,7 +197,7 @@ func TestEgressEntryRunsTheSupervisor(t *testing.T) {
 		if l.Command != static || strings.Join(l.Args, " ") != strings.Join(want, " ") {
 			t.Errorf("%s: %s %q, want %s %q", backend, l.Command, l.Args, static, want)
 		}
-		if !Managed(l.Command, l.Args) {
+		if !clientcfg.Managed(l.Command, l.Args) {
 			t.Errorf("%s: the run entry is not recognised as mcpolicy's", backend)
 		}
 	}

@@ -1,4 +1,4 @@
-package clientcfg
+package entry
 
 import (
 	"os"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler"
 )
 
@@ -23,8 +24,8 @@ func TestEnvGrantsPerClient(t *testing.T) {
 		"codex": "env_vars",
 	}
 	built(t, "/p/.mcpolicy", seedPlan())
-	for i := range Clients {
-		c := &Clients[i]
+	for i := range clientcfg.Clients {
+		c := &clientcfg.Clients[i]
 		l, err := LaunchFor(c, seedPlan(), "docker", "/p", "/home/dev", "/p/.mcpolicy", "/usr/local/bin/mcpolicy", "", false)
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name, err)
@@ -48,7 +49,7 @@ func TestEnvGrantsPerClient(t *testing.T) {
 		}
 	}
 	// --env-file names the file; one inside a grant is refused.
-	c, _ := LookupClient("claude-desktop")
+	c, _ := clientcfg.LookupClient("claude-desktop")
 	for _, f := range []string{"/p/shop/env", "/p/.env"} {
 		if _, err := LaunchFor(c, seedPlan(), "docker", "/p", "/home/dev", "/p/.mcpolicy", "/usr/local/bin/mcpolicy", f, false); err == nil || !strings.Contains(err.Error(), "lies inside") {
 			t.Errorf("env file %s: %v", f, err)
@@ -94,12 +95,12 @@ func TestEnvCheck(t *testing.T) {
 		t.Helper()
 		f := filepath.Join(dir, name)
 		os.WriteFile(f, []byte(content), 0o644)
-		ts, err := Read(f, home)
+		ts, err := clientcfg.Read(f, home)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var msgs []string
-		for _, u := range EnvCheck([]*compiler.Plan{p}, ts, root, home) {
+		for _, u := range clientcfg.EnvCheck([]*compiler.Plan{p}, ts, root, home) {
 			msgs = append(msgs, u.What)
 		}
 		return strings.Join(msgs, "\n")
@@ -173,7 +174,7 @@ func TestEnvFileInAnotherServersGrant(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			plans := []*compiler.Plan{seedPlan(), c.p2}
-			err := EnvFileOutsideProject(plans, envFile, root, home)
+			err := clientcfg.EnvFileOutsideProject(plans, envFile, root, home)
 			switch {
 			case c.want == "" && err != nil:
 				t.Errorf("refused: %v", err)
@@ -183,12 +184,12 @@ func TestEnvFileInAnotherServersGrant(t *testing.T) {
 			// check reads the entry mcpolicy client wrote for code-index.
 			f := filepath.Join(dir, "claude_desktop_config.json")
 			os.WriteFile(f, []byte(`{"mcpServers": {"code-index": {"command": "/usr/local/bin/mcpolicy-launch", "args": ["--env-file", "`+envFile+`", "--engine", "/usr/bin/docker", "--project-root", "`+root+`", "--", "run", "--rm", "-i", "-e", "GITHUB_TOKEN", "img:1"]}}}`), 0o644)
-			ts, err := Read(f, home)
+			ts, err := clientcfg.Read(f, home)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var msgs []string
-			for _, u := range EnvCheck(plans, ts, root, home) {
+			for _, u := range clientcfg.EnvCheck(plans, ts, root, home) {
 				msgs = append(msgs, u.What)
 			}
 			got := strings.Join(msgs, "\n")
@@ -197,7 +198,7 @@ func TestEnvFileInAnotherServersGrant(t *testing.T) {
 			}
 		})
 	}
-	if err := EnvFileOutsideProject([]*compiler.Plan{seedPlan()}, filepath.Join(root, "env"), root, home); err == nil || !strings.Contains(err.Error(), "lies inside the project") {
+	if err := clientcfg.EnvFileOutsideProject([]*compiler.Plan{seedPlan()}, filepath.Join(root, "env"), root, home); err == nil || !strings.Contains(err.Error(), "lies inside the project") {
 		t.Errorf("in the project: %v", err)
 	}
 }

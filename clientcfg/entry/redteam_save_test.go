@@ -1,4 +1,4 @@
-package clientcfg
+package entry
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpolicy/mcpolicy/clientcfg"
 )
 
 // Red-team findings on `client --write` (#33): each test states what a
@@ -63,7 +65,7 @@ func TestRedteamBackupInsideRaceWindow(t *testing.T) {
 	file := filepath.Join(dir, "claude.json")
 	os.WriteFile(file, []byte(userConfig), 0o600)
 	state := filepath.Join(dir, "state")
-	c, _ := LookupClient("claude-code")
+	c, _ := clientcfg.LookupClient("claude-code")
 	saves := 0
 	defer func(f func(string)) { backingUp = f }(backingUp)
 	backingUp = func(string) {
@@ -167,7 +169,7 @@ func TestRedteamRestoreTornBackup(t *testing.T) {
 	}
 	torn := filepath.Join(filepath.Dir(saved.Backup), "29991231T000000.000000000Z")
 	os.WriteFile(torn, []byte(userConfig[:20]), 0o600)
-	c, _ := LookupClient("claude-code")
+	c, _ := clientcfg.LookupClient("claude-code")
 	Restore(file, nil, state, func(b []byte) error { return Loads(c, file, b) })
 	b, _ := os.ReadFile(file)
 	var v any

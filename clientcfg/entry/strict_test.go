@@ -1,11 +1,14 @@
-package clientcfg
+package entry
 
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/pelletier/go-toml/v2"
 	"github.com/tailscale/hujson"
 )
@@ -21,8 +24,8 @@ var jsonc = map[string]bool{"vscode": true, "zed": true}
 // strict JSON, hujson for JSONC, go-toml for Codex. The user's other entry
 // keeps its bytes, and the file keeps its indentation.
 func TestMergedFilesParseStrictly(t *testing.T) {
-	for i := range Clients {
-		c := &Clients[i]
+	for i := range clientcfg.Clients {
+		c := &clientcfg.Clients[i]
 		files := map[string]string{"empty": ""}
 		if c.Key == "" {
 			files["typical"] = "model = \"o3\"\n\n[mcp_servers.other]\ncommand = \"uvx\"\nargs = [\"x\"]\n"
@@ -69,7 +72,7 @@ func TestMergedFilesParseStrictly(t *testing.T) {
 	}
 }
 
-func parseAsClient(t *testing.T, c *Client, name string, out []byte, n int) {
+func parseAsClient(t *testing.T, c *clientcfg.Client, name string, out []byte, n int) {
 	t.Helper()
 	if len(out) == 0 && n == 0 {
 		return // nothing merged into nothing
@@ -97,5 +100,37 @@ func parseAsClient(t *testing.T, c *Client, name string, out []byte, n int) {
 	}
 	if servers, _ := doc[c.Key].(map[string]any); n > 0 && len(servers) < n {
 		t.Fatalf("%d servers, want %d:\n%s", len(servers), n, out)
+	}
+}
+
+// TestStrictStaysStrict: clientcfg.Read (check, client) and Merge (client writing an
+// entry) refuse what lint repairs: the tolerance is lint's alone.
+func TestStrictStaysStrict(t *testing.T) {
+	claude, _ := clientcfg.LookupClient("claude-desktop")
+	for _, src := range []string{
+		"\"mcpServers\": {\"a\": {\"command\": \"npx\"}}\n",
+		"# mine\n{\"mcpServers\": {\"a\": {\"command\": \"npx\"}}}\n",
+		"{\"mcpServers\": {\"a\": {\"command\": \"npx\"}}\n",
+		"{\"mcpServers\": {\"a\": {\"command\": \"C:\\Users\\me\\npx.cmd\"}}}\n",
+	} {
+		file := filepath.Join(t.TempDir(), "claude_desktop_config.json")
+		os.WriteFile(file, []byte(src), 0o644)
+		if _, _, err := clientcfg.ReadLint(file, clientcfg.Options{Home: "/home/me"}); err != nil {
+			t.Errorf("lint does not read it: %v\n%s", err, src)
+		}
+		if _, err := clientcfg.Read(file, "/home/me"); err == nil {
+			t.Errorf("clientcfg.Read accepts:\n%s", src)
+		}
+		l := &Launch{Command: "/usr/local/bin/mcpolicy-launch", Args: []string{"--engine", "/usr/bin/docker", "--", "run", "img:1"}}
+		if out, err := Merge(file, []byte(src), claude, "new", l, false); err == nil {
+			t.Errorf("Merge edits it:\n%s\n->\n%s", src, out)
+		}
+	}
+	// The flat key is valid JSON: check and client read it as before (not
+	// at all), lint reads it.
+	file := filepath.Join(t.TempDir(), "settings.json")
+	os.WriteFile(file, []byte(`{"mcp.servers": {"a": {"command": "npx"}}}`), 0o644)
+	if ts, err := clientcfg.Read(file, "/home/me"); err != nil || len(ts) != 0 {
+		t.Errorf("clientcfg.Read: %v %v", ts, err)
 	}
 }

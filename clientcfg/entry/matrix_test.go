@@ -1,4 +1,4 @@
-package clientcfg
+package entry
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mcpolicy/mcpolicy/clientcfg"
 )
 
 // TestWriteFaultMatrix writes one entry, as `client --write` does (Save
@@ -18,12 +20,12 @@ import (
 func TestWriteFaultMatrix(t *testing.T) {
 	type fault struct {
 		name    string
-		src     func(c *Client) string
+		src     func(c *clientcfg.Client) string
 		prepare func(t *testing.T, file string) // after the file is written
 		refuse  string                          // a word of the error; "": the write succeeds
 		check   func(t *testing.T, file string, before []byte)
 	}
-	typical := func(c *Client) string {
+	typical := func(c *clientcfg.Client) string {
 		if c.Key == "" {
 			return "model = \"o3\"\n\n[mcp_servers.other]\ncommand = \"uvx\"\nargs = [\"x\"]\n"
 		}
@@ -72,44 +74,44 @@ func TestWriteFaultMatrix(t *testing.T) {
 		}},
 		{name: "read-only", src: typical, prepare: func(t *testing.T, f string) { os.Chmod(f, 0o444) }, refuse: "read-only",
 			check: func(t *testing.T, f string, _ []byte) { wantMode(t, f, 0o444) }},
-		{name: "unparseable", src: func(c *Client) string {
+		{name: "unparseable", src: func(c *clientcfg.Client) string {
 			if c.Key == "" {
 				return "[mcp_servers.other\ncommand = \"uvx\"\n"
 			}
 			return "{\"" + c.Key + "\": {\"other\": {\"command\": \"uvx\"}\n"
 		}, refuse: "left untouched"},
-		{name: "duplicate-key", src: func(c *Client) string {
+		{name: "duplicate-key", src: func(c *clientcfg.Client) string {
 			if c.Key == "" {
 				return "[mcp_servers.other]\ncommand = \"uvx\"\ncommand = \"npx\"\n"
 			}
 			return "{\"" + c.Key + "\": {}, \"" + c.Key + "\": {}}\n"
 		}, refuse: "twice"},
-		{name: "wrong-shape", src: func(c *Client) string {
+		{name: "wrong-shape", src: func(c *clientcfg.Client) string {
 			if c.Key == "" {
 				return "mcp_servers = [1]\n"
 			}
 			return "{\"" + c.Key + "\": [1]}\n"
 		}, refuse: "not"},
-		{name: "nul", src: func(c *Client) string {
+		{name: "nul", src: func(c *clientcfg.Client) string {
 			if c.Key == "" {
 				return "model = \"o3\x00\"\n"
 			}
 			return "{\"theme\": \"dark\x00\"}\n"
 		}, refuse: "left untouched"},
-		{name: "crlf", src: func(c *Client) string { return strings.ReplaceAll(typical(c), "\n", "\r\n") },
+		{name: "crlf", src: func(c *clientcfg.Client) string { return strings.ReplaceAll(typical(c), "\n", "\r\n") },
 			check: func(t *testing.T, f string, _ []byte) {
 				b, _ := os.ReadFile(f)
 				if bytes.Count(b, []byte("\n")) != bytes.Count(b, []byte("\r\n")) {
 					t.Errorf("a CRLF file got bare LF lines:\n%q", b)
 				}
 			}},
-		{name: "bom", src: func(c *Client) string { return "\ufeff" + typical(c) },
+		{name: "bom", src: func(c *clientcfg.Client) string { return "\ufeff" + typical(c) },
 			check: func(t *testing.T, f string, _ []byte) {
 				if b, _ := os.ReadFile(f); !bytes.HasPrefix(b, bom) || bytes.Count(b, bom) != 1 {
 					t.Errorf("the byte-order mark was not kept once:\n%q", b)
 				}
 			}},
-		{name: "comment", src: func(c *Client) string {
+		{name: "comment", src: func(c *clientcfg.Client) string {
 			if c.Key == "" {
 				return "# mine\n" + typical(c)
 			}
@@ -120,8 +122,8 @@ func TestWriteFaultMatrix(t *testing.T) {
 			}
 		}},
 	}
-	for i := range Clients {
-		c := &Clients[i]
+	for i := range clientcfg.Clients {
+		c := &clientcfg.Clients[i]
 		for _, ft := range faults {
 			t.Run(c.Name+"/"+ft.name, func(t *testing.T) {
 				dir := t.TempDir()

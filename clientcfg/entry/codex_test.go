@@ -1,4 +1,4 @@
-package clientcfg
+package entry
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -389,7 +390,7 @@ alpha.tools.read = { approve = true } # entry
 // result, that a rewrite changes nothing, and (for a foreign entry) that
 // only --force replaces it.
 func TestCodexShapes(t *testing.T) {
-	c, _ := LookupClient("codex")
+	c, _ := clientcfg.LookupClient("codex")
 	for _, s := range codexShapes {
 		s.defaults()
 		for _, variant := range []string{"lf", "crlf", "bom"} {
@@ -442,7 +443,7 @@ func TestCodexShapes(t *testing.T) {
 // TestCodexForeignShapes: an entry mcpolicy did not write is refused
 // without --force in every shape it can take, and replaced with it.
 func TestCodexForeignShapes(t *testing.T) {
-	c, _ := LookupClient("codex")
+	c, _ := clientcfg.LookupClient("codex")
 	for _, s := range codexShapes {
 		s.defaults()
 		src := strings.ReplaceAll(s.src, "/usr/local/bin/mcpolicy-launch", "npx")
@@ -567,7 +568,7 @@ func crlf(s string) string { return strings.ReplaceAll(s, "\n", "\r\n") }
 // TestCodexRefusesUnparseable: a file Codex cannot read is never written
 // to; the error names the line and column, and the key where it has one.
 func TestCodexRefusesUnparseable(t *testing.T) {
-	c, _ := LookupClient("codex")
+	c, _ := clientcfg.LookupClient("codex")
 	for _, tc := range []struct{ name, src, want string }{
 		{"unclosed header", "model = 1\n[mcp_servers.alpha\ncommand = \"x\"\n", `^config.toml:2:19: not valid TOML, left untouched: expected character \]`},
 		{"duplicate key", "a = 1\nb = 2\na = 3\n", `^config.toml:3:1: not valid TOML, left untouched: key a is already defined \(a\)`},
@@ -602,7 +603,7 @@ func TestCodexRefusesUnparseable(t *testing.T) {
 // servers in one inline table read back as written; a value that is not
 // UTF-8 cannot be written as TOML and is refused.
 func TestCodexValues(t *testing.T) {
-	c, _ := LookupClient("codex")
+	c, _ := clientcfg.LookupClient("codex")
 	odd := &Launch{Command: `C:\Program Files\"x"`, Args: []string{"a\nb", "tab\there", "\x01\x7f", "<&>", "émoji 🙂", ""}}
 	for _, src := range []string{"", "mcp_servers = {}\n", "[mcp_servers]\n"} {
 		out, err := Merge("config.toml", []byte(src), c, "odd", odd, false)
@@ -644,7 +645,7 @@ func FuzzCodexMerge(f *testing.F) {
 		f.Add(s.src, "alpha")
 		f.Add(crlf(s.src), "my.server")
 	}
-	c, _ := LookupClient("codex")
+	c, _ := clientcfg.LookupClient("codex")
 	f.Fuzz(func(t *testing.T, src, server string) {
 		doc := map[string]any{}
 		if toml.Unmarshal([]byte(strings.TrimPrefix(src, "\ufeff")), &doc) != nil {

@@ -1,15 +1,17 @@
-package clientcfg
+package entry
 
 import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	toml "github.com/pelletier/go-toml/v2"
 
+	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler"
 )
 
@@ -31,8 +33,8 @@ func TestClientGoldens(t *testing.T) {
 	lookupEnv = func(string) string { return "" } // goldens must not depend on this machine
 	defer func() { lookupEnv = os.Getenv }()
 	built(t, root+"/.mcpolicy", seedPlan())
-	for i := range Clients {
-		c := &Clients[i]
+	for i := range clientcfg.Clients {
+		c := &clientcfg.Clients[i]
 		t.Run(c.Name, func(t *testing.T) {
 			portable := c.Workspace != ""
 			l, err := LaunchFor(c, seedPlan(), "docker", root, home, root+"/.mcpolicy", "/usr/local/bin/mcpolicy", "", portable)
@@ -79,7 +81,7 @@ func TestClientGoldens(t *testing.T) {
 			if allowed, ok := allowedKeys[c.Name]; ok {
 				var extra []string
 				for k := range entry {
-					if !contains(allowed, k) {
+					if !slices.Contains(allowed, k) {
 						extra = append(extra, k)
 					}
 				}
@@ -102,7 +104,7 @@ func TestClientGoldens(t *testing.T) {
 			}
 			os.MkdirAll(filepath.Dir(file), 0o755)
 			os.WriteFile(file, []byte(strings.ReplaceAll(string(out), root, dir)), 0o644)
-			ts, err := Read(file, home)
+			ts, err := clientcfg.Read(file, home)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package clientcfg
+package entry
 
 import (
 	"os"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
@@ -21,7 +22,7 @@ func init() { installed = func(string) bool { return true } }
 // committed artefact through mcpolicy-launch with the artefact's digest; a
 // stale artefact, or no launcher beside mcpolicy, writes no entry.
 func TestHostEntriesPinTheArtefact(t *testing.T) {
-	c, _ := LookupClient("claude-desktop")
+	c, _ := clientcfg.LookupClient("claude-desktop")
 	p := seedPlan()
 	p.Command = []string{"/usr/bin/node", "/workspace/server.js"}
 	p.Scratch = nil
@@ -56,7 +57,7 @@ func TestHostEntriesPinTheArtefact(t *testing.T) {
 		if l.Command != "/usr/local/bin/mcpolicy-launch" || n < 5 || l.Args[0] != "--project-root" || l.Args[1] != "/p" || l.Args[n-3] != "--sha256" || l.Args[n-1] != file {
 			t.Errorf("%s: %s %q %v", backend, l.Command, l.Args, l.Env)
 		}
-		if !Managed(l.Command, l.Args) {
+		if !clientcfg.Managed(l.Command, l.Args) {
 			t.Errorf("%s: the entry is not recognised as mcpolicy's", backend)
 		}
 		os.WriteFile(file, append(data, ' '), 0o644)
@@ -102,7 +103,7 @@ func TestEntryFilesOutsideGrants(t *testing.T) {
 // artefact through ${workspaceFolder}, never this machine's path; check
 // reads the artefact back through it.
 func TestPortableHostEntries(t *testing.T) {
-	c, _ := LookupClient("vscode")
+	c, _ := clientcfg.LookupClient("vscode")
 	root := t.TempDir()
 	p := seedPlan()
 	p.Command = []string{"/usr/bin/node", "/workspace/server.js"}
@@ -131,11 +132,11 @@ func TestPortableHostEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(cfg, b, 0o644)
-	ts, err := Read(cfg, "/home/dev")
+	ts, err := clientcfg.Read(cfg, "/home/dev")
 	if err != nil || len(ts) != 1 || ts[0].Artefact != file {
 		t.Fatalf("read back: %v %+v", err, ts)
 	}
-	if pins := Pins([]*compiler.Plan{p}, ts); len(pins) != 0 {
+	if pins := clientcfg.Pins([]*compiler.Plan{p}, ts); len(pins) != 0 {
 		t.Errorf("the pinned artefact is not found through ${workspaceFolder}: %+v", pins)
 	}
 }
@@ -167,7 +168,7 @@ func built(t *testing.T, out string, p *compiler.Plan) {
 // drift. A --unprotect added by hand, which the launcher refuses, is
 // reported as drift (the protection of .git removed), at its position.
 func TestEngineEntryUnprotectedFromLabels(t *testing.T) {
-	c, _ := LookupClient("claude-code")
+	c, _ := clientcfg.LookupClient("claude-code")
 	root := t.TempDir()
 	os.MkdirAll(filepath.Join(root, "bin"), 0o755)
 	os.WriteFile(filepath.Join(root, "bin", "x"), []byte("#!/bin/sh\n"), 0o755)
@@ -197,7 +198,7 @@ func TestEngineEntryUnprotectedFromLabels(t *testing.T) {
 			t.Fatal(err)
 		}
 		os.WriteFile(cfg, b, 0o644)
-		ts, err := Read(cfg, "/home/dev")
+		ts, err := clientcfg.Read(cfg, "/home/dev")
 		if err != nil || len(ts) != 1 || ts[0].Plan == nil {
 			t.Fatalf("read back: %v %+v", err, ts)
 		}
@@ -210,11 +211,11 @@ func TestEngineEntryUnprotectedFromLabels(t *testing.T) {
 	if got := ts[0].Plan.UnprotectedNames(); strings.Join(got, ",") != ".git" {
 		t.Errorf("unprotected read back: %q", got)
 	}
-	if d := Drift([]*compiler.Plan{p}, ts, root); len(d) != 0 {
+	if d := clientcfg.Drift([]*compiler.Plan{p}, ts, root); len(d) != 0 {
 		t.Errorf("the entry as written drifts: %+v", d)
 	}
 	hand := append([]string{"--unprotect", ".vscode"}, l.Args...)
-	d := Drift([]*compiler.Plan{p}, read(hand), root)
+	d := clientcfg.Drift([]*compiler.Plan{p}, read(hand), root)
 	if len(d) != 1 || d[0].Change.Kind != "UNPROTECT_ADDED" || !strings.Contains(d[0].Change.What, ".vscode") || d[0].Change.Pos.Line == 0 {
 		t.Errorf("a hand-added --unprotect: %+v, want UNPROTECT_ADDED .vscode at its position", d)
 	}

@@ -1,9 +1,11 @@
-package clientcfg
+package entry
 
 import (
 	"encoding/json"
 	"fmt"
 	"testing"
+
+	"github.com/mcpolicy/mcpolicy/clientcfg"
 )
 
 // BenchmarkMergeLargeFile: one entry merged into a ~100 KB ~/.claude.json
@@ -22,7 +24,7 @@ func BenchmarkMergeLargeFile(b *testing.B) {
 		servers[fmt.Sprintf("other%d", i)] = map[string]any{"command": "uvx", "args": []string{"x"}}
 	}
 	src, _ := json.MarshalIndent(map[string]any{"theme": "dark", "projects": projects, "mcpServers": servers}, "", "  ")
-	c, _ := LookupClient("claude-code")
+	c, _ := clientcfg.LookupClient("claude-code")
 	b.SetBytes(int64(len(src)))
 	for i := 0; i < b.N; i++ {
 		if _, err := Merge("cfg", src, c, "alpha", managedLaunch("alpha"), false); err != nil {
