@@ -151,10 +151,14 @@ func built(t *testing.T, out string, p *compiler.Plan) {
 		t.Fatal(err)
 	}
 	file, data := filepath.Join(out, "docker", p.Server+".json"), files[0].Data
+	plan, planData := filepath.Join(out, "plan", p.Server+".json"), p.JSON()
 	prev := readArtefact
 	readArtefact = func(path string) ([]byte, error) {
-		if path == file {
+		switch path {
+		case file:
 			return data, nil
+		case plan: // what mcpolicy run entries pin
+			return planData, nil
 		}
 		return prev(path)
 	}

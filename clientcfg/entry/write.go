@@ -76,6 +76,7 @@ func LaunchFor(c *clientcfg.Client, p *compiler.Plan, backend, root, home, outDi
 	}
 	projectRoot := r.Resolve(compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."})
 	l := &Launch{Env: map[string]string{}}
+	var run *supervise.Entry // mcpolicy run's entry, for an egress server
 	if p.Network.Mode == "allowlist" {
 		// The egress proxy must run beside the server: mcpolicy run starts
 		// both, and the forwarder it binds into the sandbox is this
@@ -89,9 +90,16 @@ func LaunchFor(c *clientcfg.Client, p *compiler.Plan, backend, root, home, outDi
 				return nil, fmt.Errorf("server %q allows egress: %w", p.Server, err)
 			}
 		}
-		// --plan pins what was reviewed: run refuses (exit 8) a policy
-		// that compiles to anything else.
-		l.Command, l.Args = self, []string{"run", "--policy", projectRoot, "--server", p.Server, "--backend", backend, "--plan", p.Hash}
+		// The entry pins the plan build wrote, as every other entry pins
+		// its artefact: run starts it without reading the policy, and
+		// refuses (exit 8) a file with other bytes.
+		file := filepath.Join(outDir, "plan", p.Server+".json")
+		digest, err := pin(p, file, p.JSON())
+		if err != nil {
+			return nil, err
+		}
+		run = &supervise.Entry{Backend: backend, ProjectRoot: projectRoot, PlanFile: shown(r, root, file), Digest: digest}
+		l.Command, l.Args = self, supervise.EntryArgs(*run)
 	} else {
 		cmd, err := b.Entry(p, emit.EntryEnv{Paths: r, Root: projectRoot, Out: outDir,
 			Show:     func(file string) string { return shown(r, root, file) },
@@ -139,8 +147,9 @@ func LaunchFor(c *clientcfg.Client, p *compiler.Plan, backend, root, home, outDi
 		if err := envFileOutside(p, envFile, root, home); err != nil {
 			return nil, err
 		}
-		if l.Command == self { // mcpolicy run: a flag of the subcommand
-			l.Args = append(l.Args, "--env-file", envFile)
+		if run != nil { // mcpolicy run: a flag of the subcommand
+			run.EnvFile = envFile
+			l.Args = supervise.EntryArgs(*run)
 		} else { // mcpolicy-launch: before the artefact or --
 			l.Args = append([]string{"--env-file", envFile}, l.Args...)
 		}

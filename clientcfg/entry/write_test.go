@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 )
 
 func seedPlan() *compiler.Plan {
@@ -181,6 +182,7 @@ func TestEgressEntryRunsTheSupervisor(t *testing.T) {
 	p.Accept = []compiler.Accepted{{Name: "seatbelt-scratch-dir"}} // seatbelt's scratch is a folder
 	p.Runtime = compiler.Runtime{Name: "static"}
 	static := fakeELF(t, false)
+	built(t, "/p/.mcpolicy", p)
 	for _, backend := range []string{"docker", "podman", "bwrap", "seatbelt"} {
 		c := c
 		if backend == "seatbelt" { // refused for Claude Desktop: no env file (TestEnvGrantsPerClient)
@@ -190,9 +192,9 @@ func TestEgressEntryRunsTheSupervisor(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", backend, err)
 		}
-		want := []string{"run", "--policy", "/p", "--server", "code-index", "--backend", backend, "--plan", p.Hash}
+		want := []string{"run", "--backend", backend, "--project-root", "/p", "--sha256", artefact.Digest(p.JSON()), "/p/.mcpolicy/plan/code-index.json"}
 		if c.Name == "claude-desktop" {
-			want = append(want, "--env-file", "/home/dev/.config/mcpolicy/env")
+			want = []string{"run", "--backend", backend, "--project-root", "/p", "--env-file", "/home/dev/.config/mcpolicy/env", "--sha256", artefact.Digest(p.JSON()), "/p/.mcpolicy/plan/code-index.json"}
 		}
 		if l.Command != static || strings.Join(l.Args, " ") != strings.Join(want, " ") {
 			t.Errorf("%s: %s %q, want %s %q", backend, l.Command, l.Args, static, want)

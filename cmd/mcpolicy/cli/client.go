@@ -33,7 +33,9 @@ refuses any other content, exit 8); docker/podman entries run
 mcpolicy-launch --engine ENGINE --project-root ROOT --sha256 DIGEST
 .mcpolicy/docker/SERVER.json -- run ... (the launcher refuses arguments
 that are not that artefact's, exit 8); seatbelt
-entries the wrapper; egress servers mcpolicy run ... --plan HASH. The
+entries the wrapper; egress servers mcpolicy run --project-root ROOT
+--sha256 DIGEST .mcpolicy/plan/SERVER.json (the plan build wrote, started
+without reading the policy; another digest is refused, exit 8). The
 launcher must be installed beside mcpolicy (or on PATH), and neither it
 nor the client file may lie in a writable grant of any of the project's
 servers (a symlink there is judged where it is, and not followed). The file's
@@ -239,8 +241,10 @@ policy's, grant by grant: a hand-widened mount is reported as widened.
 Exit 6 on drift. An entry named for a server of the policy that mcpolicy
 does not recognise as its own (a hand-written bwrap or docker command in
 its place) is reported as UNMANAGED_ENTRY (exit 6): nothing holds it to
-the policy. An entry that pins an artefact (mcpolicy-launch --sha256) whose
-file no longer has that digest is reported: as TAMPERED (exit 8) when the
+the policy, and so is an egress entry of the earlier form (mcpolicy run
+--policy ... --plan HASH, which compiled the policy at every start). An
+entry that pins an artefact (mcpolicy-launch --sha256) or a plan (mcpolicy
+run --sha256) whose file no longer has that digest is reported: as TAMPERED (exit 8) when the
 file still names the policy's plan (something edited it after the build),
 as stale (exit 6) when the policy changed since the entry was written. A
 client file that cannot be read is a PARSE error at its position, and the
