@@ -22,6 +22,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/backend"
 	"github.com/mcpolicy/mcpolicy/internal/position"
+	"github.com/mcpolicy/mcpolicy/runtime/supervise"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
@@ -454,6 +455,7 @@ func (e *entry) launch(cmd arg, args []arg) {
 	case prog == "mcpolicy" || prog == LauncherName || ownWrapper(cmd.s):
 		e.t.Launcher = "mcpolicy" // the policy is linted on its own
 		e.seatbeltWrapper(cmd)
+		e.run(args)
 		for i := 0; i+1 < len(args); i++ {
 			if args[i].s == "--" {
 				break
@@ -467,6 +469,31 @@ func (e *entry) launch(cmd arg, args []arg) {
 		e.seatbeltWrapper(args[0])
 	default:
 		e.host(prog, cmd, args) // host.go: wrappers, client sandboxes, unconfined
+	}
+}
+
+// run reads an mcpolicy run entry: the plan file it pins and the digest
+// (check compares them, as an artefact's), or the earlier form that
+// compiles the policy at each spawn.
+func (e *entry) run(args []arg) {
+	words := make([]string, len(args))
+	for i, a := range args {
+		words[i] = a.s
+	}
+	if supervise.LegacyPolicyEntry(words) {
+		e.t.CompilesPolicy = true
+		return
+	}
+	r, ok, err := supervise.ParseEntryArgs(words)
+	switch {
+	case !ok:
+	case err != nil:
+		e.flag(readback.FlagUnknown, "mcpolicy "+strings.Join(words, " "), args[0].pos)
+	default:
+		e.t.Artefact, e.t.Digest = r.PlanFile, r.Digest
+		if f := e.file(r.PlanFile); f != "" { // ${workspaceFolder}/.mcpolicy/...
+			e.t.Artefact = f
+		}
 	}
 }
 

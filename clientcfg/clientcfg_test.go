@@ -643,3 +643,29 @@ func TestCommandString(t *testing.T) {
 		}
 	}
 }
+
+// TestByteOrderMarkReadPast: a file that starts with a byte-order mark (an
+// editor on Windows writes one) is read, linted and written alike in every
+// format, and a position on line 1 does not count the mark.
+func TestByteOrderMarkReadPast(t *testing.T) {
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"claude_desktop_config.json": "\ufeff{\"mcpServers\": {\"a\": {\"command\": \"uvx\", \"args\": [\"x\"]}}}\n",
+		"config.toml":                "\ufeff[mcp_servers.a]\ncommand = \"uvx\"\nargs = [\"x\"]\n",
+	} {
+		file := dir + "/" + name
+		ts, err := parse(file, []byte(src), "/home/dev", false)
+		if err != nil || len(ts) != 1 || ts[0].Server != "a" {
+			t.Errorf("%s: %v %v", name, ts, err)
+		}
+	}
+	for name, tc := range map[string]struct{ src, want string }{
+		"c.json": {"\ufeff{\"mcpServers\": x}", "c.json:1:16:"},
+		"c.toml": {"\ufeffa = = 1\n", "c.toml:1:5:"},
+	} {
+		_, err := parse(name, []byte(tc.src), "/home/dev", false)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "ï") {
+			t.Errorf("%s: %v, want %s...", name, err, tc.want)
+		}
+	}
+}

@@ -21,8 +21,9 @@ type DriftChange struct {
 
 // Drift compares the entries mcpolicy manages in a client file with the
 // plans the policy compiles to, grant by grant. Entries that start
-// mcpolicy itself (exec, the wrappers) read the policy at launch and
-// cannot drift; entries mcpolicy did not write are not its to judge.
+// mcpolicy itself (exec, the wrappers) read the policy at launch, and a
+// run entry's pinned plan file is Pins' to compare: neither can drift;
+// entries mcpolicy did not write are not its to judge.
 func Drift(plans []*compiler.Plan, targets []*readback.Target, root string) []DriftChange {
 	byName := map[string]*compiler.Plan{}
 	for _, p := range plans {
@@ -153,6 +154,8 @@ func NotManaged(plans []*compiler.Plan, ts []*readback.Target, outDir string) []
 		switch {
 		case !own && (t.Launcher == "mcpolicy" || t.FixedTop):
 			out = append(out, UnmanagedEntry{t.Pos, t.Server, fmt.Sprintf("pins %s, not the server's own artefact in %s: what it runs is compared with no policy; %s", t.Artefact, outDir, way)})
+		case t.CompilesPolicy:
+			out = append(out, UnmanagedEntry{t.Pos, t.Server, "the egress entry compiles the policy at every start (mcpolicy run --policy ... --plan), as earlier versions wrote it: entries now pin the plan build wrote; run `mcpolicy build`, then `mcpolicy client TARGET --write`"})
 		case t.Launcher == "mcpolicy":
 		case t.FixedTop && t.Artefact != "": // mcpolicy-launch --engine, pinned
 		case t.FixedTop:

@@ -24,7 +24,8 @@ type PinChange struct {
 	Tampered bool // the file still names the policy's plan: edited after the build
 }
 
-// Pins checks the artefact every mcpolicy-launch entry pins.
+// Pins checks the artefact every mcpolicy-launch entry pins, and the plan
+// file every mcpolicy run entry pins.
 func Pins(plans []*compiler.Plan, targets []*readback.Target) []PinChange {
 	byName := map[string]*compiler.Plan{}
 	for _, p := range plans {
@@ -47,11 +48,12 @@ func Pins(plans []*compiler.Plan, targets []*readback.Target) []PinChange {
 		// since the entry was written; if it is not, yet names the same
 		// plan, something edited it after the build.
 		var named struct {
-			Plan string `json:"plan"`
+			Plan string `json:"plan"` // an artefact's
+			Hash string `json:"hash"` // a plan file's (mcpolicy run)
 		}
 		json.Unmarshal(b, &named)
 		p := byName[t.Server]
-		if p != nil && named.Plan == p.Hash {
+		if p != nil && (named.Plan == p.Hash || named.Hash == p.Hash) {
 			if want, err := launchArtefact(p, t.Artefact); err != nil || !bytes.Equal(want, b) {
 				out = append(out, PinChange{t.Pos, t.Server, fmt.Sprintf("TAMPERED: %s is neither the artefact the entry pins (%s) nor what a build writes for plan %s: it was edited after the build", t.Artefact, t.Digest, p.Hash), true})
 				continue
@@ -63,9 +65,13 @@ func Pins(plans []*compiler.Plan, targets []*readback.Target) []PinChange {
 }
 
 // launchArtefact renders what build writes at file (OUT/BACKEND/SERVER.json),
-// the main artefact of the backend that folder names.
+// the main artefact of the backend that folder names, or the plan itself
+// (OUT/plan/SERVER.json, which mcpolicy run entries pin).
 func launchArtefact(p *compiler.Plan, file string) ([]byte, error) {
 	dir := filepath.Dir(file)
+	if filepath.Base(dir) == "plan" {
+		return p.JSON(), nil
+	}
 	b, err := backends.Lookup(filepath.Base(dir))
 	if err != nil {
 		return nil, err

@@ -187,47 +187,6 @@ func TestTolerantUnreadable(t *testing.T) {
 	}
 }
 
-// TestStrictStaysStrict: Read (check, client) and Merge (client writing an
-// entry) refuse what lint repairs: the tolerance is lint's alone.
-func TestStrictStaysStrict(t *testing.T) {
-	claude, _ := clientByName("claude-desktop")
-	for _, src := range []string{
-		"\"mcpServers\": {\"a\": {\"command\": \"npx\"}}\n",
-		"# mine\n{\"mcpServers\": {\"a\": {\"command\": \"npx\"}}}\n",
-		"{\"mcpServers\": {\"a\": {\"command\": \"npx\"}}\n",
-		"{\"mcpServers\": {\"a\": {\"command\": \"C:\\Users\\me\\npx.cmd\"}}}\n",
-	} {
-		file := filepath.Join(t.TempDir(), "claude_desktop_config.json")
-		os.WriteFile(file, []byte(src), 0o644)
-		if _, _, err := ReadLint(file, Options{Home: "/home/me"}); err != nil {
-			t.Errorf("lint does not read it: %v\n%s", err, src)
-		}
-		if _, err := Read(file, "/home/me"); err == nil {
-			t.Errorf("Read accepts:\n%s", src)
-		}
-		l := &Launch{Command: "/usr/local/bin/mcpolicy-launch", Args: []string{"--engine", "/usr/bin/docker", "--", "run", "img:1"}}
-		if out, err := Merge(file, []byte(src), claude, "new", l, false); err == nil {
-			t.Errorf("Merge edits it:\n%s\n->\n%s", src, out)
-		}
-	}
-	// The flat key is valid JSON: check and client read it as before (not
-	// at all), lint reads it.
-	file := filepath.Join(t.TempDir(), "settings.json")
-	os.WriteFile(file, []byte(`{"mcp.servers": {"a": {"command": "npx"}}}`), 0o644)
-	if ts, err := Read(file, "/home/me"); err != nil || len(ts) != 0 {
-		t.Errorf("Read: %v %v", ts, err)
-	}
-}
-
-func clientByName(name string) (*Client, error) {
-	for i := range Clients {
-		if Clients[i].Name == name {
-			return &Clients[i], nil
-		}
-	}
-	return nil, fmt.Errorf("no client %q", name)
-}
-
 // FuzzTolerantJSON: the repairs never panic, every position they give is in
 // the file as written, and a file JSON(C) reads as it is is read the same.
 func FuzzTolerantJSON(f *testing.F) {

@@ -57,6 +57,41 @@ func readAsClient(c *Client, file string, src []byte) (*node, error) {
 	return root, nil
 }
 
+// AsClient is a JSON client file as its client reads it (ReadAsClient):
+// what the writer needs to know of it before it merges an entry in.
+type AsClient struct{ root *node }
+
+// ReadAsClient reads a JSON client file as c's client reads it (strict
+// JSON or JSONC) and checks the shape an entry is merged into; the error
+// says the file is left untouched.
+func ReadAsClient(c *Client, file string, src []byte) (*AsClient, error) {
+	root, err := readAsClient(c, file, src)
+	if err != nil {
+		return nil, err
+	}
+	return &AsClient{root}, nil
+}
+
+// Entry reports whether the file has c's object of servers, whether it
+// holds an entry for server, and whether that entry's launch is
+// mcpolicy's (Managed).
+func (f *AsClient) Entry(c *Client, server string) (servers, exists, managed bool) {
+	s, _ := f.root.get(c.Key)
+	e, _ := s.get(server)
+	return s != nil, e != nil, managedEntry(e)
+}
+
+// CheckResult reads out, the merged file, as the client will (see
+// checkResult); before is src as ReadAsClient read it (nil: src is new,
+// or unread).
+func CheckResult(c *Client, file string, src, out []byte, server string, want map[string]any, before *AsClient) error {
+	var b *node
+	if before != nil {
+		b = before.root
+	}
+	return checkResult(c, file, src, out, server, want, b)
+}
+
 // twice refuses a key written twice in obj: the client reads the last one,
 // and an entry merged into the first would not be the one it starts.
 func twice(obj *node, prefix string) error {
@@ -170,7 +205,7 @@ func checkResult(c *Client, file string, src, out []byte, server string, want ma
 		was, _ := before.get(c.Key)
 		if old, _ := was.get(server); managedEntry(old) {
 			for _, i := range old.members() {
-				if k := old.keys[i]; !isLaunchKey(c, k) {
+				if k := old.keys[i]; !IsLaunchKey(c, k) {
 					expect[k] = plain(old.vals[i])
 				}
 			}

@@ -43,9 +43,15 @@ type Target struct {
 	// lexical: nothing on this machine is read for it.
 	OnThisMachine bool
 	// Artefact and Digest are set for an entry that starts a committed
-	// artefact through mcpolicy-launch: the file and the digest the entry
-	// pins (check reports a file that no longer has it).
+	// artefact through mcpolicy-launch, or a plan through mcpolicy run:
+	// the file and the digest the entry pins (check reports a file that
+	// no longer has it).
 	Artefact, Digest string
+	// CompilesPolicy is set for an egress entry of the form earlier
+	// versions wrote (mcpolicy run --policy ... --plan HASH), which
+	// compiles the policy at every spawn: check asks for it to be written
+	// again.
+	CompilesPolicy bool
 	// Unbuildable are the reasons a backend the policy lists cannot build
 	// the plan (set by whoever can ask the emitters: build.Problems).
 	Unbuildable []Problem

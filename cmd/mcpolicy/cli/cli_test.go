@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpolicy/mcpolicy/clientcfg"
+	"github.com/mcpolicy/mcpolicy/clientcfg/entry"
 )
 
 func run(t *testing.T, args ...string) (int, string, string) {
@@ -220,7 +220,7 @@ servers: "code-index": {
 	if _, err := os.Stat(cfg + ".mcpolicy.bak"); err == nil {
 		t.Errorf("a backup beside the file, in the project")
 	}
-	gens, _ := clientcfg.Generations(filepath.Join(state, "mcpolicy"), cfg)
+	gens, _ := entry.Generations(filepath.Join(state, "mcpolicy"), cfg)
 	if len(gens) != 1 || !strings.Contains(out, gens[0]) {
 		t.Errorf("backups %v, output:\n%s", gens, out)
 	} else if b, _ := os.ReadFile(gens[0]); !strings.Contains(string(b), "// mine") || strings.Contains(string(b), "code-index") {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/clientcfg"
+	"github.com/mcpolicy/mcpolicy/clientcfg/entry"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
 	"github.com/mcpolicy/mcpolicy/emit/backends"
@@ -32,7 +33,9 @@ refuses any other content, exit 8); docker/podman entries run
 mcpolicy-launch --engine ENGINE --project-root ROOT --sha256 DIGEST
 .mcpolicy/docker/SERVER.json -- run ... (the launcher refuses arguments
 that are not that artefact's, exit 8); seatbelt
-entries the wrapper; egress servers mcpolicy run ... --plan HASH. The
+entries the wrapper; egress servers mcpolicy run --project-root ROOT
+--sha256 DIGEST .mcpolicy/plan/SERVER.json (the plan build wrote, started
+without reading the policy; another digest is refused, exit 8). The
 launcher must be installed beside mcpolicy (or on PATH), and neither it
 nor the client file may lie in a writable grant of any of the project's
 servers (a symlink there is judged where it is, and not followed). The file's
@@ -83,7 +86,7 @@ user-scope file, --file any file.`,
 			// The file starts every server it names, the ones not selected
 			// by --server too: none of the project's servers may write it.
 			for _, p := range plans {
-				if err := clientcfg.CheckOutsideGrants(p, compiler.Machine{ProjectRoot: proj.Root, Home: home},
+				if err := entry.CheckOutsideGrants(p, compiler.Machine{ProjectRoot: proj.Root, Home: home},
 					map[string]string{"client config": target}); err != nil {
 					return &exitError{code: ExitInvalid, err: err}
 				}
@@ -91,11 +94,11 @@ user-scope file, --file any file.`,
 			untrusted := writable(proj, plans)
 			// The backups hold the file's tokens, and --restore puts back
 			// what is there: no server of the project may reach them.
-			if err := clientcfg.BackupsOutsideProject(plans, clientcfg.DefaultStateDir(), proj.Root, home); err != nil {
+			if err := clientcfg.BackupsOutsideProject(plans, entry.DefaultStateDir(), proj.Root, home); err != nil {
 				return &exitError{code: ExitInvalid, err: err}
 			}
 			if restore {
-				saved, from, err := clientcfg.Restore(target, untrusted, "", func(b []byte) error { return clientcfg.Loads(c, target, b) })
+				saved, from, err := entry.Restore(target, untrusted, "", func(b []byte) error { return entry.Loads(c, target, b) })
 				if err != nil {
 					return err
 				}
@@ -106,11 +109,11 @@ user-scope file, --file any file.`,
 				fmt.Fprintf(cmd.OutOrStdout(), "restored %s from %s\nbackup of what it held: %s\n", spell(saved.File), from, saved.Backup)
 				return nil
 			}
-			type entry struct {
+			type serverEntry struct {
 				server string
-				l      *clientcfg.Launch
+				l      *entry.Launch
 			}
-			var entries []entry
+			var entries []serverEntry
 			want := map[string]bool{}
 			for _, s := range servers {
 				want[s] = true
@@ -123,22 +126,22 @@ user-scope file, --file any file.`,
 				if b == "" {
 					b = p.Backends[0]
 				}
-				l, err := clientcfg.LaunchFor(c, p, b, proj.Root, home, filepath.Join(proj.Root, project.DefaultOut), self, envFile, portable)
-				var efe *clientcfg.EnvFileError
+				l, err := entry.LaunchFor(c, p, b, proj.Root, home, filepath.Join(proj.Root, project.DefaultOut), self, envFile, portable)
+				var efe *entry.EnvFileError
 				if errors.As(err, &efe) {
 					return &exitError{code: ExitInvalid, err: err}
 				}
 				if err != nil {
 					return err
 				}
-				if f := clientcfg.EnvFileOf(l); f != "" {
+				if f := entry.EnvFileOf(l); f != "" {
 					// Every server of the project, not only this one, must
 					// neither read nor write the file (LaunchFor checks p's).
 					if err := clientcfg.EnvFileOutsideProject(plans, f, proj.Root, home); err != nil {
 						return &exitError{code: ExitInvalid, err: err}
 					}
 					// And the launcher must be able to read it at spawn.
-					exists, err := clientcfg.EnvFileUsable(c.Name, f)
+					exists, err := entry.EnvFileUsable(c.Name, f)
 					if err != nil {
 						return &exitError{code: ExitInvalid, err: err}
 					}
@@ -151,18 +154,18 @@ user-scope file, --file any file.`,
 					}
 				}
 				for _, q := range plans {
-					if err := clientcfg.CheckOutsideGrants(q, compiler.Machine{ProjectRoot: proj.Root, Home: home},
+					if err := entry.CheckOutsideGrants(q, compiler.Machine{ProjectRoot: proj.Root, Home: home},
 						map[string]string{"launcher": l.Command}); err != nil {
 						return &exitError{code: ExitInvalid, err: err}
 					}
 				}
-				entries = append(entries, entry{p.Server, l})
+				entries = append(entries, serverEntry{p.Server, l})
 			}
 			edit := func(src []byte) ([]byte, error) {
 				out := src
 				for _, e := range entries {
 					var err error
-					if out, err = clientcfg.Merge(target, out, c, e.server, e.l, force); err != nil {
+					if out, err = entry.Merge(target, out, c, e.server, e.l, force); err != nil {
 						return nil, &exitError{code: ExitInvalid, err: err}
 					}
 				}
@@ -171,7 +174,7 @@ user-scope file, --file any file.`,
 			if write && !dryRun {
 				// Under a lock, re-edited if the client rewrote the file
 				// meanwhile; the replaced bytes go to a backup.
-				saved, err := clientcfg.Save(clientcfg.SaveOptions{File: target, Untrusted: untrusted, Edit: edit})
+				saved, err := entry.Save(entry.SaveOptions{File: target, Untrusted: untrusted, Edit: edit})
 				if err != nil {
 					return err
 				}
@@ -238,8 +241,10 @@ policy's, grant by grant: a hand-widened mount is reported as widened.
 Exit 6 on drift. An entry named for a server of the policy that mcpolicy
 does not recognise as its own (a hand-written bwrap or docker command in
 its place) is reported as UNMANAGED_ENTRY (exit 6): nothing holds it to
-the policy. An entry that pins an artefact (mcpolicy-launch --sha256) whose
-file no longer has that digest is reported: as TAMPERED (exit 8) when the
+the policy, and so is an egress entry of the earlier form (mcpolicy run
+--policy ... --plan HASH, which compiled the policy at every start). An
+entry that pins an artefact (mcpolicy-launch --sha256) or a plan (mcpolicy
+run --sha256) whose file no longer has that digest is reported: as TAMPERED (exit 8) when the
 file still names the policy's plan (something edited it after the build),
 as stale (exit 6) when the policy changed since the entry was written. A
 client file that cannot be read is a PARSE error at its position, and the

@@ -10,20 +10,27 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
+	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 	"github.com/mcpolicy/mcpolicy/runtime/supervise"
 	"github.com/spf13/cobra"
 )
 
 func newRunCmd() *cobra.Command {
-	var policy, server, backend, logFile, logMax, hostsFile, self, image, pin, envFile string
+	var policy, server, backend, logFile, logMax, hostsFile, self, image, pin, envFile, projectRoot, digest string
 	cmd := &cobra.Command{
-		Use:   "run -p POLICY --server NAME --backend " + strings.Join(backendNames(supervise.Backends()), "|") + " [-- CMD ARGS...]",
+		Use:   "run -p POLICY --server NAME --backend " + strings.Join(backendNames(supervise.Backends()), "|") + " [-- CMD ARGS...] | run --backend B --project-root ROOT --sha256 DIGEST ROOT/.mcpolicy/plan/SERVER.json",
 		Short: "Start a server confined, with the egress proxy when its policy allows destinations",
 		Long: `run is what a client config starts for a server whose policy has a network
 allowlist. It starts mcpolicy's egress proxy, then the server under the
 backend with the proxy as its only way out, passes stdin and stdout through
 unchanged, and stops everything when either side ends.
+
+A client entry starts the plan build wrote, pinned by its digest:
+--project-root ROOT --sha256 DIGEST ROOT/.mcpolicy/plan/SERVER.json. The
+file is read once and started only when its digest is the entry's (else
+exit 8: run mcpolicy build, then mcpolicy client TARGET --write); the policy
+is not read. By hand, --policy and --server compile the policy first.
 
   bwrap          the network namespace stays empty; a forwarder in front of
                  the server listens on the sandbox's loopback (the plan's
@@ -55,11 +62,9 @@ evidence is reproduced. See docs/egress.md.`,
 			if err := launch.ShieldTerminals(nil); err != nil {
 				return err
 			}
-			proj, plan, plans, err := compileServerOf(policy, server)
+			proj, plan, plans, args, err := runPlan(cmd, runWhat{policy, server, pin, supervise.Entry{
+				Backend: backend, ProjectRoot: projectRoot, Digest: digest, EnvFile: envFile}}, args)
 			if err != nil {
-				return err
-			}
-			if err := checkPin(plan, pin); err != nil {
 				return err
 			}
 			if len(args) > 0 {
@@ -127,7 +132,7 @@ evidence is reproduced. See docs/egress.md.`,
 		},
 	}
 	policyFlag(cmd, &policy)
-	cmd.Flags().StringVar(&server, "server", "", "server to start (required)")
+	cmd.Flags().StringVar(&server, "server", "", "server to start (with --policy)")
 	cmd.Flags().StringVar(&backend, "backend", bwrap.Backend, orList(backendNames(supervise.Backends())))
 	cmd.Flags().StringVar(&logFile, "log", "", "append the proxy's decisions (JSON lines) to this file instead of the server's own ($XDG_STATE_HOME/mcpolicy/egress/); - for stderr")
 	logMaxFlag(cmd, &logMax)
@@ -136,8 +141,46 @@ evidence is reproduced. See docs/egress.md.`,
 	cmd.Flags().StringVar(&image, "image", "", "run this image instead of the policy's (docker, podman)")
 	cmd.Flags().StringVar(&pin, "plan", "", "refuse to start (exit 8) unless the policy compiles to this plan hash (client entries pin it)")
 	cmd.Flags().StringVar(&envFile, "env-file", "", "take the values of the plan's env grants that the environment does not set from this file (NAME=value lines, mode 600, outside every grant): for clients that pass on no environment")
-	cmd.MarkFlagRequired("server")
+	cmd.Flags().StringVar(&projectRoot, "project-root", "", "the project of the pinned plan file (client entries)")
+	cmd.Flags().StringVar(&digest, "sha256", "", "start the plan file given as the argument only if its SHA-256 is this (client entries)")
 	return cmd
+}
+
+// runWhat is what run is asked to start: a policy's server, compiled now,
+// or (Entry.Digest set) the plan file a client entry pins.
+type runWhat struct {
+	policy, server, pin string
+	entry               supervise.Entry
+}
+
+// runPlan finds the plan run starts, and the project's plans, and returns
+// the command that replaces the server's (after --). A client entry's
+// plan file is read and verified, and no policy is read; --policy and
+// --server compile it (a person at a terminal, prove's reproductions).
+func runPlan(cmd *cobra.Command, w runWhat, args []string) (*project.Project, *compiler.Plan, []*compiler.Plan, []string, error) {
+	if w.entry.Digest == "" && w.entry.ProjectRoot == "" {
+		if w.server == "" {
+			return nil, nil, nil, nil, &exitError{code: ExitError, err: fmt.Errorf("name the server: --policy POLICY --server NAME (or, as a client entry does, --project-root ROOT --sha256 DIGEST PLANFILE)")}
+		}
+		proj, plan, plans, err := compileServerOf(w.policy, w.server)
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		return proj, plan, plans, args, checkPin(plan, w.pin)
+	}
+	files, rest := args, []string(nil)
+	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+		files, rest = args[:dash], args[dash:]
+	}
+	if policyNamed(cmd) || w.server != "" || w.pin != "" || len(files) != 1 || w.entry.Digest == "" || w.entry.ProjectRoot == "" {
+		return nil, nil, nil, nil, &exitError{code: ExitError, err: fmt.Errorf("a client entry's run names --project-root ROOT --sha256 DIGEST and one plan file (ROOT/.mcpolicy/plan/SERVER.json), and neither --policy, --server nor --plan")}
+	}
+	w.entry.PlanFile = files[0]
+	plan, plans, err := supervise.ReadPinned(w.entry)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return &project.Project{Root: filepath.Clean(w.entry.ProjectRoot)}, plan, plans, rest, nil
 }
 
 // grantSources are the host paths the plan mounts, the host backends'

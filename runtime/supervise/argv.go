@@ -1,0 +1,82 @@
+package supervise
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Entry is what a client entry's `mcpolicy run` command line says: start
+// the plan build wrote for a server (ROOT/.mcpolicy/plan/SERVER.json),
+// once its digest is the one the entry pins, for the project at
+// ProjectRoot, on Backend. No policy is read at spawn.
+type Entry struct {
+	Backend     string
+	ProjectRoot string
+	PlanFile    string
+	Digest      string // "sha256:HEX" of the plan file
+	EnvFile     string // where the env grants' values are read from ("": the environment)
+}
+
+// EntryArgs is the command line (after the mcpolicy executable) that
+// starts e: `run --backend B --project-root ROOT [--env-file F] --sha256
+// DIGEST PLANFILE`. ParseEntryArgs reads it back.
+func EntryArgs(e Entry) []string {
+	args := []string{"run", "--backend", e.Backend, "--project-root", e.ProjectRoot}
+	if e.EnvFile != "" {
+		args = append(args, "--env-file", e.EnvFile)
+	}
+	return append(args, "--sha256", e.Digest, e.PlanFile)
+}
+
+// PolicyArgs is the command line that starts server by hand: `run
+// --policy POLICY --server S --backend B`, which compiles the policy
+// first (prove's reproductions, a person at a terminal).
+func PolicyArgs(policy, server, backend string) []string {
+	return []string{"run", "--policy", policy, "--server", server, "--backend", backend}
+}
+
+// ParseEntryArgs reads a command line EntryArgs wrote (args after the
+// executable). ok is false for any other mcpolicy command line, and err
+// says what is wrong with a `run --sha256` line that is not one.
+func ParseEntryArgs(args []string) (e Entry, ok bool, err error) {
+	if len(args) == 0 || args[0] != "run" || !slices.Contains(args, "--sha256") {
+		return Entry{}, false, nil
+	}
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if i == len(args)-1 && !strings.HasPrefix(a, "-") && e.PlanFile == "" {
+			e.PlanFile = a
+			continue
+		}
+		if i+1 >= len(args) {
+			return Entry{}, true, fmt.Errorf("mcpolicy run %s: no value", a)
+		}
+		v := args[i+1]
+		i++
+		switch a {
+		case "--backend":
+			e.Backend = v
+		case "--project-root":
+			e.ProjectRoot = v
+		case "--env-file":
+			e.EnvFile = v
+		case "--sha256":
+			e.Digest = v
+		default:
+			return Entry{}, true, fmt.Errorf("mcpolicy run: %s is not part of a client entry's command line", a)
+		}
+	}
+	if e.Backend == "" || e.ProjectRoot == "" || e.Digest == "" || e.PlanFile == "" {
+		return Entry{}, true, fmt.Errorf("mcpolicy run: a client entry names --backend, --project-root, --sha256 and the plan file")
+	}
+	return e, true, nil
+}
+
+// LegacyPolicyEntry reports whether args are the entry earlier versions
+// wrote for an egress server, `run --policy ROOT --server S ... --plan
+// HASH`: it compiled the policy at every spawn, and is rewritten by
+// `mcpolicy client TARGET --write`.
+func LegacyPolicyEntry(args []string) bool {
+	return len(args) > 0 && args[0] == "run" && slices.Contains(args, "--policy") && slices.Contains(args, "--plan")
+}
