@@ -22,7 +22,6 @@ import (
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/backend"
 	"github.com/mcpolicy/mcpolicy/internal/position"
-	"github.com/mcpolicy/mcpolicy/runtime/supervise"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
@@ -480,11 +479,11 @@ func (e *entry) run(args []arg) {
 	for i, a := range args {
 		words[i] = a.s
 	}
-	if supervise.LegacyPolicyEntry(words) {
+	if artefact.LegacyRunEntry(words) {
 		e.t.CompilesPolicy = true
 		return
 	}
-	r, ok, err := supervise.ParseEntryArgs(words)
+	r, ok, err := artefact.ParseRunEntry(words)
 	switch {
 	case !ok:
 	case err != nil:

@@ -8,7 +8,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/runtime/supervise"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 )
 
 // TestRunEntryReadBack: an egress entry read back pins the plan file build
@@ -62,7 +62,7 @@ func TestRunEntryReadBack(t *testing.T) {
 	if un := read(l); len(un) != 0 {
 		t.Errorf("the entry just written: %+v", un[0])
 	}
-	legacy := &Launch{Command: l.Command, Env: l.Env, Args: append(supervise.PolicyArgs(root, p.Server, "bwrap"), "--plan", p.Hash)}
+	legacy := &Launch{Command: l.Command, Env: l.Env, Args: append(artefact.RunPolicyArgs(root, p.Server, "bwrap"), "--plan", p.Hash)}
 	if un := read(legacy); len(un) != 1 || !strings.Contains(un[0].What, "mcpolicy client TARGET --write") {
 		t.Errorf("the earlier entry: %v, want it reported for writing again", un)
 	}

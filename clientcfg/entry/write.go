@@ -76,7 +76,7 @@ func LaunchFor(c *clientcfg.Client, p *compiler.Plan, backend, root, home, outDi
 	}
 	projectRoot := r.Resolve(compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."})
 	l := &Launch{Env: map[string]string{}}
-	var run *supervise.Entry // mcpolicy run's entry, for an egress server
+	var run *artefact.RunEntry // mcpolicy run's entry, for an egress server
 	if p.Network.Mode == "allowlist" {
 		// The egress proxy must run beside the server: mcpolicy run starts
 		// both, and the forwarder it binds into the sandbox is this
@@ -98,8 +98,8 @@ func LaunchFor(c *clientcfg.Client, p *compiler.Plan, backend, root, home, outDi
 		if err != nil {
 			return nil, err
 		}
-		run = &supervise.Entry{Backend: backend, ProjectRoot: projectRoot, PlanFile: shown(r, root, file), Digest: digest}
-		l.Command, l.Args = self, supervise.EntryArgs(*run)
+		run = &artefact.RunEntry{Backend: backend, ProjectRoot: projectRoot, PlanFile: shown(r, root, file), Digest: digest}
+		l.Command, l.Args = self, artefact.RunEntryArgs(*run)
 	} else {
 		cmd, err := b.Entry(p, emit.EntryEnv{Paths: r, Root: projectRoot, Out: outDir,
 			Show:     func(file string) string { return shown(r, root, file) },
@@ -149,7 +149,7 @@ func LaunchFor(c *clientcfg.Client, p *compiler.Plan, backend, root, home, outDi
 		}
 		if run != nil { // mcpolicy run: a flag of the subcommand
 			run.EnvFile = envFile
-			l.Args = supervise.EntryArgs(*run)
+			l.Args = artefact.RunEntryArgs(*run)
 		} else { // mcpolicy-launch: before the artefact or --
 			l.Args = append([]string{"--env-file", envFile}, l.Args...)
 		}

@@ -29,10 +29,6 @@ func Wrapper(p *compiler.Plan, rootFromScript string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	server, err := quote(p.Server)
-	if err != nil {
-		return nil, fmt.Errorf("server %q: %w", p.Server, err)
-	}
 	up, err := quote(rootFromScript)
 	if err != nil {
 		return nil, fmt.Errorf("server %q: %w", p.Server, err)
@@ -84,7 +80,11 @@ trusted mcpolicy "$mcpolicy" "install it outside them (CGO_ENABLED=0 go install 
 mcpolicy=$prog
 `)
 		b.WriteString(passOn("mcpolicy run", "--env-file FILE", []string{"--env-file"}))
-		fmt.Fprintf(&b, "exec \"$mcpolicy\" run \"$@\" --policy \"$root\" --server %s --backend %s --plan %s\n", server, Backend, p.Hash)
+		// The plan build wrote beside this script, pinned as the entry pins
+		// it: nothing reads the policy at a start.
+		run := artefact.RunEntryArgs(artefact.RunEntry{Backend: Backend, ProjectRoot: `"$root"`,
+			Digest: artefact.Digest(p.JSON()), PlanFile: `"$here"/../plan/` + specFile})
+		fmt.Fprintf(&b, "exec \"$mcpolicy\" %s \"$@\" %s\n", run[0], strings.Join(run[1:], " "))
 		return []byte(b.String()), nil
 	}
 	b.WriteString(`launcher=${MCPOLICY_LAUNCH:-$(command -v mcpolicy-launch || :)}

@@ -167,10 +167,14 @@ cat > "$OUT/stdin"
 		if code != 0 {
 			t.Fatalf("exit %d\n%s", code, out)
 		}
-		// As clientcfg writes the entry of a plan with an allowlist.
-		want := []string{"run", "--env-file", "/e", "--policy", root, "--server", p.Server, "--backend", Backend, "--plan", p.Hash}
-		if got := lines("argv"); !slices.Equal(got, want) {
-			t.Errorf("argv %q, want %q", got, want)
+		// As clientcfg writes the entry of a plan with an allowlist: the
+		// plan build wrote, pinned, and no policy read at the start.
+		got := lines("argv")
+		e, ok, err := artefact.ParseRunEntry(got)
+		want := artefact.RunEntry{Backend: Backend, ProjectRoot: root, Digest: artefact.Digest(p.JSON()),
+			PlanFile: filepath.Join(root, ".mcpolicy", "plan", p.Server+".json"), EnvFile: "/e"}
+		if e.PlanFile = filepath.Clean(e.PlanFile); !ok || err != nil || e != want {
+			t.Errorf("argv %q (%v), want the entry %+v", got, err, want)
 		}
 		if out, code := run(t, p, withBin, nil, "-v"); code != 2 {
 			t.Errorf("-v for mcpolicy run: exit %d, want 2\n%s", code, out)

@@ -850,7 +850,7 @@ func reproduce(backend string, p *compiler.Plan, m compiler.Machine, o Options, 
 		// arguments bind it whole: a create there would succeed, and write
 		// into the project): mcpolicy run starts them, with the command
 		// (and, for an engine, the image) replaced.
-		argv = append([]string{"mcpolicy"}, supervise.PolicyArgs(o.Policy, p.Server, backend)...)
+		argv = append([]string{"mcpolicy"}, artefact.RunPolicyArgs(o.Policy, p.Server, backend)...)
 		if kind(backend) != bwrap.Backend {
 			argv = append(argv, "--image", image, "--", "/mcpolicy-probe", "probe", string(op)+":"+target)
 		} else {

@@ -16,8 +16,8 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/evidence/mcpcall"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/runtime/probe"
-	"github.com/mcpolicy/mcpolicy/runtime/supervise"
 )
 
 // ToolCall is the controlled comparison's other program: the server itself,
@@ -121,7 +121,7 @@ func serverArgv(s *session, backend string, p *compiler.Plan, m compiler.Machine
 		// (sources by descriptor, the plan's variables through --args, as
 		// the plan's user when root runs it): the generated wrapper refuses
 		// root, which bwrap would make the server.
-		return append([]string{o.Self}, supervise.PolicyArgs(o.Policy, p.Server, backend)...), append(os.Environ(), "PROJECT_ROOT="+m.ProjectRoot), nil
+		return append([]string{o.Self}, artefact.RunPolicyArgs(o.Policy, p.Server, backend)...), append(os.Environ(), "PROJECT_ROOT="+m.ProjectRoot), nil
 	case landlock.Backend:
 		return []string{o.Self, "exec", "--policy", o.Policy, "--server", p.Server}, os.Environ(), nil
 	case docker.Backend:
@@ -131,7 +131,7 @@ func serverArgv(s *session, backend string, p *compiler.Plan, m compiler.Machine
 		// Through mcpolicy run, as the launcher runs the engine: the
 		// sources checked, the top level fixed, the mounts verified inside,
 		// mcpolicy's seccomp profile (the bare arguments had none of these).
-		return append([]string{o.Self}, supervise.PolicyArgs(o.Policy, p.Server, backend)...), append(os.Environ(), "PROJECT_ROOT="+m.ProjectRoot), nil
+		return append([]string{o.Self}, artefact.RunPolicyArgs(o.Policy, p.Server, backend)...), append(os.Environ(), "PROJECT_ROOT="+m.ProjectRoot), nil
 	}
 	return nil, nil, fmt.Errorf("unknown backend %q", backend)
 }

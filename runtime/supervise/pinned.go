@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
@@ -17,7 +18,7 @@ import (
 // the plans of the project's other servers, returned in all (the pinned
 // one included) for the checks that a log, an env file or a hosts file
 // lies outside every grant of the project. No policy is read.
-func ReadPinned(e Entry) (p *compiler.Plan, all []*compiler.Plan, err error) {
+func ReadPinned(e artefact.RunEntry) (p *compiler.Plan, all []*compiler.Plan, err error) {
 	back := "run `mcpolicy build`, then `mcpolicy client TARGET --write`, and review the diff"
 	b, err := launch.ReadVerified(e.PlanFile, e.Digest)
 	var te *launch.TamperError

@@ -9,6 +9,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
 	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
@@ -62,7 +63,7 @@ evidence is reproduced. See docs/egress.md.`,
 			if err := launch.ShieldTerminals(nil); err != nil {
 				return err
 			}
-			proj, plan, plans, args, err := runPlan(cmd, runWhat{policy, server, pin, supervise.Entry{
+			proj, plan, plans, args, err := runPlan(cmd, runWhat{policy, server, pin, artefact.RunEntry{
 				Backend: backend, ProjectRoot: projectRoot, Digest: digest, EnvFile: envFile}}, args)
 			if err != nil {
 				return err
@@ -150,7 +151,7 @@ evidence is reproduced. See docs/egress.md.`,
 // or (Entry.Digest set) the plan file a client entry pins.
 type runWhat struct {
 	policy, server, pin string
-	entry               supervise.Entry
+	entry               artefact.RunEntry
 }
 
 // runPlan finds the plan run starts, and the project's plans, and returns

@@ -1,32 +1,32 @@
-package supervise_test
+package artefact_test
 
 import (
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/mcpolicy/mcpolicy/runtime/supervise"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 )
 
 // TestEntryArgsReadBack: the command line a client entry runs reads back
 // as what wrote it, with and without an env file; a line that is not one
 // is told apart, and the earlier form that compiled the policy is known.
 func TestEntryArgsReadBack(t *testing.T) {
-	for _, e := range []supervise.Entry{
+	for _, e := range []artefact.RunEntry{
 		{Backend: "bwrap", ProjectRoot: "/p", PlanFile: "/p/.mcpolicy/plan/s.json", Digest: "sha256:" + strings.Repeat("a", 64)},
 		{Backend: "docker", ProjectRoot: "${workspaceFolder}", PlanFile: "${workspaceFolder}/.mcpolicy/plan/s.json", Digest: "sha256:00", EnvFile: "/home/me/.config/mcpolicy/env"},
 	} {
-		args := supervise.EntryArgs(e)
-		got, ok, err := supervise.ParseEntryArgs(args)
+		args := artefact.RunEntryArgs(e)
+		got, ok, err := artefact.ParseRunEntry(args)
 		if !ok || err != nil || !reflect.DeepEqual(got, e) {
 			t.Errorf("%q read back as %+v (%v, %v), want %+v", args, got, ok, err, e)
 		}
-		if supervise.LegacyPolicyEntry(args) {
+		if artefact.LegacyRunEntry(args) {
 			t.Errorf("%q is taken for the earlier form", args)
 		}
 	}
-	legacy := append(supervise.PolicyArgs("/p", "s", "bwrap"), "--plan", "sha256:00")
-	if _, ok, _ := supervise.ParseEntryArgs(legacy); ok || !supervise.LegacyPolicyEntry(legacy) {
+	legacy := append(artefact.RunPolicyArgs("/p", "s", "bwrap"), "--plan", "sha256:00")
+	if _, ok, _ := artefact.ParseRunEntry(legacy); ok || !artefact.LegacyRunEntry(legacy) {
 		t.Errorf("%q: not known as the earlier form", legacy)
 	}
 	for _, bad := range [][]string{
@@ -34,11 +34,11 @@ func TestEntryArgsReadBack(t *testing.T) {
 		{"run", "--backend", "bwrap", "--project-root", "/p", "--sha256", "sha256:00"},               // no file
 		{"run", "--backend", "bwrap", "--project-root", "/p", "--hosts", "/h", "--sha256", "x", "f"}, // not an entry's flag
 	} {
-		if _, ok, err := supervise.ParseEntryArgs(bad); !ok || err == nil {
+		if _, ok, err := artefact.ParseRunEntry(bad); !ok || err == nil {
 			t.Errorf("%q: read as an entry (%v, %v)", bad, ok, err)
 		}
 	}
-	if _, ok, _ := supervise.ParseEntryArgs([]string{"exec", "--policy", "/p"}); ok {
+	if _, ok, _ := artefact.ParseRunEntry([]string{"exec", "--policy", "/p"}); ok {
 		t.Errorf("exec read as a run entry")
 	}
 }

@@ -1,4 +1,4 @@
-package supervise
+package artefact
 
 import (
 	"fmt"
@@ -6,11 +6,11 @@ import (
 	"strings"
 )
 
-// Entry is what a client entry's `mcpolicy run` command line says: start
+// RunEntry is what a client entry's `mcpolicy run` command line says: start
 // the plan build wrote for a server (ROOT/.mcpolicy/plan/SERVER.json),
 // once its digest is the one the entry pins, for the project at
 // ProjectRoot, on Backend. No policy is read at spawn.
-type Entry struct {
+type RunEntry struct {
 	Backend     string
 	ProjectRoot string
 	PlanFile    string
@@ -18,10 +18,10 @@ type Entry struct {
 	EnvFile     string // where the env grants' values are read from ("": the environment)
 }
 
-// EntryArgs is the command line (after the mcpolicy executable) that
+// RunEntryArgs is the command line (after the mcpolicy executable) that
 // starts e: `run --backend B --project-root ROOT [--env-file F] --sha256
-// DIGEST PLANFILE`. ParseEntryArgs reads it back.
-func EntryArgs(e Entry) []string {
+// DIGEST PLANFILE`. ParseRunEntry reads it back.
+func RunEntryArgs(e RunEntry) []string {
 	args := []string{"run", "--backend", e.Backend, "--project-root", e.ProjectRoot}
 	if e.EnvFile != "" {
 		args = append(args, "--env-file", e.EnvFile)
@@ -29,19 +29,19 @@ func EntryArgs(e Entry) []string {
 	return append(args, "--sha256", e.Digest, e.PlanFile)
 }
 
-// PolicyArgs is the command line that starts server by hand: `run
+// RunPolicyArgs is the command line that starts server by hand: `run
 // --policy POLICY --server S --backend B`, which compiles the policy
 // first (prove's reproductions, a person at a terminal).
-func PolicyArgs(policy, server, backend string) []string {
+func RunPolicyArgs(policy, server, backend string) []string {
 	return []string{"run", "--policy", policy, "--server", server, "--backend", backend}
 }
 
-// ParseEntryArgs reads a command line EntryArgs wrote (args after the
+// ParseRunEntry reads a command line RunEntryArgs wrote (args after the
 // executable). ok is false for any other mcpolicy command line, and err
 // says what is wrong with a `run --sha256` line that is not one.
-func ParseEntryArgs(args []string) (e Entry, ok bool, err error) {
+func ParseRunEntry(args []string) (e RunEntry, ok bool, err error) {
 	if len(args) == 0 || args[0] != "run" || !slices.Contains(args, "--sha256") {
-		return Entry{}, false, nil
+		return RunEntry{}, false, nil
 	}
 	for i := 1; i < len(args); i++ {
 		a := args[i]
@@ -50,7 +50,7 @@ func ParseEntryArgs(args []string) (e Entry, ok bool, err error) {
 			continue
 		}
 		if i+1 >= len(args) {
-			return Entry{}, true, fmt.Errorf("mcpolicy run %s: no value", a)
+			return RunEntry{}, true, fmt.Errorf("mcpolicy run %s: no value", a)
 		}
 		v := args[i+1]
 		i++
@@ -64,19 +64,19 @@ func ParseEntryArgs(args []string) (e Entry, ok bool, err error) {
 		case "--sha256":
 			e.Digest = v
 		default:
-			return Entry{}, true, fmt.Errorf("mcpolicy run: %s is not part of a client entry's command line", a)
+			return RunEntry{}, true, fmt.Errorf("mcpolicy run: %s is not part of a client entry's command line", a)
 		}
 	}
 	if e.Backend == "" || e.ProjectRoot == "" || e.Digest == "" || e.PlanFile == "" {
-		return Entry{}, true, fmt.Errorf("mcpolicy run: a client entry names --backend, --project-root, --sha256 and the plan file")
+		return RunEntry{}, true, fmt.Errorf("mcpolicy run: a client entry names --backend, --project-root, --sha256 and the plan file")
 	}
 	return e, true, nil
 }
 
-// LegacyPolicyEntry reports whether args are the entry earlier versions
+// LegacyRunEntry reports whether args are the entry earlier versions
 // wrote for an egress server, `run --policy ROOT --server S ... --plan
 // HASH`: it compiled the policy at every spawn, and is rewritten by
 // `mcpolicy client TARGET --write`.
-func LegacyPolicyEntry(args []string) bool {
+func LegacyRunEntry(args []string) bool {
 	return len(args) > 0 && args[0] == "run" && slices.Contains(args, "--policy") && slices.Contains(args, "--plan")
 }
