@@ -88,15 +88,6 @@ not be read (even with findings), 2 an invalid policy.`,
 	return cmd
 }
 
-// lintInput is what lint reads: the targets, the PARSE notes of the
-// client configs and manifests, and the positions of those it could not
-// read.
-type lintInput struct {
-	targets []*lint.Target
-	notes   []lint.Note
-	unread  []string
-}
-
 // lintRun lints the policies, client configs and manifests, prints the
 // report and says by its exit code whether it found enough to fail.
 func lintRun(opts *lintOptions) error {
@@ -112,18 +103,18 @@ func lintRun(opts *lintOptions) error {
 	if err != nil {
 		return err
 	}
-	if len(in.targets) == 0 && len(in.notes) == 0 {
+	if len(in.Targets) == 0 && len(in.Notes) == 0 {
 		return &exitError{code: ExitError, err: fmt.Errorf("nothing to lint: no policy and no client config")}
 	}
-	rep := lint.Run(in.targets, lint.Options{MaxGrants: opts.MaxGrants, MaxExposure: opts.MaxExposure})
-	rep.AddNotes(in.notes)
+	rep := lint.Run(in.Targets, lint.Options{MaxGrants: opts.MaxGrants, MaxExposure: opts.MaxExposure})
+	rep.AddNotes(in.Notes)
 	if err := lint.Write(opts.Out, rep, opts.Format, version()); err != nil {
 		return &exitError{code: ExitError, err: err}
 	}
 	switch {
-	case len(in.unread) > 0: // the lint is incomplete: not "clean", whatever it found
-		return &exitError{code: ExitError, err: fmt.Errorf("not linted (see PARSE): %s", strings.Join(in.unread, ", "))}
-	case len(in.targets) == 0:
+	case len(in.Unread) > 0: // the lint is incomplete: not "clean", whatever it found
+		return &exitError{code: ExitError, err: fmt.Errorf("not linted (see PARSE): %s", strings.Join(in.Unread, ", "))}
+	case len(in.Targets) == 0:
 		return &exitError{code: ExitError, err: fmt.Errorf("nothing to lint: no server in the client configs")}
 	}
 	if worst, any := rep.Worst(); any && threshold >= 0 && worst >= threshold {
@@ -132,11 +123,10 @@ func lintRun(opts *lintOptions) error {
 	return nil
 }
 
-// read gathers the targets: the policies' servers (unless there are none
-// to lint), then each client config's, then each manifest's containers.
-func (opts *lintOptions) read() (*lintInput, error) {
-	home, _ := os.UserHomeDir()
-	in := &lintInput{}
+// read gathers the targets (project.ReadLint): the policies' servers,
+// unless there are none to lint, then the client configs' and the
+// manifests'.
+func (opts *lintOptions) read() (*project.LintInput, error) {
 	path, err := policyPath(opts.Args, opts.Policy, opts.PolicyNamed)
 	if err != nil {
 		return nil, err
@@ -149,71 +139,17 @@ func (opts *lintOptions) read() (*lintInput, error) {
 			noPolicy = true
 		}
 	}
-	projectRoot := "" // the policies' project: a client config in it is this machine's
+	home, _ := os.UserHomeDir()
+	o := project.LintOptions{Clients: opts.Clients, Manifests: opts.Manifests, Home: home, ThisMachine: opts.ThisMachine}
 	if !noPolicy {
-		proj, plans, err := compileProject(path)
-		if err != nil {
+		if o.Project, o.Plans, err = compileProject(path); err != nil {
 			return nil, err
 		}
-		projectRoot = proj.Root
-		ts := lint.PolicyTargets(plans, proj.Root, home)
-		project.MarkUnbuildable(ts) // a policy that does not build is not clean
-		in.targets = append(in.targets, ts...)
 	}
-	clients := opts.Clients
 	if opts.Discover {
-		clients = append(clients, clientcfg.Discover(path)...)
+		o.Clients = append(o.Clients, clientcfg.Discover(path)...)
 	}
-	in.readClients(clients, clientcfg.Options{Home: home, ThisMachine: opts.ThisMachine, Project: projectRoot})
-	in.readManifests(opts.Manifests)
-	return in, nil
-}
-
-// readClients reads client configs tolerantly: each repair is a PARSE
-// note; one that cannot be read (or an entry in it) is a PARSE error at
-// its position, and the next is read.
-func (in *lintInput) readClients(clients []string, o clientcfg.Options) {
-	for _, c := range clients {
-		ts, ns, err := clientcfg.ReadLint(c, o)
-		if err != nil {
-			ns = []lint.Note{unreadNote(c, err, "linted")}
-		}
-		for _, n := range ns {
-			if n.Unread {
-				in.unread = append(in.unread, n.Pos.String())
-			}
-		}
-		in.notes = append(in.notes, ns...)
-		in.targets = append(in.targets, ts...)
-	}
-}
-
-// readManifests reads hand-written Kubernetes manifests: each container
-// a target; a manifest with none is a PARSE error.
-func (in *lintInput) readManifests(manifests []string) {
-	for _, m := range manifests {
-		src, err := os.ReadFile(m)
-		var ts []*lint.Target
-		if err == nil {
-			ts, err = clientcfg.ReadManifest(m, src)
-		}
-		if err == nil && len(ts) == 0 {
-			err = fmt.Errorf("no Pod, nor a workload with a Pod template")
-		}
-		if err != nil {
-			n := unreadNote(m, err, "linted")
-			in.unread = append(in.unread, n.Pos.String())
-			in.notes = append(in.notes, n)
-		}
-		in.targets = append(in.targets, ts...)
-	}
-}
-
-// unreadNote is the PARSE error for a client config that cannot be read
-// (project.UnreadNote), as a lint note.
-func unreadNote(file string, err error, verb string) lint.Note {
-	pos, msg := project.UnreadNote(file, err, verb)
-	return lint.Note{Pos: pos, Msg: msg, Unread: true}
+	return project.ReadLint(o), nil
 }
 
 // rulesOptions are rules' flags.
