@@ -119,7 +119,7 @@ func within(p, dir string) bool {
 func builtinRules() []*Rule {
 	var rs []*Rule
 	families := [][]*Rule{planRules(), mountRules(), networkRules(), grantRules(),
-		containerRules(), sandboxRules(), entryRules(), imageRules(), clientRules()}
+		containerRules(), sandboxRules(), entryRules(), argvRules(), imageRules(), clientRules()}
 	for _, family := range families {
 		rs = append(rs, family...)
 	}
@@ -522,8 +522,7 @@ func sandboxRules() []*Rule {
 }
 
 // entryRules flag how a client entry starts its server: secrets written
-// inline, variables that arrive empty or not at all, no confinement (or a
-// client's own), hand-written binds, stdio and argument mistakes.
+// inline, variables that arrive empty, no confinement (or a client's own).
 func entryRules() []*Rule {
 	return []*Rule{
 		{
@@ -583,6 +582,14 @@ func entryRules() []*Rule {
 			Good:        run(),
 			check:       flagRule(FlagClientSandbox, "%s"),
 		},
+	}
+}
+
+// argvRules flag a hand-written launch command's arguments: a read-write
+// bind, a variable never passed in, stdio attached wrong, an option and
+// its value run together or read as the image.
+func argvRules() []*Rule {
+	return []*Rule{
 		{
 			ID: "BIND_RW", Name: "rw-bind", Severity: Warning,
 			Purpose:     "A hand-written entry binds a host folder read-write (docker -v ~/proj:/w without :ro, --mount without readonly, bwrap --bind).",
