@@ -19,7 +19,7 @@ import (
 // proveOptions are prove's flags.
 type proveOptions struct {
 	streams
-	Policy    string   // -p: the policy file or folder (spelt --path here)
+	Policy    string   // -p/--path: the policy file or folder
 	OutDir    string   // --out: the evidence folder
 	Servers   []string // only these servers
 	Backends  []string // only these backends
