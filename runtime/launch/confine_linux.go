@@ -59,9 +59,10 @@ const (
 // confineAndRun applies the spec to this thread and starts the server. It
 // returns the server's exit status when it forked it and waited for it
 // (inPlace), its pid in stage 2 (inStage2), and otherwise only on failure.
-// The steps run in this order on purpose: credentials while still
-// privileged, then the Landlock domain and no_new_privs, then the seccomp
-// filter, which would refuse what the earlier steps need.
+// The steps keep their order: the credentials change while the launcher
+// still holds the privileges that takes, the Landlock domain and
+// no_new_privs come next, and the seccomp filter last (it needs
+// no_new_privs).
 func confineAndRun(sp *spec, verbose io.Writer, mode runMode) (int, error) {
 	// Capabilities and credentials are per thread: do everything, the fork
 	// or exec included, on this one.
