@@ -6,13 +6,11 @@ package diff
 
 import (
 	"fmt"
-
-	"github.com/mcpolicy/mcpolicy/internal/bytesize"
-
 	"sort"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/internal/bytesize"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
@@ -97,14 +95,45 @@ func within(a, b compiler.HostPath) bool {
 	return b.Rel == "." || b.Rel == "/" || a.Rel == b.Rel || strings.HasPrefix(a.Rel, strings.TrimSuffix(b.Rel, "/")+"/")
 }
 
+// server compares one server's two plans, grant by grant, in the order
+// a reader meets them in explain.
 func server(o, n *compiler.Plan) []Change {
 	var cs []Change
 	add := func(kind string, v Verdict, pos, against position.Pos, format string, args ...any) {
 		cs = append(cs, Change{Server: n.Server, Kind: kind, Verdict: v, What: fmt.Sprintf(format, args...), Pos: pos, Against: against})
 	}
+	mountChanges(o, n, add)
+	scratchChanges(o, n, add)
+	env := func(e compiler.EnvGrant) (string, position.Pos) { return e.Name, e.Pos }
+	diffNamed(o.Env, n.Env, env, func(name string, at position.Pos) {
+		add("ENV_ADDED", Widened, orPos(at, n.Pos), position.Pos{}, "environment variable %s passed through", name)
+	}, func(name string, at position.Pos) {
+		add("ENV_REMOVED", Narrowed, n.Pos, orPos(at, o.Pos), "environment variable %s no longer passed", name)
+	})
+	networkChanges(o.Network, n.Network, add)
+	unprot := func(u compiler.Unprotection) (string, position.Pos) { return u.Name, u.Pos }
+	diffNamed(o.Unprotected, n.Unprotected, unprot, func(name string, at position.Pos) {
+		add("UNPROTECT_ADDED", Widened, orPos(at, n.Pos), position.Pos{}, "protection of %s removed", name)
+	}, func(name string, at position.Pos) {
+		add("UNPROTECT_REMOVED", Narrowed, n.Pos, orPos(at, o.Pos), "%s protected again", name)
+	})
+	accept := func(a compiler.Accepted) (string, position.Pos) { return a.Name, a.Pos }
+	diffNamed(o.Accept, n.Accept, accept, func(name string, at position.Pos) {
+		add("DEGRADATION_ACCEPTED", Widened, orPos(at, n.Pos), position.Pos{}, "degradation %s accepted", name)
+	}, func(name string, at position.Pos) {
+		add("DEGRADATION_DROPPED", Narrowed, n.Pos, orPos(at, o.Pos), "degradation %s no longer accepted", name)
+	})
+	baselineChanges(o, n, add)
+	limitChanges(o, n, add)
+	userChanges(o, n, add)
+	return cs
+}
 
-	// Mounts: the same target is the same grant; a grant whose target moved
-	// but whose folder did not is the same grant too.
+// mountChanges pairs the old mounts with the new: the same target is the
+// same grant; a grant whose target moved but whose folder did not is the
+// same grant too. A pair reports how its folder and mode changed; what
+// pairs with nothing was added or removed.
+func mountChanges(o, n *compiler.Plan, add addFunc) {
 	matchedO, matchedN := map[int]bool{}, map[int]bool{}
 	pair := func(i, j int) {
 		matchedO[i], matchedN[j] = true, true
@@ -151,7 +180,10 @@ func server(o, n *compiler.Plan) []Change {
 			add("MOUNT_REMOVED", Narrowed, n.Pos, om.Pos, "mount %s -> %s removed", om.Source, om.Target)
 		}
 	}
+}
 
+// scratchChanges: a scratch tmpfs added or grown widens.
+func scratchChanges(o, n *compiler.Plan, add addFunc) {
 	switch os, ns := o.Scratch, n.Scratch; {
 	case os == nil && ns != nil:
 		add("SCRATCH_ADDED", Widened, ns.Pos, position.Pos{}, "new scratch tmpfs %s", bytesize.Format(ns.SizeBytes))
@@ -162,14 +194,11 @@ func server(o, n *compiler.Plan) []Change {
 	case os != nil && ns.SizeBytes < os.SizeBytes:
 		add("SCRATCH_SHRANK", Narrowed, ns.Pos, os.Pos, "scratch %s -> %s", bytesize.Format(os.SizeBytes), bytesize.Format(ns.SizeBytes))
 	}
+}
 
-	env := func(e compiler.EnvGrant) (string, position.Pos) { return e.Name, e.Pos }
-	diffNamed(o.Env, n.Env, env, func(name string, at position.Pos) {
-		add("ENV_ADDED", Widened, orPos(at, n.Pos), position.Pos{}, "environment variable %s passed through", name)
-	}, func(name string, at position.Pos) {
-		add("ENV_REMOVED", Narrowed, n.Pos, orPos(at, o.Pos), "environment variable %s no longer passed", name)
-	})
-
+// networkChanges: a network opened or closed, else how the egress
+// allowlist changed.
+func networkChanges(o, n compiler.Network, add addFunc) {
 	// Modes a policy cannot write but a read-back manifest or docker argv
 	// can: "open" (any destination), "host" (the node's own namespace).
 	described := func(nw compiler.Network) string {
@@ -178,28 +207,20 @@ func server(o, n *compiler.Plan) []Change {
 		}
 		return nw.Mode
 	}
-	if o.Network.Mode != n.Network.Mode && n.Network.Mode == "host" {
-		add("NETWORK_OPENED", Widened, n.Network.Pos, o.Network.Pos, "network %s -> host (the host's own network namespace)", described(o.Network))
-	} else if o.Network.Mode == "none" && n.Network.Mode != "none" {
-		add("NETWORK_OPENED", Widened, n.Network.Pos, o.Network.Pos, "network none -> %s", described(n.Network))
-	} else if o.Network.Mode != "none" && n.Network.Mode == "none" {
-		add("NETWORK_CLOSED", Narrowed, n.Network.Pos, o.Network.Pos, "network -> none")
+	if o.Mode != n.Mode && n.Mode == "host" {
+		add("NETWORK_OPENED", Widened, n.Pos, o.Pos, "network %s -> host (the host's own network namespace)", described(o))
+	} else if o.Mode == "none" && n.Mode != "none" {
+		add("NETWORK_OPENED", Widened, n.Pos, o.Pos, "network none -> %s", described(n))
+	} else if o.Mode != "none" && n.Mode == "none" {
+		add("NETWORK_CLOSED", Narrowed, n.Pos, o.Pos, "network -> none")
 	} else {
-		egressChanges(o.Network, n.Network, add)
+		egressChanges(o, n, add)
 	}
+}
 
-	unprot := func(u compiler.Unprotection) (string, position.Pos) { return u.Name, u.Pos }
-	diffNamed(o.Unprotected, n.Unprotected, unprot, func(name string, at position.Pos) {
-		add("UNPROTECT_ADDED", Widened, orPos(at, n.Pos), position.Pos{}, "protection of %s removed", name)
-	}, func(name string, at position.Pos) {
-		add("UNPROTECT_REMOVED", Narrowed, n.Pos, orPos(at, o.Pos), "%s protected again", name)
-	})
-	accept := func(a compiler.Accepted) (string, position.Pos) { return a.Name, a.Pos }
-	diffNamed(o.Accept, n.Accept, accept, func(name string, at position.Pos) {
-		add("DEGRADATION_ACCEPTED", Widened, orPos(at, n.Pos), position.Pos{}, "degradation %s accepted", name)
-	}, func(name string, at position.Pos) {
-		add("DEGRADATION_DROPPED", Narrowed, n.Pos, orPos(at, o.Pos), "degradation %s no longer accepted", name)
-	})
+// baselineChanges: the read-only paths the runtime baseline adds or
+// drops.
+func baselineChanges(o, n *compiler.Plan, add addFunc) {
 	var addedPaths, droppedPaths []string
 	setDiff(n.Runtime.ReadOnly, o.Runtime.ReadOnly, func(p string) { addedPaths = append(addedPaths, p) })
 	setDiff(o.Runtime.ReadOnly, n.Runtime.ReadOnly, func(p string) { droppedPaths = append(droppedPaths, p) })
@@ -209,7 +230,10 @@ func server(o, n *compiler.Plan) []Change {
 	if len(droppedPaths) > 0 {
 		add("BASELINE_NARROWED", Narrowed, n.Pos, o.Pos, "runtime baseline %s -> %s drops %s", o.Runtime.Name, n.Runtime.Name, strings.Join(droppedPaths, ", "))
 	}
+}
 
+// limitChanges: a resource limit raised or removed widens; 0 is no limit.
+func limitChanges(o, n *compiler.Plan, add addFunc) {
 	limit := func(what string, ov, nv int64, format func(int64) string) {
 		switch {
 		case ov > 0 && (nv == 0 || nv > ov):
@@ -229,7 +253,10 @@ func server(o, n *compiler.Plan) []Change {
 	limit("memory", o.Subtractions.MemoryBytes, n.Subtractions.MemoryBytes, bytesize.Format)
 	limit("pids", o.Subtractions.Pids, n.Subtractions.Pids, func(v int64) string { return fmt.Sprint(v) })
 	limit("cpus", o.Subtractions.MilliCPUs, n.Subtractions.MilliCPUs, func(v int64) string { return fmt.Sprint(float64(v) / 1000) })
+}
 
+// userChanges: becoming root, or the invoking user, widens.
+func userChanges(o, n *compiler.Plan, add addFunc) {
 	if !o.User.Root() && n.User.Root() {
 		add("USER_ROOT", Widened, n.UserPos, o.UserPos, "user %s -> root", o.User)
 	} else if o.User.Root() && !n.User.Root() {
@@ -241,7 +268,6 @@ func server(o, n *compiler.Plan) []Change {
 	} else if o.User.Invoker && !n.User.Invoker && !n.User.Root() {
 		add("USER_NOT_INVOKER", Narrowed, n.UserPos, o.UserPos, "user the invoking user -> %s", n.User)
 	}
-	return cs
 }
 
 // setDiff calls f for each element of a missing from b.

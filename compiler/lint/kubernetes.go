@@ -62,6 +62,13 @@ const (
 
 // k8sRules are the rules of Kubernetes manifests.
 func k8sRules() []*Rule {
+	return append(k8sSecurityRules(), k8sNodeRules()...)
+}
+
+// k8sSecurityRules flag a Pod's or container's security settings that
+// give confinement back: privileged, host namespaces, capabilities, a
+// writable root, privilege escalation, root.
+func k8sSecurityRules() []*Rule {
 	return []*Rule{
 		{
 			ID: "K8S_PRIVILEGED", Name: "k8s-privileged", Severity: Error,
@@ -147,6 +154,13 @@ func k8sRules() []*Rule {
 				}
 			},
 		},
+	}
+}
+
+// k8sNodeRules flag what of the node, and of the secrets, a Pod reaches:
+// hostPath volumes, writable ones, a secret written as a value.
+func k8sNodeRules() []*Rule {
+	return []*Rule{
 		{
 			ID: "K8S_HOSTPATH", Name: "k8s-hostpath", Severity: Warning,
 			Purpose:     "A Pod of a Kubernetes manifest mounts a hostPath volume: a grant of the node's files.",

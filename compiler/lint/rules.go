@@ -115,9 +115,21 @@ func within(p, dir string) bool {
 	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
 }
 
-// builtinRules are the rules declared in this file; rules adds those
-// declared beside the code they belong to.
+// builtinRules are the rules declared in this file, family by family;
+// rules adds those declared beside the code they belong to.
 func builtinRules() []*Rule {
+	var rs []*Rule
+	families := [][]*Rule{planRules(), mountRules(), networkRules(), grantRules(),
+		containerRules(), sandboxRules(), entryRules(), argvRules(), imageRules(), clientRules()}
+	for _, family := range families {
+		rs = append(rs, family...)
+	}
+	return append(rs, symlinkRule())
+}
+
+// planRules judge the plan as a whole: does it build, is it small enough
+// to review.
+func planRules() []*Rule {
 	return []*Rule{
 		{
 			ID: "UNBUILDABLE", Name: "unbuildable", Severity: Error,
@@ -149,6 +161,13 @@ func builtinRules() []*Rule {
 				}
 			},
 		},
+	}
+}
+
+// mountRules flag mounts that hand over more than the project: the root, a
+// home, a parent, a credential store, a shared temporary folder.
+func mountRules() []*Rule {
+	return []*Rule{
 		{
 			ID: "MOUNT_ROOT", Name: "root-mount", Severity: Error,
 			Purpose:     "The host's root folder, or a whole Windows drive (C:\\, C:/), is mounted.",
@@ -236,6 +255,13 @@ func builtinRules() []*Rule {
 			Good:        run("--tmpfs", "/tmp:size=64m"),
 			check:       checkSharedTmp,
 		},
+	}
+}
+
+// networkRules flag what the server can reach: an open or shared network,
+// wide or private egress entries.
+func networkRules() []*Rule {
+	return []*Rule{
 		{
 			ID: "NETWORK_OPEN", Name: "network-open", Severity: Warning,
 			Purpose:     "The server can reach the network.",
@@ -299,6 +325,14 @@ func builtinRules() []*Rule {
 			Good:        policy(`image: "x:1"` + "\nnetwork: allow: [\"api.github.com:443\"]"),
 			check:       checkEgressPrivate,
 		},
+	}
+}
+
+// grantRules flag what a grant lets through beside what it names:
+// protected names left writable, secrets beside egress, an unbounded
+// tmpfs, the engine's socket.
+func grantRules() []*Rule {
+	return []*Rule{
 		{
 			ID: "RW_UNPROTECTED", Name: "rw-unprotected", Severity: Warning,
 			Purpose:     "A read-write mount leaves a protected name writable (.git, the policies and .mcpolicy, client configs such as .mcp.json, .claude, .vscode, .env*), or is itself inside one.",
@@ -361,6 +395,14 @@ func builtinRules() []*Rule {
 				}
 			},
 		},
+	}
+}
+
+// containerRules flag a container entry's flags that give confinement
+// back: privileges, capabilities, root, host namespaces, no seccomp or
+// AppArmor.
+func containerRules() []*Rule {
+	return []*Rule{
 		{
 			ID: "PRIVILEGED", Name: "privileged", Severity: Error,
 			Purpose: "The container runs --privileged.", Rationale: "--privileged gives every capability, every device and no seccomp or AppArmor profile: nothing is confined.",
@@ -419,6 +461,13 @@ func builtinRules() []*Rule {
 			Remediation: "Remove --security-opt apparmor=unconfined.", Bad: run("--security-opt", "apparmor=unconfined"), Good: run(),
 			check: flagRule(readback.FlagAppArmorUnconf, "apparmor=unconfined"),
 		},
+	}
+}
+
+// sandboxRules flag the host sandboxes' launch commands: bwrap's missing
+// isolation, a seatbelt profile or wrapper that does not hold.
+func sandboxRules() []*Rule {
+	return []*Rule{
 		{
 			ID: "BWRAP_NO_NEW_SESSION", Name: "bwrap-no-new-session", Severity: Warning,
 			Purpose: "A bwrap sandbox lacks --new-session.", Rationale: "Without a new session a sandboxed process can push keystrokes into the controlling terminal (TIOCSTI).",
@@ -470,6 +519,13 @@ func builtinRules() []*Rule {
 				Files: map[string]string{".mcpolicy/seatbelt/s.sh": "#!/bin/sh\nset -eu\nset -- ${TOKEN+\"TOKEN=$TOKEN\"}\nexec /usr/bin/env -i ${1+\"$@\"} PATH=/usr/bin:/bin HOME=/var/empty /usr/bin/sandbox-exec -f s.sb -- /usr/local/bin/server\n"}},
 			check: flagRule(readback.FlagSeatbeltWrapper, "%s; `mcpolicy build` writes a wrapper that starts the server through env -i"),
 		},
+	}
+}
+
+// entryRules flag how a client entry starts its server: secrets written
+// inline, variables that arrive empty, no confinement (or a client's own).
+func entryRules() []*Rule {
+	return []*Rule{
 		{
 			ID: "SECRET_INLINE", Name: "secret-inline", Severity: Error,
 			Purpose: "A secret value is written into the config: a token, a key or a password in an env or headers value, in -e KEY=value, in an argument (--api-key X, a token after the image, postgres://user:pass@host) or in a remote url. Token formats are read first, then placeholders (<YOUR_TOKEN>, ghp_your_token_here); settings (AWS_REGION=us-east-1, LOG_LEVEL=debug, booleans, numbers, URLs without credentials, paths) are not secrets.", Rationale: "A committed config leaks it to everyone with the repository; an argv leaks it to every process on the machine (ps).",
@@ -527,6 +583,14 @@ func builtinRules() []*Rule {
 			Good:        run(),
 			check:       flagRule(readback.FlagClientSandbox, "%s"),
 		},
+	}
+}
+
+// argvRules flag a hand-written launch command's arguments: a read-write
+// bind, a variable never passed in, stdio attached wrong, an option and
+// its value run together or read as the image.
+func argvRules() []*Rule {
+	return []*Rule{
 		{
 			ID: "BIND_RW", Name: "rw-bind", Severity: Warning,
 			Purpose:     "A hand-written entry binds a host folder read-write (docker -v ~/proj:/w without :ro, --mount without readonly, bwrap --bind).",
@@ -572,6 +636,12 @@ func builtinRules() []*Rule {
 			Good:        run("-e", "AWS_REGION"),
 			check:       flagRule(readback.FlagEnvAsImage, "-e %s: -e takes one argument, so the engine runs the value as the image (and the image as its command)"),
 		},
+	}
+}
+
+// imageRules flag images a container entry does not pin.
+func imageRules() []*Rule {
+	return []*Rule{
 		{
 			ID: "PULL_ALWAYS", Name: "pull-always", Severity: Warning,
 			Purpose:     "A container entry pulls on every start (--pull always, podman --pull newer) an image not pinned by digest.",
@@ -622,6 +692,14 @@ func builtinRules() []*Rule {
 				}
 			},
 		},
+	}
+}
+
+// clientRules flag what a client lets the server do unasked, and what lint
+// cannot read: approvals in advance, dangerous modes, remote servers,
+// unknown flags.
+func clientRules() []*Rule {
+	return []*Rule{
 		{
 			ID: "AUTO_APPROVE", Name: "auto-approve", Severity: Warning,
 			Purpose:     "The entry approves tool calls in advance: Cline's autoApprove, Roo's alwaysAllow, Gemini CLI's \"trust\": true.",
@@ -659,16 +737,21 @@ func builtinRules() []*Rule {
 			Bad:         run("--frobnicate"), Good: run(),
 			check: flagRule(readback.FlagUnknown, "unknown flag %s: what it grants is not known"),
 		},
-		{
-			ID: "SYMLINK_ESCAPE", Name: "symlink-escape", Severity: Warning,
-			Purpose: "A mounted folder holds symlinks that resolve outside every grant.", Rationale: "They dangle inside the sandbox (a pnpm node_modules farm pointing at a store above the project): the pressure is then to widen the mount to a parent.",
-			Remediation: "Add the smallest read-only grant that holds their targets (the finding names it); it adds a grant, which is the point: it is reviewed.",
-			Bad: withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \"app\", target: \"/w\"}]"),
-				"app/node_modules/x", "-> ../../store/x", "store/x/index.js", "x"),
-			Good: withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \"app\", target: \"/w\"}, {source: \"store\", target: \"/store\"}]"),
-				"app/node_modules/x", "-> ../../store/x", "store/x/index.js", "x"),
-			check: checkSymlinks,
-		},
+	}
+}
+
+// symlinkRule flags symlinks in a mounted folder that lead out of every
+// grant.
+func symlinkRule() *Rule {
+	return &Rule{
+		ID: "SYMLINK_ESCAPE", Name: "symlink-escape", Severity: Warning,
+		Purpose: "A mounted folder holds symlinks that resolve outside every grant.", Rationale: "They dangle inside the sandbox (a pnpm node_modules farm pointing at a store above the project): the pressure is then to widen the mount to a parent.",
+		Remediation: "Add the smallest read-only grant that holds their targets (the finding names it); it adds a grant, which is the point: it is reviewed.",
+		Bad: withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \"app\", target: \"/w\"}]"),
+			"app/node_modules/x", "-> ../../store/x", "store/x/index.js", "x"),
+		Good: withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \"app\", target: \"/w\"}, {source: \"store\", target: \"/store\"}]"),
+			"app/node_modules/x", "-> ../../store/x", "store/x/index.js", "x"),
+		check: checkSymlinks,
 	}
 }
 

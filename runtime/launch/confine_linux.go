@@ -59,62 +59,33 @@ const (
 // confineAndRun applies the spec to this thread and starts the server. It
 // returns the server's exit status when it forked it and waited for it
 // (inPlace), its pid in stage 2 (inStage2), and otherwise only on failure.
+// The steps keep their order: the credentials change while the launcher
+// still holds the privileges that takes, the Landlock domain and
+// no_new_privs come next, and the seccomp filter last (it needs
+// no_new_privs).
 func confineAndRun(sp *spec, verbose io.Writer, mode runMode) (int, error) {
 	// Capabilities and credentials are per thread: do everything, the fork
 	// or exec included, on this one.
 	runtime.LockOSThread()
 	rs := sp.Ruleset
 
-	fork := false
-	session := "new (no controlling terminal)"
-	switch mode {
-	case inStage2:
-		session = "new (no controlling terminal), in a new PID namespace whose init (the launcher: undumpable, outside the server's Landlock domain) ends every process in it when the server or the launcher ends"
-	case inPlace:
-		ok, err := detachTerminal()
-		if err != nil {
-			return 0, err
-		}
-		if !ok {
-			fork = true
-			session = "the launcher leads its process group, so the server is forked into a new one (no controlling terminal)"
-		}
-	case unhardened:
-		session = "the caller's (unhardened test wiring)"
+	fork, session, err := startSession(mode)
+	if err != nil {
+		return 0, err
 	}
 	dropped := sp.DropGroups
 	if os.Getuid() == 0 && sp.NoNetNS { // a root launcher without namespaces: become the plan's user
-		uid, gid, err := parseUser(rs.User)
+		switched, err := switchToUser(rs.User)
 		if err != nil {
 			return 0, err
 		}
-		if uid != 0 {
-			// While still root: empty the bounding set and lock the
-			// securebits, which need CAP_SETPCAP — setuid would take it
-			// away. NO_SETUID_FIXUP keeps setuid from touching the other
-			// sets, which dropCapabilities empties below.
-			if _, err := limitCapabilities(); err != nil {
-				return 0, err
-			}
-			if err := GiveStdio(uid, os.Stdin, os.Stdout, os.Stderr); err != nil {
-				return 0, err
-			}
-			if err := syscall.Setgroups(nil); err != nil {
-				return 0, fmt.Errorf("setgroups: %w", err)
-			}
-			if err := syscall.Setgid(gid); err != nil {
-				return 0, fmt.Errorf("setgid: %w", err)
-			}
-			if err := syscall.Setuid(uid); err != nil {
-				return 0, fmt.Errorf("setuid: %w", err)
-			}
+		if switched {
 			dropped = true
 		}
 	}
 	// A new session keyring, joined as the server's user (it owns it).
 	keyring := "the caller's (unhardened test wiring)"
 	if mode != unhardened {
-		var err error
 		if keyring, err = newSessionKeyring(); err != nil {
 			return 0, err
 		}
@@ -124,47 +95,10 @@ func confineAndRun(sp *spec, verbose io.Writer, mode runMode) (int, error) {
 		return 0, err
 	}
 
-	var rules []landlock.Rule
-	add := func(ro bool, ignoreMissing bool, paths ...string) error {
-		for _, p := range paths {
-			fi, err := os.Stat(p)
-			if err != nil {
-				if ignoreMissing {
-					continue
-				}
-				return fmt.Errorf("granted path %s: %w", p, err)
-			}
-			var r landlock.FSRule
-			switch {
-			case fi.IsDir() && ro:
-				r = landlock.RODirs(p)
-			case fi.IsDir():
-				r = landlock.RWDirs(p)
-			case ro:
-				r = landlock.ROFiles(p)
-			default:
-				r = landlock.RWFiles(p)
-			}
-			rules = append(rules, r)
-		}
-		return nil
-	}
-	if err := add(true, true, rs.Baseline...); err != nil {
+	rules, err := landlockRules(rs)
+	if err != nil {
 		return 0, err
 	}
-	if err := add(true, false, rs.ReadOnly...); err != nil {
-		return 0, err
-	}
-	if err := add(false, false, rs.ReadWrite...); err != nil {
-		return 0, err
-	}
-	if err := add(true, true, rs.DevicesRO...); err != nil {
-		return 0, err
-	}
-	if err := add(false, true, rs.DevicesRW...); err != nil {
-		return 0, err
-	}
-
 	abi := min(sp.ABI, 7)
 	cfg, ok := configs[abi]
 	if !ok {
@@ -173,52 +107,15 @@ func confineAndRun(sp *spec, verbose io.Writer, mode runMode) (int, error) {
 	// No net rule is added: with ABI >= 4 every TCP bind and connect is
 	// denied. Scoping (ABI >= 6) comes with the preset.
 	if sp.Probe != nil {
-		// The probe runs here, in Go, on any thread: restrict them all.
-		if err := cfg.Restrict(rules...); err != nil {
-			return 0, fmt.Errorf("applying the Landlock ruleset: %w", err)
-		}
-		if rs.Workdir != "" {
-			os.Chdir(rs.Workdir)
-		}
-		var results []probe.Result
-		for _, a := range sp.Probe {
-			results = append(results, probe.Run(a))
-		}
-		if err := probe.Encode(os.Stdout, results); err != nil {
-			return 0, err
-		}
-		os.Exit(0)
+		return 0, runProbes(cfg, rules, sp) // exits when the probes ran
 	}
-	// Restrict this thread only: it is the one that execs, and execve keeps
-	// the calling thread's Landlock domain and no_new_privs for the whole
-	// new program. (go-landlock's Restrict would also stop every other
-	// runtime thread, which costs milliseconds and protects nothing here.)
-	fd, flags, err := cfg.NewRulesetFD(rules...)
-	if err != nil {
-		return 0, fmt.Errorf("building the Landlock ruleset: %w", err)
+	if err := restrictThread(cfg, rules); err != nil {
+		return 0, err
 	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return 0, fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
-	}
-	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
-		return 0, fmt.Errorf("landlock_restrict_self: %w", err)
-	}
-	syscall.Close(fd)
-	// The syscall filter, last, on this thread (after PR_SET_NO_NEW_PRIVS):
-	// the server inherits it across the fork or exec. Without namespaces
-	// the host's named unix sockets cannot be hidden, so unix sockets are
-	// refused — unless the policy accepted landlock-unix-sockets.
 	serverUmask()
-	filter := "not loaded (unhardened test wiring)"
-	if mode != unhardened {
-		deny := sp.NoNetNS && !rs.Accepts(artefact.AcceptUnixSockets)
-		if err := seccomp.Load(seccomp.Options{DenyUnixSockets: deny, NoNamespaces: sp.NoNetNS}); err != nil {
-			return 0, fmt.Errorf("loading the seccomp filter: %w", err)
-		}
-		filter = "loaded"
-		if deny {
-			filter += ", unix sockets refused"
-		}
+	filter, err := loadFilter(sp, mode)
+	if err != nil {
+		return 0, err
 	}
 	say(verbose, "mcpolicy exec: %s: Landlock ABI %d enforced; network: %s; read-only %d, read-write %d hierarchies",
 		rs.Server, abi, networkSummary(sp), len(rs.Baseline)+len(rs.ReadOnly), len(rs.ReadWrite))
@@ -242,6 +139,165 @@ func confineAndRun(sp *spec, verbose io.Writer, mode runMode) (int, error) {
 		return forkServer(path, rs.Command, sp.Env)
 	}
 	return 0, fmt.Errorf("exec %s: %w", path, syscall.Exec(path, rs.Command, sp.Env))
+}
+
+// startSession puts the launcher in the session the server gets and says
+// which (for --verbose). fork is set when the server must be forked into
+// a new session of its own: setsid is refused to a process group leader.
+func startSession(mode runMode) (fork bool, session string, err error) {
+	session = "new (no controlling terminal)"
+	switch mode {
+	case inStage2:
+		session = "new (no controlling terminal), in a new PID namespace whose init (the launcher: undumpable, outside the server's Landlock domain) ends every process in it when the server or the launcher ends"
+	case inPlace:
+		ok, err := detachTerminal()
+		if err != nil {
+			return false, "", err
+		}
+		if !ok {
+			fork = true
+			session = "the launcher leads its process group, so the server is forked into a new one (no controlling terminal)"
+		}
+	case unhardened:
+		session = "the caller's (unhardened test wiring)"
+	}
+	return fork, session, nil
+}
+
+// switchToUser makes a root launcher without namespaces the plan's user,
+// and reports whether it did (the supplementary groups are then gone).
+// A plan whose user is root stays root.
+func switchToUser(user string) (bool, error) {
+	uid, gid, err := parseUser(user)
+	if err != nil {
+		return false, err
+	}
+	if uid == 0 {
+		return false, nil
+	}
+	// While still root: empty the bounding set and lock the securebits,
+	// which need CAP_SETPCAP — setuid would take it away. NO_SETUID_FIXUP
+	// keeps setuid from touching the other sets, which dropCapabilities
+	// empties afterwards.
+	if _, err := limitCapabilities(); err != nil {
+		return false, err
+	}
+	if err := GiveStdio(uid, os.Stdin, os.Stdout, os.Stderr); err != nil {
+		return false, err
+	}
+	if err := syscall.Setgroups(nil); err != nil {
+		return false, fmt.Errorf("setgroups: %w", err)
+	}
+	if err := syscall.Setgid(gid); err != nil {
+		return false, fmt.Errorf("setgid: %w", err)
+	}
+	if err := syscall.Setuid(uid); err != nil {
+		return false, fmt.Errorf("setuid: %w", err)
+	}
+	return true, nil
+}
+
+// landlockRules are the ruleset's hierarchies as Landlock rules: the
+// baseline and devices only where they exist on this machine, every grant
+// or an error.
+func landlockRules(rs *artefact.Ruleset) ([]landlock.Rule, error) {
+	var rules []landlock.Rule
+	for _, g := range []struct {
+		ro, ignoreMissing bool
+		paths             []string
+	}{
+		{true, true, rs.Baseline},
+		{true, false, rs.ReadOnly},
+		{false, false, rs.ReadWrite},
+		{true, true, rs.DevicesRO},
+		{false, true, rs.DevicesRW},
+	} {
+		for _, p := range g.paths {
+			fi, err := os.Stat(p)
+			if err != nil {
+				if g.ignoreMissing {
+					continue
+				}
+				return nil, fmt.Errorf("granted path %s: %w", p, err)
+			}
+			rules = append(rules, fsRule(p, fi.IsDir(), g.ro))
+		}
+	}
+	return rules, nil
+}
+
+// fsRule is the Landlock rule of one path: a directory's rights cover its
+// hierarchy, a file's only itself.
+func fsRule(p string, dir, ro bool) landlock.FSRule {
+	switch {
+	case dir && ro:
+		return landlock.RODirs(p)
+	case dir:
+		return landlock.RWDirs(p)
+	case ro:
+		return landlock.ROFiles(p)
+	}
+	return landlock.RWFiles(p)
+}
+
+// runProbes runs prove's attempts in place of the server, confined as it
+// would be, prints their results and exits 0; it returns only an error.
+// The probe runs here, in Go, on any thread: every thread is restricted.
+func runProbes(cfg landlock.Config, rules []landlock.Rule, sp *spec) error {
+	if err := cfg.Restrict(rules...); err != nil {
+		return fmt.Errorf("applying the Landlock ruleset: %w", err)
+	}
+	if sp.Ruleset.Workdir != "" {
+		os.Chdir(sp.Ruleset.Workdir)
+	}
+	var results []probe.Result
+	for _, a := range sp.Probe {
+		results = append(results, probe.Run(a))
+	}
+	if err := probe.Encode(os.Stdout, results); err != nil {
+		return err
+	}
+	os.Exit(0)
+	return nil
+}
+
+// restrictThread enters the Landlock domain, with no_new_privs, on this
+// thread only: it is the one that execs, and execve keeps the calling
+// thread's Landlock domain and no_new_privs for the whole new program.
+// (go-landlock's Restrict would also stop every other runtime thread,
+// which costs milliseconds and protects nothing here.)
+func restrictThread(cfg landlock.Config, rules []landlock.Rule) error {
+	fd, flags, err := cfg.NewRulesetFD(rules...)
+	if err != nil {
+		return fmt.Errorf("building the Landlock ruleset: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	syscall.Close(fd)
+	return nil
+}
+
+// loadFilter loads the syscall filter, last, on this thread (after
+// PR_SET_NO_NEW_PRIVS): the server inherits it across the fork or exec.
+// Without namespaces the host's named unix sockets cannot be hidden, so
+// unix sockets are refused — unless the policy accepted
+// landlock-unix-sockets. It says what it loaded, for --verbose.
+func loadFilter(sp *spec, mode runMode) (string, error) {
+	if mode == unhardened {
+		return "not loaded (unhardened test wiring)", nil
+	}
+	deny := sp.NoNetNS && !sp.Ruleset.Accepts(artefact.AcceptUnixSockets)
+	if err := seccomp.Load(seccomp.Options{DenyUnixSockets: deny, NoNamespaces: sp.NoNetNS}); err != nil {
+		return "", fmt.Errorf("loading the seccomp filter: %w", err)
+	}
+	if deny {
+		return "loaded, unix sockets refused", nil
+	}
+	return "loaded", nil
 }
 
 func networkSummary(sp *spec) string {

@@ -141,11 +141,11 @@ servers: s: {
 		t.Fatalf("mcpolicy build: %v\n%s", err, out)
 	}
 	for _, backend := range []string{"bwrap", "landlock"} {
-		file := filepath.Join(proj, ".mcpolicy", backend, "s.json")
-		data, _ := os.ReadFile(file)
+		pinned := filepath.Join(proj, ".mcpolicy", backend, "s.json")
+		data, _ := os.ReadFile(pinned)
 		launchWith := func(file string) (string, int) {
 			cmd := exec.Command(filepath.Join(base, "bin", "mcpolicy-launch"), "--env-file", file,
-				"--project-root", proj, "--sha256", artefact.Digest(data), file)
+				"--project-root", proj, "--sha256", artefact.Digest(data), pinned)
 			cmd.Env = env // what Claude Desktop passes: no MCP_TOKEN
 			out, err := cmd.CombinedOutput()
 			var ee *exec.ExitError

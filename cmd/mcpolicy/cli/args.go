@@ -10,8 +10,15 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// argsOptions are args' flags and argument.
+type argsOptions struct {
+	streams
+	Server string
+	Policy string
+}
+
 func newArgsCmd() *cobra.Command {
-	var path string
+	opts := &argsOptions{}
 	cmd := &cobra.Command{
 		Use:   "args SERVER",
 		Short: "Print the docker/podman run arguments for SERVER with this machine's paths",
@@ -27,31 +34,33 @@ and checks the mounts inside the container; run bare, they do none of that.`,
 		Example: `  mcpolicy args code-index -p examples/code-index`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			proj, plans, err := compileProject(path)
-			if err != nil {
-				return err
-			}
-			for _, p := range plans {
-				if p.Server != args[0] {
-					continue
-				}
-				home, _ := os.UserHomeDir()
-				a, err := docker.Args(p, compiler.Machine{ProjectRoot: proj.Root, Home: home, Invoker: compiler.CurrentUser()})
-				if err != nil {
-					return err
-				}
-				for _, m := range p.Mounts {
-					if m.FixedTop() {
-						fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy: note: %s is a read-write mount of the project: run these through a client entry (`mcpolicy client`, whose launcher runs them only as %s/.mcpolicy/docker pins them), which fixes its top level and keeps .git and the other protected names read-only; bare, they are writable\n", m.Target, proj.Root)
-						break
-					}
-				}
-				_, err = cmd.OutOrStdout().Write(emit.JSONArgs(a))
-				return err
-			}
-			return &exitError{code: ExitError, err: fmt.Errorf("no server %q in %s (servers: %s)", args[0], path, names(plans))}
+			opts.streams, opts.Server = streamsOf(cmd), args[0]
+			return argsRun(opts)
 		},
 	}
-	policyFlag(cmd, &path)
+	policyFlag(cmd, &opts.Policy)
 	return cmd
+}
+
+// argsRun prints the server's docker/podman run arguments for this
+// machine, noting a read-write mount of the project that bare they leave
+// writable.
+func argsRun(opts *argsOptions) error {
+	proj, p, err := compileServer(opts.Policy, opts.Server)
+	if err != nil {
+		return err
+	}
+	home, _ := os.UserHomeDir()
+	a, err := docker.Args(p, compiler.Machine{ProjectRoot: proj.Root, Home: home, Invoker: compiler.CurrentUser()})
+	if err != nil {
+		return err
+	}
+	for _, m := range p.Mounts {
+		if m.FixedTop() {
+			fmt.Fprintf(opts.Err, "mcpolicy: note: %s is a read-write mount of the project: run these through a client entry (`mcpolicy client`, whose launcher runs them only as %s/.mcpolicy/docker pins them), which fixes its top level and keeps .git and the other protected names read-only; bare, they are writable\n", m.Target, proj.Root)
+			break
+		}
+	}
+	_, err = opts.Out.Write(emit.JSONArgs(a))
+	return err
 }

@@ -57,9 +57,18 @@ func compileServerOf(path, server string) (*project.Project, *compiler.Plan, []*
 	return nil, nil, nil, &exitError{code: ExitError, err: fmt.Errorf("no server %q in %s (servers: %s)", server, path, names(plans))}
 }
 
+// buildOptions are build's flags and argument.
+type buildOptions struct {
+	streams
+	Args        []string // the policy, when given as the argument
+	Policy      string
+	PolicyNamed bool   // -p was given: the argument may not name another
+	OutDir      string // --out; default PATH/.mcpolicy
+	Check       bool   // write nothing: report drift
+}
+
 func newBuildCmd() *cobra.Command {
-	var out, policy string
-	var check bool
+	opts := &buildOptions{}
 	cmd := &cobra.Command{
 		Use:   "build [PATH | -p POLICY]",
 		Short: "Compile every policy under PATH into the output folder",
@@ -77,69 +86,91 @@ missing, stale or extra, for CI and pre-commit.`,
   mcpolicy build --out build/mcp  # another output folder`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path, err := policyPath(cmd, args, policy)
-			if err != nil {
-				return err
-			}
-			proj, plans, err := compileProject(path)
-			if err != nil {
-				return err
-			}
-			files, err := project.Artefacts(plans)
-			if err != nil {
-				return err
-			}
-			dir := out
-			if dir == "" {
-				dir = filepath.Join(path, project.DefaultOut)
-				if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
-					dir = filepath.Join(filepath.Dir(path), project.DefaultOut)
-				}
-			}
-			w := cmd.OutOrStdout()
-			if check {
-				drift, err := project.Check(dir, files)
-				if err != nil {
-					return err
-				}
-				if drift.Empty() {
-					fmt.Fprintf(w, "%s is up to date (%s)\n", spell(dir), compiler.Plural(len(plans), "server"))
-					return nil
-				}
-				for _, f := range drift.Missing {
-					fmt.Fprintf(w, "missing: %s\n", spell(filepath.Join(dir, f)))
-				}
-				for _, f := range drift.Stale {
-					fmt.Fprintf(w, "stale:   %s\n", spell(filepath.Join(dir, f)))
-				}
-				for _, f := range drift.Extra {
-					fmt.Fprintf(w, "extra:   %s\n", spell(filepath.Join(dir, f)))
-				}
-				for _, f := range drift.Tampered {
-					fmt.Fprintf(w, "TAMPERED: %s\n", spell(filepath.Join(dir, f)))
-				}
-				if len(drift.Tampered) > 0 {
-					fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy: %s: an artefact differs from what its own plan builds (the policy did not change it): it was edited after the build — by a server with write access? Inspect `git diff %s`, then rebuild\n", spell(dir), spell(dir))
-					return &errSilent{code: ExitTampered}
-				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy: %s is out of date with %s; run `mcpolicy build %s`\n", spell(dir), compiler.Plural(len(proj.Files), "policy file"), spell(path))
-				return &errSilent{code: ExitStale}
-			}
-			if err := project.Write(dir, files, writable(proj, plans)); err != nil {
-				return err
-			}
-			fmt.Fprintf(w, "wrote %s: %s, %s\n", spell(dir), compiler.Plural(len(plans), "server"), compiler.Plural(len(files), "file"))
-			return nil
+			opts.streams, opts.Args, opts.PolicyNamed = streamsOf(cmd), args, policyNamed(cmd)
+			return buildRun(opts)
 		},
 	}
-	cmd.Flags().StringVarP(&out, "out", "o", "", "output folder (default PATH/"+project.DefaultOut+")")
-	policyFlag(cmd, &policy)
-	cmd.Flags().BoolVar(&check, "check", false, "write nothing; exit 3 if the output folder is stale, 8 if an artefact was edited after the build")
+	cmd.Flags().StringVarP(&opts.OutDir, "out", "o", "", "output folder (default PATH/"+project.DefaultOut+")")
+	policyFlag(cmd, &opts.Policy)
+	cmd.Flags().BoolVar(&opts.Check, "check", false, "write nothing; exit 3 if the output folder is stale, 8 if an artefact was edited after the build")
 	return cmd
 }
 
+// buildRun compiles the policies and writes their artefacts, or with
+// --check says how the output folder differs from them.
+func buildRun(opts *buildOptions) error {
+	path, err := policyPath(opts.Args, opts.Policy, opts.PolicyNamed)
+	if err != nil {
+		return err
+	}
+	proj, plans, err := compileProject(path)
+	if err != nil {
+		return err
+	}
+	files, err := project.Artefacts(plans)
+	if err != nil {
+		return err
+	}
+	dir := opts.OutDir
+	if dir == "" {
+		dir = filepath.Join(path, project.DefaultOut)
+		if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+			dir = filepath.Join(filepath.Dir(path), project.DefaultOut)
+		}
+	}
+	if opts.Check {
+		return buildCheck(opts.streams, path, dir, proj, plans, files)
+	}
+	if err := project.Write(dir, files, writable(proj, plans)); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.Out, "wrote %s: %s, %s\n", spell(dir), compiler.Plural(len(plans), "server"), compiler.Plural(len(files), "file"))
+	return nil
+}
+
+// buildCheck is build --check: each file of dir that is missing, stale,
+// extra or tampered with, and exit 3 (stale) or 8 (tampered) when any is.
+func buildCheck(std streams, path, dir string, proj *project.Project, plans []*compiler.Plan, files map[string][]byte) error {
+	w := std.Out
+	drift, err := project.Check(dir, files)
+	if err != nil {
+		return err
+	}
+	if drift.Empty() {
+		fmt.Fprintf(w, "%s is up to date (%s)\n", spell(dir), compiler.Plural(len(plans), "server"))
+		return nil
+	}
+	for _, f := range drift.Missing {
+		fmt.Fprintf(w, "missing: %s\n", spell(filepath.Join(dir, f)))
+	}
+	for _, f := range drift.Stale {
+		fmt.Fprintf(w, "stale:   %s\n", spell(filepath.Join(dir, f)))
+	}
+	for _, f := range drift.Extra {
+		fmt.Fprintf(w, "extra:   %s\n", spell(filepath.Join(dir, f)))
+	}
+	for _, f := range drift.Tampered {
+		fmt.Fprintf(w, "TAMPERED: %s\n", spell(filepath.Join(dir, f)))
+	}
+	if len(drift.Tampered) > 0 {
+		fmt.Fprintf(std.Err, "mcpolicy: %s: an artefact differs from what its own plan builds (the policy did not change it): it was edited after the build — by a server with write access? Inspect `git diff %s`, then rebuild\n", spell(dir), spell(dir))
+		return &errSilent{code: ExitTampered}
+	}
+	fmt.Fprintf(std.Err, "mcpolicy: %s is out of date with %s; run `mcpolicy build %s`\n", spell(dir), compiler.Plural(len(proj.Files), "policy file"), spell(path))
+	return &errSilent{code: ExitStale}
+}
+
+// vetOptions are vet's flags and argument.
+type vetOptions struct {
+	streams
+	Args        []string
+	Policy      string
+	PolicyNamed bool
+	Format      string
+}
+
 func newVetCmd() *cobra.Command {
-	var policy, format string
+	opts := &vetOptions{}
 	cmd := &cobra.Command{
 		Use:   "vet [PATH | -p POLICY]",
 		Short: "Validate and compile the policies under PATH, writing nothing",
@@ -151,34 +182,49 @@ and compiles it, reporting every problem as file:line:col: field: message.
   mcpolicy vet mcpolicy.yaml`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := report.Check(format); err != nil {
-				return &exitError{code: ExitError, err: err}
-			}
-			path, err := policyPath(cmd, args, policy)
-			if err != nil {
-				return err
-			}
-			proj, plans, err := compileProject(path)
-			if err == nil {
-				_, err = project.Artefacts(plans)
-			}
-			if format != "text" {
-				return writeVet(cmd.OutOrStdout(), format, err)
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "ok: %s in %s\n", compiler.Plural(len(plans), "server"), compiler.Plural(len(proj.Files), "policy file"))
-			return nil
+			opts.streams, opts.Args, opts.PolicyNamed = streamsOf(cmd), args, policyNamed(cmd)
+			return vetRun(opts)
 		},
 	}
-	policyFlag(cmd, &policy)
-	cmd.Flags().StringVarP(&format, "format", "f", "text", "output: "+strings.Join(report.Formats, ", "))
+	policyFlag(cmd, &opts.Policy)
+	cmd.Flags().StringVarP(&opts.Format, "format", "f", "text", "output: "+strings.Join(report.Formats, ", "))
 	return cmd
 }
 
+// vetRun compiles the policies and renders their artefacts, writing
+// nothing: an error is the answer.
+func vetRun(opts *vetOptions) error {
+	if err := report.Check(opts.Format); err != nil {
+		return &exitError{code: ExitError, err: err}
+	}
+	path, err := policyPath(opts.Args, opts.Policy, opts.PolicyNamed)
+	if err != nil {
+		return err
+	}
+	proj, plans, err := compileProject(path)
+	if err == nil {
+		_, err = project.Artefacts(plans)
+	}
+	if opts.Format != "text" {
+		return writeVet(opts.Out, opts.Format, err)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.Out, "ok: %s in %s\n", compiler.Plural(len(plans), "server"), compiler.Plural(len(proj.Files), "policy file"))
+	return nil
+}
+
+// explainOptions are explain's flags and arguments.
+type explainOptions struct {
+	streams
+	Servers []string // the arguments: these servers, or every one
+	Policy  string
+	Backend string // also what this backend enforces
+}
+
 func newExplainCmd() *cobra.Command {
-	var path, backend string
+	opts := &explainOptions{}
 	cmd := &cobra.Command{
 		Use:   "explain [SERVER...]",
 		Short: "Print each server's grants as a numbered list, and what is taken away",
@@ -186,53 +232,72 @@ func newExplainCmd() *cobra.Command {
   mcpolicy explain -p examples/code-index   # every server
   mcpolicy explain code-index --backend landlock   # what landlock enforces here`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, plans, err := compileProject(path)
-			if err != nil {
-				return err
-			}
-			byName := map[string]*compiler.Plan{}
-			for _, p := range plans {
-				byName[p.Server] = p
-			}
-			selected := plans
-			if len(args) > 0 {
-				selected = nil
-				for _, a := range args {
-					p, ok := byName[a]
-					if !ok {
-						return &exitError{code: ExitError, err: fmt.Errorf("no server %q in %s (servers: %s)", a, path, names(plans))}
-					}
-					selected = append(selected, p)
-				}
-			}
-			for i, p := range selected {
-				if i > 0 {
-					fmt.Fprintln(cmd.OutOrStdout())
-				}
-				fmt.Fprint(cmd.OutOrStdout(), spellText(compiler.Explain(p)))
-				if backend != "" {
-					rows, err := enforcement(p, backend)
-					if err != nil {
-						return err
-					}
-					fmt.Fprintln(cmd.OutOrStdout())
-					if err := emit.PrintTable(cmd.OutOrStdout(), backend, rows); err != nil {
-						return err
-					}
-					if err := printSyscalls(cmd.OutOrStdout(), backend); err != nil {
-						return err
-					}
-					if err := emit.Check(p, backend, rows); err != nil {
-						fmt.Fprintf(cmd.OutOrStdout(), "\n%s\n", spellText(err.Error()))
-					}
-				}
-			}
-			return nil
+			opts.streams, opts.Servers = streamsOf(cmd), args
+			return explainRun(opts)
 		},
 	}
-	policyFlag(cmd, &path)
-	cmd.Flags().StringVarP(&backend, "backend", "b", "", "also show what BACKEND ("+strings.Join(backends.Names(), ", ")+") enforces for the server, on this machine")
+	policyFlag(cmd, &opts.Policy)
+	cmd.Flags().StringVarP(&opts.Backend, "backend", "b", "", "also show what BACKEND ("+strings.Join(backends.Names(), ", ")+") enforces for the server, on this machine")
 	return cmd
+}
+
+// explainRun prints each selected server's grants and, with --backend,
+// what that backend enforces of them here.
+func explainRun(opts *explainOptions) error {
+	_, plans, err := compileProject(opts.Policy)
+	if err != nil {
+		return err
+	}
+	selected, err := selectServers(plans, opts.Servers, opts.Policy)
+	if err != nil {
+		return err
+	}
+	w := opts.Out
+	for i, p := range selected {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprint(w, spellText(compiler.Explain(p)))
+		if opts.Backend == "" {
+			continue
+		}
+		rows, err := enforcement(p, opts.Backend)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+		if err := emit.PrintTable(w, opts.Backend, rows); err != nil {
+			return err
+		}
+		if err := printSyscalls(w, opts.Backend); err != nil {
+			return err
+		}
+		if err := emit.Check(p, opts.Backend, rows); err != nil {
+			fmt.Fprintf(w, "\n%s\n", spellText(err.Error()))
+		}
+	}
+	return nil
+}
+
+// selectServers are the plans of the servers named, in the order named;
+// every plan when none is.
+func selectServers(plans []*compiler.Plan, servers []string, policy string) ([]*compiler.Plan, error) {
+	if len(servers) == 0 {
+		return plans, nil
+	}
+	byName := map[string]*compiler.Plan{}
+	for _, p := range plans {
+		byName[p.Server] = p
+	}
+	var selected []*compiler.Plan
+	for _, a := range servers {
+		p, ok := byName[a]
+		if !ok {
+			return nil, &exitError{code: ExitError, err: fmt.Errorf("no server %q in %s (servers: %s)", a, policy, names(plans))}
+		}
+		selected = append(selected, p)
+	}
+	return selected, nil
 }
 
 // enforcement is a backend's report for a plan; landlock's depends on

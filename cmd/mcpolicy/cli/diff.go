@@ -15,9 +15,19 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// diffOptions are diff's flags and arguments.
+type diffOptions struct {
+	streams
+	Args      []string // OLD and NEW, or neither
+	Against   string   // the git ref of the old side, without arguments
+	Policy    string
+	Format    string
+	FailOn    string
+	Artefacts bool // also each artefact's line diff
+}
+
 func newDiffCmd() *cobra.Command {
-	var against, format, failOn, path string
-	var artefacts bool
+	opts := &diffOptions{}
 	cmd := &cobra.Command{
 		Use:   "diff [--against REF] [-p POLICY] | diff OLD NEW",
 		Short: "Show grant changes between two versions, each widened or narrowed",
@@ -47,91 +57,119 @@ widening (--fail-on widening, the default; any: every change; never).`,
   mcpolicy diff old/mcpolicy.cue mcpolicy.cue`,
 		Args: cobra.RangeArgs(0, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			home, _ := os.UserHomeDir()
-			var oldPlans, newPlans []*compiler.Plan
-			display := func(s string) string { return s }
-			switch len(args) {
-			case 2:
-				var err error
-				if oldPlans, err = plansAt(args[0]); err != nil {
-					return err
-				}
-				if newPlans, err = plansAt(args[1]); err != nil {
-					return err
-				}
-			case 0:
-				old, disp, cleanup, err := project.AtRef(path, against)
-				if err != nil {
-					return &exitError{code: ExitError, err: err}
-				}
-				defer cleanup()
-				display = disp
-				if len(old.Files) > 0 {
-					// The old side is copied without its sources: compare policies, check no file system.
-					pols, err := old.Load()
-					if err == nil {
-						oldPlans, err = compiler.Compile(pols, compiler.Options{Root: old.Root, Home: home, NoFS: true})
-					}
-					if err != nil {
-						return fmt.Errorf("the policies at %s: %w", against, err)
-					}
-				}
-				if _, newPlans, err = compileProject(path); err != nil {
-					return err
-				}
-			default:
-				return &exitError{code: ExitError, err: fmt.Errorf("give OLD and NEW, or neither (and --against)")}
-			}
-			cs := diff.Plans(oldPlans, newPlans)
-			for i := range cs {
-				cs[i].Against.File = display(cs[i].Against.File)
-			}
-			if err := diff.Write(cmd.OutOrStdout(), cs, format, isTerminal(cmd.OutOrStdout()), version()); err != nil {
-				return &exitError{code: ExitError, err: err}
-			}
-			ds := exposure.Deltas(oldPlans, newPlans)
-			for _, d := range ds {
-				for i := range d.Removed {
-					d.Removed[i].Pos.File = display(d.Removed[i].Pos.File)
-				}
-			}
-			writeExposure(cmd.OutOrStdout(), ds, format)
-			if artefacts {
-				oldFiles, err1 := project.Artefacts(oldPlans)
-				newFiles, err2 := project.Artefacts(newPlans)
-				if err1 != nil || err2 != nil {
-					return fmt.Errorf("rendering artefacts: %v %v", err1, err2)
-				}
-				for _, d := range diff.Artefacts(oldFiles, newFiles) {
-					if format == "markdown" {
-						fmt.Fprintf(cmd.OutOrStdout(), "\n<details><summary><code>%s</code></summary>\n\n```diff\n%s```\n</details>\n", d.Name, d.Text)
-					} else if format == "text" {
-						fmt.Fprintf(cmd.OutOrStdout(), "\n--- a/%s\n+++ b/%s\n%s", d.Name, d.Name, d.Text)
-					}
-				}
-			}
-			switch failOn {
-			case "widening":
-				if diff.Widening(cs) {
-					return &errSilent{code: ExitWidened}
-				}
-			case "any":
-				if len(cs) > 0 {
-					return &errSilent{code: ExitWidened}
-				}
-			case "never":
-			default:
-				return &exitError{code: ExitError, err: fmt.Errorf("--fail-on: widening, any or never (got %q)", failOn)}
-			}
-			return nil
+			opts.streams, opts.Args = streamsOf(cmd), args
+			return diffRun(opts)
 		},
 	}
-	cmd.Flags().StringVar(&against, "against", "HEAD", "git ref of the old side")
-	policyFlag(cmd, &path)
-	cmd.Flags().StringVarP(&format, "format", "f", "text", "output: "+strings.Join(diff.Formats, ", "))
-	cmd.Flags().StringVar(&failOn, "fail-on", "widening", "exit 6 on: widening, any, never")
-	cmd.Flags().BoolVar(&artefacts, "artefacts", false, "also show the line diff of every emitted artefact (docker args, bwrap, .sb, plans)")
+	cmd.Flags().StringVar(&opts.Against, "against", "HEAD", "git ref of the old side")
+	policyFlag(cmd, &opts.Policy)
+	cmd.Flags().StringVarP(&opts.Format, "format", "f", "text", "output: "+strings.Join(diff.Formats, ", "))
+	cmd.Flags().StringVar(&opts.FailOn, "fail-on", "widening", "exit 6 on: widening, any, never")
+	cmd.Flags().BoolVar(&opts.Artefacts, "artefacts", false, "also show the line diff of every emitted artefact (docker args, bwrap, .sb, plans)")
 	return cmd
+}
+
+// diffRun compares the old plans with the new, prints the grant changes
+// and the exposure that moved, and says by its exit code whether a
+// change fails it.
+func diffRun(opts *diffOptions) error {
+	oldPlans, newPlans, display, cleanup, err := opts.sides()
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	cs := diff.Plans(oldPlans, newPlans)
+	for i := range cs {
+		cs[i].Against.File = display(cs[i].Against.File)
+	}
+	if err := diff.Write(opts.Out, cs, opts.Format, isTerminal(opts.Out), version()); err != nil {
+		return &exitError{code: ExitError, err: err}
+	}
+	ds := exposure.Deltas(oldPlans, newPlans)
+	for _, d := range ds {
+		for i := range d.Removed {
+			d.Removed[i].Pos.File = display(d.Removed[i].Pos.File)
+		}
+	}
+	writeExposure(opts.Out, ds, opts.Format)
+	if opts.Artefacts {
+		if err := writeArtefactDiffs(opts.Out, oldPlans, newPlans, opts.Format); err != nil {
+			return err
+		}
+	}
+	switch opts.FailOn {
+	case "widening":
+		if diff.Widening(cs) {
+			return &errSilent{code: ExitWidened}
+		}
+	case "any":
+		if len(cs) > 0 {
+			return &errSilent{code: ExitWidened}
+		}
+	case "never":
+	default:
+		return &exitError{code: ExitError, err: fmt.Errorf("--fail-on: widening, any or never (got %q)", opts.FailOn)}
+	}
+	return nil
+}
+
+// sides are the old and the new plans: OLD and NEW's, or the policies at
+// --against's ref and the working tree's. display names an old file as
+// the messages show it; cleanup removes the old side's copy.
+func (opts *diffOptions) sides() (oldPlans, newPlans []*compiler.Plan, display func(string) string, cleanup func(), err error) {
+	display, cleanup = func(s string) string { return s }, func() {}
+	switch len(opts.Args) {
+	case 2:
+		if oldPlans, err = plansAt(opts.Args[0]); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		if newPlans, err = plansAt(opts.Args[1]); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		return oldPlans, newPlans, display, cleanup, nil
+	case 0:
+	default:
+		return nil, nil, nil, nil, &exitError{code: ExitError, err: fmt.Errorf("give OLD and NEW, or neither (and --against)")}
+	}
+	old, display, cleanup, err := project.AtRef(opts.Policy, opts.Against)
+	if err != nil {
+		return nil, nil, nil, nil, &exitError{code: ExitError, err: err}
+	}
+	if len(old.Files) > 0 {
+		// The old side is copied without its sources: compare policies, check no file system.
+		home, _ := os.UserHomeDir()
+		pols, err := old.Load()
+		if err == nil {
+			oldPlans, err = compiler.Compile(pols, compiler.Options{Root: old.Root, Home: home, NoFS: true})
+		}
+		if err != nil {
+			cleanup()
+			return nil, nil, nil, nil, fmt.Errorf("the policies at %s: %w", opts.Against, err)
+		}
+	}
+	if _, newPlans, err = compileProject(opts.Policy); err != nil {
+		cleanup()
+		return nil, nil, nil, nil, err
+	}
+	return oldPlans, newPlans, display, cleanup, nil
+}
+
+// writeArtefactDiffs prints the line diff of every emitted artefact that
+// changed, in text and markdown.
+func writeArtefactDiffs(w io.Writer, oldPlans, newPlans []*compiler.Plan, format string) error {
+	oldFiles, err1 := project.Artefacts(oldPlans)
+	newFiles, err2 := project.Artefacts(newPlans)
+	if err1 != nil || err2 != nil {
+		return fmt.Errorf("rendering artefacts: %v %v", err1, err2)
+	}
+	for _, d := range diff.Artefacts(oldFiles, newFiles) {
+		if format == "markdown" {
+			fmt.Fprintf(w, "\n<details><summary><code>%s</code></summary>\n\n```diff\n%s```\n</details>\n", d.Name, d.Text)
+		} else if format == "text" {
+			fmt.Fprintf(w, "\n--- a/%s\n+++ b/%s\n%s", d.Name, d.Name, d.Text)
+		}
+	}
+	return nil
 }
 
 // isTerminal reports whether w is a character device (a terminal).

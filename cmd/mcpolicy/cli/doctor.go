@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -8,9 +9,15 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// doctorOptions are doctor's flags.
+type doctorOptions struct {
+	streams
+	JSON    bool
+	Timeout time.Duration // per check
+}
+
 func newDoctorCmd() *cobra.Command {
-	var asJSON bool
-	var timeout time.Duration
+	opts := &doctorOptions{}
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check which backends (bwrap, landlock, docker, podman) can run servers on this machine",
@@ -33,26 +40,32 @@ It exits 0 when at least one backend is ok, and 4 when none is.`,
   mcpolicy doctor --json | jq -r '.usable[]'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c := doctor.New()
-			c.Timeout = timeout
-			rep := c.Check(cmd.Context())
-			out := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(rep); err != nil {
-					return err
-				}
-			} else if err := doctor.WriteTable(out, rep); err != nil {
-				return err
-			}
-			if len(rep.Usable) == 0 {
-				return &errSilent{code: ExitUnsupported}
-			}
-			return nil
+			opts.streams = streamsOf(cmd)
+			return doctorRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
-	cmd.Flags().DurationVar(&timeout, "timeout", 20*time.Second, "time allowed to each check")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the report as JSON")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 20*time.Second, "time allowed to each check")
 	return cmd
+}
+
+// doctorRun checks every backend here and prints the report; none usable
+// is exit 4.
+func doctorRun(ctx context.Context, opts *doctorOptions) error {
+	c := doctor.New()
+	c.Timeout = opts.Timeout
+	rep := c.Check(ctx)
+	if opts.JSON {
+		enc := json.NewEncoder(opts.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else if err := doctor.WriteTable(opts.Out, rep); err != nil {
+		return err
+	}
+	if len(rep.Usable) == 0 {
+		return &errSilent{code: ExitUnsupported}
+	}
+	return nil
 }

@@ -16,13 +16,25 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// egressProxyOptions are egress-proxy's flags.
+type egressProxyOptions struct {
+	streams
+	Listen      string
+	Policy      string
+	PolicyNamed bool
+	Server      string   // the server whose allowlist to enforce
+	Allow       []string // or these entries
+	LogFile     string   // "-" stdout
+	LogMax      string
+	HostsFile   string
+}
+
 // newEgressProxyCmd is mcpolicy's egress proxy on TCP: what the egress-proxy
 // Pod the kubernetes backend emits runs. The proxy is egress.Proxy, the
 // one `mcpolicy run` serves on its unix socket; only the peer check is
 // left out, since across Pods there is no peer to check.
 func newEgressProxyCmd() *cobra.Command {
-	var listen, policy, server, logFile, logMax, hostsFile string
-	var allow []string
+	opts := &egressProxyOptions{}
 	cmd := &cobra.Command{
 		Use:   "egress-proxy --listen ADDR:PORT (-p POLICY --server NAME | --allow HOST:PORT...) [--log FILE|-]",
 		Short: "Serve the egress proxy on TCP for one server's allowlist (the kubernetes backend's egress-proxy Pod)",
@@ -49,61 +61,68 @@ an address only the client can reach. See docs/kubernetes.md.`,
   # the allowlist of a server of a policy, decisions appended to a file
   mcpolicy egress-proxy --listen 127.0.0.1:24180 -p . --server github --log egress.jsonl`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			list, err := egressProxyAllowlist(cmd, policy, server, allow)
-			if err != nil {
-				return err
-			}
-			p := &egress.Proxy{Allow: list, Log: cmd.OutOrStdout()}
-			if p.LogLimit, err = logLimit(logMax); err != nil {
-				return err
-			}
-			if logFile != "" && logFile != "-" {
-				f, err := egress.OpenLog(logFile)
-				if err != nil {
-					return &exitError{code: ExitError, err: err}
-				}
-				defer f.Close()
-				p.Log = f
-			}
-			if hostsFile != "" {
-				f, err := os.Open(hostsFile)
-				if err != nil {
-					return &exitError{code: ExitError, err: err}
-				}
-				p.Resolve, err = egress.HostsResolver(f, nil)
-				f.Close()
-				if err != nil {
-					return &exitError{code: ExitError, err: fmt.Errorf("%s: %v", hostsFile, err)}
-				}
-			}
-			ln, err := net.Listen("tcp", listen)
-			if err != nil {
-				return &exitError{code: ExitError, err: err}
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			return serveEgressProxy(ctx, ln, p, cmd.ErrOrStderr())
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.streams, opts.PolicyNamed = streamsOf(cmd), policyNamed(cmd)
+			return egressProxyRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", "", "TCP address to listen on, ADDR:PORT (required; port 0 picks one, printed on stderr)")
-	policyFlag(cmd, &policy)
-	cmd.Flags().StringVar(&server, "server", "", "the server whose allowlist to enforce (with -p)")
-	cmd.Flags().StringArrayVar(&allow, "allow", nil, "an allowlist entry, HOST:PORT, *.SUFFIX:PORT or IP:PORT (repeat; instead of -p and --server)")
-	cmd.Flags().StringVar(&logFile, "log", "-", "append the decisions (JSON lines) to this file; - for stdout")
-	logMaxFlag(cmd, &logMax)
-	cmd.Flags().StringVar(&hostsFile, "hosts", "", "resolve these names (/etc/hosts format) before DNS; the private-address check still applies")
+	cmd.Flags().StringVar(&opts.Listen, "listen", "", "TCP address to listen on, ADDR:PORT (required; port 0 picks one, printed on stderr)")
+	policyFlag(cmd, &opts.Policy)
+	cmd.Flags().StringVar(&opts.Server, "server", "", "the server whose allowlist to enforce (with -p)")
+	cmd.Flags().StringArrayVar(&opts.Allow, "allow", nil, "an allowlist entry, HOST:PORT, *.SUFFIX:PORT or IP:PORT (repeat; instead of -p and --server)")
+	cmd.Flags().StringVar(&opts.LogFile, "log", "-", "append the decisions (JSON lines) to this file; - for stdout")
+	logMaxFlag(cmd, &opts.LogMax)
+	cmd.Flags().StringVar(&opts.HostsFile, "hosts", "", "resolve these names (/etc/hosts format) before DNS; the private-address check still applies")
 	cmd.MarkFlagRequired("listen")
 	return cmd
 }
 
+// egressProxyRun serves the proxy on --listen until an interrupt.
+func egressProxyRun(ctx context.Context, opts *egressProxyOptions) error {
+	list, err := egressProxyAllowlist(opts)
+	if err != nil {
+		return err
+	}
+	p := &egress.Proxy{Allow: list, Log: opts.Out}
+	if p.LogLimit, err = logLimit(opts.LogMax); err != nil {
+		return err
+	}
+	if opts.LogFile != "" && opts.LogFile != "-" {
+		f, err := egress.OpenLog(opts.LogFile)
+		if err != nil {
+			return &exitError{code: ExitError, err: err}
+		}
+		defer f.Close()
+		p.Log = f
+	}
+	if opts.HostsFile != "" {
+		f, err := os.Open(opts.HostsFile)
+		if err != nil {
+			return &exitError{code: ExitError, err: err}
+		}
+		p.Resolve, err = egress.HostsResolver(f, nil)
+		f.Close()
+		if err != nil {
+			return &exitError{code: ExitError, err: fmt.Errorf("%s: %v", opts.HostsFile, err)}
+		}
+	}
+	ln, err := net.Listen("tcp", opts.Listen)
+	if err != nil {
+		return &exitError{code: ExitError, err: err}
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serveEgressProxy(ctx, ln, p, opts.Err)
+}
+
 // egressProxyAllowlist is the list to enforce: the server's, or --allow's.
-func egressProxyAllowlist(cmd *cobra.Command, policy, server string, allow []string) (allowlist.List, error) {
+func egressProxyAllowlist(opts *egressProxyOptions) (allowlist.List, error) {
+	server, allow := opts.Server, opts.Allow
 	switch {
 	case server != "" && len(allow) > 0:
 		return nil, &exitError{code: ExitError, err: errors.New("egress-proxy: give the allowlist once: --server (of -p POLICY) or --allow, not both")}
 	case len(allow) > 0:
-		if policyNamed(cmd) {
+		if opts.PolicyNamed {
 			return nil, &exitError{code: ExitError, err: errors.New("egress-proxy: -p names a policy, but --allow gives the list: give --server, or drop -p")}
 		}
 		list, err := allowlist.Parse(allow)
@@ -112,7 +131,7 @@ func egressProxyAllowlist(cmd *cobra.Command, policy, server string, allow []str
 		}
 		return list, nil
 	case server != "":
-		_, plan, err := compileServer(policy, server)
+		_, plan, err := compileServer(opts.Policy, server)
 		if err != nil {
 			return nil, err
 		}

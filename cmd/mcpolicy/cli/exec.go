@@ -13,10 +13,20 @@ import (
 	"github.com/mcpolicy/mcpolicy/runtime/probe"
 )
 
+// execOptions are exec's flags and the command after --.
+type execOptions struct {
+	streams
+	Command  []string // replaces the server's command when given
+	Policy   string
+	Server   string
+	EnvFile  string
+	Verbose  bool
+	Probes   []string // OP:TARGET accesses to run instead (prove)
+	Programs []string // PATH=sha256:HEX pins of programs another server may write
+}
+
 func newExecCmd() *cobra.Command {
-	var policy, server, envFile string
-	var verbose bool
-	var probes, programs []string
+	opts := &execOptions{}
 	cmd := &cobra.Command{
 		Use:   "exec -p POLICY --server NAME [-- CMD ARGS...]",
 		Short: "Start a server under its Landlock ruleset (the landlock backend)",
@@ -40,66 +50,73 @@ reviewed bytes.`,
 		Example: `  mcpolicy exec --policy examples/code-index --server code-index -- cat /etc/hostname
   mcpolicy exec --policy mcpolicy.cue --server code-index --verbose`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// Nothing the caller left open reaches the server (and
-			// launch.Start gives it no terminal).
-			if err := launch.CloseInherited(); err != nil {
-				return err
-			}
-			proj, plan, plans, err := compileServerOf(policy, server)
-			if err != nil {
-				return err
-			}
-			if len(args) > 0 {
-				plan.Command = args
-			}
-			home, _ := os.UserHomeDir()
-			machine := compiler.Machine{ProjectRoot: proj.Root, Home: home, Invoker: compiler.CurrentUser()}
-			if err := envFileOutsideProject(plans, envFile, proj.Root, home); err != nil {
-				return err
-			}
-			environ, err := launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: envFile, Grants: grantSources(plan, machine)}, plan.EnvNames())
-			if err != nil {
-				return err
-			}
-			opts := launch.Options{Environ: environ}
-			for _, a := range probes {
-				at, err := probe.ParseAttempt(a)
-				if err != nil {
-					return &exitError{code: ExitError, err: err}
-				}
-				opts.Probe = append(opts.Probe, at)
-			}
-			if verbose {
-				opts.Verbose = cmd.ErrOrStderr()
-			}
-			rs, err := landlock.Build(plan, machine)
-			if err != nil {
-				return err
-			}
-			// As the entry: a program another server's grant holds runs
-			// only with the digest the person starting it names.
-			if err := launch.CheckPrograms(rs.ProgramPins, programs, proj.Root, home); err != nil {
-				return err
-			}
-			opts.ProjectRoot, opts.Home = proj.Root, home
-			code, err := launch.Start(rs, opts)
-			var ue *launch.UnsupportedError
-			if errors.As(err, &ue) {
-				return &exitError{code: ExitUnsupported, err: err}
-			}
-			if err != nil {
-				return err
-			}
-			return &errSilent{code: code}
+			opts.streams, opts.Command = streamsOf(cmd), args
+			return execRun(opts)
 		},
 	}
-	policyFlag(cmd, &policy)
-	cmd.Flags().StringVar(&server, "server", "", "server to start (required)")
-	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "say on stderr what is enforced, with the Landlock ABI")
-	cmd.Flags().StringArrayVar(&programs, artefact.ProgramFlag, nil, "PATH=sha256:HEX: a program of the server's that another server's read-write grant holds, as you checked it: refuse (exit 8) other bytes (repeatable; required for each such program)")
-	cmd.Flags().StringVar(&envFile, "env-file", "", "take the values of the plan's env grants that the environment does not set from this file (NAME=value lines, mode 600, outside every grant)")
-	cmd.Flags().StringArrayVar(&probes, "probe", nil, "run these OP:TARGET accesses in the confined launcher instead of the command (mcpolicy prove)")
+	policyFlag(cmd, &opts.Policy)
+	cmd.Flags().StringVar(&opts.Server, "server", "", "server to start (required)")
+	cmd.Flags().BoolVarP(&opts.Verbose, "verbose", "v", false, "say on stderr what is enforced, with the Landlock ABI")
+	cmd.Flags().StringArrayVar(&opts.Programs, artefact.ProgramFlag, nil, "PATH=sha256:HEX: a program of the server's that another server's read-write grant holds, as you checked it: refuse (exit 8) other bytes (repeatable; required for each such program)")
+	cmd.Flags().StringVar(&opts.EnvFile, "env-file", "", "take the values of the plan's env grants that the environment does not set from this file (NAME=value lines, mode 600, outside every grant)")
+	cmd.Flags().StringArrayVar(&opts.Probes, "probe", nil, "run these OP:TARGET accesses in the confined launcher instead of the command (mcpolicy prove)")
 	cmd.Flags().MarkHidden("probe")
 	cmd.MarkFlagRequired("server")
 	return cmd
+}
+
+// execRun builds the server's Landlock ruleset and starts it confined;
+// the server's exit code is exec's.
+func execRun(opts *execOptions) error {
+	// Nothing the caller left open reaches the server (and
+	// launch.Start gives it no terminal).
+	if err := launch.CloseInherited(); err != nil {
+		return err
+	}
+	proj, plan, plans, err := compileServerOf(opts.Policy, opts.Server)
+	if err != nil {
+		return err
+	}
+	if len(opts.Command) > 0 {
+		plan.Command = opts.Command
+	}
+	home, _ := os.UserHomeDir()
+	machine := compiler.Machine{ProjectRoot: proj.Root, Home: home, Invoker: compiler.CurrentUser()}
+	if err := envFileOutsideProject(plans, opts.EnvFile, proj.Root, home); err != nil {
+		return err
+	}
+	environ, err := launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: opts.EnvFile, Grants: grantSources(plan, machine)}, plan.EnvNames())
+	if err != nil {
+		return err
+	}
+	lo := launch.Options{Environ: environ}
+	for _, a := range opts.Probes {
+		at, err := probe.ParseAttempt(a)
+		if err != nil {
+			return &exitError{code: ExitError, err: err}
+		}
+		lo.Probe = append(lo.Probe, at)
+	}
+	if opts.Verbose {
+		lo.Verbose = opts.Err
+	}
+	rs, err := landlock.Build(plan, machine)
+	if err != nil {
+		return err
+	}
+	// As the entry: a program another server's grant holds runs
+	// only with the digest the person starting it names.
+	if err := launch.CheckPrograms(rs.ProgramPins, opts.Programs, proj.Root, home); err != nil {
+		return err
+	}
+	lo.ProjectRoot, lo.Home = proj.Root, home
+	code, err := launch.Start(rs, lo)
+	var ue *launch.UnsupportedError
+	if errors.As(err, &ue) {
+		return &exitError{code: ExitUnsupported, err: err}
+	}
+	if err != nil {
+		return err
+	}
+	return &errSilent{code: code}
 }

@@ -14,8 +14,7 @@ func newHookCmd() *cobra.Command {
 		Short:   "Manage the git pre-commit hook (for repositories without the pre-commit framework)",
 		Example: "  mcpolicy hook install",
 	}
-	var path string
-	var force, chain bool
+	opts := &hookInstallOptions{}
 	install := &cobra.Command{
 		Use:   "install",
 		Short: "Write .git/hooks/pre-commit: vet, build --check, lint and diff against HEAD",
@@ -28,21 +27,35 @@ pre-commit framework, use this repository's .pre-commit-hooks.yaml instead.`,
   mcpolicy hook install --chain     # keep the hook you have, run it first`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			self, err := os.Executable()
-			if err != nil {
-				return err
-			}
-			file, err := project.InstallHook(path, self, force, chain)
-			if err != nil {
-				return &exitError{code: ExitError, err: err}
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", file)
-			return nil
+			opts.streams = streamsOf(cmd)
+			return hookInstallRun(opts)
 		},
 	}
-	install.Flags().StringVarP(&path, "path", "p", ".", "the project folder (inside a git repository)")
-	install.Flags().BoolVar(&force, "force", false, "replace a pre-commit hook that is not mcpolicy's")
-	install.Flags().BoolVar(&chain, "chain", false, "keep an existing hook as pre-commit.local and run it first")
+	install.Flags().StringVarP(&opts.Path, "path", "p", ".", "the project folder (inside a git repository)")
+	install.Flags().BoolVar(&opts.Force, "force", false, "replace a pre-commit hook that is not mcpolicy's")
+	install.Flags().BoolVar(&opts.Chain, "chain", false, "keep an existing hook as pre-commit.local and run it first")
 	hook.AddCommand(install)
 	return hook
+}
+
+// hookInstallOptions are hook install's flags.
+type hookInstallOptions struct {
+	streams
+	Path  string // the project folder
+	Force bool   // replace a hook that is not mcpolicy's
+	Chain bool   // keep it, run first
+}
+
+// hookInstallRun writes the pre-commit hook, which runs this mcpolicy.
+func hookInstallRun(opts *hookInstallOptions) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	file, err := project.InstallHook(opts.Path, self, opts.Force, opts.Chain)
+	if err != nil {
+		return &exitError{code: ExitError, err: err}
+	}
+	fmt.Fprintf(opts.Out, "wrote %s\n", file)
+	return nil
 }

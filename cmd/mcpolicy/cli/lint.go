@@ -11,16 +11,29 @@ import (
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
-	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/spf13/cobra"
 )
 
+// lintOptions are lint's flags and argument.
+type lintOptions struct {
+	streams
+	Args        []string // the policy, when given as the argument
+	Policy      string
+	PolicyNamed bool
+	Clients     []string // client configs
+	Manifests   []string // hand-written Kubernetes manifests
+	Discover    bool     // also the project's own client configs
+	NoPolicy    bool     // client configs only
+	ThisMachine bool     // the configs' paths are this machine's
+	Format      string
+	FailOn      string
+	MaxGrants   int
+	MaxExposure int
+}
+
 func newLintCmd() *cobra.Command {
-	var clients, manifests []string
-	var format, failOn, policy string
-	var maxGrants, maxExposure int
-	var discover, noPolicy, thisMachine bool
+	opts := &lintOptions{}
 	cmd := &cobra.Command{
 		Use:   "lint [PATH | -p POLICY] [--client FILE...] [--manifest FILE...]",
 		Short: "Count each server's grants and flag what widens its confinement",
@@ -58,119 +71,96 @@ not be read (even with findings), 2 an invalid policy.`,
   mcpolicy lint --format github --fail-on warning`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			threshold := lint.Severity(-1)
-			if failOn != "never" {
-				s, err := lint.ParseSeverity(failOn)
-				if err != nil {
-					return &exitError{code: ExitError, err: fmt.Errorf("--fail-on: %v (or never)", err)}
-				}
-				threshold = s
-			}
-			home, _ := os.UserHomeDir()
-			projectRoot := "" // the policies' project: a client config in it is this machine's
-			var targets []*readback.Target
-			// Client configs alone need no policy: without a PATH argument, a
-			// folder holding none is not an error when --client is given.
-			path, err := policyPath(cmd, args, policy)
-			if err != nil {
-				return err
-			}
-			if !noPolicy && len(args) == 0 && !policyNamed(cmd) && len(clients)+len(manifests) > 0 {
-				if _, err := project.Discover(path); err != nil {
-					noPolicy = true
-				}
-			}
-			if !noPolicy {
-				proj, plans, err := compileProject(path)
-				if err != nil {
-					return err
-				}
-				projectRoot = proj.Root
-				ts := lint.PolicyTargets(plans, proj.Root, home)
-				project.MarkUnbuildable(ts) // a policy that does not build is not clean
-				targets = append(targets, ts...)
-			}
-			if discover {
-				clients = append(clients, clientcfg.Discover(path)...)
-			}
-			// Client configs are read tolerantly: each repair is a PARSE note;
-			// one that cannot be read (or an entry in it) is a PARSE error at
-			// its position, and the next is read.
-			var notes []lint.Note
-			var unread []string
-			for _, c := range clients {
-				ts, ns, err := clientcfg.ReadLint(c, clientcfg.Options{Home: home, ThisMachine: thisMachine, Project: projectRoot})
-				if err != nil {
-					ns = []lint.Note{unreadNote(c, err, "linted")}
-				}
-				for _, n := range ns {
-					if n.Unread {
-						unread = append(unread, n.Pos.String())
-					}
-				}
-				notes = append(notes, ns...)
-				targets = append(targets, ts...)
-			}
-			// Hand-written Kubernetes manifests: each container a target.
-			for _, m := range manifests {
-				src, err := os.ReadFile(m)
-				var ts []*readback.Target
-				if err == nil {
-					ts, err = clientcfg.ReadManifest(m, src)
-				}
-				if err == nil && len(ts) == 0 {
-					err = fmt.Errorf("no Pod, nor a workload with a Pod template")
-				}
-				if err != nil {
-					n := unreadNote(m, err, "linted")
-					unread = append(unread, n.Pos.String())
-					notes = append(notes, n)
-				}
-				targets = append(targets, ts...)
-			}
-			if len(targets) == 0 && len(notes) == 0 {
-				return &exitError{code: ExitError, err: fmt.Errorf("nothing to lint: no policy and no client config")}
-			}
-			rep := lint.Run(targets, lint.Options{MaxGrants: maxGrants, MaxExposure: maxExposure})
-			rep.AddNotes(notes)
-			if err := lint.Write(cmd.OutOrStdout(), rep, format, version()); err != nil {
-				return &exitError{code: ExitError, err: err}
-			}
-			switch {
-			case len(unread) > 0: // the lint is incomplete: not "clean", whatever it found
-				return &exitError{code: ExitError, err: fmt.Errorf("not linted (see PARSE): %s", strings.Join(unread, ", "))}
-			case len(targets) == 0:
-				return &exitError{code: ExitError, err: fmt.Errorf("nothing to lint: no server in the client configs")}
-			}
-			if worst, any := rep.Worst(); any && threshold >= 0 && worst >= threshold {
-				return &errSilent{code: ExitFindings}
-			}
-			return nil
+			opts.streams, opts.Args, opts.PolicyNamed = streamsOf(cmd), args, policyNamed(cmd)
+			return lintRun(opts)
 		},
 	}
-	cmd.Flags().StringArrayVar(&clients, "client", nil, "an MCP client config to lint (repeatable)")
-	cmd.Flags().StringArrayVar(&manifests, "manifest", nil, "a hand-written Kubernetes manifest (Pod, Deployment...) to lint, each container as a server (repeatable; a YAML manifest given to --client is read as one too)")
-	cmd.Flags().BoolVar(&discover, "discover", false, "also lint the project's own client configs (.mcp.json, .vscode/mcp.json, .cursor/mcp.json, ...)")
-	cmd.Flags().BoolVar(&noPolicy, "no-policy", false, "lint only client configs, not PATH's policies")
-	cmd.Flags().BoolVar(&thisMachine, "this-machine", false, "the client configs' paths are this machine's: place ~ in $HOME, look into granted folders, read env files and profiles")
-	policyFlag(cmd, &policy)
-	cmd.Flags().StringVarP(&format, "format", "f", "text", "output: "+strings.Join(lint.Formats, ", "))
-	cmd.Flags().StringVar(&failOn, "fail-on", "error", "exit 5 when a finding is at least: error, warning, info, or never")
-	cmd.Flags().IntVar(&maxGrants, "max-grants", 4, "GRANT_COUNT's limit per server")
-	cmd.Flags().IntVar(&maxExposure, "max-exposure", 0, "an EXPOSURE_LIMIT error (exit 5) for each server whose exposure score is above this (docs/exposure.md); 0: no limit")
+	cmd.Flags().StringArrayVar(&opts.Clients, "client", nil, "an MCP client config to lint (repeatable)")
+	cmd.Flags().StringArrayVar(&opts.Manifests, "manifest", nil, "a hand-written Kubernetes manifest (Pod, Deployment...) to lint, each container as a server (repeatable; a YAML manifest given to --client is read as one too)")
+	cmd.Flags().BoolVar(&opts.Discover, "discover", false, "also lint the project's own client configs (.mcp.json, .vscode/mcp.json, .cursor/mcp.json, ...)")
+	cmd.Flags().BoolVar(&opts.NoPolicy, "no-policy", false, "lint only client configs, not PATH's policies")
+	cmd.Flags().BoolVar(&opts.ThisMachine, "this-machine", false, "the client configs' paths are this machine's: place ~ in $HOME, look into granted folders, read env files and profiles")
+	policyFlag(cmd, &opts.Policy)
+	cmd.Flags().StringVarP(&opts.Format, "format", "f", "text", "output: "+strings.Join(lint.Formats, ", "))
+	cmd.Flags().StringVar(&opts.FailOn, "fail-on", "error", "exit 5 when a finding is at least: error, warning, info, or never")
+	cmd.Flags().IntVar(&opts.MaxGrants, "max-grants", 4, "GRANT_COUNT's limit per server")
+	cmd.Flags().IntVar(&opts.MaxExposure, "max-exposure", 0, "an EXPOSURE_LIMIT error (exit 5) for each server whose exposure score is above this (docs/exposure.md); 0: no limit")
 	return cmd
 }
 
-// unreadNote is the PARSE error for a client config that cannot be read
-// (project.UnreadNote), as a lint note.
-func unreadNote(file string, err error, verb string) lint.Note {
-	pos, msg := project.UnreadNote(file, err, verb)
-	return lint.Note{Pos: pos, Msg: msg, Unread: true}
+// lintRun lints the policies, client configs and manifests, prints the
+// report and says by its exit code whether it found enough to fail.
+func lintRun(opts *lintOptions) error {
+	threshold := lint.Severity(-1)
+	if opts.FailOn != "never" {
+		s, err := lint.ParseSeverity(opts.FailOn)
+		if err != nil {
+			return &exitError{code: ExitError, err: fmt.Errorf("--fail-on: %v (or never)", err)}
+		}
+		threshold = s
+	}
+	in, err := opts.read()
+	if err != nil {
+		return err
+	}
+	if len(in.Targets) == 0 && len(in.Notes) == 0 {
+		return &exitError{code: ExitError, err: fmt.Errorf("nothing to lint: no policy and no client config")}
+	}
+	rep := lint.Run(in.Targets, lint.Options{MaxGrants: opts.MaxGrants, MaxExposure: opts.MaxExposure})
+	rep.AddNotes(in.Notes)
+	if err := lint.Write(opts.Out, rep, opts.Format, version()); err != nil {
+		return &exitError{code: ExitError, err: err}
+	}
+	switch {
+	case len(in.Unread) > 0: // the lint is incomplete: not "clean", whatever it found
+		return &exitError{code: ExitError, err: fmt.Errorf("not linted (see PARSE): %s", strings.Join(in.Unread, ", "))}
+	case len(in.Targets) == 0:
+		return &exitError{code: ExitError, err: fmt.Errorf("nothing to lint: no server in the client configs")}
+	}
+	if worst, any := rep.Worst(); any && threshold >= 0 && worst >= threshold {
+		return &errSilent{code: ExitFindings}
+	}
+	return nil
+}
+
+// read gathers the targets (project.ReadLint): the policies' servers,
+// unless there are none to lint, then the client configs' and the
+// manifests'.
+func (opts *lintOptions) read() (*project.LintInput, error) {
+	path, err := policyPath(opts.Args, opts.Policy, opts.PolicyNamed)
+	if err != nil {
+		return nil, err
+	}
+	// Client configs alone need no policy: without a PATH argument, a
+	// folder holding none is not an error when --client is given.
+	noPolicy := opts.NoPolicy
+	if !noPolicy && len(opts.Args) == 0 && !opts.PolicyNamed && len(opts.Clients)+len(opts.Manifests) > 0 {
+		if _, err := project.Discover(path); err != nil {
+			noPolicy = true
+		}
+	}
+	home, _ := os.UserHomeDir()
+	o := project.LintOptions{Clients: opts.Clients, Manifests: opts.Manifests, Home: home, ThisMachine: opts.ThisMachine}
+	if !noPolicy {
+		if o.Project, o.Plans, err = compileProject(path); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Discover {
+		o.Clients = append(o.Clients, clientcfg.Discover(path)...)
+	}
+	return project.ReadLint(o), nil
+}
+
+// rulesOptions are rules' flags.
+type rulesOptions struct {
+	streams
+	Format string
+	Kinds  bool // diff's change kinds instead
 }
 
 func newRulesCmd() *cobra.Command {
-	var format string
-	var kinds bool
+	opts := &rulesOptions{}
 	cmd := &cobra.Command{
 		Use:   "rules [--diff]",
 		Short: "List the lint rules: ID, severity, what each flags (docs/rules.md is generated from it); --diff: diff's change kinds",
@@ -179,37 +169,43 @@ func newRulesCmd() *cobra.Command {
   mcpolicy rules --diff --format markdown > docs/diff-kinds.md`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			w := cmd.OutOrStdout()
-			if kinds {
-				return writeKinds(w, format)
-			}
-			switch format {
-			case "markdown":
-				_, err := fmt.Fprint(w, lint.Markdown())
-				return err
-			case "json":
-				type row struct{ ID, Name, Severity, Purpose, Rationale, Remediation string }
-				var rows []row
-				for _, r := range lint.Registry() {
-					rows = append(rows, row{r.ID, r.Name, r.Severity.String(), r.Purpose, r.Rationale, r.Remediation})
-				}
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rows)
-			case "text":
-				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "ID\tSEVERITY\tFLAGS")
-				for _, r := range lint.Registry() {
-					fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, r.Severity, r.Purpose)
-				}
-				return tw.Flush()
-			}
-			return &exitError{code: ExitError, err: fmt.Errorf("unknown format %q (text, json, markdown)", format)}
+			opts.streams = streamsOf(cmd)
+			return rulesRun(opts)
 		},
 	}
-	cmd.Flags().StringVarP(&format, "format", "f", "text", "text, json or markdown")
-	cmd.Flags().BoolVar(&kinds, "diff", false, "list diff's change kinds (the other half of the waive: namespace) instead")
+	cmd.Flags().StringVarP(&opts.Format, "format", "f", "text", "text, json or markdown")
+	cmd.Flags().BoolVar(&opts.Kinds, "diff", false, "list diff's change kinds (the other half of the waive: namespace) instead")
 	return cmd
+}
+
+// rulesRun lists the lint rules, or diff's change kinds, in a format.
+func rulesRun(opts *rulesOptions) error {
+	w, format := opts.Out, opts.Format
+	if opts.Kinds {
+		return writeKinds(w, format)
+	}
+	switch format {
+	case "markdown":
+		_, err := fmt.Fprint(w, lint.Markdown())
+		return err
+	case "json":
+		type row struct{ ID, Name, Severity, Purpose, Rationale, Remediation string }
+		var rows []row
+		for _, r := range lint.Registry() {
+			rows = append(rows, row{r.ID, r.Name, r.Severity.String(), r.Purpose, r.Rationale, r.Remediation})
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	case "text":
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tSEVERITY\tFLAGS")
+		for _, r := range lint.Registry() {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, r.Severity, r.Purpose)
+		}
+		return tw.Flush()
+	}
+	return &exitError{code: ExitError, err: fmt.Errorf("unknown format %q (text, json, markdown)", format)}
 }
 
 // writeKinds lists diff's change kinds, as rules lists the lint rules.

@@ -20,13 +20,13 @@ func policyNamed(cmd *cobra.Command) bool {
 }
 
 // policyPath is the policy of a command that also takes it as its one
-// positional argument (build, vet, lint): the argument or the flag, not
-// two different ones.
-func policyPath(cmd *cobra.Command, args []string, flag string) (string, error) {
+// positional argument (build, vet, lint): the argument or the flag (named:
+// given on the command line), not two different ones.
+func policyPath(args []string, flag string, named bool) (string, error) {
 	if len(args) == 0 {
 		return flag, nil
 	}
-	if policyNamed(cmd) && flag != args[0] {
+	if named && flag != args[0] {
 		return "", &exitError{code: ExitError, err: fmt.Errorf("the policy is named twice (%s and -p %s): give one", args[0], flag)}
 	}
 	return args[0], nil

@@ -16,11 +16,21 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// proveOptions are prove's flags.
+type proveOptions struct {
+	streams
+	Policy    string   // -p/--path: the policy file or folder
+	OutDir    string   // --out: the evidence folder
+	Servers   []string // only these servers
+	Backends  []string // only these backends
+	Probes    []string // more host paths to try to read
+	Tool      string   // also call this MCP tool of the real server
+	ToolArgs  []string // --tool's arguments, KEY=VALUE
+	KeepImage bool
+}
+
 func newProveCmd() *cobra.Command {
-	var path, out string
-	var servers, backends, probes, toolArgs []string
-	var tool string
-	var keepImage bool
+	opts := &proveOptions{}
 	cmd := &cobra.Command{
 		Use:   "prove [-p PATH] [--server NAME] [--backend B] [--probe PATH] [--out DIR]",
 		Short: "Demonstrate the denied reads: a probe, not the server, under each backend's confinement",
@@ -64,120 +74,155 @@ go install).`,
   mcpolicy prove --server code-index --backend bwrap --backend landlock`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			proj, plans, err := compileProject(path)
-			if err != nil {
-				return err
-			}
-			self, err := os.Executable()
-			if err != nil {
-				return err
-			}
-			home, _ := os.UserHomeDir()
-			m := compiler.Machine{ProjectRoot: proj.Root, Home: home}
-			want := map[string]bool{}
-			for _, s := range servers {
-				want[s] = true
-			}
-			var call *prove.ToolCall
-			if tool != "" {
-				call = &prove.ToolCall{Tool: tool, Args: map[string]any{}}
-				for _, kv := range toolArgs {
-					k, v, ok := strings.Cut(kv, "=")
-					if !ok {
-						return &exitError{code: ExitError, err: fmt.Errorf("--arg %q: want KEY=VALUE", kv)}
-					}
-					call.Args[k] = v
-				}
-			} else if len(toolArgs) > 0 {
-				return &exitError{code: ExitError, err: fmt.Errorf("--arg needs --tool")}
-			}
-			// Every server's backends are checked before anything runs.
-			var todo []*compiler.Plan
-			for _, p := range plans {
-				if len(want) > 0 && !want[p.Server] {
-					continue
-				}
-				if _, err := prove.SelectBackends(p, backends); err != nil {
-					if len(backends) == 0 && len(want) == 0 {
-						fmt.Fprintf(cmd.OutOrStdout(), "%s not proved: %v\n", p.Server, err)
-						continue
-					}
-					return &exitError{code: ExitError, err: err}
-				}
-				todo = append(todo, p)
-			}
-			for s := range want {
-				if !hasServer(plans, s) {
-					return &exitError{code: ExitError, err: fmt.Errorf("no server %q in %s (servers: %s)", s, path, names(plans))}
-				}
-			}
-			// An interrupt ends the sandboxes and removes what prove made
-			// before it exits.
-			parent := cmd.Context()
-			if parent == nil {
-				parent = context.Background()
-			}
-			ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-			defer stop()
-			untrusted := writable(proj, plans)
-			disagree, whyDisagree := 0, 0
-			for _, p := range todo {
-				opts := prove.Options{Backends: backends, Probes: probes, Self: self, Policy: path, Call: call, KeepImages: keepImage}
-				rep, err := prove.RunContext(ctx, p, m, opts)
-				if errors.Is(err, prove.ErrInterrupted) || ctx.Err() != nil {
-					return &exitError{code: ExitError, err: fmt.Errorf("interrupted: what prove made (images, containers, temporary folders) was removed")}
-				}
-				if err != nil {
-					return err
-				}
-				dir := filepath.Join(out, p.Server)
-				if len(plans) == 1 || len(servers) == 1 {
-					dir = out
-				}
-				// The evidence folder is usually in the project, which the
-				// server may write (and may just have, while it ran): no link
-				// it left on the way is followed.
-				if err := hostfile.WriteFile(filepath.Join(dir, "evidence.json"), rep.JSON(), 0o644, untrusted); err != nil {
-					return err
-				}
-				if err := hostfile.WriteFile(filepath.Join(dir, "evidence.md"), rep.Markdown(), 0o644, untrusted); err != nil {
-					return err
-				}
-				for _, b := range rep.Backends {
-					state := fmt.Sprintf("%d rows", len(b.Rows))
-					if n := (&prove.Report{Backends: []prove.BackendReport{b}}).WhyDisagreements(); n > 0 {
-						state += fmt.Sprintf(", %d where mcpolicy why disagrees", n)
-					}
-					if b.Skipped != "" {
-						state = "not run: " + b.Skipped
-					}
-					fmt.Fprintf(cmd.OutOrStdout(), "%s %-8s %s\n", p.Server, b.Backend, state)
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", filepath.Join(dir, "evidence.md"))
-				disagree += rep.Disagreements()
-				whyDisagree += rep.WhyDisagreements()
-			}
-			if whyDisagree > 0 {
-				// Not the kernel's disagreement: the plan's two readings
-				// differ, a bug in one of them. Said, not an exit code.
-				fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy: %d rows where mcpolicy why and prove's expectation disagree (a bug in one of the two): see the report\n", whyDisagree)
-			}
-			if disagree > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy: %d rows disagree with the plan: see the report\n", disagree)
-				return &errSilent{code: ExitDisagrees}
-			}
-			return nil
+			opts.streams = streamsOf(cmd)
+			return proveRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVarP(&path, "path", "p", ".", "policy file or folder")
-	cmd.Flags().StringVarP(&out, "out", "o", "evidence", "folder for evidence.md and evidence.json")
-	cmd.Flags().StringArrayVar(&servers, "server", nil, "only this server (repeatable)")
-	cmd.Flags().StringArrayVar(&backends, "backend", nil, "only this backend: "+strings.Join(prove.Backends, ", ")+" (repeatable)")
-	cmd.Flags().StringArrayVar(&probes, "probe", nil, "another host path to try to read (repeatable)")
-	cmd.Flags().StringVar(&tool, "tool", "", "also start the real server in the same confinement and call this MCP tool (the controlled comparison)")
-	cmd.Flags().StringArrayVar(&toolArgs, "arg", nil, "an argument of --tool, KEY=VALUE; an absolute path is probed as the tool uses it (read or write)")
-	cmd.Flags().BoolVar(&keepImage, "keep-image", false, "keep the stand-in images (mcpolicy-prove:...) the docker/podman reproduce commands run")
+	cmd.Flags().StringVarP(&opts.Policy, "path", "p", ".", "policy file or folder")
+	cmd.Flags().StringVarP(&opts.OutDir, "out", "o", "evidence", "folder for evidence.md and evidence.json")
+	cmd.Flags().StringArrayVar(&opts.Servers, "server", nil, "only this server (repeatable)")
+	cmd.Flags().StringArrayVar(&opts.Backends, "backend", nil, "only this backend: "+strings.Join(prove.Backends, ", ")+" (repeatable)")
+	cmd.Flags().StringArrayVar(&opts.Probes, "probe", nil, "another host path to try to read (repeatable)")
+	cmd.Flags().StringVar(&opts.Tool, "tool", "", "also start the real server in the same confinement and call this MCP tool (the controlled comparison)")
+	cmd.Flags().StringArrayVar(&opts.ToolArgs, "arg", nil, "an argument of --tool, KEY=VALUE; an absolute path is probed as the tool uses it (read or write)")
+	cmd.Flags().BoolVar(&opts.KeepImage, "keep-image", false, "keep the stand-in images (mcpolicy-prove:...) the docker/podman reproduce commands run")
 	return cmd
+}
+
+// proveRun proves each selected server's plan on its backends and writes
+// the evidence of each.
+func proveRun(parent context.Context, opts *proveOptions) error {
+	proj, plans, err := compileProject(opts.Policy)
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	call, err := opts.toolCall()
+	if err != nil {
+		return err
+	}
+	todo, err := opts.selectPlans(plans)
+	if err != nil {
+		return err
+	}
+	// An interrupt ends the sandboxes and removes what prove made
+	// before it exits.
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	home, _ := os.UserHomeDir()
+	m := compiler.Machine{ProjectRoot: proj.Root, Home: home}
+	untrusted := writable(proj, plans)
+	disagree, whyDisagree := 0, 0
+	for _, p := range todo {
+		po := prove.Options{Backends: opts.Backends, Probes: opts.Probes, Self: self, Policy: opts.Policy, Call: call, KeepImages: opts.KeepImage}
+		rep, err := prove.RunContext(ctx, p, m, po)
+		if errors.Is(err, prove.ErrInterrupted) || ctx.Err() != nil {
+			return &exitError{code: ExitError, err: fmt.Errorf("interrupted: what prove made (images, containers, temporary folders) was removed")}
+		}
+		if err != nil {
+			return err
+		}
+		dir := filepath.Join(opts.OutDir, p.Server)
+		if len(plans) == 1 || len(opts.Servers) == 1 {
+			dir = opts.OutDir
+		}
+		if err := opts.writeEvidence(dir, p.Server, rep, untrusted); err != nil {
+			return err
+		}
+		disagree += rep.Disagreements()
+		whyDisagree += rep.WhyDisagreements()
+	}
+	if whyDisagree > 0 {
+		// Not the kernel's disagreement: the plan's two readings
+		// differ, a bug in one of them. Said, not an exit code.
+		fmt.Fprintf(opts.Err, "mcpolicy: %d rows where mcpolicy why and prove's expectation disagree (a bug in one of the two): see the report\n", whyDisagree)
+	}
+	if disagree > 0 {
+		fmt.Fprintf(opts.Err, "mcpolicy: %d rows disagree with the plan: see the report\n", disagree)
+		return &errSilent{code: ExitDisagrees}
+	}
+	return nil
+}
+
+// toolCall is --tool with its --arg values, or nil without --tool.
+func (opts *proveOptions) toolCall() (*prove.ToolCall, error) {
+	if opts.Tool == "" {
+		if len(opts.ToolArgs) > 0 {
+			return nil, &exitError{code: ExitError, err: fmt.Errorf("--arg needs --tool")}
+		}
+		return nil, nil
+	}
+	call := &prove.ToolCall{Tool: opts.Tool, Args: map[string]any{}}
+	for _, kv := range opts.ToolArgs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, &exitError{code: ExitError, err: fmt.Errorf("--arg %q: want KEY=VALUE", kv)}
+		}
+		call.Args[k] = v
+	}
+	return call, nil
+}
+
+// selectPlans are the plans to prove: every server's backends are
+// checked before anything runs. A server with no backend prove can run is
+// said and left out, unless --server or --backend asked for it.
+func (opts *proveOptions) selectPlans(plans []*compiler.Plan) ([]*compiler.Plan, error) {
+	want := map[string]bool{}
+	for _, s := range opts.Servers {
+		want[s] = true
+	}
+	var todo []*compiler.Plan
+	for _, p := range plans {
+		if len(want) > 0 && !want[p.Server] {
+			continue
+		}
+		if _, err := prove.SelectBackends(p, opts.Backends); err != nil {
+			if len(opts.Backends) == 0 && len(want) == 0 {
+				fmt.Fprintf(opts.Out, "%s not proved: %v\n", p.Server, err)
+				continue
+			}
+			return nil, &exitError{code: ExitError, err: err}
+		}
+		todo = append(todo, p)
+	}
+	for s := range want {
+		if !hasServer(plans, s) {
+			return nil, &exitError{code: ExitError, err: fmt.Errorf("no server %q in %s (servers: %s)", s, opts.Policy, names(plans))}
+		}
+	}
+	return todo, nil
+}
+
+// writeEvidence writes one server's report into dir and says, per
+// backend, how many rows it holds.
+func (opts *proveOptions) writeEvidence(dir, server string, rep *prove.Report, untrusted []string) error {
+	// The evidence folder is usually in the project, which the server
+	// may write (and may just have, while it ran): no link it left on
+	// the way is followed.
+	if err := hostfile.WriteFile(filepath.Join(dir, "evidence.json"), rep.JSON(), 0o644, untrusted); err != nil {
+		return err
+	}
+	if err := hostfile.WriteFile(filepath.Join(dir, "evidence.md"), rep.Markdown(), 0o644, untrusted); err != nil {
+		return err
+	}
+	for _, b := range rep.Backends {
+		state := fmt.Sprintf("%d rows", len(b.Rows))
+		if n := (&prove.Report{Backends: []prove.BackendReport{b}}).WhyDisagreements(); n > 0 {
+			state += fmt.Sprintf(", %d where mcpolicy why disagrees", n)
+		}
+		if b.Skipped != "" {
+			state = "not run: " + b.Skipped
+		}
+		fmt.Fprintf(opts.Out, "%s %-8s %s\n", server, b.Backend, state)
+	}
+	fmt.Fprintf(opts.Out, "wrote %s\n", filepath.Join(dir, "evidence.md"))
+	return nil
 }
 
 func hasServer(plans []*compiler.Plan, name string) bool {

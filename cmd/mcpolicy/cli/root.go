@@ -155,3 +155,16 @@ user and no mounts. Every addition is an explicit, counted grant.`,
 }
 
 func init() { cobra.AddTemplateFunc("mcpolicyVersion", version) }
+
+// streams are where a command reads and prints: its cobra command's, so
+// tests capture them. Each command's options carry them into its run
+// function.
+type streams struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+}
+
+func streamsOf(cmd *cobra.Command) streams {
+	return streams{In: cmd.InOrStdin(), Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr()}
+}

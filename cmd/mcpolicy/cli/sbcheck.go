@@ -9,8 +9,15 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// checkProfileOptions are check-profile's flags and argument.
+type checkProfileOptions struct {
+	streams
+	Profile string   // the .sb file
+	Defines []string // -D NAME=VALUE, as sandbox-exec gets them
+}
+
 func newCheckProfileCmd() *cobra.Command {
-	var defines []string
+	opts := &checkProfileOptions{}
 	cmd := &cobra.Command{
 		Use:   "check-profile PROFILE.sb [-D NAME=VALUE...]",
 		Short: "Parse and check a macOS seatbelt profile offline",
@@ -40,36 +47,43 @@ system-socket) are warnings. It exits 2 when it finds an error.`,
   mcpolicy check-profile ~/Library/my-server.sb`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			src, err := os.ReadFile(args[0])
-			if err != nil {
-				return err
-			}
-			forms, err := seatbelt.Parse(string(src))
-			if err != nil {
-				return &exitError{code: ExitInvalid, err: fmt.Errorf("%s:%v", args[0], err)}
-			}
-			var params map[string]bool
-			if len(defines) > 0 {
-				params = map[string]bool{}
-				for _, d := range defines {
-					name, _, _ := strings.Cut(d, "=")
-					params[name] = true
-				}
-			}
-			errors := 0
-			for _, f := range seatbelt.Check(forms, params) {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s:%s\n", args[0], f)
-				if f.Severity == "error" {
-					errors++
-				}
-			}
-			if errors > 0 {
-				return &errSilent{code: ExitInvalid}
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok, %d rules\n", args[0], len(seatbelt.Rules(forms)))
-			return nil
+			opts.streams, opts.Profile = streamsOf(cmd), args[0]
+			return checkProfileRun(opts)
 		},
 	}
-	cmd.Flags().StringArrayVarP(&defines, "define", "D", nil, "a parameter sandbox-exec gets (NAME=VALUE); when any is given, every (param) must be one")
+	cmd.Flags().StringArrayVarP(&opts.Defines, "define", "D", nil, "a parameter sandbox-exec gets (NAME=VALUE); when any is given, every (param) must be one")
 	return cmd
+}
+
+// checkProfileRun parses the profile and prints each finding; an error
+// among them is exit 2.
+func checkProfileRun(opts *checkProfileOptions) error {
+	src, err := os.ReadFile(opts.Profile)
+	if err != nil {
+		return err
+	}
+	forms, err := seatbelt.Parse(string(src))
+	if err != nil {
+		return &exitError{code: ExitInvalid, err: fmt.Errorf("%s:%v", opts.Profile, err)}
+	}
+	var params map[string]bool
+	if len(opts.Defines) > 0 {
+		params = map[string]bool{}
+		for _, d := range opts.Defines {
+			name, _, _ := strings.Cut(d, "=")
+			params[name] = true
+		}
+	}
+	errors := 0
+	for _, f := range seatbelt.Check(forms, params) {
+		fmt.Fprintf(opts.Out, "%s:%s\n", opts.Profile, f)
+		if f.Severity == "error" {
+			errors++
+		}
+	}
+	if errors > 0 {
+		return &errSilent{code: ExitInvalid}
+	}
+	fmt.Fprintf(opts.Out, "%s: ok, %d rules\n", opts.Profile, len(seatbelt.Rules(forms)))
+	return nil
 }

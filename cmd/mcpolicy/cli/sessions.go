@@ -10,10 +10,17 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// sessionsOptions are sessions' flags.
+type sessionsOptions struct {
+	streams
+	Policy  string
+	Last    int    // the newest N sessions; 0 all
+	Details bool   // every entry of each
+	Accept  string // mark this session (or all) reviewed
+}
+
 func newSessionsCmd() *cobra.Command {
-	var path, accept string
-	var last int
-	var details bool
+	opts := &sessionsOptions{}
 	cmd := &cobra.Command{
 		Use:   "sessions [-p POLICY] [--last N] [--details] [--accept ID|all]",
 		Short: "List the project's last server sessions and what each wrote in its read-write grants",
@@ -38,45 +45,52 @@ may still run).`,
   mcpolicy sessions --accept all`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			proj, err := project.Discover(path)
-			if err != nil {
-				return err
-			}
-			state := writereport.StateDir(os.Getenv)
-			if state == "" {
-				return fmt.Errorf("no HOME and no XDG_STATE_HOME: no session is recorded")
-			}
-			if accept != "" {
-				ids, err := writereport.Accept(state, proj.Root, accept)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "accepted: %s\n", strings.Join(ids, ", "))
-				return nil
-			}
-			// As check reads them (a policy that no longer compiles: without
-			// the servers' names and mounts).
-			home, _ := os.UserHomeDir()
-			plans, _ := proj.Compile(home)
-			reps, err := proj.WriteReports(state, plans, home, last)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), writereport.Summary(len(reps), state, proj.Root))
-			for _, r := range reps {
-				fmt.Fprintln(cmd.OutOrStdout(), r.Head())
-				if details {
-					for _, l := range r.Details() {
-						fmt.Fprintln(cmd.OutOrStdout(), l)
-					}
-				}
-			}
-			return nil
+			opts.streams = streamsOf(cmd)
+			return sessionsRun(opts)
 		},
 	}
-	policyFlag(cmd, &path)
-	cmd.Flags().IntVar(&last, "last", 10, "the newest N sessions (0: all kept)")
-	cmd.Flags().BoolVar(&details, "details", false, "list every entry of each session")
-	cmd.Flags().StringVar(&accept, "accept", "", "mark a session (its ID, or all) reviewed")
+	policyFlag(cmd, &opts.Policy)
+	cmd.Flags().IntVar(&opts.Last, "last", 10, "the newest N sessions (0: all kept)")
+	cmd.Flags().BoolVar(&opts.Details, "details", false, "list every entry of each session")
+	cmd.Flags().StringVar(&opts.Accept, "accept", "", "mark a session (its ID, or all) reviewed")
 	return cmd
+}
+
+// sessionsRun lists the project's recorded sessions, or with --accept
+// marks them reviewed.
+func sessionsRun(opts *sessionsOptions) error {
+	proj, err := project.Discover(opts.Policy)
+	if err != nil {
+		return err
+	}
+	state := writereport.StateDir(os.Getenv)
+	if state == "" {
+		return fmt.Errorf("no HOME and no XDG_STATE_HOME: no session is recorded")
+	}
+	if opts.Accept != "" {
+		ids, err := writereport.Accept(state, proj.Root, opts.Accept)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(opts.Out, "accepted: %s\n", strings.Join(ids, ", "))
+		return nil
+	}
+	// As check reads them (a policy that no longer compiles: without
+	// the servers' names and mounts).
+	home, _ := os.UserHomeDir()
+	plans, _ := proj.Compile(home)
+	reps, err := proj.WriteReports(state, plans, home, opts.Last)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(opts.Out, writereport.Summary(len(reps), state, proj.Root))
+	for _, r := range reps {
+		fmt.Fprintln(opts.Out, r.Head())
+		if opts.Details {
+			for _, l := range r.Details() {
+				fmt.Fprintln(opts.Out, l)
+			}
+		}
+	}
+	return nil
 }

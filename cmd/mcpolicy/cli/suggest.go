@@ -13,15 +13,24 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/evidence/suggest"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
+	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 	"github.com/mcpolicy/mcpolicy/runtime/supervise"
 	"github.com/spf13/cobra"
 )
 
+// suggestOptions are suggest's flags.
+type suggestOptions struct {
+	streams
+	Policy  string
+	Server  string
+	LogFile string   // --from-log; "" the server's own, "-" stdin
+	Private []string // --allow-private
+	Write   bool     // apply the patch
+}
+
 func newSuggestCmd() *cobra.Command {
-	var policy, server, logFile string
-	var private []string
-	var write bool
+	opts := &suggestOptions{}
 	cmd := &cobra.Command{
 		Use:   "suggest [--from-log FILE] [-p POLICY] [--server S] [--allow-private ADDR] [--write]",
 		Short: "The smallest policy change that would allow what the egress proxy denied, as a patch",
@@ -56,111 +65,138 @@ the current folder.`,
   mcpolicy suggest --server github > allow.patch
   git apply allow.patch && mcpolicy diff`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var addrs []netip.Addr
-			for _, p := range private {
-				a, err := netip.ParseAddr(strings.Trim(p, "[]"))
-				if err != nil {
-					return &exitError{code: ExitError, err: fmt.Errorf("--allow-private %q: want an address (10.0.0.5, fd00::5)", p)}
-				}
-				addrs = append(addrs, a.Unmap())
-			}
-			proj, plans, err := compileProject(policy)
-			if err != nil {
-				return err
-			}
-			plan, err := suggestServer(plans, server, policy)
-			if err != nil {
-				return err
-			}
-			home, _ := os.UserHomeDir()
-			grants := writable(proj, plans)
-			var in io.Reader = cmd.InOrStdin()
-			switch logFile {
-			case "":
-				machine := compiler.Machine{ProjectRoot: proj.Root, Home: home}
-				f, path, err := supervise.OpenDefaultLogToRead(plan.Server, machine, grants)
-				if errors.Is(err, fs.ErrNotExist) {
-					return &exitError{code: ExitError, err: fmt.Errorf("server %s has no decision log yet (%s): mcpolicy run writes it when the proxy decides; or name one with --from-log", plan.Server, path)}
-				}
-				if err != nil {
-					return &exitError{code: ExitError, err: err}
-				}
-				defer f.Close()
-				in, logFile = f, path
-			case "-":
-			default:
-				// The grants the servers have now: the project as a whole
-				// (in grants, for what mcpolicy writes) is not one.
-				if abs, err := filepath.Abs(logFile); err == nil {
-					if g, inside := launch.InsideAny(abs, proj.Granted(plans, home)); inside {
-						fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s lies inside %s, which a server of this project may write: its lines may be the server's, not the proxy's\n", logFile, g)
-					}
-				}
-				f, err := os.Open(logFile)
-				if err != nil {
-					return &exitError{code: ExitError, err: err}
-				}
-				defer f.Close()
-				in = f
-			}
-			res, err := suggest.Read(in, suggest.Options{Private: addrs, Allowed: plan.Network.Rules()})
-			if err != nil {
-				return &exitError{code: ExitError, err: fmt.Errorf("%s: %v", logFile, err)}
-			}
-			stderr := cmd.ErrOrStderr()
-			if res.Other > 0 {
-				// What reads as a decision there may be the server's own.
-				fmt.Fprintf(stderr, "warning: %s: %s not decisions: the log is shared with a server's output (mcpolicy run --log -), which can write lines that read as denials; suggest from a log only the proxy writes (mcpolicy run's default, or --log FILE)\n", logFile, notDecisions(res.Other))
-			}
-			if res.Full > 0 {
-				fmt.Fprintf(stderr, "warning: %s: the log reached its limit (--log-max) and decisions after that were not logged: what they denied is not suggested; move the log aside and run again\n", logFile)
-			}
-			for _, s := range res.Skipped {
-				dest := s.Dest
-				if dest == "" {
-					dest = "(no destination)"
-				}
-				fmt.Fprintf(stderr, "not suggested: %s (%s, %s): %s\n", dest, s.Denied, times(s.Count), s.Why)
-			}
-			if len(res.Add) == 0 {
-				fmt.Fprintf(stderr, "nothing to suggest for %s: %d decisions, %d denied\n", plan.Server, res.Lines, res.Denials)
-				return nil
-			}
-			file := plan.Network.Pos.File
-			if file == "" {
-				file = plan.Pos.File
-			}
-			if file == "" {
-				return &exitError{code: ExitError, err: fmt.Errorf("internal error: no file holds server %q", plan.Server)}
-			}
-			src, err := os.ReadFile(file)
-			if err != nil {
-				return &exitError{code: ExitError, err: err}
-			}
-			patch, err := suggest.PatchFile(file, src, plan.Server, res.Entries(), proj.Root)
-			if err != nil {
-				return &exitError{code: ExitError, err: err}
-			}
-			for _, e := range res.Add {
-				fmt.Fprintf(stderr, "suggested: %s (%s: %s)\n", e.Dest, times(e.Count), strings.Join(e.Methods, ", "))
-			}
-			fmt.Fprint(cmd.OutOrStdout(), patch.Diff(patchName(file)))
-			if write {
-				if err := hostfile.WriteFile(file, patch.New, fileMode(file), grants); err != nil {
-					return err // a link planted there is exit 8, as every refused tampering
-				}
-				fmt.Fprintf(stderr, "wrote %s: review it with mcpolicy diff\n", file)
-			}
-			return nil
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.streams = streamsOf(cmd)
+			return suggestRun(opts)
 		},
 	}
-	policyFlag(cmd, &policy)
-	cmd.Flags().StringVar(&logFile, "from-log", "", `the decision log (JSON lines; "-" for stdin)`)
-	cmd.Flags().StringVar(&server, "server", "", "the server the log is of (needed when the policy has several with an allowlist)")
-	cmd.Flags().StringArrayVar(&private, "allow-private", nil, "a private address that may be suggested when a request named it (repeatable)")
-	cmd.Flags().BoolVar(&write, "write", false, "apply the patch to the policy file (default: print it only)")
+	policyFlag(cmd, &opts.Policy)
+	cmd.Flags().StringVar(&opts.LogFile, "from-log", "", `the decision log (JSON lines; "-" for stdin)`)
+	cmd.Flags().StringVar(&opts.Server, "server", "", "the server the log is of (needed when the policy has several with an allowlist)")
+	cmd.Flags().StringArrayVar(&opts.Private, "allow-private", nil, "a private address that may be suggested when a request named it (repeatable)")
+	cmd.Flags().BoolVar(&opts.Write, "write", false, "apply the patch to the policy file (default: print it only)")
 	return cmd
+}
+
+// suggestRun reads the server's decision log and prints (or applies)
+// the patch that allows what it denied.
+func suggestRun(opts *suggestOptions) error {
+	var addrs []netip.Addr
+	for _, p := range opts.Private {
+		a, err := netip.ParseAddr(strings.Trim(p, "[]"))
+		if err != nil {
+			return &exitError{code: ExitError, err: fmt.Errorf("--allow-private %q: want an address (10.0.0.5, fd00::5)", p)}
+		}
+		addrs = append(addrs, a.Unmap())
+	}
+	proj, plans, err := compileProject(opts.Policy)
+	if err != nil {
+		return err
+	}
+	plan, err := suggestServer(plans, opts.Server, opts.Policy)
+	if err != nil {
+		return err
+	}
+	grants := writable(proj, plans)
+	in, logFile, err := opts.openLog(proj, plans, plan, grants)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	res, err := suggest.Read(in, suggest.Options{Private: addrs, Allowed: plan.Network.Rules()})
+	if err != nil {
+		return &exitError{code: ExitError, err: fmt.Errorf("%s: %v", logFile, err)}
+	}
+	reportUnsuggested(opts.Err, logFile, res)
+	if len(res.Add) == 0 {
+		fmt.Fprintf(opts.Err, "nothing to suggest for %s: %d decisions, %d denied\n", plan.Server, res.Lines, res.Denials)
+		return nil
+	}
+	return opts.patch(proj, plan, res, grants)
+}
+
+// openLog opens the decision log: the server's own by default, --from-log
+// FILE (warning when a server may write it), or stdin. It returns the
+// name the messages give it.
+func (opts *suggestOptions) openLog(proj *project.Project, plans []*compiler.Plan, plan *compiler.Plan, grants []string) (io.ReadCloser, string, error) {
+	home, _ := os.UserHomeDir()
+	switch opts.LogFile {
+	case "":
+		machine := compiler.Machine{ProjectRoot: proj.Root, Home: home}
+		f, path, err := supervise.OpenDefaultLogToRead(plan.Server, machine, grants)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, "", &exitError{code: ExitError, err: fmt.Errorf("server %s has no decision log yet (%s): mcpolicy run writes it when the proxy decides; or name one with --from-log", plan.Server, path)}
+		}
+		if err != nil {
+			return nil, "", &exitError{code: ExitError, err: err}
+		}
+		return f, path, nil
+	case "-":
+		return io.NopCloser(opts.In), opts.LogFile, nil
+	}
+	// The grants the servers have now: the project as a whole (in
+	// grants, for what mcpolicy writes) is not one.
+	if abs, err := filepath.Abs(opts.LogFile); err == nil {
+		if g, inside := launch.InsideAny(abs, proj.Granted(plans, home)); inside {
+			fmt.Fprintf(opts.Err, "warning: %s lies inside %s, which a server of this project may write: its lines may be the server's, not the proxy's\n", opts.LogFile, g)
+		}
+	}
+	f, err := os.Open(opts.LogFile)
+	if err != nil {
+		return nil, "", &exitError{code: ExitError, err: err}
+	}
+	return f, opts.LogFile, nil
+}
+
+// reportUnsuggested says on stderr what of the log suggest cannot vouch
+// for (lines that are not decisions, a full log) and each denial it
+// suggests nothing for, with the reason.
+func reportUnsuggested(stderr io.Writer, logFile string, res *suggest.Result) {
+	if res.Other > 0 {
+		// What reads as a decision there may be the server's own.
+		fmt.Fprintf(stderr, "warning: %s: %s not decisions: the log is shared with a server's output (mcpolicy run --log -), which can write lines that read as denials; suggest from a log only the proxy writes (mcpolicy run's default, or --log FILE)\n", logFile, notDecisions(res.Other))
+	}
+	if res.Full > 0 {
+		fmt.Fprintf(stderr, "warning: %s: the log reached its limit (--log-max) and decisions after that were not logged: what they denied is not suggested; move the log aside and run again\n", logFile)
+	}
+	for _, s := range res.Skipped {
+		dest := s.Dest
+		if dest == "" {
+			dest = "(no destination)"
+		}
+		fmt.Fprintf(stderr, "not suggested: %s (%s, %s): %s\n", dest, s.Denied, times(s.Count), s.Why)
+	}
+}
+
+// patch prints the policy file's patch adding res's entries, and with
+// --write applies it.
+func (opts *suggestOptions) patch(proj *project.Project, plan *compiler.Plan, res *suggest.Result, grants []string) error {
+	file := plan.Network.Pos.File
+	if file == "" {
+		file = plan.Pos.File
+	}
+	if file == "" {
+		return &exitError{code: ExitError, err: fmt.Errorf("internal error: no file holds server %q", plan.Server)}
+	}
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return &exitError{code: ExitError, err: err}
+	}
+	patch, err := suggest.PatchFile(file, src, plan.Server, res.Entries(), proj.Root)
+	if err != nil {
+		return &exitError{code: ExitError, err: err}
+	}
+	for _, e := range res.Add {
+		fmt.Fprintf(opts.Err, "suggested: %s (%s: %s)\n", e.Dest, times(e.Count), strings.Join(e.Methods, ", "))
+	}
+	fmt.Fprint(opts.Out, patch.Diff(patchName(file)))
+	if opts.Write {
+		if err := hostfile.WriteFile(file, patch.New, fileMode(file), grants); err != nil {
+			return err // a link planted there is exit 8, as every refused tampering
+		}
+		fmt.Fprintf(opts.Err, "wrote %s: review it with mcpolicy diff\n", file)
+	}
+	return nil
 }
 
 // suggestServer is --server's plan, or the one the log can be of.

@@ -14,10 +14,22 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// whyOptions are why's flags and argument.
+type whyOptions struct {
+	streams
+	Target      string // the argument
+	Policy      string
+	Server      string // only this server
+	Backend     string // only this backend
+	Format      string
+	HostsFile   string // an /etc/hosts-style table for names
+	HostPath    bool   // read an absolute target as a host path
+	SandboxPath bool   // or as a sandbox path
+	Resolve     bool   // look names up in DNS
+}
+
 func newWhyCmd() *cobra.Command {
-	var policy, server, backend, format string
-	var hostsFile string
-	var hostPath, sandboxPath, resolve bool
+	opts := &whyOptions{}
 	cmd := &cobra.Command{
 		Use:   "why TARGET [-p POLICY] [--server S] [--backend B] [--format text|json]",
 		Short: "Whether a server can reach a path, a host:port or a variable, through which grant, and what stops it",
@@ -49,81 +61,98 @@ mcpolicy run --hosts).`,
   mcpolicy why GITHUB_TOKEN --server github`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "text" && format != "json" {
-				return &exitError{code: ExitError, err: fmt.Errorf("--format %q: want text or json", format)}
-			}
-			if hostPath && sandboxPath {
-				return &exitError{code: ExitError, err: fmt.Errorf("--host and --sandbox: give one")}
-			}
-			proj, plans, err := compileProject(policy)
-			if err != nil {
-				return err
-			}
-			if server != "" {
-				var keep []*compiler.Plan
-				for _, p := range plans {
-					if p.Server == server {
-						keep = append(keep, p)
-					}
-				}
-				if keep == nil {
-					return &exitError{code: ExitError, err: fmt.Errorf("no server %q in %s (servers: %s)", server, policy, names(plans))}
-				}
-				plans = keep
-			}
-			home, _ := os.UserHomeDir()
-			cwd, _ := os.Getwd()
-			m := why.Machine{Machine: compiler.Machine{ProjectRoot: proj.Root, Home: home}, Cwd: cwd, FS: true}
-			if resolve || hostsFile != "" {
-				lookup := func(ctx context.Context, host string) ([]netip.Addr, error) {
-					if !resolve {
-						return nil, fmt.Errorf("not in %s (add --resolve to ask DNS)", hostsFile)
-					}
-					ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-					defer cancel()
-					return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-				}
-				if hostsFile != "" {
-					f, err := os.Open(hostsFile)
-					if err != nil {
-						return &exitError{code: ExitError, err: err}
-					}
-					lookup, err = egress.HostsResolver(f, lookup)
-					f.Close()
-					if err != nil {
-						return &exitError{code: ExitError, err: err}
-					}
-				}
-				m.Resolve = func(host string) ([]netip.Addr, error) { return lookup(context.Background(), host) }
-			}
-			var kind why.Kind
-			switch {
-			case hostPath:
-				kind = why.HostPath
-			case sandboxPath:
-				kind = why.SandboxPath
-			}
-			t, err := why.ParseTarget(args[0], plans, m, kind)
-			if err != nil {
-				return &exitError{code: ExitError, err: err}
-			}
-			a, err := why.Ask(plans, t, m, backend)
-			if err != nil {
-				return &exitError{code: ExitError, err: err}
-			}
-			if format == "json" {
-				return a.JSON(cmd.OutOrStdout())
-			}
-			return spelling(cmd.OutOrStdout(), a.Text)
+			opts.streams, opts.Target = streamsOf(cmd), args[0]
+			return whyRun(opts)
 		},
 	}
-	policyFlag(cmd, &policy)
-	cmd.Flags().StringVar(&server, "server", "", "only this server")
-	cmd.Flags().StringVar(&backend, "backend", "", "only this backend (bwrap, landlock, docker, podman, seatbelt)")
-	cmd.Flags().StringVar(&format, "format", "text", "text or json")
-	cmd.Flags().BoolVar(&hostPath, "host", false, "read an absolute TARGET as a host path")
-	cmd.Flags().BoolVar(&sandboxPath, "sandbox", false, "read an absolute TARGET as a path inside the sandbox")
-	cmd.Flags().BoolVar(&resolve, "resolve", false, "look a destination's name up here, as the egress proxy would")
-	cmd.Flags().StringVar(&hostsFile, "hosts", "", "resolve names from this /etc/hosts-style file first (as mcpolicy run --hosts)")
+	policyFlag(cmd, &opts.Policy)
+	cmd.Flags().StringVar(&opts.Server, "server", "", "only this server")
+	cmd.Flags().StringVar(&opts.Backend, "backend", "", "only this backend (bwrap, landlock, docker, podman, seatbelt)")
+	cmd.Flags().StringVar(&opts.Format, "format", "text", "text or json")
+	cmd.Flags().BoolVar(&opts.HostPath, "host", false, "read an absolute TARGET as a host path")
+	cmd.Flags().BoolVar(&opts.SandboxPath, "sandbox", false, "read an absolute TARGET as a path inside the sandbox")
+	cmd.Flags().BoolVar(&opts.Resolve, "resolve", false, "look a destination's name up here, as the egress proxy would")
+	cmd.Flags().StringVar(&opts.HostsFile, "hosts", "", "resolve names from this /etc/hosts-style file first (as mcpolicy run --hosts)")
 	return cmd
+}
+
+// whyRun answers, for each selected server and backend, whether the
+// target is reachable and through what.
+func whyRun(opts *whyOptions) error {
+	if opts.Format != "text" && opts.Format != "json" {
+		return &exitError{code: ExitError, err: fmt.Errorf("--format %q: want text or json", opts.Format)}
+	}
+	if opts.HostPath && opts.SandboxPath {
+		return &exitError{code: ExitError, err: fmt.Errorf("--host and --sandbox: give one")}
+	}
+	proj, plans, err := compileProject(opts.Policy)
+	if err != nil {
+		return err
+	}
+	if opts.Server != "" {
+		var keep []*compiler.Plan
+		for _, p := range plans {
+			if p.Server == opts.Server {
+				keep = append(keep, p)
+			}
+		}
+		if keep == nil {
+			return &exitError{code: ExitError, err: fmt.Errorf("no server %q in %s (servers: %s)", opts.Server, opts.Policy, names(plans))}
+		}
+		plans = keep
+	}
+	home, _ := os.UserHomeDir()
+	cwd, _ := os.Getwd()
+	m := why.Machine{Machine: compiler.Machine{ProjectRoot: proj.Root, Home: home}, Cwd: cwd, FS: true}
+	if m.Resolve, err = opts.resolver(); err != nil {
+		return err
+	}
+	var kind why.Kind
+	switch {
+	case opts.HostPath:
+		kind = why.HostPath
+	case opts.SandboxPath:
+		kind = why.SandboxPath
+	}
+	t, err := why.ParseTarget(opts.Target, plans, m, kind)
+	if err != nil {
+		return &exitError{code: ExitError, err: err}
+	}
+	a, err := why.Ask(plans, t, m, opts.Backend)
+	if err != nil {
+		return &exitError{code: ExitError, err: err}
+	}
+	if opts.Format == "json" {
+		return a.JSON(opts.Out)
+	}
+	return spelling(opts.Out, a.Text)
+}
+
+// resolver looks a destination's name up as the proxy would: --hosts's
+// table first, then DNS with --resolve. Nil without either: names are
+// not looked up.
+func (opts *whyOptions) resolver() (func(string) ([]netip.Addr, error), error) {
+	if !opts.Resolve && opts.HostsFile == "" {
+		return nil, nil
+	}
+	lookup := func(ctx context.Context, host string) ([]netip.Addr, error) {
+		if !opts.Resolve {
+			return nil, fmt.Errorf("not in %s (add --resolve to ask DNS)", opts.HostsFile)
+		}
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	}
+	if opts.HostsFile != "" {
+		f, err := os.Open(opts.HostsFile)
+		if err != nil {
+			return nil, &exitError{code: ExitError, err: err}
+		}
+		lookup, err = egress.HostsResolver(f, lookup)
+		f.Close()
+		if err != nil {
+			return nil, &exitError{code: ExitError, err: err}
+		}
+	}
+	return func(host string) ([]netip.Addr, error) { return lookup(context.Background(), host) }, nil
 }
