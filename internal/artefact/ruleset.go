@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpolicy/mcpolicy/internal/backend"
 )
 
 // MinABI is the oldest Landlock ABI mcpolicy runs on: ABI 3 adds the
@@ -101,3 +103,7 @@ func (rs *Ruleset) Expand(projectRoot, home string) error {
 	}
 	return bad
 }
+
+// LSM is Landlock's name in the kernel's list of security modules
+// (/sys/kernel/security/lsm).
+const LSM = backend.Landlock
