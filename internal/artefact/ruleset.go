@@ -104,6 +104,10 @@ func (rs *Ruleset) Expand(projectRoot, home string) error {
 	return bad
 }
 
+// RulesetBackend is the backend whose artefacts are rulesets: the name a
+// launch of one records (writereport).
+const RulesetBackend = backend.Landlock
+
 // LSM is Landlock's name in the kernel's list of security modules
 // (/sys/kernel/security/lsm).
 const LSM = backend.Landlock
