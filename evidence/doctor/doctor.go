@@ -346,8 +346,7 @@ func (c *Checker) diagnoseEngine(name string, engine artefact.EngineTraits, path
 		return fmt.Sprintf("%s info did not answer within %s", name, c.timeout()),
 			fmt.Sprintf("check the engine (systemctl status %s; %s info)", name, name)
 	}
-	switch engine.Daemonless {
-	case false:
+	if !engine.Daemonless { // its daemon: the socket, or not running
 		switch {
 		case strings.Contains(low, "permission denied") && strings.Contains(low, name):
 			return "the CLI is not allowed to use the Docker socket",
@@ -357,7 +356,7 @@ func (c *Checker) diagnoseEngine(name string, engine artefact.EngineTraits, path
 			return "the Docker daemon is not running (or DOCKER_HOST / the docker context points elsewhere)",
 				"start it: sudo systemctl start docker (rootless: systemctl --user start docker); check docker context ls"
 		}
-	case true:
+	} else { // its own setup: user namespaces, or the service it calls
 		switch {
 		case strings.Contains(low, "newuidmap"), strings.Contains(low, "subuid"), strings.Contains(low, "user namespace"),
 			strings.Contains(low, "cannot clone"), strings.Contains(low, "uid_map"):
