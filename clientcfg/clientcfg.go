@@ -16,8 +16,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/compiler/readback"
-	"github.com/mcpolicy/mcpolicy/emit/bwrap"
-	"github.com/mcpolicy/mcpolicy/emit/docker"
+	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/backend"
@@ -408,15 +407,30 @@ func (r *reader) entry(section, name string, keyPos position.Pos, n *node, proje
 	return e.t, nil
 }
 
-// sandboxExec starts seatbelt in a hand-written entry.
-var sandboxExec = backend.Program(backend.Seatbelt)
+// sandboxes are the programs that start a backend's sandbox in a
+// hand-written entry (the backend table's), each with the kind of sandbox
+// it starts (the registry's): the entry is read by that kind.
+var sandboxes = func() map[string]artefact.Sandbox {
+	m := map[string]artefact.Sandbox{}
+	for _, b := range backends.All() {
+		if prog := backend.Program(b.Name()); prog != "" {
+			m[prog] = b.Runtime().Sandbox
+		}
+	}
+	return m
+}()
 
 // launchers are the programs a command string is split for.
-var launchers = map[string]bool{
-	docker.Backend: true, docker.PodmanBackend: true, bwrap.Program: true, sandboxExec: true, "mcpolicy": true,
-	"npx": true, "uvx": true, "uv": true, "node": true, "python": true, "python3": true,
-	"bunx": true, "bun": true, "deno": true, "pnpm": true, "yarn": true, "pipx": true,
-}
+var launchers = func() map[string]bool {
+	m := map[string]bool{"mcpolicy": true,
+		"npx": true, "uvx": true, "uv": true, "node": true, "python": true, "python3": true,
+		"bunx": true, "bun": true, "deno": true, "pnpm": true, "yarn": true, "pipx": true,
+	}
+	for prog := range sandboxes {
+		m[prog] = true
+	}
+	return m
+}()
 
 // program is the base name of a command, without a Windows extension.
 func program(cmd string) string {
@@ -439,14 +453,15 @@ func ownWrapper(cmd string) bool {
 // launch reads the launch command.
 func (e *entry) launch(cmd arg, args []arg) {
 	prog := program(cmd.s)
+	kind, starts := sandboxes[prog]
 	switch {
-	case prog == docker.Backend || prog == docker.PodmanBackend:
+	case starts && kind == artefact.Engine:
 		e.t.Launcher = prog
 		e.docker(prog, cmd, args)
-	case prog == bwrap.Program:
+	case starts && kind == artefact.Bwrap:
 		e.t.Launcher = prog
 		e.bwrap(cmd, args)
-	case prog == sandboxExec:
+	case starts && kind == artefact.Seatbelt:
 		e.t.Launcher = prog
 		e.sandboxExec(cmd, args)
 	case prog == LauncherName:

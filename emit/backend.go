@@ -18,6 +18,7 @@ type Backend interface {
 	// Builds names the backend whose artefacts this one runs: its own
 	// name, or docker's for podman (which no policy lists).
 	Builds() string
+	Runtime() artefact.Runtime // the sandbox its artefacts run in, for run, prove and doctor
 	// Enforcement answers, for each restriction the plan asks for, how
 	// far this backend enforces it on this machine.
 	Enforcement(p *compiler.Plan) []Row

@@ -931,7 +931,7 @@ func available(t *testing.T, name string) bool {
 			err = fmt.Errorf("Landlock ABI %d", h.ABI)
 		}
 	case "kubernetes": // podman kube play
-		if why := testenv.Unavailable("kubernetes"); why != "" {
+		if why := testenv.KubePlay(docker.Podman.Runtime()); why != "" {
 			err = errors.New(why)
 		}
 	default:

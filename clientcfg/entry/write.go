@@ -23,7 +23,6 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/emit/backends"
-	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 	"github.com/mcpolicy/mcpolicy/runtime/supervise"
 )
@@ -85,7 +84,7 @@ func LaunchFor(c *clientcfg.Client, p *compiler.Plan, backend, root, home, outDi
 			return nil, err
 		}
 		// (Seatbelt binds no forwarder: its proxy listens on the host.)
-		if b.Builds() != seatbelt.Backend {
+		if b.Runtime().Sandbox != artefact.Seatbelt {
 			if err := supervise.CheckStatic(self); err != nil {
 				return nil, fmt.Errorf("server %q allows egress: %w", p.Server, err)
 			}

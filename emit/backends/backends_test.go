@@ -2,6 +2,7 @@ package backends
 
 import (
 	"errors"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/backend"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
@@ -44,6 +46,16 @@ func TestTableAgrees(t *testing.T) {
 	for _, b := range All() {
 		if got := backend.Builds(b.Name()); got != b.Builds() {
 			t.Errorf("backend %q runs %q's artefacts, the table says %q's", b.Name(), b.Builds(), got)
+		}
+		rt := b.Runtime()
+		if got := strings.TrimPrefix(path.Base("/"+rt.Program), "/"); got != backend.Program(b.Name()) {
+			t.Errorf("backend %q starts its sandbox with %q, the table says client entries do with %q", b.Name(), rt.Program, backend.Program(b.Name()))
+		}
+		if base, err := Lookup(b.Builds()); err != nil || base.Runtime().Sandbox != rt.Sandbox {
+			t.Errorf("backend %q runs %q's artefacts in another kind of sandbox", b.Name(), b.Builds())
+		}
+		if (rt.Sandbox == artefact.Engine) != (rt.Engine != artefact.EngineTraits{}) {
+			t.Errorf("backend %q: engine traits %+v for sandbox kind %d", b.Name(), rt.Engine, rt.Sandbox)
 		}
 		image := refuses(b, &compiler.Plan{Server: "s", Command: []string{"/bin/true"}}, "a server without an image")
 		host := refuses(b, &compiler.Plan{Server: "s", Image: "img:1"}, "a server without a command")

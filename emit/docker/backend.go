@@ -15,15 +15,16 @@ const PodmanBackend = backend.Podman
 // Docker and Podman are the container engines as backends: the same
 // arguments, run by a different engine.
 var (
-	Docker emit.Backend = engine{Backend, []string{"DOCKER_HOST", "DOCKER_CONTEXT"}}
+	Docker emit.Backend = engine{Backend, []string{"DOCKER_HOST", "DOCKER_CONTEXT"}, dockerTraits}
 	// Podman: rootless podman also needs its runtime folder.
-	Podman emit.Backend = engine{PodmanBackend, []string{"CONTAINER_HOST", "XDG_RUNTIME_DIR"}}
+	Podman emit.Backend = engine{PodmanBackend, []string{"CONTAINER_HOST", "XDG_RUNTIME_DIR"}, podmanTraits}
 )
 
 // engine is a container engine: its name is also its program.
 type engine struct {
-	name string
-	env  []string
+	name   string
+	env    []string
+	traits artefact.EngineTraits // runtime.go
 }
 
 func (e engine) Name() string                          { return e.name }

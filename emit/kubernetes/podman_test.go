@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/internal/testenv"
@@ -380,7 +381,7 @@ func writeProject(t *testing.T) (root, home string) {
 func requireKubePlay(t *testing.T, what string) context.Context {
 	t.Helper()
 	testbin.SkipShort(t, what)
-	why := testenv.Unavailable("kubernetes")
+	why := testenv.KubePlay(docker.Podman.Runtime())
 	if why == "" {
 		why = autoUsernsUnavailable()
 	}

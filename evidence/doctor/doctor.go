@@ -26,10 +26,10 @@ import (
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 
+	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
-	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
-	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/hostcaps"
 	"github.com/mcpolicy/mcpolicy/runtime/supervise"
 )
@@ -41,14 +41,6 @@ const (
 	OK          Status = "ok"          // runs, with everything the backend can enforce
 	Degraded    Status = "degraded"    // runs, weaker: policies must accept the degradations named in Detail
 	Unavailable Status = "unavailable" // cannot run a server here
-)
-
-// Backend names Check reports, as the emitters name them.
-const (
-	Bwrap    = bwrap.Backend
-	Landlock = landlock.Backend
-	Docker   = docker.Backend
-	Podman   = docker.PodmanBackend
 )
 
 // MinBwrap is the oldest bubblewrap the emitted argv runs on: 0.8.0 added
@@ -183,11 +175,12 @@ func bwrapProbe(layout bwrap.Layout) []string {
 
 // Bwrap checks bubblewrap: on PATH, recent enough, and able to create a
 // sandbox with a user namespace.
-func (c *Checker) Bwrap(ctx context.Context) Result {
-	r := Result{Backend: Bwrap}
-	path, err := c.LookPath(bwrap.Program)
+func (c *Checker) Bwrap(ctx context.Context, b emit.Backend) Result {
+	r := Result{Backend: b.Name()}
+	program := b.Runtime().Program
+	path, err := c.LookPath(program)
 	if err != nil {
-		r.Status, r.Detail = Unavailable, "bwrap is not on PATH"
+		r.Status, r.Detail = Unavailable, program+" is not on PATH"
 		r.Fix = "install bubblewrap 0.8.0 or later (apt install bubblewrap, dnf install bubblewrap, pacman -S bubblewrap)"
 		return r
 	}
@@ -234,8 +227,8 @@ func (c *Checker) Bwrap(ctx context.Context) Result {
 
 // Landlock checks what `mcpolicy exec` can enforce: the ABI, and whether it
 // gets user namespaces (an empty network namespace and a bounded scratch).
-func (c *Checker) Landlock(ctx context.Context) Result {
-	r := Result{Backend: Landlock}
+func (c *Checker) Landlock(ctx context.Context, b emit.Backend) Result {
+	r := Result{Backend: b.Name()}
 	abi, err := c.LandlockABI()
 	if err != nil || abi <= 0 {
 		r.Status = Unavailable
@@ -300,7 +293,7 @@ func (c *Checker) Landlock(ctx context.Context) Result {
 func (c *Checker) noLandlock(err error) (detail, fix string) {
 	lsm, _ := c.ReadFile("/sys/kernel/security/lsm")
 	switch {
-	case errors.Is(err, syscall.EOPNOTSUPP) || (len(lsm) > 0 && !strings.Contains(string(lsm), backend.Landlock)):
+	case errors.Is(err, syscall.EOPNOTSUPP) || (len(lsm) > 0 && !strings.Contains(string(lsm), artefact.LSM)):
 		list := strings.TrimSpace(string(lsm))
 		if list == "" {
 			list = "lockdown,yama,integrity,apparmor,bpf"
@@ -319,47 +312,43 @@ func (c *Checker) noLandlock(err error) (detail, fix string) {
 }
 
 // Engine checks a container engine: its CLI, and its engine answering.
-func (c *Checker) Engine(ctx context.Context, name string) Result {
-	r := Result{Backend: name}
+// Where engines differ, its traits say how (artefact.EngineTraits).
+func (c *Checker) Engine(ctx context.Context, b emit.Backend) Result {
+	rt := b.Runtime()
+	name, engine := rt.Program, rt.Engine
+	r := Result{Backend: b.Name()}
 	path, err := c.LookPath(name)
 	if err != nil {
 		r.Status, r.Detail = Unavailable, name+" is not on PATH"
-		if name == Docker {
-			r.Fix = "install Docker Engine (https://docs.docker.com/engine/install/), or use podman"
-		} else {
-			r.Fix = "install podman (apt install podman, dnf install podman)"
-		}
+		r.Fix = engine.Install
 		return r
 	}
-	format := "{{.ServerVersion}}"
-	if name == Podman {
-		format = "{{.Version.Version}}"
-	}
-	out, err := c.Run(ctx, path, "info", "--format", format)
+	out, err := c.Run(ctx, path, "info", "--format", engine.VersionFormat)
 	if err == nil {
 		r.Version = lastLine(string(out))
 		r.Status, r.Detail = OK, fmt.Sprintf("%s %s: the engine answers", name, r.Version)
-		if name == Podman && c.Getuid() != 0 {
+		if engine.Daemonless && c.Getuid() != 0 {
 			r.Detail += " (rootless)"
 		}
 		return r
 	}
 	r.Status = Unavailable
-	r.Detail, r.Fix = c.diagnoseEngine(name, path, err)
+	r.Detail, r.Fix = c.diagnoseEngine(name, engine, path, err)
 	return r
 }
 
-func (c *Checker) diagnoseEngine(name, path string, err error) (detail, fix string) {
+// diagnoseEngine reads the engine's error: a daemon's socket or state, or
+// a daemonless engine's own setup.
+func (c *Checker) diagnoseEngine(name string, engine artefact.EngineTraits, path string, err error) (detail, fix string) {
 	msg := err.Error()
 	low := strings.ToLower(msg)
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Sprintf("%s info did not answer within %s", name, c.timeout()),
 			fmt.Sprintf("check the engine (systemctl status %s; %s info)", name, name)
 	}
-	switch name {
-	case Docker:
+	if !engine.Daemonless { // its daemon: the socket, or not running
 		switch {
-		case strings.Contains(low, "permission denied") && strings.Contains(low, backend.Docker):
+		case strings.Contains(low, "permission denied") && strings.Contains(low, name):
 			return "the CLI is not allowed to use the Docker socket",
 				"use rootless Docker or podman, or add your user to the docker group (sudo usermod -aG docker $USER; it is root-equivalent) and log in again"
 		case strings.Contains(low, "cannot connect to the docker daemon"), strings.Contains(low, "is the docker daemon running"),
@@ -367,7 +356,7 @@ func (c *Checker) diagnoseEngine(name, path string, err error) (detail, fix stri
 			return "the Docker daemon is not running (or DOCKER_HOST / the docker context points elsewhere)",
 				"start it: sudo systemctl start docker (rootless: systemctl --user start docker); check docker context ls"
 		}
-	case Podman:
+	} else { // its own setup: user namespaces, or the service it calls
 		switch {
 		case strings.Contains(low, "newuidmap"), strings.Contains(low, "subuid"), strings.Contains(low, "user namespace"),
 			strings.Contains(low, "cannot clone"), strings.Contains(low, "uid_map"):

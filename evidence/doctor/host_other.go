@@ -7,26 +7,27 @@ import (
 	"fmt"
 	"runtime"
 
-	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
+	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 )
 
 // linuxOnly are the backends that need Linux, with what of it they need:
 // elsewhere doctor reports them unavailable without trying anything.
-var linuxOnly = map[string]string{
-	Bwrap:    "user and mount namespaces",
-	Landlock: "Landlock, user and mount namespaces",
-	Docker:   "mcpolicy opens every mount source with openat2 and checks the mounts inside the Linux container",
+var linuxOnly = map[artefact.Sandbox]string{
+	artefact.Bwrap:    "user and mount namespaces",
+	artefact.Landlock: "Landlock, user and mount namespaces",
+	artefact.Engine:   "mcpolicy opens every mount source with openat2 and checks the mounts inside the Linux container",
 }
 
 // host fits the checks to this system: the Linux backends say they need
 // Linux, and seatbelt, macOS's, is checked.
-func (c *Checker) host(byKind map[string]func(name string) func(context.Context) Result) {
+func (c *Checker) host(byKind map[artefact.Sandbox]kindCheck) {
 	for kind, needs := range linuxOnly {
-		byKind[kind] = func(name string) func(context.Context) Result {
-			return func(context.Context) Result { return notLinux(name, needs) }
+		byKind[kind] = func(b emit.Backend) func(context.Context) Result {
+			return func(context.Context) Result { return notLinux(b.Name(), needs) }
 		}
 	}
-	byKind[seatbelt.Backend] = func(string) func(context.Context) Result { return c.Seatbelt }
+	byKind[artefact.Seatbelt] = c.check((*Checker).Seatbelt)
 }
 
 // notLinux is a Linux-only backend's result on another system.
@@ -38,14 +39,15 @@ func notLinux(backend, needs string) Result {
 
 // Seatbelt checks macOS's sandbox-exec: there, and able to apply a
 // profile to a program.
-func (c *Checker) Seatbelt(ctx context.Context) Result {
-	r := Result{Backend: seatbelt.Backend}
-	if _, err := c.Stat(seatbelt.SandboxExec); err != nil {
-		r.Status, r.Detail = Unavailable, fmt.Sprintf("%s is missing: %s", seatbelt.SandboxExec, firstLine(err.Error()))
+func (c *Checker) Seatbelt(ctx context.Context, b emit.Backend) Result {
+	r := Result{Backend: b.Name()}
+	sandboxExec := b.Runtime().Program
+	if _, err := c.Stat(sandboxExec); err != nil {
+		r.Status, r.Detail = Unavailable, fmt.Sprintf("%s is missing: %s", sandboxExec, firstLine(err.Error()))
 		r.Fix = "the seatbelt backend runs on macOS, whose sandbox-exec applies the profiles"
 		return r
 	}
-	if _, err := c.Run(ctx, seatbelt.SandboxExec, "-p", "(version 1)(allow default)", "/usr/bin/true"); err != nil {
+	if _, err := c.Run(ctx, sandboxExec, "-p", "(version 1)(allow default)", "/usr/bin/true"); err != nil {
 		r.Status, r.Detail = Unavailable, "sandbox-exec cannot apply a profile: "+firstLine(err.Error())
 		r.Fix = "sandbox-exec refuses inside another sandbox: run mcpolicy (and the client) outside one"
 		return r

@@ -27,7 +27,6 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
-	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
 	"github.com/mcpolicy/mcpolicy/internal/hostcaps"
@@ -524,7 +523,7 @@ func RunContext(ctx context.Context, p *compiler.Plan, m compiler.Machine, o Opt
 		}
 		cancel()
 		if pr.standIn {
-			image = standInTag(b, o.Self)
+			image = standInTag(runtimeOf(b).Engine, o.Self)
 		}
 		restore(made)
 		if ctx.Err() != nil {
@@ -629,12 +628,13 @@ func version(name string, args ...string) string {
 	return strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
 }
 
-func runBwrap(ctx context.Context, p *compiler.Plan, m compiler.Machine, as []attempt, o Options) (string, []probe.Result, string, error) {
-	if _, err := exec.LookPath(bwrap.Program); err != nil {
-		return "", nil, "", fmt.Errorf("bwrap is not installed")
+func runBwrap(ctx context.Context, backend string, p *compiler.Plan, m compiler.Machine, as []attempt, o Options) (string, []probe.Result, string, error) {
+	program := runtimeOf(backend).Program
+	if _, err := exec.LookPath(program); err != nil {
+		return "", nil, "", fmt.Errorf("%s is not installed", program)
 	}
 	if p.Network.Mode == "allowlist" {
-		return runSupervised(ctx, bwrap.Backend, p, m, as, o, sandbox.Forwarder)
+		return runSupervised(ctx, backend, p, m, as, o, sandbox.Forwarder)
 	}
 	f, err := os.Open(o.Self)
 	if err != nil {
@@ -648,7 +648,7 @@ func runBwrap(ctx context.Context, p *compiler.Plan, m compiler.Machine, as []at
 	if err != nil {
 		return "", nil, "", err
 	}
-	b, err := launch.PrepareBwrap(&launch.BwrapSpec{BwrapSpec: artefact.BwrapSpec{Backend: bwrap.Backend, Server: q.Server, Plan: q.Hash, Args: args}}, m.ProjectRoot, m.Home, nil)
+	b, err := launch.PrepareBwrap(&launch.BwrapSpec{BwrapSpec: artefact.BwrapSpec{Backend: artefact.BwrapProgram, Server: q.Server, Plan: q.Hash, Args: args}}, m.ProjectRoot, m.Home, nil)
 	if err != nil {
 		return "", nil, "", err
 	}
@@ -667,7 +667,7 @@ func runBwrap(ctx context.Context, p *compiler.Plan, m compiler.Machine, as []at
 		return "", nil, "", fmt.Errorf("bwrap: %v: %s", err, stderr.String())
 	}
 	rs, err := parse(out, len(as))
-	return version(bwrap.Program, "--version"), rs, "the artefact's argv as mcpolicy-launch runs it (mount sources by descriptor, the project's top level fixed), unchanged but for the command: the probe comes in as an open file descriptor (/proc/self/fd/3), with no mount added", err
+	return version(program, "--version"), rs, "the artefact's argv as mcpolicy-launch runs it (mount sources by descriptor, the project's top level fixed), unchanged but for the command: the probe comes in as an open file descriptor (/proc/self/fd/3), with no mount added", err
 }
 
 func runLandlock(ctx context.Context, p *compiler.Plan, as []attempt, o Options) (string, []probe.Result, string, error) {
@@ -712,28 +712,30 @@ func runSupervised(ctx context.Context, backend string, p *compiler.Plan, m comp
 	}
 	rs, err := parse(out.Bytes(), len(as))
 	how := fmt.Sprintf("as mcpolicy run starts it: the egress proxy, then the artefact's %s arguments with the probe as the server; the probe is the mcpolicy executable the sandbox already holds as its egress forwarder, so no mount is added", backend)
-	if backend != bwrap.Backend {
+	rt := runtimeOf(backend)
+	if rt.Sandbox != artefact.Bwrap {
 		how += fmt.Sprintf("; stand-in image %s", p.Image)
 	}
-	name, arg := backend, "--version"
-	return version(name, arg), rs, how, err
+	return version(rt.Program, "--version"), rs, how, err
 }
 
 // runEngine runs the artefact's docker arguments with a stand-in image that
 // holds only the probe: the server's own image may not be on this machine,
 // and a probe inside it would need a mount the artefact does not have.
-func runEngine(ctx context.Context, s *session, engine string, p *compiler.Plan, m compiler.Machine, as []attempt, o Options) (string, []probe.Result, string, error) {
+func runEngine(ctx context.Context, s *session, backend string, p *compiler.Plan, m compiler.Machine, as []attempt, o Options) (string, []probe.Result, string, error) {
+	rt := runtimeOf(backend)
+	engine := rt.Program
 	if err := exec.CommandContext(ctx, engine, "info").Run(); err != nil {
 		return "", nil, "", fmt.Errorf("%s is not usable here", engine)
 	}
-	image, err := standIn(ctx, s, engine, o.Self)
+	image, err := standIn(ctx, s, rt, o.Self)
 	if err != nil {
 		return "", nil, "", err
 	}
 	if p.Network.Mode == "allowlist" {
 		q := *p
 		q.Image = image
-		return runSupervised(ctx, engine, &q, m, as, o, "/mcpolicy-probe")
+		return runSupervised(ctx, backend, &q, m, as, o, "/mcpolicy-probe")
 	}
 	q := *p
 	q.Image = image
@@ -771,22 +773,19 @@ func runEngine(ctx context.Context, s *session, engine string, p *compiler.Plan,
 
 // standInTag names the stand-in image of a probe binary: the same on
 // every run with the same binary, so reports diff clean.
-func standInTag(engine, self string) string {
+func standInTag(engine artefact.EngineTraits, self string) string {
 	bin, err := os.ReadFile(self)
 	if err != nil {
 		return ""
 	}
 	sum := sha256.Sum256(bin)
-	tag := "mcpolicy-prove:" + hex.EncodeToString(sum[:6])
-	if engine == docker.PodmanBackend {
-		tag = "localhost/" + tag
-	}
-	return tag
+	return engine.ImportPrefix + "mcpolicy-prove:" + hex.EncodeToString(sum[:6])
 }
 
 // standIn imports an image of the static probe and empty folders, unless
 // it is there already; the session removes what it imported.
-func standIn(ctx context.Context, s *session, engine, self string) (string, error) {
+func standIn(ctx context.Context, s *session, rt artefact.Runtime, self string) (string, error) {
+	engine := rt.Program
 	bin, err := os.ReadFile(self)
 	if err != nil {
 		return "", err
@@ -798,7 +797,7 @@ func standIn(ctx context.Context, s *session, engine, self string) (string, erro
 			}
 		}
 	}
-	tag := standInTag(engine, self)
+	tag := standInTag(rt.Engine, self)
 	if exec.CommandContext(ctx, engine, "image", "inspect", tag).Run() == nil {
 		return tag, nil
 	}
@@ -844,27 +843,27 @@ func reproduce(backend string, p *compiler.Plan, m compiler.Machine, o Options, 
 	}
 	var argv []string
 	switch {
-	case p.Network.Mode == "allowlist" || kind(backend) != landlock.Backend && fixedTop(p):
+	case p.Network.Mode == "allowlist" || kind(backend) != artefact.Landlock && fixedTop(p):
 		// The sandbox needs the egress proxy running, or the launcher to
 		// fix a read-write project's top level (bare bwrap or docker
 		// arguments bind it whole: a create there would succeed, and write
 		// into the project): mcpolicy run starts them, with the command
 		// (and, for an engine, the image) replaced.
 		argv = append([]string{"mcpolicy"}, artefact.RunPolicyArgs(o.Policy, p.Server, backend)...)
-		if kind(backend) != bwrap.Backend {
+		if kind(backend) != artefact.Bwrap {
 			argv = append(argv, "--image", image, "--", "/mcpolicy-probe", "probe", string(op)+":"+target)
 		} else {
 			argv = append(append(argv, "--"), tool...)
 		}
-	case kind(backend) == bwrap.Backend:
+	case kind(backend) == artefact.Bwrap:
 		q := *p
 		q.Command = tool
 		args, err := bwrap.Args(&q, m, bwrap.DetectLayout(), 0)
 		if err != nil {
 			return ""
 		}
-		argv = append([]string{bwrap.Program}, args...)
-	case kind(backend) == landlock.Backend:
+		argv = append([]string{runtimeOf(backend).Program}, args...)
+	case kind(backend) == artefact.Landlock:
 		argv = append([]string{"mcpolicy", "exec", "--policy", o.Policy, "--server", p.Server, "--"}, tool...)
 	default:
 		q := *p

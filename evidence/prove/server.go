@@ -12,9 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/emit/bwrap"
-	"github.com/mcpolicy/mcpolicy/emit/docker"
-	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/evidence/mcpcall"
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/runtime/probe"
@@ -115,17 +112,17 @@ func short(text string) string {
 // serverArgv is the server's launch under a backend, exactly as the
 // artefact says; env is its whole environment.
 func serverArgv(s *session, backend string, p *compiler.Plan, m compiler.Machine, o Options) (argv, env []string, err error) {
-	switch kind(backend) {
-	case bwrap.Backend:
+	switch rt := runtimeOf(backend); rt.Sandbox {
+	case artefact.Bwrap:
 		// Through mcpolicy run, which starts bwrap as the launcher does
 		// (sources by descriptor, the plan's variables through --args, as
 		// the plan's user when root runs it): the generated wrapper refuses
 		// root, which bwrap would make the server.
 		return append([]string{o.Self}, artefact.RunPolicyArgs(o.Policy, p.Server, backend)...), append(os.Environ(), "PROJECT_ROOT="+m.ProjectRoot), nil
-	case landlock.Backend:
+	case artefact.Landlock:
 		return []string{o.Self, "exec", "--policy", o.Policy, "--server", p.Server}, os.Environ(), nil
-	case docker.Backend:
-		if exec.Command(backend, "image", "inspect", p.Image).Run() != nil {
+	case artefact.Engine:
+		if exec.Command(rt.Program, "image", "inspect", p.Image).Run() != nil {
 			return nil, nil, fmt.Errorf("the server's image %q is not on this machine", p.Image)
 		}
 		// Through mcpolicy run, as the launcher runs the engine: the

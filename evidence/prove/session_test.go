@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/internal/testenv"
 )
@@ -24,7 +25,11 @@ func TestSweepOrphans(t *testing.T) {
 	testbin.SkipShort(t, "runs docker and podman")
 	for _, engine := range []string{"docker", "podman"} {
 		t.Run(engine, func(t *testing.T) {
-			if why := testenv.Unavailable(engine); why != "" {
+			b, err := backends.Lookup(engine)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if why := testenv.Unavailable(b.Runtime()); why != "" {
 				if os.Getenv("CI") == "true" {
 					t.Fatal(why)
 				}

@@ -3,8 +3,10 @@
 // launcher that starts a server from them: the formats (the bwrap spec,
 // the Landlock ruleset, an engine's `run` arguments and their labels),
 // the names of the degradations a policy may accept, the digest client
-// entries pin and the flag that pins a program. Both sides import it and
-// neither imports the other: a change to a format is one change here.
+// entries pin and the flag that pins a program; and what each backend's
+// artefacts run in (Runtime), which run, prove and doctor dispatch on.
+// Both sides import it and neither imports the other: a change to a
+// format is one change here.
 package artefact
 
 import (

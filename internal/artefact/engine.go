@@ -6,7 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/mcpolicy/mcpolicy/internal/backend"
 )
+
+// PodmanVersion begins podman's `--version` answer: the launcher asks an
+// engine whether it is podman, whose options differ from docker's (the
+// scratch's owner, --umask), since its path may have any name.
+const PodmanVersion = backend.Podman
 
 // An engine entry carries the `run` arguments inline, readable in the
 // client file, and pins the reviewed artefact (.mcpolicy/docker/S.json) by

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpolicy/mcpolicy/internal/backend"
 )
 
 // MinABI is the oldest Landlock ABI mcpolicy runs on: ABI 3 adds the
@@ -101,3 +103,11 @@ func (rs *Ruleset) Expand(projectRoot, home string) error {
 	}
 	return bad
 }
+
+// RulesetBackend is the backend whose artefacts are rulesets: the name a
+// launch of one records (writereport).
+const RulesetBackend = backend.Landlock
+
+// LSM is Landlock's name in the kernel's list of security modules
+// (/sys/kernel/security/lsm).
+const LSM = backend.Landlock

@@ -40,8 +40,8 @@ func TestTable(t *testing.T) {
 
 // literalsAllowed are the folders whose non-test Go files may spell a
 // backend's name or program as a string literal: this table, and test
-// infrastructure that names the tools it probes or the entries it writes.
-var literalsAllowed = []string{"internal/backend", "internal/testenv", "clientcfg/clientcfgtest"}
+// infrastructure that names the entries it writes.
+var literalsAllowed = []string{"internal/backend", "clientcfg/clientcfgtest"}
 
 // TestNoLiteralNames: outside the table, code names a backend (or the
 // program that starts one) by its constant, so that grep finds the names

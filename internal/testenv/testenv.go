@@ -14,45 +14,52 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 )
 
-// Unavailable says why backend (bwrap, landlock, docker, podman, kubernetes
-// through podman kube play) cannot
-// confine a process here, or "" when it can: each is tried, not assumed
-// from a binary on PATH.
-func Unavailable(backend string) string {
+// Unavailable says why a backend's sandbox (rt, its emit.Backend's
+// Runtime) cannot confine a process here, or "" when it can: each is
+// tried, not assumed from a binary on PATH.
+func Unavailable(rt artefact.Runtime) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	switch backend {
-	case "bwrap":
-		if _, err := exec.LookPath("bwrap"); err != nil {
-			return "bwrap is not installed"
+	switch rt.Sandbox {
+	case artefact.Bwrap:
+		if _, err := exec.LookPath(rt.Program); err != nil {
+			return rt.Program + " is not installed"
 		}
-		if out, err := exec.CommandContext(ctx, "bwrap", "--unshare-all", "--ro-bind", "/", "/", "true").CombinedOutput(); err != nil {
-			return fmt.Sprintf("bwrap cannot make a sandbox: %v: %s", err, bytes.TrimSpace(out))
+		if out, err := exec.CommandContext(ctx, rt.Program, "--unshare-all", "--ro-bind", "/", "/", "true").CombinedOutput(); err != nil {
+			return fmt.Sprintf("%s cannot make a sandbox: %v: %s", rt.Program, err, bytes.TrimSpace(out))
 		}
-	case "docker", "podman":
-		if _, err := exec.LookPath(backend); err != nil {
-			return backend + " is not installed"
+	case artefact.Engine:
+		if _, err := exec.LookPath(rt.Program); err != nil {
+			return rt.Program + " is not installed"
 		}
-		if out, err := exec.CommandContext(ctx, backend, "info").CombinedOutput(); err != nil {
-			return fmt.Sprintf("%s info: %v: %s", backend, err, lastLines(out, 5))
+		if out, err := exec.CommandContext(ctx, rt.Program, "info").CombinedOutput(); err != nil {
+			return fmt.Sprintf("%s info: %v: %s", rt.Program, err, lastLines(out, 5))
 		}
-	case "kubernetes": // podman kube play
-		if why := Unavailable("podman"); why != "" {
-			return why
-		}
-		// kube play builds its pause image from catatonit (a podman
-		// recommendation, not a dependency: --no-install-recommends leaves it out).
-		if _, err := exec.LookPath("catatonit"); err != nil {
-			if _, err := os.Stat("/usr/libexec/podman/catatonit"); err != nil {
-				return "catatonit is not installed: podman kube play needs it for the Pod's infra container (apt-get install catatonit)"
-			}
-		}
-	case "landlock":
+	case artefact.Landlock:
 		return landlockUnavailable()
-	default:
-		return "unknown backend " + backend
+	default: // a cluster's (KubePlay), or macOS's
+		return fmt.Sprintf("no test here runs a sandbox of kind %d", rt.Sandbox)
+	}
+	return ""
+}
+
+// KubePlay says why engine (podman's Runtime) cannot play a Kubernetes
+// manifest here (`kube play`, which the tests run a cluster's artefacts
+// with), or "".
+func KubePlay(engine artefact.Runtime) string {
+	if why := Unavailable(engine); why != "" {
+		return why
+	}
+	// kube play builds its pause image from catatonit (a podman
+	// recommendation, not a dependency: --no-install-recommends leaves it out).
+	if _, err := exec.LookPath("catatonit"); err != nil {
+		if _, err := os.Stat("/usr/libexec/podman/catatonit"); err != nil {
+			return "catatonit is not installed: podman kube play needs it for the Pod's infra container (apt-get install catatonit)"
+		}
 	}
 	return ""
 }

@@ -13,7 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
-	"github.com/mcpolicy/mcpolicy/internal/backend"
 	"github.com/mcpolicy/mcpolicy/internal/protect"
 )
 
@@ -258,7 +257,7 @@ func (e Engine) isPodman() (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("%s --version: %v: the scratch's owner and the server's umask are set by engine-specific options", e.Path, err)
 	}
-	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(string(out))), backend.Podman), nil
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(string(out))), artefact.PodmanVersion), nil
 }
 
 func allDigits(s string) bool {

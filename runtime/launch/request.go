@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
-	"github.com/mcpolicy/mcpolicy/internal/backend"
 	"github.com/mcpolicy/mcpolicy/internal/writereport"
 )
 
@@ -197,7 +196,7 @@ func startArtefact(file, digest, projectRoot, bwrapPath, envFile string, program
 	opts := Options{Environ: environ, ProjectRoot: root, Home: home, Verbose: say}
 	// Detached until its namespaces are gone: without them a daemon may
 	// outlive the server, and the launcher cannot see it.
-	rec, err := RecordSession(writereport.Session{Project: root, Server: rs.Server, Backend: backend.Landlock, Artefact: abs, Digest: digest,
+	rec, err := RecordSession(writereport.Session{Project: root, Server: rs.Server, Backend: artefact.RulesetBackend, Artefact: abs, Digest: digest,
 		Detached: true, Writable: rs.ReadWrite}, os.Getenv, opts.Verbose, os.Stderr)
 	if err != nil {
 		return 0, err

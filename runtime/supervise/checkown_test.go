@@ -46,7 +46,7 @@ func TestCheckOwnSocket(t *testing.T) {
 		os.Exit(0)
 	}
 	// seatbelt: startProxy stops before it looks for a static forwarder.
-	s := &session{plan: &compiler.Plan{Server: "s"}, opt: Options{Backend: seatbelt.Backend}, checkPeers: true}
+	s := &session{plan: &compiler.Plan{Server: "s"}, opt: Options{Backend: seatbelt.Backend}, rt: seatbelt.Seatbelt.Runtime(), checkPeers: true}
 	if err := s.startProxy(); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit/backends"
 )
 
 // StartProxy starts the egress proxy of plan p as Run does, but no
@@ -14,6 +15,9 @@ func StartProxy(p *compiler.Plan, o Options, checkPeers bool) (socket string, tr
 		o.StartTimeout = 10 * time.Second
 	}
 	s := &session{plan: p, opt: o, machine: o.Machine, checkPeers: checkPeers}
+	if b, err := backends.Lookup(o.Backend); err == nil {
+		s.rt = b.Runtime()
+	}
 	if err := s.startProxy(); err != nil {
 		s.cleanup()
 		return "", nil, nil, err

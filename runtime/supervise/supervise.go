@@ -33,7 +33,6 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
-	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	inside "github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
@@ -76,9 +75,10 @@ func Run(ctx context.Context, p *compiler.Plan, o Options) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	start, ok := runners[b.Builds()]
-	if !ok && b.Name() == kubernetes.Backend { // a cluster runs it, not this machine
-		return 1, fmt.Errorf("server %q: the %s backend runs in a cluster: apply .mcpolicy/%s/%s.yaml with kubectl (docs/kubernetes.md)", p.Server, b.Name(), kubernetes.Backend, p.Server)
+	rt := b.Runtime()
+	start, ok := runners[rt.Sandbox]
+	if !ok && rt.Sandbox == artefact.Cluster { // a cluster runs it, not this machine
+		return 1, fmt.Errorf("server %q: the %s backend runs in a cluster: apply .mcpolicy/%s/%s.yaml with kubectl (docs/kubernetes.md)", p.Server, b.Name(), b.Builds(), p.Server)
 	}
 	if !ok { // landlock: its launcher starts it, with no proxy to run beside
 		if p.Network.Mode == "allowlist" {
@@ -86,19 +86,20 @@ func Run(ctx context.Context, p *compiler.Plan, o Options) (int, error) {
 		}
 		return 1, fmt.Errorf("server %q: for the %s backend use mcpolicy exec", p.Server, b.Name())
 	}
-	s := &session{plan: p, opt: o, machine: o.Machine, checkPeers: true}
+	s := &session{plan: p, opt: o, rt: rt, machine: o.Machine, checkPeers: true}
 	defer s.cleanup()
 	if p.Network.Mode == "allowlist" {
 		if err := s.startProxy(); err != nil {
 			return 1, err
 		}
 	}
-	return start(s, ctx, b)
+	return start(s, ctx)
 }
 
 type session struct {
 	plan     *compiler.Plan
 	opt      Options
+	rt       artefact.Runtime // the backend's: what it runs in
 	machine  compiler.Machine
 	dir      string
 	proxy    *egress.Proxy
@@ -180,7 +181,7 @@ func (s *session) cleanup() {
 func (s *session) startProxy() error {
 	allow := s.plan.Network.Rules()
 	parent := socketParent()
-	if s.opt.Backend == bwrap.Backend && os.Geteuid() == 0 && !s.plan.User.Root() && !s.plan.User.Invoker {
+	if s.rt.Sandbox == artefact.Bwrap && os.Geteuid() == 0 && !s.plan.User.Root() && !s.plan.User.Invoker {
 		// bwrap will run as the plan's user (openSocketTo) and resolve
 		// the socket's path as that user: root's runtime folder is 0700.
 		parent = tempParent()
@@ -229,13 +230,13 @@ func (s *session) startProxy() error {
 	// The forwarder is bound into bwrap and container sandboxes. Seatbelt's
 	// server reaches the proxy on the host's loopback (s.seatbelt): nothing
 	// is bound, and mcpolicy on macOS is not an ELF executable to check.
-	if s.opt.Backend == seatbelt.Backend {
+	if s.rt.Sandbox == artefact.Seatbelt {
 		return nil
 	}
 	if s.machine.Self, err = staticSelf(s.opt.Self); err != nil {
 		return err
 	}
-	if u := s.plan.User; s.opt.Backend == bwrap.Backend && os.Geteuid() == 0 && !u.Root() && !u.Invoker {
+	if u := s.plan.User; s.rt.Sandbox == artefact.Bwrap && os.Geteuid() == 0 && !u.Root() && !u.Invoker {
 		// bwrap, run as the plan's user, resolves the forwarder's path as
 		// that user: mcpolicy installed below /root is out of its reach.
 		// A copy in the socket's folder, root's and searchable by the
@@ -398,7 +399,7 @@ func (s *session) bwrap(ctx context.Context) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	spec := &launch.BwrapSpec{BwrapSpec: artefact.BwrapSpec{Backend: bwrap.Backend, Server: s.plan.Server, Plan: s.plan.Hash, Env: s.plan.EnvNames(), Args: args}}
+	spec := &launch.BwrapSpec{BwrapSpec: artefact.BwrapSpec{Backend: artefact.BwrapProgram, Server: s.plan.Server, Plan: s.plan.Hash, Env: s.plan.EnvNames(), Args: args}}
 	if s.proxy != nil {
 		spec.OwnSocket, spec.CheckOwn = inside.Socket, s.checkOwn
 	}
@@ -450,7 +451,8 @@ func (s *session) bwrap(ctx context.Context) (int, error) {
 
 // container starts the sidecar, waits until its forwarder has called in,
 // then runs the server in the sidecar's network namespace.
-func (s *session) container(ctx context.Context, engine string) (int, error) {
+func (s *session) container(ctx context.Context) (int, error) {
+	engine := s.rt.Program
 	sidecar, sidecarPID := "", 0
 	if s.plan.Network.Mode == "allowlist" {
 		sidecar = "mcpolicy-egress-" + s.plan.Server + "-" + randomHex(4)
@@ -476,7 +478,7 @@ func (s *session) container(ctx context.Context, engine string) (int, error) {
 		}
 	}
 	network := "container:" + sidecar
-	if sidecar != "" && engine == docker.PodmanBackend {
+	if sidecar != "" && s.rt.Engine.JoinByPath {
 		// podman records --network container:X as a dependency and then
 		// will not --rm X while the server's container exists: a sidecar
 		// whose lifeline ended before the server was gone (the supervisor

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	registry "github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/internal/testenv"
 )
@@ -143,7 +144,11 @@ func filesystemServer(t *testing.T) string {
 // requireBackend skips (fails under CI=true) when backend cannot run here.
 func requireBackend(t *testing.T, backend string) {
 	t.Helper()
-	if why := testenv.Unavailable(backend); why != "" {
+	b, err := registry.Lookup(backend)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why := testenv.Unavailable(b.Runtime()); why != "" {
 		unavailable(t, "%s: %s", backend, why)
 	}
 }

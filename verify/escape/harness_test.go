@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/internal/protect"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/internal/testenv"
@@ -158,7 +159,11 @@ func probeBackend(backend string) string {
 	if backend == kube {
 		return kubeUnavailable()
 	}
-	return testenv.Unavailable(backend)
+	b, err := backends.Lookup(backend)
+	if err != nil {
+		return err.Error()
+	}
+	return testenv.Unavailable(b.Runtime())
 }
 
 // importImage puts the busybox image into engine, once, without a registry.

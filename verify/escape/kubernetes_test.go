@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 	"github.com/mcpolicy/mcpolicy/internal/testenv"
 	"github.com/mcpolicy/mcpolicy/project"
@@ -78,7 +79,7 @@ servers: attacker: {
 `
 
 // kubeUnavailable says why `podman kube play` cannot run here, or "".
-func kubeUnavailable() string { return testenv.Unavailable("kubernetes") }
+func kubeUnavailable() string { return testenv.KubePlay(docker.Podman.Runtime()) }
 
 // kubeSandbox is one kubernetes project: the checkout is sb.root.
 type kubeSandbox struct {

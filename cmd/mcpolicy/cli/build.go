@@ -11,8 +11,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/emit/backends"
-	"github.com/mcpolicy/mcpolicy/emit/bwrap"
-	"github.com/mcpolicy/mcpolicy/emit/landlock"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/report"
 	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/mcpolicy/mcpolicy/runtime/seccomp"
@@ -324,7 +323,12 @@ func names(plans []*compiler.Plan) string {
 // printSyscalls lists what mcpolicy's seccomp filter takes away, for the
 // host backends that load it (docker and podman bring the engine's own).
 func printSyscalls(w io.Writer, backend string) error {
-	if backend != bwrap.Backend && backend != landlock.Backend {
+	b, err := backends.Lookup(backend)
+	if err != nil {
+		return nil
+	}
+	// The launcher loads it with a bwrap spec and with a ruleset.
+	if k := b.Runtime().Sandbox; k != artefact.Bwrap && k != artefact.Landlock {
 		return nil
 	}
 	rules := seccomp.Rules(seccomp.Options{})
