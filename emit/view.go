@@ -115,10 +115,14 @@ func ProxyVariables(p *compiler.Plan) map[string]string {
 	return set
 }
 
-// ImageRoot is a container's root: the image's own, read-only.
-var ImageRoot = Root{
-	Image:  true,
-	Absent: "not a host path here: the container's root is the image's own, read-only (--read-only); nothing of the host but the mounts",
+// ImageRoot is a container's root: the image's own, made read-only by
+// what the backend writes (docker's --read-only, a Pod's
+// readOnlyRootFilesystem).
+func ImageRoot(readOnlyBy string) Root {
+	return Root{
+		Image:  true,
+		Absent: "not a host path here: the container's root is the image's own, read-only (" + readOnlyBy + "); nothing of the host but the mounts",
+	}
 }
 
 // LoopbackOnly is the egress of a sandbox with its own network namespace:

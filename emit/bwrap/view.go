@@ -12,18 +12,17 @@ import (
 func (backend) PathModel() emit.PathModel { return emit.MountsAtTargets }
 
 // viewDevices are the devices every sandbox sees (--dev), /dev/null
-// writable. The /usr folders below are why's answer as it was: Args links
-// usrLinks, which has no lib32.
+// writable.
 var viewDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
 
-// Baseline: the runtime baseline's host paths read-only, /usr's top-level
-// folders again at the root (/bin, /lib...), and the devices.
+// Baseline: the runtime baseline's host paths read-only, /usr's folders
+// Args links at the root (usrLinks: /bin, /lib...), and the devices.
 func (backend) Baseline(p *compiler.Plan) []emit.Seen {
 	var seen []emit.Seen
 	for _, b := range p.Runtime.ReadOnly {
 		seen = append(seen, emit.Seen{At: b, Source: b})
 		if b == "/usr" {
-			for _, l := range []string{"bin", "lib", "lib32", "lib64", "sbin"} {
+			for _, l := range usrLinks {
 				seen = append(seen, emit.Seen{At: "/" + l, Source: "/usr/" + l})
 			}
 		}

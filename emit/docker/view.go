@@ -13,7 +13,7 @@ func (engine) PathModel() emit.PathModel { return emit.MountsAtTargets }
 // Baseline: none of the host's; the image brings its own.
 func (engine) Baseline(*compiler.Plan) []emit.Seen { return nil }
 
-func (engine) Root(*compiler.Plan) emit.Root { return emit.ImageRoot }
+func (engine) Root(*compiler.Plan) emit.Root { return emit.ImageRoot("--read-only") }
 
 // ScratchMount: --tmpfs with noexec.
 func (engine) ScratchMount() emit.ScratchMount {

@@ -13,7 +13,7 @@ func (backend) PathModel() emit.PathModel { return emit.MountsAtTargets }
 func (backend) Baseline(*compiler.Plan) []emit.Seen { return nil }
 
 // Root: the container's, the image's own.
-func (backend) Root(*compiler.Plan) emit.Root { return emit.ImageRoot }
+func (backend) Root(*compiler.Plan) emit.Root { return emit.ImageRoot("readOnlyRootFilesystem") }
 
 func (backend) ScratchMount() emit.ScratchMount { return emit.ScratchMount{AtTarget: true} }
 

@@ -12,19 +12,19 @@ import (
 // PathModel: Landlock remaps nothing, and a ruleset only adds rights.
 func (backend) PathModel() emit.PathModel { return emit.HostPathsRightsAdd }
 
-// viewDevices are the devices the launcher's root holds, /dev/null
-// writable: why's answer as it was, though the ruleset grants only
-// DevicesRW and DevicesRO (not /dev/full, /dev/tty).
-var viewDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
-
 // Baseline: the runtime baseline's host paths read-only, and the devices.
 func (backend) Baseline(p *compiler.Plan) []emit.Seen {
 	var seen []emit.Seen
 	for _, b := range p.Runtime.ReadOnly {
 		seen = append(seen, emit.Seen{At: b, Source: b})
 	}
-	for _, d := range viewDevices {
-		seen = append(seen, emit.Seen{At: d, Source: d, Device: true, Write: d == "/dev/null"})
+	// The devices the ruleset grants (Build): the launcher's root may hold
+	// others, which Landlock then refuses.
+	for _, d := range DevicesRW {
+		seen = append(seen, emit.Seen{At: d, Source: d, Device: true, Write: true})
+	}
+	for _, d := range DevicesRO {
+		seen = append(seen, emit.Seen{At: d, Source: d, Device: true})
 	}
 	return seen
 }

@@ -41,7 +41,14 @@ func (backend) Root(*compiler.Plan) emit.Root {
 func (backend) ScratchMount() emit.ScratchMount { return emit.ScratchMount{} }
 
 func (backend) ServerEnv(p *compiler.Plan) emit.ServerEnv {
-	return emit.ServerEnv{Set: emit.ProxyVariables(p), Cleared: "the wrapper unsets all but the named"}
+	set := emit.ProxyVariables(p)
+	names, _, _ := fixedEnv(p)
+	for _, n := range names {
+		if _, ok := set[n]; !ok {
+			set[n] = "set by the wrapper (env -i " + n + "=...), not from the host"
+		}
+	}
+	return emit.ServerEnv{Set: set, Cleared: "the wrapper unsets all but the named"}
 }
 
 // Egress: the profile denies the network but for the proxy's port on the
