@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
@@ -11,10 +12,143 @@ import (
 	"github.com/mcpolicy/mcpolicy/internal/report"
 	"github.com/mcpolicy/mcpolicy/internal/writereport"
 	"github.com/mcpolicy/mcpolicy/project"
+	"github.com/spf13/cobra"
 )
 
 // writeFlag is check's finding for a flagged write of a recorded session.
 const writeFlag = "WRITE_FLAGGED"
+
+// checkOptions are check's flags.
+type checkOptions struct {
+	streams
+	Policy  string   // -p/--policy
+	Clients []string // --client: these client files (none: the project's and the user's)
+	Format  string
+}
+
+func newCheckCmd() *cobra.Command {
+	opts := &checkOptions{}
+	cmd := &cobra.Command{
+		Use:   "check [-p POLICY] [--client FILE...] [--format F]",
+		Short: "Report artefacts and client entries that drifted from what the policy compiles to",
+		Long: `check compares what runs with what the policy compiles to. The output
+folder is compared with what a build writes, as build --check does: an
+artefact edited after the build is TAMPERED (exit 8) even when an entry
+pins its new digest; a missing, stale or extra file is drift (exit 6).
+Then each client file is read (default: the project's own, as lint
+--discover finds them, and every client's user-scope file — ~/.claude.json,
+Claude Desktop's, ~/.cursor/mcp.json, VS Code's, ~/.codex/config.toml... —
+for the entries that apply to this project): the launch commands of the
+entries mcpolicy manages are read back into plans and compared with the
+policy's, grant by grant: a hand-widened mount is reported as widened.
+Exit 6 on drift. An entry named for a server of the policy that mcpolicy
+does not recognise as its own (a hand-written bwrap or docker command in
+its place) is reported as UNMANAGED_ENTRY (exit 6): nothing holds it to
+the policy, and so is an egress entry of the earlier form (mcpolicy run
+--policy ... --plan HASH, which compiled the policy at every start). An
+entry that pins an artefact (mcpolicy-launch --sha256) or a plan (mcpolicy
+run --sha256) whose file no longer has that digest is reported: as TAMPERED (exit 8) when the
+file still names the policy's plan (something edited it after the build),
+as stale (exit 6) when the policy changed since the entry was written. A
+client file that cannot be read is a PARSE error at its position, and the
+next is checked; the check is then incomplete: exit 1, as lint's.
+Then the write report (see mcpolicy sessions): a file a recorded session
+of the project wrote in a read-write grant, untracked by git, of a kind
+the host runs (bytecode, .pth, shared object, executable, hook, ...) and
+still there, in a session not accepted, is listed with its session and
+server: exit 5 (8, 1 and 6 outrank it). stderr says how many sessions
+were read, and from which folder; records in a folder that is not yours,
+or that group or others may write, are refused (exit 1).
+
+--format github or sarif reports each drifted grant under its diff kind
+(docs/diff-kinds.md), a pin as PIN_TAMPERED or PIN_STALE, the output
+folder as ARTEFACT_TAMPERED or ARTEFACT_STALE, an entry that is not
+mcpolicy's as UNMANAGED_ENTRY, an unmet env grant as ENV_UNMET, a flagged
+write as WRITE_FLAGGED, an unread file as PARSE.`,
+		Example: `  mcpolicy check
+  mcpolicy check --client ~/.cursor/mcp.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.streams = streamsOf(cmd)
+			return checkRun(opts)
+		},
+	}
+	policyFlag(cmd, &opts.Policy)
+	cmd.Flags().StringArrayVar(&opts.Clients, "client", nil, "a client file to check (repeatable)")
+	cmd.Flags().StringVarP(&opts.Format, "format", "f", "text", "output: "+strings.Join(report.Formats, ", "))
+	return cmd
+}
+
+// checkRun compares the output folder and the client entries with what
+// the policy compiles to, then reads the write report.
+func checkRun(opts *checkOptions) error {
+	if err := report.Check(opts.Format); err != nil {
+		return &exitError{code: ExitError, err: err}
+	}
+	proj, plans, err := compileProject(opts.Policy)
+	if err != nil {
+		if proj != nil {
+			return opts.writesThen(proj, err)
+		}
+		return err
+	}
+	home, _ := os.UserHomeDir()
+	res, err := project.CheckClients(project.CheckOptions{Project: proj, Plans: plans, Clients: opts.Clients,
+		Home: home, ConfigHome: os.Getenv("XDG_CONFIG_HOME")})
+	if err != nil {
+		return opts.writesThen(proj, err)
+	}
+	var rep checkReport
+	for i, f := range res.Findings {
+		rep.add(f, res.Lines[i])
+	}
+	written, summary, err := rep.writes(proj, plans)
+	if err != nil {
+		return &exitError{code: ExitError, err: err}
+	}
+	fmt.Fprintln(opts.Err, summary)
+	if err := rep.write(opts.Out, opts.Format, !res.Drift && len(res.Unread) == 0 && !written); err != nil {
+		return &exitError{code: ExitError, err: err}
+	}
+	return opts.exit(res, written)
+}
+
+// writesThen shows what the project's sessions wrote, then returns err: a
+// server can make its policy stop compiling (a protected name created in
+// a Landlock grant), and what it wrote is still shown.
+func (opts *checkOptions) writesThen(proj *project.Project, err error) error {
+	var rep checkReport
+	_, summary, werr := rep.writes(proj, nil)
+	if werr != nil {
+		summary = werr.Error()
+	}
+	rep.write(opts.Out, opts.Format, false)
+	fmt.Fprintln(opts.Err, summary)
+	return err
+}
+
+// exit is check's exit code: a tampered artefact is the one finding an
+// unread file cannot outrank; otherwise the check is incomplete and, as
+// lint's, 1 wins; then drift, then a flagged write.
+func (opts *checkOptions) exit(res *project.CheckResult, written bool) error {
+	unread := res.Unread
+	if len(unread) > 0 && res.Tamper {
+		fmt.Fprintf(opts.Err, "not checked (see PARSE): %s\n", strings.Join(unread, ", "))
+	}
+	if res.Tamper {
+		return &errSilent{code: ExitTampered}
+	}
+	if len(unread) > 0 {
+		return &exitError{code: ExitError, err: fmt.Errorf("not checked (see PARSE): %s", strings.Join(unread, ", "))}
+	}
+	if res.Drift {
+		return &errSilent{code: ExitWidened}
+	}
+	if written {
+		return &errSilent{code: ExitFindings}
+	}
+	return nil
+}
 
 // checkRules describes, for SARIF, every ID a check can report.
 func checkRules() []report.Rule {

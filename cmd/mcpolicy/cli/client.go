@@ -5,23 +5,34 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/clientcfg/entry"
-	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
 	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
-	"github.com/mcpolicy/mcpolicy/internal/report"
 	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/spf13/cobra"
 )
 
+// clientOptions are client's flags and its target.
+type clientOptions struct {
+	streams
+	Target  string   // the client's name
+	Policy  string   // -p/--policy
+	Backend string   // "": each server's first backend
+	Servers []string // only these servers
+	File    string   // the client file to edit ("": the target's)
+	EnvFile string   // the env file the launcher reads (clients that pass no environment)
+	User    bool     // the user-scope file
+	Write   bool
+	DryRun  bool
+	Force   bool // replace entries mcpolicy did not write
+	Restore bool // put the newest backup back
+}
+
 func newClientCmd() *cobra.Command {
-	var path, backend, file, envFile string
-	var servers []string
-	var write, dryRun, force, user, restore bool
+	opts := &clientOptions{}
 	cmd := &cobra.Command{
 		Use:   "client TARGET [--backend B] [--server NAME...] [--file PATH] [--write | --dry-run | --restore]",
 		Short: "Write the entries that spawn each server confined into an MCP client's config",
@@ -60,276 +71,128 @@ user-scope file, --file any file.`,
   mcpolicy client codex --backend landlock --user --write`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := clientcfg.LookupClient(args[0])
-			if err != nil {
-				return &exitError{code: ExitError, err: err}
-			}
-			proj, plans, err := compileProject(path)
-			if err != nil {
-				return err
-			}
-			home, _ := os.UserHomeDir()
-			self, _ := os.Executable()
-			target, portable := file, false
-			switch {
-			case target != "":
-				// Relative to where mcpolicy runs: made absolute before it is
-				// held against the grants, which are.
-				if target, err = filepath.Abs(target); err != nil {
-					return err
-				}
-			case user || c.Project == "":
-				target = c.User(home)
-			default:
-				target, portable = filepath.Join(proj.Root, c.Project), true
-			}
-			// The file starts every server it names, the ones not selected
-			// by --server too: none of the project's servers may write it.
-			for _, p := range plans {
-				if err := entry.CheckOutsideGrants(p, compiler.Machine{ProjectRoot: proj.Root, Home: home},
-					map[string]string{"client config": target}); err != nil {
-					return &exitError{code: ExitInvalid, err: err}
-				}
-			}
-			untrusted := writable(proj, plans)
-			// The backups hold the file's tokens, and --restore puts back
-			// what is there: no server of the project may reach them.
-			if err := clientcfg.BackupsOutsideProject(plans, entry.DefaultStateDir(), proj.Root, home); err != nil {
-				return &exitError{code: ExitInvalid, err: err}
-			}
-			if restore {
-				saved, from, err := entry.Restore(target, untrusted, "", func(b []byte) error { return entry.Loads(c, target, b) })
-				if err != nil {
-					return err
-				}
-				if !saved.Changed {
-					fmt.Fprintf(cmd.OutOrStdout(), "%s already holds %s\n", spell(saved.File), from)
-					return nil
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "restored %s from %s\nbackup of what it held: %s\n", spell(saved.File), from, saved.Backup)
-				return nil
-			}
-			type serverEntry struct {
-				server string
-				l      *entry.Launch
-			}
-			var entries []serverEntry
-			want := map[string]bool{}
-			for _, s := range servers {
-				want[s] = true
-			}
-			for _, p := range plans {
-				if len(want) > 0 && !want[p.Server] {
-					continue
-				}
-				b := backend
-				if b == "" {
-					b = p.Backends[0]
-				}
-				l, err := entry.LaunchFor(c, p, b, proj.Root, home, filepath.Join(proj.Root, project.DefaultOut), self, envFile, portable)
-				var efe *entry.EnvFileError
-				if errors.As(err, &efe) {
-					return &exitError{code: ExitInvalid, err: err}
-				}
-				if err != nil {
-					return err
-				}
-				if f := entry.EnvFileOf(l); f != "" {
-					// Every server of the project, not only this one, must
-					// neither read nor write the file (LaunchFor checks p's).
-					if err := clientcfg.EnvFileOutsideProject(plans, f, proj.Root, home); err != nil {
-						return &exitError{code: ExitInvalid, err: err}
-					}
-					// And the launcher must be able to read it at spawn.
-					exists, err := entry.EnvFileUsable(c.Name, f)
-					if err != nil {
-						return &exitError{code: ExitInvalid, err: err}
-					}
-					if !exists {
-						fmt.Fprintf(cmd.ErrOrStderr(), "%s passes no environment to servers: %q takes %s from %s at spawn, which does not exist yet (NAME=value lines, mode 600; `install -m 600 /dev/null %s` creates it)\n",
-							c.Name, p.Server, strings.Join(p.EnvNames(), ", "), f, f)
-					} else {
-						fmt.Fprintf(cmd.ErrOrStderr(), "%s passes no environment to servers: %q takes %s from %s at spawn\n",
-							c.Name, p.Server, strings.Join(p.EnvNames(), ", "), f)
-					}
-				}
-				for _, q := range plans {
-					if err := entry.CheckOutsideGrants(q, compiler.Machine{ProjectRoot: proj.Root, Home: home},
-						map[string]string{"launcher": l.Command}); err != nil {
-						return &exitError{code: ExitInvalid, err: err}
-					}
-				}
-				entries = append(entries, serverEntry{p.Server, l})
-			}
-			edit := func(src []byte) ([]byte, error) {
-				out := src
-				for _, e := range entries {
-					var err error
-					if out, err = entry.Merge(target, out, c, e.server, e.l, force); err != nil {
-						return nil, &exitError{code: ExitInvalid, err: err}
-					}
-				}
-				return out, nil
-			}
-			if write && !dryRun {
-				// Under a lock, re-edited if the client rewrote the file
-				// meanwhile; the replaced bytes go to a backup.
-				saved, err := entry.Save(entry.SaveOptions{File: target, Untrusted: untrusted, Edit: edit})
-				if err != nil {
-					return err
-				}
-				if !saved.Changed {
-					fmt.Fprintf(cmd.OutOrStdout(), "%s is up to date\n", spell(target))
-					return nil
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", spell(saved.File))
-				if saved.Backup != "" {
-					fmt.Fprintf(cmd.OutOrStdout(), "backup of what it held: %s (mcpolicy client %s --restore puts it back)\n", saved.Backup, c.Name)
-				}
-				return nil
-			}
-			src, err := hostfile.ReadFile(target, untrusted)
-			if err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
-			}
-			out, err := edit(src)
-			if err != nil {
-				return err
-			}
-			if string(out) == string(src) {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s is up to date\n", spell(target))
-				return nil
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "--- %s\n+++ %s (mcpolicy)\n%s", target, target, diff.TextDiff(string(src), string(out)))
-			if !write {
-				fmt.Fprintln(cmd.ErrOrStderr(), "mcpolicy: nothing written; add --write to apply")
-			}
-			return nil
+			opts.streams, opts.Target = streamsOf(cmd), args[0]
+			return clientRun(opts)
 		},
 	}
-	policyFlag(cmd, &path)
-	cmd.Flags().StringVarP(&backend, "backend", "b", "", orList(backends.Names())+" (default: the server's first backend)")
-	cmd.Flags().StringArrayVar(&servers, "server", nil, "only this server (repeatable)")
-	cmd.Flags().StringVar(&file, "file", "", "the client file to edit (default: the target's file)")
-	cmd.Flags().BoolVar(&user, "user", false, "the user-scope file rather than the project's")
-	cmd.Flags().BoolVar(&write, "write", false, "write the file (its old content goes to a backup)")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show the diff only (the default without --write)")
-	cmd.Flags().BoolVar(&force, "force", false, "replace entries mcpolicy did not write")
-	cmd.Flags().BoolVar(&restore, "restore", false, "put back the newest backup of the file (what the last write replaced)")
+	policyFlag(cmd, &opts.Policy)
+	cmd.Flags().StringVarP(&opts.Backend, "backend", "b", "", orList(backends.Names())+" (default: the server's first backend)")
+	cmd.Flags().StringArrayVar(&opts.Servers, "server", nil, "only this server (repeatable)")
+	cmd.Flags().StringVar(&opts.File, "file", "", "the client file to edit (default: the target's file)")
+	cmd.Flags().BoolVar(&opts.User, "user", false, "the user-scope file rather than the project's")
+	cmd.Flags().BoolVar(&opts.Write, "write", false, "write the file (its old content goes to a backup)")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "show the diff only (the default without --write)")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "replace entries mcpolicy did not write")
+	cmd.Flags().BoolVar(&opts.Restore, "restore", false, "put back the newest backup of the file (what the last write replaced)")
 	cmd.MarkFlagsMutuallyExclusive("restore", "write")
 	cmd.MarkFlagsMutuallyExclusive("restore", "dry-run")
-	cmd.Flags().StringVar(&envFile, "env-file", "", "for clients that pass no environment (claude-desktop, windsurf, zed, cline): the file the launcher reads env grant values from (default $XDG_CONFIG_HOME/mcpolicy/env or ~/.config/mcpolicy/env)")
+	cmd.Flags().StringVar(&opts.EnvFile, "env-file", "", "for clients that pass no environment (claude-desktop, windsurf, zed, cline): the file the launcher reads env grant values from (default $XDG_CONFIG_HOME/mcpolicy/env or ~/.config/mcpolicy/env)")
 	return cmd
 }
 
-func newCheckCmd() *cobra.Command {
-	var path, format string
-	var clients []string
-	cmd := &cobra.Command{
-		Use:   "check [-p POLICY] [--client FILE...] [--format F]",
-		Short: "Report artefacts and client entries that drifted from what the policy compiles to",
-		Long: `check compares what runs with what the policy compiles to. The output
-folder is compared with what a build writes, as build --check does: an
-artefact edited after the build is TAMPERED (exit 8) even when an entry
-pins its new digest; a missing, stale or extra file is drift (exit 6).
-Then each client file is read (default: the project's own, as lint
---discover finds them, and every client's user-scope file — ~/.claude.json,
-Claude Desktop's, ~/.cursor/mcp.json, VS Code's, ~/.codex/config.toml... —
-for the entries that apply to this project): the launch commands of the
-entries mcpolicy manages are read back into plans and compared with the
-policy's, grant by grant: a hand-widened mount is reported as widened.
-Exit 6 on drift. An entry named for a server of the policy that mcpolicy
-does not recognise as its own (a hand-written bwrap or docker command in
-its place) is reported as UNMANAGED_ENTRY (exit 6): nothing holds it to
-the policy, and so is an egress entry of the earlier form (mcpolicy run
---policy ... --plan HASH, which compiled the policy at every start). An
-entry that pins an artefact (mcpolicy-launch --sha256) or a plan (mcpolicy
-run --sha256) whose file no longer has that digest is reported: as TAMPERED (exit 8) when the
-file still names the policy's plan (something edited it after the build),
-as stale (exit 6) when the policy changed since the entry was written. A
-client file that cannot be read is a PARSE error at its position, and the
-next is checked; the check is then incomplete: exit 1, as lint's.
-Then the write report (see mcpolicy sessions): a file a recorded session
-of the project wrote in a read-write grant, untracked by git, of a kind
-the host runs (bytecode, .pth, shared object, executable, hook, ...) and
-still there, in a session not accepted, is listed with its session and
-server: exit 5 (8, 1 and 6 outrank it). stderr says how many sessions
-were read, and from which folder; records in a folder that is not yours,
-or that group or others may write, are refused (exit 1).
-
---format github or sarif reports each drifted grant under its diff kind
-(docs/diff-kinds.md), a pin as PIN_TAMPERED or PIN_STALE, the output
-folder as ARTEFACT_TAMPERED or ARTEFACT_STALE, an entry that is not
-mcpolicy's as UNMANAGED_ENTRY, an unmet env grant as ENV_UNMET, a flagged
-write as WRITE_FLAGGED, an unread file as PARSE.`,
-		Example: `  mcpolicy check
-  mcpolicy check --client ~/.cursor/mcp.json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := report.Check(format); err != nil {
-				return &exitError{code: ExitError, err: err}
-			}
-			// A server can make its policy stop compiling (a protected name
-			// created in a Landlock grant): what it wrote is still shown,
-			// then the policy's error.
-			orWrites := func(proj *project.Project, err error) error {
-				var rep checkReport
-				_, summary, werr := rep.writes(proj, nil)
-				if werr != nil {
-					summary = werr.Error()
-				}
-				rep.write(cmd.OutOrStdout(), format, false)
-				fmt.Fprintln(cmd.ErrOrStderr(), summary)
-				return err
-			}
-			proj, plans, err := compileProject(path)
-			if err != nil {
-				if proj != nil {
-					return orWrites(proj, err)
-				}
-				return err
-			}
-			home, _ := os.UserHomeDir()
-			res, err := project.CheckClients(project.CheckOptions{Project: proj, Plans: plans, Clients: clients,
-				Home: home, ConfigHome: os.Getenv("XDG_CONFIG_HOME")})
-			if err != nil {
-				return orWrites(proj, err)
-			}
-			var rep checkReport
-			for i, f := range res.Findings {
-				rep.add(f, res.Lines[i])
-			}
-			drift, tamper, unread := res.Drift, res.Tamper, res.Unread
-			written, summary, err := rep.writes(proj, plans)
-			if err != nil {
-				return &exitError{code: ExitError, err: err}
-			}
-			fmt.Fprintln(cmd.ErrOrStderr(), summary)
-			if err := rep.write(cmd.OutOrStdout(), format, !drift && len(unread) == 0 && !written); err != nil {
-				return &exitError{code: ExitError, err: err}
-			}
-			// A tampered artefact is the one finding an unread file cannot
-			// outrank; otherwise the check is incomplete: as lint, 1 wins.
-			if len(unread) > 0 && tamper {
-				fmt.Fprintf(cmd.ErrOrStderr(), "not checked (see PARSE): %s\n", strings.Join(unread, ", "))
-			}
-			if tamper {
-				return &errSilent{code: ExitTampered}
-			}
-			if len(unread) > 0 {
-				return &exitError{code: ExitError, err: fmt.Errorf("not checked (see PARSE): %s", strings.Join(unread, ", "))}
-			}
-			if drift {
-				return &errSilent{code: ExitWidened}
-			}
-			if written {
-				return &errSilent{code: ExitFindings}
-			}
-			return nil
-		},
+// clientRun merges the selected servers' entries into the client's file
+// (--write), shows the diff, or puts the newest backup back (--restore).
+func clientRun(opts *clientOptions) error {
+	c, err := clientcfg.LookupClient(opts.Target)
+	if err != nil {
+		return &exitError{code: ExitError, err: err}
 	}
-	policyFlag(cmd, &path)
-	cmd.Flags().StringArrayVar(&clients, "client", nil, "a client file to check (repeatable)")
-	cmd.Flags().StringVarP(&format, "format", "f", "text", "output: "+strings.Join(report.Formats, ", "))
-	return cmd
+	proj, plans, err := compileProject(opts.Policy)
+	if err != nil {
+		return err
+	}
+	home, _ := os.UserHomeDir()
+	target, portable, err := entry.Target(c, opts.File, opts.User, proj.Root, home)
+	if err != nil {
+		return err
+	}
+	if err := entry.CheckTarget(plans, target, proj.Root, home); err != nil {
+		return refused(err)
+	}
+	untrusted := writable(proj, plans)
+	if opts.Restore {
+		return opts.restore(c, target, untrusted)
+	}
+	self, _ := os.Executable()
+	entries, err := entry.Entries(entry.EntriesOptions{Client: c, Plans: plans, Servers: opts.Servers,
+		Backend: opts.Backend, Root: proj.Root, Home: home, OutDir: filepath.Join(proj.Root, project.DefaultOut),
+		Self: self, EnvFile: opts.EnvFile, Portable: portable, Notes: opts.Err})
+	if err != nil {
+		return refused(err)
+	}
+	edit := func(src []byte) ([]byte, error) {
+		out, err := entry.MergeEntries(target, src, c, entries, opts.Force)
+		if err != nil {
+			return nil, &exitError{code: ExitInvalid, err: err}
+		}
+		return out, nil
+	}
+	if opts.Write && !opts.DryRun {
+		return opts.save(c, target, untrusted, edit)
+	}
+	return opts.showDiff(target, untrusted, edit)
+}
+
+// refused is an entry's refusal a policy error (exit 2), another error as
+// it is.
+func refused(err error) error {
+	var re *entry.RefusedError
+	if errors.As(err, &re) {
+		return &exitError{code: ExitInvalid, err: err}
+	}
+	return err
+}
+
+// restore puts the newest backup of target back.
+func (opts *clientOptions) restore(c *clientcfg.Client, target string, untrusted []string) error {
+	saved, from, err := entry.Restore(target, untrusted, "", func(b []byte) error { return entry.Loads(c, target, b) })
+	if err != nil {
+		return err
+	}
+	if !saved.Changed {
+		fmt.Fprintf(opts.Out, "%s already holds %s\n", spell(saved.File), from)
+		return nil
+	}
+	fmt.Fprintf(opts.Out, "restored %s from %s\nbackup of what it held: %s\n", spell(saved.File), from, saved.Backup)
+	return nil
+}
+
+// save writes the entries into target under a lock, re-edited if the
+// client rewrote the file meanwhile; the replaced bytes go to a backup.
+func (opts *clientOptions) save(c *clientcfg.Client, target string, untrusted []string, edit func([]byte) ([]byte, error)) error {
+	saved, err := entry.Save(entry.SaveOptions{File: target, Untrusted: untrusted, Edit: edit})
+	if err != nil {
+		return err
+	}
+	if !saved.Changed {
+		fmt.Fprintf(opts.Out, "%s is up to date\n", spell(target))
+		return nil
+	}
+	fmt.Fprintf(opts.Out, "wrote %s\n", spell(saved.File))
+	if saved.Backup != "" {
+		fmt.Fprintf(opts.Out, "backup of what it held: %s (mcpolicy client %s --restore puts it back)\n", saved.Backup, c.Name)
+	}
+	return nil
+}
+
+// showDiff shows what writing the entries would change in target, and
+// writes nothing.
+func (opts *clientOptions) showDiff(target string, untrusted []string, edit func([]byte) ([]byte, error)) error {
+	src, err := hostfile.ReadFile(target, untrusted)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	out, err := edit(src)
+	if err != nil {
+		return err
+	}
+	if string(out) == string(src) {
+		fmt.Fprintf(opts.Out, "%s is up to date\n", spell(target))
+		return nil
+	}
+	fmt.Fprintf(opts.Out, "--- %s\n+++ %s (mcpolicy)\n%s", target, target, diff.TextDiff(string(src), string(out)))
+	if !opts.Write {
+		fmt.Fprintln(opts.Err, "mcpolicy: nothing written; add --write to apply")
+	}
+	return nil
 }

@@ -82,10 +82,7 @@ func execRun(opts *execOptions) error {
 	}
 	home, _ := os.UserHomeDir()
 	machine := compiler.Machine{ProjectRoot: proj.Root, Home: home, Invoker: compiler.CurrentUser()}
-	if err := envFileOutsideProject(plans, opts.EnvFile, proj.Root, home); err != nil {
-		return err
-	}
-	environ, err := launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: opts.EnvFile, Grants: grantSources(plan, machine)}, plan.EnvNames())
+	environ, err := serverEnviron(plans, plan, machine, opts.EnvFile)
 	if err != nil {
 		return err
 	}

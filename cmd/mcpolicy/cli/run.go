@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,8 +18,28 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// runOptions are run's flags and arguments.
+type runOptions struct {
+	streams
+	Policy      string // -p/--policy, with Server: compile the policy now
+	Server      string
+	Backend     string
+	LogFile     string // --log: the proxy's decisions ("-": stderr)
+	LogMax      string
+	HostsFile   string // --hosts: names the proxy resolves first
+	Self        string // the forwarder bound into the sandbox
+	Image       string // replaces the policy's (engines)
+	Pin         string // --plan: the plan hash the policy must compile to
+	EnvFile     string
+	ProjectRoot string // with Digest: the plan file a client entry pins
+	Digest      string
+	Args        []string // the plan file, and the command after --
+	Dash        int      // where -- was among Args (-1: none)
+	PolicyNamed bool
+}
+
 func newRunCmd() *cobra.Command {
-	var policy, server, backend, logFile, logMax, hostsFile, self, image, pin, envFile, projectRoot, digest string
+	opts := &runOptions{}
 	cmd := &cobra.Command{
 		Use:   "run -p POLICY --server NAME --backend " + strings.Join(backendNames(supervise.Backends()), "|") + " [-- CMD ARGS...] | run --backend B --project-root ROOT --sha256 DIGEST ROOT/.mcpolicy/plan/SERVER.json",
 		Short: "Start a server confined, with the egress proxy when its policy allows destinations",
@@ -56,132 +77,170 @@ evidence is reproduced. See docs/egress.md.`,
 		Example: `  mcpolicy run --policy . --server github --backend bwrap
   mcpolicy run --policy . --server github --backend docker --log ~/.local/state/mcpolicy/github.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// Nothing the caller left open reaches the server, nor a terminal.
-			if err := launch.CloseInherited(); err != nil {
-				return err
-			}
-			if err := launch.ShieldTerminals(nil); err != nil {
-				return err
-			}
-			proj, plan, plans, args, err := runPlan(cmd, runWhat{policy, server, pin, artefact.RunEntry{
-				Backend: backend, ProjectRoot: projectRoot, Digest: digest, EnvFile: envFile}}, args)
-			if err != nil {
-				return err
-			}
-			if len(args) > 0 {
-				plan.Command = args
-			}
-			if image != "" {
-				plan.Image = image
-			}
-			home, _ := os.UserHomeDir()
-			machine := compiler.Machine{ProjectRoot: proj.Root, Home: home, Invoker: compiler.CurrentUser()}
-			if err := envFileOutsideProject(plans, envFile, proj.Root, home); err != nil {
-				return err
-			}
-			environ, err := launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: envFile, Grants: grantSources(plan, machine)}, plan.EnvNames())
-			if err != nil {
-				return err
-			}
-			o := supervise.Options{
-				Backend: backend, Self: self,
-				Machine: machine,
-				Stdin:   cmd.InOrStdin(), Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
-				Environ: environ,
-				Log:     cmd.ErrOrStderr(),
-			}
-			if o.LogLimit, err = logLimit(logMax); err != nil {
-				return err
-			}
-			switch {
-			case plan.Network.Mode != "allowlist": // no proxy, nothing to log
-			case logFile == "-":
-			case logFile == "":
-				// The default log, not the stderr the server shares: what
-				// suggest reads must be the proxy's alone.
-				f, path, err := supervise.OpenDefaultLog(plan.Server, machine, writable(proj, plans), o.LogLimit)
-				if err != nil {
-					fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy run: %v: the egress decisions go to stderr, which the server shares (mcpolicy suggest cannot tell its lines from the proxy's); name a log outside every grant with --log\n", err)
-					break
-				}
-				defer f.Close()
-				o.Log = f
-				fmt.Fprintf(cmd.ErrOrStderr(), "mcpolicy run: egress decisions: %s\n", path)
-			default:
-				f, err := supervise.OpenLog(logFile, plan, machine)
-				if err != nil {
-					return &exitError{code: ExitError, err: err}
-				}
-				defer f.Close()
-				o.Log = f
-			}
-			if hostsFile != "" {
-				// The table says where names are, and its addresses are not
-				// refused as this machine's own: a file a server may write
-				// would let it put an allowed name at the host's address.
-				table, err := supervise.ReadHosts(hostsFile, writable(proj, plans))
-				if err != nil {
-					return &exitError{code: ExitError, err: err}
-				}
-				o.Resolve, o.Exempt = table.Resolver(nil), table.Names
-			}
-			code, err := supervise.Run(cmd.Context(), plan, o)
-			if err != nil {
-				return err
-			}
-			return &errSilent{code: code}
+			opts.streams, opts.Args, opts.Dash, opts.PolicyNamed = streamsOf(cmd), args, cmd.ArgsLenAtDash(), policyNamed(cmd)
+			return runRun(cmd.Context(), opts)
 		},
 	}
-	policyFlag(cmd, &policy)
-	cmd.Flags().StringVar(&server, "server", "", "server to start (with --policy)")
-	cmd.Flags().StringVar(&backend, "backend", bwrap.Backend, orList(backendNames(supervise.Backends())))
-	cmd.Flags().StringVar(&logFile, "log", "", "append the proxy's decisions (JSON lines) to this file instead of the server's own ($XDG_STATE_HOME/mcpolicy/egress/); - for stderr")
-	logMaxFlag(cmd, &logMax)
-	cmd.Flags().StringVar(&hostsFile, "hosts", "", "resolve these names (/etc/hosts format) in the proxy before DNS; the private-address check still applies")
-	cmd.Flags().StringVar(&self, "self", "", "a statically linked mcpolicy to bind into the sandbox as the forwarder (default: this executable)")
-	cmd.Flags().StringVar(&image, "image", "", "run this image instead of the policy's (docker, podman)")
-	cmd.Flags().StringVar(&pin, "plan", "", "refuse to start (exit 8) unless the policy compiles to this plan hash (client entries pin it)")
-	cmd.Flags().StringVar(&envFile, "env-file", "", "take the values of the plan's env grants that the environment does not set from this file (NAME=value lines, mode 600, outside every grant): for clients that pass on no environment")
-	cmd.Flags().StringVar(&projectRoot, "project-root", "", "the project of the pinned plan file (client entries)")
-	cmd.Flags().StringVar(&digest, "sha256", "", "start the plan file given as the argument only if its SHA-256 is this (client entries)")
+	policyFlag(cmd, &opts.Policy)
+	cmd.Flags().StringVar(&opts.Server, "server", "", "server to start (with --policy)")
+	cmd.Flags().StringVar(&opts.Backend, "backend", bwrap.Backend, orList(backendNames(supervise.Backends())))
+	cmd.Flags().StringVar(&opts.LogFile, "log", "", "append the proxy's decisions (JSON lines) to this file instead of the server's own ($XDG_STATE_HOME/mcpolicy/egress/); - for stderr")
+	logMaxFlag(cmd, &opts.LogMax)
+	cmd.Flags().StringVar(&opts.HostsFile, "hosts", "", "resolve these names (/etc/hosts format) in the proxy before DNS; the private-address check still applies")
+	cmd.Flags().StringVar(&opts.Self, "self", "", "a statically linked mcpolicy to bind into the sandbox as the forwarder (default: this executable)")
+	cmd.Flags().StringVar(&opts.Image, "image", "", "run this image instead of the policy's (docker, podman)")
+	cmd.Flags().StringVar(&opts.Pin, "plan", "", "refuse to start (exit 8) unless the policy compiles to this plan hash (client entries pin it)")
+	cmd.Flags().StringVar(&opts.EnvFile, "env-file", "", "take the values of the plan's env grants that the environment does not set from this file (NAME=value lines, mode 600, outside every grant): for clients that pass on no environment")
+	cmd.Flags().StringVar(&opts.ProjectRoot, "project-root", "", "the project of the pinned plan file (client entries)")
+	cmd.Flags().StringVar(&opts.Digest, "sha256", "", "start the plan file given as the argument only if its SHA-256 is this (client entries)")
 	return cmd
 }
 
-// runWhat is what run is asked to start: a policy's server, compiled now,
-// or (Entry.Digest set) the plan file a client entry pins.
-type runWhat struct {
-	policy, server, pin string
-	entry               artefact.RunEntry
+// runRun starts the plan's server confined, with the egress proxy, and
+// exits with the server's code.
+func runRun(ctx context.Context, opts *runOptions) error {
+	// Nothing the caller left open reaches the server, nor a terminal.
+	if err := launch.CloseInherited(); err != nil {
+		return err
+	}
+	if err := launch.ShieldTerminals(nil); err != nil {
+		return err
+	}
+	proj, plan, plans, args, err := opts.plan()
+	if err != nil {
+		return err
+	}
+	if len(args) > 0 {
+		plan.Command = args
+	}
+	if opts.Image != "" {
+		plan.Image = opts.Image
+	}
+	home, _ := os.UserHomeDir()
+	machine := compiler.Machine{ProjectRoot: proj.Root, Home: home, Invoker: compiler.CurrentUser()}
+	o, err := opts.superviseOptions(plan, plans, machine)
+	if err != nil {
+		return err
+	}
+	untrusted := writable(proj, plans)
+	closeLog, err := opts.decisionLog(&o, plan, machine, untrusted)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	if err := opts.hosts(&o, untrusted); err != nil {
+		return err
+	}
+	code, err := supervise.Run(ctx, plan, o)
+	if err != nil {
+		return err
+	}
+	return &errSilent{code: code}
 }
 
-// runPlan finds the plan run starts, and the project's plans, and returns
+// superviseOptions are how the server is started: its environment, with
+// the env file's values, and run's streams.
+func (opts *runOptions) superviseOptions(plan *compiler.Plan, plans []*compiler.Plan, machine compiler.Machine) (supervise.Options, error) {
+	environ, err := serverEnviron(plans, plan, machine, opts.EnvFile)
+	if err != nil {
+		return supervise.Options{}, err
+	}
+	o := supervise.Options{
+		Backend: opts.Backend, Self: opts.Self,
+		Machine: machine,
+		Stdin:   opts.In, Stdout: opts.Out, Stderr: opts.Err,
+		Environ: environ,
+		Log:     opts.Err,
+	}
+	if o.LogLimit, err = logLimit(opts.LogMax); err != nil {
+		return supervise.Options{}, err
+	}
+	return o, nil
+}
+
+// decisionLog points o.Log where the proxy's decisions go: the server's
+// own file by default, --log FILE, or stderr (--log -, or a plan without
+// an allowlist, which has no proxy). The returned func closes it.
+func (opts *runOptions) decisionLog(o *supervise.Options, plan *compiler.Plan, machine compiler.Machine, untrusted []string) (func(), error) {
+	switch {
+	case plan.Network.Mode != "allowlist": // no proxy, nothing to log
+	case opts.LogFile == "-":
+	case opts.LogFile == "":
+		// The default log, not the stderr the server shares: what
+		// suggest reads must be the proxy's alone.
+		f, path, err := supervise.OpenDefaultLog(plan.Server, machine, untrusted, o.LogLimit)
+		if err != nil {
+			fmt.Fprintf(opts.Err, "mcpolicy run: %v: the egress decisions go to stderr, which the server shares (mcpolicy suggest cannot tell its lines from the proxy's); name a log outside every grant with --log\n", err)
+			break
+		}
+		o.Log = f
+		fmt.Fprintf(opts.Err, "mcpolicy run: egress decisions: %s\n", path)
+		return func() { f.Close() }, nil
+	default:
+		f, err := supervise.OpenLog(opts.LogFile, plan, machine)
+		if err != nil {
+			return nil, &exitError{code: ExitError, err: err}
+		}
+		o.Log = f
+		return func() { f.Close() }, nil
+	}
+	return func() {}, nil
+}
+
+// hosts gives the proxy --hosts' table. The table says where names are,
+// and its addresses are not refused as this machine's own: a file a
+// server may write would let it put an allowed name at the host's address.
+func (opts *runOptions) hosts(o *supervise.Options, untrusted []string) error {
+	if opts.HostsFile == "" {
+		return nil
+	}
+	table, err := supervise.ReadHosts(opts.HostsFile, untrusted)
+	if err != nil {
+		return &exitError{code: ExitError, err: err}
+	}
+	o.Resolve, o.Exempt = table.Resolver(nil), table.Names
+	return nil
+}
+
+// plan finds the plan run starts, and the project's plans, and returns
 // the command that replaces the server's (after --). A client entry's
-// plan file is read and verified, and no policy is read; --policy and
-// --server compile it (a person at a terminal, prove's reproductions).
-func runPlan(cmd *cobra.Command, w runWhat, args []string) (*project.Project, *compiler.Plan, []*compiler.Plan, []string, error) {
-	if w.entry.Digest == "" && w.entry.ProjectRoot == "" {
-		if w.server == "" {
+// plan file (--sha256) is read and verified, and no policy is read;
+// --policy and --server compile it (a person at a terminal, prove's
+// reproductions).
+func (opts *runOptions) plan() (*project.Project, *compiler.Plan, []*compiler.Plan, []string, error) {
+	if opts.Digest == "" && opts.ProjectRoot == "" {
+		if opts.Server == "" {
 			return nil, nil, nil, nil, &exitError{code: ExitError, err: fmt.Errorf("name the server: --policy POLICY --server NAME (or, as a client entry does, --project-root ROOT --sha256 DIGEST PLANFILE)")}
 		}
-		proj, plan, plans, err := compileServerOf(w.policy, w.server)
+		proj, plan, plans, err := compileServerOf(opts.Policy, opts.Server)
 		if err != nil {
 			return nil, nil, nil, nil, err
 		}
-		return proj, plan, plans, args, checkPin(plan, w.pin)
+		return proj, plan, plans, opts.Args, checkPin(plan, opts.Pin)
 	}
-	files, rest := args, []string(nil)
-	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
-		files, rest = args[:dash], args[dash:]
+	files, rest := opts.Args, []string(nil)
+	if opts.Dash >= 0 {
+		files, rest = opts.Args[:opts.Dash], opts.Args[opts.Dash:]
 	}
-	if policyNamed(cmd) || w.server != "" || w.pin != "" || len(files) != 1 || w.entry.Digest == "" || w.entry.ProjectRoot == "" {
+	if opts.PolicyNamed || opts.Server != "" || opts.Pin != "" || len(files) != 1 || opts.Digest == "" || opts.ProjectRoot == "" {
 		return nil, nil, nil, nil, &exitError{code: ExitError, err: fmt.Errorf("a client entry's run names --project-root ROOT --sha256 DIGEST and one plan file (ROOT/.mcpolicy/plan/SERVER.json), and neither --policy, --server nor --plan")}
 	}
-	w.entry.PlanFile = files[0]
-	plan, plans, err := supervise.ReadPinned(w.entry)
+	plan, plans, err := supervise.ReadPinned(artefact.RunEntry{Backend: opts.Backend, ProjectRoot: opts.ProjectRoot,
+		Digest: opts.Digest, EnvFile: opts.EnvFile, PlanFile: files[0]})
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	return &project.Project{Root: filepath.Clean(w.entry.ProjectRoot)}, plan, plans, rest, nil
+	return &project.Project{Root: filepath.Clean(opts.ProjectRoot)}, plan, plans, rest, nil
+}
+
+// serverEnviron is the environment run and exec start plan's server
+// with: this one, and the values of its env grants it lacks from envFile,
+// which must lie outside every grant of the project (plans).
+func serverEnviron(plans []*compiler.Plan, plan *compiler.Plan, machine compiler.Machine, envFile string) ([]string, error) {
+	if err := envFileOutsideProject(plans, envFile, machine.ProjectRoot, machine.Home); err != nil {
+		return nil, err
+	}
+	return launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: envFile, Grants: grantSources(plan, machine)}, plan.EnvNames())
 }
 
 // grantSources are the host paths the plan mounts, the host backends'
@@ -204,12 +263,19 @@ func checkPin(p *compiler.Plan, pin string) error {
 	return &exitError{code: ExitTampered, err: fmt.Errorf("server %q compiles to plan %s, but the client entry pins %s: refusing to start it. If you changed the policy, run `mcpolicy build` and `mcpolicy client` again and review the diff; if not, something changed the policy or the project's protected paths — a server with write access?", p.Server, p.Hash, pin)}
 }
 
+// egressForwardOptions are egress-forward's flags and the command it
+// starts.
+type egressForwardOptions struct {
+	Port     int    // the sandbox's loopback port
+	Socket   string // the proxy's unix socket
+	Lifeline bool   // exit when the proxy goes away
+	Command  []string
+}
+
 // newEgressForwardCmd is the forwarder inside a sandbox; hidden: only
 // emitted arguments start it.
 func newEgressForwardCmd() *cobra.Command {
-	var port int
-	var socket string
-	var lifeline bool
+	opts := &egressForwardOptions{}
 	cmd := &cobra.Command{
 		Use:    "egress-forward --port N --socket PATH [--lifeline] [-- CMD ARGS...]",
 		Short:  "Forward the sandbox's loopback port to the egress proxy (run inside the sandbox)",
@@ -217,19 +283,26 @@ func newEgressForwardCmd() *cobra.Command {
 		Example: `  # what the bwrap backend runs in front of the server (see mcpolicy args SERVER --backend bwrap)
   /.mcpolicy/mcpolicy egress-forward --port 24180 --socket /.mcpolicy/egress.sock -- node server.js`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			code, err := supervise.Forward(port, socket, lifeline, args)
-			if err != nil {
-				return &exitError{code: code, err: err}
-			}
-			return &errSilent{code: code}
+		RunE: func(_ *cobra.Command, args []string) error {
+			opts.Command = args
+			return egressForwardRun(opts)
 		},
 	}
-	cmd.Flags().IntVar(&port, "port", 0, "loopback port to listen on")
-	cmd.Flags().StringVar(&socket, "socket", sandbox.Socket, "the proxy's unix socket")
-	cmd.Flags().BoolVar(&lifeline, "lifeline", false, "exit when the proxy goes away")
+	cmd.Flags().IntVar(&opts.Port, "port", 0, "loopback port to listen on")
+	cmd.Flags().StringVar(&opts.Socket, "socket", sandbox.Socket, "the proxy's unix socket")
+	cmd.Flags().BoolVar(&opts.Lifeline, "lifeline", false, "exit when the proxy goes away")
 	cmd.MarkFlagRequired("port")
 	return cmd
+}
+
+// egressForwardRun forwards until the command (or, with --lifeline, the
+// proxy) ends, and exits with its code.
+func egressForwardRun(opts *egressForwardOptions) error {
+	code, err := supervise.Forward(opts.Port, opts.Socket, opts.Lifeline, opts.Command)
+	if err != nil {
+		return &exitError{code: code, err: err}
+	}
+	return &errSilent{code: code}
 }
 
 // envFileOutsideProject refuses an env file that lies in a grant of any
