@@ -54,7 +54,6 @@ var allowedNames = map[string]string{
 	// Left to changes under way in those files.
 	"clientcfg/machine.go: kubernetes.Backend":  "a manifest's Launcher; left to the change that splits clientcfg into packages",
 	"clientcfg/tolerant.go: kubernetes.Backend": "a manifest's Launcher; left to the change that splits clientcfg into packages",
-	"cmd/mcpolicy/cli/run.go: bwrap.Backend":    "run's --backend default; left to the change of run's argv builder",
 }
 
 // TestNoBackendNames: outside the emitters, the registry, the table and

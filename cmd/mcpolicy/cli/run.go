@@ -9,7 +9,6 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
 	"github.com/mcpolicy/mcpolicy/project"
@@ -83,7 +82,9 @@ evidence is reproduced. See docs/egress.md.`,
 	}
 	policyFlag(cmd, &opts.Policy)
 	cmd.Flags().StringVar(&opts.Server, "server", "", "server to start (with --policy)")
-	cmd.Flags().StringVar(&opts.Backend, "backend", bwrap.Backend, orList(backendNames(supervise.Backends())))
+	// The default is the first backend run starts, in the registry's order.
+	runnable := supervise.Backends()
+	cmd.Flags().StringVar(&opts.Backend, "backend", runnable[0].Name(), orList(backendNames(runnable)))
 	cmd.Flags().StringVar(&opts.LogFile, "log", "", "append the proxy's decisions (JSON lines) to this file instead of the server's own ($XDG_STATE_HOME/mcpolicy/egress/); - for stderr")
 	logMaxFlag(cmd, &opts.LogMax)
 	cmd.Flags().StringVar(&opts.HostsFile, "hosts", "", "resolve these names (/etc/hosts format) in the proxy before DNS; the private-address check still applies")
