@@ -534,9 +534,9 @@ func mountVolume(p *compiler.Plan, r compiler.Resolver, o Options, i int) (*kube
 		if errs := kube.IsDNS1123Subdomain(claim); len(errs) > 0 {
 			return nil, backed{}, fmt.Errorf("server %q: claim %q for %s: %s", p.Server, claim, m.Target, strings.Join(errs, "; "))
 		}
-		return &kube.Volume{Name: volMount(i), VolumeSource: kube.VolumeSource{
-				PersistentVolumeClaim: &kube.PersistentVolumeClaimVolumeSource{ClaimName: claim, ReadOnly: m.Mode == compiler.ReadOnly}}},
-			backed{vol: volMount(i)}, nil
+		v := kube.Volume{Name: volMount(i), VolumeSource: kube.VolumeSource{
+			PersistentVolumeClaim: &kube.PersistentVolumeClaimVolumeSource{ClaimName: claim, ReadOnly: m.Mode == compiler.ReadOnly}}}
+		return &v, backed{vol: volMount(i)}, nil
 	}
 	if j, sub, ok := writableAncestor(p, i); ok {
 		// A source the server can write beside (inside a read-write
@@ -551,8 +551,9 @@ func mountVolume(p *compiler.Plan, r compiler.Resolver, o Options, i int) (*kube
 		return nil, backed{}, err
 	}
 	dir := kube.HostPathDirectory
-	return &kube.Volume{Name: volMount(i), VolumeSource: kube.VolumeSource{
-		HostPath: &kube.HostPathVolumeSource{Path: src, Type: &dir}}}, backed{vol: volMount(i)}, nil
+	v := kube.Volume{Name: volMount(i), VolumeSource: kube.VolumeSource{
+		HostPath: &kube.HostPathVolumeSource{Path: src, Type: &dir}}}
+	return &v, backed{vol: volMount(i)}, nil
 }
 
 // envVars are the granted variables, each read from its Secret or
