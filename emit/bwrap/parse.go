@@ -8,6 +8,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/emit/argv"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // bwrapArgs is how many values each bwrap option takes (bwrap has no
@@ -34,21 +35,35 @@ var bwrapArgs = map[string]int{
 // unshared unless asked (so the network is shared), no_new_privs is always
 // set, and an unprivileged bwrap keeps no capability unless --cap-add.
 func Parse(e argv.Entry, cmd argv.Arg, args []argv.Arg) {
-	p := &compiler.Plan{
+	r := &bwrapRun{e: e, shareNetPos: cmd.Pos, p: &compiler.Plan{
 		Server: e.Server(), Pos: e.Target().Pos, Mounts: []compiler.Mount{}, Env: []compiler.EnvGrant{},
 		Protected: []compiler.Protected{}, Backends: []string{Backend},
 		User: compiler.User{UID: -1, GID: -1},
+	}}
+	e.Target().Plan = r.p
+	r.p.Subtractions.NoNewPrivileges, r.p.Subtractions.DropAllCaps, r.p.Subtractions.NonRootUser = true, true, true
+	rest := r.options(args)
+	e.DangerousArgs(rest, false)
+	for _, a := range rest {
+		r.p.Command = append(r.p.Command, a.S)
 	}
-	e.Target().Plan = p
-	p.Subtractions.NoNewPrivileges, p.Subtractions.DropAllCaps, p.Subtractions.NonRootUser = true, true, true
-	unshareNet, newSession, dieWithParent := false, false, false
-	shareNetPos := cmd.Pos
-	size := ""
-	var overlaySrc []string
+	r.finish(cmd)
+}
 
-	mount := func(src, dst string, mode compiler.Mode, a argv.Arg) {
-		p.Mounts = append(p.Mounts, compiler.Mount{Source: e.HostPath(src), Target: path.Clean(dst), Mode: mode, Pos: a.Pos})
-	}
+// bwrapRun is one bwrap command line being read: the plan, and what an
+// option says that a later one or the end decides.
+type bwrapRun struct {
+	e                                     argv.Entry
+	p                                     *compiler.Plan
+	unshareNet, newSession, dieWithParent bool
+	shareNetPos                           position.Pos
+	size                                  string   // --size, for the next --tmpfs
+	overlaySrc                            []string // --overlay-src, for the next overlay
+}
+
+// options reads bwrap's options, up to "--" or the first word that is
+// none, and returns the command after them.
+func (r *bwrapRun) options(args []argv.Arg) []argv.Arg {
 	i := 0
 	for i < len(args) {
 		a := args[i]
@@ -62,7 +77,7 @@ func Parse(e argv.Entry, cmd argv.Arg, args []argv.Arg) {
 		n, known := bwrapArgs[a.S]
 		if head, _, _ := strings.Cut(a.S, " "); !known && bwrapArgs[head] > 0 {
 			// "--ro-bind /usr /usr": one argument, an unknown option to bwrap.
-			e.Flag(readback.FlagJoinedArg, a.S, a.Pos)
+			r.e.Flag(readback.FlagJoinedArg, a.S, a.Pos)
 			split := []argv.Arg{}
 			for _, w := range strings.Fields(a.S) {
 				split = append(split, argv.Arg{S: w, Pos: a.Pos})
@@ -71,116 +86,146 @@ func Parse(e argv.Entry, cmd argv.Arg, args []argv.Arg) {
 			continue
 		}
 		if !known {
-			e.Flag(readback.FlagUnknown, a.S, a.Pos)
+			r.e.Flag(readback.FlagUnknown, a.S, a.Pos)
 			i++
 			continue
 		}
 		if i+n >= len(args) {
-			e.Flag(readback.FlagUnknown, a.S+" (missing values)", a.Pos)
-			i = len(args)
-			break
+			r.e.Flag(readback.FlagUnknown, a.S+" (missing values)", a.Pos)
+			return nil
 		}
-		v := args[i+1 : i+1+n]
+		r.option(a, args[i+1:i+1+n])
 		i += 1 + n
-		switch a.S {
-		case "--ro-bind", "--ro-bind-try":
-			mount(v[0].S, v[1].S, compiler.ReadOnly, a)
-		case "--bind", "--bind-try", "--dev-bind", "--dev-bind-try":
-			if path.Clean(argv.Slash(v[0].S)) == "/" && path.Clean(v[1].S) == "/" {
-				e.Flag(readback.FlagBwrapBindRoot, a.S+" / /", a.Pos)
-			}
-			if argv.EngineSocket(v[0].S) {
-				e.Flag(readback.FlagDockerSocket, v[0].S, v[0].Pos)
-			}
-			mount(v[0].S, v[1].S, compiler.ReadWrite, a)
-		case "--size":
-			size = v[0].S
-		case "--tmpfs":
-			n, err := strconv.ParseInt(size, 10, 64)
-			switch {
-			case err != nil || n <= 0:
-				e.Flag(readback.FlagUnboundedTmpfs, v[0].S, v[0].Pos)
-			case p.Scratch == nil:
-				p.Scratch = &compiler.Scratch{Target: path.Clean(v[0].S), SizeBytes: n, Pos: a.Pos}
-			}
-			size = ""
-		case "--unshare-all", "--unshare-net":
-			unshareNet = true
-		case "--share-net":
-			unshareNet, shareNetPos = false, a.Pos
-		case "--new-session":
-			newSession = true
-		case "--die-with-parent":
-			dieWithParent = true
-		case "--setenv":
-			p.Env = append(p.Env, compiler.EnvGrant{Name: v[0].S, Pos: v[0].Pos})
-			e.Target().EnvPassed = append(e.Target().EnvPassed, v[0].S)
-			e.DangerousEnv(v[0].S, v[1].S, v[1].Pos)
-			if e.Secret(v[0].S, v[1].S) {
-				e.Flag(readback.FlagSecretInline, v[0].S, v[1].Pos)
-			}
-		case "--chdir":
-			p.Workdir = v[0].S
-		case "--uid", "--gid":
-			if v[0].S == compiler.UIDPlaceholder || v[0].S == compiler.GIDPlaceholder { // user: "invoker"
-				p.User.Invoker, p.User.UID, p.User.GID = true, -1, -1
-				if a.S == "--uid" {
-					p.UserPos, p.Subtractions.NonRootUser = v[0].Pos, true
-				}
-				continue
-			}
-			id, err := strconv.Atoi(v[0].S)
-			if err != nil {
-				id = -1
-			}
-			if a.S == "--uid" {
-				p.User.UID, p.UserPos = id, v[0].Pos
-				p.Subtractions.NonRootUser = id != 0
-			} else {
-				p.User.GID = id
-			}
-		case "--cap-add":
-			p.Subtractions.DropAllCaps = false
-			for _, c := range argv.Caps(v[0].S) {
-				e.Flag(readback.FlagCapAdd, c, v[0].Pos)
-			}
-		case "--remount-ro":
-			if path.Clean(v[0].S) == "/" {
-				p.Subtractions.ReadOnlyRoot = true
-			}
-		case "--overlay-src":
-			overlaySrc = append(overlaySrc, v[0].S)
-		case "--overlay":
-			mount(v[0].S, v[2].S, compiler.ReadWrite, a)
-			for _, s := range overlaySrc {
-				mount(s, v[2].S, compiler.ReadOnly, a)
-			}
-			overlaySrc = nil
-		case "--tmp-overlay", "--ro-overlay":
-			for _, s := range overlaySrc {
-				mount(s, v[0].S, compiler.ReadOnly, a)
-			}
-			overlaySrc = nil
-		case "--userns", "--userns2", "--pidns", "--bind-fd", "--ro-bind-fd", "--args":
-			// Namespaces, folders or arguments passed as descriptors:
-			// what they hold cannot be read off the command line.
-			e.Flag(readback.FlagUnknown, a.S, a.Pos)
+	}
+	return args[i:]
+}
+
+// option reads one option a with its values v.
+func (r *bwrapRun) option(a argv.Arg, v []argv.Arg) {
+	switch a.S {
+	case "--ro-bind", "--ro-bind-try":
+		r.mount(v[0].S, v[1].S, compiler.ReadOnly, a)
+	case "--bind", "--bind-try", "--dev-bind", "--dev-bind-try":
+		if path.Clean(argv.Slash(v[0].S)) == "/" && path.Clean(v[1].S) == "/" {
+			r.e.Flag(readback.FlagBwrapBindRoot, a.S+" / /", a.Pos)
 		}
+		if argv.EngineSocket(v[0].S) {
+			r.e.Flag(readback.FlagDockerSocket, v[0].S, v[0].Pos)
+		}
+		r.mount(v[0].S, v[1].S, compiler.ReadWrite, a)
+	case "--size":
+		r.size = v[0].S
+	case "--tmpfs":
+		r.tmpfs(a, v[0])
+	case "--unshare-all", "--unshare-net":
+		r.unshareNet = true
+	case "--share-net":
+		r.unshareNet, r.shareNetPos = false, a.Pos
+	case "--new-session":
+		r.newSession = true
+	case "--die-with-parent":
+		r.dieWithParent = true
+	case "--setenv":
+		r.setenv(v[0], v[1])
+	case "--chdir":
+		r.p.Workdir = v[0].S
+	case "--uid", "--gid":
+		r.id(a, v[0])
+	case "--cap-add":
+		r.p.Subtractions.DropAllCaps = false
+		for _, c := range argv.Caps(v[0].S) {
+			r.e.Flag(readback.FlagCapAdd, c, v[0].Pos)
+		}
+	case "--remount-ro":
+		if path.Clean(v[0].S) == "/" {
+			r.p.Subtractions.ReadOnlyRoot = true
+		}
+	case "--overlay-src":
+		r.overlaySrc = append(r.overlaySrc, v[0].S)
+	case "--overlay":
+		r.mount(v[0].S, v[2].S, compiler.ReadWrite, a)
+		r.overlay(v[2], a)
+	case "--tmp-overlay", "--ro-overlay":
+		r.overlay(v[0], a)
+	case "--userns", "--userns2", "--pidns", "--bind-fd", "--ro-bind-fd", "--args":
+		// Namespaces, folders or arguments passed as descriptors:
+		// what they hold cannot be read off the command line.
+		r.e.Flag(readback.FlagUnknown, a.S, a.Pos)
 	}
-	e.DangerousArgs(args[i:], false)
-	for ; i < len(args); i++ {
-		p.Command = append(p.Command, args[i].S)
+}
+
+func (r *bwrapRun) mount(src, dst string, mode compiler.Mode, a argv.Arg) {
+	r.p.Mounts = append(r.p.Mounts, compiler.Mount{Source: r.e.HostPath(src), Target: path.Clean(dst), Mode: mode, Pos: a.Pos})
+}
+
+// overlay shows the --overlay-src folders read-only at dst: the writes
+// go to the upper folder or to memory.
+func (r *bwrapRun) overlay(dst, a argv.Arg) {
+	for _, s := range r.overlaySrc {
+		r.mount(s, dst.S, compiler.ReadOnly, a)
 	}
-	if unshareNet {
-		p.Network.Mode = "none"
-		p.Subtractions.NoNetwork = true
+	r.overlaySrc = nil
+}
+
+// tmpfs is the scratch where the --size before it bounds it (the first
+// one only), and flagged where nothing does.
+func (r *bwrapRun) tmpfs(a, dst argv.Arg) {
+	n, err := strconv.ParseInt(r.size, 10, 64)
+	switch {
+	case err != nil || n <= 0:
+		r.e.Flag(readback.FlagUnboundedTmpfs, dst.S, dst.Pos)
+	case r.p.Scratch == nil:
+		r.p.Scratch = &compiler.Scratch{Target: path.Clean(dst.S), SizeBytes: n, Pos: a.Pos}
+	}
+	r.size = ""
+}
+
+// setenv grants the variable, flagging a dangerous or secret value
+// written in the entry.
+func (r *bwrapRun) setenv(name, value argv.Arg) {
+	r.p.Env = append(r.p.Env, compiler.EnvGrant{Name: name.S, Pos: name.Pos})
+	r.e.Target().EnvPassed = append(r.e.Target().EnvPassed, name.S)
+	r.e.DangerousEnv(name.S, value.S, value.Pos)
+	if r.e.Secret(name.S, value.S) {
+		r.e.Flag(readback.FlagSecretInline, name.S, value.Pos)
+	}
+}
+
+// id reads --uid or --gid: a number, or the invoking user's placeholder.
+func (r *bwrapRun) id(a, v argv.Arg) {
+	p := r.p
+	if v.S == compiler.UIDPlaceholder || v.S == compiler.GIDPlaceholder { // user: "invoker"
+		p.User.Invoker, p.User.UID, p.User.GID = true, -1, -1
+		if a.S == "--uid" {
+			p.UserPos, p.Subtractions.NonRootUser = v.Pos, true
+		}
+		return
+	}
+	id, err := strconv.Atoi(v.S)
+	if err != nil {
+		id = -1
+	}
+	if a.S == "--uid" {
+		p.User.UID, p.UserPos = id, v.Pos
+		p.Subtractions.NonRootUser = id != 0
 	} else {
-		e.Flag(readback.FlagBwrapShareNet, "", shareNetPos)
+		p.User.GID = id
 	}
-	if !newSession {
-		e.Flag(readback.FlagBwrapNoNewSession, "", cmd.Pos)
+}
+
+// finish flags what bwrap's defaults leave: the network shared, no new
+// session (the terminal's ioctls), no death with the parent.
+func (r *bwrapRun) finish(cmd argv.Arg) {
+	if r.unshareNet {
+		r.p.Network.Mode = "none"
+		r.p.Subtractions.NoNetwork = true
+	} else {
+		r.e.Flag(readback.FlagBwrapShareNet, "", r.shareNetPos)
 	}
-	if !dieWithParent {
-		e.Flag(readback.FlagBwrapNoDie, "", cmd.Pos)
+	if !r.newSession {
+		r.e.Flag(readback.FlagBwrapNoNewSession, "", cmd.Pos)
+	}
+	if !r.dieWithParent {
+		r.e.Flag(readback.FlagBwrapNoDie, "", cmd.Pos)
 	}
 }

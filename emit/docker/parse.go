@@ -201,6 +201,33 @@ type dockerRun struct {
 // Parse reads `docker run ...` / `podman run ...` (engine: the program)
 // into the entry's plan and flags.
 func Parse(e argv.Entry, engine string, cmd argv.Arg, args []argv.Arg) {
+	i, ok := runAt(e, engine, cmd, args)
+	if !ok {
+		return
+	}
+	d := &dockerRun{e: e, engine: engine, runPos: args[i].Pos, p: &compiler.Plan{
+		Server: e.Server(), Pos: e.Target().Pos, Mounts: []compiler.Mount{}, Env: []compiler.EnvGrant{},
+		Protected: []compiler.Protected{}, Backends: []string{engine},
+		User: compiler.User{UID: -1, GID: -1},
+	}}
+	e.Target().Plan = d.p
+	d.args = args[i+1:]
+	rest := d.options(args, i+1)
+	rest = d.image(rest)
+	e.DangerousArgs(rest, false)
+	if d.entrypoint != "" {
+		d.p.Command = append(d.p.Command, d.entrypoint)
+	}
+	for _, a := range rest {
+		d.p.Command = append(d.p.Command, a.S)
+	}
+	d.finish()
+}
+
+// runAt finds the run subcommand past the engine's global options, and
+// flags any other subcommand (docker mcp gateway run, docker exec...):
+// not a confinement this reads.
+func runAt(e argv.Entry, engine string, cmd argv.Arg, args []argv.Arg) (int, bool) {
 	i := 0
 	for i < len(args) && strings.HasPrefix(args[i].S, "-") && args[i].S != "-" {
 		name, _, joined := strings.Cut(strings.TrimLeft(args[i].S, "-"), "=")
@@ -221,19 +248,15 @@ func Parse(e argv.Entry, engine string, cmd argv.Arg, args []argv.Arg) {
 		if i < len(args) {
 			sub, pos = args[i].S, args[i].Pos
 		}
-		// docker mcp gateway run, docker exec...: not a confinement this reads.
 		e.Flag(readback.FlagUnknown, engine+" "+sub, pos)
-		return
+		return 0, false
 	}
-	d := &dockerRun{e: e, engine: engine, runPos: args[i].Pos, p: &compiler.Plan{
-		Server: e.Server(), Pos: e.Target().Pos, Mounts: []compiler.Mount{}, Env: []compiler.EnvGrant{},
-		Protected: []compiler.Protected{}, Backends: []string{engine},
-		User: compiler.User{UID: -1, GID: -1},
-	}}
-	e.Target().Plan = d.p
-	d.args = args[i+1:]
-	i++
+	return i, true
+}
 
+// options reads the run's options from args[i], up to "--" or the first
+// word that is none (the image), and returns what follows them.
+func (d *dockerRun) options(args []argv.Arg, i int) []argv.Arg {
 	for i < len(args) {
 		a := args[i]
 		if a.S == "--" {
@@ -246,92 +269,109 @@ func Parse(e argv.Entry, engine string, cmd argv.Arg, args []argv.Arg) {
 		}
 		if head, tail, ok := joinedOption(a.S); ok {
 			// "-e X=Y", "--network none": one argument to the engine.
-			e.Flag(readback.FlagJoinedArg, a.S, a.Pos)
+			d.e.Flag(readback.FlagJoinedArg, a.S, a.Pos)
 			args = append(args[:i:i], append([]argv.Arg{{S: head, Pos: a.Pos}, {S: tail, Pos: a.Pos}}, args[i+1:]...)...)
 			continue
 		}
 		d.bareEnv = nil
 		i++
 		if strings.HasPrefix(a.S, "--") {
-			name, val, joined := strings.Cut(a.S[2:], "=")
-			f, ok := dockerFlags[name]
-			if !ok {
-				// An unknown option: docker refuses to start, podman may
-				// know it. Taken as a boolean; its value, if it has one,
-				// would be read as the image.
-				e.Flag(readback.FlagUnknown, a.S, a.Pos)
-				continue
-			}
-			v := argv.Arg{S: val, Pos: a.Pos}
-			if f.value && !joined {
-				if i >= len(args) {
-					e.Flag(readback.FlagUnknown, a.S+" (no value)", a.Pos)
-					break
-				}
-				v = args[i]
-				i++
-				if name == "env" && !strings.Contains(v.S, "=") {
-					d.bareEnv = &v
-				}
-			}
+			i = d.longOption(a, args, i)
+		} else {
+			i = d.shortOptions(a, args, i)
+		}
+	}
+	return args[i:]
+}
+
+// longOption reads --name or --name=value, the value from args[i] where
+// it is not joined, and returns the index past it.
+func (d *dockerRun) longOption(a argv.Arg, args []argv.Arg, i int) int {
+	name, val, joined := strings.Cut(a.S[2:], "=")
+	f, ok := dockerFlags[name]
+	if !ok {
+		// An unknown option: docker refuses to start, podman may
+		// know it. Taken as a boolean; its value, if it has one,
+		// would be read as the image.
+		d.e.Flag(readback.FlagUnknown, a.S, a.Pos)
+		return i
+	}
+	v := argv.Arg{S: val, Pos: a.Pos}
+	if f.value && !joined {
+		if v, i, ok = d.nextValue(args, i, name, a.S, a.Pos); !ok {
+			return i
+		}
+	}
+	if f.read != nil {
+		f.read(d, name, v)
+	}
+	return i
+}
+
+// shortOptions reads a cluster of short options: -it, -i --rm, -eKEY=V,
+// -v/a:/b; the last one's value may be args[i]. It returns the index
+// past them.
+func (d *dockerRun) shortOptions(a argv.Arg, args []argv.Arg, i int) int {
+	cluster := a.S[1:]
+	for j := 0; j < len(cluster); j++ {
+		name, ok := dockerShort[cluster[j]]
+		if !ok {
+			d.e.Flag(readback.FlagUnknown, "-"+cluster[j:j+1], a.Pos)
+			continue
+		}
+		f := dockerFlags[name]
+		if !f.value {
 			if f.read != nil {
-				f.read(d, name, v)
+				f.read(d, name, argv.Arg{Pos: a.Pos})
 			}
 			continue
 		}
-		// A cluster of short options: -it, -i --rm, -eKEY=V, -v/a:/b.
-		cluster := a.S[1:]
-		for j := 0; j < len(cluster); j++ {
-			name, ok := dockerShort[cluster[j]]
-			if !ok {
-				e.Flag(readback.FlagUnknown, "-"+cluster[j:j+1], a.Pos)
-				continue
-			}
-			f := dockerFlags[name]
-			if !f.value {
-				if f.read != nil {
-					f.read(d, name, argv.Arg{Pos: a.Pos})
-				}
-				continue
-			}
-			v := argv.Arg{S: strings.TrimPrefix(cluster[j+1:], "="), Pos: a.Pos}
-			if j+1 == len(cluster) {
-				if i >= len(args) {
-					e.Flag(readback.FlagUnknown, "-"+cluster[j:j+1]+" (no value)", a.Pos)
-					break
-				}
-				v = args[i]
-				i++
-				if name == "env" && !strings.Contains(v.S, "=") {
-					d.bareEnv = &v
-				}
-			}
-			if f.read != nil {
-				f.read(d, name, v)
-			}
-			break
-		}
-	}
-	if i < len(args) {
-		d.p.Image = args[i].S
-		e.Target().ImagePos = args[i].Pos
-		if d.bareEnv != nil && valueAsImage(args[i].S, args[i+1:]) {
-			name := d.bareEnv.S
-			e.Flag(readback.FlagEnvAsImage, name+" "+args[i].S, args[i].Pos)
-			if d.e.Secret(name, args[i].S) {
-				e.Flag(readback.FlagSecretInline, name, args[i].Pos)
+		v := argv.Arg{S: strings.TrimPrefix(cluster[j+1:], "="), Pos: a.Pos}
+		if j+1 == len(cluster) {
+			if v, i, ok = d.nextValue(args, i, name, "-"+cluster[j:j+1], a.Pos); !ok {
+				return i
 			}
 		}
-		i++
+		if f.read != nil {
+			f.read(d, name, v)
+		}
+		break
 	}
-	e.DangerousArgs(args[i:], false)
-	if d.entrypoint != "" {
-		d.p.Command = append(d.p.Command, d.entrypoint)
+	return i
+}
+
+// nextValue takes option opt's value from args[i], flagged where there is
+// none; a -e NAME there (no value) may be followed by what the engine
+// takes for the image.
+func (d *dockerRun) nextValue(args []argv.Arg, i int, name, opt string, pos position.Pos) (argv.Arg, int, bool) {
+	if i >= len(args) {
+		d.e.Flag(readback.FlagUnknown, opt+" (no value)", pos)
+		return argv.Arg{}, i, false
 	}
-	for ; i < len(args); i++ {
-		d.p.Command = append(d.p.Command, args[i].S)
+	v := args[i]
+	if name == "env" && !strings.Contains(v.S, "=") {
+		d.bareEnv = &v
 	}
-	d.finish()
+	return v, i + 1, true
+}
+
+// image reads the image, the first of rest, and returns the command after
+// it; a word after a bare -e NAME may be the value the writer meant.
+func (d *dockerRun) image(rest []argv.Arg) []argv.Arg {
+	if len(rest) == 0 {
+		return rest
+	}
+	img := rest[0]
+	d.p.Image = img.S
+	d.e.Target().ImagePos = img.Pos
+	if d.bareEnv != nil && valueAsImage(img.S, rest[1:]) {
+		name := d.bareEnv.S
+		d.e.Flag(readback.FlagEnvAsImage, name+" "+img.S, img.Pos)
+		if d.e.Secret(name, img.S) {
+			d.e.Flag(readback.FlagSecretInline, name, img.Pos)
+		}
+	}
+	return rest[1:]
 }
 
 // finish turns what the options left unsaid into flags, with docker's

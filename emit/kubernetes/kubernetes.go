@@ -377,18 +377,61 @@ func attachHint(p *compiler.Plan, o Options, obj string) string {
 	return "kubectl attach -i -q" + ns + " -c " + p.Server + " " + obj
 }
 
+// podSpec is the server's Pod spec: its container, confined, with the
+// volumes in memory, the volumes of the grants, the env and the limits, in
+// a Pod that shares nothing with the node.
 func podSpec(p *compiler.Plan, r compiler.Resolver, o Options, restart kube.RestartPolicy) (kube.PodSpec, error) {
 	if p.User.Invoker {
 		// Unreachable after check (the user row is Missing), kept as a guard.
 		return kube.PodSpec{}, userError(p, `user "invoker"`, "a cluster has no invoking user")
 	}
+	c := serverContainer(p)
+	vols := memoryVolumes(p, &c)
+	grants, err := grantVolumes(p, r, o, &c)
+	if err != nil {
+		return kube.PodSpec{}, err
+	}
+	vols = append(vols, grants...)
+	c.Env = envVars(p, o)
+	c.Resources = limits(p)
+	for _, s := range append([]string{p.Image, p.Workdir}, p.Command...) {
+		if err := emit.CheckSafe(p.Server, "argument", s); err != nil {
+			return kube.PodSpec{}, err
+		}
+	}
+
+	f := false
+	uid, gid := int64(p.User.UID), int64(p.User.GID)
+	nonRoot := !p.User.Root()
+	strict := kube.SupplementalGroupsPolicyStrict
+	return kube.PodSpec{
+		Containers:                   []kube.Container{c},
+		Volumes:                      vols,
+		RestartPolicy:                restart,
+		AutomountServiceAccountToken: &f,
+		EnableServiceLinks:           &f,
+		ShareProcessNamespace:        &f,
+		HostNetwork:                  false, // the zero value: omitted from the YAML, as are hostPID and hostIPC
+		HostPID:                      false,
+		HostIPC:                      false,
+		HostUsers:                    hostUsers(p),
+		SecurityContext: &kube.PodSecurityContext{
+			RunAsNonRoot:             &nonRoot,
+			RunAsUser:                &uid,
+			RunAsGroup:               &gid,
+			SupplementalGroupsPolicy: &strict,
+			SeccompProfile:           &kube.SeccompProfile{Type: kube.SeccompProfileTypeRuntimeDefault},
+		},
+	}, nil
+}
+
+// serverContainer is the server's container with every subtraction in its
+// securityContext, before its volumes, env and limits.
+func serverContainer(p *compiler.Plan) kube.Container {
 	f, t := false, true
 	uid, gid := int64(p.User.UID), int64(p.User.GID)
 	nonRoot := !p.User.Root()
-	runtimeDefault := &kube.SeccompProfile{Type: kube.SeccompProfileTypeRuntimeDefault}
-	strict := kube.SupplementalGroupsPolicyStrict
-
-	c := kube.Container{
+	return kube.Container{
 		Name:            p.Server,
 		Image:           p.Image,
 		Args:            p.Command, // like `docker run IMAGE CMD...`: the image's entrypoint stays
@@ -405,13 +448,16 @@ func podSpec(p *compiler.Plan, r compiler.Resolver, o Options, restart kube.Rest
 			RunAsUser:                &uid,
 			RunAsGroup:               &gid,
 			Capabilities:             &kube.Capabilities{Drop: []kube.Capability{"ALL"}},
-			SeccompProfile:           runtimeDefault,
+			SeccompProfile:           &kube.SeccompProfile{Type: kube.SeccompProfileTypeRuntimeDefault},
 		},
 	}
-	var vols []kube.Volume
+}
 
-	// Masks over the directories a runtime leaves writable, unless a grant
-	// is there (a mask would hide it).
+// memoryVolumes are the emptyDirs in memory, mounted in c: the masks over
+// the directories a runtime leaves writable, unless a grant is there (a
+// mask would hide it), and the scratch.
+func memoryVolumes(p *compiler.Plan, c *kube.Container) []kube.Volume {
+	var vols []kube.Volume
 	var masks []string
 	for _, d := range maskedDirs {
 		if !p.HoldsGrantAt(d) {
@@ -431,40 +477,28 @@ func podSpec(p *compiler.Plan, r compiler.Resolver, o Options, restart kube.Rest
 			EmptyDir: &kube.EmptyDirVolumeSource{Medium: kube.StorageMediumMemory, SizeLimit: &size}}})
 		c.VolumeMounts = append(c.VolumeMounts, kube.VolumeMount{Name: volScratch(p), MountPath: s.Target})
 	}
+	return vols
+}
 
-	dir := kube.HostPathDirectory
+// grantVolumes are the volumes of the plan's mounts, mounted in c with its
+// protected entries shown again read-only over them; c's mounts end
+// sorted by depth.
+func grantVolumes(p *compiler.Plan, r compiler.Resolver, o Options, c *kube.Container) ([]kube.Volume, error) {
+	var vols []kube.Volume
 	backing := make([]backed, len(p.Mounts))
 	for i, m := range p.Mounts {
-		ro := m.Mode == compiler.ReadOnly
-		backing[i] = backed{vol: volMount(i)}
-		if claim, ok := o.Claims[m.Target]; ok || !o.HostPath && !nestedInWritable(p, i) {
-			if !ok {
-				claim = ClaimName(p.Server, m.Target)
-			}
-			if errs := kube.IsDNS1123Subdomain(claim); len(errs) > 0 {
-				return kube.PodSpec{}, fmt.Errorf("server %q: claim %q for %s: %s", p.Server, claim, m.Target, strings.Join(errs, "; "))
-			}
-			vols = append(vols, kube.Volume{Name: volMount(i), VolumeSource: kube.VolumeSource{
-				PersistentVolumeClaim: &kube.PersistentVolumeClaimVolumeSource{ClaimName: claim, ReadOnly: ro}}})
-		} else if j, sub, ok := writableAncestor(p, i); ok {
-			// A source the server can write beside (inside a read-write
-			// mount): a hostPath of it would follow a symlink the server
-			// planted there at the next start. The outer volume at a
-			// subPath does not: the kubelet refuses a subPath that leaves
-			// its volume.
-			backing[i] = backed{vol: volMount(j), sub: sub}
-		} else {
-			src := r.Resolve(m.Source)
-			if err := emit.CheckSafe(p.Server, "mount source", src); err != nil {
-				return kube.PodSpec{}, err
-			}
-			vols = append(vols, kube.Volume{Name: volMount(i), VolumeSource: kube.VolumeSource{
-				HostPath: &kube.HostPathVolumeSource{Path: src, Type: &dir}}})
+		v, b, err := mountVolume(p, r, o, i)
+		if err != nil {
+			return nil, err
 		}
-		if ro {
-			c.VolumeMounts = append(c.VolumeMounts, roMount(backing[i].vol, m.Target, backing[i].sub, true))
+		if v != nil {
+			vols = append(vols, *v)
+		}
+		backing[i] = b
+		if m.Mode == compiler.ReadOnly {
+			c.VolumeMounts = append(c.VolumeMounts, roMount(b.vol, m.Target, b.sub, true))
 		} else {
-			c.VolumeMounts = append(c.VolumeMounts, kube.VolumeMount{Name: backing[i].vol, MountPath: m.Target, SubPath: backing[i].sub})
+			c.VolumeMounts = append(c.VolumeMounts, kube.VolumeMount{Name: b.vol, MountPath: m.Target, SubPath: b.sub})
 		}
 	}
 	// Protected entries: the volume showing them again, read-only, at the
@@ -474,7 +508,7 @@ func podSpec(p *compiler.Plan, r compiler.Resolver, o Options, restart kube.Rest
 	for _, pr := range p.Protected {
 		i, sub, err := holder(p, pr)
 		if err != nil {
-			return kube.PodSpec{}, err
+			return nil, err
 		}
 		c.VolumeMounts = append(c.VolumeMounts, roMount(backing[i].vol, pr.Target, path.Join(backing[i].sub, sub), true))
 	}
@@ -485,7 +519,49 @@ func podSpec(p *compiler.Plan, r compiler.Resolver, o Options, restart kube.Rest
 		}
 		return a < b
 	})
+	return vols, nil
+}
 
+// mountVolume is what shows mount i: a claim by default, else (on opt-in)
+// a hostPath of its source, or, for a source inside a read-write mount,
+// that mount's volume at a subPath (then no volume of its own).
+func mountVolume(p *compiler.Plan, r compiler.Resolver, o Options, i int) (*kube.Volume, backed, error) {
+	m := p.Mounts[i]
+	if claim, ok := o.Claims[m.Target]; ok || !o.HostPath && !nestedInWritable(p, i) {
+		if !ok {
+			claim = ClaimName(p.Server, m.Target)
+		}
+		if errs := kube.IsDNS1123Subdomain(claim); len(errs) > 0 {
+			return nil, backed{}, fmt.Errorf("server %q: claim %q for %s: %s", p.Server, claim, m.Target, strings.Join(errs, "; "))
+		}
+		v := kube.Volume{Name: volMount(i), VolumeSource: kube.VolumeSource{
+			PersistentVolumeClaim: &kube.PersistentVolumeClaimVolumeSource{ClaimName: claim, ReadOnly: m.Mode == compiler.ReadOnly}}}
+		return &v, backed{vol: volMount(i)}, nil
+	}
+	if j, sub, ok := writableAncestor(p, i); ok {
+		// A source the server can write beside (inside a read-write
+		// mount): a hostPath of it would follow a symlink the server
+		// planted there at the next start. The outer volume at a
+		// subPath does not: the kubelet refuses a subPath that leaves
+		// its volume.
+		return nil, backed{vol: volMount(j), sub: sub}, nil
+	}
+	src := r.Resolve(m.Source)
+	if err := emit.CheckSafe(p.Server, "mount source", src); err != nil {
+		return nil, backed{}, err
+	}
+	dir := kube.HostPathDirectory
+	v := kube.Volume{Name: volMount(i), VolumeSource: kube.VolumeSource{
+		HostPath: &kube.HostPathVolumeSource{Path: src, Type: &dir}}}
+	return &v, backed{vol: volMount(i)}, nil
+}
+
+// envVars are the granted variables, each read from its Secret or
+// ConfigMap key (the manifest holds no value), then, for an egress
+// allowlist, the proxy's address.
+func envVars(p *compiler.Plan, o Options) []kube.EnvVar {
+	f := false
+	var out []kube.EnvVar
 	for _, e := range p.Env {
 		name := e.Name
 		src, ok := o.Env[name]
@@ -506,50 +582,30 @@ func podSpec(p *compiler.Plan, r compiler.Resolver, o Options, restart kube.Rest
 		} else {
 			ev.ValueFrom.SecretKeyRef = &kube.SecretKeySelector{LocalObjectReference: ref, Key: key, Optional: &f}
 		}
-		c.Env = append(c.Env, ev)
+		out = append(out, ev)
 	}
 	if p.Network.Mode == "allowlist" {
 		for _, kv := range proxyEnv(p, o) {
-			c.Env = append(c.Env, kube.EnvVar{Name: kv[0], Value: kv[1]}) // not secrets: the proxy's address
+			out = append(out, kube.EnvVar{Name: kv[0], Value: kv[1]}) // not secrets: the proxy's address
 		}
 	}
+	return out
+}
 
-	if s := p.Subtractions; s.MemoryBytes > 0 || s.MilliCPUs > 0 {
-		l := kube.ResourceList{}
-		if s.MemoryBytes > 0 {
-			l[kube.ResourceMemory] = kube.BinarySI(s.MemoryBytes)
-		}
-		if s.MilliCPUs > 0 {
-			l[kube.ResourceCPU] = kube.MilliDecimalSI(s.MilliCPUs)
-		}
-		c.Resources = kube.ResourceRequirements{Limits: l, Requests: maps.Clone(l)}
+// limits are the plan's memory and CPU limits, requested as much.
+func limits(p *compiler.Plan) kube.ResourceRequirements {
+	s := p.Subtractions
+	if s.MemoryBytes <= 0 && s.MilliCPUs <= 0 {
+		return kube.ResourceRequirements{}
 	}
-
-	for _, s := range append([]string{p.Image, p.Workdir}, p.Command...) {
-		if err := emit.CheckSafe(p.Server, "argument", s); err != nil {
-			return kube.PodSpec{}, err
-		}
+	l := kube.ResourceList{}
+	if s.MemoryBytes > 0 {
+		l[kube.ResourceMemory] = kube.BinarySI(s.MemoryBytes)
 	}
-
-	return kube.PodSpec{
-		Containers:                   []kube.Container{c},
-		Volumes:                      vols,
-		RestartPolicy:                restart,
-		AutomountServiceAccountToken: &f,
-		EnableServiceLinks:           &f,
-		ShareProcessNamespace:        &f,
-		HostNetwork:                  false, // the zero value: omitted from the YAML, as are hostPID and hostIPC
-		HostPID:                      false,
-		HostIPC:                      false,
-		HostUsers:                    hostUsers(p),
-		SecurityContext: &kube.PodSecurityContext{
-			RunAsNonRoot:             &nonRoot,
-			RunAsUser:                &uid,
-			RunAsGroup:               &gid,
-			SupplementalGroupsPolicy: &strict,
-			SeccompProfile:           runtimeDefault,
-		},
-	}, nil
+	if s.MilliCPUs > 0 {
+		l[kube.ResourceCPU] = kube.MilliDecimalSI(s.MilliCPUs)
+	}
+	return kube.ResourceRequirements{Limits: l, Requests: maps.Clone(l)}
 }
 
 // nestedInWritable reports whether mount i's source is inside a read-write
@@ -595,10 +651,6 @@ func ClaimName(server, target string) string {
 	return full + "-" + hex.EncodeToString(sum[:4])
 }
 
-// roMount is a read-only volume mount. A mount of the node's files is
-// recursively read-only (recursiveReadOnly: Enabled: a runtime that cannot
-// do it refuses the Pod rather than leave submounts writable); an empty
-// mask has no submounts and needs no more than readOnly.
 // backed is the volume showing a mount, and the path inside it.
 type backed struct{ vol, sub string }
 
@@ -639,6 +691,10 @@ func below(base, rel string) (string, bool) {
 	return "", false
 }
 
+// roMount is a read-only volume mount. A mount of the node's files is
+// recursively read-only (recursiveReadOnly: Enabled: a runtime that cannot
+// do it refuses the Pod rather than leave submounts writable); an empty
+// mask has no submounts and needs no more than readOnly.
 func roMount(vol, target, sub string, recursive bool) kube.VolumeMount {
 	m := kube.VolumeMount{Name: vol, MountPath: target, SubPath: sub, ReadOnly: true}
 	if recursive {

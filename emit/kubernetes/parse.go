@@ -129,174 +129,231 @@ func ParseManifest(file string, src []byte, secret func(name, value string) bool
 			continue
 		}
 		egress := egressOf(docs, doc, pos)
-		var containers []*yaml.Node
-		for _, key := range []string{"initContainers", "containers"} {
-			if seq := get(spec, key); seq != nil && seq.Kind == yaml.SequenceNode {
-				containers = append(containers, seq.Content...)
-			}
-		}
+		containers := containerNodes(spec)
 		for _, c := range containers {
-			name := str(get(c, "name"))
 			server := what
 			if len(containers) > 1 {
-				server += "/" + name
+				server += "/" + str(get(c, "name"))
 			}
-			t := &readback.Target{Server: server, File: file, Pos: pos(c), Origin: readback.FromClient, Launcher: Backend}
-			flag := func(k readback.FlagKind, v string, n *yaml.Node) {
-				t.Flags = append(t.Flags, readback.Flag{Kind: k, Value: v, Pos: pos(n)})
-			}
-			p := &compiler.Plan{Server: server, Pos: pos(c), Image: str(get(c, "image")), Network: compiler.Network{Mode: "open"}}
-			if img := get(c, "image"); img != nil {
-				t.ImagePos = pos(img)
-			}
-			psc, csc := get(spec, "securityContext"), get(c, "securityContext")
-
-			// Host namespaces: the Pod's.
-			for _, f := range []string{"hostNetwork", "hostPID", "hostIPC"} {
-				if v := get(spec, f); isTrue(v) {
-					flag(readback.FlagK8sHostNamespace, f, v)
-				}
-			}
-			// The container's securityContext, the Pod's where it has the field.
-			field := func(key string) *yaml.Node {
-				if v := get(csc, key); v != nil {
-					return v
-				}
-				return get(psc, key)
-			}
-			at := func(n *yaml.Node) *yaml.Node { // a field left out: the container
-				if n != nil {
-					return n
-				}
-				return c
-			}
-			if v := get(csc, "privileged"); isTrue(v) {
-				flag(readback.FlagK8sPrivileged, "", v)
-			}
-			drop, all := get(csc, "capabilities", "drop"), false
-			if drop != nil {
-				for _, d := range drop.Content {
-					all = all || strings.EqualFold(d.Value, "ALL")
-				}
-			}
-			if !all {
-				flag(readback.FlagK8sCapabilities, "no capabilities.drop [ALL]: the runtime's default capabilities stay", at(drop))
-			}
-			if add := get(csc, "capabilities", "add"); add != nil {
-				for _, a := range add.Content {
-					flag(readback.FlagK8sCapabilities, "capabilities.add "+a.Value, a)
-				}
-			}
-			if v := get(csc, "readOnlyRootFilesystem"); !isTrue(v) {
-				flag(readback.FlagK8sWritableRoot, str(v), at(v))
-			}
-			if v := get(csc, "allowPrivilegeEscalation"); !isFalse(v) {
-				flag(readback.FlagK8sEscalation, str(v), at(v))
-			}
-			p.Subtractions = compiler.Subtractions{ReadOnlyRoot: isTrue(get(csc, "readOnlyRootFilesystem")), DropAllCaps: all,
-				NoNewPrivileges: isFalse(get(csc, "allowPrivilegeEscalation"))}
-			uid, gid := -1, -1
-			if n, err := strconv.Atoi(str(field("runAsUser"))); err == nil {
-				uid = n
-			}
-			if n, err := strconv.Atoi(str(field("runAsGroup"))); err == nil {
-				gid = n
-			}
-			p.User = compiler.User{UID: uid, GID: gid}
-			switch nonRoot := field("runAsNonRoot"); {
-			case uid == 0:
-				flag(readback.FlagK8sRoot, "runAsUser 0", field("runAsUser"))
-			case !isTrue(nonRoot):
-				flag(readback.FlagK8sRoot, "", at(nonRoot))
-			default:
-				p.Subtractions.NonRootUser = true
-			}
-
-			// Volumes: hostPath ones are grants of the node's files; the
-			// others, what their objects hold (parse_volumes.go).
-			vols := map[string]*yaml.Node{}
-			if seq := get(spec, "volumes"); seq != nil {
-				for _, v := range seq.Content {
-					vols[str(get(v, "name"))] = v
-				}
-			}
-			var mounts []mountView
-			if seq := get(c, "volumeMounts"); seq != nil {
-				for _, m := range seq.Content {
-					name := str(get(m, "name"))
-					mv := mountView{node: m, volName: name, target: path.Clean(str(get(m, "mountPath"))),
-						sub: path.Clean("/" + str(get(m, "subPath")))[1:], readOnly: isTrue(get(m, "readOnly"))}
-					if v := vols[name]; v != nil {
-						mv.vol = volumeOf(v)
-					}
-					mounts = append(mounts, mv)
-				}
-			}
-			flagged := map[string]bool{}
-			for _, m := range mounts {
-				hp := get(m.vol.node, "hostPath", "path")
-				if hp == nil {
-					continue
-				}
-				if !flagged[hp.Value] {
-					flag(readback.FlagK8sHostPath, hp.Value, hp)
-					flagged[hp.Value] = true
-				}
-				if slices.ContainsFunc(mounts, func(rw mountView) bool { return reshows(m, rw) }) {
-					continue // a protected entry shown again read-only
-				}
-				src := path.Join(path.Clean(hp.Value), m.sub)
-				mode := compiler.ReadOnly
-				if !m.readOnly {
-					mode = compiler.ReadWrite
-					flag(readback.FlagK8sHostPathWrite, src+" -> "+m.target, m.node)
-				}
-				p.Mounts = append(p.Mounts, compiler.Mount{Source: compiler.HostPath{Base: compiler.Absolute, Rel: src},
-					Target: m.target, Mode: mode, Pos: pos(hp)})
-			}
-			readVolumes(p, mounts, pos)
-
-			// Env: a value written in the manifest, or a reference by name.
-			if seq := get(c, "env"); seq != nil {
-				for _, e := range seq.Content {
-					n := get(e, "name")
-					if n == nil {
-						continue
-					}
-					if v := get(e, "value"); v != nil && get(e, "valueFrom") == nil && proxyWiring(n.Value, v.Value) {
-						continue // points the server at the egress proxy: configuration, no grant
-					}
-					p.Env = append(p.Env, compiler.EnvGrant{Name: n.Value, Pos: pos(n)})
-					t.EnvPassed = append(t.EnvPassed, n.Value)
-					if v := get(e, "value"); v != nil && secret(n.Value, v.Value) {
-						flag(readback.FlagK8sSecretValue, n.Value, v)
-					}
-				}
-			}
-
-			if hn := get(spec, "hostNetwork"); isTrue(hn) {
-				p.Network.Mode, p.Network.Pos = "host", pos(hn)
-				flag(readback.FlagNetwork, "host", hn)
-			} else if egress.Mode == "none" {
-				p.Network.Mode = "none"
-				p.Subtractions.NoNetwork = true
-			} else if egress.Mode == "allowlist" {
-				p.Network = compiler.Network{Mode: "allowlist", Allow: egress.Allow, Pos: pos(egress.Node)}
-				var entries []string
-				for _, d := range egress.Allow {
-					entries = append(entries, d.String())
-				}
-				flag(readback.FlagNetwork, "through the egress proxy "+egress.Via+": "+strings.Join(entries, ", "), egress.Node)
-			} else {
-				at := c
-				if egress.Node != nil {
-					at = egress.Node
-				}
-				flag(readback.FlagNetwork, egress.Why, at)
-			}
-			t.Plan = p
-			out = append(out, t)
+			r := newContainerReader(file, server, spec, c, pos)
+			r.hostNamespaces()
+			r.securityContext()
+			r.volumes()
+			r.env(secret)
+			r.network(egress)
+			r.t.Plan = r.p
+			out = append(out, r.t)
 		}
 	}
 	return out, nil
+}
+
+// containerNodes is a Pod spec's containers, the init ones first.
+func containerNodes(spec *yaml.Node) []*yaml.Node {
+	var containers []*yaml.Node
+	for _, key := range []string{"initContainers", "containers"} {
+		if seq := get(spec, key); seq != nil && seq.Kind == yaml.SequenceNode {
+			containers = append(containers, seq.Content...)
+		}
+	}
+	return containers
+}
+
+// containerReader reads one container of a Pod spec into a target: each
+// step fills the plan with what the IR can say and flags the rest.
+type containerReader struct {
+	spec, c *yaml.Node
+	pos     func(*yaml.Node) position.Pos
+	t       *readback.Target
+	p       *compiler.Plan
+}
+
+func newContainerReader(file, server string, spec, c *yaml.Node, pos func(*yaml.Node) position.Pos) *containerReader {
+	t := &readback.Target{Server: server, File: file, Pos: pos(c), Origin: readback.FromClient, Launcher: Backend}
+	if img := get(c, "image"); img != nil {
+		t.ImagePos = pos(img)
+	}
+	p := &compiler.Plan{Server: server, Pos: pos(c), Image: str(get(c, "image")), Network: compiler.Network{Mode: "open"}}
+	return &containerReader{spec: spec, c: c, pos: pos, t: t, p: p}
+}
+
+func (r *containerReader) flag(k readback.FlagKind, v string, n *yaml.Node) {
+	r.t.Flags = append(r.t.Flags, readback.Flag{Kind: k, Value: v, Pos: r.pos(n)})
+}
+
+// at is where a field is flagged: itself, or the container where it is
+// left out.
+func (r *containerReader) at(n *yaml.Node) *yaml.Node {
+	if n != nil {
+		return n
+	}
+	return r.c
+}
+
+// hostNamespaces flags the Pod's host namespaces.
+func (r *containerReader) hostNamespaces() {
+	for _, f := range []string{"hostNetwork", "hostPID", "hostIPC"} {
+		if v := get(r.spec, f); isTrue(v) {
+			r.flag(readback.FlagK8sHostNamespace, f, v)
+		}
+	}
+}
+
+// securityContext reads the container's securityContext into the
+// subtractions and the user, flagging each one missing.
+func (r *containerReader) securityContext() {
+	csc := get(r.c, "securityContext")
+	if v := get(csc, "privileged"); isTrue(v) {
+		r.flag(readback.FlagK8sPrivileged, "", v)
+	}
+	drop, all := get(csc, "capabilities", "drop"), false
+	if drop != nil {
+		for _, d := range drop.Content {
+			all = all || strings.EqualFold(d.Value, "ALL")
+		}
+	}
+	if !all {
+		r.flag(readback.FlagK8sCapabilities, "no capabilities.drop [ALL]: the runtime's default capabilities stay", r.at(drop))
+	}
+	if add := get(csc, "capabilities", "add"); add != nil {
+		for _, a := range add.Content {
+			r.flag(readback.FlagK8sCapabilities, "capabilities.add "+a.Value, a)
+		}
+	}
+	if v := get(csc, "readOnlyRootFilesystem"); !isTrue(v) {
+		r.flag(readback.FlagK8sWritableRoot, str(v), r.at(v))
+	}
+	if v := get(csc, "allowPrivilegeEscalation"); !isFalse(v) {
+		r.flag(readback.FlagK8sEscalation, str(v), r.at(v))
+	}
+	r.p.Subtractions = compiler.Subtractions{ReadOnlyRoot: isTrue(get(csc, "readOnlyRootFilesystem")), DropAllCaps: all,
+		NoNewPrivileges: isFalse(get(csc, "allowPrivilegeEscalation"))}
+	r.user()
+}
+
+// user reads the uid and gid, and flags a user that may be root. The
+// container's securityContext wins over the Pod's where it has the field.
+func (r *containerReader) user() {
+	psc, csc := get(r.spec, "securityContext"), get(r.c, "securityContext")
+	field := func(key string) *yaml.Node {
+		if v := get(csc, key); v != nil {
+			return v
+		}
+		return get(psc, key)
+	}
+	uid, gid := -1, -1
+	if n, err := strconv.Atoi(str(field("runAsUser"))); err == nil {
+		uid = n
+	}
+	if n, err := strconv.Atoi(str(field("runAsGroup"))); err == nil {
+		gid = n
+	}
+	r.p.User = compiler.User{UID: uid, GID: gid}
+	switch nonRoot := field("runAsNonRoot"); {
+	case uid == 0:
+		r.flag(readback.FlagK8sRoot, "runAsUser 0", field("runAsUser"))
+	case !isTrue(nonRoot):
+		r.flag(readback.FlagK8sRoot, "", r.at(nonRoot))
+	default:
+		r.p.Subtractions.NonRootUser = true
+	}
+}
+
+// volumes reads the container's mounts: hostPath ones are grants of the
+// node's files; the others, what their objects hold (parse_volumes.go).
+func (r *containerReader) volumes() {
+	mounts := r.mountViews()
+	flagged := map[string]bool{}
+	for _, m := range mounts {
+		hp := get(m.vol.node, "hostPath", "path")
+		if hp == nil {
+			continue
+		}
+		if !flagged[hp.Value] {
+			r.flag(readback.FlagK8sHostPath, hp.Value, hp)
+			flagged[hp.Value] = true
+		}
+		if slices.ContainsFunc(mounts, func(rw mountView) bool { return reshows(m, rw) }) {
+			continue // a protected entry shown again read-only
+		}
+		src := path.Join(path.Clean(hp.Value), m.sub)
+		mode := compiler.ReadOnly
+		if !m.readOnly {
+			mode = compiler.ReadWrite
+			r.flag(readback.FlagK8sHostPathWrite, src+" -> "+m.target, m.node)
+		}
+		r.p.Mounts = append(r.p.Mounts, compiler.Mount{Source: compiler.HostPath{Base: compiler.Absolute, Rel: src},
+			Target: m.target, Mode: mode, Pos: r.pos(hp)})
+	}
+	readVolumes(r.p, mounts, r.pos)
+}
+
+// mountViews are the container's volumeMounts, each with the Pod's volume
+// it names.
+func (r *containerReader) mountViews() []mountView {
+	vols := map[string]*yaml.Node{}
+	if seq := get(r.spec, "volumes"); seq != nil {
+		for _, v := range seq.Content {
+			vols[str(get(v, "name"))] = v
+		}
+	}
+	var mounts []mountView
+	if seq := get(r.c, "volumeMounts"); seq != nil {
+		for _, m := range seq.Content {
+			name := str(get(m, "name"))
+			mv := mountView{node: m, volName: name, target: path.Clean(str(get(m, "mountPath"))),
+				sub: path.Clean("/" + str(get(m, "subPath")))[1:], readOnly: isTrue(get(m, "readOnly"))}
+			if v := vols[name]; v != nil {
+				mv.vol = volumeOf(v)
+			}
+			mounts = append(mounts, mv)
+		}
+	}
+	return mounts
+}
+
+// env reads the variables: a value written in the manifest, or a
+// reference by name, each a grant of its name; secret flags a value that
+// holds a secret inline.
+func (r *containerReader) env(secret func(name, value string) bool) {
+	seq := get(r.c, "env")
+	if seq == nil {
+		return
+	}
+	for _, e := range seq.Content {
+		n := get(e, "name")
+		if n == nil {
+			continue
+		}
+		if v := get(e, "value"); v != nil && get(e, "valueFrom") == nil && proxyWiring(n.Value, v.Value) {
+			continue // points the server at the egress proxy: configuration, no grant
+		}
+		r.p.Env = append(r.p.Env, compiler.EnvGrant{Name: n.Value, Pos: r.pos(n)})
+		r.t.EnvPassed = append(r.t.EnvPassed, n.Value)
+		if v := get(e, "value"); v != nil && secret(n.Value, v.Value) {
+			r.flag(readback.FlagK8sSecretValue, n.Value, v)
+		}
+	}
+}
+
+// network is the host's, or what the file's NetworkPolicies let the Pod
+// reach (egressOf): none, an allowlist through an egress proxy, or open
+// (flagged with why).
+func (r *containerReader) network(egress podEgress) {
+	if hn := get(r.spec, "hostNetwork"); isTrue(hn) {
+		r.p.Network.Mode, r.p.Network.Pos = "host", r.pos(hn)
+		r.flag(readback.FlagNetwork, "host", hn)
+	} else if egress.Mode == "none" {
+		r.p.Network.Mode = "none"
+		r.p.Subtractions.NoNetwork = true
+	} else if egress.Mode == "allowlist" {
+		r.p.Network = compiler.Network{Mode: "allowlist", Allow: egress.Allow, Pos: r.pos(egress.Node)}
+		var entries []string
+		for _, d := range egress.Allow {
+			entries = append(entries, d.String())
+		}
+		r.flag(readback.FlagNetwork, "through the egress proxy "+egress.Via+": "+strings.Join(entries, ", "), egress.Node)
+	} else {
+		r.flag(readback.FlagNetwork, egress.Why, r.at(egress.Node))
+	}
 }

@@ -87,22 +87,17 @@ func baselineRule(r baseline.SeatbeltRule) *Node {
 	for _, op := range r.Allow {
 		n.Items = append(n.Items, S(op))
 	}
-	for _, sp := range r.Subpath {
-		n.Items = append(n.Items, L(S("subpath"), Q(sp)))
+	filter := func(kind string, values []string) {
+		for _, v := range values {
+			n.Items = append(n.Items, L(S(kind), Q(v)))
+		}
 	}
-	for _, lit := range r.Literal {
-		n.Items = append(n.Items, L(S("literal"), Q(lit)))
-	}
-	for _, g := range r.GlobalName {
-		n.Items = append(n.Items, L(S("global-name"), Q(g)))
-	}
+	filter("subpath", r.Subpath)
+	filter("literal", r.Literal)
+	filter("global-name", r.GlobalName)
 	for _, g := range r.Sysctl {
-		for _, name := range g.Name {
-			n.Items = append(n.Items, L(S("sysctl-name"), Q(name)))
-		}
-		for _, pre := range g.Prefix {
-			n.Items = append(n.Items, L(S("sysctl-name-prefix"), Q(pre)))
-		}
+		filter("sysctl-name", g.Name)
+		filter("sysctl-name-prefix", g.Prefix)
 	}
 	for _, re := range r.IPCNameRegex {
 		n.Items = append(n.Items, L(S("ipc-posix-name-regex"), R(re)))
@@ -132,7 +127,9 @@ func ancestors(rules []baseline.SeatbeltRule) []string {
 	return out
 }
 
-// Build compiles the plan's profile.
+// Build compiles the plan's profile, once the plan is one it can carry:
+// deny by default, the runtime's baseline, the grants, the network, then
+// the denies that override grants.
 func Build(p *compiler.Plan) (*Profile, error) {
 	if err := emit.Check(p, Backend, Enforcement(p)); err != nil {
 		return nil, err
@@ -148,39 +145,66 @@ func Build(p *compiler.Plan) (*Profile, error) {
 	if _, err := translate(p); err != nil {
 		return nil, err
 	}
-	pr := &Profile{Comments: map[*Node]string{}}
-	add := func(comment string, n *Node) {
-		pr.Forms = append(pr.Forms, n)
-		if comment != "" {
-			pr.Comments[n] = comment
-		}
+	if p.Network.Mode == "allowlist" && (p.Network.ProxyPort < 1 || p.Network.ProxyPort > 65535) {
+		return nil, fmt.Errorf("server %q: internal error: egress proxy port %d out of range", p.Server, p.Network.ProxyPort)
 	}
-	add("", L(S("version"), &Node{Kind: Number, Text: "1"}))
-	add("Nothing is allowed that a rule below does not allow.\n"+
+	pr := &Profile{Comments: map[*Node]string{}}
+	pr.denyDefault()
+	pr.baseline(p, rules)
+	pr.mounts(p)
+	pr.scratch(p)
+	pr.network(p)
+	// Denies last: the last matching rule wins, so they override the
+	// read-write grants above.
+	pr.readOnlyMounts(p)
+	pr.protectedNames(p)
+	return pr, nil
+}
+
+// add appends a form to the profile, with its comment.
+func (pr *Profile) add(comment string, n *Node) {
+	pr.Forms = append(pr.Forms, n)
+	if comment != "" {
+		pr.Comments[n] = comment
+	}
+}
+
+// denyDefault opens the profile: nothing is allowed that a rule does not.
+func (pr *Profile) denyDefault() {
+	pr.add("", L(S("version"), &Node{Kind: Number, Text: "1"}))
+	pr.add("Nothing is allowed that a rule below does not allow.\n"+
 		"Left denied on purpose: pseudo-terminals and terminal ioctls (node-pty, Python's pty). A server speaks JSON over pipes,\n"+
 		"and a file-ioctl rule on /dev/ttys* would reach the terminal it may inherit, the user's (docs/macos.md, manual checks).\n"+
 		"peers: Codex and nono allow pseudo-tty and ioctls on every /dev/ttys*; sandbox-runtime only on request (allowPty)", L(S("deny"), S("default")))
+}
 
+// baseline allows what the runtime needs (the schema's rules), the stat of
+// every folder above them, and, for an egress allowlist, TLS.
+func (pr *Profile) baseline(p *compiler.Plan, rules []baseline.SeatbeltRule) {
 	for i, r := range rules {
 		comment := ""
 		if i == 0 {
 			comment = fmt.Sprintf("Runtime baseline %q, rule by rule, each with what Codex, sandbox-runtime and nono do (mcpolicy schema: #SeatbeltBaselines).\n", p.Runtime.Name)
 		}
-		add(comment+r.Why+"\npeers: "+r.Peers, baselineRule(r))
+		pr.add(comment+r.Why+"\npeers: "+r.Peers, baselineRule(r))
 	}
 	if up := ancestors(rules); len(up) > 0 {
 		n := L(S("allow"), S("file-read-metadata"))
 		for _, d := range up {
 			n.Items = append(n.Items, L(S("literal"), Q(d)))
 		}
-		add("realpath() and path lookups stat every folder above a path granted above (Node's realpath fails with EPERM otherwise)\npeers: nono allows file-read-metadata on the parents of every granted path; Codex on the firmlink parents", n)
+		pr.add("realpath() and path lookups stat every folder above a path granted above (Node's realpath fails with EPERM otherwise)\npeers: nono allows file-read-metadata on the parents of every granted path; Codex on the firmlink parents", n)
 	}
 	if p.Network.Mode == "allowlist" {
 		for _, r := range baseline.SeatbeltEgress() {
-			add("Egress allowlist: TLS through the proxy (mcpolicy schema: #SeatbeltEgress).\n"+r.Why+"\npeers: "+r.Peers, baselineRule(r))
+			pr.add("Egress allowlist: TLS through the proxy (mcpolicy schema: #SeatbeltEgress).\n"+r.Why+"\npeers: "+r.Peers, baselineRule(r))
 		}
 	}
+}
 
+// mounts grants each of the policy's mounts, a parameter each, and the
+// stat of its parents.
+func (pr *Profile) mounts(p *compiler.Plan) {
 	for i, m := range p.Mounts {
 		name := mountParam(i)
 		pr.Params = append(pr.Params, Param{Name: name, Path: m.Source})
@@ -194,61 +218,50 @@ func Build(p *compiler.Plan) (*Profile, error) {
 		}
 		n.Items = append(n.Items, L(S("subpath"), param(name)))
 		// No host path in a comment: a newline in it would end the comment.
-		add(fmt.Sprintf("GRANT %s mount %s: the policy's mount at %s, %s", m.Mode, name, m.Target, safe(m.Pos.String())), n)
-		add("realpath() and tools that look for config files stat every parent folder",
+		pr.add(fmt.Sprintf("GRANT %s mount %s: the policy's mount at %s, %s", m.Mode, name, m.Target, safe(m.Pos.String())), n)
+		pr.add("realpath() and tools that look for config files stat every parent folder",
 			L(S("allow"), S("file-read-metadata"), L(S("path-ancestors"), param(name))))
 	}
-	if p.Scratch != nil {
-		pr.Params = append(pr.Params, Param{Name: "SCRATCH", Scratch: true})
-		add(fmt.Sprintf("GRANT scratch: a private folder the wrapper makes and exports as TMPDIR, %s", safe(p.Scratch.Pos.String())),
-			L(S("allow"), S("file-read*"), S("file-write*"), L(S("subpath"), param("SCRATCH"))))
-		add("realpath() of TMPDIR stats every parent folder (/private/var/folders/...)",
-			L(S("allow"), S("file-read-metadata"), L(S("path-ancestors"), param("SCRATCH"))))
-	}
-	if p.Network.Mode == "allowlist" {
-		if p.Network.ProxyPort < 1 || p.Network.ProxyPort > 65535 {
-			return nil, fmt.Errorf("server %q: internal error: egress proxy port %d out of range", p.Server, p.Network.ProxyPort)
-		}
-		add("No network but the egress proxy below: stated explicitly, though (deny default) already denies it.\n"+
-			"Not even the host's loopback: it is shared with every local service, so no bind or listen either.", L(S("deny"), S("network*")))
-		// After the deny: the last matching rule wins. The proxy resolves
-		// names, so no DNS (mDNSResponder) is allowed.
-		add(fmt.Sprintf("Egress allowlist: the one destination is mcpolicy's egress proxy on the host's loopback, over TCP,\n"+
-			"which checks every host:port against %s (no DNS here: the proxy resolves names).\n"+
-			"peers: nono (remote tcp \"localhost:PORT\"); Codex, sandbox-runtime (remote ip ...), which admits UDP too", safe(strings.Join(p.Network.Entries(), ", "))),
-			ProxyRule(p.Network.ProxyPort))
-		add("The TCP socket that dials the proxy, socket(AF_INET, SOCK_STREAM); creating it reaches nothing (connecting is network-outbound).\n"+
-			"Whether macOS asks system-socket for it is not settled (docs/macos.md, manual checks): if it does, every egress server\n"+
-			"would fail before reaching the proxy, so it is allowed; not UDP, IPv6, unix or kernel-control (AF_SYSTEM) sockets.\n"+
-			"peers: nono (socket-domain AF_INET) (socket-type SOCK_STREAM), two filters, so either; sandbox-runtime's proxy works with AF_SYSTEM only",
-			SocketRule())
-	} else {
-		add("No network: stated explicitly, though (deny default) already denies it.\n"+
-			"Not even the host's loopback: it is shared with every local service, so no bind or listen either.", L(S("deny"), S("network*")))
-	}
+}
 
-	// Denies last: the last matching rule wins, so they override the
-	// read-write grants above.
-	unprot := map[string]bool{}
-	for _, u := range p.Unprotected {
-		unprot[u.Name] = true
+// scratch grants the private folder the wrapper makes at launch.
+func (pr *Profile) scratch(p *compiler.Plan) {
+	if p.Scratch == nil {
+		return
 	}
-	var patterns []string
-	for _, prot := range protect.Patterns() {
-		if !unprot[prot] {
-			patterns = append(patterns, prot)
-		}
+	pr.Params = append(pr.Params, Param{Name: "SCRATCH", Scratch: true})
+	pr.add(fmt.Sprintf("GRANT scratch: a private folder the wrapper makes and exports as TMPDIR, %s", safe(p.Scratch.Pos.String())),
+		L(S("allow"), S("file-read*"), S("file-write*"), L(S("subpath"), param("SCRATCH"))))
+	pr.add("realpath() of TMPDIR stats every parent folder (/private/var/folders/...)",
+		L(S("allow"), S("file-read-metadata"), L(S("path-ancestors"), param("SCRATCH"))))
+}
+
+// network denies the network, then, for an egress allowlist, allows the
+// one way to the egress proxy (Build checked its port).
+func (pr *Profile) network(p *compiler.Plan) {
+	if p.Network.Mode != "allowlist" {
+		pr.add("No network: stated explicitly, though (deny default) already denies it.\n"+
+			"Not even the host's loopback: it is shared with every local service, so no bind or listen either.", L(S("deny"), S("network*")))
+		return
 	}
-	first := true
-	note := func(s string) string {
-		if first {
-			first = false
-			return s
-		}
-		return ""
-	}
-	// A read-only mount inside a read-write one: its grant adds nothing to
-	// the outer file-write*, so it is denied here, with its folders.
+	pr.add("No network but the egress proxy below: stated explicitly, though (deny default) already denies it.\n"+
+		"Not even the host's loopback: it is shared with every local service, so no bind or listen either.", L(S("deny"), S("network*")))
+	// After the deny: the last matching rule wins. The proxy resolves
+	// names, so no DNS (mDNSResponder) is allowed.
+	pr.add(fmt.Sprintf("Egress allowlist: the one destination is mcpolicy's egress proxy on the host's loopback, over TCP,\n"+
+		"which checks every host:port against %s (no DNS here: the proxy resolves names).\n"+
+		"peers: nono (remote tcp \"localhost:PORT\"); Codex, sandbox-runtime (remote ip ...), which admits UDP too", safe(strings.Join(p.Network.Entries(), ", "))),
+		ProxyRule(p.Network.ProxyPort))
+	pr.add("The TCP socket that dials the proxy, socket(AF_INET, SOCK_STREAM); creating it reaches nothing (connecting is network-outbound).\n"+
+		"Whether macOS asks system-socket for it is not settled (docs/macos.md, manual checks): if it does, every egress server\n"+
+		"would fail before reaching the proxy, so it is allowed; not UDP, IPv6, unix or kernel-control (AF_SYSTEM) sockets.\n"+
+		"peers: nono (socket-domain AF_INET) (socket-type SOCK_STREAM), two filters, so either; sandbox-runtime's proxy works with AF_SYSTEM only",
+		SocketRule())
+}
+
+// readOnlyInsideWritable lists the read-only mounts inside a read-write
+// one: their grant adds nothing to the outer file-write*.
+func readOnlyInsideWritable(p *compiler.Plan) []int {
 	var readOnly []int
 	for j, ro := range p.Mounts {
 		if ro.Mode == compiler.ReadWrite {
@@ -261,32 +274,54 @@ func Build(p *compiler.Plan) (*Profile, error) {
 			}
 		}
 	}
+	return readOnly
+}
+
+// readOnlyMounts denies writes to the read-only mounts inside a read-write
+// one, with their folders; a read-write mount inside such a read-only one
+// is then writable again.
+func (pr *Profile) readOnlyMounts(p *compiler.Plan) {
+	readOnly := readOnlyInsideWritable(p)
 	for _, j := range readOnly {
 		name := mountParam(j)
-		add(fmt.Sprintf("READ-ONLY mount %s (at %s) lies inside a read-write mount: not written, created, removed or renamed,\n"+
+		pr.add(fmt.Sprintf("READ-ONLY mount %s (at %s) lies inside a read-write mount: not written, created, removed or renamed,\n"+
 			"and neither are the folders holding it.", name, p.Mounts[j].Target),
 			L(S("deny"), S("file-write*"), L(S("subpath"), param(name))))
-		add("", ancestorsDeny(name))
+		pr.add("", ancestorsDeny(name))
 	}
-	// ... and a read-write mount inside such a read-only one is writable again.
 	for k, rw := range p.Mounts {
 		if rw.Mode != compiler.ReadWrite {
 			continue
 		}
 		for _, j := range readOnly {
 			if inside(rw.Source, p.Mounts[j].Source) {
-				add(fmt.Sprintf("GRANT rw mount %s again: it lies inside read-only %s, denied above", mountParam(k), mountParam(j)),
+				pr.add(fmt.Sprintf("GRANT rw mount %s again: it lies inside read-only %s, denied above", mountParam(k), mountParam(j)),
 					L(S("allow"), S("file-write*"), L(S("subpath"), param(mountParam(k)))))
 				break
 			}
 		}
 	}
+}
 
-	// Protected names: at the top of every read-write mount, as a whole
-	// (the name and everything below it), present or not; then the mount
-	// itself and every folder above it, which cannot be removed or renamed
-	// either: `mv .git g; edit g/config; mv g .git` fails at its first step,
-	// and so does moving the whole mount aside.
+// protectedNames denies the protected names at the top of every read-write
+// mount, as a whole (the name and everything below it), present or not;
+// then the mount itself and every folder above it, which cannot be removed
+// or renamed either: `mv .git g; edit g/config; mv g .git` fails at its
+// first step, and so does moving the whole mount aside.
+func (pr *Profile) protectedNames(p *compiler.Plan) {
+	unprot := map[string]bool{}
+	for _, u := range p.Unprotected {
+		unprot[u.Name] = true
+	}
+	var patterns []string
+	for _, prot := range protect.Patterns() {
+		if !unprot[prot] {
+			patterns = append(patterns, prot)
+		}
+	}
+	if len(patterns) == 0 {
+		return
+	}
 	const why = "Protected paths inside read-write mounts (package protect's list): each name at the mount's top as a whole,\n" +
 		"the name and everything below it: not written, created, removed or renamed, even where absent.\n" +
 		"Then the mount and every folder above it: not removed or renamed (mv .git g; edit g/config; mv g .git).\n" +
@@ -297,22 +332,20 @@ func Build(p *compiler.Plan) (*Profile, error) {
 			tops = append(tops, mountParam(i))
 		}
 	}
-	if p.Accepts(compiler.AcceptRWHoldsProject) && len(patterns) > 0 {
+	if p.Accepts(compiler.AcceptRWHoldsProject) {
 		// The policies, their artefacts and .git are at the project's top,
 		// below the mount's: name the project and deny them there too.
 		pr.Params = append(pr.Params, Param{Name: ProjectParam, Path: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."}})
 		tops = append(tops, ProjectParam)
 	}
+	comment := why // on the first rule only
 	for _, name := range tops {
-		if len(patterns) == 0 {
-			break
-		}
 		for _, prot := range patterns {
-			add(note(why), protectedRule(name, prot))
+			pr.add(comment, protectedRule(name, prot))
+			comment = ""
 		}
-		add("", ancestorsDeny(name))
+		pr.add("", ancestorsDeny(name))
 	}
-	return pr, nil
 }
 
 // protectedRule denies writes to a protected name at the top of the folder
