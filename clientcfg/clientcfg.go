@@ -16,10 +16,10 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/compiler/readback"
-	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
+	"github.com/mcpolicy/mcpolicy/emit/registry"
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
-	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
@@ -412,8 +412,8 @@ func (r *reader) entry(section, name string, keyPos position.Pos, n *node, proje
 // it starts (the registry's): the entry is read by that kind.
 var sandboxes = func() map[string]artefact.Sandbox {
 	m := map[string]artefact.Sandbox{}
-	for _, b := range backends.All() {
-		if prog := backend.Program(b.Name()); prog != "" {
+	for _, b := range registry.All() {
+		if prog := backendtraits.Program(b.Name()); prog != "" {
 			m[prog] = b.Runtime().Sandbox
 		}
 	}

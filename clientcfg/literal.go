@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler/readback"
-	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 )
 
@@ -70,7 +70,7 @@ func (e *entry) homeLiterals(cmd arg, args []arg) {
 	// arguments as docker does.
 	const nerdctl = "nerdctl"
 	receiver := "the server"
-	if p := strings.ToLower(program(cmd.s)); p == nerdctl || slices.Contains(backend.Programs(), p) {
+	if p := strings.ToLower(program(cmd.s)); p == nerdctl || slices.Contains(backendtraits.Programs(), p) {
 		receiver = p
 	}
 	for _, a := range append([]arg{cmd}, args...) {

@@ -11,7 +11,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/emit/backends"
+	"github.com/mcpolicy/mcpolicy/emit/registry"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
@@ -72,7 +72,7 @@ func launchArtefact(p *compiler.Plan, file string) ([]byte, error) {
 	if filepath.Base(dir) == "plan" {
 		return p.JSON(), nil
 	}
-	b, err := backends.Lookup(filepath.Base(dir))
+	b, err := registry.Lookup(filepath.Base(dir))
 	if err != nil {
 		return nil, err
 	}

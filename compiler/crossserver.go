@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
@@ -168,7 +168,7 @@ func (c *compiler) uses(p *Plan) []used {
 	var out []used
 	host := false
 	for _, b := range p.Backends {
-		host = host || !backend.RunsImage(b)
+		host = host || !backendtraits.RunsImage(b)
 	}
 	for _, r := range c.runWords(p) {
 		what := "the program"

@@ -6,7 +6,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/internal/bytesize"
 
-	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 )
 
 // Explain renders a plan for a reviewer: the grants as a numbered list with
@@ -20,7 +20,7 @@ func Explain(p *Plan) string {
 	fmt.Fprintf(&b, "plan %s\n", p.Hash)
 	fmt.Fprintf(&b, "backends: %s", strings.Join(p.Backends, ", "))
 	for _, b2 := range p.Backends {
-		if !backend.RunsImage(b2) {
+		if !backendtraits.RunsImage(b2) {
 			fmt.Fprintf(&b, " (host runtime baseline %q)", p.Runtime.Name)
 			break
 		}
@@ -42,7 +42,7 @@ func Explain(p *Plan) string {
 	// so "none" there means none at all, and the proxy sits on the host.
 	seatbelt := false
 	for _, name := range p.Backends {
-		seatbelt = seatbelt || backend.NoNetns(name)
+		seatbelt = seatbelt || backendtraits.NoNetns(name)
 	}
 	noNet, proxyAt := "network: none (loopback only)", "loopback port %d in the sandbox"
 	if seatbelt {
@@ -104,7 +104,7 @@ type facts struct {
 func seatbeltFacts(p *Plan) facts {
 	f := facts{caps: "capabilities: all dropped", privileges: "no new privileges (setuid binaries cannot raise them)",
 		user: func(s string) string { return s }}
-	if !p.RunsOn(backend.Seatbelt) {
+	if !p.RunsOn(backendtraits.Seatbelt) {
 		return f
 	}
 	const setuid = "refuses to run a setuid or setgid program inside the sandbox (forbidden-exec-sugid: su, sudo, login, /bin/ps), and no rule runs one outside it (with no-sandbox)"

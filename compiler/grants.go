@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 	"github.com/mcpolicy/mcpolicy/internal/bytesize"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 )
@@ -76,7 +76,7 @@ func (p *Plan) Grants() []Grant {
 	}
 	if p.User.Invoker {
 		gs = append(gs, Grant{GrantInvoker, "runs as the invoking user (writes rw mounts with their uid)", p.UserPos})
-	} else if p.RunsOn(backend.Seatbelt) {
+	} else if p.RunsOn(backendtraits.Seatbelt) {
 		// sandbox-exec cannot switch ids without root, and the wrapper
 		// refuses root: the server gets the invoker's, whatever user says.
 		gs = append(gs, Grant{GrantInvoker, fmt.Sprintf("on seatbelt runs as the invoking user, not %s (writes rw mounts with their uid)", p.User), orPos(p.UserPos, p.Pos)})

@@ -14,7 +14,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/internal/bytesize"
 
 	"github.com/mcpolicy/mcpolicy/internal/allowlist"
-	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
@@ -212,9 +212,9 @@ func (c *compiler) backends(s *schema.Server, at string) []string {
 		// An image's command is an argv inside the image, not on the host:
 		// host backends only by default for servers without an image.
 		if s.Image != "" {
-			bs = append(bs, backend.ImageDefaults()...)
+			bs = append(bs, backendtraits.ImageDefaults()...)
 		} else if len(s.Command) > 0 {
-			bs = append(bs, backend.HostDefaults()...)
+			bs = append(bs, backendtraits.HostDefaults()...)
 		}
 	}
 	bs = append([]string{}, bs...)
@@ -223,7 +223,7 @@ func (c *compiler) backends(s *schema.Server, at string) []string {
 		if i > 0 && bs[i-1] == b {
 			c.fail(s.BackendsPos, at+".backends", "", "backend %q is listed twice", b)
 		}
-		image := backend.RunsImage(b)
+		image := backendtraits.RunsImage(b)
 		if image && s.Image == "" {
 			c.fail(s.BackendsPos, at+".backends", `set "image", or drop "`+b+`" from backends`, "backend %s needs an image", b)
 		}

@@ -8,7 +8,7 @@ import (
 )
 
 // Backend is one sandbox mcpolicy emits plans for. Each emitter package
-// exposes its value(s); package emit/backends lists them. Adding a backend
+// exposes its value(s); package emit/registry lists them. Adding a backend
 // is a package under emit/ and a line there: build, client entries, run,
 // prove, doctor and the CLI find it through the registry.
 type Backend interface {

@@ -2,7 +2,7 @@
 // interface, the restrictions each answers for, the error for one it
 // cannot enforce, and a refusal of unsafe strings. Each backend lives in
 // its own subpackage, IR -> bytes (and, where lint reads hand-written
-// entries, bytes -> IR); emit/backends lists them.
+// entries, bytes -> IR); emit/registry lists them.
 package emit
 
 import (

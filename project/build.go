@@ -18,7 +18,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/emit/backends"
+	"github.com/mcpolicy/mcpolicy/emit/registry"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 	"github.com/mcpolicy/mcpolicy/internal/parallel"
@@ -220,7 +220,7 @@ func Artefacts(plans []*compiler.Plan) (map[string][]byte, error) {
 // render emits one backend's artefacts for a plan, main file first, with
 // machine-neutral paths.
 func render(p *compiler.Plan, name string) ([]emit.File, error) {
-	b, err := backends.Lookup(name)
+	b, err := registry.Lookup(name)
 	if err != nil {
 		return nil, fmt.Errorf("server %q: %w", p.Server, err)
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/compiler/readback"
+	"github.com/mcpolicy/mcpolicy/internal/findings"
 	"github.com/mcpolicy/mcpolicy/internal/position"
-	"github.com/mcpolicy/mcpolicy/internal/report"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
@@ -46,7 +46,7 @@ type CheckOptions struct {
 // (check's own layout, `entry "NAME"`), the files it could not read, and
 // whether anything drifted or was tampered with.
 type CheckResult struct {
-	Findings []report.Finding
+	Findings []findings.Finding
 	Lines    []string
 	Unread   []string
 	Drift    bool
@@ -61,7 +61,7 @@ func (o CheckOptions) out() string {
 	return filepath.Join(o.Project.Root, DefaultOut)
 }
 
-func (r *CheckResult) add(f report.Finding, line string) {
+func (r *CheckResult) add(f findings.Finding, line string) {
 	r.Findings = append(r.Findings, f)
 	r.Lines = append(r.Lines, line)
 }
@@ -92,7 +92,7 @@ func CheckClients(o CheckOptions) (*CheckResult, error) {
 			// As lint: a client config is not a policy; its position is
 			// reported and the next file is checked.
 			pos, msg := UnreadNote(f, err, "checked")
-			r.add(report.Finding{Rule: lint.ParseID, Level: report.Error, Pos: pos, Message: msg},
+			r.add(findings.Finding{Rule: lint.ParseID, Level: findings.Error, Pos: pos, Message: msg},
 				fmt.Sprintf("%s: %s error %s", pos, lint.ParseID, msg))
 			r.Unread = append(r.Unread, pos.String())
 			continue
@@ -125,7 +125,7 @@ func (r *CheckResult) artefacts(o CheckOptions) error {
 		for _, n := range names {
 			pos := position.Pos{File: filepath.Join(out, filepath.FromSlash(n))}
 			msg := what + ": run `mcpolicy build`, then `mcpolicy client` again, and review the diff"
-			r.add(report.Finding{Rule: ArtefactStale, Level: report.Error, Pos: pos, Message: msg}, fmt.Sprintf("%s: %s", pos, msg))
+			r.add(findings.Finding{Rule: ArtefactStale, Level: findings.Error, Pos: pos, Message: msg}, fmt.Sprintf("%s: %s", pos, msg))
 			r.Drift = true
 		}
 	}
@@ -135,7 +135,7 @@ func (r *CheckResult) artefacts(o CheckOptions) error {
 	for _, n := range d.Tampered {
 		pos := position.Pos{File: filepath.Join(out, filepath.FromSlash(n))}
 		msg := "TAMPERED: the artefact differs from what its own plan builds (the policy did not change it): it was edited after the build, and an entry that pins its new digest runs the edit — by a server with write access? Inspect `git diff`, rebuild, and write the entries again"
-		r.add(report.Finding{Rule: ArtefactTampered, Level: report.Error, Pos: pos, Message: msg}, fmt.Sprintf("%s: %s", pos, msg))
+		r.add(findings.Finding{Rule: ArtefactTampered, Level: findings.Error, Pos: pos, Message: msg}, fmt.Sprintf("%s: %s", pos, msg))
 		r.Drift, r.Tamper = true, true
 	}
 	return nil
@@ -144,7 +144,7 @@ func (r *CheckResult) artefacts(o CheckOptions) error {
 // entries checks one file's entries for the policy's servers.
 func (r *CheckResult) entries(o CheckOptions, ts []*readback.Target) {
 	for _, u := range clientcfg.NotManaged(o.Plans, ts, o.out()) {
-		r.add(report.Finding{Rule: Unmanaged, Level: report.Error, Server: u.Server, Pos: u.Entry, Message: u.What},
+		r.add(findings.Finding{Rule: Unmanaged, Level: findings.Error, Server: u.Server, Pos: u.Entry, Message: u.What},
 			fmt.Sprintf("%s: entry %q: %s", u.Entry, u.Server, u.What))
 		r.Drift = true
 	}
@@ -153,13 +153,13 @@ func (r *CheckResult) entries(o CheckOptions, ts []*readback.Target) {
 		if p.Tampered {
 			id = PinTampered
 		}
-		r.add(report.Finding{Rule: id, Level: report.Error, Server: p.Server, Pos: p.Entry, Message: p.What},
+		r.add(findings.Finding{Rule: id, Level: findings.Error, Server: p.Server, Pos: p.Entry, Message: p.What},
 			fmt.Sprintf("%s: entry %q: %s", p.Entry, p.Server, p.What))
 		r.Drift = true
 		r.Tamper = r.Tamper || p.Tampered
 	}
 	for _, u := range clientcfg.EnvCheck(o.Plans, ts, o.Project.Root, o.Home) {
-		r.add(report.Finding{Rule: EnvUnmet, Level: report.Error, Server: u.Server, Pos: u.Entry, Message: u.What},
+		r.add(findings.Finding{Rule: EnvUnmet, Level: findings.Error, Server: u.Server, Pos: u.Entry, Message: u.What},
 			fmt.Sprintf("%s: entry %q: %s", u.Entry, u.Server, u.What))
 		r.Drift = true
 	}

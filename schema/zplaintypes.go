@@ -2,7 +2,7 @@
 
 package schema
 
-import "github.com/mcpolicy/mcpolicy/internal/backend"
+import "github.com/mcpolicy/mcpolicy/internal/backendtraits"
 
 // plainPolicyType is #Policy.
 var plainPolicyType = &plainType{
@@ -450,31 +450,31 @@ var plainPolicyType = &plainType{
 																		{
 																			Kind: "string",
 																			Const: []string{
-																				backend.Docker,
+																				backendtraits.Docker,
 																			},
 																		},
 																		{
 																			Kind: "string",
 																			Const: []string{
-																				backend.Bwrap,
+																				backendtraits.Bwrap,
 																			},
 																		},
 																		{
 																			Kind: "string",
 																			Const: []string{
-																				backend.Landlock,
+																				backendtraits.Landlock,
 																			},
 																		},
 																		{
 																			Kind: "string",
 																			Const: []string{
-																				backend.Seatbelt,
+																				backendtraits.Seatbelt,
 																			},
 																		},
 																		{
 																			Kind: "string",
 																			Const: []string{
-																				backend.Kubernetes,
+																				backendtraits.Kubernetes,
 																			},
 																		},
 																	},

@@ -22,7 +22,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/emit/backends"
+	"github.com/mcpolicy/mcpolicy/emit/registry"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 	"github.com/mcpolicy/mcpolicy/runtime/supervise"
 )
@@ -66,7 +66,7 @@ func LaunchFor(c *clientcfg.Client, p *compiler.Plan, backend, root, home, outDi
 	if portable && c.Workspace != "" {
 		r = workspacePaths{c.Workspace, home}
 	}
-	b, err := backends.Lookup(backend)
+	b, err := registry.Lookup(backend)
 	if err != nil {
 		return nil, err
 	}

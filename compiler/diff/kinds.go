@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/internal/report"
+	"github.com/mcpolicy/mcpolicy/internal/findings"
 )
 
 // Kind is one way a grant can change between two versions of a policy: an
@@ -23,18 +23,18 @@ type Kind struct {
 // diff` (exit 6), as an error fails lint; a narrowing is a note.
 func (k *Kind) Level() string {
 	if k.Verdict == Widened {
-		return report.Error
+		return findings.Error
 	}
-	return report.Info
+	return findings.Info
 }
 
 // Describe is the kind as the printer lists it (SARIF's rules).
-func (k *Kind) Describe() report.Rule {
+func (k *Kind) Describe() findings.Rule {
 	fix := "Narrow the grant back, or acknowledge it in the new policy: waive: [{rule: \"" + k.ID + "\", reason: \"…\"}]."
 	if k.Verdict == Narrowed {
 		fix = "Nothing to do: the server is given less."
 	}
-	return report.Rule{ID: k.ID, Name: strings.ToLower(strings.ReplaceAll(k.ID, "_", "-")), Level: k.Level(),
+	return findings.Rule{ID: k.ID, Name: strings.ToLower(strings.ReplaceAll(k.ID, "_", "-")), Level: k.Level(),
 		Purpose: k.Means, Remediation: fix}
 }
 

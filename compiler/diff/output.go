@@ -3,20 +3,20 @@ package diff
 import (
 	"io"
 
-	"github.com/mcpolicy/mcpolicy/internal/report"
+	"github.com/mcpolicy/mcpolicy/internal/findings"
 )
 
-// Formats are the output formats Write knows: the printer's (package report).
-var Formats = report.Formats
+// Formats are the output formats Write knows: the printer's (package findings).
+var Formats = findings.Formats
 
 // Finding is the change as every pass reports: its kind is the rule, an
 // unwaived-or-not widening an error, a narrowing a note.
-func (c Change) Finding() report.Finding {
-	level := report.Info
+func (c Change) Finding() findings.Finding {
+	level := findings.Info
 	if k := Lookup(c.Kind); k != nil {
 		level = k.Level()
 	}
-	return report.Finding{Rule: c.Kind, Level: level, Server: c.Server, Pos: c.Pos, Message: c.What,
+	return findings.Finding{Rule: c.Kind, Level: level, Server: c.Server, Pos: c.Pos, Message: c.What,
 		Waived: c.Waived, Verdict: string(c.Verdict), Against: c.Against}
 }
 
@@ -27,7 +27,7 @@ func Write(w io.Writer, cs []Change, format string, color bool, version string) 
 	if cs == nil {
 		cs = []Change{}
 	}
-	d := report.Doc{Tool: "mcpolicy", Version: version, JSON: cs, Color: color,
+	d := findings.Doc{Tool: "mcpolicy", Version: version, JSON: cs, Color: color,
 		Empty: "no grant changed", EmptyMarkdown: "**mcpolicy diff:** no grant changed."}
 	for _, k := range registry {
 		d.Rules = append(d.Rules, k.Describe())
@@ -35,7 +35,7 @@ func Write(w io.Writer, cs []Change, format string, color bool, version string) 
 	for _, c := range cs {
 		d.Findings = append(d.Findings, c.Finding())
 	}
-	return report.Write(w, d, format)
+	return findings.Write(w, d, format)
 }
 
 // Widening reports whether any change widens without a waiver.

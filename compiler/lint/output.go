@@ -4,19 +4,19 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/mcpolicy/mcpolicy/internal/findings"
 	"github.com/mcpolicy/mcpolicy/internal/printable"
-	"github.com/mcpolicy/mcpolicy/internal/report"
 )
 
-// Formats are the output formats Write knows: the printer's (package report).
-var Formats = report.Formats
+// Formats are the output formats Write knows: the printer's (package findings).
+var Formats = findings.Formats
 
 // Write renders a report in a format: the findings through the one
 // printer, and in text each server's summary line after them.
 func Write(w io.Writer, rep Report, format string, version string) error {
-	d := report.Doc{Tool: "mcpolicy", Version: version, Rules: sarifRules(rep), Findings: rep.Findings, JSON: rep,
+	d := findings.Doc{Tool: "mcpolicy", Version: version, Rules: sarifRules(rep), Findings: rep.Findings, JSON: rep,
 		EmptyMarkdown: "**mcpolicy lint:** no finding."}
-	if err := report.Write(w, d, format); err != nil || format != "text" {
+	if err := findings.Write(w, d, format); err != nil || format != "text" {
 		return err
 	}
 	if len(rep.Findings) > 0 {
@@ -47,7 +47,7 @@ func Write(w io.Writer, rep Report, format string, version string) error {
 
 // sarifRules describes every rule, and PARSE when some finding is a note
 // about a file as read.
-func sarifRules(rep Report) []report.Rule {
+func sarifRules(rep Report) []findings.Rule {
 	rules := Registry()
 	for _, f := range rep.Findings {
 		if f.Rule == ParseID {
@@ -61,7 +61,7 @@ func sarifRules(rep Report) []report.Rule {
 			break
 		}
 	}
-	var out []report.Rule
+	var out []findings.Rule
 	for _, r := range rules {
 		out = append(out, r.Describe())
 	}
@@ -69,6 +69,6 @@ func sarifRules(rep Report) []report.Rule {
 }
 
 // Describe is the rule as the printer lists it.
-func (r *Rule) Describe() report.Rule {
-	return report.Rule{ID: r.ID, Name: r.Name, Level: r.Severity.String(), Purpose: r.Purpose, Rationale: r.Rationale, Remediation: r.Remediation}
+func (r *Rule) Describe() findings.Rule {
+	return findings.Rule{ID: r.ID, Name: r.Name, Level: r.Severity.String(), Purpose: r.Purpose, Rationale: r.Rationale, Remediation: r.Remediation}
 }

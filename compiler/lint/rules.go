@@ -11,7 +11,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/readback"
-	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/internal/protect"
 )
@@ -28,7 +28,7 @@ func dockerRun(args ...string) Example {
 	for i, a := range args {
 		q[i] = fmt.Sprintf("%q", a)
 	}
-	return Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "` + backend.Program(backend.Docker) + `", "args": ["run", "-i", "--rm", ` + strings.Join(q, ", ") + `]}}}`}
+	return Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "` + backendtraits.Program(backendtraits.Docker) + `", "args": ["run", "-i", "--rm", ` + strings.Join(q, ", ") + `]}}}`}
 }
 
 // bwrapEntry is a client config starting a server under bwrap with args.
@@ -37,7 +37,7 @@ func bwrapEntry(args ...string) Example {
 	for i, a := range args {
 		q[i] = fmt.Sprintf("%q", a)
 	}
-	return Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "` + backend.Program(backend.Bwrap) + `", "args": [` + strings.Join(q, ", ") + `]}}}`}
+	return Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "` + backendtraits.Program(backendtraits.Bwrap) + `", "args": [` + strings.Join(q, ", ") + `]}}}`}
 }
 
 // dockerEntry is a client entry running docker with args and the extra
@@ -47,7 +47,7 @@ func dockerEntry(members string, args ...string) Example {
 	for i, a := range args {
 		q[i] = fmt.Sprintf("%q", a)
 	}
-	return Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "` + backend.Program(backend.Docker) + `", "args": ["run", "-i", "--rm", ` + strings.Join(q, ", ") + `], ` + members + `}}}`}
+	return Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "` + backendtraits.Program(backendtraits.Docker) + `", "args": ["run", "-i", "--rm", ` + strings.Join(q, ", ") + `], ` + members + `}}}`}
 }
 
 // confined is the set of docker flags that make a run narrow: examples

@@ -16,10 +16,10 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/exposure"
 	"github.com/mcpolicy/mcpolicy/compiler/readback"
+	"github.com/mcpolicy/mcpolicy/internal/findings"
 	"github.com/mcpolicy/mcpolicy/internal/parallel"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/internal/printable"
-	"github.com/mcpolicy/mcpolicy/internal/report"
 )
 
 // Options tune a lint run.
@@ -36,8 +36,8 @@ type Options struct {
 }
 
 // Finding is one rule's observation about one server: the shape every
-// pass reports in (package report), printed by its one printer.
-type Finding = report.Finding
+// pass reports in (package findings), printed by its one printer.
+type Finding = findings.Finding
 
 // Summary is one server's line: its grants and its worst finding.
 type Summary struct {
@@ -187,14 +187,14 @@ func applyWaivers(t *readback.Target, fs []Finding, today time.Time) []Finding {
 	var extra []Finding
 	for _, w := range t.Plan.Waivers {
 		if !Waivable(w.Rule) {
-			extra = append(extra, Finding{Rule: "WAIVER", Level: report.Error, Server: t.Server, Pos: w.Pos,
+			extra = append(extra, Finding{Rule: "WAIVER", Level: findings.Error, Server: t.Server, Pos: w.Pos,
 				Message: printable.String(unknownWaiver(w.Rule))})
 			continue
 		}
 		if w.Expires != "" {
 			exp, err := time.Parse("2006-01-02", w.Expires)
 			if err != nil || !today.Before(exp.AddDate(0, 0, 1)) {
-				extra = append(extra, Finding{Rule: "WAIVER", Level: report.Error, Server: t.Server, Pos: w.Pos,
+				extra = append(extra, Finding{Rule: "WAIVER", Level: findings.Error, Server: t.Server, Pos: w.Pos,
 					Message: printable.String(fmt.Sprintf("waiver of %s expired on %s: %s", w.Rule, w.Expires, w.Reason))})
 				continue
 			}

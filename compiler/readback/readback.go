@@ -8,7 +8,7 @@ package readback
 
 import (
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
@@ -127,17 +127,17 @@ const (
 	FlagBwrapNoDie        FlagKind = "bwrap-no-die-with-parent"
 	FlagBwrapShareNet     FlagKind = "bwrap-share-net"
 	FlagBwrapBindRoot     FlagKind = "bwrap-bind-root"
-	FlagSeatbeltFinding   FlagKind = backend.Seatbelt     // a checker error in the profile (Value: the message)
-	FlagSeatbeltWrapper   FlagKind = "seatbelt-wrapper"   // a seatbelt wrapper that does not start the server through env -i (Value: the file and why)
-	FlagUnconfined        FlagKind = "unconfined"         // npx/uvx/node/python... run directly on the host
-	FlagHostGrant         FlagKind = "host-grant"         // a host-run server is handed a home folder, a credential store, a drive root or / (Value: what, a phrase)
-	FlagClientSandbox     FlagKind = "client-sandbox"     // run under a client's sandbox: VS Code sandboxEnabled, srt (Value: what it enforces and leaves open)
-	FlagStdio             FlagKind = "stdio"              // a stdio container with -t, -d or without -i (Value: which)
-	FlagJoinedArg         FlagKind = "joined-arg"         // an option and its value in one argument, "-e X=Y" (Value: the argument)
-	FlagEnvAsImage        FlagKind = "env-value-as-image" // -e NAME value: the engine takes value as the image (Value: "NAME value")
-	FlagEnvNotPassed      FlagKind = "env-not-passed"     // set in the entry's env, never passed into the container (Value: the name)
-	FlagAutoApprove       FlagKind = "auto-approve"       // autoApprove/alwaysAllow lists, Gemini trust (Value: what)
-	FlagDangerousMode     FlagKind = "dangerous-mode"     // --dangerously-skip-permissions, --yolo, ALLOW_ALL=true... (Value: the switch)
+	FlagSeatbeltFinding   FlagKind = backendtraits.Seatbelt // a checker error in the profile (Value: the message)
+	FlagSeatbeltWrapper   FlagKind = "seatbelt-wrapper"     // a seatbelt wrapper that does not start the server through env -i (Value: the file and why)
+	FlagUnconfined        FlagKind = "unconfined"           // npx/uvx/node/python... run directly on the host
+	FlagHostGrant         FlagKind = "host-grant"           // a host-run server is handed a home folder, a credential store, a drive root or / (Value: what, a phrase)
+	FlagClientSandbox     FlagKind = "client-sandbox"       // run under a client's sandbox: VS Code sandboxEnabled, srt (Value: what it enforces and leaves open)
+	FlagStdio             FlagKind = "stdio"                // a stdio container with -t, -d or without -i (Value: which)
+	FlagJoinedArg         FlagKind = "joined-arg"           // an option and its value in one argument, "-e X=Y" (Value: the argument)
+	FlagEnvAsImage        FlagKind = "env-value-as-image"   // -e NAME value: the engine takes value as the image (Value: "NAME value")
+	FlagEnvNotPassed      FlagKind = "env-not-passed"       // set in the entry's env, never passed into the container (Value: the name)
+	FlagAutoApprove       FlagKind = "auto-approve"         // autoApprove/alwaysAllow lists, Gemini trust (Value: what)
+	FlagDangerousMode     FlagKind = "dangerous-mode"       // --dangerously-skip-permissions, --yolo, ALLOW_ALL=true... (Value: the switch)
 	// FlagHomeUnexpanded: a stdio entry's command or argument names the
 	// home folder in a form its client does not expand (Value: the
 	// argument, what the server receives and why, a phrase).

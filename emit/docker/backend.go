@@ -6,11 +6,11 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
-	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 )
 
 // PodmanBackend runs the docker artefact under podman.
-const PodmanBackend = backend.Podman
+const PodmanBackend = backendtraits.Podman
 
 // Docker and Podman are the container engines as backends: the same
 // arguments, run by a different engine.

@@ -17,11 +17,11 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
-	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 )
 
 // Backend is the name used in artefact paths and messages.
-const Backend = backend.Docker
+const Backend = backendtraits.Docker
 
 // LabelPlan carries the plan hash on the container, to tell which plan a
 // running container was started from.

@@ -38,7 +38,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes/internal/kube"
 	"github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
-	names "github.com/mcpolicy/mcpolicy/internal/backend"
+	names "github.com/mcpolicy/mcpolicy/internal/backendtraits"
 )
 
 // Backend is the name used in artefact paths and messages.

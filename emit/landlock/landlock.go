@@ -13,7 +13,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
-	names "github.com/mcpolicy/mcpolicy/internal/backend"
+	names "github.com/mcpolicy/mcpolicy/internal/backendtraits"
 	"github.com/mcpolicy/mcpolicy/internal/hostcaps"
 )
 

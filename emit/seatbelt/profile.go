@@ -15,7 +15,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
-	names "github.com/mcpolicy/mcpolicy/internal/backend"
+	names "github.com/mcpolicy/mcpolicy/internal/backendtraits"
 	"github.com/mcpolicy/mcpolicy/internal/baseline"
 	"github.com/mcpolicy/mcpolicy/internal/protect"
 )

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/emit/backends"
+	"github.com/mcpolicy/mcpolicy/emit/registry"
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 )
 
@@ -24,7 +24,7 @@ func (c *Checker) checks() []func(context.Context) Result {
 	}
 	c.host(byKind)
 	var out []func(context.Context) Result
-	for _, b := range backends.All() {
+	for _, b := range registry.All() {
 		if check := byKind[b.Runtime().Sandbox]; check != nil {
 			out = append(out, check(b))
 		}

@@ -1,11 +1,11 @@
 package doctor
 
-import "github.com/mcpolicy/mcpolicy/internal/backend"
+import "github.com/mcpolicy/mcpolicy/internal/backendtraits"
 
 // The backend names the tests read Check's results by.
 const (
-	Bwrap    = backend.Bwrap
-	Landlock = backend.Landlock
-	Docker   = backend.Docker
-	Podman   = backend.Podman
+	Bwrap    = backendtraits.Bwrap
+	Landlock = backendtraits.Landlock
+	Docker   = backendtraits.Docker
+	Podman   = backendtraits.Podman
 )

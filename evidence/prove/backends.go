@@ -6,7 +6,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/emit/backends"
+	"github.com/mcpolicy/mcpolicy/emit/registry"
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/runtime/probe"
 )
@@ -44,7 +44,7 @@ var Backends = known()
 
 func known() []string {
 	var out []string
-	for _, b := range backends.All() {
+	for _, b := range registry.All() {
 		if _, ok := provers[b.Runtime().Sandbox]; ok {
 			out = append(out, b.Name())
 		}
@@ -55,7 +55,7 @@ func known() []string {
 // runtimeOf is what the named backend runs in (a cluster, which nothing
 // here proves, for an unknown name).
 func runtimeOf(name string) artefact.Runtime {
-	b, err := backends.Lookup(name)
+	b, err := registry.Lookup(name)
 	if err != nil {
 		return artefact.Runtime{Sandbox: artefact.Cluster}
 	}
@@ -68,6 +68,6 @@ func kind(name string) artefact.Sandbox { return runtimeOf(name).Sandbox }
 // builtFor reports whether the server's artefacts include those backend
 // runs (podman runs the docker artefact).
 func builtFor(p *compiler.Plan, backend string) bool {
-	b, err := backends.Lookup(backend)
+	b, err := registry.Lookup(backend)
 	return err == nil && emit.BuiltFor(p, b)
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpolicy/mcpolicy/emit/backends"
+	"github.com/mcpolicy/mcpolicy/emit/registry"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/internal/testenv"
 )
@@ -25,7 +25,7 @@ func TestSweepOrphans(t *testing.T) {
 	testbin.SkipShort(t, "runs docker and podman")
 	for _, engine := range []string{"docker", "podman"} {
 		t.Run(engine, func(t *testing.T) {
-			b, err := backends.Lookup(engine)
+			b, err := registry.Lookup(engine)
 			if err != nil {
 				t.Fatal(err)
 			}

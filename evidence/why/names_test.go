@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpolicy/mcpolicy/emit/backends"
+	"github.com/mcpolicy/mcpolicy/emit/registry"
 )
 
 // nameLiterals are the string literals of why that spell a backend's name
@@ -30,7 +30,7 @@ func TestNoBackendNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	var words []string
-	for _, n := range backends.Names() {
+	for _, n := range registry.Names() {
 		words = append(words, regexp.QuoteMeta(n))
 	}
 	word := regexp.MustCompile(`(?i)\b(` + strings.Join(words, "|") + `)\b`)
@@ -48,9 +48,9 @@ func TestNoBackendNames(t *testing.T) {
 		checked++
 		for _, imp := range f.Imports {
 			path, _ := strconv.Unquote(imp.Path.Value)
-			emitter := strings.HasPrefix(path, mod+"emit/") && path != mod+"emit/backends"
-			if emitter || path == mod+"internal/backend" {
-				t.Errorf("%s: imports %s: why reaches backends through emit/backends and emit.View, never by name", fset.Position(imp.Pos()), path)
+			emitter := strings.HasPrefix(path, mod+"emit/") && path != mod+"emit/registry"
+			if emitter || path == mod+"internal/backendtraits" {
+				t.Errorf("%s: imports %s: why reaches backends through emit/registry and emit.View, never by name", fset.Position(imp.Pos()), path)
 			}
 		}
 		ast.Inspect(f, func(n ast.Node) bool {

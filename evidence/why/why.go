@@ -7,7 +7,7 @@
 // the egress proxy's allowlist, its private-address rule).
 //
 // Each backend says what it makes of a plan through the emit.View it
-// implements beside its emitter (the registry, emit/backends, finds it):
+// implements beside its emitter (the registry, emit/registry, finds it):
 // how paths are named and combine (mounts at their targets, the deepest
 // deciding, a read-only mount inside a read-write one staying read-only
 // and a protected entry of a read-write mount a read-only bind on top; or
@@ -35,7 +35,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/emit/backends"
+	"github.com/mcpolicy/mcpolicy/emit/registry"
 	"github.com/mcpolicy/mcpolicy/internal/allowlist"
 )
 
@@ -167,7 +167,7 @@ func Ask(plans []*compiler.Plan, t Target, m Machine, backend string) (*Answer, 
 		return nil, err
 	}
 	if backend != "" {
-		if _, err := backends.Lookup(backend); err != nil {
+		if _, err := registry.Lookup(backend); err != nil {
 			return nil, err
 		}
 	}
@@ -244,7 +244,7 @@ func verdict(p *compiler.Plan, m Machine, be emit.Backend, t Target, real string
 // beside docker), in report order.
 func planBackends(p *compiler.Plan) []emit.Backend {
 	var bs []emit.Backend
-	for _, be := range backends.All() {
+	for _, be := range registry.All() {
 		if emit.BuiltFor(p, be) {
 			bs = append(bs, be)
 		}

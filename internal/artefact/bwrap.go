@@ -1,6 +1,6 @@
 package artefact
 
-import "github.com/mcpolicy/mcpolicy/internal/backend"
+import "github.com/mcpolicy/mcpolicy/internal/backendtraits"
 
 // BwrapSpec is the committed bwrap artefact (.mcpolicy/bwrap/SERVER.json)
 // that client entries start through the launcher: bwrap's arguments with
@@ -23,7 +23,7 @@ type BwrapSpec struct {
 // BwrapProgram is bubblewrap's executable, and the backend its specs
 // name. The table's program for bwrap is its name (a test checks), so one
 // constant serves as both.
-const BwrapProgram = backend.Bwrap
+const BwrapProgram = backendtraits.Bwrap
 
 // bwrapOperands is how many values each option a bwrap spec may hold
 // takes. The bwrap emitter writes no other (golden/contract_test.go), and

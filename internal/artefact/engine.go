@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 )
 
 // PodmanVersion begins podman's `--version` answer: the launcher asks an
 // engine whether it is podman, whose options differ from docker's (the
 // scratch's owner, --umask), since its path may have any name.
-const PodmanVersion = backend.Podman
+const PodmanVersion = backendtraits.Podman
 
 // An engine entry carries the `run` arguments inline, readable in the
 // client file, and pins the reviewed artefact (.mcpolicy/docker/S.json) by

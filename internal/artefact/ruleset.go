@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 )
 
 // MinABI is the oldest Landlock ABI mcpolicy runs on: ABI 3 adds the
@@ -106,8 +106,8 @@ func (rs *Ruleset) Expand(projectRoot, home string) error {
 
 // RulesetBackend is the backend whose artefacts are rulesets: the name a
 // launch of one records (writereport).
-const RulesetBackend = backend.Landlock
+const RulesetBackend = backendtraits.Landlock
 
 // LSM is Landlock's name in the kernel's list of security modules
 // (/sys/kernel/security/lsm).
-const LSM = backend.Landlock
+const LSM = backendtraits.Landlock

@@ -17,10 +17,10 @@ import (
 // namesAllowed are the folders whose code may name a backend: the
 // emitters themselves, the registry, the table of names and the artefact
 // contract (which names formats). Everyone else reaches a backend through
-// emit/backends and asks it what it runs in (emit.Backend's Runtime).
+// emit/registry and asks it what it runs in (emit.Backend's Runtime).
 var namesAllowed = []string{
 	"emit/bwrap", "emit/docker", "emit/landlock", "emit/seatbelt", "emit/kubernetes",
-	"emit/backends", "internal/backend", "internal/artefact",
+	"emit/registry", "internal/backendtraits", "internal/artefact",
 }
 
 // backendNames are, per package that declares them, the identifiers
@@ -31,7 +31,7 @@ var backendNames = map[string][]string{
 	"emit/landlock":    {"Backend", "Landlock"},
 	"emit/seatbelt":    {"Backend", "SandboxExec", "Seatbelt"},
 	"emit/kubernetes":  {"Backend", "Kubernetes"},
-	"internal/backend": {"Bwrap", "Landlock", "Docker", "Podman", "Seatbelt", "Kubernetes"},
+	"internal/backendtraits": {"Bwrap", "Landlock", "Docker", "Podman", "Seatbelt", "Kubernetes"},
 }
 
 // allowedNames are the names the tree still spells outside namesAllowed,
@@ -40,16 +40,16 @@ var backendNames = map[string][]string{
 var allowedNames = map[string]string{
 	// Below the emitters the table is the only way to a backend: the
 	// compiler and the schema import no emitter (TestLayering).
-	"compiler/explain.go: backend.Seatbelt":           "what a plan run on seatbelt gets (no capabilities to drop, the invoker's ids) is the compiler's explanation; it imports no emitter",
-	"compiler/grants.go: backend.Seatbelt":            "a plan run on seatbelt runs as the invoker: a grant the compiler lists; it imports no emitter",
-	"compiler/lint/rules.go: backend.Bwrap":           "rule examples: hand-written client entries that run bwrap",
-	"compiler/lint/rules.go: backend.Docker":          "rule examples: hand-written client entries that run docker",
-	"compiler/readback/readback.go: backend.Seatbelt": "the seatbelt checker's finding kind is spelled as the backend",
-	"schema/zplaintypes.go: backend.Bwrap":            "generated from the schema's backends enum",
-	"schema/zplaintypes.go: backend.Docker":           "generated from the schema's backends enum",
-	"schema/zplaintypes.go: backend.Kubernetes":       "generated from the schema's backends enum",
-	"schema/zplaintypes.go: backend.Landlock":         "generated from the schema's backends enum",
-	"schema/zplaintypes.go: backend.Seatbelt":         "generated from the schema's backends enum",
+	"compiler/explain.go: backendtraits.Seatbelt":           "what a plan run on seatbelt gets (no capabilities to drop, the invoker's ids) is the compiler's explanation; it imports no emitter",
+	"compiler/grants.go: backendtraits.Seatbelt":            "a plan run on seatbelt runs as the invoker: a grant the compiler lists; it imports no emitter",
+	"compiler/lint/rules.go: backendtraits.Bwrap":           "rule examples: hand-written client entries that run bwrap",
+	"compiler/lint/rules.go: backendtraits.Docker":          "rule examples: hand-written client entries that run docker",
+	"compiler/readback/readback.go: backendtraits.Seatbelt": "the seatbelt checker's finding kind is spelled as the backend",
+	"schema/zplaintypes.go: backendtraits.Bwrap":            "generated from the schema's backends enum",
+	"schema/zplaintypes.go: backendtraits.Docker":           "generated from the schema's backends enum",
+	"schema/zplaintypes.go: backendtraits.Kubernetes":       "generated from the schema's backends enum",
+	"schema/zplaintypes.go: backendtraits.Landlock":         "generated from the schema's backends enum",
+	"schema/zplaintypes.go: backendtraits.Seatbelt":         "generated from the schema's backends enum",
 
 	// Left to changes under way in those files.
 	"clientcfg/machine.go: kubernetes.Backend":  "a manifest's Launcher; left to the change that splits clientcfg into packages",
@@ -58,7 +58,7 @@ var allowedNames = map[string]string{
 
 // TestNoBackendNames: outside the emitters, the registry, the table and
 // the artefact contract, no non-test code names a backend: run, prove,
-// doctor, the client readers and the rest loop over emit/backends and
+// doctor, the client readers and the rest loop over emit/registry and
 // dispatch on the kind of sandbox a backend declares, so a new backend is
 // a package under emit/ and a line in the registry and the table.
 func TestNoBackendNames(t *testing.T) {
@@ -101,7 +101,7 @@ func TestNoBackendNames(t *testing.T) {
 			key := rel + ": " + use.name
 			seen[key] = true
 			if _, ok := allowedNames[key]; !ok {
-				t.Errorf("%s: %s names a backend: loop over emit/backends and ask its Runtime", fset.Position(use.pos), use.name)
+				t.Errorf("%s: %s names a backend: loop over emit/registry and ask its Runtime", fset.Position(use.pos), use.name)
 			}
 		}
 		return nil

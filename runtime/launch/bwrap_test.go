@@ -10,13 +10,13 @@ import (
 	"testing"
 
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
-	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
 // TestBwrapProgram: the constant is the table's program for bwrap.
 func TestBwrapProgram(t *testing.T) {
-	if got := backend.Program(backend.Bwrap); got != artefact.BwrapProgram {
+	if got := backendtraits.Program(backendtraits.Bwrap); got != artefact.BwrapProgram {
 		t.Errorf("the backend table starts bwrap with %q, launch runs %q", got, artefact.BwrapProgram)
 	}
 }

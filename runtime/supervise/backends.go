@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/emit/backends"
+	"github.com/mcpolicy/mcpolicy/emit/registry"
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 )
 
@@ -21,7 +21,7 @@ var runners = map[artefact.Sandbox]func(s *session, ctx context.Context) (int, e
 // Backends are those Run starts, in the registry's order.
 func Backends() []emit.Backend {
 	var out []emit.Backend
-	for _, b := range backends.All() {
+	for _, b := range registry.All() {
 		if runners[b.Runtime().Sandbox] != nil {
 			out = append(out, b)
 		}

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/emit/backends"
+	"github.com/mcpolicy/mcpolicy/emit/registry"
 )
 
 // StartProxy starts the egress proxy of plan p as Run does, but no
@@ -15,7 +15,7 @@ func StartProxy(p *compiler.Plan, o Options, checkPeers bool) (socket string, tr
 		o.StartTimeout = 10 * time.Second
 	}
 	s := &session{plan: p, opt: o, machine: o.Machine, checkPeers: checkPeers}
-	if b, err := backends.Lookup(o.Backend); err == nil {
+	if b, err := registry.Lookup(o.Backend); err == nil {
 		s.rt = b.Runtime()
 	}
 	if err := s.startProxy(); err != nil {

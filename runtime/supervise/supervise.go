@@ -30,9 +30,9 @@ import (
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/emit/backends"
 	"github.com/mcpolicy/mcpolicy/emit/bwrap"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
+	"github.com/mcpolicy/mcpolicy/emit/registry"
 	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	inside "github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
@@ -71,7 +71,7 @@ func Run(ctx context.Context, p *compiler.Plan, o Options) (int, error) {
 	if o.StartTimeout == 0 {
 		o.StartTimeout = 30 * time.Second
 	}
-	b, err := backends.Lookup(o.Backend)
+	b, err := registry.Lookup(o.Backend)
 	if err != nil {
 		return 1, err
 	}

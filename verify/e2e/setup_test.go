@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	registry "github.com/mcpolicy/mcpolicy/emit/backends"
+	registry "github.com/mcpolicy/mcpolicy/emit/registry"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/internal/testenv"
 )

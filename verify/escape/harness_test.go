@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpolicy/mcpolicy/emit/backends"
+	"github.com/mcpolicy/mcpolicy/emit/registry"
 	"github.com/mcpolicy/mcpolicy/internal/protect"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/internal/testenv"
@@ -159,7 +159,7 @@ func probeBackend(backend string) string {
 	if backend == kube {
 		return kubeUnavailable()
 	}
-	b, err := backends.Lookup(backend)
+	b, err := registry.Lookup(backend)
 	if err != nil {
 		return err.Error()
 	}

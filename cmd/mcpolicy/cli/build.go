@@ -10,9 +10,9 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/emit/backends"
+	"github.com/mcpolicy/mcpolicy/emit/registry"
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
-	"github.com/mcpolicy/mcpolicy/internal/report"
+	"github.com/mcpolicy/mcpolicy/internal/findings"
 	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/mcpolicy/mcpolicy/runtime/seccomp"
 	"github.com/spf13/cobra"
@@ -186,14 +186,14 @@ and compiles it, reporting every problem as file:line:col: field: message.
 		},
 	}
 	policyFlag(cmd, &opts.Policy)
-	cmd.Flags().StringVarP(&opts.Format, "format", "f", "text", "output: "+strings.Join(report.Formats, ", "))
+	cmd.Flags().StringVarP(&opts.Format, "format", "f", "text", "output: "+strings.Join(findings.Formats, ", "))
 	return cmd
 }
 
 // vetRun compiles the policies and renders their artefacts, writing
 // nothing: an error is the answer.
 func vetRun(opts *vetOptions) error {
-	if err := report.Check(opts.Format); err != nil {
+	if err := findings.Check(opts.Format); err != nil {
 		return &exitError{code: ExitError, err: err}
 	}
 	path, err := policyPath(opts.Args, opts.Policy, opts.PolicyNamed)
@@ -236,7 +236,7 @@ func newExplainCmd() *cobra.Command {
 		},
 	}
 	policyFlag(cmd, &opts.Policy)
-	cmd.Flags().StringVarP(&opts.Backend, "backend", "b", "", "also show what BACKEND ("+strings.Join(backends.Names(), ", ")+") enforces for the server, on this machine")
+	cmd.Flags().StringVarP(&opts.Backend, "backend", "b", "", "also show what BACKEND ("+strings.Join(registry.Names(), ", ")+") enforces for the server, on this machine")
 	return cmd
 }
 
@@ -302,7 +302,7 @@ func selectServers(plans []*compiler.Plan, servers []string, policy string) ([]*
 // enforcement is a backend's report for a plan; landlock's depends on
 // this machine's kernel.
 func enforcement(p *compiler.Plan, backend string) ([]emit.Row, error) {
-	b, err := backends.Lookup(backend)
+	b, err := registry.Lookup(backend)
 	if err != nil {
 		return nil, &exitError{code: ExitError, err: err}
 	}
@@ -323,7 +323,7 @@ func names(plans []*compiler.Plan) string {
 // printSyscalls lists what mcpolicy's seccomp filter takes away, for the
 // host backends that load it (docker and podman bring the engine's own).
 func printSyscalls(w io.Writer, backend string) error {
-	b, err := backends.Lookup(backend)
+	b, err := registry.Lookup(backend)
 	if err != nil {
 		return nil
 	}

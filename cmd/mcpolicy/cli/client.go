@@ -9,7 +9,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/clientcfg/entry"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
-	"github.com/mcpolicy/mcpolicy/emit/backends"
+	"github.com/mcpolicy/mcpolicy/emit/registry"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/spf13/cobra"
@@ -76,7 +76,7 @@ user-scope file, --file any file.`,
 		},
 	}
 	policyFlag(cmd, &opts.Policy)
-	cmd.Flags().StringVarP(&opts.Backend, "backend", "b", "", orList(backends.Names())+" (default: the server's first backend)")
+	cmd.Flags().StringVarP(&opts.Backend, "backend", "b", "", orList(registry.Names())+" (default: the server's first backend)")
 	cmd.Flags().StringArrayVar(&opts.Servers, "server", nil, "only this server (repeatable)")
 	cmd.Flags().StringVar(&opts.File, "file", "", "the client file to edit (default: the target's file)")
 	cmd.Flags().BoolVar(&opts.User, "user", false, "the user-scope file rather than the project's")

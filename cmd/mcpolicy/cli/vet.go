@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/mcpolicy/mcpolicy/emit"
-	"github.com/mcpolicy/mcpolicy/internal/report"
+	"github.com/mcpolicy/mcpolicy/internal/findings"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
@@ -16,30 +16,30 @@ const (
 	notEnforceableID = "NOT_ENFORCEABLE"
 )
 
-var vetRules = []report.Rule{
-	{ID: schemaID, Name: "schema", Level: report.Error,
+var vetRules = []findings.Rule{
+	{ID: schemaID, Name: "schema", Level: findings.Error,
 		Purpose:     "A policy does not load or does not validate against the schema: a syntax or type error, an unknown field, a path that escapes the project.",
 		Remediation: "Fix the field the finding names (`mcpolicy schema` prints the schema)."},
-	{ID: notEnforceableID, Name: "not-enforceable", Level: report.Error,
+	{ID: notEnforceableID, Name: "not-enforceable", Level: findings.Error,
 		Purpose:     "A policy asks for a restriction its backend cannot enforce.",
 		Remediation: "Pick a backend that enforces it, drop the restriction, or accept the named degradation (docs/backends.md)."},
 }
 
 // policyFindings is an invalid policy's error as findings, and whether it
 // is one (other errors stay errors).
-func policyFindings(err error) ([]report.Finding, bool) {
+func policyFindings(err error) ([]findings.Finding, bool) {
 	var se schema.Errors
 	var one *schema.Error
 	var ne *emit.NotEnforceableError
 	switch {
 	case errors.As(err, &se):
-		var fs []report.Finding
+		var fs []findings.Finding
 		for _, e := range se {
 			fs = append(fs, schemaFinding(e))
 		}
 		return fs, true
 	case errors.As(err, &one):
-		return []report.Finding{schemaFinding(one)}, true
+		return []findings.Finding{schemaFinding(one)}, true
 	case errors.As(err, &ne):
 		msg := ne.Restriction + " is not enforceable by backend " + ne.Backend
 		if ne.Field != "" {
@@ -48,12 +48,12 @@ func policyFindings(err error) ([]report.Finding, bool) {
 		if ne.Alternative != "" {
 			msg += " (hint: " + ne.Alternative + ")"
 		}
-		return []report.Finding{{Rule: notEnforceableID, Level: report.Error, Server: ne.Server, Pos: ne.Pos, Message: msg}}, true
+		return []findings.Finding{{Rule: notEnforceableID, Level: findings.Error, Server: ne.Server, Pos: ne.Pos, Message: msg}}, true
 	}
 	return nil, false
 }
 
-func schemaFinding(e *schema.Error) report.Finding {
+func schemaFinding(e *schema.Error) findings.Finding {
 	msg := e.Msg
 	if e.Path != "" {
 		msg = e.Path + ": " + msg
@@ -61,7 +61,7 @@ func schemaFinding(e *schema.Error) report.Finding {
 	if e.Hint != "" {
 		msg += " (hint: " + e.Hint + ")"
 	}
-	return report.Finding{Rule: schemaID, Level: report.Error, Pos: e.Pos, Message: msg}
+	return findings.Finding{Rule: schemaID, Level: findings.Error, Pos: e.Pos, Message: msg}
 }
 
 // writeVet prints vet's result as findings in a machine format; an
@@ -71,7 +71,7 @@ func writeVet(w io.Writer, format string, err error) error {
 	if err != nil && !invalid {
 		return err
 	}
-	if werr := report.Write(w, report.Doc{Tool: "mcpolicy", Version: version(), Rules: vetRules, Findings: fs,
+	if werr := findings.Write(w, findings.Doc{Tool: "mcpolicy", Version: version(), Rules: vetRules, Findings: fs,
 		EmptyMarkdown: "**mcpolicy vet:** ok."}, format); werr != nil {
 		return &exitError{code: ExitError, err: werr}
 	}

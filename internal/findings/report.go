@@ -9,7 +9,7 @@
 // read-write grant holding ESC, a symlink's target) is shown, not run,
 // whichever pass put it in. It imports only the standard library, the
 // position type and printable.
-package report
+package findings
 
 import (
 	"github.com/mcpolicy/mcpolicy/internal/position"

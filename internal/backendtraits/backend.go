@@ -2,9 +2,9 @@
 // outside the emitters must know about each before any emitter runs: the
 // compiler (which imports no emitter) picks defaults and checks a server's
 // kind with it, and client readers know the programs that start a sandbox.
-// The emitters, through emit/backends, are the rest; a test there keeps
+// The emitters, through emit/registry, are the rest; a test there keeps
 // the two in step.
-package backend
+package backendtraits
 
 // The backends' names, as policies, flags, artefact folders and reports
 // spell them.

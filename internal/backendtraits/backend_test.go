@@ -1,4 +1,4 @@
-package backend
+package backendtraits
 
 import (
 	"go/ast"
@@ -41,7 +41,7 @@ func TestTable(t *testing.T) {
 // literalsAllowed are the folders whose non-test Go files may spell a
 // backend's name or program as a string literal: this table, and test
 // infrastructure that names the entries it writes.
-var literalsAllowed = []string{"internal/backend", "clientcfg/clientcfgtest"}
+var literalsAllowed = []string{"internal/backendtraits", "clientcfg/clientcfgtest"}
 
 // TestNoLiteralNames: outside the table, code names a backend (or the
 // program that starts one) by its constant, so that grep finds the names
@@ -88,7 +88,7 @@ func TestNoLiteralNames(t *testing.T) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
 				if s, err := strconv.Unquote(lit.Value); err == nil && names[s] {
-					t.Errorf("%s: %s: use package backend's constant (or Program)", fset.Position(lit.Pos()), lit.Value)
+					t.Errorf("%s: %s: use package backendtraits' constant (or Program)", fset.Position(lit.Pos()), lit.Value)
 				}
 			}
 			return true

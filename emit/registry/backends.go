@@ -2,9 +2,9 @@
 // Backend value, in report order. Everything that picks a backend by name
 // (build, client entries, run, prove, doctor, the CLI) looks it up here.
 // The names, and what the compiler and client readers must know of each
-// before an emitter runs, are package backend's table; a test keeps the
+// before an emitter runs, are package backendtraits' table; a test keeps the
 // two equal.
-package backends
+package registry
 
 import (
 	"fmt"

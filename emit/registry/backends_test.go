@@ -1,4 +1,4 @@
-package backends
+package registry
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
-	"github.com/mcpolicy/mcpolicy/internal/backend"
+	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
@@ -34,22 +34,22 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
-// TestTableAgrees: package backend, which the compiler and the client
+// TestTableAgrees: package backendtraits, which the compiler and the client
 // readers use before any emitter runs, lists exactly the registered
 // backends, under the same names, running the same artefacts, and of the
 // same kind: a backend refuses a server without an image if and only if
 // the table says it runs an image, and one without a command otherwise.
 func TestTableAgrees(t *testing.T) {
-	if !slices.Equal(backend.Names(), Names()) {
-		t.Errorf("the backend table lists %v, the registry %v (in report order)", backend.Names(), Names())
+	if !slices.Equal(backendtraits.Names(), Names()) {
+		t.Errorf("the backend table lists %v, the registry %v (in report order)", backendtraits.Names(), Names())
 	}
 	for _, b := range All() {
-		if got := backend.Builds(b.Name()); got != b.Builds() {
+		if got := backendtraits.Builds(b.Name()); got != b.Builds() {
 			t.Errorf("backend %q runs %q's artefacts, the table says %q's", b.Name(), b.Builds(), got)
 		}
 		rt := b.Runtime()
-		if got := strings.TrimPrefix(path.Base("/"+rt.Program), "/"); got != backend.Program(b.Name()) {
-			t.Errorf("backend %q starts its sandbox with %q, the table says client entries do with %q", b.Name(), rt.Program, backend.Program(b.Name()))
+		if got := strings.TrimPrefix(path.Base("/"+rt.Program), "/"); got != backendtraits.Program(b.Name()) {
+			t.Errorf("backend %q starts its sandbox with %q, the table says client entries do with %q", b.Name(), rt.Program, backendtraits.Program(b.Name()))
 		}
 		if base, err := Lookup(b.Builds()); err != nil || base.Runtime().Sandbox != rt.Sandbox {
 			t.Errorf("backend %q runs %q's artefacts in another kind of sandbox", b.Name(), b.Builds())
@@ -59,9 +59,9 @@ func TestTableAgrees(t *testing.T) {
 		}
 		image := refuses(b, &compiler.Plan{Server: "s", Command: []string{"/bin/true"}}, "a server without an image")
 		host := refuses(b, &compiler.Plan{Server: "s", Image: "img:1"}, "a server without a command")
-		if image == host || image != backend.RunsImage(b.Name()) {
+		if image == host || image != backendtraits.RunsImage(b.Name()) {
 			t.Errorf("backend %q: refuses a server without an image: %v, without a command: %v; the table says it runs an image: %v",
-				b.Name(), image, host, backend.RunsImage(b.Name()))
+				b.Name(), image, host, backendtraits.RunsImage(b.Name()))
 		}
 	}
 }
