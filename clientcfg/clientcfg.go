@@ -390,7 +390,7 @@ func (r *reader) entry(section, name string, keyPos position.Pos, n *node, proje
 		// "command": "docker run -i --rm img": most clients run it without
 		// a shell and fail, some split it; read it split, every word at
 		// the command's position.
-		if words := splitCommandLine(command); len(words) > 0 && launchers[program(words[0])] {
+		if words, _ := splitCommand(command, clientSplit); len(words) > 0 && launchers[program(words[0])] {
 			command = words[0]
 			for _, w := range words[1:] {
 				args = append(args, arg{w, cmdNode.pos})

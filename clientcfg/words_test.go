@@ -83,6 +83,17 @@ func TestSplitClientCommand(t *testing.T) {
 	}
 }
 
-func testShellSplit(s string, posix bool) ([]string, []string) { return shellCommand(s, posix) }
+func testShellSplit(s string, posix bool) ([]string, []string) {
+	if posix {
+		return splitCommand(s, posixShell)
+	}
+	return splitCommand(s, windowsShell)
+}
 
-func testClientSplit(s string) []string { return splitCommandLine(s) }
+func testClientSplit(s string) []string {
+	w, a := splitCommand(s, clientSplit)
+	if a != nil {
+		panic("a client's split has no assignments")
+	}
+	return w
+}
