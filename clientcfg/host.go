@@ -100,7 +100,7 @@ func (e *entry) unwrap(prog string, cmd arg, args []arg) (arg, []arg, string, bo
 		for i, a := range args {
 			switch o := strings.ToLower(a.s); {
 			case o == "/c" || o == "/k":
-				return words(args[i+1:], false, prog+" "+a.s)
+				return words(args[i+1:], windowsShell, prog+" "+a.s)
 			case strings.HasPrefix(o, "/"):
 			default:
 				return arg{}, nil, "", false
@@ -111,7 +111,7 @@ func (e *entry) unwrap(prog string, cmd arg, args []arg) (arg, []arg, string, bo
 			o := strings.ToLower(args[i].s)
 			switch {
 			case o == "-c" || o == "-command" || o == "-com" || o == "-comm" || o == "-comma" || o == "-comman":
-				return words(args[i+1:], false, prog+" "+args[i].s)
+				return words(args[i+1:], windowsShell, prog+" "+args[i].s)
 			case o == "-executionpolicy" || o == "-ep" || o == "-windowstyle" || o == "-workingdirectory" || o == "-wd":
 				i++
 			case strings.HasPrefix(o, "-") && o != "-file" && o != "-f":
@@ -126,12 +126,12 @@ func (e *entry) unwrap(prog string, cmd arg, args []arg) (arg, []arg, string, bo
 				i++
 			case "--system", "~":
 			case "-e", "--exec", "--":
-				return words(args[i+1:], true, prog+" "+o)
+				return words(args[i+1:], posixShell, prog+" "+o)
 			default:
 				if strings.HasPrefix(o, "-") {
 					return arg{}, nil, "", false // --install, --list...: not a command
 				}
-				return words(args[i:], true, prog)
+				return words(args[i:], posixShell, prog)
 			}
 		}
 	case "env":
@@ -142,9 +142,9 @@ func (e *entry) unwrap(prog string, cmd arg, args []arg) (arg, []arg, string, bo
 			case a.s == "-u" || a.s == "--unset" || a.s == "-C" || a.s == "--chdir":
 				i++
 			case a.s == "-S" || a.s == "--split-string":
-				return words(args[i+1:], true, prog+" -S")
+				return words(args[i+1:], posixShell, prog+" -S")
 			case a.s == "--":
-				return words(args[i+1:], true, prog)
+				return words(args[i+1:], posixShell, prog)
 			case assignment.MatchString(a.s):
 				e.assign(a)
 			case strings.HasPrefix(a.s, "-"):
@@ -178,7 +178,7 @@ func (e *entry) unwrapShell(prog string, args []arg) (arg, []arg, string, bool) 
 				via = prog + " " + a.s
 			}
 		case via != "":
-			inner, rest, _, ok := words([]arg{a}, true, via)
+			inner, rest, _, ok := words([]arg{a}, posixShell, via)
 			return inner, rest, via, ok
 		default:
 			return arg{}, nil, "", false
@@ -206,10 +206,10 @@ func (e *entry) unwrapSrt(cmd arg, args []arg) (arg, []arg, string, bool) {
 			i++
 		case a.s == "-c" && i+1 < len(args):
 			e.sandbox = s
-			return words(args[i+1:i+2], true, "")
+			return words(args[i+1:i+2], posixShell, "")
 		case a.s == "--":
 			e.sandbox = s
-			return words(args[i+1:], true, "")
+			return words(args[i+1:], posixShell, "")
 		case strings.HasPrefix(a.s, "-"):
 		default:
 			e.sandbox = s // a sandbox, not a way through: the finding names it
@@ -220,17 +220,18 @@ func (e *entry) unwrapSrt(cmd arg, args []arg) (arg, []arg, string, bool) {
 }
 
 // words turns a wrapper's remaining arguments into the command they run:
-// one argument holding a command line is split (shellCommand), each word
-// at that argument's position; several are taken as they are, the first
-// one split when it holds blanks ("npx -y", "x").
-func words(as []arg, posix bool, via string) (arg, []arg, string, bool) {
+// one argument holding a command line is split (splitCommand, in the
+// shell's syntax sh), each word at that argument's position; several are
+// taken as they are, the first one split when it holds blanks ("npx -y",
+// "x").
+func words(as []arg, sh syntax, via string) (arg, []arg, string, bool) {
 	var out []arg
 	for i, a := range as {
 		if i > 0 && len(as) > 1 {
 			out = append(out, a)
 			continue
 		}
-		ws, _ := shellCommand(a.s, posix)
+		ws, _ := splitCommand(a.s, sh)
 		for _, w := range ws {
 			out = append(out, arg{w, a.pos})
 		}

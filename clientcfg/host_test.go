@@ -281,24 +281,3 @@ func TestApprovalsAndDangerousModes(t *testing.T) {
 		}
 	}
 }
-
-func TestShellCommand(t *testing.T) {
-	for _, c := range []struct {
-		in      string
-		posix   bool
-		words   []string
-		assigns []string
-	}{
-		{`docker run -i --rm "my img"`, true, []string{"docker", "run", "-i", "--rm", "my img"}, nil},
-		{`cd /x && FOO=1 exec npx -y 'a b' 2>&1`, true, []string{"npx", "-y", "a b"}, []string{"FOO=1"}},
-		{`source ~/.nvm/nvm.sh; npx x > /tmp/log`, true, []string{"npx", "x"}, nil},
-		{`echo "a \"b\"" | node s.js`, true, []string{"node", "s.js"}, nil},
-		{`"C:\Program Files\nodejs\npx.cmd" -y pkg C:\Users\me`, false, []string{`C:\Program Files\nodejs\npx.cmd`, "-y", "pkg", `C:\Users\me`}, nil},
-		{`& 'C:\tools\node.exe' server.js`, false, []string{`C:\tools\node.exe`, "server.js"}, nil},
-	} {
-		w, a := shellCommand(c.in, c.posix)
-		if !slices.Equal(w, c.words) || !slices.Equal(a, c.assigns) {
-			t.Errorf("shellCommand(%q) = %q, %q; want %q, %q", c.in, w, a, c.words, c.assigns)
-		}
-	}
-}

@@ -205,9 +205,10 @@ type fixer struct {
 	src, out         []byte
 	ins              []insertion
 	notes            []fixNote
-	comments, commas bool // the client reads comments, trailing commas (JSONC)
-	wrapped          bool // a fragment: a { was inserted before it
-	fragNote         int  // its note
+	comments, commas bool  // the client reads comments, trailing commas (JSONC)
+	wrapped          bool  // a fragment: a { was inserted before it
+	fragNote         int   // its note
+	open             []int // offsets of the brackets not closed yet (scan)
 	err              *schema.Error
 	errOff           int
 }
@@ -330,83 +331,29 @@ func (f *fixer) scan() {
 		f.out = append(f.out, "   "...)
 		i = len(bom)
 	}
-	// A fragment: the first value is a string followed by ':'.
-	frag := -1
-	if k := f.skip(i); k < len(src) && src[k] == '"' {
-		if e := f.stringEnd(k); e < len(src) {
-			if m := f.skip(e + 1); m < len(src) && src[m] == ':' {
-				frag = k
-			}
-		}
-	}
-	var open []int // offsets of the brackets not closed yet
+	frag := f.fragmentAt(i)
 	for i < len(src) {
 		c := src[i]
 		switch {
 		case i == frag:
-			f.insert(i, "{")
-			f.note(i, "", "a fragment, without the braces around it: read as an object ({ and } added)", "")
-			f.value()
-			f.wrapped, f.fragNote, frag = true, len(f.notes)-1, -1
+			f.openFragment(i)
+			frag = -1
 			continue
-		case c == '#':
-			j := lineEnd(src, i)
-			f.blank(i, j)
-			f.note(i, "#", "a # comment, skipped: neither JSON nor JSONC has them, and a client refuses the file",
-				"%d # comment lines, skipped: neither JSON nor JSONC has them, and a client refuses the file")
-			i = j
-			continue
-		case c == '`' && bytes.HasPrefix(src[i:], fence) && lineStart(src, i):
-			j := lineEnd(src, i)
-			f.blank(i, j)
-			f.note(i, "", "a Markdown code fence (```), skipped", "")
-			i = j
-			continue
-		case c == '/' && i+1 < len(src) && src[i+1] == '/':
-			j := lineEnd(src, i)
-			f.copy(i, j)
-			if !f.comments {
-				f.note(i, "//", "a // comment, skipped: JSON has no comments, and "+strictClient,
-					"%d // comment lines, skipped: JSON has no comments, and "+strictClient)
-			}
-			i = j
-			continue
-		case c == '/' && i+1 < len(src) && src[i+1] == '*':
-			end := bytes.Index(src[i+2:], []byte("*/"))
-			j := len(src)
-			if end >= 0 {
-				j = i + 2 + end + 2
-			}
-			f.copy(i, j)
-			if !f.comments && end >= 0 {
-				f.note(i, "", "a /* */ comment, skipped: JSON has no comments, and "+strictClient, "")
-			}
-			i = j
+		case f.commentAt(i):
+			i = f.comment(i)
 			continue
 		case c == '"':
 			i = f.str(i)
 			f.value()
 			continue
 		case c == '{' || c == '[':
-			open = append(open, i)
+			f.open = append(f.open, i)
 			f.value()
 		case c == '}' || c == ']':
-			if len(open) == 0 && f.skip(i+1) == len(src) {
-				if f.wrapped && c == '}' { // the fragment's own closing brace: only the { was missing
-					f.wrapped = false
-					f.notes[f.fragNote].msg = "the { that opens the file is missing: read with it added"
-					break
-				}
-				// One closing bracket too many, at the end.
-				f.blank(i, i+1)
-				f.note(i, "", fmt.Sprintf("an extra %c at the end of the file, skipped", c), "")
+			if f.extraCloser(i) {
 				i++
 				continue
 			}
-			if len(open) > 0 && closer(src[open[len(open)-1]]) == c {
-				open = open[:len(open)-1]
-			}
-			f.value()
 		case c == ',':
 			if k := f.skip(i + 1); k < len(src) && (src[k] == '}' || src[k] == ']') && !f.commas {
 				f.note(i, "", "a trailing comma, skipped: "+strictClient, "")
@@ -418,14 +365,124 @@ func (f *fixer) scan() {
 		f.out = append(f.out, c)
 		i++
 	}
+	f.closeAtEnd()
+}
+
+// fragmentAt returns the offset of the file's first value, from i, when
+// the file is a fragment ("mcpServers": {...} without the braces around
+// it: a string followed by ':'), else -1.
+func (f *fixer) fragmentAt(i int) int {
+	src := f.src
+	if k := f.skip(i); k < len(src) && src[k] == '"' {
+		if e := f.stringEnd(k); e < len(src) {
+			if m := f.skip(e + 1); m < len(src) && src[m] == ':' {
+				return k
+			}
+		}
+	}
+	return -1
+}
+
+// openFragment inserts the { a fragment lacks before src[i]; its } is
+// added at the end (closeAtEnd), unless the file closes it itself
+// (extraCloser).
+func (f *fixer) openFragment(i int) {
+	f.insert(i, "{")
+	f.note(i, "", "a fragment, without the braces around it: read as an object ({ and } added)", "")
+	f.value()
+	f.wrapped, f.fragNote = true, len(f.notes)-1
+}
+
+// commentAt reports whether a comment starts at src[i]: a # line, a
+// Markdown code fence, a // line or a /* */ comment.
+func (f *fixer) commentAt(i int) bool {
+	src := f.src
+	switch c := src[i]; {
+	case c == '#':
+		return true
+	case c == '`':
+		return bytes.HasPrefix(src[i:], fence) && lineStart(src, i)
+	case c == '/':
+		return i+1 < len(src) && (src[i+1] == '/' || src[i+1] == '*')
+	}
+	return false
+}
+
+// comment copies the comment at src[i] (commentAt), as spaces where no
+// client reads it (# lines, code fences) and as written where the JSONC
+// parser skips it (// and /* */), notes it where the client would refuse
+// it, and returns the offset after it.
+func (f *fixer) comment(i int) int {
+	src := f.src
 	switch {
-	case len(open) == 1:
-		o := open[0]
+	case src[i] == '#':
+		j := lineEnd(src, i)
+		f.blank(i, j)
+		f.note(i, "#", "a # comment, skipped: neither JSON nor JSONC has them, and a client refuses the file",
+			"%d # comment lines, skipped: neither JSON nor JSONC has them, and a client refuses the file")
+		return j
+	case src[i] == '`':
+		j := lineEnd(src, i)
+		f.blank(i, j)
+		f.note(i, "", "a Markdown code fence (```), skipped", "")
+		return j
+	case src[i+1] == '/':
+		j := lineEnd(src, i)
+		f.copy(i, j)
+		if !f.comments {
+			f.note(i, "//", "a // comment, skipped: JSON has no comments, and "+strictClient,
+				"%d // comment lines, skipped: JSON has no comments, and "+strictClient)
+		}
+		return j
+	}
+	end := bytes.Index(src[i+2:], []byte("*/"))
+	j := len(src)
+	if end >= 0 {
+		j = i + 2 + end + 2
+	}
+	f.copy(i, j)
+	if !f.comments && end >= 0 { // unclosed, it is the parser's error
+		f.note(i, "", "a /* */ comment, skipped: JSON has no comments, and "+strictClient, "")
+	}
+	return j
+}
+
+// extraCloser reads the } or ] at src[i]: it closes the innermost open
+// bracket when it matches it. With none open and nothing after it, it is
+// a fragment's own closing brace (only the { was missing), or one bracket
+// too many, blanked: then it reports true, and scan skips it.
+func (f *fixer) extraCloser(i int) bool {
+	src, c := f.src, f.src[i]
+	if len(f.open) == 0 && f.skip(i+1) == len(src) {
+		if f.wrapped && c == '}' {
+			f.wrapped = false
+			f.notes[f.fragNote].msg = "the { that opens the file is missing: read with it added"
+			return false
+		}
+		f.blank(i, i+1)
+		f.note(i, "", fmt.Sprintf("an extra %c at the end of the file, skipped", c), "")
+		return true
+	}
+	if len(f.open) > 0 && closer(src[f.open[len(f.open)-1]]) == c {
+		f.open = f.open[:len(f.open)-1]
+	}
+	f.value()
+	return false
+}
+
+// closeAtEnd closes, at the end of the file, the one bracket never closed
+// (more is an error: which one is missing cannot be told) and a fragment's
+// inserted {.
+func (f *fixer) closeAtEnd() {
+	src := f.src
+	switch {
+	case len(f.open) == 1:
+		o := f.open[0]
 		f.insert(len(src), string(closer(src[o])))
 		f.note(o, "", fmt.Sprintf("this %c is never closed: read with a %c added at the end of the file", src[o], closer(src[o])), "")
-	case len(open) > 1:
-		o := open[len(open)-1]
-		f.err = &schema.Error{Msg: fmt.Sprintf("not valid JSON: %d brackets are never closed, this %c the innermost (lint repairs one missing)", len(open), src[o])}
+	case len(f.open) > 1:
+		o := f.open[len(f.open)-1]
+		f.err = &schema.Error{Msg: fmt.Sprintf("not valid JSON: %d brackets are never closed, this %c the innermost (lint repairs one missing)", len(f.open), src[o])}
 		f.errOff = o
 	}
 	if f.wrapped {

@@ -6,89 +6,58 @@ import (
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 )
 
-// shellCommand reads a command line the way the shell a wrapper starts
-// would, far enough to find the program it runs: words are split at
-// blanks, quotes group (single quotes literally, double quotes with
-// backslash escapes when posix), a backslash escapes the next character
-// (posix) or is a plain character (cmd.exe, PowerShell: Windows paths). Of a list of
+// syntax is the language a command line written as one string is read in.
+// Two languages share the word rules (blanks separate words, quotes group,
+// an unclosed quote runs to the end): a client's own split of a "command"
+// string, which runs no shell, and the command language of the shell a
+// wrapper starts, in its POSIX or Windows form.
+type syntax int
+
+const (
+	// clientSplit is a client splitting a "command" string that holds its
+	// arguments ("docker run -i --rm img"): single and double quotes group,
+	// nothing else is special. No shell runs, so ; | & > are characters
+	// of a word, and a backslash is one (C:\Program Files\... is not
+	// escaped).
+	clientSplit syntax = iota
+	// posixShell is sh -c, wsl, env -S: a backslash escapes the next
+	// character (in double quotes, only \ " $ ` and a newline), and
+	// NAME=value words before the program are assignments.
+	posixShell
+	// windowsShell is cmd /c and PowerShell -Command: a backslash is a
+	// plain character (Windows paths), and a leading call is taken off.
+	windowsShell
+)
+
+// shell reports whether x is a shell's language: lists of commands,
+// redirections, a leading exec.
+func (x syntax) shell() bool { return x != clientSplit }
+
+// splitCommand reads s in syntax x far enough to find the program it runs
+// and that program's arguments. In a shell's language, of a list of
 // commands (;, &&, ||, |, & or a newline between them) the last one is the
-// server: `cd x && exec npx ...`, `source ~/.nvm/nvm.sh; npx ...`. A leading
-// exec, and (posix) NAME=value assignments before the program, are taken
-// off; the assignments are returned apart. Redirections are dropped.
-func shellCommand(s string, posix bool) (words, assigns []string) {
-	var cmds [][]string
-	var cur []string
-	var w strings.Builder
-	inWord := false
-	end := func() {
-		if inWord {
-			cur = append(cur, w.String())
-			w.Reset()
-			inWord = false
-		}
-	}
-	sep := func() {
-		end()
-		cmds = append(cmds, cur)
-		cur = nil
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '\'':
-			inWord = true
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				w.WriteString(s[i+1:])
-				i = len(s)
-				break
-			}
-			w.WriteString(s[i+1 : i+1+j])
-			i += j + 1
-		case c == '"':
-			inWord = true
-			for i++; i < len(s) && s[i] != '"'; i++ {
-				if posix && s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`\n", s[i+1]) >= 0 {
-					i++
-				}
-				w.WriteByte(s[i])
-			}
-		case c == '\\' && posix && i+1 < len(s):
-			inWord = true
-			i++
-			if s[i] != '\n' {
-				w.WriteByte(s[i])
-			}
-		case c == ' ' || c == '\t' || c == '\r':
-			end()
-		case c == ';' || c == '\n' || c == '|':
-			sep()
-		case c == '&':
-			// 2>&1 and >& are redirections, not separators.
-			if prev := w.String(); inWord && strings.HasSuffix(prev, ">") || inWord && strings.HasSuffix(prev, "<") {
-				w.WriteByte(c)
-				break
-			}
-			sep()
-		default:
-			inWord = true
-			w.WriteByte(c)
-		}
-	}
-	sep()
+// server: `cd x && exec npx ...`, `source ~/.nvm/nvm.sh; npx ...`;
+// redirections are dropped, a leading exec (and call, Windows) is taken
+// off, and so are POSIX NAME=value assignments before the program,
+// returned apart. A client's split is every word, as written.
+func splitCommand(s string, x syntax) (words, assigns []string) {
+	cmds := x.commands(s)
 	for i := len(cmds) - 1; i >= 0; i-- {
 		if len(cmds[i]) > 0 {
 			words = cmds[i]
 			break
 		}
 	}
+	if !x.shell() {
+		return words, nil
+	}
 	words = dropRedirections(words)
 	for len(words) > 0 {
 		switch {
-		case words[0] == "exec" || !posix && strings.EqualFold(words[0], "call"):
+		case words[0] == "exec" || x == windowsShell && strings.EqualFold(words[0], "call"):
 			words = words[1:]
 			continue
-		case posix && assignment.MatchString(words[0]):
+		case x == posixShell && assignment.MatchString(words[0]):
 			assigns = append(assigns, words[0])
 			words = words[1:]
 			continue
@@ -96,6 +65,90 @@ func shellCommand(s string, posix bool) (words, assigns []string) {
 		break
 	}
 	return words, assigns
+}
+
+// commands splits s into words, and (a shell) the words into the commands
+// of a list. A client's split is one command.
+func (x syntax) commands(s string) [][]string {
+	var l wordList
+	escapes := x == posixShell
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\'':
+			i = l.quoted(s, i, false)
+		case c == '"':
+			i = l.quoted(s, i, escapes)
+		case c == '\\' && escapes && i+1 < len(s):
+			l.inWord = true
+			i++
+			if s[i] != '\n' { // a backslash-newline continues the line
+				l.w.WriteByte(s[i])
+			}
+		case c == ' ' || c == '\t', c == '\r' && x.shell(): // a shell's script may end its lines in CRLF
+			l.endWord()
+		case !x.shell():
+			l.add(c)
+		case c == ';' || c == '\n' || c == '|':
+			l.endCommand()
+		case c == '&' && !l.redirecting():
+			l.endCommand()
+		default:
+			l.add(c)
+		}
+	}
+	l.endCommand()
+	return l.cmds
+}
+
+// wordList gathers the words of a command line, command by command.
+type wordList struct {
+	cmds   [][]string
+	cur    []string
+	w      strings.Builder
+	inWord bool // a word is open, even an empty one ("")
+}
+
+func (l *wordList) add(c byte) {
+	l.inWord = true
+	l.w.WriteByte(c)
+}
+
+func (l *wordList) endWord() {
+	if l.inWord {
+		l.cur = append(l.cur, l.w.String())
+		l.w.Reset()
+		l.inWord = false
+	}
+}
+
+func (l *wordList) endCommand() {
+	l.endWord()
+	l.cmds = append(l.cmds, l.cur)
+	l.cur = nil
+}
+
+// redirecting reports whether the open word ends in > or <: its & is part
+// of a redirection (2>&1, >&2), not a separator.
+func (l *wordList) redirecting() bool {
+	prev := l.w.String()
+	return l.inWord && (strings.HasSuffix(prev, ">") || strings.HasSuffix(prev, "<"))
+}
+
+// quoted adds the text quoted from s[i] (a quote) to the open word and
+// returns the offset of the closing quote, or len(s) when there is none.
+// With escapes (POSIX double quotes) a backslash before \ " $ ` or a
+// newline stands for that character.
+func (l *wordList) quoted(s string, i int, escapes bool) int {
+	l.inWord = true
+	q := s[i]
+	for i++; i < len(s) && s[i] != q; i++ {
+		if escapes && s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`\n", s[i+1]) >= 0 {
+			i++
+		}
+		l.w.WriteByte(s[i])
+	}
+	return i
 }
 
 var (
@@ -117,38 +170,4 @@ func dropRedirections(words []string) []string {
 		}
 	}
 	return out
-}
-
-// splitCommandLine splits a "command" written as one string with its
-// arguments ("docker run -i --rm img", "bash -c 'npx x'"): quotes group,
-// backslashes stay (C:\Program Files\... is not escaped).
-func splitCommandLine(s string) []string {
-	var words []string
-	var w strings.Builder
-	inWord := false
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0 && c == quote:
-			quote = 0
-		case quote != 0:
-			w.WriteByte(c)
-		case c == '"' || c == '\'':
-			quote, inWord = c, true
-		case c == ' ' || c == '\t':
-			if inWord {
-				words = append(words, w.String())
-				w.Reset()
-				inWord = false
-			}
-		default:
-			inWord = true
-			w.WriteByte(c)
-		}
-	}
-	if inWord {
-		words = append(words, w.String())
-	}
-	return words
 }
