@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler/readback"
+	"github.com/mcpolicy/mcpolicy/emit/registry"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
-
-	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 )
 
 // Options say for whose machine a client config is read.
@@ -69,7 +69,14 @@ func ReadFor(file string, o Options) ([]*readback.Target, error) {
 	local := OnThisMachine(file, o)
 	ts, err := parse(file, src, o.Home, local)
 	for _, t := range ts {
-		t.OnThisMachine = local && t.Launcher != kubernetes.Backend // a manifest's paths are a node's
+		t.OnThisMachine = local && !inCluster(t.Launcher)
 	}
 	return ts, err
+}
+
+// inCluster reports whether the backend a target starts runs in a cluster
+// (a manifest's): its host paths are a node's, not this machine's.
+func inCluster(launcher string) bool {
+	b, err := registry.Lookup(launcher)
+	return err == nil && b.Runtime().Sandbox == artefact.Cluster
 }

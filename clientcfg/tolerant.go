@@ -13,7 +13,6 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/compiler/readback"
-	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/schema"
 	"github.com/tailscale/hujson"
@@ -46,7 +45,7 @@ func ReadLint(file string, o Options) ([]*readback.Target, []lint.Note, error) {
 	tol := &tolerance{}
 	ts, err := parseWith(file, src, o.Home, local, tol)
 	for _, t := range ts {
-		t.OnThisMachine = local && t.Launcher != kubernetes.Backend // a manifest's paths are a node's
+		t.OnThisMachine = local && !inCluster(t.Launcher)
 	}
 	if err != nil {
 		return nil, nil, err

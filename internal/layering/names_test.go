@@ -26,11 +26,11 @@ var namesAllowed = []string{
 // backendNames are, per package that declares them, the identifiers
 // that name one backend: its name, its program, its registry value.
 var backendNames = map[string][]string{
-	"emit/bwrap":       {"Backend", "Program", "Bwrap"},
-	"emit/docker":      {"Backend", "PodmanBackend", "Docker", "Podman"},
-	"emit/landlock":    {"Backend", "Landlock"},
-	"emit/seatbelt":    {"Backend", "SandboxExec", "Seatbelt"},
-	"emit/kubernetes":  {"Backend", "Kubernetes"},
+	"emit/bwrap":             {"Backend", "Program", "Bwrap"},
+	"emit/docker":            {"Backend", "PodmanBackend", "Docker", "Podman"},
+	"emit/landlock":          {"Backend", "Landlock"},
+	"emit/seatbelt":          {"Backend", "SandboxExec", "Seatbelt"},
+	"emit/kubernetes":        {"Backend", "Kubernetes"},
 	"internal/backendtraits": {"Bwrap", "Landlock", "Docker", "Podman", "Seatbelt", "Kubernetes"},
 }
 
@@ -50,10 +50,6 @@ var allowedNames = map[string]string{
 	"schema/zplaintypes.go: backendtraits.Kubernetes":       "generated from the schema's backends enum",
 	"schema/zplaintypes.go: backendtraits.Landlock":         "generated from the schema's backends enum",
 	"schema/zplaintypes.go: backendtraits.Seatbelt":         "generated from the schema's backends enum",
-
-	// Left to changes under way in those files.
-	"clientcfg/machine.go: kubernetes.Backend":  "a manifest's Launcher; left to the change that splits clientcfg into packages",
-	"clientcfg/tolerant.go: kubernetes.Backend": "a manifest's Launcher; left to the change that splits clientcfg into packages",
 }
 
 // TestNoBackendNames: outside the emitters, the registry, the table and
