@@ -244,8 +244,9 @@ func (e *entry) launch(cmd arg, args []arg) {
 }
 
 // run reads an mcpolicy run entry: the plan file it pins and the digest
-// (check compares them, as an artefact's), or the earlier form that
-// compiles the policy at each spawn.
+// (check compares them, as an artefact's), the earlier form that
+// compiles the policy at each spawn, or another run line, which check
+// reports: mcpolicy run starts what such a line adds.
 func (e *entry) run(args []arg) {
 	words := make([]string, len(args))
 	for i, a := range args {
@@ -258,8 +259,12 @@ func (e *entry) run(args []arg) {
 	r, ok, err := artefact.ParseRunEntry(words)
 	switch {
 	case !ok:
+		if len(words) > 0 && words[0] == "run" { // -p, --policy=, no --plan
+			e.t.RunNotPinned = "it names no --sha256: nothing pins what it starts"
+		}
 	case err != nil:
 		e.flag(readback.FlagUnknown, "mcpolicy "+strings.Join(words, " "), args[0].pos)
+		e.t.RunNotPinned = err.Error()
 	default:
 		e.t.Artefact, e.t.Digest = r.PlanFile, r.Digest
 		if f := e.file(r.PlanFile); f != "" { // ${workspaceFolder}/.mcpolicy/...

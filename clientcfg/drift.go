@@ -156,6 +156,8 @@ func NotManaged(plans []*compiler.Plan, ts []*readback.Target, outDir string) []
 			out = append(out, UnmanagedEntry{t.Pos, t.Server, fmt.Sprintf("pins %s, not the server's own artefact in %s: what it runs is compared with no policy; %s", t.Artefact, outDir, way)})
 		case t.CompilesPolicy:
 			out = append(out, UnmanagedEntry{t.Pos, t.Server, "the egress entry compiles the policy at every start (mcpolicy run --policy ... --plan), as earlier versions wrote it: entries now pin the plan build wrote; run `mcpolicy build`, then `mcpolicy client TARGET --write`"})
+		case t.RunNotPinned != "":
+			out = append(out, UnmanagedEntry{t.Pos, t.Server, fmt.Sprintf("the egress entry's mcpolicy run line is not the one mcpolicy writes (%s): what it starts is not held to the plan build wrote; run `mcpolicy build`, then `mcpolicy client TARGET --write`", t.RunNotPinned)})
 		case t.Launcher == "mcpolicy":
 		case t.FixedTop && t.Artefact != "": // mcpolicy-launch --engine, pinned
 		case t.FixedTop:

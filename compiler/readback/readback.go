@@ -52,6 +52,11 @@ type Target struct {
 	// compiles the policy at every spawn: check asks for it to be written
 	// again.
 	CompilesPolicy bool
+	// RunNotPinned says why an mcpolicy run entry is neither the line
+	// `mcpolicy client` writes nor the earlier form: no --sha256, or a
+	// flag or a command added to the pinned line (mcpolicy run starts
+	// them, so what runs is not the plan the entry pins): check reports it.
+	RunNotPinned string
 	// Unbuildable are the reasons a backend the policy lists cannot build
 	// the plan (set by whoever can ask the emitters: build.Problems).
 	Unbuildable []Problem

@@ -49,6 +49,9 @@ func ParseRunEntry(args []string) (e RunEntry, ok bool, err error) {
 			e.PlanFile = a
 			continue
 		}
+		if !strings.HasPrefix(a, "-") || a == "--" {
+			return RunEntry{}, true, fmt.Errorf("mcpolicy run: %s: a client entry's line ends with its one plan file, and nothing follows it", a)
+		}
 		if i+1 >= len(args) {
 			return RunEntry{}, true, fmt.Errorf("mcpolicy run %s: no value", a)
 		}

@@ -42,3 +42,16 @@ func TestEntryArgsReadBack(t *testing.T) {
 		t.Errorf("exec read as a run entry")
 	}
 }
+
+// TestRedteam36RunEntryNothingAfterPlan: a command (-- CMD) or a second
+// file after the plan file is refused, and the error names what follows
+// the plan file, not the plan file as an unknown flag.
+func TestRedteam36RunEntryNothingAfterPlan(t *testing.T) {
+	e := artefact.RunEntry{Backend: "bwrap", ProjectRoot: "/p", PlanFile: "/p/.mcpolicy/plan/s.json", Digest: "sha256:00"}
+	for _, extra := range [][]string{{"--", "/bin/sh", "-c", "id"}, {"/p/.mcpolicy/plan/t.json"}} {
+		_, ok, err := artefact.ParseRunEntry(append(artefact.RunEntryArgs(e), extra...))
+		if !ok || err == nil || !strings.Contains(err.Error(), "nothing follows it") {
+			t.Errorf("the entry with %q after its plan file: ok %v, err %v", extra, ok, err)
+		}
+	}
+}

@@ -2,11 +2,11 @@ package launch
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/exitcode"
+	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 )
 
 // ExitTampered is the launcher's exit code when what it was asked to run is
@@ -33,7 +33,9 @@ func ReadVerified(path, want string) ([]byte, error) {
 	if len(want) != 64 {
 		return nil, fmt.Errorf("--sha256 %q: want the 64 hex digits of the artefact's SHA-256", want)
 	}
-	b, err := os.ReadFile(path)
+	// Not os.ReadFile: a FIFO put there would hold the launch, a link to
+	// /dev/zero read until memory ran out.
+	b, err := hostfile.ReadRegular(path, hostfile.MaxArtefact)
 	if err != nil {
 		return nil, err
 	}

@@ -3,12 +3,12 @@ package supervise
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
+	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
@@ -46,7 +46,7 @@ func ReadPinned(e artefact.RunEntry) (p *compiler.Plan, all []*compiler.Plan, er
 		if filepath.Base(f) == filepath.Base(e.PlanFile) {
 			continue
 		}
-		b, err := os.ReadFile(f)
+		b, err := hostfile.ReadRegular(f, hostfile.MaxArtefact)
 		if err != nil {
 			return nil, nil, fmt.Errorf("another server's plan: %w (%s)", err, back)
 		}
