@@ -224,7 +224,7 @@ func (e *entry) launch(cmd arg, args []arg) {
 	case prog == LauncherName:
 		e.launcher(args)
 	case prog == "mcpolicy" || prog == LauncherName || ownWrapper(cmd.s):
-		e.t.Launcher = "mcpolicy" // the policy is linted on its own
+		e.t.Launcher = readback.OwnLauncher
 		e.seatbeltWrapper(cmd)
 		e.run(args)
 		for i := 0; i+1 < len(args); i++ {
@@ -236,7 +236,7 @@ func (e *entry) launch(cmd arg, args []arg) {
 			}
 		}
 	case (prog == "sh" || prog == "bash" || prog == "dash" || prog == "zsh") && len(args) > 0 && ownWrapper(args[0].s):
-		e.t.Launcher = "mcpolicy"
+		e.t.Launcher = readback.OwnLauncher
 		e.seatbeltWrapper(args[0])
 	default:
 		e.host(prog, cmd, args) // host.go: wrappers, client sandboxes, unconfined
@@ -294,7 +294,7 @@ func labelUnprotected(args []arg) []compiler.Unprotection {
 // the pinned artefact's), or --sha256 DIGEST ARTEFACT (the policy is
 // linted on its own; check compares the artefact with the digest).
 func (e *entry) launcher(args []arg) {
-	e.t.Launcher = "mcpolicy"
+	e.t.Launcher = readback.OwnLauncher
 	var engine *arg
 	var unprotected []compiler.Unprotection
 	for i := 0; i < len(args); i++ {

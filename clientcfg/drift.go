@@ -152,13 +152,13 @@ func NotManaged(plans []*compiler.Plan, ts []*readback.Target, outDir string) []
 		way := fmt.Sprintf("run `mcpolicy client TARGET --write --force --server %s` (or rename the entry, if it is another server)", t.Server)
 		own := t.Artefact == "" || filepath.Base(t.Artefact) == t.Server+".json" && filepath.Dir(filepath.Dir(filepath.Clean(t.Artefact))) == filepath.Clean(outDir)
 		switch {
-		case !own && (t.Launcher == "mcpolicy" || t.FixedTop):
+		case !own && (t.Launcher == readback.OwnLauncher || t.FixedTop):
 			out = append(out, UnmanagedEntry{t.Pos, t.Server, fmt.Sprintf("pins %s, not the server's own artefact in %s: what it runs is compared with no policy; %s", t.Artefact, outDir, way)})
 		case t.CompilesPolicy:
 			out = append(out, UnmanagedEntry{t.Pos, t.Server, "the egress entry compiles the policy at every start (mcpolicy run --policy ... --plan), as earlier versions wrote it: entries now pin the plan build wrote; run `mcpolicy build`, then `mcpolicy client TARGET --write`"})
 		case t.RunNotPinned != "":
 			out = append(out, UnmanagedEntry{t.Pos, t.Server, fmt.Sprintf("the egress entry's mcpolicy run line is not the one mcpolicy writes (%s): what it starts is not held to the plan build wrote; run `mcpolicy build`, then `mcpolicy client TARGET --write`", t.RunNotPinned)})
-		case t.Launcher == "mcpolicy":
+		case t.Launcher == readback.OwnLauncher:
 		case t.FixedTop && t.Artefact != "": // mcpolicy-launch --engine, pinned
 		case t.FixedTop:
 			out = append(out, UnmanagedEntry{t.Pos, t.Server, "the engine entry pins no artefact (no --sha256): the launcher refuses it (exit 8); run `mcpolicy client TARGET --write` again"})

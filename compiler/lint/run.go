@@ -50,8 +50,9 @@ type Summary struct {
 	Exposure int    `json:"exposure"`
 	Worst    string `json:"worst"` // "" when clean
 	// Confinement names what stands in for a plan: "client sandbox" (VS
-	// Code's, srt: not "unconfined", issue 16) or "remote" (another
-	// machine runs it); "" otherwise.
+	// Code's, srt: not "unconfined", issue 16), "remote" (another
+	// machine runs it) or "mcpolicy" (mcpolicy starts it from what build
+	// wrote: the policy's own summary counts its grants); "" otherwise.
 	Confinement string `json:"confinement,omitempty"`
 }
 
@@ -162,6 +163,8 @@ func lintTarget(t *readback.Target, o Options, registry []*Rule, only map[string
 		}
 	case t.Remote != "":
 		sum.Confinement = "remote"
+	case t.Launcher == readback.OwnLauncher:
+		sum.Confinement = "mcpolicy"
 	case hasFlag(t, readback.FlagClientSandbox):
 		sum.Confinement = "client sandbox"
 	}

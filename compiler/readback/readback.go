@@ -24,7 +24,7 @@ type Target struct {
 	// could not be read as a confinement (e.g. npx run on the host).
 	Plan *compiler.Plan
 	// Launcher is the program the entry starts, as written: "docker",
-	// "podman", "bwrap", "sandbox-exec", "mcpolicy", "npx", "node"...
+	// "podman", "bwrap", "sandbox-exec", "npx", "node"..., or OwnLauncher.
 	Launcher string
 	// Flags are launch-command facts the plan cannot express, each with
 	// the position of the argument that says it.
@@ -94,6 +94,12 @@ func (t *Target) Passes(name string) bool {
 	}
 	return t.EnvFile != "" || t.EnvInherited == nil || t.EnvInherited(name)
 }
+
+// OwnLauncher is a Target's Launcher when mcpolicy starts the server from
+// what build wrote: mcpolicy-launch with a pinned artefact, mcpolicy run
+// with a pinned plan file, or a wrapper of build's. The policy is linted on
+// its own, and check compares the pins.
+const OwnLauncher = "mcpolicy"
 
 // Origin says where a target comes from.
 type Origin string
