@@ -238,8 +238,12 @@ func (r *reader) env(e *entry, f fields, n, envNode *node) error {
 	if envNode != nil {
 		for _, i := range envNode.members() {
 			// "${NAME}" where the client expands nothing is the literal text.
-			if v := envNode.vals[i]; !r.literal || v.kind != kString || !isReference(v.str) || v.str == "" {
+			v := envNode.vals[i]
+			if !r.literal || v.kind != kString || !isReference(v.str) || v.str == "" {
 				e.t.EnvPassed = append(e.t.EnvPassed, envNode.keys[i])
+			}
+			if v.kind == kString && !isReference(v.str) && (r.literal || !mentionsReference.MatchString(v.str)) {
+				e.t.EnvFixed = append(e.t.EnvFixed, envNode.keys[i])
 			}
 		}
 	}

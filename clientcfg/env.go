@@ -23,11 +23,6 @@ import (
 //	                      and the launcher reads NAME=value from FILE at spawn
 //	                      (default ~/.config/mcpolicy/env; see launch.EnvFile)
 //
-// minimalEnv are the variables the clients that expand nothing pass on of
-// their own environment (Claude Desktop's and the MCP SDKs' default set;
-// Codex's adds LANG, LC_ALL, TMPDIR, TZ and __CF_USER_TEXT_ENCODING).
-var minimalEnv = map[string]bool{"HOME": true, "LOGNAME": true, "PATH": true, "SHELL": true, "TERM": true, "USER": true,
-	"LANG": true, "LC_ALL": true, "TMPDIR": true, "TZ": true, "__CF_USER_TEXT_ENCODING": true}
 
 // envInheritance is readback.Target.EnvInherited for a client file, by its
 // name: nil (inherits all) where the client passes its own environment
@@ -38,7 +33,7 @@ func envInheritance(file string) func(string) bool {
 	switch {
 	case base == "claude_desktop_config.json", base == "cline_mcp_settings.json", base == "mcp_settings.json",
 		strings.HasSuffix(slashed, "/windsurf/mcp_config.json"), strings.EqualFold(filepath.Ext(file), ".toml"):
-		return func(name string) bool { return minimalEnv[name] }
+		return func(name string) bool { return launch.ClientOwnEnv[name] }
 	case strings.HasSuffix(slashed, ".gemini/settings.json"):
 		// Gemini CLI passes its environment but redacts secret-looking names
 		// unless the entry's env names them.
@@ -82,6 +77,12 @@ func EnvCheck(plans []*compiler.Plan, targets []*readback.Target, root, home str
 		var fromFile []string
 		for _, name := range p.EnvNames() {
 			switch {
+			case contains(t.EnvFixed, name) && t.EnvFile != "" && launch.ClientOwnEnv[name]:
+				// The entry's fixed value (PATH, for the launcher) yields
+				// to the file's: the file must name it.
+				fromFile = append(fromFile, name)
+			case contains(t.EnvFixed, name):
+				out = append(out, EnvUnmet{t.Pos, t.Server, fmt.Sprintf("env grant %s is shadowed: the entry's own env sets it to a fixed value, which the server gets instead of yours; run `mcpolicy client` again, or make the entry pass the client's %s", name, name)})
 			case contains(t.EnvPassed, name), t.EnvInherited == nil, t.EnvInherited(name):
 			case t.EnvFile != "":
 				fromFile = append(fromFile, name)

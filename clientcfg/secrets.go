@@ -60,7 +60,10 @@ import (
 var (
 	secretName = lazyre.New(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|API[_-]?KEY|PRIVATE[_-]?KEY|CREDENTIAL|AUTHORIZATION|(^|[_-])AUTH([_-]|$)|(^|[_-])KEY$)`)
 	reference  = lazyre.New(`^(\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_][A-Za-z0-9_]*%)$`)
-	authScheme = lazyre.New(`^\s*(?i:bearer|basic|token|bot)\s+`)
+	// mentionsReference: a value built on the client's own variables
+	// ("${PATH}:/opt/bin"), which a client that expands them does.
+	mentionsReference = lazyre.New(`\$\{[^}]*\}|\$[A-Za-z_]|%[A-Za-z_][A-Za-z0-9_]*%`)
+	authScheme        = lazyre.New(`^\s*(?i:bearer|basic|token|bot)\s+`)
 
 	tokenChars = lazyre.New(`^[A-Za-z0-9_+/=.\-]{24,}$`)
 	hex        = lazyre.New(`^[0-9a-fA-F]+$`)

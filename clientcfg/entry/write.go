@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/clientcfg"
@@ -118,8 +119,13 @@ func LaunchFor(c *clientcfg.Client, p *compiler.Plan, backend, root, home, outDi
 	}
 	// GUI clients start servers with a minimal environment: what the
 	// wrapper needs is written down, and the plan's names refer to the
-	// client's own environment where the client can say so.
-	l.Env["PATH"] = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+	// client's own environment where the client can say so. A granted
+	// PATH is the user's: a client that passes its own environment gives
+	// it (the entry sets none), and for one that expands nothing the
+	// launcher takes it from the env file over this one (ClientOwnEnv).
+	if !slices.Contains(p.EnvNames(), "PATH") || (c.EnvRef == "" && !c.EnvVars) {
+		l.Env["PATH"] = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+	}
 	// The engine's address and rootless podman's runtime folder: clients
 	// do not pass them on, and without them the engine is not found.
 	for _, name := range b.HostEnv() {

@@ -68,6 +68,10 @@ type Target struct {
 	// for: its "env" object's keys (a value or a reference the client
 	// expands) and Codex's env_vars.
 	EnvPassed []string
+	// EnvFixed are those of EnvPassed the entry sets to a fixed value (a
+	// literal, not a reference the client expands to its own): a grant of
+	// one reaches the server as that value, not the user's.
+	EnvFixed []string
 	// EnvFile is the file mcpolicy-launch (or run, exec) takes the values
 	// of the plan's env grants from (--env-file), "" when none.
 	EnvFile string

@@ -125,16 +125,27 @@ func ParseEnvFile(file string, src []byte) (map[string]string, error) {
 	return out, nil
 }
 
+// ClientOwnEnv are the variables a client that expands nothing passes a
+// server of its own environment (Claude Desktop's and the MCP SDKs'
+// default set; Codex's adds LANG, LC_ALL, TMPDIR, TZ and
+// __CF_USER_TEXT_ENCODING), and the PATH an entry sets for the launcher:
+// their values are the client's or the entry's, not the user's.
+var ClientOwnEnv = map[string]bool{"HOME": true, "LOGNAME": true, "PATH": true, "SHELL": true, "TERM": true, "USER": true,
+	"LANG": true, "LC_ALL": true, "TMPDIR": true, "TZ": true, "__CF_USER_TEXT_ENCODING": true}
+
 // WithEnvFile returns environ with the file's values added for the names
-// environ does not set: what the client passes wins, the file fills in.
-// With no file, environ is returned as it is.
+// environ does not set: what the client passes wins, the file fills in —
+// but for ClientOwnEnv's names, which the client sets whatever the user
+// wants, the file's value wins where it names one (a granted PATH in the
+// file reaches the server, not the entry's fixed one). With no file,
+// environ is returned as it is.
 func WithEnvFile(environ []string, f EnvFile, names []string) ([]string, error) {
 	if f.Path == "" || len(names) == 0 {
 		return environ, nil
 	}
 	var need []string
 	for _, n := range names {
-		if !hasEnv(environ, n) {
+		if !hasEnv(environ, n) || ClientOwnEnv[n] {
 			need = append(need, n)
 		}
 	}
@@ -145,7 +156,15 @@ func WithEnvFile(environ []string, f EnvFile, names []string) ([]string, error) 
 	if err != nil {
 		return nil, err
 	}
-	out := append([]string{}, environ...)
+	var out []string
+	for _, kv := range environ {
+		if name, _, _ := strings.Cut(kv, "="); ClientOwnEnv[name] {
+			if _, ok := vals[name]; ok {
+				continue // the file's value replaces the client's
+			}
+		}
+		out = append(out, kv)
+	}
 	for _, n := range need {
 		if v, ok := vals[n]; ok {
 			out = append(out, n+"="+v)

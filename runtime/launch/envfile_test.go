@@ -99,6 +99,15 @@ func TestEnvFileRefusals(t *testing.T) {
 	if err != nil || strings.Join(env, " ") != "TOKEN=from-client" {
 		t.Errorf("the client's value: %q %v", env, err)
 	}
+	// But a variable the client sets of its own (PATH: the entry's, for
+	// the launcher) is the user's where the file names it (#34).
+	if err := os.WriteFile(good, []byte("TOKEN=from-file\nPATH=/home/u/go/bin:/usr/bin\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env, err = launch.WithEnvFile([]string{"PATH=/usr/local/bin:/usr/bin", "TOKEN=from-client", "HOME=/h"}, launch.EnvFile{Path: good}, []string{"TOKEN", "PATH", "HOME"})
+	if err != nil || strings.Join(env, " ") != "TOKEN=from-client HOME=/h PATH=/home/u/go/bin:/usr/bin" {
+		t.Errorf("a granted PATH in the file: %q %v", env, err)
+	}
 	// No file named, or nothing granted: nothing is read.
 	if env, err := launch.WithEnvFile(nil, launch.EnvFile{Path: open}, nil); err != nil || len(env) != 0 {
 		t.Errorf("no grants: %q %v", env, err)
@@ -124,12 +133,13 @@ func TestLauncherEnvFile(t *testing.T) {
 	os.MkdirAll(proj, 0o755)
 	os.MkdirAll(filepath.Join(home, ".config", "mcpolicy"), 0o700)
 	envFile := filepath.Join(home, ".config", "mcpolicy", "env")
-	os.WriteFile(envFile, []byte("MCP_TOKEN=t0k-from-file\nOTHER_SECRET=not-granted\n"), 0o600)
+	// A granted PATH is the file's, over the client's own (#34).
+	os.WriteFile(envFile, []byte("MCP_TOKEN=t0k-from-file\nOTHER_SECRET=not-granted\nPATH=/opt/toolchain/bin:/usr/bin:/bin\n"), 0o600)
 	policy := `version: "v1"
 servers: s: {
-	command: ["/bin/sh", "-c", "echo \"token=$MCP_TOKEN other=$OTHER_SECRET\""]
+	command: ["/bin/sh", "-c", "echo \"token=$MCP_TOKEN other=$OTHER_SECRET path=$PATH\""]
 	backends: ["bwrap", "landlock"]
-	env: ["MCP_TOKEN"]
+	env: ["MCP_TOKEN", "PATH"]
 	mounts: [{source: ".", target: "/w"}]
 }
 `
@@ -155,7 +165,7 @@ servers: s: {
 			return string(out), 0
 		}
 		out, code := launchWith(envFile)
-		if code != 0 || strings.TrimSpace(out) != "token=t0k-from-file other=" {
+		if code != 0 || strings.TrimSpace(out) != "token=t0k-from-file other= path=/opt/toolchain/bin:/usr/bin:/bin" {
 			t.Errorf("%s: exit %d, %q; want the granted value only", backend, code, out)
 		}
 		inside := filepath.Join(proj, "env")
