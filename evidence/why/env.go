@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
 // env answers for an environment variable: an env grant passes it, the
@@ -17,7 +18,12 @@ func (e *eval) env(v *Verdict, name string) {
 		v.Access = append(v.Access, Passed)
 		v.Via = append(v.Via, Grant{Kind: string(compiler.GrantEnv), Summary: "environment variable " + name, Pos: e.m.pos(orPos(g.Pos, e.p.Pos))})
 		from := "the value comes from the environment the client starts the server with"
-		if e.be.EnvFile() {
+		switch {
+		case e.be.EnvFile() && launch.ClientOwnEnv[name]:
+			// A client that expands nothing sets it of its own (the entry
+			// sets PATH for the launcher): the file's is the user's.
+			from += " (Claude Desktop and the other clients that pass none set " + name + " of their own: there the env file's value wins, --env-file, ~/.config/mcpolicy/env)"
+		case e.be.EnvFile():
 			from += ", else from the env file (--env-file, ~/.config/mcpolicy/env) for clients that pass none"
 		}
 		v.At = append(v.At, "by name: "+from+"; never written into a policy, artefact or argv")
