@@ -85,26 +85,8 @@ func TestEnvGrantsPerClient(t *testing.T) {
 // TestEnvCheck: check reports an entry whose env grant reaches the server
 // empty, and an env file the launcher would refuse.
 func TestEnvCheck(t *testing.T) {
-	dir := t.TempDir()
-	root, home := filepath.Join(dir, "p"), filepath.Join(dir, "home")
-	os.MkdirAll(filepath.Join(root, "shop"), 0o755)
-	os.MkdirAll(home, 0o755)
+	root, home, read := envChecker(t, seedPlan())
 	envFile := filepath.Join(home, "env")
-	p := seedPlan()
-	read := func(name, content string) string {
-		t.Helper()
-		f := filepath.Join(dir, name)
-		os.WriteFile(f, []byte(content), 0o644)
-		ts, err := clientcfg.Read(f, home)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var msgs []string
-		for _, u := range clientcfg.EnvCheck([]*compiler.Plan{p}, ts, root, home) {
-			msgs = append(msgs, u.What)
-		}
-		return strings.Join(msgs, "\n")
-	}
 	entry := func(extra string) string {
 		return `{"mcpServers": {"code-index": {"command": "/usr/local/bin/mcpolicy-launch", "args": [` + extra + `"--engine", "/usr/bin/docker", "--project-root", "` + root + `", "--", "run", "--rm", "-i", "-e", "GITHUB_TOKEN", "img:1"]}}}`
 	}
@@ -200,5 +182,29 @@ func TestEnvFileInAnotherServersGrant(t *testing.T) {
 	}
 	if err := clientcfg.EnvFileOutsideProject([]*compiler.Plan{seedPlan()}, filepath.Join(root, "env"), root, home); err == nil || !strings.Contains(err.Error(), "lies inside the project") {
 		t.Errorf("in the project: %v", err)
+	}
+}
+
+// envChecker makes a project and a home, and returns read: it writes a
+// client file of that name and returns what EnvCheck says of its entries
+// for plan p, one line each.
+func envChecker(t *testing.T, p *compiler.Plan) (root, home string, read func(name, content string) string) {
+	dir := t.TempDir()
+	root, home = filepath.Join(dir, "p"), filepath.Join(dir, "home")
+	os.MkdirAll(filepath.Join(root, "shop"), 0o755)
+	os.MkdirAll(home, 0o755)
+	return root, home, func(name, content string) string {
+		t.Helper()
+		f := filepath.Join(dir, name)
+		os.WriteFile(f, []byte(content), 0o644)
+		ts, err := clientcfg.Read(f, home)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var msgs []string
+		for _, u := range clientcfg.EnvCheck([]*compiler.Plan{p}, ts, root, home) {
+			msgs = append(msgs, u.What)
+		}
+		return strings.Join(msgs, "\n")
 	}
 }

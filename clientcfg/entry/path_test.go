@@ -66,26 +66,8 @@ func TestGrantedPathReachesTheServer(t *testing.T) {
 // instead of the user's, and, where the client expands nothing, a file
 // that does not name the granted PATH the launcher would take from it.
 func TestEnvCheckShadowedGrant(t *testing.T) {
-	dir := t.TempDir()
-	root, home := filepath.Join(dir, "p"), filepath.Join(dir, "home")
-	os.MkdirAll(filepath.Join(root, "shop"), 0o755)
-	os.MkdirAll(home, 0o755)
+	root, home, read := envChecker(t, pathPlan())
 	envFile := filepath.Join(home, "env")
-	p := pathPlan()
-	read := func(name, content string) string {
-		t.Helper()
-		f := filepath.Join(dir, name)
-		os.WriteFile(f, []byte(content), 0o644)
-		ts, err := clientcfg.Read(f, home)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var msgs []string
-		for _, u := range clientcfg.EnvCheck([]*compiler.Plan{p}, ts, root, home) {
-			msgs = append(msgs, u.What)
-		}
-		return strings.Join(msgs, "\n")
-	}
 	entry := func(env, extra string) string {
 		return `{"mcpServers": {"code-index": {"command": "/usr/local/bin/mcpolicy-launch", "env": {` + env + `}, "args": [` + extra + `"--engine", "/usr/bin/docker", "--project-root", "` + root + `", "--", "run", "--rm", "-i", "-e", "GITHUB_TOKEN", "-e", "PATH", "img:1"]}}}`
 	}
