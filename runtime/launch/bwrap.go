@@ -53,35 +53,58 @@ func PrepareBwrapAt(spec *BwrapSpec, root, home string, environ []string, bwrapP
 	if !pathIsAbs(root) {
 		return nil, fmt.Errorf("PROJECT_ROOT must be an absolute path, got %q", root)
 	}
-	src := NewSources(root, home)
-	expand := func(p string) (string, error) {
-		for ph, v := range map[string]string{"${PROJECT_ROOT}": root, "${HOME}": home} {
-			if p == ph || strings.HasPrefix(p, ph+"/") {
-				if !pathIsAbs(v) {
-					return "", fmt.Errorf("%s needs an absolute value to start this server", ph)
-				}
-				return v + strings.TrimPrefix(p, ph), nil
-			}
-		}
-		if strings.Contains(p, "${") {
-			return "", fmt.Errorf("unknown placeholder in %q", p)
-		}
-		return p, nil
-	}
-	b := &Bwrap{UID: -1, GID: -1}
-	fail := func(err error) (*Bwrap, error) {
-		for _, fd := range b.FDs {
+	p := &bwrapPrep{spec: spec, root: root, home: home, environ: environ,
+		src: NewSources(root, home), b: &Bwrap{UID: -1, GID: -1}}
+	if err := p.args(); err != nil {
+		// Nothing opened is left open on a refusal.
+		for _, fd := range p.b.FDs {
 			unix.Close(fd)
 		}
 		return nil, err
 	}
-	bind := func(op string, fd int, target string) {
-		b.FDs = append(b.FDs, fd)
-		b.Argv = append(b.Argv, op, strconv.Itoa(fd), target)
+	p.b.Path = bwrapPath
+	return p.b, nil
+}
+
+// bwrapPrep is one PrepareBwrapAt under way: the launch built so far.
+type bwrapPrep struct {
+	spec       *BwrapSpec
+	root, home string
+	environ    []string
+	src        *Sources
+	b          *Bwrap
+	rwTargets  []string
+}
+
+// expand replaces a leading ${PROJECT_ROOT} or ${HOME} in an artefact's
+// path; any other placeholder is refused.
+func (p *bwrapPrep) expand(s string) (string, error) {
+	for ph, v := range map[string]string{"${PROJECT_ROOT}": p.root, "${HOME}": p.home} {
+		if s == ph || strings.HasPrefix(s, ph+"/") {
+			if !pathIsAbs(v) {
+				return "", fmt.Errorf("%s needs an absolute value to start this server", ph)
+			}
+			return v + strings.TrimPrefix(s, ph), nil
+		}
 	}
-	var rwTargets []string
-	args := spec.Args
-	b.Argv = []string{artefact.BwrapProgram}
+	if strings.Contains(s, "${") {
+		return "", fmt.Errorf("unknown placeholder in %q", s)
+	}
+	return s, nil
+}
+
+// bind passes an opened source to bwrap by its descriptor.
+func (p *bwrapPrep) bind(op string, fd int, target string) {
+	p.b.FDs = append(p.b.FDs, fd)
+	p.b.Argv = append(p.b.Argv, op, strconv.Itoa(fd), target)
+}
+
+// args copies the artefact's arguments to the argv, in order, each bind
+// source opened and each id resolved on the way; the command (from "--")
+// follows unchanged.
+func (p *bwrapPrep) args() error {
+	args := p.spec.Args
+	p.b.Argv = []string{artefact.BwrapProgram}
 	i := 0
 	for ; i < len(args); i++ {
 		a := args[i]
@@ -90,96 +113,120 @@ func PrepareBwrapAt(spec *BwrapSpec, root, home string, environ []string, bwrapP
 		}
 		n, ok := artefact.BwrapOperands(a)
 		if !ok || i+n >= len(args) {
-			return fail(fmt.Errorf("bwrap artefact: unexpected argument %q", a))
+			return fmt.Errorf("bwrap artefact: unexpected argument %q", a)
 		}
 		v := args[i+1 : i+1+n]
 		i += n
+		var err error
 		switch a {
 		case "--proc":
-			// The seccomp filter (package seccomp): bwrap installs it just
-			// before it execs the command.
-			prog, err := seccomp.Program(seccomp.Options{})
-			if err != nil {
-				return fail(err)
-			}
-			sfd, err := memfd("mcpolicy-seccomp", prog)
-			if err != nil {
-				return fail(err)
-			}
-			b.FDs = append(b.FDs, sfd)
-			b.Argv = append(b.Argv, "--seccomp", strconv.Itoa(sfd))
-			if envArgs := bwrapEnv(spec.Env, environ); len(envArgs) > 0 {
-				fd, err := memfd("mcpolicy-env", []byte(strings.Join(envArgs, "\x00")+"\x00"))
-				if err != nil {
-					return fail(err)
-				}
-				b.FDs = append(b.FDs, fd)
-				b.Argv = append(b.Argv, "--args", strconv.Itoa(fd))
-			}
-			b.Argv = append(b.Argv, a, v[0])
+			err = p.proc(a, v)
 		case "--bind", "--ro-bind":
-			host, err := expand(v[0])
-			if err != nil {
-				return fail(err)
-			}
-			target := v[1]
-			rw := a == "--bind"
-			if rw && cleanAbs(host) == cleanAbs(root) {
-				if err := fixedTop(src, host, target, spec.Unprotected, bind); err != nil {
-					return fail(err)
-				}
-				rwTargets = append(rwTargets, target)
-				continue
-			}
-			fd, err := src.Open(host)
-			if err != nil {
-				// A read-only bind over a name inside a read-write grant
-				// protects it; if the name is gone there is nothing to
-				// protect (a fixed top level keeps it from coming back).
-				if IsMissing(err) && !rw && below(target, rwTargets) {
-					continue
-				}
-				return fail(err)
-			}
-			if spec.OwnSocket != "" && target == spec.OwnSocket {
-				err := fmt.Errorf("no check for the socket %s", host)
-				if spec.CheckOwn != nil {
-					err = spec.CheckOwn(fd)
-				}
-				if err != nil {
-					unix.Close(fd)
-					return fail(fmt.Errorf("the socket %s: %w", host, err))
-				}
-			}
-			op := "--ro-bind-fd"
-			if rw {
-				op = "--bind-fd"
-				rwTargets = append(rwTargets, target)
-			}
-			bind(op, fd, target)
+			err = p.bindArg(a, v)
 		case "--uid", "--gid":
-			id, err := invokerID(spec.Server, v[0])
-			if err != nil {
-				return fail(err)
-			}
-			n, err := strconv.Atoi(id)
-			if err != nil || n < 0 {
-				return fail(fmt.Errorf("bwrap artefact: %s %q is not a numeric id", a, id))
-			}
-			if a == "--uid" {
-				b.UID = n
-			} else {
-				b.GID = n
-			}
-			b.Argv = append(b.Argv, a, id)
+			err = p.id(a, v)
 		default:
-			b.Argv = append(b.Argv, a)
-			b.Argv = append(b.Argv, v...)
+			p.b.Argv = append(p.b.Argv, a)
+			p.b.Argv = append(p.b.Argv, v...)
+		}
+		if err != nil {
+			return err
 		}
 	}
-	b.Argv = append(b.Argv, args[i:]...)
-	b.Path = bwrapPath
-	return b, nil
+	p.b.Argv = append(p.b.Argv, args[i:]...)
+	return nil
+}
+
+// proc puts the seccomp filter (package seccomp: bwrap installs it just
+// before it execs the command) and the passthrough environment before
+// --proc.
+func (p *bwrapPrep) proc(a string, v []string) error {
+	prog, err := seccomp.Program(seccomp.Options{})
+	if err != nil {
+		return err
+	}
+	sfd, err := memfd("mcpolicy-seccomp", prog)
+	if err != nil {
+		return err
+	}
+	p.b.FDs = append(p.b.FDs, sfd)
+	p.b.Argv = append(p.b.Argv, "--seccomp", strconv.Itoa(sfd))
+	if envArgs := bwrapEnv(p.spec.Env, p.environ); len(envArgs) > 0 {
+		fd, err := memfd("mcpolicy-env", []byte(strings.Join(envArgs, "\x00")+"\x00"))
+		if err != nil {
+			return err
+		}
+		p.b.FDs = append(p.b.FDs, fd)
+		p.b.Argv = append(p.b.Argv, "--args", strconv.Itoa(fd))
+	}
+	p.b.Argv = append(p.b.Argv, a, v[0])
+	return nil
+}
+
+// bindArg turns a --bind or --ro-bind into one by descriptor, its source
+// opened without following a symlink; a read-write project root gets a
+// fixed top level, and the caller's own socket is checked to be its.
+func (p *bwrapPrep) bindArg(a string, v []string) error {
+	host, err := p.expand(v[0])
+	if err != nil {
+		return err
+	}
+	target := v[1]
+	rw := a == "--bind"
+	if rw && cleanAbs(host) == cleanAbs(p.root) {
+		if err := fixedTop(p.src, host, target, p.spec.Unprotected, p.bind); err != nil {
+			return err
+		}
+		p.rwTargets = append(p.rwTargets, target)
+		return nil
+	}
+	fd, err := p.src.Open(host)
+	if err != nil {
+		// A read-only bind over a name inside a read-write grant
+		// protects it; if the name is gone there is nothing to
+		// protect (a fixed top level keeps it from coming back).
+		if IsMissing(err) && !rw && below(target, p.rwTargets) {
+			return nil
+		}
+		return err
+	}
+	if p.spec.OwnSocket != "" && target == p.spec.OwnSocket {
+		err := fmt.Errorf("no check for the socket %s", host)
+		if p.spec.CheckOwn != nil {
+			err = p.spec.CheckOwn(fd)
+		}
+		if err != nil {
+			unix.Close(fd)
+			return fmt.Errorf("the socket %s: %w", host, err)
+		}
+	}
+	op := "--ro-bind-fd"
+	if rw {
+		op = "--bind-fd"
+		p.rwTargets = append(p.rwTargets, target)
+	}
+	p.bind(op, fd, target)
+	return nil
+}
+
+// id resolves --uid or --gid (the invoker's, where the artefact says so)
+// to a number, kept for Credential.
+func (p *bwrapPrep) id(a string, v []string) error {
+	id, err := invokerID(p.spec.Server, v[0])
+	if err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(id)
+	if err != nil || n < 0 {
+		return fmt.Errorf("bwrap artefact: %s %q is not a numeric id", a, id)
+	}
+	if a == "--uid" {
+		p.b.UID = n
+	} else {
+		p.b.GID = n
+	}
+	p.b.Argv = append(p.b.Argv, a, id)
+	return nil
 }
 
 // fixedTop binds a read-write project root with a fixed top level.

@@ -61,30 +61,50 @@ const VerifyMountsArg = "__mcpolicy-verify-mounts"
 
 // Prepare returns the argv to run.
 func (e Engine) Prepare(args []string) ([]string, error) {
-	if len(args) == 0 || args[0] != "run" {
-		return nil, fmt.Errorf("expected the engine's arguments starting with \"run\"")
-	}
-	root := e.Root
-	if root == "" || !pathIsAbs(root) {
-		return nil, fmt.Errorf("the project root is unknown (--project-root, or PROJECT_ROOT, must name it as an absolute path): without it a read-write mount of the project would get no fixed top level and no protected names; refusing to start")
-	}
-	if e.Verifier == "" {
-		return nil, fmt.Errorf("no verifier: the mounts cannot be checked inside the container")
-	}
-	if e.Seccomp == "" {
-		return nil, fmt.Errorf("no seccomp profile: the engine's own default would confine the server (podman's allows the keyring)")
+	if err := e.check(args); err != nil {
+		return nil, err
 	}
 	// One question to the engine, for the scratch's owner and the umask.
 	podman, err := e.isPodman()
 	if err != nil {
 		return nil, err
 	}
-	src := NewSources(root, e.Home)
-	// Explicit bind targets: a policy's mount below a read-write project
-	// mount may sit exactly on one of its top-level entries ("docs" ->
-	// /workspace/docs, read-only), which the fixed top level would bind
-	// too: engines refuse a duplicate mount point, and bwrap's later bind
-	// wins, so the policy's mount takes that place here as well.
+	p := &enginePrep{Engine: e, podman: podman, src: NewSources(e.Root, e.Home),
+		explicit: explicitTargets(args), bound: map[string]bool{}}
+	i, err := p.options(args)
+	if err != nil {
+		return nil, err
+	}
+	if i >= len(args) {
+		return nil, fmt.Errorf("engine arguments name no image")
+	}
+	return p.entry(args[i], args[i+1:])
+}
+
+// check refuses what Prepare cannot make safe: arguments that are not a
+// run, no project root, no verifier, no seccomp profile.
+func (e Engine) check(args []string) error {
+	if len(args) == 0 || args[0] != "run" {
+		return fmt.Errorf("expected the engine's arguments starting with \"run\"")
+	}
+	if e.Root == "" || !pathIsAbs(e.Root) {
+		return fmt.Errorf("the project root is unknown (--project-root, or PROJECT_ROOT, must name it as an absolute path): without it a read-write mount of the project would get no fixed top level and no protected names; refusing to start")
+	}
+	if e.Verifier == "" {
+		return fmt.Errorf("no verifier: the mounts cannot be checked inside the container")
+	}
+	if e.Seccomp == "" {
+		return fmt.Errorf("no seccomp profile: the engine's own default would confine the server (podman's allows the keyring)")
+	}
+	return nil
+}
+
+// explicitTargets are the arguments' own bind targets. A policy's mount
+// below a read-write project mount may sit exactly on one of its top-level
+// entries ("docs" -> /workspace/docs, read-only), which the fixed top level
+// would bind too: engines refuse a duplicate mount point, and bwrap's later
+// bind wins, so the policy's mount takes that place here as well.
+func explicitTargets(args []string) map[string]bool {
 	explicit := map[string]bool{}
 	for j := 1; j+1 < len(args) && strings.HasPrefix(args[j], "-"); j++ {
 		if args[j] == "--mount" {
@@ -96,121 +116,160 @@ func (e Engine) Prepare(args []string) ([]string, error) {
 			j += n
 		}
 	}
-	var out []string
-	var user string // --user, resolved: the scratch's owner
-	var rwTargets []string
-	bound := map[string]bool{} // targets a fixed top level already bound read-only
-	var expect []string        // target=dev:ino, checked inside the container
-	opened := func(fd int, target string) error {
-		defer unix.Close(fd)
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			return err
-		}
-		expect = append(expect, fmt.Sprintf("%s=%d:%d", path.Clean(target), st.Dev, st.Ino))
-		return nil
+	return explicit
+}
+
+// enginePrep is one Prepare under way: the argv built so far and what the
+// options seen so far decided.
+type enginePrep struct {
+	Engine
+	podman    bool
+	src       *Sources
+	explicit  map[string]bool // explicitTargets
+	out       []string
+	user      string // --user, resolved: the scratch's owner
+	rwTargets []string
+	bound     map[string]bool // targets a fixed top level already bound read-only
+	expect    []string        // target=dev:ino, checked inside the container
+}
+
+// opened records the device and inode of a source opened for target, for
+// the verifier, and closes it.
+func (p *enginePrep) opened(fd int, target string) error {
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
 	}
-	i := 0
+	p.expect = append(p.expect, fmt.Sprintf("%s=%d:%d", path.Clean(target), st.Dev, st.Ino))
+	return nil
+}
+
+// options copies "run" and the engine's options to out, with the seccomp
+// profile (and, under podman, the umask) first, checking each option in
+// turn; it returns the index of the image (len(args) if there is none).
+func (p *enginePrep) options(args []string) (int, error) {
+	p.out = append(p.out, args[0], "--security-opt", "seccomp="+p.Seccomp)
+	if p.podman {
+		p.out = append(p.out, "--umask", engineUmask())
+	}
+	i := 1
 	for ; i < len(args); i++ {
 		a := args[i]
-		if i == 0 {
-			out = append(out, a, "--security-opt", "seccomp="+e.Seccomp)
-			if podman {
-				out = append(out, "--umask", engineUmask())
-			}
-			continue
-		}
 		if !strings.HasPrefix(a, "-") {
 			break // the image: the rest is the server's command
 		}
 		if a == "--mount" && i+1 < len(args) {
-			m, err := artefact.ParseMount(args[i+1])
-			if err != nil {
-				return nil, err
+			if err := p.mount(a, args[i+1]); err != nil {
+				return 0, err
 			}
-			i++
-			if !m.ReadOnly && path.Clean(m.Source) == path.Clean(root) {
-				extra, err := engineFixedTop(src, m, e.Unprotected, bound, explicit, opened)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, extra...)
-				rwTargets = append(rwTargets, m.Target)
-				continue
-			}
-			fd, err := src.Open(m.Source)
-			if m.ReadOnly && below(m.Target, rwTargets) {
-				// A protected name: gone (nothing to bind), or already
-				// bound read-only by the fixed top level (engines refuse
-				// a duplicate mount point); a symlink is refused.
-				if IsMissing(err) {
-					continue
-				}
-				if err != nil {
-					return nil, err
-				}
-				if bound[path.Clean(m.Target)] {
-					unix.Close(fd)
-					continue
-				}
-			}
-			if err != nil {
-				return nil, err
-			}
-			if err := opened(fd, m.Target); err != nil {
-				return nil, err
-			}
-			if !m.ReadOnly {
-				rwTargets = append(rwTargets, m.Target)
-			}
-			out = append(out, a, args[i])
-			continue
-		}
-		if a == "--entrypoint" {
-			return nil, fmt.Errorf("--entrypoint: the launcher sets the container's first process itself (the mount check)")
-		}
-		n, known := artefact.EngineOperands(a)
-		if !known || i+n >= len(args) {
-			return nil, fmt.Errorf("engine argument %q: not one mcpolicy emits, refused (the launcher must understand every flag to check the mounts)", a)
-		}
-		if a == "--security-opt" && args[i+1] != "no-new-privileges" {
-			return nil, fmt.Errorf("engine argument --security-opt %s: not one mcpolicy emits, refused (the launcher sets the seccomp profile itself)", args[i+1])
-		}
-		if a == "--user" {
-			u, err := invokerUser(e.server(args), args[i+1])
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, a, u)
-			user = u
 			i++
 			continue
 		}
-		if a == "--tmpfs" && writableTmpfs(args[i+1]) {
-			v, err := scratchOwner(args[i+1], user, podman)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, a, v)
-			i++
-			continue
+		n, err := p.option(args, i)
+		if err != nil {
+			return 0, err
 		}
-		out = append(out, args[i:i+1+n]...)
 		i += n
 	}
-	if i >= len(args) {
-		return nil, fmt.Errorf("engine arguments name no image")
+	return i, nil
+}
+
+// mount checks one --mount: its source opened without following a
+// symlink (and recorded for the verifier), a read-write project root
+// given its fixed top level.
+func (p *enginePrep) mount(a, v string) error {
+	m, err := artefact.ParseMount(v)
+	if err != nil {
+		return err
 	}
-	image, command := args[i], args[i+1:]
-	cfg, err := inspect(e.Path, image)
+	if !m.ReadOnly && path.Clean(m.Source) == path.Clean(p.Root) {
+		extra, err := engineFixedTop(p.src, m, p.Unprotected, p.bound, p.explicit, p.opened)
+		if err != nil {
+			return err
+		}
+		p.out = append(p.out, extra...)
+		p.rwTargets = append(p.rwTargets, m.Target)
+		return nil
+	}
+	fd, err := p.src.Open(m.Source)
+	if m.ReadOnly && below(m.Target, p.rwTargets) {
+		// A protected name: gone (nothing to bind), or already
+		// bound read-only by the fixed top level (engines refuse
+		// a duplicate mount point); a symlink is refused.
+		if IsMissing(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if p.bound[path.Clean(m.Target)] {
+			unix.Close(fd)
+			return nil
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if err := p.opened(fd, m.Target); err != nil {
+		return err
+	}
+	if !m.ReadOnly {
+		p.rwTargets = append(p.rwTargets, m.Target)
+	}
+	p.out = append(p.out, a, v)
+	return nil
+}
+
+// option checks the option at args[i] (not a --mount) and copies it to
+// out; it returns how many operands it took.
+func (p *enginePrep) option(args []string, i int) (int, error) {
+	a := args[i]
+	if a == "--entrypoint" {
+		return 0, fmt.Errorf("--entrypoint: the launcher sets the container's first process itself (the mount check)")
+	}
+	n, known := artefact.EngineOperands(a)
+	if !known || i+n >= len(args) {
+		return 0, fmt.Errorf("engine argument %q: not one mcpolicy emits, refused (the launcher must understand every flag to check the mounts)", a)
+	}
+	if a == "--security-opt" && args[i+1] != "no-new-privileges" {
+		return 0, fmt.Errorf("engine argument --security-opt %s: not one mcpolicy emits, refused (the launcher sets the seccomp profile itself)", args[i+1])
+	}
+	if a == "--user" {
+		u, err := invokerUser(p.server(args), args[i+1])
+		if err != nil {
+			return 0, err
+		}
+		p.out = append(p.out, a, u)
+		p.user = u
+		return 1, nil
+	}
+	if a == "--tmpfs" && writableTmpfs(args[i+1]) {
+		v, err := scratchOwner(args[i+1], p.user, p.podman)
+		if err != nil {
+			return 0, err
+		}
+		p.out = append(p.out, a, v)
+		return 1, nil
+	}
+	p.out = append(p.out, args[i:i+1+n]...)
+	return n, nil
+}
+
+// entry finishes the argv: the image's VOLUMEs masked, then the verifier
+// as the container's first process, given the expected mounts and the
+// image's entrypoint and command (the policy's command, if any, in place
+// of the image's).
+func (p *enginePrep) entry(image string, command []string) ([]string, error) {
+	cfg, err := inspect(p.Path, image)
 	if err != nil {
 		return nil, err
 	}
-	masks, err := volumeMasks(image, cfg.Volumes, targets(out))
+	masks, err := volumeMasks(image, cfg.Volumes, targets(p.out))
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, masks...)
+	out := append(p.out, masks...)
 	if len(command) == 0 {
 		command = cfg.Cmd
 	}
@@ -218,9 +277,9 @@ func (e Engine) Prepare(args []string) ([]string, error) {
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("image %s has no entrypoint or command, and the policy gives none", image)
 	}
-	verifier := (&artefact.Mount{Kind: "bind", Source: e.Verifier, Target: VerifierTarget, ReadOnly: true}).String()
+	verifier := (&artefact.Mount{Kind: "bind", Source: p.Verifier, Target: VerifierTarget, ReadOnly: true}).String()
 	out = append(out, "--mount", verifier, "--entrypoint", VerifierTarget, image, VerifyMountsArg)
-	out = append(out, expect...)
+	out = append(out, p.expect...)
 	out = append(out, "--")
 	return append(out, argv...), nil
 }

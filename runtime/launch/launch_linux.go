@@ -188,13 +188,47 @@ func runInNamespaces(rs *artefact.Ruleset, sp *spec) (code int, err error, start
 		return 0, err, true
 	}
 	defer statusR.Close()
-	// This very binary, by /proc/self/exe: the path it was started by may
-	// be one the plan's user cannot reach (a root launcher installed below
-	// /root), and may name another file by now.
+	cmd := stage2Command(rd, statusW)
+	if cmd.SysProcAttr, err = namespaceAttr(sp, uid, gid); err != nil {
+		return 0, err, true
+	}
+	// Caught from before the start: a signal that came between the start
+	// and Notify would end this process unforwarded (the server can be up
+	// and saying so by then).
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		rd.Close()
+		wr.Close()
+		statusW.Close()
+		return 0, err, !noNamespaces(err)
+	}
+	rd.Close()
+	statusW.Close()
+	if err := sendSpec(cmd, wr, sp); err != nil {
+		return 0, err, true
+	}
+	return waitStage2(cmd, sigs, statusR)
+}
+
+// stage2Command is stage 2's command, reading the spec on fd 3 and saying
+// on fd 4 whether it could mount; its environment is empty. This very
+// binary, by /proc/self/exe: the path it was started by may be one the
+// plan's user cannot reach (a root launcher installed below /root), and
+// may name another file by now.
+func stage2Command(spec, status *os.File) *exec.Cmd {
 	cmd := exec.Command("/proc/self/exe", Stage2Arg)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = []*os.File{rd, statusW} // fd 3, fd 4
+	cmd.ExtraFiles = []*os.File{spec, status} // fd 3, fd 4
 	cmd.Env = []string{}
+	return cmd
+}
+
+// namespaceAttr is stage 2's namespaces, id maps, session and
+// capabilities. A root launcher gives the standard streams to the host's
+// uid the plan's maps to, which stage 2 runs as.
+func namespaceAttr(sp *spec, uid, gid int) (*syscall.SysProcAttr, error) {
 	// A new PID namespace, whose init is stage 2: it forks the server
 	// (not its init, so deaf to no signal) and stays, and when it ends —
 	// the server exited, or stage 1 died and its Pdeathsig (below) came —
@@ -234,7 +268,7 @@ func runInNamespaces(rs *artefact.Ruleset, sp *spec) (code int, err error, start
 		// the host's root, which this namespace does not map.
 		attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
 		if err := GiveStdio(hostUID, os.Stdin, os.Stdout, os.Stderr); err != nil {
-			return 0, err, true
+			return nil, err
 		}
 	}
 	if sp.Unhardened { // the wiring before issue #14, for control runs
@@ -245,28 +279,25 @@ func runInNamespaces(rs *artefact.Ruleset, sp *spec) (code int, err error, start
 		attr.Setsid = false
 	}
 	attr.Cloneflags = flags
-	cmd.SysProcAttr = attr
-	// Caught from before the start: a signal that came between the start
-	// and Notify would end this process unforwarded (the server can be up
-	// and saying so by then).
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-	defer signal.Stop(sigs)
-	if err := cmd.Start(); err != nil {
-		rd.Close()
-		wr.Close()
-		statusW.Close()
-		return 0, err, !noNamespaces(err)
-	}
-	rd.Close()
-	statusW.Close()
+	return attr, nil
+}
+
+// sendSpec writes the spec to stage 2's pipe and closes it; stage 2 is
+// killed if it cannot be written.
+func sendSpec(cmd *exec.Cmd, wr *os.File, sp *spec) error {
 	if err := json.NewEncoder(wr).Encode(sp); err != nil {
 		wr.Close()
 		cmd.Process.Kill()
-		return 0, err, true
+		return err
 	}
 	wr.Close()
+	return nil
+}
 
+// waitStage2 forwards the signals caught to stage 2 until it ends, and
+// returns the server's exit code (128+N for signal N); started is false
+// when stage 2 said it could not mount.
+func waitStage2(cmd *exec.Cmd, sigs chan os.Signal, statusR *os.File) (code int, err error, started bool) {
 	go func() {
 		for s := range sigs {
 			cmd.Process.Signal(s)

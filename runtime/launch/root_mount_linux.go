@@ -61,86 +61,159 @@ type rootSummary struct{ ro, rw int }
 // decide where a symlink in a grant's path is refused as tampering.
 func buildRoot(sp *spec, verbose io.Writer) error {
 	rs := sp.Ruleset
-	// Nothing mounted here propagates to the host, and nothing the host
-	// mounts later (a new socket's file system, a USB stick) appears here.
+	if err := privateMounts(); err != nil {
+		return err
+	}
+	r := &newRoot{}
+	defer r.close()
+
+	// 1. Every source, opened and cloned while the host's tree is in view.
+	if err := r.openBaseline(rs.Baseline); err != nil {
+		return err
+	}
+	if err := r.openGrants(NewSources(sp.Bases...), rs.ReadOnly, rs.ReadWrite); err != nil {
+		return err
+	}
+	if err := r.newScratch(rs.Scratch, rs.ScratchSize); err != nil {
+		return err
+	}
+	if err := r.openDevices(rs.DevicesRO, rs.DevicesRW); err != nil {
+		return err
+	}
+	r.readRootLinks()
+
+	// 2. The new root: a tmpfs, filled shallowest first, so a grant below
+	// another (a read-write out/ in a read-only project) lands on top.
+	if err := r.fill(); err != nil {
+		return err
+	}
+
+	// 3. Pivot: the old root is stacked on the new one and detached.
+	if err := pivotIntoStaging(); err != nil {
+		return err
+	}
+	say(verbose, "mcpolicy exec: %s: root: a read-only tmpfs holding only %d read-only and %d read-write hierarchies at their host paths%s and /dev (%s); the host's other files, sockets included, are not there",
+		rs.Server, r.sum.ro, r.sum.rw, map[bool]string{true: ", the scratch", false: ""}[rs.Scratch != ""], strings.Join(devNames(r.devs), " "))
+	return nil
+}
+
+// privateMounts: nothing mounted here propagates to the host, and nothing
+// the host mounts later (a new socket's file system, a USB stick) appears
+// here.
+func privateMounts() error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		if errors.Is(err, unix.EPERM) {
 			return fmt.Errorf("making the mount namespace private: %w (%w)", err, errNoMounts)
 		}
 		return fmt.Errorf("making the mount namespace private: %w", err)
 	}
-	var ms []rootMount
-	defer func() {
-		for _, m := range ms {
-			if m.tree >= 0 {
-				unix.Close(m.tree)
-			}
-		}
-	}()
-	var sum rootSummary
+	return nil
+}
 
-	// 1. Every source, opened and cloned while the host's tree is in view.
-	for _, p := range rs.Baseline {
+// newRoot is what buildRoot puts into the new root, gathered before the
+// staging tmpfs hides anything.
+type newRoot struct {
+	mounts []rootMount
+	sum    rootSummary
+	devs   map[string]bool // the /dev nodes asked for (a missing one is skipped)
+	links  [][2]string     // name, target: the host's rootLinks
+}
+
+// close closes every detached mount still held.
+func (r *newRoot) close() {
+	for _, m := range r.mounts {
+		if m.tree >= 0 {
+			unix.Close(m.tree)
+		}
+	}
+}
+
+// openBaseline clones the runtime baseline's paths (read-only).
+func (r *newRoot) openBaseline(paths []string) error {
+	for _, p := range paths {
 		m, err := baselineMount(p)
 		if err != nil {
 			return err
 		}
 		if m != nil {
-			ms = append(ms, *m)
+			r.mounts = append(r.mounts, *m)
 			if m.tree >= 0 {
-				sum.ro++
+				r.sum.ro++
 			}
 		}
 	}
-	src := NewSources(sp.Bases...)
+	return nil
+}
+
+// openGrants clones the read-only grants, then the read-write ones, each
+// opened below its base without following a symlink.
+func (r *newRoot) openGrants(src *Sources, readOnly, readWrite []string) error {
 	for _, list := range []struct {
 		paths []string
 		ro    bool
-	}{{rs.ReadOnly, true}, {rs.ReadWrite, false}} {
+	}{{readOnly, true}, {readWrite, false}} {
 		for _, p := range list.paths {
 			m, err := grantMount(src, p, list.ro)
 			if err != nil {
 				return err
 			}
-			ms = append(ms, *m)
+			r.mounts = append(r.mounts, *m)
 			if list.ro {
-				sum.ro++
+				r.sum.ro++
 			} else {
-				sum.rw++
+				r.sum.rw++
 			}
 		}
 	}
-	if rs.Scratch != "" {
-		tree, err := newMount("tmpfs", map[string]string{"size": strconv.FormatInt(rs.ScratchSize, 10), "mode": "1777"},
-			unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
-		if err != nil {
-			return fmt.Errorf("the scratch tmpfs: %w", err)
-		}
-		ms = append(ms, rootMount{at: rs.Scratch, tree: tree, dir: true, what: "scratch"})
+	return nil
+}
+
+// newScratch makes the scratch tmpfs, if the ruleset has one.
+func (r *newRoot) newScratch(at string, size int64) error {
+	if at == "" {
+		return nil
 	}
-	seen := map[string]bool{}
-	for _, d := range append(append(append([]string{}, devices...), rs.DevicesRO...), rs.DevicesRW...) {
-		if seen[d] {
+	tree, err := newMount("tmpfs", map[string]string{"size": strconv.FormatInt(size, 10), "mode": "1777"},
+		unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+	if err != nil {
+		return fmt.Errorf("the scratch tmpfs: %w", err)
+	}
+	r.mounts = append(r.mounts, rootMount{at: at, tree: tree, dir: true, what: "scratch"})
+	return nil
+}
+
+// openDevices clones every root's devices and the ruleset's, each once.
+func (r *newRoot) openDevices(ro, rw []string) error {
+	r.devs = map[string]bool{}
+	for _, d := range append(append(append([]string{}, devices...), ro...), rw...) {
+		if r.devs[d] {
 			continue
 		}
-		seen[d] = true
+		r.devs[d] = true
 		m, err := deviceMount(d)
 		if err != nil {
 			return err
 		}
 		if m != nil {
-			ms = append(ms, *m)
+			r.mounts = append(r.mounts, *m)
 		}
 	}
-	var links [][2]string // name, target
+	return nil
+}
+
+// readRootLinks notes which of rootLinks the host has as symlinks.
+func (r *newRoot) readRootLinks() {
 	for _, n := range rootLinks {
 		if t, err := os.Readlink("/" + n); err == nil {
-			links = append(links, [2]string{n, t})
+			r.links = append(r.links, [2]string{n, t})
 		}
 	}
+}
 
-	// 2. The new root: a tmpfs, filled shallowest first, so a grant below
-	// another (a read-write out/ in a read-only project) lands on top.
+// fill mounts the new root's tmpfs at stagingDir and attaches every mount
+// there, shallowest first, then the symlinks: the host's rootLinks and
+// /dev's fd, stdin, stdout and stderr.
+func (r *newRoot) fill() error {
 	if err := unix.Mount("tmpfs", stagingDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
 		return fmt.Errorf("mounting the new root's tmpfs at %s: %w", stagingDir, err)
 	}
@@ -149,13 +222,14 @@ func buildRoot(sp *spec, verbose io.Writer) error {
 		return err
 	}
 	rootDev := st.Dev
+	ms := r.mounts
 	sort.SliceStable(ms, func(i, j int) bool { return depth(ms[i].at) < depth(ms[j].at) })
 	for _, m := range ms {
 		if err := attach(rootDev, m); err != nil {
 			return err
 		}
 	}
-	for _, l := range links {
+	for _, l := range r.links {
 		if err := symlinkIn(rootDev, "/"+l[0], l[1]); err != nil {
 			return err
 		}
@@ -165,8 +239,12 @@ func buildRoot(sp *spec, verbose io.Writer) error {
 			return err
 		}
 	}
+	return nil
+}
 
-	// 3. Pivot: the old root is stacked on the new one and detached.
+// pivotIntoStaging makes the filled stagingDir the root: the old root is
+// stacked on the new one and detached, and the new root made read-only.
+func pivotIntoStaging() error {
 	top, err := unix.Open(stagingDir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
@@ -188,8 +266,6 @@ func buildRoot(sp *spec, verbose io.Writer) error {
 	if err := unix.MountSetattr(unix.AT_FDCWD, "/", 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
 		return fmt.Errorf("making the new root read-only: %w", err)
 	}
-	say(verbose, "mcpolicy exec: %s: root: a read-only tmpfs holding only %d read-only and %d read-write hierarchies at their host paths%s and /dev (%s); the host's other files, sockets included, are not there",
-		rs.Server, sum.ro, sum.rw, map[bool]string{true: ", the scratch", false: ""}[rs.Scratch != ""], strings.Join(devNames(seen), " "))
 	return nil
 }
 
