@@ -199,17 +199,40 @@ func Meaning(result string) string {
 // and the tool call's paths. A denial is expected only of a target
 // outside every grant the plan makes (a mount's source or target, nested
 // ones, home grants, the scratch, the runtime baseline): one that is not
-// is skipped, saying why, never counted as a failure.
+// is skipped, saying why, never counted as a failure. The order is the
+// report's.
 func attempts(v planView, extra []string, listener string, pl *planted, cp *CallPlan) []attempt {
+	as := sensitive(v)
+	as = append(as, extraProbes(v, extra)...)
+	if cp != nil {
+		as = append(as, callPaths(v, cp)...)
+	}
+	as = append(as, attempt{what: "the root folder", op: probe.List, host: "/", target: "/", cat: true})
+	as = append(as, mountGrants(v)...)
+	fixed, protected := fixedTops(v)
+	as = append(as, fixed...)
+	as = append(as, protectedWrites(v, protected)...)
+	return append(as, channels(v, listener, pl)...)
+}
+
+// denyOutside is an attempt expected to be denied because host lies
+// outside every grant, or skipped, naming the grant, when it does not.
+func denyOutside(v planView, what string, op probe.Op, host string) attempt {
+	a := attempt{what: what, op: op, host: host, target: host, expect: "denied", cat: true, why: "outside every grant"}
+	if g := v.grantOf(host, op); g != "" {
+		a.skip = "not outside every grant: " + g
+	}
+	return a
+}
+
+// sensitive is what a server must never reach: the user's credentials,
+// keys and home folder, and what lies beside the project.
+func sensitive(v planView) []attempt {
 	var as []attempt
-	p, m := v.p, v.m
+	m := v.m
 	home := m.Home
 	deny := func(what string, op probe.Op, host string) {
-		a := attempt{what: what, op: op, host: host, target: host, expect: "denied", cat: true, why: "outside every grant"}
-		if g := v.grantOf(host, op); g != "" {
-			a.skip = "not outside every grant: " + g
-		}
-		as = append(as, a)
+		as = append(as, denyOutside(v, what, op, host))
 	}
 	deny("credentials", probe.Read, filepath.Join(home, ".aws", "credentials"))
 	keys, _ := filepath.Glob(filepath.Join(home, ".ssh", "id_*"))
@@ -233,6 +256,13 @@ func attempts(v planView, extra []string, listener string, pl *planted, cp *Call
 	} else {
 		as = append(as, attempt{what: "beside the project, in its parent folder", op: probe.List, host: filepath.Dir(m.ProjectRoot), target: filepath.Dir(m.ProjectRoot), expect: "denied", skip: why})
 	}
+	return as
+}
+
+// extraProbes are the --probe paths: a read (a listing for a folder),
+// expected by where each lies.
+func extraProbes(v planView, extra []string) []attempt {
+	var as []attempt
 	for _, x := range extra {
 		if !filepath.IsAbs(x) {
 			as = append(as, attempt{what: "--probe " + x, op: probe.Read, host: x, target: x, skip: "not an absolute path"})
@@ -246,24 +276,36 @@ func attempts(v planView, extra []string, listener string, pl *planted, cp *Call
 		e, why := v.readExpect(pc, op)
 		as = append(as, attempt{what: "--probe " + x, op: op, host: pc.host, target: pc.target, expect: e, cat: true, why: why})
 	}
-	if cp != nil {
-		for i, a := range cp.Args {
-			pc := place{a.Host, a.Target}
-			what := fmt.Sprintf("--tool %s's %s (a %s)", cp.Tool.Name, a.Key, a.Use)
-			if a.Use == UseWrite {
-				op, at := writeProbe(pc, fmt.Sprintf(".mcpolicy-prove-w%d", i))
-				e, why := v.writeExpect(at)
-				as = append(as, attempt{what: what, op: op, host: at.host, target: at.target, expect: e, cat: true, why: why, call: true})
-				continue
-			}
-			op := probe.Read
-			if fi, err := os.Stat(pc.host); err == nil && fi.IsDir() {
-				op = probe.List
-			}
-			as = append(as, attempt{what: what, op: op, host: pc.host, target: pc.target, expect: a.Expect, cat: true, why: a.Reason, call: true})
+	return as
+}
+
+// callPaths are the tool call's path arguments, tried as the tool uses
+// them, so the probe's answer can be set beside the server's.
+func callPaths(v planView, cp *CallPlan) []attempt {
+	var as []attempt
+	for i, a := range cp.Args {
+		pc := place{a.Host, a.Target}
+		what := fmt.Sprintf("--tool %s's %s (a %s)", cp.Tool.Name, a.Key, a.Use)
+		if a.Use == UseWrite {
+			op, at := writeProbe(pc, fmt.Sprintf(".mcpolicy-prove-w%d", i))
+			e, why := v.writeExpect(at)
+			as = append(as, attempt{what: what, op: op, host: at.host, target: at.target, expect: e, cat: true, why: why, call: true})
+			continue
 		}
+		op := probe.Read
+		if fi, err := os.Stat(pc.host); err == nil && fi.IsDir() {
+			op = probe.List
+		}
+		as = append(as, attempt{what: what, op: op, host: pc.host, target: pc.target, expect: a.Expect, cat: true, why: a.Reason, call: true})
 	}
-	as = append(as, attempt{what: "the root folder", op: probe.List, host: "/", target: "/", cat: true})
+	return as
+}
+
+// mountGrants shows each mount does what it grants: a file in it is
+// readable, and a read-only one refuses a write.
+func mountGrants(v planView) []attempt {
+	var as []attempt
+	p, m := v.p, v.m
 	for i, mt := range p.Mounts {
 		host := m.Resolve(mt.Source)
 		if f := firstFile(host); f != "" {
@@ -281,6 +323,15 @@ func attempts(v planView, extra []string, listener string, pl *planted, cp *Call
 			}
 		}
 	}
+	return as
+}
+
+// fixedTops tries a new name at the top of each mount whose top level the
+// launcher fixes, and returns the plan's protected paths with the names
+// present there added: they are read-only too.
+func fixedTops(v planView) ([]attempt, []compiler.Protected) {
+	var as []attempt
+	p, m := v.p, v.m
 	protected := append([]compiler.Protected{}, p.Protected...)
 	for _, mt := range p.Mounts {
 		if !mt.FixedTop() {
@@ -298,8 +349,15 @@ func attempts(v planView, extra []string, listener string, pl *planted, cp *Call
 			}
 		}
 	}
+	return as, protected
+}
+
+// protectedWrites tries to write each protected path (to create in it,
+// for a folder): each must stay read-only.
+func protectedWrites(v planView, protected []compiler.Protected) []attempt {
+	var as []attempt
 	for _, pr := range protected {
-		host := m.Resolve(pr.Source)
+		host := v.m.Resolve(pr.Source)
 		op := probe.Write
 		if fi, err := os.Stat(host); err == nil && fi.IsDir() {
 			op = probe.Create
@@ -307,7 +365,13 @@ func attempts(v planView, extra []string, listener string, pl *planted, cp *Call
 		}
 		as = append(as, attempt{what: "protected " + pr.Name, op: op, host: host, target: pr.Target, expect: "denied", cat: true, why: "protected " + pr.Name + " stays read-only"})
 	}
-	as = append(as, attempt{what: "TCP to a listener on the host's loopback", op: probe.Connect, host: listener, target: listener, expect: "denied"})
+	return as
+}
+
+// channels are the ways out that are not the plan's paths: the host's
+// loopback, and what prove planted (pl) for the probe to look for.
+func channels(v planView, listener string, pl *planted) []attempt {
+	as := []attempt{{what: "TCP to a listener on the host's loopback", op: probe.Connect, host: listener, target: listener, expect: "denied"}}
 	// Channels the plan does not model, each planted by prove: the
 	// invoker's environment, its session keyring, a named unix socket.
 	as = append(as, attempt{what: "the invoker's environment (any readable /proc/PID/environ)", op: probe.Environ, host: pl.env, target: pl.env, expect: "denied"})
