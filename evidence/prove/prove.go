@@ -503,32 +503,76 @@ func Run(p *compiler.Plan, m compiler.Machine, o Options) (*Report, error) {
 
 // RunContext is Run, stopped by ctx: the sandboxes running are ended, and
 // everything prove made is removed before it returns ErrInterrupted.
+// The steps keep their order: the host is checked before anything is
+// made, the listener and the planted canaries are up before the attempts
+// name them, and the tool call is planned before its paths are attempted.
 func RunContext(ctx context.Context, p *compiler.Plan, m compiler.Machine, o Options) (*Report, error) {
 	backends, err := SelectBackends(p, o.Backends)
 	if err != nil {
 		return nil, err
 	}
+	if err := hostReady(p, m); err != nil {
+		return nil, err
+	}
+	s := newSession(o.KeepImages)
+	defer s.cleanup()
+	v := planView{p, m}
+	l, err := loopbackListener()
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	pl, unplant, err := plant()
+	if err != nil {
+		return nil, err
+	}
+	defer unplant()
+	rep := newReport(p)
+	if o.Call != nil {
+		rep.Call = planCall(ctx, s, v, o, backends)
+	}
+	t := &trial{s: s, v: v, o: o, pl: pl, call: rep.Call}
+	t.as = attempts(v, o.Probes, l.Addr().String(), pl, rep.Call)
+	t.run = runnable(t.as)
+	for _, b := range backends {
+		if ctx.Err() != nil {
+			return nil, s.interrupt()
+		}
+		br, err := t.backend(ctx, b)
+		if err != nil {
+			return nil, err
+		}
+		rep.Backends = append(rep.Backends, br)
+	}
+	return rep, nil
+}
+
+// hostReady refuses a host prove cannot run safely on.
+func hostReady(p *compiler.Plan, m compiler.Machine) error {
 	// What this process inherited (a CI runner's descriptor 10) is not
 	// the server's.
 	if err := launch.CloseInherited(); err != nil {
-		return nil, err
+		return err
 	}
 	// prove's temporary folders hold what the host runs (a probe's
 	// image, its socket) and a socket it opens up: the server must not be able to
 	// write there, even as the user it runs as.
 	if tmp := os.TempDir(); tmp != "" {
 		if g, in := launch.InsideAny(tmp, p.WritableSources(m)); in {
-			return nil, fmt.Errorf("the temporary folder %s ($TMPDIR) lies inside %s, which server %s may write: it could replace the scripts and sockets prove makes there; set TMPDIR to a folder outside every read-write grant", tmp, g, p.Server)
+			return fmt.Errorf("the temporary folder %s ($TMPDIR) lies inside %s, which server %s may write: it could replace the scripts and sockets prove makes there; set TMPDIR to a folder outside every read-write grant", tmp, g, p.Server)
 		}
 	}
-	s := newSession(o.KeepImages)
-	defer s.cleanup()
-	v := planView{p, m}
+	return nil
+}
+
+// loopbackListener is a TCP listener on the host's loopback, accepting
+// and closing every connection: the probe's connect must reach something
+// for a refusal to be the sandbox's.
+func loopbackListener() (net.Listener, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	defer l.Close()
 	go func() {
 		for {
 			c, err := l.Accept()
@@ -538,124 +582,173 @@ func RunContext(ctx context.Context, p *compiler.Plan, m compiler.Machine, o Opt
 			c.Close()
 		}
 	}()
-	pl, unplant, err := plant()
-	if err != nil {
-		return nil, err
-	}
-	defer unplant()
+	return l, nil
+}
+
+// newReport is the report's header: the server, its plan and this host.
+func newReport(p *compiler.Plan) *Report {
 	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
-	rep := &Report{Server: p.Server, PolicyFile: p.PolicyFile, Plan: p.Hash, Kernel: strings.TrimSpace(string(kernel)),
+	return &Report{Server: p.Server, PolicyFile: p.PolicyFile, Plan: p.Hash, Kernel: strings.TrimSpace(string(kernel)),
 		LandlockABI: hostcaps.Detect().ABI}
-	if o.Call != nil {
-		rep.Call = planCall(ctx, s, v, o, backends)
-	}
-	as := attempts(v, o.Probes, l.Addr().String(), pl, rep.Call)
-	var run []attempt // the attempts the probe makes; the others are skipped
+}
+
+// runnable is the attempts the probe makes; the others are skipped.
+func runnable(as []attempt) []attempt {
+	var run []attempt
 	for _, a := range as {
 		if a.skip == "" {
 			run = append(run, a)
 		}
 	}
-	for _, b := range backends {
+	return run
+}
+
+// trial is what every backend's run shares: the attempts, and what
+// RunContext set up for them.
+type trial struct {
+	s    *session
+	v    planView
+	o    Options
+	pl   *planted
+	call *CallPlan
+	as   []attempt // every attempt, in report order
+	run  []attempt // those of as the probe makes
+}
+
+// backend proves the plan under backend b: the probe's run, then a row
+// per attempt, then the tool call. The error is only ErrInterrupted; a
+// backend that cannot run is a report that says why.
+func (t *trial) backend(ctx context.Context, b string) (BackendReport, error) {
+	t.pl.replant()
+	br := BackendReport{Backend: b}
+	// Whatever a probe creates and fails to remove (a weakened sandbox
+	// lets it), prove removes: each backend starts from the same files.
+	made := snapshotCreates(t.run)
+	pr := provers[kind(b)]
+	view := func(a attempt) string { return a.target }
+	if pr.hostView {
+		view = func(a attempt) string { return a.host }
+	}
+	var results []probe.Result
+	var err error
+	br.Version, results, br.Probe, err = t.runProbe(ctx, pr, b)
+	image := ""
+	if pr.standIn {
+		image = standInTag(runtimeOf(b).Engine, t.o.Self)
+	}
+	restore(made)
+	if ctx.Err() != nil {
+		return br, t.s.interrupt()
+	}
+	if err != nil {
+		br.Skipped = clip(err.Error(), maxSkipped)
+		return br, nil
+	}
+	var probeResult string
+	br.Rows, probeResult = t.rows(b, pr, view, results, image)
+	if t.o.Call != nil {
+		br.Server = callServer(ctx, t.s, b, t.v, t.o, t.call, probeResult)
 		if ctx.Err() != nil {
-			return nil, s.interrupt()
+			return br, t.s.interrupt()
 		}
-		pl.replant()
-		br := BackendReport{Backend: b}
-		var results []probe.Result
-		var view func(attempt) string
-		image := ""
-		// Whatever a probe creates and fails to remove (a weakened sandbox
-		// lets it), prove removes: each backend starts from the same files.
-		var made []hostState
-		for _, a := range run {
-			if a.op == probe.Create {
-				made = append(made, snapshot(a.host))
-			}
+	}
+	return br, nil
+}
+
+// snapshotCreates is the host's state at every path the probe will try
+// to create, for restore to put back.
+func snapshotCreates(run []attempt) []hostState {
+	var made []hostState
+	for _, a := range run {
+		if a.op == probe.Create {
+			made = append(made, snapshot(a.host))
 		}
-		pr := provers[kind(b)]
-		view = func(a attempt) string { return a.target }
-		if pr.hostView {
-			view = func(a attempt) string { return a.host }
+	}
+	return made
+}
+
+// runProbe runs the attempts under backend b: the tool's version, the
+// results, and how the probe got in.
+func (t *trial) runProbe(ctx context.Context, pr prover, b string) (string, []probe.Result, string, error) {
+	// Bounded: whatever the server left in its grants (a FIFO where a
+	// probe reads, a swapped path) must not hold prove forever.
+	rctx, cancel := context.WithTimeout(ctx, probeRunTimeout)
+	defer cancel()
+	version, results, how, err := pr.run(rctx, t.s, b, t.v.p, t.v.m, t.run, t.o)
+	if rctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+		err = fmt.Errorf("the probe did not finish within %s (a path in the grants that blocks, a FIFO or a hung mount?): %v", probeRunTimeout, err)
+	}
+	return version, results, how, err
+}
+
+// rows is a row per attempt, skipped ones included, each with the
+// kernel's answer beside the plan's and why's expectation; and the
+// probe's outcome for the tool call's paths ("ok" or the first refusal).
+func (t *trial) rows(b string, pr prover, view func(attempt) string, results []probe.Result, image string) ([]Row, string) {
+	byAttempt := map[int]probe.Result{}
+	k := 0
+	probeResult := ""
+	for i, a := range t.as {
+		if a.skip == "" {
+			byAttempt[i] = results[k]
+			k++
 		}
-		// Bounded: whatever the server left in its grants (a FIFO where a
-		// probe reads, a swapped path) must not hold prove forever.
-		rctx, cancel := context.WithTimeout(ctx, probeRunTimeout)
-		br.Version, results, br.Probe, err = pr.run(rctx, s, b, p, m, run, o)
-		if rctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
-			err = fmt.Errorf("the probe did not finish within %s (a path in the grants that blocks, a FIFO or a hung mount?): %v", probeRunTimeout, err)
-		}
-		cancel()
-		if pr.standIn {
-			image = standInTag(runtimeOf(b).Engine, o.Self)
-		}
-		restore(made)
-		if ctx.Err() != nil {
-			return nil, s.interrupt()
-		}
-		if err != nil {
-			br.Skipped = clip(err.Error(), maxSkipped)
-			rep.Backends = append(rep.Backends, br)
+	}
+	var rows []Row
+	for i, a := range t.as {
+		row := Row{What: a.what, Op: string(a.op), Target: shownTarget(a, view), Expect: a.expect, Why: a.why}
+		row.WhyAgrees = true
+		if a.skip != "" {
+			row.Skipped, row.Agrees, row.Why = a.skip, true, ""
+			rows = append(rows, row)
 			continue
 		}
-		byAttempt := map[int]probe.Result{}
-		k := 0
-		probeResult := ""
-		for i, a := range as {
-			if a.skip == "" {
-				byAttempt[i] = results[k]
-				k++
-			}
+		askWhy(&row, t.v, b, pr.hostView, a, t.o.Policy)
+		r := byAttempt[i]
+		row.Result, row.Meaning = r.Result, meaningOf(a, r.Result, pr.hostView)
+		row.Agrees = a.expect == "" || (a.expect == "allowed") == (r.Result == "ok")
+		if a.cat {
+			row.Reproduce = reproduce(b, t.v.p, t.v.m, t.o, a.op, view(a), image)
 		}
-		for i, a := range as {
-			row := Row{What: a.what, Op: string(a.op), Target: view(a), Expect: a.expect, Why: a.why}
-			switch a.op {
-			case probe.Connect:
-				row.Target = "127.0.0.1:PORT" // the port changes each run; reports must diff clean
-			case probe.Environ:
-				row.Target = "MCPOLICY_PROVE_CANARY_PID"
-			case probe.Keyring:
-				row.Target = "user key mcpolicy-prove-PID"
-			case probe.Unix:
-				row.Target = "/tmp/mcpolicy-prove-sock-*/host.sock"
-			}
-			row.WhyAgrees = true
-			if a.skip != "" {
-				row.Skipped, row.Agrees, row.Why = a.skip, true, ""
-				br.Rows = append(br.Rows, row)
-				continue
-			}
-			askWhy(&row, v, b, pr.hostView, a, o.Policy)
-			r := byAttempt[i]
-			row.Result, row.Meaning = r.Result, Meaning(r.Result)
-			switch {
-			case pr.hostView && r.Result == "ENOENT":
-				row.Meaning = "does not exist on this host (Landlock shows the host's own paths)"
-			case a.op == probe.Connect && r.Result == "EACCES":
-				row.Meaning = "refused by policy: TCP connect denied"
-			case a.op == probe.Environ && r.Result == "ENOENT":
-				row.Meaning = "no process in view shows the variable"
-			case a.op == probe.Environ && r.Result == "ok":
-				row.Meaning = "a process in view shows the invoker's environment"
-			}
-			row.Agrees = a.expect == "" || (a.expect == "allowed") == (r.Result == "ok")
-			if a.cat {
-				row.Reproduce = reproduce(b, p, m, o, a.op, view(a), image)
-			}
-			if a.call && (probeResult == "" || probeResult == "ok") {
-				probeResult = r.Result
-			}
-			br.Rows = append(br.Rows, row)
+		if a.call && (probeResult == "" || probeResult == "ok") {
+			probeResult = r.Result
 		}
-		if o.Call != nil {
-			br.Server = callServer(ctx, s, b, v, o, rep.Call, probeResult)
-			if ctx.Err() != nil {
-				return nil, s.interrupt()
-			}
-		}
-		rep.Backends = append(rep.Backends, br)
+		rows = append(rows, row)
 	}
-	return rep, nil
+	return rows, probeResult
+}
+
+// shownTarget is the attempt's target as the report shows it: what
+// changes each run (a port, a pid) is spelled as a placeholder, so
+// reports diff clean.
+func shownTarget(a attempt, view func(attempt) string) string {
+	switch a.op {
+	case probe.Connect:
+		return "127.0.0.1:PORT" // the port changes each run; reports must diff clean
+	case probe.Environ:
+		return "MCPOLICY_PROVE_CANARY_PID"
+	case probe.Keyring:
+		return "user key mcpolicy-prove-PID"
+	case probe.Unix:
+		return "/tmp/mcpolicy-prove-sock-*/host.sock"
+	}
+	return view(a)
+}
+
+// meaningOf reads the kernel's answer to an attempt: Meaning, except
+// where the op or the backend's view gives the errno a narrower sense.
+func meaningOf(a attempt, result string, hostView bool) string {
+	switch {
+	case hostView && result == "ENOENT":
+		return "does not exist on this host (Landlock shows the host's own paths)"
+	case a.op == probe.Connect && result == "EACCES":
+		return "refused by policy: TCP connect denied"
+	case a.op == probe.Environ && result == "ENOENT":
+		return "no process in view shows the variable"
+	case a.op == probe.Environ && result == "ok":
+		return "a process in view shows the invoker's environment"
+	}
+	return Meaning(result)
 }
 
 func probeArgs(as []attempt, view func(attempt) string) []string {
