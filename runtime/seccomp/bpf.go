@@ -220,7 +220,7 @@ type leaf struct {
 // EPERM, those above the table ENOSYS; on x86_64 the x32 ABI is killed
 // and negative numbers answer ENOSYS.
 func runs(a *archInfo, acts []action, codes [][]insn) []leaf {
-	top := a.maxNr()
+	top := uint32(len(acts) - 1) // the table's highest
 	var leaves []leaf
 	add := func(nr uint32, act action, code []insn) {
 		if n := len(leaves); n > 0 && code == nil && leaves[n-1].code == nil && leaves[n-1].act == act {
