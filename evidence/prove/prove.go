@@ -199,17 +199,40 @@ func Meaning(result string) string {
 // and the tool call's paths. A denial is expected only of a target
 // outside every grant the plan makes (a mount's source or target, nested
 // ones, home grants, the scratch, the runtime baseline): one that is not
-// is skipped, saying why, never counted as a failure.
+// is skipped, saying why, never counted as a failure. The order is the
+// report's.
 func attempts(v planView, extra []string, listener string, pl *planted, cp *CallPlan) []attempt {
+	as := sensitive(v)
+	as = append(as, extraProbes(v, extra)...)
+	if cp != nil {
+		as = append(as, callPaths(v, cp)...)
+	}
+	as = append(as, attempt{what: "the root folder", op: probe.List, host: "/", target: "/", cat: true})
+	as = append(as, mountGrants(v)...)
+	fixed, protected := fixedTops(v)
+	as = append(as, fixed...)
+	as = append(as, protectedWrites(v, protected)...)
+	return append(as, channels(v, listener, pl)...)
+}
+
+// denyOutside is an attempt expected to be denied because host lies
+// outside every grant, or skipped, naming the grant, when it does not.
+func denyOutside(v planView, what string, op probe.Op, host string) attempt {
+	a := attempt{what: what, op: op, host: host, target: host, expect: "denied", cat: true, why: "outside every grant"}
+	if g := v.grantOf(host, op); g != "" {
+		a.skip = "not outside every grant: " + g
+	}
+	return a
+}
+
+// sensitive is what a server must never reach: the user's credentials,
+// keys and home folder, and what lies beside the project.
+func sensitive(v planView) []attempt {
 	var as []attempt
-	p, m := v.p, v.m
+	m := v.m
 	home := m.Home
 	deny := func(what string, op probe.Op, host string) {
-		a := attempt{what: what, op: op, host: host, target: host, expect: "denied", cat: true, why: "outside every grant"}
-		if g := v.grantOf(host, op); g != "" {
-			a.skip = "not outside every grant: " + g
-		}
-		as = append(as, a)
+		as = append(as, denyOutside(v, what, op, host))
 	}
 	deny("credentials", probe.Read, filepath.Join(home, ".aws", "credentials"))
 	keys, _ := filepath.Glob(filepath.Join(home, ".ssh", "id_*"))
@@ -233,6 +256,13 @@ func attempts(v planView, extra []string, listener string, pl *planted, cp *Call
 	} else {
 		as = append(as, attempt{what: "beside the project, in its parent folder", op: probe.List, host: filepath.Dir(m.ProjectRoot), target: filepath.Dir(m.ProjectRoot), expect: "denied", skip: why})
 	}
+	return as
+}
+
+// extraProbes are the --probe paths: a read (a listing for a folder),
+// expected by where each lies.
+func extraProbes(v planView, extra []string) []attempt {
+	var as []attempt
 	for _, x := range extra {
 		if !filepath.IsAbs(x) {
 			as = append(as, attempt{what: "--probe " + x, op: probe.Read, host: x, target: x, skip: "not an absolute path"})
@@ -246,24 +276,36 @@ func attempts(v planView, extra []string, listener string, pl *planted, cp *Call
 		e, why := v.readExpect(pc, op)
 		as = append(as, attempt{what: "--probe " + x, op: op, host: pc.host, target: pc.target, expect: e, cat: true, why: why})
 	}
-	if cp != nil {
-		for i, a := range cp.Args {
-			pc := place{a.Host, a.Target}
-			what := fmt.Sprintf("--tool %s's %s (a %s)", cp.Tool.Name, a.Key, a.Use)
-			if a.Use == UseWrite {
-				op, at := writeProbe(pc, fmt.Sprintf(".mcpolicy-prove-w%d", i))
-				e, why := v.writeExpect(at)
-				as = append(as, attempt{what: what, op: op, host: at.host, target: at.target, expect: e, cat: true, why: why, call: true})
-				continue
-			}
-			op := probe.Read
-			if fi, err := os.Stat(pc.host); err == nil && fi.IsDir() {
-				op = probe.List
-			}
-			as = append(as, attempt{what: what, op: op, host: pc.host, target: pc.target, expect: a.Expect, cat: true, why: a.Reason, call: true})
+	return as
+}
+
+// callPaths are the tool call's path arguments, tried as the tool uses
+// them, so the probe's answer can be set beside the server's.
+func callPaths(v planView, cp *CallPlan) []attempt {
+	var as []attempt
+	for i, a := range cp.Args {
+		pc := place{a.Host, a.Target}
+		what := fmt.Sprintf("--tool %s's %s (a %s)", cp.Tool.Name, a.Key, a.Use)
+		if a.Use == UseWrite {
+			op, at := writeProbe(pc, fmt.Sprintf(".mcpolicy-prove-w%d", i))
+			e, why := v.writeExpect(at)
+			as = append(as, attempt{what: what, op: op, host: at.host, target: at.target, expect: e, cat: true, why: why, call: true})
+			continue
 		}
+		op := probe.Read
+		if fi, err := os.Stat(pc.host); err == nil && fi.IsDir() {
+			op = probe.List
+		}
+		as = append(as, attempt{what: what, op: op, host: pc.host, target: pc.target, expect: a.Expect, cat: true, why: a.Reason, call: true})
 	}
-	as = append(as, attempt{what: "the root folder", op: probe.List, host: "/", target: "/", cat: true})
+	return as
+}
+
+// mountGrants shows each mount does what it grants: a file in it is
+// readable, and a read-only one refuses a write.
+func mountGrants(v planView) []attempt {
+	var as []attempt
+	p, m := v.p, v.m
 	for i, mt := range p.Mounts {
 		host := m.Resolve(mt.Source)
 		if f := firstFile(host); f != "" {
@@ -281,6 +323,15 @@ func attempts(v planView, extra []string, listener string, pl *planted, cp *Call
 			}
 		}
 	}
+	return as
+}
+
+// fixedTops tries a new name at the top of each mount whose top level the
+// launcher fixes, and returns the plan's protected paths with the names
+// present there added: they are read-only too.
+func fixedTops(v planView) ([]attempt, []compiler.Protected) {
+	var as []attempt
+	p, m := v.p, v.m
 	protected := append([]compiler.Protected{}, p.Protected...)
 	for _, mt := range p.Mounts {
 		if !mt.FixedTop() {
@@ -298,8 +349,15 @@ func attempts(v planView, extra []string, listener string, pl *planted, cp *Call
 			}
 		}
 	}
+	return as, protected
+}
+
+// protectedWrites tries to write each protected path (to create in it,
+// for a folder): each must stay read-only.
+func protectedWrites(v planView, protected []compiler.Protected) []attempt {
+	var as []attempt
 	for _, pr := range protected {
-		host := m.Resolve(pr.Source)
+		host := v.m.Resolve(pr.Source)
 		op := probe.Write
 		if fi, err := os.Stat(host); err == nil && fi.IsDir() {
 			op = probe.Create
@@ -307,7 +365,13 @@ func attempts(v planView, extra []string, listener string, pl *planted, cp *Call
 		}
 		as = append(as, attempt{what: "protected " + pr.Name, op: op, host: host, target: pr.Target, expect: "denied", cat: true, why: "protected " + pr.Name + " stays read-only"})
 	}
-	as = append(as, attempt{what: "TCP to a listener on the host's loopback", op: probe.Connect, host: listener, target: listener, expect: "denied"})
+	return as
+}
+
+// channels are the ways out that are not the plan's paths: the host's
+// loopback, and what prove planted (pl) for the probe to look for.
+func channels(v planView, listener string, pl *planted) []attempt {
+	as := []attempt{{what: "TCP to a listener on the host's loopback", op: probe.Connect, host: listener, target: listener, expect: "denied"}}
 	// Channels the plan does not model, each planted by prove: the
 	// invoker's environment, its session keyring, a named unix socket.
 	as = append(as, attempt{what: "the invoker's environment (any readable /proc/PID/environ)", op: probe.Environ, host: pl.env, target: pl.env, expect: "denied"})
@@ -439,32 +503,76 @@ func Run(p *compiler.Plan, m compiler.Machine, o Options) (*Report, error) {
 
 // RunContext is Run, stopped by ctx: the sandboxes running are ended, and
 // everything prove made is removed before it returns ErrInterrupted.
+// The steps keep their order: the host is checked before anything is
+// made, the listener and the planted canaries are up before the attempts
+// name them, and the tool call is planned before its paths are attempted.
 func RunContext(ctx context.Context, p *compiler.Plan, m compiler.Machine, o Options) (*Report, error) {
 	backends, err := SelectBackends(p, o.Backends)
 	if err != nil {
 		return nil, err
 	}
+	if err := hostReady(p, m); err != nil {
+		return nil, err
+	}
+	s := newSession(o.KeepImages)
+	defer s.cleanup()
+	v := planView{p, m}
+	l, err := loopbackListener()
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	pl, unplant, err := plant()
+	if err != nil {
+		return nil, err
+	}
+	defer unplant()
+	rep := newReport(p)
+	if o.Call != nil {
+		rep.Call = planCall(ctx, s, v, o, backends)
+	}
+	t := &trial{s: s, v: v, o: o, pl: pl, call: rep.Call}
+	t.as = attempts(v, o.Probes, l.Addr().String(), pl, rep.Call)
+	t.run = runnable(t.as)
+	for _, b := range backends {
+		if ctx.Err() != nil {
+			return nil, s.interrupt()
+		}
+		br, err := t.backend(ctx, b)
+		if err != nil {
+			return nil, err
+		}
+		rep.Backends = append(rep.Backends, br)
+	}
+	return rep, nil
+}
+
+// hostReady refuses a host prove cannot run safely on.
+func hostReady(p *compiler.Plan, m compiler.Machine) error {
 	// What this process inherited (a CI runner's descriptor 10) is not
 	// the server's.
 	if err := launch.CloseInherited(); err != nil {
-		return nil, err
+		return err
 	}
 	// prove's temporary folders hold what the host runs (a probe's
 	// image, its socket) and a socket it opens up: the server must not be able to
 	// write there, even as the user it runs as.
 	if tmp := os.TempDir(); tmp != "" {
 		if g, in := launch.InsideAny(tmp, p.WritableSources(m)); in {
-			return nil, fmt.Errorf("the temporary folder %s ($TMPDIR) lies inside %s, which server %s may write: it could replace the scripts and sockets prove makes there; set TMPDIR to a folder outside every read-write grant", tmp, g, p.Server)
+			return fmt.Errorf("the temporary folder %s ($TMPDIR) lies inside %s, which server %s may write: it could replace the scripts and sockets prove makes there; set TMPDIR to a folder outside every read-write grant", tmp, g, p.Server)
 		}
 	}
-	s := newSession(o.KeepImages)
-	defer s.cleanup()
-	v := planView{p, m}
+	return nil
+}
+
+// loopbackListener is a TCP listener on the host's loopback, accepting
+// and closing every connection: the probe's connect must reach something
+// for a refusal to be the sandbox's.
+func loopbackListener() (net.Listener, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	defer l.Close()
 	go func() {
 		for {
 			c, err := l.Accept()
@@ -474,124 +582,173 @@ func RunContext(ctx context.Context, p *compiler.Plan, m compiler.Machine, o Opt
 			c.Close()
 		}
 	}()
-	pl, unplant, err := plant()
-	if err != nil {
-		return nil, err
-	}
-	defer unplant()
+	return l, nil
+}
+
+// newReport is the report's header: the server, its plan and this host.
+func newReport(p *compiler.Plan) *Report {
 	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
-	rep := &Report{Server: p.Server, PolicyFile: p.PolicyFile, Plan: p.Hash, Kernel: strings.TrimSpace(string(kernel)),
+	return &Report{Server: p.Server, PolicyFile: p.PolicyFile, Plan: p.Hash, Kernel: strings.TrimSpace(string(kernel)),
 		LandlockABI: hostcaps.Detect().ABI}
-	if o.Call != nil {
-		rep.Call = planCall(ctx, s, v, o, backends)
-	}
-	as := attempts(v, o.Probes, l.Addr().String(), pl, rep.Call)
-	var run []attempt // the attempts the probe makes; the others are skipped
+}
+
+// runnable is the attempts the probe makes; the others are skipped.
+func runnable(as []attempt) []attempt {
+	var run []attempt
 	for _, a := range as {
 		if a.skip == "" {
 			run = append(run, a)
 		}
 	}
-	for _, b := range backends {
+	return run
+}
+
+// trial is what every backend's run shares: the attempts, and what
+// RunContext set up for them.
+type trial struct {
+	s    *session
+	v    planView
+	o    Options
+	pl   *planted
+	call *CallPlan
+	as   []attempt // every attempt, in report order
+	run  []attempt // those of as the probe makes
+}
+
+// backend proves the plan under backend b: the probe's run, then a row
+// per attempt, then the tool call. The error is only ErrInterrupted; a
+// backend that cannot run is a report that says why.
+func (t *trial) backend(ctx context.Context, b string) (BackendReport, error) {
+	t.pl.replant()
+	br := BackendReport{Backend: b}
+	// Whatever a probe creates and fails to remove (a weakened sandbox
+	// lets it), prove removes: each backend starts from the same files.
+	made := snapshotCreates(t.run)
+	pr := provers[kind(b)]
+	view := func(a attempt) string { return a.target }
+	if pr.hostView {
+		view = func(a attempt) string { return a.host }
+	}
+	var results []probe.Result
+	var err error
+	br.Version, results, br.Probe, err = t.runProbe(ctx, pr, b)
+	image := ""
+	if pr.standIn {
+		image = standInTag(runtimeOf(b).Engine, t.o.Self)
+	}
+	restore(made)
+	if ctx.Err() != nil {
+		return br, t.s.interrupt()
+	}
+	if err != nil {
+		br.Skipped = clip(err.Error(), maxSkipped)
+		return br, nil
+	}
+	var probeResult string
+	br.Rows, probeResult = t.rows(b, pr, view, results, image)
+	if t.o.Call != nil {
+		br.Server = callServer(ctx, t.s, b, t.v, t.o, t.call, probeResult)
 		if ctx.Err() != nil {
-			return nil, s.interrupt()
+			return br, t.s.interrupt()
 		}
-		pl.replant()
-		br := BackendReport{Backend: b}
-		var results []probe.Result
-		var view func(attempt) string
-		image := ""
-		// Whatever a probe creates and fails to remove (a weakened sandbox
-		// lets it), prove removes: each backend starts from the same files.
-		var made []hostState
-		for _, a := range run {
-			if a.op == probe.Create {
-				made = append(made, snapshot(a.host))
-			}
+	}
+	return br, nil
+}
+
+// snapshotCreates is the host's state at every path the probe will try
+// to create, for restore to put back.
+func snapshotCreates(run []attempt) []hostState {
+	var made []hostState
+	for _, a := range run {
+		if a.op == probe.Create {
+			made = append(made, snapshot(a.host))
 		}
-		pr := provers[kind(b)]
-		view = func(a attempt) string { return a.target }
-		if pr.hostView {
-			view = func(a attempt) string { return a.host }
+	}
+	return made
+}
+
+// runProbe runs the attempts under backend b: the tool's version, the
+// results, and how the probe got in.
+func (t *trial) runProbe(ctx context.Context, pr prover, b string) (string, []probe.Result, string, error) {
+	// Bounded: whatever the server left in its grants (a FIFO where a
+	// probe reads, a swapped path) must not hold prove forever.
+	rctx, cancel := context.WithTimeout(ctx, probeRunTimeout)
+	defer cancel()
+	version, results, how, err := pr.run(rctx, t.s, b, t.v.p, t.v.m, t.run, t.o)
+	if rctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+		err = fmt.Errorf("the probe did not finish within %s (a path in the grants that blocks, a FIFO or a hung mount?): %v", probeRunTimeout, err)
+	}
+	return version, results, how, err
+}
+
+// rows is a row per attempt, skipped ones included, each with the
+// kernel's answer beside the plan's and why's expectation; and the
+// probe's outcome for the tool call's paths ("ok" or the first refusal).
+func (t *trial) rows(b string, pr prover, view func(attempt) string, results []probe.Result, image string) ([]Row, string) {
+	byAttempt := map[int]probe.Result{}
+	k := 0
+	probeResult := ""
+	for i, a := range t.as {
+		if a.skip == "" {
+			byAttempt[i] = results[k]
+			k++
 		}
-		// Bounded: whatever the server left in its grants (a FIFO where a
-		// probe reads, a swapped path) must not hold prove forever.
-		rctx, cancel := context.WithTimeout(ctx, probeRunTimeout)
-		br.Version, results, br.Probe, err = pr.run(rctx, s, b, p, m, run, o)
-		if rctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
-			err = fmt.Errorf("the probe did not finish within %s (a path in the grants that blocks, a FIFO or a hung mount?): %v", probeRunTimeout, err)
-		}
-		cancel()
-		if pr.standIn {
-			image = standInTag(runtimeOf(b).Engine, o.Self)
-		}
-		restore(made)
-		if ctx.Err() != nil {
-			return nil, s.interrupt()
-		}
-		if err != nil {
-			br.Skipped = clip(err.Error(), maxSkipped)
-			rep.Backends = append(rep.Backends, br)
+	}
+	var rows []Row
+	for i, a := range t.as {
+		row := Row{What: a.what, Op: string(a.op), Target: shownTarget(a, view), Expect: a.expect, Why: a.why}
+		row.WhyAgrees = true
+		if a.skip != "" {
+			row.Skipped, row.Agrees, row.Why = a.skip, true, ""
+			rows = append(rows, row)
 			continue
 		}
-		byAttempt := map[int]probe.Result{}
-		k := 0
-		probeResult := ""
-		for i, a := range as {
-			if a.skip == "" {
-				byAttempt[i] = results[k]
-				k++
-			}
+		askWhy(&row, t.v, b, pr.hostView, a, t.o.Policy)
+		r := byAttempt[i]
+		row.Result, row.Meaning = r.Result, meaningOf(a, r.Result, pr.hostView)
+		row.Agrees = a.expect == "" || (a.expect == "allowed") == (r.Result == "ok")
+		if a.cat {
+			row.Reproduce = reproduce(b, t.v.p, t.v.m, t.o, a.op, view(a), image)
 		}
-		for i, a := range as {
-			row := Row{What: a.what, Op: string(a.op), Target: view(a), Expect: a.expect, Why: a.why}
-			switch a.op {
-			case probe.Connect:
-				row.Target = "127.0.0.1:PORT" // the port changes each run; reports must diff clean
-			case probe.Environ:
-				row.Target = "MCPOLICY_PROVE_CANARY_PID"
-			case probe.Keyring:
-				row.Target = "user key mcpolicy-prove-PID"
-			case probe.Unix:
-				row.Target = "/tmp/mcpolicy-prove-sock-*/host.sock"
-			}
-			row.WhyAgrees = true
-			if a.skip != "" {
-				row.Skipped, row.Agrees, row.Why = a.skip, true, ""
-				br.Rows = append(br.Rows, row)
-				continue
-			}
-			askWhy(&row, v, b, pr.hostView, a, o.Policy)
-			r := byAttempt[i]
-			row.Result, row.Meaning = r.Result, Meaning(r.Result)
-			switch {
-			case pr.hostView && r.Result == "ENOENT":
-				row.Meaning = "does not exist on this host (Landlock shows the host's own paths)"
-			case a.op == probe.Connect && r.Result == "EACCES":
-				row.Meaning = "refused by policy: TCP connect denied"
-			case a.op == probe.Environ && r.Result == "ENOENT":
-				row.Meaning = "no process in view shows the variable"
-			case a.op == probe.Environ && r.Result == "ok":
-				row.Meaning = "a process in view shows the invoker's environment"
-			}
-			row.Agrees = a.expect == "" || (a.expect == "allowed") == (r.Result == "ok")
-			if a.cat {
-				row.Reproduce = reproduce(b, p, m, o, a.op, view(a), image)
-			}
-			if a.call && (probeResult == "" || probeResult == "ok") {
-				probeResult = r.Result
-			}
-			br.Rows = append(br.Rows, row)
+		if a.call && (probeResult == "" || probeResult == "ok") {
+			probeResult = r.Result
 		}
-		if o.Call != nil {
-			br.Server = callServer(ctx, s, b, v, o, rep.Call, probeResult)
-			if ctx.Err() != nil {
-				return nil, s.interrupt()
-			}
-		}
-		rep.Backends = append(rep.Backends, br)
+		rows = append(rows, row)
 	}
-	return rep, nil
+	return rows, probeResult
+}
+
+// shownTarget is the attempt's target as the report shows it: what
+// changes each run (a port, a pid) is spelled as a placeholder, so
+// reports diff clean.
+func shownTarget(a attempt, view func(attempt) string) string {
+	switch a.op {
+	case probe.Connect:
+		return "127.0.0.1:PORT" // the port changes each run; reports must diff clean
+	case probe.Environ:
+		return "MCPOLICY_PROVE_CANARY_PID"
+	case probe.Keyring:
+		return "user key mcpolicy-prove-PID"
+	case probe.Unix:
+		return "/tmp/mcpolicy-prove-sock-*/host.sock"
+	}
+	return view(a)
+}
+
+// meaningOf reads the kernel's answer to an attempt: Meaning, except
+// where the op or the backend's view gives the errno a narrower sense.
+func meaningOf(a attempt, result string, hostView bool) string {
+	switch {
+	case hostView && result == "ENOENT":
+		return "does not exist on this host (Landlock shows the host's own paths)"
+	case a.op == probe.Connect && result == "EACCES":
+		return "refused by policy: TCP connect denied"
+	case a.op == probe.Environ && result == "ENOENT":
+		return "no process in view shows the variable"
+	case a.op == probe.Environ && result == "ok":
+		return "a process in view shows the invoker's environment"
+	}
+	return Meaning(result)
 }
 
 func probeArgs(as []attempt, view func(attempt) string) []string {

@@ -20,30 +20,14 @@ func (r *Report) JSON() []byte {
 	return append(b, '\n')
 }
 
-// Markdown renders the report for a reviewer.
+// Markdown renders the report for a reviewer: what the columns mean, the
+// tool call's arguments, then each backend's table, its why
+// disagreements, its controlled comparison and its reproduce commands.
 func (r *Report) Markdown() []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Evidence: what server %s can open\n\n", mdCode(r.Server, false))
-	fmt.Fprintf(&b, "Policy %s, plan %s. Kernel %s, Landlock ABI %d.\n\n", mdCode(r.PolicyFile, false), mdCode(r.Plan, false), mdText(r.Kernel), r.LandlockABI)
-	b.WriteString("Each row is an access attempted by a probe — `mcpolicy probe`, not the server — under the server's compiled confinement, and the kernel's answer. ")
-	b.WriteString("ENOENT: the path is not in the process's view of the filesystem at all. EACCES/EPERM: visible, refused by policy. EROFS: read-only. ")
-	b.WriteString("Because the program differs from the server and the answer does not, the refusal is a property of the confinement, not of the server's code.\n\n")
-	b.WriteString("The `mcpolicy why` column is why's answer for the same target on the same backend, from the same plan: the grant that makes it reachable, with its file:line:col, or the rules that stop it (evidence.json has each rule's detail). ")
-	b.WriteString("⚠️ marks a row where why and the expectation differ: both come from the plan, so one of the two has a bug. It is shown, and listed under the table, but is not the kernel disagreeing (❌) and does not change the exit code.\n")
+	r.mdPreamble(&b)
 	if c := r.Call; c != nil {
-		fmt.Fprintf(&b, "\n**The tool call** %s (%s). Its path arguments, by how the tool uses them — each backend's server is given the path that backend shows (the host path under Landlock, the sandbox path elsewhere):\n\n", mdCode(c.Tool.Name, false), mdText(c.Listed))
-		if len(c.Args) == 0 {
-			b.WriteString("none: the call is shown, not judged.\n")
-		} else {
-			b.WriteString("| argument | use | why | sandbox path | host path | plan |\n|---|---|---|---|---|---|\n")
-			for _, a := range c.Args {
-				expect := a.Expect
-				if expect == "" {
-					expect = "shown only"
-				}
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s: %s |\n", mdText(a.Key), mdText(a.Use), mdText(a.Why), mdCode(a.Target, true), mdCode(a.Host, true), mdText(expect), mdText(a.Reason))
-			}
-		}
+		mdCall(&b, c)
 	}
 	for _, be := range r.Backends {
 		fmt.Fprintf(&b, "\n## %s\n\n", mdText(be.Backend))
@@ -52,78 +36,132 @@ func (r *Report) Markdown() []byte {
 			continue
 		}
 		fmt.Fprintf(&b, "%s. How the probe got in: %s.\n\n", mdText(be.Version), mdText(be.Probe))
-		b.WriteString("| access | target | expected | `mcpolicy why` says | kernel said | meaning | |\n|---|---|---|---|---|---|---|\n")
-		var whyDis []Row
-		for _, row := range be.Rows {
-			if row.Skipped != "" {
-				fmt.Fprintf(&b, "| %s %s | %s | %s | | not run | %s | |\n", mdText(row.Op), mdText(row.What), mdCode(row.Target, true), mdText(row.Expect), mdText(row.Skipped))
-				continue
-			}
-			says := whyCell(row)
-			if !row.WhyAgrees {
-				whyDis = append(whyDis, row)
-			}
-			mark := "✅"
-			if !row.Agrees {
-				mark = "❌ **disagrees**"
-			}
-			expect := mdText(row.Expect)
-			if row.Expect == "" {
-				mark = ""
-				if row.Why != "" {
-					expect = "shown only: " + mdText(row.Why)
-				}
-			}
-			fmt.Fprintf(&b, "| %s %s | %s | %s | %s | **%s** | %s | %s |\n", mdText(row.Op), mdText(row.What), mdCode(row.Target, true), expect, says, mdText(row.Result), mdText(row.Meaning), mark)
-		}
-		if len(whyDis) > 0 {
-			fmt.Fprintf(&b, "\n⚠️ **`mcpolicy why` and prove's expectation disagree on %d %s.** Both are computed from the plan alone, so one of the two has a bug; the kernel's answer above says which is right:\n\n", len(whyDis), plural(len(whyDis), "row", "rows"))
-			for _, row := range whyDis {
-				fmt.Fprintf(&b, "- %s %s %s: %s\n", mdText(row.Op), mdText(row.What), mdCode(row.Target, false), mdText(row.WhyNote))
-			}
-		}
+		mdWhyDisagreements(&b, mdRows(&b, be.Rows))
 		if sv := be.Server; sv != nil {
-			b.WriteString("\n**The controlled comparison.** The same confinement, the real server, the same target:\n\n")
-			if sv.Skipped != "" {
-				fmt.Fprintf(&b, "Not run: %s\n", mdText(sv.Skipped))
-			} else {
-				probe := sv.Probe
-				if probe == "" {
-					probe = "no path to probe"
-				}
-				fmt.Fprintf(&b, "| program | asked | answer | result |\n|---|---|---|---|\n")
-				fmt.Fprintf(&b, "| probe | %s | | **%s** |\n", r.askedProbe(be), mdText(probe))
-				fmt.Fprintf(&b, "| server | %s %s | %s | %s |\n\n%s\n", mdCode(sv.Tool, true), argList(sv.Args), mdText(sv.Text), serverResult(sv), verdict(sv))
-			}
-			for _, h := range sv.Host {
-				fmt.Fprintf(&b, "\nThe host saw: %s.", mdText(h))
-			}
-			if len(sv.Restored) > 0 {
-				fmt.Fprintf(&b, "\nPut back afterwards: %s.", mdJoin(sv.Restored, "; "))
-			}
-			if len(sv.NotRestored) > 0 {
-				fmt.Fprintf(&b, "\n**Not put back:** %s.", mdJoin(sv.NotRestored, "; "))
-			}
-			if len(sv.Host)+len(sv.Restored)+len(sv.NotRestored) > 0 {
-				b.WriteString("\n")
-			}
-			if sv.Stderr != "" {
-				fmt.Fprintf(&b, "\nThe server's stderr (last lines):\n\n%s", mdFence("", strings.Split(sv.Stderr, "\n")))
-			}
+			r.mdComparison(&b, be, sv)
 		}
-		b.WriteString("\nTo reproduce a row, paste its command:\n\n")
-		var commands []string
-		for _, row := range be.Rows {
-			if row.Reproduce != "" {
-				// One line each (mdFence spells a newline in a line): a
-				// newline in a target or a name would make the rest of
-				// the comment a command.
-				commands = append(commands, fmt.Sprintf("%s   # %s -> %s", row.Reproduce, row.What, row.Result))
-			}
-		}
-		b.WriteString(mdFence("sh", commands))
+		mdReproduce(&b, be.Rows)
 	}
 	return []byte(b.String())
+}
+
+// mdPreamble names the server and the plan and says how to read a row:
+// the kernel's answer, and why's beside it.
+func (r *Report) mdPreamble(b *strings.Builder) {
+	fmt.Fprintf(b, "# Evidence: what server %s can open\n\n", mdCode(r.Server, false))
+	fmt.Fprintf(b, "Policy %s, plan %s. Kernel %s, Landlock ABI %d.\n\n", mdCode(r.PolicyFile, false), mdCode(r.Plan, false), mdText(r.Kernel), r.LandlockABI)
+	b.WriteString("Each row is an access attempted by a probe — `mcpolicy probe`, not the server — under the server's compiled confinement, and the kernel's answer. ")
+	b.WriteString("ENOENT: the path is not in the process's view of the filesystem at all. EACCES/EPERM: visible, refused by policy. EROFS: read-only. ")
+	b.WriteString("Because the program differs from the server and the answer does not, the refusal is a property of the confinement, not of the server's code.\n\n")
+	b.WriteString("The `mcpolicy why` column is why's answer for the same target on the same backend, from the same plan: the grant that makes it reachable, with its file:line:col, or the rules that stop it (evidence.json has each rule's detail). ")
+	b.WriteString("⚠️ marks a row where why and the expectation differ: both come from the plan, so one of the two has a bug. It is shown, and listed under the table, but is not the kernel disagreeing (❌) and does not change the exit code.\n")
+}
+
+// mdCall lists the tool call's path arguments once, before the backends:
+// each backend's comparison refers to them.
+func mdCall(b *strings.Builder, c *CallPlan) {
+	fmt.Fprintf(b, "\n**The tool call** %s (%s). Its path arguments, by how the tool uses them — each backend's server is given the path that backend shows (the host path under Landlock, the sandbox path elsewhere):\n\n", mdCode(c.Tool.Name, false), mdText(c.Listed))
+	if len(c.Args) == 0 {
+		b.WriteString("none: the call is shown, not judged.\n")
+		return
+	}
+	b.WriteString("| argument | use | why | sandbox path | host path | plan |\n|---|---|---|---|---|---|\n")
+	for _, a := range c.Args {
+		expect := a.Expect
+		if expect == "" {
+			expect = "shown only"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s: %s |\n", mdText(a.Key), mdText(a.Use), mdText(a.Why), mdCode(a.Target, true), mdCode(a.Host, true), mdText(expect), mdText(a.Reason))
+	}
+}
+
+// mdRows is a backend's table, a row per attempt, and returns the rows
+// where why and the expectation differ, listed under it.
+func mdRows(b *strings.Builder, rows []Row) (whyDis []Row) {
+	b.WriteString("| access | target | expected | `mcpolicy why` says | kernel said | meaning | |\n|---|---|---|---|---|---|---|\n")
+	for _, row := range rows {
+		if row.Skipped != "" {
+			fmt.Fprintf(b, "| %s %s | %s | %s | | not run | %s | |\n", mdText(row.Op), mdText(row.What), mdCode(row.Target, true), mdText(row.Expect), mdText(row.Skipped))
+			continue
+		}
+		says := whyCell(row)
+		if !row.WhyAgrees {
+			whyDis = append(whyDis, row)
+		}
+		mark := "✅"
+		if !row.Agrees {
+			mark = "❌ **disagrees**"
+		}
+		expect := mdText(row.Expect)
+		if row.Expect == "" {
+			mark = ""
+			if row.Why != "" {
+				expect = "shown only: " + mdText(row.Why)
+			}
+		}
+		fmt.Fprintf(b, "| %s %s | %s | %s | %s | **%s** | %s | %s |\n", mdText(row.Op), mdText(row.What), mdCode(row.Target, true), expect, says, mdText(row.Result), mdText(row.Meaning), mark)
+	}
+	return whyDis
+}
+
+// mdWhyDisagreements lists the rows where why and prove's expectation
+// differ: a bug in one of the two, not the kernel's.
+func mdWhyDisagreements(b *strings.Builder, whyDis []Row) {
+	if len(whyDis) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n⚠️ **`mcpolicy why` and prove's expectation disagree on %d %s.** Both are computed from the plan alone, so one of the two has a bug; the kernel's answer above says which is right:\n\n", len(whyDis), plural(len(whyDis), "row", "rows"))
+	for _, row := range whyDis {
+		fmt.Fprintf(b, "- %s %s %s: %s\n", mdText(row.Op), mdText(row.What), mdCode(row.Target, false), mdText(row.WhyNote))
+	}
+}
+
+// mdComparison sets the server's answer to the tool call beside the
+// probe's for the same paths, then what the host saw change and what
+// prove put back.
+func (r *Report) mdComparison(b *strings.Builder, be BackendReport, sv *ServerRow) {
+	b.WriteString("\n**The controlled comparison.** The same confinement, the real server, the same target:\n\n")
+	if sv.Skipped != "" {
+		fmt.Fprintf(b, "Not run: %s\n", mdText(sv.Skipped))
+	} else {
+		probe := sv.Probe
+		if probe == "" {
+			probe = "no path to probe"
+		}
+		fmt.Fprintf(b, "| program | asked | answer | result |\n|---|---|---|---|\n")
+		fmt.Fprintf(b, "| probe | %s | | **%s** |\n", r.askedProbe(be), mdText(probe))
+		fmt.Fprintf(b, "| server | %s %s | %s | %s |\n\n%s\n", mdCode(sv.Tool, true), argList(sv.Args), mdText(sv.Text), serverResult(sv), verdict(sv))
+	}
+	for _, h := range sv.Host {
+		fmt.Fprintf(b, "\nThe host saw: %s.", mdText(h))
+	}
+	if len(sv.Restored) > 0 {
+		fmt.Fprintf(b, "\nPut back afterwards: %s.", mdJoin(sv.Restored, "; "))
+	}
+	if len(sv.NotRestored) > 0 {
+		fmt.Fprintf(b, "\n**Not put back:** %s.", mdJoin(sv.NotRestored, "; "))
+	}
+	if len(sv.Host)+len(sv.Restored)+len(sv.NotRestored) > 0 {
+		b.WriteString("\n")
+	}
+	if sv.Stderr != "" {
+		fmt.Fprintf(b, "\nThe server's stderr (last lines):\n\n%s", mdFence("", strings.Split(sv.Stderr, "\n")))
+	}
+}
+
+// mdReproduce is a backend's reproduce commands, one a row that has one.
+func mdReproduce(b *strings.Builder, rows []Row) {
+	b.WriteString("\nTo reproduce a row, paste its command:\n\n")
+	var commands []string
+	for _, row := range rows {
+		if row.Reproduce != "" {
+			// One line each (mdFence spells a newline in a line): a
+			// newline in a target or a name would make the rest of
+			// the comment a command.
+			commands = append(commands, fmt.Sprintf("%s   # %s -> %s", row.Reproduce, row.What, row.Result))
+		}
+	}
+	b.WriteString(mdFence("sh", commands))
 }
 
 // Disagreements counts rows where the kernel and the plan differ, and

@@ -139,11 +139,28 @@ func jump(code uint16, k uint32, jt, jf int) insn {
 // ENOSYS above it (newer syscalls, so libc falls back), except the x32 ABI
 // on x86_64, which is another architecture and is killed.
 func compile(a *archInfo, o Options) ([]insn, error) {
-	type leaf struct {
-		lo   uint32 // first number of the run; it ends where the next begins
-		act  action
-		code []insn // argument checks, or nil for RET act
+	acts, codes, err := decide(a, o)
+	if err != nil {
+		return nil, err
 	}
+	leaves := runs(a, acts, codes)
+	prog := []insn{
+		ld(offArch),
+		jump(bpfJeqK, a.audit, 1, 0),
+		ret(actKillProcess),
+		ld(offNr),
+	}
+	prog = append(prog, tree(leaves, 0, len(leaves))...)
+	if len(prog) > maxInsns {
+		return nil, fmt.Errorf("seccomp: the filter has %d instructions, more than the kernel's %d", len(prog), maxInsns)
+	}
+	return prog, nil
+}
+
+// decide is what the data says of each syscall number up to the table's
+// highest: its action (0 where the data says nothing), and its argument
+// checks where it has some. A number decided twice is the data's bug.
+func decide(a *archInfo, o Options) ([]action, [][]insn, error) {
 	top := a.maxNr()
 	acts := make([]action, top+1) // 0: not decided by the data
 	codes := make([][]insn, top+1)
@@ -164,14 +181,14 @@ func compile(a *archInfo, o Options) ([]insn, error) {
 	for _, g := range allowed {
 		for _, n := range g.names {
 			if err := set(n, g.action, nil); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
 	for _, g := range denied {
 		for _, n := range g.names {
 			if err := set(n, g.action, nil); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
@@ -181,13 +198,29 @@ func compile(a *archInfo, o Options) ([]insn, error) {
 		}
 		code, err := r.compile(o)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := set(r.name, action(code[len(code)-1].k), code); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
+	return acts, codes, nil
+}
 
+// leaf is a run of syscall numbers the tree tells apart from its
+// neighbours.
+type leaf struct {
+	lo   uint32 // first number of the run; it ends where the next begins
+	act  action
+	code []insn // argument checks, or nil for RET act
+}
+
+// runs folds the numbers into leaves, in order: neighbours with the same
+// action and no argument checks share one. Undecided numbers answer
+// EPERM, those above the table ENOSYS; on x86_64 the x32 ABI is killed
+// and negative numbers answer ENOSYS.
+func runs(a *archInfo, acts []action, codes [][]insn) []leaf {
+	top := uint32(len(acts) - 1) // the table's highest
 	var leaves []leaf
 	add := func(nr uint32, act action, code []insn) {
 		if n := len(leaves); n > 0 && code == nil && leaves[n-1].code == nil && leaves[n-1].act == act {
@@ -210,39 +243,27 @@ func compile(a *archInfo, o Options) ([]insn, error) {
 		add(x32Bit, actKillProcess, nil)
 		add(0x80000000, actENOSYS, nil) // negative numbers (-1 is "skip" to a tracer): no such syscall
 	}
+	return leaves
+}
 
-	// tree emits leaves[i:j] as JGE nodes over their first numbers.
-	var tree func(i, j int) []insn
-	tree = func(i, j int) []insn {
-		if j-i == 1 {
-			if leaves[i].code != nil {
-				return leaves[i].code
-			}
-			return []insn{ret(leaves[i].act)}
+// tree emits leaves[i:j] as JGE nodes over their first numbers.
+func tree(leaves []leaf, i, j int) []insn {
+	if j-i == 1 {
+		if leaves[i].code != nil {
+			return leaves[i].code
 		}
-		m := (i + j) / 2
-		left, right := tree(i, m), tree(m, j)
-		var out []insn
-		if len(left) <= 255 {
-			out = append(out, jump(bpfJgeK, leaves[m].lo, len(left), 0))
-		} else { // too far for a conditional jump: go through a JA
-			out = append(out, jump(bpfJgeK, leaves[m].lo, 0, 1), insn{code: bpfJa, k: uint32(len(left))})
-		}
-		out = append(out, left...)
-		return append(out, right...)
+		return []insn{ret(leaves[i].act)}
 	}
-	body := tree(0, len(leaves))
-	prog := []insn{
-		ld(offArch),
-		jump(bpfJeqK, a.audit, 1, 0),
-		ret(actKillProcess),
-		ld(offNr),
+	m := (i + j) / 2
+	left, right := tree(leaves, i, m), tree(leaves, m, j)
+	var out []insn
+	if len(left) <= 255 {
+		out = append(out, jump(bpfJgeK, leaves[m].lo, len(left), 0))
+	} else { // too far for a conditional jump: go through a JA
+		out = append(out, jump(bpfJgeK, leaves[m].lo, 0, 1), insn{code: bpfJa, k: uint32(len(left))})
 	}
-	prog = append(prog, body...)
-	if len(prog) > maxInsns {
-		return nil, fmt.Errorf("seccomp: the filter has %d instructions, more than the kernel's %d", len(prog), maxInsns)
-	}
-	return prog, nil
+	out = append(out, left...)
+	return append(out, right...)
 }
 
 // compile emits one argRule's checks for o: each check's conditions, then
