@@ -85,6 +85,11 @@ func (c *compiler) crossServer(plans []*Plan) {
 			}
 		}
 	}
+	for _, p := range plans {
+		if p != nil {
+			p.OthersWritable = othersWritable(plans, p)
+		}
+	}
 	for i, p := range plans {
 		if p == nil {
 			continue
@@ -104,6 +109,26 @@ func (c *compiler) crossServer(plans []*Plan) {
 			p.computeHash()
 		}
 	}
+}
+
+// othersWritable are the read-write mount sources of every server but
+// self, each once, sorted.
+func othersWritable(plans []*Plan, self *Plan) []HostPath {
+	var out []HostPath
+	seen := map[HostPath]bool{}
+	for _, w := range plans {
+		if w == nil || w == self {
+			continue
+		}
+		for _, m := range w.Mounts {
+			if m.Mode == ReadWrite && !seen[m.Source] {
+				seen[m.Source] = true
+				out = append(out, m.Source)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Placeholder() < out[j].Placeholder() })
+	return out
 }
 
 // writable reports whether a read-write grant of a server other than

@@ -113,6 +113,58 @@ servers: {
 	}
 }
 
+// TestOthersWritable: each plan knows the read-write mount sources of
+// the policy's other servers (for the bwrap wrapper's refusal of a
+// launcher one of them could have written), not its own; they are not
+// part of the plan's JSON or hash, and a plan read back has none.
+func TestOthersWritable(t *testing.T) {
+	home := t.TempDir()
+	plans, _, err := compileWith(t, Options{Home: home}, `version: "v1"
+servers: {
+	a: {command: ["x"], mounts: [{source: "~/a", target: "/a", mode: "rw"}, {source: "data", target: "/d", mode: "rw"}, {source: "ro", target: "/ro"}], accept: ["rw-holds-other-server"]}
+	b: {command: ["x"], mounts: [{source: "~/b", target: "/b", mode: "rw"}, {source: "~/a", target: "/a", mode: "rw"}], accept: ["rw-holds-other-server"]}
+	c: {command: ["x"]}
+}
+`, "~/a/", "~/b/", "data/", "ro/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, p := range plans {
+		var hs []string
+		for _, h := range p.OthersWritable {
+			hs = append(hs, h.Placeholder())
+		}
+		got[p.Server] = strings.Join(hs, " ")
+	}
+	want := map[string]string{
+		"a": "${HOME}/a ${HOME}/b",
+		"b": "${HOME}/a ${PROJECT_ROOT}/data",
+		"c": "${HOME}/a ${HOME}/b ${PROJECT_ROOT}/data",
+	}
+	for s, w := range want {
+		if got[s] != w {
+			t.Errorf("%s: others' writable %q, want %q", s, got[s], w)
+		}
+	}
+	for _, p := range plans {
+		h, b := p.Hash, p.JSON()
+		if p.computeHash(); p.Hash != h {
+			t.Errorf("%s: the others' grants are part of the plan's hash", p.Server)
+		}
+		if strings.Contains(string(b), "${HOME}/b") && p.Server != "b" {
+			t.Errorf("%s: the others' grants are in the plan's JSON:\n%s", p.Server, b)
+		}
+		q, err := DecodePlan(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.OthersWritable != nil {
+			t.Errorf("%s: a plan read back holds others' grants %v", p.Server, q.OthersWritable)
+		}
+	}
+}
+
 // TestCrossServerCode: the victim mounts the project read-only and runs
 // code from it; the writer's read-write grant is a sub-folder. A grant
 // that holds a file the victim runs, whatever its name, or lies in a

@@ -54,6 +54,13 @@ type Plan struct {
 	// Waivers acknowledge lint findings; they confine nothing, so they are
 	// not part of the plan's JSON or hash.
 	Waivers []schema.Waiver `json:"-"`
+	// OthersWritable are the read-write mount sources of the policy's
+	// other servers, sorted: a bwrap wrapper refuses a launcher found in
+	// one, which that server could have written (as the client entry's
+	// launcher check does). They are the policy's, not this server's: no
+	// grant of this plan, so outside its JSON and its hash, and absent
+	// from a plan read back from JSON (which writes no wrapper).
+	OthersWritable []HostPath `json:"-"`
 	// sources are the mounts as written, for the checks across servers.
 	sources []*mountSource
 }

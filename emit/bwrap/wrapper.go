@@ -44,10 +44,10 @@ func Wrapper(p *compiler.Plan, rootFromScript string) ([]byte, error) {
 `, p.Server)
 	allowlist := p.Network.Mode == "allowlist"
 	if allowlist {
-		b.WriteString(`# Its policy allows egress: mcpolicy run starts the egress proxy and the
-# server with the protections of mcpolicy-launch, and refuses (exit 8) a
-# policy that no longer compiles to the plan below.
-`)
+		fmt.Fprintf(&b, `# Its policy allows egress: mcpolicy run starts the egress proxy and the
+# server with the protections of mcpolicy-launch, from the plan build
+# wrote (../plan/%s.json), only if its digest is the --sha256 below.
+`, p.Server)
 	} else {
 		fmt.Fprintf(&b, `# mcpolicy-launch runs %s.json beside this file, only if its
 # SHA-256 is the one below: the project's top level fixed, every mount
@@ -107,38 +107,60 @@ bwrap=$prog
 	return []byte(b.String()), nil
 }
 
-// rwGrants are the plan's read-write host sources outside the project
-// (whose root the wrapper refuses whole) as shell words: "$home"/REL or
-// an absolute path.
+// rwGrants are the host folders outside the project (whose root the
+// wrapper refuses whole) that a server of the policy may write, as shell
+// words: "$home"/REL or an absolute path. The plan's own read-write
+// grants first, then the other servers' (Plan.OthersWritable): a launcher
+// another server could have written would run this one's launch, and
+// with it whatever that server chose, unconfined.
 func rwGrants(p *compiler.Plan) ([]string, error) {
 	var out []string
+	seen := map[string]bool{}
+	add := func(h compiler.HostPath) error {
+		w, err := grantWord(h)
+		if err != nil || w == "" || seen[w] {
+			return err
+		}
+		seen[w] = true
+		out = append(out, w)
+		return nil
+	}
 	for _, m := range p.Mounts {
 		if m.Mode != compiler.ReadWrite {
 			continue
 		}
-		switch m.Source.Base {
-		case compiler.ProjectRoot:
-		case compiler.Home:
-			if m.Source.Rel == "." {
-				out = append(out, `"$home"`)
-				continue
-			}
-			q, err := quote(m.Source.Rel)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, `"$home"/`+q)
-		case compiler.Absolute:
-			q, err := quote(m.Source.Rel)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, q)
-		default:
-			return nil, fmt.Errorf("a read-write grant of %s: the wrapper knows only the project, the home and absolute paths", m.Source)
+		if err := add(m.Source); err != nil {
+			return nil, err
+		}
+	}
+	for _, h := range p.OthersWritable {
+		if err := add(h); err != nil {
+			return nil, fmt.Errorf("%w (another server's)", err)
 		}
 	}
 	return out, nil
+}
+
+// grantWord is a read-write grant's folder as a shell word; "" for one
+// in the project.
+func grantWord(h compiler.HostPath) (string, error) {
+	switch h.Base {
+	case compiler.ProjectRoot:
+		return "", nil
+	case compiler.Home:
+		if h.Rel == "." {
+			return `"$home"`, nil
+		}
+		q, err := quote(h.Rel)
+		if err != nil {
+			return "", err
+		}
+		return `"$home"/` + q, nil
+	case compiler.Absolute:
+		return quote(h.Rel)
+	default:
+		return "", fmt.Errorf("a read-write grant of %s: the wrapper knows only the project, the home and absolute paths", h)
+	}
 }
 
 // trustedFunc is the shell function trusted WHAT PATH WAYOUT, which sets
@@ -149,7 +171,8 @@ func rwGrants(p *compiler.Plan) ([]string, error) {
 // server planted, unconfined (issue #32). So a program is taken only by
 // absolute path, its folders and links resolved (cd -P, readlink from
 // /usr/bin or /bin, never from PATH), and only if neither the project
-// nor a read-write grant holds what it resolves to.
+// nor a read-write grant of any server of the policy (rwGrants) holds
+// what it resolves to.
 func trustedFunc(grants []string) string {
 	var b strings.Builder
 	b.WriteString(`# A program run from here must be one the server cannot have written:

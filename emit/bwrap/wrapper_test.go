@@ -248,6 +248,12 @@ func TestWrapperLauncherFromProject(t *testing.T) {
 		p.Network = compiler.Network{Mode: "allowlist", ProxyPort: 24290}
 		return p
 	}
+	// Another server of the policy may write ~/.local and abs/: this one
+	// grants neither.
+	others := func(p *compiler.Plan) *compiler.Plan {
+		p.OthersWritable = []compiler.HostPath{{Base: compiler.Absolute, Rel: filepath.Join(dir, "abs")}, {Base: compiler.Home, Rel: ".local"}}
+		return p
+	}
 	sys := ":/usr/bin:/bin"
 	for _, c := range []struct {
 		name string
@@ -263,6 +269,10 @@ func TestWrapperLauncherFromProject(t *testing.T) {
 		{"a read-write grant of the home", granting(), []string{"HOME=" + home, "PATH=" + filepath.Join(home, ".local", "bin") + ":" + bin + sys}, "a folder its server may write"},
 		{"a read-write grant of the home, HOME a link", granting(), []string{"HOME=" + filepath.Join(dir, "homelink"), "PATH=" + filepath.Join(home, ".local", "bin") + ":" + bin + sys}, "a folder its server may write"},
 		{"an absolute read-write grant", granting(), []string{"HOME=" + home, "PATH=" + filepath.Join(dir, "abs") + ":" + bin + sys}, "a folder its server may write"},
+		{"another server's read-write grant on PATH", others(plan()), []string{"HOME=" + home, "PATH=" + filepath.Join(home, ".local", "bin") + ":" + bin + sys}, filepath.Join(home, ".local", "bin", "mcpolicy-launch")},
+		{"MCPOLICY_LAUNCH in another server's grant", others(plan()), []string{"HOME=" + home, "PATH=" + bin + sys, "MCPOLICY_LAUNCH=" + filepath.Join(dir, "abs", "mcpolicy-launch")}, "a folder its server may write"},
+		{"MCPOLICY_BWRAP in another server's grant", others(plan()), []string{"HOME=" + home, "PATH=" + bin + sys, "MCPOLICY_BWRAP=" + filepath.Join(dir, "abs", "bwrap")}, "bwrap is " + filepath.Join(dir, "abs", "bwrap")},
+		{"MCPOLICY in another server's grant", others(allowlist()), []string{"HOME=" + home, "PATH=" + bin + sys, "MCPOLICY=" + filepath.Join(dir, "abs", "mcpolicy")}, "mcpolicy is " + filepath.Join(dir, "abs", "mcpolicy")},
 		{"MCPOLICY_LAUNCH in the project", plan(), []string{"PATH=" + bin + sys, "MCPOLICY_LAUNCH=" + filepath.Join(venv, "mcpolicy-launch")}, "inside the project"},
 		{"MCPOLICY_BWRAP in the project", plan(), []string{"PATH=" + bin + sys, "MCPOLICY_BWRAP=" + filepath.Join(venv, "bwrap")}, "inside the project"},
 		{"MCPOLICY_LAUNCH relative", plan(), []string{"PATH=" + bin + sys, "MCPOLICY_LAUNCH=mcpolicy-launch"}, "not an absolute path"},
