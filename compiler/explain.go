@@ -21,7 +21,12 @@ func Explain(p *Plan) string {
 	fmt.Fprintf(&b, "backends: %s", strings.Join(p.Backends, ", "))
 	for _, b2 := range p.Backends {
 		if !backendtraits.RunsImage(b2) {
-			fmt.Fprintf(&b, " (host runtime baseline %q)", p.Runtime.Name)
+			fmt.Fprintf(&b, " (host runtime baseline %q", p.Runtime.Name)
+			if p.Network.Mode == "allowlist" {
+				// compiler.runtime adds them: a TLS client needs them.
+				b.WriteString(", and the CA certificates its egress is verified with")
+			}
+			b.WriteString(")")
 			break
 		}
 	}

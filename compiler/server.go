@@ -41,7 +41,7 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 	var unprot map[string]bool
 	p.Unprotected, unprot = c.unprotected(s, at)
 	p.Backends = c.backends(s, at)
-	p.Runtime = c.runtime(s, at)
+	p.Runtime = c.runtime(s, at, p.Network.Mode == "allowlist")
 	p.Accept = c.accept(s, at)
 	// After unprotect and accept: both decide what a source may be.
 	for _, src := range sources {
@@ -234,10 +234,20 @@ func (c *compiler) backends(s *schema.Server, at string) []string {
 	return bs
 }
 
-func (c *compiler) runtime(s *schema.Server, at string) Runtime {
+// runtime is the runtime's baseline; with an egress allowlist, also the
+// CA certificates a TLS client verifies the hosts with where the baseline
+// does not hold them already (static holds nothing: its HTTPS failed).
+func (c *compiler) runtime(s *schema.Server, at string, egress bool) Runtime {
 	paths, err := baseline.Paths(s.Runtime)
 	if err != nil {
 		c.fail(s.Pos, at+".runtime", "", "%v", err)
+	}
+	if egress {
+		for _, e := range baseline.Egress() {
+			if !slices.ContainsFunc(paths, func(b string) bool { return within(e, b) }) {
+				paths = append(paths, e)
+			}
+		}
 	}
 	return Runtime{Name: s.Runtime, ReadOnly: paths}
 }

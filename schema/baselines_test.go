@@ -17,7 +17,7 @@ import (
 )
 
 // TestGeneratedBaselines: internal/baseline/zbaselines.go holds the
-// runtime baselines of the embedded schema (#Baselines,
+// runtime baselines of the embedded schema (#Baselines, #EgressBaseline,
 // #SeatbeltBaselines, #SeatbeltEgress) as Go data, so a build reads them
 // without compiling CUE and an emitter without importing the schema; the
 // schema stays their reviewed source. MCPOLICY_UPDATE=1 rewrites the file.
@@ -25,7 +25,9 @@ func TestGeneratedBaselines(t *testing.T) {
 	var linux map[string][]string
 	var macos map[string][]baseline.SeatbeltRule
 	var egress []baseline.SeatbeltRule
+	var egressLinux []string
 	decodeSchemaDef(t, "#Baselines", &linux)
+	decodeSchemaDef(t, "#EgressBaseline", &egressLinux)
 	decodeSchemaDef(t, "#SeatbeltBaselines", &macos)
 	decodeSchemaDef(t, "#SeatbeltEgress", &egress)
 
@@ -35,6 +37,7 @@ func TestGeneratedBaselines(t *testing.T) {
 	literalPackage = "baseline"
 	defer func() { literalPackage = "schema" }()
 	fmt.Fprintf(&b, "// baselines is #Baselines.\nvar baselines = %s\n\n", goLiteral(reflect.ValueOf(linux)))
+	fmt.Fprintf(&b, "// egressBaseline is #EgressBaseline.\nvar egressBaseline = %s\n\n", goLiteral(reflect.ValueOf(egressLinux)))
 	fmt.Fprintf(&b, "// seatbeltBaselines is #SeatbeltBaselines.\nvar seatbeltBaselines = %s\n\n", goLiteral(reflect.ValueOf(macos)))
 	fmt.Fprintf(&b, "// seatbeltEgress is #SeatbeltEgress.\nvar seatbeltEgress = %s\n", goLiteral(reflect.ValueOf(egress)))
 	checkGenerated(t, "../internal/baseline/zbaselines.go", "TestGeneratedBaselines", b.Bytes())

@@ -49,7 +49,7 @@ func TestVerdicts(t *testing.T) {
 		{`image: "x"`, `image: "x", user: "invoker"`, "widened:USER_INVOKER"},
 		{`image: "x", user: "invoker"`, `image: "x"`, "narrowed:USER_NOT_INVOKER"},
 		{`image: "x", network: allow: ["a.com:443"]`, `image: "x", network: allow: ["a.com:443", "b.com:443"]`, "widened:EGRESS_ADDED"},
-		{`image: "x", network: allow: ["a.com:443"]`, `image: "x"`, "narrowed:NETWORK_CLOSED"},
+		{`image: "x", network: allow: ["a.com:443"]`, `image: "x"`, "narrowed:BASELINE_NARROWED narrowed:NETWORK_CLOSED"}, // the CA certificates go with the egress
 		{`image: "x", network: allow: ["api.x.com:443"]`, `image: "x", network: allow: ["*.x.com:443"]`, "widened:EGRESS_WIDENED"},
 		{`image: "x", network: allow: ["*.x.com:443"]`, `image: "x", network: allow: ["api.x.com:443"]`, "narrowed:EGRESS_NARROWED"},
 		{`image: "x", network: allow: ["a.x.com:443", "b.x.com:443"]`, `image: "x", network: allow: ["*.x.com:443"]`, "widened:EGRESS_WIDENED"},

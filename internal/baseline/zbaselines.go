@@ -40,6 +40,15 @@ var baselines = map[string][]string{
 	},
 }
 
+// egressBaseline is #EgressBaseline.
+var egressBaseline = []string{
+	"/etc/ssl/certs",
+	"/etc/ca-certificates",
+	"/etc/pki/tls/certs",
+	"/etc/pki/ca-trust/extracted",
+	"/usr/share/ca-certificates",
+}
+
 // seatbeltBaselines is #SeatbeltBaselines.
 var seatbeltBaselines = map[string][]SeatbeltRule{
 	"node": {
