@@ -18,51 +18,23 @@ import (
 	"github.com/mcpolicy/mcpolicy/project"
 )
 
-// wideDeployment is a hand-written Deployment with every widening lint
-// must catch, each on a line of its own (the comments say which).
-const wideDeployment = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: wide
-spec:
-  selector:
-    matchLabels: {app: wide}
-  template:
-    metadata:
-      labels: {app: wide}
-    spec:
-      hostNetwork: true
-      hostPID: true
-      containers:
-      - name: server
-        image: img:1
-        securityContext:
-          privileged: true
-          allowPrivilegeEscalation: true
-          capabilities:
-            add: [SYS_ADMIN]
-        env:
-        - name: GITHUB_TOKEN
-          value: ghp_0123456789abcdefghijklmnopqrstuvwxyzAB
-        volumeMounts:
-        - {name: home, mountPath: /home/me}
-        - name: aws
-          mountPath: /aws
-          readOnly: true
-      volumes:
-      - name: home
-        hostPath: {path: /home/alice}
-      - name: aws
-        hostPath:
-          path: /root/.aws
-`
+// wideDeployment is the kubernetes reader's hand-written Deployment
+// with every widening lint must catch, each on a line of its own.
+func wideDeployment(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile("../emit/kubernetes/testdata/wide_deployment.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
 
 // TestLintManifest: lint --manifest catches each widening of a
 // hand-written Deployment, at the line and column of the field that says
 // it (or of the container, for a field left out); the kubernetes
 // backend's own manifest raises none of them.
 func TestLintManifest(t *testing.T) {
-	ts, err := clientcfg.ReadManifest("deployment.yaml", []byte(wideDeployment))
+	ts, err := clientcfg.ReadManifest("deployment.yaml", wideDeployment(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package kubernetes_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,46 +15,18 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 )
 
-// wideDeployment is a hand-written Deployment with every widening the
-// reader must flag, each on a line of its own (the comments say which).
-// (clientcfg's TestLintManifest lints the same file as lint --manifest
-// does.)
-const wideDeployment = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: wide
-spec:
-  selector:
-    matchLabels: {app: wide}
-  template:
-    metadata:
-      labels: {app: wide}
-    spec:
-      hostNetwork: true
-      hostPID: true
-      containers:
-      - name: server
-        image: img:1
-        securityContext:
-          privileged: true
-          allowPrivilegeEscalation: true
-          capabilities:
-            add: [SYS_ADMIN]
-        env:
-        - name: GITHUB_TOKEN
-          value: ghp_0123456789abcdefghijklmnopqrstuvwxyzAB
-        volumeMounts:
-        - {name: home, mountPath: /home/me}
-        - name: aws
-          mountPath: /aws
-          readOnly: true
-      volumes:
-      - name: home
-        hostPath: {path: /home/alice}
-      - name: aws
-        hostPath:
-          path: /root/.aws
-`
+// wideDeployment is testdata/wide_deployment.yaml: a hand-written
+// Deployment with every widening the reader must flag, each on a line of
+// its own. clientcfg's TestLintManifest lints the same file as lint
+// --manifest does.
+func wideDeployment(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile("testdata/wide_deployment.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
 
 // TestReadHandWrittenDeployment: the reader flags each widening of a
 // hand-written Deployment at the line and column of the field that says
@@ -64,7 +37,7 @@ func TestReadHandWrittenDeployment(t *testing.T) {
 	secret := func(name, value string) bool {
 		return strings.HasSuffix(name, "TOKEN") && !strings.HasPrefix(value, "$")
 	}
-	ts, err := kubernetes.ParseManifest("deployment.yaml", []byte(wideDeployment), secret)
+	ts, err := kubernetes.ParseManifest("deployment.yaml", wideDeployment(t), secret)
 	if err != nil {
 		t.Fatal(err)
 	}
