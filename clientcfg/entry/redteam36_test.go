@@ -19,22 +19,7 @@ import (
 // another forwarder into the sandbox) — runs what the pinned plan does
 // not say, and must be reported (exit 6), not passed as current.
 func TestRedteam36RunLineNotPinned(t *testing.T) {
-	root := t.TempDir()
-	out := filepath.Join(root, ".mcpolicy")
-	p := seedPlan()
-	p.Network = compiler.Network{Mode: "allowlist", Allow: compiler.MustDestinations("api.github.com:443"), ProxyPort: compiler.ProxyPort(p.Server)}
-	p.Runtime = compiler.Runtime{Name: "static"}
-	p.Command = []string{"/usr/bin/node", "server.js"}
-	planFile := filepath.Join(out, "plan", p.Server+".json")
-	os.MkdirAll(filepath.Dir(planFile), 0o755)
-	if err := os.WriteFile(planFile, p.JSON(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c, _ := clientcfg.LookupClient("claude-code")
-	l, err := LaunchFor(c, p, "bwrap", root, "/home/dev", out, fakeELF(t, false), "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, out, p, _, c, l := egressEntry(t)
 	reported := func(args []string) bool {
 		t.Helper()
 		src, err := Merge(".mcp.json", nil, c, p.Server, &Launch{Command: l.Command, Env: l.Env, Args: args}, false)

@@ -16,22 +16,7 @@ import (
 // edited after the build is TAMPERED, and the earlier entry that compiled
 // the policy at each start is reported for writing again.
 func TestRunEntryReadBack(t *testing.T) {
-	root := t.TempDir()
-	out := filepath.Join(root, ".mcpolicy")
-	p := seedPlan()
-	p.Network = compiler.Network{Mode: "allowlist", Allow: compiler.MustDestinations("api.github.com:443"), ProxyPort: compiler.ProxyPort(p.Server)}
-	p.Runtime = compiler.Runtime{Name: "static"}
-	p.Command = []string{"/usr/bin/node", "server.js"}
-	planFile := filepath.Join(out, "plan", p.Server+".json")
-	os.MkdirAll(filepath.Dir(planFile), 0o755)
-	if err := os.WriteFile(planFile, p.JSON(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c, _ := clientcfg.LookupClient("claude-code")
-	l, err := LaunchFor(c, p, "bwrap", root, "/home/dev", out, fakeELF(t, false), "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, out, p, planFile, c, l := egressEntry(t)
 	read := func(l *Launch) []*clientcfg.UnmanagedEntry {
 		t.Helper()
 		src, err := Merge(".mcp.json", nil, c, p.Server, l, false)
@@ -74,4 +59,29 @@ func TestRunEntryReadBack(t *testing.T) {
 	if pins := clientcfg.Pins([]*compiler.Plan{p}, ts); len(pins) != 1 || !pins[0].Tampered {
 		t.Errorf("the plan file edited: %+v, want TAMPERED", pins)
 	}
+}
+
+// egressEntry builds, in a fresh project, the plan file of a server with
+// an egress allowlist as build writes it, and the claude-code entry that
+// pins it: the project root, the output folder, the plan, its file, the
+// client and the entry.
+func egressEntry(t *testing.T) (root, out string, p *compiler.Plan, planFile string, c *clientcfg.Client, l *Launch) {
+	t.Helper()
+	root = t.TempDir()
+	out = filepath.Join(root, ".mcpolicy")
+	p = seedPlan()
+	p.Network = compiler.Network{Mode: "allowlist", Allow: compiler.MustDestinations("api.github.com:443"), ProxyPort: compiler.ProxyPort(p.Server)}
+	p.Runtime = compiler.Runtime{Name: "static"}
+	p.Command = []string{"/usr/bin/node", "server.js"}
+	planFile = filepath.Join(out, "plan", p.Server+".json")
+	os.MkdirAll(filepath.Dir(planFile), 0o755)
+	if err := os.WriteFile(planFile, p.JSON(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, _ = clientcfg.LookupClient("claude-code")
+	l, err := LaunchFor(c, p, "bwrap", root, "/home/dev", out, fakeELF(t, false), "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, out, p, planFile, c, l
 }
