@@ -540,21 +540,6 @@ func withCommand(p *compiler.Plan, bin string, attempts []probe.Attempt) *compil
 	return &q
 }
 
-func parseResults(out []byte) ([]probe.Result, error) {
-	var rs []probe.Result
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if line == "" {
-			continue
-		}
-		var r probe.Result
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			return nil, fmt.Errorf("probe output %q: %v", line, err)
-		}
-		rs = append(rs, r)
-	}
-	return rs, nil
-}
-
 func runCmd(name string, args []string, env []string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -586,7 +571,7 @@ func bwrapBackend(mutation string) backendRun {
 			if err != nil {
 				return nil, err
 			}
-			return parseResults(out)
+			return probe.Decode(out)
 		}}
 }
 
@@ -614,7 +599,7 @@ func runSupervised(p *compiler.Plan, c *testCase, backend string) ([]probe.Resul
 	if err != nil || code != 0 {
 		return nil, fmt.Errorf("supervise.Run (%s): exit %d, %v\nstderr: %s\nproxy log: %s", backend, code, err, stderr.String(), log.String())
 	}
-	return parseResults(stdout.Bytes())
+	return probe.Decode(stdout.Bytes())
 }
 
 func landlockBackend(mutate func(*compiler.Plan)) backendRun {
@@ -635,7 +620,7 @@ func landlockBackend(mutate func(*compiler.Plan)) backendRun {
 			if err != nil {
 				return nil, err
 			}
-			return parseResults(out)
+			return probe.Decode(out)
 		}}
 }
 
@@ -697,7 +682,7 @@ func runLaunchLibrary(p *compiler.Plan, c *testCase) ([]probe.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parseResults(out)
+	return probe.Decode(out)
 }
 
 func engineBackend(engine string, mutation string) backendRun {
@@ -726,7 +711,7 @@ func engineBackend(engine string, mutation string) backendRun {
 			if err != nil {
 				return nil, err
 			}
-			return parseResults(out)
+			return probe.Decode(out)
 		}}
 }
 

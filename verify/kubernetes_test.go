@@ -223,7 +223,7 @@ func kubePlay(pod *corev1.Pod) ([]probe.Result, error) {
 	if c := strings.TrimSpace(string(code)); c != "0" {
 		return nil, fmt.Errorf("the probe exited %s\n%s", c, out)
 	}
-	return parseResults(out)
+	return probe.Decode(out)
 }
 
 // checkNetworkPolicies checks what podman does not enforce, on the

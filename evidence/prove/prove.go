@@ -11,7 +11,6 @@ import (
 	"crypto/sha256"
 	"debug/elf"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -760,16 +759,9 @@ func probeArgs(as []attempt, view func(attempt) string) []string {
 }
 
 func parse(out []byte, n int) ([]probe.Result, error) {
-	var rs []probe.Result
-	dec := json.NewDecoder(bytes.NewReader(out))
-	for {
-		var r probe.Result
-		if err := dec.Decode(&r); err == io.EOF {
-			break
-		} else if err != nil {
-			return nil, fmt.Errorf("reading the probe's answers: %v (output: %q)", err, out)
-		}
-		rs = append(rs, r)
+	rs, err := probe.Decode(out)
+	if err != nil {
+		return nil, fmt.Errorf("reading the probe's answers: %v (output: %q)", err, out)
 	}
 	if len(rs) != n {
 		return nil, fmt.Errorf("the probe answered %d of %d attempts (output: %q)", len(rs), n, out)

@@ -538,7 +538,7 @@ func realTraffic(t *testing.T, backend string) {
 	returned := log.String()
 
 	// What the probe saw, attempt by attempt.
-	results, err := parseResults(stdout.String())
+	results, err := probe.Decode([]byte(stdout.String()))
 	if err != nil {
 		t.Fatalf("%v\nstderr: %s", err, stderr.String())
 	}
@@ -681,7 +681,7 @@ func tunnelEndsWithRun(t *testing.T) {
 		t.Fatalf("supervise.Run: code %d, %v\nstderr: %s", code, err, stderr.String())
 	}
 	returned := log.String()
-	rs, err := parseResults(stdout.String())
+	rs, err := probe.Decode([]byte(stdout.String()))
 	if err != nil || len(rs) != 2 {
 		t.Fatalf("probe output %q: %v", stdout.String(), err)
 	}
@@ -1077,21 +1077,6 @@ func egressDirs(t *testing.T) map[string]bool {
 		}
 	}
 	return set
-}
-
-func parseResults(out string) ([]probe.Result, error) {
-	var rs []probe.Result
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		if line == "" {
-			continue
-		}
-		var r probe.Result
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			return nil, fmt.Errorf("probe output %q: %v", line, err)
-		}
-		rs = append(rs, r)
-	}
-	return rs, nil
 }
 
 func parseDecisions(log string) ([]egress.Decision, error) {
