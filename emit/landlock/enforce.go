@@ -155,9 +155,9 @@ func report(p *compiler.Plan, h Host) []emit.Row {
 // never granted (launch.CheckRuleset refuses the same hosts).
 func procRow(p *compiler.Plan, h Host) emit.Row {
 	if h.UserNS {
-		return emit.Row{Support: emit.Enforced, How: "a procfs of the server's own PID namespace at /proc in the minimal root, read-only, subset=pid and hidepid=ptraceable: the server's own processes only (no host PID, no /proc/sys, /proc/keys or other host-wide file); Landlock grants it read, never write or execute"}
+		return emit.Row{Restriction: emit.Proc, Support: emit.Enforced, How: "a procfs of the server's own PID namespace at /proc in the minimal root, read-only, subset=pid and hidepid=ptraceable: the server's own processes only (no host PID, no /proc/sys, /proc/keys or other host-wide file); Landlock grants it read, never write or execute"}
 	}
-	return emit.Row{Support: emit.Missing, How: "no user namespaces: no procfs of the server's own PID namespace can be mounted, and the host's /proc is never granted",
+	return emit.Row{Restriction: emit.Proc, Support: emit.Missing, How: "no user namespaces: no procfs of the server's own PID namespace can be mounted, and the host's /proc is never granted",
 		Alternative: "enable unprivileged user namespaces, or use the bwrap or docker backend (every server gets its own /proc there)",
 		Pos:         p.ProcPos, Field: p.Field("proc")}
 }
@@ -181,4 +181,16 @@ func holderPos(p *compiler.Plan) position.Pos {
 		}
 	}
 	return p.Pos
+}
+
+// OnThisHost says what this machine's kernel will refuse at launch of a
+// plan built for landlock that build, checking against Best, cannot: a
+// plan with proc where user namespaces are not available (no procfs of
+// the server's own can be made, and the host's is never granted). nil
+// when nothing.
+func OnThisHost(p *compiler.Plan, h Host) error {
+	if !p.Proc || h.UserNS || !p.RunsOn(Backend) {
+		return nil
+	}
+	return emit.Check(p, Backend, []emit.Row{procRow(p, h)})
 }
