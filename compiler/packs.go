@@ -50,7 +50,7 @@ type PackCache struct {
 	Why       string `json:"-"`
 }
 
-// packs lowers the server's packs, in the policy's order, each once.
+// packs lowers the server's packs, each once, sorted by name.
 func (c *compiler) packs(s *schema.Server, at string, claim func(string, position.Pos, string)) []Pack {
 	var out []Pack
 	seen := map[string]bool{}
@@ -69,6 +69,9 @@ func (c *compiler) packs(s *schema.Server, at string, claim func(string, positio
 		out = append(out, c.pack(n, data, field, claim))
 	}
 	c.packEnvConflicts(s, out, at)
+	// Sorted, as env and accept are: the order they are written in
+	// changes nothing.
+	slices.SortFunc(out, func(a, b Pack) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -133,7 +136,7 @@ func packValue(v string) string {
 }
 
 // PackPaths are the host paths every pack of the plan reads, each once,
-// in the packs' order.
+// pack by pack.
 func (p *Plan) PackPaths() []HostPath {
 	var out []HostPath
 	for _, pk := range p.Packs {

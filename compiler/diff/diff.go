@@ -123,6 +123,12 @@ func server(o, n *compiler.Plan) []Change {
 	}, func(name string, at position.Pos) {
 		add("DEGRADATION_DROPPED", Narrowed, n.Pos, orPos(at, o.Pos), "degradation %s no longer accepted", name)
 	})
+	pack := func(k compiler.Pack) (string, position.Pos) { return k.Name, k.Pos }
+	diffNamed(o.Packs, n.Packs, pack, func(name string, at position.Pos) {
+		add("PACK_ADDED", Widened, orPos(at, n.Pos), position.Pos{}, "runtime pack %s added (%s)", name, packSummary(n, name))
+	}, func(name string, at position.Pos) {
+		add("PACK_REMOVED", Narrowed, n.Pos, orPos(at, o.Pos), "runtime pack %s removed", name)
+	})
 	baselineChanges(o, n, add)
 	limitChanges(o, n, add)
 	userChanges(o, n, add)
@@ -312,4 +318,15 @@ func orPos(pos, fallback position.Pos) position.Pos {
 		return fallback
 	}
 	return pos
+}
+
+// packSummary is what the plan's pack named name adds, counted.
+func packSummary(p *compiler.Plan, name string) string {
+	for _, k := range p.Packs {
+		if k.Name == name {
+			_, what, _ := strings.Cut(k.Summary(), ": ")
+			return what
+		}
+	}
+	return ""
 }

@@ -74,6 +74,8 @@ var registry = []*Kind{
 		s + `image: "x"`, s + `{image: "x", user: "invoker"}`},
 	{"DEGRADATION_ACCEPTED", Widened, "A named degradation accepted: a backend may enforce less than the policy says.",
 		s + `command: ["a"]`, s + `{command: ["a"], accept: ["landlock-no-scope"]}`},
+	{"PACK_ADDED", Widened, "A runtime pack added: its host paths readable, its environment values set, its caches and /proc given.",
+		s + `command: ["a"]`, s + `{command: ["a"], packs: ["go"]}`},
 	{"BASELINE_WIDENED", Widened, "A runtime baseline that makes more host paths readable (e.g. static -> the default).",
 		s + `{command: ["a"], runtime: "static"}`, s + `command: ["a"]`},
 
@@ -107,6 +109,8 @@ var registry = []*Kind{
 		s + `{image: "x", user: "invoker"}`, s + `image: "x"`},
 	{"DEGRADATION_DROPPED", Narrowed, "A degradation no longer accepted.",
 		s + `{command: ["a"], accept: ["landlock-no-scope"]}`, s + `command: ["a"]`},
+	{"PACK_REMOVED", Narrowed, "A runtime pack removed.",
+		s + `{command: ["a"], packs: ["go"]}`, s + `command: ["a"]`},
 	{"BASELINE_NARROWED", Narrowed, "A runtime baseline that makes fewer host paths readable (e.g. the default -> static).",
 		s + `command: ["a"]`, s + `{command: ["a"], runtime: "static"}`},
 }

@@ -77,7 +77,9 @@ func Args(p *compiler.Plan, r compiler.Resolver, layout Layout, envFD int) ([]st
 	// view, across all its keyrings: masked, as Docker masks it.
 	a = append(a, "--proc", "/proc", "--ro-bind", "/dev/null", "/proc/keys", "--ro-bind", "/dev/null", "/proc/key-users", "--dev", "/dev")
 
-	for _, b := range p.Runtime.ReadOnly {
+	// The baseline, then the runtime packs' paths (${HOME}/... in a
+	// committed spec, which the launcher expands): each where it exists.
+	for _, b := range p.BaselinePaths(r) {
 		switch {
 		case b == "/usr":
 			a = append(a, "--ro-bind", "/usr", "/usr")

@@ -43,7 +43,7 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*artefact.Ruleset, error) {
 			Restriction: "a server without a command", Alternative: `set "command" (the argv to run) in the policy`}
 	}
 	rs := &artefact.Ruleset{
-		Server: p.Server, Plan: p.Hash, Baseline: append([]string{}, p.Runtime.ReadOnly...),
+		Server: p.Server, Plan: p.Hash, Baseline: p.BaselinePaths(r),
 		ReadOnly: []string{}, ReadWrite: []string{},
 		DevicesRO: DevicesRO, DevicesRW: DevicesRW,
 		Network: p.Network.Mode, Env: p.EnvNames(), Accept: p.AcceptNames(),

@@ -1045,6 +1045,11 @@ var packs = map[string]Pack{
 		},
 		Env: []PackEnv{
 			{
+				Name:  "PATH",
+				Value: "/usr/local/go/bin:/usr/lib/go/bin:/usr/local/bin:/usr/bin:/bin",
+				Why:   "go's bin folders before the sandbox's usual PATH: gopls and go run find go by PATH",
+			},
+			{
 				Name:  "GOMODCACHE",
 				Value: "~/go/pkg/mod",
 				Why:   "the module cache granted above: HOME in the sandbox is not the user's, so its default would be elsewhere",
