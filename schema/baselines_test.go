@@ -139,3 +139,33 @@ func decodeSchemaDef(t *testing.T, def string, v any) {
 		t.Fatalf("schema %s: %v", def, err)
 	}
 }
+
+// TestPackNamesAreThePacks: the server's packs field takes exactly the
+// packs #Packs defines (and so internal/baseline holds).
+func TestPackNamesAreThePacks(t *testing.T) {
+	for _, name := range baseline.PackNames() {
+		src := fmt.Sprintf("version: \"v1\"\nservers: s: {command: [\"x\"], packs: [%q]}\n", name)
+		if _, err := LoadBytes("p.cue", []byte(src), ""); err != nil {
+			t.Errorf("pack %s refused: %v", name, err)
+		}
+	}
+	_, err := LoadBytes("p.cue", []byte("version: \"v1\"\nservers: s: {command: [\"x\"], packs: [\"java\"]}\n"), "")
+	if err == nil || !strings.Contains(err.Error(), "p.cue:2:38: servers.s.packs[0]") || !strings.Contains(err.Error(), `"go", "npx", "uvx", "pipx", "deno"`) {
+		t.Errorf("unknown pack: %v", err)
+	}
+	var enum []string
+	sch := cuecontext.New().CompileBytes(schemaSource, cue.Filename(schemaFile))
+	elem := sch.LookupPath(cue.ParsePath("#Server.packs")).LookupPath(cue.MakePath(cue.AnyIndex))
+	_, args := elem.Expr()
+	for _, a := range args {
+		s, err := a.String()
+		if err != nil {
+			t.Fatal(err)
+		}
+		enum = append(enum, s)
+	}
+	sort.Strings(enum)
+	if !reflect.DeepEqual(enum, baseline.PackNames()) {
+		t.Errorf("#Server.packs takes %v, #Packs defines %v", enum, baseline.PackNames())
+	}
+}
