@@ -163,6 +163,19 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]
 		}
 		a = append(a, "--mount", spec)
 	}
+	// The runtime packs' host paths, read-only at the same path (the image
+	// is the runtime; these are what it lacks): mcpolicy-launch drops one
+	// missing at spawn (LabelOptional), so the engine never creates it.
+	var optional []string
+	for _, hp := range p.PackPaths() {
+		at := r.Resolve(hp)
+		spec, err := bindSpec(p.Server, at, at, true)
+		if err != nil {
+			return nil, err
+		}
+		a = append(a, "--mount", spec)
+		optional = append(optional, at)
+	}
 	// Protected paths come after the mounts holding them; docker orders
 	// mounts by depth anyway, so the read-only one always lands on top.
 	for _, pr := range p.Protected {
@@ -203,6 +216,9 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]
 	}
 	for _, h := range p.ProgramPins {
 		a = append(a, "--label", LabelProgramPin+"="+r.Resolve(h))
+	}
+	for _, at := range optional {
+		a = append(a, "--label", artefact.LabelOptional+"="+at)
 	}
 	a = append(a, p.Image)
 	a = append(a, p.Command...)
