@@ -235,8 +235,9 @@ func namespaceAttr(sp *spec, uid, gid int) (*syscall.SysProcAttr, error) {
 	// the kernel kills every process left in the namespace. Without it, a process the server
 	// started in a new session outlived the server and its client
 	// (confined, but unwatched: it rewrote its grant after mcpolicy prove
-	// had put it back). The namespace holds no /proc (the ruleset never
-	// grants it). Stage 2 stays outside the server's Landlock domain (see
+	// had put it back). Its /proc, when the ruleset says proc, is a procfs
+	// of this namespace that lists only what the server may ptrace (see
+	// procOptions); otherwise there is none. Stage 2 stays outside the server's Landlock domain (see
 	// startConfined): Landlock denies the server ptrace into it and (ABI 6)
 	// signals to it; the seccomp filter denies ptrace too.
 	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWPID)
