@@ -45,6 +45,12 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 	p.Runtime = c.runtime(s, at, p.Network.Mode == "allowlist")
 	p.Accept = c.accept(s, at)
 	p.Packs = c.packs(s, at, claim)
+	for _, k := range p.Packs {
+		// A pack whose runtime reads /proc/self implies proc.
+		if k.Proc && !p.Proc {
+			p.Proc, p.ProcPos = true, k.Pos
+		}
+	}
 	// After unprotect and accept: both decide what a source may be.
 	for _, src := range sources {
 		c.checkSource(p, src, unprot)
