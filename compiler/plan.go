@@ -20,16 +20,19 @@ import (
 // Plan is the IR for one server. It is written to disk as JSON for review,
 // so every field that is serialized is deterministic and machine-neutral.
 type Plan struct {
-	Server       string         `json:"server"`
-	PolicyFile   string         `json:"policyFile"` // relative to the project root, slash-separated
-	Description  string         `json:"description,omitempty"`
-	Image        string         `json:"image,omitempty"`
-	Command      []string       `json:"command,omitempty"`
-	Workdir      string         `json:"workdir,omitempty"`
-	User         User           `json:"user"`
-	Mounts       []Mount        `json:"mounts"`
-	Scratch      *Scratch       `json:"scratch,omitempty"`
-	Env          []EnvGrant     `json:"env"` // sorted by name
+	Server      string     `json:"server"`
+	PolicyFile  string     `json:"policyFile"` // relative to the project root, slash-separated
+	Description string     `json:"description,omitempty"`
+	Image       string     `json:"image,omitempty"`
+	Command     []string   `json:"command,omitempty"`
+	Workdir     string     `json:"workdir,omitempty"`
+	User        User       `json:"user"`
+	Mounts      []Mount    `json:"mounts"`
+	Scratch     *Scratch   `json:"scratch,omitempty"`
+	Env         []EnvGrant `json:"env"` // sorted by name
+	// SetEnv are the variables the policy sets to constant values, sorted
+	// by name: each wins over the client's and the env file's value.
+	SetEnv       []EnvValue     `json:"setEnv,omitempty"`
 	Network      Network        `json:"network"`
 	Protected    []Protected    `json:"protected"`
 	Backends     []string       `json:"backends"`
@@ -131,6 +134,19 @@ func names[E any](es []E, name func(E) string) []string {
 type EnvGrant struct {
 	Name string
 	Pos  position.Pos
+}
+
+// EnvValue is an environment variable the policy sets to a constant,
+// non-secret value (setenv).
+type EnvValue struct {
+	Name  string       `json:"name"`
+	Value string       `json:"value"`
+	Pos   position.Pos `json:"-"`
+}
+
+// SetEnvNames are the names of the variables the policy sets.
+func (p *Plan) SetEnvNames() []string {
+	return names(p.SetEnv, func(e EnvValue) string { return e.Name })
 }
 
 // Accepted is a degradation the policy accepts.

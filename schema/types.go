@@ -22,6 +22,7 @@ type Server struct {
 	Mounts      []Mount
 	Scratch     *Scratch
 	Env         []EnvName
+	SetEnv      []EnvValue // sorted by name
 	Network     Network
 	Unprotect   []Unprotect
 	Limits      Limits
@@ -67,6 +68,13 @@ type Scratch struct {
 type EnvName struct {
 	Name string
 	Pos  Pos
+}
+
+// EnvValue sets one environment variable to a constant value.
+type EnvValue struct {
+	Name  string
+	Value string
+	Pos   Pos // of the NAME: value field
 }
 
 // Network is "none" unless Allow lists egress destinations.

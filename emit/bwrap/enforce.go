@@ -22,7 +22,7 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 		case emit.Scratch:
 			return emit.Row{Support: emit.Enforced, How: "--size N --tmpfs"}
 		case emit.Environment:
-			return emit.Row{Support: emit.Enforced, How: "--clearenv; the wrapper passes names through --args, never argv"}
+			return emit.Row{Support: emit.Enforced, How: "--clearenv; the policy's constant values by --setenv; the wrapper passes names through --args, never argv"}
 		case emit.Capabilities:
 			return emit.Row{Support: emit.Enforced, How: "--cap-drop ALL, non-root uid in a user namespace"}
 		case emit.NoNewPrivileges:

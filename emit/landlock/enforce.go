@@ -100,7 +100,7 @@ func report(p *compiler.Plan, h Host) []emit.Row {
 				Degradation: AcceptScratchDir, Alternative: "use the bwrap or docker backend for a bounded tmpfs",
 				Pos: p.Scratch.Pos, Field: field("scratch")}
 		case emit.Environment:
-			return emit.Row{Support: emit.Enforced, How: "the launcher clears it except the named variables"}
+			return emit.Row{Support: emit.Enforced, How: "the launcher clears it except the named variables, then sets the policy's constant values"}
 		case emit.Capabilities:
 			if h.UserNS {
 				return emit.Row{Support: emit.Enforced, How: "every set emptied (bounding, permitted, effective, inheritable, ambient) and root locked out by securebits before exec"}
