@@ -2,7 +2,6 @@ package compiler
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/internal/bytesize"
@@ -71,7 +70,8 @@ func Explain(p *Plan) string {
 		}
 		line(s.NonRootUser, sb.user(user))
 	}
-	line(len(p.Env) == 0 && !slices.ContainsFunc(p.Packs, func(k Pack) bool { return len(k.Env) > 0 }), "environment: empty (no variable passed through)")
+	line(len(p.Env) == 0 && len(p.SetEnv) == 0, "environment: empty (no variable passed through)")
+	line(len(p.Env) == 0 && len(p.SetEnv) > 0, "environment: only the values set above (no variable passed through)")
 	line(s.MemoryBytes > 0, "memory: at most "+bytesize.Format(s.MemoryBytes))
 	line(s.Pids > 0, fmt.Sprintf("processes: at most %d", s.Pids))
 	line(s.MilliCPUs > 0, fmt.Sprintf("cpus: at most %g", float64(s.MilliCPUs)/1000))

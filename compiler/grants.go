@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
@@ -17,6 +18,7 @@ const (
 	GrantMountRW   GrantKind = "rw mount"
 	GrantScratch   GrantKind = "scratch"
 	GrantEnv       GrantKind = "env"
+	GrantSetEnv    GrantKind = "setenv"
 	GrantEgress    GrantKind = "egress"
 	GrantUnprotect GrantKind = "unprotect"
 	GrantRootUser  GrantKind = "root user"
@@ -27,7 +29,7 @@ const (
 
 // noun is the kind as counted: "1 ro mount", "2 ro mounts", "2 env vars".
 func (k GrantKind) noun(n int) string {
-	word := map[GrantKind]string{GrantEnv: "env var", GrantEgress: "egress host", GrantUnprotect: "unprotected path",
+	word := map[GrantKind]string{GrantEnv: "env var", GrantSetEnv: "set env var", GrantEgress: "egress host", GrantUnprotect: "unprotected path",
 		GrantDegrade: "accepted degradation", GrantPack: "runtime pack"}[k]
 	if word == "" {
 		word = string(k)
@@ -62,6 +64,9 @@ func (p *Plan) Grants() []Grant {
 	}
 	for _, e := range p.Env {
 		gs = append(gs, Grant{GrantEnv, "environment variable " + e.Name, orPos(e.Pos, p.Pos)})
+	}
+	for _, e := range p.SetEnv {
+		gs = append(gs, Grant{GrantSetEnv, fmt.Sprintf("environment variable %s=%s (the policy's value)", e.Name, strconv.Quote(e.Value)), orPos(e.Pos, p.Pos)})
 	}
 	for _, d := range p.Network.Allow {
 		gs = append(gs, Grant{GrantEgress, "egress to " + d.String(), orPos(d.Pos, p.Network.Pos)})

@@ -33,8 +33,11 @@ type Plan struct {
 	// namespace (bwrap, docker, podman and kubernetes give every server
 	// one; landlock mounts it only then). Not a grant: no backend shows
 	// more than the server's own processes.
-	Proc         bool           `json:"proc,omitempty"`
-	Env          []EnvGrant     `json:"env"` // sorted by name
+	Proc bool       `json:"proc,omitempty"`
+	Env  []EnvGrant `json:"env"` // sorted by name
+	// SetEnv are the variables the policy sets to constant values, sorted
+	// by name: each wins over the client's and the env file's value.
+	SetEnv       []EnvValue     `json:"setEnv,omitempty"`
 	Network      Network        `json:"network"`
 	Protected    []Protected    `json:"protected"`
 	Backends     []string       `json:"backends"`
@@ -140,6 +143,19 @@ func names[E any](es []E, name func(E) string) []string {
 type EnvGrant struct {
 	Name string
 	Pos  position.Pos
+}
+
+// EnvValue is an environment variable the policy sets to a constant,
+// non-secret value (setenv).
+type EnvValue struct {
+	Name  string       `json:"name"`
+	Value string       `json:"value"`
+	Pos   position.Pos `json:"-"`
+}
+
+// SetEnvNames are the names of the variables the policy sets.
+func (p *Plan) SetEnvNames() []string {
+	return names(p.SetEnv, func(e EnvValue) string { return e.Name })
 }
 
 // Accepted is a degradation the policy accepts.

@@ -9,9 +9,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
 	"github.com/mcpolicy/mcpolicy/internal/baseline"
 	"github.com/mcpolicy/mcpolicy/internal/bytesize"
+	"github.com/mcpolicy/mcpolicy/internal/secretshape"
 
 	"github.com/mcpolicy/mcpolicy/internal/allowlist"
 	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
@@ -38,6 +42,7 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 	p.Scratch = c.scratch(s, at, claim)
 	p.Proc, p.ProcPos = s.Proc, s.ProcPos
 	p.Env = c.env(s, at)
+	p.SetEnv = c.setenv(s, at, p.Env)
 	p.Network = c.network(s, at)
 	var unprot map[string]bool
 	p.Unprotected, unprot = c.unprotected(s, at)
@@ -166,6 +171,66 @@ func (c *compiler) env(s *schema.Server, at string) []EnvGrant {
 	}
 	slices.SortStableFunc(env, func(a, b EnvGrant) int { return cmp.Compare(a.Name, b.Name) })
 	return env
+}
+
+// MaxSetEnvValue bounds a setenv value: configuration, not a file.
+const MaxSetEnvValue = 4096
+
+// reservedEnv are the variables the backends set themselves (the egress
+// proxy's, the plan's hash): a policy's setenv cannot move them.
+var reservedEnv = func() map[string]bool {
+	m := map[string]bool{"MCPOLICY_PLAN": true}
+	for _, kv := range sandbox.ProxyEnv(0) {
+		m[kv[0]] = true
+	}
+	return m
+}()
+
+// setenv lowers the constant values, sorted by name: each a bounded line
+// of printable text, no name also passed through, no value that looks
+// like a secret (those belong in the env file, passed by name).
+func (c *compiler) setenv(s *schema.Server, at string, env []EnvGrant) []EnvValue {
+	var out []EnvValue
+	for _, e := range s.SetEnv {
+		field := at + ".setenv." + schema.FieldPath(e.Name)
+		switch {
+		case slices.ContainsFunc(env, func(g EnvGrant) bool { return g.Name == e.Name }):
+			c.fail(e.Pos, field, "keep one: env passes the host's value through, setenv sets the policy's",
+				"%s is both passed through (env) and set (setenv)", e.Name)
+		case reservedEnv[e.Name]:
+			c.fail(e.Pos, field, "mcpolicy sets it itself (the egress proxy's address, the plan's hash)", "%s cannot be set by a policy", e.Name)
+		case len(e.Value) > MaxSetEnvValue:
+			c.fail(e.Pos, field, "a setenv value is configuration: keep it short, or mount a file and name its path",
+				"the value of %s is %d bytes, more than %d", e.Name, len(e.Value), MaxSetEnvValue)
+		case strings.Contains(e.Value, "${"):
+			c.fail(e.Pos, field, `artefacts hold host paths as ${HOME} and ${PROJECT_ROOT}, which the launcher expands: write "~/..." for a path in the home; no other variable is expanded`,
+				"the value of %s holds \"${\"", e.Name)
+		case !printableLine(e.Value):
+			c.fail(e.Pos, field, "one line of printable text: no NUL, newline or other control character",
+				"the value of %s is not one line of printable text", e.Name)
+		default:
+			if kind := secretshape.Kind(e.Name, e.Value); kind != "" {
+				c.fail(e.Pos, field, fmt.Sprintf("a policy is reviewed and committed: put %s=... in the env file (mcpolicy client --env-file) and list %q in env", e.Name, e.Name),
+					"the value of %s looks like a secret (%s)", e.Name, kind)
+			}
+		}
+		out = append(out, EnvValue{Name: e.Name, Value: e.Value, Pos: e.Pos})
+	}
+	slices.SortStableFunc(out, func(a, b EnvValue) int { return cmp.Compare(a.Name, b.Name) })
+	return out
+}
+
+// printableLine reports whether v is valid UTF-8 without control characters.
+func printableLine(v string) bool {
+	if !utf8.ValidString(v) {
+		return false
+	}
+	for _, r := range v {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // network is none unless the policy allows destinations; each is parsed

@@ -56,7 +56,10 @@ func describe(elems []string, display, raw, file string, e cueerrors.Error, data
 		name := unquote(elems[len(elems)-1])
 		out.Msg = fmt.Sprintf("unknown field %q", name)
 		allowed := fieldNames(schemaValue(policyDef, elems[:len(elems)-1]))
-		if best := closest(name, allowed); best != "" {
+		if len(elems) > 1 && unquote(elems[len(elems)-2]) == "setenv" {
+			out.Msg = fmt.Sprintf("%q is not an environment variable name", name)
+			out.Hint = "setenv's names are letters, digits and _, not starting with a digit, e.g. GOFLAGS"
+		} else if best := closest(name, allowed); best != "" {
 			out.Hint = fmt.Sprintf("did you mean %q? allowed here: %s", best, strings.Join(allowed, ", "))
 		} else if len(allowed) > 0 {
 			out.Hint = "allowed here: " + strings.Join(allowed, ", ")

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"fmt"
+	"sort"
 
 	"cuelang.org/go/cue"
 )
@@ -25,12 +26,13 @@ type rawServer struct {
 		Target string `json:"target"`
 		Size   string `json:"size"`
 	} `json:"scratch"`
-	Proc      bool     `json:"proc"`
-	Env       []string `json:"env"`
-	Network   any      `json:"network"`
-	Unprotect []string `json:"unprotect"`
-	Runtime   string   `json:"runtime"`
-	Backends  []string `json:"backends"`
+	Proc      bool              `json:"proc"`
+	Env       []string          `json:"env"`
+	SetEnv    map[string]string `json:"setenv"`
+	Network   any               `json:"network"`
+	Unprotect []string          `json:"unprotect"`
+	Runtime   string            `json:"runtime"`
+	Backends  []string          `json:"backends"`
 	Waive     []struct {
 		Rule    string `json:"rule"`
 		Reason  string `json:"reason"`
@@ -104,6 +106,9 @@ func decode(file string, unified, data cue.Value, locate func([]string) (Pos, bo
 		for i, e := range rs.Env {
 			s.Env = append(s.Env, EnvName{Name: e, Pos: at(cue.Str("env"), cue.Index(i))})
 		}
+		for _, n := range sortedKeys(rs.SetEnv) {
+			s.SetEnv = append(s.SetEnv, EnvValue{Name: n, Value: rs.SetEnv[n], Pos: at(cue.Str("setenv"), cue.Str(n))})
+		}
 		s.Network.Pos = at(cue.Str("network"))
 		if n, ok := rs.Network.(map[string]any); ok {
 			allow, _ := n["allow"].([]any)
@@ -133,4 +138,13 @@ func decode(file string, unified, data cue.Value, locate func([]string) (Pos, bo
 		p.Servers = append(p.Servers, s)
 	}
 	return p, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
 }

@@ -277,7 +277,7 @@ func (d *plainDecoder) strOr(fields map[string]*ast.Field, name, def string) str
 
 func (d *plainDecoder) server(name string, f *ast.Field) (Server, bool) {
 	fs := d.fields(f.Value, "description", "image", "command", "workdir", "user", "mounts", "scratch", "proc", "env",
-		"network", "unprotect", "limits", "waive", "backends", "runtime", "accept", "packs")
+		"setenv", "network", "unprotect", "limits", "waive", "backends", "runtime", "accept", "packs")
 	if d.bad {
 		return Server{}, false
 	}
@@ -316,6 +316,16 @@ func (d *plainDecoder) server(name string, f *ast.Field) (Server, bool) {
 	if v := value(fs, "env"); v != nil {
 		for _, e := range d.list(v) {
 			s.Env = append(s.Env, EnvName{Name: d.str(e), Pos: d.pos(e)})
+		}
+	}
+	if v := value(fs, "setenv"); v != nil {
+		set, order, ok := plainFields(structElts(v))
+		if !ok {
+			d.bad = true
+		}
+		slices.Sort(order) // as decode reads them: by name
+		for _, n := range order {
+			s.SetEnv = append(s.SetEnv, EnvValue{Name: n, Value: d.str(set[n].Value), Pos: d.pos(set[n])})
 		}
 	}
 	s.Network.Pos = d.fieldPos(fs, "network")

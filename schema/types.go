@@ -24,6 +24,7 @@ type Server struct {
 	Proc        bool // the server's own procfs (landlock mounts it only then)
 	ProcPos     Pos
 	Env         []EnvName
+	SetEnv      []EnvValue // sorted by name
 	Network     Network
 	Unprotect   []Unprotect
 	Limits      Limits
@@ -76,6 +77,13 @@ type Scratch struct {
 type EnvName struct {
 	Name string
 	Pos  Pos
+}
+
+// EnvValue sets one environment variable to a constant value.
+type EnvValue struct {
+	Name  string
+	Value string
+	Pos   Pos // of the NAME: value field
 }
 
 // Network is "none" unless Allow lists egress destinations.

@@ -262,6 +262,33 @@ var plainPolicyType = &plainType{
 													},
 												},
 												{
+													Name: "setenv",
+													Type: plainType{
+														Alts: []plainAlt{
+															{
+																Kind: "struct",
+																Pattern: &plainType{
+																	Alts: []plainAlt{
+																		{
+																			Kind: "string",
+																		},
+																	},
+																},
+																Key: &plainType{
+																	Alts: []plainAlt{
+																		{
+																			Kind: "string",
+																			Match: []string{
+																				"^[A-Za-z_][A-Za-z0-9_]*$",
+																			},
+																		},
+																	},
+																},
+															},
+														},
+													},
+												},
+												{
 													Name: "network",
 													Type: plainType{
 														Alts: []plainAlt{

@@ -7,6 +7,7 @@ package diff
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
@@ -110,6 +111,7 @@ func server(o, n *compiler.Plan) []Change {
 	}, func(name string, at position.Pos) {
 		add("ENV_REMOVED", Narrowed, n.Pos, orPos(at, o.Pos), "environment variable %s no longer passed", name)
 	})
+	setenvChanges(o, n, add)
 	networkChanges(o.Network, n.Network, add)
 	unprot := func(u compiler.Unprotection) (string, position.Pos) { return u.Name, u.Pos }
 	diffNamed(o.Unprotected, n.Unprotected, unprot, func(name string, at position.Pos) {
@@ -199,6 +201,30 @@ func scratchChanges(o, n *compiler.Plan, add addFunc) {
 		add("SCRATCH_GREW", Widened, ns.Pos, os.Pos, "scratch %s -> %s", bytesize.Format(os.SizeBytes), bytesize.Format(ns.SizeBytes))
 	case os != nil && ns.SizeBytes < os.SizeBytes:
 		add("SCRATCH_SHRANK", Narrowed, ns.Pos, os.Pos, "scratch %s -> %s", bytesize.Format(os.SizeBytes), bytesize.Format(ns.SizeBytes))
+	}
+}
+
+// setenvChanges: a constant value the policy sets, added, changed (both
+// values shown: what the server is told decides what it does) or removed.
+func setenvChanges(o, n *compiler.Plan, add addFunc) {
+	old := map[string]compiler.EnvValue{}
+	for _, e := range o.SetEnv {
+		old[e.Name] = e
+	}
+	for _, e := range n.SetEnv {
+		oe, ok := old[e.Name]
+		switch {
+		case !ok:
+			add("SETENV_ADDED", Widened, orPos(e.Pos, n.Pos), position.Pos{}, "environment variable %s set to %s", e.Name, strconv.Quote(e.Value))
+		case oe.Value != e.Value:
+			add("SETENV_CHANGED", Widened, orPos(e.Pos, n.Pos), orPos(oe.Pos, o.Pos), "environment variable %s: %s -> %s", e.Name, strconv.Quote(oe.Value), strconv.Quote(e.Value))
+		}
+		delete(old, e.Name)
+	}
+	for _, e := range o.SetEnv {
+		if _, gone := old[e.Name]; gone {
+			add("SETENV_REMOVED", Narrowed, n.Pos, orPos(e.Pos, o.Pos), "environment variable %s no longer set (was %s)", e.Name, strconv.Quote(e.Value))
+		}
 	}
 }
 

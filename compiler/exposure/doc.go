@@ -18,6 +18,7 @@ var refinementDoc = map[compiler.GrantKind]map[string]string{
 		envSecret: "the name looks secret (below)",
 		envPlain:  "any other name",
 	},
+	compiler.GrantSetEnv: {"constant": "a value written in the policy (`setenv`)"},
 	compiler.GrantEgress: {
 		egressHost:     "an exact name: `api.github.com:443`",
 		egressAddress:  "a public address: `140.82.112.3:443`",

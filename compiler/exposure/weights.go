@@ -66,6 +66,7 @@ var (
 		compiler.GrantMountRW:  mountClasses,
 		compiler.GrantScratch:  {"bounded"},
 		compiler.GrantEnv:      {envSecret, envPlain},
+		compiler.GrantSetEnv:   {"constant"},
 		compiler.GrantEgress:   {egressHost, egressAddress, egressPrivate, egressWildcard},
 		compiler.GrantRootUser: {"uid0"},
 		compiler.GrantInvoker:  {"invoker"},

@@ -68,8 +68,9 @@ func Args(p *compiler.Plan, r compiler.Resolver, layout Layout, envFD int) ([]st
 		"--unshare-all", "--unshare-user", "--disable-userns",
 		"--uid", uid, "--gid", gid,
 		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
-		"--clearenv", "--setenv", "PATH", DefaultPath, "--setenv", "HOME", home(p),
+		"--clearenv",
 	}
+	a = append(a, setenvArgs(p)...)
 	if envFD > 0 {
 		a = append(a, "--args", strconv.Itoa(envFD))
 	}
@@ -158,6 +159,26 @@ func home(p *compiler.Plan) string {
 		return p.Scratch.Target
 	}
 	return "/"
+}
+
+// setenvArgs set PATH and HOME, then the policy's constant values (its
+// own PATH or HOME in place of the default): fixed in the artefact, so
+// neither the client's environment nor the env file can change them.
+func setenvArgs(p *compiler.Plan) []string {
+	var a []string
+	set := map[string]bool{}
+	for _, e := range p.SetEnv {
+		set[e.Name] = true
+	}
+	for _, kv := range [][2]string{{"PATH", DefaultPath}, {"HOME", home(p)}} {
+		if !set[kv[0]] {
+			a = append(a, "--setenv", kv[0], kv[1])
+		}
+	}
+	for _, e := range p.SetEnv {
+		a = append(a, "--setenv", e.Name, e.Value)
+	}
+	return a
 }
 
 // EnvArgs returns the --setenv arguments for the plan's passthrough names

@@ -189,6 +189,9 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]
 	for _, e := range p.Env {
 		a = append(a, "-e", e.Name) // the name only: docker copies the value from its own environment
 	}
+	for _, e := range p.SetEnv {
+		a = append(a, "-e", e.Name+"="+e.Value) // the policy's constant: not a secret, and no host value replaces it
+	}
 	if p.Network.Mode == "allowlist" {
 		for _, kv := range sandbox.ProxyEnv(p.Network.ProxyPort) {
 			a = append(a, "-e", kv[0]+"="+kv[1]) // not secrets: the proxy's loopback address

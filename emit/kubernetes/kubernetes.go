@@ -557,7 +557,8 @@ func mountVolume(p *compiler.Plan, r compiler.Resolver, o Options, i int) (*kube
 }
 
 // envVars are the granted variables, each read from its Secret or
-// ConfigMap key (the manifest holds no value), then, for an egress
+// ConfigMap key (the manifest holds no value), then the policy's constant
+// values (setenv, literal), then, for an egress
 // allowlist, the proxy's address.
 func envVars(p *compiler.Plan, o Options) []kube.EnvVar {
 	f := false
@@ -583,6 +584,9 @@ func envVars(p *compiler.Plan, o Options) []kube.EnvVar {
 			ev.ValueFrom.SecretKeyRef = &kube.SecretKeySelector{LocalObjectReference: ref, Key: key, Optional: &f}
 		}
 		out = append(out, ev)
+	}
+	for _, e := range p.SetEnv {
+		out = append(out, kube.EnvVar{Name: e.Name, Value: e.Value}) // the policy's constant: not a secret
 	}
 	if p.Network.Mode == "allowlist" {
 		for _, kv := range proxyEnv(p, o) {

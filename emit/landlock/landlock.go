@@ -49,6 +49,9 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*artefact.Ruleset, error) {
 		Network: p.Network.Mode, Env: p.EnvNames(), Accept: p.AcceptNames(), Proc: p.Proc,
 		ProgramPins: emit.ProgramPins(p),
 	}
+	for _, e := range p.SetEnv {
+		rs.SetEnv = append(rs.SetEnv, artefact.EnvValue{Name: e.Name, Value: e.Value})
+	}
 	uid, gid, err := compiler.UserIDs(p, r)
 	if err != nil {
 		return nil, err

@@ -48,12 +48,43 @@ type Ruleset struct {
 	Proc    bool     `json:"proc,omitempty"`
 	Network string   `json:"network"` // "none"
 	Env     []string `json:"env"`     // names passed through
-	User    string   `json:"user"`
-	Workdir string   `json:"workdir,omitempty"`
-	Command []string `json:"command"`
-	Accept  []string `json:"accept"`
+	// SetEnv are the policy's constant values, set after everything else
+	// the server's environment holds: they win.
+	SetEnv  []EnvValue `json:"setEnv,omitempty"`
+	User    string     `json:"user"`
+	Workdir string     `json:"workdir,omitempty"`
+	Command []string   `json:"command"`
+	Accept  []string   `json:"accept"`
 	// ProgramPins: as BwrapSpec's.
 	ProgramPins []string `json:"programPins,omitempty"`
+}
+
+// EnvValue is one variable a policy sets to a constant value (setenv).
+type EnvValue struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// WithSetEnv returns environ (NAME=value entries) with each of set in place
+// of any entry of the same name: the policy's value wins.
+func WithSetEnv(environ []string, set []EnvValue) []string {
+	if len(set) == 0 {
+		return environ
+	}
+	names := map[string]bool{}
+	for _, e := range set {
+		names[e.Name] = true
+	}
+	out := make([]string, 0, len(environ)+len(set))
+	for _, kv := range environ {
+		if name, _, _ := strings.Cut(kv, "="); !names[name] {
+			out = append(out, kv)
+		}
+	}
+	for _, e := range set {
+		out = append(out, e.Name+"="+e.Value)
+	}
+	return out
 }
 
 // Accepts reports whether the policy accepted the named degradation.

@@ -105,7 +105,7 @@ func Start(rs *artefact.Ruleset, opts Options) (int, error) {
 			return 0, err
 		}
 		rs.ReadWrite = append(rs.ReadWrite, dir)
-		sp.Env = scratchEnv(sp.Env, dir)
+		sp.Env = artefact.WithSetEnv(scratchEnv(sp.Env, dir), rs.SetEnv)
 		say(opts.Verbose, "mcpolicy exec: %s: no namespaces: scratch: the folder %s (HOME and TMPDIR), not bounded (accepted: %s)", rs.Server, dir, artefact.AcceptScratchDir)
 	}
 	if rs.Accepts(artefact.AcceptUnixSockets) {
@@ -144,8 +144,9 @@ func bases(opts Options) []string {
 	return out
 }
 
-// environment is the server's whole environment: a fixed PATH and HOME, and
-// the passthrough names that are set.
+// environment is the server's whole environment: a fixed PATH and HOME, the
+// passthrough names that are set, and the policy's constant values, which
+// win over both.
 func environment(rs *artefact.Ruleset, environ []string) []string {
 	home := "/"
 	if rs.Scratch != "" {
@@ -159,7 +160,7 @@ func environment(rs *artefact.Ruleset, environ []string) []string {
 			}
 		}
 	}
-	return env
+	return artefact.WithSetEnv(env, rs.SetEnv)
 }
 
 // runInNamespaces re-executes the launcher in new user, network, mount and

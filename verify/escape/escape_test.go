@@ -59,6 +59,7 @@ func TestEscape(t *testing.T) {
 		scratchScenarios,
 		driftScenarios,
 		engineEntryScenarios,
+		setenvScenarios,
 	) {
 		t.Run(sc.name, func(t *testing.T) {
 			for _, b := range sc.backends {
