@@ -205,3 +205,36 @@ func explainPacks(b *strings.Builder, p *Plan) {
 		}
 	}
 }
+
+// EnvValues are the constant values the server's environment gets, sorted
+// by name: the policy's setenv, and each runtime pack's value the policy
+// does not set itself (its own value wins). A value below the home is
+// ${HOME}/..., which the launcher expands at spawn.
+func (p *Plan) EnvValues() []EnvValue {
+	out := append([]EnvValue{}, p.SetEnv...)
+	for _, k := range p.Packs {
+		for _, e := range k.Env {
+			if !slices.ContainsFunc(out, func(v EnvValue) bool { return v.Name == e.Name }) {
+				out = append(out, EnvValue{Name: e.Name, Value: e.Value, Pos: k.Pos})
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b EnvValue) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// ResolveValue renders a constant value by r: one that is, or lies below,
+// ${HOME} or ${PROJECT_ROOT} (a runtime pack's, below the home) becomes
+// that path of r's machine; any other stays as written.
+func ResolveValue(v string, r Resolver) string {
+	for _, b := range []Base{Home, ProjectRoot} {
+		ph := "${" + string(b) + "}"
+		if v == ph {
+			return r.Resolve(HostPath{Base: b, Rel: "."})
+		}
+		if rest, ok := strings.CutPrefix(v, ph+"/"); ok {
+			return r.Resolve(HostPath{Base: b, Rel: path.Clean(rest)})
+		}
+	}
+	return v
+}

@@ -119,7 +119,7 @@ func ProxyVariables(p *compiler.Plan) map[string]string {
 // values (setenv), each with its value: every backend sets them itself,
 // whatever the host, the client or the env file holds.
 func PolicyVariables(p *compiler.Plan, set map[string]string) map[string]string {
-	for _, e := range p.SetEnv {
+	for _, e := range p.EnvValues() {
 		set[e.Name] = "set by the policy (setenv) to " + strconv.Quote(e.Value) + ", not from the host"
 	}
 	return set

@@ -70,7 +70,7 @@ func Args(p *compiler.Plan, r compiler.Resolver, layout Layout, envFD int) ([]st
 		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
 		"--clearenv",
 	}
-	a = append(a, setenvArgs(p)...)
+	a = append(a, setenvArgs(p, r)...)
 	if envFD > 0 {
 		a = append(a, "--args", strconv.Itoa(envFD))
 	}
@@ -164,10 +164,10 @@ func home(p *compiler.Plan) string {
 // setenvArgs set PATH and HOME, then the policy's constant values (its
 // own PATH or HOME in place of the default): fixed in the artefact, so
 // neither the client's environment nor the env file can change them.
-func setenvArgs(p *compiler.Plan) []string {
+func setenvArgs(p *compiler.Plan, r compiler.Resolver) []string {
 	var a []string
 	set := map[string]bool{}
-	for _, e := range p.SetEnv {
+	for _, e := range p.EnvValues() {
 		set[e.Name] = true
 	}
 	for _, kv := range [][2]string{{"PATH", DefaultPath}, {"HOME", home(p)}} {
@@ -175,8 +175,8 @@ func setenvArgs(p *compiler.Plan) []string {
 			a = append(a, "--setenv", kv[0], kv[1])
 		}
 	}
-	for _, e := range p.SetEnv {
-		a = append(a, "--setenv", e.Name, e.Value)
+	for _, e := range p.EnvValues() {
+		a = append(a, "--setenv", e.Name, compiler.ResolveValue(e.Value, r))
 	}
 	return a
 }

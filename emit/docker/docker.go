@@ -189,8 +189,8 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]
 	for _, e := range p.Env {
 		a = append(a, "-e", e.Name) // the name only: docker copies the value from its own environment
 	}
-	for _, e := range p.SetEnv {
-		a = append(a, "-e", e.Name+"="+e.Value) // the policy's constant: not a secret, and no host value replaces it
+	for _, e := range p.EnvValues() {
+		a = append(a, "-e", e.Name+"="+compiler.ResolveValue(e.Value, r)) // the policy's constant: not a secret, and no host value replaces it
 	}
 	if p.Network.Mode == "allowlist" {
 		for _, kv := range sandbox.ProxyEnv(p.Network.ProxyPort) {

@@ -49,8 +49,8 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*artefact.Ruleset, error) {
 		Network: p.Network.Mode, Env: p.EnvNames(), Accept: p.AcceptNames(), Proc: p.Proc,
 		ProgramPins: emit.ProgramPins(p),
 	}
-	for _, e := range p.SetEnv {
-		rs.SetEnv = append(rs.SetEnv, artefact.EnvValue{Name: e.Name, Value: e.Value})
+	for _, e := range p.EnvValues() {
+		rs.SetEnv = append(rs.SetEnv, artefact.EnvValue{Name: e.Name, Value: compiler.ResolveValue(e.Value, r)})
 	}
 	uid, gid, err := compiler.UserIDs(p, r)
 	if err != nil {

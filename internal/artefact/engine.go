@@ -65,6 +65,15 @@ func EngineArgs(artefact []byte, root, home string) ([]string, error) {
 			out[i] = label + "=" + p
 			continue
 		}
+		if name, v, ok := strings.Cut(out[i], "="); ok && out[i-1] == "-e" && strings.HasPrefix(v, "${") {
+			// A runtime pack's value below the home (GOMODCACHE=${HOME}/...).
+			v, err := expandBase(v, root, home)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = name + "=" + v
+			continue
+		}
 		if out[i-1] != "--mount" {
 			continue
 		}

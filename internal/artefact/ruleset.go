@@ -129,6 +129,9 @@ func (rs *Ruleset) Expand(projectRoot, home string) error {
 		}
 	}
 	rs.Workdir = fix(rs.Workdir)
+	for i := range rs.SetEnv { // a runtime pack's value below the home
+		rs.SetEnv[i].Value = fix(rs.SetEnv[i].Value)
+	}
 	for i, a := range rs.Command {
 		if flag, v, ok := strings.Cut(a, "="); ok && i > 0 && strings.HasPrefix(v, "${") {
 			rs.Command[i] = flag + "=" + fix(v)

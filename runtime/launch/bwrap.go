@@ -125,6 +125,12 @@ func (p *bwrapPrep) args() error {
 			err = p.bindArg(a, v)
 		case "--ro-bind-try":
 			err = p.bindTry(a, v)
+		case "--setenv":
+			// A runtime pack's value below the home (GOMODCACHE=${HOME}/...).
+			var val string
+			if val, err = p.expand(v[1]); err == nil {
+				p.b.Argv = append(p.b.Argv, a, v[0], val)
+			}
 		case "--uid", "--gid":
 			err = p.id(a, v)
 		default:
