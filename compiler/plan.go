@@ -20,15 +20,18 @@ import (
 // Plan is the IR for one server. It is written to disk as JSON for review,
 // so every field that is serialized is deterministic and machine-neutral.
 type Plan struct {
-	Server      string     `json:"server"`
-	PolicyFile  string     `json:"policyFile"` // relative to the project root, slash-separated
-	Description string     `json:"description,omitempty"`
-	Image       string     `json:"image,omitempty"`
-	Command     []string   `json:"command,omitempty"`
-	Workdir     string     `json:"workdir,omitempty"`
-	User        User       `json:"user"`
-	Mounts      []Mount    `json:"mounts"`
-	Scratch     *Scratch   `json:"scratch,omitempty"`
+	Server      string   `json:"server"`
+	PolicyFile  string   `json:"policyFile"` // relative to the project root, slash-separated
+	Description string   `json:"description,omitempty"`
+	Image       string   `json:"image,omitempty"`
+	Command     []string `json:"command,omitempty"`
+	Workdir     string   `json:"workdir,omitempty"`
+	User        User     `json:"user"`
+	Mounts      []Mount  `json:"mounts"`
+	Scratch     *Scratch `json:"scratch,omitempty"`
+	// MoreScratch are the scratch tmpfs after the first, in the policy's
+	// order, when it lists more than one (Scratch is the first).
+	MoreScratch []Scratch  `json:"moreScratch,omitempty"`
 	Env         []EnvGrant `json:"env"` // sorted by name
 	// SetEnv are the variables the policy sets to constant values, sorted
 	// by name: each wins over the client's and the env file's value.
@@ -230,7 +233,15 @@ func (m Mount) FixedTop() bool {
 	return m.Mode == ReadWrite && m.Source == HostPath{Base: ProjectRoot, Rel: "."}
 }
 
-// Scratch is the one bounded tmpfs.
+// Scratches are every scratch tmpfs: Scratch, then MoreScratch.
+func (p *Plan) Scratches() []Scratch {
+	if p.Scratch == nil {
+		return nil
+	}
+	return append([]Scratch{*p.Scratch}, p.MoreScratch...)
+}
+
+// Scratch is one bounded tmpfs.
 type Scratch struct {
 	Target    string       `json:"target"`
 	SizeBytes int64        `json:"sizeBytes"`

@@ -20,7 +20,8 @@ type Server struct {
 	User        string
 	UserPos     Pos
 	Mounts      []Mount
-	Scratch     *Scratch
+	Scratch     []Scratch // one, or (ScratchList) as a list
+	ScratchList bool
 	Env         []EnvName
 	SetEnv      []EnvValue // sorted by name
 	Network     Network

@@ -40,10 +40,14 @@ type Ruleset struct {
 	// Scratch is a bounded tmpfs mounted over this host path in a private
 	// mount namespace (or, with landlock-scratch-dir and no namespaces, a
 	// private directory exported as TMPDIR).
-	Scratch     string   `json:"scratch,omitempty"`
-	ScratchSize int64    `json:"scratchSize,omitempty"`
-	Network     string   `json:"network"` // "none"
-	Env         []string `json:"env"`     // names passed through
+	Scratch     string `json:"scratch,omitempty"`
+	ScratchSize int64  `json:"scratchSize,omitempty"`
+	// MoreScratch are the other scratch tmpfs, each over its host path in
+	// the minimal root; they need namespaces (no private directory
+	// stands in for them).
+	MoreScratch []ScratchTmpfs `json:"moreScratch,omitempty"`
+	Network     string         `json:"network"` // "none"
+	Env         []string       `json:"env"`     // names passed through
 	// SetEnv are the policy's constant values, set after everything else
 	// the server's environment holds: they win.
 	SetEnv  []EnvValue `json:"setEnv,omitempty"`
@@ -53,6 +57,24 @@ type Ruleset struct {
 	Accept  []string   `json:"accept"`
 	// ProgramPins: as BwrapSpec's.
 	ProgramPins []string `json:"programPins,omitempty"`
+}
+
+// ScratchTmpfs is one more bounded tmpfs of a ruleset.
+type ScratchTmpfs struct {
+	Target string `json:"target"`
+	Size   int64  `json:"size"`
+}
+
+// ScratchTargets are the host paths of every scratch tmpfs, the first first.
+func (rs *Ruleset) ScratchTargets() []string {
+	if rs.Scratch == "" {
+		return nil
+	}
+	out := []string{rs.Scratch}
+	for _, s := range rs.MoreScratch {
+		out = append(out, s.Target)
+	}
+	return out
 }
 
 // EnvValue is one variable a policy sets to a constant value (setenv).

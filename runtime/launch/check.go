@@ -33,6 +33,9 @@ func CheckRuleset(rs *artefact.Ruleset, h hostcaps.Host) error {
 			return refuse("without user namespaces only TCP can be denied (UDP, MPTCP and unix sockets stay open); enable them, or accept %q in the policy", artefact.AcceptTCPOnly)
 		}
 	}
+	if !h.UserNS && len(rs.MoreScratch) > 0 {
+		return refuse("without user namespaces no tmpfs can be mounted, and the one private folder landlock-scratch-dir gives cannot stand at %d scratch targets; enable them, or use the bwrap or docker backend", len(rs.ScratchTargets()))
+	}
 	if !h.UserNS && rs.Scratch != "" && !rs.Accepts(artefact.AcceptScratchDir) {
 		return refuse("without user namespaces the scratch cannot be a bounded tmpfs; enable them, or accept %q in the policy", artefact.AcceptScratchDir)
 	}
