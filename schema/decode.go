@@ -22,7 +22,7 @@ type rawServer struct {
 		Target string `json:"target"`
 		Mode   string `json:"mode"`
 	} `json:"mounts"`
-	Scratch any `json:"scratch"`
+	Scratch   any               `json:"scratch"`
 	Env       []string          `json:"env"`
 	SetEnv    map[string]string `json:"setenv"`
 	Network   any               `json:"network"`
