@@ -59,8 +59,8 @@ func (p *Plan) Grants() []Grant {
 		}
 		gs = append(gs, Grant{kind, fmt.Sprintf("%s -> %s", m.Source, m.Target), m.Pos})
 	}
-	if p.Scratch != nil {
-		gs = append(gs, Grant{GrantScratch, fmt.Sprintf("tmpfs %s, %s", p.Scratch.Target, bytesize.Format(p.Scratch.SizeBytes)), p.Scratch.Pos})
+	for _, s := range p.Scratches() {
+		gs = append(gs, Grant{GrantScratch, fmt.Sprintf("tmpfs %s, %s", s.Target, bytesize.Format(s.SizeBytes)), s.Pos})
 	}
 	for _, e := range p.Env {
 		gs = append(gs, Grant{GrantEnv, "environment variable " + e.Name, orPos(e.Pos, p.Pos)})
@@ -147,8 +147,8 @@ func (p *Plan) HoldsGrantAt(dir string) bool {
 	for _, m := range p.Mounts {
 		targets = append(targets, m.Target)
 	}
-	if p.Scratch != nil {
-		targets = append(targets, p.Scratch.Target)
+	for _, s := range p.Scratches() {
+		targets = append(targets, s.Target)
 	}
 	for _, t := range targets {
 		if t == dir || strings.HasPrefix(t, dir+"/") {

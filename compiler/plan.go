@@ -33,8 +33,11 @@ type Plan struct {
 	// namespace (bwrap, docker, podman and kubernetes give every server
 	// one; landlock mounts it only then). Not a grant: no backend shows
 	// more than the server's own processes.
-	Proc bool       `json:"proc,omitempty"`
-	Env  []EnvGrant `json:"env"` // sorted by name
+	Proc bool `json:"proc,omitempty"`
+	// MoreScratch are the scratch tmpfs after the first, in the policy's
+	// order, when it lists more than one (Scratch is the first).
+	MoreScratch []Scratch  `json:"moreScratch,omitempty"`
+	Env         []EnvGrant `json:"env"` // sorted by name
 	// SetEnv are the variables the policy sets to constant values, sorted
 	// by name: each wins over the client's and the env file's value.
 	SetEnv       []EnvValue     `json:"setEnv,omitempty"`
@@ -239,7 +242,15 @@ func (m Mount) FixedTop() bool {
 	return m.Mode == ReadWrite && m.Source == HostPath{Base: ProjectRoot, Rel: "."}
 }
 
-// Scratch is the one bounded tmpfs.
+// Scratches are every scratch tmpfs: Scratch, then MoreScratch.
+func (p *Plan) Scratches() []Scratch {
+	if p.Scratch == nil {
+		return nil
+	}
+	return append([]Scratch{*p.Scratch}, p.MoreScratch...)
+}
+
+// Scratch is one bounded tmpfs.
 type Scratch struct {
 	Target    string       `json:"target"`
 	SizeBytes int64        `json:"sizeBytes"`

@@ -39,7 +39,7 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 	claim := c.claimer()
 	var sources []*mountSource
 	p.Mounts, sources = c.mounts(pol, s, at, claim)
-	p.Scratch = c.scratch(s, at, claim)
+	p.Scratch, p.MoreScratch = c.scratch(s, at, p.Mounts, claim)
 	p.Proc, p.ProcPos = s.Proc, s.ProcPos
 	p.Env = c.env(s, at)
 	p.SetEnv = c.setenv(s, at, p.Env)
@@ -145,18 +145,58 @@ func (c *compiler) mounts(pol *schema.Policy, s *schema.Server, at string, claim
 	return mounts, sources
 }
 
-func (c *compiler) scratch(s *schema.Server, at string, claim func(string, position.Pos, string)) *Scratch {
-	if s.Scratch == nil {
-		return nil
+// MaxScratch bounds how many scratch tmpfs a server may have.
+const MaxScratch = 8
+
+// scratch lowers the scratch tmpfs: the first, and the others of a list.
+// Each is bounded, at a target of its own; with more than one, no target
+// is inside another's or a mount's, nor holds one: what each holds is
+// then its own, at its own size, on every backend.
+func (c *compiler) scratch(s *schema.Server, at string, mounts []Mount, claim func(string, position.Pos, string)) (*Scratch, []Scratch) {
+	var out []Scratch
+	for i, sc := range s.Scratch {
+		field := at + ".scratch"
+		if s.ScratchList {
+			field = fmt.Sprintf("%s[%d]", field, i)
+		}
+		if i == MaxScratch {
+			c.fail(sc.Pos, field, "one tmpfs can hold several folders", "more than %d scratch tmpfs", MaxScratch)
+			break
+		}
+		size, err := bytesize.Parse(sc.Size)
+		if err != nil {
+			c.fail(sc.SizePos, field+".size", "", "%v", err)
+		}
+		target := c.sandboxPath(sc.Target, sc.TargetPos, field+".target")
+		claim(target, sc.TargetPos, field+".target")
+		if len(s.Scratch) > 1 && target != "" {
+			c.scratchApart(target, sc.TargetPos, field+".target", out, mounts)
+		}
+		out = append(out, Scratch{Target: target, SizeBytes: size, Pos: sc.Pos})
 	}
-	field := at + ".scratch"
-	size, err := bytesize.Parse(s.Scratch.Size)
-	if err != nil {
-		c.fail(s.Scratch.SizePos, field+".size", "", "%v", err)
+	if len(out) == 0 {
+		return nil, nil
 	}
-	target := c.sandboxPath(s.Scratch.Target, s.Scratch.TargetPos, field+".target")
-	claim(target, s.Scratch.TargetPos, field+".target")
-	return &Scratch{Target: target, SizeBytes: size, Pos: s.Scratch.Pos}
+	if len(out) == 1 {
+		return &out[0], nil
+	}
+	return &out[0], out[1:]
+}
+
+// scratchApart refuses a scratch target nested in (or holding) an earlier
+// scratch's or any mount's.
+func (c *compiler) scratchApart(target string, pos position.Pos, field string, before []Scratch, mounts []Mount) {
+	nested := func(a, b string) bool { return a != b && (within(a, b) || within(b, a)) }
+	for _, o := range before {
+		if nested(target, o.Target) {
+			c.fail(pos, field, "give each scratch a folder of its own, side by side (/tmp, /cache)", "scratch target %s and scratch target %s are nested", target, o.Target)
+		}
+	}
+	for _, m := range mounts {
+		if nested(target, m.Target) {
+			c.fail(pos, field, "with more than one scratch, none may lie inside a mount or hold one: move the target beside the mounts", "scratch target %s and mount target %s are nested", target, m.Target)
+		}
+	}
 }
 
 func (c *compiler) env(s *schema.Server, at string) []EnvGrant {

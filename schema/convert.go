@@ -144,6 +144,7 @@ func dataPath(elems []string) cue.Path {
 // element" and server names "any field".
 func schemaValue(v cue.Value, elems []string) cue.Value {
 	for _, el := range elems {
+		v = oneOf(v, el)
 		if _, err := strconv.Atoi(el); err == nil {
 			v = v.LookupPath(cue.MakePath(cue.AnyIndex))
 			continue
@@ -157,6 +158,25 @@ func schemaValue(v cue.Value, elems []string) cue.Value {
 			next = v.LookupPath(cue.MakePath(cue.AnyString))
 		}
 		v = next
+	}
+	return v
+}
+
+// oneOf is, of a disjunction (scratch: one or a list), the disjunct that
+// the next path element walks into: a list for an index, else a struct.
+func oneOf(v cue.Value, el string) cue.Value {
+	op, args := v.Expr()
+	if op != cue.OrOp {
+		return v
+	}
+	want := cue.StructKind
+	if _, err := strconv.Atoi(el); err == nil {
+		want = cue.ListKind
+	}
+	for _, a := range args {
+		if a.IncompleteKind()&want != 0 {
+			return a
+		}
 	}
 	return v
 }

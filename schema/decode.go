@@ -22,10 +22,7 @@ type rawServer struct {
 		Target string `json:"target"`
 		Mode   string `json:"mode"`
 	} `json:"mounts"`
-	Scratch *struct {
-		Target string `json:"target"`
-		Size   string `json:"size"`
-	} `json:"scratch"`
+	Scratch   any               `json:"scratch"`
 	Proc      bool              `json:"proc"`
 	Env       []string          `json:"env"`
 	SetEnv    map[string]string `json:"setenv"`
@@ -95,11 +92,22 @@ func decode(file string, unified, data cue.Value, locate func([]string) (Pos, bo
 				SourcePos: at(cue.Str("mounts"), cue.Index(i), cue.Str("source")),
 				TargetPos: at(cue.Str("mounts"), cue.Index(i), cue.Str("target"))})
 		}
-		if rs.Scratch != nil {
-			s.Scratch = &Scratch{Target: rs.Scratch.Target, Size: rs.Scratch.Size, Pos: at(cue.Str("scratch")),
-				TargetPos: at(cue.Str("scratch"), cue.Str("target")), SizePos: at(cue.Str("scratch"), cue.Str("size"))}
-			if s.Scratch.TargetPos.Line == 0 {
-				s.Scratch.TargetPos = s.Scratch.Pos // the default target
+		scratch := func(v any, sels ...cue.Selector) {
+			m, _ := v.(map[string]any)
+			sc := Scratch{Target: fmt.Sprint(m["target"]), Size: fmt.Sprint(m["size"]), Pos: at(sels...),
+				TargetPos: at(append(sels, cue.Str("target"))...), SizePos: at(append(sels, cue.Str("size"))...)}
+			if sc.TargetPos.Line == 0 {
+				sc.TargetPos = sc.Pos // the default target
+			}
+			s.Scratch = append(s.Scratch, sc)
+		}
+		switch v := rs.Scratch.(type) {
+		case map[string]any:
+			scratch(v, cue.Str("scratch"))
+		case []any:
+			s.ScratchList = true
+			for i, e := range v {
+				scratch(e, cue.Str("scratch"), cue.Index(i))
 			}
 		}
 		s.Proc, s.ProcPos = rs.Proc, at(cue.Str("proc"))

@@ -301,13 +301,23 @@ func (d *plainDecoder) server(name string, f *ast.Field) (Server, bool) {
 				Pos: d.pos(e), SourcePos: d.fieldPos(m, "source"), TargetPos: d.fieldPos(m, "target")})
 		}
 	}
-	if v := value(fs, "scratch"); v != nil {
+	scratch := func(v ast.Expr, pos Pos) {
 		sc := d.fields(v, "target", "size")
-		s.Scratch = &Scratch{Target: d.strOr(sc, "target", defaultScratchTarget), Size: d.strOr(sc, "size", ""),
-			Pos: d.fieldPos(fs, "scratch"), TargetPos: d.fieldPos(sc, "target"), SizePos: d.fieldPos(sc, "size")}
-		if s.Scratch.TargetPos.Line == 0 {
-			s.Scratch.TargetPos = s.Scratch.Pos // the default target
+		s.Scratch = append(s.Scratch, Scratch{Target: d.strOr(sc, "target", defaultScratchTarget), Size: d.strOr(sc, "size", ""),
+			Pos: pos, TargetPos: d.fieldPos(sc, "target"), SizePos: d.fieldPos(sc, "size")})
+		if last := &s.Scratch[len(s.Scratch)-1]; last.TargetPos.Line == 0 {
+			last.TargetPos = last.Pos // the default target
 		}
+	}
+	switch v := value(fs, "scratch"); v.(type) {
+	case nil:
+	case *ast.ListLit:
+		s.ScratchList = true
+		for _, e := range d.list(v) {
+			scratch(e, d.pos(e))
+		}
+	default:
+		scratch(v, d.fieldPos(fs, "scratch"))
 	}
 	if v := value(fs, "proc"); v != nil {
 		s.Proc = d.bool(v)

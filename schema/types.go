@@ -20,7 +20,8 @@ type Server struct {
 	User        string
 	UserPos     Pos
 	Mounts      []Mount
-	Scratch     *Scratch
+	Scratch     []Scratch // one, or (ScratchList) as a list
+	ScratchList bool
 	Proc        bool // the server's own procfs (landlock mounts it only then)
 	ProcPos     Pos
 	Env         []EnvName

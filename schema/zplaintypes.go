@@ -227,6 +227,52 @@ var plainPolicyType = &plainType{
 																	},
 																},
 															},
+															{
+																Kind: "list",
+																Elem: &plainType{
+																	Alts: []plainAlt{
+																		{
+																			Kind: "struct",
+																			Fields: []plainField{
+																				{
+																					Name: "target",
+																					Type: plainType{
+																						Alts: []plainAlt{
+																							{
+																								Kind: "string",
+																								Const: []string{
+																									"/tmp",
+																								},
+																							},
+																							{
+																								Kind: "string",
+																								Match: []string{
+																									"^/[A-Za-z0-9._@+ /-]*$",
+																								},
+																							},
+																						},
+																						Default: true,
+																					},
+																				},
+																				{
+																					Name: "size",
+																					Type: plainType{
+																						Alts: []plainAlt{
+																							{
+																								Kind: "string",
+																								Match: []string{
+																									"^[1-9][0-9]{0,12}[kmgKMG]?$",
+																								},
+																							},
+																						},
+																					},
+																				},
+																			},
+																		},
+																	},
+																},
+																MinLen: 1,
+															},
 														},
 													},
 												},

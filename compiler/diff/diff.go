@@ -202,6 +202,32 @@ func scratchChanges(o, n *compiler.Plan, add addFunc) {
 	case os != nil && ns.SizeBytes < os.SizeBytes:
 		add("SCRATCH_SHRANK", Narrowed, ns.Pos, os.Pos, "scratch %s -> %s", bytesize.Format(os.SizeBytes), bytesize.Format(ns.SizeBytes))
 	}
+	moreScratchChanges(o, n, add)
+}
+
+// moreScratchChanges: the scratch tmpfs after the first, paired by target.
+func moreScratchChanges(o, n *compiler.Plan, add addFunc) {
+	old := map[string]compiler.Scratch{}
+	for _, s := range o.MoreScratch {
+		old[s.Target] = s
+	}
+	for _, ns := range n.MoreScratch {
+		os, ok := old[ns.Target]
+		delete(old, ns.Target)
+		switch {
+		case !ok:
+			add("SCRATCH_ADDED", Widened, ns.Pos, position.Pos{}, "new scratch tmpfs %s at %s", bytesize.Format(ns.SizeBytes), ns.Target)
+		case ns.SizeBytes > os.SizeBytes:
+			add("SCRATCH_GREW", Widened, ns.Pos, os.Pos, "scratch %s: %s -> %s", ns.Target, bytesize.Format(os.SizeBytes), bytesize.Format(ns.SizeBytes))
+		case ns.SizeBytes < os.SizeBytes:
+			add("SCRATCH_SHRANK", Narrowed, ns.Pos, os.Pos, "scratch %s: %s -> %s", ns.Target, bytesize.Format(os.SizeBytes), bytesize.Format(ns.SizeBytes))
+		}
+	}
+	for _, os := range o.MoreScratch {
+		if _, gone := old[os.Target]; gone {
+			add("SCRATCH_REMOVED", Narrowed, n.Pos, os.Pos, "scratch %s removed", os.Target)
+		}
+	}
 }
 
 // setenvChanges: a constant value the policy sets, added, changed (both

@@ -109,7 +109,7 @@ func Args(p *compiler.Plan, r compiler.Resolver, layout Layout, envFD int) ([]st
 		}
 		grants = append(grants, grant{m.Target, []string{op, r.Resolve(m.Source), m.Target}})
 	}
-	if s := p.Scratch; s != nil {
+	for _, s := range p.Scratches() {
 		grants = append(grants, grant{s.Target, []string{"--size", strconv.FormatInt(s.SizeBytes, 10), "--tmpfs", s.Target}})
 	}
 	sort.SliceStable(grants, func(i, j int) bool { return grants[i].target < grants[j].target })

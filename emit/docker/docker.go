@@ -152,8 +152,8 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]
 			a = append(a, "--tmpfs", d+":"+maskOpts)
 		}
 	}
-	if p.Scratch != nil {
-		a = append(a, "--tmpfs", p.Scratch.Target+":rw,nosuid,nodev,noexec,size="+bytesize.Format(p.Scratch.SizeBytes))
+	for _, s := range p.Scratches() {
+		a = append(a, "--tmpfs", s.Target+":rw,nosuid,nodev,noexec,size="+bytesize.Format(s.SizeBytes))
 	}
 
 	for _, m := range p.Mounts {

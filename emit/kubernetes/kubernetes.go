@@ -471,11 +471,15 @@ func memoryVolumes(p *compiler.Plan, c *kube.Container) []kube.Volume {
 			c.VolumeMounts = append(c.VolumeMounts, roMount(volMask(p), d, "", false))
 		}
 	}
-	if s := p.Scratch; s != nil {
+	for i, s := range p.Scratches() {
+		name := volScratch(p)
+		if i > 0 { // the first keeps its name: existing manifests stay as they are
+			name += "-" + strconv.Itoa(i+1)
+		}
 		size := kube.BinarySI(s.SizeBytes)
-		vols = append(vols, kube.Volume{Name: volScratch(p), VolumeSource: kube.VolumeSource{
+		vols = append(vols, kube.Volume{Name: name, VolumeSource: kube.VolumeSource{
 			EmptyDir: &kube.EmptyDirVolumeSource{Medium: kube.StorageMediumMemory, SizeLimit: &size}}})
-		c.VolumeMounts = append(c.VolumeMounts, kube.VolumeMount{Name: volScratch(p), MountPath: s.Target})
+		c.VolumeMounts = append(c.VolumeMounts, kube.VolumeMount{Name: name, MountPath: s.Target})
 	}
 	return vols
 }

@@ -59,6 +59,9 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*artefact.Ruleset, error) {
 	rs.User = uid + ":" + gid
 	if p.Scratch != nil {
 		rs.Scratch, rs.ScratchSize = p.Scratch.Target, p.Scratch.SizeBytes
+		for _, s := range p.MoreScratch {
+			rs.MoreScratch = append(rs.MoreScratch, artefact.ScratchTmpfs{Target: s.Target, Size: s.SizeBytes})
+		}
 	}
 	for _, m := range p.Mounts {
 		if m.Mode == compiler.ReadWrite {

@@ -45,9 +45,13 @@ type Ruleset struct {
 	// Proc: a procfs of the server's own PID namespace at /proc, read-only
 	// (the launcher's namespaces only: without them the launch is refused,
 	// never the host's /proc granted).
-	Proc    bool     `json:"proc,omitempty"`
-	Network string   `json:"network"` // "none"
-	Env     []string `json:"env"`     // names passed through
+	Proc bool `json:"proc,omitempty"`
+	// MoreScratch are the other scratch tmpfs, each over its host path in
+	// the minimal root; they need namespaces (no private directory
+	// stands in for them).
+	MoreScratch []ScratchTmpfs `json:"moreScratch,omitempty"`
+	Network     string         `json:"network"` // "none"
+	Env         []string       `json:"env"`     // names passed through
 	// SetEnv are the policy's constant values, set after everything else
 	// the server's environment holds: they win.
 	SetEnv  []EnvValue `json:"setEnv,omitempty"`
@@ -57,6 +61,24 @@ type Ruleset struct {
 	Accept  []string   `json:"accept"`
 	// ProgramPins: as BwrapSpec's.
 	ProgramPins []string `json:"programPins,omitempty"`
+}
+
+// ScratchTmpfs is one more bounded tmpfs of a ruleset.
+type ScratchTmpfs struct {
+	Target string `json:"target"`
+	Size   int64  `json:"size"`
+}
+
+// ScratchTargets are the host paths of every scratch tmpfs, the first first.
+func (rs *Ruleset) ScratchTargets() []string {
+	if rs.Scratch == "" {
+		return nil
+	}
+	out := []string{rs.Scratch}
+	for _, s := range rs.MoreScratch {
+		out = append(out, s.Target)
+	}
+	return out
 }
 
 // EnvValue is one variable a policy sets to a constant value (setenv).

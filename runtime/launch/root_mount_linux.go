@@ -79,6 +79,11 @@ func buildRoot(sp *spec, verbose io.Writer) error {
 	if err := r.newScratch(rs.Scratch, rs.ScratchSize); err != nil {
 		return err
 	}
+	for _, s := range rs.MoreScratch {
+		if err := r.newScratch(s.Target, s.Size); err != nil {
+			return err
+		}
+	}
 	if err := r.openDevices(rs.DevicesRO, rs.DevicesRW); err != nil {
 		return err
 	}

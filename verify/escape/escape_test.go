@@ -60,6 +60,7 @@ func TestEscape(t *testing.T) {
 		driftScenarios,
 		engineEntryScenarios,
 		setenvScenarios,
+		scratchManyScenarios,
 	) {
 		t.Run(sc.name, func(t *testing.T) {
 			for _, b := range sc.backends {
