@@ -147,7 +147,7 @@ func (p *Plan) HoldsGrantAt(dir string) bool {
 	for _, m := range p.Mounts {
 		targets = append(targets, m.Target)
 	}
-	for _, s := range p.Scratches() {
+	for _, s := range p.Tmpfs() {
 		targets = append(targets, s.Target)
 	}
 	for _, t := range targets {

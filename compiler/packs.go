@@ -238,3 +238,15 @@ func ResolveValue(v string, r Resolver) string {
 	}
 	return v
 }
+
+// Tmpfs are every bounded tmpfs the sandbox gets: the scratch ones, then
+// each runtime pack's caches.
+func (p *Plan) Tmpfs() []Scratch {
+	out := p.Scratches()
+	for _, k := range p.Packs {
+		for _, c := range k.Caches {
+			out = append(out, Scratch{Target: c.Target, SizeBytes: c.SizeBytes, Pos: k.Pos})
+		}
+	}
+	return out
+}

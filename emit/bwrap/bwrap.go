@@ -109,7 +109,7 @@ func Args(p *compiler.Plan, r compiler.Resolver, layout Layout, envFD int) ([]st
 		}
 		grants = append(grants, grant{m.Target, []string{op, r.Resolve(m.Source), m.Target}})
 	}
-	for _, s := range p.Scratches() {
+	for _, s := range p.Tmpfs() { // the scratch, and the packs' caches
 		grants = append(grants, grant{s.Target, []string{"--size", strconv.FormatInt(s.SizeBytes, 10), "--tmpfs", s.Target}})
 	}
 	sort.SliceStable(grants, func(i, j int) bool { return grants[i].target < grants[j].target })

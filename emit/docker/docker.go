@@ -152,7 +152,7 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]
 			a = append(a, "--tmpfs", d+":"+maskOpts)
 		}
 	}
-	for _, s := range p.Scratches() {
+	for _, s := range p.Tmpfs() { // the scratch, and the packs' caches
 		a = append(a, "--tmpfs", s.Target+":rw,nosuid,nodev,noexec,size="+bytesize.Format(s.SizeBytes))
 	}
 

@@ -59,7 +59,11 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*artefact.Ruleset, error) {
 	rs.User = uid + ":" + gid
 	if p.Scratch != nil {
 		rs.Scratch, rs.ScratchSize = p.Scratch.Target, p.Scratch.SizeBytes
-		for _, s := range p.MoreScratch {
+	}
+	// The other scratch tmpfs, and the runtime packs' caches: each a
+	// tmpfs in the minimal root (never a private folder).
+	for _, s := range p.Tmpfs() {
+		if p.Scratch == nil || s.Target != p.Scratch.Target {
 			rs.MoreScratch = append(rs.MoreScratch, artefact.ScratchTmpfs{Target: s.Target, Size: s.SizeBytes})
 		}
 	}
