@@ -17,8 +17,6 @@ var (
 	isReference       = secretshape.IsReference
 	credential        = secretshape.Credential
 	secretNamed       = secretshape.Named
-	setting           = secretshape.Setting
-	random            = secretshape.Random
 	mentionsReference = secretshape.MentionsReference
 	privateKey        = secretshape.PrivateKey
 	secretName        = secretshape.SecretName

@@ -383,13 +383,6 @@ func Credential(s string) string { return credential(s) }
 // Named reports whether a name says its value is secret (API_KEY, TOKEN).
 func Named(name string) bool { return secretNamed(name) }
 
-// Setting reports whether v reads as a setting (a boolean, a number, a
-// path, a URL without credentials) under name.
-func Setting(name, v string) bool { return setting(name, v) }
-
-// Random reports whether v looks random (a token of no known format).
-func Random(v string) bool { return random(v) }
-
 // Patterns used by readers of client entries beside the heuristic.
 var (
 	MentionsReference = mentionsReference
