@@ -36,6 +36,7 @@ func Explain(p *Plan) string {
 	for i, g := range gs {
 		fmt.Fprintf(&b, "  %d. %-9s  %s  (%s)\n", i+1, g.Kind, g.Summary, g.Pos)
 	}
+	explainPacks(&b, p)
 	b.WriteString("\nTaken away:\n")
 	s := p.Subtractions
 	line := func(on bool, text string) {
@@ -69,7 +70,8 @@ func Explain(p *Plan) string {
 		}
 		line(s.NonRootUser, sb.user(user))
 	}
-	line(len(p.Env) == 0, "environment: empty (no variable passed through)")
+	line(len(p.Env) == 0 && len(p.SetEnv) == 0, "environment: empty (no variable passed through)")
+	line(len(p.Env) == 0 && len(p.SetEnv) > 0, "environment: only the values set above (no variable passed through)")
 	line(s.MemoryBytes > 0, "memory: at most "+bytesize.Format(s.MemoryBytes))
 	line(s.Pids > 0, fmt.Sprintf("processes: at most %d", s.Pids))
 	line(s.MilliCPUs > 0, fmt.Sprintf("cpus: at most %g", float64(s.MilliCPUs)/1000))

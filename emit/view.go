@@ -141,6 +141,16 @@ func ProxyVariables(p *compiler.Plan) map[string]string {
 	return set
 }
 
+// PolicyVariables adds to set the variables the policy sets to constant
+// values (setenv), each with its value: every backend sets them itself,
+// whatever the host, the client or the env file holds.
+func PolicyVariables(p *compiler.Plan, set map[string]string) map[string]string {
+	for _, e := range p.EnvValues() {
+		set[e.Name] = "set by the policy (setenv) to " + strconv.Quote(e.Value) + ", not from the host"
+	}
+	return set
+}
+
 // ImageRoot is a container's root: the image's own, made read-only by
 // what the backend writes (docker's --read-only, a Pod's
 // readOnlyRootFilesystem).

@@ -37,6 +37,7 @@ type plainAlt struct {
 	MinLen  int          // list: at least this many elements ([_, ...])
 	Fields  []plainField // struct: its fields; the struct is closed
 	Pattern *plainType   // struct: [string]: T, for every other field
+	Key     *plainType   // struct: [#Name]: T, the names Pattern takes (nil: any)
 }
 
 // plainBound is a bound on a number: Op is ">", ">=", "<" or "<=", N a
@@ -209,10 +210,10 @@ func (a *plainAlt) fitsFields(decls []ast.Decl) bool {
 	}
 	for _, name := range names {
 		f := a.field(name)
-		if f == nil && a.Pattern == nil {
+		if f == nil && (a.Pattern == nil || a.Key != nil && !a.Key.fitsName(name)) {
 			return false
 		}
-		if f != nil && !f.Type.fits(fields[name].Value) || a.Pattern != nil && !a.Pattern.fits(fields[name].Value) {
+		if f != nil && !f.Type.fits(fields[name].Value) || a.Pattern != nil && (a.Key == nil || a.Key.fitsName(name)) && !a.Pattern.fits(fields[name].Value) {
 			return false
 		}
 	}
@@ -226,6 +227,16 @@ func (a *plainAlt) fitsFields(decls []ast.Decl) bool {
 		}
 	}
 	return true
+}
+
+// fitsName reports whether a field's name fits a pattern's key type.
+func (t *plainType) fitsName(name string) bool {
+	for i := range t.Alts {
+		if t.Alts[i].Kind == "string" && t.Alts[i].fitsString(name) {
+			return true
+		}
+	}
+	return false
 }
 
 func (a *plainAlt) field(name string) *plainField {

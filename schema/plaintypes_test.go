@@ -242,8 +242,21 @@ func (g *plainGen) expr(e ast.Expr) (plainType, error) {
 					if len(l.Elts) != 1 || a.Pattern != nil {
 						return plainType{}, g.fail(d, "a pattern constraint other than one [string]")
 					}
-					if id, ok := l.Elts[0].(*ast.Ident); !ok || id.Name != "string" {
-						return plainType{}, g.fail(d, "a pattern constraint other than [string]")
+					id, ok := l.Elts[0].(*ast.Ident)
+					if !ok || id.Name != "string" && (len(id.Name) < 2 || id.Name[0] != '#') {
+						return plainType{}, g.fail(d, "a pattern constraint other than [string] or [#Definition]")
+					}
+					if id.Name != "string" { // [#EnvName]: the names must fit a string type
+						k, err := g.ref(id.Name, id.Pos())
+						if err != nil {
+							return k, err
+						}
+						for _, alt := range k.Alts {
+							if alt.Kind != "string" || k.Default {
+								return plainType{}, g.fail(d, "a pattern constraint whose names are not strings")
+							}
+						}
+						a.Key = &k
 					}
 					t, err := g.expr(d.Value)
 					if err != nil {

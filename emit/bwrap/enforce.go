@@ -24,7 +24,7 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 		case emit.Proc:
 			return emit.Row{Support: emit.Enforced, How: "--proc /proc in the server's own PID namespace, /proc/keys and /proc/key-users masked: every server gets it, so proc changes nothing"}
 		case emit.Environment:
-			return emit.Row{Support: emit.Enforced, How: "--clearenv; the wrapper passes names through --args, never argv"}
+			return emit.Row{Support: emit.Enforced, How: "--clearenv; the policy's constant values by --setenv; the wrapper passes names through --args, never argv"}
 		case emit.Capabilities:
 			return emit.Row{Support: emit.Enforced, How: "--cap-drop ALL, non-root uid in a user namespace"}
 		case emit.NoNewPrivileges:

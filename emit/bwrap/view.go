@@ -49,6 +49,7 @@ func (backend) ServerEnv(p *compiler.Plan) emit.ServerEnv {
 	for _, n := range []string{"PATH", "HOME"} {
 		set[n] = "set by " + Backend + " (--setenv), not from the host"
 	}
+	emit.PolicyVariables(p, set)
 	return emit.ServerEnv{Set: set, Cleared: "--clearenv"}
 }
 

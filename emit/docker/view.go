@@ -21,7 +21,7 @@ func (engine) ScratchMount() emit.ScratchMount {
 }
 
 func (engine) ServerEnv(p *compiler.Plan) emit.ServerEnv {
-	return emit.ServerEnv{Set: emit.ProxyVariables(p), Cleared: "only -e NAME passes a variable"}
+	return emit.ServerEnv{Set: emit.PolicyVariables(p, emit.ProxyVariables(p)), Cleared: "only -e NAME passes a variable"}
 }
 
 func (engine) Egress(p *compiler.Plan) emit.Egress { return emit.LoopbackOnly(p) }

@@ -18,7 +18,7 @@ func (backend) Root(*compiler.Plan) emit.Root { return emit.ImageRoot("readOnlyR
 func (backend) ScratchMount() emit.ScratchMount { return emit.ScratchMount{AtTarget: true} }
 
 func (backend) ServerEnv(p *compiler.Plan) emit.ServerEnv {
-	return emit.ServerEnv{Set: emit.ProxyVariables(p), Cleared: "the Pod's env names only the grants, each a secretKeyRef or configMapKeyRef"}
+	return emit.ServerEnv{Set: emit.PolicyVariables(p, emit.ProxyVariables(p)), Cleared: "the Pod's env names only the grants, each a secretKeyRef or configMapKeyRef"}
 }
 
 func (backend) Egress(p *compiler.Plan) emit.Egress { return emit.LoopbackOnly(p) }

@@ -102,7 +102,7 @@ func report(p *compiler.Plan, h Host) []emit.Row {
 		case emit.Proc:
 			return procRow(p, h)
 		case emit.Environment:
-			return emit.Row{Support: emit.Enforced, How: "the launcher clears it except the named variables"}
+			return emit.Row{Support: emit.Enforced, How: "the launcher clears it except the named variables, then sets the policy's constant values"}
 		case emit.Capabilities:
 			if h.UserNS {
 				return emit.Row{Support: emit.Enforced, How: "every set emptied (bounding, permitted, effective, inheritable, ambient) and root locked out by securebits before exec"}

@@ -43,8 +43,8 @@ func (backend) ScratchMount() emit.ScratchMount { return emit.ScratchMount{AtTar
 
 // ServerEnv: no proxy variables, since Landlock puts no proxy in front
 // of the server (an allowlist is refused).
-func (backend) ServerEnv(*compiler.Plan) emit.ServerEnv {
-	return emit.ServerEnv{Set: map[string]string{}, Cleared: "cleared but for the named variables"}
+func (backend) ServerEnv(p *compiler.Plan) emit.ServerEnv {
+	return emit.ServerEnv{Set: emit.PolicyVariables(p, map[string]string{}), Cleared: "cleared but for the named variables"}
 }
 
 func (backend) Egress(p *compiler.Plan) emit.Egress { return emit.LoopbackOnly(p) }

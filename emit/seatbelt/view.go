@@ -48,7 +48,7 @@ func (backend) ServerEnv(p *compiler.Plan) emit.ServerEnv {
 			set[n] = "set by the wrapper (env -i " + n + "=...), not from the host"
 		}
 	}
-	return emit.ServerEnv{Set: set, Cleared: "the wrapper unsets all but the named"}
+	return emit.ServerEnv{Set: emit.PolicyVariables(p, set), Cleared: "the wrapper unsets all but the named"}
 }
 
 // Egress: the profile denies the network but for the proxy's port on the

@@ -68,11 +68,11 @@ func Start(rs *artefact.Ruleset, opts Options) (int, error) {
 	if err := CheckRuleset(rs, hostcaps.Host{ABI: host.ABI, UserNS: tryNS}); err != nil {
 		return 0, err
 	}
-	if rs.Scratch != "" {
+	for _, sc := range rs.ScratchTargets() {
 		// The tmpfs goes over the host path: it must not hide a grant.
 		for _, g := range append(append(append([]string{}, rs.ReadOnly...), rs.ReadWrite...), rs.Command[0], rs.Workdir) {
-			if g != "" && (g == rs.Scratch || strings.HasPrefix(g, strings.TrimSuffix(rs.Scratch, "/")+"/")) {
-				return 0, fmt.Errorf("server %q: scratch at %s would hide %s, which lies below it on this machine (Landlock runs with host paths): move the scratch target, or use the bwrap or docker backend", rs.Server, rs.Scratch, g)
+			if g != "" && (g == sc || strings.HasPrefix(g, strings.TrimSuffix(sc, "/")+"/")) {
+				return 0, fmt.Errorf("server %q: scratch at %s would hide %s, which lies below it on this machine (Landlock runs with host paths): move the scratch target, or use the bwrap or docker backend", rs.Server, sc, g)
 			}
 		}
 	}
@@ -105,7 +105,7 @@ func Start(rs *artefact.Ruleset, opts Options) (int, error) {
 			return 0, err
 		}
 		rs.ReadWrite = append(rs.ReadWrite, dir)
-		sp.Env = scratchEnv(sp.Env, dir)
+		sp.Env = artefact.WithSetEnv(scratchEnv(sp.Env, dir), rs.SetEnv)
 		say(opts.Verbose, "mcpolicy exec: %s: no namespaces: scratch: the folder %s (HOME and TMPDIR), not bounded (accepted: %s)", rs.Server, dir, artefact.AcceptScratchDir)
 	}
 	if rs.Accepts(artefact.AcceptUnixSockets) {
@@ -144,8 +144,9 @@ func bases(opts Options) []string {
 	return out
 }
 
-// environment is the server's whole environment: a fixed PATH and HOME, and
-// the passthrough names that are set.
+// environment is the server's whole environment: a fixed PATH and HOME, the
+// passthrough names that are set, and the policy's constant values, which
+// win over both.
 func environment(rs *artefact.Ruleset, environ []string) []string {
 	home := "/"
 	if rs.Scratch != "" {
@@ -159,7 +160,7 @@ func environment(rs *artefact.Ruleset, environ []string) []string {
 			}
 		}
 	}
-	return env
+	return artefact.WithSetEnv(env, rs.SetEnv)
 }
 
 // runInNamespaces re-executes the launcher in new user, network, mount and
@@ -375,7 +376,12 @@ func Stage2() {
 			if err := mountScratch(rs.Scratch, rs.ScratchSize); err != nil {
 				fail(err)
 			}
-			rs.ReadWrite = append(rs.ReadWrite, rs.Scratch)
+			for _, s := range rs.MoreScratch {
+				if err := mountScratch(s.Target, s.Size); err != nil {
+					fail(err)
+				}
+			}
+			rs.ReadWrite = append(rs.ReadWrite, rs.ScratchTargets()...)
 		}
 		code, err := confineAndRun(&sp, verbose, unhardened)
 		if err != nil {
@@ -400,8 +406,11 @@ func Stage2() {
 	// 1 to run the server again without namespaces.
 	unix.Close(4)
 	if sp.Mount {
-		rs.ReadWrite = append(rs.ReadWrite, rs.Scratch)
+		rs.ReadWrite = append(rs.ReadWrite, rs.ScratchTargets()...)
 		say(verbose, "mcpolicy exec: %s: scratch: tmpfs at %s, %d bytes", rs.Server, rs.Scratch, rs.ScratchSize)
+		for _, s := range rs.MoreScratch {
+			say(verbose, "mcpolicy exec: %s: scratch: tmpfs at %s, %d bytes", rs.Server, s.Target, s.Size)
+		}
 	}
 	if sp.DropGroups {
 		if err := syscall.Setgroups(nil); err != nil {

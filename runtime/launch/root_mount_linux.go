@@ -69,14 +69,20 @@ func buildRoot(sp *spec, verbose io.Writer) error {
 	defer r.close()
 
 	// 1. Every source, opened and cloned while the host's tree is in view.
-	if err := r.openBaseline(rs.Baseline); err != nil {
+	src := NewSources(sp.Bases...)
+	if err := r.openBaseline(src, rs.Baseline); err != nil {
 		return err
 	}
-	if err := r.openGrants(NewSources(sp.Bases...), rs.ReadOnly, rs.ReadWrite); err != nil {
+	if err := r.openGrants(src, rs.ReadOnly, rs.ReadWrite); err != nil {
 		return err
 	}
 	if err := r.newScratch(rs.Scratch, rs.ScratchSize); err != nil {
 		return err
+	}
+	for _, s := range rs.MoreScratch {
+		if err := r.newScratch(s.Target, s.Size); err != nil {
+			return err
+		}
 	}
 	if err := r.openDevices(rs.DevicesRO, rs.DevicesRW); err != nil {
 		return err
@@ -135,10 +141,18 @@ func (r *newRoot) close() {
 	}
 }
 
-// openBaseline clones the runtime baseline's paths (read-only).
-func (r *newRoot) openBaseline(paths []string) error {
+// openBaseline clones the runtime baseline's paths (read-only); one below
+// the project root or the home (a runtime pack's) is opened as a grant is,
+// without following a symlink below its base, and skipped when missing.
+func (r *newRoot) openBaseline(src *Sources, paths []string) error {
 	for _, p := range paths {
-		m, err := baselineMount(p)
+		var m *rootMount
+		var err error
+		if base, _ := src.split(p); base == "/" {
+			m, err = baselineMount(p)
+		} else if m, err = grantMount(src, p, true); err != nil && IsMissingSource(err) {
+			m, err = nil, nil
+		}
 		if err != nil {
 			return err
 		}
