@@ -177,7 +177,10 @@ func (d *draft) pack(name, why string) {
 
 // argPaths grants the paths among the server's own arguments: each that
 // exists here, at the same path in the sandbox, read-only unless the
-// shape says the server writes there.
+// shape says the server writes there. An argument written relative to
+// the client's folder or with a variable the client expands
+// (${workspaceFolder}) is rewritten to the path it named: nothing expands
+// it in the sandbox.
 func (d *draft) argPaths(r run) {
 	args := r.command[r.argStart:]
 	for i := 0; i < len(args); i++ {
@@ -199,18 +202,34 @@ func (d *draft) argPaths(r run) {
 		case sh != nil && sh.WritesArgs && !strings.HasPrefix(w, "-"):
 			writes, why = true, sh.Name+": "+sh.Why
 		}
-		d.argPath(val, "the argument", writes, why, r.script && i == 0)
+		var f string
+		if writes && sh.FolderToo { // the folder, not the file: a read-only file in it would stay so
+			if f = d.l.File(val); f != "" && isDir(filepath.Dir(f)) {
+				d.addMount(filepath.Dir(f), true, fmt.Sprintf("the folder of %s; writable because %s", d.o.tilde(f), why))
+			}
+		} else {
+			f = d.argPath(val, "the argument", writes, why, r.script && i == 0)
+		}
+		if f == "" || strings.HasPrefix(val, "/") || strings.HasPrefix(val, "~/") || val == "~" {
+			continue
+		}
+		if strings.HasPrefix(w, "-") {
+			args[i] = w[:len(w)-len(val)] + f
+		} else {
+			args[i] = d.o.tilde(f)
+		}
 	}
 }
 
-// argPath grants one path an argument (or a value: what) names.
-func (d *draft) argPath(raw, what string, writes bool, why string, script bool) {
+// argPath grants one path an argument (or a value: what) names, and
+// returns it ("" when it is no path of this machine's).
+func (d *draft) argPath(raw, what string, writes bool, why string, script bool) string {
 	if !pathLike(raw) {
-		return
+		return ""
 	}
 	f := d.l.File(raw)
 	if f == "" {
-		return
+		return ""
 	}
 	shown := d.o.tilde(f)
 	switch {
@@ -225,6 +244,7 @@ func (d *draft) argPath(raw, what string, writes bool, why string, script bool) 
 	default:
 		d.s.Notes = append(d.s.Notes, fmt.Sprintf("%s %s does not exist here: not granted", what, shown))
 	}
+	return f
 }
 
 // pathLike reports whether a word is written as a path.

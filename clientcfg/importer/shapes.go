@@ -16,6 +16,9 @@ type Shape struct {
 	// WritesFlag: the server writes the file this option names (its
 	// value: --memory FILE or --memory=FILE).
 	WritesFlag string
+	// FolderToo: it writes beside that file too (SQLite's journal), so
+	// the folder holding it is granted read-write.
+	FolderToo bool
 	// WritesEnv: the server writes the file this variable names.
 	WritesEnv string
 	// Packs it needs besides its runner's.
@@ -36,6 +39,8 @@ var Shapes = []Shape{
 		Why: "it saves its knowledge graph to the file MEMORY_FILE_PATH names"},
 	{Name: "gopls", GoPath: "golang.org/x/tools/gopls", Program: "gopls", Packs: []string{"go"},
 		Why: "gopls runs the go command (go list, go env) on the module it serves: it needs GOROOT, the module cache and a build cache"},
+	{Name: "mcp-server-sqlite", PyPI: "mcp-server-sqlite", WritesFlag: "db-path", FolderToo: true,
+		Why: "its write_query and create_table tools write the database --db-path names, and SQLite writes its journal beside it"},
 	{Name: "mcp-server-git", PyPI: "mcp-server-git",
 		Why: "it reads the repository --repository names; its commit and add tools write there only when granted read-write, which import does not"},
 }
