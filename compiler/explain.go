@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/internal/bytesize"
@@ -36,6 +37,7 @@ func Explain(p *Plan) string {
 	for i, g := range gs {
 		fmt.Fprintf(&b, "  %d. %-9s  %s  (%s)\n", i+1, g.Kind, g.Summary, g.Pos)
 	}
+	explainPacks(&b, p)
 	b.WriteString("\nTaken away:\n")
 	s := p.Subtractions
 	line := func(on bool, text string) {
@@ -69,7 +71,7 @@ func Explain(p *Plan) string {
 		}
 		line(s.NonRootUser, sb.user(user))
 	}
-	line(len(p.Env) == 0, "environment: empty (no variable passed through)")
+	line(len(p.Env) == 0 && !slices.ContainsFunc(p.Packs, func(k Pack) bool { return len(k.Env) > 0 }), "environment: empty (no variable passed through)")
 	line(s.MemoryBytes > 0, "memory: at most "+bytesize.Format(s.MemoryBytes))
 	line(s.Pids > 0, fmt.Sprintf("processes: at most %d", s.Pids))
 	line(s.MilliCPUs > 0, fmt.Sprintf("cpus: at most %g", float64(s.MilliCPUs)/1000))

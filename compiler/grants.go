@@ -22,12 +22,13 @@ const (
 	GrantRootUser  GrantKind = "root user"
 	GrantInvoker   GrantKind = "invoking user"
 	GrantDegrade   GrantKind = "accepted"
+	GrantPack      GrantKind = "pack"
 )
 
 // noun is the kind as counted: "1 ro mount", "2 ro mounts", "2 env vars".
 func (k GrantKind) noun(n int) string {
 	word := map[GrantKind]string{GrantEnv: "env var", GrantEgress: "egress host", GrantUnprotect: "unprotected path",
-		GrantDegrade: "accepted degradation"}[k]
+		GrantDegrade: "accepted degradation", GrantPack: "runtime pack"}[k]
 	if word == "" {
 		word = string(k)
 	}
@@ -46,7 +47,7 @@ type Grant struct {
 
 // Grants lists every addition of the plan, in a fixed order: mounts,
 // scratch, environment, egress, unprotected paths, accepted degradations,
-// root user.
+// runtime packs (one grant each, whatever they hold), root user.
 func (p *Plan) Grants() []Grant {
 	var gs []Grant
 	for _, m := range p.Mounts {
@@ -70,6 +71,9 @@ func (p *Plan) Grants() []Grant {
 	}
 	for _, a := range p.Accept {
 		gs = append(gs, Grant{GrantDegrade, "degradation " + a.Name, orPos(a.Pos, p.Pos)})
+	}
+	for _, k := range p.Packs {
+		gs = append(gs, Grant{GrantPack, k.Summary(), orPos(k.Pos, p.Pos)})
 	}
 	if p.User.Root() {
 		gs = append(gs, Grant{GrantRootUser, "runs as uid 0 (root) inside the sandbox", p.UserPos})

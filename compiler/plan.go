@@ -42,7 +42,10 @@ type Plan struct {
 	// client entry pins each one's digest, and the launcher refuses other
 	// bytes. Sorted; absent when none.
 	ProgramPins []HostPath `json:"programPins,omitempty"`
-	Hash        string     `json:"hash"`
+	// Packs are the runtime packs the server uses, each one grant; their
+	// paths are bound read-only where they exist (BaselinePaths).
+	Packs []Pack `json:"packs,omitempty"`
+	Hash  string `json:"hash"`
 
 	// Source positions, kept for messages, lint and diff; not serialized, so
 	// moving a line in the policy does not change the plan. Elements of a

@@ -43,6 +43,7 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 	p.Backends = c.backends(s, at)
 	p.Runtime = c.runtime(s, at, p.Network.Mode == "allowlist")
 	p.Accept = c.accept(s, at)
+	p.Packs = c.packs(s, at, claim)
 	// After unprotect and accept: both decide what a source may be.
 	for _, src := range sources {
 		c.checkSource(p, src, unprot)

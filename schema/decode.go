@@ -36,6 +36,7 @@ type rawServer struct {
 		Expires string `json:"expires"`
 	} `json:"waive"`
 	Accept []string `json:"accept"`
+	Packs  []string `json:"packs"`
 	Limits *struct {
 		Memory string  `json:"memory"`
 		Pids   int64   `json:"pids"`
@@ -123,6 +124,9 @@ func decode(file string, unified, data cue.Value, locate func([]string) (Pos, bo
 		}
 		for i, a := range rs.Accept {
 			s.Accept = append(s.Accept, Accept{Name: a, Pos: at(cue.Str("accept"), cue.Index(i))})
+		}
+		for i, n := range rs.Packs {
+			s.Packs = append(s.Packs, PackName{Name: n, Pos: at(cue.Str("packs"), cue.Index(i))})
 		}
 		p.Servers = append(p.Servers, s)
 	}

@@ -269,7 +269,7 @@ func (d *plainDecoder) strOr(fields map[string]*ast.Field, name, def string) str
 
 func (d *plainDecoder) server(name string, f *ast.Field) (Server, bool) {
 	fs := d.fields(f.Value, "description", "image", "command", "workdir", "user", "mounts", "scratch", "env",
-		"network", "unprotect", "limits", "waive", "backends", "runtime", "accept")
+		"network", "unprotect", "limits", "waive", "backends", "runtime", "accept", "packs")
 	if d.bad {
 		return Server{}, false
 	}
@@ -349,6 +349,11 @@ func (d *plainDecoder) server(name string, f *ast.Field) (Server, bool) {
 	if v := value(fs, "accept"); v != nil {
 		for _, e := range d.list(v) {
 			s.Accept = append(s.Accept, Accept{Name: d.str(e), Pos: d.pos(e)})
+		}
+	}
+	if v := value(fs, "packs"); v != nil {
+		for _, e := range d.list(v) {
+			s.Packs = append(s.Packs, PackName{Name: d.str(e), Pos: d.pos(e)})
 		}
 	}
 	return s, !d.bad

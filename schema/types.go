@@ -30,6 +30,13 @@ type Server struct {
 	Backends    []string // nil: the default for the server
 	BackendsPos Pos
 	Waive       []Waiver
+	Packs       []PackName
+}
+
+// PackName names one runtime pack the server uses (#Packs).
+type PackName struct {
+	Name string
+	Pos  Pos
 }
 
 // Waiver accepts one lint rule's findings for a server.

@@ -578,6 +578,50 @@ var plainPolicyType = &plainType{
 														},
 													},
 												},
+												{
+													Name: "packs",
+													Type: plainType{
+														Alts: []plainAlt{
+															{
+																Kind: "list",
+																Elem: &plainType{
+																	Alts: []plainAlt{
+																		{
+																			Kind: "string",
+																			Const: []string{
+																				"go",
+																			},
+																		},
+																		{
+																			Kind: "string",
+																			Const: []string{
+																				"npx",
+																			},
+																		},
+																		{
+																			Kind: "string",
+																			Const: []string{
+																				"uvx",
+																			},
+																		},
+																		{
+																			Kind: "string",
+																			Const: []string{
+																				"pipx",
+																			},
+																		},
+																		{
+																			Kind: "string",
+																			Const: []string{
+																				"deno",
+																			},
+																		},
+																	},
+																},
+															},
+														},
+													},
+												},
 											},
 										},
 									},
