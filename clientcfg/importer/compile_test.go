@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,7 +54,8 @@ func uses(policy []byte, missing []string) []string {
 // compiles and builds (the compiler API build uses), all of a case's in
 // one project, as import writes them. A policy using a field another part
 // of issue 34 adds (h/envset: setenv and "~/" targets; h/packs: packs) is
-// skipped, by name, until that part is merged: merged, none is.
+// skipped, by name, until that part is merged: merged, none is ("~/"
+// targets are compiled as the home's absolute paths meanwhile).
 func TestImportedPoliciesCompile(t *testing.T) {
 	missing := missingFields(t)
 	compiled, waiting := 0, map[string][]string{}
@@ -67,6 +69,10 @@ func TestImportedPoliciesCompile(t *testing.T) {
 				continue
 			}
 			data := s.Policy.Render()
+			if slices.Contains(missing, "~/ targets") {
+				// Until h/envset: the same paths, as this home's, so the rest is compiled.
+				data = bytes.ReplaceAll(data, []byte(`"~/`), []byte(`"`+c.home+`/`))
+			}
 			if u := uses(data, missing); len(u) > 0 {
 				waiting[strings.Join(u, ", ")] = append(waiting[strings.Join(u, ", ")], s.Entry)
 				continue
