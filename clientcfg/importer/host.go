@@ -192,8 +192,11 @@ func (d *draft) argPaths(r run) {
 		if !joined {
 			continue
 		}
-		writes, why := false, ""
 		sh := r.shape
+		if sh != nil && sh.URLArgs {
+			d.urlGrant(val, sh.Name+": "+sh.Why)
+		}
+		writes, why := false, ""
 		switch {
 		case sh != nil && sh.WritesFlag != "" && strings.HasPrefix(w, "-") && name == sh.WritesFlag:
 			writes, why = true, sh.Name+": "+sh.Why
@@ -285,19 +288,30 @@ func (d *draft) constant(e clientcfg.EnvSetting, sh *Shape) {
 	} else if pathLike(e.Value) {
 		d.argPath(e.Value, "the path "+e.Name+" names,", false, "", false)
 		why += "; the path it names is granted at the same path"
-	} else if u, err := url.Parse(e.Value); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
-		port := u.Port()
-		if port == "" {
-			port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
-		}
-		dest := u.Hostname() + ":" + port
-		if strings.Contains(u.Hostname(), ":") {
-			dest = "[" + u.Hostname() + "]:" + port
-		}
-		d.addAllow(dest, fmt.Sprintf("%s names %s: the server reaches it", e.Name, e.Value))
+	} else if d.urlGrant(e.Value, fmt.Sprintf("%s names %s: the server reaches it", e.Name, e.Value)) {
 		why += "; its host is an egress destination"
 	}
 	d.p.SetEnv = append(d.p.SetEnv, Pair{e.Name, e.Value, why})
+}
+
+// urlGrant makes the host of an http(s) URL an egress destination,
+// host:port (the scheme's port when none is written); false when s is no
+// such URL.
+func (d *draft) urlGrant(s, why string) bool {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return false
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	dest := u.Hostname() + ":" + port
+	if strings.Contains(u.Hostname(), ":") {
+		dest = "[" + u.Hostname() + "]:" + port
+	}
+	d.addAllow(dest, why)
+	return true
 }
 
 func (d *draft) addAllow(dest, why string) {

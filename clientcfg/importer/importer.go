@@ -72,7 +72,7 @@ func (o Options) server(l *clientcfg.Launch) Server {
 	switch {
 	case t.Remote != "":
 		s.Skipped = "a remote server (" + t.Remote + "): another machine runs it, nothing here to confine"
-	case t.Launcher == readback.OwnLauncher:
+	case t.Launcher == readback.OwnLauncher || t.Digest != "" || t.FixedTop: // mcpolicy-launch --engine reads as its engine
 		s.Skipped = "already confined: it starts what mcpolicy built"
 	case confined && kind == artefact.Engine:
 		s.Engine = t.Launcher

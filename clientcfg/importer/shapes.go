@@ -21,6 +21,9 @@ type Shape struct {
 	FolderToo bool
 	// WritesEnv: the server writes the file this variable names.
 	WritesEnv string
+	// URLArgs: its http(s) arguments are the hosts it reaches (a bridge
+	// to a remote server): each is an egress destination.
+	URLArgs bool
 	// Packs it needs besides its runner's.
 	Packs []string
 	Why   string
@@ -37,6 +40,8 @@ var Shapes = []Shape{
 		Why: "it saves its knowledge graph to the file --memory names (os.WriteFile)"},
 	{Name: "@modelcontextprotocol/server-memory", NPM: "@modelcontextprotocol/server-memory", WritesEnv: "MEMORY_FILE_PATH",
 		Why: "it saves its knowledge graph to the file MEMORY_FILE_PATH names"},
+	{Name: "mcp-remote", NPM: "mcp-remote", URLArgs: true,
+		Why: "it bridges stdio to the remote server its URL argument names: that host is what it reaches"},
 	{Name: "gopls", GoPath: "golang.org/x/tools/gopls", Program: "gopls", Packs: []string{"go"},
 		Why: "gopls runs the go command (go list, go env) on the module it serves: it needs GOROOT, the module cache and a build cache"},
 	{Name: "mcp-server-sqlite", PyPI: "mcp-server-sqlite", WritesFlag: "db-path", FolderToo: true,
