@@ -325,7 +325,8 @@ func printNext(w io.Writer, f importFile, out string, servers []string) {
 		name = f.client.Name
 	}
 	abs, _ := filepath.Abs(f.file)
-	line := fmt.Sprintf("mcpolicy client %s -p %s --file %s", name, shellQuote(out), shellQuote(abs))
+	dir, _ := filepath.Abs(out)
+	line := fmt.Sprintf("mcpolicy client %s -p %s --file %s", name, shellQuote(dir), shellQuote(abs))
 	for _, s := range servers {
 		line += " --server " + s
 	}
