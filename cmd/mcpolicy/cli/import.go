@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/clientcfg/entry"
 	"github.com/mcpolicy/mcpolicy/clientcfg/importer"
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 	"github.com/spf13/cobra"
@@ -297,29 +299,36 @@ func (opts *importOptions) build(out string) error {
 	return nil
 }
 
-// next prints, per client file, the command that shows the diff and the
-// one that writes the confined entries.
+// next prints, per client file (and engine: a podman entry's server runs
+// on the podman backend), the command that shows the diff and the one
+// that writes the confined entries.
 func (opts *importOptions) next(read []importFile, out string, written map[string]importer.Written) {
 	fmt.Fprintln(opts.Out, "next: review the diff, then write the confined entries (the old ones go to a backup):")
 	for _, f := range read {
-		var servers []string
+		byBackend := map[string][]string{}
 		for _, s := range f.servers {
-			if s.Policy == nil {
+			if s.Policy == nil || written[s.Policy.Server].Status == "exists" {
 				continue
 			}
-			if wr := written[s.Policy.Server]; wr.Status != "exists" {
-				servers = append(servers, s.Policy.Server)
+			backend := ""
+			if s.Engine != "" && !slices.Contains(backendtraits.ImageDefaults(), s.Engine) {
+				backend = s.Engine // podman: the docker artefact, run by podman
 			}
+			byBackend[backend] = append(byBackend[backend], s.Policy.Server)
 		}
-		if len(servers) == 0 {
-			continue
+		backends := make([]string, 0, len(byBackend))
+		for b := range byBackend {
+			backends = append(backends, b)
 		}
-		sort.Strings(servers)
-		printNext(opts.Out, f, out, servers)
+		sort.Strings(backends)
+		for _, b := range backends {
+			sort.Strings(byBackend[b])
+			printNext(opts.Out, f, out, b, byBackend[b])
+		}
 	}
 }
 
-func printNext(w io.Writer, f importFile, out string, servers []string) {
+func printNext(w io.Writer, f importFile, out, backend string, servers []string) {
 	name := "CLIENT"
 	if f.client != nil {
 		name = f.client.Name
@@ -327,6 +336,9 @@ func printNext(w io.Writer, f importFile, out string, servers []string) {
 	abs, _ := filepath.Abs(f.file)
 	dir, _ := filepath.Abs(out)
 	line := fmt.Sprintf("mcpolicy client %s -p %s --file %s", name, shellQuote(dir), shellQuote(abs))
+	if backend != "" {
+		line += " --backend " + backend
+	}
 	for _, s := range servers {
 		line += " --server " + s
 	}
