@@ -67,7 +67,13 @@ func parse(file string, src []byte, home string, local bool) ([]*readback.Target
 // parseWith is parse, tolerant when tol is set (lint, tolerant.go): the
 // JSON is repaired, an entry that cannot be read skipped, each noted in tol.
 func parseWith(file string, src []byte, home string, local bool, tol *tolerance) ([]*readback.Target, error) {
-	r := &reader{file: file, tol: tol}
+	return parseRecording(file, src, home, local, tol, nil)
+}
+
+// parseRecording is parseWith, calling record with each entry read
+// (ReadLaunches keeps what it runs).
+func parseRecording(file string, src []byte, home string, local bool, tol *tolerance, record func(*entry)) ([]*readback.Target, error) {
+	r := &reader{file: file, tol: tol, record: record}
 	r.local = local
 	if local {
 		r.home = home
@@ -209,6 +215,7 @@ func ownWrapper(cmd string) bool {
 
 // launch reads the launch command.
 func (e *entry) launch(cmd arg, args []arg) {
+	e.ran = append([]arg{cmd}, args...) // a wrapper's inner command calls launch again: the last one runs
 	prog := program(cmd.s)
 	kind, starts := sandboxes[prog]
 	switch {

@@ -24,6 +24,8 @@ type reader struct {
 	literal  bool              // the client expands no ${VAR} in env values
 	// fileSandbox is a VS Code mcp.json's top-level "sandbox" object.
 	fileSandbox *node
+	// record, when set, is given each entry read (ReadLaunches).
+	record func(*entry)
 }
 
 // section reads the servers under one key: an object of name -> entry, or
@@ -83,6 +85,7 @@ type entry struct {
 	hostRun // host.go: wrappers, client sandboxes, the variables it sets
 	name    string
 	t       *readback.Target
+	ran     []arg // the command it runs and its arguments, past the wrappers read through
 }
 
 func (e *entry) flag(k readback.FlagKind, v string, pos position.Pos) {
@@ -126,13 +129,20 @@ func (r *reader) entry(section, name string, keyPos position.Pos, n *node, proje
 		return nil, err
 	}
 	if command == "" {
-		return e.commandless(f, n, keyPos, zed)
+		t, err := e.commandless(f, n, keyPos, zed)
+		if err == nil && r.record != nil {
+			r.record(e)
+		}
+		return t, err
 	}
 	cmd, args := splitCommandString(arg{command, cmdNode.pos}, args)
 	e.homeLiterals(cmd, args)
 	e.launch(cmd, args)
 	e.argSecrets(cmd, args) // secrets.go: tokens and passwords in argv
 	e.sortFlags()
+	if r.record != nil {
+		r.record(e)
+	}
 	return e.t, nil
 }
 

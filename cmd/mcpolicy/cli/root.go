@@ -111,6 +111,7 @@ var subcommands = []struct {
 	{"hook", newHookCmd}, {"prove", newProveCmd}, {"client", newClientCmd}, {"check", newCheckCmd},
 	{"probe", newProbeCmd}, {"run", newRunCmd}, {"egress-forward", newEgressForwardCmd}, {"why", newWhyCmd},
 	{"suggest", newSuggestCmd}, {"egress-proxy", newEgressProxyCmd}, {"sessions", newSessionsCmd},
+	{"import", newImportCmd},
 }
 
 // newRootCmd is the root command with every subcommand.
