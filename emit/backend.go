@@ -96,10 +96,10 @@ type Command struct {
 }
 
 // BuiltFor reports whether build writes the artefacts b runs for the plan
-// (podman runs the docker artefact).
+// (podman runs the docker artefact: a plan listing docker or podman).
 func BuiltFor(p *compiler.Plan, b Backend) bool {
 	for _, name := range p.Backends {
-		if name == b.Builds() {
+		if name == b.Builds() || name == b.Name() {
 			return true
 		}
 	}
