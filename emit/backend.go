@@ -61,7 +61,7 @@ type EntryEnv struct {
 	// path of this machine (programs by name, the project and home by the
 	// client's variables).
 	Portable bool
-	Out   string            // build's output folder, absolute
+	Out      string // build's output folder, absolute
 	// Show names a file of the project as the entry shows it.
 	Show func(file string) string
 	// Launcher is mcpolicy-launch as the entry runs it: its absolute

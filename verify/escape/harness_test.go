@@ -298,7 +298,7 @@ type sandbox struct {
 	// entry is written with this machine's paths (client --file).
 	portable bool
 	entry    entry
-	runs    int
+	runs     int
 	// naiveIDs, when set, are what the weakened bwrap argv puts for
 	// ${UID} and ${GID} (user: "invoker"), with no check.
 	naiveIDs []string
