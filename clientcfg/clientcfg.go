@@ -318,7 +318,7 @@ func (e *entry) launcher(args []arg) {
 			}
 			e.t.FixedTop = true // the launcher fixes the project's top level
 			return
-		case i+1 < len(args) && (a.s == "--engine" || a.s == "--unprotect" || a.s == "--sha256" || a.s == "--project-root" || a.s == "--bwrap" || a.s == "--env-file" || a.s == "--"+artefact.ProgramFlag):
+		case i+1 < len(args) && (a.s == "--engine" || a.s == "--unprotect" || a.s == "--sha256" || a.s == "--project-root" || a.s == "--project-root-env" || a.s == "--bwrap" || a.s == "--env-file" || a.s == "--"+artefact.ProgramFlag):
 			v := args[i+1]
 			i++
 			switch a.s {

@@ -19,6 +19,14 @@ type Client struct {
 	// Workspace is the client's variable for the project folder, usable in
 	// a committed project-scope file ("" when it has none).
 	Workspace string
+	// RootEnv is the variable the client sets, in a project server's
+	// environment, to the project folder, when it has no Workspace
+	// variable to expand in args (Claude Code's CLAUDE_PROJECT_DIR, set
+	// from 2.1.141): a committed entry's paths are then relative to it.
+	RootEnv string
+	// HomeVar is the client's variable for the home folder in args (""
+	// when it expands none): a committed entry names home paths by it.
+	HomeVar string
 	// EnvRef is how the client refers to its own environment in an "env"
 	// value ("" when it cannot).
 	EnvRef string
@@ -45,11 +53,11 @@ var Clients = []Client{
 		User: func(h string) string {
 			return darwin(h, "Library/Application Support/Claude/claude_desktop_config.json", ".config/Claude/claude_desktop_config.json")
 		}},
-	{Name: "claude-code", Key: "mcpServers", Project: ".mcp.json", EnvRef: "${%s}",
+	{Name: "claude-code", Key: "mcpServers", Project: ".mcp.json", RootEnv: "CLAUDE_PROJECT_DIR", HomeVar: "${HOME}", EnvRef: "${%s}",
 		User: func(h string) string { return filepath.Join(h, ".claude.json") }},
-	{Name: "cursor", Key: "mcpServers", Project: ".cursor/mcp.json", Workspace: "${workspaceFolder}", EnvRef: "${env:%s}",
+	{Name: "cursor", Key: "mcpServers", Project: ".cursor/mcp.json", Workspace: "${workspaceFolder}", HomeVar: "${userHome}", EnvRef: "${env:%s}",
 		User: func(h string) string { return filepath.Join(h, ".cursor/mcp.json") }},
-	{Name: "vscode", Key: "servers", Project: ".vscode/mcp.json", Workspace: "${workspaceFolder}", EnvRef: "${env:%s}",
+	{Name: "vscode", Key: "servers", Project: ".vscode/mcp.json", Workspace: "${workspaceFolder}", HomeVar: "${userHome}", EnvRef: "${env:%s}",
 		Stdio: map[string]any{"type": "stdio"}, JSONC: true,
 		User: func(h string) string {
 			return darwin(h, "Library/Application Support/Code/User/mcp.json", ".config/Code/User/mcp.json")
@@ -67,6 +75,13 @@ var Clients = []Client{
 		}},
 	{Name: "codex", Project: ".codex/config.toml", EnvVars: true,
 		User: func(h string) string { return filepath.Join(h, ".codex/config.toml") }},
+}
+
+// Portable reports whether c's project-scope file can name the project
+// and the home without this machine's paths (a variable the client
+// expands or sets): only then is a committed entry free of them.
+func (c *Client) Portable() bool {
+	return c.Project != "" && (c.Workspace != "" || c.RootEnv != "") && c.HomeVar != ""
 }
 
 // LookupClient finds a target by name.
@@ -119,6 +134,6 @@ func managedEntry(n *node) bool {
 func Managed(command string, args []string) bool {
 	all := command + " " + strings.Join(args, " ")
 	return strings.Contains(all, docker.LabelPlan+"=") || strings.Contains(all, "/.mcpolicy/") ||
-		strings.HasSuffix(command, "/"+LauncherName) ||
+		command == LauncherName || strings.HasSuffix(command, "/"+LauncherName) ||
 		(strings.HasSuffix(command, "mcpolicy") && len(args) > 0 && (args[0] == "exec" || args[0] == "run"))
 }

@@ -53,10 +53,19 @@ type File struct {
 type EntryEnv struct {
 	Paths compiler.Resolver // host paths as the entry shows them
 	Root  string            // the project root as the entry shows it
-	Out   string            // build's output folder, absolute
+	// RootFlag is how the entry gives the launcher the project root (nil:
+	// --project-root Root): a portable entry may name the variable the
+	// client sets instead (--project-root-env CLAUDE_PROJECT_DIR).
+	RootFlag []string
+	// Portable: the entry goes into a file a team commits, and names no
+	// path of this machine (programs by name, the project and home by the
+	// client's variables).
+	Portable bool
+	Out      string // build's output folder, absolute
 	// Show names a file of the project as the entry shows it.
 	Show func(file string) string
-	// Launcher is mcpolicy-launch's absolute path.
+	// Launcher is mcpolicy-launch as the entry runs it: its absolute
+	// path, or its name in a portable entry (found on PATH at spawn).
 	Launcher func() (string, error)
 	// Pin checks that file holds want, as build wrote it, and returns the
 	// digest the entry pins (the launcher refuses any other bytes).
@@ -65,8 +74,17 @@ type EntryEnv struct {
 	// this machine, read as the launcher will (launch.ProgramDigest).
 	Program func(compiler.HostPath) (string, error)
 	// Abs is a program's absolute path on this machine: an entry must not
-	// run whatever PATH finds first at spawn.
+	// run whatever PATH finds first at spawn. A portable entry keeps the
+	// name, and the launcher checks what PATH finds (launch.ProgramsOutsideGrants).
 	Abs func(program string) string
+}
+
+// RootArgs are the launcher's flags that give it the project root.
+func (e EntryEnv) RootArgs() []string {
+	if e.RootFlag != nil {
+		return e.RootFlag
+	}
+	return []string{"--project-root", e.Root}
 }
 
 // Command is how an entry starts a server: an absolute program, its
@@ -78,10 +96,10 @@ type Command struct {
 }
 
 // BuiltFor reports whether build writes the artefacts b runs for the plan
-// (podman runs the docker artefact).
+// (podman runs the docker artefact: a plan listing docker or podman).
 func BuiltFor(p *compiler.Plan, b Backend) bool {
 	for _, name := range p.Backends {
-		if name == b.Builds() {
+		if name == b.Builds() || name == b.Name() {
 			return true
 		}
 	}

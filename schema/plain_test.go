@@ -132,7 +132,7 @@ var invalidPolicies = map[string]string{
 	"cpus-zero.cue":       "version: \"v1\"\nservers: a: {image: \"x\", limits: cpus: 0}\n",
 	"bad-egress.cue":      "version: \"v1\"\nservers: a: {image: \"x\", network: allow: [\"no-port\"]}\n",
 	"network-string.cue":  "version: \"v1\"\nservers: a: {image: \"x\", network: \"all\"}\n",
-	"bad-backend.cue":     "version: \"v1\"\nservers: a: {image: \"x\", backends: [\"podman\"]}\n",
+	"bad-backend.cue":     "version: \"v1\"\nservers: a: {image: \"x\", backends: [\"qemu\"]}\n",
 	"bad-protected.cue":   "version: \"v1\"\nservers: a: {image: \"x\", unprotect: [\".gitx\"]}\n",
 	"bad-waiver.cue":      "version: \"v1\"\nservers: a: {image: \"x\", waive: [{rule: \"x\", reason: \" \"}]}\n",
 	"bytes.cue":           "version: \"v1\"\nservers: a: {image: 'x'}\n",

@@ -540,6 +540,12 @@ var plainPolicyType = &plainType{
 																		{
 																			Kind: "string",
 																			Const: []string{
+																				backendtraits.Podman,
+																			},
+																		},
+																		{
+																			Kind: "string",
+																			Const: []string{
 																				backendtraits.Bwrap,
 																			},
 																		},

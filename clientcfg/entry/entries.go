@@ -119,8 +119,16 @@ func (o EntriesOptions) launch(p *compiler.Plan) (*Launch, error) {
 		}
 	}
 	m := compiler.Machine{ProjectRoot: o.Root, Home: o.Home}
+	launcher := l.Command
+	if !filepath.IsAbs(launcher) {
+		// Named in a portable entry: the one PATH finds now is checked
+		// here, the one found at spawn by the launcher itself.
+		if launcher, err = Launcher(o.Self); err != nil {
+			return nil, err
+		}
+	}
 	for _, q := range o.Plans {
-		if err := CheckOutsideGrants(q, m, map[string]string{"launcher": l.Command}); err != nil {
+		if err := CheckOutsideGrants(q, m, map[string]string{"launcher": launcher}); err != nil {
 			return nil, &RefusedError{err}
 		}
 	}

@@ -36,13 +36,13 @@ func TestClientGoldens(t *testing.T) {
 	for i := range clientcfg.Clients {
 		c := &clientcfg.Clients[i]
 		t.Run(c.Name, func(t *testing.T) {
-			portable := c.Workspace != ""
+			portable := c.Portable()
 			l, err := LaunchFor(c, seedPlan(), "docker", root, home, root+"/.mcpolicy", "/usr/local/bin/mcpolicy", "", portable)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for i := range l.Args {
-				if l.Args[i] == "--engine" {
+				if l.Args[i] == "--engine" && filepath.IsAbs(l.Args[i+1]) {
 					l.Args[i+1] = "/usr/bin/docker" // where docker is differs per machine
 				}
 			}

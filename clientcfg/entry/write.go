@@ -37,35 +37,51 @@ type Launch struct {
 	EnvVars []string // names the client forwards (Codex's env_vars)
 }
 
-// workspacePaths renders project paths with the client's variable, home
-// paths absolutely (a committed file must not hold this machine's project
-// path, but a home path is the user's own).
+// workspacePaths renders project and home paths as a committed project
+// file names them: by the client's variables (${workspaceFolder},
+// ${userHome}), or relative to the root the client gives in the
+// environment (root "."), never by this machine's paths.
 type workspacePaths struct {
-	variable string
-	home     string
+	root string // "${workspaceFolder}", or "."
+	home string // "${userHome}", "${HOME}"
 }
 
 func (w workspacePaths) Resolve(p compiler.HostPath) string {
 	switch p.Base {
 	case compiler.ProjectRoot:
 		if p.Rel == "." {
-			return w.variable
+			return w.root
 		}
-		return w.variable + "/" + p.Rel
+		return w.root + "/" + p.Rel
 	case compiler.Home:
-		return filepath.Join(w.home, filepath.FromSlash(p.Rel))
+		if p.Rel == "." {
+			return w.home
+		}
+		return w.home + "/" + p.Rel
 	}
 	return p.Rel
 }
 
 // LaunchFor renders how a client starts the plan's server on a backend.
-// portable uses the client's workspace variable for project paths. envFile
+// portable (the project's own file, of a client that can name the project
+// and home without this machine's paths: Client.Portable) names the
+// launcher, the engine and bwrap without a path and the project and home
+// by the client's variables, and sets no PATH nor engine address: the
+// client passes its own environment. envFile
 // is where the launcher takes env grant values from for a client that
 // passes none ("": launch.EnvFileDefault).
 func LaunchFor(c *clientcfg.Client, p *compiler.Plan, backend, root, home, outDir, self, envFile string, portable bool) (*Launch, error) {
 	var r compiler.Resolver = compiler.Machine{ProjectRoot: root, Home: home}
-	if portable && c.Workspace != "" {
-		r = workspacePaths{c.Workspace, home}
+	// mcpolicy run takes its root as a flag only: an egress entry of a
+	// client that gives the root in the environment names it absolutely.
+	portable = portable && c.Portable() && (c.Workspace != "" || p.Network.Mode != "allowlist")
+	var rootFlag []string
+	if portable {
+		w := workspacePaths{root: c.Workspace, home: c.HomeVar}
+		if w.root == "" {
+			w.root, rootFlag = ".", []string{"--project-root-env", c.RootEnv}
+		}
+		r = w
 	}
 	b, err := registry.Lookup(backend)
 	if err != nil {
@@ -101,14 +117,26 @@ func LaunchFor(c *clientcfg.Client, p *compiler.Plan, backend, root, home, outDi
 		run = &artefact.RunEntry{Backend: backend, ProjectRoot: projectRoot, PlanFile: shown(r, root, file), Digest: digest}
 		l.Command, l.Args = self, artefact.RunEntryArgs(*run)
 	} else {
-		cmd, err := b.Entry(p, emit.EntryEnv{Paths: r, Root: projectRoot, Out: outDir,
+		env := emit.EntryEnv{Paths: r, Root: projectRoot, RootFlag: rootFlag, Portable: portable, Out: outDir,
 			Show:     func(file string) string { return shown(r, root, file) },
 			Launcher: func() (string, error) { return Launcher(self) },
 			Pin:      func(file string, want []byte) (string, error) { return pin(p, file, want) },
 			Program: func(h compiler.HostPath) (string, error) {
 				return launch.ProgramDigest(compiler.Machine{ProjectRoot: root, Home: home}.Resolve(h), root, home)
 			},
-			Abs: absolute})
+			Abs: absolute}
+		if portable {
+			// Named, found on PATH at spawn; the one found now must be
+			// installed (and is checked against the grants: Entries).
+			env.Launcher = func() (string, error) {
+				if _, err := Launcher(self); err != nil {
+					return "", err
+				}
+				return clientcfg.LauncherName, nil
+			}
+			env.Abs = func(program string) string { return program }
+		}
+		cmd, err := b.Entry(p, env)
 		if err != nil {
 			return nil, err
 		}
@@ -123,12 +151,17 @@ func LaunchFor(c *clientcfg.Client, p *compiler.Plan, backend, root, home, outDi
 	// PATH is the user's: a client that passes its own environment gives
 	// it (the entry sets none), and for one that expands nothing the
 	// launcher takes it from the env file over this one (ClientOwnEnv).
-	if !slices.Contains(p.EnvNames(), "PATH") || (c.EnvRef == "" && !c.EnvVars) {
+	// A portable entry sets neither: its client passes its own
+	// environment, and the launcher is found on that PATH.
+	if !portable && (!slices.Contains(p.EnvNames(), "PATH") || (c.EnvRef == "" && !c.EnvVars)) {
 		l.Env["PATH"] = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 	}
 	// The engine's address and rootless podman's runtime folder: clients
 	// do not pass them on, and without them the engine is not found.
 	for _, name := range b.HostEnv() {
+		if portable {
+			break
+		}
 		if v := lookupEnv(name); v != "" {
 			l.Env[name] = v
 		}

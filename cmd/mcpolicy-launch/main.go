@@ -21,6 +21,14 @@
 // (PROJECT/.mcpolicy/BACKEND/SERVER.json); ${HOME} is $HOME. Client entries
 // pass --project-root: an entry that lost its environment must not lose the
 // fixed top level with it (--engine refuses to start without a root).
+// A project's committed entry (.mcp.json, .vscode/mcp.json) names the
+// launcher, the engine and bwrap without a path (found on PATH at spawn)
+// and the root by the client's variable: --project-root ${workspaceFolder},
+// or --project-root-env CLAUDE_PROJECT_DIR with the artefact, the programs
+// and the engine arguments' project paths relative to it (./.mcpolicy/...,
+// source=./data). Either way the launcher, the engine and bwrap it runs must
+// lie outside every read-write grant of the project's servers (read from
+// the plans build wrote beside the artefact), or nothing starts (exit 8).
 // With --engine the `run` arguments stay inline, readable in the client
 // file, and must be word for word what the pinned .mcpolicy/docker/S.json
 // expands to (launch.EnginePinned): a hand-added --mount is refused, exit 8.
@@ -72,6 +80,7 @@ func main() {
 	digest := flag.String("sha256", "", "the artefact's SHA-256, as the client entry carries it: refuse (exit 8) any other content")
 	engine := flag.String("engine", "", "docker or podman (or its path): check the `run` arguments after -- and run them")
 	projectRoot := flag.String("project-root", "", "the project folder ${PROJECT_ROOT} stands for (default: $PROJECT_ROOT; with --sha256, else three folders above the artefact)")
+	rootEnv := flag.String("project-root-env", "", "take the project folder from this variable, which the client sets (Claude Code's CLAUDE_PROJECT_DIR); the entry's relative paths are the project's")
 	bwrapPath := flag.String(artefact.BwrapProgram, "", "bwrap's absolute path (default: found on PATH)") // --bwrap: named after the program
 	envFile := flag.String("env-file", "", "take the values of the plan's env grants that the environment does not set from this file (NAME=value lines, mode 600, outside every grant)")
 	var unprotected, programs names
@@ -92,7 +101,7 @@ func main() {
 	if err := launch.ShieldTerminals(say); err != nil {
 		exit(err)
 	}
-	code, err := launch.Run(launch.Request{Digest: *digest, Engine: *engine, ProjectRoot: *projectRoot, Bwrap: *bwrapPath,
+	code, err := launch.Run(launch.Request{Digest: *digest, Engine: *engine, ProjectRoot: *projectRoot, RootEnv: *rootEnv, Bwrap: *bwrapPath,
 		EnvFile: *envFile, Programs: programs, Unprotected: unprotected, Args: flag.Args(), Say: say})
 	if errors.Is(err, launch.ErrUsage) {
 		flag.Usage()

@@ -57,6 +57,10 @@ func (backend) Entry(p *compiler.Plan, e emit.EntryEnv) (*emit.Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"--project-root", e.Root, "--bwrap", e.Abs(Program), "--sha256", digest}, pins...)
+	args := e.RootArgs()
+	if !e.Portable { // a portable entry's launcher finds bwrap on PATH at spawn
+		args = append(args, "--bwrap", e.Abs(Program))
+	}
+	args = append(append(args, "--sha256", digest), pins...)
 	return &emit.Command{Path: launcher, Env: map[string]string{}, Args: append(args, e.Show(file))}, nil
 }

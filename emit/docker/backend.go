@@ -93,7 +93,7 @@ func (e engine) Entry(p *compiler.Plan, env emit.EntryEnv) (*emit.Command, error
 	// The unprotected names and the programs to pin are labels in the
 	// arguments (LabelUnprotect, LabelProgramPin): pinned with them.
 	c := &emit.Command{Path: launcher, Env: map[string]string{},
-		Args: []string{"--engine", env.Abs(e.name), "--project-root", env.Root}}
+		Args: append([]string{"--engine", env.Abs(e.name)}, env.RootArgs()...)}
 	pins, err := emit.ProgramArgs(p, env)
 	if err != nil {
 		return nil, err

@@ -65,6 +65,6 @@ func (backend) Entry(p *compiler.Plan, e emit.EntryEnv) (*emit.Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"--project-root", e.Root, "--sha256", digest}, pins...)
+	args := append(append(append([]string{}, e.RootArgs()...), "--sha256", digest), pins...)
 	return &emit.Command{Path: launcher, Env: map[string]string{}, Args: append(args, e.Show(file))}, nil
 }

@@ -75,8 +75,9 @@ func refuses(b emit.Backend, p *compiler.Plan, restriction string) bool {
 	return errors.As(b.Check(p), &ne) && ne.Restriction == restriction
 }
 
-// TestSchemaAgrees: a policy may list exactly the backends that build
-// their own artefacts.
+// TestSchemaAgrees: a policy may list exactly the backends the registry
+// has but the client-side ones: each builds its own artefacts, or runs
+// another's (podman, docker's) and is listed so a server runs under it.
 func TestSchemaAgrees(t *testing.T) {
 	m := regexp.MustCompile(`backends\?: \[\.\.\.\(([^)]*)\)\]`).FindStringSubmatch(string(schema.Source()))
 	if m == nil {
@@ -88,13 +89,11 @@ func TestSchemaAgrees(t *testing.T) {
 	}
 	var built []string
 	for _, b := range All() {
-		if b.Builds() == b.Name() {
-			built = append(built, b.Name())
-		}
+		built = append(built, b.Name())
 	}
 	slices.Sort(inSchema)
 	slices.Sort(built)
 	if !slices.Equal(inSchema, built) {
-		t.Errorf("the schema allows backends %v, the registry builds %v", inSchema, built)
+		t.Errorf("the schema allows backends %v, the registry has %v", inSchema, built)
 	}
 }

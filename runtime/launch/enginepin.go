@@ -47,6 +47,14 @@ func UnprotectFlags(names []string) error {
 // TamperError naming the first difference and the way back. pinned is
 // the file as the entry names it, digest the entry's --sha256.
 func EnginePinned(pinned, digest, root, home string, inline []string) ([]string, error) {
+	return EnginePinnedShown(pinned, digest, root, root, home, inline)
+}
+
+// EnginePinnedShown is EnginePinned for an entry that shows the project
+// root as shown ("." in a portable entry, whose paths are relative to the
+// root the client gives): the inline arguments must be the artefact
+// expanded for shown, and the arguments run are its expansion for root.
+func EnginePinnedShown(pinned, digest, root, shown, home string, inline []string) ([]string, error) {
 	back := "run `mcpolicy build`, then `mcpolicy client TARGET --write`, and review the diff; a change the server needs belongs in the policy"
 	if pinned == "" || digest == "" {
 		return nil, tampered("the engine entry pins no artefact (--sha256 HEX .mcpolicy/docker/SERVER.json before --): its arguments cannot be checked against the reviewed plan, refusing to start; %s", back)
@@ -60,7 +68,7 @@ func EnginePinned(pinned, digest, root, home string, inline []string) ([]string,
 	if err != nil {
 		return nil, err
 	}
-	want, err := artefact.EngineArgs(b, root, home)
+	want, err := artefact.EngineArgs(b, shown, home)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", pinned, err)
 	}
@@ -74,7 +82,10 @@ func EnginePinned(pinned, digest, root, home string, inline []string) ([]string,
 			return nil, tampered("the entry's engine arguments are not the reviewed plan's (%s): word %d is %q, the plan's is %q — edited by hand? Refusing to start; %s", pinned, i+1, inline[i], want[i], back)
 		}
 	}
-	return want, nil
+	if shown == root {
+		return want, nil
+	}
+	return artefact.EngineArgs(b, root, home)
 }
 
 // PinnedRoot refuses a project root that is not the pinned artefact's own

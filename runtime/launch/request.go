@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ type Request struct {
 	Digest      string   // --sha256: the artefact's digest the entry pins
 	Engine      string   // --engine: docker or podman; Args then hold ARTEFACT -- run ...
 	ProjectRoot string   // --project-root ("": $PROJECT_ROOT, else three folders above the artefact)
+	RootEnv     string   // --project-root-env: the variable the client sets to the project root; the entry's paths are relative to it
 	Bwrap       string   // --bwrap: bwrap's absolute path
 	EnvFile     string   // --env-file
 	Programs    []string // --program-sha256 PATH=sha256:HEX
@@ -36,15 +38,85 @@ var ErrUsage = errors.New("usage: mcpolicy-launch --sha256 HEX ARTEFACT, or --en
 // the launcher waits for it (Landlock); an engine or bwrap server replaces
 // the process and returns only on an error.
 func Run(r Request) (int, error) {
-	switch {
-	case len(r.Unprotected) > 0:
+	if len(r.Unprotected) > 0 {
 		return 0, UnprotectFlags(r.Unprotected)
+	}
+	r, err := r.rooted()
+	if err != nil {
+		return 0, err
+	}
+	switch {
 	case r.Engine != "":
-		return 0, startEngine(r.Engine, r.Digest, r.Args, projectRootOf(r.ProjectRoot, "", os.Getenv), r.Programs, r.EnvFile, r.Say)
+		return 0, startEngine(r, projectRootOf(r.ProjectRoot, "", os.Getenv))
 	case len(r.Args) != 1:
 		return 0, ErrUsage
 	}
-	return startArtefact(r.Args[0], r.Digest, r.ProjectRoot, r.Bwrap, r.EnvFile, r.Programs, r.Say)
+	return startArtefact(r)
+}
+
+// rooted takes the project root from r.RootEnv, when the entry names one:
+// then the entry's paths are relative to it, and shown as such.
+func (r Request) rooted() (Request, error) {
+	if r.RootEnv == "" {
+		return r, nil
+	}
+	if r.ProjectRoot != "" {
+		return r, fmt.Errorf("--project-root and --project-root-env: give one")
+	}
+	root, err := RootFromEnv(r.RootEnv, os.Getenv)
+	if err != nil {
+		return r, err
+	}
+	r.ProjectRoot = root
+	r.Programs = rootedPins(root, r.Programs)
+	if r.Engine != "" && len(r.Args) > 1 && r.Args[1] == "--" {
+		r.Args = append([]string{UnderRoot(root, r.Args[0])}, r.Args[1:]...)
+	} else if r.Engine == "" && len(r.Args) == 1 {
+		r.Args = []string{UnderRoot(root, r.Args[0])}
+	}
+	return r, nil
+}
+
+// shownRoot is how the entry spells the project root in the paths it
+// carries: "." when they are relative to a root the client gives.
+func (r Request) shownRoot(root string) string {
+	if r.RootEnv != "" {
+		return "."
+	}
+	return root
+}
+
+// programsOutside refuses a launch whose launcher, engine or bwrap a
+// server of the project may write (ProgramsOutsideGrants). A launcher
+// started by name (a committed entry's, found on PATH) or from an entry
+// that takes its root from the client needs the project's plans to check
+// against; one started by path was checked by `mcpolicy client`, and is
+// checked against the plans that are there.
+func (r Request) programsOutside(artefactFile, root, home string, tool Program) error {
+	writable, err := ProjectWritable(artefactFile, root, home)
+	portable := r.RootEnv != "" || portableByName()
+	if err != nil {
+		if portable {
+			return err
+		}
+		return nil
+	}
+	var programs []Program
+	if self, err := selfPath(); err == nil {
+		programs = append(programs, Program{"the launcher", self})
+	}
+	programs = append(programs, tool)
+	if portable {
+		// What PATH finds decides what the next spawn runs: a folder on
+		// it that a server may write is where it would put its own
+		// mcpolicy-launch, docker or bwrap.
+		for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+			if abs, err := filepath.Abs(dir); err == nil {
+				programs = append(programs, Program{"the PATH folder", abs})
+			}
+		}
+	}
+	return ProgramsOutsideGrants(programs, writable)
 }
 
 // projectRootOf is the project root: the flag, else $PROJECT_ROOT, else def.
@@ -58,15 +130,20 @@ func projectRootOf(flagValue, def string, getenv func(string) string) string {
 	return def
 }
 
-func startEngine(engine, digest string, args []string, root string, programs []string, envFile string, say io.Writer) error {
+func startEngine(r Request, root string) error {
+	engine, digest, args, programs, envFile, say := r.Engine, r.Digest, r.Args, r.Programs, r.EnvFile, r.Say
 	// ARTEFACT -- run ARGS...: flag parsing stops at the artefact, so the
 	// -- is still there; an entry without one pins nothing (refused).
 	var pinned string
 	if len(args) > 1 && args[1] == "--" {
 		pinned, args = args[0], args[2:]
 	}
-	args, err := EnginePinned(pinned, digest, root, os.Getenv("HOME"), args)
+	args, err := EnginePinnedShown(pinned, digest, root, r.shownRoot(root), os.Getenv("HOME"), args)
 	if err != nil {
+		return err
+	}
+	enginePath, _ := exec.LookPath(engine)
+	if err := r.programsOutside(pinned, root, os.Getenv("HOME"), Program{"the engine", enginePath}); err != nil {
 		return err
 	}
 	// From the verified arguments only: a flag is what a hand edit adds.
@@ -118,7 +195,8 @@ func runEnvNames(args []string) []string {
 	return out
 }
 
-func startArtefact(file, digest, projectRoot, bwrapPath, envFile string, programs []string, say io.Writer) (int, error) {
+func startArtefact(r Request) (int, error) {
+	file, digest, projectRoot, bwrapPath, envFile, programs, say := r.Args[0], r.Digest, r.ProjectRoot, r.Bwrap, r.EnvFile, r.Programs, r.Say
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return 0, err
@@ -136,6 +214,13 @@ func startArtefact(file, digest, projectRoot, bwrapPath, envFile string, program
 	if digest != "" {
 		// What the entry pins decides where its grants land too.
 		if err := PinnedRoot(abs, root); err != nil {
+			return 0, err
+		}
+		bw := bwrapPath
+		if bw == "" {
+			bw, _ = exec.LookPath(artefact.BwrapProgram)
+		}
+		if err := r.programsOutside(abs, root, os.Getenv("HOME"), Program{"bwrap", bw}); err != nil {
 			return 0, err
 		}
 	}

@@ -101,6 +101,9 @@ func newWorld(t *testing.T, mcpolicy, server string) *world {
 	w.run(t, "build", w.root)
 	w.clientEnv = envMap(os.Environ())
 	w.clientEnv["HOME"] = w.home
+	// mcpolicy installed on the user's PATH: a project's committed entry
+	// (.vscode/mcp.json) names mcpolicy-launch, found there at spawn.
+	w.clientEnv["PATH"] = filepath.Dir(mcpolicy) + string(filepath.ListSeparator) + w.clientEnv["PATH"]
 	return w
 }
 

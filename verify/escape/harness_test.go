@@ -293,8 +293,12 @@ type sandbox struct {
 	cwd     string // the project's path inside the sandbox
 	ranDir  string // where each payload leaves its "it ran" file, relative to the project
 	client  string // the `mcpolicy client` target that wrote entry
-	entry   entry
-	runs    int
+	// portable: the project's .mcp.json holds the committed form (the
+	// launcher by name, the root from CLAUDE_PROJECT_DIR); otherwise the
+	// entry is written with this machine's paths (client --file).
+	portable bool
+	entry    entry
+	runs     int
 	// naiveIDs, when set, are what the weakened bwrap argv puts for
 	// ${UID} and ${GID} (user: "invoker"), with no check.
 	naiveIDs []string
@@ -330,6 +334,8 @@ type projectSpec struct {
 	// noBuild: the project is left unbuilt, with no client entry (the
 	// scenario runs mcpolicy build itself, and expects a refusal).
 	noBuild bool
+	// portable: claude-code's entry in its committed form (see sandbox).
+	portable bool
 }
 
 // plantedHome is every sandbox's $HOME: the credentials no output may
@@ -380,7 +386,7 @@ func (s *suite) sandbox(t *testing.T, backend string, spec projectSpec) *sandbox
 			policy = fmt.Sprintf(policy, image)
 		}
 	}
-	sb.client = spec.client
+	sb.client, sb.portable = spec.client, spec.portable
 	if sb.client == "" {
 		sb.client = "claude-code"
 	}
@@ -424,7 +430,7 @@ func (s *suite) sandbox(t *testing.T, backend string, spec projectSpec) *sandbox
 	}
 	sb.mcpolicyRun(t, "build", sb.root)
 	if backend != bare {
-		sb.mcpolicyRun(t, "client", sb.client, "--backend", backend, "--write", "-p", sb.root)
+		sb.mcpolicyRun(t, sb.clientArgs(backend)...)
 	}
 	if !spec.noGit {
 		sb.git(t, "add", "-A")
@@ -448,6 +454,17 @@ func (s *suite) sandbox(t *testing.T, backend string, spec projectSpec) *sandbox
 	sb.entry = sb.readEntry(t)
 	t.Logf("%s entry: %s %s (env %v)", backend, sb.entry.Command, shellQuote(sb.entry.Args), sb.entry.Env)
 	return sb
+}
+
+// clientArgs writes the scenario's entry: claude-code's with this
+// machine's paths (--file: not the project's committed form) unless the
+// scenario is about the committed form (portable).
+func (sb *sandbox) clientArgs(backend string) []string {
+	args := []string{"client", sb.client, "--backend", backend, "--write", "-p", sb.root}
+	if sb.client == "claude-code" && !sb.portable {
+		args = append(args, "--file", sb.entryFile())
+	}
+	return args
 }
 
 func (sb *sandbox) mcpolicyRun(t *testing.T, args ...string) {

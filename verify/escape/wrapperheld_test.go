@@ -115,7 +115,7 @@ func otherGrantSandbox(t *testing.T, s *suite, backend string) *sandbox {
 	must(t, os.MkdirAll(shared, 0o777))
 	must(t, os.Chmod(shared, 0o777)) // the sandbox's user (1000) writes it
 	sb.mcpolicyRun(t, "build", sb.root)
-	sb.mcpolicyRun(t, "client", sb.client, "--backend", backend, "--write", "-p", sb.root)
+	sb.mcpolicyRun(t, sb.clientArgs(backend)...)
 	sb.git(t, "add", "-A")
 	sb.git(t, "commit", "-q", "-m", "confinement")
 	must(t, os.Chmod(sb.markers, 0o777))

@@ -226,6 +226,14 @@ servers: "code-index": {
 	} else if b, _ := os.ReadFile(gens[0]); !strings.Contains(string(b), "// mine") || strings.Contains(string(b), "code-index") {
 		t.Errorf("the backup is not the file as it was:\n%s", b)
 	}
+	if len(gens) == 1 {
+		fi, err1 := os.Lstat(gens[0])
+		di, err2 := os.Lstat(filepath.Dir(gens[0]))
+		if rel, _ := filepath.Rel(dir, gens[0]); !strings.HasPrefix(rel, "..") || err1 != nil || err2 != nil ||
+			fi.Mode().Perm() != 0o600 || di.Mode().Perm() != 0o700 || !fi.Mode().IsRegular() {
+			t.Errorf("backup %s: want a 0600 file in a 0700 folder outside the project %s (%v %v)", gens[0], dir, fi, di)
+		}
+	}
 	written, _ := os.ReadFile(cfg)
 	if code, out, errs := run(t, "client", "vscode", "-p", dir, "--restore"); code != ExitOK || !strings.Contains(out, "restored") || !strings.Contains(out, gens[0]) {
 		t.Fatalf("restore: exit %d\n%s%s", code, out, errs)
