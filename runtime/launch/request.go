@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/writereport"
+	"github.com/mcpolicy/mcpolicy/runtime/launchlog"
 )
 
 // Request is one start of mcpolicy-launch, as its flags say it (see
@@ -28,26 +29,33 @@ type Request struct {
 	Unprotected []string // --unprotect: refused
 	Args        []string // after the flags
 	Say         io.Writer
+	// Log is this launch's record (nil: none): the launcher stays beside
+	// the sandbox to see its end and stderr (runBeside).
+	Log *launchlog.Launch
 }
 
 // ErrUsage is a request that names no artefact (or more than one).
 var ErrUsage = errors.New("usage: mcpolicy-launch --sha256 HEX ARTEFACT, or --engine ENGINE --sha256 HEX ARTEFACT -- run ARGS")
 
 // Run starts what r names: an engine's `run` (--engine), a bwrap spec or a
-// Landlock ruleset (one artefact). It returns the server's exit code where
-// the launcher waits for it (Landlock); an engine or bwrap server replaces
-// the process and returns only on an error.
+// Landlock ruleset (one artefact). It returns the server's exit code (or a
+// SignaledError): the launcher stays beside the sandbox and waits for it,
+// but for Landlock without namespaces, where the process becomes the
+// server and returns only on an error.
 func Run(r Request) (int, error) {
 	if len(r.Unprotected) > 0 {
+		r.nameLog()
 		return 0, UnprotectFlags(r.Unprotected)
 	}
 	r, err := r.rooted()
 	if err != nil {
+		r.nameLog()
 		return 0, err
 	}
+	r.nameLog()
 	switch {
 	case r.Engine != "":
-		return 0, startEngine(r, projectRootOf(r.ProjectRoot, "", os.Getenv))
+		return startEngine(r, projectRootOf(r.ProjectRoot, "", os.Getenv))
 	case len(r.Args) != 1:
 		return 0, ErrUsage
 	}
@@ -119,6 +127,28 @@ func (r Request) programsOutside(artefactFile, root, home string, tool Program) 
 	return ProgramsOutsideGrants(programs, writable)
 }
 
+// nameLog names the launch's record from the artefact's path
+// (PROJECT/.mcpolicy/BACKEND/SERVER.json) before it is read: a refusal
+// of an artefact that cannot be read is logged under the server too.
+func (r Request) nameLog() {
+	if r.Log == nil || len(r.Args) == 0 || !strings.HasSuffix(r.Args[0], ".json") {
+		return
+	}
+	abs, err := filepath.Abs(r.Args[0])
+	if err != nil {
+		return
+	}
+	def := ""
+	if r.Engine == "" {
+		def = filepath.Dir(filepath.Dir(filepath.Dir(abs)))
+	}
+	backend := filepath.Base(filepath.Dir(abs))
+	if r.Engine != "" {
+		backend = filepath.Base(r.Engine)
+	}
+	r.Log.Set(projectRootOf(r.ProjectRoot, def, os.Getenv), strings.TrimSuffix(filepath.Base(abs), ".json"), backend, "")
+}
+
 // projectRootOf is the project root: the flag, else $PROJECT_ROOT, else def.
 func projectRootOf(flagValue, def string, getenv func(string) string) string {
 	switch {
@@ -130,8 +160,8 @@ func projectRootOf(flagValue, def string, getenv func(string) string) string {
 	return def
 }
 
-func startEngine(r Request, root string) error {
-	engine, digest, args, programs, envFile, say := r.Engine, r.Digest, r.Args, r.Programs, r.EnvFile, r.Say
+func startEngine(r Request, root string) (int, error) {
+	engine, digest, args, programs, envFile, say, log := r.Engine, r.Digest, r.Args, r.Programs, r.EnvFile, r.Say, r.Log
 	// ARTEFACT -- run ARGS...: flag parsing stops at the artefact, so the
 	// -- is still there; an entry without one pins nothing (refused).
 	var pinned string
@@ -140,26 +170,26 @@ func startEngine(r Request, root string) error {
 	}
 	args, err := EnginePinnedShown(pinned, digest, root, r.shownRoot(root), os.Getenv("HOME"), args)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	enginePath, _ := exec.LookPath(engine)
 	if err := r.programsOutside(pinned, root, os.Getenv("HOME"), Program{"the engine", enginePath}); err != nil {
-		return err
+		return 0, err
 	}
 	// From the verified arguments only: a flag is what a hand edit adds.
 	unprotected, required := EngineRequired(args)
 	if err := CheckPrograms(required, programs, root, os.Getenv("HOME")); err != nil {
-		return err
+		return 0, err
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	// The engine reads the seccomp profile from this descriptor, which it
 	// inherits across the exec.
 	profile, err := EngineSeccomp()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer profile.Close()
 	// This launcher, bound read-only into the container, checks the mounts
@@ -167,18 +197,21 @@ func startEngine(r Request, root string) error {
 	run, err := Engine{Path: engine, Root: root, Home: os.Getenv("HOME"), Unprotected: unprotected, Verifier: self,
 		Seccomp: "/proc/self/fd/" + strconv.Itoa(int(profile.Fd()))}.Prepare(args)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	environ, err := WithEnvFile(os.Environ(), EnvFile{Path: envFile, Grants: append(EngineSources(run), root)}, runEnvNames(run))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	// Detached: the container outlives a killed `run` process.
 	if _, err := RecordSession(writereport.Session{Project: root, Server: EngineServer(run), Backend: filepath.Base(engine),
 		Detached: true, Writable: EngineWritable(run)}, os.Getenv, say, os.Stderr); err != nil {
-		return err
+		return 0, err
 	}
-	return EngineExec(engine, run, environ)
+	log.Set("", EngineServer(run), "", "")
+	log.Secrets(environ, runEnvNames(run))
+	log.Writable(EngineWritable(run))
+	return engineBeside(engine, run, environ, log)
 }
 
 // runEnvNames are the variables `run` passes through by name (-e NAME).
@@ -196,7 +229,7 @@ func runEnvNames(args []string) []string {
 }
 
 func startArtefact(r Request) (int, error) {
-	file, digest, projectRoot, bwrapPath, envFile, programs, say := r.Args[0], r.Digest, r.ProjectRoot, r.Bwrap, r.EnvFile, r.Programs, r.Say
+	file, digest, projectRoot, bwrapPath, envFile, programs, say, log := r.Args[0], r.Digest, r.ProjectRoot, r.Bwrap, r.EnvFile, r.Programs, r.Say, r.Log
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return 0, err
@@ -236,6 +269,7 @@ func startArtefact(r Request) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("%s: %v", file, err)
 		}
+		log.Set(root, spec.Server, artefact.BwrapProgram, spec.Plan)
 		if err := CheckPrograms(spec.ProgramPins, programs, root, home); err != nil {
 			return 0, err
 		}
@@ -243,6 +277,8 @@ func startArtefact(r Request) (int, error) {
 		if err != nil {
 			return 0, err
 		}
+		log.Secrets(environ, spec.Env)
+		log.Writable(BwrapWritable(&spec.BwrapSpec, root, home))
 		var bw *Bwrap
 		if bwrapPath != "" {
 			bw, err = PrepareBwrapAt(spec, root, home, environ, bwrapPath)
@@ -256,7 +292,7 @@ func startArtefact(r Request) (int, error) {
 			Writable: BwrapWritable(&spec.BwrapSpec, root, home)}, os.Getenv, say, os.Stderr); err != nil {
 			return 0, err
 		}
-		return 0, bw.Exec()
+		return bw.Beside(log)
 	}
 	var rs artefact.Ruleset
 	if err := json.Unmarshal(b, &rs); err != nil {
@@ -265,6 +301,7 @@ func startArtefact(r Request) (int, error) {
 	if len(rs.Command) == 0 {
 		return 0, fmt.Errorf("%s: the ruleset has no command", file)
 	}
+	log.Set(root, rs.Server, artefact.RulesetBackend, rs.Plan)
 	if err := resolveRuleset(&rs, root, home); err != nil {
 		return 0, fmt.Errorf("%s: %v", file, err)
 	}
@@ -278,7 +315,9 @@ func startArtefact(r Request) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	opts := Options{Environ: environ, ProjectRoot: root, Home: home, Verbose: say}
+	log.Secrets(environ, rs.Env)
+	log.Writable(rs.ReadWrite)
+	opts := Options{Environ: environ, ProjectRoot: root, Home: home, Verbose: say, Log: log}
 	// Detached until its namespaces are gone: without them a daemon may
 	// outlive the server, and the launcher cannot see it.
 	rec, err := RecordSession(writereport.Session{Project: root, Server: rs.Server, Backend: artefact.RulesetBackend, Artefact: abs, Digest: digest,
