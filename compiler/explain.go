@@ -75,6 +75,9 @@ func Explain(p *Plan) string {
 	line(s.MemoryBytes > 0, "memory: at most "+bytesize.Format(s.MemoryBytes))
 	line(s.Pids > 0, fmt.Sprintf("processes: at most %d", s.Pids))
 	line(s.MilliCPUs > 0, fmt.Sprintf("cpus: at most %g", float64(s.MilliCPUs)/1000))
+	if p.Proc {
+		fmt.Fprintf(&b, "\n/proc: the server's own (proc: true, %s): a read-only procfs of its own PID\nnamespace, never the host's. bwrap, docker, podman and kubernetes give every server\none; landlock mounts it for this plan only (its own processes, no host-wide file),\nand refuses to start where user namespaces are not available.\n", p.ProcPos)
+	}
 	for _, m := range p.Mounts {
 		if m.FixedTop() {
 			fmt.Fprintf(&b, "\nTop level of %s fixed at launch (mcpolicy-launch; landlock refuses it): no name\ncan be added, renamed or removed there, and every protected name present then\n(.git, .mcpolicy, the policies, client configs, .env*: mcpolicy schema) is read-only", m.Target)

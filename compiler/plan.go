@@ -20,15 +20,20 @@ import (
 // Plan is the IR for one server. It is written to disk as JSON for review,
 // so every field that is serialized is deterministic and machine-neutral.
 type Plan struct {
-	Server       string         `json:"server"`
-	PolicyFile   string         `json:"policyFile"` // relative to the project root, slash-separated
-	Description  string         `json:"description,omitempty"`
-	Image        string         `json:"image,omitempty"`
-	Command      []string       `json:"command,omitempty"`
-	Workdir      string         `json:"workdir,omitempty"`
-	User         User           `json:"user"`
-	Mounts       []Mount        `json:"mounts"`
-	Scratch      *Scratch       `json:"scratch,omitempty"`
+	Server      string   `json:"server"`
+	PolicyFile  string   `json:"policyFile"` // relative to the project root, slash-separated
+	Description string   `json:"description,omitempty"`
+	Image       string   `json:"image,omitempty"`
+	Command     []string `json:"command,omitempty"`
+	Workdir     string   `json:"workdir,omitempty"`
+	User        User     `json:"user"`
+	Mounts      []Mount  `json:"mounts"`
+	Scratch     *Scratch `json:"scratch,omitempty"`
+	// Proc: the server reads its own /proc, a procfs of its own PID
+	// namespace (bwrap, docker, podman and kubernetes give every server
+	// one; landlock mounts it only then). Not a grant: no backend shows
+	// more than the server's own processes.
+	Proc         bool           `json:"proc,omitempty"`
 	Env          []EnvGrant     `json:"env"` // sorted by name
 	Network      Network        `json:"network"`
 	Protected    []Protected    `json:"protected"`
@@ -53,6 +58,7 @@ type Plan struct {
 	Pos       position.Pos      `json:"-"`
 	LimitsPos position.Pos      `json:"-"`
 	UserPos   position.Pos      `json:"-"`
+	ProcPos   position.Pos      `json:"-"`
 	Absent    []AbsentProtected `json:"-"`
 	// Waivers acknowledge lint findings; they confine nothing, so they are
 	// not part of the plan's JSON or hash.

@@ -36,6 +36,7 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 	var sources []*mountSource
 	p.Mounts, sources = c.mounts(pol, s, at, claim)
 	p.Scratch = c.scratch(s, at, claim)
+	p.Proc, p.ProcPos = s.Proc, s.ProcPos
 	p.Env = c.env(s, at)
 	p.Network = c.network(s, at)
 	var unprot map[string]bool

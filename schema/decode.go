@@ -25,6 +25,7 @@ type rawServer struct {
 		Target string `json:"target"`
 		Size   string `json:"size"`
 	} `json:"scratch"`
+	Proc      bool     `json:"proc"`
 	Env       []string `json:"env"`
 	Network   any      `json:"network"`
 	Unprotect []string `json:"unprotect"`
@@ -99,6 +100,7 @@ func decode(file string, unified, data cue.Value, locate func([]string) (Pos, bo
 				s.Scratch.TargetPos = s.Scratch.Pos // the default target
 			}
 		}
+		s.Proc, s.ProcPos = rs.Proc, at(cue.Str("proc"))
 		for i, e := range rs.Env {
 			s.Env = append(s.Env, EnvName{Name: e, Pos: at(cue.Str("env"), cue.Index(i))})
 		}

@@ -242,6 +242,14 @@ func (d *plainDecoder) float(e ast.Expr) float64 {
 	return 0
 }
 
+func (d *plainDecoder) bool(e ast.Expr) bool {
+	if l, ok := e.(*ast.BasicLit); ok && (l.Kind == token.TRUE || l.Kind == token.FALSE) {
+		return l.Kind == token.TRUE
+	}
+	d.bad = true
+	return false
+}
+
 // value returns a field's value, nil when it is absent.
 func value(fields map[string]*ast.Field, name string) ast.Expr {
 	if f := fields[name]; f != nil {
@@ -268,7 +276,7 @@ func (d *plainDecoder) strOr(fields map[string]*ast.Field, name, def string) str
 }
 
 func (d *plainDecoder) server(name string, f *ast.Field) (Server, bool) {
-	fs := d.fields(f.Value, "description", "image", "command", "workdir", "user", "mounts", "scratch", "env",
+	fs := d.fields(f.Value, "description", "image", "command", "workdir", "user", "mounts", "scratch", "proc", "env",
 		"network", "unprotect", "limits", "waive", "backends", "runtime", "accept", "packs")
 	if d.bad {
 		return Server{}, false
@@ -301,6 +309,10 @@ func (d *plainDecoder) server(name string, f *ast.Field) (Server, bool) {
 			s.Scratch.TargetPos = s.Scratch.Pos // the default target
 		}
 	}
+	if v := value(fs, "proc"); v != nil {
+		s.Proc = d.bool(v)
+	}
+	s.ProcPos = d.fieldPos(fs, "proc")
 	if v := value(fs, "env"); v != nil {
 		for _, e := range d.list(v) {
 			s.Env = append(s.Env, EnvName{Name: d.str(e), Pos: d.pos(e)})

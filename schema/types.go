@@ -21,6 +21,8 @@ type Server struct {
 	UserPos     Pos
 	Mounts      []Mount
 	Scratch     *Scratch
+	Proc        bool // the server's own procfs (landlock mounts it only then)
+	ProcPos     Pos
 	Env         []EnvName
 	Network     Network
 	Unprotect   []Unprotect

@@ -231,6 +231,17 @@ var plainPolicyType = &plainType{
 													},
 												},
 												{
+													Name:     "proc",
+													Optional: true,
+													Type: plainType{
+														Alts: []plainAlt{
+															{
+																Kind: "bool",
+															},
+														},
+													},
+												},
+												{
 													Name: "env",
 													Type: plainType{
 														Alts: []plainAlt{

@@ -32,6 +32,13 @@
 // that a read-write grant of the policy holds, pinned by the entry; the
 // artefact lists the files it requires pinned (programPins).
 //
+// Every launch leaves a line in its server's log,
+// $XDG_STATE_HOME/mcpolicy/logs/PROJECT-SERVER.log (package launchlog): a
+// refusal with its fix, or the server's end and its last stderr lines. So
+// the launcher stays beside bwrap and the engine, as it does beside
+// Landlock's namespaces: it forwards the signals it gets, passes stdin and
+// stdout on untouched, tees stderr, and ends as the sandbox ended.
+//
 // Exit codes: the server's own; 8 when the artefact's digest differs, the
 // engine arguments are not the artefact's, a pinned program's digest
 // differs (or its pin is missing), or a mount source is (or passes
@@ -56,6 +63,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/exitcode"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
+	"github.com/mcpolicy/mcpolicy/runtime/launchlog"
 )
 
 func main() {
@@ -89,17 +97,33 @@ func main() {
 	if *verbose {
 		say = os.Stderr
 	}
+	// The launch's record (launchlog): a refusal, or the server's end and
+	// its last stderr lines, for `mcpolicy doctor --server`.
+	log := launchlog.New("mcpolicy-launch", os.Getenv, os.Stderr)
 	if err := launch.ShieldTerminals(say); err != nil {
-		exit(err)
+		exitLogged(err, log)
 	}
 	code, err := launch.Run(launch.Request{Digest: *digest, Engine: *engine, ProjectRoot: *projectRoot, Bwrap: *bwrapPath,
-		EnvFile: *envFile, Programs: programs, Unprotected: unprotected, Args: flag.Args(), Say: say})
+		EnvFile: *envFile, Programs: programs, Unprotected: unprotected, Args: flag.Args(), Say: say, Log: log})
 	if errors.Is(err, launch.ErrUsage) {
 		flag.Usage()
 		os.Exit(exitcode.Error)
 	}
-	exit(err)
+	var se *launch.SignaledError
+	if errors.As(err, &se) { // the sandbox died of a signal: so does its launcher
+		launch.Reraise(se.Signal)
+		os.Exit(128 + int(se.Signal))
+	}
+	exitLogged(err, log)
 	os.Exit(code)
+}
+
+// exitLogged is exit, the refusal logged first with its fix.
+func exitLogged(err error, log *launchlog.Launch) {
+	if err != nil {
+		log.Refused(err.Error(), launch.RefusalFix(err))
+	}
+	exit(err)
 }
 
 func exit(err error) {

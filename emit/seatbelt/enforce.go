@@ -27,6 +27,8 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 			return emit.Row{Support: emit.Partial, How: "macOS has no tmpfs for a sandbox: a private folder from mktemp -d, its size not bounded",
 				Degradation: AcceptScratchDir, Alternative: "drop the scratch and use a read-write mount, or use docker (Docker Desktop) for a bounded tmpfs",
 				Pos: p.Scratch.Pos, Field: field("scratch")}
+		case emit.Proc:
+			return emit.Row{Support: emit.Enforced, How: "macOS has no /proc: runtimes find their own program and state without it (_NSGetExecutablePath; proc_pidinfo of their own process, which process-info (target same-sandbox) allows): proc changes nothing"}
 		case emit.Environment:
 			return emit.Row{Support: emit.Enforced, How: "the wrapper starts sandbox-exec through env -i, with PATH, HOME (TMPDIR, the proxy variables) and the named ones only"}
 		case emit.Capabilities:

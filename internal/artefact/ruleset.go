@@ -40,14 +40,18 @@ type Ruleset struct {
 	// Scratch is a bounded tmpfs mounted over this host path in a private
 	// mount namespace (or, with landlock-scratch-dir and no namespaces, a
 	// private directory exported as TMPDIR).
-	Scratch     string   `json:"scratch,omitempty"`
-	ScratchSize int64    `json:"scratchSize,omitempty"`
-	Network     string   `json:"network"` // "none"
-	Env         []string `json:"env"`     // names passed through
-	User        string   `json:"user"`
-	Workdir     string   `json:"workdir,omitempty"`
-	Command     []string `json:"command"`
-	Accept      []string `json:"accept"`
+	Scratch     string `json:"scratch,omitempty"`
+	ScratchSize int64  `json:"scratchSize,omitempty"`
+	// Proc: a procfs of the server's own PID namespace at /proc, read-only
+	// (the launcher's namespaces only: without them the launch is refused,
+	// never the host's /proc granted).
+	Proc    bool     `json:"proc,omitempty"`
+	Network string   `json:"network"` // "none"
+	Env     []string `json:"env"`     // names passed through
+	User    string   `json:"user"`
+	Workdir string   `json:"workdir,omitempty"`
+	Command []string `json:"command"`
+	Accept  []string `json:"accept"`
 	// ProgramPins: as BwrapSpec's.
 	ProgramPins []string `json:"programPins,omitempty"`
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -263,34 +262,6 @@ func bwrapEnv(names, environ []string) []string {
 		}
 	}
 	return out
-}
-
-// Exec replaces the launcher with bwrap, passing only b's descriptors and
-// an empty environment, in a new session keyring.
-func (b *Bwrap) Exec() error {
-	// The session keyring is the calling thread's: join and exec on one.
-	runtime.LockOSThread()
-	if c := b.Credential(); c != nil {
-		if err := b.reachable(c); err != nil {
-			return err
-		}
-		if err := GiveStdio(int(c.Uid), os.Stdin, os.Stdout, os.Stderr); err != nil {
-			return err
-		}
-		if err := becomeUser(c); err != nil {
-			return err
-		}
-	}
-	if err := FreshSessionKeyring(); err != nil { // joined as the user bwrap runs as: it owns it
-		return err
-	}
-	for _, fd := range b.FDs {
-		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
-			return err
-		}
-	}
-	serverUmask()
-	return fmt.Errorf("exec %s: %w", b.Path, unix.Exec(b.Path, b.Argv, []string{}))
 }
 
 // DecodeBwrap reads a verified bwrap artefact.

@@ -127,25 +127,6 @@ func reachableAs(c *syscall.Credential, paths []string) error {
 	return <-done
 }
 
-// becomeUser sets the process's credentials to c (groups, then gid, then
-// uid: each needs the privilege the next one drops).
-func becomeUser(c *syscall.Credential) error {
-	groups := make([]int, len(c.Groups))
-	for i, g := range c.Groups {
-		groups[i] = int(g)
-	}
-	if err := syscall.Setgroups(groups); err != nil {
-		return fmt.Errorf("setgroups: %w", err)
-	}
-	if err := syscall.Setresgid(int(c.Gid), int(c.Gid), int(c.Gid)); err != nil {
-		return fmt.Errorf("setresgid %d: %w", c.Gid, err)
-	}
-	if err := syscall.Setresuid(int(c.Uid), int(c.Uid), int(c.Uid)); err != nil {
-		return fmt.Errorf("setresuid %d: %w", c.Uid, err)
-	}
-	return nil
-}
-
 // DialDescriptor connects to the unix socket fd (an O_PATH descriptor)
 // through the descriptor itself, not its path, which may have changed
 // since: the connection reaches the socket bwrap will bind.

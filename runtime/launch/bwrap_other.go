@@ -27,11 +27,6 @@ func DialDescriptor(fd int) (net.Conn, error) {
 	return nil, needsLinux(artefact.BwrapProgram, "/proc/self/fd")
 }
 
-// becomeUser: see bwrap_linux.go.
-func becomeUser(c *syscall.Credential) error {
-	return needsLinux(artefact.BwrapProgram, "setresuid")
-}
-
 // GiveStdio: see bwrap_linux.go.
 func GiveStdio(uid int, files ...*os.File) error { return nil }
 

@@ -433,16 +433,6 @@ func engineFixedTop(src *Sources, m *artefact.Mount, unprotected []string, bound
 	return out, nil
 }
 
-// EngineExec runs the engine with args, in the launcher's environment (the
-// engine copies -e NAME values from it and needs its address).
-func EngineExec(engine string, args []string, environ []string) error {
-	p, err := exec.LookPath(engine)
-	if err != nil {
-		return &UnsupportedError{fmt.Errorf("%s is not installed (or not in PATH): %v", engine, err)}
-	}
-	return fmt.Errorf("exec %s: %w", p, unix.Exec(p, append([]string{p}, args...), environ))
-}
-
 // server names the plan in messages: its org.mcpolicy.plan label.
 func (e Engine) server(args []string) string {
 	for i := 0; i+1 < len(args); i++ {

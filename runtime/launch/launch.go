@@ -28,6 +28,7 @@ import (
 	"io"
 
 	"github.com/mcpolicy/mcpolicy/internal/hostcaps"
+	"github.com/mcpolicy/mcpolicy/runtime/launchlog"
 	"github.com/mcpolicy/mcpolicy/runtime/probe"
 )
 
@@ -49,4 +50,7 @@ type Options struct {
 	// namespace is gone, and with it everything the server started (the
 	// session's end; without namespaces a daemon may outlive the server).
 	Contained func()
+	// Log is the launch's record (nil: none). In namespaces stage 1
+	// waits: its stderr is teed into the record, and the end logged.
+	Log *launchlog.Launch
 }

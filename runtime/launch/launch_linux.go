@@ -18,6 +18,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/exitcode"
 	"github.com/mcpolicy/mcpolicy/internal/hostcaps"
+	"github.com/mcpolicy/mcpolicy/runtime/launchlog"
 	"github.com/mcpolicy/mcpolicy/runtime/probe"
 )
 
@@ -81,7 +82,10 @@ func Start(rs *artefact.Ruleset, opts Options) (int, error) {
 	var nsErr error
 	if tryNS {
 		say(opts.Verbose, "mcpolicy exec: %s: Landlock ABI %d, plan %s", rs.Server, host.ABI, rs.Plan)
-		code, err, started := runInNamespaces(rs, sp)
+		code, err, started := runInNamespaces(rs, sp, opts.Log)
+		if started && err == nil {
+			opts.Log.Ended(code, "")
+		}
 		if started || err == nil {
 			if opts.Contained != nil {
 				opts.Contained()
@@ -116,6 +120,7 @@ func Start(rs *artefact.Ruleset, opts Options) (int, error) {
 	if err := CloseInherited(); err != nil {
 		return 0, err
 	}
+	opts.Log.Unseen("no namespaces: the launcher confines itself and becomes the server, so its end and stderr are not seen here")
 	return confineAndRun(sp, opts.Verbose, inPlace)
 }
 
@@ -168,7 +173,7 @@ func environment(rs *artefact.Ruleset, environ []string) []string {
 // and execs the server; its exit status is the server's (128+N for signal
 // N).
 // started is false when the namespaces could not be created at all.
-func runInNamespaces(rs *artefact.Ruleset, sp *spec) (code int, err error, started bool) {
+func runInNamespaces(rs *artefact.Ruleset, sp *spec, log *launchlog.Launch) (code int, err error, started bool) {
 	uid, gid, err := parseUser(rs.User)
 	if err != nil {
 		return 0, err, true
@@ -189,7 +194,15 @@ func runInNamespaces(rs *artefact.Ruleset, sp *spec) (code int, err error, start
 	}
 	defer statusR.Close()
 	cmd := stage2Command(rd, statusW)
-	if cmd.SysProcAttr, err = namespaceAttr(sp, uid, gid); err != nil {
+	if log != nil { // stage 2's stderr, the server's, teed into the record
+		tee, err := launchlog.NewTee(os.Stderr, &log.Stderr)
+		if err != nil {
+			return 0, err, true
+		}
+		defer tee.Finish() // after the wait: what stage 2 and the server wrote is in
+		cmd.Stderr = tee.W
+	}
+	if cmd.SysProcAttr, err = namespaceAttr(sp, uid, gid, cmd.Stderr.(*os.File)); err != nil {
 		return 0, err, true
 	}
 	// Caught from before the start: a signal that came between the start
@@ -228,15 +241,16 @@ func stage2Command(spec, status *os.File) *exec.Cmd {
 // namespaceAttr is stage 2's namespaces, id maps, session and
 // capabilities. A root launcher gives the standard streams to the host's
 // uid the plan's maps to, which stage 2 runs as.
-func namespaceAttr(sp *spec, uid, gid int) (*syscall.SysProcAttr, error) {
+func namespaceAttr(sp *spec, uid, gid int, stderr *os.File) (*syscall.SysProcAttr, error) {
 	// A new PID namespace, whose init is stage 2: it forks the server
 	// (not its init, so deaf to no signal) and stays, and when it ends —
 	// the server exited, or stage 1 died and its Pdeathsig (below) came —
 	// the kernel kills every process left in the namespace. Without it, a process the server
 	// started in a new session outlived the server and its client
 	// (confined, but unwatched: it rewrote its grant after mcpolicy prove
-	// had put it back). The namespace holds no /proc (the ruleset never
-	// grants it). Stage 2 stays outside the server's Landlock domain (see
+	// had put it back). Its /proc, when the ruleset says proc, is a procfs
+	// of this namespace that lists only what the server may ptrace (see
+	// procOptions); otherwise there is none. Stage 2 stays outside the server's Landlock domain (see
 	// startConfined): Landlock denies the server ptrace into it and (ABI 6)
 	// signals to it; the seccomp filter denies ptrace too.
 	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWPID)
@@ -267,7 +281,7 @@ func namespaceAttr(sp *spec, uid, gid int) (*syscall.SysProcAttr, error) {
 		// become them (its ambient capabilities kept), or it would stay
 		// the host's root, which this namespace does not map.
 		attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
-		if err := GiveStdio(hostUID, os.Stdin, os.Stdout, os.Stderr); err != nil {
+		if err := GiveStdio(hostUID, os.Stdin, os.Stdout, stderr); err != nil {
 			return nil, err
 		}
 	}

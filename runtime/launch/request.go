@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/writereport"
+	"github.com/mcpolicy/mcpolicy/runtime/launchlog"
 )
 
 // Request is one start of mcpolicy-launch, as its flags say it (see
@@ -26,25 +27,52 @@ type Request struct {
 	Unprotected []string // --unprotect: refused
 	Args        []string // after the flags
 	Say         io.Writer
+	// Log is this launch's record (nil: none): the launcher stays beside
+	// the sandbox to see its end and stderr (runBeside).
+	Log *launchlog.Launch
 }
 
 // ErrUsage is a request that names no artefact (or more than one).
 var ErrUsage = errors.New("usage: mcpolicy-launch --sha256 HEX ARTEFACT, or --engine ENGINE --sha256 HEX ARTEFACT -- run ARGS")
 
 // Run starts what r names: an engine's `run` (--engine), a bwrap spec or a
-// Landlock ruleset (one artefact). It returns the server's exit code where
-// the launcher waits for it (Landlock); an engine or bwrap server replaces
-// the process and returns only on an error.
+// Landlock ruleset (one artefact). It returns the server's exit code (or a
+// SignaledError): the launcher stays beside the sandbox and waits for it,
+// but for Landlock without namespaces, where the process becomes the
+// server and returns only on an error.
 func Run(r Request) (int, error) {
+	r.nameLog()
 	switch {
 	case len(r.Unprotected) > 0:
 		return 0, UnprotectFlags(r.Unprotected)
 	case r.Engine != "":
-		return 0, startEngine(r.Engine, r.Digest, r.Args, projectRootOf(r.ProjectRoot, "", os.Getenv), r.Programs, r.EnvFile, r.Say)
+		return startEngine(r.Engine, r.Digest, r.Args, projectRootOf(r.ProjectRoot, "", os.Getenv), r.Programs, r.EnvFile, r.Say, r.Log)
 	case len(r.Args) != 1:
 		return 0, ErrUsage
 	}
-	return startArtefact(r.Args[0], r.Digest, r.ProjectRoot, r.Bwrap, r.EnvFile, r.Programs, r.Say)
+	return startArtefact(r.Args[0], r.Digest, r.ProjectRoot, r.Bwrap, r.EnvFile, r.Programs, r.Say, r.Log)
+}
+
+// nameLog names the launch's record from the artefact's path
+// (PROJECT/.mcpolicy/BACKEND/SERVER.json) before it is read: a refusal
+// of an artefact that cannot be read is logged under the server too.
+func (r Request) nameLog() {
+	if r.Log == nil || len(r.Args) == 0 || !strings.HasSuffix(r.Args[0], ".json") {
+		return
+	}
+	abs, err := filepath.Abs(r.Args[0])
+	if err != nil {
+		return
+	}
+	def := ""
+	if r.Engine == "" {
+		def = filepath.Dir(filepath.Dir(filepath.Dir(abs)))
+	}
+	backend := filepath.Base(filepath.Dir(abs))
+	if r.Engine != "" {
+		backend = filepath.Base(r.Engine)
+	}
+	r.Log.Set(projectRootOf(r.ProjectRoot, def, os.Getenv), strings.TrimSuffix(filepath.Base(abs), ".json"), backend, "")
 }
 
 // projectRootOf is the project root: the flag, else $PROJECT_ROOT, else def.
@@ -58,7 +86,7 @@ func projectRootOf(flagValue, def string, getenv func(string) string) string {
 	return def
 }
 
-func startEngine(engine, digest string, args []string, root string, programs []string, envFile string, say io.Writer) error {
+func startEngine(engine, digest string, args []string, root string, programs []string, envFile string, say io.Writer, log *launchlog.Launch) (int, error) {
 	// ARTEFACT -- run ARGS...: flag parsing stops at the artefact, so the
 	// -- is still there; an entry without one pins nothing (refused).
 	var pinned string
@@ -67,22 +95,22 @@ func startEngine(engine, digest string, args []string, root string, programs []s
 	}
 	args, err := EnginePinned(pinned, digest, root, os.Getenv("HOME"), args)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	// From the verified arguments only: a flag is what a hand edit adds.
 	unprotected, required := EngineRequired(args)
 	if err := CheckPrograms(required, programs, root, os.Getenv("HOME")); err != nil {
-		return err
+		return 0, err
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	// The engine reads the seccomp profile from this descriptor, which it
 	// inherits across the exec.
 	profile, err := EngineSeccomp()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer profile.Close()
 	// This launcher, bound read-only into the container, checks the mounts
@@ -90,18 +118,21 @@ func startEngine(engine, digest string, args []string, root string, programs []s
 	run, err := Engine{Path: engine, Root: root, Home: os.Getenv("HOME"), Unprotected: unprotected, Verifier: self,
 		Seccomp: "/proc/self/fd/" + strconv.Itoa(int(profile.Fd()))}.Prepare(args)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	environ, err := WithEnvFile(os.Environ(), EnvFile{Path: envFile, Grants: append(EngineSources(run), root)}, runEnvNames(run))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	// Detached: the container outlives a killed `run` process.
 	if _, err := RecordSession(writereport.Session{Project: root, Server: EngineServer(run), Backend: filepath.Base(engine),
 		Detached: true, Writable: EngineWritable(run)}, os.Getenv, say, os.Stderr); err != nil {
-		return err
+		return 0, err
 	}
-	return EngineExec(engine, run, environ)
+	log.Set("", EngineServer(run), "", "")
+	log.Secrets(environ, runEnvNames(run))
+	log.Writable(EngineWritable(run))
+	return engineBeside(engine, run, environ, log)
 }
 
 // runEnvNames are the variables `run` passes through by name (-e NAME).
@@ -118,7 +149,7 @@ func runEnvNames(args []string) []string {
 	return out
 }
 
-func startArtefact(file, digest, projectRoot, bwrapPath, envFile string, programs []string, say io.Writer) (int, error) {
+func startArtefact(file, digest, projectRoot, bwrapPath, envFile string, programs []string, say io.Writer, log *launchlog.Launch) (int, error) {
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return 0, err
@@ -151,6 +182,7 @@ func startArtefact(file, digest, projectRoot, bwrapPath, envFile string, program
 		if err != nil {
 			return 0, fmt.Errorf("%s: %v", file, err)
 		}
+		log.Set(root, spec.Server, artefact.BwrapProgram, spec.Plan)
 		if err := CheckPrograms(spec.ProgramPins, programs, root, home); err != nil {
 			return 0, err
 		}
@@ -158,6 +190,8 @@ func startArtefact(file, digest, projectRoot, bwrapPath, envFile string, program
 		if err != nil {
 			return 0, err
 		}
+		log.Secrets(environ, spec.Env)
+		log.Writable(BwrapWritable(&spec.BwrapSpec, root, home))
 		var bw *Bwrap
 		if bwrapPath != "" {
 			bw, err = PrepareBwrapAt(spec, root, home, environ, bwrapPath)
@@ -171,7 +205,7 @@ func startArtefact(file, digest, projectRoot, bwrapPath, envFile string, program
 			Writable: BwrapWritable(&spec.BwrapSpec, root, home)}, os.Getenv, say, os.Stderr); err != nil {
 			return 0, err
 		}
-		return 0, bw.Exec()
+		return bw.Beside(log)
 	}
 	var rs artefact.Ruleset
 	if err := json.Unmarshal(b, &rs); err != nil {
@@ -180,6 +214,7 @@ func startArtefact(file, digest, projectRoot, bwrapPath, envFile string, program
 	if len(rs.Command) == 0 {
 		return 0, fmt.Errorf("%s: the ruleset has no command", file)
 	}
+	log.Set(root, rs.Server, artefact.RulesetBackend, rs.Plan)
 	if err := resolveRuleset(&rs, root, home); err != nil {
 		return 0, fmt.Errorf("%s: %v", file, err)
 	}
@@ -193,7 +228,9 @@ func startArtefact(file, digest, projectRoot, bwrapPath, envFile string, program
 	if err != nil {
 		return 0, err
 	}
-	opts := Options{Environ: environ, ProjectRoot: root, Home: home, Verbose: say}
+	log.Secrets(environ, rs.Env)
+	log.Writable(rs.ReadWrite)
+	opts := Options{Environ: environ, ProjectRoot: root, Home: home, Verbose: say, Log: log}
 	// Detached until its namespaces are gone: without them a daemon may
 	// outlive the server, and the launcher cannot see it.
 	rec, err := RecordSession(writereport.Session{Project: root, Server: rs.Server, Backend: artefact.RulesetBackend, Artefact: abs, Digest: digest,

@@ -39,6 +39,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 	"github.com/mcpolicy/mcpolicy/runtime/egress"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
+	"github.com/mcpolicy/mcpolicy/runtime/launchlog"
 )
 
 // Options say how to run one server.
@@ -63,6 +64,9 @@ type Options struct {
 	Environ []string
 	// StartTimeout bounds the wait for a container sidecar; 0: 30 s.
 	StartTimeout time.Duration
+	// Launch is the launch's record (nil: none): the server's stderr is
+	// teed into it on its way to Stderr, and its end logged.
+	Launch *launchlog.Launch
 }
 
 // Run starts the server and returns its exit status once everything it
@@ -93,7 +97,21 @@ func Run(ctx context.Context, p *compiler.Plan, o Options) (int, error) {
 			return 1, err
 		}
 	}
-	return start(s, ctx)
+	if o.Launch == nil {
+		return start(s, ctx)
+	}
+	o.Launch.Set(o.Machine.ProjectRoot, p.Server, b.Name(), p.Hash)
+	tee, err := launchlog.NewTee(o.Stderr, &o.Launch.Stderr)
+	if err != nil {
+		return 1, err
+	}
+	s.serverStderr = tee.W
+	code, err := start(s, ctx)
+	tee.Finish()
+	if err == nil {
+		o.Launch.Ended(code, "")
+	}
+	return code, err
 }
 
 type session struct {
@@ -104,6 +122,9 @@ type session struct {
 	dir      string
 	proxy    *egress.Proxy
 	cleanups []func()
+	// serverStderr, when set, is the server's stderr in place of
+	// opt.Stderr: the launch log's tee.
+	serverStderr *os.File
 
 	// checkPeers admits to the socket only the sandbox's processes (off
 	// only in a test's control case); sandbox says which those are.
@@ -614,6 +635,9 @@ func (s *session) seatbelt(ctx context.Context) (int, error) {
 
 func (s *session) stdio(cmd *exec.Cmd) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.opt.Stdin, s.opt.Stdout, s.opt.Stderr
+	if s.serverStderr != nil {
+		cmd.Stderr = s.serverStderr
+	}
 	// If this process is killed outright, the child goes too. What cmd's
 	// attributes say already stays: bwrap's Credential (a root supervisor
 	// starts it as the plan's user) was replaced here, and the server ran

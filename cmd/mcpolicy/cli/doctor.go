@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"time"
 
@@ -14,6 +15,8 @@ type doctorOptions struct {
 	streams
 	JSON    bool
 	Timeout time.Duration // per check
+	// --server: start that server through its entry (doctorserver.go).
+	Server, Backend, Client, Policy string
 }
 
 func newDoctorCmd() *cobra.Command {
@@ -35,15 +38,39 @@ docker and podman engines for their version. Each check has a timeout.
 On macOS it checks seatbelt's sandbox-exec instead, and reports bwrap,
 landlock, docker and podman as needing Linux.
 
-It exits 0 when at least one backend is ok, and 4 when none is.`,
+It exits 0 when at least one backend is ok, and 4 when none is.
+
+With --server S it starts that server instead, through its real entry (the
+one mcpolicy client writes, or the one --client FILE holds), on each
+backend of its plan (or --backend), speaks MCP to it (initialize,
+tools/list, within --timeout) and prints per backend: ok, with the number
+of tools and the time from spawn to the answer, or the failure explained
+in grant terms from the launch log (the launcher's record of the start:
+a refusal and its fix, or the exit status and the last stderr lines) —
+a missing path and the mount that gives it, a read-only one and the
+scratch or mount that makes it writable, a program not on the sandbox's
+PATH, a read-write grant the server's user cannot write. It exits 5 when
+a backend failed.`,
 		Example: `  mcpolicy doctor
-  mcpolicy doctor --json | jq -r '.usable[]'`,
+  mcpolicy doctor --json | jq -r '.usable[]'
+  mcpolicy doctor --server gopls
+  mcpolicy doctor --server gopls --client .mcp.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.streams = streamsOf(cmd)
+			if opts.Server != "" {
+				return doctorServerRun(cmd.Context(), opts)
+			}
+			if opts.Backend != "" || opts.Client != "" {
+				return &exitError{code: ExitError, err: errors.New("--backend and --client go with --server")}
+			}
 			return doctorRun(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().StringVar(&opts.Server, "server", "", "start this server through its entry and explain a failure")
+	cmd.Flags().StringVar(&opts.Backend, "backend", "", "with --server: only this backend")
+	cmd.Flags().StringVar(&opts.Client, "client", "", "with --server: the client file whose entry to start")
+	policyFlag(cmd, &opts.Policy)
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the report as JSON")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 20*time.Second, "time allowed to each check")
 	return cmd

@@ -87,6 +87,10 @@ func execRun(opts *execOptions) error {
 		return err
 	}
 	lo := launch.Options{Environ: environ}
+	if len(opts.Probes) == 0 { // prove's probes are not a server's launch
+		lo.Log = launchLog("exec", plan, machine, writable(proj, plans), environ, opts.Err)
+		lo.Log.Set("", "", artefact.RulesetBackend, "")
+	}
 	for _, a := range opts.Probes {
 		at, err := probe.ParseAttempt(a)
 		if err != nil {
@@ -99,15 +103,16 @@ func execRun(opts *execOptions) error {
 	}
 	rs, err := landlock.Build(plan, machine)
 	if err != nil {
-		return err
+		return logRefusal(lo.Log, err)
 	}
 	// As the entry: a program another server's grant holds runs
 	// only with the digest the person starting it names.
 	if err := launch.CheckPrograms(rs.ProgramPins, opts.Programs, proj.Root, home); err != nil {
-		return err
+		return logRefusal(lo.Log, err)
 	}
 	lo.ProjectRoot, lo.Home = proj.Root, home
 	code, err := launch.Start(rs, lo)
+	logRefusal(lo.Log, err)
 	var ue *launch.UnsupportedError
 	if errors.As(err, &ue) {
 		return &exitError{code: ExitUnsupported, err: err}

@@ -124,17 +124,18 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		return err
 	}
 	untrusted := writable(proj, plans)
+	o.Launch = launchLog("run", plan, machine, untrusted, o.Environ, opts.Err)
 	closeLog, err := opts.decisionLog(&o, plan, machine, untrusted)
 	if err != nil {
-		return err
+		return logRefusal(o.Launch, err)
 	}
 	defer closeLog()
 	if err := opts.hosts(&o, untrusted); err != nil {
-		return err
+		return logRefusal(o.Launch, err)
 	}
 	code, err := supervise.Run(ctx, plan, o)
 	if err != nil {
-		return err
+		return logRefusal(o.Launch, err)
 	}
 	return &errSilent{code: code}
 }

@@ -1,0 +1,29 @@
+package cli
+
+import (
+	"io"
+	"os"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/runtime/launch"
+	"github.com/mcpolicy/mcpolicy/runtime/launchlog"
+)
+
+// launchLog is the record of a launch of plan's server by entry (run,
+// exec): the launch log doctor --server reads. No value of the plan's
+// env grants is written, nor a log inside a read-write grant.
+func launchLog(entry string, plan *compiler.Plan, m compiler.Machine, writable, environ []string, stderr io.Writer) *launchlog.Launch {
+	l := launchlog.New(entry, os.Getenv, stderr)
+	l.Set(m.ProjectRoot, plan.Server, "", plan.Hash)
+	l.Secrets(environ, plan.EnvNames())
+	l.Writable(writable)
+	return l
+}
+
+// logRefusal logs err as l's refusal, with its fix, and returns it.
+func logRefusal(l *launchlog.Launch, err error) error {
+	if err == nil {
+		return nil
+	}
+	return l.Refuse(err, launch.RefusalFix(err))
+}
