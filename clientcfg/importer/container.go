@@ -144,7 +144,7 @@ func (d *draft) containerEnv(l *clientcfg.Launch, p *compiler.Plan) {
 			e = clientcfg.EnvSetting{Name: g.Name, Reference: true, HasValue: true, Value: "$" + g.Name}
 		}
 		switch {
-		case e.Secret:
+		case e.Secret || e.HasValue && !e.Reference && secretToImport(g.Name, e.Value):
 			d.p.Env = append(d.p.Env, Item{g.Name, "a secret the entry held inline: its value is in the env file, never in a policy"})
 			d.s.Secrets = append(d.s.Secrets, Secret{g.Name, e.Value})
 		case e.Reference || !e.HasValue:

@@ -273,7 +273,7 @@ func (d *draft) env(sh *Shape) {
 			d.p.Env = append(d.p.Env, Item{e.Name, "the client forwards it from its own environment (env_vars)"})
 		case e.Reference:
 			d.p.Env = append(d.p.Env, Item{e.Name, fmt.Sprintf("the entry passes it from the client's environment (%s)", e.Value)})
-		case e.Secret:
+		case e.Secret || secretToImport(e.Name, e.Value):
 			d.p.Env = append(d.p.Env, Item{e.Name, "a secret the entry held inline: its value is in the env file, never in a policy"})
 			d.s.Secrets = append(d.s.Secrets, Secret{e.Name, e.Value})
 		default:
