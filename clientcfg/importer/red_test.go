@@ -164,3 +164,38 @@ func TestRedImportEnvFileSymlink(t *testing.T) {
 		t.Errorf("the linked file changed: %q", b)
 	}
 }
+
+// TestRedImportSecretsNotCopied (red team): values the client reader
+// does not call secret but that are (a DB_PASS, a session cookie, a
+// webhook URL, a Sentry DSN), in an entry's env or a docker -e, go to the
+// env file, never into the policy; a plain constant stays a setenv value.
+func TestRedImportSecretsNotCopied(t *testing.T) {
+	vals := map[string]string{"DB_PASS": "hunter2", "COOKIE": "session=abcdef0123456789",
+		"SLACK_WEBHOOK": "https://hooks.slack.com/services/T0000/B0000/XXXXXXXXXXXXXXXXXXXXXXXX",
+		"SENTRY_DSN":    "https://abc@o1.ingest.sentry.io/1"}
+	env := `"LOG_LEVEL": "debug"`
+	dash := ""
+	for k, v := range vals {
+		env += `, "` + k + `": "` + v + `"`
+		dash += `"-e", "` + k + `=` + v + `", `
+	}
+	_, servers := redHome(t, `"host": {"command": "/bin/cat", "env": {`+env+`}},
+		"dock": {"command": "docker", "args": ["run", "-i", "--rm", `+dash+`"img:1"]}`)
+	for _, s := range servers {
+		if s.Policy == nil {
+			t.Fatalf("%s: skipped: %s", s.Entry, s.Skipped)
+		}
+		src := string(s.Policy.Render())
+		for k, v := range vals {
+			if strings.Contains(src, v) || strings.Contains(strings.Join(s.Policy.GrantLines(), "\n"), v) {
+				t.Errorf("%s: the value of %s is in the policy or the report:\n%s", s.Entry, k, src)
+			}
+		}
+		if len(s.Secrets) != len(vals) {
+			t.Errorf("%s: %d secrets for the env file, want %d", s.Entry, len(s.Secrets), len(vals))
+		}
+	}
+	if !strings.Contains(string(servers[0].Policy.Render()), `"LOG_LEVEL": "debug"`) {
+		t.Errorf("a plain constant is no setenv value any more:\n%s", servers[0].Policy.Render())
+	}
+}
