@@ -50,7 +50,8 @@ func Explain(c *Context, rec *launchlog.Record, stderr []string) []Finding {
 		f, ok := c.explainLine(lines[i])
 		if ok && !seen[f.What] {
 			seen[f.What] = true
-			f.Line = printable.String(lines[i])
+			// Names in them are the server's: shown escaped.
+			f.What, f.Fix, f.Line = printable.String(f.What), printable.String(f.Fix), printable.String(lines[i])
 			out = append(out, f)
 		}
 	}
@@ -126,19 +127,44 @@ func (c *Context) hostOf(p string) string {
 	return p
 }
 
-// whySays is what `mcpolicy why PATH` answers for the sandbox path p on
-// the backend, in one line ("" when why cannot say).
-func (c *Context) whySays(p string) string {
+// verdict is `mcpolicy why PATH`'s answer for the sandbox path p on the
+// backend; nil when why cannot say.
+func (c *Context) verdict(p string) *why.Verdict {
 	m := why.Machine{Machine: c.Machine, FS: true}
 	t, err := why.ParseTarget(p, c.Plans, m, why.SandboxPath)
 	if err != nil {
-		return ""
+		return nil
 	}
 	a, err := why.Ask([]*compiler.Plan{c.Plan}, t, m, c.Backend)
 	if err != nil || len(a.Servers) == 0 || len(a.Servers[0].Backends) == 0 {
+		return nil
+	}
+	return &a.Servers[0].Backends[0]
+}
+
+// hostPaths is the detail of why's stop saying the backend runs with
+// host paths (Landlock), when p is named by its mount target there.
+func hostPaths(v *why.Verdict) string {
+	if v == nil {
 		return ""
 	}
-	v := a.Servers[0].Backends[0]
+	for _, s := range v.Stops {
+		if s.Rule == stopHostPaths {
+			return s.Detail
+		}
+	}
+	return ""
+}
+
+// stopHostPaths is why's stop for a backend that does not remap paths.
+const stopHostPaths = "host-paths"
+
+// whySays is why's answer for p in one line ("" when why cannot say).
+func (c *Context) whySays(p string) string {
+	v := c.verdict(p)
+	if v == nil {
+		return ""
+	}
 	var parts []string
 	if v.Reachable {
 		acc := make([]string, len(v.Access))
@@ -220,6 +246,10 @@ func missingPath(c *Context, m []string) (Finding, bool) {
 		return Finding{}, false
 	}
 	f := Finding{What: withWhy(fmt.Sprintf("%s does not exist in the sandbox", p), c.whySays(p))}
+	if d := hostPaths(c.verdict(p)); d != "" {
+		f.Fix = fmt.Sprintf("%s: give the mount a target equal to its source, or start the server on a backend that remaps paths (bwrap, docker)", d)
+		return f, true
+	}
 	if mt := c.mountOf(p); mt != nil && mt.Target != "/" {
 		host := c.hostOf(p)
 		if _, err := os.Lstat(host); err != nil {

@@ -31,12 +31,14 @@ type Finding struct {
 
 // pathRE is an absolute path in a message, as Go, Node, Python and shells
 // quote one: up to a space, a quote, a colon or a comma.
-const pathRE = `(/[^\s'"’:,()\[\]]*)`
+const pathRE = `(/[^\s'"’:,()\[\]\x00-\x1f\x7f]*)`
 
 // Rules are tried in order on each line; the first that matches and
 // applies explains it.
 var Rules = []Rule{
-	{ID: "not-on-path", Pattern: regexp.MustCompile(`(?i)(?:exec: "([^"]+)": executable file not found in \$PATH|command "([^"]+)" not found in the server's PATH|(?:^|\s)([^\s:]+): (?:command )?not found$|spawn (\S+) ENOENT)`),
+	// Go's exec, the Landlock launcher, shells, bwrap's execvp, Node's
+	// spawn, Python's subprocess (a name without a slash).
+	{ID: "not-on-path", Pattern: regexp.MustCompile(`(?i)(?:exec: "([^"]+)": executable file not found in \$PATH|command "([^"]+)" not found in the server's PATH|(?:^|\s)([^\s:/]+): (?:command )?not found$|spawn ([^\s/]+) ENOENT|execvp ([^\s:/]+): No such file|No such file or directory: '([^/']+)'$)`),
 		Explain: notOnPath},
 	{ID: "read-only", Pattern: regexp.MustCompile(`(?i)(?:read-only file system|EROFS)`), Explain: readOnly},
 	{ID: "missing-path", Pattern: regexp.MustCompile(`(?i)(?:no such file or directory|ENOENT|cannot find the path)`), Explain: missingPath},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/runtime/launchlog"
 )
 
@@ -19,7 +20,7 @@ func Reraise(sig syscall.Signal) {}
 
 // Beside: bwrap is Linux's.
 func (b *Bwrap) Beside(log *launchlog.Launch) (int, error) {
-	return 0, needsLinux("bwrap", "user namespaces")
+	return 0, needsLinux(artefact.BwrapProgram, "user namespaces")
 }
 
 func engineBeside(engine string, args, environ []string, log *launchlog.Launch) (int, error) {

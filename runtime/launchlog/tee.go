@@ -3,6 +3,8 @@ package launchlog
 import (
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 )
 
@@ -22,6 +24,11 @@ func NewTee(dst io.Writer, tail *Tail) (*Tee, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A client that closed its end of stderr must not end the launcher by
+	// SIGPIPE (Go's default for a write to fd 2), and with it the sandbox:
+	// with a handler the write fails instead. A handler, not SIG_IGN: the
+	// child, which execs, gets the default back, as it had before.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	t := &Tee{W: w, r: r, done: make(chan struct{})}
 	go func() {
 		defer close(t.done)

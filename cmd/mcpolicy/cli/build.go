@@ -126,6 +126,7 @@ func buildRun(opts *buildOptions) error {
 		return err
 	}
 	fmt.Fprintf(opts.Out, "wrote %s: %s, %s\n", spell(dir), compiler.Plural(len(plans), "server"), compiler.Plural(len(files), "file"))
+	noteUnwritable(terminalOnly(opts.Err), plans, proj.Root)
 	hostNotes(opts.Err, plans)
 	return nil
 }
@@ -260,7 +261,7 @@ func newExplainCmd() *cobra.Command {
 // explainRun prints each selected server's grants and, with --backend,
 // what that backend enforces of them here.
 func explainRun(opts *explainOptions) error {
-	_, plans, err := compileProject(opts.Policy)
+	proj, plans, err := compileProject(opts.Policy)
 	if err != nil {
 		return err
 	}
@@ -268,6 +269,7 @@ func explainRun(opts *explainOptions) error {
 	if err != nil {
 		return err
 	}
+	noteUnwritable(terminalOnly(opts.Err), selected, proj.Root)
 	w := opts.Out
 	for i, p := range selected {
 		if i > 0 {

@@ -110,11 +110,7 @@ func checkRun(opts *checkOptions) error {
 	// Started by root, a server runs as its plan's user (a launcher run as
 	// root, rootful docker): a read-write grant that user cannot write is
 	// one in name only, which the client shows as a failed tool call.
-	if os.Geteuid() == 0 {
-		for _, u := range project.UnwritableGrants(plans, compiler.Machine{ProjectRoot: proj.Root, Home: home}) {
-			fmt.Fprintf(opts.Err, "mcpolicy: note: %s\n", spellText(u.String()))
-		}
-	}
+	noteUnwritable(opts.Err, plans, proj.Root)
 	hostNotes(opts.Err, plans)
 	if err := rep.write(opts.Out, opts.Format, !res.Drift && len(res.Unread) == 0 && !written); err != nil {
 		return &exitError{code: ExitError, err: err}

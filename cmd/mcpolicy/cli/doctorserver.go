@@ -48,11 +48,8 @@ func doctorServerRun(ctx context.Context, opts *doctorOptions) error {
 	home, _ := os.UserHomeDir()
 	m := compiler.Machine{ProjectRoot: proj.Root, Home: home}
 	dc := &diagnose.Context{Plan: plan, Plans: plans, Machine: m, Unwritable: map[string]string{}}
-	if os.Geteuid() == 0 {
-		for _, u := range project.UnwritableGrants([]*compiler.Plan{plan}, m) {
-			dc.Unwritable[u.Source] = u.String()
-			fmt.Fprintf(opts.Err, "mcpolicy: note: %s\n", spellText(u.String()))
-		}
+	for _, u := range noteUnwritable(opts.Err, []*compiler.Plan{plan}, proj.Root) {
+		dc.Unwritable[u.Source] = u.String()
 	}
 	backends := plan.Backends
 	if opts.Backend != "" {
@@ -102,7 +99,7 @@ func (t *serverTry) run(ctx context.Context, timeout time.Duration, argv, env []
 		t.OK, t.Tools, t.Millis = true, len(tools), time.Since(start).Milliseconds()
 		return
 	}
-	t.Error = err.Error()
+	t.Error, _, _ = strings.Cut(err.Error(), "\nstderr:") // the stderr is shown below, line by line
 	state := launchlog.StateDir(os.Getenv)
 	if state != "" {
 		rec, _ := launchlog.Last(launchlog.Path(state, root, server), dc.Backend, start.Add(-time.Second))
