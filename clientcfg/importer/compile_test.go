@@ -119,21 +119,15 @@ func TestGoBinary(t *testing.T) {
 		t.Skip("ELF only")
 	}
 	home := t.TempDir()
-	src := filepath.Join(t.TempDir(), "m")
-	os.MkdirAll(src, 0o755)
-	os.WriteFile(filepath.Join(src, "go.mod"), []byte("module github.com/mark3labs/mcp-filesystem-server\n\ngo 1.21\n"), 0o644)
-	os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644)
-	bin := filepath.Join(home, "go", "bin", "mcp-filesystem-server")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir, cmd.Env = src, append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	goBuild(t, "github.com/mark3labs/mcp-filesystem-server", ".", filepath.Join(home, "go", "bin", "mcp-filesystem-server"))
+	goBuild(t, "github.com/modelcontextprotocol/go-sdk", "examples/server/memory", filepath.Join(home, "go", "bin", "memory"))
 	data := filepath.Join(home, "data")
 	os.MkdirAll(data, 0o755)
+	os.MkdirAll(filepath.Join(home, "kb"), 0o755)
 	cfg := filepath.Join(home, ".codex", "config.toml")
 	os.MkdirAll(filepath.Dir(cfg), 0o755)
-	os.WriteFile(cfg, []byte("[mcp_servers.files]\ncommand = \"mcp-filesystem-server\"\nargs = [\""+data+"\"]\n"), 0o644)
+	os.WriteFile(cfg, []byte("[mcp_servers.files]\ncommand = \"mcp-filesystem-server\"\nargs = [\""+data+"\"]\n"+
+		"[mcp_servers.memory]\ncommand = \"memory\"\nargs = [\"-memory\", \""+filepath.Join(home, "kb", "memory.json")+"\"]\n"), 0o644)
 	c := &importCase{home: home, clients: []string{cfg}}
 	_, servers := c.run(t)
 	got := c.report(servers)
@@ -142,9 +136,26 @@ func TestGoBinary(t *testing.T) {
 		`{source: "~/go/bin/mcp-filesystem-server", target: "~/go/bin/mcp-filesystem-server"}`,
 		`command: ["~/go/bin/mcp-filesystem-server", "$HOME/data"]`,
 		`{source: "~/data", target: "~/data", mode: "rw"}`, "mcp-filesystem-server: its tools write_file",
+		// The memory example's file does not exist yet: its folder, read-write.
+		`{source: "~/kb", target: "~/kb", mode: "rw"}`, "the go-sdk memory example: it saves its knowledge graph",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q in:\n%s", want, got)
 		}
+	}
+}
+
+// goBuild builds a static binary of a module path whose main package is
+// pkg, to out.
+func goBuild(t *testing.T, module, pkg, out string) {
+	t.Helper()
+	src := t.TempDir()
+	os.WriteFile(filepath.Join(src, "go.mod"), []byte("module "+module+"\n\ngo 1.21\n"), 0o644)
+	os.MkdirAll(filepath.Join(src, pkg), 0o755)
+	os.WriteFile(filepath.Join(src, pkg, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644)
+	cmd := exec.Command("go", "build", "-o", out, "./"+pkg)
+	cmd.Dir, cmd.Env = src, append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", module, err, b)
 	}
 }

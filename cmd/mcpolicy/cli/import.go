@@ -204,6 +204,7 @@ func (opts *importOptions) write(read []importFile, out, envFile string, unread 
 		return unreadError(unread)
 	}
 	if err := opts.build(out); err != nil {
+		fmt.Fprintf(opts.Err, "mcpolicy: the policies are written in %s, but the build refuses them (below): fix them (or the entries, then import --force), run `mcpolicy build %s`, then import again for the next command\n", spell(out), spell(out))
 		return err
 	}
 	opts.next(read, out, written)
