@@ -22,3 +22,11 @@ func (backend) ServerEnv(p *compiler.Plan) emit.ServerEnv {
 }
 
 func (backend) Egress(p *compiler.Plan) emit.Egress { return emit.LoopbackOnly(p) }
+
+// Proc: the container runtime's procfs of the Pod's own PID namespace
+// (hostPID and shareProcessNamespace false), every container's, with the
+// runtime's default masked paths (procMount Default).
+func (backend) Proc(*compiler.Plan) emit.ProcFS {
+	return emit.ProcFS{Own: true, Masked: []string{"/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/sched_debug", "/proc/scsi", "/proc/timer_list", "/proc/timer_stats"},
+		How: "the container runtime's procfs of the Pod's own PID namespace (hostPID false), every container's; its default masked paths show nothing"}
+}

@@ -48,3 +48,14 @@ func (backend) ServerEnv(*compiler.Plan) emit.ServerEnv {
 }
 
 func (backend) Egress(p *compiler.Plan) emit.Egress { return emit.LoopbackOnly(p) }
+
+// Proc: the launcher mounts the server's own procfs in the minimal root
+// only when the plan says proc (launch's procOptions).
+func (backend) Proc(p *compiler.Plan) emit.ProcFS {
+	if !p.Proc {
+		return emit.ProcFS{OnRequest: true, How: "not in the minimal root: the plan does not say proc; proc: true would mount a procfs of the server's own PID namespace there, read-only (a plan needs user namespaces for it)"}
+	}
+	return emit.ProcFS{Own: true, PerProcess: true, Ptraceable: true, OnRequest: true,
+		HiddenInit: "PID 1 is the launcher, the namespace's init: undumpable and outside the server's Landlock domain, the server may not ptrace it, so /proc/1 is not there",
+		How:        "the launcher's procfs of the server's own PID namespace, read-only, subset=pid and hidepid=ptraceable: only its own processes' folders, no host-wide file; Landlock grants read"}
+}
