@@ -138,7 +138,7 @@ func TestRedLauncherBeside(t *testing.T) {
 				t.Errorf("flood's record: exit %v, %d lines, %d bytes", r.Exit, len(r.Stderr), size)
 			}
 
-			cmd, errb = launch("forge")
+			cmd, _ = launch("forge")
 			err = cmd.Run()
 			r = record("forge")
 			if r.Refused != "" || r.Exit == nil && r.Signal == "" {
