@@ -193,6 +193,9 @@ func killLauncher(t *testing.T, cmd *exec.Cmd, mark string) []string {
 		}
 	}
 	for _, p := range left {
+		// What each still is (state, parent), to tell a slow exit from a survivor.
+		stat, _ := os.ReadFile("/proc/" + p + "/stat")
+		t.Logf("left: %s", stat)
 		if n, err := strconv.Atoi(p); err == nil {
 			syscall.Kill(n, syscall.SIGKILL)
 		}
