@@ -2,6 +2,8 @@ package importer
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -41,6 +43,14 @@ func (o Options) container(l *clientcfg.Launch, s *Server) {
 		src := m.Resolve(mt.Source)
 		if !filepath.IsAbs(src) {
 			s.Notes = append(s.Notes, fmt.Sprintf("the mount %s -> %s: its source is not a path of this machine: not granted", mt.Source, mt.Target))
+			continue
+		}
+		if d.wide(src, fmt.Sprintf("the %s mount of %s", t.Launcher, mt.Source)) {
+			return
+		}
+		if fi, err := os.Stat(src); err == nil && fi.Mode()&fs.ModeSocket != 0 {
+			// An engine's socket is the host's root; any socket, a service outside.
+			s.Notes = append(s.Notes, fmt.Sprintf("the mount of the socket %s -> %s is dropped: a socket is a service outside the sandbox (an engine's is the host's root), which no imported policy grants", mt.Source, mt.Target))
 			continue
 		}
 		how := "read-only (the entry's :ro)"
@@ -134,7 +144,7 @@ func (d *draft) containerEnv(l *clientcfg.Launch, p *compiler.Plan) {
 			e = clientcfg.EnvSetting{Name: g.Name, Reference: true, HasValue: true, Value: "$" + g.Name}
 		}
 		switch {
-		case e.Secret:
+		case e.Secret || e.HasValue && !e.Reference && secretToImport(g.Name, e.Value):
 			d.p.Env = append(d.p.Env, Item{g.Name, "a secret the entry held inline: its value is in the env file, never in a policy"})
 			d.s.Secrets = append(d.s.Secrets, Secret{g.Name, e.Value})
 		case e.Reference || !e.HasValue:

@@ -207,7 +207,7 @@ func (d *draft) argPaths(r run) {
 		}
 		var f string
 		if writes && sh.FolderToo { // the folder, not the file: a read-only file in it would stay so
-			if f = d.l.File(val); f != "" && isDir(filepath.Dir(f)) {
+			if f = d.l.File(val); f != "" && !d.wide(filepath.Dir(f), "the folder of "+val) && isDir(filepath.Dir(f)) {
 				d.addMount(filepath.Dir(f), true, fmt.Sprintf("the folder of %s; writable because %s", d.o.tilde(f), why))
 			}
 		} else {
@@ -232,6 +232,9 @@ func (d *draft) argPath(raw, what string, writes bool, why string, script bool) 
 	}
 	f := d.l.File(raw)
 	if f == "" {
+		return ""
+	}
+	if d.wide(f, what+" "+raw) {
 		return ""
 	}
 	shown := d.o.tilde(f)
@@ -270,7 +273,7 @@ func (d *draft) env(sh *Shape) {
 			d.p.Env = append(d.p.Env, Item{e.Name, "the client forwards it from its own environment (env_vars)"})
 		case e.Reference:
 			d.p.Env = append(d.p.Env, Item{e.Name, fmt.Sprintf("the entry passes it from the client's environment (%s)", e.Value)})
-		case e.Secret:
+		case e.Secret || secretToImport(e.Name, e.Value):
 			d.p.Env = append(d.p.Env, Item{e.Name, "a secret the entry held inline: its value is in the env file, never in a policy"})
 			d.s.Secrets = append(d.s.Secrets, Secret{e.Name, e.Value})
 		default:

@@ -138,6 +138,14 @@ func Append(path string, r *Record) error {
 		return fmt.Errorf("launch record of %d bytes: too long", len(line))
 	}
 	dir := filepath.Dir(path)
+	// mcpolicy's state folder and logs/ are its own: a link at either
+	// (planted by a server granted $XDG_STATE_HOME) would have the record
+	// written, and logs/ made, where the server chose.
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if fi, err := os.Lstat(d); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symlink: refused (a server may have planted it to have the launch record written elsewhere)", d)
+		}
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}

@@ -227,10 +227,10 @@ func (opts *importOptions) secrets(f importFile, envFile string, written map[str
 		}
 		w := opts.Out
 		if len(r.Added) > 0 {
-			fmt.Fprintf(w, "  %s: the inline secret %s went to %s (mode 600), not into the policy\n", spellText(s.Entry), strings.Join(r.Added, ", "), spell(envFile))
+			fmt.Fprintf(w, "  %s: the inline secret %s went to %s (mode 600), not into the policy\n", spell(s.Entry), strings.Join(r.Added, ", "), spell(envFile))
 		}
 		if len(r.Kept) > 0 {
-			fmt.Fprintf(w, "  %s: %s is in %s already with another value: kept; the entry's value was not copied\n", spellText(s.Entry), strings.Join(r.Kept, ", "), spell(envFile))
+			fmt.Fprintf(w, "  %s: %s is in %s already with another value: kept; the entry's value was not copied\n", spell(s.Entry), strings.Join(r.Kept, ", "), spell(envFile))
 		}
 		names := make([]string, len(s.Secrets))
 		for i, x := range s.Secrets {
@@ -238,14 +238,17 @@ func (opts *importOptions) secrets(f importFile, envFile string, written map[str
 		}
 		if f.client != nil && importer.PassesOwnEnv(f.client) {
 			fmt.Fprintf(w, "  %s: %s passes %s from its own environment, not from the env file: set it there before starting %s (e.g. `set -a; . %s; set +a`)\n",
-				spellText(s.Entry), f.client.Name, strings.Join(names, ", "), f.client.Name, envFile)
+				spell(s.Entry), f.client.Name, strings.Join(names, ", "), f.client.Name, envFile)
 		}
 	}
 	return nil
 }
 
 // report prints, per server of a file, what was written and why, every
-// grant counted, or why it was skipped.
+// grant counted, or why it was skipped. Each is one line, spelt whole
+// (spell, not spellText): an entry's name, arguments and env names are
+// the client file's, which may be hostile, and a line break in one would
+// print a line import did not write.
 func (opts *importOptions) report(f importFile, written map[string]importer.Written) {
 	w := opts.Out
 	client := "client unknown"
@@ -255,7 +258,7 @@ func (opts *importOptions) report(f importFile, written map[string]importer.Writ
 	fmt.Fprintf(w, "%s (%s):\n", spell(f.file), client)
 	for _, s := range f.servers {
 		if s.Policy == nil {
-			fmt.Fprintf(w, "  %s: skipped: %s\n", spellText(s.Entry), spellText(s.Skipped))
+			fmt.Fprintf(w, "  %s: skipped: %s\n", spell(s.Entry), spell(s.Skipped))
 			continue
 		}
 		p := s.Policy
@@ -266,18 +269,18 @@ func (opts *importOptions) report(f importFile, written map[string]importer.Writ
 				what = "NOT written (exists with other bytes; --force)"
 			}
 		}
-		fmt.Fprintf(w, "  %s: %s %s, %s\n", spellText(s.Entry), what, spell(filepath.Join(importer.PolicyDir, p.Server+".cue")), compiler.Plural(p.Grants(), "grant"))
+		fmt.Fprintf(w, "  %s: %s %s, %s\n", spell(s.Entry), what, spell(filepath.Join(importer.PolicyDir, p.Server+".cue")), compiler.Plural(p.Grants(), "grant"))
 		for i, g := range p.GrantLines() {
-			fmt.Fprintf(w, "    %d. %s\n", i+1, spellText(g))
+			fmt.Fprintf(w, "    %d. %s\n", i+1, spell(g))
 		}
 		for _, c := range p.CommandWhy {
-			fmt.Fprintf(w, "    command: %s\n", spellText(c))
+			fmt.Fprintf(w, "    command: %s\n", spell(c))
 		}
 		for _, n := range s.Notes {
-			fmt.Fprintf(w, "    note: %s\n", spellText(n))
+			fmt.Fprintf(w, "    note: %s\n", spell(n))
 		}
 		if s.LocalScope != "" {
-			fmt.Fprintf(w, "    note: the entry is in %s's local scope (projects.%s.mcpServers); `client --write` writes the user scope, which the local entry overrides: remove it (claude mcp remove %s -s local, in that folder) once the confined one works\n", spellText(s.LocalScope), spellText(s.LocalScope), spellText(s.Entry))
+			fmt.Fprintf(w, "    note: the entry is in %s's local scope (projects.%s.mcpServers); `client --write` writes the user scope, which the local entry overrides: remove it (claude mcp remove %s -s local, in that folder) once the confined one works\n", spell(s.LocalScope), spell(s.LocalScope), spell(s.Entry))
 		}
 	}
 }
