@@ -251,11 +251,7 @@ func (p *enginePrep) mount(a, v string) error {
 // /usr/lib/go-1.N on Debian.
 func (p *enginePrep) openSource(src string, optional bool) (int, error) {
 	if base, _ := p.src.split(src); optional && base == "/" {
-		fd, err := unix.Open(src, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return -1, fmt.Errorf("mount source %s: %w", src, err)
-		}
-		return fd, nil
+		return openSystemPath(src)
 	}
 	return p.src.Open(src)
 }

@@ -107,3 +107,13 @@ func (s *Sources) topLevel(root string, unprotected []string) ([]child, error) {
 	f.Close()
 	return out, nil
 }
+
+// openSystemPath opens a system path (a runtime pack's, below / alone),
+// following symlinks as the engine will.
+func openSystemPath(p string) (int, error) {
+	fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("mount source %s: %w", p, err)
+	}
+	return fd, nil
+}
