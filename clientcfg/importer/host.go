@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler/readback"
+	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
@@ -68,7 +69,7 @@ func (o Options) host(l *clientcfg.Launch, s *Server) {
 	d.argPaths(r)
 	d.env(r.shape)
 	if len(d.p.Allow) > 0 {
-		d.p.Backends = Items{[]string{"bwrap"}, "an egress allowlist: Landlock cannot filter destinations, so bwrap alone (mcpolicy run starts the proxy beside it)"}
+		d.p.Backends = Items{[]string{backendtraits.Bwrap}, "an egress allowlist: Landlock cannot filter destinations, so bwrap alone (mcpolicy run starts the proxy beside it)"}
 	}
 	d.finish()
 }

@@ -49,6 +49,8 @@ var allowedNames = map[string]string{
 	"schema/zplaintypes.go: backendtraits.Docker":           "generated from the schema's backends enum",
 	"schema/zplaintypes.go: backendtraits.Kubernetes":       "generated from the schema's backends enum",
 	"schema/zplaintypes.go: backendtraits.Landlock":         "generated from the schema's backends enum",
+	"schema/zplaintypes.go: backendtraits.Podman":           "generated from the schema's backends enum",
+	"clientcfg/importer/host.go: backendtraits.Bwrap":       "import writes a policy's backends: an egress allowlist on a host-run server names the one host backend that filters destinations",
 	"schema/zplaintypes.go: backendtraits.Seatbelt":         "generated from the schema's backends enum",
 }
 

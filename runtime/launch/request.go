@@ -253,7 +253,7 @@ func startArtefact(r Request) (int, error) {
 		if bw == "" {
 			bw, _ = exec.LookPath(artefact.BwrapProgram)
 		}
-		if err := r.programsOutside(abs, root, os.Getenv("HOME"), Program{"bwrap", bw}); err != nil {
+		if err := r.programsOutside(abs, root, os.Getenv("HOME"), Program{artefact.BwrapProgram, bw}); err != nil {
 			return 0, err
 		}
 	}
