@@ -30,7 +30,8 @@ const (
 	ProtectedPaths  Restriction = "protected paths"
 	FixedTop        Restriction = "fixed top level"
 	Scratch         Restriction = "scratch"
-	Proc            Restriction = "proc" // the server's own /proc (proc: true)
+	Proc            Restriction = "proc"  // the server's own /proc (proc: true)
+	Packs           Restriction = "packs" // a runtime pack's host paths, values and caches
 	Environment     Restriction = "environment"
 	Capabilities    Restriction = "capabilities"
 	NoNewPrivileges Restriction = "no new privileges"
@@ -72,6 +73,9 @@ func Restrictions(p *compiler.Plan) []Restriction {
 	}
 	if p.Proc {
 		rs = append(rs, Proc)
+	}
+	if len(p.Packs) > 0 {
+		rs = append(rs, Packs)
 	}
 	rs = append(rs, Environment, Capabilities, NoNewPrivileges, User)
 	if p.Network.Mode == "none" {

@@ -21,6 +21,8 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 			return emit.Row{Support: emit.Enforced, How: "mcpolicy-launch binds the project read-only and each entry present read-write by descriptor, protected ones read-only: no name can be added, renamed or swapped"}
 		case emit.Scratch:
 			return emit.Row{Support: emit.Enforced, How: "--size N --tmpfs"}
+		case emit.Packs:
+			return emit.Row{Support: emit.Enforced, How: "each pack path --ro-bind-try at its own path (the launcher refuses one that is a symlink under the home), its values --setenv, its caches a bounded --tmpfs"}
 		case emit.Proc:
 			return emit.Row{Support: emit.Enforced, How: "--proc /proc in the server's own PID namespace, /proc/keys and /proc/key-users masked: every server gets it, so proc changes nothing"}
 		case emit.Environment:

@@ -21,6 +21,8 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 			return emit.Row{Support: emit.Enforced, How: "mcpolicy-launch --engine binds the project read-only and each entry present read-write, protected ones read-only, after checking no source is a symlink"}
 		case emit.Scratch:
 			return emit.Row{Support: emit.Enforced, How: "--tmpfs with size="}
+		case emit.Packs:
+			return emit.Row{Support: emit.Enforced, How: "each pack path a read-only bind at its own path, labelled optional (the launcher drops one missing at spawn, so the engine never creates it); its values -e; its caches --tmpfs with a size"}
 		case emit.Proc:
 			return emit.Row{Support: emit.Enforced, How: "the engine mounts a procfs of the container's own PID namespace for every server, its masked and read-only paths included: proc changes nothing"}
 		case emit.Environment:

@@ -27,6 +27,8 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 				Alternative: "mount the project's folders one by one instead of the project root read-write, or mount it read-only"}
 		case emit.Scratch:
 			return emit.Row{Support: emit.Enforced, How: "emptyDir, medium Memory, sizeLimit (tmpfs size; it counts against the memory limit)"}
+		case emit.Packs:
+			return emit.Row{Support: emit.Missing, How: "a Pod has no host paths to bind: the image is its runtime", Alternative: "build the runtime into the image and drop packs for the kubernetes backend (backends: [...] without kubernetes)", Pos: p.Packs[0].Pos, Field: p.Field("packs")}
 		case emit.Proc:
 			return emit.Row{Support: emit.Enforced, How: "the container runtime mounts a procfs of the Pod's own PID namespace (hostPID false) for every container, its masked paths included: proc changes nothing"}
 		case emit.Environment:

@@ -99,6 +99,8 @@ func report(p *compiler.Plan, h Host) []emit.Row {
 			return emit.Row{Support: emit.Partial, How: "no user namespaces: a private folder of the server's user (mode 0700) as its HOME and TMPDIR, its total size not bounded",
 				Degradation: AcceptScratchDir, Alternative: "use the bwrap or docker backend for a bounded tmpfs",
 				Pos: p.Scratch.Pos, Field: field("scratch")}
+		case emit.Packs:
+			return emit.Row{Support: emit.Enforced, How: "each pack path in the ruleset's baseline, read and execute where it exists; its values set by the launcher; its caches a bounded tmpfs in the minimal root"}
 		case emit.Proc:
 			return procRow(p, h)
 		case emit.Environment:

@@ -32,6 +32,8 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 			return emit.Row{Support: emit.Partial, How: "macOS has no tmpfs for a sandbox: a private folder from mktemp -d, its size not bounded",
 				Degradation: AcceptScratchDir, Alternative: "drop the scratch and use a read-write mount, or use docker (Docker Desktop) for a bounded tmpfs",
 				Pos: p.Scratch.Pos, Field: field("scratch")}
+		case emit.Packs:
+			return emit.Row{Support: emit.Missing, How: "runtime packs are Linux paths and values; the macOS baselines (runtime) hold Homebrew's and the system's runtimes", Alternative: "grant what the server needs on macOS as read-only mounts, or leave seatbelt out of backends", Pos: p.Packs[0].Pos, Field: p.Field("packs")}
 		case emit.Proc:
 			return emit.Row{Support: emit.Enforced, How: "macOS has no /proc: runtimes find their own program and state without it (_NSGetExecutablePath; proc_pidinfo of their own process, which process-info (target same-sandbox) allows): proc changes nothing"}
 		case emit.Environment:
