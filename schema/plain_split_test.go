@@ -32,7 +32,7 @@ func TestPlainSplitNested(t *testing.T) {
 		`limits: {pids: 0}`,
 		`limits: {extra: 1}`,
 		`waive: [{rule: "R", reason: "r", extra: 1}]`,
-		`backends: ["podman"]`,
+		`backends: ["qemu"]`,
 		`runtime: "java"`,
 		`user: "root"`,
 		`image: "-x"`,
