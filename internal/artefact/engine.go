@@ -75,6 +75,14 @@ func EngineArgs(artefact []byte, root, home string) ([]string, error) {
 			continue
 		}
 		if out[i-1] != "--mount" {
+			// A "~/..." target, workdir or command word: ${HOME} or
+			// ${HOME}/... (a --tmpfs's with its options), whole or
+			// after "--flag=". Other placeholders stay as written.
+			w, err := expandHomeWord(out[i], home)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = w
 			continue
 		}
 		m, err := ParseMount(out[i])
@@ -91,6 +99,23 @@ func EngineArgs(artefact []byte, root, home string) ([]string, error) {
 		out[i] = m.String()
 	}
 	return out, nil
+}
+
+// expandHomeWord expands a word that is, or starts with, ${HOME}/ (or
+// ":" for a --tmpfs's options), whole or after "--flag=".
+func expandHomeWord(w, home string) (string, error) {
+	flag, v := "", w
+	if f, rest, ok := strings.Cut(w, "="); ok && strings.HasPrefix(f, "-") {
+		flag, v = f+"=", rest
+	}
+	rest, ok := strings.CutPrefix(v, "${HOME}")
+	if !ok || (rest != "" && rest[0] != '/' && rest[0] != ':') {
+		return w, nil
+	}
+	if !strings.HasPrefix(home, "/") {
+		return "", fmt.Errorf("${HOME} needs an absolute value to start this server")
+	}
+	return flag + strings.TrimSuffix(home, "/") + rest, nil
 }
 
 // Mount is one --mount value as the docker emitter writes it and the
