@@ -23,7 +23,8 @@ servers: h: {
 }
 `
 
-// TestHomeTargetsUnderTheKernel: on bwrap and Landlock, a "~/..." target
+// TestHomeTargetsUnderTheKernel: on bwrap (by mcpolicy run, and by the
+// built wrapper through mcpolicy-launch) and Landlock, a "~/..." target
 // and command word are the home of the user who starts the server (a
 // temporary HOME here): the granted file is read there, HOME is that
 // home, and a file of the home outside the grant stays unreadable.
@@ -51,9 +52,16 @@ func TestHomeTargetsUnderTheKernel(t *testing.T) {
 	if err := os.Chmod(base, 0o755); err != nil { // the plan's user reaches it
 		t.Fatal(err)
 	}
-	for _, backend := range []string{backendtraits.Bwrap, backendtraits.Landlock} {
+	env := append(os.Environ(), "HOME="+home)
+	build := exec.Command(mcpolicy, "build")
+	build.Dir, build.Env = proj, env
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	launcher := testbin.Launch(t)
+	for _, backend := range []string{backendtraits.Bwrap, backendtraits.Landlock, "built bwrap"} {
 		t.Run(backend, func(t *testing.T) {
-			be, err := registry.Lookup(backend)
+			be, err := registry.Lookup(strings.TrimPrefix(backend, "built "))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,7 +76,12 @@ func TestHomeTargetsUnderTheKernel(t *testing.T) {
 				args = []string{"exec", "--policy", filepath.Join(proj, "mcpolicy.cue"), "--server", "h"}
 			}
 			cmd := exec.Command(mcpolicy, args...)
-			cmd.Dir, cmd.Env = proj, append(os.Environ(), "HOME="+home)
+			cmd.Dir, cmd.Env = proj, env
+			if backend == "built bwrap" {
+				// The committed spec's ${HOME}, expanded by mcpolicy-launch.
+				cmd = exec.Command("/bin/sh", filepath.Join(proj, ".mcpolicy", "bwrap", "h.sh"))
+				cmd.Dir, cmd.Env = proj, append(env, "MCPOLICY_LAUNCH="+launcher)
+			}
 			out, err := cmd.CombinedOutput()
 			got := string(out)
 			for _, want := range []string{"GRANTED\n", "HOME=" + home + "\n", "DENIED\n"} {
