@@ -176,12 +176,27 @@ func HomePath(sandbox string, r Resolver) string {
 	return sandbox
 }
 
-// HomeWord renders a command word or constant value for a backend that
-// keeps sandbox paths (bwrap, the engines): when the plan has "~/..."
-// targets, a word "~/..." (whole, or after "--flag=") is the home's path,
-// by r. Otherwise, and for any other word, it stays as written.
+// homeInSandbox reports whether the sandbox shows anything at the home's
+// path: a "~/..." target or workdir, or a runtime pack's path below the
+// home (bound at the same path).
+func (p *Plan) homeInSandbox() bool {
+	if p.HomeTargets() {
+		return true
+	}
+	for _, hp := range p.PackPaths() {
+		if hp.Base == Home {
+			return true
+		}
+	}
+	return false
+}
+
+// HomeWord renders a command word or constant value: when the sandbox
+// shows paths of the home (homeInSandbox), a word "~/..." (whole, or after
+// "--flag=") is the home's path, by r. Otherwise, and for any other word,
+// it stays as written.
 func (p *Plan) HomeWord(w string, r Resolver) string {
-	if !p.HomeTargets() {
+	if !p.homeInSandbox() {
 		return w
 	}
 	if InHome(w) {

@@ -102,13 +102,7 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*artefact.Ruleset, error) {
 	// it shows, or the server would be told of a folder it cannot see.
 	rs.Command = append([]string{}, p.Command...)
 	for i, a := range rs.Command {
-		if host, ok := hostPath(p, r, a); ok {
-			rs.Command[i] = host
-		} else if flag, v, ok := strings.Cut(a, "="); ok && i > 0 && compiler.SandboxWord(v) {
-			if host, ok := hostPath(p, r, v); ok {
-				rs.Command[i] = flag + "=" + host
-			}
-		}
+		rs.Command[i] = commandWord(p, r, i, a)
 	}
 	for _, s := range append(append(append(append([]string{}, rs.Baseline...), rs.ReadOnly...), rs.ReadWrite...), rs.Command...) {
 		if err := emit.CheckSafe(p.Server, "path or argument", s); err != nil {
@@ -116,6 +110,21 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*artefact.Ruleset, error) {
 		}
 	}
 	return rs, nil
+}
+
+// commandWord maps a word naming a sandbox path under a mount (whole, or
+// after "--flag=") to the host path it shows; a "~/..." word under no
+// mount (a runtime pack's path) is the home's path (Plan.HomeWord).
+func commandWord(p *compiler.Plan, r compiler.Resolver, i int, a string) string {
+	if host, ok := hostPath(p, r, a); ok {
+		return host
+	}
+	if flag, v, ok := strings.Cut(a, "="); ok && i > 0 && compiler.SandboxWord(v) {
+		if host, ok := hostPath(p, r, v); ok {
+			return flag + "=" + host
+		}
+	}
+	return p.HomeWord(a, r)
 }
 
 // homeScratch refuses a "~/..." scratch target: Landlock's scratch is a
