@@ -92,13 +92,13 @@ func newRealWorld(t *testing.T, mcpolicy string, bins map[string]string) *realWo
 	must(t, err)
 
 	files := map[string]string{
-		"proj/go.mod":                        "module example.com/shop\n\ngo 1.22\n",
-		"proj/main.go":                       "package main\n\nimport \"fmt\"\n\n// Greeting is what the shop says.\nfunc Greeting() string { return \"hello\" }\n\nfunc main() { fmt.Println(Greeting()) }\n",
-		"home/notes/hello.txt":               noteBody,
-		"home/memory.json":                   memoryGraph,
-		"home/private/notes.txt":             outsideSecret + "\n",
-		"home/.ssh/id_ed25519":               "-----BEGIN OPENSSH PRIVATE KEY-----\n" + keySecret + "\n-----END OPENSSH PRIVATE KEY-----\n",
-		"home/.npm/_npx/HASH/package.json":   fmt.Sprintf(`{"dependencies":{%q:"^%s"}}`+"\n", npxPackage, npxVersion),
+		"proj/go.mod":                      "module example.com/shop\n\ngo 1.22\n",
+		"proj/main.go":                     "package main\n\nimport \"fmt\"\n\n// Greeting is what the shop says.\nfunc Greeting() string { return \"hello\" }\n\nfunc main() { fmt.Println(Greeting()) }\n",
+		"home/notes/hello.txt":             noteBody,
+		"home/memory.json":                 memoryGraph,
+		"home/private/notes.txt":           outsideSecret + "\n",
+		"home/.ssh/id_ed25519":             "-----BEGIN OPENSSH PRIVATE KEY-----\n" + keySecret + "\n-----END OPENSSH PRIVATE KEY-----\n",
+		"home/.npm/_npx/HASH/package.json": fmt.Sprintf(`{"dependencies":{%q:"^%s"}}`+"\n", npxPackage, npxVersion),
 		"home/.local/share/uv/tools/T/pyvenv.cfg": fmt.Sprintf("home = %s\nimplementation = CPython\nuv = 0.5.11\nversion_info = %s\ninclude-system-site-packages = false\n",
 			filepath.Dir(systemPython), pythonVersion(t)),
 		"home/.local/share/uv/tools/T/uv-receipt.toml": "[tool]\nrequirements = [{ name = \"" + uvTool + "\" }]\nentrypoints = [{ name = \"" + uvTool + "\", install-path = \"~/.local/bin/" + uvTool + "\" }]\n",
