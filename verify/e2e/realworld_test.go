@@ -35,7 +35,7 @@ const noteBody = "a note inside the grant\n"
 
 // memoryGraph is ~/memory.json, the memory server's file: read_graph
 // answers with it.
-const memoryGraph = `{"entities":[{"name":"e2e-entity","entityType":"test","observations":["inside the grant"]}],"relations":[]}`
+const memoryGraph = `[{"type":"entity","name":"e2e-entity","entityType":"test","observations":["inside the grant"]}]`
 
 // The Node server's package, as `npx -y @example/mcp-notes@1.0.0` installs it.
 const (
