@@ -45,6 +45,8 @@ func TestRealServers(t *testing.T) {
 	for _, c := range realClients {
 		must(t, w.writeClientFile(c, filepath.Join(w.base, "unconfined", c.name+c.ext)))
 	}
+	// Claude Code's user file, where import finds the entries.
+	must(t, w.writeClientFile(realClients[0], filepath.Join(w.home, ".claude.json")))
 
 	var bare map[string]time.Duration
 	t.Run("unconfined", func(t *testing.T) { bare = w.unconfinedControl(t) })
@@ -119,6 +121,7 @@ func (w *realWorld) unconfinedControl(t *testing.T) map[string]time.Duration {
 // a confined one, besides the one `client --write` per client.
 func (w *realWorld) confine(t *testing.T) map[string]int {
 	out := filepath.Join(w.base, "servers")
+	w.tryImport(t)
 	// import writes the secret it moved into the env file the launcher
 	// reads for clients that pass no environment (Claude Desktop).
 	writeFile(t, filepath.Join(w.home, ".config", "mcpolicy", "env"), "GRAFANA_SERVICE_ACCOUNT_TOKEN="+grafanaToken+"\n", 0o600)
@@ -215,4 +218,22 @@ func (w *realWorld) logFigures(t *testing.T, bare map[string]time.Duration, took
 	}
 	t.Log(b.String())
 	_ = os.Stderr
+}
+
+// tryImport runs `mcpolicy import` on Claude Code's file, when this
+// mcpolicy has the command, and logs what it wrote beside the expected
+// policies.
+func (w *realWorld) tryImport(t *testing.T) {
+	if _, err := w.run(t, "import", "--help"); err != nil {
+		t.Logf("mcpolicy has no import command yet: the expected policies are built as written")
+		return
+	}
+	out := filepath.Join(w.base, "imported")
+	msg, err := w.run(t, "import", "--client", filepath.Join(w.home, ".claude.json"), "--out", out, "--env-file", filepath.Join(w.base, "import.env"))
+	t.Logf("mcpolicy import (err %v):\n%s", err, msg)
+	files, _ := filepath.Glob(filepath.Join(out, "mcpolicy.d", "*.cue"))
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		t.Logf("%s:\n%s", filepath.Base(f), b)
+	}
 }
