@@ -18,6 +18,11 @@ import (
 // it: import moves it to the env file.
 const grafanaToken = "glsa_E2eFakeToken0123456789abcdefABCDEF_0a1b2c3d"
 
+// grafanaURL is the entry's GRAFANA_URL: not mcp-grafana's default
+// (http://localhost:3000), so a deeplink that holds it shows the value
+// reached the server.
+const grafanaURL = "http://grafana.internal.example:3000"
+
 // realEntry is one server's unconfined entry, the same in every client.
 type realEntry struct {
 	name    string
@@ -31,7 +36,7 @@ func (w *realWorld) entries() []realEntry {
 		// gopls serves the folder the client runs in.
 		{name: "gopls", command: "gopls", args: []string{"mcp"}},
 		{name: "grafana", command: "mcp-grafana", env: map[string]string{
-			"GRAFANA_URL": "http://localhost:3000", "GRAFANA_SERVICE_ACCOUNT_TOKEN": grafanaToken}},
+			"GRAFANA_URL": grafanaURL, "GRAFANA_SERVICE_ACCOUNT_TOKEN": grafanaToken}},
 		{name: "memory", command: "memory", args: []string{"-memory", filepath.Join(w.home, "memory.json")}},
 		{name: "notes-node", command: "npx", args: []string{"-y", npxPackage + "@" + npxVersion, w.notes}},
 		{name: "notes-python", command: "uvx", args: []string{uvTool, w.notes}},
@@ -155,7 +160,7 @@ func (w *realWorld) probeServer(ctx context.Context, name string, s *session) ou
 		// No tool of mcp-grafana takes a path: the deeplink needs no
 		// Grafana, and shows GRAFANA_URL reached the server.
 		r, ok := call("generate_deeplink", map[string]any{"resourceType": "dashboard", "dashboardUid": "e2e"})
-		want("generate_deeplink", ok && strings.Contains(r.text, "http://localhost:3000/d/e2e"), r)
+		want("generate_deeplink", ok && strings.Contains(r.text, grafanaURL+"/d/e2e"), r)
 	case "memory":
 		// Its file is its only path, fixed at start.
 		r, ok := call("read_graph", map[string]any{})

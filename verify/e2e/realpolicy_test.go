@@ -21,8 +21,11 @@ import (
 //   - gopls serves its working directory (os.Getwd at start; `gopls mcp`
 //     has no folder flag), runs `go list` (GOROOT, the module cache, a
 //     build cache: the go pack) and reads /proc/self/exe (os.Executable).
-//     It finds go on PATH: the PATH grant, which must reach it on every
-//     client.
+//     It refuses to start without a writable cache folder (its index:
+//     GOPLSCACHE, else the user's cache folder, else the temporary one):
+//     a bounded /tmp, until the go pack's cache is mounted.
+//     It finds go on PATH: the go pack sets the sandbox's PATH to the
+//     toolchains' bin folders.
 //   - mcp-grafana needs GRAFANA_URL (a constant: setenv) and reads a
 //     token (a secret: a name, its value in the env file).
 //   - the memory example rewrites the file -memory names in place
@@ -33,8 +36,9 @@ import (
 //   - uv tool install's environment runs bin/mcp-server-notes, a script
 //     whose #! is the environment's python (a link to /usr/bin/python3).
 //   - docker and podman start an empty image: everything the server runs
-//     reaches it through mounts (the go pack's GOROOT; /usr and /lib64 for
-//     node and python, which the host backends' runtime baseline binds).
+//     reaches it through mounts (the go pack's GOROOT; /usr for node and
+//     python, which the host backends' runtime baseline binds too). The
+//     image holds only the merged-/usr links (/bin, /lib, /lib64).
 const realPolicy = `version: "v1"
 
 servers: gopls: {
@@ -46,7 +50,7 @@ servers: gopls: {
 	backends: ["bwrap", "landlock", "docker"]
 	packs: ["go"]
 	mounts: [{source: %[2]q, target: %[2]q}]
-	env: ["PATH"]
+	scratch: {target: "/tmp", size: "256m"}
 }
 
 servers: grafana: {
@@ -57,7 +61,7 @@ servers: grafana: {
 	backends: ["bwrap", "landlock", "docker"]
 	mounts: [{source: "~/go/bin/mcp-grafana", target: "~/go/bin/mcp-grafana"}]
 	env: ["GRAFANA_SERVICE_ACCOUNT_TOKEN"]
-	setenv: GRAFANA_URL: "http://localhost:3000"
+	setenv: GRAFANA_URL: "http://grafana.internal.example:3000"
 }
 
 servers: memory: {
@@ -82,6 +86,7 @@ servers: "notes-node": {
 	mounts: [
 		{source: "~/.npm/_npx/%[3]s/node_modules", target: "~/.npm/_npx/%[3]s/node_modules"},
 		{source: "~/notes", target: "~/notes"},
+		{source: "/usr", target: "/usr"},
 	]
 	scratch: {target: "/tmp", size: "64m"}
 }
@@ -96,6 +101,7 @@ servers: "notes-python": {
 	mounts: [
 		{source: "~/.local/share/uv/tools/mcp-server-notes", target: "~/.local/share/uv/tools/mcp-server-notes"},
 		{source: "~/notes", target: "~/notes"},
+		{source: "/usr", target: "/usr"},
 	]
 	scratch: {target: "/tmp", size: "64m"}
 }

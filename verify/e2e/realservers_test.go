@@ -1,6 +1,8 @@
 package e2e_test
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -58,7 +60,7 @@ func TestRealServers(t *testing.T) {
 			t.Parallel()
 			requireBackend(t, backend)
 			if backend == "docker" || backend == "podman" {
-				importEmptyImage(t, backend, w.image)
+				importUsrLinksImage(t, backend, w.image)
 			}
 			for _, c := range realClients {
 				t.Run(c.name, func(t *testing.T) { w.confinedRun(t, c, backend, took) })
@@ -116,22 +118,43 @@ func (w *realWorld) unconfinedControl(t *testing.T) map[string]time.Duration {
 	return bare
 }
 
-// confine writes the policies and builds them, and returns how many
-// commands (and hand edits) each server took from its unconfined entry to
-// a confined one, besides the one `client --write` per client.
-func (w *realWorld) confine(t *testing.T) map[string]int {
+// confine writes the policies, as import writes them (with this test's
+// hand edits) or, without an import command, as written in realPolicy,
+// builds them, and returns per server the commands it took from its
+// unconfined entry to a confined one, besides the one `client --write`
+// per client.
+func (w *realWorld) confine(t *testing.T) map[string]steps {
 	out := filepath.Join(w.base, "servers")
-	w.tryImport(t)
-	// import writes the secret it moved into the env file the launcher
-	// reads for clients that pass no environment (Claude Desktop).
+	// The env file the launcher reads for clients that pass no
+	// environment (Claude Desktop): where import puts the inline secret.
 	writeFile(t, filepath.Join(w.home, ".config", "mcpolicy", "env"), "GRAFANA_SERVICE_ACCOUNT_TOKEN="+grafanaToken+"\n", 0o600)
-	writeFile(t, filepath.Join(out, "mcpolicy.cue"), w.expectedPolicy(), 0o644)
-	if msg, err := w.run(t, "build", out); err != nil {
-		t.Fatalf("the expected policies do not build: %v\n%s", err, msg)
+	commands := map[string]steps{}
+	if policies, edits, ok := w.importPolicies(t); ok {
+		for name, p := range policies {
+			writeFile(t, filepath.Join(out, "mcpolicy.d", name+".cue"), p, 0o644)
+			// import (which builds), then each edit and a build,
+			// then client --write.
+			c := steps{host: 2, engine: 2}
+			for _, why := range edits[name] {
+				c.engine += 2
+				if !strings.HasPrefix(why, engineEdit) {
+					c.host += 2
+				}
+			}
+			commands[name] = c
+			if len(edits[name]) > 0 {
+				t.Logf("%s: edited by hand after import: %s\n%s", name, strings.Join(edits[name], "; "), p)
+			}
+		}
+	} else {
+		t.Logf("mcpolicy has no import command yet: the expected policies (realPolicy) are built as written")
+		writeFile(t, filepath.Join(out, "mcpolicy.cue"), w.expectedPolicy(), 0o644)
+		for _, e := range w.entries() {
+			commands[e.name] = steps{host: 2, engine: 2} // what import will be, then client --write
+		}
 	}
-	commands := map[string]int{}
-	for _, e := range w.entries() {
-		commands[e.name] = 1 // import (writes and builds), or build of the hand-written policy
+	if msg, err := w.run(t, "build", out); err != nil {
+		t.Fatalf("the policies do not build: %v\n%s", err, msg)
 	}
 	return commands
 }
@@ -141,12 +164,21 @@ func (w *realWorld) confine(t *testing.T) map[string]int {
 func (w *realWorld) confinedRun(t *testing.T, c realClient, backend string, took *timings) {
 	file := filepath.Join(w.clients, c.name+"-"+backend+c.ext)
 	must(t, w.writeClientFile(c, file))
-	target := c.name
-	if msg, err := w.run(t, "client", target, "--backend", backend, "--file", file, "--write", "--force", "-p", filepath.Join(w.base, "servers")); err != nil {
-		t.Fatalf("mcpolicy client %s --backend %s --write: %v\n%s", target, backend, err, msg)
+	args := []string{"client", c.name, "--backend", backend, "--file", file, "--write", "--force", "-p", filepath.Join(w.base, "servers")}
+	built := map[string]bool{}
+	for _, e := range w.entries() {
+		if built[e.name] = w.builtFor(e.name, backend); built[e.name] {
+			args = append(args, "--server", e.name)
+		}
+	}
+	if msg, err := w.run(t, args...); err != nil {
+		t.Fatalf("mcpolicy %s: %v\n%s", strings.Join(args, " "), err, msg)
 	}
 	for _, e := range w.entries() {
 		t.Run(e.name, func(t *testing.T) {
+			if !built[e.name] {
+				t.Skipf("its policy does not list %s", backend)
+			}
 			spec, err := c.spawn(file, e.name, w.side())
 			if err != nil {
 				t.Fatalf("%s cannot read its entry: %v", c.name, err)
@@ -185,6 +217,11 @@ func (w *realWorld) confinedRun(t *testing.T, c realClient, backend string, took
 	}
 }
 
+// steps are the commands (hand edits counted as one each, and the build
+// after them) from an unconfined entry to a confined one: on the host
+// backends and on the engines.
+type steps struct{ host, engine int }
+
 // timings are spawn-to-initialize per backend/client/server.
 type timings struct {
 	mu sync.Mutex
@@ -200,14 +237,14 @@ func (t *timings) set(k string, d time.Duration) {
 // logFigures logs the closing note's figures: per server, the commands
 // from its unconfined entry to a confined one, and spawn-to-initialize per
 // backend (Claude Code's entry) beside the unconfined start.
-func (w *realWorld) logFigures(t *testing.T, bare map[string]time.Duration, took *timings, commands map[string]int) {
+func (w *realWorld) logFigures(t *testing.T, bare map[string]time.Duration, took *timings, commands map[string]steps) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "commands from the unconfined entry to a confined one (policy + client --write), and spawn to initialize (claude-code's entry):\n%-13s %8s %10s", "server", "commands", "unconfined")
+	fmt.Fprintf(&b, "commands from the unconfined entry to a confined one (bwrap and landlock / docker and podman), and spawn to initialize (claude-code's entry):\n%-13s %8s %10s", "server", "commands", "unconfined")
 	for _, backend := range backends {
 		fmt.Fprintf(&b, " %10s", backend)
 	}
 	for _, e := range w.entries() {
-		fmt.Fprintf(&b, "\n%-13s %8d %10s", e.name, commands[e.name]+1, bare[e.name].Round(time.Millisecond))
+		fmt.Fprintf(&b, "\n%-13s %8s %10s", e.name, fmt.Sprintf("%d/%d", commands[e.name].host, commands[e.name].engine), bare[e.name].Round(time.Millisecond))
 		for _, backend := range backends {
 			if d, ok := took.d[backend+"/claude-code/"+e.name]; ok {
 				fmt.Fprintf(&b, " %10s", d.Round(time.Millisecond))
@@ -217,23 +254,42 @@ func (w *realWorld) logFigures(t *testing.T, bare map[string]time.Duration, took
 		}
 	}
 	t.Log(b.String())
-	_ = os.Stderr
 }
 
-// tryImport runs `mcpolicy import` on Claude Code's file, when this
-// mcpolicy has the command, and logs what it wrote beside the expected
-// policies.
-func (w *realWorld) tryImport(t *testing.T) {
-	if _, err := w.run(t, "import", "--help"); err != nil {
-		t.Logf("mcpolicy has no import command yet: the expected policies are built as written")
-		return
+// builtFor reports whether build wrote server's artefact for backend
+// (podman runs docker's).
+func (w *realWorld) builtFor(server, backend string) bool {
+	if backend == "podman" {
+		backend = "docker"
 	}
-	out := filepath.Join(w.base, "imported")
-	msg, err := w.run(t, "import", "--client", filepath.Join(w.home, ".claude.json"), "--out", out, "--env-file", filepath.Join(w.base, "import.env"))
-	t.Logf("mcpolicy import (err %v):\n%s", err, msg)
-	files, _ := filepath.Glob(filepath.Join(out, "mcpolicy.d", "*.cue"))
-	for _, f := range files {
-		b, _ := os.ReadFile(f)
-		t.Logf("%s:\n%s", filepath.Base(f), b)
+	_, err := os.Stat(filepath.Join(w.base, "servers", ".mcpolicy", backend, server+".json"))
+	return err == nil
+}
+
+// importUsrLinksImage imports an image holding only the links a merged-/usr
+// system has at its root (/bin, /lib, /lib64 into /usr), so that a /usr
+// mounted from the host runs: node's and python's loader is
+// /lib64/ld-linux-x86-64.so.2.
+func importUsrLinksImage(t *testing.T, engine, image string) {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, l := range []string{"bin", "lib", "lib64", "sbin"} {
+		must(t, tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: l, Linkname: "usr/" + l, Mode: 0o777}))
 	}
+	must(t, tw.Close())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, engine, "import", "-", image)
+	cmd.Stdin = &buf
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s import: %v\n%s", engine, err, out)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if out, err := exec.CommandContext(ctx, engine, "rmi", "-f", image).CombinedOutput(); err != nil {
+			t.Logf("%s rmi %s: %v\n%s", engine, image, err, out)
+		}
+	})
 }
