@@ -19,6 +19,7 @@ var realExamples = []string{"gopls", "mcp-grafana", "memory", "filesystem", "npx
 // empty home, a copy of the folder elsewhere), and holds no path of the
 // machine that built it.
 func TestExamples(t *testing.T) {
+	testbin.SkipShort(t, "building the examples")
 	mcpolicy := testbin.Mcpolicy(t)
 	root, err := testbin.ModuleRoot()
 	must(t, err)
