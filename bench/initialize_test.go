@@ -63,6 +63,11 @@ var initFixture = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// Client entries run the launcher, which mcpolicy client finds beside
+	// itself: testbin builds both into one folder.
+	if _, err := launcherBinary(); err != nil {
+		return "", err
+	}
 	if out, err := exec.Command(bin, "build", dir).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("mcpolicy build: %v\n%s", err, out)
 	}

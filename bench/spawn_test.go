@@ -15,7 +15,9 @@
 // mcpolicy-launch-bwrap and mcpolicy-launch-ENGINE are what client entries
 // run: the launcher checks the artefact's digest and the mount sources,
 // then starts the same confinement (compare with mcpolicy-launch, bwrap and
-// ENGINE). A launch whose tool is missing is skipped.
+// ENGINE). A launch whose tool is missing is skipped. BenchmarkInitialize
+// (initialize_test.go) times a real MCP server to its initialize answer,
+// per backend beside its unconfined start.
 package bench
 
 import (
