@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -131,8 +130,12 @@ func newRealWorld(t *testing.T, mcpolicy string, bins map[string]string) *realWo
 	w.clientEnv["HOME"] = w.home
 	// A user's PATH after go install, uv tool update-shell and a Go
 	// toolchain install: what the clients pass on.
+	goBin, err := exec.LookPath("go")
+	must(t, err)
+	goBin, err = filepath.EvalSymlinks(goBin)
+	must(t, err)
 	w.clientEnv["PATH"] = strings.Join([]string{
-		filepath.Join(w.home, ".local", "bin"), filepath.Join(w.home, "go", "bin"), filepath.Join(runtime.GOROOT(), "bin"),
+		filepath.Join(w.home, ".local", "bin"), filepath.Join(w.home, "go", "bin"), filepath.Dir(goBin),
 		"/usr/local/bin", "/usr/bin", "/bin"}, ":")
 	for _, k := range []string{"GOFLAGS", "GOPATH", "GOMODCACHE", "GOCACHE", "GOROOT", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"} {
 		delete(w.clientEnv, k) // the planted home's defaults, not this machine's
