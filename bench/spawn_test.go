@@ -15,9 +15,10 @@
 // mcpolicy-launch-bwrap and mcpolicy-launch-ENGINE are what client entries
 // run: the launcher checks the artefact's digest and the mount sources,
 // then starts the same confinement (compare with mcpolicy-launch, bwrap and
-// ENGINE). A launch whose tool is missing is skipped. BenchmarkInitialize
-// (initialize_test.go) times a real MCP server to its initialize answer,
-// per backend beside its unconfined start.
+// ENGINE). mcpolicy-launch-proc is mcpolicy-launch for a plan with proc:
+// the cost of the server's own /proc. A launch whose tool is missing is
+// skipped. BenchmarkInitialize (initialize_test.go) times a real MCP
+// server to its initialize answer, per backend beside its unconfined start.
 package bench
 
 import (
@@ -128,21 +129,27 @@ func BenchmarkSpawn(b *testing.B) {
 	b.Run("launch=mcpolicy-exec", func(b *testing.B) {
 		loop(b, binary(b), "exec", "--policy", fx.dir, "--server", "s", "--", "/usr/bin/true")
 	})
-	b.Run("launch=mcpolicy-launch", func(b *testing.B) {
-		launcher, err := launcherBinary()
-		if err != nil {
-			b.Fatal(err)
-		}
-		rs, err := landlock.Build(fx.plan, fx.machine)
-		if err != nil {
-			b.Fatal(err)
-		}
-		file := filepath.Join(fx.dir, "ruleset.json")
-		if err := os.WriteFile(file, rs.JSON(), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		loop(b, launcher, file)
-	})
+	// mcpolicy-launch-proc is mcpolicy-launch with proc: the launcher
+	// also mounts a procfs of the server's own PID namespace (issue #34).
+	for _, proc := range []bool{false, true} {
+		b.Run("launch=mcpolicy-launch"+map[bool]string{true: "-proc"}[proc], func(b *testing.B) {
+			launcher, err := launcherBinary()
+			if err != nil {
+				b.Fatal(err)
+			}
+			p := *fx.plan
+			p.Proc = proc
+			rs, err := landlock.Build(&p, fx.machine)
+			if err != nil {
+				b.Fatal(err)
+			}
+			file := filepath.Join(fx.dir, fmt.Sprintf("ruleset-proc-%v.json", proc))
+			if err := os.WriteFile(file, rs.JSON(), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			loop(b, launcher, file)
+		})
+	}
 	// What client entries run: the launcher checks the artefact's digest
 	// (and, for bwrap, opens every source without following symlinks and
 	// passes it by descriptor) before it starts the same confinement.

@@ -58,7 +58,9 @@ type EnvUnmet struct {
 	What   string
 }
 
-// EnvCheck reports, for each entry mcpolicy manages, every env grant of the
+// EnvCheck reports, for each entry mcpolicy manages, every variable the
+// entry sets that the policy sets too (setenv: the policy's value wins, the
+// entry's is ignored), and every env grant of the
 // policy's plan that will reach the server empty: not named by the entry,
 // not passed on by the client, and not in the env file the entry names (which
 // is read, and refused as the launcher would refuse it, and also when it
@@ -73,6 +75,13 @@ func EnvCheck(plans []*compiler.Plan, targets []*readback.Target, root, home str
 		p := byName[t.Server]
 		if p == nil || t.Launcher == "" || (t.Launcher != "mcpolicy" && t.Artefact == "" && !t.FixedTop) {
 			continue
+		}
+		for _, name := range p.SetEnvNames() {
+			// The client's own (PATH for the launcher, HOME) are set
+			// whatever the user wants: only the entry's choice is news.
+			if contains(t.EnvPassed, name) && !(launch.ClientOwnEnv[name] && contains(t.EnvFixed, name)) {
+				out = append(out, EnvUnmet{t.Pos, t.Server, fmt.Sprintf("setenv %s is shadowed the other way: the entry's own env sets it too, but the server gets the policy's value (setenv wins over the client and the env file); drop %s from the entry, or change it in the policy", name, name)})
+			}
 		}
 		var fromFile []string
 		for _, name := range p.EnvNames() {

@@ -116,8 +116,20 @@ func TestRefusals(t *testing.T) {
 		`mounts: [{source: ".", target: "/proc/x"}]`:                                 "reserved for the runtime",
 		`mounts: [{source: "a", target: "/w"}, {source: "b", target: "/w"}]`:         "already used",
 		`scratch: {target: "/w", size: "1m"}, mounts: [{source: ".", target: "/w"}]`: "already used",
-		`env: ["A", "A"]`:      "listed twice",
-		`user: "0:4294967296"`: "invalid user",
+		`env: ["A", "A"]`: "listed twice",
+		`scratch: [{target: "/t", size: "1m"}, {target: "/t/x", size: "1m"}]`:                                        "are nested",
+		`scratch: [{target: "/t", size: "1m"}, {target: "/w/x", size: "1m"}], mounts: [{source: ".", target: "/w"}]`: "scratch target /w/x and mount target /w are nested",
+		`scratch: [{target: "/t", size: "1m"}, {target: "/u", size: "1m"}], mounts: [{source: ".", target: "/u/w"}]`: "scratch target /u and mount target /u/w are nested",
+		`scratch: [` + strings.Repeat(`{size: "1m"}, `, 9) + `]`:                                                     "more than 8 scratch",
+		`env: ["A"], setenv: {A: "1"}`:                                    "A is both passed through (env) and set (setenv)",
+		`setenv: {HTTPS_PROXY: "http://x:1"}`:                             "HTTPS_PROXY cannot be set by a policy",
+		`setenv: {GITHUB_TOKEN: "ghp_` + strings.Repeat("aB3", 12) + `"}`: "looks like a secret",
+		`setenv: {API_KEY: "abc"}`:                                        "looks like a secret",
+		`setenv: {A: "a\nb"}`:                                             "not one line of printable text",
+		`setenv: {A: "a\u0000b"}`:                                         "not one line of printable text",
+		`setenv: {A: "${HOME}/x"}`:                                        `holds "${"`,
+		`setenv: {A: "` + strings.Repeat("x", 4097) + `"}`:                "more than 4096",
+		`user: "0:4294967296"`:                                            "invalid user",
 	}
 	for body, want := range cases {
 		_, _, err := compileSrc(t, `version: "v1"

@@ -36,6 +36,7 @@ func Explain(p *Plan) string {
 	for i, g := range gs {
 		fmt.Fprintf(&b, "  %d. %-9s  %s  (%s)\n", i+1, g.Kind, g.Summary, g.Pos)
 	}
+	explainPacks(&b, p)
 	b.WriteString("\nTaken away:\n")
 	s := p.Subtractions
 	line := func(on bool, text string) {
@@ -69,10 +70,14 @@ func Explain(p *Plan) string {
 		}
 		line(s.NonRootUser, sb.user(user))
 	}
-	line(len(p.Env) == 0, "environment: empty (no variable passed through)")
+	line(len(p.Env) == 0 && len(p.SetEnv) == 0, "environment: empty (no variable passed through)")
+	line(len(p.Env) == 0 && len(p.SetEnv) > 0, "environment: only the values set above (no variable passed through)")
 	line(s.MemoryBytes > 0, "memory: at most "+bytesize.Format(s.MemoryBytes))
 	line(s.Pids > 0, fmt.Sprintf("processes: at most %d", s.Pids))
 	line(s.MilliCPUs > 0, fmt.Sprintf("cpus: at most %g", float64(s.MilliCPUs)/1000))
+	if p.Proc {
+		fmt.Fprintf(&b, "\n/proc: the server's own (proc: true, %s): a read-only procfs of its own PID\nnamespace, never the host's. bwrap, docker, podman and kubernetes give every server\none; landlock mounts it for this plan only (its own processes, no host-wide file),\nand refuses to start where user namespaces are not available.\n", p.ProcPos)
+	}
 	for _, m := range p.Mounts {
 		if m.FixedTop() {
 			fmt.Fprintf(&b, "\nTop level of %s fixed at launch (mcpolicy-launch; landlock refuses it): no name\ncan be added, renamed or removed there, and every protected name present then\n(.git, .mcpolicy, the policies, client configs, .env*: mcpolicy schema) is read-only", m.Target)

@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
@@ -17,17 +18,19 @@ const (
 	GrantMountRW   GrantKind = "rw mount"
 	GrantScratch   GrantKind = "scratch"
 	GrantEnv       GrantKind = "env"
+	GrantSetEnv    GrantKind = "setenv"
 	GrantEgress    GrantKind = "egress"
 	GrantUnprotect GrantKind = "unprotect"
 	GrantRootUser  GrantKind = "root user"
 	GrantInvoker   GrantKind = "invoking user"
 	GrantDegrade   GrantKind = "accepted"
+	GrantPack      GrantKind = "pack"
 )
 
 // noun is the kind as counted: "1 ro mount", "2 ro mounts", "2 env vars".
 func (k GrantKind) noun(n int) string {
-	word := map[GrantKind]string{GrantEnv: "env var", GrantEgress: "egress host", GrantUnprotect: "unprotected path",
-		GrantDegrade: "accepted degradation"}[k]
+	word := map[GrantKind]string{GrantEnv: "env var", GrantSetEnv: "set env var", GrantEgress: "egress host", GrantUnprotect: "unprotected path",
+		GrantDegrade: "accepted degradation", GrantPack: "runtime pack"}[k]
 	if word == "" {
 		word = string(k)
 	}
@@ -46,7 +49,7 @@ type Grant struct {
 
 // Grants lists every addition of the plan, in a fixed order: mounts,
 // scratch, environment, egress, unprotected paths, accepted degradations,
-// root user.
+// runtime packs (one grant each, whatever they hold), root user.
 func (p *Plan) Grants() []Grant {
 	var gs []Grant
 	for _, m := range p.Mounts {
@@ -56,11 +59,14 @@ func (p *Plan) Grants() []Grant {
 		}
 		gs = append(gs, Grant{kind, fmt.Sprintf("%s -> %s", m.Source, m.Target), m.Pos})
 	}
-	if p.Scratch != nil {
-		gs = append(gs, Grant{GrantScratch, fmt.Sprintf("tmpfs %s, %s", p.Scratch.Target, bytesize.Format(p.Scratch.SizeBytes)), p.Scratch.Pos})
+	for _, s := range p.Scratches() {
+		gs = append(gs, Grant{GrantScratch, fmt.Sprintf("tmpfs %s, %s", s.Target, bytesize.Format(s.SizeBytes)), s.Pos})
 	}
 	for _, e := range p.Env {
 		gs = append(gs, Grant{GrantEnv, "environment variable " + e.Name, orPos(e.Pos, p.Pos)})
+	}
+	for _, e := range p.SetEnv {
+		gs = append(gs, Grant{GrantSetEnv, fmt.Sprintf("environment variable %s=%s (the policy's value)", e.Name, strconv.Quote(e.Value)), orPos(e.Pos, p.Pos)})
 	}
 	for _, d := range p.Network.Allow {
 		gs = append(gs, Grant{GrantEgress, "egress to " + d.String(), orPos(d.Pos, p.Network.Pos)})
@@ -70,6 +76,9 @@ func (p *Plan) Grants() []Grant {
 	}
 	for _, a := range p.Accept {
 		gs = append(gs, Grant{GrantDegrade, "degradation " + a.Name, orPos(a.Pos, p.Pos)})
+	}
+	for _, k := range p.Packs {
+		gs = append(gs, Grant{GrantPack, k.Summary(), orPos(k.Pos, p.Pos)})
 	}
 	if p.User.Root() {
 		gs = append(gs, Grant{GrantRootUser, "runs as uid 0 (root) inside the sandbox", p.UserPos})
@@ -138,8 +147,8 @@ func (p *Plan) HoldsGrantAt(dir string) bool {
 	for _, m := range p.Mounts {
 		targets = append(targets, m.Target)
 	}
-	if p.Scratch != nil {
-		targets = append(targets, p.Scratch.Target)
+	for _, s := range p.Tmpfs() {
+		targets = append(targets, s.Target)
 	}
 	for _, t := range targets {
 		if t == dir || strings.HasPrefix(t, dir+"/") {

@@ -20,16 +20,27 @@ import (
 // Plan is the IR for one server. It is written to disk as JSON for review,
 // so every field that is serialized is deterministic and machine-neutral.
 type Plan struct {
-	Server       string         `json:"server"`
-	PolicyFile   string         `json:"policyFile"` // relative to the project root, slash-separated
-	Description  string         `json:"description,omitempty"`
-	Image        string         `json:"image,omitempty"`
-	Command      []string       `json:"command,omitempty"`
-	Workdir      string         `json:"workdir,omitempty"`
-	User         User           `json:"user"`
-	Mounts       []Mount        `json:"mounts"`
-	Scratch      *Scratch       `json:"scratch,omitempty"`
-	Env          []EnvGrant     `json:"env"` // sorted by name
+	Server      string   `json:"server"`
+	PolicyFile  string   `json:"policyFile"` // relative to the project root, slash-separated
+	Description string   `json:"description,omitempty"`
+	Image       string   `json:"image,omitempty"`
+	Command     []string `json:"command,omitempty"`
+	Workdir     string   `json:"workdir,omitempty"`
+	User        User     `json:"user"`
+	Mounts      []Mount  `json:"mounts"`
+	Scratch     *Scratch `json:"scratch,omitempty"`
+	// Proc: the server reads its own /proc, a procfs of its own PID
+	// namespace (bwrap, docker, podman and kubernetes give every server
+	// one; landlock mounts it only then). Not a grant: no backend shows
+	// more than the server's own processes.
+	Proc bool `json:"proc,omitempty"`
+	// MoreScratch are the scratch tmpfs after the first, in the policy's
+	// order, when it lists more than one (Scratch is the first).
+	MoreScratch []Scratch  `json:"moreScratch,omitempty"`
+	Env         []EnvGrant `json:"env"` // sorted by name
+	// SetEnv are the variables the policy sets to constant values, sorted
+	// by name: each wins over the client's and the env file's value.
+	SetEnv       []EnvValue     `json:"setEnv,omitempty"`
 	Network      Network        `json:"network"`
 	Protected    []Protected    `json:"protected"`
 	Backends     []string       `json:"backends"`
@@ -42,7 +53,10 @@ type Plan struct {
 	// client entry pins each one's digest, and the launcher refuses other
 	// bytes. Sorted; absent when none.
 	ProgramPins []HostPath `json:"programPins,omitempty"`
-	Hash        string     `json:"hash"`
+	// Packs are the runtime packs the server uses, each one grant; their
+	// paths are bound read-only where they exist (BaselinePaths).
+	Packs []Pack `json:"packs,omitempty"`
+	Hash  string `json:"hash"`
 
 	// Source positions, kept for messages, lint and diff; not serialized, so
 	// moving a line in the policy does not change the plan. Elements of a
@@ -50,6 +64,7 @@ type Plan struct {
 	Pos       position.Pos      `json:"-"`
 	LimitsPos position.Pos      `json:"-"`
 	UserPos   position.Pos      `json:"-"`
+	ProcPos   position.Pos      `json:"-"`
 	Absent    []AbsentProtected `json:"-"`
 	// Waivers acknowledge lint findings; they confine nothing, so they are
 	// not part of the plan's JSON or hash.
@@ -133,6 +148,19 @@ type EnvGrant struct {
 	Pos  position.Pos
 }
 
+// EnvValue is an environment variable the policy sets to a constant,
+// non-secret value (setenv).
+type EnvValue struct {
+	Name  string       `json:"name"`
+	Value string       `json:"value"`
+	Pos   position.Pos `json:"-"`
+}
+
+// SetEnvNames are the names of the variables the policy sets.
+func (p *Plan) SetEnvNames() []string {
+	return names(p.SetEnv, func(e EnvValue) string { return e.Name })
+}
+
 // Accepted is a degradation the policy accepts.
 type Accepted struct {
 	Name string
@@ -214,7 +242,15 @@ func (m Mount) FixedTop() bool {
 	return m.Mode == ReadWrite && m.Source == HostPath{Base: ProjectRoot, Rel: "."}
 }
 
-// Scratch is the one bounded tmpfs.
+// Scratches are every scratch tmpfs: Scratch, then MoreScratch.
+func (p *Plan) Scratches() []Scratch {
+	if p.Scratch == nil {
+		return nil
+	}
+	return append([]Scratch{*p.Scratch}, p.MoreScratch...)
+}
+
+// Scratch is one bounded tmpfs.
 type Scratch struct {
 	Target    string       `json:"target"`
 	SizeBytes int64        `json:"sizeBytes"`

@@ -9,9 +9,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
 	"github.com/mcpolicy/mcpolicy/internal/baseline"
 	"github.com/mcpolicy/mcpolicy/internal/bytesize"
+	"github.com/mcpolicy/mcpolicy/internal/secretshape"
 
 	"github.com/mcpolicy/mcpolicy/internal/allowlist"
 	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
@@ -35,14 +39,23 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 	claim := c.claimer()
 	var sources []*mountSource
 	p.Mounts, sources = c.mounts(pol, s, at, claim)
-	p.Scratch = c.scratch(s, at, claim)
+	p.Scratch, p.MoreScratch = c.scratch(s, at, p.Mounts, claim)
+	p.Proc, p.ProcPos = s.Proc, s.ProcPos
 	p.Env = c.env(s, at)
+	p.SetEnv = c.setenv(s, at, p.Env)
 	p.Network = c.network(s, at)
 	var unprot map[string]bool
 	p.Unprotected, unprot = c.unprotected(s, at)
 	p.Backends = c.backends(s, at)
 	p.Runtime = c.runtime(s, at, p.Network.Mode == "allowlist")
 	p.Accept = c.accept(s, at)
+	p.Packs = c.packs(s, at, claim)
+	for _, k := range p.Packs {
+		// A pack whose runtime reads /proc/self implies proc.
+		if k.Proc && !p.Proc {
+			p.Proc, p.ProcPos = true, k.Pos
+		}
+	}
 	// After unprotect and accept: both decide what a source may be.
 	for _, src := range sources {
 		c.checkSource(p, src, unprot)
@@ -132,18 +145,58 @@ func (c *compiler) mounts(pol *schema.Policy, s *schema.Server, at string, claim
 	return mounts, sources
 }
 
-func (c *compiler) scratch(s *schema.Server, at string, claim func(string, position.Pos, string)) *Scratch {
-	if s.Scratch == nil {
-		return nil
+// MaxScratch bounds how many scratch tmpfs a server may have.
+const MaxScratch = 8
+
+// scratch lowers the scratch tmpfs: the first, and the others of a list.
+// Each is bounded, at a target of its own; with more than one, no target
+// is inside another's or a mount's, nor holds one: what each holds is
+// then its own, at its own size, on every backend.
+func (c *compiler) scratch(s *schema.Server, at string, mounts []Mount, claim func(string, position.Pos, string)) (*Scratch, []Scratch) {
+	var out []Scratch
+	for i, sc := range s.Scratch {
+		field := at + ".scratch"
+		if s.ScratchList {
+			field = fmt.Sprintf("%s[%d]", field, i)
+		}
+		if i == MaxScratch {
+			c.fail(sc.Pos, field, "one tmpfs can hold several folders", "more than %d scratch tmpfs", MaxScratch)
+			break
+		}
+		size, err := bytesize.Parse(sc.Size)
+		if err != nil {
+			c.fail(sc.SizePos, field+".size", "", "%v", err)
+		}
+		target := c.sandboxPath(sc.Target, sc.TargetPos, field+".target")
+		claim(target, sc.TargetPos, field+".target")
+		if len(s.Scratch) > 1 && target != "" {
+			c.scratchApart(target, sc.TargetPos, field+".target", out, mounts)
+		}
+		out = append(out, Scratch{Target: target, SizeBytes: size, Pos: sc.Pos})
 	}
-	field := at + ".scratch"
-	size, err := bytesize.Parse(s.Scratch.Size)
-	if err != nil {
-		c.fail(s.Scratch.SizePos, field+".size", "", "%v", err)
+	if len(out) == 0 {
+		return nil, nil
 	}
-	target := c.sandboxPath(s.Scratch.Target, s.Scratch.TargetPos, field+".target")
-	claim(target, s.Scratch.TargetPos, field+".target")
-	return &Scratch{Target: target, SizeBytes: size, Pos: s.Scratch.Pos}
+	if len(out) == 1 {
+		return &out[0], nil
+	}
+	return &out[0], out[1:]
+}
+
+// scratchApart refuses a scratch target nested in (or holding) an earlier
+// scratch's or any mount's.
+func (c *compiler) scratchApart(target string, pos position.Pos, field string, before []Scratch, mounts []Mount) {
+	nested := func(a, b string) bool { return a != b && (within(a, b) || within(b, a)) }
+	for _, o := range before {
+		if nested(target, o.Target) {
+			c.fail(pos, field, "give each scratch a folder of its own, side by side (/tmp, /cache)", "scratch target %s and scratch target %s are nested", target, o.Target)
+		}
+	}
+	for _, m := range mounts {
+		if nested(target, m.Target) {
+			c.fail(pos, field, "with more than one scratch, none may lie inside a mount or hold one: move the target beside the mounts", "scratch target %s and mount target %s are nested", target, m.Target)
+		}
+	}
 }
 
 func (c *compiler) env(s *schema.Server, at string) []EnvGrant {
@@ -158,6 +211,66 @@ func (c *compiler) env(s *schema.Server, at string) []EnvGrant {
 	}
 	slices.SortStableFunc(env, func(a, b EnvGrant) int { return cmp.Compare(a.Name, b.Name) })
 	return env
+}
+
+// MaxSetEnvValue bounds a setenv value: configuration, not a file.
+const MaxSetEnvValue = 4096
+
+// reservedEnv are the variables the backends set themselves (the egress
+// proxy's, the plan's hash): a policy's setenv cannot move them.
+var reservedEnv = func() map[string]bool {
+	m := map[string]bool{"MCPOLICY_PLAN": true}
+	for _, kv := range sandbox.ProxyEnv(0) {
+		m[kv[0]] = true
+	}
+	return m
+}()
+
+// setenv lowers the constant values, sorted by name: each a bounded line
+// of printable text, no name also passed through, no value that looks
+// like a secret (those belong in the env file, passed by name).
+func (c *compiler) setenv(s *schema.Server, at string, env []EnvGrant) []EnvValue {
+	var out []EnvValue
+	for _, e := range s.SetEnv {
+		field := at + ".setenv." + schema.FieldPath(e.Name)
+		switch {
+		case slices.ContainsFunc(env, func(g EnvGrant) bool { return g.Name == e.Name }):
+			c.fail(e.Pos, field, "keep one: env passes the host's value through, setenv sets the policy's",
+				"%s is both passed through (env) and set (setenv)", e.Name)
+		case reservedEnv[e.Name]:
+			c.fail(e.Pos, field, "mcpolicy sets it itself (the egress proxy's address, the plan's hash)", "%s cannot be set by a policy", e.Name)
+		case len(e.Value) > MaxSetEnvValue:
+			c.fail(e.Pos, field, "a setenv value is configuration: keep it short, or mount a file and name its path",
+				"the value of %s is %d bytes, more than %d", e.Name, len(e.Value), MaxSetEnvValue)
+		case strings.Contains(e.Value, "${"):
+			c.fail(e.Pos, field, `artefacts hold host paths as ${HOME} and ${PROJECT_ROOT}, which the launcher expands: write "~/..." for a path in the home; no other variable is expanded`,
+				"the value of %s holds \"${\"", e.Name)
+		case !printableLine(e.Value):
+			c.fail(e.Pos, field, "one line of printable text: no NUL, newline or other control character",
+				"the value of %s is not one line of printable text", e.Name)
+		default:
+			if kind := secretshape.Kind(e.Name, e.Value); kind != "" {
+				c.fail(e.Pos, field, fmt.Sprintf("a policy is reviewed and committed: put %s=... in the env file (mcpolicy client --env-file) and list %q in env", e.Name, e.Name),
+					"the value of %s looks like a secret (%s)", e.Name, kind)
+			}
+		}
+		out = append(out, EnvValue{Name: e.Name, Value: e.Value, Pos: e.Pos})
+	}
+	slices.SortStableFunc(out, func(a, b EnvValue) int { return cmp.Compare(a.Name, b.Name) })
+	return out
+}
+
+// printableLine reports whether v is valid UTF-8 without control characters.
+func printableLine(v string) bool {
+	if !utf8.ValidString(v) {
+		return false
+	}
+	for _, r := range v {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // network is none unless the policy allows destinations; each is parsed

@@ -30,6 +30,7 @@ const (
 	ProtectedPaths  Restriction = "protected paths"
 	FixedTop        Restriction = "fixed top level"
 	Scratch         Restriction = "scratch"
+	Proc            Restriction = "proc" // the server's own /proc (proc: true)
 	Environment     Restriction = "environment"
 	Capabilities    Restriction = "capabilities"
 	NoNewPrivileges Restriction = "no new privileges"
@@ -68,6 +69,9 @@ func Restrictions(p *compiler.Plan) []Restriction {
 	}
 	if p.Scratch != nil {
 		rs = append(rs, Scratch)
+	}
+	if p.Proc {
+		rs = append(rs, Proc)
 	}
 	rs = append(rs, Environment, Capabilities, NoNewPrivileges, User)
 	if p.Network.Mode == "none" {

@@ -28,6 +28,32 @@ type View interface {
 	ServerEnv(p *compiler.Plan) ServerEnv
 	// Egress is how the server's connections leave, or fail to.
 	Egress(p *compiler.Plan) Egress
+	// Proc is what the server finds at /proc.
+	Proc(p *compiler.Plan) ProcFS
+}
+
+// ProcFS is what a backend puts at /proc for a plan: the server's own
+// procfs, or nothing. Never the host's: /proc/self is the server.
+type ProcFS struct {
+	// Own: a procfs of the server's own PID namespace is mounted there;
+	// false: there is no /proc, and How says why.
+	Own bool
+	// PerProcess: only the per-process folders and self (subset=pid):
+	// no host-wide file (/proc/cpuinfo, /proc/sys, /proc/keys).
+	PerProcess bool
+	// Ptraceable: only the processes the server may ptrace are listed
+	// (hidepid=ptraceable): its own and its children.
+	Ptraceable bool
+	// Masked are paths below /proc that show the server nothing.
+	Masked []string
+	// HiddenInit, when set, says why PID 1 (the namespace's init, not
+	// the server) is never in the server's /proc.
+	HiddenInit string
+	// How says what it is, or why there is none.
+	How string
+	// OnRequest: mounted only for a plan whose proc says so; otherwise
+	// every server gets it (or none does).
+	OnRequest bool
 }
 
 // PathModel is how a backend shows paths to the server.
@@ -111,6 +137,16 @@ func ProxyVariables(p *compiler.Plan) map[string]string {
 	}
 	for _, kv := range sandbox.ProxyEnv(p.Network.ProxyPort) {
 		set[kv[0]] = "set by mcpolicy, not from the host: it points at the egress proxy on 127.0.0.1:" + strconv.Itoa(p.Network.ProxyPort)
+	}
+	return set
+}
+
+// PolicyVariables adds to set the variables the policy sets to constant
+// values (setenv), each with its value: every backend sets them itself,
+// whatever the host, the client or the env file holds.
+func PolicyVariables(p *compiler.Plan, set map[string]string) map[string]string {
+	for _, e := range p.EnvValues() {
+		set[e.Name] = "set by the policy (setenv) to " + strconv.Quote(e.Value) + ", not from the host"
 	}
 	return set
 }

@@ -64,7 +64,16 @@ var badInputs = []struct{ file, src, want string }{
 	{"p.json", `{"version": "v1", "servers": {"a": {"command": ["x"], "mounts": "x"}}}`, `p.json:1:65: servers.a.mounts: must be a list, not a string ("x")`},
 	{"p.json", `{"version": "v1", "servers": {"a": {"command": ["x"], "mounts": [null]}}}`, "p.json:1:66: servers.a.mounts[0]: must be an object (a mapping), not null"},
 	{"p.yaml", "version: v1\nservers:\n  a:\n    command: [x]\n    limits: 5\n", "p.yaml:5:13: servers.a.limits: must be an object (a mapping), not a number (5)"},
-	{"p.cue", "version: \"v1\"\nservers: a: {command: [\"x\"], scratch: true}\n", "p.cue:2:39: servers.a.scratch: must be an object (a mapping), not true"},
+	{"p.cue", "version: \"v1\"\nservers: a: {command: [\"x\"], scratch: true}\n", `p.cue:2:39: servers.a.scratch: must be {target: "/tmp", size: "64m"}, or a non-empty list of them (got true)`},
+
+	// setenv: names are environment variable names, values strings (#34).
+	{"p.cue", "version: \"v1\"\nservers: a: {command: [\"x\"], setenv: {\"A-B\": \"1\"}}\n", `p.cue:2:39: servers.a.setenv."A-B": "A-B" is not an environment variable name`},
+	{"p.json", `{"version": "v1", "servers": {"a": {"command": ["x"], "setenv": {"N": 3}}}}`, `p.json:1:71: servers.a.setenv.N: must be a constant, non-secret value (a string), e.g. {GOFLAGS: "-mod=readonly"}; the names are environment variable names (got 3)`},
+	{"p.yaml", "version: v1\nservers:\n  a:\n    command: [x]\n    setenv: [A]\n", "p.yaml:5:13: servers.a.setenv: must be an object (a mapping), not a list"},
+
+	// scratch: one, or a non-empty list (#34).
+	{"p.cue", "version: \"v1\"\nservers: a: {command: [\"x\"], scratch: []}\n", `p.cue:2:39: servers.a.scratch: must be {target: "/tmp", size: "64m"}, or a non-empty list of them (got [])`},
+	{"p.cue", "version: \"v1\"\nservers: a: {command: [\"x\"], scratch: [{size: \"1m\"}, {target: \"/c\"}]}\n", `p.cue:2:54: servers.a.scratch[1].size: required field is missing: must be a size such as "64m" or "1g" (a scratch tmpfs must be bounded)`},
 
 	// The top level is not an object.
 	{"p.json", "[1]", "p.json:1:1: the top level must be an object (a mapping) with version and servers, not a list"},

@@ -56,7 +56,10 @@ func describe(elems []string, display, raw, file string, e cueerrors.Error, data
 		name := unquote(elems[len(elems)-1])
 		out.Msg = fmt.Sprintf("unknown field %q", name)
 		allowed := fieldNames(schemaValue(policyDef, elems[:len(elems)-1]))
-		if best := closest(name, allowed); best != "" {
+		if len(elems) > 1 && unquote(elems[len(elems)-2]) == "setenv" {
+			out.Msg = fmt.Sprintf("%q is not an environment variable name", name)
+			out.Hint = "setenv's names are letters, digits and _, not starting with a digit, e.g. GOFLAGS"
+		} else if best := closest(name, allowed); best != "" {
 			out.Hint = fmt.Sprintf("did you mean %q? allowed here: %s", best, strings.Join(allowed, ", "))
 		} else if len(allowed) > 0 {
 			out.Hint = "allowed here: " + strings.Join(allowed, ", ")
@@ -141,6 +144,7 @@ func dataPath(elems []string) cue.Path {
 // element" and server names "any field".
 func schemaValue(v cue.Value, elems []string) cue.Value {
 	for _, el := range elems {
+		v = oneOf(v, el)
 		if _, err := strconv.Atoi(el); err == nil {
 			v = v.LookupPath(cue.MakePath(cue.AnyIndex))
 			continue
@@ -154,6 +158,25 @@ func schemaValue(v cue.Value, elems []string) cue.Value {
 			next = v.LookupPath(cue.MakePath(cue.AnyString))
 		}
 		v = next
+	}
+	return v
+}
+
+// oneOf is, of a disjunction (scratch: one or a list), the disjunct that
+// the next path element walks into: a list for an index, else a struct.
+func oneOf(v cue.Value, el string) cue.Value {
+	op, args := v.Expr()
+	if op != cue.OrOp {
+		return v
+	}
+	want := cue.StructKind
+	if _, err := strconv.Atoi(el); err == nil {
+		want = cue.ListKind
+	}
+	for _, a := range args {
+		if a.IncompleteKind()&want != 0 {
+			return a
+		}
 	}
 	return v
 }

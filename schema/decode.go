@@ -2,6 +2,7 @@ package schema
 
 import (
 	"fmt"
+	"sort"
 
 	"cuelang.org/go/cue"
 )
@@ -21,21 +22,21 @@ type rawServer struct {
 		Target string `json:"target"`
 		Mode   string `json:"mode"`
 	} `json:"mounts"`
-	Scratch *struct {
-		Target string `json:"target"`
-		Size   string `json:"size"`
-	} `json:"scratch"`
-	Env       []string `json:"env"`
-	Network   any      `json:"network"`
-	Unprotect []string `json:"unprotect"`
-	Runtime   string   `json:"runtime"`
-	Backends  []string `json:"backends"`
+	Scratch   any               `json:"scratch"`
+	Proc      bool              `json:"proc"`
+	Env       []string          `json:"env"`
+	SetEnv    map[string]string `json:"setenv"`
+	Network   any               `json:"network"`
+	Unprotect []string          `json:"unprotect"`
+	Runtime   string            `json:"runtime"`
+	Backends  []string          `json:"backends"`
 	Waive     []struct {
 		Rule    string `json:"rule"`
 		Reason  string `json:"reason"`
 		Expires string `json:"expires"`
 	} `json:"waive"`
 	Accept []string `json:"accept"`
+	Packs  []string `json:"packs"`
 	Limits *struct {
 		Memory string  `json:"memory"`
 		Pids   int64   `json:"pids"`
@@ -91,15 +92,30 @@ func decode(file string, unified, data cue.Value, locate func([]string) (Pos, bo
 				SourcePos: at(cue.Str("mounts"), cue.Index(i), cue.Str("source")),
 				TargetPos: at(cue.Str("mounts"), cue.Index(i), cue.Str("target"))})
 		}
-		if rs.Scratch != nil {
-			s.Scratch = &Scratch{Target: rs.Scratch.Target, Size: rs.Scratch.Size, Pos: at(cue.Str("scratch")),
-				TargetPos: at(cue.Str("scratch"), cue.Str("target")), SizePos: at(cue.Str("scratch"), cue.Str("size"))}
-			if s.Scratch.TargetPos.Line == 0 {
-				s.Scratch.TargetPos = s.Scratch.Pos // the default target
+		scratch := func(v any, sels ...cue.Selector) {
+			m, _ := v.(map[string]any)
+			sc := Scratch{Target: fmt.Sprint(m["target"]), Size: fmt.Sprint(m["size"]), Pos: at(sels...),
+				TargetPos: at(append(sels, cue.Str("target"))...), SizePos: at(append(sels, cue.Str("size"))...)}
+			if sc.TargetPos.Line == 0 {
+				sc.TargetPos = sc.Pos // the default target
+			}
+			s.Scratch = append(s.Scratch, sc)
+		}
+		switch v := rs.Scratch.(type) {
+		case map[string]any:
+			scratch(v, cue.Str("scratch"))
+		case []any:
+			s.ScratchList = true
+			for i, e := range v {
+				scratch(e, cue.Str("scratch"), cue.Index(i))
 			}
 		}
+		s.Proc, s.ProcPos = rs.Proc, at(cue.Str("proc"))
 		for i, e := range rs.Env {
 			s.Env = append(s.Env, EnvName{Name: e, Pos: at(cue.Str("env"), cue.Index(i))})
+		}
+		for _, n := range sortedKeys(rs.SetEnv) {
+			s.SetEnv = append(s.SetEnv, EnvValue{Name: n, Value: rs.SetEnv[n], Pos: at(cue.Str("setenv"), cue.Str(n))})
 		}
 		s.Network.Pos = at(cue.Str("network"))
 		if n, ok := rs.Network.(map[string]any); ok {
@@ -124,7 +140,19 @@ func decode(file string, unified, data cue.Value, locate func([]string) (Pos, bo
 		for i, a := range rs.Accept {
 			s.Accept = append(s.Accept, Accept{Name: a, Pos: at(cue.Str("accept"), cue.Index(i))})
 		}
+		for i, n := range rs.Packs {
+			s.Packs = append(s.Packs, PackName{Name: n, Pos: at(cue.Str("packs"), cue.Index(i))})
+		}
 		p.Servers = append(p.Servers, s)
 	}
 	return p, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
 }

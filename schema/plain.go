@@ -242,6 +242,14 @@ func (d *plainDecoder) float(e ast.Expr) float64 {
 	return 0
 }
 
+func (d *plainDecoder) bool(e ast.Expr) bool {
+	if l, ok := e.(*ast.BasicLit); ok && (l.Kind == token.TRUE || l.Kind == token.FALSE) {
+		return l.Kind == token.TRUE
+	}
+	d.bad = true
+	return false
+}
+
 // value returns a field's value, nil when it is absent.
 func value(fields map[string]*ast.Field, name string) ast.Expr {
 	if f := fields[name]; f != nil {
@@ -268,8 +276,8 @@ func (d *plainDecoder) strOr(fields map[string]*ast.Field, name, def string) str
 }
 
 func (d *plainDecoder) server(name string, f *ast.Field) (Server, bool) {
-	fs := d.fields(f.Value, "description", "image", "command", "workdir", "user", "mounts", "scratch", "env",
-		"network", "unprotect", "limits", "waive", "backends", "runtime", "accept")
+	fs := d.fields(f.Value, "description", "image", "command", "workdir", "user", "mounts", "scratch", "proc", "env",
+		"setenv", "network", "unprotect", "limits", "waive", "backends", "runtime", "accept", "packs")
 	if d.bad {
 		return Server{}, false
 	}
@@ -293,17 +301,41 @@ func (d *plainDecoder) server(name string, f *ast.Field) (Server, bool) {
 				Pos: d.pos(e), SourcePos: d.fieldPos(m, "source"), TargetPos: d.fieldPos(m, "target")})
 		}
 	}
-	if v := value(fs, "scratch"); v != nil {
+	scratch := func(v ast.Expr, pos Pos) {
 		sc := d.fields(v, "target", "size")
-		s.Scratch = &Scratch{Target: d.strOr(sc, "target", defaultScratchTarget), Size: d.strOr(sc, "size", ""),
-			Pos: d.fieldPos(fs, "scratch"), TargetPos: d.fieldPos(sc, "target"), SizePos: d.fieldPos(sc, "size")}
-		if s.Scratch.TargetPos.Line == 0 {
-			s.Scratch.TargetPos = s.Scratch.Pos // the default target
+		s.Scratch = append(s.Scratch, Scratch{Target: d.strOr(sc, "target", defaultScratchTarget), Size: d.strOr(sc, "size", ""),
+			Pos: pos, TargetPos: d.fieldPos(sc, "target"), SizePos: d.fieldPos(sc, "size")})
+		if last := &s.Scratch[len(s.Scratch)-1]; last.TargetPos.Line == 0 {
+			last.TargetPos = last.Pos // the default target
 		}
 	}
+	switch v := value(fs, "scratch"); v.(type) {
+	case nil:
+	case *ast.ListLit:
+		s.ScratchList = true
+		for _, e := range d.list(v) {
+			scratch(e, d.pos(e))
+		}
+	default:
+		scratch(v, d.fieldPos(fs, "scratch"))
+	}
+	if v := value(fs, "proc"); v != nil {
+		s.Proc = d.bool(v)
+	}
+	s.ProcPos = d.fieldPos(fs, "proc")
 	if v := value(fs, "env"); v != nil {
 		for _, e := range d.list(v) {
 			s.Env = append(s.Env, EnvName{Name: d.str(e), Pos: d.pos(e)})
+		}
+	}
+	if v := value(fs, "setenv"); v != nil {
+		set, order, ok := plainFields(structElts(v))
+		if !ok {
+			d.bad = true
+		}
+		slices.Sort(order) // as decode reads them: by name
+		for _, n := range order {
+			s.SetEnv = append(s.SetEnv, EnvValue{Name: n, Value: d.str(set[n].Value), Pos: d.pos(set[n])})
 		}
 	}
 	s.Network.Pos = d.fieldPos(fs, "network")
@@ -349,6 +381,11 @@ func (d *plainDecoder) server(name string, f *ast.Field) (Server, bool) {
 	if v := value(fs, "accept"); v != nil {
 		for _, e := range d.list(v) {
 			s.Accept = append(s.Accept, Accept{Name: d.str(e), Pos: d.pos(e)})
+		}
+	}
+	if v := value(fs, "packs"); v != nil {
+		for _, e := range d.list(v) {
+			s.Packs = append(s.Packs, PackName{Name: d.str(e), Pos: d.pos(e)})
 		}
 	}
 	return s, !d.bad

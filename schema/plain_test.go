@@ -44,6 +44,7 @@ servers: {
 			mode:   "rw"
 		}]
 		scratch: size: "1g"
+		proc:    true
 		env: ["A", "B_2"]
 		network: allow: ["example.com:443", "[::1]:80", "*.x.org:8080"]
 		unprotect: [".git", ".env*"]
@@ -53,14 +54,14 @@ servers: {
 		runtime: "python"
 		accept: ["landlock-tcp-only"]
 	}
-	plain: {command: ["/bin/true"], network: "none", user: "0:0", scratch: {target: "/t", size: "64m"}, limits: {cpus: 2}}
+	plain: {command: ["/bin/true"], network: "none", user: "0:0", scratch: {target: "/t", size: "64m"}, limits: {cpus: 2}, proc: false}
 	lim: {image: "x", limits: {pids: 1}, mounts: []}
 }
 `,
 	"every-field.json": `{"version": "v1", "servers": {
   "j": {"image": "x", "command": ["a"], "user": "1:2", "workdir": "/w",
         "mounts": [{"source": "a", "target": "/a", "mode": "rw"}, {"source": "/b", "target": "/b"}],
-        "scratch": {"size": "8m"}, "env": ["E"], "network": {"allow": ["h:1"]},
+        "scratch": {"size": "8m"}, "proc": true, "env": ["E"], "network": {"allow": ["h:1"]},
         "limits": {"memory": "1g", "pids": 10, "cpus": 1.25}, "waive": [{"rule": "R", "reason": "x"}]},
   "k": {"command": ["b"], "runtime": "static"}
 }}
@@ -76,6 +77,7 @@ servers:
         target: /src
       - {source: out, target: /out, mode: rw}
     scratch: {target: /tmp, size: 64m}
+    proc: true
     env: [TOKEN]
     network:
       allow: ["h:443"]
@@ -135,6 +137,8 @@ var invalidPolicies = map[string]string{
 	"bad-waiver.cue":      "version: \"v1\"\nservers: a: {image: \"x\", waive: [{rule: \"x\", reason: \" \"}]}\n",
 	"bytes.cue":           "version: \"v1\"\nservers: a: {image: 'x'}\n",
 	"env-value.json":      `{"version": "v1", "servers": {"a": {"image": "x", "env": ["A=1"]}}}`,
+	"proc-string.json":    `{"version": "v1", "servers": {"a": {"image": "x", "proc": "true"}}}`,
+	"proc-number.cue":     "version: \"v1\"\nservers: a: {image: \"x\", proc: 1}\n",
 }
 
 // TestDecodePlainMatchesCUE: for every policy, the golden cases' and

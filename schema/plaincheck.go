@@ -13,7 +13,7 @@ import (
 // policy.cue by TestGeneratedPlainTypes), against which plain data is
 // checked without compiling the schema or evaluating CUE. It answers
 // "fits" only where it is sure, for the few forms the schema uses (string
-// literals and patterns, numbers and their bounds, lists, closed structs,
+// literals and patterns, numbers and their bounds, booleans, lists, closed structs,
 // disjunctions); anything else is "not sure", and CUE decides. Compiling
 // the schema and validating with CUE was most of a one-server build's own
 // work (issue #17). The differential tests hold its "fits" to CUE's.
@@ -27,7 +27,7 @@ type plainType struct {
 
 // plainAlt is one alternative of a disjunction.
 type plainAlt struct {
-	Kind    string       // "string", "int", "number", "list" or "struct"; "_": any value (never sure)
+	Kind    string       // "string", "int", "number", "bool", "list" or "struct"; "_": any value (never sure)
 	Const   []string     // string: the value it must be (each of them)
 	Match   []string     // string: regular expressions (RE2, as CUE's =~) it must match
 	NoMatch []string     // string: regular expressions it must not match (!~)
@@ -37,6 +37,7 @@ type plainAlt struct {
 	MinLen  int          // list: at least this many elements ([_, ...])
 	Fields  []plainField // struct: its fields; the struct is closed
 	Pattern *plainType   // struct: [string]: T, for every other field
+	Key     *plainType   // struct: [#Name]: T, the names Pattern takes (nil: any)
 }
 
 // plainBound is a bound on a number: Op is ">", ">=", "<" or "<=", N a
@@ -119,6 +120,9 @@ func (a *plainAlt) fits(e ast.Expr) bool {
 			return false
 		}
 		return a.fitsBounds(l.Value)
+	case "bool":
+		l, ok := e.(*ast.BasicLit)
+		return ok && (l.Kind == token.TRUE || l.Kind == token.FALSE)
 	case "list":
 		l, ok := e.(*ast.ListLit)
 		if !ok || len(l.Elts) < a.MinLen || a.Elem == nil {
@@ -206,10 +210,10 @@ func (a *plainAlt) fitsFields(decls []ast.Decl) bool {
 	}
 	for _, name := range names {
 		f := a.field(name)
-		if f == nil && a.Pattern == nil {
+		if f == nil && (a.Pattern == nil || a.Key != nil && !a.Key.fitsName(name)) {
 			return false
 		}
-		if f != nil && !f.Type.fits(fields[name].Value) || a.Pattern != nil && !a.Pattern.fits(fields[name].Value) {
+		if f != nil && !f.Type.fits(fields[name].Value) || a.Pattern != nil && (a.Key == nil || a.Key.fitsName(name)) && !a.Pattern.fits(fields[name].Value) {
 			return false
 		}
 	}
@@ -223,6 +227,16 @@ func (a *plainAlt) fitsFields(decls []ast.Decl) bool {
 		}
 	}
 	return true
+}
+
+// fitsName reports whether a field's name fits a pattern's key type.
+func (t *plainType) fitsName(name string) bool {
+	for i := range t.Alts {
+		if t.Alts[i].Kind == "string" && t.Alts[i].fitsString(name) {
+			return true
+		}
+	}
+	return false
 }
 
 func (a *plainAlt) field(name string) *plainField {

@@ -17,6 +17,7 @@ var plainBase = [][2]string{
 	{"env", `["A"]`}, {"network", `{allow: ["h:1"]}`}, {"unprotect", `[".git"]`},
 	{"limits", `{memory: "1g", pids: 3, cpus: 0.5}`}, {"waive", `[{rule: "R", reason: "r", expires: "2030-01-01"}]`},
 	{"backends", `["docker"]`}, {"runtime", `"node"`}, {"accept", `["rw-holds-project"]`},
+	{"packs", `["go", "npx"]`},
 }
 
 // plainServer is a policy of one server: plainBase with field set to
@@ -88,6 +89,8 @@ var plainViolations = map[string]string{
 	"backends-name":      plainServer("backends", `["dockr"]`),
 	"runtime":            plainServer("runtime", `"java"`),
 	"accept":             plainServer("accept", `["landlock"]`),
+	"packs":              plainServer("packs", `["node"]`),
+	"packs-kind":         plainServer("packs", `"go"`),
 }
 
 // TestFitsPlain: fitsPlain accepts the base server and every valid plain

@@ -57,7 +57,7 @@ func TestPlainTypesRefuses(t *testing.T) {
 		"embedding":       "#Policy: {#Other, a?: string}\n#Other: {b?: string}\n",
 		"ellipsis":        "#Policy: {a?: string, ...}\n",
 		"number literal":  "#Policy: {a?: 1}\n",
-		"bool":            "#Policy: {a?: bool}\n",
+		"bool literal":    "#Policy: {a?: true}\n",
 		"pattern":         "#Policy: {[=~\"^x\"]: string}\n",
 		"cycle":           "#Policy: {a?: #Policy}\n",
 		"struct and":      "#Policy: {a?: {b?: string} & {c?: string}}\n",
@@ -69,7 +69,7 @@ func TestPlainTypesRefuses(t *testing.T) {
 			t.Errorf("%s: plainTypes read %q as %+v", name, src, typ)
 		}
 	}
-	if _, err := plainTypesOf([]byte("#Policy: {a?: *\"x\" | =~\"^y\", b!: [...#S] & [_, ...]}\n#S: {c: >0 & <=1 & int}\n"), "#Policy"); err != nil {
+	if _, err := plainTypesOf([]byte("#Policy: {a?: *\"x\" | =~\"^y\", b!: [...#S] & [_, ...], d?: bool}\n#S: {c: >0 & <=1 & int}\n"), "#Policy"); err != nil {
 		t.Errorf("the forms it knows: %v", err)
 	}
 }
@@ -139,7 +139,7 @@ func (g *plainGen) expr(e ast.Expr) (plainType, error) {
 		return g.expr(e.X)
 	case *ast.Ident:
 		switch e.Name {
-		case "string", "int", "number", "_":
+		case "string", "int", "number", "bool", "_":
 			return one(plainAlt{Kind: e.Name}), nil
 		}
 		if len(e.Name) > 1 && e.Name[0] == '#' {
@@ -242,8 +242,21 @@ func (g *plainGen) expr(e ast.Expr) (plainType, error) {
 					if len(l.Elts) != 1 || a.Pattern != nil {
 						return plainType{}, g.fail(d, "a pattern constraint other than one [string]")
 					}
-					if id, ok := l.Elts[0].(*ast.Ident); !ok || id.Name != "string" {
-						return plainType{}, g.fail(d, "a pattern constraint other than [string]")
+					id, ok := l.Elts[0].(*ast.Ident)
+					if !ok || id.Name != "string" && (len(id.Name) < 2 || id.Name[0] != '#') {
+						return plainType{}, g.fail(d, "a pattern constraint other than [string] or [#Definition]")
+					}
+					if id.Name != "string" { // [#EnvName]: the names must fit a string type
+						k, err := g.ref(id.Name, id.Pos())
+						if err != nil {
+							return k, err
+						}
+						for _, alt := range k.Alts {
+							if alt.Kind != "string" || k.Default {
+								return plainType{}, g.fail(d, "a pattern constraint whose names are not strings")
+							}
+						}
+						a.Key = &k
 					}
 					t, err := g.expr(d.Value)
 					if err != nil {
@@ -257,7 +270,7 @@ func (g *plainGen) expr(e ast.Expr) (plainType, error) {
 					return plainType{}, g.fail(d, "a label that is not a regular field name")
 				}
 				switch name {
-				case "string", "int", "number": // would shadow the type for what the struct holds
+				case "string", "int", "number", "bool": // would shadow the type for what the struct holds
 					return plainType{}, g.fail(d, "a field named %s", name)
 				}
 				if a.field(name) != nil {

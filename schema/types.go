@@ -20,8 +20,12 @@ type Server struct {
 	User        string
 	UserPos     Pos
 	Mounts      []Mount
-	Scratch     *Scratch
+	Scratch     []Scratch // one, or (ScratchList) as a list
+	ScratchList bool
+	Proc        bool // the server's own procfs (landlock mounts it only then)
+	ProcPos     Pos
 	Env         []EnvName
+	SetEnv      []EnvValue // sorted by name
 	Network     Network
 	Unprotect   []Unprotect
 	Limits      Limits
@@ -30,6 +34,13 @@ type Server struct {
 	Backends    []string // nil: the default for the server
 	BackendsPos Pos
 	Waive       []Waiver
+	Packs       []PackName
+}
+
+// PackName names one runtime pack the server uses (#Packs).
+type PackName struct {
+	Name string
+	Pos  Pos
 }
 
 // Waiver accepts one lint rule's findings for a server.
@@ -67,6 +78,13 @@ type Scratch struct {
 type EnvName struct {
 	Name string
 	Pos  Pos
+}
+
+// EnvValue sets one environment variable to a constant value.
+type EnvValue struct {
+	Name  string
+	Value string
+	Pos   Pos // of the NAME: value field
 }
 
 // Network is "none" unless Allow lists egress destinations.

@@ -227,6 +227,63 @@ var plainPolicyType = &plainType{
 																	},
 																},
 															},
+															{
+																Kind: "list",
+																Elem: &plainType{
+																	Alts: []plainAlt{
+																		{
+																			Kind: "struct",
+																			Fields: []plainField{
+																				{
+																					Name: "target",
+																					Type: plainType{
+																						Alts: []plainAlt{
+																							{
+																								Kind: "string",
+																								Const: []string{
+																									"/tmp",
+																								},
+																							},
+																							{
+																								Kind: "string",
+																								Match: []string{
+																									"^/[A-Za-z0-9._@+ /-]*$",
+																								},
+																							},
+																						},
+																						Default: true,
+																					},
+																				},
+																				{
+																					Name: "size",
+																					Type: plainType{
+																						Alts: []plainAlt{
+																							{
+																								Kind: "string",
+																								Match: []string{
+																									"^[1-9][0-9]{0,12}[kmgKMG]?$",
+																								},
+																							},
+																						},
+																					},
+																				},
+																			},
+																		},
+																	},
+																},
+																MinLen: 1,
+															},
+														},
+													},
+												},
+												{
+													Name:     "proc",
+													Optional: true,
+													Type: plainType{
+														Alts: []plainAlt{
+															{
+																Kind: "bool",
+															},
 														},
 													},
 												},
@@ -237,6 +294,33 @@ var plainPolicyType = &plainType{
 															{
 																Kind: "list",
 																Elem: &plainType{
+																	Alts: []plainAlt{
+																		{
+																			Kind: "string",
+																			Match: []string{
+																				"^[A-Za-z_][A-Za-z0-9_]*$",
+																			},
+																		},
+																	},
+																},
+															},
+														},
+													},
+												},
+												{
+													Name: "setenv",
+													Type: plainType{
+														Alts: []plainAlt{
+															{
+																Kind: "struct",
+																Pattern: &plainType{
+																	Alts: []plainAlt{
+																		{
+																			Kind: "string",
+																		},
+																	},
+																},
+																Key: &plainType{
 																	Alts: []plainAlt{
 																		{
 																			Kind: "string",
@@ -570,6 +654,50 @@ var plainPolicyType = &plainType{
 																			Kind: "string",
 																			Const: []string{
 																				"rw-holds-other-server",
+																			},
+																		},
+																	},
+																},
+															},
+														},
+													},
+												},
+												{
+													Name: "packs",
+													Type: plainType{
+														Alts: []plainAlt{
+															{
+																Kind: "list",
+																Elem: &plainType{
+																	Alts: []plainAlt{
+																		{
+																			Kind: "string",
+																			Const: []string{
+																				"go",
+																			},
+																		},
+																		{
+																			Kind: "string",
+																			Const: []string{
+																				"npx",
+																			},
+																		},
+																		{
+																			Kind: "string",
+																			Const: []string{
+																				"uvx",
+																			},
+																		},
+																		{
+																			Kind: "string",
+																			Const: []string{
+																				"pipx",
+																			},
+																		},
+																		{
+																			Kind: "string",
+																			Const: []string{
+																				"deno",
 																			},
 																		},
 																	},

@@ -208,3 +208,22 @@ func envChecker(t *testing.T, p *compiler.Plan) (root, home string, read func(na
 		return strings.Join(msgs, "\n")
 	}
 }
+
+// TestEnvCheckSetenv (#34): an entry whose own env sets a variable the
+// policy sets (setenv) is reported: the server gets the policy's value, not
+// the entry's. The client's own PATH for the launcher is not news.
+func TestEnvCheckSetenv(t *testing.T) {
+	p := seedPlan()
+	p.SetEnv = []compiler.EnvValue{{Name: "GOFLAGS", Value: "-mod=readonly"}, {Name: "PATH", Value: "/usr/bin"}}
+	root, _, read := envChecker(t, p)
+	entry := func(env string) string {
+		return `{"mcpServers": {"code-index": {"command": "/usr/local/bin/mcpolicy-launch", "env": {` + env + `}, "args": ["--engine", "/usr/bin/docker", "--project-root", "` + root + `", "--", "run", "--rm", "-i", "-e", "GITHUB_TOKEN", "img:1"]}}}`
+	}
+	got := read(".mcp.json", entry(`"GOFLAGS": "-mod=mod", "GITHUB_TOKEN": "${GITHUB_TOKEN}"`))
+	if !strings.Contains(got, "setenv GOFLAGS is shadowed the other way") || strings.Contains(got, "PATH") {
+		t.Errorf("an entry setting GOFLAGS: %q", got)
+	}
+	if got := read(".mcp.json", entry(`"PATH": "/usr/local/bin:/usr/bin", "GITHUB_TOKEN": "${GITHUB_TOKEN}"`)); got != "" {
+		t.Errorf("the launcher's PATH: %q", got)
+	}
+}

@@ -7,6 +7,7 @@ package diff
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
@@ -110,6 +111,7 @@ func server(o, n *compiler.Plan) []Change {
 	}, func(name string, at position.Pos) {
 		add("ENV_REMOVED", Narrowed, n.Pos, orPos(at, o.Pos), "environment variable %s no longer passed", name)
 	})
+	setenvChanges(o, n, add)
 	networkChanges(o.Network, n.Network, add)
 	unprot := func(u compiler.Unprotection) (string, position.Pos) { return u.Name, u.Pos }
 	diffNamed(o.Unprotected, n.Unprotected, unprot, func(name string, at position.Pos) {
@@ -122,6 +124,12 @@ func server(o, n *compiler.Plan) []Change {
 		add("DEGRADATION_ACCEPTED", Widened, orPos(at, n.Pos), position.Pos{}, "degradation %s accepted", name)
 	}, func(name string, at position.Pos) {
 		add("DEGRADATION_DROPPED", Narrowed, n.Pos, orPos(at, o.Pos), "degradation %s no longer accepted", name)
+	})
+	pack := func(k compiler.Pack) (string, position.Pos) { return k.Name, k.Pos }
+	diffNamed(o.Packs, n.Packs, pack, func(name string, at position.Pos) {
+		add("PACK_ADDED", Widened, orPos(at, n.Pos), position.Pos{}, "runtime pack %s added (%s)", name, packSummary(n, name))
+	}, func(name string, at position.Pos) {
+		add("PACK_REMOVED", Narrowed, n.Pos, orPos(at, o.Pos), "runtime pack %s removed", name)
 	})
 	baselineChanges(o, n, add)
 	limitChanges(o, n, add)
@@ -193,6 +201,56 @@ func scratchChanges(o, n *compiler.Plan, add addFunc) {
 		add("SCRATCH_GREW", Widened, ns.Pos, os.Pos, "scratch %s -> %s", bytesize.Format(os.SizeBytes), bytesize.Format(ns.SizeBytes))
 	case os != nil && ns.SizeBytes < os.SizeBytes:
 		add("SCRATCH_SHRANK", Narrowed, ns.Pos, os.Pos, "scratch %s -> %s", bytesize.Format(os.SizeBytes), bytesize.Format(ns.SizeBytes))
+	}
+	moreScratchChanges(o, n, add)
+}
+
+// moreScratchChanges: the scratch tmpfs after the first, paired by target.
+func moreScratchChanges(o, n *compiler.Plan, add addFunc) {
+	old := map[string]compiler.Scratch{}
+	for _, s := range o.MoreScratch {
+		old[s.Target] = s
+	}
+	for _, ns := range n.MoreScratch {
+		os, ok := old[ns.Target]
+		delete(old, ns.Target)
+		switch {
+		case !ok:
+			add("SCRATCH_ADDED", Widened, ns.Pos, position.Pos{}, "new scratch tmpfs %s at %s", bytesize.Format(ns.SizeBytes), ns.Target)
+		case ns.SizeBytes > os.SizeBytes:
+			add("SCRATCH_GREW", Widened, ns.Pos, os.Pos, "scratch %s: %s -> %s", ns.Target, bytesize.Format(os.SizeBytes), bytesize.Format(ns.SizeBytes))
+		case ns.SizeBytes < os.SizeBytes:
+			add("SCRATCH_SHRANK", Narrowed, ns.Pos, os.Pos, "scratch %s: %s -> %s", ns.Target, bytesize.Format(os.SizeBytes), bytesize.Format(ns.SizeBytes))
+		}
+	}
+	for _, os := range o.MoreScratch {
+		if _, gone := old[os.Target]; gone {
+			add("SCRATCH_REMOVED", Narrowed, n.Pos, os.Pos, "scratch %s removed", os.Target)
+		}
+	}
+}
+
+// setenvChanges: a constant value the policy sets, added, changed (both
+// values shown: what the server is told decides what it does) or removed.
+func setenvChanges(o, n *compiler.Plan, add addFunc) {
+	old := map[string]compiler.EnvValue{}
+	for _, e := range o.SetEnv {
+		old[e.Name] = e
+	}
+	for _, e := range n.SetEnv {
+		oe, ok := old[e.Name]
+		switch {
+		case !ok:
+			add("SETENV_ADDED", Widened, orPos(e.Pos, n.Pos), position.Pos{}, "environment variable %s set to %s", e.Name, strconv.Quote(e.Value))
+		case oe.Value != e.Value:
+			add("SETENV_CHANGED", Widened, orPos(e.Pos, n.Pos), orPos(oe.Pos, o.Pos), "environment variable %s: %s -> %s", e.Name, strconv.Quote(oe.Value), strconv.Quote(e.Value))
+		}
+		delete(old, e.Name)
+	}
+	for _, e := range o.SetEnv {
+		if _, gone := old[e.Name]; gone {
+			add("SETENV_REMOVED", Narrowed, n.Pos, orPos(e.Pos, o.Pos), "environment variable %s no longer set (was %s)", e.Name, strconv.Quote(e.Value))
+		}
 	}
 }
 
@@ -312,4 +370,15 @@ func orPos(pos, fallback position.Pos) position.Pos {
 		return fallback
 	}
 	return pos
+}
+
+// packSummary is what the plan's pack named name adds, counted.
+func packSummary(p *compiler.Plan, name string) string {
+	for _, k := range p.Packs {
+		if k.Name == name {
+			_, what, _ := strings.Cut(k.Summary(), ": ")
+			return what
+		}
+	}
+	return ""
 }

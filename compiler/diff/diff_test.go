@@ -66,6 +66,9 @@ func TestVerdicts(t *testing.T) {
 		{`image: "x", mounts: [{source: "a", target: "/a", mode: "rw"}]`, `image: "x", mounts: [{source: "a", target: "/a"}]`, "narrowed:MOUNT_RO"},
 		{`image: "x", mounts: [{source: "a", target: "/a"}]`, `image: "x", mounts: [{source: "b", target: "/a"}]`, "widened:MOUNT_SOURCE"},
 		{`image: "x", env: ["A"]`, `image: "x", env: ["B"]`, "narrowed:ENV_REMOVED widened:ENV_ADDED"},
+		{`command: ["a"], packs: ["go"]`, `command: ["a"], packs: ["npx", "go"]`, "widened:PACK_ADDED"},
+		{`command: ["a"], packs: ["go", "npx"]`, `command: ["a"], packs: ["deno"]`, "narrowed:PACK_REMOVED narrowed:PACK_REMOVED widened:PACK_ADDED"},
+		{`command: ["a"], packs: ["go", "npx"]`, `command: ["a"], packs: ["npx", "go"]`, ""},
 	}
 	for _, c := range cases {
 		got := kinds(Plans(plans(t, c.old), plans(t, c.new)))

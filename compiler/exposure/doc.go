@@ -18,6 +18,11 @@ var refinementDoc = map[compiler.GrantKind]map[string]string{
 		envSecret: "the name looks secret (below)",
 		envPlain:  "any other name",
 	},
+	compiler.GrantSetEnv: {"constant": "a value written in the policy (`setenv`)"},
+	compiler.GrantPack: {
+		"go": "`packs: [\"go\"]`", "npx": "`packs: [\"npx\"]`", "uvx": "`packs: [\"uvx\"]`",
+		"pipx": "`packs: [\"pipx\"]`", "deno": "`packs: [\"deno\"]`",
+	},
 	compiler.GrantEgress: {
 		egressHost:     "an exact name: `api.github.com:443`",
 		egressAddress:  "a public address: `140.82.112.3:443`",

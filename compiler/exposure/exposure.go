@@ -79,6 +79,12 @@ func (t *Table) Score(p *compiler.Plan) Exposure {
 				}
 				w, known = t.Lookup(g.Kind, class)
 			}
+		case compiler.GrantSetEnv:
+			w, known = t.Lookup(g.Kind, "constant")
+		case compiler.GrantPack:
+			if i := next("packs"); i < len(p.Packs) {
+				w, known = t.Lookup(g.Kind, p.Packs[i].Name)
+			}
 		case compiler.GrantEgress:
 			if i := next("egress"); i < len(rules) {
 				w, known = t.Lookup(g.Kind, EgressClass(rules[i]))

@@ -3,6 +3,7 @@ package exposure
 import (
 	_ "embed"
 	"fmt"
+	"github.com/mcpolicy/mcpolicy/internal/baseline"
 	"sync"
 
 	"cuelang.org/go/cue"
@@ -66,6 +67,8 @@ var (
 		compiler.GrantMountRW:  mountClasses,
 		compiler.GrantScratch:  {"bounded"},
 		compiler.GrantEnv:      {envSecret, envPlain},
+		compiler.GrantSetEnv:   {"constant"},
+		compiler.GrantPack:     baseline.PackNames(),
 		compiler.GrantEgress:   {egressHost, egressAddress, egressPrivate, egressWildcard},
 		compiler.GrantRootUser: {"uid0"},
 		compiler.GrantInvoker:  {"invoker"},

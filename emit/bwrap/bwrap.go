@@ -68,8 +68,9 @@ func Args(p *compiler.Plan, r compiler.Resolver, layout Layout, envFD int) ([]st
 		"--unshare-all", "--unshare-user", "--disable-userns",
 		"--uid", uid, "--gid", gid,
 		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
-		"--clearenv", "--setenv", "PATH", DefaultPath, "--setenv", "HOME", home(p),
+		"--clearenv",
 	}
+	a = append(a, setenvArgs(p, r)...)
 	if envFD > 0 {
 		a = append(a, "--args", strconv.Itoa(envFD))
 	}
@@ -77,7 +78,9 @@ func Args(p *compiler.Plan, r compiler.Resolver, layout Layout, envFD int) ([]st
 	// view, across all its keyrings: masked, as Docker masks it.
 	a = append(a, "--proc", "/proc", "--ro-bind", "/dev/null", "/proc/keys", "--ro-bind", "/dev/null", "/proc/key-users", "--dev", "/dev")
 
-	for _, b := range p.Runtime.ReadOnly {
+	// The baseline, then the runtime packs' paths (${HOME}/... in a
+	// committed spec, which the launcher expands): each where it exists.
+	for _, b := range p.BaselinePaths(r) {
 		switch {
 		case b == "/usr":
 			a = append(a, "--ro-bind", "/usr", "/usr")
@@ -106,7 +109,7 @@ func Args(p *compiler.Plan, r compiler.Resolver, layout Layout, envFD int) ([]st
 		}
 		grants = append(grants, grant{m.Target, []string{op, r.Resolve(m.Source), m.Target}})
 	}
-	if s := p.Scratch; s != nil {
+	for _, s := range p.Tmpfs() { // the scratch, and the packs' caches
 		grants = append(grants, grant{s.Target, []string{"--size", strconv.FormatInt(s.SizeBytes, 10), "--tmpfs", s.Target}})
 	}
 	sort.SliceStable(grants, func(i, j int) bool { return grants[i].target < grants[j].target })
@@ -156,6 +159,26 @@ func home(p *compiler.Plan) string {
 		return p.Scratch.Target
 	}
 	return "/"
+}
+
+// setenvArgs set PATH and HOME, then the policy's constant values (its
+// own PATH or HOME in place of the default): fixed in the artefact, so
+// neither the client's environment nor the env file can change them.
+func setenvArgs(p *compiler.Plan, r compiler.Resolver) []string {
+	var a []string
+	set := map[string]bool{}
+	for _, e := range p.EnvValues() {
+		set[e.Name] = true
+	}
+	for _, kv := range [][2]string{{"PATH", DefaultPath}, {"HOME", home(p)}} {
+		if !set[kv[0]] {
+			a = append(a, "--setenv", kv[0], kv[1])
+		}
+	}
+	for _, e := range p.EnvValues() {
+		a = append(a, "--setenv", e.Name, compiler.ResolveValue(e.Value, r))
+	}
+	return a
 }
 
 // EnvArgs returns the --setenv arguments for the plan's passthrough names

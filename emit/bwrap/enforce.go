@@ -21,8 +21,10 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 			return emit.Row{Support: emit.Enforced, How: "mcpolicy-launch binds the project read-only and each entry present read-write by descriptor, protected ones read-only: no name can be added, renamed or swapped"}
 		case emit.Scratch:
 			return emit.Row{Support: emit.Enforced, How: "--size N --tmpfs"}
+		case emit.Proc:
+			return emit.Row{Support: emit.Enforced, How: "--proc /proc in the server's own PID namespace, /proc/keys and /proc/key-users masked: every server gets it, so proc changes nothing"}
 		case emit.Environment:
-			return emit.Row{Support: emit.Enforced, How: "--clearenv; the wrapper passes names through --args, never argv"}
+			return emit.Row{Support: emit.Enforced, How: "--clearenv; the policy's constant values by --setenv; the wrapper passes names through --args, never argv"}
 		case emit.Capabilities:
 			return emit.Row{Support: emit.Enforced, How: "--cap-drop ALL, non-root uid in a user namespace"}
 		case emit.NoNewPrivileges:

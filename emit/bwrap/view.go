@@ -49,7 +49,15 @@ func (backend) ServerEnv(p *compiler.Plan) emit.ServerEnv {
 	for _, n := range []string{"PATH", "HOME"} {
 		set[n] = "set by " + Backend + " (--setenv), not from the host"
 	}
+	emit.PolicyVariables(p, set)
 	return emit.ServerEnv{Set: set, Cleared: "--clearenv"}
 }
 
 func (backend) Egress(p *compiler.Plan) emit.Egress { return emit.LoopbackOnly(p) }
+
+// Proc: --proc /proc with --unshare-pid, for every server; Args masks
+// /proc/keys and /proc/key-users with /dev/null.
+func (backend) Proc(*compiler.Plan) emit.ProcFS {
+	return emit.ProcFS{Own: true, Masked: []string{"/proc/keys", "/proc/key-users"},
+		How: Backend + "'s --proc: a procfs of the server's own PID namespace (--unshare-pid), every server's; /proc/keys and /proc/key-users masked"}
+}

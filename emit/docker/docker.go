@@ -152,8 +152,8 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]
 			a = append(a, "--tmpfs", d+":"+maskOpts)
 		}
 	}
-	if p.Scratch != nil {
-		a = append(a, "--tmpfs", p.Scratch.Target+":rw,nosuid,nodev,noexec,size="+bytesize.Format(p.Scratch.SizeBytes))
+	for _, s := range p.Tmpfs() { // the scratch, and the packs' caches
+		a = append(a, "--tmpfs", s.Target+":rw,nosuid,nodev,noexec,size="+bytesize.Format(s.SizeBytes))
 	}
 
 	for _, m := range p.Mounts {
@@ -162,6 +162,19 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]
 			return nil, err
 		}
 		a = append(a, "--mount", spec)
+	}
+	// The runtime packs' host paths, read-only at the same path (the image
+	// is the runtime; these are what it lacks): mcpolicy-launch drops one
+	// missing at spawn (LabelOptional), so the engine never creates it.
+	var optional []string
+	for _, hp := range p.PackPaths() {
+		at := r.Resolve(hp)
+		spec, err := bindSpec(p.Server, at, at, true)
+		if err != nil {
+			return nil, err
+		}
+		a = append(a, "--mount", spec)
+		optional = append(optional, at)
 	}
 	// Protected paths come after the mounts holding them; docker orders
 	// mounts by depth anyway, so the read-only one always lands on top.
@@ -175,6 +188,9 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]
 
 	for _, e := range p.Env {
 		a = append(a, "-e", e.Name) // the name only: docker copies the value from its own environment
+	}
+	for _, e := range p.EnvValues() {
+		a = append(a, "-e", e.Name+"="+compiler.ResolveValue(e.Value, r)) // the policy's constant: not a secret, and no host value replaces it
 	}
 	if p.Network.Mode == "allowlist" {
 		for _, kv := range sandbox.ProxyEnv(p.Network.ProxyPort) {
@@ -203,6 +219,9 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]
 	}
 	for _, h := range p.ProgramPins {
 		a = append(a, "--label", LabelProgramPin+"="+r.Resolve(h))
+	}
+	for _, at := range optional {
+		a = append(a, "--label", artefact.LabelOptional+"="+at)
 	}
 	a = append(a, p.Image)
 	a = append(a, p.Command...)

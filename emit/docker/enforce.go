@@ -21,6 +21,8 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 			return emit.Row{Support: emit.Enforced, How: "mcpolicy-launch --engine binds the project read-only and each entry present read-write, protected ones read-only, after checking no source is a symlink"}
 		case emit.Scratch:
 			return emit.Row{Support: emit.Enforced, How: "--tmpfs with size="}
+		case emit.Proc:
+			return emit.Row{Support: emit.Enforced, How: "the engine mounts a procfs of the container's own PID namespace for every server, its masked and read-only paths included: proc changes nothing"}
 		case emit.Environment:
 			return emit.Row{Support: emit.Enforced, How: "only -e NAME is passed; the image's own ENV remains"}
 		case emit.Capabilities:

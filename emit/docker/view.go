@@ -21,7 +21,20 @@ func (engine) ScratchMount() emit.ScratchMount {
 }
 
 func (engine) ServerEnv(p *compiler.Plan) emit.ServerEnv {
-	return emit.ServerEnv{Set: emit.ProxyVariables(p), Cleared: "only -e NAME passes a variable"}
+	return emit.ServerEnv{Set: emit.PolicyVariables(p, emit.ProxyVariables(p)), Cleared: "only -e NAME passes a variable"}
 }
 
 func (engine) Egress(p *compiler.Plan) emit.Egress { return emit.LoopbackOnly(p) }
+
+// Proc: the engine's procfs of the container's own PID namespace, every
+// container's, with the runtime's masked paths (runc's and crun's
+// defaults, docker's and podman's alike).
+func (engine) Proc(*compiler.Plan) emit.ProcFS {
+	return emit.ProcFS{Own: true, Masked: engineMasked,
+		How: "the engine's procfs of the container's own PID namespace, every container's; its masked paths show nothing, /proc/sys and /proc/sysrq-trigger are read-only"}
+}
+
+// engineMasked are the /proc paths docker and podman both mask by default
+// (each masks a few more of its own).
+var engineMasked = []string{"/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+	"/proc/sched_debug", "/proc/scsi", "/proc/timer_list", "/proc/timer_stats"}

@@ -27,6 +27,8 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 				Alternative: "mount the project's folders one by one instead of the project root read-write, or mount it read-only"}
 		case emit.Scratch:
 			return emit.Row{Support: emit.Enforced, How: "emptyDir, medium Memory, sizeLimit (tmpfs size; it counts against the memory limit)"}
+		case emit.Proc:
+			return emit.Row{Support: emit.Enforced, How: "the container runtime mounts a procfs of the Pod's own PID namespace (hostPID false) for every container, its masked paths included: proc changes nothing"}
 		case emit.Environment:
 			return emit.Row{Support: emit.Enforced, How: "only the granted names, each from a secretKeyRef or configMapKeyRef by name, never a value; the image's own ENV remains"}
 		case emit.Capabilities:

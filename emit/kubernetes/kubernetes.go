@@ -471,11 +471,15 @@ func memoryVolumes(p *compiler.Plan, c *kube.Container) []kube.Volume {
 			c.VolumeMounts = append(c.VolumeMounts, roMount(volMask(p), d, "", false))
 		}
 	}
-	if s := p.Scratch; s != nil {
+	for i, s := range p.Scratches() {
+		name := volScratch(p)
+		if i > 0 { // the first keeps its name: existing manifests stay as they are
+			name += "-" + strconv.Itoa(i+1)
+		}
 		size := kube.BinarySI(s.SizeBytes)
-		vols = append(vols, kube.Volume{Name: volScratch(p), VolumeSource: kube.VolumeSource{
+		vols = append(vols, kube.Volume{Name: name, VolumeSource: kube.VolumeSource{
 			EmptyDir: &kube.EmptyDirVolumeSource{Medium: kube.StorageMediumMemory, SizeLimit: &size}}})
-		c.VolumeMounts = append(c.VolumeMounts, kube.VolumeMount{Name: volScratch(p), MountPath: s.Target})
+		c.VolumeMounts = append(c.VolumeMounts, kube.VolumeMount{Name: name, MountPath: s.Target})
 	}
 	return vols
 }
@@ -557,7 +561,8 @@ func mountVolume(p *compiler.Plan, r compiler.Resolver, o Options, i int) (*kube
 }
 
 // envVars are the granted variables, each read from its Secret or
-// ConfigMap key (the manifest holds no value), then, for an egress
+// ConfigMap key (the manifest holds no value), then the policy's constant
+// values (setenv, literal), then, for an egress
 // allowlist, the proxy's address.
 func envVars(p *compiler.Plan, o Options) []kube.EnvVar {
 	f := false
@@ -583,6 +588,9 @@ func envVars(p *compiler.Plan, o Options) []kube.EnvVar {
 			ev.ValueFrom.SecretKeyRef = &kube.SecretKeySelector{LocalObjectReference: ref, Key: key, Optional: &f}
 		}
 		out = append(out, ev)
+	}
+	for _, e := range p.SetEnv {
+		out = append(out, kube.EnvVar{Name: e.Name, Value: e.Value}) // the policy's constant: not a secret
 	}
 	if p.Network.Mode == "allowlist" {
 		for _, kv := range proxyEnv(p, o) {

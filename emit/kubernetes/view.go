@@ -18,7 +18,15 @@ func (backend) Root(*compiler.Plan) emit.Root { return emit.ImageRoot("readOnlyR
 func (backend) ScratchMount() emit.ScratchMount { return emit.ScratchMount{AtTarget: true} }
 
 func (backend) ServerEnv(p *compiler.Plan) emit.ServerEnv {
-	return emit.ServerEnv{Set: emit.ProxyVariables(p), Cleared: "the Pod's env names only the grants, each a secretKeyRef or configMapKeyRef"}
+	return emit.ServerEnv{Set: emit.PolicyVariables(p, emit.ProxyVariables(p)), Cleared: "the Pod's env names only the grants, each a secretKeyRef or configMapKeyRef"}
 }
 
 func (backend) Egress(p *compiler.Plan) emit.Egress { return emit.LoopbackOnly(p) }
+
+// Proc: the container runtime's procfs of the Pod's own PID namespace
+// (hostPID and shareProcessNamespace false), every container's, with the
+// runtime's default masked paths (procMount Default).
+func (backend) Proc(*compiler.Plan) emit.ProcFS {
+	return emit.ProcFS{Own: true, Masked: []string{"/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/sched_debug", "/proc/scsi", "/proc/timer_list", "/proc/timer_stats"},
+		How: "the container runtime's procfs of the Pod's own PID namespace (hostPID false), every container's; its default masked paths show nothing"}
+}

@@ -42,7 +42,7 @@ func Enforcement(p *compiler.Plan, h Host) []emit.Row {
 func unixSockets(p *compiler.Plan, h Host) emit.Row {
 	if h.UserNS {
 		return emit.Row{Restriction: RowUnixSockets, Support: emit.Enforced,
-			How: "absent: the root is a read-only tmpfs holding only the baseline, the grants, the scratch, /proc and /dev (/run/docker.sock, D-Bus, ssh-agent, X11 are not there; a socket inside a grant is)"}
+			How: "absent: the root is a read-only tmpfs holding only the baseline, the grants, the scratch, /dev" + map[bool]string{true: " and the server's own /proc", false: ""}[p.Proc] + " (/run/docker.sock, D-Bus, ssh-agent, X11 are not there; a socket inside a grant is)"}
 	}
 	if !p.Accepts(AcceptUnixSockets) {
 		return emit.Row{Restriction: RowUnixSockets, Support: emit.Enforced,
@@ -99,8 +99,10 @@ func report(p *compiler.Plan, h Host) []emit.Row {
 			return emit.Row{Support: emit.Partial, How: "no user namespaces: a private folder of the server's user (mode 0700) as its HOME and TMPDIR, its total size not bounded",
 				Degradation: AcceptScratchDir, Alternative: "use the bwrap or docker backend for a bounded tmpfs",
 				Pos: p.Scratch.Pos, Field: field("scratch")}
+		case emit.Proc:
+			return procRow(p, h)
 		case emit.Environment:
-			return emit.Row{Support: emit.Enforced, How: "the launcher clears it except the named variables"}
+			return emit.Row{Support: emit.Enforced, How: "the launcher clears it except the named variables, then sets the policy's constant values"}
 		case emit.Capabilities:
 			if h.UserNS {
 				return emit.Row{Support: emit.Enforced, How: "every set emptied (bounding, permitted, effective, inheritable, ambient) and root locked out by securebits before exec"}
@@ -148,6 +150,18 @@ func report(p *compiler.Plan, h Host) []emit.Row {
 	})
 }
 
+// procRow: the launcher's own PID namespace is what makes a procfs of the
+// server's own; without namespaces the only /proc is the host's, which is
+// never granted (launch.CheckRuleset refuses the same hosts).
+func procRow(p *compiler.Plan, h Host) emit.Row {
+	if h.UserNS {
+		return emit.Row{Restriction: emit.Proc, Support: emit.Enforced, How: "a procfs of the server's own PID namespace at /proc in the minimal root, read-only, subset=pid and hidepid=ptraceable: the server's own processes only (no host PID, no /proc/sys, /proc/keys or other host-wide file); Landlock grants it read, never write or execute"}
+	}
+	return emit.Row{Restriction: emit.Proc, Support: emit.Missing, How: "no user namespaces: no procfs of the server's own PID namespace can be mounted, and the host's /proc is never granted",
+		Alternative: "enable unprivileged user namespaces, or use the bwrap or docker backend (every server gets its own /proc there)",
+		Pos:         p.ProcPos, Field: p.Field("proc")}
+}
+
 // fixedTopPos is the position of the read-write mount of the project.
 func fixedTopPos(p *compiler.Plan) position.Pos {
 	for _, m := range p.Mounts {
@@ -167,4 +181,16 @@ func holderPos(p *compiler.Plan) position.Pos {
 		}
 	}
 	return p.Pos
+}
+
+// OnThisHost says what this machine's kernel will refuse at launch of a
+// plan built for landlock that build, checking against Best, cannot: a
+// plan with proc where user namespaces are not available (no procfs of
+// the server's own can be made, and the host's is never granted). nil
+// when nothing.
+func OnThisHost(p *compiler.Plan, h Host) error {
+	if !p.Proc || h.UserNS || !p.RunsOn(Backend) {
+		return nil
+	}
+	return emit.Check(p, Backend, []emit.Row{procRow(p, h)})
 }

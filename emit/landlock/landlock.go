@@ -43,11 +43,14 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*artefact.Ruleset, error) {
 			Restriction: "a server without a command", Alternative: `set "command" (the argv to run) in the policy`}
 	}
 	rs := &artefact.Ruleset{
-		Server: p.Server, Plan: p.Hash, Baseline: append([]string{}, p.Runtime.ReadOnly...),
+		Server: p.Server, Plan: p.Hash, Baseline: p.BaselinePaths(r),
 		ReadOnly: []string{}, ReadWrite: []string{},
 		DevicesRO: DevicesRO, DevicesRW: DevicesRW,
-		Network: p.Network.Mode, Env: p.EnvNames(), Accept: p.AcceptNames(),
+		Network: p.Network.Mode, Env: p.EnvNames(), Accept: p.AcceptNames(), Proc: p.Proc,
 		ProgramPins: emit.ProgramPins(p),
+	}
+	for _, e := range p.EnvValues() {
+		rs.SetEnv = append(rs.SetEnv, artefact.EnvValue{Name: e.Name, Value: compiler.ResolveValue(e.Value, r)})
 	}
 	uid, gid, err := compiler.UserIDs(p, r)
 	if err != nil {
@@ -56,6 +59,13 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*artefact.Ruleset, error) {
 	rs.User = uid + ":" + gid
 	if p.Scratch != nil {
 		rs.Scratch, rs.ScratchSize = p.Scratch.Target, p.Scratch.SizeBytes
+	}
+	// The other scratch tmpfs, and the runtime packs' caches: each a
+	// tmpfs in the minimal root (never a private folder).
+	for _, s := range p.Tmpfs() {
+		if p.Scratch == nil || s.Target != p.Scratch.Target {
+			rs.MoreScratch = append(rs.MoreScratch, artefact.ScratchTmpfs{Target: s.Target, Size: s.SizeBytes})
+		}
 	}
 	for _, m := range p.Mounts {
 		if m.Mode == compiler.ReadWrite {

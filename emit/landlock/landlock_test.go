@@ -178,3 +178,42 @@ func TestArgumentsNamingSandboxPathsAreTranslated(t *testing.T) {
 		t.Errorf("resolved command %q, want %q", rs.Command, want)
 	}
 }
+
+// TestProc: proc reaches the ruleset; the report enforces it where user
+// namespaces are, and refuses it without them whatever the policy accepts,
+// naming the field; OnThisHost says so for such a host only. A plan
+// without proc has no proc row and no proc in its ruleset.
+func TestProc(t *testing.T) {
+	p := plan()
+	p.Backends = []string{Backend}
+	if rs, err := Build(p, machine); err != nil || rs.Proc || strings.Contains(string(rs.JSON()), `"proc"`) {
+		t.Fatalf("without proc: %v, %s", err, rs.JSON())
+	}
+	for _, r := range Enforcement(p, Best) {
+		if r.Restriction == emit.Proc {
+			t.Errorf("a proc row for a plan without proc: %+v", r)
+		}
+	}
+	p.Proc = true
+	rs, err := Build(p, machine)
+	if err != nil || !rs.Proc {
+		t.Fatalf("with proc: %v, proc %v", err, rs.Proc)
+	}
+	if err := OnThisHost(p, Best); err != nil {
+		t.Errorf("host with user namespaces: %v", err)
+	}
+	p.Accept = []compiler.Accepted{{Name: AcceptTCPOnly}, {Name: AcceptNoScope}, {Name: AcceptUnixSockets}}
+	noNS := Host{ABI: 7}
+	err = emit.Check(p, Backend, Enforcement(p, noNS))
+	var ne *emit.NotEnforceableError
+	if !errors.As(err, &ne) || ne.Field != `servers.s.proc` || !strings.Contains(err.Error(), "the host's /proc is never granted") {
+		t.Errorf("without user namespaces: %v, want proc refused", err)
+	}
+	if err := OnThisHost(p, noNS); err == nil || !strings.Contains(err.Error(), "servers.s.proc: proc (no user namespaces") {
+		t.Errorf("OnThisHost without user namespaces: %v", err)
+	}
+	p.Backends = []string{"bwrap"}
+	if err := OnThisHost(p, noNS); err != nil {
+		t.Errorf("a plan not built for landlock: %v", err)
+	}
+}

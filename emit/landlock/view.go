@@ -43,8 +43,19 @@ func (backend) ScratchMount() emit.ScratchMount { return emit.ScratchMount{AtTar
 
 // ServerEnv: no proxy variables, since Landlock puts no proxy in front
 // of the server (an allowlist is refused).
-func (backend) ServerEnv(*compiler.Plan) emit.ServerEnv {
-	return emit.ServerEnv{Set: map[string]string{}, Cleared: "cleared but for the named variables"}
+func (backend) ServerEnv(p *compiler.Plan) emit.ServerEnv {
+	return emit.ServerEnv{Set: emit.PolicyVariables(p, map[string]string{}), Cleared: "cleared but for the named variables"}
 }
 
 func (backend) Egress(p *compiler.Plan) emit.Egress { return emit.LoopbackOnly(p) }
+
+// Proc: the launcher mounts the server's own procfs in the minimal root
+// only when the plan says proc (launch's procOptions).
+func (backend) Proc(p *compiler.Plan) emit.ProcFS {
+	if !p.Proc {
+		return emit.ProcFS{OnRequest: true, How: "not in the minimal root: the plan does not say proc; proc: true would mount a procfs of the server's own PID namespace there, read-only (a plan needs user namespaces for it)"}
+	}
+	return emit.ProcFS{Own: true, PerProcess: true, Ptraceable: true, OnRequest: true,
+		HiddenInit: "PID 1 is the launcher, the namespace's init: undumpable and outside the server's Landlock domain, the server may not ptrace it, so /proc/1 is not there",
+		How:        "the launcher's procfs of the server's own PID namespace, read-only, subset=pid and hidepid=ptraceable: only its own processes' folders, no host-wide file; Landlock grants read"}
+}

@@ -24,9 +24,16 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 		case emit.ProtectedPaths:
 			return emit.Row{Support: emit.Enforced, How: "(deny file-write* ...) after the grants, each name as a whole, and on the mount and every folder above it (no rename); the last matching rule wins, and absent names cannot be created"}
 		case emit.Scratch:
+			if len(p.MoreScratch) > 0 {
+				return emit.Row{Support: emit.Missing, How: "macOS has no tmpfs for a sandbox, and the wrapper's one private folder (HOME and TMPDIR) cannot stand at several targets",
+					Alternative: "list one scratch for seatbelt (its folders below it), or use docker (Docker Desktop) for several bounded tmpfs",
+					Pos:         p.MoreScratch[0].Pos, Field: field("scratch")}
+			}
 			return emit.Row{Support: emit.Partial, How: "macOS has no tmpfs for a sandbox: a private folder from mktemp -d, its size not bounded",
 				Degradation: AcceptScratchDir, Alternative: "drop the scratch and use a read-write mount, or use docker (Docker Desktop) for a bounded tmpfs",
 				Pos: p.Scratch.Pos, Field: field("scratch")}
+		case emit.Proc:
+			return emit.Row{Support: emit.Enforced, How: "macOS has no /proc: runtimes find their own program and state without it (_NSGetExecutablePath; proc_pidinfo of their own process, which process-info (target same-sandbox) allows): proc changes nothing"}
 		case emit.Environment:
 			return emit.Row{Support: emit.Enforced, How: "the wrapper starts sandbox-exec through env -i, with PATH, HOME (TMPDIR, the proxy variables) and the named ones only"}
 		case emit.Capabilities:

@@ -48,11 +48,16 @@ func (backend) ServerEnv(p *compiler.Plan) emit.ServerEnv {
 			set[n] = "set by the wrapper (env -i " + n + "=...), not from the host"
 		}
 	}
-	return emit.ServerEnv{Set: set, Cleared: "the wrapper unsets all but the named"}
+	return emit.ServerEnv{Set: emit.PolicyVariables(p, set), Cleared: "the wrapper unsets all but the named"}
 }
 
 // Egress: the profile denies the network but for the proxy's port on the
 // host's loopback, where mcpolicy run serves it.
+// Proc: macOS has none.
+func (backend) Proc(*compiler.Plan) emit.ProcFS {
+	return emit.ProcFS{How: "macOS has no /proc: a runtime finds its own program and state without it (_NSGetExecutablePath; proc_pidinfo of its own process, which process-info (target same-sandbox) allows)"}
+}
+
 func (backend) Egress(p *compiler.Plan) emit.Egress {
 	return emit.Egress{
 		Direct: "a direct connection (raw TCP, UDP, DNS) is denied: the profile denies network* (with an allowlist, all but the proxy's port on the host's loopback)",

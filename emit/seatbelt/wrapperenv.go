@@ -26,8 +26,9 @@ var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // fixedEnv is the environment the wrapper always gives the server, as
 // lines of shell words NAME=value: PATH (see SearchPath), HOME (the
 // scratch folder, else /var/empty) and TMPDIR (the scratch folder), then,
-// with an egress allowlist, the proxy variables. A grant of one of these
-// names does not replace it.
+// with an egress allowlist, the proxy variables, and the policy's setenv
+// values (which replace PATH, HOME or TMPDIR when they name one). A grant
+// of one of these names does not replace it.
 func fixedEnv(p *compiler.Plan) (names, lines []string, err error) {
 	var words []string
 	add := func(name, value string) error {
@@ -51,6 +52,15 @@ func fixedEnv(p *compiler.Plan) (names, lines []string, err error) {
 		words = nil
 		for _, e := range sandbox.ProxyEnv(p.Network.ProxyPort) {
 			if err := add(e[0], e[1]); err != nil {
+				return nil, nil, err
+			}
+		}
+		lines = append(lines, strings.Join(words, " "))
+	}
+	if len(p.SetEnv) > 0 { // the policy's constants, last: env -i lets them win
+		words = nil
+		for _, e := range p.SetEnv {
+			if err := add(e.Name, e.Value); err != nil {
 				return nil, nil, err
 			}
 		}

@@ -17,7 +17,8 @@ var envRE = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // ParseTarget reads TARGET: "host:port" (or "[v6]:port"), an environment
 // variable's name, "~/..." (the home), a relative path (from m.Cwd), or an
 // absolute path — a sandbox path when it lies at or below a mount target
-// or the scratch of one of plans, else a host path. kind, when not empty,
+// or the scratch of one of plans, or in /proc (the server's own), else a
+// host path. kind, when not empty,
 // forces HostPath or SandboxPath.
 func ParseTarget(s string, plans []*compiler.Plan, m Machine, kind Kind) (Target, error) {
 	t := Target{Raw: s}
@@ -54,7 +55,8 @@ func ParseTarget(s string, plans []*compiler.Plan, m Machine, kind Kind) (Target
 		// a host path even where a mount target or the scratch (/tmp) has
 		// the same prefix; --sandbox says otherwise.
 		host := within(t.Path, m.ProjectRoot) || m.Home != "" && within(t.Path, m.Home)
-		if kind == SandboxPath || kind == "" && !host && inSandbox(plans, t.Path) {
+		// /proc is the server's own wherever it has one (proc.go).
+		if kind == SandboxPath || kind == "" && !host && (inSandbox(plans, t.Path) || inProc(t.Path)) {
 			t.Kind = SandboxPath
 		}
 	}

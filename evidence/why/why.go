@@ -199,6 +199,9 @@ func (a *Answer) resolve(m Machine) (real string, err error) {
 		a.Notes = append(a.Notes, notes...)
 	case SandboxPath:
 		a.Resolved = t.Path
+		if inProc(t.Path) {
+			a.Notes = append(a.Notes, procNote)
+		}
 	case Destination:
 		h, err := allowlist.Canonical(t.Host)
 		if err != nil {
@@ -230,6 +233,10 @@ func verdict(p *compiler.Plan, m Machine, be emit.Backend, t Target, real string
 	case HostPath:
 		e.hostPath(&v, real)
 	case SandboxPath:
+		if inProc(t.Path) {
+			e.proc(&v, t.Path)
+			break
+		}
 		e.sandboxPath(&v, t.Path, a)
 	case Destination:
 		e.destination(&v, t)

@@ -33,6 +33,10 @@ const (
 	// grant holds, one label each: the entry must pin its digest
 	// (ProgramFlag), or the launch is refused.
 	LabelProgramPin = "org.mcpolicy.pin"
+	// LabelOptional names the target of a read-only bind of a runtime
+	// pack's host path, one label each: the launcher drops the bind when
+	// its source is missing at spawn, so the engine never creates one.
+	LabelOptional = "org.mcpolicy.optional"
 )
 
 // EngineArgs expands an engine artefact (a JSON array of `run` arguments,
@@ -53,12 +57,21 @@ func EngineArgs(artefact []byte, root, home string) ([]string, error) {
 		if !strings.Contains(out[i], "${") {
 			continue
 		}
-		if p, ok := strings.CutPrefix(out[i], LabelProgramPin+"="); ok && out[i-1] == "--label" {
+		if label, p, ok := strings.Cut(out[i], "="); ok && out[i-1] == "--label" && (label == LabelProgramPin || label == LabelOptional) {
 			p, err := expandBase(p, root, home)
 			if err != nil {
 				return nil, err
 			}
-			out[i] = LabelProgramPin + "=" + p
+			out[i] = label + "=" + p
+			continue
+		}
+		if name, v, ok := strings.Cut(out[i], "="); ok && out[i-1] == "-e" && strings.HasPrefix(v, "${") {
+			// A runtime pack's value below the home (GOMODCACHE=${HOME}/...).
+			v, err := expandBase(v, root, home)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = name + "=" + v
 			continue
 		}
 		if out[i-1] != "--mount" {
@@ -69,6 +82,10 @@ func EngineArgs(artefact []byte, root, home string) ([]string, error) {
 			return nil, err
 		}
 		if m.Source, err = expandBase(m.Source, root, home); err != nil {
+			return nil, err
+		}
+		// A runtime pack's path below the home is bound at the same path.
+		if m.Target, err = expandBase(m.Target, root, home); err != nil {
 			return nil, err
 		}
 		out[i] = m.String()

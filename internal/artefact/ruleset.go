@@ -40,16 +40,73 @@ type Ruleset struct {
 	// Scratch is a bounded tmpfs mounted over this host path in a private
 	// mount namespace (or, with landlock-scratch-dir and no namespaces, a
 	// private directory exported as TMPDIR).
-	Scratch     string   `json:"scratch,omitempty"`
-	ScratchSize int64    `json:"scratchSize,omitempty"`
-	Network     string   `json:"network"` // "none"
-	Env         []string `json:"env"`     // names passed through
-	User        string   `json:"user"`
-	Workdir     string   `json:"workdir,omitempty"`
-	Command     []string `json:"command"`
-	Accept      []string `json:"accept"`
+	Scratch     string `json:"scratch,omitempty"`
+	ScratchSize int64  `json:"scratchSize,omitempty"`
+	// Proc: a procfs of the server's own PID namespace at /proc, read-only
+	// (the launcher's namespaces only: without them the launch is refused,
+	// never the host's /proc granted).
+	Proc bool `json:"proc,omitempty"`
+	// MoreScratch are the other scratch tmpfs, each over its host path in
+	// the minimal root; they need namespaces (no private directory
+	// stands in for them).
+	MoreScratch []ScratchTmpfs `json:"moreScratch,omitempty"`
+	Network     string         `json:"network"` // "none"
+	Env         []string       `json:"env"`     // names passed through
+	// SetEnv are the policy's constant values, set after everything else
+	// the server's environment holds: they win.
+	SetEnv  []EnvValue `json:"setEnv,omitempty"`
+	User    string     `json:"user"`
+	Workdir string     `json:"workdir,omitempty"`
+	Command []string   `json:"command"`
+	Accept  []string   `json:"accept"`
 	// ProgramPins: as BwrapSpec's.
 	ProgramPins []string `json:"programPins,omitempty"`
+}
+
+// ScratchTmpfs is one more bounded tmpfs of a ruleset.
+type ScratchTmpfs struct {
+	Target string `json:"target"`
+	Size   int64  `json:"size"`
+}
+
+// ScratchTargets are the host paths of every scratch tmpfs, the first first.
+func (rs *Ruleset) ScratchTargets() []string {
+	if rs.Scratch == "" {
+		return nil
+	}
+	out := []string{rs.Scratch}
+	for _, s := range rs.MoreScratch {
+		out = append(out, s.Target)
+	}
+	return out
+}
+
+// EnvValue is one variable a policy sets to a constant value (setenv).
+type EnvValue struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// WithSetEnv returns environ (NAME=value entries) with each of set in place
+// of any entry of the same name: the policy's value wins.
+func WithSetEnv(environ []string, set []EnvValue) []string {
+	if len(set) == 0 {
+		return environ
+	}
+	names := map[string]bool{}
+	for _, e := range set {
+		names[e.Name] = true
+	}
+	out := make([]string, 0, len(environ)+len(set))
+	for _, kv := range environ {
+		if name, _, _ := strings.Cut(kv, "="); !names[name] {
+			out = append(out, kv)
+		}
+	}
+	for _, e := range set {
+		out = append(out, e.Name+"="+e.Value)
+	}
+	return out
 }
 
 // Accepts reports whether the policy accepted the named degradation.
@@ -94,6 +151,9 @@ func (rs *Ruleset) Expand(projectRoot, home string) error {
 		}
 	}
 	rs.Workdir = fix(rs.Workdir)
+	for i := range rs.SetEnv { // a runtime pack's value below the home
+		rs.SetEnv[i].Value = fix(rs.SetEnv[i].Value)
+	}
 	for i, a := range rs.Command {
 		if flag, v, ok := strings.Cut(a, "="); ok && i > 0 && strings.HasPrefix(v, "${") {
 			rs.Command[i] = flag + "=" + fix(v)

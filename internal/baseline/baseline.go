@@ -7,7 +7,11 @@
 // an emitter compiles CUE or imports the schema to read them.
 package baseline
 
-import "fmt"
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
 
 // Paths returns the read-only host paths of a named runtime baseline.
 func Paths(name string) ([]string, error) {
@@ -55,3 +59,56 @@ func Seatbelt(name string) ([]SeatbeltRule, error) {
 // SeatbeltEgress returns the rules a seatbelt profile adds for a server
 // with an egress allowlist (#SeatbeltEgress).
 func SeatbeltEgress() []SeatbeltRule { return seatbeltEgress }
+
+// Pack is one runtime pack (#Pack): what a runner's programs need of the
+// host, each entry with the reason it is there.
+type Pack struct {
+	Why    string      `json:"why"`
+	Paths  []PackPath  `json:"paths"`
+	Env    []PackEnv   `json:"env"`
+	Caches []PackCache `json:"caches"`
+	Proc   bool        `json:"proc"`
+	// ProcWhy is why the runtime reads its own /proc.
+	ProcWhy string `json:"procWhy"`
+}
+
+// PackPath is a read-only host path: absolute, or "~/..." for the home of
+// the user who starts the server.
+type PackPath struct {
+	Path string `json:"path"`
+	Why  string `json:"why"`
+}
+
+// PackEnv is a constant environment value; one starting "~/" names a
+// path below the invoking user's home.
+type PackEnv struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	Why   string `json:"why"`
+}
+
+// PackCache is a bounded scratch folder at a sandbox path.
+type PackCache struct {
+	Target string `json:"target"`
+	Size   string `json:"size"`
+	Why    string `json:"why"`
+}
+
+// PackNamed returns a runtime pack by name.
+func PackNamed(name string) (Pack, error) {
+	p, ok := packs[name]
+	if !ok {
+		return Pack{}, fmt.Errorf("unknown runtime pack %q (known: %s)", name, strings.Join(PackNames(), ", "))
+	}
+	return p, nil
+}
+
+// PackNames are the packs' names, sorted.
+func PackNames() []string {
+	names := make([]string, 0, len(packs))
+	for n := range packs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -978,3 +978,309 @@ var seatbeltEgress = []SeatbeltRule{
 		Peers: "sandbox-runtime: the same service (restored for #118, claude-code#34876); Codex: trustd.agent, ocspd and SecurityServer with network on; nono: every service but SecurityServer",
 	},
 }
+
+// packs is #Packs.
+var packs = map[string]Pack{
+	"deno": {
+		Why: "Deno servers: the deno the installer put in ~/.deno and the modules deno cached, read-only, with no update check",
+		Paths: []PackPath{
+			{
+				Path: "~/.deno/bin",
+				Why:  "deno as its installer puts it (deno.land/install.sh)",
+			},
+			{
+				Path: "~/.cache/deno",
+				Why:  "DENO_DIR: the remote and npm modules deno cached, read-only",
+			},
+		},
+		Env: []PackEnv{
+			{
+				Name:  "DENO_DIR",
+				Value: "~/.cache/deno",
+				Why:   "the module cache granted above: HOME in the sandbox is not the user's",
+			},
+			{
+				Name:  "DENO_NO_UPDATE_CHECK",
+				Value: "1",
+				Why:   "no check for a newer deno",
+			},
+			{
+				Name:  "DENO_NO_PROMPT",
+				Value: "1",
+				Why:   "a missing permission fails, never waits on a prompt on stdin, where MCP speaks",
+			},
+			{
+				Name:  "NO_COLOR",
+				Value: "1",
+				Why:   "no colour codes in what deno writes",
+			},
+		},
+		Caches:  []PackCache{},
+		Proc:    true,
+		ProcWhy: "deno (Rust std::env::current_exe) reads /proc/self/exe",
+	},
+	"go": {
+		Why: "Go toolchains and the programs that run them (gopls, go run, go vet): GOROOT, the module cache read-only, GOCACHE in a bounded scratch",
+		Paths: []PackPath{
+			{
+				Path: "/usr/local/go",
+				Why:  "GOROOT of the go.dev tarball install (also below /usr, in the system baseline; containers get it mounted)",
+			},
+			{
+				Path: "/usr/lib/go",
+				Why:  "GOROOT of Debian's and Ubuntu's golang-go (a link to /usr/lib/go-1.N); Fedora's golang too",
+			},
+			{
+				Path: "~/sdk",
+				Why:  "the toolchains golang.org/dl's goX.Y.Z commands download (~/sdk/goX.Y.Z)",
+			},
+			{
+				Path: "~/go/bin",
+				Why:  "the programs go install builds (gopls, staticcheck): the server's own executable",
+			},
+			{
+				Path: "~/go/pkg/mod",
+				Why:  "the module cache (GOMODCACHE below), read-only: the server's dependencies are read, never fetched or rewritten",
+			},
+		},
+		Env: []PackEnv{
+			{
+				Name:  "PATH",
+				Value: "/usr/local/go/bin:/usr/lib/go/bin:/usr/local/bin:/usr/bin:/bin",
+				Why:   "go's bin folders before the sandbox's usual PATH: gopls and go run find go by PATH",
+			},
+			{
+				Name:  "GOMODCACHE",
+				Value: "~/go/pkg/mod",
+				Why:   "the module cache granted above: HOME in the sandbox is not the user's, so its default would be elsewhere",
+			},
+			{
+				Name:  "GOFLAGS",
+				Value: "-mod=readonly",
+				Why:   "go commands never rewrite go.mod or go.sum",
+			},
+			{
+				Name:  "GOTOOLCHAIN",
+				Value: "local",
+				Why:   "run the toolchain granted, never download another one",
+			},
+			{
+				Name:  "GOPROXY",
+				Value: "off",
+				Why:   "no module download: the cache is read-only and the network is the policy's",
+			},
+			{
+				Name:  "GOTELEMETRY",
+				Value: "off",
+				Why:   "no telemetry counters written to the user's config folder",
+			},
+			{
+				Name:  "GOENV",
+				Value: "off",
+				Why:   "go env -w's file (~/.config/go/env) is not granted: its GOPROXY may carry a password",
+			},
+			{
+				Name:  "GOCACHE",
+				Value: "/var/cache/go/build",
+				Why:   "compiled packages and test results, in the bounded cache below, never the host's ~/.cache/go-build read-write",
+			},
+			{
+				Name:  "GOPLSCACHE",
+				Value: "/var/cache/go",
+				Why:   "gopls' own index and type cache, in the same bounded cache",
+			},
+		},
+		Caches: []PackCache{
+			{
+				Target: "/var/cache/go",
+				Size:   "1g",
+				Why:    "GOCACHE and GOPLSCACHE: build and analysis results a server writes as it works, gone when it exits",
+			},
+		},
+		Proc:    true,
+		ProcWhy: "os.Executable reads /proc/self/exe: go finds GOROOT from it, gopls hashes itself with it",
+	},
+	"npx": {
+		Why: "Node.js servers as npx -y starts them: node from a version manager and the package npx installed in npm's cache, read-only and offline",
+		Paths: []PackPath{
+			{
+				Path: "~/.npm/_npx",
+				Why:  "the packages npx -y installed (~/.npm/_npx/HASH/node_modules): the server itself",
+			},
+			{
+				Path: "~/.npm/_cacache",
+				Why:  "npm's content cache: the package manifests npx checks its install against, offline",
+			},
+			{
+				Path: "~/.nvm/versions/node",
+				Why:  "node and npm installed by nvm (not ~/.nvm itself: its downloads and aliases are not needed)",
+			},
+			{
+				Path: "~/.local/share/fnm/node-versions",
+				Why:  "node installed by fnm (its default FNM_DIR)",
+			},
+			{
+				Path: "~/.fnm/node-versions",
+				Why:  "node installed by older fnm (~/.fnm when it exists)",
+			},
+			{
+				Path: "~/.volta/tools/image",
+				Why:  "node and npm images installed by Volta",
+			},
+			{
+				Path: "~/.volta/bin",
+				Why:  "Volta's shims, when the server's command is one",
+			},
+			{
+				Path: "~/.volta/tools/user",
+				Why:  "Volta's pinned default versions, which its shims read",
+			},
+		},
+		Env: []PackEnv{
+			{
+				Name:  "npm_config_cache",
+				Value: "~/.npm",
+				Why:   "npm's cache granted above: HOME in the sandbox is not the user's (~/.npmrc, with its tokens, is not granted)",
+			},
+			{
+				Name:  "npm_config_offline",
+				Value: "true",
+				Why:   "npx uses what is installed and never fetches",
+			},
+			{
+				Name:  "npm_config_update_notifier",
+				Value: "false",
+				Why:   "no registry check for a newer npm",
+			},
+			{
+				Name:  "npm_config_logs_max",
+				Value: "0",
+				Why:   "npm writes no log file into the read-only cache",
+			},
+			{
+				Name:  "npm_config_audit",
+				Value: "false",
+				Why:   "no audit request to the registry",
+			},
+			{
+				Name:  "npm_config_fund",
+				Value: "false",
+				Why:   "no funding message on stdout, where MCP speaks",
+			},
+		},
+		Caches:  []PackCache{},
+		Proc:    true,
+		ProcWhy: "node (libuv) reads /proc/self/exe for process.execPath and /proc/self/stat, /proc/meminfo",
+	},
+	"pipx": {
+		Why: "Python servers pipx installed: their virtual environments and pipx's shared pip, read-only, with no bytecode writes",
+		Paths: []PackPath{
+			{
+				Path: "~/.local/share/pipx/venvs",
+				Why:  "the environments pipx install makes (PIPX_HOME since pipx 1.3): venvs/NAME/bin/NAME is the server",
+			},
+			{
+				Path: "~/.local/share/pipx/shared",
+				Why:  "the shared pip every pipx environment links in (a .pth file)",
+			},
+			{
+				Path: "~/.local/pipx/venvs",
+				Why:  "the environments of pipx before 1.3 (~/.local/pipx)",
+			},
+			{
+				Path: "~/.local/pipx/shared",
+				Why:  "...and their shared pip",
+			},
+			{
+				Path: "~/.pyenv/versions",
+				Why:  "a pyenv interpreter an environment was made with",
+			},
+		},
+		Env: []PackEnv{
+			{
+				Name:  "PYTHONDONTWRITEBYTECODE",
+				Value: "1",
+				Why:   "Python writes no .pyc beside the read-only sources",
+			},
+			{
+				Name:  "PYTHONNOUSERSITE",
+				Value: "1",
+				Why:   "no ~/.local/lib/pythonX.Y packages: only the environment's",
+			},
+			{
+				Name:  "PIP_NO_INDEX",
+				Value: "1",
+				Why:   "pip, if the server runs it, never reaches an index",
+			},
+		},
+		Caches:  []PackCache{},
+		Proc:    true,
+		ProcWhy: "CPython's sys.executable and multiprocessing read /proc/self",
+	},
+	"uvx": {
+		Why: "Python servers as uvx and uv tool install lay them out: the tool environments, uv's managed interpreters and uv's cache, read-only, offline, with no bytecode writes",
+		Paths: []PackPath{
+			{
+				Path: "~/.cache/uv",
+				Why:  "uv's cache: the environments uvx runs (archive-v0/ID), read-only (uv.toml and credentials live elsewhere and are not granted)",
+			},
+			{
+				Path: "~/.local/share/uv/tools",
+				Why:  "the environments uv tool install makes (tools/NAME/bin/NAME)",
+			},
+			{
+				Path: "~/.local/share/uv/python",
+				Why:  "the interpreters uv installs, which those environments link to (not ~/.local/share/uv/credentials)",
+			},
+			{
+				Path: "~/.pyenv/versions",
+				Why:  "a pyenv interpreter an environment was made with",
+			},
+		},
+		Env: []PackEnv{
+			{
+				Name:  "UV_CACHE_DIR",
+				Value: "~/.cache/uv",
+				Why:   "uv's cache granted above: HOME in the sandbox is not the user's",
+			},
+			{
+				Name:  "UV_TOOL_DIR",
+				Value: "~/.local/share/uv/tools",
+				Why:   "the tool environments granted above",
+			},
+			{
+				Name:  "UV_PYTHON_INSTALL_DIR",
+				Value: "~/.local/share/uv/python",
+				Why:   "the interpreters granted above",
+			},
+			{
+				Name:  "UV_OFFLINE",
+				Value: "1",
+				Why:   "uv never fetches a package",
+			},
+			{
+				Name:  "UV_PYTHON_DOWNLOADS",
+				Value: "never",
+				Why:   "uv never downloads an interpreter",
+			},
+			{
+				Name:  "UV_NO_CONFIG",
+				Value: "1",
+				Why:   "uv reads no uv.toml (index URLs and credentials are not granted)",
+			},
+			{
+				Name:  "PYTHONDONTWRITEBYTECODE",
+				Value: "1",
+				Why:   "Python writes no .pyc beside the read-only sources",
+			},
+			{
+				Name:  "PYTHONNOUSERSITE",
+				Value: "1",
+				Why:   "no ~/.local/lib/pythonX.Y packages: only the environment's",
+			},
+		},
+		Caches:  []PackCache{},
+		Proc:    true,
+		ProcWhy: "CPython's sys.executable and multiprocessing, uv's python, read /proc/self",
+	},
+}

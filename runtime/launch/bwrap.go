@@ -123,6 +123,14 @@ func (p *bwrapPrep) args() error {
 			err = p.proc(a, v)
 		case "--bind", "--ro-bind":
 			err = p.bindArg(a, v)
+		case "--ro-bind-try":
+			err = p.bindTry(a, v)
+		case "--setenv":
+			// A runtime pack's value below the home (GOMODCACHE=${HOME}/...).
+			var val string
+			if val, err = p.expand(v[1]); err == nil {
+				p.b.Argv = append(p.b.Argv, a, v[0], val)
+			}
 		case "--uid", "--gid":
 			err = p.id(a, v)
 		default:
@@ -206,6 +214,35 @@ func (p *bwrapPrep) bindArg(a string, v []string) error {
 		p.rwTargets = append(p.rwTargets, target)
 	}
 	p.bind(op, fd, target)
+	return nil
+}
+
+// bindTry copies a --ro-bind-try of a system path (the runtime baseline)
+// as it is; one below the project root or the home (a runtime pack's
+// path, ${HOME}/... in a committed spec) is expanded and opened the way a
+// grant is, without following a symlink below its base, and skipped when
+// missing: a pack's path is never created.
+func (p *bwrapPrep) bindTry(a string, v []string) error {
+	host, err := p.expand(v[0])
+	if err != nil {
+		return err
+	}
+	target, err := p.expand(v[1])
+	if err != nil {
+		return err
+	}
+	if base, _ := p.src.split(host); base == "/" {
+		p.b.Argv = append(p.b.Argv, a, host, target)
+		return nil
+	}
+	fd, err := p.src.Open(host)
+	if err != nil {
+		if IsMissingSource(err) {
+			return nil
+		}
+		return err
+	}
+	p.bind("--ro-bind-fd", fd, target)
 	return nil
 }
 

@@ -33,6 +33,13 @@ func CheckRuleset(rs *artefact.Ruleset, h hostcaps.Host) error {
 			return refuse("without user namespaces only TCP can be denied (UDP, MPTCP and unix sockets stay open); enable them, or accept %q in the policy", artefact.AcceptTCPOnly)
 		}
 	}
+	if !h.UserNS && rs.Proc {
+		// No degradation accepts it: the only /proc left is the host's.
+		return refuse("this plan needs /proc (proc: true), and only a procfs of the server's own PID namespace is ever given, which takes user namespaces; they are not available here, and the host's /proc is never granted: enable unprivileged user namespaces, or use the bwrap or docker backend")
+	}
+	if !h.UserNS && len(rs.MoreScratch) > 0 {
+		return refuse("without user namespaces no tmpfs can be mounted, and the one private folder landlock-scratch-dir gives cannot stand at %d scratch targets; enable them, or use the bwrap or docker backend", len(rs.ScratchTargets()))
+	}
 	if !h.UserNS && rs.Scratch != "" && !rs.Accepts(artefact.AcceptScratchDir) {
 		return refuse("without user namespaces the scratch cannot be a bounded tmpfs; enable them, or accept %q in the policy", artefact.AcceptScratchDir)
 	}

@@ -95,7 +95,10 @@ func confineAndRun(sp *spec, verbose io.Writer, mode runMode) (int, error) {
 		return 0, err
 	}
 
-	rules, err := landlockRules(rs)
+	// /proc is granted only where stage 2 mounted the server's own: never
+	// the host's (without namespaces CheckRuleset refused the plan; the
+	// unhardened test wiring has none).
+	rules, err := landlockRules(rs, mode == inStage2 && rs.Proc)
 	if err != nil {
 		return 0, err
 	}
@@ -199,8 +202,9 @@ func switchToUser(user string) (bool, error) {
 
 // landlockRules are the ruleset's hierarchies as Landlock rules: the
 // baseline and devices only where they exist on this machine, every grant
-// or an error.
-func landlockRules(rs *artefact.Ruleset) ([]landlock.Rule, error) {
+// or an error; and read on /proc when proc says the root holds the
+// server's own.
+func landlockRules(rs *artefact.Ruleset, proc bool) ([]landlock.Rule, error) {
 	var rules []landlock.Rule
 	for _, g := range []struct {
 		ro, ignoreMissing bool
@@ -222,6 +226,12 @@ func landlockRules(rs *artefact.Ruleset) ([]landlock.Rule, error) {
 			}
 			rules = append(rules, fsRule(p, fi.IsDir(), g.ro))
 		}
+	}
+	if proc {
+		// The procfs buildRoot mounted: read files and list folders, no
+		// more (a magic link such as /proc/self/exe leads to its target,
+		// which the target's own rule decides).
+		rules = append(rules, landlock.PathAccess(ll.AccessFSReadFile|ll.AccessFSReadDir, "/proc"))
 	}
 	return rules, nil
 }

@@ -70,7 +70,7 @@ func (e Engine) Prepare(args []string) ([]string, error) {
 		return nil, err
 	}
 	p := &enginePrep{Engine: e, podman: podman, src: NewSources(e.Root, e.Home),
-		explicit: explicitTargets(args), bound: map[string]bool{}}
+		explicit: explicitTargets(args), optional: optionalTargets(args), bound: map[string]bool{}}
 	i, err := p.options(args)
 	if err != nil {
 		return nil, err
@@ -119,6 +119,25 @@ func explicitTargets(args []string) map[string]bool {
 	return explicit
 }
 
+// optionalTargets are the targets the arguments label optional (a runtime
+// pack's host paths): a bind there is dropped when its source is missing.
+func optionalTargets(args []string) map[string]bool {
+	optional := map[string]bool{}
+	for j := 1; j+1 < len(args) && strings.HasPrefix(args[j], "-"); j++ {
+		if args[j] == "--label" {
+			if t, ok := strings.CutPrefix(args[j+1], artefact.LabelOptional+"="); ok {
+				optional[path.Clean(t)] = true
+			}
+			j++
+		} else if args[j] == "--mount" {
+			j++
+		} else if n, ok := artefact.EngineOperands(args[j]); ok {
+			j += n
+		}
+	}
+	return optional
+}
+
 // enginePrep is one Prepare under way: the argv built so far and what the
 // options seen so far decided.
 type enginePrep struct {
@@ -126,6 +145,7 @@ type enginePrep struct {
 	podman    bool
 	src       *Sources
 	explicit  map[string]bool // explicitTargets
+	optional  map[string]bool // optionalTargets
 	out       []string
 	user      string // --user, resolved: the scratch's owner
 	rwTargets []string
@@ -192,7 +212,11 @@ func (p *enginePrep) mount(a, v string) error {
 		p.rwTargets = append(p.rwTargets, m.Target)
 		return nil
 	}
-	fd, err := p.src.Open(m.Source)
+	optional := m.ReadOnly && p.optional[path.Clean(m.Target)]
+	fd, err := p.openSource(m.Source, optional)
+	if optional && IsMissingSource(err) {
+		return nil // a runtime pack's path this machine lacks: never created
+	}
 	if m.ReadOnly && below(m.Target, p.rwTargets) {
 		// A protected name: gone (nothing to bind), or already
 		// bound read-only by the fixed top level (engines refuse
@@ -219,6 +243,21 @@ func (p *enginePrep) mount(a, v string) error {
 	}
 	p.out = append(p.out, a, v)
 	return nil
+}
+
+// openSource opens a bind's source below its base without following a
+// symlink; a runtime pack's system path (below / alone: no server's user
+// writes there) follows them, as the engine will: /usr/lib/go is a link to
+// /usr/lib/go-1.N on Debian.
+func (p *enginePrep) openSource(src string, optional bool) (int, error) {
+	if base, _ := p.src.split(src); optional && base == "/" {
+		fd, err := unix.Open(src, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return -1, fmt.Errorf("mount source %s: %w", src, err)
+		}
+		return fd, nil
+	}
+	return p.src.Open(src)
 }
 
 // option checks the option at args[i] (not a --mount) and copies it to

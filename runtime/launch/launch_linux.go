@@ -68,11 +68,11 @@ func Start(rs *artefact.Ruleset, opts Options) (int, error) {
 	if err := CheckRuleset(rs, hostcaps.Host{ABI: host.ABI, UserNS: tryNS}); err != nil {
 		return 0, err
 	}
-	if rs.Scratch != "" {
+	for _, sc := range rs.ScratchTargets() {
 		// The tmpfs goes over the host path: it must not hide a grant.
 		for _, g := range append(append(append([]string{}, rs.ReadOnly...), rs.ReadWrite...), rs.Command[0], rs.Workdir) {
-			if g != "" && (g == rs.Scratch || strings.HasPrefix(g, strings.TrimSuffix(rs.Scratch, "/")+"/")) {
-				return 0, fmt.Errorf("server %q: scratch at %s would hide %s, which lies below it on this machine (Landlock runs with host paths): move the scratch target, or use the bwrap or docker backend", rs.Server, rs.Scratch, g)
+			if g != "" && (g == sc || strings.HasPrefix(g, strings.TrimSuffix(sc, "/")+"/")) {
+				return 0, fmt.Errorf("server %q: scratch at %s would hide %s, which lies below it on this machine (Landlock runs with host paths): move the scratch target, or use the bwrap or docker backend", rs.Server, sc, g)
 			}
 		}
 	}
@@ -105,7 +105,7 @@ func Start(rs *artefact.Ruleset, opts Options) (int, error) {
 			return 0, err
 		}
 		rs.ReadWrite = append(rs.ReadWrite, dir)
-		sp.Env = scratchEnv(sp.Env, dir)
+		sp.Env = artefact.WithSetEnv(scratchEnv(sp.Env, dir), rs.SetEnv)
 		say(opts.Verbose, "mcpolicy exec: %s: no namespaces: scratch: the folder %s (HOME and TMPDIR), not bounded (accepted: %s)", rs.Server, dir, artefact.AcceptScratchDir)
 	}
 	if rs.Accepts(artefact.AcceptUnixSockets) {
@@ -144,8 +144,9 @@ func bases(opts Options) []string {
 	return out
 }
 
-// environment is the server's whole environment: a fixed PATH and HOME, and
-// the passthrough names that are set.
+// environment is the server's whole environment: a fixed PATH and HOME, the
+// passthrough names that are set, and the policy's constant values, which
+// win over both.
 func environment(rs *artefact.Ruleset, environ []string) []string {
 	home := "/"
 	if rs.Scratch != "" {
@@ -159,7 +160,7 @@ func environment(rs *artefact.Ruleset, environ []string) []string {
 			}
 		}
 	}
-	return env
+	return artefact.WithSetEnv(env, rs.SetEnv)
 }
 
 // runInNamespaces re-executes the launcher in new user, network, mount and
@@ -235,8 +236,9 @@ func namespaceAttr(sp *spec, uid, gid int) (*syscall.SysProcAttr, error) {
 	// the kernel kills every process left in the namespace. Without it, a process the server
 	// started in a new session outlived the server and its client
 	// (confined, but unwatched: it rewrote its grant after mcpolicy prove
-	// had put it back). The namespace holds no /proc (the ruleset never
-	// grants it). Stage 2 stays outside the server's Landlock domain (see
+	// had put it back). Its /proc, when the ruleset says proc, is a procfs
+	// of this namespace that lists only what the server may ptrace (see
+	// procOptions); otherwise there is none. Stage 2 stays outside the server's Landlock domain (see
 	// startConfined): Landlock denies the server ptrace into it and (ABI 6)
 	// signals to it; the seccomp filter denies ptrace too.
 	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWPID)
@@ -374,7 +376,12 @@ func Stage2() {
 			if err := mountScratch(rs.Scratch, rs.ScratchSize); err != nil {
 				fail(err)
 			}
-			rs.ReadWrite = append(rs.ReadWrite, rs.Scratch)
+			for _, s := range rs.MoreScratch {
+				if err := mountScratch(s.Target, s.Size); err != nil {
+					fail(err)
+				}
+			}
+			rs.ReadWrite = append(rs.ReadWrite, rs.ScratchTargets()...)
 		}
 		code, err := confineAndRun(&sp, verbose, unhardened)
 		if err != nil {
@@ -399,8 +406,11 @@ func Stage2() {
 	// 1 to run the server again without namespaces.
 	unix.Close(4)
 	if sp.Mount {
-		rs.ReadWrite = append(rs.ReadWrite, rs.Scratch)
+		rs.ReadWrite = append(rs.ReadWrite, rs.ScratchTargets()...)
 		say(verbose, "mcpolicy exec: %s: scratch: tmpfs at %s, %d bytes", rs.Server, rs.Scratch, rs.ScratchSize)
+		for _, s := range rs.MoreScratch {
+			say(verbose, "mcpolicy exec: %s: scratch: tmpfs at %s, %d bytes", rs.Server, s.Target, s.Size)
+		}
 	}
 	if sp.DropGroups {
 		if err := syscall.Setgroups(nil); err != nil {

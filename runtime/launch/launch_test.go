@@ -217,7 +217,8 @@ func TestFailsClosed(t *testing.T) {
 // launcher enforces come from two places; they must refuse the same hosts.
 func TestReportAndCheckAgree(t *testing.T) {
 	for _, h := range []hostcaps.Host{{ABI: 7, UserNS: true}, {ABI: 7}, {ABI: 5, UserNS: true}, {ABI: 5}, {ABI: 3}, {ABI: 4}} {
-		for _, scratch := range []bool{false, true} {
+		for _, variant := range []struct{ scratch, proc bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+			scratch := variant.scratch
 			for _, accept := range [][]string{nil, {artefact.AcceptTCPOnly}, {artefact.AcceptTCPOnly, artefact.AcceptNoScope, artefact.AcceptScratchDir},
 				{artefact.AcceptTCPOnly, artefact.AcceptScratchDir, artefact.AcceptUnixSockets}, {artefact.AcceptTCPOnly, artefact.AcceptNoScope, artefact.AcceptScratchDir, artefact.AcceptUnixSockets}} {
 				var accepted []compiler.Accepted
@@ -229,6 +230,7 @@ func TestReportAndCheckAgree(t *testing.T) {
 				if scratch {
 					p.Scratch = &compiler.Scratch{Target: "/tmp", SizeBytes: 1 << 20}
 				}
+				p.Proc = variant.proc
 				rs, err := landlock.Build(p, compiler.Machine{ProjectRoot: "/p", Home: "/h"})
 				if err != nil {
 					t.Fatal(err)
@@ -236,7 +238,7 @@ func TestReportAndCheckAgree(t *testing.T) {
 				report := emit.Check(p, landlock.Backend, landlock.Enforcement(p, h)) == nil
 				check := h.ABI >= artefact.MinABI && launch.CheckRuleset(rs, h) == nil
 				if report != check {
-					t.Errorf("host %+v scratch %v accept %v: report says %v, launcher says %v", h, scratch, accept, report, check)
+					t.Errorf("host %+v scratch %v proc %v accept %v: report says %v, launcher says %v", h, scratch, variant.proc, accept, report, check)
 				}
 			}
 		}

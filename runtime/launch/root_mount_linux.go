@@ -19,9 +19,10 @@ import (
 // say. Where namespaces work, stage 2 therefore builds the server's whole
 // filesystem, as bwrap does, before it applies the ruleset: a tmpfs holding
 // only the runtime baseline (read-only), the grants at their host paths
-// (read-only or read-write, as the ruleset says), the scratch tmpfs and a
-// minimal /dev (no /proc: the ruleset never grants it); then it
-// pivots into it, detaches the host's root and makes the tmpfs read-only.
+// (read-only or read-write, as the ruleset says), the scratch tmpfs, a
+// minimal /dev and, only when the ruleset says proc, a procfs of the
+// server's own PID namespace (never the host's); then it pivots into it,
+// detaches the host's root and makes the tmpfs read-only.
 // Anything else — /run, /tmp, $XDG_RUNTIME_DIR, the home folder — is simply
 // not there. Landlock still applies on top, with the same host paths.
 
@@ -68,16 +69,27 @@ func buildRoot(sp *spec, verbose io.Writer) error {
 	defer r.close()
 
 	// 1. Every source, opened and cloned while the host's tree is in view.
-	if err := r.openBaseline(rs.Baseline); err != nil {
+	src := NewSources(sp.Bases...)
+	if err := r.openBaseline(src, rs.Baseline); err != nil {
 		return err
 	}
-	if err := r.openGrants(NewSources(sp.Bases...), rs.ReadOnly, rs.ReadWrite); err != nil {
+	if err := r.openGrants(src, rs.ReadOnly, rs.ReadWrite); err != nil {
 		return err
 	}
 	if err := r.newScratch(rs.Scratch, rs.ScratchSize); err != nil {
 		return err
 	}
+	for _, s := range rs.MoreScratch {
+		if err := r.newScratch(s.Target, s.Size); err != nil {
+			return err
+		}
+	}
 	if err := r.openDevices(rs.DevicesRO, rs.DevicesRW); err != nil {
+		return err
+	}
+	// Made while the host's /proc is in view: the kernel mounts a procfs
+	// in a user namespace only where one is already fully visible.
+	if err := r.newProc(rs.Proc); err != nil {
 		return err
 	}
 	r.readRootLinks()
@@ -92,8 +104,9 @@ func buildRoot(sp *spec, verbose io.Writer) error {
 	if err := pivotIntoStaging(); err != nil {
 		return err
 	}
-	say(verbose, "mcpolicy exec: %s: root: a read-only tmpfs holding only %d read-only and %d read-write hierarchies at their host paths%s and /dev (%s); the host's other files, sockets included, are not there",
-		rs.Server, r.sum.ro, r.sum.rw, map[bool]string{true: ", the scratch", false: ""}[rs.Scratch != ""], strings.Join(devNames(r.devs), " "))
+	say(verbose, "mcpolicy exec: %s: root: a read-only tmpfs holding only %d read-only and %d read-write hierarchies at their host paths%s%s and /dev (%s); the host's other files, sockets included, are not there",
+		rs.Server, r.sum.ro, r.sum.rw, map[bool]string{true: ", the scratch", false: ""}[rs.Scratch != ""],
+		map[bool]string{true: ", /proc (its own PID namespace's, read-only, " + procSummary + ")", false: ""}[rs.Proc], strings.Join(devNames(r.devs), " "))
 	return nil
 }
 
@@ -128,10 +141,18 @@ func (r *newRoot) close() {
 	}
 }
 
-// openBaseline clones the runtime baseline's paths (read-only).
-func (r *newRoot) openBaseline(paths []string) error {
+// openBaseline clones the runtime baseline's paths (read-only); one below
+// the project root or the home (a runtime pack's) is opened as a grant is,
+// without following a symlink below its base, and skipped when missing.
+func (r *newRoot) openBaseline(src *Sources, paths []string) error {
 	for _, p := range paths {
-		m, err := baselineMount(p)
+		var m *rootMount
+		var err error
+		if base, _ := src.split(p); base == "/" {
+			m, err = baselineMount(p)
+		} else if m, err = grantMount(src, p, true); err != nil && IsMissingSource(err) {
+			m, err = nil, nil
+		}
 		if err != nil {
 			return err
 		}
@@ -179,6 +200,51 @@ func (r *newRoot) newScratch(at string, size int64) error {
 		return fmt.Errorf("the scratch tmpfs: %w", err)
 	}
 	r.mounts = append(r.mounts, rootMount{at: at, tree: tree, dir: true, what: "scratch"})
+	return nil
+}
+
+// procOptions are the server's procfs's, the narrowest with which Go's
+// os.Executable, Node and CPython start. subset=pid leaves only the
+// per-process folders (and self, thread-self): no host-wide file at all —
+// /proc/keys and /proc/key-users (which bwrap masks), /proc/sys,
+// /proc/kallsyms, /proc/slabinfo and the other 0400 files a server whose
+// plan says root would read as the host's root, /proc/cpuinfo, /proc/stat.
+// hidepid=ptraceable lists only the processes the server may ptrace, its
+// own and its children: stage 2, the namespace's init (undumpable, outside
+// the server's Landlock domain), is not there. What runtimes read is per
+// process and stays: readlink /proc/self/exe (Go's os.Executable),
+// /proc/self/maps (glibc's pthread_getattr_np, under V8), /proc/self/fd,
+// /proc/self/status, /proc/self/cgroup and mountinfo (Go's GOMAXPROCS,
+// libuv). The cost: Node's os.cpus() (which reads /proc/stat) is empty;
+// os.totalmem() falls back on sysinfo(2), and CPython's os.cpu_count and
+// Go's runtime.NumCPU never read /proc.
+var procOptions = map[string]string{"subset": "pid", "hidepid": "ptraceable"}
+
+const procSummary = "subset=pid, hidepid=ptraceable: the server's own processes, no host-wide file"
+
+// newProc makes the server's /proc when the ruleset asks for it: a fresh
+// procfs of this PID namespace (stage 2 is its init: no host PID is in
+// it), read-only, nosuid, nodev, noexec.
+func (r *newRoot) newProc(want bool) error {
+	if !want {
+		return nil
+	}
+	tree, err := newMount("proc", procOptions, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+	if errors.Is(err, unix.EPERM) {
+		return fmt.Errorf("the server's /proc: %w (the kernel mounts a procfs in a user namespace only where the host's /proc is fully visible: is this launcher in a container that masks parts of it?)", err)
+	}
+	if err != nil {
+		return fmt.Errorf("the server's /proc: %w", err)
+	}
+	// Fail closed should the kernel ever ignore subset=pid.
+	for _, hostWide := range []string{"keys", "key-users", "sys"} {
+		var st unix.Stat_t
+		if err := unix.Fstatat(tree, hostWide, &st, unix.AT_SYMLINK_NOFOLLOW); !errors.Is(err, unix.ENOENT) {
+			unix.Close(tree)
+			return fmt.Errorf("the server's /proc: /proc/%s is there despite subset=pid (%v): refusing to mount it", hostWide, err)
+		}
+	}
+	r.mounts = append(r.mounts, rootMount{at: "/proc", tree: tree, dir: true, what: "/proc"})
 	return nil
 }
 

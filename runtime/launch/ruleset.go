@@ -25,6 +25,18 @@ func resolveRuleset(rs *artefact.Ruleset, projectRoot, home string) error {
 // cannot nest on this backend, so no server can write beside a source.
 func checkSources(rs *artefact.Ruleset, root, home string) error {
 	src := NewSources(root, home)
+	for _, p := range rs.Baseline {
+		// A runtime pack's path below the home: skipped when missing.
+		if base, _ := src.split(p); base != "/" {
+			fd, err := src.Open(p)
+			if err != nil && !IsMissingSource(err) {
+				return err
+			}
+			if err == nil {
+				closeFD(fd)
+			}
+		}
+	}
 	for _, list := range [][]string{rs.ReadOnly, rs.ReadWrite} {
 		for _, p := range list {
 			fd, err := src.Open(p)

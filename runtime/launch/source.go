@@ -49,6 +49,10 @@ func (s *Sources) split(p string) (base, rel string) {
 // IsMissing reports whether err says a source does not exist.
 func IsMissing(err error) bool { return errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOENT) }
 
+// IsMissingSource reports whether err says a source, or a folder on its
+// way, does not exist: a runtime pack's path is then skipped.
+func IsMissingSource(err error) bool { return IsMissing(err) || errors.Is(err, unix.ENOTDIR) }
+
 // child is one top-level entry of a fixed-top mount.
 type child struct {
 	name string

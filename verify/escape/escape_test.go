@@ -59,6 +59,8 @@ func TestEscape(t *testing.T) {
 		scratchScenarios,
 		driftScenarios,
 		engineEntryScenarios,
+		setenvScenarios,
+		scratchManyScenarios,
 	) {
 		t.Run(sc.name, func(t *testing.T) {
 			for _, b := range sc.backends {

@@ -941,6 +941,7 @@ func errnoOf(msg string) string {
 		{"Not a directory", "ENOTDIR"},
 		{"Is a directory", "EISDIR"},
 		{"Invalid argument", "EINVAL"},
+		{"No space left on device", "ENOSPC"},
 	} {
 		if strings.Contains(msg, e.text) {
 			return e.name

@@ -10,9 +10,11 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/emit/registry"
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/findings"
+	"github.com/mcpolicy/mcpolicy/internal/hostcaps"
 	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/mcpolicy/mcpolicy/runtime/seccomp"
 	"github.com/spf13/cobra"
@@ -124,7 +126,22 @@ func buildRun(opts *buildOptions) error {
 		return err
 	}
 	fmt.Fprintf(opts.Out, "wrote %s: %s, %s\n", spell(dir), compiler.Plural(len(plans), "server"), compiler.Plural(len(files), "file"))
+	hostNotes(opts.Err, plans)
 	return nil
+}
+
+// landlockHost is what this machine offers Landlock (a test's stand-in).
+var landlockHost = hostcaps.Detect
+
+// hostNotes says which plans built here the launcher will refuse on this
+// machine: the artefacts are every machine's, checked against the best.
+func hostNotes(w io.Writer, plans []*compiler.Plan) {
+	h := landlockHost()
+	for _, p := range plans {
+		if err := landlock.OnThisHost(p, h); err != nil {
+			fmt.Fprintf(w, "mcpolicy: note: on this machine (Landlock ABI %d, user namespaces unavailable) the launcher will refuse server %q on landlock: %s\n", h.ABI, p.Server, spellText(err.Error()))
+		}
+	}
 }
 
 // buildCheck is build --check: each file of dir that is missing, stale,

@@ -115,6 +115,7 @@ func checkRun(opts *checkOptions) error {
 			fmt.Fprintf(opts.Err, "mcpolicy: note: %s\n", spellText(u.String()))
 		}
 	}
+	hostNotes(opts.Err, plans)
 	if err := rep.write(opts.Out, opts.Format, !res.Drift && len(res.Unread) == 0 && !written); err != nil {
 		return &exitError{code: ExitError, err: err}
 	}

@@ -42,8 +42,10 @@ private-address rule).
 
 TARGET is a host path (~/.aws/credentials, src/a.go from the current
 folder, /usr/bin/env), a sandbox path (/workspace/.git/config: an absolute
-path at or below a mount target or the scratch), a destination
-(api.github.com:443), or an environment variable's name (GITHUB_TOKEN).
+path at or below a mount target or the scratch; /proc/self/exe: /proc is
+the server's own procfs on each backend that gives one, never this
+machine's), a destination (api.github.com:443), or an environment
+variable's name (GITHUB_TOKEN).
 --host and --sandbox force how an absolute path is read.
 
 Paths are resolved as the backends resolve them: the deepest mount decides
@@ -58,6 +60,7 @@ mcpolicy run --hosts).`,
 		Example: `  mcpolicy why ~/.aws/credentials -p examples/code-index
   mcpolicy why /workspace/.git/config -p examples/code-index
   mcpolicy why api.github.com:443 --format json
+  mcpolicy why /proc/self/exe --backend landlock
   mcpolicy why GITHUB_TOKEN --server github`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
