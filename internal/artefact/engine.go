@@ -93,6 +93,9 @@ func EngineArgs(artefact []byte, root, home string) ([]string, error) {
 			return nil, err
 		}
 		// A runtime pack's path below the home is bound at the same path.
+		if strings.HasPrefix(m.Target, "${HOME}") && strings.Trim(home, "/") == "" {
+			return nil, fmt.Errorf("HOME is /: the target %s would be a path of the container's root", m.Target)
+		}
 		if m.Target, err = expandBase(m.Target, root, home); err != nil {
 			return nil, err
 		}
@@ -114,6 +117,9 @@ func expandHomeWord(w, home string) (string, error) {
 	}
 	if !strings.HasPrefix(home, "/") {
 		return "", fmt.Errorf("${HOME} needs an absolute value to start this server")
+	}
+	if strings.Trim(home, "/") == "" {
+		return "", fmt.Errorf("HOME is /: %s would be a path of the container's root", w)
 	}
 	return flag + strings.TrimSuffix(home, "/") + rest, nil
 }

@@ -92,6 +92,15 @@ func (p *bwrapPrep) expand(s string) (string, error) {
 	return s, nil
 }
 
+// target expands a sandbox target: a "~/..." one (${HOME}/...) refuses a
+// home of "/", where ~/proc or ~/dev would land on the runtime's own.
+func (p *bwrapPrep) target(s string) (string, error) {
+	if (s == "${HOME}" || strings.HasPrefix(s, "${HOME}/")) && cleanAbs(p.home) == "/" {
+		return "", fmt.Errorf("HOME is /: the target %s would be a path of the sandbox's root", s)
+	}
+	return p.expand(s)
+}
+
 // bind passes an opened source to bwrap by its descriptor.
 func (p *bwrapPrep) bind(op string, fd int, target string) {
 	p.b.FDs = append(p.b.FDs, fd)
@@ -135,7 +144,7 @@ func (p *bwrapPrep) args() error {
 		case "--tmpfs", "--chdir":
 			// A "~/..." target or workdir (${HOME}/... in the spec).
 			var val string
-			if val, err = p.expand(v[0]); err == nil {
+			if val, err = p.target(v[0]); err == nil {
 				p.b.Argv = append(p.b.Argv, a, val)
 			}
 		default:
@@ -200,7 +209,7 @@ func (p *bwrapPrep) bindArg(a string, v []string) error {
 	if err != nil {
 		return err
 	}
-	target, err := p.expand(v[1])
+	target, err := p.target(v[1])
 	if err != nil {
 		return err
 	}

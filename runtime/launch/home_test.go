@@ -59,3 +59,17 @@ func TestEngineArgsExpandHomeTargets(t *testing.T) {
 		t.Errorf("an empty HOME was accepted")
 	}
 }
+
+// A home of "/" would put "~/proc" on the runtime's /proc: refused.
+func TestHomeTargetsRefuseRootHome(t *testing.T) {
+	root, _ := project(t)
+	spec := &launch.BwrapSpec{BwrapSpec: artefact.BwrapSpec{Backend: "bwrap", Server: "s", Plan: "sha256:00",
+		Args: []string{"--unshare-all", "--size", "1024", "--tmpfs", "${HOME}/proc", "--", "/bin/true"}}}
+	if _, err := launch.PrepareBwrapAt(spec, root, "/", nil, "/usr/bin/bwrap"); err == nil || !strings.Contains(err.Error(), "HOME is /") {
+		t.Errorf("bwrap: got %v, want HOME is / refused", err)
+	}
+	b := []byte(`["run", "--mount", "type=bind,source=${HOME}/d,target=${HOME}/proc,readonly", "img:1"]`)
+	if _, err := artefact.EngineArgs(b, "/p", "/"); err == nil || !strings.Contains(err.Error(), "HOME is /") {
+		t.Errorf("engine: got %v, want HOME is / refused", err)
+	}
+}
