@@ -98,4 +98,4 @@ while [ "$n" -gt 0 ]; do
     shift
     n=$((n - 1))
 done
-exec "$launcher" "$@" --project-root "$root" --bwrap "$bwrap" --sha256 sha256:78a2e7669b3afa73f80ce2de11b773c3747fecbe19f6711a4fc93a3f04235644 "$here"/gopls.json
+exec "$launcher" "$@" --project-root "$root" --bwrap "$bwrap" --sha256 sha256:2e83c911af091fda43cf4b3767eb483e97a4396dcad3c8e0e2262637ba2f85f4 "$here"/gopls.json
