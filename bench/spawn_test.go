@@ -17,7 +17,8 @@
 // then starts the same confinement (compare with mcpolicy-launch, bwrap and
 // ENGINE). mcpolicy-launch-proc is mcpolicy-launch for a plan with proc:
 // the cost of the server's own /proc. A launch whose tool is missing is
-// skipped.
+// skipped. BenchmarkInitialize (initialize_test.go) times a real MCP
+// server to its initialize answer, per backend beside its unconfined start.
 package bench
 
 import (

@@ -161,6 +161,12 @@ func (c *compiler) sandboxPath(p string, pos position.Pos, field string) string 
 	if p == "/" {
 		c.fail(pos, field, `mount at a folder such as "/workspace"`, "sandbox path / would replace the whole root filesystem")
 	}
+	if p == "~" {
+		c.fail(pos, field, `name a folder below the home, such as "~/projects/notes"`, `sandbox path "~" would cover the whole home`)
+	}
+	if InHome(p) {
+		return p
+	}
 	for _, r := range reservedTargets {
 		if p == r || strings.HasPrefix(p, r+"/") {
 			c.fail(pos, field, `mount at a folder such as "/workspace"`, "sandbox path %q is reserved for the runtime (%s)", p, r)
@@ -168,6 +174,15 @@ func (c *compiler) sandboxPath(p string, pos position.Pos, field string) string 
 	}
 	return p
 }
+
+// InHome reports whether a sandbox path is "~/...": below the home of the
+// user who starts the server, which the launcher expands at spawn. "~" is
+// a root of its own: "~/a" never nests in an absolute path.
+func InHome(sandbox string) bool { return strings.HasPrefix(sandbox, "~/") }
+
+// SandboxWord reports whether a command word, workdir or value names a
+// sandbox path: absolute, or "~/...".
+func SandboxWord(w string) bool { return path.IsAbs(w) || InHome(w) }
 
 // hostPath resolves a mount source: "~/x" stays relative to HOME, an absolute
 // path stays as written, anything else is relative to the policy's folder

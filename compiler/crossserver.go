@@ -250,7 +250,7 @@ func (c *compiler) runWords(p *Plan) []runWord {
 				operand = false // -c CODE, -m MODULE, -e CODE: no script operand
 			}
 			_, v, ok := strings.Cut(w, "=")
-			if !ok || !path.IsAbs(v) {
+			if !ok || !SandboxWord(v) {
 				continue
 			}
 			word = v
@@ -259,7 +259,7 @@ func (c *compiler) runWords(p *Plan) []runWord {
 		switch {
 		case word == "":
 			continue
-		case path.IsAbs(word):
+		case SandboxWord(word):
 			sb = word
 		case p.Workdir != "" && (i > 0 || strings.Contains(word, "/")):
 			sb = path.Join(p.Workdir, word)

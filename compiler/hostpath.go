@@ -148,3 +148,62 @@ func InvokerRootError(server string) error {
 func CurrentUser() *User {
 	return &User{UID: os.Getuid(), GID: os.Getgid()}
 }
+
+// HomeTargets reports whether any mount or scratch target, or the
+// workdir, is "~/...": the server then runs with the home of the user who
+// starts it at the same path as on the host.
+func (p *Plan) HomeTargets() bool {
+	if InHome(p.Workdir) {
+		return true
+	}
+	for _, t := range planTargets(p) {
+		if InHome(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// HomePath renders a "~/..." sandbox path by r as the home's path
+// (${HOME}/... for committed artefacts); any other path is returned as it is.
+func HomePath(sandbox string, r Resolver) string {
+	if sandbox == "~" {
+		return r.Resolve(HostPath{Base: Home, Rel: "."})
+	}
+	if rest, ok := strings.CutPrefix(sandbox, "~/"); ok {
+		return r.Resolve(HostPath{Base: Home, Rel: path.Clean(rest)})
+	}
+	return sandbox
+}
+
+// homeInSandbox reports whether the sandbox shows anything at the home's
+// path: a "~/..." target or workdir, or a runtime pack's path below the
+// home (bound at the same path).
+func (p *Plan) homeInSandbox() bool {
+	if p.HomeTargets() {
+		return true
+	}
+	for _, hp := range p.PackPaths() {
+		if hp.Base == Home {
+			return true
+		}
+	}
+	return false
+}
+
+// HomeWord renders a command word or constant value: when the sandbox
+// shows paths of the home (homeInSandbox), a word "~/..." (whole, or after
+// "--flag=") is the home's path, by r. Otherwise, and for any other word,
+// it stays as written.
+func (p *Plan) HomeWord(w string, r Resolver) string {
+	if !p.homeInSandbox() {
+		return w
+	}
+	if InHome(w) {
+		return HomePath(w, r)
+	}
+	if flag, v, ok := strings.Cut(w, "="); ok && strings.HasPrefix(flag, "-") && InHome(v) {
+		return flag + "=" + HomePath(v, r)
+	}
+	return w
+}

@@ -56,6 +56,7 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 			p.Proc, p.ProcPos = true, k.Pos
 		}
 	}
+	c.homeTargets(p, s, at)
 	// After unprotect and accept: both decide what a source may be.
 	for _, src := range sources {
 		c.checkSource(p, src, unprot)
@@ -143,6 +144,52 @@ func (c *compiler) mounts(pol *schema.Policy, s *schema.Server, at string, claim
 	}
 	sort.SliceStable(mounts, func(i, j int) bool { return mounts[i].Target < mounts[j].Target })
 	return mounts, sources
+}
+
+// homeTargets refuses a policy mixing "~/..." targets with absolute ones
+// under /home or /root: at spawn "~/a" is /home/USER/a, and the two could
+// then overlap in a way no check here sees.
+func (c *compiler) homeTargets(p *Plan, s *schema.Server, at string) {
+	home := InHome(p.Workdir)
+	for _, t := range planTargets(p) {
+		home = home || InHome(t)
+	}
+	if !home {
+		return
+	}
+	check := func(t string, pos position.Pos, field string) {
+		for _, root := range []string{"/home", "/root"} {
+			if t == root || strings.HasPrefix(t, root+"/") {
+				c.fail(pos, field, `with "~/..." targets, write every target in the home as "~/..." too`, "target %s and the \"~/...\" targets may overlap once the home is expanded", t)
+			}
+		}
+	}
+	for i, m := range s.Mounts {
+		check(m.Target, m.TargetPos, fmt.Sprintf("%s.mounts[%d].target", at, i))
+	}
+	for i, sc := range s.Scratch {
+		field := at + ".scratch"
+		if s.ScratchList {
+			field = fmt.Sprintf("%s[%d]", field, i)
+		}
+		check(sc.Target, sc.TargetPos, field+".target")
+	}
+	check(s.Workdir, s.WorkdirPos, at+".workdir")
+}
+
+// planTargets are the mount and scratch targets of a plan.
+func planTargets(p *Plan) []string {
+	var out []string
+	for _, m := range p.Mounts {
+		out = append(out, m.Target)
+	}
+	if p.Scratch != nil {
+		out = append(out, p.Scratch.Target)
+	}
+	for _, sc := range p.MoreScratch {
+		out = append(out, sc.Target)
+	}
+	return out
 }
 
 // MaxScratch bounds how many scratch tmpfs a server may have.

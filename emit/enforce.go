@@ -136,3 +136,15 @@ func PrintTable(w io.Writer, backend string, rows []Row) error {
 	}
 	return tw.Flush()
 }
+
+// RefuseHomeTargets is the error of a backend that cannot place a
+// "~/..." target or workdir (the home of the user who starts the server,
+// expanded at spawn), or nil when the plan has none.
+func RefuseHomeTargets(p *compiler.Plan, backend, why string) error {
+	if !p.HomeTargets() {
+		return nil
+	}
+	return &NotEnforceableError{Pos: p.Pos, Field: p.Field(), Server: p.Server, Backend: backend,
+		Restriction: `a target or workdir "~/..." (` + why + `)`,
+		Alternative: `use an absolute target such as "/workspace", or the bwrap, landlock, docker or podman backend`}
+}

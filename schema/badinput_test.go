@@ -75,6 +75,11 @@ var badInputs = []struct{ file, src, want string }{
 	{"p.cue", "version: \"v1\"\nservers: a: {command: [\"x\"], scratch: []}\n", `p.cue:2:39: servers.a.scratch: must be {target: "/tmp", size: "64m"}, or a non-empty list of them (got [])`},
 	{"p.cue", "version: \"v1\"\nservers: a: {command: [\"x\"], scratch: [{size: \"1m\"}, {target: \"/c\"}]}\n", `p.cue:2:54: servers.a.scratch[1].size: required field is missing: must be a size such as "64m" or "1g" (a scratch tmpfs must be bounded)`},
 
+	// Targets: absolute, or "~/..." below the home, never "~" alone (#34).
+	{"p.yaml", "version: v1\nservers:\n  a:\n    command: [x]\n    mounts: [{source: ~/d, target: \"~\"}]\n", `p.yaml:5:36: servers.a.mounts[0].target: must be an absolute, clean path inside the sandbox, e.g. "/workspace", or "~/..." below the home of the user who starts the server (never "~" itself: the whole home) (got "~")`},
+	{"p.cue", "version: \"v1\"\nservers: a: {command: [\"x\"], workdir: \"~//d\"}\n", `p.cue:2:39: servers.a.workdir: must be an absolute, clean path inside the sandbox, e.g. "/workspace", or "~/..." below the home of the user who starts the server (never "~" itself: the whole home) (got "~//d")`},
+	{"p.json", `{"version": "v1", "servers": {"a": {"command": ["x"], "mounts": [{"source": "~/d", "target": "~d"}]}}}`, `p.json:1:94: servers.a.mounts[0].target: must be an absolute, clean path inside the sandbox, e.g. "/workspace", or "~/..." below the home of the user who starts the server (never "~" itself: the whole home) (got "~d")`},
+
 	// The top level is not an object.
 	{"p.json", "[1]", "p.json:1:1: the top level must be an object (a mapping) with version and servers, not a list"},
 	{"p.json", "\n null", "p.json:2:2: the top level must be an object (a mapping) with version and servers, not null"},
@@ -144,6 +149,8 @@ func TestGoodInputStillLoads(t *testing.T) {
 		{"p.json", "\ufeff{\"version\": \"v1\", \"servers\": {\"a\": {\"command\": [\"x\"]}}}", 1},
 		{"p.cue", "\ufeffversion: \"v1\"\nservers: a: command: [\"x\"]\n", 1},
 		{"p.jsonnet", "\ufeff{version: \"v1\", servers: {a: {command: [\"x\"]}}}", 1},
+		// "~/..." targets, scratch targets and workdir (#34).
+		{"p.yaml", "version: v1\nservers:\n  a:\n    command: [x, ~/d/f]\n    workdir: ~/d\n    mounts: [{source: ~/d, target: ~/d}]\n    scratch: {target: ~/.cache/x, size: 1m}\n", 1},
 		// In CUE a field declared twice with one value is unification.
 		{"p.cue", "version: \"v1\"\nversion: \"v1\"\nservers: {}\n", 0},
 	} {

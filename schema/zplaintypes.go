@@ -90,6 +90,12 @@ var plainPolicyType = &plainType{
 																	"^/[A-Za-z0-9._@+ /-]*$",
 																},
 															},
+															{
+																Kind: "string",
+																Match: []string{
+																	"^~/[A-Za-z0-9._@+ -][A-Za-z0-9._@+ /-]*$",
+																},
+															},
 														},
 													},
 												},
@@ -153,6 +159,12 @@ var plainPolicyType = &plainType{
 																									"^/[A-Za-z0-9._@+ /-]*$",
 																								},
 																							},
+																							{
+																								Kind: "string",
+																								Match: []string{
+																									"^~/[A-Za-z0-9._@+ -][A-Za-z0-9._@+ /-]*$",
+																								},
+																							},
 																						},
 																					},
 																				},
@@ -208,6 +220,12 @@ var plainPolicyType = &plainType{
 																						"^/[A-Za-z0-9._@+ /-]*$",
 																					},
 																				},
+																				{
+																					Kind: "string",
+																					Match: []string{
+																						"^~/[A-Za-z0-9._@+ -][A-Za-z0-9._@+ /-]*$",
+																					},
+																				},
 																			},
 																			Default: true,
 																		},
@@ -248,6 +266,12 @@ var plainPolicyType = &plainType{
 																								Kind: "string",
 																								Match: []string{
 																									"^/[A-Za-z0-9._@+ /-]*$",
+																								},
+																							},
+																							{
+																								Kind: "string",
+																								Match: []string{
+																									"^~/[A-Za-z0-9._@+ -][A-Za-z0-9._@+ /-]*$",
 																								},
 																							},
 																						},

@@ -107,10 +107,10 @@ func Args(p *compiler.Plan, r compiler.Resolver, layout Layout, envFD int) ([]st
 		if m.Mode == compiler.ReadWrite {
 			op = "--bind"
 		}
-		grants = append(grants, grant{m.Target, []string{op, r.Resolve(m.Source), m.Target}})
+		grants = append(grants, grant{m.Target, []string{op, r.Resolve(m.Source), compiler.HomePath(m.Target, r)}})
 	}
 	for _, s := range p.Tmpfs() { // the scratch, and the packs' caches
-		grants = append(grants, grant{s.Target, []string{"--size", strconv.FormatInt(s.SizeBytes, 10), "--tmpfs", s.Target}})
+		grants = append(grants, grant{s.Target, []string{"--size", strconv.FormatInt(s.SizeBytes, 10), "--tmpfs", compiler.HomePath(s.Target, r)}})
 	}
 	sort.SliceStable(grants, func(i, j int) bool { return grants[i].target < grants[j].target })
 	for _, g := range grants {
@@ -119,7 +119,7 @@ func Args(p *compiler.Plan, r compiler.Resolver, layout Layout, envFD int) ([]st
 	// Protected paths go after every grant: the read-only bind lands on top
 	// of the read-write one that holds it.
 	for _, pr := range p.Protected {
-		a = append(a, "--ro-bind", r.Resolve(pr.Source), pr.Target)
+		a = append(a, "--ro-bind", r.Resolve(pr.Source), compiler.HomePath(pr.Target, r))
 	}
 	command := p.Command
 	if p.Network.Mode == "allowlist" {
@@ -140,10 +140,12 @@ func Args(p *compiler.Plan, r compiler.Resolver, layout Layout, envFD int) ([]st
 	// (red team); docker's is masked too.
 	a = append(a, "--remount-ro", "/", "--remount-ro", "/dev")
 	if p.Workdir != "" {
-		a = append(a, "--chdir", p.Workdir)
+		a = append(a, "--chdir", compiler.HomePath(p.Workdir, r))
 	}
 	a = append(a, "--")
-	a = append(a, command...)
+	for _, w := range command {
+		a = append(a, p.HomeWord(w, r))
+	}
 	for _, s := range a {
 		if err := emit.CheckSafe(p.Server, "argument", s); err != nil {
 			return nil, err
@@ -152,9 +154,13 @@ func Args(p *compiler.Plan, r compiler.Resolver, layout Layout, envFD int) ([]st
 	return a, nil
 }
 
-// home is HOME inside the sandbox: the scratch space when there is one,
-// otherwise the read-only root.
-func home(p *compiler.Plan) string {
+// home is HOME inside the sandbox: the home of the user who starts the
+// server when a target is "~/..." (where those targets are), else the
+// scratch space when there is one, otherwise the read-only root.
+func home(p *compiler.Plan, r compiler.Resolver) string {
+	if p.HomeTargets() {
+		return compiler.HomePath("~", r)
+	}
 	if p.Scratch != nil {
 		return p.Scratch.Target
 	}
@@ -170,13 +176,13 @@ func setenvArgs(p *compiler.Plan, r compiler.Resolver) []string {
 	for _, e := range p.EnvValues() {
 		set[e.Name] = true
 	}
-	for _, kv := range [][2]string{{"PATH", DefaultPath}, {"HOME", home(p)}} {
+	for _, kv := range [][2]string{{"PATH", DefaultPath}, {"HOME", home(p, r)}} {
 		if !set[kv[0]] {
 			a = append(a, "--setenv", kv[0], kv[1])
 		}
 	}
 	for _, e := range p.EnvValues() {
-		a = append(a, "--setenv", e.Name, compiler.ResolveValue(e.Value, r))
+		a = append(a, "--setenv", e.Name, p.HomeWord(compiler.ResolveValue(e.Value, r), r))
 	}
 	return a
 }

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -153,11 +154,11 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]
 		}
 	}
 	for _, s := range p.Tmpfs() { // the scratch, and the packs' caches
-		a = append(a, "--tmpfs", s.Target+":rw,nosuid,nodev,noexec,size="+bytesize.Format(s.SizeBytes))
+		a = append(a, "--tmpfs", compiler.HomePath(s.Target, r)+":rw,nosuid,nodev,noexec,size="+bytesize.Format(s.SizeBytes))
 	}
 
 	for _, m := range p.Mounts {
-		spec, err := bindSpec(p.Server, r.Resolve(m.Source), m.Target, m.Mode == compiler.ReadOnly)
+		spec, err := bindSpec(p.Server, r.Resolve(m.Source), compiler.HomePath(m.Target, r), m.Mode == compiler.ReadOnly)
 		if err != nil {
 			return nil, err
 		}
@@ -179,7 +180,7 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]
 	// Protected paths come after the mounts holding them; docker orders
 	// mounts by depth anyway, so the read-only one always lands on top.
 	for _, pr := range p.Protected {
-		spec, err := bindSpec(p.Server, r.Resolve(pr.Source), pr.Target, true)
+		spec, err := bindSpec(p.Server, r.Resolve(pr.Source), compiler.HomePath(pr.Target, r), true)
 		if err != nil {
 			return nil, err
 		}
@@ -189,8 +190,13 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]
 	for _, e := range p.Env {
 		a = append(a, "-e", e.Name) // the name only: docker copies the value from its own environment
 	}
+	// With "~/..." targets the host user's home path is HOME in the
+	// container too (where those targets are), unless the policy sets it.
+	if p.HomeTargets() && !slices.ContainsFunc(p.EnvValues(), func(e compiler.EnvValue) bool { return e.Name == "HOME" }) {
+		a = append(a, "-e", "HOME="+compiler.HomePath("~", r))
+	}
 	for _, e := range p.EnvValues() {
-		a = append(a, "-e", e.Name+"="+compiler.ResolveValue(e.Value, r)) // the policy's constant: not a secret, and no host value replaces it
+		a = append(a, "-e", e.Name+"="+p.HomeWord(compiler.ResolveValue(e.Value, r), r)) // the policy's constant: not a secret, and no host value replaces it
 	}
 	if p.Network.Mode == "allowlist" {
 		for _, kv := range sandbox.ProxyEnv(p.Network.ProxyPort) {
@@ -207,7 +213,7 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]
 		a = append(a, "--cpus", strconv.FormatFloat(float64(s.MilliCPUs)/1000, 'f', -1, 64))
 	}
 	if p.Workdir != "" {
-		a = append(a, "--workdir", p.Workdir)
+		a = append(a, "--workdir", compiler.HomePath(p.Workdir, r))
 	}
 	a = append(a, "--label", LabelPlan+"="+p.Hash)
 	// What mcpolicy-launch enforces beyond the engine's arguments, pinned
@@ -224,7 +230,9 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]
 		a = append(a, "--label", artefact.LabelOptional+"="+at)
 	}
 	a = append(a, p.Image)
-	a = append(a, p.Command...)
+	for _, w := range p.Command {
+		a = append(a, p.HomeWord(w, r))
+	}
 	for _, s := range a {
 		if err := emit.CheckSafe(p.Server, "argument", s); err != nil {
 			return nil, err

@@ -281,6 +281,9 @@ func check(p *compiler.Plan, o Options) error {
 			return fmt.Errorf("kubernetes: DNS label %s=%s: %s", k, v, strings.Join(errs, "; "))
 		}
 	}
+	if err := emit.RefuseHomeTargets(p, Backend, "a Pod has no home of the user who starts the server"); err != nil {
+		return err
+	}
 	return emit.Check(p, Backend, Enforcement(p))
 }
 

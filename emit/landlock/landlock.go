@@ -8,6 +8,7 @@ package landlock
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
@@ -49,9 +50,10 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*artefact.Ruleset, error) {
 		Network: p.Network.Mode, Env: p.EnvNames(), Accept: p.AcceptNames(), Proc: p.Proc,
 		ProgramPins: emit.ProgramPins(p),
 	}
-	for _, e := range p.EnvValues() {
-		rs.SetEnv = append(rs.SetEnv, artefact.EnvValue{Name: e.Name, Value: compiler.ResolveValue(e.Value, r)})
+	if err := homeScratch(p); err != nil {
+		return nil, err
 	}
+	rs.SetEnv = setEnv(p, r)
 	uid, gid, err := compiler.UserIDs(p, r)
 	if err != nil {
 		return nil, err
@@ -100,13 +102,7 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*artefact.Ruleset, error) {
 	// it shows, or the server would be told of a folder it cannot see.
 	rs.Command = append([]string{}, p.Command...)
 	for i, a := range rs.Command {
-		if host, ok := hostPath(p, r, a); ok {
-			rs.Command[i] = host
-		} else if flag, v, ok := strings.Cut(a, "="); ok && i > 0 && strings.HasPrefix(v, "/") {
-			if host, ok := hostPath(p, r, v); ok {
-				rs.Command[i] = flag + "=" + host
-			}
-		}
+		rs.Command[i] = commandWord(p, r, i, a)
 	}
 	for _, s := range append(append(append(append([]string{}, rs.Baseline...), rs.ReadOnly...), rs.ReadWrite...), rs.Command...) {
 		if err := emit.CheckSafe(p.Server, "path or argument", s); err != nil {
@@ -114,6 +110,58 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*artefact.Ruleset, error) {
 		}
 	}
 	return rs, nil
+}
+
+// commandWord maps a word naming a sandbox path under a mount (whole, or
+// after "--flag=") to the host path it shows; a "~/..." word under no
+// mount (a runtime pack's path) is the home's path (Plan.HomeWord).
+func commandWord(p *compiler.Plan, r compiler.Resolver, i int, a string) string {
+	if host, ok := hostPath(p, r, a); ok {
+		return host
+	}
+	if flag, v, ok := strings.Cut(a, "="); ok && i > 0 && compiler.SandboxWord(v) {
+		if host, ok := hostPath(p, r, v); ok {
+			return flag + "=" + host
+		}
+	}
+	return p.HomeWord(a, r)
+}
+
+// homeScratch refuses a "~/..." scratch target: Landlock's scratch is a
+// tmpfs in its minimal root, or the server's private folder, at a fixed
+// path, never below the home of the user who starts it.
+func homeScratch(p *compiler.Plan) error {
+	for _, s := range p.Tmpfs() {
+		if compiler.InHome(s.Target) {
+			return &emit.NotEnforceableError{Pos: s.Pos, Field: p.Field("scratch"), Server: p.Server, Backend: Backend,
+				Restriction: fmt.Sprintf("scratch target %s below the home (Landlock's scratch is at a fixed path)", s.Target),
+				Alternative: `use an absolute scratch target such as "/tmp", or the bwrap or docker backend`}
+		}
+	}
+	return nil
+}
+
+// setEnv are the constant values, by name: HOME is the home of the user
+// who starts the server when a target is "~/..." (unless the policy sets
+// it), and a "~/..." value is the host path it shows (Landlock runs with
+// host paths), or that home's path.
+func setEnv(p *compiler.Plan, r compiler.Resolver) []artefact.EnvValue {
+	var out []artefact.EnvValue
+	values := p.EnvValues()
+	if p.HomeTargets() && !slices.ContainsFunc(values, func(e compiler.EnvValue) bool { return e.Name == "HOME" }) {
+		out = append(out, artefact.EnvValue{Name: "HOME", Value: compiler.HomePath("~", r)})
+	}
+	for _, e := range values {
+		v := compiler.ResolveValue(e.Value, r)
+		if host, ok := hostPath(p, r, v); ok && p.HomeTargets() && compiler.InHome(v) {
+			v = host
+		} else {
+			v = p.HomeWord(v, r)
+		}
+		out = append(out, artefact.EnvValue{Name: e.Name, Value: v})
+	}
+	slices.SortStableFunc(out, func(a, b artefact.EnvValue) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // hostPath is where a sandbox path is on this host, rendered by r.

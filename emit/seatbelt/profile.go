@@ -134,6 +134,9 @@ func Build(p *compiler.Plan) (*Profile, error) {
 	if err := emit.Check(p, Backend, Enforcement(p)); err != nil {
 		return nil, err
 	}
+	if err := emit.RefuseHomeTargets(p, Backend, "not supported on macOS yet"); err != nil {
+		return nil, err
+	}
 	if len(p.Command) == 0 {
 		return nil, &emit.NotEnforceableError{Pos: p.Pos, Server: p.Server, Backend: Backend,
 			Restriction: "a server without a command", Alternative: `set "command" (the argv to run) in the policy`}

@@ -75,6 +75,14 @@ func EngineArgs(artefact []byte, root, home string) ([]string, error) {
 			continue
 		}
 		if out[i-1] != "--mount" {
+			// A "~/..." target, workdir or command word: ${HOME} or
+			// ${HOME}/... (a --tmpfs's with its options), whole or
+			// after "--flag=". Other placeholders stay as written.
+			w, err := expandHomeWord(out[i], home)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = w
 			continue
 		}
 		m, err := ParseMount(out[i])
@@ -85,12 +93,35 @@ func EngineArgs(artefact []byte, root, home string) ([]string, error) {
 			return nil, err
 		}
 		// A runtime pack's path below the home is bound at the same path.
+		if strings.HasPrefix(m.Target, "${HOME}") && strings.Trim(home, "/") == "" {
+			return nil, fmt.Errorf("HOME is /: the target %s would be a path of the container's root", m.Target)
+		}
 		if m.Target, err = expandBase(m.Target, root, home); err != nil {
 			return nil, err
 		}
 		out[i] = m.String()
 	}
 	return out, nil
+}
+
+// expandHomeWord expands a word that is, or starts with, ${HOME}/ (or
+// ":" for a --tmpfs's options), whole or after "--flag=".
+func expandHomeWord(w, home string) (string, error) {
+	flag, v := "", w
+	if f, rest, ok := strings.Cut(w, "="); ok && strings.HasPrefix(f, "-") {
+		flag, v = f+"=", rest
+	}
+	rest, ok := strings.CutPrefix(v, "${HOME}")
+	if !ok || (rest != "" && rest[0] != '/' && rest[0] != ':') {
+		return w, nil
+	}
+	if !strings.HasPrefix(home, "/") {
+		return "", fmt.Errorf("${HOME} needs an absolute value to start this server")
+	}
+	if strings.Trim(home, "/") == "" {
+		return "", fmt.Errorf("HOME is /: %s would be a path of the container's root", w)
+	}
+	return flag + strings.TrimSuffix(home, "/") + rest, nil
 }
 
 // Mount is one --mount value as the docker emitter writes it and the

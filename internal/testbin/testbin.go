@@ -377,25 +377,35 @@ func (e *FetchError) Unwrap() error { return e.Err }
 // module proxy into a scratch module — once, then cached by mod@version
 // and the toolchain like this module's commands.
 func External(mod, version string) (string, error) {
+	return ExternalPackage(mod, version, mod)
+}
+
+// ExternalPackage is External for a main package pkg (an import path)
+// inside module mod that is not the module's root, e.g. a cmd/ folder or an
+// example; the binary is named after pkg's last element.
+func ExternalPackage(mod, version, pkg string) (string, error) {
 	mu.Lock()
 	defer mu.Unlock()
-	k := "external " + mod + "@" + version
+	k := "external " + mod + "@" + version + " " + pkg
 	if r, ok := built[k]; ok {
 		return r.path, r.err
 	}
-	p, err := buildExternal(mod, version)
+	p, err := buildExternal(mod, version, pkg)
 	built[k] = result{p, err}
 	return p, err
 }
 
-func buildExternal(mod, version string) (string, error) {
+func buildExternal(mod, version, pkg string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "external %s@%s %s %s/%s GOEXPERIMENT=%s\n", mod, version, runtime.Version(), runtime.GOOS, runtime.GOARCH, os.Getenv("GOEXPERIMENT"))
+	if pkg != mod { // the root package keeps the key it always had
+		fmt.Fprintf(h, "package %s\n", pkg)
+	}
 	dir := filepath.Join(cacheRoot, "ext-"+hex.EncodeToString(h.Sum(nil))[:20])
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("testbin: %v", err)
 	}
-	name := filepath.Base(mod)
+	name := filepath.Base(pkg)
 	bin := filepath.Join(dir, name)
 	if _, err := os.Stat(bin); err == nil {
 		touch(dir)
@@ -421,7 +431,7 @@ func buildExternal(mod, version string) (string, error) {
 	for i, args := range [][]string{
 		{"mod", "init", "scratch"},
 		{"get", mod + "@" + version},
-		{"build", "-o", filepath.Join(tmp, name), mod},
+		{"build", "-o", filepath.Join(tmp, name), pkg},
 	} {
 		cmd := exec.Command("go", args...)
 		cmd.Dir, cmd.Env = tmp, env

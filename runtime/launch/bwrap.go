@@ -92,6 +92,15 @@ func (p *bwrapPrep) expand(s string) (string, error) {
 	return s, nil
 }
 
+// target expands a sandbox target: a "~/..." one (${HOME}/...) refuses a
+// home of "/", where ~/proc or ~/dev would land on the runtime's own.
+func (p *bwrapPrep) target(s string) (string, error) {
+	if (s == "${HOME}" || strings.HasPrefix(s, "${HOME}/")) && cleanAbs(p.home) == "/" {
+		return "", fmt.Errorf("HOME is /: the target %s would be a path of the sandbox's root", s)
+	}
+	return p.expand(s)
+}
+
 // bind passes an opened source to bwrap by its descriptor.
 func (p *bwrapPrep) bind(op string, fd int, target string) {
 	p.b.FDs = append(p.b.FDs, fd)
@@ -132,6 +141,12 @@ func (p *bwrapPrep) args() error {
 			}
 		case "--uid", "--gid":
 			err = p.id(a, v)
+		case "--tmpfs", "--chdir":
+			// A "~/..." target or workdir (${HOME}/... in the spec).
+			var val string
+			if val, err = p.target(v[0]); err == nil {
+				p.b.Argv = append(p.b.Argv, a, val)
+			}
 		default:
 			p.b.Argv = append(p.b.Argv, a)
 			p.b.Argv = append(p.b.Argv, v...)
@@ -140,8 +155,24 @@ func (p *bwrapPrep) args() error {
 			return err
 		}
 	}
-	p.b.Argv = append(p.b.Argv, args[i:]...)
+	for _, w := range args[i:] {
+		p.b.Argv = append(p.b.Argv, p.homeWord(w))
+	}
 	return nil
+}
+
+// homeWord expands a command word the emitter wrote for a "~/..." path:
+// ${HOME} or ${HOME}/..., whole or after "--flag=". Any other word,
+// placeholders included, is passed as it is: the command is data.
+func (p *bwrapPrep) homeWord(w string) string {
+	flag, v := "", w
+	if f, rest, ok := strings.Cut(w, "="); ok && strings.HasPrefix(f, "-") {
+		flag, v = f+"=", rest
+	}
+	if (v == "${HOME}" || strings.HasPrefix(v, "${HOME}/")) && pathIsAbs(p.home) {
+		return flag + p.home + strings.TrimPrefix(v, "${HOME}")
+	}
+	return w
 }
 
 // proc puts the seccomp filter (package seccomp: bwrap installs it just
@@ -178,7 +209,10 @@ func (p *bwrapPrep) bindArg(a string, v []string) error {
 	if err != nil {
 		return err
 	}
-	target := v[1]
+	target, err := p.target(v[1])
+	if err != nil {
+		return err
+	}
 	rw := a == "--bind"
 	if rw && cleanAbs(host) == cleanAbs(p.root) {
 		if err := fixedTop(p.src, host, target, p.spec.Unprotected, p.bind); err != nil {

@@ -30,6 +30,26 @@
 // Spawn-to-initialize (process start to the initialize result) is logged
 // per backend and client, never asserted.
 //
+// TestRealServers (realservers_test.go) is issue #34's acceptance run:
+// gopls v0.23.0 (`gopls mcp`), grafana's mcp-grafana v1.6.3 and the go-sdk
+// v1.8.0 memory example, built from the module proxy and installed in a
+// test home's ~/go/bin as go install leaves them, and a Node and a Python
+// server (examples/npx-notes, examples/uvx-notes) laid out as `npx -y` and
+// `uv tool install` leave them, each in a user's unconfined entry for
+// Claude Code, Codex and Claude Desktop. The unconfined entries run first:
+// the Node and Python servers read the planted ~/.ssh/id_ed25519 and a
+// file outside the grants through their own read_file, so the assertion
+// the confined runs make is shown to fail on a weakened wiring. Then
+// `mcpolicy import` writes the policies (with the hand edits a user makes,
+// each logged and counted; without an import command, the expected
+// policies of realpolicy_test.go), and for each backend and client
+// `mcpolicy client --write` replaces the entries; each confined entry,
+// spawned as its client spawns it, initializes and answers its tools, the
+// planted files stay unreadable, no planted secret appears in any output,
+// and the home and the project are unchanged. It logs the commands each
+// server took and spawn-to-initialize per backend beside the unconfined
+// start. TestExamples builds examples/ with `mcpolicy build --check`.
+//
 // -short skips the package (make test-short). Under CI=true a missing
 // backend, git, or an unreachable module proxy fails the test; elsewhere it
 // skips with the reason.

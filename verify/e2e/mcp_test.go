@@ -6,6 +6,7 @@ package e2e_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -111,6 +112,13 @@ func (s *session) call(ctx context.Context, tool string, args map[string]any) (r
 		return result{}, fmt.Errorf("tools/call %s: %w", tool, err)
 	}
 	var texts []string
+	if r.StructuredContent != nil {
+		// A typed tool's answer (the go-sdk's memory example): its text
+		// item is a summary, the data is here.
+		if b, err := json.Marshal(r.StructuredContent); err == nil {
+			texts = append(texts, string(b))
+		}
+	}
 	for _, c := range r.Content {
 		switch c := c.(type) {
 		case *mcp.TextContent:
