@@ -109,8 +109,12 @@ func TestRedLauncherBeside(t *testing.T) {
 			launch := func(server string) (*exec.Cmd, *bytes.Buffer) {
 				argv := redEntry(t, f, server, backend)
 				cmd := exec.Command(argv[0], argv[1:]...)
+				if !filepath.IsAbs(argv[0]) { // a committed entry names the launcher: the client's PATH finds it
+					cmd.Path, cmd.Err = filepath.Join(bin, argv[0]), nil
+				}
 				cmd.Dir = f.project
-				cmd.Env = []string{"HOME=" + os.Getenv("HOME"), "XDG_STATE_HOME=" + f.state, "PATH=" + bin + ":/usr/local/bin:/usr/bin:/bin"}
+				cmd.Env = []string{"HOME=" + os.Getenv("HOME"), "XDG_STATE_HOME=" + f.state, "PATH=" + bin + ":/usr/local/bin:/usr/bin:/bin",
+					"CLAUDE_PROJECT_DIR=" + f.project}
 				var errb bytes.Buffer
 				cmd.Stderr = &errb
 				return cmd, &errb

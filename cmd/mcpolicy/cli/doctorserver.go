@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -208,7 +209,33 @@ func entryInFile(file, server string) ([]string, []string, error) {
 		for k, v := range vars {
 			env = append(env, k+"="+fmt.Sprint(v))
 		}
+		if filepath.Base(file) == ".mcp.json" {
+			argv, env = asClaudeCodeProject(file, argv, env)
+		}
 		return argv, env, nil
 	}
 	return nil, nil, fmt.Errorf("%s: no entry for server %q", file, server)
 }
+
+// asClaudeCodeProject spawns a project's .mcp.json entry as Claude Code
+// does: CLAUDE_PROJECT_DIR is the project (the file's folder), and
+// ${NAME} in the arguments is expanded from the environment.
+func asClaudeCodeProject(file string, argv, env []string) ([]string, []string) {
+	if dir, err := filepath.Abs(filepath.Dir(file)); err == nil {
+		env = append(env, "CLAUDE_PROJECT_DIR="+dir)
+	}
+	lookup := map[string]string{}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			lookup[k] = v
+		}
+	}
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = claudeVar.ReplaceAllStringFunc(a, func(m string) string { return lookup[m[2:len(m)-1]] })
+	}
+	return out, env
+}
+
+// claudeVar is a ${NAME} reference Claude Code expands in an entry.
+var claudeVar = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*\}`)
