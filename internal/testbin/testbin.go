@@ -81,15 +81,7 @@ func PathFor(goos, pkg string) (string, error) {
 			}
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	k := goos + " " + pkg
-	if r, ok := built[k]; ok {
-		return r.path, r.err
-	}
-	p, err := build(goos, pkg)
-	built[k] = result{p, err}
-	return p, err
+	return once(goos+" "+pkg, func() (string, error) { return build(goos, pkg) })
 }
 
 // Install copies the binary src to dst (mode 0755, parent folders made),
@@ -137,13 +129,29 @@ var fromEnv = map[string]string{
 }
 
 type result struct {
+	once sync.Once
 	path string
 	err  error
 }
 
+// once builds each key once per test binary; different keys build at the
+// same time (the third-party servers of one test fetch and compile side by
+// side instead of one after another).
+func once(k string, build func() (string, error)) (string, error) {
+	mu.Lock()
+	r, ok := built[k]
+	if !ok {
+		r = &result{}
+		built[k] = r
+	}
+	mu.Unlock()
+	r.once.Do(func() { r.path, r.err = build() })
+	return r.path, r.err
+}
+
 var (
 	mu    sync.Mutex
-	built = map[string]result{}
+	built = map[string]*result{}
 
 	// cacheRoot is read once, before any test can change $HOME.
 	cacheRoot = defaultCacheRoot()
@@ -384,15 +392,7 @@ func External(mod, version string) (string, error) {
 // inside module mod that is not the module's root, e.g. a cmd/ folder or an
 // example; the binary is named after pkg's last element.
 func ExternalPackage(mod, version, pkg string) (string, error) {
-	mu.Lock()
-	defer mu.Unlock()
-	k := "external " + mod + "@" + version + " " + pkg
-	if r, ok := built[k]; ok {
-		return r.path, r.err
-	}
-	p, err := buildExternal(mod, version, pkg)
-	built[k] = result{p, err}
-	return p, err
+	return once("external "+mod+"@"+version+" "+pkg, func() (string, error) { return buildExternal(mod, version, pkg) })
 }
 
 func buildExternal(mod, version, pkg string) (string, error) {

@@ -32,6 +32,15 @@ var (
 	memoryServer = &goServer{mod: "github.com/modelcontextprotocol/go-sdk", version: "v1.8.0", pkg: "github.com/modelcontextprotocol/go-sdk/examples/server/memory"}
 )
 
+// prefetchServers starts building the third-party servers, side by side,
+// while the package's other tests run: fetching one overlaps compiling
+// another. TestRealServers then finds them built (testbin builds each once).
+func prefetchServers() {
+	for _, g := range []*goServer{goplsServer, grafanaServer, memoryServer} {
+		go testbin.ExternalPackage(g.mod, g.version, g.pkg)
+	}
+}
+
 // name is the binary's name, as go install names it.
 func (g *goServer) name() string { return path.Base(g.pkg) }
 

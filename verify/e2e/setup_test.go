@@ -12,6 +12,7 @@ import (
 	"debug/buildinfo"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -41,6 +43,10 @@ func unavailable(t *testing.T, format string, args ...any) {
 }
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if run := flag.Lookup("test.run").Value.String(); !testing.Short() && (run == "" || strings.Contains(run, "RealServers")) {
+		prefetchServers()
+	}
 	code := m.Run()
 	for _, d := range cleanupDirs {
 		os.RemoveAll(d)
