@@ -18,9 +18,14 @@ build: ## build bin/mcpolicy and bin/mcpolicy-launch (static)
 install: ## install mcpolicy and mcpolicy-launch (client entries run it) into $(go env GOPATH)/bin (static)
 	CGO_ENABLED=0 $(GO) install ./cmd/...
 
+# The slowest packages first (they mostly wait on engines): go test starts
+# packages in the order given, so the long ones do not start last. One pass
+# runs each package's benchmarks once after its tests (no second link of
+# every test binary); three packages at a time, as most of them wait on an
+# engine's daemon rather than on the two cores.
+SLOW := ./verify/e2e ./verify ./verify/escape ./evidence/prove ./schema
 test: ## every test, the real-engine ones included (CI=true: a missing docker/podman fails); every benchmark run once, so none breaks unseen
-	$(GO) test -count=1 -timeout 15m ./...
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 10m ./...
+	$(GO) test -count=1 -p 3 -timeout 15m -bench . -benchtime 1x $(SLOW) ./...
 	$(GO) run ./cmd/mcpolicy build --check $(EXAMPLE)
 
 # vet runs in `make lint`; test binaries linked without symbol tables link
