@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 )
 
@@ -119,7 +117,7 @@ func Save(o SaveOptions) (*Saved, error) {
 	if g, in := inside(state, o.Untrusted); in {
 		return nil, fmt.Errorf("the backups folder %s lies inside %s, which a server may write: it could read the tokens in the backups, and plant one for --restore; set XDG_STATE_HOME to a folder outside every grant", state, g)
 	}
-	unlock, err := lockFolder(filepath.Dir(file))
+	unlock, err := hostfile.LockFolder(filepath.Dir(file))
 	if err != nil {
 		return nil, err
 	}
@@ -306,42 +304,6 @@ func look(g *hostfile.Guard, file string) (*seen, error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-// lockFolder takes an exclusive flock on dir, the nearest of its folders
-// that exists. The folder, not the file: the rename replaces the file's
-// inode, and a lock on the old one would not exclude a run that opened the
-// new one; a lock file beside it would land in the user's project. The
-// lock goes with the process: a killed run leaves none behind.
-func lockFolder(dir string) (func(), error) {
-	for tries := 0; ; tries++ {
-		d := dir
-		for {
-			if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-				break
-			}
-			p := filepath.Dir(d)
-			if p == d {
-				break
-			}
-			d = p
-		}
-		fd, err := unix.Open(d, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return nil, fmt.Errorf("%s: locking it: %w", d, err)
-		}
-		if err := unix.Flock(fd, unix.LOCK_EX); err != nil {
-			unix.Close(fd)
-			return nil, fmt.Errorf("%s: locking it: %w", d, err)
-		}
-		// The file's folder appeared while this run waited (another
-		// created it): lock that one, as the run that created it did.
-		if fi, err := os.Stat(dir); d != dir && err == nil && fi.IsDir() && tries < 3 {
-			unix.Close(fd)
-			continue
-		}
-		return func() { unix.Close(fd) }, nil
-	}
 }
 
 // BackupDir is where the backups of file go: one folder per file, named

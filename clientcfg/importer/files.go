@@ -82,6 +82,16 @@ func AddSecrets(file string, secrets []Secret, from string) (SecretsAdded, error
 	if fi, err := os.Lstat(file); err == nil && !fi.Mode().IsRegular() {
 		return r, fmt.Errorf("the env file %s is not a regular file (a symlink?): the launcher refuses it, and import does not write through it", file)
 	}
+	// Two imports at once take turns: each reads what the other wrote, so
+	// neither drops the other's lines.
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return r, err
+	}
+	unlock, err := hostfile.LockFolder(filepath.Dir(file))
+	if err != nil {
+		return r, err
+	}
+	defer unlock()
 	old, err := os.ReadFile(file)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return r, err
@@ -116,6 +126,11 @@ func AddSecrets(file string, secrets []Secret, from string) (SecretsAdded, error
 		out = append(out, '\n')
 	}
 	out = append(out, "# added by mcpolicy import from "+from+"\n"+add.String()...)
+	// An editor that saved the file since it was read (it takes no lock)
+	// would lose its change to the rename: refuse, and say so.
+	if now, err := os.ReadFile(file); !bytes.Equal(now, old) && (err == nil || !errors.Is(err, fs.ErrNotExist) || len(old) > 0) {
+		return SecretsAdded{}, fmt.Errorf("the env file %s changed while import read it (an editor saved it?): nothing written; import again", file)
+	}
 	return r, hostfile.WriteFile(file, out, 0o600, nil)
 }
 

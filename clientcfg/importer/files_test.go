@@ -2,9 +2,11 @@ package importer
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
@@ -107,5 +109,39 @@ func TestWritePolicy(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(PolicyFile(dir, "s")); string(got) != "b\n" {
 		t.Errorf("forced write: %q", got)
+	}
+}
+
+// TestAddSecretsConcurrentImports: imports run at once (two terminals, a
+// script) each add their own secret; every line survives, as each one
+// reads the file only after the other has written it.
+func TestAddSecretsConcurrentImports(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "mcpolicy", "env")
+	const n = 16
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := AddSecrets(file, []Secret{{fmt.Sprintf("TOKEN_%d", i), fmt.Sprintf("v%d", i)}}, "test")
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if !strings.Contains(string(got), fmt.Sprintf("TOKEN_%d=v%d\n", i, i)) {
+			t.Errorf("TOKEN_%d lost:\n%s", i, got)
+		}
 	}
 }

@@ -59,7 +59,7 @@ import (
 // BASE_URL=https://api.example.com and MODEL=gpt-4o are settings, where
 // API_KEY=abc and DB_PASSWORD=hunter2 are secrets.
 var (
-	secretName = lazyre.New(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|API[_-]?KEY|PRIVATE[_-]?KEY|CREDENTIAL|AUTHORIZATION|(^|[_-])AUTH([_-]|$)|(^|[_-])KEY$)`)
+	secretName = lazyre.New(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|(^|[_-])PASS([_-]|$)|^PGPASS$|API[_-]?KEY|PRIVATE[_-]?KEY|CREDENTIAL|AUTHORIZATION|(^|[_-])AUTH([_-]|$)|(^|[_-])KEY$)`)
 	reference  = lazyre.New(`^(\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_][A-Za-z0-9_]*%)$`)
 	// mentionsReference: a value built on the client's own variables
 	// ("${PATH}:/opt/bin"), which a client that expands them does.
