@@ -7,12 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
-
-	"github.com/pelletier/go-toml/v2"
-	"github.com/tailscale/hujson"
 
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/clientcfg/entry"
@@ -154,7 +150,7 @@ func writeTries(w io.Writer, server string, tries []serverTry) {
 // writes for backend (claude-code's: the client passes its environment).
 func (opts *doctorOptions) serverEntry(proj *project.Project, plan *compiler.Plan, backend, home string) ([]string, []string, error) {
 	if opts.Client != "" {
-		return entryInFile(opts.Client, plan.Server)
+		return clientcfg.SpawnEntry(opts.Client, plan.Server, os.Environ())
 	}
 	c, err := clientcfg.LookupClient("claude-code")
 	if err != nil {
@@ -171,71 +167,3 @@ func (opts *doctorOptions) serverEntry(proj *project.Project, plan *compiler.Pla
 	}
 	return append([]string{l.Command}, l.Args...), env, nil
 }
-
-// entryInFile reads server's command, args and env from a client file:
-// JSON (with comments) under mcpServers, servers or context_servers, or
-// Codex's TOML under mcp_servers.
-func entryInFile(file, server string) ([]string, []string, error) {
-	src, err := os.ReadFile(file)
-	if err != nil {
-		return nil, nil, err
-	}
-	var doc map[string]any
-	if strings.HasSuffix(file, ".toml") {
-		err = toml.Unmarshal(src, &doc)
-	} else if src, err = hujson.Standardize(src); err == nil {
-		err = json.Unmarshal(src, &doc)
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", file, err)
-	}
-	for _, key := range []string{"mcpServers", "servers", "context_servers", "mcp_servers"} {
-		servers, _ := doc[key].(map[string]any)
-		e, ok := servers[server].(map[string]any)
-		if !ok {
-			continue
-		}
-		cmd, _ := e["command"].(string)
-		if cmd == "" {
-			return nil, nil, fmt.Errorf("%s: the entry %q has no command", file, server)
-		}
-		argv := []string{cmd}
-		args, _ := e["args"].([]any)
-		for _, a := range args {
-			argv = append(argv, fmt.Sprint(a))
-		}
-		env := os.Environ()
-		vars, _ := e["env"].(map[string]any)
-		for k, v := range vars {
-			env = append(env, k+"="+fmt.Sprint(v))
-		}
-		if filepath.Base(file) == ".mcp.json" {
-			argv, env = asClaudeCodeProject(file, argv, env)
-		}
-		return argv, env, nil
-	}
-	return nil, nil, fmt.Errorf("%s: no entry for server %q", file, server)
-}
-
-// asClaudeCodeProject spawns a project's .mcp.json entry as Claude Code
-// does: CLAUDE_PROJECT_DIR is the project (the file's folder), and
-// ${NAME} in the arguments is expanded from the environment.
-func asClaudeCodeProject(file string, argv, env []string) ([]string, []string) {
-	if dir, err := filepath.Abs(filepath.Dir(file)); err == nil {
-		env = append(env, "CLAUDE_PROJECT_DIR="+dir)
-	}
-	lookup := map[string]string{}
-	for _, kv := range env {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			lookup[k] = v
-		}
-	}
-	out := make([]string, len(argv))
-	for i, a := range argv {
-		out[i] = claudeVar.ReplaceAllStringFunc(a, func(m string) string { return lookup[m[2:len(m)-1]] })
-	}
-	return out, env
-}
-
-// claudeVar is a ${NAME} reference Claude Code expands in an entry.
-var claudeVar = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*\}`)
