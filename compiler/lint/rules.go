@@ -745,11 +745,15 @@ func clientRules() []*Rule {
 func symlinkRule() *Rule {
 	return &Rule{
 		ID: "SYMLINK_ESCAPE", Name: "symlink-escape", Severity: Warning,
-		Purpose: "A mounted folder holds symlinks that resolve outside every grant.", Rationale: "They dangle inside the sandbox (a pnpm node_modules farm pointing at a store above the project): the pressure is then to widen the mount to a parent.",
-		Remediation: "Add the smallest read-only grant that holds their targets (the finding names it); it adds a grant, which is the point: it is reviewed.",
+		Purpose: "A mounted folder holds symlinks that do not resolve in the sandbox: their targets are outside every grant, or granted where the links do not lead.",
+		Rationale: "They dangle inside the sandbox (a pnpm node_modules farm pointing at a store above the project): the pressure is then to widen the mount to a parent. " +
+			"A relative link resolves against the sandbox's paths: at the link's own target (its mount's target and its path below it), its text leads to a sandbox path, where the store must be mounted; `..` stops at /. " +
+			"So a link counts as resolving only when a mount shows, at that sandbox path, the folder the link means on the host; a mount of the store at another target does not quiet it. " +
+			"Landlock and seatbelt grant folders at their host paths: there only the host target must be granted, and the target a line names is the host path itself; an absolute link's target is its host path on every backend.",
+		Remediation: "Add the read-only mount the finding writes, as it is: the smallest folder holding the links' targets (a package's node_modules for one pnpm package, so its own dependencies resolve too), at the sandbox path they lead to. It adds a grant, which is the point: it is reviewed. Do not mount a parent instead (SYMLINK_PARENT_MOUNT).",
 		Bad: withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \"app\", target: \"/w\"}]"),
 			"app/node_modules/x", "-> ../../store/x", "store/x/index.js", "x"),
-		Good: withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \"app\", target: \"/w\"}, {source: \"store\", target: \"/store\"}]"),
+		Good: withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \"app\", target: \"/w\"}, {source: \"store\", target: \"/store\", mode: \"ro\"}]"),
 			"app/node_modules/x", "-> ../../store/x", "store/x/index.js", "x"),
 		check: checkSymlinks,
 	}
