@@ -348,78 +348,45 @@ func showTarget(t *readback.Target, ms []sandboxMount, p string) string {
 	return p
 }
 
-// symlinkParentRule flags the tempting fix for a symlink farm: a mount of
-// a folder above the project, which holds the project and the store its
-// links lead to, and all else beside them.
-func symlinkParentRule() *Rule {
-	return &Rule{
-		ID: "SYMLINK_PARENT_MOUNT", Name: "symlink-parent-mount", Severity: Warning,
-		Purpose: "A mount's folder is above the project and holds the store the project's symlinks lead to (a pnpm node_modules farm and the workspace's .pnpm store): it was moved up to make the links resolve.",
-		Rationale: "Widening a mount to a parent makes the links resolve and hands the server every sibling of the project and of the store too, as `mcpolicy diff` reports MOUNT_MOVED_UP. " +
-			"It fires only for a mount whose folder is strictly above the project root (the policy's folder, or the folder given to lint), and only when links below the project lead into that folder outside the project, to targets no narrower mount holds: the project root mounted as itself, a monorepo's own policy mounting its root, or a parent whose links lead nowhere in it are not flagged. " +
-			"The two narrower mounts it proposes keep every path the server sees, so the links resolve as they did.",
-		Remediation: "Mount the project and the store instead, at the paths they have under the parent's target (the finding writes both lines); the store read-only.",
-		Bad: withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \"${PROJECT_PARENT}\", target: \"/w\"}]"),
-			"node_modules/x", "-> ../../store/x", "../store/x/index.js", "x"),
-		Good: withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \".\", target: \"/w/proj\"}, {source: \"${PROJECT_PARENT}/store/x\", target: \"/w/store/x\"}]"),
-			"node_modules/x", "-> ../../store/x", "../store/x/index.js", "x"),
-		check: checkParentMount,
-	}
-}
-
-// checkParentMount reports a mount above the project root that holds
-// what the project's links lead to, in diff's words (MOUNT_MOVED_UP), with
-// the two mounts that replace it.
-func checkParentMount(t *readback.Target, o Options, report reportFn) {
-	if t.Plan == nil || t.ProjectRoot == "" {
-		return
-	}
-	root, ok := onMachine(t, filepath.Clean(t.ProjectRoot))
-	if !ok {
-		return
-	}
-	ms := mounts(t)
-	var links []link
-	walked := false
-	for i, m := range ms {
-		if !within(root, m.Host) || root == m.Host {
+// farmParent says, of mount m above the project root (MOUNT_PARENT),
+// whether it was moved up for a symlink farm: links below the project
+// lead into it outside the project, to targets no narrower mount holds
+// (the workspace's .pnpm store of a package's node_modules). Then it
+// says so in diff's words (MOUNT_MOVED_UP) and writes the two narrower
+// mounts, at the paths they have under m's target, so every path the
+// server sees, and every link, stays as it was.
+func farmParent(t *readback.Target, o Options, root string, ms []sandboxMount, i int) (string, bool) {
+	m := ms[i]
+	var via, hosts []string
+	for _, l := range o.fs.symlinks(root).links {
+		host := filepath.Clean(l.text)
+		if !filepath.IsAbs(l.text) {
+			host = filepath.Clean(filepath.Join(filepath.Dir(filepath.Join(root, l.rel)), l.text))
+		}
+		if !within(host, m.host) || within(host, root) {
 			continue
 		}
-		if !walked {
-			links, walked = o.fs.symlinks(root).links, true
+		narrower := false
+		for j, n := range ms {
+			narrower = narrower || j != i && len(n.host) > len(m.host) && within(host, n.host)
 		}
-		var via []string
-		var hosts []string
-		for _, l := range links {
-			host := filepath.Clean(l.text)
-			if !filepath.IsAbs(l.text) {
-				host = filepath.Clean(filepath.Join(filepath.Dir(filepath.Join(root, l.rel)), l.text))
-			}
-			if !within(host, m.Host) || within(host, root) {
-				continue
-			}
-			narrower := false
-			for j, n := range ms {
-				narrower = narrower || j != i && len(n.Host) > len(m.Host) && within(host, n.Host)
-			}
-			if !narrower {
-				via = append(via, l.rel+" -> "+l.text)
-				hosts = append(hosts, host)
-			}
+		if !narrower {
+			via = append(via, l.rel+" -> "+l.text)
+			hosts = append(hosts, host)
 		}
-		if len(via) == 0 {
-			continue
-		}
-		sort.Strings(via)
-		store := storeDir(hosts)
-		below := func(p string) string {
-			rel, _ := filepath.Rel(m.Host, p)
-			return path.Join(m.Target, filepath.ToSlash(rel))
-		}
-		report(m.Pos, "mount %s moved up: %s -> %s (a parent holds more): it holds the project and the store %d of its symlink(s) lead to (e.g. %s), and all else beside them; mount the two instead, where they are now: {source: %q, target: %q, mode: %q} and {source: %q, target: %q, mode: \"ro\"}",
-			m.Target, compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."}, m.Source, len(via), via[0],
-			sourceText(t, root), below(root), string(m.Mode), sourceText(t, store), below(store))
 	}
+	if len(via) == 0 {
+		return "", false
+	}
+	sort.Strings(via)
+	store := storeDir(hosts)
+	below := func(p string) string {
+		rel, _ := filepath.Rel(m.host, p)
+		return showTarget(t, ms, path.Join(m.target, filepath.ToSlash(rel)))
+	}
+	return fmt.Sprintf("mount %s moved up: %s -> %s (a parent holds more): a parent of the project folder %s, it holds the store %d of the project's symlink(s) lead to (e.g. %s), and all else beside them; mount the two instead, where they are now: {source: %q, target: %q, mode: %q} and {source: %q, target: %q, mode: \"ro\"}",
+		m.m.Target, compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."}, m.m.Source, root, len(via), via[0],
+		sourceText(t, root), below(root), string(m.m.Mode), sourceText(t, store), below(store)), true
 }
 
 // commonDir is the deepest folder holding every path. It stops at the top
