@@ -12,9 +12,9 @@ import (
 	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 )
 
-// How a plan's backends show the host to the server: landlock and seatbelt
-// grant each folder at its host path; bwrap, the engines and kubernetes
-// show each mount at its target, so a relative link resolves against the
+// How a plan's backends show the host to the server: some (landlock,
+// seatbelt) grant each folder at its host path; the others (bwrap, the
+// engines, kubernetes) show each mount at its target, so a relative link resolves against the
 // sandbox's paths, not the host's.
 type views struct {
 	hostPaths []string // backends that keep host paths
@@ -24,7 +24,7 @@ type views struct {
 func planViews(p *compiler.Plan) views {
 	var v views
 	for _, b := range p.Backends {
-		if b == backendtraits.Landlock || b == backendtraits.Seatbelt {
+		if backendtraits.HostPaths(b) {
 			v.hostPaths = append(v.hostPaths, b)
 		} else {
 			v.remapped = true
