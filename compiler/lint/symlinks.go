@@ -237,16 +237,15 @@ func (g *hopGroup) clause(t *readback.Target, v views, ms []sandboxMount) string
 	note := ""
 	switch {
 	case !v.remapped:
-		verb := "shows"
-		if len(v.hostPaths) > 1 {
-			verb = "show"
-		}
-		note = fmt.Sprintf(" (%s %s host paths: the target is the host path itself)", strings.Join(v.hostPaths, " and "), verb)
+		note = fmt.Sprintf(" (%s %s host paths: the target is the host path itself)", strings.Join(v.hostPaths, " and "), verb(len(v.hostPaths)))
 	case abs:
 		note = " (absolute links: the target is the host path itself)"
 	}
 	if hm, m := holder(ms, store); m != nil && v.remapped {
 		need := ""
+		if len(v.hostPaths) > 0 && note == "" { // the line is for the others alone
+			note = fmt.Sprintf(" (%s %s host paths: the links resolve there already)", strings.Join(v.hostPaths, " and "), verb(len(v.hostPaths)))
+		}
 		if within(hm, g.hostTop) && !unmountable(g.sandboxAt(hm)) {
 			need = fmt.Sprintf("give it target %q, or ", showTarget(t, ms, g.sandboxAt(hm)))
 		}
@@ -254,6 +253,13 @@ func (g *hopGroup) clause(t *readback.Target, v views, ms []sandboxMount) string
 			m.Target, m.Source, g.sandboxAt(g.hops[0].host), need, line, note)
 	}
 	return fmt.Sprintf("the read-only mount that makes them resolve is %s%s, which adds a grant", line, note)
+}
+
+func verb(n int) string {
+	if n > 1 {
+		return "show"
+	}
+	return "shows"
 }
 
 // holder is the deepest mount whose host folder holds p, and that folder.
@@ -384,7 +390,7 @@ func farmParent(t *readback.Target, o Options, root string, ms []sandboxMount, i
 		rel, _ := filepath.Rel(m.host, p)
 		return showTarget(t, ms, path.Join(m.target, filepath.ToSlash(rel)))
 	}
-	return fmt.Sprintf("mount %s moved up: %s -> %s (a parent holds more): a parent of the project folder %s, it holds the store %d of the project's symlink(s) lead to (e.g. %s), and all else beside them; mount the two instead, where they are now: {source: %q, target: %q, mode: %q} and {source: %q, target: %q, mode: \"ro\"}",
+	return fmt.Sprintf("mount %s moved up: %s -> %s (a parent holds more): above the project folder %s, it holds the store %d of the project's symlink(s) lead to (e.g. %s) and all else beside them; mount the two instead, where they are now: {source: %q, target: %q, mode: %q} and {source: %q, target: %q, mode: \"ro\"}",
 		m.m.Target, compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."}, m.m.Source, root, len(via), via[0],
 		sourceText(t, root), below(root), string(m.m.Mode), sourceText(t, store), below(store)), true
 }

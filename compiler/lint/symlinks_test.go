@@ -104,6 +104,10 @@ func TestSymlinkFarm(t *testing.T) {
 		{"the store at the wrong target", image + `mounts: [` + project + `, {source: "$SHOP/node_modules/.pnpm", target: "/store"}]`, false, "",
 			[]string{"SYMLINK_ESCAPE: 1 symlink(s) in /workspace dangle in the sandbox (e.g. node_modules/lodash -> ../../../" + pnpmStore + "/lodash, which is /" + pnpmStore + "/lodash there); " +
 				`mount /store ($SHOP/node_modules/.pnpm) holds their targets, but they lead to /` + pnpmStore + `/lodash in the sandbox: give it target "/node_modules/.pnpm", or the read-only mount that makes them resolve is ` + line}},
+		// On bwrap; landlock resolves them: the line is for bwrap.
+		{"the store at the wrong target, bwrap and landlock", "command: [\"/usr/bin/node\", \"/workspace/index.js\"]\n\tmounts: [" + project + `, {source: "$SHOP/node_modules/.pnpm", target: "/store"}]`, false, "",
+			[]string{"SYMLINK_ESCAPE: 1 symlink(s) in /workspace dangle in the sandbox (e.g. node_modules/lodash -> ../../../" + pnpmStore + "/lodash, which is /" + pnpmStore + "/lodash there); " +
+				`mount /store ($SHOP/node_modules/.pnpm) holds their targets, but they lead to /` + pnpmStore + `/lodash in the sandbox: give it target "/node_modules/.pnpm", or the read-only mount that makes them resolve is ` + line + ` (landlock shows host paths: the links resolve there already)`}},
 		{"the store moved where they lead", image + `mounts: [` + project + `, {source: "$SHOP/node_modules/.pnpm", target: "/node_modules/.pnpm"}]`, false, "", nil},
 		// Landlock shows the store at its host path: any target does.
 		{"the store elsewhere on landlock", "command: [\"/usr/bin/node\", \"/workspace/index.js\"]\n\tbackends: [\"landlock\"]\n\tmounts: [" + project + `, {source: "$SHOP/node_modules/.pnpm", target: "/store"}]`, false, "", nil},
@@ -113,7 +117,7 @@ func TestSymlinkFarm(t *testing.T) {
 		// The tempting fix: the workspace's root mounted where the
 		// project was. The links resolve; the siblings come along.
 		{"the parent mount", image + `mounts: [{source: "$SHOP", target: "/workspace"}]`, false, "",
-			[]string{"MOUNT_PARENT: mount /workspace moved up: ${PROJECT_ROOT} -> $SHOP (a parent holds more): a parent of the project folder $SHOP/packages/checkout, it holds the store 1 of the project's symlink(s) lead to (e.g. node_modules/lodash -> ../../../" + pnpmStore + "/lodash), and all else beside them; " +
+			[]string{"MOUNT_PARENT: mount /workspace moved up: ${PROJECT_ROOT} -> $SHOP (a parent holds more): above the project folder $SHOP/packages/checkout, it holds the store 1 of the project's symlink(s) lead to (e.g. node_modules/lodash -> ../../../" + pnpmStore + "/lodash) and all else beside them; " +
 				`mount the two instead, where they are now: {source: ".", target: "/workspace/packages/checkout", mode: "ro"} and {source: "$SHOP/` + pnpmStore + `", target: "/workspace/` + pnpmStore + `", mode: "ro"}`}},
 		{"the two mounts it proposes", image + `mounts: [{source: ".", target: "/workspace/packages/checkout", mode: "ro"}, {source: "$SHOP/` + pnpmStore + `", target: "/workspace/` + pnpmStore + `", mode: "ro"}]`, false, "", nil},
 		// A parent the links do not need (the store is mounted on its
