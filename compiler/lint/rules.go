@@ -205,9 +205,12 @@ func mountRules() []*Rule {
 		},
 		{
 			ID: "MOUNT_PARENT", Name: "parent-mount", Severity: Error,
-			Purpose:     "A folder above the project is mounted.",
-			Rationale:   "A parent of the project holds its siblings: other repositories, their .env files, their credentials. The server asked for one project.",
-			Remediation: "Mount the project folder itself; grant a dependency store above it read-only and on its own, if the toolchain needs it.",
+			Purpose: "A folder above the project is mounted.",
+			Rationale: "A parent of the project holds its siblings: other repositories, their .env files, their credentials. The server asked for one project. " +
+				"It is the tempting fix for a symlink farm (a pnpm package's node_modules linking into the workspace's store above it): the links resolve, and everything beside them comes along. " +
+				"When links below the project lead into the parent outside the project, to targets no narrower mount holds, the finding says so as `mcpolicy diff` does (MOUNT_MOVED_UP: a parent holds more) and writes the two narrower mounts, the project and the store (read-only), at the paths they have under the parent's target: every path the server sees stays as it was, and the links resolve as they did. " +
+				"Only a mount strictly above the project root (the policy's folder, or the folder given to lint) is flagged: the project root mounted as itself, and a monorepo's own policy mounting its root, are not.",
+			Remediation: "Mount the project folder itself; grant a dependency store above it read-only and on its own, if the toolchain needs it (for a symlink farm the finding writes both mounts).",
 			Bad:         policy(`image: "x:1"` + "\nmounts: [{source: \"${PROJECT_PARENT}\", target: \"/w\"}]"),
 			Good:        policy(`image: "x:1"` + "\nmounts: [{source: \".\", target: \"/w\"}]"),
 			check: func(t *readback.Target, o Options, report reportFn) {
@@ -220,10 +223,18 @@ func mountRules() []*Rule {
 					return
 				}
 				root := filepath.Clean(t.ProjectRoot)
-				for _, m := range mounts(t) {
-					if m.Host != root && within(root, m.Host) {
-						report(m.Pos, "mounts %s (%s), a parent of the project folder %s", m.Source, m.Mode, root)
+				ms := sandboxMounts(t)
+				for i, m := range ms {
+					if m.host == root || !within(root, m.host) {
+						continue
 					}
+					if dir, ok := onMachine(t, root); ok && t.Plan != nil {
+						if msg, ok := farmParent(t, o, dir, ms, i); ok {
+							report(m.m.Pos, "%s", msg)
+							continue
+						}
+					}
+					report(m.m.Pos, "mounts %s (%s), a parent of the project folder %s", m.m.Source, m.m.Mode, root)
 				}
 			},
 		},
@@ -745,11 +756,15 @@ func clientRules() []*Rule {
 func symlinkRule() *Rule {
 	return &Rule{
 		ID: "SYMLINK_ESCAPE", Name: "symlink-escape", Severity: Warning,
-		Purpose: "A mounted folder holds symlinks that resolve outside every grant.", Rationale: "They dangle inside the sandbox (a pnpm node_modules farm pointing at a store above the project): the pressure is then to widen the mount to a parent.",
-		Remediation: "Add the smallest read-only grant that holds their targets (the finding names it); it adds a grant, which is the point: it is reviewed.",
+		Purpose: "A mounted folder holds symlinks that do not resolve in the sandbox: their targets are outside every grant, or granted where the links do not lead.",
+		Rationale: "They dangle inside the sandbox (a pnpm node_modules farm pointing at a store above the project): the pressure is then to widen the mount to a parent. " +
+			"A relative link resolves against the sandbox's paths: at the link's own target (its mount's target and its path below it), its text leads to a sandbox path, where the store must be mounted; `..` stops at /. " +
+			"So a link counts as resolving only when a mount shows, at that sandbox path, the folder the link means on the host; a mount of the store at another target does not quiet it. " +
+			"Landlock and seatbelt grant folders at their host paths: there only the host target must be granted, and the target a line names is the host path itself; an absolute link's target is its host path on every backend.",
+		Remediation: "Add the read-only mount the finding writes, as it is: the smallest folder holding the links' targets (a package's node_modules for one pnpm package, so its own dependencies resolve too), at the sandbox path they lead to. It adds a grant, which is the point: it is reviewed. Do not mount a parent instead (MOUNT_PARENT).",
 		Bad: withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \"app\", target: \"/w\"}]"),
 			"app/node_modules/x", "-> ../../store/x", "store/x/index.js", "x"),
-		Good: withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \"app\", target: \"/w\"}, {source: \"store\", target: \"/store\"}]"),
+		Good: withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \"app\", target: \"/w\"}, {source: \"store\", target: \"/store\", mode: \"ro\"}]"),
 			"app/node_modules/x", "-> ../../store/x", "store/x/index.js", "x"),
 		check: checkSymlinks,
 	}

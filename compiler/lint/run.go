@@ -5,7 +5,6 @@
 package lint
 
 import (
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -209,64 +208,6 @@ func applyWaivers(t *readback.Target, fs []Finding, today time.Time) []Finding {
 		}
 	}
 	return extra
-}
-
-// checkSymlinks walks each granted folder of this machine (bounded, once
-// per run: walk.go) for symlinks whose targets lie outside every grant, and
-// names the smallest read-only grant that would hold them. A target whose
-// paths are not this machine's is not walked: its folders are not here.
-func checkSymlinks(t *readback.Target, o Options, report reportFn) {
-	ms := mounts(t)
-	granted := func(p string) bool {
-		for _, m := range ms {
-			if within(p, m.Host) {
-				return true
-			}
-		}
-		return false
-	}
-	for _, m := range ms {
-		dir, ok := onMachine(t, m.Host)
-		if !ok {
-			continue
-		}
-		w := o.fs.symlinks(dir)
-		var escapes, targets []string
-		for _, l := range w.links {
-			if !granted(l.real) {
-				escapes = append(escapes, l.rel+" -> "+l.real)
-				targets = append(targets, l.real)
-			}
-		}
-		if len(escapes) == 0 {
-			continue
-		}
-		sort.Strings(escapes)
-		fix := commonDir(targets)
-		example := escapes[0]
-		more := ""
-		if w.partial {
-			more = " (the scan stopped at its bound: there may be more)"
-		}
-		report(m.Pos, "%d symlink(s) in %s resolve outside every grant and will dangle (e.g. %s)%s; the smallest read-only grant that holds them is %s, which adds a grant",
-			len(escapes), m.Target, example, more, fix)
-	}
-}
-
-// commonDir is the deepest folder holding every path. It stops at the top
-// (/, a volume, or "." for relative paths): it cannot loop.
-func commonDir(paths []string) string {
-	dir := filepath.Dir(paths[0])
-	for _, p := range paths[1:] {
-		for !within(p, dir) {
-			up := filepath.Dir(dir)
-			if up == dir {
-				return dir
-			}
-			dir = up
-		}
-	}
-	return dir
 }
 
 // PolicyTargets turns compiled plans into lint targets.

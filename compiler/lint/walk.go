@@ -90,8 +90,8 @@ func (c *fsCache) evalSymlinks(p string) (string, error) {
 }
 
 // link is a symlink found in a walk: its path relative to the walked
-// folder, and what it resolves to.
-type link struct{ rel, real string }
+// folder, its text (os.Readlink), and what it resolves to on the host.
+type link struct{ rel, text, real string }
 
 type linkWalk struct {
 	links   []link
@@ -180,8 +180,12 @@ func (c *fsCache) walkSymlinks(dir string) linkWalk {
 				full = true
 				return false
 			}
+			text, err := os.Readlink(p)
+			if err != nil {
+				return true
+			}
 			rel, _ := filepath.Rel(dir, p)
-			w.links = append(w.links, link{filepath.ToSlash(rel), real})
+			w.links = append(w.links, link{filepath.ToSlash(rel), text, real})
 			return true
 		})
 		w.partial = partial || full

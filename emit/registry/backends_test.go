@@ -57,6 +57,9 @@ func TestTableAgrees(t *testing.T) {
 		if (rt.Sandbox == artefact.Engine) != (rt.Engine != artefact.EngineTraits{}) {
 			t.Errorf("backend %q: engine traits %+v for sandbox kind %d", b.Name(), rt.Engine, rt.Sandbox)
 		}
+		if host := b.PathModel() != emit.MountsAtTargets; host != backendtraits.HostPaths(b.Name()) {
+			t.Errorf("backend %q: the server names host paths: %v; the table says %v", b.Name(), host, backendtraits.HostPaths(b.Name()))
+		}
 		image := refuses(b, &compiler.Plan{Server: "s", Command: []string{"/bin/true"}}, "a server without an image")
 		host := refuses(b, &compiler.Plan{Server: "s", Image: "img:1"}, "a server without a command")
 		if image == host || image != backendtraits.RunsImage(b.Name()) {

@@ -34,15 +34,19 @@ type traits struct {
 	// program starts it in a client entry written by hand; "" when none
 	// does (mcpolicy-launch starts landlock; a cluster runs kubernetes).
 	program string
+	// hostPaths: the server names host paths, each grant at its source
+	// (a mount's target is not used); otherwise each mount is at its
+	// target. Lint resolves a symlink's text by it.
+	hostPaths bool
 }
 
 // table is in the registry's report order.
 var table = []traits{
 	{name: Bwrap, builds: Bwrap, dflt: true, program: Bwrap},
-	{name: Landlock, builds: Landlock, dflt: true},
+	{name: Landlock, builds: Landlock, dflt: true, hostPaths: true},
 	{name: Docker, builds: Docker, image: true, dflt: true, program: Docker},
 	{name: Podman, builds: Docker, image: true, program: Podman},
-	{name: Seatbelt, builds: Seatbelt, noNetns: true, program: "sandbox-exec"},
+	{name: Seatbelt, builds: Seatbelt, noNetns: true, program: "sandbox-exec", hostPaths: true},
 	{name: Kubernetes, builds: Kubernetes, image: true},
 }
 
@@ -83,6 +87,13 @@ func RunsImage(name string) bool {
 func NoNetns(name string) bool {
 	t, _ := lookup(name)
 	return t.noNetns
+}
+
+// HostPaths reports whether name shows the server each grant at its host
+// path (a mount's target unused) rather than each mount at its target.
+func HostPaths(name string) bool {
+	t, _ := lookup(name)
+	return t.hostPaths
 }
 
 // ImageDefaults are the backends a server with an image gets when its

@@ -50,6 +50,15 @@
 // server took and spawn-to-initialize per backend beside the unconfined
 // start. TestExamples builds examples/ with `mcpolicy build --check`.
 //
+// TestPnpmFarm (pnpm_test.go) is issue #42's symlink farm: a pnpm
+// monorepo's packages/checkout, whose node_modules links into the
+// workspace's store above it. Lint writes the exact read-only mount that
+// makes the link resolve in the sandbox; a Node server confined to the
+// package requires lodash with it on bwrap, landlock and docker, and
+// cannot without it (the control) nor, on bwrap and docker, with the store
+// at another target, which lint reports too; the workspace's root mounted
+// instead is MOUNT_PARENT's, in diff's words.
+//
 // -short skips the package (make test-short). Under CI=true a missing
 // backend, git, or an unreachable module proxy fails the test; elsewhere it
 // skips with the reason.
