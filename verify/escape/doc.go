@@ -171,9 +171,8 @@
 // (accepting rw-holds-other-server) and rewrites the victim's script in the
 // git-ignored bin/; the victim's unchanged entry must be refused (exit 8,
 // its token nowhere) on bwrap, docker, podman and Landlock, and without
-// the accept mcpolicy build refuses naming both grants; Landlock cannot
-// hold a read-write project root, so there the attacker holds shared/,
-// which holds the victim's script. Weakened: bwrap and Landlock with the
+// the accept mcpolicy build refuses naming both grants; on Landlock the
+// attacker holds shared/, which holds the victim's script. Weakened: bwrap and Landlock with the
 // victim's entry and artefact stripped of the program pin, which runs the
 // attacker's script and prints the token.
 //
@@ -298,4 +297,18 @@
 // the host unchanged (weakened: .git unprotected where the launcher reads
 // it, a label in the re-pinned artefact and entry: the payload plants the
 // hook and core.fsmonitor).
+//
+// seed-fixed-top (seed_test.go, issue #42) runs the seed's own policy,
+// examples/seed's one file (the project read-write at /workspace, a 256m
+// scratch, network none, uid 1000:1000), on bwrap, docker, podman and
+// Landlock (the launcher's minimal root): the server appends to an
+// existing top-level file and writes in an existing top-level folder
+// (both must work), and creates .envrc, rewrites .mcp.json, plants
+// .git/hooks/pre-commit and .vscode/tasks.json and renames src/ (each
+// EROFS or EBUSY, the host unchanged); ~/.aws/credentials is ENOENT.
+// landlock-protected-below (same file) gives data/, read-write on
+// Landlock, a .git of its own: its config and hooks cannot be written nor
+// the folder swapped, data/ can be. Their weakened wiring is the
+// committed ruleset without its fixedTop (or protected) run by the
+// launcher without --sha256, where every planting succeeds.
 package escape
