@@ -172,9 +172,9 @@
 // git-ignored bin/; the victim's unchanged entry must be refused (exit 8,
 // its token nowhere) on bwrap, docker, podman and Landlock, and without
 // the accept mcpolicy build refuses naming both grants; on Landlock the
-// attacker holds shared/, which holds the victim's script. Weakened: bwrap and Landlock with the
-// victim's entry and artefact stripped of the program pin, which runs the
-// attacker's script and prints the token.
+// attacker holds shared/, which holds the victim's script. Weakened: bwrap
+// and Landlock with the victim's entry and artefact stripped of the
+// program pin, which runs the attacker's script and prints the token.
 //
 // The by-hand scenarios (wrapper_test.go, issue #32) run self-rewrite,
 // git-takeover, create-protected and symlink-swap through what a person
