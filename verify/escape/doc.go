@@ -211,9 +211,10 @@
 // the top's pyc and the .pth must not run. Below the top no mount can
 // refuse a name that does not exist yet, and the host does run them: the
 // scenario logs so, and asserts what holds there, lint's RW_CODE_CACHE
-// error on the policy before launch (and on Landlock, the build's refusal
-// once data/__pycache__ exists). Its weakened wiring is bwrap without the
-// launcher: every write succeeds and the host's python runs all four.
+// error on the policy before launch (and on Landlock, once
+// data/__pycache__ exists, a ruleset that binds it read-only). Its
+// weakened wiring is bwrap without the launcher: every write succeeds and
+// the host's python runs all four.
 //
 // The world-writable scenario (modes_test.go) spawns the entry under the
 // client's umask 0 on bwrap, Landlock, docker and podman, in a read-write
