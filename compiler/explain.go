@@ -80,7 +80,7 @@ func Explain(p *Plan) string {
 	}
 	for _, m := range p.Mounts {
 		if m.FixedTop() {
-			fmt.Fprintf(&b, "\nTop level of %s fixed at launch (mcpolicy-launch; landlock refuses it): no name\ncan be added, renamed or removed there, and every protected name present then\n(.git, .mcpolicy, the policies, client configs, .env*: mcpolicy schema) is read-only", m.Target)
+			fmt.Fprintf(&b, "\nTop level of %s fixed at launch (mcpolicy-launch; on landlock, with user namespaces): no name\ncan be added, renamed or removed there, and every protected name present then\n(.git, .mcpolicy, the policies, client configs, .env*: mcpolicy schema) is read-only", m.Target)
 			if len(p.Unprotected) > 0 {
 				fmt.Fprintf(&b, "\nbut the unprotected %s", strings.Join(p.UnprotectedNames(), ", "))
 			}

@@ -67,8 +67,9 @@ const (
 	// has its top level fixed at launch.
 	MountsAtTargets PathModel = iota
 	// HostPathsRightsAdd: the server names host paths, and the rights of
-	// every rule holding one add up (nothing below a read-write rule can
-	// be made read-only, so no protected name is bound).
+	// every rule holding one add up; but the launcher's minimal root binds
+	// a read-write project root's fixed top level and the protected paths
+	// read-only, as MountsAtTargets does, and those mounts refuse writes.
 	HostPathsRightsAdd
 	// HostPathsDeepestRule: the server names host paths, and the deepest
 	// rule holding one decides; protected names are denied by name at the

@@ -171,9 +171,8 @@ const (
 // fixedTop, runtime/launch/engine.go engineFixedTop): the root read-only, each
 // entry present then bound again on top, read-write unless protected, no
 // new name at the top; a policy's mount on an entry decides that entry.
-// Landlock refuses such a plan (emit/landlock: FixedTop is Missing), so
-// only the sandbox view ever runs it; the host view says the same of the
-// top level, its entries' rights adding up as every other grant's do.
+// Landlock does the same in its launcher's minimal root (user namespaces;
+// without them it refuses such a plan at launch), at the host's paths.
 func Expectations(p *compiler.Plan, m compiler.Machine, f Fixture, view View, baseline []string) []Expectation {
 	var covers []cover
 	type root struct{ base, host, what string }
@@ -225,16 +224,17 @@ func Expectations(p *compiler.Plan, m compiler.Machine, f Fixture, view View, ba
 		}
 	}
 
-	// allowed answers from the covers: the deepest one decides in a
-	// sandbox (mounts stack; at the same path the greater kind); in the
-	// host view rights add up. Below a fixed top level only its entries
-	// exist, in either view.
+	// allowed answers from the covers: the deepest one decides (mounts
+	// stack; at the same path the greater kind), in the host view too:
+	// Landlock's launcher stacks the same mounts in its minimal root, and
+	// the rights its rules add up to never reach below a read-only grant
+	// (the build refuses read-only inside read-write). Below a fixed top
+	// level only its entries exist, in either view.
 	allowed := func(target string, write bool) bool {
-		best, found, anyRW := -1, false, false
+		best, found := -1, false
 		for i, c := range covers {
 			if target == c.at || strings.HasPrefix(target, strings.TrimSuffix(c.at, "/")+"/") {
 				found = true
-				anyRW = anyRW || c.rw
 				if b := covers[max(best, 0)]; best < 0 || len(c.at) > len(b.at) || len(c.at) == len(b.at) && c.kind > b.kind {
 					best = i
 				}
@@ -247,8 +247,6 @@ func Expectations(p *compiler.Plan, m compiler.Machine, f Fixture, view View, ba
 			return false // absent at launch: no such entry
 		case !write:
 			return true
-		case view == HostView:
-			return anyRW
 		default:
 			return covers[best].rw
 		}

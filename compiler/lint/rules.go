@@ -136,8 +136,8 @@ func planRules() []*Rule {
 			Purpose:     "A backend the server lists cannot enforce its plan: mcpolicy build refuses it.",
 			Rationale:   "A policy that does not build confines nothing: its client entries cannot be written, or start what they started before. Lint must not call it clean.",
 			Remediation: "Change what the backend refuses (the message says what and why), or drop that backend from \"backends\".",
-			Bad:         policy("command: [\"/bin/true\"]\nbackends: [\"landlock\"]\nmounts: [{source: \".\", target: \"/w\", mode: \"rw\"}]"),
-			Good:        policy("command: [\"/bin/true\"]\nbackends: [\"landlock\"]\nmounts: [{source: \".\", target: \"/w\"}]"),
+			Bad:         policy("command: [\"/bin/true\"]\nbackends: [\"landlock\"]\nlimits: {memory: \"512m\"}"),
+			Good:        policy("command: [\"/bin/true\"]\nbackends: [\"landlock\"]"),
 			check: func(t *readback.Target, o Options, report reportFn) {
 				for _, p := range t.Unbuildable {
 					report(p.Pos, "%s", p.Msg)

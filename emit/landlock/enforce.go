@@ -84,14 +84,8 @@ func report(p *compiler.Plan, h Host) []emit.Row {
 				return emit.Row{Support: emit.Enforced, How: "read-only / read-write binds and Landlock hierarchies at their host paths (no remapping)"}
 			}
 			return emit.Row{Support: emit.Enforced, How: "read-only / read-write hierarchies at their host paths (no remapping)"}
-		case emit.FixedTop:
-			return emit.Row{Support: emit.Missing, How: "Landlock cannot keep names from being created in a writable hierarchy, nor protect those below it (.git, .mcpolicy, the policies)",
-				Alternative: `use the bwrap or docker backend, make the project mount "ro", or mount only the folders the server writes`,
-				Pos:         fixedTopPos(p), Field: field("mounts")}
-		case emit.ProtectedPaths:
-			return emit.Row{Support: emit.Missing, How: "Landlock cannot deny a path below a granted hierarchy",
-				Alternative: `use the bwrap or docker backend, which mount protected paths read-only, or make the mount "ro"`,
-				Pos:         holderPos(p), Field: field("mounts")}
+		case emit.FixedTop, emit.ProtectedPaths:
+			return protectRow(p, h, r)
 		case emit.Scratch:
 			if h.UserNS {
 				return emit.Row{Support: emit.Enforced, How: "a bounded tmpfs at its target, in the minimal root"}
@@ -164,6 +158,27 @@ func procRow(p *compiler.Plan, h Host) emit.Row {
 		Pos:         p.ProcPos, Field: p.Field("proc")}
 }
 
+// protectRow: only the launcher's minimal root, in a private mount
+// namespace, can bind the project read-only under its entries and a
+// protected path read-only over itself; Landlock's rights are per
+// hierarchy, and a read-write one covers everything below it.
+func protectRow(p *compiler.Plan, h Host, r emit.Restriction) emit.Row {
+	if r == emit.FixedTop {
+		if h.UserNS {
+			return emit.Row{Restriction: r, Support: emit.Enforced, How: "the minimal root binds the project read-only and each entry present at launch again on top by descriptor, read-write (Landlock's rule on the project) but protected ones read-only: no name can be added at the top (EROFS), renamed or swapped"}
+		}
+		return emit.Row{Restriction: r, Support: emit.Missing, How: "no user namespaces: Landlock cannot keep names from being created in a writable hierarchy, nor protect those below it (.git, .mcpolicy, the policies)",
+			Alternative: `enable unprivileged user namespaces, use the bwrap or docker backend, make the project mount "ro", or mount only the folders the server writes`,
+			Pos:         fixedTopPos(p), Field: p.Field("mounts")}
+	}
+	if h.UserNS {
+		return emit.Row{Restriction: r, Support: emit.Enforced, How: "each bound read-only over itself in the minimal root, after the read-write grant"}
+	}
+	return emit.Row{Restriction: r, Support: emit.Missing, How: "no user namespaces: Landlock cannot deny a path below a granted hierarchy",
+		Alternative: `enable unprivileged user namespaces, use the bwrap or docker backend, which mount protected paths read-only, or make the mount "ro"`,
+		Pos:         holderPos(p), Field: p.Field("mounts")}
+}
+
 // fixedTopPos is the position of the read-write mount of the project.
 func fixedTopPos(p *compiler.Plan) position.Pos {
 	for _, m := range p.Mounts {
@@ -186,13 +201,23 @@ func holderPos(p *compiler.Plan) position.Pos {
 }
 
 // OnThisHost says what this machine's kernel will refuse at launch of a
-// plan built for landlock that build, checking against Best, cannot: a
-// plan with proc where user namespaces are not available (no procfs of
-// the server's own can be made, and the host's is never granted). nil
+// plan built for landlock that build, checking against Best, cannot: where
+// user namespaces are not available, a plan with proc (no procfs of the
+// server's own can be made, and the host's is never granted), a fixed top
+// level or protected paths (no minimal root to bind them read-only). nil
 // when nothing.
 func OnThisHost(p *compiler.Plan, h Host) error {
-	if !p.Proc || h.UserNS || !p.RunsOn(Backend) {
+	if h.UserNS || !p.RunsOn(Backend) {
 		return nil
 	}
-	return emit.Check(p, Backend, []emit.Row{procRow(p, h)})
+	var rows []emit.Row
+	for _, r := range emit.Restrictions(p) {
+		switch r {
+		case emit.Proc:
+			rows = append(rows, procRow(p, h))
+		case emit.FixedTop, emit.ProtectedPaths:
+			rows = append(rows, protectRow(p, h, r))
+		}
+	}
+	return emit.Check(p, Backend, rows)
 }

@@ -75,7 +75,20 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*artefact.Ruleset, error) {
 		} else {
 			rs.ReadOnly = append(rs.ReadOnly, r.Resolve(m.Source))
 		}
+		// The minimal root fixes its top level, as bwrap's launcher does
+		// (emit.FixedTop: only with namespaces, which the launcher checks).
+		if m.FixedTop() {
+			rs.FixedTop, rs.Unprotected = r.Resolve(m.Source), p.UnprotectedNames()
+		}
 	}
+	// Each protected entry of a read-write grant, bound read-only over
+	// itself in the minimal root: one host path however many targets.
+	for _, pr := range p.Protected {
+		if h := r.Resolve(pr.Source); !slices.Contains(rs.Protected, h) {
+			rs.Protected = append(rs.Protected, h)
+		}
+	}
+	slices.Sort(rs.Protected)
 	// Landlock grants are a union: a read-only rule below a read-write one
 	// changes nothing, so such a nesting would silently be read-write.
 	for _, ro := range rs.ReadOnly {
@@ -104,7 +117,7 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*artefact.Ruleset, error) {
 	for i, a := range rs.Command {
 		rs.Command[i] = commandWord(p, r, i, a)
 	}
-	for _, s := range append(append(append(append([]string{}, rs.Baseline...), rs.ReadOnly...), rs.ReadWrite...), rs.Command...) {
+	for _, s := range slices.Concat(rs.Baseline, rs.ReadOnly, rs.ReadWrite, rs.Protected, rs.Command) {
 		if err := emit.CheckSafe(p.Server, "path or argument", s); err != nil {
 			return nil, err
 		}

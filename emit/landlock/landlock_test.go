@@ -12,8 +12,8 @@ import (
 func plan() *compiler.Plan {
 	return &compiler.Plan{
 		Server: "s", Command: []string{"/w/bin/server", "--stdio"}, Workdir: "/w/src",
-		// A writable folder of the project, not the project itself: Landlock
-		// cannot fix the project's top level (see TestRefuses...).
+		// A writable folder of the project, not the project itself (see
+		// TestFixedTop for that).
 		User:    compiler.User{UID: 1000, GID: 1000},
 		Network: compiler.Network{Mode: "none"},
 		Runtime: compiler.Runtime{Name: "system", ReadOnly: []string{"/usr"}},
@@ -46,12 +46,6 @@ func TestRefusesWhatLandlockCannotEnforce(t *testing.T) {
 		change func(*compiler.Plan)
 		want   string
 	}{
-		{"protected path below a rw mount", func(p *compiler.Plan) {
-			p.Protected = []compiler.Protected{{Target: "/w/.git", Name: ".git"}}
-		}, "Landlock cannot deny a path below a granted hierarchy"},
-		{"a read-write mount of the project", func(p *compiler.Plan) {
-			p.Mounts[0].Source.Rel = "."
-		}, "cannot keep names from being created"},
 		{"ro mount inside a rw one", func(p *compiler.Plan) {
 			p.Mounts = append(p.Mounts, compiler.Mount{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "app/docs"}, Target: "/docs", Mode: compiler.ReadOnly})
 		}, "Landlock rights add up"},
@@ -215,5 +209,53 @@ func TestProc(t *testing.T) {
 	p.Backends = []string{"bwrap"}
 	if err := OnThisHost(p, noNS); err != nil {
 		t.Errorf("a plan not built for landlock: %v", err)
+	}
+}
+
+// TestFixedTop: a read-write project root and protected paths of another
+// read-write grant reach the ruleset (host paths, each protected one once
+// however many targets show it), enforced where user namespaces are; on
+// a host without them the report refuses both, whatever the policy
+// accepts, naming the mounts, and OnThisHost says so. A plan with neither
+// has no such field in its ruleset.
+func TestFixedTop(t *testing.T) {
+	if rs, err := Build(plan(), machine); err != nil || rs.FixedTop != "" || rs.Protected != nil ||
+		strings.Contains(string(rs.JSON()), `"fixedTop"`) || strings.Contains(string(rs.JSON()), `"protected"`) {
+		t.Fatalf("a plan without either: %v\n%s", err, rs.JSON())
+	}
+	p := plan()
+	p.Backends = []string{Backend}
+	p.Mounts = append(p.Mounts, compiler.Mount{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."}, Target: "/p", Mode: compiler.ReadWrite})
+	gitDir := compiler.HostPath{Base: compiler.ProjectRoot, Rel: "app/.git"}
+	p.Protected = []compiler.Protected{{Source: gitDir, Target: "/w/.git", Name: ".git"}, {Source: gitDir, Target: "/p/app/.git", Name: ".git"}}
+	p.Unprotected = []compiler.Unprotection{{Name: ".env*"}}
+	rs, err := Build(p, machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.FixedTop != "/home/dev/proj" || strings.Join(rs.Protected, ",") != "/home/dev/proj/app/.git" || strings.Join(rs.Unprotected, ",") != ".env*" {
+		t.Errorf("fixedTop %q, protected %q, unprotected %q", rs.FixedTop, rs.Protected, rs.Unprotected)
+	}
+	for _, r := range Enforcement(p, Best) {
+		if (r.Restriction == emit.FixedTop || r.Restriction == emit.ProtectedPaths) && r.Support != emit.Enforced {
+			t.Errorf("with user namespaces: %+v", r)
+		}
+	}
+	if err := OnThisHost(p, Best); err != nil {
+		t.Errorf("host with user namespaces: %v", err)
+	}
+	p.Accept = []compiler.Accepted{{Name: AcceptTCPOnly}, {Name: AcceptNoScope}, {Name: AcceptUnixSockets}}
+	noNS := Host{ABI: 7}
+	err = emit.Check(p, Backend, Enforcement(p, noNS))
+	var ne *emit.NotEnforceableError
+	if !errors.As(err, &ne) || ne.Field != "servers.s.mounts" || !strings.Contains(err.Error(), "Landlock cannot deny a path below a granted hierarchy") {
+		t.Errorf("without user namespaces: %v, want the protected paths refused", err)
+	}
+	if err := OnThisHost(p, noNS); err == nil || !strings.Contains(err.Error(), "no user namespaces") {
+		t.Errorf("OnThisHost without user namespaces: %v", err)
+	}
+	p.Protected = nil
+	if err := OnThisHost(p, noNS); err == nil || !strings.Contains(err.Error(), "fixed top level (no user namespaces: Landlock cannot keep names from being created") {
+		t.Errorf("OnThisHost without user namespaces, a fixed top level: %v", err)
 	}
 }

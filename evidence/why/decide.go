@@ -35,23 +35,26 @@ func (e *eval) processPath(p string) decision {
 		return e.uncovered(p)
 	}
 	d.found, d.deciding = true, best
-	if e.model == emit.HostPathsRightsAdd {
-		d.read = true
-		for _, l := range d.covering {
-			d.write = d.write || l.rw
-			d.exec = d.exec || !l.noexec
-		}
-		if !d.write {
-			d.stops = append(d.stops, e.roStop(best, p))
-		}
-		return d
-	}
 	if best.kind == "fixed-top" && p != best.at {
 		// An entry below a fixed top level that no layer binds: it did
 		// not exist at spawn, and cannot be created.
 		d.found = false
 		d.stops = append(d.stops, Stop{Rule: StopFixedTop, Pos: best.grant.Pos,
 			Detail: fmt.Sprintf("%s is a read-write mount of the project root: its top level is fixed at launch (mcpolicy-launch binds the root read-only and each entry present then on top), so %s, absent then, cannot be created", best.at, path.Join(best.at, firstComponent(p, best.at)))})
+		return d
+	}
+	if e.model == emit.HostPathsRightsAdd {
+		// The rules' rights add up, but a read-only mount of the
+		// minimal root (a fixed top level, a protected path) refuses.
+		d.read = true
+		for _, l := range d.covering {
+			d.write = d.write || l.rw
+			d.exec = d.exec || !l.noexec
+		}
+		d.write = d.write && best.kind != "protected" && best.kind != "fixed-top"
+		if !d.write {
+			d.stops = append(d.stops, e.roStop(best, p))
+		}
 		return d
 	}
 	d.read, d.write, d.exec = true, best.rw, !best.noexec

@@ -77,7 +77,7 @@ func (e *eval) mountLayers(mt *compiler.Mount) {
 	if e.hostNames() {
 		at = src
 	}
-	if !mt.FixedTop() || e.hostNames() {
+	if !mt.FixedTop() || e.model == emit.HostPathsDeepestRule {
 		e.layers = append(e.layers, layer{at: at, src: src, rw: mt.Mode == compiler.ReadWrite, kind: "mount", grant: g, mount: mt})
 		return
 	}
@@ -110,14 +110,19 @@ func (e *eval) mountLayers(mt *compiler.Mount) {
 }
 
 // protectedLayers adds the protected names' read-only layers: binds of
-// the names present at compile time where mounts sit at their targets,
-// denials by name at the top of every read-write mount (present or not)
-// where the deepest rule decides, none where rights add up.
+// the names present at compile time (at their targets, or at their host
+// paths where rights add up: Landlock's minimal root binds them), denials
+// by name at the top of every read-write mount (present or not) where the
+// deepest rule decides.
 func (e *eval) protectedLayers() {
 	switch e.model {
-	case emit.MountsAtTargets:
+	case emit.MountsAtTargets, emit.HostPathsRightsAdd:
 		for _, pr := range e.p.Protected {
-			e.layers = append(e.layers, layer{at: pr.Target, src: e.m.source(pr.Source), kind: "protected", name: pr.Name})
+			at, src := pr.Target, e.m.source(pr.Source)
+			if e.hostNames() {
+				at = src
+			}
+			e.layers = append(e.layers, layer{at: at, src: src, kind: "protected", name: pr.Name})
 		}
 	case emit.HostPathsDeepestRule:
 		unprot := e.p.UnprotectedNames()

@@ -35,6 +35,17 @@ type Ruleset struct {
 	Baseline  []string `json:"baseline"`  // read and execute; skipped where missing
 	ReadOnly  []string `json:"readOnly"`  // read and execute, recursively
 	ReadWrite []string `json:"readWrite"` // also create, write, remove, truncate
+	// FixedTop is the read-write grant of the project root, whose top
+	// level the launcher fixes in its minimal root: the folder bound
+	// read-only and each entry present at launch bound again on top,
+	// read-write unless a protected name not in Unprotected. Landlock's
+	// rights on it stay read-write; the read-only mount refuses new names.
+	FixedTop    string   `json:"fixedTop,omitempty"`
+	Unprotected []string `json:"unprotected,omitempty"`
+	// Protected are the protected entries of the other read-write grants
+	// (host paths), each bound read-only over itself in the minimal root;
+	// one missing at launch is skipped.
+	Protected []string `json:"protected,omitempty"`
 	DevicesRO []string `json:"devicesReadOnly"`
 	DevicesRW []string `json:"devicesReadWrite"`
 	// Scratch is a bounded tmpfs mounted over this host path in a private
@@ -145,12 +156,12 @@ func (rs *Ruleset) Expand(projectRoot, home string) error {
 		}
 		return p
 	}
-	for _, list := range [][]string{rs.Baseline, rs.ReadOnly, rs.ReadWrite} {
+	for _, list := range [][]string{rs.Baseline, rs.ReadOnly, rs.ReadWrite, rs.Protected} {
 		for i := range list {
 			list[i] = fix(list[i])
 		}
 	}
-	rs.Workdir = fix(rs.Workdir)
+	rs.FixedTop, rs.Workdir = fix(rs.FixedTop), fix(rs.Workdir)
 	for i := range rs.SetEnv { // a runtime pack's value below the home
 		rs.SetEnv[i].Value = fix(rs.SetEnv[i].Value)
 	}

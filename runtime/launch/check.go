@@ -37,6 +37,15 @@ func CheckRuleset(rs *artefact.Ruleset, h hostcaps.Host) error {
 		// No degradation accepts it: the only /proc left is the host's.
 		return refuse("this plan needs /proc (proc: true), and only a procfs of the server's own PID namespace is ever given, which takes user namespaces; they are not available here, and the host's /proc is never granted: enable unprivileged user namespaces, or use the bwrap or docker backend")
 	}
+	if !h.UserNS && (rs.FixedTop != "" || len(rs.Protected) > 0) {
+		// No degradation accepts it: a writable top level, or a protected
+		// path, would be the server's to rewrite.
+		what := "a read-write project whose top level is fixed (" + rs.FixedTop + ")"
+		if rs.FixedTop == "" {
+			what = fmt.Sprintf("protected paths inside read-write grants (%s)", rs.Protected[0])
+		}
+		return refuse("this plan has %s, which only the launcher's minimal root can bind read-only, and that takes user namespaces; they are not available here, and Landlock alone cannot keep names from being created in a writable hierarchy: enable unprivileged user namespaces, make the mount \"ro\" and mount only the folders the server writes, or use the bwrap or docker backend", what)
+	}
 	if !h.UserNS && len(rs.MoreScratch) > 0 {
 		return refuse("without user namespaces no tmpfs can be mounted, and the one private folder landlock-scratch-dir gives cannot stand at %d scratch targets; enable them, or use the bwrap or docker backend", len(rs.ScratchTargets()))
 	}

@@ -217,7 +217,8 @@ func TestFailsClosed(t *testing.T) {
 // launcher enforces come from two places; they must refuse the same hosts.
 func TestReportAndCheckAgree(t *testing.T) {
 	for _, h := range []hostcaps.Host{{ABI: 7, UserNS: true}, {ABI: 7}, {ABI: 5, UserNS: true}, {ABI: 5}, {ABI: 3}, {ABI: 4}} {
-		for _, variant := range []struct{ scratch, proc bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		for _, variant := range []struct{ scratch, proc, top, protected bool }{{false, false, false, false}, {true, false, false, false}, {false, true, false, false}, {true, true, false, false},
+			{false, false, true, false}, {false, false, false, true}, {true, false, true, true}} {
 			scratch := variant.scratch
 			for _, accept := range [][]string{nil, {artefact.AcceptTCPOnly}, {artefact.AcceptTCPOnly, artefact.AcceptNoScope, artefact.AcceptScratchDir},
 				{artefact.AcceptTCPOnly, artefact.AcceptScratchDir, artefact.AcceptUnixSockets}, {artefact.AcceptTCPOnly, artefact.AcceptNoScope, artefact.AcceptScratchDir, artefact.AcceptUnixSockets}} {
@@ -231,6 +232,14 @@ func TestReportAndCheckAgree(t *testing.T) {
 					p.Scratch = &compiler.Scratch{Target: "/tmp", SizeBytes: 1 << 20}
 				}
 				p.Proc = variant.proc
+				if variant.top {
+					p.Mounts = append(p.Mounts, compiler.Mount{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."}, Target: "/w", Mode: compiler.ReadWrite})
+				}
+				if variant.protected {
+					src := compiler.HostPath{Base: compiler.ProjectRoot, Rel: "out"}
+					p.Mounts = append(p.Mounts, compiler.Mount{Source: src, Target: "/out", Mode: compiler.ReadWrite})
+					p.Protected = []compiler.Protected{{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "out/.git"}, Target: "/out/.git", Name: ".git"}}
+				}
 				rs, err := landlock.Build(p, compiler.Machine{ProjectRoot: "/p", Home: "/h"})
 				if err != nil {
 					t.Fatal(err)
@@ -238,7 +247,7 @@ func TestReportAndCheckAgree(t *testing.T) {
 				report := emit.Check(p, landlock.Backend, landlock.Enforcement(p, h)) == nil
 				check := h.ABI >= artefact.MinABI && launch.CheckRuleset(rs, h) == nil
 				if report != check {
-					t.Errorf("host %+v scratch %v proc %v accept %v: report says %v, launcher says %v", h, scratch, variant.proc, accept, report, check)
+					t.Errorf("host %+v %+v accept %v: report says %v, launcher says %v", h, variant, accept, report, check)
 				}
 			}
 		}

@@ -73,7 +73,14 @@ func buildRoot(sp *spec, verbose io.Writer) error {
 	if err := r.openBaseline(src, rs.Baseline); err != nil {
 		return err
 	}
-	if err := r.openGrants(src, rs.ReadOnly, rs.ReadWrite); err != nil {
+	if err := r.openGrants(src, rs.ReadOnly, rs.ReadWrite, rs.FixedTop); err != nil {
+		return err
+	}
+	// After every grant: a protected entry lands on top of a grant at its path.
+	if err := r.openFixedTop(src, rs.FixedTop, rs.Unprotected, explicitGrants(rs)); err != nil {
+		return err
+	}
+	if err := r.openProtected(src, rs.Protected); err != nil {
 		return err
 	}
 	if err := r.newScratch(rs.Scratch, rs.ScratchSize); err != nil {
@@ -167,13 +174,17 @@ func (r *newRoot) openBaseline(src *Sources, paths []string) error {
 }
 
 // openGrants clones the read-only grants, then the read-write ones, each
-// opened below its base without following a symlink.
-func (r *newRoot) openGrants(src *Sources, readOnly, readWrite []string) error {
+// opened below its base without following a symlink; but fixedTop, which
+// openFixedTop binds.
+func (r *newRoot) openGrants(src *Sources, readOnly, readWrite []string, fixedTop string) error {
 	for _, list := range []struct {
 		paths []string
 		ro    bool
 	}{{readOnly, true}, {readWrite, false}} {
 		for _, p := range list.paths {
+			if fixedTop != "" && filepath.Clean(p) == filepath.Clean(fixedTop) {
+				continue
+			}
 			m, err := grantMount(src, p, list.ro)
 			if err != nil {
 				return err

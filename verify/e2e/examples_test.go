@@ -11,8 +11,9 @@ import (
 )
 
 // realExamples are the ready policies of examples/ for the servers of
-// TestRealServers and TestFilesystemServer.
-var realExamples = []string{"gopls", "mcp-grafana", "memory", "filesystem", "npx-notes", "uvx-notes"}
+// TestRealServers and TestFilesystemServer, and the seed's own policy
+// (its read-write project on every Linux backend: verify/escape runs it).
+var realExamples = []string{"gopls", "mcp-grafana", "memory", "filesystem", "npx-notes", "uvx-notes", "seed"}
 
 // exampleNeeds are what a user of an example creates first, as its
 // policy's comment says: a read-write source must exist when the policy

@@ -171,11 +171,10 @@
 // (accepting rw-holds-other-server) and rewrites the victim's script in the
 // git-ignored bin/; the victim's unchanged entry must be refused (exit 8,
 // its token nowhere) on bwrap, docker, podman and Landlock, and without
-// the accept mcpolicy build refuses naming both grants; Landlock cannot
-// hold a read-write project root, so there the attacker holds shared/,
-// which holds the victim's script. Weakened: bwrap and Landlock with the
-// victim's entry and artefact stripped of the program pin, which runs the
-// attacker's script and prints the token.
+// the accept mcpolicy build refuses naming both grants; on Landlock the
+// attacker holds shared/, which holds the victim's script. Weakened: bwrap
+// and Landlock with the victim's entry and artefact stripped of the
+// program pin, which runs the attacker's script and prints the token.
 //
 // The by-hand scenarios (wrapper_test.go, issue #32) run self-rewrite,
 // git-takeover, create-protected and symlink-swap through what a person
@@ -212,9 +211,10 @@
 // the top's pyc and the .pth must not run. Below the top no mount can
 // refuse a name that does not exist yet, and the host does run them: the
 // scenario logs so, and asserts what holds there, lint's RW_CODE_CACHE
-// error on the policy before launch (and on Landlock, the build's refusal
-// once data/__pycache__ exists). Its weakened wiring is bwrap without the
-// launcher: every write succeeds and the host's python runs all four.
+// error on the policy before launch (and on Landlock, once
+// data/__pycache__ exists, a ruleset that binds it read-only). Its
+// weakened wiring is bwrap without the launcher: every write succeeds and
+// the host's python runs all four.
 //
 // The world-writable scenario (modes_test.go) spawns the entry under the
 // client's umask 0 on bwrap, Landlock, docker and podman, in a read-write
@@ -298,4 +298,18 @@
 // the host unchanged (weakened: .git unprotected where the launcher reads
 // it, a label in the re-pinned artefact and entry: the payload plants the
 // hook and core.fsmonitor).
+//
+// seed-fixed-top (seed_test.go, issue #42) runs the seed's own policy,
+// examples/seed's one file (the project read-write at /workspace, a 256m
+// scratch, network none, uid 1000:1000), on bwrap, docker, podman and
+// Landlock (the launcher's minimal root): the server appends to an
+// existing top-level file and writes in an existing top-level folder
+// (both must work), and creates .envrc, rewrites .mcp.json, plants
+// .git/hooks/pre-commit and .vscode/tasks.json and renames src/ (each
+// EROFS or EBUSY, the host unchanged); ~/.aws/credentials is ENOENT.
+// landlock-protected-below (same file) gives data/, read-write on
+// Landlock, a .git of its own: its config and hooks cannot be written nor
+// the folder swapped, data/ can be. Their weakened wiring is the
+// committed ruleset without its fixedTop (or protected) run by the
+// launcher without --sha256, where every planting succeeds.
 package escape

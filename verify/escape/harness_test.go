@@ -60,8 +60,9 @@ servers: attacker: {
 }
 `
 
-// landlockPolicy compiles for Landlock: no protected name inside a
-// read-write mount, so the project is read-only and only data/ writable.
+// landlockPolicy is the Landlock scenarios' project: read-only, only data/
+// writable (the seed scenario, seed_test.go, runs a read-write project
+// there).
 const landlockPolicy = `version: "v1"
 servers: attacker: {
 	command: ["/bin/sh", "attack.sh"]
