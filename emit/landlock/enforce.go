@@ -88,6 +88,8 @@ func report(p *compiler.Plan, h Host) []emit.Row {
 			return emit.Row{Support: emit.Missing, How: "Landlock cannot keep names from being created in a writable hierarchy, nor protect those below it (.git, .mcpolicy, the policies)",
 				Alternative: `use the bwrap or docker backend, make the project mount "ro", or mount only the folders the server writes`,
 				Pos:         fixedTopPos(p), Field: field("mounts")}
+		case emit.HiddenPaths:
+			return hiddenRow(p, h)
 		case emit.ProtectedPaths:
 			return emit.Row{Support: emit.Missing, How: "Landlock cannot deny a path below a granted hierarchy",
 				Alternative: `use the bwrap or docker backend, which mount protected paths read-only, or make the mount "ro"`,
@@ -162,6 +164,27 @@ func procRow(p *compiler.Plan, h Host) emit.Row {
 	return emit.Row{Restriction: emit.Proc, Support: emit.Missing, How: "no user namespaces: no procfs of the server's own PID namespace can be mounted, and the host's /proc is never granted",
 		Alternative: "enable unprivileged user namespaces, or use the bwrap or docker backend (every server gets its own /proc there)",
 		Pos:         p.ProcPos, Field: p.Field("proc")}
+}
+
+// hiddenRow: the minimal root masks each hidden path before the ruleset;
+// without it Landlock cannot deny a path below a granted hierarchy.
+func hiddenRow(p *compiler.Plan, h Host) emit.Row {
+	if h.UserNS {
+		return emit.Row{Restriction: emit.HiddenPaths, Support: emit.Enforced, How: "the launcher expands each pattern in the mount's source at spawn (no symlink followed; a symlink or a hard-linked file refused) and masks each match in the minimal root, after every other mount: a folder by an empty read-only tmpfs of mode 0000, a file by an empty read-only file of mode 0000: EACCES"}
+	}
+	return emit.Row{Restriction: emit.HiddenPaths, Support: emit.Missing, How: "no user namespaces: Landlock cannot deny a path below a granted hierarchy",
+		Alternative: "enable unprivileged user namespaces, or use the bwrap or docker backend, or mount the folders beside the hidden ones instead of their parent",
+		Pos:         hidePos(p), Field: p.Field("mounts")}
+}
+
+// hidePos is the position of the first hidden path.
+func hidePos(p *compiler.Plan) position.Pos {
+	for _, m := range p.Mounts {
+		if len(m.HidePos) > 0 {
+			return m.HidePos[0]
+		}
+	}
+	return p.Pos
 }
 
 // fixedTopPos is the position of the read-write mount of the project.

@@ -19,6 +19,8 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 			return emit.Row{Support: emit.Enforced, How: "(deny default); baseline " + p.Runtime.Name + " allows system reads only"}
 		case emit.Mounts:
 			return emit.Row{Support: emit.Enforced, How: "file-read* / file-write* on (subpath (param ...)) at their host paths (no remapping)"}
+		case emit.HiddenPaths:
+			return emit.Row{Support: emit.Enforced, How: "(deny file-read* file-write* ...) after the grants for each hidden path, a pattern as a regex of its folder's entries: present or not, EPERM"}
 		case emit.FixedTop:
 			return emit.Row{Support: emit.Enforced, How: "every protected name in the project is denied by path, present or not: it cannot be created, written or renamed, nor the mount moved aside"}
 		case emit.ProtectedPaths:
