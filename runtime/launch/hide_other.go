@@ -8,7 +8,9 @@ func (s *Sources) expandHidden(source, pat string) ([]hideMatch, error) {
 }
 
 // maskSources: see hide_linux.go.
-func maskSources() (dir, file string, err error) { return "", "", errSources("the hidden paths' masks") }
+func maskSources() (dir, file string, err error) {
+	return "", "", errSources("the hidden paths' masks")
+}
 
 // openMask: see hide_linux.go.
 func openMask(p string, dir bool) (int, error) { return -1, errSources(p) }
