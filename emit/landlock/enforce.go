@@ -210,12 +210,20 @@ func holderPos(p *compiler.Plan) position.Pos {
 
 // OnThisHost says what this machine's kernel will refuse at launch of a
 // plan built for landlock that build, checking against Best, cannot: a
-// plan with proc where user namespaces are not available (no procfs of
-// the server's own can be made, and the host's is never granted). nil
-// when nothing.
+// plan with proc, or with hidden paths, where user namespaces are not
+// available (no procfs of the server's own can be made, and the host's is
+// never granted; nothing can mask a path below a grant). nil when
+// nothing.
 func OnThisHost(p *compiler.Plan, h Host) error {
-	if !p.Proc || h.UserNS || !p.RunsOn(Backend) {
+	if h.UserNS || !p.RunsOn(Backend) {
 		return nil
 	}
-	return emit.Check(p, Backend, []emit.Row{procRow(p, h)})
+	var rows []emit.Row
+	if p.Proc {
+		rows = append(rows, procRow(p, h))
+	}
+	if p.Subtractions.Hidden > 0 {
+		rows = append(rows, hiddenRow(p, h))
+	}
+	return emit.Check(p, Backend, rows)
 }

@@ -37,6 +37,11 @@ func CheckRuleset(rs *artefact.Ruleset, h hostcaps.Host) error {
 		// No degradation accepts it: the only /proc left is the host's.
 		return refuse("this plan needs /proc (proc: true), and only a procfs of the server's own PID namespace is ever given, which takes user namespaces; they are not available here, and the host's /proc is never granted: enable unprivileged user namespaces, or use the bwrap or docker backend")
 	}
+	if !h.UserNS && len(rs.Hidden) > 0 {
+		// No degradation accepts it: Landlock alone cannot deny a path
+		// below a granted hierarchy.
+		return refuse("this plan hides paths inside its mounts (hide), which only the minimal root can mask, and that takes user namespaces; Landlock alone cannot deny a path below a granted hierarchy: enable unprivileged user namespaces, or use the bwrap or docker backend")
+	}
 	if !h.UserNS && len(rs.MoreScratch) > 0 {
 		return refuse("without user namespaces no tmpfs can be mounted, and the one private folder landlock-scratch-dir gives cannot stand at %d scratch targets; enable them, or use the bwrap or docker backend", len(rs.ScratchTargets()))
 	}
