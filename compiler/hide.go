@@ -2,7 +2,10 @@ package compiler
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -78,4 +81,129 @@ func badHide(h string) string {
 		return "the pattern is malformed (an unclosed \"[\"?)"
 	}
 	return ""
+}
+
+// Hides reports whether a path below the mount's source (relative,
+// slash-separated) is hidden: it or a folder holding it matches one of the
+// mount's hidden paths. It returns the hidden path that matched.
+func (m Mount) Hides(rel string) (string, bool) {
+	parts := strings.Split(path.Clean(rel), "/")
+	for _, h := range m.Hide {
+		hp := strings.Split(h, "/")
+		if len(parts) < len(hp) {
+			continue
+		}
+		ok := true
+		for i, e := range hp {
+			if i == len(hp)-1 {
+				ok, _ = path.Match(e, parts[i])
+			} else if e != parts[i] {
+				ok = false
+			}
+			if !ok {
+				break
+			}
+		}
+		if ok {
+			return h, true
+		}
+	}
+	return "", false
+}
+
+// SecretName reports whether a file name looks like a secret: .env*,
+// *.pem, *.key, id_* but not id_*.pub (lint's SECRETS_WITH_EGRESS).
+func SecretName(n string) bool {
+	return strings.HasPrefix(n, ".env") || strings.HasSuffix(n, ".pem") || strings.HasSuffix(n, ".key") ||
+		(strings.HasPrefix(n, "id_") && !strings.HasSuffix(n, ".pub"))
+}
+
+// ReadableSecret is a secret-looking file a server with network access
+// can read in one of its mounts.
+type ReadableSecret struct {
+	Mount Mount
+	Rel   string // below the mount's source
+	Host  string // on this machine
+}
+
+// Fix is the one-line change that hides it: ".env*" for an env file, else
+// its own path.
+func (s ReadableSecret) Fix() string {
+	h := s.Rel
+	if strings.HasPrefix(path.Base(s.Rel), ".env") {
+		h = path.Join(path.Dir(s.Rel), ".env*")
+	}
+	return fmt.Sprintf("hide: [%q]", h)
+}
+
+// Warning is the sentence explain and client print.
+func (s ReadableSecret) Warning(p *Plan) string {
+	if s.Rel == "." {
+		return fmt.Sprintf("warning: server %q can read %s (a file mount at %s) and reach the network, which could carry it away: drop that mount (%s), or keep network none",
+			p.Server, s.Host, s.Mount.Target, s.Mount.Pos)
+	}
+	via := "the open network"
+	if p.Network.Mode == "allowlist" {
+		via = fmt.Sprintf("egress to %d allowed destination(s)", len(p.Network.Allow))
+	}
+	return fmt.Sprintf("warning: server %q can read %s (at %s) and reach %s, which could carry it away: add %s to the mount at %s (%s), or keep network none",
+		p.Server, s.Host, path.Join(s.Mount.Target, s.Rel), via, s.Fix(), s.Mount.Target, s.Mount.Pos)
+}
+
+// ReadableSecrets lists the secret-looking files a server with network
+// access can read in its mounts on this machine, hidden ones left out:
+// at most five per mount, four folders deep, no link followed, no
+// node_modules; nil for a server without network.
+func ReadableSecrets(p *Plan, m Machine) []ReadableSecret {
+	if p.Network.Mode == "none" {
+		return nil
+	}
+	var out []ReadableSecret
+	for _, mt := range p.Mounts {
+		root := m.Resolve(mt.Source)
+		if root == "" || !filepath.IsAbs(root) {
+			continue
+		}
+		fi, err := os.Lstat(root)
+		if err != nil {
+			continue
+		}
+		if !fi.IsDir() {
+			if fi.Mode().IsRegular() && SecretName(fi.Name()) {
+				out = append(out, ReadableSecret{Mount: mt, Rel: ".", Host: root})
+			}
+			continue
+		}
+		found := 0
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || found >= 5 {
+				if d != nil && d.IsDir() && p != root {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			rel, _ := filepath.Rel(root, p)
+			rel = filepath.ToSlash(rel)
+			if rel != "." {
+				if _, hidden := mt.Hides(rel); hidden {
+					if d.IsDir() {
+						return fs.SkipDir
+					}
+					return nil
+				}
+			}
+			if d.IsDir() {
+				if rel != "." && (d.Name() == "node_modules" || strings.Count(rel, "/") >= 3) {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if d.Type().IsRegular() && SecretName(d.Name()) {
+				out = append(out, ReadableSecret{Mount: mt, Rel: rel, Host: p})
+				found++
+			}
+			return nil
+		})
+	}
+	return out
 }
