@@ -61,6 +61,7 @@ func TestEscape(t *testing.T) {
 		engineEntryScenarios,
 		setenvScenarios,
 		scratchManyScenarios,
+		hideScenarios,
 	) {
 		t.Run(sc.name, func(t *testing.T) {
 			for _, b := range sc.backends {
