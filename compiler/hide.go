@@ -207,3 +207,40 @@ func ReadableSecrets(p *Plan, m Machine) []ReadableSecret {
 	}
 	return out
 }
+
+// hiddenTargets refuses a mount, scratch or workdir that lies in a path
+// another mount hides: the mask goes on after every other mount, so what
+// was granted there would be out of reach on one backend and in view on
+// another.
+func (c *compiler) hiddenTargets(p *Plan, at string) {
+	type target struct {
+		path  string
+		pos   position.Pos
+		field string
+	}
+	var ts []target
+	for _, m := range p.Mounts {
+		ts = append(ts, target{m.Target, m.Pos, at + ".mounts"})
+	}
+	for _, s := range p.Scratches() {
+		ts = append(ts, target{s.Target, s.Pos, at + ".scratch"})
+	}
+	if p.Workdir != "" {
+		ts = append(ts, target{p.Workdir, p.Pos, at + ".workdir"})
+	}
+	for _, m := range p.Mounts {
+		if len(m.Hide) == 0 {
+			continue
+		}
+		for _, t := range ts {
+			rel, ok := strings.CutPrefix(t.path, strings.TrimSuffix(m.Target, "/")+"/")
+			if !ok {
+				continue
+			}
+			if h, hidden := m.Hides(rel); hidden {
+				c.fail(t.pos, t.field, "grant it somewhere the hide does not reach, or narrow the hidden path",
+					"%s lies in %s, which the mount at %s hides (%q)", t.path, path.Join(m.Target, h), m.Target, h)
+			}
+		}
+	}
+}

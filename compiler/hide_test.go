@@ -81,3 +81,21 @@ func TestHideRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestHiddenTargets: a grant inside a hidden path is refused.
+func TestHiddenTargets(t *testing.T) {
+	const src = `version: "v1"
+servers: s: {
+	command: ["/usr/bin/true"]
+	backends: ["bwrap"]
+	mounts: [{source: ".", target: "/w", hide: ["secrets"]}, {source: "pub", target: "/w/secrets/pub"}]
+}
+`
+	_, _, err := compileSrc(t, src, "secrets/", "pub/")
+	if err == nil || !strings.Contains(err.Error(), `/w/secrets/pub lies in /w/secrets, which the mount at /w hides ("secrets")`) {
+		t.Errorf("a mount inside a hidden path: %v", err)
+	}
+	if _, _, err := compileSrc(t, strings.Replace(src, "/w/secrets/pub", "/w/pub", 1), "secrets/", "pub/"); err != nil {
+		t.Errorf("a mount beside the hidden path: %v", err)
+	}
+}
