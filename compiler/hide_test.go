@@ -99,3 +99,39 @@ servers: s: {
 		t.Errorf("a mount beside the hidden path: %v", err)
 	}
 }
+
+// TestReadableSecrets: explain's and client's warning names each secret a
+// server with network can read, leaves hidden ones out, and says nothing
+// for a server without network.
+func TestReadableSecrets(t *testing.T) {
+	const src = `version: "v1"
+servers: s: {
+	command: ["/usr/bin/true"]
+	backends: ["bwrap"]
+	mounts: [{source: ".", target: "/w", hide: ["keys"]}]
+	network: allow: ["api.github.com:443"]
+}
+`
+	plans, root, err := compileSrc(t, src, ".env", "keys/a.pem", "src/b.key", "node_modules/x/.env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Machine{ProjectRoot: root}
+	var got []string
+	for _, s := range ReadableSecrets(plans[0], m) {
+		got = append(got, s.Rel+" "+s.Fix())
+	}
+	if s := strings.Join(got, ", "); s != `.env hide: [".env*"], src/b.key hide: ["src/b.key"]` {
+		t.Errorf("readable secrets: %s", s)
+	}
+	if w := ReadableSecrets(plans[0], m)[0].Warning(plans[0]); !strings.Contains(w, `add hide: [".env*"] to the mount at /w (`) {
+		t.Errorf("warning: %s", w)
+	}
+	none, root, err := compileSrc(t, strings.Replace(src, "\tnetwork: allow: [\"api.github.com:443\"]\n", "", 1), ".env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := ReadableSecrets(none[0], Machine{ProjectRoot: root}); len(s) != 0 {
+		t.Errorf("network none: %+v", s)
+	}
+}
