@@ -72,14 +72,14 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 // hiddenUnsayable finds a hidden path a profile cannot name: a glob other
 // than one trailing "*" (seatbelt's prefix), with its position and field.
 func hiddenUnsayable(p *compiler.Plan) (position.Pos, string, string) {
-	for i, m := range p.Mounts {
+	for _, m := range p.Mounts {
 		for j, h := range m.Hide {
 			if _, ok := hiddenFilter(h); !ok {
 				var pos position.Pos
 				if j < len(m.HidePos) {
 					pos = m.HidePos[j]
 				}
-				return pos, p.Field("mounts") + fmt.Sprintf("[%d].hide", i), h
+				return pos, p.Field("mounts"), h
 			}
 		}
 	}
