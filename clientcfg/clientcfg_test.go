@@ -206,7 +206,7 @@ func TestVSCodeJSONC(t *testing.T) {
 	p := idx.Plan
 	wantMount := compiler.Mount{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."}, Target: "/workspace",
 		Mode: compiler.ReadOnly, Pos: schema.Pos{File: file, Line: 19, Col: 20}}
-	if len(p.Mounts) != 1 || p.Mounts[0] != wantMount {
+	if len(p.Mounts) != 1 || !reflect.DeepEqual(p.Mounts[0], wantMount) {
 		t.Errorf("mounts %+v", p.Mounts)
 	}
 	if p.Scratch == nil || *p.Scratch != (compiler.Scratch{Target: "/tmp", SizeBytes: 64 << 20, Pos: schema.Pos{File: file, Line: 20, Col: 20}}) {

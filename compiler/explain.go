@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/internal/bytesize"
@@ -72,6 +73,7 @@ func Explain(p *Plan) string {
 	}
 	line(len(p.Env) == 0 && len(p.SetEnv) == 0, "environment: empty (no variable passed through)")
 	line(len(p.Env) == 0 && len(p.SetEnv) > 0, "environment: only the values set above (no variable passed through)")
+	line(s.Hidden > 0, fmt.Sprintf("hidden paths: %d inside the mounts (listed below)", s.Hidden))
 	line(s.MemoryBytes > 0, "memory: at most "+bytesize.Format(s.MemoryBytes))
 	line(s.Pids > 0, fmt.Sprintf("processes: at most %d", s.Pids))
 	line(s.MilliCPUs > 0, fmt.Sprintf("cpus: at most %g", float64(s.MilliCPUs)/1000))
@@ -91,6 +93,22 @@ func Explain(p *Plan) string {
 		b.WriteString("\nRead-only inside read-write mounts (protected):\n")
 		for _, pr := range p.Protected {
 			fmt.Fprintf(&b, "  - %s\n", pr.Target)
+		}
+	}
+	if s.Hidden > 0 {
+		how := "masked at spawn: the entry stays, its content is unreadable"
+		if p.RunsOn(backendtraits.Seatbelt) {
+			how += "; on seatbelt denied by path (EPERM)"
+		}
+		fmt.Fprintf(&b, "\nHidden inside mounts (hide; %s):\n", how)
+		for _, m := range p.Mounts {
+			for i, h := range m.Hide {
+				at := m.Pos
+				if i < len(m.HidePos) {
+					at = m.HidePos[i]
+				}
+				fmt.Fprintf(&b, "  - %s  hidden (EACCES)  (%s)\n", path.Join(m.Target, h), at)
+			}
 		}
 	}
 	if len(p.Absent) > 0 {

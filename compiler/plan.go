@@ -228,10 +228,15 @@ const (
 
 // Mount grants a host path at Target.
 type Mount struct {
-	Source HostPath     `json:"source"`
-	Target string       `json:"target"`
-	Mode   Mode         `json:"mode"`
-	Pos    position.Pos `json:"-"`
+	Source HostPath `json:"source"`
+	Target string   `json:"target"`
+	Mode   Mode     `json:"mode"`
+	// Hide are the paths below Source the server cannot reach (mounts[].hide):
+	// sorted, each once, the last element possibly a glob; each is masked at
+	// spawn (EACCES). HidePos holds each one's position.
+	Hide    []string       `json:"hide,omitempty"`
+	HidePos []position.Pos `json:"-"`
+	Pos     position.Pos   `json:"-"`
 }
 
 // FixedTop reports whether the launcher fixes the mount's top level at
@@ -353,6 +358,9 @@ type Subtractions struct {
 	MemoryBytes     int64 `json:"memoryBytes,omitempty"`
 	Pids            int64 `json:"pids,omitempty"`
 	MilliCPUs       int64 `json:"milliCPUs,omitempty"`
+	// Hidden counts the mounts' hidden paths (mounts[].hide): each one a
+	// subtraction.
+	Hidden int `json:"hidden,omitempty"`
 }
 
 // computeHash fills Hash with a digest of what confines the server: the

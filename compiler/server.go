@@ -57,6 +57,7 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 		}
 	}
 	c.homeTargets(p, s, at)
+	c.hiddenTargets(p, at) // hide.go
 	// After unprotect and accept: both decide what a source may be.
 	for _, src := range sources {
 		c.checkSource(p, src, unprot)
@@ -136,6 +137,7 @@ func (c *compiler) mounts(pol *schema.Policy, s *schema.Server, at string, claim
 		mount := Mount{Mode: Mode(m.Mode), Pos: m.Pos}
 		mount.Source = c.hostPath(pol, m, field)
 		mount.Target = c.sandboxPath(m.Target, m.TargetPos, field+".target")
+		mount.Hide, mount.HidePos = c.hide(m, field+".hide")
 		if mount.Source.Rel != "" {
 			sources = append(sources, &mountSource{Mount: mount, written: m.Source, dir: pol.Dir, at: m.SourcePos, field: field + ".source"})
 		}
@@ -438,6 +440,9 @@ func (c *compiler) subtractions(p *Plan, s *schema.Server, at string) Subtractio
 			c.fail(s.Limits.MemoryPos, at+".limits.memory", "", "%v", err)
 		}
 		sub.MemoryBytes = b
+	}
+	for _, m := range p.Mounts {
+		sub.Hidden += len(m.Hide)
 	}
 	sub.Pids = s.Limits.Pids
 	sub.MilliCPUs = int64(math.Round(s.Limits.CPUs * 1000))

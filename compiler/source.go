@@ -214,6 +214,13 @@ func (c *compiler) checkSource(p *Plan, s *mountSource, unprot map[string]bool) 
 		return
 	}
 	s.real = real
+	if len(s.Hide) > 0 {
+		if fi, err := os.Stat(real); err == nil && !fi.IsDir() {
+			c.fail(s.HidePos[0], strings.TrimSuffix(s.field, ".source")+".hide", "hide applies to folder mounts: mount the folder and hide the rest, or leave this file out",
+				"host path %q is a file: nothing below it to hide", s.written)
+			return
+		}
+	}
 	if !rw {
 		return
 	}

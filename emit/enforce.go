@@ -29,6 +29,7 @@ const (
 	Mounts          Restriction = "mounts"
 	ProtectedPaths  Restriction = "protected paths"
 	FixedTop        Restriction = "fixed top level"
+	HiddenPaths     Restriction = "hidden paths" // mounts[].hide
 	Scratch         Restriction = "scratch"
 	Proc            Restriction = "proc"  // the server's own /proc (proc: true)
 	Packs           Restriction = "packs" // a runtime pack's host paths, values and caches
@@ -65,6 +66,12 @@ func Restrictions(p *compiler.Plan) []Restriction {
 	for _, m := range p.Mounts {
 		if m.FixedTop() {
 			rs = append(rs, FixedTop)
+			break
+		}
+	}
+	for _, m := range p.Mounts {
+		if len(m.Hide) > 0 {
+			rs = append(rs, HiddenPaths)
 			break
 		}
 	}

@@ -18,9 +18,10 @@ type rawServer struct {
 	Workdir     string   `json:"workdir"`
 	User        string   `json:"user"`
 	Mounts      []struct {
-		Source string `json:"source"`
-		Target string `json:"target"`
-		Mode   string `json:"mode"`
+		Source string   `json:"source"`
+		Target string   `json:"target"`
+		Mode   string   `json:"mode"`
+		Hide   []string `json:"hide"`
 	} `json:"mounts"`
 	Scratch   any               `json:"scratch"`
 	Proc      bool              `json:"proc"`
@@ -91,6 +92,13 @@ func decode(file string, unified, data cue.Value, locate func([]string) (Pos, bo
 				Pos:       at(cue.Str("mounts"), cue.Index(i)),
 				SourcePos: at(cue.Str("mounts"), cue.Index(i), cue.Str("source")),
 				TargetPos: at(cue.Str("mounts"), cue.Index(i), cue.Str("target"))})
+			if m.Hide != nil {
+				last := &s.Mounts[len(s.Mounts)-1]
+				last.Hide, last.HideAt = m.Hide, at(cue.Str("mounts"), cue.Index(i), cue.Str("hide"))
+				for j := range m.Hide {
+					last.HidePos = append(last.HidePos, at(cue.Str("mounts"), cue.Index(i), cue.Str("hide"), cue.Index(j)))
+				}
+			}
 		}
 		scratch := func(v any, sels ...cue.Selector) {
 			m, _ := v.(map[string]any)

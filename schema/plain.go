@@ -295,10 +295,18 @@ func (d *plainDecoder) server(name string, f *ast.Field) (Server, bool) {
 	}
 	if v := value(fs, "mounts"); v != nil {
 		for _, e := range d.list(v) {
-			m := d.fields(e, "source", "target", "mode")
-			s.Mounts = append(s.Mounts, Mount{
+			m := d.fields(e, "source", "target", "mode", "hide")
+			mt := Mount{
 				Source: d.strOr(m, "source", ""), Target: d.strOr(m, "target", ""), Mode: d.strOr(m, "mode", defaultMountMode),
-				Pos: d.pos(e), SourcePos: d.fieldPos(m, "source"), TargetPos: d.fieldPos(m, "target")})
+				Pos: d.pos(e), SourcePos: d.fieldPos(m, "source"), TargetPos: d.fieldPos(m, "target")}
+			if h := value(m, "hide"); h != nil {
+				mt.Hide, mt.HideAt = []string{}, d.fieldPos(m, "hide")
+				for _, he := range d.list(h) {
+					mt.Hide = append(mt.Hide, d.str(he))
+					mt.HidePos = append(mt.HidePos, d.pos(he))
+				}
+			}
+			s.Mounts = append(s.Mounts, mt)
 		}
 	}
 	scratch := func(v ast.Expr, pos Pos) {

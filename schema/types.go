@@ -63,6 +63,11 @@ type Mount struct {
 	Pos       Pos    // of the mount
 	SourcePos Pos
 	TargetPos Pos
+	// Hide are the paths below the source the server may not reach, as
+	// written, each with its position (HidePos[i]); HideAt is the field's.
+	Hide    []string
+	HidePos []Pos
+	HideAt  Pos
 }
 
 // Scratch grants one bounded, writable tmpfs.

@@ -188,6 +188,30 @@ var plainPolicyType = &plainType{
 																						Default: true,
 																					},
 																				},
+																				{
+																					Name:     "hide",
+																					Optional: true,
+																					Type: plainType{
+																						Alts: []plainAlt{
+																							{
+																								Kind: "list",
+																								Elem: &plainType{
+																									Alts: []plainAlt{
+																										{
+																											Kind: "string",
+																											Match: []string{
+																												"^([^/*?\\[\\]\\\\]+/)*[^/\\\\]+$",
+																											},
+																											NoMatch: []string{
+																												"(^|/)\\.\\.?(/|$)",
+																											},
+																										},
+																									},
+																								},
+																							},
+																						},
+																					},
+																				},
 																			},
 																		},
 																	},

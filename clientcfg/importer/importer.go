@@ -210,7 +210,8 @@ func (d *draft) addMountAt(abs, target string, rw bool, why string) {
 		target = src
 	}
 	d.mount[abs] = len(d.p.Mounts)
-	d.p.Mounts = append(d.p.Mounts, Mount{Source: src, Target: target, RW: rw, Why: why})
+	fi, err := os.Stat(abs)
+	d.p.Mounts = append(d.p.Mounts, Mount{Source: src, Target: target, RW: rw, Why: why, Folder: err == nil && fi.IsDir()})
 }
 
 // finish sorts what the policy lists, for the same bytes every time.

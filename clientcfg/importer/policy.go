@@ -51,7 +51,15 @@ type Mount struct {
 	Source, Target string
 	RW             bool
 	Why            string
+	// Folder: the source is a folder on this machine, so it can hide
+	// paths (a server with egress gets hide: [".env*"] there).
+	Folder bool
 }
+
+// EgressHide is what an imported server with egress hides in each folder
+// it mounts: env files next to code are the usual secrets, and a server
+// that can read one and reach the network can send it (docs/policy.md).
+const EgressHide = ".env*"
 
 // Scratch is the bounded scratch tmpfs.
 type Scratch struct{ Target, Size, Why string }
@@ -190,6 +198,10 @@ func (p *Policy) renderLists(b *strings.Builder, in string) {
 			fmt.Fprintf(b, "%s%s{source: %s, target: %s", in, in, quote(m.Source), quote(m.Target))
 			if m.RW {
 				b.WriteString(`, mode: "rw"`)
+			}
+			if m.Folder && len(p.Allow) > 0 {
+				// A subtraction: masked at spawn, EACCES.
+				fmt.Fprintf(b, ", hide: [%s]", quote(EgressHide))
 			}
 			b.WriteString("},\n")
 		}

@@ -137,6 +137,34 @@ func server(o, n *compiler.Plan) []Change {
 	return cs
 }
 
+// hideChanges compares a paired mount's hidden paths: one no longer
+// hidden widens what the server reads; a new one narrows it.
+func hideChanges(om, nm compiler.Mount, add addFunc) {
+	has := func(m compiler.Mount, h string) (position.Pos, bool) {
+		for i, x := range m.Hide {
+			if x == h {
+				if i < len(m.HidePos) {
+					return m.HidePos[i], true
+				}
+				return m.Pos, true
+			}
+		}
+		return position.Pos{}, false
+	}
+	for _, h := range om.Hide {
+		if _, ok := has(nm, h); !ok {
+			at, _ := has(om, h)
+			add("HIDE_REMOVED", Widened, nm.Pos, at, "mount %s: %s no longer hidden", nm.Target, h)
+		}
+	}
+	for _, h := range nm.Hide {
+		if _, ok := has(om, h); !ok {
+			at, _ := has(nm, h)
+			add("HIDE_ADDED", Narrowed, at, om.Pos, "mount %s: %s hidden", nm.Target, h)
+		}
+	}
+}
+
 // mountChanges pairs the old mounts with the new: the same target is the
 // same grant; a grant whose target moved but whose folder did not is the
 // same grant too. A pair reports how its folder and mode changed; what
@@ -161,6 +189,7 @@ func mountChanges(o, n *compiler.Plan, add addFunc) {
 		if om.Mode == compiler.ReadWrite && nm.Mode == compiler.ReadOnly {
 			add("MOUNT_RO", Narrowed, nm.Pos, om.Pos, "mount %s: rw -> ro", nm.Target)
 		}
+		hideChanges(om, nm, add)
 	}
 	for i, om := range o.Mounts {
 		for j, nm := range n.Mounts {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -357,7 +358,7 @@ func grantRules() []*Rule {
 			ID: "SECRETS_WITH_EGRESS", Name: "secrets-with-egress", Severity: Error,
 			Purpose:     "Secret files (.env*, *.pem, *.key, id_*) are readable inside a grant while the server can reach the network (an allowlist included).",
 			Rationale:   "A process that can read a secret and reach the network can send it: that is the exfiltration path, and no filesystem rule closes it. An allowlist narrows where data can go, not whether it leaves: an allowed API that accepts writes (an issue, a gist, a paste) carries it out.",
-			Remediation: "Keep network none, or move the secrets out of the mounted folder (or mount a narrower one).",
+			Remediation: "Keep network none, hide them in the mount (`hide: [\".env*\"]`: masked at spawn, EACCES), or move the secrets out of the mounted folder (or mount a narrower one).",
 			Bad:         withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \".\", target: \"/w\"}]\nnetwork: allow: [\"api.github.com:443\"]"), ".env", "TOKEN=x"),
 			Good:        withFiles(policy(`image: "x:1"`+"\nmounts: [{source: \".\", target: \"/w\"}]"), ".env", "TOKEN=x"),
 			check: func(t *readback.Target, o Options, report reportFn) {
@@ -371,7 +372,9 @@ func grantRules() []*Rule {
 				}
 				// at the mount: it holds the secrets, and each mount is its own finding
 				for _, m := range mounts(t) {
-					if secrets := o.fs.secrets(t, m.Host); len(secrets) > 0 {
+					// A hidden one is masked at spawn: not readable.
+					secrets := slices.DeleteFunc(slices.Clone(o.fs.secrets(t, m.Host)), func(s string) bool { _, h := m.Hides(s); return h })
+					if len(secrets) > 0 {
 						report(m.Pos, "mount %s holds secrets that %s could carry away: %s", m.Target, via, strings.Join(secrets, ", "))
 					}
 				}

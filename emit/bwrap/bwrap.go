@@ -133,6 +133,13 @@ func Args(p *compiler.Plan, r compiler.Resolver, layout Layout, envFD int) ([]st
 		}
 		command = append(append(sandbox.ForwardCommand(p.Network.ProxyPort, false), "--"), p.Command...)
 	}
+	// Hidden paths after every other mount, so nothing lands on a mask:
+	// mcpolicy-launch expands each pattern at spawn and masks each match.
+	for _, m := range p.Mounts {
+		for _, h := range m.Hide {
+			a = append(a, artefact.BwrapHideOp, r.Resolve(m.Source), compiler.HomePath(m.Target, r), h)
+		}
+	}
 	// bwrap's root is a writable tmpfs; after the mount points exist, make
 	// it read-only (not recursive: the grants keep their own mode). So is
 	// its /dev, device nodes aside: /dev/shm in it was writable storage

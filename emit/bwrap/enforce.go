@@ -17,6 +17,8 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 			return emit.Row{Support: emit.Enforced, How: "--ro-bind / --bind"}
 		case emit.ProtectedPaths:
 			return emit.Row{Support: emit.Enforced, How: "--ro-bind over them, after the rw bind"}
+		case emit.HiddenPaths:
+			return emit.Row{Support: emit.Enforced, How: "mcpolicy-launch expands each pattern in the mount's source at spawn (no symlink followed; a symlink or a hard-linked file refused) and masks each match after every other mount: a folder by --perms 0000 --tmpfs, remounted read-only, a file by --perms 0000 --ro-bind-data: EACCES"}
 		case emit.FixedTop:
 			return emit.Row{Support: emit.Enforced, How: "mcpolicy-launch binds the project read-only and each entry present read-write by descriptor, protected ones read-only: no name can be added, renamed or swapped"}
 		case emit.Scratch:

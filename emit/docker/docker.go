@@ -186,6 +186,13 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]
 		}
 		a = append(a, "--mount", spec)
 	}
+	// Hidden paths: mcpolicy-launch expands each pattern at spawn and
+	// binds an empty mode-0000 folder or file over each match.
+	for _, m := range p.Mounts {
+		for _, h := range m.Hide {
+			a = append(a, artefact.EngineHideFlag, (&artefact.EngineHide{Source: r.Resolve(m.Source), Target: compiler.HomePath(m.Target, r), Pattern: h}).String())
+		}
+	}
 
 	for _, e := range p.Env {
 		a = append(a, "-e", e.Name) // the name only: docker copies the value from its own environment

@@ -17,6 +17,8 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 			return emit.Row{Support: emit.Enforced, How: "--mount type=bind[,readonly]"}
 		case emit.ProtectedPaths:
 			return emit.Row{Support: emit.Enforced, How: "read-only bind mounts over them"}
+		case emit.HiddenPaths:
+			return emit.Row{Support: emit.Enforced, How: "mcpolicy-launch --engine expands each pattern in the mount's source at spawn (no symlink followed; a symlink or a hard-linked file refused) and masks each match: a folder by --tmpfs TARGET:ro,mode=0000, a file by a read-only bind of an empty mode-0000 file of the launcher's: EACCES"}
 		case emit.FixedTop:
 			return emit.Row{Support: emit.Enforced, How: "mcpolicy-launch --engine binds the project read-only and each entry present read-write, protected ones read-only, after checking no source is a symlink"}
 		case emit.Scratch:

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/emit/argv"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 )
@@ -76,8 +77,10 @@ func init() {
 		"cpus":         {true, (*dockerRun).cpus},
 		"workdir":      {true, func(d *dockerRun, _ string, v argv.Arg) { d.p.Workdir = v.S }},
 		"label":        {true, (*dockerRun).label},
-		"entrypoint":   {true, func(d *dockerRun, _ string, v argv.Arg) { d.entrypoint = v.S }},
-		"interactive":  {false, func(d *dockerRun, _ string, v argv.Arg) { d.interactive = boolValue(v.S) }},
+		// mcpolicy-launch's own: a hidden path below a bind (mounts[].hide).
+		"mcpolicy-hide": {true, (*dockerRun).hide},
+		"entrypoint":    {true, func(d *dockerRun, _ string, v argv.Arg) { d.entrypoint = v.S }},
+		"interactive":   {false, func(d *dockerRun, _ string, v argv.Arg) { d.interactive = boolValue(v.S) }},
 		"tty": {false, func(d *dockerRun, _ string, v argv.Arg) {
 			if boolValue(v.S) {
 				d.e.Flag(readback.FlagStdio, "-t/--tty: a terminal between the client and the server's JSON-RPC (docker refuses -it when the client's stdin is not one; a tty rewrites line ends and echoes)", v.Pos)
@@ -455,6 +458,24 @@ func (d *dockerRun) bind(src, dst string, readonly bool, pos position.Pos) {
 		mode = compiler.ReadOnly
 	}
 	d.binds = append(d.binds, compiler.Mount{Source: d.e.HostPath(src), Target: path.Clean(dst), Mode: mode, Pos: pos})
+}
+
+// hide reads mcpolicy-launch's --mcpolicy-hide into the hidden paths of
+// the bind at its target: a subtraction. One that names no bind before it
+// is unknown.
+func (d *dockerRun) hide(_ string, v argv.Arg) {
+	h, err := artefact.ParseEngineHide(v.S)
+	if err == nil {
+		for i := range d.binds {
+			if m := &d.binds[i]; m.Target == path.Clean(h.Target) && !slices.Contains(m.Hide, h.Pattern) {
+				at, _ := slices.BinarySearch(m.Hide, h.Pattern)
+				m.Hide = slices.Insert(m.Hide, at, h.Pattern)
+				m.HidePos = slices.Insert(m.HidePos, at, v.Pos)
+				return
+			}
+		}
+	}
+	d.e.Flag(readback.FlagUnknown, artefact.EngineHideFlag+" "+v.S, v.Pos)
 }
 
 // hostSource reports whether a -v source is a host path, not a volume name.

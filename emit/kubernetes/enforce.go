@@ -5,6 +5,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // Enforcement is the kubernetes backend's report for a plan: what the
@@ -22,6 +23,9 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 			return emit.Row{Support: emit.Enforced, How: "a PersistentVolumeClaim per mount (named <server>-<target>, or as configured; hostPath of type Directory only on opt-in, which needs a privileged namespace), readOnly with recursiveReadOnly: Enabled for ro; a read-only source inside a read-write mount is that mount's volume at a subPath, which the kubelet resolves without following a symlink out of it; a read-write one is refused (a symlink the server plants inside the volume would choose what the next start binds writable)"}
 		case emit.ProtectedPaths:
 			return emit.Row{Support: emit.Enforced, How: "the mount's volume again at the entry's subPath, readOnly (the kubelet resolves a subPath without leaving the volume; a missing entry is created as an empty directory)"}
+		case emit.HiddenPaths:
+			return emit.Row{Support: emit.Missing, How: "no launcher runs in the cluster to expand the hidden patterns in the volume and mask each match",
+				Alternative: "mount the folders beside the hidden ones instead of their parent, or drop kubernetes from this server's backends", Pos: hidePos(p), Field: p.Field("mounts")}
 		case emit.FixedTop:
 			return emit.Row{Support: emit.Missing, How: "no launcher runs in the cluster to fix the project's top level (bind it read-only, each entry re-bound)",
 				Alternative: "mount the project's folders one by one instead of the project root read-write, or mount it read-only"}
@@ -72,4 +76,14 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 		}
 		return emit.Row{Support: emit.Missing, How: "unknown restriction"}
 	})
+}
+
+// hidePos is the position of the first hidden path.
+func hidePos(p *compiler.Plan) position.Pos {
+	for _, m := range p.Mounts {
+		if len(m.HidePos) > 0 {
+			return m.HidePos[0]
+		}
+	}
+	return p.Pos
 }

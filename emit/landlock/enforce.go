@@ -86,6 +86,8 @@ func report(p *compiler.Plan, h Host) []emit.Row {
 			return emit.Row{Support: emit.Enforced, How: "read-only / read-write hierarchies at their host paths (no remapping)"}
 		case emit.FixedTop, emit.ProtectedPaths:
 			return protectRow(p, h, r)
+		case emit.HiddenPaths:
+			return hiddenRow(p, h)
 		case emit.Scratch:
 			if h.UserNS {
 				return emit.Row{Support: emit.Enforced, How: "a bounded tmpfs at its target, in the minimal root"}
@@ -179,6 +181,27 @@ func protectRow(p *compiler.Plan, h Host, r emit.Restriction) emit.Row {
 		Pos:         holderPos(p), Field: p.Field("mounts")}
 }
 
+// hiddenRow: the minimal root masks each hidden path before the ruleset;
+// without it Landlock cannot deny a path below a granted hierarchy.
+func hiddenRow(p *compiler.Plan, h Host) emit.Row {
+	if h.UserNS {
+		return emit.Row{Restriction: emit.HiddenPaths, Support: emit.Enforced, How: "the launcher expands each pattern in the mount's source at spawn (no symlink followed; a symlink or a hard-linked file refused) and masks each match in the minimal root, after every other mount: a folder by an empty read-only tmpfs of mode 0000, a file by an empty read-only file of mode 0000: EACCES"}
+	}
+	return emit.Row{Restriction: emit.HiddenPaths, Support: emit.Missing, How: "no user namespaces: Landlock cannot deny a path below a granted hierarchy",
+		Alternative: "enable unprivileged user namespaces, or use the bwrap or docker backend, or mount the folders beside the hidden ones instead of their parent",
+		Pos:         hidePos(p), Field: p.Field("mounts")}
+}
+
+// hidePos is the position of the first hidden path.
+func hidePos(p *compiler.Plan) position.Pos {
+	for _, m := range p.Mounts {
+		if len(m.HidePos) > 0 {
+			return m.HidePos[0]
+		}
+	}
+	return p.Pos
+}
+
 // fixedTopPos is the position of the read-write mount of the project.
 func fixedTopPos(p *compiler.Plan) position.Pos {
 	for _, m := range p.Mounts {
@@ -204,8 +227,8 @@ func holderPos(p *compiler.Plan) position.Pos {
 // plan built for landlock that build, checking against Best, cannot: where
 // user namespaces are not available, a plan with proc (no procfs of the
 // server's own can be made, and the host's is never granted), a fixed top
-// level or protected paths (no minimal root to bind them read-only). nil
-// when nothing.
+// level, protected or hidden paths (no minimal root to bind them read-only
+// or mask them). nil when nothing.
 func OnThisHost(p *compiler.Plan, h Host) error {
 	if h.UserNS || !p.RunsOn(Backend) {
 		return nil
@@ -217,6 +240,8 @@ func OnThisHost(p *compiler.Plan, h Host) error {
 			rows = append(rows, procRow(p, h))
 		case emit.FixedTop, emit.ProtectedPaths:
 			rows = append(rows, protectRow(p, h, r))
+		case emit.HiddenPaths:
+			rows = append(rows, hiddenRow(p, h))
 		}
 	}
 	return emit.Check(p, Backend, rows)

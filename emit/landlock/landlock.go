@@ -70,6 +70,9 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*artefact.Ruleset, error) {
 		}
 	}
 	for _, m := range p.Mounts {
+		for _, h := range m.Hide {
+			rs.Hidden = append(rs.Hidden, artefact.HiddenPath{Source: r.Resolve(m.Source), Pattern: h})
+		}
 		if m.Mode == compiler.ReadWrite {
 			rs.ReadWrite = append(rs.ReadWrite, r.Resolve(m.Source))
 		} else {

@@ -2,9 +2,11 @@ package seatbelt
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // AcceptScratchDir accepts an unbounded private folder as scratch.
@@ -19,6 +21,12 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 			return emit.Row{Support: emit.Enforced, How: "(deny default); baseline " + p.Runtime.Name + " allows system reads only"}
 		case emit.Mounts:
 			return emit.Row{Support: emit.Enforced, How: "file-read* / file-write* on (subpath (param ...)) at their host paths (no remapping)"}
+		case emit.HiddenPaths:
+			if pos, field, bad := hiddenUnsayable(p); bad != "" {
+				return emit.Row{Support: emit.Missing, How: fmt.Sprintf("hidden path %q: a profile names a path by its mount's parameter, so a pattern can only be a name or a name's prefix (\"name*\"), never a regex of the host path", bad),
+					Alternative: `write it as a name ("secrets") or a prefix (".env*") for seatbelt, or list the names it stands for`, Pos: pos, Field: field}
+			}
+			return emit.Row{Support: emit.Enforced, How: "(deny file-read* file-write* ...) after every grant, for each hidden path as a whole (a \"name*\" by its prefix), present or not: EPERM"}
 		case emit.FixedTop:
 			return emit.Row{Support: emit.Enforced, How: "every protected name in the project is denied by path, present or not: it cannot be created, written or renamed, nor the mount moved aside"}
 		case emit.ProtectedPaths:
@@ -59,4 +67,35 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 		}
 		return emit.Row{Support: emit.Missing, How: "unknown restriction"}
 	})
+}
+
+// hiddenUnsayable finds a hidden path a profile cannot name: a glob other
+// than one trailing "*" (seatbelt's prefix), with its position and field.
+func hiddenUnsayable(p *compiler.Plan) (position.Pos, string, string) {
+	for _, m := range p.Mounts {
+		for j, h := range m.Hide {
+			if _, ok := hiddenFilter(h); !ok {
+				var pos position.Pos
+				if j < len(m.HidePos) {
+					pos = m.HidePos[j]
+				}
+				return pos, p.Field("mounts"), h
+			}
+		}
+	}
+	return position.Pos{}, "", ""
+}
+
+// hiddenFilter is the filter kind that denies a hidden path as a whole:
+// "subpath" for a plain path, "prefix" for one ending in its only glob, a
+// "*"; ok is false for any other glob.
+func hiddenFilter(h string) (kind string, ok bool) {
+	stem, star := strings.CutSuffix(h, "*")
+	if strings.ContainsAny(stem, "*?[") {
+		return "", false
+	}
+	if star {
+		return "prefix", true
+	}
+	return "subpath", true
 }

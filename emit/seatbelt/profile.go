@@ -161,6 +161,7 @@ func Build(p *compiler.Plan) (*Profile, error) {
 	// read-write grants above.
 	pr.readOnlyMounts(p)
 	pr.protectedNames(p)
+	pr.hidden(p)
 	return pr, nil
 }
 
@@ -348,6 +349,25 @@ func (pr *Profile) protectedNames(p *compiler.Plan) {
 			comment = ""
 		}
 		pr.add("", ancestorsDeny(name))
+	}
+}
+
+// hidden denies each hidden path (mounts[].hide) as a whole, reads and
+// writes, present or not: after every grant, as the last matching rule
+// wins. A "name*" is its prefix; the path never enters the profile.
+func (pr *Profile) hidden(p *compiler.Plan) {
+	comment := "HIDDEN paths inside mounts (hide): not read, written, created, removed or renamed, each as a whole, even where absent"
+	for i, m := range p.Mounts {
+		for j, h := range m.Hide {
+			kind, _ := hiddenFilter(h)
+			at := ""
+			if j < len(m.HidePos) {
+				at = ", " + safe(m.HidePos[j].String())
+			}
+			pr.add(fmt.Sprintf("%s\nmount %s: %q%s", comment, mountParam(i), h, at),
+				L(S("deny"), S("file-read*"), S("file-write*"), L(S(kind), below(mountParam(i), strings.TrimSuffix(h, "*")))))
+			comment = "HIDDEN"
+		}
 	}
 }
 

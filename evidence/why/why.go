@@ -156,6 +156,7 @@ const (
 	StopNoExec      = "noexec"
 	StopAbsentProt  = "protected-absent" // not a stop: a name that can be created
 	StopPortMissing = "other-port"
+	// StopHidden (hidden.go): a mount's hide entry masks it.
 )
 
 // Ask answers t for each plan, on each backend that runs its artefacts
@@ -244,6 +245,7 @@ func verdict(p *compiler.Plan, m Machine, be emit.Backend, t Target, real string
 		e.env(&v, t.Name)
 	}
 	v.Reachable = len(v.Access) > 0
+	hidden(p, m, t, real, &v, e.model == emit.HostPathsDeepestRule) // hidden.go
 	return v
 }
 

@@ -33,7 +33,16 @@ var bwrapOperands = map[string]int{
 	"--new-session": 0, "--clearenv": 0, "--uid": 1, "--gid": 1, "--cap-drop": 1, "--setenv": 2,
 	"--proc": 1, "--dev": 1, "--ro-bind": 2, "--ro-bind-try": 2, "--bind": 2, "--symlink": 2,
 	"--size": 1, "--tmpfs": 1, "--remount-ro": 1, "--chdir": 1,
+	// Launcher-only: SOURCE TARGET PATTERN, a hidden path below a mount,
+	// expanded and masked at spawn (bwrap itself has no such option).
+	BwrapHideOp: 3,
 }
+
+// BwrapHideOp is the launcher-only operation of a bwrap spec that hides
+// the paths below a mount's SOURCE (at TARGET) matching PATTERN: the
+// launcher expands it at spawn and masks each match. A launcher that
+// does not know it refuses the spec.
+const BwrapHideOp = "--mcpolicy-hide"
 
 // BwrapOperands reports how many values a bwrap spec's option takes, and
 // whether the contract knows it at all.

@@ -74,6 +74,23 @@ func EngineArgs(artefact []byte, root, home string) ([]string, error) {
 			out[i] = name + "=" + v
 			continue
 		}
+		if out[i-1] == EngineHideFlag {
+			h, err := ParseEngineHide(out[i])
+			if err != nil {
+				return nil, err
+			}
+			if h.Source, err = expandBase(h.Source, root, home); err != nil {
+				return nil, err
+			}
+			if strings.HasPrefix(h.Target, "${HOME}") && strings.Trim(home, "/") == "" {
+				return nil, fmt.Errorf("HOME is /: the target %s would be a path of the container's root", h.Target)
+			}
+			if h.Target, err = expandBase(h.Target, root, home); err != nil {
+				return nil, err
+			}
+			out[i] = h.String()
+			continue
+		}
 		if out[i-1] != "--mount" {
 			// A "~/..." target, workdir or command word: ${HOME} or
 			// ${HOME}/... (a --tmpfs's with its options), whole or
@@ -206,6 +223,59 @@ var engineOperands = map[string]int{
 	"-e": 1, "--memory": 1, "--memory-swap": 1, "--pids-limit": 1, "--cpus": 1,
 	"--workdir": 1, "--label": 1, "--name": 1, "--entrypoint": 1, "--read-only-tmpfs=false": 0,
 	"--mount": 1,
+	// Launcher-only: a hidden path below a mount (EngineHide), expanded
+	// and masked at spawn; no engine has this flag.
+	EngineHideFlag: 1,
+}
+
+// EngineHideFlag is the launcher-only flag of an engine artefact that
+// hides the paths below a mount's source matching a pattern; its value is
+// an EngineHide. A launcher that does not know it refuses the artefact.
+const EngineHideFlag = "--mcpolicy-hide"
+
+// EngineHide is the value of EngineHideFlag: "source=S,target=T,pattern=P"
+// (CSV, as a --mount).
+type EngineHide struct {
+	Source, Target, Pattern string
+}
+
+// ParseEngineHide reads an EngineHideFlag's value.
+func ParseEngineHide(v string) (*EngineHide, error) {
+	fields, err := csv.NewReader(strings.NewReader(v)).Read()
+	if err != nil {
+		return nil, fmt.Errorf("%s %q: %v", EngineHideFlag, v, err)
+	}
+	h := &EngineHide{}
+	for _, f := range fields {
+		k, val, _ := strings.Cut(f, "=")
+		var p *string
+		switch k {
+		case "source":
+			p = &h.Source
+		case "target":
+			p = &h.Target
+		case "pattern":
+			p = &h.Pattern
+		default:
+			return nil, fmt.Errorf("%s %q: unknown field %q", EngineHideFlag, v, k)
+		}
+		if *p != "" {
+			return nil, fmt.Errorf("%s %q: %s given twice", EngineHideFlag, v, k)
+		}
+		*p = val
+	}
+	if h.Source == "" || h.Target == "" || h.Pattern == "" {
+		return nil, fmt.Errorf("%s %q: needs a source, a target and a pattern", EngineHideFlag, v)
+	}
+	return h, nil
+}
+
+func (h *EngineHide) String() string {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write([]string{"source=" + h.Source, "target=" + h.Target, "pattern=" + h.Pattern})
+	w.Flush()
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // EngineOperands reports how many values an engine artefact's `run` flag

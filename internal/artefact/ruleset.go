@@ -72,6 +72,16 @@ type Ruleset struct {
 	Accept  []string   `json:"accept"`
 	// ProgramPins: as BwrapSpec's.
 	ProgramPins []string `json:"programPins,omitempty"`
+	// Hidden are the hidden paths below the grants (mounts[].hide): the
+	// launcher expands each in the minimal root and masks every match
+	// (user namespaces only: without them the launch is refused).
+	Hidden []HiddenPath `json:"hidden,omitempty"`
+}
+
+// HiddenPath is one hidden pattern below a granted host path.
+type HiddenPath struct {
+	Source  string `json:"source"`  // the grant's host path
+	Pattern string `json:"pattern"` // below it; its last element may be a glob
 }
 
 // ScratchTmpfs is one more bounded tmpfs of a ruleset.
@@ -160,6 +170,9 @@ func (rs *Ruleset) Expand(projectRoot, home string) error {
 		for i := range list {
 			list[i] = fix(list[i])
 		}
+	}
+	for i := range rs.Hidden {
+		rs.Hidden[i].Source = fix(rs.Hidden[i].Source)
 	}
 	rs.FixedTop, rs.Workdir = fix(rs.FixedTop), fix(rs.Workdir)
 	for i := range rs.SetEnv { // a runtime pack's value below the home

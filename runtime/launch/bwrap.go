@@ -133,6 +133,8 @@ func (p *bwrapPrep) args() error {
 			err = p.bindArg(a, v)
 		case "--ro-bind-try":
 			err = p.bindTry(a, v)
+		case HideOp:
+			err = p.hide(v)
 		case "--setenv":
 			// A runtime pack's value below the home (GOMODCACHE=${HOME}/...).
 			var val string
@@ -387,7 +389,7 @@ func (b *Bwrap) Command(first ...*os.File) (*exec.Cmd, error) {
 			break
 		}
 		switch argv[i] {
-		case "--bind-fd", "--ro-bind-fd", "--args", "--seccomp":
+		case "--bind-fd", "--ro-bind-fd", "--args", "--seccomp", "--ro-bind-data":
 			argv[i+1] = renum[argv[i+1]]
 			i++
 		}

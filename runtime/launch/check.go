@@ -46,6 +46,11 @@ func CheckRuleset(rs *artefact.Ruleset, h hostcaps.Host) error {
 		}
 		return refuse("this plan has %s, which only the launcher's minimal root can bind read-only, and that takes user namespaces; they are not available here, and Landlock alone cannot keep names from being created in a writable hierarchy: enable unprivileged user namespaces, make the mount \"ro\" and mount only the folders the server writes, or use the bwrap or docker backend", what)
 	}
+	if !h.UserNS && len(rs.Hidden) > 0 {
+		// No degradation accepts it: Landlock alone cannot deny a path
+		// below a granted hierarchy.
+		return refuse("this plan hides paths inside its mounts (hide), which only the minimal root can mask, and that takes user namespaces; Landlock alone cannot deny a path below a granted hierarchy: enable unprivileged user namespaces, or use the bwrap or docker backend")
+	}
 	if !h.UserNS && len(rs.MoreScratch) > 0 {
 		return refuse("without user namespaces no tmpfs can be mounted, and the one private folder landlock-scratch-dir gives cannot stand at %d scratch targets; enable them, or use the bwrap or docker backend", len(rs.ScratchTargets()))
 	}

@@ -179,6 +179,13 @@ func (p *enginePrep) options(args []string) (int, error) {
 		if !strings.HasPrefix(a, "-") {
 			break // the image: the rest is the server's command
 		}
+		if a == artefact.EngineHideFlag && i+1 < len(args) {
+			if err := p.hide(args[i+1]); err != nil {
+				return 0, err
+			}
+			i++
+			continue
+		}
 		if a == "--mount" && i+1 < len(args) {
 			if err := p.mount(a, args[i+1]); err != nil {
 				return 0, err

@@ -100,10 +100,18 @@ func buildRoot(sp *spec, verbose io.Writer) error {
 		return err
 	}
 	r.readRootLinks()
+	masks, err := openHidden(src, rs.Hidden) // root_hide_linux.go
+	if err != nil {
+		return err
+	}
+	defer masks.close()
 
 	// 2. The new root: a tmpfs, filled shallowest first, so a grant below
 	// another (a read-write out/ in a read-only project) lands on top.
 	if err := r.fill(); err != nil {
+		return err
+	}
+	if err := masks.attach(); err != nil {
 		return err
 	}
 

@@ -62,6 +62,7 @@ func TestEscape(t *testing.T) {
 		setenvScenarios,
 		scratchManyScenarios,
 		seedScenarios,
+		hideScenarios,
 	) {
 		t.Run(sc.name, func(t *testing.T) {
 			for _, b := range sc.backends {

@@ -258,6 +258,15 @@ func newExplainCmd() *cobra.Command {
 	return cmd
 }
 
+// secretsWarnings says which secret-looking files a server with network
+// access can still read in its mounts, each with the one-line fix.
+func secretsWarnings(w io.Writer, p *compiler.Plan, root string) {
+	home, _ := os.UserHomeDir()
+	for _, s := range compiler.ReadableSecrets(p, compiler.Machine{ProjectRoot: root, Home: home}) {
+		fmt.Fprintf(w, "\n%s\n", spellText(s.Warning(p)))
+	}
+}
+
 // explainRun prints each selected server's grants and, with --backend,
 // what that backend enforces of them here.
 func explainRun(opts *explainOptions) error {
@@ -276,6 +285,7 @@ func explainRun(opts *explainOptions) error {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprint(w, spellText(compiler.Explain(p)))
+		secretsWarnings(w, p, proj.Root)
 		if opts.Backend == "" {
 			continue
 		}

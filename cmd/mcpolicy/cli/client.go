@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/clientcfg/entry"
@@ -128,7 +129,15 @@ func clientRun(opts *clientOptions) error {
 		return out, nil
 	}
 	if opts.Write && !opts.DryRun {
-		return opts.save(c, target, untrusted, edit)
+		if err := opts.save(c, target, untrusted, edit); err != nil {
+			return err
+		}
+		for _, p := range plans {
+			if len(opts.Servers) == 0 || slices.Contains(opts.Servers, p.Server) {
+				secretsWarnings(opts.Err, p, proj.Root)
+			}
+		}
+		return nil
 	}
 	return opts.showDiff(target, untrusted, edit)
 }
