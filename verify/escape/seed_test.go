@@ -26,7 +26,7 @@ import (
 var seedScenarios = []scenario{
 	{
 		name: "seed-fixed-top", backends: allBackends, weakBackend: "landlock",
-		spec: projectSpec{policy: [2]string{"mcpolicy.cue", seedPolicy()}},
+		spec: projectSpec{policy: [2]string{"mcpolicy.cue", seedPolicy()}, files: map[string]string{".env": "SEED_SECRET=" + seedToken + "-env\n"}},
 		real: func(t *testing.T, sb *sandbox) {
 			before := sb.snapshot(t)
 			o := sb.launchEntry(t, seedSteps(sb, true)...)
@@ -182,7 +182,9 @@ func seedSteps(sb *sandbox, confined bool) []step {
 		plant("rename the top-level folder src", "mv src src.moved"),
 	}
 	if confined {
-		steps = append(steps, denyWith("read ~/.aws/credentials", "cat "+filepath.Join(sb.home, ".aws", "credentials"), "ENOENT"))
+		steps = append(steps, denyWith("read ~/.aws/credentials", "cat "+filepath.Join(sb.home, ".aws", "credentials"), "ENOENT"),
+			// The seed's weaker variant: inside the mount, excluded.
+			denyWith("read the hidden .env", "cat .env", "EACCES"))
 	}
 	return steps
 }

@@ -6,7 +6,7 @@
 # source opened without following a symlink, the seccomp filter, a
 # terminal relayed, no inherited descriptor passed on.
 # What runs: code-index.json, or mcpolicy explain code-index --backend bwrap
-# (plan sha256:eb14ffdb16f61aa60fdcf166a3a6862f29e3abf67ffdd94de20e8e7e8bea4b85).
+# (plan sha256:f28ff01644ad3a6bed680da09bbf4b37f073179d769cd92e900d2296cca8aa92).
 set -eu
 case $0 in */*) here=${0%/*}/ ;; *) here=./ ;; esac
 # $(...) drops trailing newlines: the x kept after them is taken off
@@ -98,4 +98,4 @@ while [ "$n" -gt 0 ]; do
     shift
     n=$((n - 1))
 done
-exec "$launcher" "$@" --project-root "$root" --bwrap "$bwrap" --sha256 sha256:7b84b70d15bcea1e737dd82fab13dc2fe2d1025ab1cd009a95bfa006367d593d "$here"/code-index.json
+exec "$launcher" "$@" --project-root "$root" --bwrap "$bwrap" --sha256 sha256:6788df6e04dbed771f329c07f2a2012a937cb800175ef5100ad646c953a24bd7 "$here"/code-index.json
