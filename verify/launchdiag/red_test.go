@@ -181,7 +181,10 @@ func killLauncher(t *testing.T, cmd *exec.Cmd, mark string) []string {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for len(marked("1001."+mark)) == 0 || len(marked("1000."+mark)) == 0 {
+	// The sleeps themselves (argv "sleep", "100x.MARK"), not the shell or
+	// bwrap whose arguments name them: killed before it forked them, the
+	// check would pass with nothing to outlive it.
+	for len(marked("sleep\x001001."+mark)) == 0 || len(marked("sleep\x001000."+mark)) == 0 {
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
 			t.Fatalf("linger never started its two sleeps")
