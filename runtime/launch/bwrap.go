@@ -1,7 +1,6 @@
 package launch
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -340,7 +339,7 @@ func bwrapEnv(names, environ []string) []string {
 // DecodeBwrap reads a verified bwrap artefact.
 func DecodeBwrap(data []byte) (*BwrapSpec, error) {
 	var s BwrapSpec
-	if err := json.Unmarshal(data, &s); err != nil {
+	if err := decodeArtefact(data, &s); err != nil {
 		return nil, err
 	}
 	if s.Backend != artefact.BwrapProgram || len(s.Args) == 0 {

@@ -295,7 +295,7 @@ func startArtefact(r Request) (int, error) {
 		return bw.Beside(log)
 	}
 	var rs artefact.Ruleset
-	if err := json.Unmarshal(b, &rs); err != nil {
+	if err := decodeArtefact(b, &rs); err != nil {
 		return 0, fmt.Errorf("%s: not a ruleset: %v", file, err)
 	}
 	if len(rs.Command) == 0 {

@@ -15,7 +15,7 @@ func TestRunDispatch(t *testing.T) {
 	dir := t.TempDir()
 	artefact := filepath.Join(dir, ".mcpolicy", "landlock", "s.json")
 	os.MkdirAll(filepath.Dir(artefact), 0o755)
-	os.WriteFile(artefact, []byte(`{"backend": "landlock"}`), 0o644)
+	os.WriteFile(artefact, []byte(`{"server": "s"}`), 0o644) // a ruleset names no backend
 	notJSON := filepath.Join(dir, "x.json")
 	os.WriteFile(notJSON, []byte("not json"), 0o644)
 	for _, tc := range []struct {
