@@ -258,7 +258,14 @@ func TestRWHoldsProject(t *testing.T) {
 func TestHiddenWayEvaluate(t *testing.T) {
 	p := plan(compiler.HostPath{Base: compiler.Home, Rel: ".cache/x"})
 	p.Mounts[0].Hide = []string{"config/deep/key", "secrets"}
-	_, text := build(t, p)
+	pr, text := build(t, p)
+	forms, err := Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := append(Check(forms, pr.ParamNames()), CheckPlan(forms, pr.ParamNames(), p)...); len(fs) > 0 {
+		t.Errorf("checker findings: %v", fs)
+	}
 	e := evaluator(t, text, profileParams)
 	m := profileParams["MOUNT_0"]
 	for _, c := range []struct {
