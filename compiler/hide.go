@@ -252,14 +252,14 @@ func (c *compiler) hiddenTargets(p *Plan, at string) {
 // the file is readable under its new name then (and at once under
 // seatbelt, which denies by path). A folder that is a mount point is
 // not renamed (EBUSY): a mount's root, or an entry of a fixed top level.
-func (c *compiler) hiddenWays(p *Plan, at string) {
+func (c *compiler) hiddenWays(p *Plan, s *schema.Server, at string) {
 	for i, m := range p.Mounts {
 		for j, h := range m.Hide {
 			pos := m.Pos
 			if j < len(m.HidePos) {
 				pos = m.HidePos[j]
 			}
-			field := fmt.Sprintf("%s.mounts[%d].hide[%d]", at, i, j)
+			field := hideField(s, at, m.Pos, pos)
 			if f, rw, ok := renamableWay(p, m, h); !ok {
 				c.fail(pos, field, fmt.Sprintf("hide the folder itself (%q), mount it on its own with the pattern below it (source %q, hide [%q]), or make %s read-only",
 					path.Dir(h), m.Source.Join(path.Dir(h)).Rel, path.Base(h), rw),
@@ -366,4 +366,21 @@ func hiddenIn(o Mount, rel string) bool {
 		}
 	}
 	return !HideGlob(rel) && func() bool { _, ok := o.Hides(rel); return ok }()
+}
+
+// hideField names a hidden path's field as the policy wrote it: the plan
+// holds the mounts sorted by target and each mount's hide sorted.
+func hideField(s *schema.Server, at string, mount, hide position.Pos) string {
+	for k, m := range s.Mounts {
+		if m.Pos != mount {
+			continue
+		}
+		for x, hp := range m.HidePos {
+			if hp == hide {
+				return fmt.Sprintf("%s.mounts[%d].hide[%d]", at, k, x)
+			}
+		}
+		return fmt.Sprintf("%s.mounts[%d].hide", at, k)
+	}
+	return at + ".mounts"
 }

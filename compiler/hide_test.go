@@ -192,6 +192,9 @@ func TestHiddenElsewhere(t *testing.T) {
 	}{
 		{`{source: "app", target: "/app", hide: [".env"]}, {source: ".", target: "/w"}`,
 			`hidden path ".env" of the mount at /app is readable through the mount at /w (/w/app/.env)`},
+		// The field as the policy wrote it (the plan sorts mounts and hides).
+		{`{source: ".", target: "/w"}, {source: "app", target: "/app", hide: ["a", ".env"]}`,
+			`servers.s.mounts[1].hide[1]: hidden path ".env" of the mount at /app is readable through the mount at /w`},
 		{`{source: "app", target: "/app", hide: ["secrets"]}, {source: "app/secrets", target: "/s"}`,
 			`hidden path "secrets" of the mount at /app is readable through the mount at /s (/s)`},
 		{`{source: "app", target: "/app", hide: [".env*"]}, {source: "app", target: "/b", mode: "rw"}`,
