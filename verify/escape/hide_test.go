@@ -67,6 +67,11 @@ var hiddenWayScenarios = []scenario{
 				may("write beside the hidden file", "echo more >> conf/keep.txt"),
 				deny(hiddenWayRename, "mv conf conf.moved"),
 				denyWith("read the hidden file", "cat conf/a.pem", "EACCES"),
+				denyWith("read it through ..", "cat conf/../conf/a.pem", "EACCES"),
+				denyWith("read it through a symlink planted beside it", "ln -s a.pem conf/l && cat conf/l", "EACCES"),
+				deny("give it a second name (hard link)", "ln conf/a.pem conf/b && cat conf/b"),
+				deny("rename the hidden file", "mv conf/a.pem conf/a.txt"),
+				deny("remove the hidden file", "rm -f conf/a.pem"),
 				// A descriptor of the launcher's (a source opened for
 				// its bind) left open would resolve below the mask.
 				mustNotLeak("read the hidden file through an inherited descriptor",
