@@ -9,6 +9,7 @@ import (
 
 	"cuelang.org/go/cue/literal"
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/compiler/credstore"
 	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 )
@@ -423,13 +424,19 @@ func commonDir(paths []string) string {
 }
 
 // tooWide says why no mount line is written for host folder p ("" when
-// one is): the root, or the home or a folder above it.
+// one is): the root, the home or a folder above it, or a credential store
+// of the home (or a folder holding one).
 func tooWide(t *readback.Target, p string) string {
 	switch {
 	case p == "/" || filepath.Dir(p) == p:
 		return "the root"
 	case t.Home != "" && within(filepath.Clean(t.Home), p):
 		return "the home or a folder holding it"
+	case t.Home != "" && within(p, filepath.Clean(t.Home)):
+		rel, _ := filepath.Rel(filepath.Clean(t.Home), p)
+		if hit := credstore.Touching(filepath.ToSlash(rel)); len(hit) > 0 {
+			return "a credential store of the home, or holds one (~/" + hit[0] + ")"
+		}
 	}
 	return ""
 }

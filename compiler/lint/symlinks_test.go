@@ -197,6 +197,8 @@ func TestSymlinkLineNeverWide(t *testing.T) {
 		{"inside the home and beside it", map[string]string{"a": "$HOME/.ssh", "b": "$BASE/store/x"}, []string{"$BASE/store/x"}, ""},
 		{"far apart", map[string]string{"a": "/usr", "b": "$BASE/store/x"}, []string{"$BASE/store/x"}, ""},
 		{"the root", map[string]string{"r": "/"}, nil, ""},
+		{"a credential store", map[string]string{"k": "$HOME/.ssh"}, nil, ""},
+		{"a folder holding one", map[string]string{"k": "$HOME/.config"}, []string{"$BASE/home/.config/gh"}, ""},
 		{"a store", map[string]string{"a": "$BASE/store/x"}, []string{"$BASE/store/x"}, `{source: "$BASE/store/x", target: "$BASE/store/x", mode: "ro"}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -204,7 +206,7 @@ func TestSymlinkLineNeverWide(t *testing.T) {
 			if len(got) != 1 {
 				t.Fatalf("findings %q, want one SYMLINK_ESCAPE", got)
 			}
-			for _, wide := range []string{`source: "~`, `source: "$BASE/home"`, `source: "/"`, `source: "$BASE"`, `source: "/usr"`} {
+			for _, wide := range []string{`source: "~/.`, `source: "$BASE/home"`, `source: "/"`, `source: "$BASE"`, `source: "/usr"`} {
 				if strings.Contains(got[0], wide) {
 					t.Errorf("the finding suggests a wide mount (%s):\n%s", wide, got[0])
 				}
