@@ -244,3 +244,143 @@ func (c *compiler) hiddenTargets(p *Plan, at string) {
 		}
 	}
 }
+
+// hiddenWays refuses a hidden path the server could move out of its
+// pattern's reach, and one another mount shows unhidden. A folder on a
+// hidden path's way (config in "config/*.pem") that the server can
+// rename (config -> config2) is found by no pattern at the next spawn:
+// the file is readable under its new name then (and at once under
+// seatbelt, which denies by path). A folder that is a mount point is
+// not renamed (EBUSY): a mount's root, or an entry of a fixed top level.
+func (c *compiler) hiddenWays(p *Plan, s *schema.Server, at string) {
+	for i, m := range p.Mounts {
+		for j, h := range m.Hide {
+			pos := m.Pos
+			if j < len(m.HidePos) {
+				pos = m.HidePos[j]
+			}
+			field := hideField(s, at, m.Pos, pos)
+			if f, rw, ok := renamableWay(p, m, h); !ok {
+				c.fail(pos, field, fmt.Sprintf("hide the folder itself (%q), mount it on its own with the pattern below it (source %q, hide [%q]), or make %s read-only",
+					path.Dir(h), m.Source.Join(path.Dir(h)).Rel, path.Base(h), rw),
+					"hidden path %q: a server that can write %s can rename %s (and everything hidden below it) to a name no pattern matches, and read it there from its next start",
+					h, rw, f)
+				continue
+			}
+			if o, seen, ok := shownElsewhere(p, i, h); !ok {
+				c.fail(pos, field, fmt.Sprintf("hide it in that mount too (%s), or mount the folders beside it instead", o.Pos),
+					"hidden path %q of the mount at %s is readable through the mount at %s (%s)", h, m.Target, o.Target, seen)
+			}
+		}
+	}
+}
+
+// renamableWay returns the first folder on h's way (in the sandbox) that
+// lies inside a read-write mount and is no mount point, with that mount's
+// target.
+func renamableWay(p *Plan, m Mount, h string) (folder, rw string, ok bool) {
+	dir := path.Dir(h)
+	if dir == "." {
+		return "", "", true
+	}
+	var way []string
+	for e := range strings.SplitSeq(dir, "/") {
+		prev := m.Target
+		if len(way) > 0 {
+			prev = way[len(way)-1]
+		}
+		way = append(way, path.Join(prev, e))
+	}
+	for _, f := range way {
+		if holdsTarget(p, f) {
+			continue
+		}
+		for _, o := range p.Mounts {
+			rel, in := strings.CutPrefix(f, strings.TrimSuffix(o.Target, "/")+"/")
+			if o.Mode != ReadWrite || !in || o.FixedTop() && !strings.Contains(rel, "/") {
+				continue
+			}
+			return f, o.Target, false
+		}
+	}
+	return "", "", true
+}
+
+// holdsTarget reports whether a mount's target is f.
+func holdsTarget(p *Plan, f string) bool {
+	for _, o := range p.Mounts {
+		if path.Clean(o.Target) == f {
+			return true
+		}
+	}
+	return false
+}
+
+// shownElsewhere returns a mount other than p.Mounts[i] whose source holds
+// or lies in what p.Mounts[i] hides as h, where its mask does not lie,
+// and which does not hide it too, with the path it shows it at. Sources
+// of different bases are not compared (the plan cannot tell).
+func shownElsewhere(p *Plan, i int, h string) (Mount, string, bool) {
+	m := p.Mounts[i]
+	hidden := m.Source.Join(h)
+	masked := path.Join(m.Target, h)
+	for k, o := range p.Mounts {
+		if k == i || o.Source.Base != hidden.Base {
+			continue
+		}
+		if rel, in := relBelow(hidden.Rel, o.Source.Rel); in {
+			seen := path.Join(o.Target, rel)
+			if seen == masked || hiddenIn(o, rel) {
+				continue
+			}
+			return o, seen, false
+		}
+		if _, in := relBelow(o.Source.Rel, hidden.Rel); in {
+			return o, o.Target, false
+		}
+	}
+	return Mount{}, "", true
+}
+
+// relBelow returns p relative to dir when p lies in it (or is it).
+func relBelow(p, dir string) (string, bool) {
+	if p == dir {
+		return ".", true
+	}
+	if dir == "." || dir == "/" {
+		return strings.TrimPrefix(p, "/"), !path.IsAbs(p) || dir == "/"
+	}
+	rel, ok := strings.CutPrefix(p, dir+"/")
+	return rel, ok
+}
+
+// hiddenIn reports whether mount o hides rel (a hidden path, its last
+// element possibly a pattern): the same entry, or a folder holding it.
+func hiddenIn(o Mount, rel string) bool {
+	if slices.Contains(o.Hide, rel) {
+		return true
+	}
+	for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+		if _, ok := o.Hides(d); ok {
+			return true
+		}
+	}
+	return !HideGlob(rel) && func() bool { _, ok := o.Hides(rel); return ok }()
+}
+
+// hideField names a hidden path's field as the policy wrote it: the plan
+// holds the mounts sorted by target and each mount's hide sorted.
+func hideField(s *schema.Server, at string, mount, hide position.Pos) string {
+	for k, m := range s.Mounts {
+		if m.Pos != mount {
+			continue
+		}
+		for x, hp := range m.HidePos {
+			if hp == hide {
+				return fmt.Sprintf("%s.mounts[%d].hide[%d]", at, k, x)
+			}
+		}
+		return fmt.Sprintf("%s.mounts[%d].hide", at, k)
+	}
+	return at + ".mounts"
+}

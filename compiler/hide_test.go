@@ -135,3 +135,91 @@ servers: s: {
 		t.Errorf("network none: %+v", s)
 	}
 }
+
+// TestHiddenWay (#42, red team): a server that can rename a folder on a
+// hidden path's way (config in "config/*.pem") moves the hidden file out
+// of the pattern's reach: the launcher finds no "config" at its next
+// start and the file is readable as "config2/a.pem". Such a hide is
+// refused; one whose folders are mount points (a fixed top level's
+// entries, a mount's own root) or read-only is not.
+func TestHiddenWay(t *testing.T) {
+	files := []string{"app/config/", "app/config/a.pem", "config/a.pem", "src/conf/k/a.pem"}
+	for _, c := range []struct {
+		mounts string
+		want   string // "" compiles
+	}{
+		// A read-write mount of a folder: config can be renamed.
+		{`{source: "app", target: "/app", mode: "rw", hide: ["config/*.pem"]}`,
+			`hidden path "config/*.pem": a server that can write /app can rename /app/config`},
+		// The project root's fixed top level: config is a mount point,
+		// but config/k below it is not.
+		{`{source: ".", target: "/w", mode: "rw", hide: ["config/*.pem"]}`, ""},
+		{`{source: ".", target: "/w", mode: "rw", hide: ["src/conf/k/*.pem"]}`,
+			`can rename /w/src/conf`},
+		// Read-only, but the folder lies in another read-write mount.
+		{`{source: ".", target: "/w", hide: ["src/conf/*.pem"]}, {source: "src", target: "/w/src", mode: "rw"}`,
+			`can rename /w/src/conf`},
+		// Read-only, the folder a read-write mount's own root: not renamed.
+		{`{source: ".", target: "/w", hide: ["src/conf/k/*.pem"]}, {source: "src/conf/k", target: "/w/src/conf/k", mode: "rw"}, {source: "src/conf", target: "/w/src/conf"}`, ""},
+		{`{source: ".", target: "/w", hide: ["config/*.pem"]}`, ""},
+		// The folder mounted on its own.
+		{`{source: "app", target: "/app", mode: "rw"}, {source: "app/config", target: "/app/config", mode: "rw", hide: ["*.pem"]}`, ""},
+	} {
+		src := "version: \"v1\"\nservers: s: {\n\tcommand: [\"/usr/bin/true\"]\n\tbackends: [\"bwrap\"]\n\tmounts: [" + c.mounts + "]\n}\n"
+		_, root, err := compileSrc(t, src, files...)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.mounts, err)
+		case c.want != "" && err == nil:
+			t.Errorf("%s: compiled; want %s", c.mounts, c.want)
+		case c.want != "":
+			msg := strings.ReplaceAll(err.Error(), root+"/", "")
+			if !strings.Contains(msg, c.want) || !strings.Contains(msg, "hint: ") || !strings.Contains(msg, "mcpolicy.cue:5:") {
+				t.Errorf("%s:\n got %s\nwant %s (at its position, with a hint)", c.mounts, msg, c.want)
+			}
+		}
+	}
+}
+
+// TestHiddenElsewhere (#42, red team): a hidden path another mount shows
+// without hiding it is readable there; refused, unless that mount hides
+// it too or shows it at the masked place.
+func TestHiddenElsewhere(t *testing.T) {
+	files := []string{"app/.env", "app/secrets/k", "app/src/"}
+	for _, c := range []struct {
+		mounts string
+		want   string
+	}{
+		{`{source: "app", target: "/app", hide: [".env"]}, {source: ".", target: "/w"}`,
+			`hidden path ".env" of the mount at /app is readable through the mount at /w (/w/app/.env)`},
+		// The field as the policy wrote it (the plan sorts mounts and hides).
+		{`{source: ".", target: "/w"}, {source: "app", target: "/app", hide: ["a", ".env"]}`,
+			`servers.s.mounts[1].hide[1]: hidden path ".env" of the mount at /app is readable through the mount at /w`},
+		{`{source: "app", target: "/app", hide: ["secrets"]}, {source: "app/secrets", target: "/s"}`,
+			`hidden path "secrets" of the mount at /app is readable through the mount at /s (/s)`},
+		{`{source: "app", target: "/app", hide: [".env*"]}, {source: "app", target: "/b", mode: "rw"}`,
+			`is readable through the mount at /b (/b/.env*)`},
+		// Hidden there too, or shown at the masked place: the mask covers it.
+		{`{source: "app", target: "/app", hide: [".env"]}, {source: ".", target: "/w", hide: ["app/.env"]}`, ""},
+		{`{source: "app", target: "/app", hide: ["secrets"]}, {source: ".", target: "/w", hide: ["app/secrets"]}`, ""},
+		// Hidden whole in one, in part in the other: the rest is readable.
+		{`{source: "app", target: "/app", hide: ["secrets/k"]}, {source: ".", target: "/w", hide: ["app/secrets"]}`,
+			`hidden path "app/secrets" of the mount at /w is readable through the mount at /app (/app/secrets)`},
+		{`{source: ".", target: "/w"}, {source: "app", target: "/w/app", hide: [".env"]}`, ""},
+		{`{source: "app", target: "/app", hide: [".env"]}, {source: "app/src", target: "/src", mode: "rw"}`, ""},
+	} {
+		src := "version: \"v1\"\nservers: s: {\n\tcommand: [\"/usr/bin/true\"]\n\tbackends: [\"bwrap\"]\n\tmounts: [" + c.mounts + "]\n}\n"
+		_, root, err := compileSrc(t, src, files...)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.mounts, err)
+		case c.want != "" && err == nil:
+			t.Errorf("%s: compiled; want %s", c.mounts, c.want)
+		case c.want != "":
+			msg := strings.ReplaceAll(err.Error(), root+"/", "")
+			if !strings.Contains(msg, c.want) || !strings.Contains(msg, "hint: ") {
+				t.Errorf("%s:\n got %s\nwant %s (with a hint)", c.mounts, msg, c.want)
+			}
+		}
+	}
+}

@@ -58,6 +58,7 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 	}
 	c.homeTargets(p, s, at)
 	c.hiddenTargets(p, at) // hide.go
+	c.hiddenWays(p, s, at) // hide.go
 	// After unprotect and accept: both decide what a source may be.
 	for _, src := range sources {
 		c.checkSource(p, src, unprot)

@@ -7,7 +7,9 @@ import (
 	"sort"
 	"strings"
 
+	"cuelang.org/go/cue/literal"
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/compiler/credstore"
 	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 )
@@ -170,8 +172,13 @@ func symlinkMessage(t *readback.Target, v views, in string, ms []sandboxMount, b
 		for _, h := range bad {
 			targets = append(targets, h.real)
 		}
+		grant := commonDir(targets)
+		if why := tooWide(t, grant); why != "" {
+			return fmt.Sprintf("%d symlink(s) in %s resolve outside every grant and will dangle (e.g. %s -> %s)%s; the folder that holds their targets, %s, is %s: no grant is suggested for that",
+				len(bad), in, bad[0].rel, bad[0].real, more, grant, why)
+		}
 		return fmt.Sprintf("%d symlink(s) in %s resolve outside every grant and will dangle (e.g. %s -> %s)%s; the smallest read-only grant that holds them is %s, which adds a grant",
-			len(bad), in, bad[0].rel, bad[0].real, more, commonDir(targets))
+			len(bad), in, bad[0].rel, bad[0].real, more, grant)
 	}
 	var head string
 	if held {
@@ -230,10 +237,15 @@ func (g *hopGroup) clause(t *readback.Target, v views, ms []sandboxMount) string
 		store = g.hostTop
 	}
 	target := g.sandboxAt(store)
+	if why := tooWide(t, store); why != "" {
+		// Links a server planted may lead anywhere: no line for a
+		// mount that would hand it the home.
+		return fmt.Sprintf("they lead to %s (e.g. %s -> %s), which is %s: no mount line is written for that; remove the links, or mount the folders they need one by one", store, g.hops[0].rel, g.hops[0].text, why)
+	}
 	if unmountable(target) {
 		return fmt.Sprintf("they lead to %s in the sandbox, where no mount can stand (their ../ climb to /): mount %s at a deeper target, or at its host path", g.sandboxAt(g.hops[0].host), g.hops[0].host)
 	}
-	line := fmt.Sprintf(`{source: %q, target: %q, mode: "ro"}`, sourceText(t, store), showTarget(t, ms, target))
+	line := fmt.Sprintf(`{source: %s, target: %s, mode: "ro"}`, cueq(sourceText(t, store)), cueq(showTarget(t, ms, target)))
 	note := ""
 	switch {
 	case !v.remapped:
@@ -247,7 +259,7 @@ func (g *hopGroup) clause(t *readback.Target, v views, ms []sandboxMount) string
 			note = fmt.Sprintf(" (%s %s host paths: the links resolve there already)", strings.Join(v.hostPaths, " and "), verb(len(v.hostPaths)))
 		}
 		if within(hm, g.hostTop) && !unmountable(g.sandboxAt(hm)) {
-			need = fmt.Sprintf("give it target %q, or ", showTarget(t, ms, g.sandboxAt(hm)))
+			need = fmt.Sprintf("give it target %s, or ", cueq(showTarget(t, ms, g.sandboxAt(hm))))
 		}
 		return fmt.Sprintf("mount %s (%s) holds their targets, but they lead to %s in the sandbox: %sthe read-only mount that makes them resolve is %s%s",
 			m.Target, m.Source, g.sandboxAt(g.hops[0].host), need, line, note)
@@ -390,9 +402,9 @@ func farmParent(t *readback.Target, o Options, root string, ms []sandboxMount, i
 		rel, _ := filepath.Rel(m.host, p)
 		return showTarget(t, ms, path.Join(m.target, filepath.ToSlash(rel)))
 	}
-	return fmt.Sprintf("mount %s moved up: %s -> %s (a parent holds more): above the project folder %s, it holds the store %d of the project's symlink(s) lead to (e.g. %s) and all else beside them; mount the two instead, where they are now: {source: %q, target: %q, mode: %q} and {source: %q, target: %q, mode: \"ro\"}",
+	return fmt.Sprintf("mount %s moved up: %s -> %s (a parent holds more): above the project folder %s, it holds the store %d of the project's symlink(s) lead to (e.g. %s) and all else beside them; mount the two instead, where they are now: {source: %s, target: %s, mode: %q} and {source: %s, target: %s, mode: \"ro\"}",
 		m.m.Target, compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."}, m.m.Source, root, len(via), via[0],
-		sourceText(t, root), below(root), string(m.m.Mode), sourceText(t, store), below(store)), true
+		cueq(sourceText(t, root)), cueq(below(root)), string(m.m.Mode), cueq(sourceText(t, store)), cueq(below(store))), true
 }
 
 // commonDir is the deepest folder holding every path. It stops at the top
@@ -410,3 +422,26 @@ func commonDir(paths []string) string {
 	}
 	return dir
 }
+
+// tooWide says why no mount line is written for host folder p ("" when
+// one is): the root, the home or a folder above it, or a credential store
+// of the home (or a folder holding one).
+func tooWide(t *readback.Target, p string) string {
+	switch {
+	case p == "/" || filepath.Dir(p) == p:
+		return "the root"
+	case t.Home != "" && within(filepath.Clean(t.Home), p):
+		return "the home or a folder holding it"
+	case t.Home != "" && within(p, filepath.Clean(t.Home)):
+		rel, _ := filepath.Rel(filepath.Clean(t.Home), p)
+		if hit := credstore.Touching(filepath.ToSlash(rel)); len(hit) > 0 {
+			return "a credential store of the home, or holds one (~/" + hit[0] + ")"
+		}
+	}
+	return ""
+}
+
+// cueq quotes s as a CUE string, so a line lint writes is data whatever
+// a folder's name holds: control characters as \u escapes (Go's %q
+// writes \x01, which CUE refuses), a backslash before ( doubled.
+func cueq(s string) string { return literal.String.Quote(s) }

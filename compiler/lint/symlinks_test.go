@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/project"
 )
@@ -137,5 +139,106 @@ func TestSymlinkFarm(t *testing.T) {
 				t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(c.want, "\n"))
 			}
 		})
+	}
+}
+
+// plantedLinks lints a project whose folder holds links (name -> target,
+// "$HOME" and "$BASE" expanded), as a server with a read-write grant could
+// plant them; it returns SYMLINK_ESCAPE's messages, the base written $BASE.
+func plantedLinks(t *testing.T, links map[string]string, dirs ...string) []string {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj, home := filepath.Join(base, "proj"), filepath.Join(base, "home")
+	for _, d := range append([]string{proj, filepath.Join(home, ".ssh")}, dirs...) {
+		if err := os.MkdirAll(strings.ReplaceAll(d, "$BASE", base), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(proj, "mcpolicy.cue"), []byte("version: \"v1\"\nservers: s: {\n\timage: \"x:1\"\n\tmounts: [{source: \".\", target: \"/workspace\", mode: \"rw\"}]\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range links {
+		target = strings.NewReplacer("$HOME", home, "$BASE", base).Replace(target)
+		if err := os.Symlink(target, filepath.Join(proj, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := project.Discover(proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans, err := p.Compile(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range lint.Run(lint.PolicyTargets(plans, p.Root, home), lint.Options{Only: []string{"SYMLINK_ESCAPE"}}).Findings {
+		got = append(got, strings.ReplaceAll(f.Message, base, "$BASE"))
+	}
+	return got
+}
+
+// TestSymlinkLineNeverWide (#42, red team): links the server plants in
+// its read-write project lead to the home, or to two far-apart folders
+// whose common parent is /: lint says they dangle, and writes no mount
+// line for the home, a folder holding it, or /; a link into a folder
+// beside the home still gets its line.
+func TestSymlinkLineNeverWide(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		links map[string]string
+		dirs  []string
+		line  string // the mount line that must be written, or "" for none
+	}{
+		{"the home", map[string]string{"h": "$HOME"}, nil, ""},
+		{"inside the home and beside it", map[string]string{"a": "$HOME/.ssh", "b": "$BASE/store/x"}, []string{"$BASE/store/x"}, ""},
+		{"far apart", map[string]string{"a": "/usr", "b": "$BASE/store/x"}, []string{"$BASE/store/x"}, ""},
+		{"the root", map[string]string{"r": "/"}, nil, ""},
+		{"a credential store", map[string]string{"k": "$HOME/.ssh"}, nil, ""},
+		{"a folder holding one", map[string]string{"k": "$HOME/.config"}, []string{"$BASE/home/.config/gh"}, ""},
+		{"a store", map[string]string{"a": "$BASE/store/x"}, []string{"$BASE/store/x"}, `{source: "$BASE/store/x", target: "$BASE/store/x", mode: "ro"}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := plantedLinks(t, c.links, c.dirs...)
+			if len(got) != 1 {
+				t.Fatalf("findings %q, want one SYMLINK_ESCAPE", got)
+			}
+			for _, wide := range []string{`source: "~/.`, `source: "$BASE/home"`, `source: "/"`, `source: "$BASE"`, `source: "/usr"`} {
+				if strings.Contains(got[0], wide) {
+					t.Errorf("the finding suggests a wide mount (%s):\n%s", wide, got[0])
+				}
+			}
+			if c.line != "" && !strings.Contains(got[0], c.line) {
+				t.Errorf("the finding lacks %s:\n%s", c.line, got[0])
+			}
+		})
+	}
+}
+
+// TestSymlinkLineIsData (#42, red team): a store folder whose name holds
+// quotes, a backslash, CUE's interpolation, a newline and ${...}: the
+// line lint writes is one CUE value whose source is that folder.
+func TestSymlinkLineIsData(t *testing.T) {
+	odd := "$BASE/st\"o\\(re)\n${HOME}\u00e9\x01\x7f"
+	got := plantedLinks(t, map[string]string{"a": odd}, odd)
+	if len(got) != 1 {
+		t.Fatalf("findings %q, want one SYMLINK_ESCAPE", got)
+	}
+	start := strings.Index(got[0], "{source: ")
+	end := strings.Index(got[0], `mode: "ro"}`)
+	if start < 0 || end < 0 {
+		t.Fatalf("no mount line in %s", got[0])
+	}
+	line := got[0][start : end+len(`mode: "ro"}`)]
+	v := cuecontext.New().CompileString(line)
+	src, err := v.LookupPath(cue.ParsePath("source")).String()
+	if err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	if src != odd {
+		t.Errorf("the line's source is %q, want %q (line %s)", src, odd, line)
 	}
 }

@@ -249,3 +249,50 @@ func TestRWHoldsProject(t *testing.T) {
 		t.Errorf("wrapper (%v):\n%s", err, sh)
 	}
 }
+
+// TestHiddenWayEvaluate (#42, red team): a hidden path below a folder of
+// a read-write project root (config/key) is denied by path; renaming
+// config (`mv config c2; cat c2/key`) would move the file out of the
+// rule's reach at once. The folders on a hidden path's way cannot be
+// removed or renamed; what they hold stays writable.
+func TestHiddenWayEvaluate(t *testing.T) {
+	p := plan(compiler.HostPath{Base: compiler.Home, Rel: ".cache/x"})
+	p.Mounts[0].Hide = []string{"config/deep/key", "secrets"}
+	pr, text := build(t, p)
+	forms, err := Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := append(Check(forms, pr.ParamNames()), CheckPlan(forms, pr.ParamNames(), p)...); len(fs) > 0 {
+		t.Errorf("checker findings: %v", fs)
+	}
+	e := evaluator(t, text, profileParams)
+	m := profileParams["MOUNT_0"]
+	for _, c := range []struct {
+		from, to string
+		want     bool
+	}{
+		{m + "/config", m + "/c2", false},
+		{m + "/config/deep", m + "/config/d2", false},
+		{m + "/config/deep/key", m + "/k", false},
+		{m + "/secrets", m + "/s2", false},
+		{m + "/config/other", m + "/config/o2", true},
+		{m + "/src", m + "/s3", true},
+	} {
+		got, err := e.Rename(c.from, c.to)
+		if err != nil || got != c.want {
+			t.Errorf("rename(%s, %s): allow=%v (%v), want %v", c.from, c.to, got, err, c.want)
+		}
+	}
+	for _, c := range []struct{ op, path string }{
+		{OpCreate, m + "/config/new"},
+		{OpWrite, m + "/config/deep/other"},
+	} {
+		if !decide(t, e, c.op, c.path) {
+			t.Errorf("%s %s is denied", c.op, c.path)
+		}
+	}
+	if decide(t, e, "file-read-data", m+"/config/deep/key") {
+		t.Errorf("the hidden key is readable")
+	}
+}

@@ -367,6 +367,12 @@ func (pr *Profile) hidden(p *compiler.Plan) {
 			pr.add(fmt.Sprintf("%s\nmount %s: %q%s", comment, mountParam(i), h, at),
 				L(S("deny"), S("file-read*"), S("file-write*"), L(S(kind), below(mountParam(i), strings.TrimSuffix(h, "*")))))
 			comment = "HIDDEN"
+			// The folders on its way stay put: renamed, they would take
+			// the hidden path out of the rule's reach (mv config c2).
+			for d := path.Dir(h); d != "."; d = path.Dir(d) {
+				pr.add("HIDDEN path's folder: not removed or renamed",
+					L(S("deny"), S("file-write*"), L(S("literal"), below(mountParam(i), d))))
+			}
 		}
 	}
 }

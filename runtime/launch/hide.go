@@ -126,7 +126,13 @@ func (p *enginePrep) hide(v string) error {
 		if err := p.opened(fd, t); err != nil {
 			return err
 		}
-		p.out = append(p.out, "--mount", (&artefact.Mount{Kind: "bind", Source: src, Target: t, ReadOnly: true}).String())
+		v := (&artefact.Mount{Kind: "bind", Source: src, Target: t, ReadOnly: true}).String()
+		// The engines read --mount as CSV, which turns a quoted "\r\n"
+		// into "\n": the mask would land at another name.
+		if back, err := artefact.ParseMount(v); err != nil || back.Target != t {
+			return tampered("%s matches the hidden path %q, and the engine would read its name as another: refusing to start; rename it: `ls -b %s`", path.Join(h.Source, m.rel), h.Pattern, path.Join(h.Source, path.Dir(m.rel)))
+		}
+		p.out = append(p.out, "--mount", v)
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 )
 
 // TestHiddenMatches: a pattern matches in its own folder only, without
@@ -61,5 +63,47 @@ func TestHiddenMatches(t *testing.T) {
 	}
 	if _, err := src.hiddenMatches(root, []string{"conf/*.pem"}); err == nil {
 		t.Errorf("conf/*.pem through a symlinked folder: matched, want a refusal")
+	}
+}
+
+// TestEngineHideOddName (#42, red team): a match whose name holds "\r\n"
+// (which the engines' CSV reading of --mount turns into "\n") would put
+// the mask at another name, leaving the match in view. The launcher
+// refuses it; an ordinary name with a comma or a quote is masked where it
+// is.
+func TestEngineHideOddName(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	for _, c := range []struct {
+		name   string
+		refuse bool
+	}{
+		{".env,target=x,readonly=false", false},
+		{`.env"x`, false},
+		{".env\nx", false},
+		{".env\r\nx", true},
+	} {
+		root := t.TempDir()
+		if err := os.WriteFile(filepath.Join(root, c.name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p := &enginePrep{src: NewSources(root)}
+		err := p.hide((&artefact.EngineHide{Source: root, Target: "/w", Pattern: ".env*"}).String())
+		if c.refuse {
+			if err == nil || !strings.Contains(err.Error(), "refusing to start") {
+				t.Errorf("%q: %v (argv %q), want a refusal", c.name, err, p.out)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", c.name, err)
+			continue
+		}
+		if len(p.out) != 2 {
+			t.Fatalf("%q: argv %q", c.name, p.out)
+		}
+		m, err := artefact.ParseMount(p.out[1])
+		if err != nil || m.Target != "/w/"+c.name {
+			t.Errorf("%q: the mask's --mount %q reads as target %q (%v)", c.name, p.out[1], m.Target, err)
+		}
 	}
 }

@@ -63,6 +63,7 @@ func TestEscape(t *testing.T) {
 		scratchManyScenarios,
 		seedScenarios,
 		hideScenarios,
+		hiddenWayScenarios,
 	) {
 		t.Run(sc.name, func(t *testing.T) {
 			for _, b := range sc.backends {

@@ -48,6 +48,76 @@ var hideScenarios = []scenario{
 	},
 }
 
+// hiddenWayScenarios (#42, red team): a folder on a hidden path's way
+// (conf in "conf/*.pem") that the server renames takes the hidden file
+// out of the pattern's reach: at its next start the launcher finds no
+// conf, and conf.moved/a.pem is readable. The seed's read-write project
+// hides conf/*.pem: conf is an entry of its fixed top level, a mount
+// point (EBUSY), so the rename fails and the next start masks a.pem
+// again; a policy whose folder could be renamed (src/conf below the top)
+// is refused by build. The weakened wiring is the Landlock ruleset
+// without its fixed top level: the rename succeeds and the next start
+// reads the file under its new name.
+var hiddenWayScenarios = []scenario{
+	{
+		name: "hidden-way-rename", backends: allBackends, weakBackend: "landlock",
+		spec: projectSpec{helper: true, policy: [2]string{"mcpolicy.cue", hiddenWayPolicy()}, files: map[string]string{"conf/a.pem": hiddenWaySecret + "\n", "conf/keep.txt": "keep\n"}},
+		real: func(t *testing.T, sb *sandbox) {
+			o := sb.launchEntry(t,
+				may("write beside the hidden file", "echo more >> conf/keep.txt"),
+				deny(hiddenWayRename, "mv conf conf.moved"),
+				denyWith("read the hidden file", "cat conf/a.pem", "EACCES"),
+				denyWith("read it through ..", "cat conf/../conf/a.pem", "EACCES"),
+				denyWith("read it through a symlink planted beside it", "ln -s a.pem conf/l && cat conf/l", "EACCES"),
+				deny("give it a second name (hard link)", "ln conf/a.pem conf/b && cat conf/b"),
+				deny("rename the hidden file", "mv conf/a.pem conf/a.txt"),
+				deny("remove the hidden file", "rm -f conf/a.pem"),
+				// A descriptor of the launcher's (a source opened for
+				// its bind) left open would resolve below the mask.
+				mustNotLeak("read the hidden file through an inherited descriptor",
+					`i=3; while [ $i -lt 256 ]; do ./`+helperName+` openat $i conf/a.pem && exit 0; ./`+helperName+` openat $i a.pem && exit 0; i=$((i+1)); done 2>/dev/null; exit 1`))
+			o.requireDenied(t, sb.backend)
+			o.requireNotShown(t, sb.backend, hiddenWaySecret)
+			o = sb.launchEntry(t,
+				denyWith("read the hidden file at the next start", "cat conf/a.pem", "EACCES"),
+				denyWith("read it under the new name", "cat conf.moved/a.pem", "ENOENT"))
+			o.requireDenied(t, sb.backend)
+			o.requireNotShown(t, sb.backend, hiddenWaySecret)
+			if sb.backend != "bwrap" {
+				return // build is the same for every backend
+			}
+			below := strings.Replace(hiddenWayPolicy(), `"conf/*.pem"`, `"src/conf/*.pem"`, 1)
+			p := sb.s.sandbox(t, sb.backend, projectSpec{policy: [2]string{"mcpolicy.cue", below}, noBuild: true})
+			code, out := p.mcpolicyTry(t, nil, "build", p.root)
+			if code == 0 || !strings.Contains(out, `hidden path "src/conf/*.pem": a server that can write /workspace can rename /workspace/src/conf`) {
+				t.Errorf("build of a hide whose folder the server can rename: exit %d, want the refusal:\n%s", code, out)
+			}
+		},
+		weak: func(t *testing.T, sb *sandbox) {
+			unfixTop(t, filepath.Join(sb.root, ".mcpolicy", "landlock", "attacker.json"))
+			sb.launchWeakLandlock(t, may(hiddenWayRename, "mv conf conf.moved")).requireSucceeded(t, sb.backend, hiddenWayRename)
+			o := sb.launchWeakLandlock(t, may("read it under the new name", "cat conf.moved/a.pem"))
+			if !strings.Contains(o.stdout, hiddenWaySecret) {
+				t.Errorf("weakened %s: the next start did not read the moved file: the suite cannot see the rename attack\nstdout:\n%s\nstderr:\n%s", sb.backend, o.stdout, lastLines([]byte(o.stderr), 15))
+			}
+		},
+	},
+}
+
+const (
+	hiddenWaySecret = "HIDDEN-WAY-52af"
+	hiddenWayRename = "rename the folder on the hidden path's way"
+)
+
+// hiddenWayPolicy is the seed's policy hiding conf/*.pem too.
+func hiddenWayPolicy() string {
+	p := seedPolicy()
+	if !strings.Contains(p, `hide: [".env*"]`) {
+		panic("examples/seed/mcpolicy.cue changed: no hide of .env*")
+	}
+	return strings.Replace(p, `hide: [".env*"]`, `hide: [".env*", "conf/*.pem"]`, 1)
+}
+
 const (
 	hiddenEnvSecret = "HIDDEN-ENV-4d1c"
 	hiddenDirSecret = "HIDDEN-DIR-9b7e"
