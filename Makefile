@@ -19,15 +19,16 @@ install: ## install mcpolicy and mcpolicy-launch (client entries run it) into $(
 	CGO_ENABLED=0 $(GO) install ./cmd/...
 
 # The slowest packages first (they mostly wait on engines): go test starts
-# packages in the order given, so the long ones do not start last. One pass
-# runs each package's benchmarks once after its tests (no second link of
-# every test binary); four packages at a time, as the slow ones wait on an
-# engine's daemon rather than on the two cores. vet is `make lint`'s, and
-# test binaries linked without symbol tables link in half the time (stack
-# traces keep their lines).
+# packages in the order given (two at a time), so the long ones do not
+# start last. vet is `make lint`'s, and test binaries linked without symbol
+# tables link in half the time (stack traces keep their lines). Benchmarks
+# run once, in a pass of their own over the packages that have any: with
+# -bench, go test runs every package one after another.
 SLOW := ./verify/e2e ./verify ./verify/escape ./evidence/prove ./schema
+BENCH_PKGS = $(shell grep -rl --include='*_test.go' '^func Benchmark' . | grep -v /testdata/ | xargs -n1 dirname | sort -u)
 test: ## every test, the real-engine ones included (CI=true: a missing docker/podman fails); every benchmark run once, so none breaks unseen
-	$(GO) test -count=1 -p 4 -vet=off -ldflags='-s -w' -timeout 15m -bench . -benchtime 1x $(SLOW) ./...
+	$(GO) test -count=1 -vet=off -ldflags='-s -w' -timeout 15m $(SLOW) ./...
+	$(GO) test -count=1 -vet=off -ldflags='-s -w' -run '^$$' -bench . -benchtime 1x -timeout 10m $(BENCH_PKGS)
 	$(GO) run ./cmd/mcpolicy build --check $(EXAMPLE)
 
 # vet runs in `make lint`; test binaries linked without symbol tables link
