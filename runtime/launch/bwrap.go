@@ -202,15 +202,23 @@ func (p *bwrapPrep) proc(a string, v []string) error {
 	return nil
 }
 
+// sourceTarget expands an operation's host source (v[0]) and its sandbox
+// target (v[1]), as a bind and a hidden path both name them.
+func (p *bwrapPrep) sourceTarget(v []string) (host, target string, err error) {
+	if host, err = p.expand(v[0]); err != nil {
+		return "", "", err
+	}
+	if target, err = p.target(v[1]); err != nil {
+		return "", "", err
+	}
+	return host, target, nil
+}
+
 // bindArg turns a --bind or --ro-bind into one by descriptor, its source
 // opened without following a symlink; a read-write project root gets a
 // fixed top level, and the caller's own socket is checked to be its.
 func (p *bwrapPrep) bindArg(a string, v []string) error {
-	host, err := p.expand(v[0])
-	if err != nil {
-		return err
-	}
-	target, err := p.target(v[1])
+	host, target, err := p.sourceTarget(v)
 	if err != nil {
 		return err
 	}

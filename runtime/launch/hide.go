@@ -66,11 +66,7 @@ func (s *Sources) hiddenMatches(source string, patterns []string) ([]hideMatch, 
 // read-only; a file by an empty file of mode 0000, bound read-only (an
 // empty memfd bwrap reads). The spec puts these after every other mount.
 func (p *bwrapPrep) hide(v []string) error {
-	host, err := p.expand(v[0])
-	if err != nil {
-		return err
-	}
-	target, err := p.target(v[1])
+	host, target, err := p.sourceTarget(v)
 	if err != nil {
 		return err
 	}
