@@ -147,7 +147,8 @@ func TestClaudeDesktopAcceptance(t *testing.T) {
 	if fs.Launcher != "npx" || fs.Plan != nil {
 		t.Errorf("fs: launcher %q plan %v", fs.Launcher, fs.Plan)
 	}
-	if got, want := flags(fs), sorted("unconfined=npx@8:18", "secret-inline=GITHUB_PERSONAL_ACCESS_TOKEN@10:15"); !slices.Equal(got, want) {
+	if got, want := flags(fs), sorted("unconfined=npx@8:18", "secret-inline=GITHUB_PERSONAL_ACCESS_TOKEN@10:15",
+		"unconfined-secret=npx runs unconfined on the host and is handed the secret GITHUB_PERSONAL_ACCESS_TOKEN (env GITHUB_PERSONAL_ACCESS_TOKEN)@10:47"); !slices.Equal(got, want) {
 		t.Errorf("fs flags: got %q want %q", got, want)
 	}
 
@@ -258,7 +259,8 @@ func TestZed(t *testing.T) {
 	}
 
 	ns := ts["new-style"]
-	if got := flags(ns); ns.Launcher != "node" || !slices.Equal(got, sorted("unconfined=node@13:30", "secret-inline=API_KEY@13:69")) {
+	if got := flags(ns); ns.Launcher != "node" || !slices.Equal(got, sorted("unconfined=node@13:30", "secret-inline=API_KEY@13:69",
+		"unconfined-secret=node runs unconfined on the host and is handed the secret API_KEY (env API_KEY)@13:80")) {
 		t.Errorf("new-style: %q %q", ns.Launcher, got)
 	}
 	if ext := ts["extension"]; ext.Launcher != "zed-extension" || !slices.Equal(flags(ext), []string{"unconfined=zed-extension@14:5"}) {
@@ -283,12 +285,12 @@ func TestCodexTOML(t *testing.T) {
 	}
 	if got := flags(g); !slices.Equal(got, []string{ // Codex runs podman without a shell: ~ reaches it as written
 		"env-not-passed=GITHUB_PERSONAL_ACCESS_TOKEN@6:9", // env goes to podman, not into the container: no -e
-		"home-unexpanded=~/src:/src:ro,Z reaches podman as written: no client expands ~ (there is no shell)@5:148",
+		"home-unexpanded=~/src:/src:ro,Z reaches podman as written: no client expands ~ (there is no shell): podman refuses the mount and the server does not start@5:148",
 		"secret-inline=GITHUB_PERSONAL_ACCESS_TOKEN@6:9"}) {
 		t.Errorf("github flags %q", got)
 	}
 	p := g.Plan
-	if got := mounts(p); !slices.Equal(got, []string{"${HOME}/src:/src:ro"}) || at(p.Mounts[0].Pos) != "5:148" {
+	if got := mounts(p); len(got) != 0 { // podman refuses ~/src, a volume name with a slash: no mount is made
 		t.Errorf("mounts %q at %v", got, p.Mounts)
 	}
 	want := compiler.Subtractions{NoNetwork: true, ReadOnlyRoot: true, DropAllCaps: true, NoNewPrivileges: true, NonRootUser: true}

@@ -86,6 +86,9 @@ type entry struct {
 	name    string
 	t       *readback.Target
 	ran     []arg // the command it runs and its arguments, past the wrappers read through
+	// unexpanded are the HOME_NOT_EXPANDED flags of a launcher's
+	// arguments, by index: a mount there is never made (literal.go).
+	unexpanded []unexpanded
 }
 
 func (e *entry) flag(k readback.FlagKind, v string, pos position.Pos) {
@@ -138,6 +141,8 @@ func (r *reader) entry(section, name string, keyPos position.Pos, n *node, proje
 	cmd, args := splitCommandString(arg{command, cmdNode.pos}, args)
 	e.homeLiterals(cmd, args)
 	e.launch(cmd, args)
+	e.dropUnexpanded()
+	e.clientVars(cmd, args) // literal.go: variables the client passes as written
 	e.argSecrets(cmd, args) // secrets.go: tokens and passwords in argv
 	e.sortFlags()
 	if r.record != nil {

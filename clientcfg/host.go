@@ -79,15 +79,68 @@ func (e *entry) host(prog string, cmd arg, args []arg) {
 		// handed, it reads in full, as unconfined, unless denyRead covers it.
 		for _, g := range grants {
 			if !e.denied(s.denyRead, g.path) {
-				e.flag(readback.FlagHostGrant, fmt.Sprintf("%s runs under %s, which leaves reads open, and is handed %s%s, readable in full", prog, s.by, g.what, g.how), g.pos)
+				e.flag(g.kind(), fmt.Sprintf("%s runs under %s, which leaves reads open, and is handed %s%s, readable in full", prog, s.by, g.what, g.how), g.pos)
 			}
 		}
 		return
 	}
 	e.flag(readback.FlagUnconfined, name, cmd.pos)
 	for _, g := range grants {
-		e.flag(readback.FlagHostGrant, fmt.Sprintf("%s runs unconfined on the host and is handed %s%s", prog, g.what, g.how), g.pos)
+		e.flag(g.kind(), fmt.Sprintf("%s runs unconfined on the host and is handed %s%s", prog, g.what, g.how), g.pos)
 	}
+	if sh := e.shell(); sh != "" {
+		e.flag(readback.FlagUnconfinedShell, fmt.Sprintf("%s starts through %s, unconfined", prog, sh), cmd.pos)
+	}
+	for _, s := range e.handedSecrets(args) {
+		e.flag(readback.FlagUnconfinedSecret, fmt.Sprintf("%s runs unconfined on the host and is handed the secret %s", prog, s.what), s.pos)
+	}
+}
+
+// shell is the first shell the command was reached through (sh -c, bash
+// -lc, cmd /c, powershell -Command, wsl without --exec), "" for none.
+func (e *entry) shell() string {
+	for _, v := range e.via {
+		w, _, _ := strings.Cut(v, " ")
+		if shells[strings.ToLower(w)] && v != "wsl -e" && v != "wsl --exec" {
+			return v
+		}
+	}
+	return ""
+}
+
+// handedSecrets are the secrets an entry hands the server it runs: the
+// variables it sets whose names say secret (by value or by reference:
+// ${env:GITHUB_TOKEN} is the token all the same), Codex's forwarded
+// env_vars so named, and the values of secret-named options in its
+// arguments (--api-key X, --token=${input:pat}).
+func (e *entry) handedSecrets(args []arg) []grant {
+	var out []grant
+	for _, k := range e.envKeys {
+		if secretNamed(k.name) && (!k.hasValue || strings.TrimSpace(k.value) != "") {
+			how := "(env " + k.name + ")"
+			if !k.hasValue {
+				how = "(env_vars " + k.name + ", forwarded from the client's environment)"
+			}
+			out = append(out, grant{what: k.name + " " + how, pos: k.valPos})
+		}
+	}
+	for i, a := range args {
+		name, val, joined := strings.Cut(a.s, "=")
+		if !strings.HasPrefix(name, "-") || !secretNamed(strings.TrimLeft(name, "-")) {
+			continue
+		}
+		pos := a.pos
+		if !joined {
+			if i+1 >= len(args) || strings.HasPrefix(args[i+1].s, "-") {
+				continue
+			}
+			val, pos = args[i+1].s, args[i+1].pos
+		}
+		if strings.TrimSpace(val) != "" {
+			out = append(out, grant{what: "passed as " + name, pos: pos})
+		}
+	}
+	return out
 }
 
 // unwrap returns the command a wrapper runs, and how it was reached.
@@ -255,6 +308,16 @@ func (e *entry) assign(a arg) {
 type grant struct {
 	what, how, path string
 	pos             position.Pos
+	user            bool // one of the user's folders (userFolderOf), not a home, root or store
+}
+
+// kind is the flag a grant is reported by: a user folder its own, so that
+// import, which refuses what is too wide for any policy, still grants it.
+func (g grant) kind() readback.FlagKind {
+	if g.user {
+		return readback.FlagUserFolder
+	}
+	return readback.FlagHostGrant
 }
 
 // runners are programs that fetch and start a package; the values of
@@ -302,6 +365,10 @@ func (e *entry) hostGrants(prog string, args []arg) []grant {
 				gs = append(gs, grant{what: what, path: p, pos: a.pos})
 				break
 			}
+			if what := e.userFolderOf(p); what != "" {
+				gs = append(gs, grant{what: what, path: p, pos: a.pos, user: true})
+				break
+			}
 		}
 	}
 	for _, k := range e.envKeys {
@@ -311,6 +378,10 @@ func (e *entry) hostGrants(prog string, args []arg) []grant {
 		for _, p := range pathList(k.value) {
 			if what := e.wideGrant(p); what != "" {
 				gs = append(gs, grant{what: what, how: " (env " + k.name + ")", path: p, pos: k.valPos})
+				break
+			}
+			if what := e.userFolderOf(p); what != "" {
+				gs = append(gs, grant{what: what, how: " (env " + k.name + ")", path: p, pos: k.valPos, user: true})
 				break
 			}
 		}
@@ -383,6 +454,25 @@ func (e *entry) wideGrant(raw string) string {
 		return s + ", which holds the credential stores " + strings.Join(st, ", ")
 	}
 	return ""
+}
+
+// userFolderOf says what a path written in an entry is when it is one of
+// the user's folders, a drive's top-level folder or a volume (userFolder);
+// "" otherwise. Wide for an unconfined server, not for a policy: import
+// grants it (confined, it is a folder like another).
+func (e *entry) userFolderOf(raw string) string {
+	s := strings.Trim(strings.TrimSpace(raw), `"'`)
+	for _, g := range []string{"/**", `\**`, "/*", `\*`} {
+		s = strings.TrimSuffix(s, g)
+	}
+	if s == "" {
+		return ""
+	}
+	var homes []string
+	if e.home != "" {
+		homes = append(homes, e.home)
+	}
+	return userFolder(lint.ReadHostPath(s, homes...), s)
 }
 
 // plumbing reports whether a variable only sets up the process (where

@@ -218,7 +218,7 @@ func TestDockerMistakes(t *testing.T) {
 				switch {
 				case strings.HasPrefix(k, "secret-inline=") && !secrets: // -e X=value: SECRET_INLINE's own business
 				case strings.HasPrefix(k, "no-cap-drop="), strings.HasPrefix(k, "no-new-privs="), strings.HasPrefix(k, "no-read-only="),
-					strings.HasPrefix(k, "root-user="), strings.HasPrefix(k, "network="):
+					strings.HasPrefix(k, "root-user="), strings.HasPrefix(k, "network="), strings.HasPrefix(k, "var-unexpanded="):
 				default:
 					got = append(got, k)
 				}

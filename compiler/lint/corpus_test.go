@@ -8,6 +8,9 @@ package lint_test
 // case is, and holds header lines:
 //
 //	class: N [N...]   the failure classes of issue 16 it covers (1-7)
+//	gap: N [N...]     the gaps of issue 35 it covers (1-8: severity, files
+//	                  lint cannot use, formats, wrappers, arguments,
+//	                  secrets, client variables, false positives)
 //	client: NAME      the client whose shape the config has
 //
 // Its files: args (the arguments after `mcpolicy`, one per line), the
@@ -40,6 +43,7 @@ import (
 type corpusCase struct {
 	name    string
 	classes []int
+	gaps    []int
 	clients []string
 	ar      *txtar.Archive
 }
@@ -69,6 +73,15 @@ func loadCorpus(t *testing.T) []corpusCase {
 						t.Errorf("%s: class %q is not 1-7", f, n)
 					}
 					c.classes = append(c.classes, i)
+				}
+			}
+			if v, ok := strings.CutPrefix(l, "gap:"); ok {
+				for _, n := range strings.Fields(v) {
+					i, err := strconv.Atoi(n)
+					if err != nil || i < 1 || i > 8 {
+						t.Errorf("%s: gap %q is not 1-8", f, n)
+					}
+					c.gaps = append(c.gaps, i)
 				}
 			}
 			if v, ok := strings.CutPrefix(l, "client:"); ok {
@@ -191,24 +204,27 @@ func runCorpusCase(t *testing.T, c corpusCase, cwd, realHome string) {
 var corpusRules = []string{"BIND_RW", "ENV_NOT_PASSED", "STDIO_ATTACH", "JOINED_ARG", "ENV_VALUE_AS_IMAGE",
 	"PULL_ALWAYS", "IMAGE_UNPINNED", "AUTO_APPROVE", "DANGEROUS_MODE", "CONTAINER_UNHARDENED", "MOUNT_SHARED_TMP"}
 
-// TestCorpusCoverage: at least 40 cases, every class of issue 16 in at
-// least two, every client's shape in one, and each rule class 6 and 7 ask
-// for expected in at least two.
+// TestCorpusCoverage: at least 80 cases, every class of issue 16 in at
+// least two, every gap of issue 35 in at least three, every client's shape
+// in one, and each rule class 6 and 7 ask for expected in at least two.
 func TestCorpusCoverage(t *testing.T) {
 	cases := loadCorpus(t)
-	if len(cases) < 40 {
-		t.Errorf("%d cases, want at least 40", len(cases))
+	if len(cases) < 80 {
+		t.Errorf("%d cases, want at least 80", len(cases))
 	}
-	classes := map[int]int{}
+	classes, gaps := map[int]int{}, map[int]int{}
 	clients := map[string]int{}
 	rules := map[string]int{}
 	finding := regexp.MustCompile(`(?m)^\S+:\d+:\d+: ([A-Z_]+) `)
 	for _, c := range cases {
-		if len(c.classes) == 0 || len(c.clients) == 0 {
-			t.Errorf("%s: no class: or client: line", filepath.Base(c.name))
+		if len(c.classes)+len(c.gaps) == 0 || len(c.clients) == 0 {
+			t.Errorf("%s: no class: or gap: line, or no client: line", filepath.Base(c.name))
 		}
 		for _, n := range c.classes {
 			classes[n]++
+		}
+		for _, n := range c.gaps {
+			gaps[n]++
 		}
 		for _, n := range c.clients {
 			clients[n]++
@@ -230,6 +246,11 @@ func TestCorpusCoverage(t *testing.T) {
 			t.Errorf("class %d: %d cases, want at least 2", n, classes[n])
 		}
 	}
+	for n := 1; n <= 8; n++ {
+		if gaps[n] < 3 {
+			t.Errorf("gap %d of issue 35: %d cases, want at least 3", n, gaps[n])
+		}
+	}
 	for _, n := range []string{"claude-desktop", "claude-code", "cursor", "vscode", "windsurf", "zed", "cline", "codex"} {
 		if clients[n] == 0 {
 			t.Errorf("no case in %s's shape", n)
@@ -243,6 +264,9 @@ func TestCorpusCoverage(t *testing.T) {
 	var summary []string
 	for n, k := range classes {
 		summary = append(summary, fmt.Sprintf("class %d: %d", n, k))
+	}
+	for n, k := range gaps {
+		summary = append(summary, fmt.Sprintf("gap %d: %d", n, k))
 	}
 	sort.Strings(summary)
 	t.Logf("%d cases; %s", len(cases), strings.Join(summary, ", "))

@@ -84,7 +84,7 @@ func TestFormerRuleIDs(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(lint.Markdown(), "**Sub-checks.** `CAP_DROP_MISSING`, `NO_NEW_PRIVILEGES_MISSING`, `READ_ONLY_ROOT_MISSING`") {
+	if !strings.Contains(lint.Markdown(nil), "**Sub-checks.** `CAP_DROP_MISSING`, `NO_NEW_PRIVILEGES_MISSING`, `READ_ONLY_ROOT_MISSING`") {
 		t.Error("docs/rules.md does not list the sub-checks")
 	}
 

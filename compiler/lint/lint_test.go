@@ -12,71 +12,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/lint/ruleexample"
 	"github.com/mcpolicy/mcpolicy/compiler/readback"
-	"github.com/mcpolicy/mcpolicy/project"
 )
 
 // targets loads an example in a fresh project (policy or client config)
 // with the example's files, a home folder beside the project.
 func targets(t *testing.T, e lint.Example) []*readback.Target {
 	t.Helper()
-	base := t.TempDir()
-	root, home := filepath.Join(base, "proj"), filepath.Join(base, "home")
-	os.MkdirAll(root, 0o755)
-	os.MkdirAll(home, 0o755)
-	for name, content := range e.Files {
-		p := filepath.Join(root, name)
-		if rel, ok := strings.CutPrefix(name, "~/"); ok {
-			p = filepath.Join(home, rel)
-		}
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if target, ok := strings.CutPrefix(content, "-> "); ok {
-			if err := os.Symlink(target, p); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		os.WriteFile(p, []byte(content), 0o644)
+	ts, err := ruleexample.Targets(e, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
-	text := strings.ReplaceAll(e.Text, "${PROJECT_PARENT}", base)
-	switch e.Kind {
-	case "policy":
-		os.WriteFile(filepath.Join(root, "mcpolicy.cue"), []byte(text), 0o644)
-		proj, err := project.Discover(root)
-		if err != nil {
-			t.Fatal(err)
-		}
-		plans, err := proj.Compile(home)
-		if err != nil {
-			t.Fatalf("%v\n%s", err, text)
-		}
-		ts := lint.PolicyTargets(plans, proj.Root, home)
-		for _, t := range ts {
-			t.Unbuildable = project.Problems(t.Plan)
-		}
-		return ts
-	case "client":
-		file := filepath.Join(root, "claude_desktop_config.json")
-		os.WriteFile(file, []byte(text), 0o644)
-		ts, err := clientcfg.Read(file, home)
-		if err != nil {
-			t.Fatalf("%v\n%s", err, text)
-		}
-		return ts
-	case "manifest":
-		file := filepath.Join(root, "deployment.yaml")
-		os.WriteFile(file, []byte(text), 0o644)
-		ts, err := clientcfg.Read(file, home)
-		if err != nil {
-			t.Fatalf("%v\n%s", err, text)
-		}
-		return ts
-	}
-	t.Fatalf("unknown example kind %q", e.Kind)
-	return nil
+	return ts
 }
 
 func findings(t *testing.T, rule string, e lint.Example) []lint.Finding {
@@ -313,7 +263,7 @@ func TestSARIF(t *testing.T) {
 // TestRulesDocIsCurrent: docs/rules.md is generated from the registry.
 func TestRulesDocIsCurrent(t *testing.T) {
 	got, err := os.ReadFile("../../docs/rules.md")
-	if err != nil || string(got) != lint.Markdown() {
+	if err != nil || string(got) != lint.Markdown(ruleexample.Says) {
 		t.Errorf("docs/rules.md is stale: run `go run ./cmd/mcpolicy rules --format markdown > docs/rules.md` (%v)", err)
 	}
 }

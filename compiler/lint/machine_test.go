@@ -75,6 +75,31 @@ func messages(rep lint.Report, rule, server string) string {
 	return strings.Join(m, "; ")
 }
 
+// TestHomeVarExpanded: where the client expands ${HOME} (Claude Code),
+// the mount is the home; where it does not (Claude Desktop), docker
+// refuses it and it grants nothing, HOME_NOT_EXPANDED saying so.
+func TestHomeVarExpanded(t *testing.T) {
+	for _, c := range []struct{ file, want string }{
+		{".mcp.json", "MOUNT_CREDENTIALS MOUNT_HOME"},
+		{"claude_desktop_config.json", "HOME_NOT_EXPANDED"},
+	} {
+		file := writeConfig(t, t.TempDir(), c.file, "mcpServers", "home-var", dockerEntry("-v", "${HOME}:/h"))
+		ts, err := clientcfg.ReadFor(file, clientcfg.Options{Home: "/home/linter"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := lint.Run(ts, lint.Options{Only: []string{"MOUNT_HOME", "MOUNT_CREDENTIALS", "HOME_NOT_EXPANDED"}})
+		var got []string
+		for _, f := range rep.Findings {
+			got = append(got, f.Rule)
+		}
+		sort.Strings(got)
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("%s: %v, want %s", c.file, got, c.want)
+		}
+	}
+}
+
 // TestOtherMachinesHomes: a config written on a Mac, a Windows machine or
 // another Linux user's is judged by the homes it names, not by the
 // linter's $HOME; a whole Windows drive is a root mount; .claude is a
@@ -100,9 +125,14 @@ func TestOtherMachinesHomes(t *testing.T) {
 		"bwrap-gnupg", `{"command": "bwrap", "args": ["--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/Users/alice/.gnupg", "/g", "--", "/bin/s"]}`,
 	)
 	rules := []string{"MOUNT_HOME", "MOUNT_CREDENTIALS", "MOUNT_ROOT", "MOUNT_PARENT"}
+	// ~, ~bob and ${HOME} reach docker as written from Claude Desktop,
+	// which expands nothing: docker refuses the mount (a volume's name
+	// holds no slash), so they grant nothing (HOME_NOT_EXPANDED says why
+	// the server does not start); in Claude Code's .mcp.json ${HOME} is a
+	// home (TestHomeVarExpanded).
 	want := map[string]string{
-		"MOUNT_HOME":        "home-var homes mac-home win-home",
-		"MOUNT_CREDENTIALS": "bwrap-gnupg drive drive-fwd home-var homes linux-ssh mac-claude mac-home root tilde-kube tilde-user win-aws win-home",
+		"MOUNT_HOME":        "homes mac-home win-home",
+		"MOUNT_CREDENTIALS": "bwrap-gnupg drive drive-fwd homes linux-ssh mac-claude mac-home root win-aws win-home",
 		"MOUNT_ROOT":        "drive drive-fwd root",
 		"MOUNT_PARENT":      "parent",
 	}

@@ -85,6 +85,18 @@ func flagRule(kind readback.FlagKind, msg string) func(t *readback.Target, o Opt
 	}
 }
 
+// flagRules is flagRule for a rule several kinds of flag report, in the
+// order of the target's flags.
+func flagRules(msg string, kinds ...readback.FlagKind) func(t *readback.Target, o Options, report reportFn) {
+	return func(t *readback.Target, o Options, report reportFn) {
+		for _, f := range t.Flags {
+			if slices.Contains(kinds, f.Kind) {
+				report(f.Pos, msg, f.Value)
+			}
+		}
+	}
+}
+
 // machine resolves a target's host paths.
 func machine(t *readback.Target) compiler.Machine {
 	return compiler.Machine{ProjectRoot: t.ProjectRoot, Home: t.Home}
@@ -581,12 +593,12 @@ func entryRules() []*Rule {
 		},
 		{
 			ID: "UNCONFINED_WIDE_GRANT", Name: "unconfined-wide-grant", Severity: Error,
-			Purpose:     "A server nothing confines is handed a home folder, a credential store (~/.ssh, ~/.aws, ~/.claude...), a drive root or the filesystem root in its arguments or env (under a client sandbox too, which confines writes, not reads, unless its denyRead covers it), or a client sandbox lets it write one.",
-			Rationale:   "The folders an entry hands a server (a filesystem server's allowed directories, --root, --allowed-dir=/, ALLOWED_PATHS) are what its tools serve to the model: a prompt injection then reads and rewrites every file there. Nothing but the server's own code stands between them and the whole home folder, so this is an error where an unconfined server given one project folder is a warning. Paths are read as written (/Users/NAME, /home/NAME, C:\\Users\\NAME, ~, $HOME, %USERPROFILE%, C:\\, /mnt/c), whatever machine lint runs on.",
+			Purpose:     "A server nothing confines is handed a home folder, one of the user's folders (Desktop, Documents, Downloads, a OneDrive, ~/projects, ~/code...), a drive or a folder at a drive's top (D:\\Data), a mounted volume, a credential store (~/.ssh, ~/.aws, ~/.claude...) or the filesystem root in its arguments or env (under a client sandbox too, which confines writes, not reads, unless its denyRead covers it), or a client sandbox lets it write one.",
+			Rationale:   "The folders an entry hands a server (a filesystem server's allowed directories, --root, --allowed-dir=/, ALLOWED_PATHS) are what its tools serve to the model: a prompt injection then reads and rewrites every file there. Nothing but the server's own code stands between them and the whole home folder, so this is an error where an unconfined server given one project folder is a warning: a user's folder (Desktop, Documents, Downloads, ~/projects) holds many unrelated things, not the one project the job needs. Paths are read as written (/Users/NAME, /home/NAME, C:\\Users\\NAME, ~, $HOME, %USERPROFILE%, C:\\, /mnt/c), whatever machine lint runs on.",
 			Remediation: "Hand the server the one project folder it works on, never a home or a root; better, confine it (a policy, then `mcpolicy client`), and pass a credential it needs by name, not its store.",
 			Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me"]}}}`},
 			Good:        Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/work/shop"]}}}`},
-			check:       flagRule(readback.FlagHostGrant, "%s"),
+			check:       flagRules("%s", readback.FlagHostGrant, readback.FlagUserFolder),
 		},
 		{
 			ID: "CLIENT_SANDBOX", Name: "client-sandbox", Severity: Warning,
@@ -607,7 +619,7 @@ func argvRules() []*Rule {
 	return []*Rule{
 		{
 			ID: "BIND_RW", Name: "rw-bind", Severity: Warning,
-			Purpose:     "A hand-written entry binds a host folder read-write (docker -v ~/proj:/w without :ro, --mount without readonly, bwrap --bind).",
+			Purpose:     "A hand-written container entry binds a host folder read-write (docker -v ~/proj:/w without :ro, --mount without readonly). A bwrap --bind is not flagged: bwrap has no default, its author chose --bind over --ro-bind, and the bind is counted as a grant.",
 			Rationale:   "A read-write bind is a write grant on every file below it: the server can change the code it works on, plant a hook or a config that runs later outside the sandbox, or delete it. -v defaults to read-write, so it is often a missing :ro; the finding says how wide the folder is (the whole project, a folder of the home folder...). Home, parent-of-project, root and credential-store binds are their own errors.",
 			Remediation: "Add :ro (--mount ...,readonly; bwrap --ro-bind) unless the server must write there; then bind the narrowest folder it writes, and keep .git and the configs protected (an entry from `mcpolicy client` does).",
 			Bad:         run("-v", "/srv/data:/data"),
@@ -977,9 +989,11 @@ func checkSharedTmp(t *readback.Target, o Options, report reportFn) {
 // credential stores (MOUNT_CREDENTIALS says "writable"), what runs next to
 // MOUNT_RUNS_NEXT, a socket to DOCKER_SOCKET, a folder every program shares
 // (/tmp, /run/user/UID...) to MOUNT_SHARED_TMP; the project binds of an
-// entry through mcpolicy-launch come from a reviewed policy.
+// entry through mcpolicy-launch come from a reviewed policy. A bwrap
+// entry's --bind is its author's choice (bwrap has no read-write default
+// to forget :ro from): a grant, counted, not a finding.
 func checkBindRW(t *readback.Target, o Options, report reportFn) {
-	if t.Origin != readback.FromClient || t.FixedTop || t.Plan == nil {
+	if t.Origin != readback.FromClient || t.FixedTop || t.Plan == nil || t.Launcher == "bwrap" {
 		return
 	}
 	root := ""

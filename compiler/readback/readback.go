@@ -157,6 +157,23 @@ const (
 	// home folder in a form its client does not expand (Value: the
 	// argument, what the server receives and why, a phrase).
 	FlagHomeUnexpanded FlagKind = "home-unexpanded"
+	// FlagUnconfinedShell: a server nothing confines starts through a
+	// shell's command string (sh -c, bash -lc, cmd /c, PowerShell
+	// -Command, wsl) (Value: the server and the shell, a phrase).
+	FlagUnconfinedShell FlagKind = "unconfined-shell"
+	// FlagUserFolder: a server nothing confines (or a client sandbox that
+	// leaves reads open) is handed one of the user's folders (Desktop,
+	// Documents, ~/projects...), a drive's top-level folder or a volume
+	// (Value: what, a phrase). UNCONFINED_WIDE_GRANT reports it with
+	// FlagHostGrant; import grants it, which it refuses for those.
+	FlagUserFolder FlagKind = "user-folder"
+	// FlagVarUnexpanded: a variable reference in an argument or env value
+	// that the entry's client does not expand (Value: what, a phrase).
+	FlagVarUnexpanded FlagKind = "var-unexpanded"
+	// FlagUnconfinedSecret: a server nothing confines is handed a secret:
+	// a secret-named variable or option, by value or by reference (Value:
+	// what, a phrase).
+	FlagUnconfinedSecret FlagKind = "unconfined-secret"
 
 	// Kubernetes manifests (a Pod, or a workload's Pod template), read by
 	// emit/kubernetes: each at the field that says it, or at the container.

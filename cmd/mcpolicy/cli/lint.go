@@ -11,6 +11,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
+	"github.com/mcpolicy/mcpolicy/compiler/lint/ruleexample"
 	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/spf13/cobra"
 )
@@ -186,7 +187,7 @@ func rulesRun(opts *rulesOptions) error {
 	}
 	switch format {
 	case "markdown":
-		_, err := fmt.Fprint(w, lint.Markdown())
+		_, err := fmt.Fprint(w, lint.Markdown(ruleexample.Says))
 		return err
 	case "json":
 		type row struct{ ID, Name, Severity, Purpose, Rationale, Remediation string }
