@@ -91,12 +91,19 @@ func SlashPath(p string) string {
 // of them is under a home whatever its form.
 func ReadHostPath(p string, homes ...string) PathFacts {
 	p = SlashPath(strings.TrimSpace(p))
-	if m := homeVar.FindString(p); m != "" && (len(p) == len(m) || p[len(m)] == '/') {
-		home := "~"
-		if strings.HasPrefix(m, "~") {
-			home = m
+	if p == "" {
+		return PathFacts{Path: "."}
+	}
+	// Only a path starting with ~, $ or % can be a home variable: the
+	// expression is spared every other argument lint reads.
+	if c := p[0]; c == '~' || c == '$' || c == '%' {
+		if m := homeVar.FindString(p); m != "" && (len(p) == len(m) || p[len(m)] == '/') {
+			home := "~"
+			if strings.HasPrefix(m, "~") {
+				home = m
+			}
+			return belowHome(home, path.Clean("."+p[len(m):]))
 		}
-		return belowHome(home, path.Clean("."+p[len(m):]))
 	}
 	if winDrive.MatchString(p) {
 		p = strings.ToUpper(p[:1]) + ":" + path.Clean("/"+p[2:])
@@ -105,7 +112,8 @@ func ReadHostPath(p string, homes ...string) PathFacts {
 	} else {
 		return PathFacts{Path: path.Clean(p)} // relative, or a variable: nothing known
 	}
-	f := PathFacts{Path: p, Root: p == "/" || driveRoot.MatchString(p), HoldsHomes: homesDir.MatchString(p)}
+	special := mayHoldHome(p)
+	f := PathFacts{Path: p, Root: p == "/" || special && driveRoot.MatchString(p), HoldsHomes: special && homesDir.MatchString(p)}
 	f.HoldsHomes = f.HoldsHomes || f.Root
 	for _, h := range homes {
 		if h = SlashPath(h); h == "" || !strings.HasPrefix(h, "/") && !winDrive.MatchString(h) {
@@ -120,6 +128,9 @@ func ReadHostPath(p string, homes ...string) PathFacts {
 			f.HoldsHomes = true
 		}
 	}
+	if !special {
+		return f
+	}
 	if m := homeAbs.FindStringSubmatch(p); m != nil {
 		name := strings.Join(m[2:7], "")
 		if !notHomes[strings.ToLower(name)] {
@@ -128,6 +139,22 @@ func ReadHostPath(p string, homes ...string) PathFacts {
 	}
 	return f
 }
+
+// mayHoldHome reports whether an absolute, clean path can be, or be in, a
+// home, the folder of homes or a drive as homeAbs, homesDir and driveRoot
+// read them: the cheap test that spares them most paths.
+func mayHoldHome(p string) bool {
+	switch {
+	case len(p) >= 2 && p[1] == ':', // C:/...
+		len(p) >= 2 && (len(p) == 2 || p[2] == '/') && isASCIILetter(p[1]), // /c/Users/... (MSYS)
+		strings.HasPrefix(p, "/home"), strings.HasPrefix(p, "/Users"), strings.HasPrefix(p, "/root"),
+		strings.HasPrefix(p, "/var/root"), strings.HasPrefix(p, "/mnt/"):
+		return true
+	}
+	return false
+}
+
+func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // belowHome reads rel below a home written as a variable: "..", the
 // folder holding the home, holds homes; "../NAME" is another user's home.
