@@ -19,6 +19,15 @@ type hostRun struct {
 	via     []string // "sh -c", "cmd /c", "wsl": how the command was reached
 	sandbox *clientSandbox
 	envKeys []envKey
+	// secretsBy names a wrapper that resolves secret references into the
+	// server's environment ("op run": op:// references in the env and
+	// the env file become the secrets themselves): the server is handed
+	// secrets, whatever the entry's values look like.
+	secretsBy string
+	// envFiles are the files a wrapper loads into the server's
+	// environment (op run --env-file, envmcp's --env-file or its
+	// default .env.mcp), as written.
+	envFiles []arg
 }
 
 // envKey is one variable the entry sets.
@@ -35,7 +44,7 @@ const maxWrap = 6
 // wrappers are the programs host looks through to the command they run;
 // a command string starting with one is split (see launchers).
 var wrappers = []string{"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fish", "cmd", "powershell", "pwsh",
-	"wsl", "env", "srt"}
+	"wsl", "env", "srt", "op", "envmcp", "thv"}
 
 func init() {
 	for _, w := range wrappers {
@@ -60,6 +69,9 @@ func (e *entry) host(prog string, cmd arg, args []arg) {
 			e.launch(inner, rest)
 			return
 		}
+	}
+	if e.confinedBy(prog, cmd, args) { // wrappers.go: deno's permissions, ToolHive's container
+		return
 	}
 	e.t.Launcher = prog
 	e.dangerousArgs(args, true)
@@ -155,6 +167,12 @@ func (e *entry) unwrap(prog string, cmd arg, args []arg) (arg, []arg, string, bo
 		}
 	case "srt":
 		return e.unwrapSrt(cmd, args)
+	case "op":
+		return e.unwrapOp(prog, args)
+	case "envmcp":
+		return e.unwrapEnvmcp(prog, args)
+	case "npx", "pnpx", "bunx":
+		return e.unwrapPackage(prog, args)
 	}
 	return arg{}, nil, "", false
 }
