@@ -138,7 +138,7 @@ func (r *reader) entry(section, name string, keyPos position.Pos, n *node, proje
 		}
 		return t, err
 	}
-	cmd, args := splitCommandString(arg{command, cmdNode.pos}, args)
+	cmd, args := e.splitCommandString(arg{command, cmdNode.pos}, args)
 	e.homeLiterals(cmd, args)
 	e.launch(cmd, args)
 	e.dropUnexpanded()
@@ -318,23 +318,29 @@ func (e *entry) commandless(f fields, n *node, keyPos position.Pos, zed bool) (*
 	return nil, &schema.Error{Pos: keyPos, Path: string(f), Msg: "server has neither \"command\" nor \"url\""}
 }
 
-// splitCommandString reads "command": "docker run -i --rm img", a command
-// written with its arguments and no args: most clients run it without a
-// shell and fail, some split it; it is read split (as a client splits it),
-// every word at the command's position, when its first word is a program
-// it is split for (launchers).
-func splitCommandString(cmd arg, args []arg) (arg, []arg) {
-	if len(args) > 0 || !strings.ContainsAny(cmd.s, " \t") {
+// splitCommandString reads "command": "npx -y @x/server /path", a whole
+// command line written in "command", with or without args: clients start
+// the command without a shell, so they look for a program of that name
+// and fail. It is reported (COMMAND_LINE_IN_COMMAND) and read split, as a
+// shell would split it, every word at the command's position, when its
+// first word is a program it is split for (launchers): a path with blanks
+// (C:\Program Files\nodejs\npx.cmd) is a program's name, not a line.
+func (e *entry) splitCommandString(cmd arg, args []arg) (arg, []arg) {
+	if !strings.ContainsAny(cmd.s, " \t") {
 		return cmd, args
 	}
 	words, _ := splitCommand(cmd.s, clientSplit)
 	if len(words) == 0 || !launchers[program(words[0])] {
 		return cmd, args
 	}
-	for _, w := range words[1:] {
-		args = append(args, arg{w, cmd.pos})
+	if len(words) > 1 {
+		e.flag(readback.FlagCommandLine, cmd.s, cmd.pos)
 	}
-	return arg{words[0], cmd.pos}, args
+	var split []arg
+	for _, w := range words[1:] {
+		split = append(split, arg{w, cmd.pos})
+	}
+	return arg{words[0], cmd.pos}, append(split, args...)
 }
 
 // sortFlags puts the flags in the order of their positions in the file.

@@ -19,6 +19,15 @@ type hostRun struct {
 	via     []string // "sh -c", "cmd /c", "wsl": how the command was reached
 	sandbox *clientSandbox
 	envKeys []envKey
+	// secretsBy names a wrapper that resolves secret references into the
+	// server's environment ("op run": op:// references in the env and
+	// the env file become the secrets themselves): the server is handed
+	// secrets, whatever the entry's values look like.
+	secretsBy string
+	// envFiles are the files a wrapper loads into the server's
+	// environment (op run --env-file, envmcp's --env-file or its
+	// default .env.mcp), as written.
+	envFiles []arg
 }
 
 // envKey is one variable the entry sets.
@@ -35,7 +44,7 @@ const maxWrap = 6
 // wrappers are the programs host looks through to the command they run;
 // a command string starting with one is split (see launchers).
 var wrappers = []string{"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fish", "cmd", "powershell", "pwsh",
-	"wsl", "env", "srt"}
+	"wsl", "env", "srt", "op", "envmcp", "thv"}
 
 func init() {
 	for _, w := range wrappers {
@@ -60,6 +69,9 @@ func (e *entry) host(prog string, cmd arg, args []arg) {
 			e.launch(inner, rest)
 			return
 		}
+	}
+	if e.confinedBy(prog, cmd, args) { // wrappers.go: deno's permissions, ToolHive's container
+		return
 	}
 	e.t.Launcher = prog
 	e.dangerousArgs(args, true)
@@ -91,8 +103,8 @@ func (e *entry) host(prog string, cmd arg, args []arg) {
 	if sh := e.shell(); sh != "" {
 		e.flag(readback.FlagUnconfinedShell, fmt.Sprintf("%s starts through %s, unconfined", prog, sh), cmd.pos)
 	}
-	for _, s := range e.handedSecrets(args) {
-		e.flag(readback.FlagUnconfinedSecret, fmt.Sprintf("%s runs unconfined on the host and is handed the secret %s", prog, s.what), s.pos)
+	for _, s := range e.handedSecrets(cmd, args) {
+		e.flag(readback.FlagUnconfinedSecret, fmt.Sprintf("%s runs unconfined on the host and is handed %s", prog, s.what), s.pos)
 	}
 }
 
@@ -112,16 +124,23 @@ func (e *entry) shell() string {
 // variables it sets whose names say secret (by value or by reference:
 // ${env:GITHUB_TOKEN} is the token all the same), Codex's forwarded
 // env_vars so named, and the values of secret-named options in its
-// arguments (--api-key X, --token=${input:pat}).
-func (e *entry) handedSecrets(args []arg) []grant {
+// arguments (--api-key X, --token=${input:pat}), and what a wrapper
+// resolves or loads for it: op run's secrets, an env file (op, envmcp).
+func (e *entry) handedSecrets(cmd arg, args []arg) []grant {
 	var out []grant
+	if e.secretsBy != "" {
+		out = append(out, grant{what: "the secrets " + e.secretsBy + " resolves from op:// references", pos: cmd.pos})
+	}
+	for _, f := range e.envFiles {
+		out = append(out, grant{what: "the variables of the env file " + f.s + ", which the wrapper loads", pos: f.pos})
+	}
 	for _, k := range e.envKeys {
 		if secretNamed(k.name) && (!k.hasValue || strings.TrimSpace(k.value) != "") {
 			how := "(env " + k.name + ")"
 			if !k.hasValue {
 				how = "(env_vars " + k.name + ", forwarded from the client's environment)"
 			}
-			out = append(out, grant{what: k.name + " " + how, pos: k.valPos})
+			out = append(out, grant{what: "the secret " + k.name + " " + how, pos: k.valPos})
 		}
 	}
 	for i, a := range args {
@@ -137,7 +156,7 @@ func (e *entry) handedSecrets(args []arg) []grant {
 			val, pos = args[i+1].s, args[i+1].pos
 		}
 		if strings.TrimSpace(val) != "" {
-			out = append(out, grant{what: "passed as " + name, pos: pos})
+			out = append(out, grant{what: "the secret passed as " + name, pos: pos})
 		}
 	}
 	return out
@@ -208,6 +227,12 @@ func (e *entry) unwrap(prog string, cmd arg, args []arg) (arg, []arg, string, bo
 		}
 	case "srt":
 		return e.unwrapSrt(cmd, args)
+	case "op":
+		return e.unwrapOp(prog, args)
+	case "envmcp":
+		return e.unwrapEnvmcp(prog, args)
+	case "npx", "pnpx", "bunx":
+		return e.unwrapPackage(prog, args)
 	}
 	return arg{}, nil, "", false
 }

@@ -245,9 +245,10 @@ func (e *entry) homeInEnv(name string, a arg) {
 // clientVars flags, in the command, its arguments and the entry's env
 // values, the references the client passes as written (unexpandedVars)
 // and a home folder written as ~ in an env value (homeInEnv). A command
-// run by a shell is the shell's to expand.
+// run by a shell is the shell's to expand, and envmcp puts its env file's
+// values in place of $NAME words.
 func (e *entry) clientVars(cmd arg, args []arg) {
-	if !shells[strings.ToLower(program(cmd.s))] {
+	if !shells[strings.ToLower(program(cmd.s))] && !slices.ContainsFunc(e.via, func(v string) bool { return strings.HasSuffix(v, "envmcp") }) {
 		for _, a := range append([]arg{cmd}, args...) {
 			e.unexpandedVars(a, "args")
 		}

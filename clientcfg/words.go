@@ -35,17 +35,27 @@ func (x syntax) shell() bool { return x != clientSplit }
 
 // splitCommand reads s in syntax x far enough to find the program it runs
 // and that program's arguments. In a shell's language, of a list of
-// commands (;, &&, ||, |, & or a newline between them) the last one is the
-// server: `cd x && exec npx ...`, `source ~/.nvm/nvm.sh; npx ...`;
-// redirections are dropped, a leading exec (and call, Windows) is taken
-// off, and so are POSIX NAME=value assignments before the program,
-// returned apart. A client's split is every word, as written.
+// commands (;, &&, ||, |, & or a newline between them) the server is the
+// first that starts with exec (the shell is replaced by it: nothing after
+// it runs, `exec npx ... ; echo done`), else the last one: `cd x && npx
+// ...`, `source ~/.nvm/nvm.sh; npx ...`; redirections are dropped, a
+// leading exec (and call, Windows) is taken off, and so are POSIX
+// NAME=value assignments before the program, returned apart. A client's
+// split is every word, as written.
 func splitCommand(s string, x syntax) (words, assigns []string) {
 	cmds := x.commands(s)
 	for i := len(cmds) - 1; i >= 0; i-- {
 		if len(cmds[i]) > 0 {
 			words = cmds[i]
 			break
+		}
+	}
+	if x == posixShell {
+		for _, c := range cmds {
+			if execs(dropRedirections(c)) {
+				words = c
+				break
+			}
 		}
 	}
 	if !x.shell() {
@@ -65,6 +75,16 @@ func splitCommand(s string, x syntax) (words, assigns []string) {
 		break
 	}
 	return words, assigns
+}
+
+// execs reports whether a POSIX command is exec with a program (after
+// NAME=value assignments): `exec >log 2>&1` alone only redirects the
+// shell's own output, and the commands after it run.
+func execs(words []string) bool {
+	for len(words) > 0 && assignment.MatchString(words[0]) {
+		words = words[1:]
+	}
+	return len(words) > 1 && words[0] == "exec"
 }
 
 // commands splits s into words, and (a shell) the words into the commands

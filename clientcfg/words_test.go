@@ -33,6 +33,11 @@ func TestSplitShellCommand(t *testing.T) {
 		{"npx x\r\n", true, []string{"npx", "x"}, nil},
 		{"npx\tx >/tmp/log 2>/dev/null < in >>out 2>&1 >&2", true, []string{"npx", "x"}, nil},
 		{"exec FOO=1 BAR= npx x", true, []string{"npx", "x"}, []string{"FOO=1", "BAR="}},
+		// exec replaces the shell: what follows it never runs.
+		{"cd ~/x && exec npx -y srv; echo done", true, []string{"npx", "-y", "srv"}, nil},
+		{"FOO=1 exec node s.js 2>/tmp/err\nrm -f /tmp/lock", true, []string{"node", "s.js"}, []string{"FOO=1"}},
+		{"exec 2>/tmp/log; npx x", true, []string{"npx", "x"}, nil},
+		{"exec", true, nil, nil},
 		{"FOO=1", true, nil, []string{"FOO=1"}},
 		{"=x npx", true, []string{"=x", "npx"}, nil},
 		{"npx FOO=1", true, []string{"npx", "FOO=1"}, nil},

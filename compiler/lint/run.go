@@ -49,7 +49,8 @@ type Summary struct {
 	Exposure int    `json:"exposure"`
 	Worst    string `json:"worst"` // "" when clean
 	// Confinement names what stands in for a plan: "client sandbox" (VS
-	// Code's, srt: not "unconfined", issue 16), "remote" (another
+	// Code's, srt: not "unconfined", issue 16), "deno permissions" (deno
+	// run without -A), "toolhive" (thv run, thv proxy), "remote" (another
 	// machine runs it) or "mcpolicy" (mcpolicy starts it from what build
 	// wrote: the policy's own summary counts its grants); "" otherwise.
 	Confinement string `json:"confinement,omitempty"`
@@ -166,6 +167,10 @@ func lintTarget(t *readback.Target, o Options, registry []*Rule, only map[string
 		sum.Confinement = "mcpolicy"
 	case hasFlag(t, readback.FlagClientSandbox):
 		sum.Confinement = "client sandbox"
+	case hasFlag(t, readback.FlagRuntimePermissions):
+		sum.Confinement = "deno permissions"
+	case hasFlag(t, readback.FlagToolHive):
+		sum.Confinement = "toolhive"
 	}
 	for _, f := range fs {
 		if f.Waived == "" && (sum.Worst == "" || mustSeverity(f.Level) > mustSeverity(sum.Worst)) {

@@ -174,6 +174,12 @@ const (
 	// a secret-named variable or option, by value or by reference (Value:
 	// what, a phrase).
 	FlagUnconfinedSecret FlagKind = "unconfined-secret"
+	// Wrappers and runtimes that confine by their own means (clientcfg's
+	// wrappers.go, deno.go).
+	FlagRuntimePermissions FlagKind = "runtime-permissions" // deno run without -A: what Deno's permissions grant (Value: a phrase)
+	FlagRuntimeEnvAll      FlagKind = "runtime-env-all"     // deno --allow-env without a list (Value: a phrase)
+	FlagToolHive           FlagKind = "toolhive"            // thv run/proxy: ToolHive's container and permission profile (Value: what it enforces)
+	FlagCommandLine        FlagKind = "command-line"        // "command" holds a whole command line (Value: the command as written)
 
 	// Kubernetes manifests (a Pod, or a workload's Pod template), read by
 	// emit/kubernetes: each at the field that says it, or at the container.
