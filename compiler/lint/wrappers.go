@@ -38,11 +38,11 @@ func wrapperRules() []*Rule {
 		{
 			ID: "COMMAND_LINE_IN_COMMAND", Name: "command-line-in-command", Severity: Warning,
 			Purpose:     "\"command\" holds a whole command line (\"npx -y @x/server /path\"), where clients expect one program and take its arguments from \"args\".",
-			Rationale:   "Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Cline, Zed and Codex start a stdio server without a shell: they look for a program named \"npx -y @x/server /path\", find none, and the server fails to start (ENOENT, shown by the client as a bare EOF or a closed connection), on one client and not another when one of them splits it. Lint reads it split, as meant, so the other findings still apply. A path with blanks (C:\\Program Files\\nodejs\\npx.cmd, /Applications/My App/bin/x) is one program's name, not flagged.",
+			Rationale:   "Clients start a stdio server without a shell (Node's spawn, Rust's Command), \"command\" naming the program: a client that does not split it looks for a program named \"npx -y @x/server /path\", finds none, and the server fails to start (ENOENT, shown by the client as a bare EOF or a closed connection); a client that splits it runs it, so the same file works in one client and not in another. Lint reads it split, as meant, so the other findings still apply. A path with blanks (C:\\Program Files\\nodejs\\npx.cmd, /Applications/My App/bin/x) is one program's name, not flagged.",
 			Remediation: "Put the program alone in \"command\" and each word in \"args\": \"command\": \"npx\", \"args\": [\"-y\", \"@x/server\", \"/path\"].",
 			Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "docker run -i --rm --network none --read-only --cap-drop ALL --security-opt no-new-privileges --user 1000:1000 img:1"}}}`},
 			Good:        run(),
-			check:       flagRule(readback.FlagCommandLine, "\"command\" holds a whole command line (\"%s\"): clients start it without a shell, so they look for a program of that name and the server fails to start (ENOENT, seen in the client as a bare EOF); put the program in \"command\" and the rest in \"args\""),
+			check:       flagRule(readback.FlagCommandLine, "\"command\" holds a whole command line (\"%s\"): a client that does not split it looks for a program of that name and the server fails to start (ENOENT, seen in the client as a bare EOF); put the program in \"command\" and the rest in \"args\""),
 		},
 	}
 }
