@@ -104,7 +104,7 @@ func (l *lines) pos(off int) position.Pos {
 
 var bom = []byte("\xef\xbb\xbf")
 
-var huErr = lazyre.New(`^hujson: line (\d+), column (\d+): (.*)$`)
+var huErr = lazyre.New(`(?s)^hujson: line (\d+), column (\d+): (.*)$`)
 
 // parseJSON reads JSON with comments and trailing commas. hujson parses the
 // original bytes and keeps each value's offset, so positions are those of
@@ -116,7 +116,7 @@ func parseJSON(file string, src []byte) (*node, error) {
 	}
 	v, err := hujson.Parse(b)
 	if err != nil {
-		e := &schema.Error{Pos: position.Pos{File: file}, Msg: "not valid JSON: " + err.Error()}
+		e := &schema.Error{Pos: position.Pos{File: file, Line: 1, Col: 1}, Msg: "not valid JSON: " + err.Error()}
 		if m := huErr.FindStringSubmatch(err.Error()); m != nil {
 			e.Pos.Line, _ = strconv.Atoi(m[1])
 			e.Pos.Col, _ = strconv.Atoi(m[2])

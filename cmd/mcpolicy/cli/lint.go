@@ -111,11 +111,10 @@ func lintRun(opts *lintOptions) error {
 	if err := lint.Write(opts.Out, rep, opts.Format, version()); err != nil {
 		return &exitError{code: ExitError, err: err}
 	}
-	switch {
-	case len(in.Unread) > 0: // the lint is incomplete: not "clean", whatever it found
+	// A file that yields no server is an Unread PARSE error, unless it is a
+	// valid config with none (an empty servers section: a PARSE note).
+	if len(in.Unread) > 0 { // the lint is incomplete: not "clean", whatever it found
 		return &exitError{code: ExitError, err: fmt.Errorf("not linted (see PARSE): %s", strings.Join(in.Unread, ", "))}
-	case len(in.Targets) == 0:
-		return &exitError{code: ExitError, err: fmt.Errorf("nothing to lint: no server in the client configs")}
 	}
 	if worst, any := rep.Worst(); any && threshold >= 0 && worst >= threshold {
 		return &errSilent{code: ExitFindings}
