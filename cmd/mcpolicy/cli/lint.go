@@ -63,7 +63,10 @@ error at its position; the other configs and entries are still linted.
 
 Exit codes: 0 nothing at or above --fail-on, 5 findings at or above it,
 1 usage or I/O error, or a client config (or an entry in one) that could
-not be read (even with findings), 2 an invalid policy.`,
+not be read, or that yields no server (even with findings; an empty servers
+section is a note), 2 an invalid policy. An entry the client does not start
+("disabled": true, "enabled": false) is reported as disabled, its findings
+at info.`,
 		Example: `  mcpolicy lint
   mcpolicy lint --client ~/Library/Application\ Support/Claude/claude_desktop_config.json
   mcpolicy lint --manifest deploy/code-index.yaml
