@@ -215,3 +215,27 @@ func TestParseGap7(t *testing.T) {
 		}
 	}
 }
+
+// TestYAMLClient: a manifest given as a client config is read as one, and
+// says so; a BOM before Goose's YAML is read past (YAML allows it).
+func TestYAMLClient(t *testing.T) {
+	_, ts, notes, err := readLint(t, "pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: x:1\n")
+	if err != nil || len(ts) != 1 || len(notes) != 1 || lc(notes[0].Pos) != "1:1" || !strings.Contains(notes[0].Msg, "a Kubernetes manifest") {
+		t.Errorf("manifest: %v %v %q", ts, err, noteList(notes))
+	}
+	_, ts, _, err = readLint(t, "config.yaml", "\xef\xbb\xbfextensions:\n  f:\n    type: stdio\n    cmd: uvx\n")
+	if err != nil || len(ts) != 1 || lc(ts[0].Pos) != "2:3" {
+		t.Errorf("BOM before YAML: %v %v", ts, err)
+	}
+}
+
+// TestStrictRawNewline: the strict read (check, client) places a raw
+// newline in a string at a line, with a printable message.
+func TestStrictRawNewline(t *testing.T) {
+	file, _, _, _ := readLint(t, "claude_desktop_config.json", "{\"mcpServers\": {\"a\": {\"command\": \"np\nx\"}}}")
+	_, err := Read(file, "/home/me")
+	se, ok := err.(*schema.Error)
+	if !ok || se.Pos.Line < 1 || strings.Contains(se.Msg, "\n") {
+		t.Errorf("strict: %v", err)
+	}
+}

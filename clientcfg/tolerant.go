@@ -227,6 +227,7 @@ type fixer struct {
 	open             []int // offsets of the brackets not closed yet (scan)
 	err              *schema.Error
 	errOff           int
+	rawErr           bool // err is a raw control character in a string
 }
 
 // insertion: n bytes inserted before src[at], at out[outAt].
@@ -625,7 +626,14 @@ func (f *fixer) rawControl(j int) {
 	case '\t':
 		what = "a raw tab inside a string (write \\t)"
 	}
-	f.err, f.errOff = &schema.Error{Msg: "not valid JSON: " + what}, j
+	f.err, f.errOff, f.rawErr = &schema.Error{Msg: "not valid JSON: " + what}, j, true
+}
+
+// scanRaw scans the file for a control character written raw in a string
+// (rawControl), and reports whether it found one.
+func (f *fixer) scanRaw() bool {
+	f.scan()
+	return f.err != nil && f.rawErr
 }
 
 // winPath reports whether a string as written is a Windows path with a

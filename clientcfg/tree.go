@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 	"github.com/mcpolicy/mcpolicy/internal/position"
+	"github.com/mcpolicy/mcpolicy/internal/printable"
 	"github.com/mcpolicy/mcpolicy/schema"
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
@@ -125,6 +126,12 @@ func parseJSON(file string, src []byte) (*node, error) {
 			}
 			e.Msg = "not valid JSON (with comments): " + m[3]
 		}
+		// A control character written raw in a string: said, at it, as the
+		// tolerant read says it (the parser's message quotes it raw).
+		if f := (&fixer{src: src, comments: true, commas: true}); f.scanRaw() {
+			e.Pos, e.Msg = newLines(file, src).pos(f.errOff), f.err.Msg
+		}
+		e.Msg = printable.String(e.Msg)
 		return nil, e
 	}
 	return fromHuJSON(&v, newLines(file, src)), nil
