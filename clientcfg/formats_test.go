@@ -43,7 +43,7 @@ func TestOpencode(t *testing.T) {
   "$schema": "https://opencode.ai/config.json",
   "mcp": {
     "files": {"type": "local", "command": ["npx", "-y", "server-filesystem", "/tmp/x"],
-      "environment": {"API_KEY": "${env:API_KEY}"}},
+      "environment": {"API_KEY": "{env:API_KEY}"}},
     "off": {"type": "local", "command": ["uvx", "mcp-server-fetch"], "enabled": false},
     "docs": {"type": "remote", "url": "https://mcp.example.com/mcp", "headers": {"X": "y"}}
   }
@@ -62,6 +62,11 @@ func TestOpencode(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(files.EnvPassed, ","), "API_KEY") {
 		t.Errorf("environment not read as env: %v", files.EnvPassed)
+	}
+	for _, f := range files.Flags {
+		if f.Kind == readback.FlagSecretInline {
+			t.Errorf("{env:API_KEY} is opencode's reference, not a secret inline: %+v", f)
+		}
 	}
 	var unconf *readback.Flag
 	for i := range files.Flags {

@@ -1,6 +1,9 @@
 package clientcfg
 
-import "github.com/mcpolicy/mcpolicy/internal/position"
+import (
+	"github.com/mcpolicy/mcpolicy/internal/lazyre"
+	"github.com/mcpolicy/mcpolicy/internal/position"
+)
 
 // opencode (opencode.json or opencode.jsonc in a project, and
 // ~/.config/opencode/opencode.json) lists its MCP servers under a
@@ -64,11 +67,37 @@ func opencodeEntry(e *node) *node {
 			add("command", e.keyPos[i], &node{kind: kString, pos: v.pos})
 		case k == "environment":
 			if env, _ := e.get("env"); env == nil {
-				add("env", e.keyPos[i], v)
+				add("env", e.keyPos[i], opencodeRefs(v))
 			}
+		case k == "headers":
+			add(k, e.keyPos[i], opencodeRefs(v))
 		default:
 			add(k, e.keyPos[i], v)
 		}
 	}
 	return out
+}
+
+// opencodeEnv is opencode's reference to its own environment, {env:NAME},
+// which it substitutes anywhere in the file before reading it.
+var opencodeEnv = lazyre.New(`(^|[^$])\{env:([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// opencodeRefs returns an environment or headers object with each
+// {env:NAME} written as the ${env:NAME} the other readers know as a
+// reference (not a value written inline); positions are kept.
+func opencodeRefs(n *node) *node {
+	if n == nil || n.kind != kObject {
+		return n
+	}
+	out := *n
+	out.vals = make([]*node, len(n.vals))
+	for i, v := range n.vals {
+		out.vals[i] = v
+		if v.kind == kString && opencodeEnv.MatchString(v.str) {
+			c := *v
+			c.str = opencodeEnv.ReplaceAllString(v.str, "${1}$${env:${2}}")
+			out.vals[i] = &c
+		}
+	}
+	return &out
 }

@@ -206,6 +206,7 @@ func jsoncFile(file string) (comments, commas bool) {
 	dir, base := path.Base(path.Dir(s)), path.Base(s)
 	switch {
 	case strings.EqualFold(path.Ext(s), ".jsonc"),
+		base == "opencode.json", // opencode reads JSON and JSONC alike
 		dir == ".vscode",
 		dir == "User" && (base == "mcp.json" || base == "settings.json"),
 		(dir == "zed" || dir == ".zed") && base == "settings.json":
