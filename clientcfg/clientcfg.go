@@ -7,6 +7,7 @@
 package clientcfg
 
 import (
+	"bytes"
 	"os"
 	"path"
 	"path/filepath"
@@ -19,6 +20,8 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/registry"
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
+	"github.com/mcpolicy/mcpolicy/internal/position"
+	"github.com/mcpolicy/mcpolicy/schema"
 )
 
 // ProjectFiles are the project-scope client configs, relative to a project
@@ -86,16 +89,24 @@ func parseRecording(file string, src []byte, home string, local bool, tol *toler
 	r.projectRoot = projectOf(abs, home)
 	r.inherits, r.literal = envInheritance(abs), literalEnv(abs)
 
-	if ext := strings.ToLower(filepath.Ext(file)); (ext == ".yaml" || ext == ".yml") && kubernetes.LooksLikeManifest(src) {
-		return ReadManifest(file, src)
+	if ext := strings.ToLower(filepath.Ext(file)); ext == ".yaml" || ext == ".yml" {
+		return r.yaml(src)
+	}
+	if tol != nil && len(bytes.TrimSpace(bytes.TrimPrefix(src, bom))) == 0 {
+		return nil, &schema.Error{Pos: position.Pos{File: file, Line: 1, Col: 1}, Msg: "an empty file: no server to lint; " + shapesHint}
 	}
 	if strings.EqualFold(filepath.Ext(file), ".toml") {
 		root, err := parseTOML(file, src)
 		if err != nil {
 			return nil, err
 		}
-		servers, _ := root.get("mcp_servers")
-		return r.section(servers, "mcp_servers", r.projectRoot, false)
+		servers, pos := root.get("mcp_servers")
+		ts, err := r.section(servers, "mcp_servers", r.projectRoot, false)
+		markDisabled(ts, servers)
+		if err == nil && len(ts) == 0 {
+			err = tol.noServer(root, []section{{"mcp_servers", pos, servers}})
+		}
+		return ts, err
 	}
 
 	root, err := tol.parseJSON(file, src)
@@ -105,44 +116,87 @@ func parseRecording(file string, src []byte, home string, local bool, tol *toler
 	if root.kind != kObject {
 		return nil, typeError(root, "the top level", kObject)
 	}
+	tol.duplicates(root)
 	r.fileSandbox, _ = root.get("sandbox")
 	var ts []*readback.Target
-	add := func(n *node, where, project string, zed bool) error {
+	var seen []section
+	add := func(n *node, pos position.Pos, where, project string, zed bool) error {
+		if n == nil {
+			return nil
+		}
+		seen = append(seen, section{where, pos, n})
 		got, err := r.section(n, where, project, zed)
+		markDisabled(got, n)
 		ts = append(ts, got...)
 		return err
 	}
-	n, _ := root.get("mcpServers") // Claude, Cursor, Windsurf, Cline, Roo, Gemini; ~/.claude.json user scope
-	if err := add(n, "mcpServers", r.projectRoot, false); err != nil {
+	n, pos := root.get("mcpServers") // Claude, Cursor, Windsurf, Cline, Roo, Gemini; ~/.claude.json user scope
+	if err := add(n, pos, "mcpServers", r.projectRoot, false); err != nil {
 		return nil, err
 	}
-	n, _ = root.get("servers") // VS Code mcp.json, Copilot for JetBrains
-	if err := add(n, "servers", r.projectRoot, false); err != nil {
+	n, pos = root.get("servers") // VS Code mcp.json, Copilot for JetBrains
+	if err := add(n, pos, "servers", r.projectRoot, false); err != nil {
 		return nil, err
 	}
-	mcp, _ := root.get("mcp") // VS Code settings.json: "mcp": {"servers": ...}
-	n, _ = mcp.get("servers")
-	if err := add(n, "mcp.servers", r.projectRoot, false); err != nil {
-		return nil, err
+	mcp, mcpPos := root.get("mcp")
+	if opencodeMCP(mcp) { // opencode: "mcp": {name: {"type": "local", "command": [...]}}
+		if err := add(opencodeSection(mcp), mcpPos, "mcp", r.projectRoot, false); err != nil {
+			return nil, err
+		}
+	} else { // VS Code settings.json: "mcp": {"servers": ...}
+		n, pos = mcp.get("servers")
+		if err := add(n, pos, "mcp.servers", r.projectRoot, false); err != nil {
+			return nil, err
+		}
 	}
-	n, _ = root.get("context_servers") // Zed
-	if err := add(n, "context_servers", r.projectRoot, true); err != nil {
+	n, pos = root.get("context_servers") // Zed
+	if err := add(n, pos, "context_servers", r.projectRoot, true); err != nil {
 		return nil, err
 	}
 	// Claude Code ~/.claude.json: local scope, per project folder.
-	if projects, _ := root.get("projects"); projects != nil && projects.kind == kObject {
+	if projects, pos := root.get("projects"); projects != nil && projects.kind == kObject {
+		seen = append(seen, section{"projects", pos, &node{kind: kObject, pos: projects.pos}})
 		for _, i := range projects.members() {
-			n, _ := projects.vals[i].get("mcpServers")
+			n, pos := projects.vals[i].get("mcpServers")
 			dir := slash(projects.keys[i])
 			if !isAbs(dir) {
 				dir = ""
 			}
-			if err := add(n, "projects."+projects.keys[i]+".mcpServers", dir, false); err != nil {
+			if err := add(n, pos, "projects."+projects.keys[i]+".mcpServers", dir, false); err != nil {
 				return nil, err
 			}
 		}
 	}
+	if len(ts) == 0 {
+		return nil, tol.noServer(root, seen)
+	}
 	return ts, nil
+}
+
+// yaml reads a YAML file given as a client config: a Kubernetes manifest
+// (said in a note), Goose's config (its extensions:), or else an error.
+func (r *reader) yaml(src []byte) ([]*readback.Target, error) {
+	if kubernetes.LooksLikeManifest(src) {
+		ts, err := ReadManifest(r.file, src)
+		if err == nil {
+			r.tol.noteIf(position.Pos{File: r.file, Line: 1, Col: 1}, "a Kubernetes manifest, not a client config: read as one (each container a server), as --manifest reads it")
+		}
+		return ts, err
+	}
+	root, err := parseYAML(r.file, src)
+	if err != nil {
+		return nil, err
+	}
+	ext, pos := root.get("extensions")
+	if ext == nil {
+		return nil, notClientYAML(root)
+	}
+	ts, err := r.section(r.tol.gooseSection(ext), "extensions", r.projectRoot, false)
+	markDisabled(ts, ext)
+	if err == nil && len(ts) == 0 {
+		err = r.tol.noServer(root, []section{{"extensions", pos, ext}})
+	}
+	return ts, err
 }
 
 // projectOf returns the project folder of a project-scope config (slash-

@@ -35,7 +35,10 @@ import (
 // ReadLint reads a client config for lint, as ReadFor does, tolerantly: it
 // returns the targets it could read, the notes about how the file was read
 // (a repair, an entry skipped), and an error when nothing could be read (a
-// *schema.Error at the file's position, or the error opening it).
+// *schema.Error at the file's position, or the error opening it), with the
+// notes made before it. A file that yields no server is an error too (a
+// bare entry is read as one, with an error), unless its servers section
+// is there and empty, or it is a client's settings file with none: a note.
 func ReadLint(file string, o Options) ([]*readback.Target, []lint.Note, error) {
 	src, err := hostfile.ReadRegular(file, hostfile.MaxConfig)
 	if err != nil {
@@ -48,7 +51,7 @@ func ReadLint(file string, o Options) ([]*readback.Target, []lint.Note, error) {
 		t.OnThisMachine = local && !inCluster(t.Launcher)
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, tol.notes, err
 	}
 	return ts, tol.notes, nil
 }
@@ -102,7 +105,7 @@ func (t *tolerance) parseJSON(file string, src []byte) (*node, error) {
 	l.orig = f.orig
 	v, err := hujson.Parse(f.out)
 	if err != nil {
-		e := &schema.Error{Pos: position.Pos{File: file}, Msg: "not valid JSON, even after repairs: " + err.Error()}
+		e := &schema.Error{Pos: position.Pos{File: file, Line: 1, Col: 1}, Msg: "not valid JSON, even after repairs: " + err.Error()}
 		if m := huErr.FindStringSubmatch(err.Error()); m != nil {
 			line, _ := strconv.Atoi(m[1])
 			col, _ := strconv.Atoi(m[2])
@@ -120,6 +123,13 @@ func (t *tolerance) parseJSON(file string, src []byte) (*node, error) {
 			msg = fmt.Sprintf(n.plural, n.count)
 		}
 		t.note(at.pos(n.off), "%s", msg)
+	}
+	if bytes.HasPrefix(src, bom) {
+		if comments {
+			t.note(at.pos(0), "a byte-order mark, skipped: JSON has none (this client's JSONC reader is not known to refuse it; Node's JSON.parse does)")
+		} else {
+			t.note(at.pos(0), "a byte-order mark, skipped: Node's JSON.parse refuses it, so a client that reads plain JSON (Claude Desktop, Claude Code, Cursor...) refuses the file")
+		}
 	}
 	root := fromHuJSON(&v, l)
 	t.fixRoot(root)
@@ -156,6 +166,13 @@ func (t *tolerance) fixRoot(root *node) {
 	if len(root.keys) == 0 {
 		return
 	}
+	if entryLike(root) { // {"command": ..., "args": [...]}: one entry, unnamed
+		t.unread(root.pos, "a bare server entry, with no name and no \"mcpServers\" around it: no client reads it (linted as one server, \"(unnamed)\"); write it as \"mcpServers\": {\"NAME\": {...}}")
+		wrapped := *root
+		inner := &node{kind: kObject, pos: root.pos, keys: []string{"(unnamed)"}, keyPos: []position.Pos{root.pos}, vals: []*node{&wrapped}}
+		*root = node{kind: kObject, pos: root.pos, keys: []string{"mcpServers"}, keyPos: []position.Pos{root.pos}, vals: []*node{inner}}
+		return
+	}
 	for _, v := range root.vals {
 		if !entryLike(v) {
 			return
@@ -189,6 +206,7 @@ func jsoncFile(file string) (comments, commas bool) {
 	dir, base := path.Base(path.Dir(s)), path.Base(s)
 	switch {
 	case strings.EqualFold(path.Ext(s), ".jsonc"),
+		base == "opencode.json", // opencode reads JSON and JSONC alike
 		dir == ".vscode",
 		dir == "User" && (base == "mcp.json" || base == "settings.json"),
 		(dir == "zed" || dir == ".zed") && base == "settings.json":
@@ -210,6 +228,7 @@ type fixer struct {
 	open             []int // offsets of the brackets not closed yet (scan)
 	err              *schema.Error
 	errOff           int
+	rawErr           bool // err is a raw control character in a string
 }
 
 // insertion: n bytes inserted before src[at], at out[outAt].
@@ -344,6 +363,9 @@ func (f *fixer) scan() {
 		case c == '"':
 			i = f.str(i)
 			f.value()
+			if f.err != nil {
+				return
+			}
 			continue
 		case c == '{' || c == '[':
 			f.open = append(f.open, i)
@@ -527,8 +549,18 @@ func (f *fixer) str(i int) int {
 		switch src[j] {
 		case '"':
 			end = j
-		case '\n':
+		case '\n', '\r':
+			if k := bytes.IndexByte(src[j:], '"'); k >= 0 && !bytes.Contains(src[j:j+k], []byte("\n\n")) {
+				// the string goes on past the line end: JSON.parse refuses it there
+				f.rawControl(j)
+				return len(src)
+			}
 			j = len(src)
+		case '\t', '\x00', '\x01', '\x02', '\x03', '\x04', '\x05', '\x06', '\x07', '\x08', '\x0b', '\x0c',
+			'\x0e', '\x0f', '\x10', '\x11', '\x12', '\x13', '\x14', '\x15', '\x16', '\x17', '\x18', '\x19', '\x1a', '\x1b',
+			'\x1c', '\x1d', '\x1e', '\x1f':
+			f.rawControl(j)
+			return len(src)
 		case '\\':
 			if j+1 >= len(src) {
 				continue
@@ -582,6 +614,29 @@ func (f *fixer) str(i int) int {
 	return end + 1
 }
 
+// rawControl makes the error for a control character written raw inside
+// a string at src[j]: JSON (and JSON.parse) needs it escaped.
+func (f *fixer) rawControl(j int) {
+	if f.err != nil {
+		return
+	}
+	what := fmt.Sprintf("a raw control character (U+%04X) inside a string (write \\u%04x)", f.src[j], f.src[j])
+	switch f.src[j] {
+	case '\n', '\r':
+		what = "a raw newline inside a string (write \\n), or the string's closing quote is missing"
+	case '\t':
+		what = "a raw tab inside a string (write \\t)"
+	}
+	f.err, f.errOff, f.rawErr = &schema.Error{Msg: "not valid JSON: " + what}, j, true
+}
+
+// scanRaw scans the file for a control character written raw in a string
+// (rawControl), and reports whether it found one.
+func (f *fixer) scanRaw() bool {
+	f.scan()
+	return f.err != nil && f.rawErr
+}
+
 // winPath reports whether a string as written is a Windows path with a
 // single backslash after its drive (C:\x) or leading dot (.\x, ..\x).
 func winPath(raw []byte) bool {
@@ -622,4 +677,191 @@ func isHex(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// noteIf is note on a tolerant read, nothing on a strict one.
+func (t *tolerance) noteIf(pos position.Pos, format string, args ...any) {
+	if t != nil {
+		t.note(pos, format, args...)
+	}
+}
+
+// unread adds a note about what is not read as it is written: an error
+// (lint exits 1), whatever else the file holds.
+func (t *tolerance) unread(pos position.Pos, msg string) {
+	if t != nil {
+		t.notes = append(t.notes, lint.Note{Pos: pos, Msg: msg, Unread: true})
+	}
+}
+
+// hasUnread reports whether some part of the file is already an error.
+func (t *tolerance) hasUnread() bool {
+	for _, n := range t.notes {
+		if n.Unread {
+			return true
+		}
+	}
+	return false
+}
+
+// shapesHint names the shapes lint reads servers from.
+const shapesHint = "hint: lint reads \"mcpServers\" (Claude, Cursor, Windsurf, Cline, Gemini CLI), \"servers\" (VS Code's mcp.json), " +
+	"\"mcp\" (opencode; VS Code settings' \"mcp\": {\"servers\"}), \"context_servers\" (Zed), [mcp_servers] (Codex's TOML), " +
+	"extensions: (Goose's YAML), each a map of server name to entry"
+
+// section is a servers section of a file as written: its key, where, and
+// its value.
+type section struct {
+	key string
+	pos position.Pos
+	n   *node
+}
+
+// noServer says why a file read tolerantly gave no server (nil on a
+// strict read, or when an entry of it is already an error): a section
+// that is there and empty ({"mcpServers": {}}) is a valid config with no
+// server, a note; a client's settings file with no servers section
+// (settings.json, opencode.json, ~/.claude.json) too; anything else is
+// not a config lint can use, an error at its first key (or 1:1).
+func (t *tolerance) noServer(root *node, seen []section) error {
+	if t == nil || t.hasUnread() {
+		return nil
+	}
+	for _, s := range seen {
+		switch {
+		case s.n == nil:
+		case s.key == "projects":
+			t.note(s.pos, "no server in \"mcpServers\" nor in any project's: nothing to lint")
+			return nil
+		case s.n.kind == kObject && len(s.n.keys) == 0:
+			t.note(s.pos, "%q is empty: a valid config with no server, nothing to lint", s.key)
+			return nil
+		case s.n.kind == kArray && len(s.n.elems) == 0:
+			return &schema.Error{Pos: s.pos, Msg: fmt.Sprintf("%q is an empty list: no server to lint; %s", s.key, shapesHint)}
+		}
+	}
+	pos := root.pos
+	if pos.Line == 0 {
+		pos.Line, pos.Col = 1, 1
+	}
+	if len(seen) == 0 && settingsFile(pos.File) {
+		t.note(pos, "a client's settings file with no servers in it: nothing to lint")
+		return nil
+	}
+	if root.kind == kObject && len(root.keys) > 0 {
+		return &schema.Error{Pos: root.keyPos[0], Msg: fmt.Sprintf("no server to lint: %q is not a key lint reads servers from; %s", root.keys[0], shapesHint)}
+	}
+	return &schema.Error{Pos: pos, Msg: "no server to lint: the file holds no servers section; " + shapesHint}
+}
+
+// settingsFile reports whether file is a client's settings file, which
+// holds servers beside other settings, and often none: Zed's, Gemini
+// CLI's and VS Code's settings.json, opencode.json(c), ~/.claude.json.
+func settingsFile(file string) bool {
+	switch base := strings.ToLower(path.Base(filepath.ToSlash(file))); base {
+	case "settings.json", ".claude.json", "opencode.json", "opencode.jsonc":
+		return true
+	}
+	return false
+}
+
+// markDisabled marks the targets of a section whose entries the client
+// does not start: "disabled": true (Claude Code, Cline, Windsurf,
+// Cursor), "enabled": false (opencode, Goose, Codex).
+func markDisabled(ts []*readback.Target, section *node) {
+	for _, t := range ts {
+		var e *node
+		switch section.kind {
+		case kObject:
+			e, _ = section.get(t.Server)
+		case kArray:
+			for _, el := range section.elems {
+				if n, _ := el.get("name"); n != nil && n.str == t.Server {
+					e = el
+				}
+			}
+		}
+		d, _ := e.get("disabled")
+		en, _ := e.get("enabled")
+		t.Disabled = d != nil && d.kind == kOther && d.str == "true" || en != nil && en.kind == kOther && en.str == "false"
+	}
+}
+
+// duplicates notes each key written twice where a client reads servers: a
+// servers section's key at the top level, a server's name in a section, a
+// field of an entry. A client keeps only the last (JSON.parse, Go's and
+// Rust's decoders, VS Code's reader), and so does lint: the first is
+// shadowed, not live, and its servers are not linted.
+func (t *tolerance) duplicates(root *node) {
+	if t == nil || root == nil || root.kind != kObject {
+		return
+	}
+	isSection := map[string]bool{}
+	for _, k := range sectionKeys {
+		isSection[k] = true
+	}
+	for _, i := range shadowed(root) {
+		k := root.keys[i]
+		if !isSection[k] {
+			continue
+		}
+		_, last := root.get(k)
+		msg := fmt.Sprintf("%q is written again at %d:%d: a client uses only the last (as JSON.parse does), so this one is shadowed and not linted", k, last.Line, last.Col)
+		if v := root.vals[i]; v.kind == kObject && len(v.keys) > 0 {
+			msg += "; its servers are not live: " + strings.Join(v.keys, ", ")
+		}
+		t.note(root.keyPos[i], "%s", msg)
+	}
+	var sections []*node
+	for _, k := range []string{"mcpServers", "servers", "context_servers"} {
+		n, _ := root.get(k)
+		sections = append(sections, n)
+	}
+	mcp, _ := root.get("mcp")
+	if opencodeMCP(mcp) {
+		sections = append(sections, mcp)
+	} else {
+		n, _ := mcp.get("servers")
+		sections = append(sections, n)
+	}
+	if projects, _ := root.get("projects"); projects != nil && projects.kind == kObject {
+		for _, i := range projects.members() {
+			n, _ := projects.vals[i].get("mcpServers")
+			sections = append(sections, n)
+		}
+	}
+	for _, s := range sections {
+		if s == nil || s.kind != kObject {
+			continue
+		}
+		for _, i := range shadowed(s) {
+			_, last := s.get(s.keys[i])
+			t.note(s.keyPos[i], "server %q is written again at %d:%d: a client uses only the last (as JSON.parse does), so this one is shadowed, not live, and not linted", s.keys[i], last.Line, last.Col)
+		}
+		for _, i := range s.members() {
+			e := s.vals[i]
+			if e.kind != kObject {
+				continue
+			}
+			for _, j := range shadowed(e) {
+				_, last := e.get(e.keys[j])
+				t.note(e.keyPos[j], "%q of server %q is written again at %d:%d: a client uses only the last (as JSON.parse does), so this value is shadowed and not linted", e.keys[j], s.keys[i], last.Line, last.Col)
+			}
+		}
+	}
+}
+
+// shadowed lists the members of an object written again after them.
+func shadowed(n *node) []int {
+	last := map[string]int{}
+	for i, k := range n.keys {
+		last[k] = i
+	}
+	var out []int
+	for i, k := range n.keys {
+		if last[k] != i {
+			out = append(out, i)
+		}
+	}
+	return out
 }

@@ -171,7 +171,8 @@ func TestTolerantUnreadable(t *testing.T) {
 		{"missing comma after a repair", "# x\n\"mcpServers\": {\"a\": {\"command\": \"C:\\npx\" \"args\": []}}", "2:42", "after object value"},
 		{"two braces missing", "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"npx\"}\n", "2:17", "2 brackets are never closed"},
 		{"prose", "Add this to your config:\n{\"mcpServers\": {}}", "1:1", "invalid"},
-		{"empty", "", "1:1", "EOF"},
+		{"empty", "", "1:1", "an empty file: no server to lint"},
+		{"blank", "\xef\xbb\xbf\n  \n", "1:1", "an empty file"},
 		{"not an object", "[\"a\"]", "1:1", "the top level must be an object"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 	"github.com/mcpolicy/mcpolicy/internal/position"
+	"github.com/mcpolicy/mcpolicy/internal/printable"
 	"github.com/mcpolicy/mcpolicy/schema"
 	"github.com/pelletier/go-toml/v2/unstable"
 	"github.com/tailscale/hujson"
@@ -123,7 +124,7 @@ func (l *lines) pos(off int) position.Pos {
 
 var bom = []byte("\xef\xbb\xbf")
 
-var huErr = lazyre.New(`^hujson: line (\d+), column (\d+): (.*)$`)
+var huErr = lazyre.New(`(?s)^hujson: line (\d+), column (\d+): (.*)$`)
 
 // parseJSON reads JSON with comments and trailing commas. hujson parses the
 // original bytes and keeps each value's offset, so positions are those of
@@ -135,7 +136,7 @@ func parseJSON(file string, src []byte) (*node, error) {
 	}
 	v, err := hujson.Parse(b)
 	if err != nil {
-		e := &schema.Error{Pos: position.Pos{File: file}, Msg: "not valid JSON: " + err.Error()}
+		e := &schema.Error{Pos: position.Pos{File: file, Line: 1, Col: 1}, Msg: "not valid JSON: " + err.Error()}
 		if m := huErr.FindStringSubmatch(err.Error()); m != nil {
 			e.Pos.Line, _ = strconv.Atoi(m[1])
 			e.Pos.Col, _ = strconv.Atoi(m[2])
@@ -144,6 +145,12 @@ func parseJSON(file string, src []byte) (*node, error) {
 			}
 			e.Msg = "not valid JSON (with comments): " + m[3]
 		}
+		// A control character written raw in a string: said, at it, as the
+		// tolerant read says it (the parser's message quotes it raw).
+		if f := (&fixer{src: src, comments: true, commas: true}); f.scanRaw() {
+			e.Pos, e.Msg = newLines(file, src).pos(f.errOff), f.err.Msg
+		}
+		e.Msg = printable.String(e.Msg)
 		return nil, e
 	}
 	return fromHuJSON(&v, newLines(file, src)), nil

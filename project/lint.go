@@ -50,8 +50,8 @@ func ReadLint(o LintOptions) *LintInput {
 	co := clientcfg.Options{Home: o.Home, ThisMachine: o.ThisMachine, Project: projectRoot}
 	for _, c := range o.Clients {
 		ts, ns, err := clientcfg.ReadLint(c, co)
-		if err != nil {
-			ns = []lint.Note{unreadLintNote(c, err)}
+		if err != nil { // what was noted before it, then why the file is not linted
+			ns = append(ns, unreadLintNote(c, err))
 		}
 		for _, n := range ns {
 			if n.Unread {

@@ -172,6 +172,13 @@ func lintTarget(t *readback.Target, o Options, registry []*Rule, only map[string
 	case hasFlag(t, readback.FlagToolHive):
 		sum.Confinement = "toolhive"
 	}
+	if t.Disabled { // the client does not start it: what it would be is info
+		sum.Grants, sum.Exposure, sum.Confinement = -1, -1, "disabled"
+		for i := range fs {
+			fs[i].Level = Info.String()
+			fs[i].Message += " (disabled entry)"
+		}
+	}
 	for _, f := range fs {
 		if f.Waived == "" && (sum.Worst == "" || mustSeverity(f.Level) > mustSeverity(sum.Worst)) {
 			sum.Worst = f.Level

@@ -86,6 +86,10 @@ type Target struct {
 	// taken as yes). Claude Desktop, Windsurf, Cline and Codex pass only a
 	// few (HOME, PATH...); Gemini CLI redacts secret-looking names.
 	EnvInherited func(name string) bool
+	// Disabled: the entry is turned off in its client ("disabled": true,
+	// opencode's and Goose's "enabled": false): the client does not start
+	// it, so its findings are reported at info and do not fail the run.
+	Disabled bool `json:"disabled,omitempty"`
 }
 
 // Passes reports whether the server can receive a value for the variable:

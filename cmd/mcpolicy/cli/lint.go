@@ -64,7 +64,10 @@ error at its position; the other configs and entries are still linted.
 
 Exit codes: 0 nothing at or above --fail-on, 5 findings at or above it,
 1 usage or I/O error, or a client config (or an entry in one) that could
-not be read (even with findings), 2 an invalid policy.`,
+not be read, or that yields no server (even with findings; an empty servers
+section is a note), 2 an invalid policy. An entry the client does not start
+("disabled": true, "enabled": false) is reported as disabled, its findings
+at info.`,
 		Example: `  mcpolicy lint
   mcpolicy lint --client ~/Library/Application\ Support/Claude/claude_desktop_config.json
   mcpolicy lint --manifest deploy/code-index.yaml
@@ -112,11 +115,10 @@ func lintRun(opts *lintOptions) error {
 	if err := lint.Write(opts.Out, rep, opts.Format, version()); err != nil {
 		return &exitError{code: ExitError, err: err}
 	}
-	switch {
-	case len(in.Unread) > 0: // the lint is incomplete: not "clean", whatever it found
+	// A file that yields no server is an Unread PARSE error, unless it is a
+	// valid config with none (an empty servers section: a PARSE note).
+	if len(in.Unread) > 0 { // the lint is incomplete: not "clean", whatever it found
 		return &exitError{code: ExitError, err: fmt.Errorf("not linted (see PARSE): %s", strings.Join(in.Unread, ", "))}
-	case len(in.Targets) == 0:
-		return &exitError{code: ExitError, err: fmt.Errorf("nothing to lint: no server in the client configs")}
 	}
 	if worst, any := rep.Worst(); any && threshold >= 0 && worst >= threshold {
 		return &errSilent{code: ExitFindings}
