@@ -106,6 +106,7 @@ func parseRecording(file string, src []byte, home string, local bool, tol *toler
 		return nil, typeError(root, "the top level", kObject)
 	}
 	r.fileSandbox, _ = root.get("sandbox")
+	r.secretInputs = secretInputs(root) // secrets.go
 	var ts []*readback.Target
 	add := func(n *node, where, project string, zed bool) error {
 		got, err := r.section(n, where, project, zed)

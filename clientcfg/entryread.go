@@ -22,6 +22,8 @@ type reader struct {
 	file     string
 	inherits func(string) bool // see readback.Target.EnvInherited
 	literal  bool              // the client expands no ${VAR} in env values
+	// secretInputs are a VS Code file's password inputs, by id (secrets.go).
+	secretInputs map[string]bool
 	// fileSandbox is a VS Code mcp.json's top-level "sandbox" object.
 	fileSandbox *node
 	// record, when set, is given each entry read (ReadLaunches).
@@ -86,6 +88,8 @@ type entry struct {
 	name    string
 	t       *readback.Target
 	ran     []arg // the command it runs and its arguments, past the wrappers read through
+	// secrets: what the file says of references (secrets.go).
+	secrets secretContext
 }
 
 func (e *entry) flag(k readback.FlagKind, v string, pos position.Pos) {
@@ -149,7 +153,7 @@ func (r *reader) entry(section, name string, keyPos position.Pos, n *node, proje
 // newEntry starts reading the entry name, written at keyPos, of a config
 // whose project folder is project ("" for a user config).
 func (r *reader) newEntry(name string, keyPos position.Pos, project string) *entry {
-	e := &entry{paths: r.paths, name: name}
+	e := &entry{paths: r.paths, name: name, secrets: secretContext{literal: r.literal, inputs: r.secretInputs}}
 	e.projectRoot = project
 	e.t = &readback.Target{Server: name, File: r.file, Pos: keyPos, Origin: readback.FromClient,
 		ProjectRoot: filepath.FromSlash(project), Home: r.home}
@@ -231,8 +235,8 @@ func (e *entry) inlineSecrets(f fields, n *node, field string) error {
 		if v.kind == kObject || v.kind == kArray {
 			return typeError(v, f.where(field+"."+n.keys[i]), kString)
 		}
-		if v.kind == kString && looksLikeSecret(n.keys[i], v.str) {
-			e.flag(readback.FlagSecretInline, n.keys[i], n.keyPos[i])
+		if v.kind == kString {
+			e.valueSecret(n.keys[i], v.str, n.keyPos[i], field == "env") // secrets.go
 		}
 	}
 	return nil

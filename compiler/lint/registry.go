@@ -64,7 +64,7 @@ type Rule struct {
 // assembled by functions, which a command that lints nothing (build,
 // run) need not pay for at start-up.
 var rules = sync.OnceValue(func() []*Rule {
-	return append(append(builtinRules(), homeVarRule(), nestedRule(), cacheRule(), runsNextRule(), pinRule()), k8sRules()...)
+	return append(append(append(builtinRules(), homeVarRule(), nestedRule(), cacheRule(), runsNextRule(), pinRule()), k8sRules()...), secretRules()...)
 })
 
 // Registry lists every rule, sorted by ID.
