@@ -163,7 +163,14 @@ func (e *entry) argRefs(s string, pos position.Pos, ex expansion, shell bool) bo
 			e.once(readback.FlagSecretInArgv, "the secret input "+r.Name, pos)
 			return true
 		case r.Form != "${input:}":
-			e.once(readback.FlagSecretInArgv, "the secret variable "+r.Name+" ("+strings.Replace(r.Form, "}", r.Name+"}", 1)+")", pos)
+			written := "%" + r.Name + "%"
+			switch r.Form {
+			case "$":
+				written = "$" + r.Name
+			case "${}", "${env:}":
+				written = strings.TrimSuffix(r.Form, "}") + r.Name + "}"
+			}
+			e.once(readback.FlagSecretInArgv, "the secret variable "+r.Name+" ("+written+")", pos)
 			return true
 		}
 	}

@@ -26,7 +26,11 @@ func secretRules() []*Rule {
 					if f.Kind != readback.FlagSecretPlaceholder {
 						continue
 					}
-					report(f.Pos, "%s holds a placeholder: the file asks for the secret inline; pass it by reference (%s)", f.Value, references(t.File, f.Value))
+					how := "pass it by reference"
+					if strings.HasPrefix(f.Value, "-") || f.Value == "an argument" {
+						how = "pass it in the server's env, by reference" // a reference in argv is SECRET_IN_ARGV
+					}
+					report(f.Pos, "%s holds a placeholder: the file asks for the secret inline; %s (%s)", f.Value, how, references(t.File, f.Value))
 				}
 			},
 		},
@@ -50,7 +54,11 @@ func secretRules() []*Rule {
 				if img, ok := entryImage(t); ok {
 					if official := mirrorOf(img); official != "" {
 						name, _, _ := imageRef(img)
-						report(t.ImagePos, "image %s is a copy of %s published by another party: the token you pass runs through their build", name, official)
+						what := "what you hand it runs"
+						if len(t.Plan.Env) > 0 {
+							what = "the token you pass runs"
+						}
+						report(t.ImagePos, "image %s is a copy of %s published by another party: %s through their build", name, official, what)
 					}
 				}
 			},
@@ -59,13 +67,13 @@ func secretRules() []*Rule {
 }
 
 // envLike is a variable's name (not an option's, not a phrase).
-var envLike = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envLike = lazyre.New(`^[A-Z_][A-Z0-9_]*$`)
 
 // references says how the client of file passes a secret by reference,
 // for a variable name (or an option, a header: the server's own variable
 // then).
 func references(file, name string) string {
-	v := "NAME"
+	v := "TOKEN"
 	if envLike.MatchString(name) {
 		v = name
 	}

@@ -43,6 +43,9 @@ func TestIdentifiers(t *testing.T) {
 		// A token format is a secret under any name.
 		{"CLOUDFLARE_ACCOUNT_ID", "ghp_Qz7Xm2Lk9Vb4Rt8Wp3Nc6Yh1Jd5Fg0aSe2Ui", true},
 		{"DATABASE_URL", "postgres://app:Tr0ub4dor3x@db:5432/app", true},
+		// A value that says no secret is needed.
+		{"OPENAI_API_KEY", "not-needed", false},
+		{"OPENAI_API_KEY", "sk-no-key-required", false},
 		// Not identifiers: the shape still decides.
 		{"SESSION_ID", "Qz7Xm2Lk9Vb4Rt8Wp3Nc6Yh1Jd5Fg0aSe2Ui", true},
 		{"CLOUDFLARE_API_TOKEN", "0123456789abcdef0123456789abcdef", true},
@@ -81,6 +84,8 @@ func TestPlaceholder(t *testing.T) {
 		{"DB_PASSWORD", "hunter2", false, false},
 		{"OPENAI_API_KEY", "none", false, false},
 		{"OPENAI_API_KEY", "dummy", false, false},
+		{"OPENAI_API_KEY", "not-needed", false, false},
+		{"OPENAI_API_KEY", "sk-no-key-required", false, false},
 		{"OPENAI_API_KEY", "", false, false},
 		// Not where a secret goes.
 		{"JIRA_URL", "https://your-domain.atlassian.net", false, false},
