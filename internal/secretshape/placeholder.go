@@ -80,14 +80,23 @@ func ArgPlaceholder(s string) bool {
 	if urlAsks(s) {
 		return true
 	}
-	if credential(s) != "" || !asks(s) {
+	// Most arguments (packages, paths, options) name no secret: the
+	// cheap tests first.
+	if !hasTokenPrefix(s) && !namesSecret(strings.Trim(s, "<>[]{} ")) {
 		return false
 	}
-	if hasTokenPrefix(s) {
-		return true
+	return asks(s) && credential(s) == ""
+}
+
+// namesSecret reports whether a placeholder's text names a secret
+// (YOUR_API_KEY, your-github-token).
+func namesSecret(s string) bool {
+	u := strings.ToUpper(s)
+	if !strings.Contains(u, "TOKEN") && !strings.Contains(u, "SECRET") && !strings.Contains(u, "PASS") &&
+		!strings.Contains(u, "KEY") && !strings.Contains(u, "CREDENTIAL") && !strings.Contains(u, "AUTH") {
+		return false
 	}
-	inner := strings.Trim(s, "<>[]{} ")
-	return secretName.MatchString(inner) || strings.Contains(strings.ToUpper(inner), "TOKEN")
+	return strings.Contains(u, "TOKEN") || secretName.MatchString(s)
 }
 
 // refs finds the references in a value.

@@ -43,7 +43,7 @@ import (
 //     sk-your-key): not inline. Inside a URL any literal password counts,
 //     even "pass" or a default like postgres:postgres (it opens the
 //     database); only a placeholder or a reference there does not.
-//     2b. Identifiers: a name that says its value names something rather
+//     Identifiers come next: a name that says its value names something rather
 //     than opens it (ACCOUNT_ID, PROJECT_ID, ORG_ID, TENANT_ID, CLIENT_ID,
 //     APP_ID, USER_ID, TEAM_ID, WORKSPACE_ID..., REGION, ZONE, ENDPOINT,
 //     *_URL, *_USER, *_USERNAME, *_EMAIL; see identifierNamed): not a
