@@ -46,6 +46,7 @@ func TestIdentifiers(t *testing.T) {
 		// A value that says no secret is needed.
 		{"OPENAI_API_KEY", "not-needed", false},
 		{"OPENAI_API_KEY", "sk-no-key-required", false},
+		{"OPENAI_API_KEY", "ollama", false},
 		// Not identifiers: the shape still decides.
 		{"SESSION_ID", "Qz7Xm2Lk9Vb4Rt8Wp3Nc6Yh1Jd5Fg0aSe2Ui", true},
 		{"CLOUDFLARE_API_TOKEN", "0123456789abcdef0123456789abcdef", true},

@@ -38,7 +38,7 @@ import (
 //  2. Placeholders: <...>, [...], {{...}}, your..., ..._here, xxx, ***,
 //     "...", changeme, replace-me, todo, none, null, example, values that
 //     say no secret is needed (not-needed, unused, n/a, sk-no-key-required,
-//     a local model's convention), and a known
+//     ollama, lm-studio: local models' conventions), and a known
 //     prefix with the wrong shape after it (ghp_your_token_here,
 //     sk-your-key): not inline. Inside a URL any literal password counts,
 //     even "pass" or a default like postgres:postgres (it opens the
@@ -79,7 +79,7 @@ var (
 
 	placeholder = lazyre.New(`(?i)^(<.*>|\[.*\]|\{\{.*\}\}|\{[A-Za-z_ ]*\}|\.\.\.|…|x{3,}|\*{3,}|•+|-+|_+|\?+|` +
 		`change[_\-]?me|replace[_\-]?me|fill[_\-]?me|todo|tbd|fixme|none|null|nil|undefined|redacted|dummy|fake|sample|example|placeholder|` +
-		`not[_\-]?(needed|required|used|set)|unused|n/?a|(sk-)?no[_\-]?key([_\-]required)?|` +
+		`not[_\-]?(needed|required|used|set)|unused|n/?a|(sk-)?no[_\-]?key([_\-]required)?|ollama|lm[_\-]?studio|` +
 		`secret|token|password|passwd|pass|api[_\-]?key|key|` +
 		`your.*|.*[_\- ]your[_\- ].*|.*[_\- ]here|(insert|enter|put|add|paste|replace|set)[_\- ].*|.*(\.\.\.|…)|.*(x{4,}|X{4,}|\*{4,}|0{8,}).*)$`)
 	placeholderWord = lazyre.New(`(?i)^(your|here|replace|insert|example|placeholder|token|key|secret|x{3,})$`)
