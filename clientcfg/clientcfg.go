@@ -118,6 +118,7 @@ func parseRecording(file string, src []byte, home string, local bool, tol *toler
 	}
 	tol.duplicates(root)
 	r.fileSandbox, _ = root.get("sandbox")
+	r.secretInputs = secretInputs(root) // secrets.go
 	var ts []*readback.Target
 	var seen []section
 	add := func(n *node, pos position.Pos, where, project string, zed bool) error {

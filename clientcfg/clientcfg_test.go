@@ -201,8 +201,10 @@ func TestVSCodeJSONC(t *testing.T) {
 	if idx == nil || at(idx.Pos) != "9:5" || idx.ProjectRoot != root {
 		t.Fatalf("index: %+v (project root want %s)", idx, root)
 	}
-	if len(idx.Flags) != 0 {
-		t.Errorf("index flags: %q", flags(idx))
+	// -e TOKEN=${input:token}: VS Code expands the password input into
+	// docker's argv (issue 35).
+	if got := flags(idx); !slices.Equal(got, []string{"secret-in-argv=the secret input token@21:15"}) {
+		t.Errorf("index flags: %q", got)
 	}
 	p := idx.Plan
 	wantMount := compiler.Mount{Source: compiler.HostPath{Base: compiler.ProjectRoot, Rel: "."}, Target: "/workspace",
@@ -342,7 +344,8 @@ func TestDockerAndBwrapFlags(t *testing.T) {
 			"unbounded-tmpfs=/scratch", "docker-socket=/var/run/docker.sock", "network=host",
 			"unknown-flag=--device /dev/kvm", "root-user=0:0"}, defaults...),
 			[]string{"/var/run/docker.sock:/var/run/docker.sock:rw"}, nil},
-		{"volumes", append([]string{"root-user=", "network=bridge"}, defaults...), // --env=LEVEL=debug: a setting
+		{"volumes", append([]string{"root-user=", "network=bridge", // --env=LEVEL=debug: a setting; REF=${GITHUB_TOKEN}: expanded into docker's argv
+			"secret-in-argv=the secret variable GITHUB_TOKEN (${GITHUB_TOKEN})"}, defaults...),
 			[]string{"${PROJECT_ROOT}/src:/src:ro", "${PROJECT_ROOT}/out:/out:rw"}, func(t *testing.T, p *compiler.Plan) {
 				if !slices.Equal(p.EnvNames(), []string{"A", "B", "PLAIN", "LEVEL", "REF"}) {
 					t.Errorf("env %q", p.Env)

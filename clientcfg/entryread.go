@@ -22,6 +22,8 @@ type reader struct {
 	file     string
 	inherits func(string) bool // see readback.Target.EnvInherited
 	literal  bool              // the client expands no ${VAR} in env values
+	// secretInputs are a VS Code file's password inputs, by id (secrets.go).
+	secretInputs map[string]bool
 	// fileSandbox is a VS Code mcp.json's top-level "sandbox" object.
 	fileSandbox *node
 	// record, when set, is given each entry read (ReadLaunches).
@@ -89,6 +91,8 @@ type entry struct {
 	// unexpanded are the HOME_NOT_EXPANDED flags of a launcher's
 	// arguments, by index: a mount there is never made (literal.go).
 	unexpanded []unexpanded
+	// secrets: what the file says of references (secrets.go).
+	secrets secretContext
 }
 
 func (e *entry) flag(k readback.FlagKind, v string, pos position.Pos) {
@@ -144,6 +148,7 @@ func (r *reader) entry(section, name string, keyPos position.Pos, n *node, proje
 	e.dropUnexpanded()
 	e.clientVars(cmd, args) // literal.go: variables the client passes as written
 	e.argSecrets(cmd, args) // secrets.go: tokens and passwords in argv
+	e.argvSecretsHanded()   // host.go: a secret in an unconfined server's argv
 	e.sortFlags()
 	if r.record != nil {
 		r.record(e)
@@ -154,7 +159,7 @@ func (r *reader) entry(section, name string, keyPos position.Pos, n *node, proje
 // newEntry starts reading the entry name, written at keyPos, of a config
 // whose project folder is project ("" for a user config).
 func (r *reader) newEntry(name string, keyPos position.Pos, project string) *entry {
-	e := &entry{paths: r.paths, name: name}
+	e := &entry{paths: r.paths, name: name, secrets: secretContext{literal: r.literal, inputs: r.secretInputs}}
 	e.projectRoot = project
 	e.t = &readback.Target{Server: name, File: r.file, Pos: keyPos, Origin: readback.FromClient,
 		ProjectRoot: filepath.FromSlash(project), Home: r.home}
@@ -236,8 +241,8 @@ func (e *entry) inlineSecrets(f fields, n *node, field string) error {
 		if v.kind == kObject || v.kind == kArray {
 			return typeError(v, f.where(field+"."+n.keys[i]), kString)
 		}
-		if v.kind == kString && looksLikeSecret(n.keys[i], v.str) {
-			e.flag(readback.FlagSecretInline, n.keys[i], n.keyPos[i])
+		if v.kind == kString {
+			e.valueSecret(n.keys[i], v.str, n.keyPos[i], field == "env") // secrets.go
 		}
 	}
 	return nil

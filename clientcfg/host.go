@@ -2,12 +2,14 @@ package clientcfg
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 	"github.com/mcpolicy/mcpolicy/internal/position"
+	"github.com/mcpolicy/mcpolicy/internal/secretshape"
 )
 
 // hostRun is what an entry keeps while it reads a command run on the host:
@@ -135,7 +137,7 @@ func (e *entry) handedSecrets(cmd arg, args []arg) []grant {
 		out = append(out, grant{what: "the variables of the env file " + f.s + ", which the wrapper loads", pos: f.pos})
 	}
 	for _, k := range e.envKeys {
-		if secretNamed(k.name) && (!k.hasValue || strings.TrimSpace(k.value) != "") {
+		if secretNamed(k.name) && (!k.hasValue || strings.TrimSpace(k.value) != "" && !secretshape.NoSecret(k.value)) {
 			how := "(env " + k.name + ")"
 			if !k.hasValue {
 				how = "(env_vars " + k.name + ", forwarded from the client's environment)"
@@ -155,7 +157,7 @@ func (e *entry) handedSecrets(cmd arg, args []arg) []grant {
 			}
 			val, pos = args[i+1].s, args[i+1].pos
 		}
-		if strings.TrimSpace(val) != "" {
+		if strings.TrimSpace(val) != "" && !secretshape.NoSecret(val) {
 			out = append(out, grant{what: "the secret passed as " + name, pos: pos})
 		}
 	}
@@ -680,4 +682,23 @@ func (e *entry) readable(deny []arg) []string {
 		open = append(open[:3], fmt.Sprintf("%d more", len(open)-3))
 	}
 	return open
+}
+
+// argvSecretsHanded adds, for a server nothing confines, an
+// UNCONFINED_SECRET for each secret reference the client expands into its
+// argv (SECRET_IN_ARGV, read after the launch) that handedSecrets did not
+// already see as an option's value: the process is handed it all the same.
+func (e *entry) argvSecretsHanded() {
+	if e.t.Launcher == "" || !slices.ContainsFunc(e.t.Flags, func(f readback.Flag) bool { return f.Kind == readback.FlagUnconfined }) {
+		return
+	}
+	for _, f := range e.t.Flags {
+		if f.Kind != readback.FlagSecretInArgv {
+			continue
+		}
+		if slices.ContainsFunc(e.t.Flags, func(g readback.Flag) bool { return g.Kind == readback.FlagUnconfinedSecret && g.Pos == f.Pos }) {
+			continue
+		}
+		e.flag(readback.FlagUnconfinedSecret, fmt.Sprintf("%s runs unconfined on the host and is handed %s, in its arguments", e.t.Launcher, f.Value), f.Pos)
+	}
 }

@@ -253,10 +253,16 @@ func (e *entry) clientVars(cmd arg, args []arg) {
 			e.unexpandedVars(a, "args")
 		}
 	}
+	ex := expansionOf(e.t.File)
+	expandsNone := ex.known && !ex.braces && !ex.dollar && !ex.envColon && !ex.vscode
 	for _, k := range e.envKeys {
 		if k.hasValue && k.pos != k.valPos { // an env object's, not an env wrapper's NAME=value
 			v := arg{k.value, k.valPos}
-			e.unexpandedVars(v, "env "+k.name)
+			// A secret's reference where the client expands none is
+			// SECRET_PLACEHOLDER's (secrets.go): the file asks for it inline.
+			if !(expandsNone && secretNamed(k.name) && isReference(k.value)) {
+				e.unexpandedVars(v, "env "+k.name)
+			}
 			e.homeInEnv(k.name, v)
 		}
 	}

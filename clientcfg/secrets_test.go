@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -200,6 +201,68 @@ func TestArgSecrets(t *testing.T) {
 	} {
 		if got := secrets(server); !slices.Equal(got, want) {
 			t.Errorf("%s: secrets %q, want %q", server, got, want)
+		}
+	}
+}
+
+// TestSecretInArgv: a secret reference in args is flagged where the
+// entry's client (or the shell of a command string) expands it, and a
+// placeholder where a secret goes, by client: the same args read in each
+// client's file.
+func TestSecretInArgv(t *testing.T) {
+	for _, c := range []struct {
+		file, arg string
+		want      string // the flag's kind, "" for none
+	}{
+		{".mcp.json", "${GITHUB_TOKEN}", "secret-in-argv"},
+		{".mcp.json", "${GITHUB_TOKEN:-x}", "secret-in-argv"},
+		{".mcp.json", "${env:GITHUB_TOKEN}", ""}, // Claude Code expands ${VAR} only
+		{".mcp.json", "$GITHUB_TOKEN", ""},
+		{".mcp.json", "${HOME}", ""},
+		{".gemini/settings.json", "$GITHUB_TOKEN", "secret-in-argv"},
+		{".cursor/mcp.json", "${env:GITHUB_TOKEN}", "secret-in-argv"},
+		{".cursor/mcp.json", "${GITHUB_TOKEN}", ""}, // Cursor expands ${env:VAR} only
+		{"windsurf/mcp_config.json", "${env:API_KEY}", "secret-in-argv"},
+		{".vscode/mcp.json", "${input:pat}", "secret-in-argv"},
+		{".vscode/mcp.json", "${input:name}", ""}, // no password input
+		{"claude_desktop_config.json", "${GITHUB_TOKEN}", ""},
+		{"claude_desktop_config.json", "--token=${GITHUB_TOKEN}", ""},
+		// A shell expands what it is given, in any client.
+		{"claude_desktop_config.json", "exec server --token $GITHUB_TOKEN", "secret-in-argv"},
+		// Any reference as a secret option's value.
+		{".vscode/mcp.json", "--token=${input:name}", "secret-in-argv"},
+		{".mcp.json", "-e=GITHUB_TOKEN=${GITHUB_TOKEN}", "secret-in-argv"}, // a secret variable anywhere in an argument
+		{".mcp.json", "GITHUB_TOKEN=${GITHUB_TOKEN}", "secret-in-argv"},
+		// Placeholders.
+		{".mcp.json", "--api-key=YOUR_KEY", "secret-placeholder"},
+		{".mcp.json", "<YOUR_API_KEY>", "secret-placeholder"},
+		{".mcp.json", "Authorization: Bearer YOUR_PAT", "secret-placeholder"},
+		{".mcp.json", "redis://:<password>@cache:6379", "secret-placeholder"},
+		{".mcp.json", "<your workspace>", ""},
+	} {
+		dir := t.TempDir()
+		file := filepath.Join(dir, filepath.FromSlash(c.file))
+		os.MkdirAll(filepath.Dir(file), 0o755)
+		key := "mcpServers"
+		if strings.HasPrefix(c.file, ".vscode") {
+			key = "servers"
+		}
+		src := `{"inputs": [{"id": "pat", "password": true}, {"id": "name"}], "` + key + `": {"s": {"command": "npx", "args": ["-y", "x@1", ` + strconv.Quote(c.arg) + `]}}}`
+		if strings.Contains(c.arg, " server ") {
+			src = `{"mcpServers": {"s": {"command": "sh", "args": ["-c", ` + strconv.Quote(c.arg) + `]}}}`
+		}
+		ts, err := parse(file, []byte(src), "/home/me", true)
+		if err != nil || len(ts) != 1 {
+			t.Fatalf("%s %s: %v", c.file, c.arg, err)
+		}
+		var got []string
+		for _, fl := range ts[0].Flags {
+			if strings.HasPrefix(string(fl.Kind), "secret-") {
+				got = append(got, string(fl.Kind))
+			}
+		}
+		if want := []string{c.want}; c.want == "" && len(got) != 0 || c.want != "" && !slices.Equal(got, want) {
+			t.Errorf("%s %q: %q, want %q", c.file, c.arg, got, c.want)
 		}
 	}
 }

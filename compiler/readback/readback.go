@@ -196,6 +196,10 @@ const (
 	FlagK8sHostPath      FlagKind = "k8s-hostpath"       // a hostPath volume (Value: its path)
 	FlagK8sHostPathWrite FlagKind = "k8s-hostpath-write" // a hostPath volume mounted read-write (Value: path -> mountPath)
 	FlagK8sSecretValue   FlagKind = "k8s-secret-value"   // env value: a secret written in the manifest (Value: the name)
+
+	// Secrets a client entry asks for inline, or puts in argv (issue 35).
+	FlagSecretPlaceholder FlagKind = "secret-placeholder" // a placeholder where a secret goes: YOUR_TOKEN_HERE, <token>, Bearer YOUR_PAT (Value: the variable, header or option, or "an argument")
+	FlagSecretInArgv      FlagKind = "secret-in-argv"     // a secret reference expanded into argv: ${input:ID} of a password input, ${env:TOKEN} (Value: what, a phrase)
 )
 
 // Problem is why a backend refuses a plan, at the position that asks for it.

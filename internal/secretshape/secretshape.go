@@ -36,11 +36,19 @@ import (
 //     AKIAXXXXXXXXXXXXXXXX) or, where the format allows separators, one of
 //     its words is a placeholder word (sk-ant-api03-your-key-here...).
 //  2. Placeholders: <...>, [...], {{...}}, your..., ..._here, xxx, ***,
-//     "...", changeme, replace-me, todo, none, null, example, and a known
+//     "...", changeme, replace-me, todo, none, null, example, values that
+//     say no secret is needed (not-needed, unused, n/a, sk-no-key-required,
+//     ollama, lm-studio: local models' conventions), and a known
 //     prefix with the wrong shape after it (ghp_your_token_here,
 //     sk-your-key): not inline. Inside a URL any literal password counts,
 //     even "pass" or a default like postgres:postgres (it opens the
 //     database); only a placeholder or a reference there does not.
+//     Identifiers come next: a name that says its value names something rather
+//     than opens it (ACCOUNT_ID, PROJECT_ID, ORG_ID, TENANT_ID, CLIENT_ID,
+//     APP_ID, USER_ID, TEAM_ID, WORKSPACE_ID..., REGION, ZONE, ENDPOINT,
+//     *_URL, *_USER, *_USERNAME, *_EMAIL; see identifierNamed): not a
+//     secret whatever its value's shape (32 hex digits, a UUID), once step 1
+//     found no credential in it (a ghp_... token in ACCOUNT_ID still is).
 //  3. Settings: booleans, numbers (unless the name says password or PIN),
 //     durations, URLs without credentials, paths (/x/y, ~/x, ./x, C:\x),
 //     e-mail addresses: not secrets.
@@ -71,6 +79,7 @@ var (
 
 	placeholder = lazyre.New(`(?i)^(<.*>|\[.*\]|\{\{.*\}\}|\{[A-Za-z_ ]*\}|\.\.\.|…|x{3,}|\*{3,}|•+|-+|_+|\?+|` +
 		`change[_\-]?me|replace[_\-]?me|fill[_\-]?me|todo|tbd|fixme|none|null|nil|undefined|redacted|dummy|fake|sample|example|placeholder|` +
+		`not[_\-]?(needed|required|used|set)|unused|n/?a|(sk-)?no[_\-]?key([_\-]required)?|ollama|lm[_\-]?studio|` +
 		`secret|token|password|passwd|pass|api[_\-]?key|key|` +
 		`your.*|.*[_\- ]your[_\- ].*|.*[_\- ]here|(insert|enter|put|add|paste|replace|set)[_\- ].*|.*(\.\.\.|…)|.*(x{4,}|X{4,}|\*{4,}|0{8,}).*)$`)
 	placeholderWord = lazyre.New(`(?i)^(your|here|replace|insert|example|placeholder|token|key|secret|x{3,})$`)
@@ -326,6 +335,9 @@ func secretKind(name, value string) string {
 	if what := credential(bare); what != "" {
 		return what
 	}
+	if identifierNamed(name) {
+		return ""
+	}
 	if secretNamed(name) && awsSecret.MatchString(bare) && random(bare) {
 		return "an AWS secret access key"
 	}
@@ -392,3 +404,73 @@ var (
 
 // TokenFormats builds the known token formats (a test compiles them).
 func TokenFormats() int { return len(tokenFormats()) }
+
+// identifierOwners are the words before a final ID (ACCOUNT_ID, TEAM_ID):
+// what an identifier names. An ID of something else (SESSION_ID, which
+// some services take as a bearer credential) is left to the value's shape.
+var identifierOwners = map[string]bool{
+	"ACCOUNT": true, "PROJECT": true, "ORG": true, "ORGANIZATION": true, "ORGANISATION": true, "TENANT": true,
+	"CLIENT": true, "APP": true, "APPLICATION": true, "USER": true, "TEAM": true, "WORKSPACE": true,
+	"SITE": true, "ZONE": true, "REGION": true, "SPACE": true, "DATABASE": true, "DB": true, "CHANNEL": true,
+	"GUILD": true, "BOARD": true, "CUSTOMER": true, "SUBSCRIPTION": true, "RESOURCE": true, "INSTANCE": true,
+	"CLUSTER": true, "INDEX": true, "DATASET": true, "CALENDAR": true, "FOLDER": true, "DRIVE": true,
+	"SHEET": true, "SPREADSHEET": true, "DOC": true, "DOCUMENT": true, "PAGE": true, "REPO": true,
+	"REPOSITORY": true, "SHOP": true, "MODEL": true, "AGENT": true, "ASSISTANT": true, "ENVIRONMENT": true,
+	"ENV": true, "SERVICE": true, "NAMESPACE": true, "REALM": true, "DOMAIN": true, "GROUP": true,
+	"BOT": true, "KEY": true, "LOCATION": true, "BUCKET": true, "PIPELINE": true, "STACK": true,
+}
+
+// identifierLast are the last words of a name whose value names a place or
+// a principal, not a key to it.
+var identifierLast = map[string]bool{
+	"REGION": true, "ZONE": true, "ENDPOINT": true, "URL": true, "URI": true, "HOST": true, "HOSTNAME": true,
+	"USER": true, "USERNAME": true, "LOGIN": true, "EMAIL": true,
+}
+
+// nameWords splits a variable, header or option name into upper-case
+// words: GITHUB_TOKEN, x-api-key, --account-id, accountId.
+func nameWords(name string) []string {
+	var b strings.Builder
+	prevLower := false
+	for _, r := range name {
+		switch {
+		case r == '_' || r == '-' || r == '.' || r == ' ':
+			b.WriteByte(' ')
+			prevLower = false
+			continue
+		case 'A' <= r && r <= 'Z' && prevLower:
+			b.WriteByte(' ')
+		}
+		prevLower = 'a' <= r && r <= 'z' || '0' <= r && r <= '9'
+		b.WriteRune(r)
+	}
+	return strings.Fields(strings.ToUpper(b.String()))
+}
+
+// identifierNamed reports whether a name says its value identifies
+// something (an account, a project, a region, an endpoint, a user) rather
+// than being a credential for it: see step 2b of the heuristic.
+func identifierNamed(name string) bool {
+	words := nameWords(name)
+	n := len(words)
+	switch {
+	case n == 0:
+		return false
+	case identifierLast[words[n-1]]:
+		return true
+	case words[n-1] == "ID" || words[n-1] == "IDS":
+		return n >= 2 && identifierOwners[words[n-2]]
+	}
+	return false
+}
+
+// IdentifierNamed reports whether a name says its value is an identifier
+// (ACCOUNT_ID, REGION, *_URL, *_EMAIL), never a secret by its shape alone.
+func IdentifierNamed(name string) bool { return identifierNamed(name) }
+
+// noSecret is a value that says no secret is needed (a local model's
+// key, a dummy): the variable hands the server nothing.
+var noSecret = lazyre.New(`(?i)^\s*(not[_\-]?(needed|required|used|set)|unused|n/?a|(sk-)?no[_\-]?key([_\-]required)?|ollama|lm[_\-]?studio|none|null|nil|dummy|fake)\s*$`)
+
+// NoSecret reports whether a value says no secret is needed.
+func NoSecret(v string) bool { return noSecret.MatchString(v) }
