@@ -108,13 +108,13 @@ func mounts(t *readback.Target) []struct {
 	compiler.Mount
 	Host string
 } {
-	var out []struct {
-		compiler.Mount
-		Host string
-	}
 	if t.Plan == nil {
 		return nil
 	}
+	out := make([]struct {
+		compiler.Mount
+		Host string
+	}, 0, len(t.Plan.Mounts))
 	for _, mt := range t.Plan.Mounts {
 		out = append(out, struct {
 			compiler.Mount

@@ -113,6 +113,11 @@ func Run(targets []*readback.Target, o Options) Report {
 	parallel.For(len(targets), func(i int) {
 		results[i].fs, results[i].sum = lintTarget(targets[i], o, registry, only)
 	})
+	n := 0
+	for _, r := range results {
+		n += len(r.fs)
+	}
+	rep.Findings = make([]Finding, 0, n)
 	for _, r := range results {
 		rep.Findings = append(rep.Findings, r.fs...)
 		rep.Servers = append(rep.Servers, r.sum)
