@@ -251,7 +251,7 @@ func TestCorpusCoverage(t *testing.T) {
 			t.Errorf("gap %d of issue 35: %d cases, want at least 3", n, gaps[n])
 		}
 	}
-	for _, n := range []string{"claude-desktop", "claude-code", "cursor", "vscode", "windsurf", "zed", "cline", "codex"} {
+	for _, n := range []string{"claude-desktop", "claude-code", "cursor", "vscode", "windsurf", "zed", "cline", "codex", "opencode", "goose"} {
 		if clients[n] == 0 {
 			t.Errorf("no case in %s's shape", n)
 		}

@@ -36,7 +36,7 @@ type Code struct {
 var Table = []Code{
 	{OK, "OK", "every command", "success", ""},
 	{Error, "Error", "every command",
-		"usage, I/O or internal error; `mcpolicy lint`: a client config, or an entry in one, it could not read even after repairs (the others are still linted and reported, and 1 wins over 5: the lint is incomplete); `mcpolicy check`: a client config it could not read (the others are still checked and their drift reported, and 1 wins over 6, the check being incomplete; 8, a tampered artefact, still wins over 1)",
+		"usage, I/O or internal error; `mcpolicy lint`: a client config, or an entry in one, it could not read even after repairs, or a file that yields no server (a bare entry, a format lint does not read) (the others are still linted and reported, and 1 wins over 5: the lint is incomplete); `mcpolicy check`: a client config it could not read (the others are still checked and their drift reported, and 1 wins over 6, the check being incomplete; 8, a tampered artefact, still wins over 1)",
 		"unknown flag, missing file, unknown server name in `explain`; a config with two unclosed braces, an entry whose `args` is a string"},
 	{Invalid, "Invalid", "every command that reads a policy",
 		"a policy is invalid, or asks for something a backend cannot enforce",
