@@ -14,8 +14,8 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
-	"github.com/mcpolicy/mcpolicy/compiler/lint/ruleexample"
 	"github.com/mcpolicy/mcpolicy/compiler/readback"
+	"github.com/mcpolicy/mcpolicy/project/ruleexample"
 )
 
 // targets loads an example in a fresh project (policy or client config)

@@ -993,7 +993,7 @@ func checkSharedTmp(t *readback.Target, o Options, report reportFn) {
 // entry's --bind is its author's choice (bwrap has no read-write default
 // to forget :ro from): a grant, counted, not a finding.
 func checkBindRW(t *readback.Target, o Options, report reportFn) {
-	if t.Origin != readback.FromClient || t.FixedTop || t.Plan == nil || t.Launcher == "bwrap" {
+	if t.Origin != readback.FromClient || t.FixedTop || t.Plan == nil || t.Launcher == backendtraits.Bwrap {
 		return
 	}
 	root := ""

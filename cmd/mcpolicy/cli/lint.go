@@ -11,8 +11,8 @@ import (
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
-	"github.com/mcpolicy/mcpolicy/compiler/lint/ruleexample"
 	"github.com/mcpolicy/mcpolicy/project"
+	"github.com/mcpolicy/mcpolicy/project/ruleexample"
 	"github.com/spf13/cobra"
 )
 
