@@ -16,7 +16,7 @@ import (
 // top; Registry sorts rules by ID, wherever they are declared.
 func nestedRule() *Rule {
 	return &Rule{
-		ID: "RW_NESTED_PROTECTED", Name: "rw-nested-protected", Severity: Warning,
+		ID: "RW_NESTED_PROTECTED", Name: "rw-nested-protected", Severity: Error,
 		Purpose:     "A read-write mount holds a protected name below its top (a nested repository's .git, a sub-project's .vscode, .envrc or .mcp.json): only the mount's top level is kept read-only, so the server can rewrite it.",
 		Rationale:   "Every backend keeps the protected names at the top of a read-write mount read-only; below the top, no Linux mechanism an unprivileged launcher has can refuse a name, so a nested repository stays writable: the server sets core.fsmonitor or a hook in vendor/lib/.git/config, and the next git command run inside vendor/lib — a shell prompt's git status, an editor opening a file there — runs it outside the sandbox. The same holds for a name the server creates below the top (src/.git): lint cannot see those before they exist, and backends.md lists them as not stopped. Lint's scan of a mount is bounded (entries, depth, time; node_modules is not entered): when it stops before finding any, the finding says so, since names past the bound may be writable unseen.",
 		Remediation: "Mount the folders the server writes rather than the project around them, or add a read-only mount of the nested folder (source vendor/lib, mode ro) inside the read-write one. When the nested repository is the server's own work (a clone it made), waive the finding with the reason.",

@@ -358,7 +358,7 @@ func networkRules() []*Rule {
 func grantRules() []*Rule {
 	return []*Rule{
 		{
-			ID: "RW_UNPROTECTED", Name: "rw-unprotected", Severity: Warning,
+			ID: "RW_UNPROTECTED", Name: "rw-unprotected", Severity: Error,
 			Purpose:     "A read-write mount leaves a protected name writable (.git, the policies and .mcpolicy, client configs such as .mcp.json, .claude, .vscode, .env*), or is itself inside one.",
 			Rationale:   "Inside a writable project a server can rewrite .git (a push remote, core.fsmonitor, a hook), its own policy or the .mcpolicy artefacts the next launch runs, or add an MCP server to a client config: all inside the boundary, all code that runs later outside it. A bind through a symlink into one of them is the same exposure.",
 			Remediation: "Keep the default protections (do not `unprotect`), or mount the project read-only. A server that must write .git (a git server) is granted it with `unprotect: [\".git\"]`, and this finding is waived with the reason.",

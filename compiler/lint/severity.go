@@ -24,14 +24,16 @@ moves the bar), so an error is what a gate must stop.
     «--privileged», «--network host», the engine's socket, a host namespace, no seccomp or AppArmor, a
     capability added, a tool that skips its own approvals («--dangerously-*», «--yolo»);
   - a confined server whose grant is as wide as none: a home, a root, a credential store, a folder
-    above the project, a shared /tmp, a read-write grant of what the host runs next;
+    above the project, a shared /tmp, a read-write grant of what the host runs next (a code cache,
+    a writable .git or client config, at the top of a mount or nested in it);
   - a secret written inline in the file;
   - a sandbox that can exhaust the host (a tmpfs without a size bound);
   - what mcpolicy wrote and no longer matches (a pinned digest, a plan a backend cannot enforce).
 - **warning**: a risk a reviewer should weigh, not a hole by itself: a server nothing confines,
   handed only its project (or nothing); a client sandbox, which confines writes but not reads; the
-  network open; a container without its hardening flags; a read-write bind to confirm; a placeholder
-  that asks for a secret inline; a variable the client does not expand.
+  network open; a container without its hardening flags; a read-write bind to confirm; tools
+  approved in advance by name; a placeholder that asks for a secret inline; a variable the client
+  does not expand.
 - **info**: a fact for the record: a remote server, an image pinned by tag rather than digest, a
   repair lint made to read a file («PARSE»), a disabled entry's findings.
 
