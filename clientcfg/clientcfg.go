@@ -102,7 +102,7 @@ func parseRecording(file string, src []byte, home string, local bool, tol *toler
 		}
 		servers, pos := root.get("mcp_servers")
 		ts, err := r.section(servers, "mcp_servers", r.projectRoot, false)
-		markDisabled(ts, servers)
+		markDisabled(file, ts, servers, tol)
 		if err == nil && len(ts) == 0 {
 			err = tol.noServer(root, []section{{"mcp_servers", pos, servers}})
 		}
@@ -127,7 +127,7 @@ func parseRecording(file string, src []byte, home string, local bool, tol *toler
 		}
 		seen = append(seen, section{where, pos, n})
 		got, err := r.section(n, where, project, zed)
-		markDisabled(got, n)
+		markDisabled(r.file, got, n, r.tol)
 		ts = append(ts, got...)
 		return err
 	}
@@ -193,7 +193,7 @@ func (r *reader) yaml(src []byte) ([]*readback.Target, error) {
 		return nil, notClientYAML(root)
 	}
 	ts, err := r.section(r.tol.gooseSection(ext), "extensions", r.projectRoot, false)
-	markDisabled(ts, ext)
+	markDisabled(r.file, ts, ext, r.tol)
 	if err == nil && len(ts) == 0 {
 		err = r.tol.noServer(root, []section{{"extensions", pos, ext}})
 	}

@@ -2,6 +2,7 @@ package clientcfg
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -188,9 +189,14 @@ func TestParseGap7(t *testing.T) {
 	}
 
 	src := "{\n  \"mcpServers\": {\"old\": {\"command\": \"npx\"}},\n  \"mcpServers\": {\"new\": {\"command\": \"uvx\", \"disabled\": true, \"args\": [], \"args\": [\"x\"]}, \"new\": {\"command\": \"uvx\", \"args\": [\"y\"], \"disabled\": true}}\n}"
-	_, ts, notes, err = readLint(t, "claude_desktop_config.json", src)
+	_, ts, notes, err = readLint(t, "cline_mcp_settings.json", src) // Cline honours "disabled"
 	if err != nil || len(ts) != 1 || ts[0].Server != "new" || !ts[0].Disabled {
 		t.Fatalf("duplicates: %v %v", ts, err)
+	}
+	// Claude Desktop reads no "disabled": the entry is live, the key noted.
+	if _, ts, dn, err := readLint(t, "claude_desktop_config.json", src); err != nil || len(ts) != 1 || ts[0].Disabled ||
+		!slices.ContainsFunc(noteList(dn), func(n string) bool { return strings.Contains(n, "not a key Claude Desktop reads") }) {
+		t.Errorf("disabled in Claude Desktop: %v %v %q", ts, err, noteList(dn))
 	}
 	got := noteList(notes)
 	want := []string{

@@ -766,9 +766,13 @@ func settingsFile(file string) bool {
 }
 
 // markDisabled marks the targets of a section whose entries the client
-// does not start: "disabled": true (Claude Code, Cline, Windsurf,
-// Cursor), "enabled": false (opencode, Goose, Codex).
-func markDisabled(ts []*readback.Target, section *node) {
+// does not start, in the clients documented to honour the key:
+// "disabled": true (Cline, Roo Code, Windsurf), "enabled": false
+// (opencode, Goose, Codex). Any other client starts the server whatever
+// the key says, so lint lints it as live, and notes the key it ignores:
+// a gate that one unread key turned off would be no gate.
+func markDisabled(file string, ts []*readback.Target, section *node, tol *tolerance) {
+	disabledKey, enabledKey := disableKeys(file)
 	for _, t := range ts {
 		var e *node
 		switch section.kind {
@@ -781,10 +785,43 @@ func markDisabled(ts []*readback.Target, section *node) {
 				}
 			}
 		}
-		d, _ := e.get("disabled")
-		en, _ := e.get("enabled")
-		t.Disabled = d != nil && d.kind == kOther && d.str == "true" || en != nil && en.kind == kOther && en.str == "false"
+		d, dpos := e.get("disabled")
+		en, enpos := e.get("enabled")
+		off := d != nil && d.kind == kOther && d.str == "true"
+		offEn := en != nil && en.kind == kOther && en.str == "false"
+		t.Disabled = off && disabledKey || offEn && enabledKey
+		switch {
+		case off && !disabledKey:
+			tol.noteIf(dpos, "\"disabled\": true is not a key %s reads: it starts %s, which is linted as live", clientName(file), t.Server)
+		case offEn && !enabledKey:
+			tol.noteIf(enpos, "\"enabled\": false is not a key %s reads: it starts %s, which is linted as live", clientName(file), t.Server)
+		}
 	}
+}
+
+// disableKeys says which key turns an entry off in the file's client:
+// "disabled": true, "enabled": false, or neither (the client starts every
+// entry it reads).
+func disableKeys(file string) (disabled, enabled bool) {
+	s := strings.ToLower(filepath.ToSlash(file))
+	base := path.Base(s)
+	switch {
+	case base == "cline_mcp_settings.json", base == "mcp_settings.json", strings.HasSuffix(s, ".roo/mcp.json"),
+		strings.HasSuffix(s, "windsurf/mcp_config.json"):
+		return true, false
+	case base == "opencode.json", base == "opencode.jsonc", strings.HasSuffix(s, ".yaml"), strings.HasSuffix(s, ".yml"),
+		strings.HasSuffix(s, ".toml"):
+		return false, true
+	}
+	return false, false
+}
+
+// clientName names the client a file belongs to, for a message.
+func clientName(file string) string {
+	if ex := expansionOf(file); ex.name != "" {
+		return ex.name
+	}
+	return "this client"
 }
 
 // duplicates notes each key written twice where a client reads servers: a
