@@ -137,12 +137,23 @@ func (e *entry) handedSecrets(cmd arg, args []arg) []grant {
 		out = append(out, grant{what: "the variables of the env file " + f.s + ", which the wrapper loads", pos: f.pos})
 	}
 	for _, k := range e.envKeys {
-		if secretNamed(k.name) && (!k.hasValue || strings.TrimSpace(k.value) != "" && !secretshape.NoSecret(k.value)) {
+		// A connection string without a password in it hands none.
+		noPassword := secretshape.DSNNamed(k.name) && k.hasValue && !isReference(k.value) && !strings.Contains(k.value, "@")
+		if secretNamed(k.name) && !noPassword && (!k.hasValue || strings.TrimSpace(k.value) != "" && !secretshape.NoSecret(k.value)) {
 			how := "(env " + k.name + ")"
 			if !k.hasValue {
 				how = "(env_vars " + k.name + ", forwarded from the client's environment)"
 			}
 			out = append(out, grant{what: "the secret " + k.name + " " + how, pos: k.valPos})
+			continue
+		}
+		// "X": "${GITHUB_TOKEN}": the variable's name is the secret's,
+		// whatever the key it is passed under.
+		for _, r := range secretshape.SecretRefs(k.value) {
+			if r.Form != "${input:}" || e.secrets.inputs[r.Name] {
+				out = append(out, grant{what: "the secret " + r.Name + " (env " + k.name + ")", pos: k.valPos})
+				break
+			}
 		}
 	}
 	for i, a := range args {

@@ -13,6 +13,8 @@ func TestNamed(t *testing.T) {
 		"PGPASS": true, "GPG_PASSPHRASE": true, "API_KEY": true, "REDIS-PASS": true,
 		"PASSTHROUGH": false, "BYPASS_CACHE": false, "COMPASS_URL": false, "DB_PASS_FILE": false,
 		"TOKEN_URL": false, "MAX_TOKENS": false,
+		"GITHUB_PAT": true, "SENTRY_DSN": true, "DATABASE_URL": true, "MSSQL_CONNECTION_STRING": true,
+		"PATH": false, "PATTERN": false, "DSN_FILE": false, "API_URL": false, "PATCH_MODE": false,
 	} {
 		if got := Named(name); got != want {
 			t.Errorf("Named(%q) = %v, want %v", name, got, want)

@@ -67,7 +67,7 @@ import (
 // BASE_URL=https://api.example.com and MODEL=gpt-4o are settings, where
 // API_KEY=abc and DB_PASSWORD=hunter2 are secrets.
 var (
-	secretName = lazyre.New(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|(^|[_-])PASS([_-]|$)|^PGPASS$|API[_-]?KEY|PRIVATE[_-]?KEY|CREDENTIAL|AUTHORIZATION|(^|[_-])AUTH([_-]|$)|(^|[_-])KEY$)`)
+	secretName = lazyre.New(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|(^|[_-])PASS([_-]|$)|^PGPASS$|API[_-]?KEY|PRIVATE[_-]?KEY|CREDENTIAL|AUTHORIZATION|(^|[_-])AUTH([_-]|$)|(^|[_-])KEY$|(^|[_-])PAT$|(^|[_-])DSN$|^DATABASE[_-]URL$|CONNECTION[_-]?STRING$)`)
 	reference  = lazyre.New(`^(\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_][A-Za-z0-9_]*%)$`)
 	// mentionsReference: a value built on the client's own variables
 	// ("${PATH}:/opt/bin"), which a client that expands them does.
@@ -273,9 +273,16 @@ func literal(v string, inURL bool) bool {
 func secretNamed(name string) bool {
 	upper := strings.ToUpper(name)
 	if !strings.Contains(upper, "TOKEN") && !strings.Contains(upper, "SECRET") && !strings.Contains(upper, "PASS") &&
-		!strings.Contains(upper, "KEY") && !strings.Contains(upper, "CREDENTIAL") && !strings.Contains(upper, "AUTH") ||
+		!strings.Contains(upper, "KEY") && !strings.Contains(upper, "CREDENTIAL") && !strings.Contains(upper, "AUTH") &&
+		!strings.Contains(upper, "PAT") && !strings.Contains(upper, "DSN") && !strings.Contains(upper, "DATABASE") &&
+		!strings.Contains(upper, "CONNECTION") ||
 		!secretName.MatchString(name) {
 		return false
+	}
+	// A connection string or DSN holds its password: a secret, though
+	// its last word (URL) names an attribute elsewhere.
+	if dsnName.MatchString(name) {
+		return true
 	}
 	words := strings.FieldsFunc(upper, func(r rune) bool { return r == '_' || r == '-' || r == '.' || r == ' ' })
 	if len(words) == 0 {
@@ -287,6 +294,9 @@ func secretNamed(name string) bool {
 	}
 	return !secretAttribute[words[len(words)-1]]
 }
+
+// dsnName is a variable holding a connection string, password included.
+var dsnName = lazyre.New(`(?i)((^|[_-])DSN$|^DATABASE[_-]URL$|CONNECTION[_-]?STRING$)`)
 
 var secretAttribute = map[string]bool{
 	"URL": true, "URI": true, "ENDPOINT": true, "HOST": true, "HOSTNAME": true, "PORT": true, "FILE": true,
@@ -474,3 +484,7 @@ var noSecret = lazyre.New(`(?i)^\s*(not[_\-]?(needed|required|used|set)|unused|n
 
 // NoSecret reports whether a value says no secret is needed.
 func NoSecret(v string) bool { return noSecret.MatchString(v) }
+
+// DSNNamed reports whether a variable's name says it holds a connection
+// string (DATABASE_URL, SENTRY_DSN, *_CONNECTION_STRING).
+func DSNNamed(name string) bool { return dsnName.MatchString(name) }
