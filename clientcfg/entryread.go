@@ -91,6 +91,9 @@ type entry struct {
 	// unexpanded are the HOME_NOT_EXPANDED flags of a launcher's
 	// arguments, by index: a mount there is never made (literal.go).
 	unexpanded []unexpanded
+	// cwdRaw is the entry's cwd as written, whatever machine it names:
+	// "." in its arguments is that folder (host.go).
+	cwdRaw string
 	// secrets: what the file says of references (secrets.go).
 	secrets secretContext
 }
@@ -290,6 +293,7 @@ func (e *entry) readCwd(f fields, n *node) error {
 	if err != nil {
 		return err
 	}
+	e.cwdRaw = cwd
 	if p := e.file(cwd); p != "" {
 		e.cwd = slash(p)
 	}

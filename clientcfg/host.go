@@ -2,6 +2,7 @@ package clientcfg
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
@@ -399,12 +400,13 @@ func (e *entry) hostGrants(prog string, args []arg) []grant {
 			s = v
 		}
 		for _, p := range pathList(s) {
+			p, how := e.fromCwd(p)
 			if what := e.wideGrant(p); what != "" {
-				gs = append(gs, grant{what: what, path: p, pos: a.pos})
+				gs = append(gs, grant{what: what, how: how, path: p, pos: a.pos})
 				break
 			}
 			if what := e.userFolderOf(p); what != "" {
-				gs = append(gs, grant{what: what, path: p, pos: a.pos, user: true})
+				gs = append(gs, grant{what: what, how: how, path: p, pos: a.pos, user: true})
 				break
 			}
 		}
@@ -425,6 +427,30 @@ func (e *entry) hostGrants(prog string, args []arg) []grant {
 		}
 	}
 	return gs
+}
+
+// fromCwd reads ".", "..", "./x" or "../x" as the folder the server
+// starts in joined with it: the entry's cwd as written, else the folder of
+// the project that lists the entry (a ~/.claude.json project's key); how
+// says so. Any other path is returned as it is.
+func (e *entry) fromCwd(p string) (string, string) {
+	rel := strings.Trim(strings.TrimSpace(p), `"'`)
+	if rel != "." && rel != ".." && !strings.HasPrefix(rel, "./") && !strings.HasPrefix(rel, "../") &&
+		!strings.HasPrefix(rel, `.\`) && !strings.HasPrefix(rel, `..\`) {
+		return p, ""
+	}
+	base, how := e.cwdRaw, " (cwd "+e.cwdRaw+")"
+	if base == "" {
+		base, how = e.projectRoot, " (the project "+e.projectRoot+")"
+	}
+	if base == "" || !isAbs(slash(base)) && !strings.HasPrefix(base, "~") && !strings.HasPrefix(base, "$") {
+		return p, ""
+	}
+	joined := path.Join(lint.SlashPath(base), lint.SlashPath(rel))
+	if rel == "." {
+		how = strings.Replace(how, " (", " (\".\" in ", 1)
+	}
+	return joined, how
 }
 
 // pathList splits a value that may list paths: at commas and semicolons,
