@@ -460,6 +460,9 @@ func pathList(s string) []string {
 	var out []string
 	for _, p := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ';' }) {
 		if strings.Contains(p, "://") {
+			if strings.HasPrefix(p, "file://") { // a file URL names a path
+				out = append(out, p)
+			}
 			continue
 		}
 		from := 0
@@ -489,7 +492,7 @@ func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 // or a credential store (in it, or holding it); "" otherwise. It is read as
 // written, for whatever machine the config is for (lint.ReadHostPath).
 func (e *entry) wideGrant(raw string) string {
-	s := strings.Trim(strings.TrimSpace(raw), `"'`)
+	s := hostSpelling(strings.Trim(strings.TrimSpace(raw), `"'`))
 	for _, g := range []string{"/**", `\**`, "/*", `\*`} {
 		s = strings.TrimSuffix(s, g)
 	}
@@ -525,7 +528,7 @@ func (e *entry) wideGrant(raw string) string {
 // "" otherwise. Wide for an unconfined server, not for a policy: import
 // grants it (confined, it is a folder like another).
 func (e *entry) userFolderOf(raw string) string {
-	s := strings.Trim(strings.TrimSpace(raw), `"'`)
+	s := hostSpelling(strings.Trim(strings.TrimSpace(raw), `"'`))
 	for _, g := range []string{"/**", `\**`, "/*", `\*`} {
 		s = strings.TrimSuffix(s, g)
 	}

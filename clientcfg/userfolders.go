@@ -27,6 +27,36 @@ var userFolders = map[string]bool{
 // ("OneDrive - Contoso").
 var oneDrive = lazyre.New(`(?i)^onedrive( - .*)?$`)
 
+// syncedFolder is a sync client's folder below a home, or a user folder in
+// it: ~/OneDrive - Contoso/Documents, ~/Dropbox/Desktop, macOS's
+// ~/Library/CloudStorage/OneDrive-Personal(/Documents), iCloud Drive's
+// ~/Library/Mobile Documents(/com~apple~CloudDocs).
+var syncedFolder = lazyre.New(`(?i)^((onedrive( - [^/]*)?|dropbox|google drive|icloud drive|nextcloud|box)/(desktop|documents|downloads|pictures|music|videos|movies)|library/cloudstorage(/[^/]+(/(desktop|documents|downloads|pictures))?)?|library/mobile documents(/com~apple~clouddocs(/(desktop|documents|downloads))?)?)$`)
+
+// hostSpelling writes a path a config may spell as a URL or a Windows
+// share in the form lint.ReadHostPath reads: file:///Users/x/Desktop is
+// /Users/x/Desktop, file:///C:/Users/x is C:/Users/x, and a WSL
+// distribution's share (\\wsl$\Ubuntu\home\x, \\wsl.localhost\...)
+// is the distribution's own path (/home/x).
+func hostSpelling(s string) string {
+	if rest, ok := strings.CutPrefix(s, "file://"); ok {
+		s = rest
+		if len(s) > 2 && s[0] == '/' && s[2] == ':' { // file:///C:/Users
+			s = s[1:]
+		}
+	}
+	if m := wslShare.FindStringSubmatch(lint.SlashPath(s)); m != nil {
+		return "/" + m[1]
+	}
+	return s
+}
+
+// wslShare is a WSL distribution's files seen from Windows.
+var wslShare = lazyre.New(`(?i)^//wsl(?:\$|\.localhost)/[^/]+/?(.*)$`)
+
+// shareTop is a Windows share itself (\\server\share): all of it.
+var shareTop = lazyre.New(`^//[^/]+/[^/]+/?$`)
+
 // volume is a removable or mounted volume, or a WSL drive's top folder: a
 // whole disk's files (/Volumes/Backup, /media/alice/USB, /run/media/...,
 // /mnt/d/Data).
@@ -45,10 +75,15 @@ func userFolder(f lint.PathFacts, s string) string {
 		}
 		return ""
 	}
+	if f.Home != "" && syncedFolder.MatchString(f.Sub) {
+		return "the user folder " + s
+	}
 	if f.Home != "" {
 		return ""
 	}
 	switch {
+	case shareTop.MatchString(lint.SlashPath(s)):
+		return "the whole network share " + s
 	case volume.MatchString(f.Path) && !strings.EqualFold(f.Path[strings.LastIndex(f.Path, "/")+1:], "users"):
 		return "the whole volume " + s
 	case driveFolder.MatchString(f.Path) && !strings.EqualFold(f.Path[3:], "users"):

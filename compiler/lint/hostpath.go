@@ -21,7 +21,7 @@ import (
 
 var (
 	// homeVar is a home folder written as a variable or a tilde.
-	homeVar = lazyre.New(`^(~([A-Za-z_][A-Za-z0-9._-]*)?|\$HOME\b|\$\{(HOME|USERPROFILE|userHome|env:HOME|env:USERPROFILE)(:-[^}]*)?\}|%USERPROFILE%|%HOMEDRIVE%%HOMEPATH%|\$env:(USERPROFILE|HOME)\b)`)
+	homeVar = lazyre.New(`^(~([A-Za-z_][A-Za-z0-9._-]*)?|\$HOME\b|\$\{(HOME|USERPROFILE|userHome|env:HOME|env:USERPROFILE)(:-[^}]*)?\}|%USERPROFILE%|%HOMEDRIVE%%HOMEPATH%|%HOMEPATH%|\$env:(USERPROFILE|HOME)\b)`)
 	// homeAbs is a home folder of some platform, and the user's name.
 	homeAbs = lazyre.New(`^(/home/([^/]+)|/Users/([^/]+)|/root|/var/root|[A-Za-z]:/(?i:users)/([^/]+)|/mnt/[A-Za-z]/(?i:users)/([^/]+)|/[A-Za-z]/(?i:users)/([^/]+))(/|$)`)
 	// homesDir is a folder that holds home folders.
