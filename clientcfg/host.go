@@ -140,7 +140,11 @@ func (e *entry) handedSecrets(cmd arg, args []arg) []grant {
 	for _, k := range e.envKeys {
 		// A connection string without a password in it hands none.
 		noPassword := secretshape.DSNNamed(k.name) && k.hasValue && !isReference(k.value) && !strings.Contains(k.value, "@")
-		if secretNamed(k.name) && !noPassword && (!k.hasValue || strings.TrimSpace(k.value) != "" && !secretshape.NoSecret(k.value)) {
+		// A literal value hands a secret when it is one, or a placeholder
+		// the user replaces with one; a setting (true, 3, a path) none.
+		literal := k.hasValue && !isReference(k.value) && !secretshape.NoSecret(k.value) &&
+			(looksLikeSecret(k.name, k.value) || secretshape.Placeholder(k.name, k.value, true) || strings.HasPrefix(strings.TrimSpace(k.value), "$("))
+		if secretNamed(k.name) && !noPassword && (!k.hasValue || isReference(k.value) && strings.TrimSpace(k.value) != "" || literal) {
 			how := "(env " + k.name + ")"
 			if !k.hasValue {
 				how = "(env_vars " + k.name + ", forwarded from the client's environment)"

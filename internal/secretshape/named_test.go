@@ -14,6 +14,7 @@ func TestNamed(t *testing.T) {
 		"PASSTHROUGH": false, "BYPASS_CACHE": false, "COMPASS_URL": false, "DB_PASS_FILE": false,
 		"TOKEN_URL": false, "MAX_TOKENS": false,
 		"GITHUB_PAT": true, "SENTRY_DSN": true, "DATABASE_URL": true, "MSSQL_CONNECTION_STRING": true,
+		"PUBLIC_KEY": false, "STRIPE_PUBLISHABLE_KEY": false, "SECRET_SCANNING": false, "API_KEY_ENV": false,
 		"PATH": false, "PATTERN": false, "DSN_FILE": false, "API_URL": false, "PATCH_MODE": false,
 	} {
 		if got := Named(name); got != want {

@@ -79,7 +79,7 @@ var (
 
 	placeholder = lazyre.New(`(?i)^(<.*>|\[.*\]|\{\{.*\}\}|\{[A-Za-z_ ]*\}|\.\.\.|…|x{3,}|\*{3,}|•+|-+|_+|\?+|` +
 		`change[_\-]?me|replace[_\-]?me|fill[_\-]?me|todo|tbd|fixme|none|null|nil|undefined|redacted|dummy|fake|sample|example|placeholder|` +
-		`not[_\-]?(needed|required|used|set)|unused|n/?a|(sk-)?no[_\-]?key([_\-]required)?|ollama|lm[_\-]?studio|` +
+		`not[_\-]?(needed|required|used|set)|unused|empty|n/?a|(sk-)?no[_\-]?key([_\-]required)?|ollama|lm[_\-]?studio|` +
 		`secret|token|password|passwd|pass|api[_\-]?key|key|` +
 		`your.*|.*[_\- ]your[_\- ].*|.*[_\- ]here|(insert|enter|put|add|paste|replace|set)[_\- ].*|.*(\.\.\.|…)|.*(x{4,}|X{4,}|\*{4,}|0{8,}).*)$`)
 	placeholderWord = lazyre.New(`(?i)^(your|here|replace|insert|example|placeholder|token|key|secret|x{3,})$`)
@@ -288,6 +288,14 @@ func secretNamed(name string) bool {
 	if len(words) == 0 {
 		return false
 	}
+	// A public or publishable key is made to be shown (PUBLIC_KEY,
+	// STRIPE_PUBLISHABLE_KEY); a flag that turns a feature on is no key
+	// (SECRET_SCANNING).
+	for _, w := range words {
+		if w == "PUBLIC" || w == "PUBLISHABLE" || w == "PUB" || w == "SCANNING" {
+			return false
+		}
+	}
 	switch words[0] {
 	case "MAX", "MIN", "NUM", "USE", "ENABLE", "DISABLE", "REQUIRE":
 		return false
@@ -306,6 +314,8 @@ var secretAttribute = map[string]bool{
 	"PROVIDER": true, "METHOD": true, "SCOPE": true, "SCOPES": true, "REGION": true, "VERSION": true,
 	"ID": true, "FORMAT": true, "LOCATION": true, "STORE": true, "HELPER": true, "COMMAND": true, "CMD": true,
 	"PREFIX": true, "ISSUER": true, "AUDIENCE": true, "TOKENS": true,
+	// The name of the variable that holds it (--api-key-env OPENAI_API_KEY).
+	"ENV": true, "VAR": true, "VARIABLE": true,
 }
 
 // setting reports whether v is a plain setting, not a secret: a boolean, a
@@ -339,7 +349,7 @@ func random(v string) bool {
 func secretKind(name, value string) string {
 	v := strings.TrimSpace(value)
 	bare := strings.TrimSpace(authScheme.ReplaceAllString(v, ""))
-	if bare == "" || isReference(bare) {
+	if bare == "" || isReference(bare) || commandSubstitution(bare) {
 		return ""
 	}
 	if what := credential(bare); what != "" {
@@ -480,7 +490,7 @@ func IdentifierNamed(name string) bool { return identifierNamed(name) }
 
 // noSecret is a value that says no secret is needed (a local model's
 // key, a dummy): the variable hands the server nothing.
-var noSecret = lazyre.New(`(?i)^\s*(not[_\-]?(needed|required|used|set)|unused|n/?a|(sk-)?no[_\-]?key([_\-]required)?|ollama|lm[_\-]?studio|none|null|nil|dummy|fake)\s*$`)
+var noSecret = lazyre.New(`(?i)^\s*(not[_\-]?(needed|required|used|set)|unused|n/?a|(sk-)?no[_\-]?key([_\-]required)?|ollama|lm[_\-]?studio|none|null|nil|dummy|fake|empty)\s*$`)
 
 // NoSecret reports whether a value says no secret is needed.
 func NoSecret(v string) bool { return noSecret.MatchString(v) }
@@ -488,3 +498,10 @@ func NoSecret(v string) bool { return noSecret.MatchString(v) }
 // DSNNamed reports whether a variable's name says it holds a connection
 // string (DATABASE_URL, SENTRY_DSN, *_CONNECTION_STRING).
 func DSNNamed(name string) bool { return dsnName.MatchString(name) }
+
+// commandSubstitution is a value the shell computes when the command runs
+// ($(cat ~/.token), `pass show x`): read from elsewhere, not inline.
+func commandSubstitution(v string) bool {
+	v = strings.Trim(v, `"'`)
+	return strings.HasPrefix(v, "$(") && strings.HasSuffix(v, ")") || len(v) > 1 && strings.HasPrefix(v, "`") && strings.HasSuffix(v, "`")
+}
