@@ -469,9 +469,15 @@ func pathList(s string) []string {
 			}
 			continue
 		}
-		from := 0
+		from, braces := 0, 0
 		for i := 0; i < len(p); i++ {
-			if p[i] != ':' || i == from+1 && isLetter(p[from]) || envColon(p[from:i]) {
+			switch {
+			case p[i] == '{' && i > 0 && p[i-1] == '$':
+				braces++
+			case p[i] == '}' && braces > 0:
+				braces--
+			}
+			if p[i] != ':' || braces > 0 || i == from+1 && isLetter(p[from]) || envColon(p[from:i]) {
 				continue
 			}
 			out = append(out, p[from:i])
@@ -542,6 +548,9 @@ func (e *entry) userFolderOf(raw string) string {
 	var homes []string
 	if e.home != "" {
 		homes = append(homes, e.home)
+	}
+	if rest, ok := strings.CutPrefix(lint.SlashPath(s), "${workspaceFolder}"); ok && strings.HasPrefix(path.Clean("."+rest), "..") && strings.Trim(path.Clean("."+rest), "./") == "" {
+		return "the folder above the project, " + s
 	}
 	return userFolder(lint.ReadHostPath(s, homes...), s)
 }
