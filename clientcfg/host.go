@@ -593,7 +593,7 @@ func (e *entry) dangerousArgs(args []arg, onHost bool) {
 			what = codexDanger(val)
 			a.s = shown
 		case l == "-y" && !joined && strings.EqualFold(e.t.Launcher, "gemini"): // gemini's -y is --yolo
-			what = "YOLO mode (-y): every tool call approved without asking"
+			what = "YOLO mode: every tool call approved without asking"
 		case l == "--allow-unrestricted-file-access":
 			what = "Playwright's file access outside its roots allowed"
 		case l == "--allow-all" || l == "--allow-all-tools" || l == "--allow-all-paths":
