@@ -288,7 +288,8 @@ type runSpec struct {
 	shortOK bool // a short option's value may be glued (-n10, -uroot)
 }
 
-func set(ws ...string) map[string]bool {
+// wordSet is a set of the words ws.
+func wordSet(ws ...string) map[string]bool {
 	m := make(map[string]bool, len(ws))
 	for _, w := range ws {
 		m[w] = true
@@ -300,20 +301,20 @@ func set(ws ...string) map[string]bool {
 // only how it runs (priority, user, session, buffering, a time limit):
 // the server is the command.
 var runWrappers = map[string]runSpec{
-	"sudo": {value: set("-u", "--user", "-g", "--group", "-C", "--close-from", "-D", "--chdir", "-h", "--host", "-p", "--prompt",
+	"sudo": {value: wordSet("-u", "--user", "-g", "--group", "-C", "--close-from", "-D", "--chdir", "-h", "--host", "-p", "--prompt",
 		"-r", "--role", "-t", "--type", "-T", "--command-timeout", "-U", "--other-user", "-R", "--chroot"), shortOK: true,
-		noCmd: set("-l", "--list", "-v", "--validate", "-k", "-K", "--remove-timestamp", "-e", "--edit", "-V", "--version")},
-	"doas":       {value: set("-u", "-C"), shortOK: true, noCmd: set("-L")},
+		noCmd: wordSet("-l", "--list", "-v", "--validate", "-k", "-K", "--remove-timestamp", "-e", "--edit", "-V", "--version")},
+	"doas":       {value: wordSet("-u", "-C"), shortOK: true, noCmd: wordSet("-L")},
 	"nohup":      {},
-	"nice":       {value: set("-n", "--adjustment"), shortOK: true},
-	"ionice":     {value: set("-c", "--class", "-n", "--classdata"), shortOK: true, noCmd: set("-p", "--pid", "-P", "--pgid", "-u", "--uid")},
+	"nice":       {value: wordSet("-n", "--adjustment"), shortOK: true},
+	"ionice":     {value: wordSet("-c", "--class", "-n", "--classdata"), shortOK: true, noCmd: wordSet("-p", "--pid", "-P", "--pgid", "-u", "--uid")},
 	"setsid":     {},
-	"stdbuf":     {value: set("-i", "--input", "-o", "--output", "-e", "--error"), shortOK: true},
-	"timeout":    {value: set("-s", "--signal", "-k", "--kill-after"), skip: 1, shortOK: true},
-	"chrt":       {value: set("-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline"), skip: 1, noCmd: set("-p", "--pid", "-m", "--max")},
-	"taskset":    {skip: 1, noCmd: set("-p", "--pid")},
-	"caffeinate": {value: set("-t", "-w")},
-	"xargs": {value: set("-a", "--arg-file", "-d", "--delimiter", "-E", "-e", "-I", "-L", "-l", "-n", "--max-args", "-P", "--max-procs",
+	"stdbuf":     {value: wordSet("-i", "--input", "-o", "--output", "-e", "--error"), shortOK: true},
+	"timeout":    {value: wordSet("-s", "--signal", "-k", "--kill-after"), skip: 1, shortOK: true},
+	"chrt":       {value: wordSet("-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline"), skip: 1, noCmd: wordSet("-p", "--pid", "-m", "--max")},
+	"taskset":    {skip: 1, noCmd: wordSet("-p", "--pid")},
+	"caffeinate": {value: wordSet("-t", "-w")},
+	"xargs": {value: wordSet("-a", "--arg-file", "-d", "--delimiter", "-E", "-e", "-I", "-L", "-l", "-n", "--max-args", "-P", "--max-procs",
 		"-s", "--max-chars", "--process-slot-var"), shortOK: true},
 }
 
@@ -369,12 +370,12 @@ func (e *entry) unwrapRun(prog string, cmd arg, args []arg) (arg, []arg, string,
 // environment of the command they run: the options of their run command
 // that take a value (every other option is a switch).
 var secretRunners = map[string]map[string]bool{
-	"doppler": set("-p", "--project", "-c", "--config", "--token", "--fallback", "--mount", "--mount-format", "--mount-template",
+	"doppler": wordSet("-p", "--project", "-c", "--config", "--token", "--fallback", "--mount", "--mount-format", "--mount-template",
 		"--mount-max-reads", "--name-transformer", "--scope", "--configuration", "--api-host", "--dashboard-host", "--only-secrets",
 		"--watch", "--fallback-passphrase"),
-	"infisical": set("--env", "-e", "--path", "--projectId", "--token", "--tags", "-t", "--domain", "--watch-interval",
+	"infisical": wordSet("--env", "-e", "--path", "--projectId", "--token", "--tags", "-t", "--domain", "--watch-interval",
 		"--project-config-dir"),
-	"aws-vault": set("-d", "--duration", "-t", "--mfa-token", "--region", "--prompt", "--backend", "--ec2-server", "--stdout"),
+	"aws-vault": wordSet("-d", "--duration", "-t", "--mfa-token", "--region", "--prompt", "--backend", "--ec2-server", "--stdout"),
 }
 
 // unwrapSecrets reads doppler run [flags] [--command STR | -- CMD],
