@@ -47,7 +47,8 @@ const maxWrap = 6
 // wrappers are the programs host looks through to the command they run;
 // a command string starting with one is split (see launchers).
 var wrappers = []string{"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fish", "cmd", "powershell", "pwsh",
-	"wsl", "env", "srt", "op", "envmcp", "thv"}
+	"wsl", "env", "srt", "op", "envmcp", "thv", "sudo", "doas", "nohup", "nice", "ionice", "setsid", "stdbuf", "timeout",
+	"chrt", "taskset", "caffeinate", "xargs", "doppler", "infisical", "aws-vault", "dotenv", "uv"}
 
 func init() {
 	for _, w := range wrappers {
@@ -190,25 +191,17 @@ func (e *entry) unwrap(prog string, cmd arg, args []arg) (arg, []arg, string, bo
 		for i, a := range args {
 			switch o := strings.ToLower(a.s); {
 			case o == "/c" || o == "/k":
-				return words(args[i+1:], windowsShell, prog+" "+a.s)
+				return words(cmdQuotes(args[i+1:]), windowsShell, prog+" "+a.s)
+			case strings.HasPrefix(o, "/c") || strings.HasPrefix(o, "/k"): // cmd /c"npx -y srv", /cnpx: glued
+				glued := append([]arg{{a.s[2:], a.pos}}, args[i+1:]...)
+				return words(cmdQuotes(glued), windowsShell, prog+" "+a.s[:2])
 			case strings.HasPrefix(o, "/"):
 			default:
 				return arg{}, nil, "", false
 			}
 		}
 	case "powershell", "pwsh":
-		for i := 0; i < len(args); i++ {
-			o := strings.ToLower(args[i].s)
-			switch {
-			case o == "-c" || o == "-command" || o == "-com" || o == "-comm" || o == "-comma" || o == "-comman":
-				return words(args[i+1:], windowsShell, prog+" "+args[i].s)
-			case o == "-executionpolicy" || o == "-ep" || o == "-windowstyle" || o == "-workingdirectory" || o == "-wd":
-				i++
-			case strings.HasPrefix(o, "-") && o != "-file" && o != "-f":
-			default:
-				return arg{}, nil, "", false
-			}
-		}
+		return e.unwrapPowerShell(prog, args)
 	case "wsl":
 		for i := 0; i < len(args); i++ {
 			switch o := args[i].s; o {
@@ -251,8 +244,42 @@ func (e *entry) unwrap(prog string, cmd arg, args []arg) (arg, []arg, string, bo
 		return e.unwrapEnvmcp(prog, args)
 	case "npx", "pnpx", "bunx":
 		return e.unwrapPackage(prog, args)
+	case "pnpm", "yarn", "npm": // pnpm dlx, yarn dlx, npm exec: npx's twins
+		if len(args) > 0 && (args[0].s == "dlx" && lower != "npm" || args[0].s == "exec" && lower == "npm") {
+			return e.unwrapPackage(prog+" "+args[0].s, args[1:])
+		}
+	case "doppler", "infisical", "aws-vault":
+		return e.unwrapSecrets(prog, args)
+	case "dotenv":
+		return e.unwrapDotenv(prog, args)
+	case "uv":
+		return e.unwrapUv(prog, args)
+	}
+	if _, ok := runWrappers[lower]; ok {
+		return e.unwrapRun(prog, cmd, args)
 	}
 	return arg{}, nil, "", false
+}
+
+// cmdQuotes takes off the quotes cmd /c takes off its command string
+// when the whole first argument is one quoted command line: "npx -y srv"
+// runs npx. A quoted program path ("C:\Program Files\x.exe" run) keeps
+// its quotes.
+func cmdQuotes(as []arg) []arg {
+	if len(as) == 0 {
+		return as
+	}
+	s := as[0].s
+	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' || strings.Count(s, `"`) != 2 {
+		return as
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(s[1:len(s)-1]), " ")
+	if strings.ContainsAny(first, `\/`) {
+		return as
+	}
+	out := slices.Clone(as)
+	out[0].s = s[1 : len(s)-1]
+	return out
 }
 
 // unwrapShell reads sh/bash/zsh... -c "COMMAND": a cluster holding c
@@ -265,6 +292,9 @@ func (e *entry) unwrapShell(prog string, args []arg) (arg, []arg, string, bool) 
 		switch {
 		case a.s == "-o" || a.s == "+o" || a.s == "-O" || a.s == "+O" || a.s == "--rcfile" || a.s == "--init-file":
 			i++
+		case a.s == "--" && via != "" && i+1 < len(args): // bash -c -- STR: the string follows
+			inner, rest, _, ok := words(args[i+1:i+2], posixShell, via)
+			return inner, rest, via, ok
 		case strings.HasPrefix(a.s, "--"):
 			if a.s == "--" {
 				return arg{}, nil, "", false
@@ -612,6 +642,13 @@ func (e *entry) dangerousArgs(args []arg, onHost bool) {
 		case (l == "--sandbox" || l == "-s") && strings.EqualFold(val, "danger-full-access"):
 			what = "Codex's sandbox turned off (full access)"
 			a.s = shown
+		case (l == "-c" || l == "--config") && codexDanger(val) != "":
+			what = codexDanger(val)
+			a.s = shown
+		case l == "-y" && !joined && strings.EqualFold(e.t.Launcher, "gemini"): // gemini's -y is --yolo
+			what = "YOLO mode: every tool call approved without asking"
+		case l == "--allow-unrestricted-file-access":
+			what = "Playwright's file access outside its roots allowed"
 		case l == "--allow-all" || l == "--allow-all-tools" || l == "--allow-all-paths":
 			what = "every tool, path or permission allowed without asking"
 		case l == "--no-sandbox" && onHost:
@@ -623,11 +660,35 @@ func (e *entry) dangerousArgs(args []arg, onHost bool) {
 	}
 }
 
+// codexDanger reads Codex's -c KEY=VALUE overrides (the value TOML,
+// quoted or not): sandbox_mode danger-full-access turns its sandbox off,
+// approval_policy never skips its approvals.
+func codexDanger(kv string) string {
+	k, v, ok := strings.Cut(kv, "=")
+	if !ok {
+		return ""
+	}
+	v = strings.Trim(strings.TrimSpace(v), `"'`)
+	switch strings.TrimSpace(k) {
+	case "sandbox_mode":
+		if strings.EqualFold(v, "danger-full-access") {
+			return "Codex's sandbox turned off (full access)"
+		}
+	case "approval_policy":
+		if strings.EqualFold(v, "never") {
+			return "Codex's approvals turned off: every command runs without asking"
+		}
+	}
+	return ""
+}
+
 // dangerousEnv flags NAME=value when the name says it turns on a
 // dangerous mode and the value does not turn it off.
 func (e *entry) dangerousEnv(name, value string, pos position.Pos) {
 	if dangerEnv.MatchString(name) && !notDangerEnv.MatchString(name) && !falsy.MatchString(value) {
 		e.flag(readback.FlagDangerousMode, fmt.Sprintf("%s=%s: an env switch whose name says it turns on a dangerous or allow-all mode", name, value), pos)
+	} else if strings.Contains(value, "--no-sandbox") { // PUPPETEER_LAUNCH_OPTIONS='{"args":["--no-sandbox"]}'
+		e.flag(readback.FlagDangerousMode, fmt.Sprintf("%s: its value passes --no-sandbox, the browser's own sandbox turned off", name), pos)
 	}
 }
 

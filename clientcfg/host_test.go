@@ -259,12 +259,13 @@ func TestApprovalsAndDangerousModes(t *testing.T) {
   "inspector": {"command": "npx", "args": ["@modelcontextprotocol/inspector"], "env": {"DANGEROUSLY_OMIT_AUTH": "true", "MCP_YOLO": "0", "CORS_ALLOW_ALL_ORIGINS": "true"}}
 }}`)
 	for name, want := range map[string][]string{
-		"cline":      {"auto-approve=autoApprove runs the tools read_file, write_file without asking: a prompt injection's calls included"},
-		"roo":        {"auto-approve=alwaysAllow runs every tool without asking: a prompt injection's calls included"},
-		"empty":      nil,
-		"gemini":     {"auto-approve=trust: true skips the confirmation of every tool call of this server"},
-		"claude":     {"dangerous-mode=--dangerously-skip-permissions: a switch its own name calls dangerous (it skips the program's permission checks or sandbox)"},
-		"codex":      {"dangerous-mode=--sandbox danger-full-access: Codex's sandbox turned off (full access)"},
+		"cline":  {"auto-approve=autoApprove runs the tools read_file, write_file without asking: a prompt injection's calls included"},
+		"roo":    {"auto-approve=alwaysAllow runs every tool without asking: a prompt injection's calls included"},
+		"empty":  nil,
+		"gemini": {"auto-approve=trust: true skips the confirmation of every tool call of this server"},
+		"claude": {"dangerous-mode=--dangerously-skip-permissions: a switch its own name calls dangerous (it skips the program's permission checks or sandbox)"},
+		"codex": {"dangerous-mode=--sandbox danger-full-access: Codex's sandbox turned off (full access)",
+			"dangerous-mode=-c approval_policy=never: Codex's approvals turned off: every command runs without asking"},
 		"gemini-cli": {"dangerous-mode=--approval-mode=yolo: YOLO mode: every tool call approved without asking"},
 		"copilot":    {"dangerous-mode=--allow-all-tools: every tool, path or permission allowed without asking"},
 		"browser":    {"dangerous-mode=--no-sandbox: the browser's own sandbox turned off, on the host"},

@@ -1,6 +1,7 @@
 package clientcfg
 
 import (
+	"encoding/base64"
 	"slices"
 	"strings"
 	"testing"
@@ -200,4 +201,152 @@ func kindsOnly(tg *readback.Target) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestMoreWrappers: sudo, doas, nohup, nice, timeout... run their
+// command in place; doppler, infisical and aws-vault hand it secrets;
+// dotenv and uv run --env-file load env files; pnpm dlx, yarn dlx, npm
+// exec and uv tool run are npx's twins. Hostile shapes stop at the
+// wrapper.
+func TestMoreWrappers(t *testing.T) {
+	for _, c := range []struct {
+		name, entry string
+		launcher    string
+		unconfined  []string
+		secretsBy   string
+		envFiles    []string
+	}{
+		{"sudo sh -c", `{"command": "sudo", "args": ["-E", "sh", "-c", "npx -y srv"]}`, "npx", []string{"npx (through sudo, sh -c)"}, "", nil},
+		{"sudo -u user", `{"command": "sudo", "args": ["-u", "mcp", "node", "s.js"]}`, "node", []string{"node (through sudo)"}, "", nil},
+		{"sudo -l is no wrapper", `{"command": "sudo", "args": ["-l"]}`, "sudo", []string{"sudo"}, "", nil},
+		{"doas -u", `{"command": "doas", "args": ["-uroot", "node", "s.js"]}`, "node", []string{"node (through doas)"}, "", nil},
+		{"nohup nice -n", `{"command": "nohup", "args": ["nice", "-n", "10", "node", "s.js"]}`, "node", []string{"node (through nohup, nice)"}, "", nil},
+		{"nice -10", `{"command": "nice", "args": ["-10", "node", "s.js"]}`, "node", []string{"node (through nice)"}, "", nil},
+		{"ionice -c3", `{"command": "ionice", "args": ["-c3", "node", "s.js"]}`, "node", []string{"node (through ionice)"}, "", nil},
+		{"ionice -p", `{"command": "ionice", "args": ["-p", "1"]}`, "ionice", []string{"ionice"}, "", nil},
+		{"setsid stdbuf", `{"command": "setsid", "args": ["-w", "stdbuf", "-oL", "node", "s.js"]}`, "node", []string{"node (through setsid, stdbuf)"}, "", nil},
+		{"timeout -k 5 60", `{"command": "timeout", "args": ["-k", "5", "60", "node", "s.js"]}`, "node", []string{"node (through timeout)"}, "", nil},
+		{"timeout without a command", `{"command": "timeout", "args": ["60"]}`, "timeout", []string{"timeout"}, "", nil},
+		{"chrt taskset", `{"command": "chrt", "args": ["-f", "10", "taskset", "-c", "0-3", "node", "s.js"]}`, "node", []string{"node (through chrt, taskset)"}, "", nil},
+		{"caffeinate -i", `{"command": "caffeinate", "args": ["-i", "-t", "3600", "node", "s.js"]}`, "node", []string{"node (through caffeinate)"}, "", nil},
+		{"xargs", `{"command": "xargs", "args": ["-0", "-n", "1", "node", "s.js"]}`, "node", []string{"node (through xargs)"}, "", nil},
+		{"a command line", `{"command": "nice -n 5 node s.js"}`, "node", []string{"node (through nice)"}, "", nil},
+		{"doppler run --", `{"command": "doppler", "args": ["run", "-p", "x", "-c", "dev", "--", "node", "s.js"]}`, "node", []string{"node (through doppler run)"}, "doppler run", nil},
+		{"doppler run --command", `{"command": "doppler", "args": ["run", "--command", "npx -y srv"]}`, "npx", []string{"npx (through doppler run, sh -c)"}, "doppler run", nil},
+		{"doppler secrets is no wrapper", `{"command": "doppler", "args": ["secrets", "get", "X"]}`, "doppler", []string{"doppler"}, "", nil},
+		{"infisical run", `{"command": "infisical", "args": ["run", "--env=prod", "--path", "/a", "--", "node", "s.js"]}`, "node", []string{"node (through infisical run)"}, "infisical run", nil},
+		{"aws-vault exec", `{"command": "aws-vault", "args": ["exec", "prod", "--duration", "1h", "--", "node", "s.js"]}`, "node", []string{"node (through aws-vault exec)"}, "aws-vault exec", nil},
+		{"aws-vault exec without a profile", `{"command": "aws-vault", "args": ["exec", "--", "node"]}`, "aws-vault", []string{"aws-vault"}, "", nil},
+		{"dotenv -e -e", `{"command": "dotenv", "args": ["-e", ".env", "-e", "/home/me/.secrets", "--", "node", "s.js"]}`, "node", []string{"node (through dotenv)"}, "", []string{".env", "/home/me/.secrets"}},
+		{"dotenv default", `{"command": "dotenv", "args": ["--", "node", "s.js"]}`, "node", []string{"node (through dotenv)"}, "", []string{".env"}},
+		{"dotenv without --", `{"command": "dotenv", "args": ["node", "s.js"]}`, "dotenv", []string{"dotenv"}, "", nil},
+		{"uv run", `{"command": "uv", "args": ["run", "--with", "mcp", "--env-file", "x.env", "mcp-server", "--port", "1"]}`, "mcp-server", []string{"mcp-server (through uv run)"}, "", []string{"x.env"}},
+		{"uv run SCRIPT", `{"command": "uv", "args": ["run", "--directory", "/srv/x", "server.py"]}`, "uv", []string{"uv"}, "", nil},
+		{"uv tool run envmcp", `{"command": "uv", "args": ["tool", "run", "envmcp", "node", "s.js"]}`, "node", []string{"node (through uv tool run envmcp)"}, "", []string{".env.mcp (in the working folder or above, else ~/.env.mcp)"}},
+		{"pnpm dlx of a server", `{"command": "pnpm", "args": ["dlx", "@x/server"]}`, "pnpm", []string{"pnpm"}, "", nil},
+		{"npm exec deno", `{"command": "npm", "args": ["exec", "deno", "task", "x"]}`, "deno", []string{"deno (through npm exec)"}, "", nil},
+		{"wrappers past maxWrap", `{"command": "nohup", "args": ["nohup", "nohup", "nohup", "nohup", "nohup", "nohup", "nohup", "node"]}`,
+			"nohup", []string{"nohup (through nohup, nohup, nohup, nohup, nohup, nohup)"}, "", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := readEntry(t, c.entry)
+			if e.t.Launcher != c.launcher || !slices.Equal(of(e.t, readback.FlagUnconfined), c.unconfined) {
+				t.Errorf("launcher %q unconfined %q, want %q %q (flags %q)", e.t.Launcher, of(e.t, readback.FlagUnconfined), c.launcher, c.unconfined, flags(e.t))
+			}
+			var files []string
+			for _, f := range e.envFiles {
+				files = append(files, f.s)
+			}
+			if e.secretsBy != c.secretsBy || !slices.Equal(files, c.envFiles) {
+				t.Errorf("secretsBy %q env files %q, want %q %q", e.secretsBy, files, c.secretsBy, c.envFiles)
+			}
+		})
+	}
+}
+
+// TestRootAndShells: sudo and doas run the server as root (a dangerous
+// mode) unless -u names another user; PowerShell's encoded, bare and
+// -CommandWithArgs forms, bash -c --, and cmd's glued /c are command
+// strings read as a shell's.
+func TestRootAndShells(t *testing.T) {
+	enc := func(s string) string { // UTF-16LE, base64
+		var b []byte
+		for _, r := range s {
+			b = append(b, byte(r), byte(r>>8))
+		}
+		return base64.StdEncoding.EncodeToString(b)
+	}
+	for _, c := range []struct {
+		name, entry string
+		launcher    string
+		shell       bool
+		danger      []string
+	}{
+		{"sudo docker", `{"command": "sudo", "args": ["docker", "run", "-i", "--rm", "--privileged", "img:1"]}`, "docker", false,
+			[]string{"sudo: the server runs as root"}},
+		{"sudo -u root", `{"command": "sudo", "args": ["--user=root", "node", "s.js"]}`, "node", false, []string{"sudo: the server runs as root"}},
+		{"sudo -u mcp", `{"command": "sudo", "args": ["-u", "mcp", "node", "s.js"]}`, "node", false, nil},
+		{"doas", `{"command": "doas", "args": ["node", "s.js"]}`, "node", false, []string{"doas: the server runs as root"}},
+		{"doppler deno -A", `{"command": "doppler", "args": ["run", "--", "deno", "run", "-A", "jsr:@x/y"]}`, "deno", false,
+			[]string{"deno -A"}},
+		{"-EncodedCommand", `{"command": "powershell", "args": ["-NoProfile", "-EncodedCommand", "` + enc("npx -y srv") + `"]}`, "npx", true, nil},
+		{"-enc", `{"command": "powershell", "args": ["-enc", "` + enc("npx -y srv") + `"]}`, "npx", true, nil},
+		{"-e that does not decode", `{"command": "pwsh", "args": ["-e", "%%%"]}`, "pwsh", true, nil},
+		{"-ec without its value", `{"command": "pwsh", "args": ["-ec"]}`, "pwsh", true, nil},
+		{"bare powershell", `{"command": "powershell", "args": ["-NoProfile", "npx -y srv C:\\Users\\x\\Desktop"]}`, "npx", true, nil},
+		{"bare pwsh is a script", `{"command": "pwsh", "args": ["./server.ps1"]}`, "pwsh", false, nil},
+		{"-CommandWithArgs", `{"command": "pwsh", "args": ["-CommandWithArgs", "npx $args[0]", "srv"]}`, "npx", true, nil},
+		{"-ExecutionPolicy Bypass -File", `{"command": "powershell", "args": ["-ExecutionPolicy", "Bypass", "-File", "s.ps1"]}`, "powershell", false, nil},
+		{"bash -c --", `{"command": "bash", "args": ["-c", "--", "npx -y srv"]}`, "npx", true, nil},
+		{"bash -- script", `{"command": "bash", "args": ["--", "s.sh"]}`, "bash", false, nil},
+		{"cmd /c glued quotes", `{"command": "cmd", "args": ["/c\"npx -y srv\""]}`, "npx", true, nil},
+		{"cmd /cnpx", `{"command": "cmd", "args": ["/cnpx", "-y", "srv"]}`, "npx", true, nil},
+		{"cmd /s /c", `{"command": "cmd", "args": ["/s", "/c", "\"npx -y srv\""]}`, "npx", true, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tg := readOne(t, c.entry)
+			if tg.Launcher != c.launcher || (len(of(tg, readback.FlagUnconfinedShell)) > 0) != c.shell {
+				t.Errorf("launcher %q flags %q, want %q shell %v", tg.Launcher, flags(tg), c.launcher, c.shell)
+			}
+			var danger []string
+			for _, d := range of(tg, readback.FlagDangerousMode) {
+				if strings.HasPrefix(d, "deno -A") {
+					d = "deno -A"
+				}
+				if strings.HasPrefix(d, "sudo") || strings.HasPrefix(d, "doas") || strings.HasPrefix(d, "deno -A") {
+					danger = append(danger, d)
+				}
+			}
+			if !slices.Equal(danger, c.danger) {
+				t.Errorf("dangerous modes %q, want %q", danger, c.danger)
+			}
+		})
+	}
+}
+
+// TestMoreDangerousModes: Codex's -c overrides, gemini -y (gemini only),
+// Playwright's unrestricted file access, --no-sandbox in an env value.
+func TestMoreDangerousModes(t *testing.T) {
+	for _, c := range []struct {
+		name, entry string
+		want        int
+	}{
+		{"codex -c sandbox_mode", `{"command": "codex", "args": ["mcp-server", "-c", "sandbox_mode=\"danger-full-access\""]}`, 1},
+		{"codex --config=", `{"command": "codex", "args": ["mcp-server", "--config=sandbox_mode=danger-full-access"]}`, 1},
+		{"codex approval_policy", `{"command": "codex", "args": ["mcp-server", "-c", "approval_policy='never'"]}`, 1},
+		{"codex workspace-write", `{"command": "codex", "args": ["mcp-server", "-c", "sandbox_mode=\"workspace-write\""]}`, 0},
+		{"-c of another program", `{"command": "node", "args": ["-c", "x=1"]}`, 0},
+		{"gemini -y", `{"command": "gemini", "args": ["-y"]}`, 1},
+		{"-y of npx", `{"command": "npx", "args": ["-y", "srv"]}`, 0},
+		{"playwright", `{"command": "npx", "args": ["-y", "@playwright/mcp", "--allow-unrestricted-file-access"]}`, 1},
+		{"env JSON", `{"command": "npx", "args": ["-y", "srv"], "env": {"PUPPETEER_LAUNCH_OPTIONS": "{\"args\":[\"--no-sandbox\"]}"}}`, 1},
+		{"env without it", `{"command": "npx", "args": ["-y", "srv"], "env": {"PUPPETEER_LAUNCH_OPTIONS": "{\"headless\":true}"}}`, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tg := readOne(t, c.entry)
+			if got := of(tg, readback.FlagDangerousMode); len(got) != c.want {
+				t.Errorf("dangerous modes %q, want %d", got, c.want)
+			}
+		})
+	}
 }
