@@ -105,8 +105,9 @@ func (e *entry) deno(prog string, cmd arg, args []arg) bool {
 	if escapes {
 		e.flag(readback.FlagUnconfined, name, cmd.pos)
 		for _, g := range e.hostGrants(prog, args) {
-			e.flag(readback.FlagHostGrant, fmt.Sprintf("%s runs unconfined on the host and is handed %s%s", prog, g.what, g.how), g.pos)
+			e.flag(g.kind(), fmt.Sprintf("%s runs unconfined on the host and is handed %s%s", prog, g.what, g.how), g.pos)
 		}
+		e.unconfinedExtras(prog, cmd, args)
 		return true
 	}
 	var items []string

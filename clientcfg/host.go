@@ -104,6 +104,12 @@ func (e *entry) host(prog string, cmd arg, args []arg) {
 	for _, g := range grants {
 		e.flag(g.kind(), fmt.Sprintf("%s runs unconfined on the host and is handed %s%s", prog, g.what, g.how), g.pos)
 	}
+	e.unconfinedExtras(prog, cmd, args)
+}
+
+// unconfinedExtras flags what makes an unconfined server an error beyond
+// its folders: the shell it starts through, the secrets it is handed.
+func (e *entry) unconfinedExtras(prog string, cmd arg, args []arg) {
 	if sh := e.shell(); sh != "" {
 		e.flag(readback.FlagUnconfinedShell, fmt.Sprintf("%s starts through %s, unconfined", prog, sh), cmd.pos)
 	}
@@ -133,7 +139,11 @@ func (e *entry) shell() string {
 func (e *entry) handedSecrets(cmd arg, args []arg) []grant {
 	var out []grant
 	if e.secretsBy != "" {
-		out = append(out, grant{what: "the secrets " + e.secretsBy + " resolves from op:// references", pos: cmd.pos})
+		what := "the secrets " + e.secretsBy + " puts in its environment"
+		if strings.HasPrefix(e.secretsBy, "op ") {
+			what = "the secrets " + e.secretsBy + " resolves from op:// references"
+		}
+		out = append(out, grant{what: what, pos: cmd.pos})
 	}
 	for _, f := range e.envFiles {
 		out = append(out, grant{what: "the variables of the env file " + f.s + ", which the wrapper loads", pos: f.pos})
