@@ -93,6 +93,9 @@ func (t *tolerance) parseJSON(file string, src []byte) (*node, error) {
 	if t == nil {
 		return parseJSON(file, src)
 	}
+	if err := depthError(file, src, false); err != nil {
+		return nil, err
+	}
 	comments, commas := jsoncFile(file)
 	f := &fixer{src: src, comments: comments, commas: commas}
 	f.scan()
