@@ -62,3 +62,26 @@ func TestZedEnvNull(t *testing.T) {
 		}
 	}
 }
+
+// TestParseQuotesNoSecret: a PARSE error quotes an invalid literal only
+// when it is short and not shaped like a secret; else it gives its length.
+func TestParseQuotesNoSecret(t *testing.T) {
+	for lit, want := range map[string]string{
+		"sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD": "an invalid literal of 48 bytes",
+		"ghp_16C7e42F292c6912E7710c838347Ae178B4a":         "invalid literal: ghp", // the parser stops at _
+		"root": "invalid literal: root",
+	} {
+		src := `{"mcpServers":{"a":{"command":"npx","env":{"K":` + lit + `}}}}`
+		for _, tolerant := range []bool{true, false} {
+			var err error
+			if tolerant {
+				_, _, _, err = readLint(t, "claude_desktop_config.json", src)
+			} else {
+				_, err = parseJSON("c.json", []byte(src))
+			}
+			if err == nil || !strings.Contains(err.Error(), want) || len(lit) > 16 && strings.Contains(err.Error(), lit[:10]) {
+				t.Errorf("%s (tolerant %v): %v, want %q", lit, tolerant, err, want)
+			}
+		}
+	}
+}

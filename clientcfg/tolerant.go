@@ -117,6 +117,7 @@ func (t *tolerance) parseJSON(file string, src []byte) (*node, error) {
 			}
 			e.Msg = "not valid JSON, even after repairs: " + m[3]
 		}
+		e.Msg = redactLiteral(e.Msg)
 		return nil, e
 	}
 	sort.SliceStable(f.notes, func(i, j int) bool { return f.notes[i].off < f.notes[j].off })

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/internal/printable"
+	"github.com/mcpolicy/mcpolicy/internal/secretshape"
 	"github.com/mcpolicy/mcpolicy/schema"
 	"github.com/pelletier/go-toml/v2/unstable"
 	"github.com/tailscale/hujson"
@@ -153,7 +155,7 @@ func parseJSON(file string, src []byte) (*node, error) {
 		if f := (&fixer{src: src, comments: true, commas: true}); f.scanRaw() {
 			e.Pos, e.Msg = newLines(file, src).pos(f.errOff), f.err.Msg
 		}
-		e.Msg = printable.String(e.Msg)
+		e.Msg = printable.String(redactLiteral(e.Msg))
 		return nil, e
 	}
 	return fromHuJSON(&v, newLines(file, src)), nil
@@ -263,4 +265,24 @@ func depthError(file string, src []byte, toml bool) error {
 		}
 	}
 	return nil
+}
+
+// maxExcerpt is the longest literal a PARSE message quotes.
+const maxExcerpt = 16
+
+// redactLiteral is a parser's message with the literal it quotes
+// ("invalid literal: sk-proj-...", an unquoted value) kept only when it is
+// short and does not look like a secret (internal/secretshape): a PARSE
+// error prints into a CI log, where an inline secret must not.
+func redactLiteral(msg string) string {
+	const lead = "invalid literal: "
+	i := strings.Index(msg, lead)
+	if i < 0 {
+		return msg
+	}
+	lit := msg[i+len(lead):]
+	if len(lit) <= maxExcerpt && !secretshape.Looks("", lit) && secretshape.Credential(lit) == "" {
+		return msg
+	}
+	return msg[:i] + fmt.Sprintf("an invalid literal of %d bytes (not quoted: it may be a secret)", len(lit))
 }
