@@ -213,6 +213,9 @@ func launchNodes(n *node, f fields, zed bool) (cmd, args, env *node, err error) 
 	cmd, _ = n.get("command")
 	args, _ = n.get("args")
 	env, _ = n.get("env")
+	if zed && isNull(env) { // Zed's env is optional: null is none, as Zed writes it
+		env = nil
+	}
 	if !zed || cmd == nil || cmd.kind != kObject {
 		return cmd, args, env, nil
 	}
@@ -221,14 +224,19 @@ func launchNodes(n *node, f fields, zed bool) (cmd, args, env *node, err error) 
 	if a, _ := obj.get("args"); a != nil {
 		args = a
 	}
-	if v, _ := obj.get("env"); v != nil {
+	if v, _ := obj.get("env"); v != nil && !isNull(v) {
 		env = v
+	} else if v != nil {
+		env = nil
 	}
 	if cmd == nil {
 		return nil, nil, nil, &schema.Error{Pos: obj.pos, Path: f.where("command"), Msg: "a command object needs a \"path\""}
 	}
 	return cmd, args, env, nil
 }
+
+// isNull says n is a JSON null.
+func isNull(n *node) bool { return n != nil && n.kind == kOther && n.str == "null" }
 
 // inlineSecrets flags the values of an env or headers object that look
 // like secrets written inline.

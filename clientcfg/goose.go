@@ -2,6 +2,7 @@ package clientcfg
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
 
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
@@ -28,7 +29,10 @@ import (
 // file, and each extension into the shape entries are read in (cmd is
 // command, envs env, env_keys env_vars, uri url).
 
-// parseYAML reads a YAML document into a tree.
+// parseYAML reads a YAML document into a tree. An alias is read as a copy
+// of its anchor's node, so nested aliases (a "billion laughs" file of a
+// few hundred bytes) multiply: the copies are counted, and a file whose
+// aliases expand past maxAliasNodes is refused at the alias that passes it.
 func parseYAML(file string, src []byte) (*node, error) {
 	var doc yaml.Node
 	if err := yaml.NewDecoder(bytes.NewReader(src)).Decode(&doc); err != nil {
@@ -37,7 +41,23 @@ func parseYAML(file string, src []byte) (*node, error) {
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return &node{kind: kObject, pos: position.Pos{File: file, Line: 1, Col: 1}}, nil
 	}
-	return fromYAML(file, doc.Content[0], 0), nil
+	y := &yamlTree{file: file}
+	n := y.from(doc.Content[0], 0, false)
+	if y.err != nil {
+		return nil, y.err
+	}
+	return n, nil
+}
+
+// maxAliasNodes bounds the nodes YAML aliases expand to in one file.
+const maxAliasNodes = 10000
+
+// yamlTree reads yaml nodes into a tree, counting what aliases expand to.
+type yamlTree struct {
+	file    string
+	aliased int          // nodes read through an alias
+	at      position.Pos // the alias being read
+	err     error
 }
 
 var yamlLine = lazyre.New(`^yaml: line (\d+): (.*)$`)
@@ -53,10 +73,23 @@ func yamlError(file string, err error) error {
 	return e
 }
 
-func fromYAML(file string, y *yaml.Node, depth int) *node {
-	n := &node{pos: position.Pos{File: file, Line: y.Line, Col: y.Column}}
+func (yt *yamlTree) from(y *yaml.Node, depth int, aliased bool) *node {
+	n := &node{pos: position.Pos{File: yt.file, Line: y.Line, Col: y.Column}}
+	if yt.err != nil {
+		return n
+	}
+	if aliased {
+		if yt.aliased++; yt.aliased > maxAliasNodes {
+			yt.err = &schema.Error{Pos: yt.at, Msg: fmt.Sprintf("YAML aliases expand past %d nodes: not read"+
+				"; hint: a client config needs no aliases (*name) nested in aliases; write the entries out", maxAliasNodes)}
+			return n
+		}
+	}
 	if y.Kind == yaml.AliasNode && y.Alias != nil && depth < 32 {
-		a := fromYAML(file, y.Alias, depth+1)
+		if !aliased {
+			yt.at = n.pos
+		}
+		a := yt.from(y.Alias, depth+1, true)
 		a.pos = n.pos
 		return a
 	}
@@ -66,13 +99,13 @@ func fromYAML(file string, y *yaml.Node, depth int) *node {
 		for i := 0; i+1 < len(y.Content); i += 2 {
 			k, v := y.Content[i], y.Content[i+1]
 			n.keys = append(n.keys, k.Value)
-			n.keyPos = append(n.keyPos, position.Pos{File: file, Line: k.Line, Col: k.Column})
-			n.vals = append(n.vals, fromYAML(file, v, depth+1))
+			n.keyPos = append(n.keyPos, position.Pos{File: yt.file, Line: k.Line, Col: k.Column})
+			n.vals = append(n.vals, yt.from(v, depth+1, aliased))
 		}
 	case yaml.SequenceNode:
 		n.kind = kArray
 		for _, c := range y.Content {
-			n.elems = append(n.elems, fromYAML(file, c, depth+1))
+			n.elems = append(n.elems, yt.from(c, depth+1, aliased))
 		}
 	default:
 		n.kind, n.str = kOther, y.Value

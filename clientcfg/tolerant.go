@@ -93,6 +93,9 @@ func (t *tolerance) parseJSON(file string, src []byte) (*node, error) {
 	if t == nil {
 		return parseJSON(file, src)
 	}
+	if err := depthError(file, src, false); err != nil {
+		return nil, err
+	}
 	comments, commas := jsoncFile(file)
 	f := &fixer{src: src, comments: comments, commas: commas}
 	f.scan()
@@ -114,6 +117,7 @@ func (t *tolerance) parseJSON(file string, src []byte) (*node, error) {
 			}
 			e.Msg = "not valid JSON, even after repairs: " + m[3]
 		}
+		e.Msg = redactLiteral(e.Msg)
 		return nil, e
 	}
 	sort.SliceStable(f.notes, func(i, j int) bool { return f.notes[i].off < f.notes[j].off })

@@ -21,6 +21,9 @@ import (
 // blanked, so offsets stay the file's and lines.pos leaves it out of
 // columns.
 func parseTOML(file string, src []byte) (*node, error) {
+	if err := depthError(file, src, true); err != nil {
+		return nil, err
+	}
 	text := src
 	if bytes.HasPrefix(src, bom) {
 		text = append([]byte("   "), src[len(bom):]...)

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/internal/printable"
+	"github.com/mcpolicy/mcpolicy/internal/secretshape"
 	"github.com/mcpolicy/mcpolicy/schema"
 	"github.com/pelletier/go-toml/v2/unstable"
 	"github.com/tailscale/hujson"
@@ -130,6 +132,9 @@ var huErr = lazyre.New(`(?s)^hujson: line (\d+), column (\d+): (.*)$`)
 // original bytes and keeps each value's offset, so positions are those of
 // the file as written.
 func parseJSON(file string, src []byte) (*node, error) {
+	if err := depthError(file, src, false); err != nil {
+		return nil, err
+	}
 	b := src
 	if bytes.HasPrefix(b, bom) { // same length, so offsets stay those of src
 		b = append([]byte("   "), b[len(bom):]...)
@@ -150,7 +155,7 @@ func parseJSON(file string, src []byte) (*node, error) {
 		if f := (&fixer{src: src, comments: true, commas: true}); f.scanRaw() {
 			e.Pos, e.Msg = newLines(file, src).pos(f.errOff), f.err.Msg
 		}
-		e.Msg = printable.String(e.Msg)
+		e.Msg = printable.String(redactLiteral(e.Msg))
 		return nil, e
 	}
 	return fromHuJSON(&v, newLines(file, src)), nil
@@ -218,4 +223,66 @@ func (b *tomlBuilder) value(n *unstable.Node) (*node, error) {
 // typeError says a value is not of the kind the entry needs.
 func typeError(n *node, what string, want kind) error {
 	return &schema.Error{Pos: n.pos, Msg: fmt.Sprintf("%s must be %s, not %s", what, want, n.kind)}
+}
+
+// maxDepth bounds how deep a JSON config's arrays and objects nest: a
+// parser recurses once a level, so a file of a million '[' would exhaust
+// its stack. No client config nests past a dozen levels.
+const maxDepth = 1000
+
+// depthError scans src (linear, strings and comments skipped: JSON's //
+// and /* */, TOML's # and '...') for a bracket that opens a level past
+// maxDepth, and says so at it.
+func depthError(file string, src []byte, toml bool) error {
+	depth := 0
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; {
+		case c == '"' || toml && c == '\'':
+			for i++; i < len(src) && src[i] != c && src[i] != '\n'; i++ {
+				if src[i] == '\\' && c == '"' {
+					i++
+				}
+			}
+		case toml && c == '#', !toml && c == '/' && i+1 < len(src) && src[i+1] == '/':
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+		case !toml && c == '/' && i+1 < len(src) && src[i+1] == '*':
+			end := bytes.Index(src[i+2:], []byte("*/"))
+			if end < 0 {
+				return nil
+			}
+			i += end + 3
+		case c == '[' || c == '{':
+			if depth++; depth > maxDepth {
+				return &schema.Error{Pos: newLines(file, src).pos(i), Msg: fmt.Sprintf("arrays and objects nest deeper than %d levels: not read"+
+					"; hint: a client config nests a few levels (servers, an entry, its args)", maxDepth)}
+			}
+		case c == ']' || c == '}':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return nil
+}
+
+// maxExcerpt is the longest literal a PARSE message quotes.
+const maxExcerpt = 16
+
+// redactLiteral is a parser's message with the literal it quotes
+// ("invalid literal: sk-proj-...", an unquoted value) kept only when it is
+// short and does not look like a secret (internal/secretshape): a PARSE
+// error prints into a CI log, where an inline secret must not.
+func redactLiteral(msg string) string {
+	const lead = "invalid literal: "
+	i := strings.Index(msg, lead)
+	if i < 0 {
+		return msg
+	}
+	lit := msg[i+len(lead):]
+	if len(lit) <= maxExcerpt && !secretshape.Looks("", lit) && secretshape.Credential(lit) == "" {
+		return msg
+	}
+	return msg[:i] + fmt.Sprintf("an invalid literal of %d bytes (not quoted: it may be a secret)", len(lit))
 }

@@ -3,11 +3,14 @@ package project
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/compiler/readback"
+	"github.com/mcpolicy/mcpolicy/schema"
 )
 
 // LintOptions say what `mcpolicy lint` reads.
@@ -19,6 +22,10 @@ type LintOptions struct {
 	// Clients are client configs, Manifests hand-written Kubernetes
 	// manifests (a Pod, or a workload's Pod template).
 	Clients, Manifests []string
+	// Discover is a folder whose project-scope client configs are read
+	// too (clientcfg.Discover, --discover); "" for none. One that resolves
+	// (a symlink, or in a symlinked folder) outside the folder is not read.
+	Discover string
 	// Home places ~; ThisMachine says every client config's paths are
 	// this machine's (granted folders are looked into, env files read).
 	Home        string
@@ -48,8 +55,23 @@ func ReadLint(o LintOptions) *LintInput {
 		in.Targets = append(in.Targets, ts...)
 	}
 	co := clientcfg.Options{Home: o.Home, ThisMachine: o.ThisMachine, Project: projectRoot}
-	for _, c := range o.Clients {
-		ts, ns, err := clientcfg.ReadLint(c, co)
+	clients, discovered := o.Clients, map[string]bool{}
+	if o.Discover != "" {
+		for _, c := range clientcfg.Discover(o.Discover) {
+			clients = append(clients, c)
+			discovered[c] = true
+		}
+	}
+	for _, c := range clients {
+		var ts []*readback.Target
+		var ns []lint.Note
+		var err error
+		if discovered[c] {
+			err = outOfProject(c, o.Discover)
+		}
+		if err == nil {
+			ts, ns, err = clientcfg.ReadLint(c, co)
+		}
 		if err != nil { // what was noted before it, then why the file is not linted
 			ns = append(ns, unreadLintNote(c, err))
 		}
@@ -71,6 +93,32 @@ func ReadLint(o LintOptions) *LintInput {
 		in.Targets = append(in.Targets, ts...)
 	}
 	return in
+}
+
+// outOfProject refuses a discovered client config that resolves outside
+// the folder it was found in: a committed symlink (.vscode/mcp.json ->
+// /etc/shadow) would otherwise have lint read, and quote, a file of the
+// machine running it.
+func outOfProject(file, dir string) error {
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return err
+	}
+	if root, err = filepath.Abs(root); err != nil {
+		return err
+	}
+	real, err := filepath.EvalSymlinks(file)
+	if err != nil {
+		return err
+	}
+	if real, err = filepath.Abs(real); err != nil {
+		return err
+	}
+	if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return &schema.Error{Pos: schema.Pos{File: file, Line: 1, Col: 1}, Msg: "a symlink out of the project: not read" +
+			"; hint: a client config --discover finds is read only when it lives in the project; name a file outside it with --client"}
+	}
+	return nil
 }
 
 // readManifest is a manifest's containers, each a target; a manifest

@@ -14,7 +14,13 @@ var Formats = findings.Formats
 // Write renders a report in a format: the findings through the one
 // printer, and in text each server's summary line after them.
 func Write(w io.Writer, rep Report, format string, version string) error {
-	d := findings.Doc{Tool: "mcpolicy", Version: version, Rules: sarifRules(rep), Findings: rep.Findings, JSON: rep,
+	js := rep // JSON encodes the report: its messages' URLs hidden as the printer hides them
+	js.Findings = make([]Finding, len(rep.Findings))
+	for i, f := range rep.Findings {
+		f.Message = findings.Redact(f.Message)
+		js.Findings[i] = f
+	}
+	d := findings.Doc{Tool: "mcpolicy", Version: version, Rules: sarifRules(rep), Findings: rep.Findings, JSON: js,
 		EmptyMarkdown: "**mcpolicy lint:** no finding."}
 	if err := findings.Write(w, d, format); err != nil || format != "text" {
 		return err

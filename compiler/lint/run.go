@@ -118,8 +118,17 @@ func Run(targets []*readback.Target, o Options) Report {
 		n += len(r.fs)
 	}
 	rep.Findings = make([]Finding, 0, n)
+	// A finding byte-identical to one already kept (same rule, level,
+	// server, position and message: two rules' paths to one observation)
+	// is printed once.
+	seen := make(map[Finding]bool, n)
 	for _, r := range results {
-		rep.Findings = append(rep.Findings, r.fs...)
+		for _, f := range r.fs {
+			if !seen[f] {
+				seen[f] = true
+				rep.Findings = append(rep.Findings, f)
+			}
+		}
 		rep.Servers = append(rep.Servers, r.sum)
 	}
 	sort.SliceStable(rep.Findings, func(i, j int) bool {

@@ -5,10 +5,11 @@
 // finding with a verdict and the position it had before) print through it,
 // so a widening is a SARIF result and a GitHub annotation like any finding.
 // Every string of a finding is spelt for a terminal (internal/printable)
-// before any format writes it: a name a server chose (a file in its
+// before any format writes it, the secrets of a URL in its message hidden
+// (Redact): a name a server chose (a file in its
 // read-write grant holding ESC, a symlink's target) is shown, not run,
 // whichever pass put it in. It imports only the standard library, the
-// position type and printable.
+// position type, printable and secretshape.
 package findings
 
 import (
@@ -77,7 +78,7 @@ type Rule struct {
 // already spelt (lint's, the compiler's) prints as it was.
 func (f Finding) spelt() Finding {
 	f.Rule, f.Level, f.Server = printable.String(f.Rule), printable.String(f.Level), printable.String(f.Server)
-	f.Message, f.Waived, f.Verdict = printable.String(f.Message), printable.String(f.Waived), printable.String(f.Verdict)
+	f.Message, f.Waived, f.Verdict = printable.String(Redact(f.Message)), printable.String(f.Waived), printable.String(f.Verdict)
 	f.Pos.File, f.Against.File = printable.String(f.Pos.File), printable.String(f.Against.File)
 	return f
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler/diff"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/project"
@@ -150,7 +149,7 @@ func (opts *lintOptions) read() (*project.LintInput, error) {
 		}
 	}
 	if opts.Discover {
-		o.Clients = append(o.Clients, clientcfg.Discover(path)...)
+		o.Discover = path
 	}
 	return project.ReadLint(o), nil
 }
