@@ -16,6 +16,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/compiler/readback"
+	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 	"github.com/mcpolicy/mcpolicy/emit/registry"
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
@@ -234,6 +235,11 @@ var sandboxes = func() map[string]artefact.Sandbox {
 		if prog := backendtraits.Program(b.Name()); prog != "" {
 			m[prog] = b.Runtime().Sandbox
 		}
+	}
+	// Programs that take an engine's run arguments, read as that engine
+	// (docker.EngineAliases); not backends mcpolicy builds for.
+	for prog := range docker.EngineAliases {
+		m[prog] = artefact.Engine
 	}
 	return m
 }()

@@ -340,9 +340,9 @@ func TestDockerAndBwrapFlags(t *testing.T) {
 			"stdio=no -i: the engine gives the server no stdin, and it exits at once",
 			"privileged=", "cap-add=SYS_ADMIN", "cap-add=NET_ADMIN", "cap-add=NET_RAW",
 			"host-namespace=pid", "host-namespace=ipc", "host-namespace=uts", "host-namespace=user",
-			"seccomp-unconfined=unconfined", "apparmor-unconfined=unconfined", "unknown-flag=--security-opt label=disable",
+			"seccomp-unconfined=unconfined", "apparmor-unconfined=unconfined", "security-off=label=disable",
 			"unbounded-tmpfs=/scratch", "docker-socket=/var/run/docker.sock", "network=host",
-			"unknown-flag=--device /dev/kvm", "root-user=0:0"}, defaults...),
+			"host-device=--device /dev/kvm", "root-user=0:0"}, defaults...),
 			[]string{"/var/run/docker.sock:/var/run/docker.sock:rw"}, nil},
 		{"volumes", append([]string{"root-user=", "network=bridge", // --env=LEVEL=debug: a setting; REF=${GITHUB_TOKEN}: expanded into docker's argv
 			"secret-in-argv=the secret variable GITHUB_TOKEN (${GITHUB_TOKEN})"}, defaults...),
@@ -354,7 +354,7 @@ func TestDockerAndBwrapFlags(t *testing.T) {
 					t.Errorf("scratch %+v", p.Scratch)
 				}
 			}},
-		{"bwrap-root", []string{"bwrap-bind-root=--dev-bind / /", "secret-inline=GH_TOKEN"}, []string{"/:/:rw"}, func(t *testing.T, p *compiler.Plan) {
+		{"bwrap-root", []string{"bwrap-bind-root=--dev-bind / /", "host-device=--dev-bind /", "secret-inline=GH_TOKEN"}, []string{"/:/:rw"}, func(t *testing.T, p *compiler.Plan) {
 			if p.Network.Mode != "none" || p.Scratch == nil || p.Scratch.SizeBytes != 1<<20 || !slices.Equal(p.Command, []string{"sh"}) {
 				t.Errorf("plan %+v", p)
 			}

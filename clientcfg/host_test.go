@@ -135,7 +135,7 @@ func TestClientSandbox(t *testing.T) {
 }`)
 	for name, want := range map[string][]string{
 		"vs": {"runs npx under VS Code's sandbox", "writes only to ${workspaceFolder}, the server's cwd, ~/.npm; network only to api.github.com, registry.npmjs.org",
-			"every read not in denyRead (~/.gnupg, ~/.config/gcloud, ~/.kube, 10 more readable)", "on Windows everything"},
+			"every read not in denyRead (~/.gnupg, ~/.config/gcloud, ~/.kube, 27 more readable)", "on Windows everything"},
 		"file-level": {"runs uvx under VS Code's sandbox", "network only to every domain (*)"},
 		"wide":       {"runs npx under VS Code's sandbox"},
 		"denied":     {"runs npx under VS Code's sandbox"},

@@ -15,9 +15,18 @@ import "strings"
 // file (launch.EnvFileDefault) the launcher takes every server's env grant
 // values from for clients that pass none: whoever reads it has every
 // server's secrets, whoever writes it chooses what the next launch gets.
+// Browser profiles hold the session cookies and saved passwords of every
+// site the user is signed in to; keyrings, pass and 1Password's CLI hold
+// the user's passwords; Azure, OCI and Terraform their cloud tokens;
+// ~/.pgpass database passwords; shell histories the tokens typed on a
+// command line. Windows' gcloud keeps its credentials in AppData/Roaming.
 var Stores = []string{".ssh", ".aws", ".gnupg", ".config/gcloud", ".kube", ".docker/config.json",
 	".netrc", ".npmrc", ".pypirc", ".git-credentials", "Library/Keychains", ".config/gh", ".claude", ".local/state/mcpolicy",
-	".config/mcpolicy"}
+	".config/mcpolicy",
+	".config/google-chrome", ".config/chromium", ".mozilla", "Library/Application Support/Google/Chrome",
+	"Library/Application Support/Firefox", "AppData/Local/Google/Chrome/User Data", "AppData/Roaming/Mozilla/Firefox",
+	".local/share/keyrings", ".password-store", ".config/op", ".azure", ".oci", ".terraform.d", ".pgpass",
+	".bash_history", ".zsh_history", "AppData/Roaming/gcloud"}
 
 // Touching lists the stores (relative to the home) that sub, a clean
 // slash-separated path relative to a home folder, is, lies in, or holds:

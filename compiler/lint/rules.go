@@ -415,7 +415,7 @@ func grantRules() []*Rule {
 					}
 				}
 				for _, m := range mounts(t) {
-					if base := filepath.Base(m.Host); (base == "docker.sock" || base == "podman.sock") && !hasFlag(t, readback.FlagDockerSocket) {
+					if base := filepath.Base(m.Host); engineSocketBase(base) && !hasFlag(t, readback.FlagDockerSocket) {
 						report(m.Pos, "mounts the engine socket %s: root on the host", m.Host)
 					}
 				}
@@ -1006,7 +1006,7 @@ func checkBindRW(t *readback.Target, o Options, report reportFn) {
 		}
 		host := hostOf(t, m.Source)
 		f := hostFacts(t, m.Source)
-		if b := path.Base(filepath.ToSlash(host)); b == "docker.sock" || b == "podman.sock" ||
+		if b := path.Base(filepath.ToSlash(host)); engineSocketBase(b) || escapeMount(t, m.Source) ||
 			f.Root || f.HoldsHomes || f.IsHome() || len(f.Stores()) > 0 || len(f.RunsNext()) > 0 || root != "" && host != root && within(root, host) {
 			continue
 		}
@@ -1061,3 +1061,7 @@ func imageRef(ref string) (name, tag, digest string) {
 	}
 	return name, tag, digest
 }
+
+// bwrapLauncher reports whether a client entry starts its server under
+// bwrap, which runs as the invoking user (escapes.go).
+func bwrapLauncher(t *readback.Target) bool { return t.Launcher == backendtraits.Bwrap }

@@ -187,7 +187,7 @@ func TestReadHostPath(t *testing.T) {
 	}{
 		{in: "/Users/alice", home: "/Users/alice", sub: ".", stores: "all"},
 		{in: "/Users/alice/.aws/credentials", home: "/Users/alice", sub: ".aws/credentials", stores: "~/.aws"},
-		{in: "/home/bob/.config", home: "/home/bob", sub: ".config", stores: "~/.config/gcloud,~/.config/gh,~/.config/mcpolicy"},
+		{in: "/home/bob/.config", home: "/home/bob", sub: ".config", stores: "~/.config/gcloud,~/.config/gh,~/.config/mcpolicy,~/.config/google-chrome,~/.config/chromium,~/.config/op"},
 		{in: `C:\Users\carol\.ssh`, home: "C:/Users/carol", sub: ".ssh", stores: "~/.ssh"},
 		{in: "c:/users/Dave/.claude/settings.json", home: "C:/users/Dave", sub: ".claude/settings.json", stores: "~/.claude"},
 		{in: "/mnt/c/Users/eve/src", home: "/mnt/c/Users/eve", sub: "src"},

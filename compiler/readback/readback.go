@@ -200,6 +200,10 @@ const (
 	// Secrets a client entry asks for inline, or puts in argv (issue 35).
 	FlagSecretPlaceholder FlagKind = "secret-placeholder" // a placeholder where a secret goes: YOUR_TOKEN_HERE, <token>, Bearer YOUR_PAT (Value: the variable, header or option, or "an argument")
 	FlagSecretInArgv      FlagKind = "secret-in-argv"     // a secret reference expanded into argv: ${input:ID} of a password input, ${env:TOKEN} (Value: what, a phrase)
+
+	// Container and sandbox escapes (issue 35).
+	FlagHostDevice  FlagKind = "host-device"  // docker --device X, bwrap --dev-bind SRC (Value: the option and what)
+	FlagSecurityOff FlagKind = "security-off" // --security-opt label=disable, systempaths=unconfined, unmask=... (Value: as written)
 )
 
 // Problem is why a backend refuses a plan, at the position that asks for it.

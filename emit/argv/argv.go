@@ -88,8 +88,19 @@ func Caps(s string) []string {
 	return out
 }
 
+// EngineSockets are the base names of container engines' and their
+// runtimes' API sockets: docker's and podman's, containerd's (nerdctl,
+// finch, Kubernetes nodes), CRI-O's and BuildKit's. Each starts a
+// container with / mounted, or runs a build step as root.
+var EngineSockets = []string{"docker.sock", "podman.sock", "containerd.sock", "crio.sock", "buildkitd.sock"}
+
 // EngineSocket reports whether p is a container engine's API socket.
 func EngineSocket(p string) bool {
 	b := path.Base(Slash(p))
-	return b == "docker.sock" || b == "podman.sock" || strings.Contains(p, "docker_engine")
+	for _, s := range EngineSockets {
+		if b == s {
+			return true
+		}
+	}
+	return strings.Contains(p, "docker_engine")
 }

@@ -24,3 +24,18 @@ func TestIsWinAbs(t *testing.T) {
 	}
 	try(nil)
 }
+
+// TestEngineSocket: containerd's, CRI-O's and BuildKit's sockets are
+// engine sockets as docker's and podman's are (issue 35); a file named
+// like one in a longer name is not.
+func TestEngineSocket(t *testing.T) {
+	for p, want := range map[string]bool{
+		"/var/run/docker.sock": true, "/run/podman/podman.sock": true, "/run/containerd/containerd.sock": true,
+		"/var/run/crio/crio.sock": true, "/run/buildkit/buildkitd.sock": true, `\\.\pipe\docker_engine`: true,
+		"/run/containerd/containerd.sock.ttrpc": false, "/tmp/mydocker.sock": false, "/run/user/1000/bus": false,
+	} {
+		if got := EngineSocket(p); got != want {
+			t.Errorf("EngineSocket(%q) = %v, want %v", p, got, want)
+		}
+	}
+}

@@ -112,6 +112,9 @@ func (r *bwrapRun) option(a argv.Arg, v []argv.Arg) {
 		if argv.EngineSocket(v[0].S) {
 			r.e.Flag(readback.FlagDockerSocket, v[0].S, v[0].Pos)
 		}
+		if strings.HasPrefix(a.S, "--dev-bind") { // device nodes work through it: /dev/sda, /dev/mem, ttys
+			r.e.Flag(readback.FlagHostDevice, a.S+" "+v[0].S, a.Pos)
+		}
 		r.mount(v[0].S, v[1].S, compiler.ReadWrite, a)
 	case "--size":
 		r.size = v[0].S

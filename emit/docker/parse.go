@@ -99,7 +99,9 @@ func init() {
 		}},
 
 		// Known, and wider than a plan can say: reported as unknown.
-		"device":             {true, unknownFlag},
+		"device": {true, func(d *dockerRun, _ string, v argv.Arg) {
+			d.e.Flag(readback.FlagHostDevice, "--device "+v.S, v.Pos)
+		}},
 		"device-cgroup-rule": {true, unknownFlag},
 		"volumes-from":       {true, unknownFlag},
 		"gpus":               {true, unknownFlag},
@@ -208,6 +210,9 @@ func Parse(e argv.Entry, engine string, cmd argv.Arg, args []argv.Arg) {
 	if !ok {
 		return
 	}
+	if b, ok := EngineAliases[engine]; ok {
+		engine = b
+	}
 	d := &dockerRun{e: e, engine: engine, runPos: args[i].Pos, p: &compiler.Plan{
 		Server: e.Server(), Pos: e.Target().Pos, Mounts: []compiler.Mount{}, Env: []compiler.EnvGrant{},
 		Protected: []compiler.Protected{}, Backends: []string{engine},
@@ -226,6 +231,12 @@ func Parse(e argv.Entry, engine string, cmd argv.Arg, args []argv.Arg) {
 	}
 	d.finish()
 }
+
+// EngineAliases are the programs that take docker's or podman's run
+// arguments and are read as that engine: nerdctl (containerd: Rancher
+// Desktop, Lima) and finch take docker's, podman-remote podman's. They are
+// read, not built for: mcpolicy has no backend of their name.
+var EngineAliases = map[string]string{"nerdctl": Backend, "finch": Backend, "podman-remote": PodmanBackend}
 
 // runAt finds the run subcommand past the engine's global options, and
 // flags any other subcommand (docker mcp gateway run, docker exec...):
@@ -748,10 +759,14 @@ func (d *dockerRun) securityOpt(_ string, v argv.Arg) {
 		}
 	case "label":
 		if val == "disable" { // SELinux confinement off
-			d.e.Flag(readback.FlagUnknown, "--security-opt "+v.S, v.Pos)
+			d.e.Flag(readback.FlagSecurityOff, v.S, v.Pos)
+		}
+	case "systempaths", "unmask": // /proc and /sys unmasked: sysrq-trigger, kcore, the kernel's tunables
+		if k == "unmask" || val == "unconfined" {
+			d.e.Flag(readback.FlagSecurityOff, v.S, v.Pos)
 		}
 	case "mask", "proc-opts":
-	default: // systempaths=unconfined, unmask=..., anything else
+	default: // anything else
 		d.e.Flag(readback.FlagUnknown, "--security-opt "+v.S, v.Pos)
 	}
 }
