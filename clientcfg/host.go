@@ -542,18 +542,10 @@ func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 // or a credential store (in it, or holding it); "" otherwise. It is read as
 // written, for whatever machine the config is for (lint.ReadHostPath).
 func (e *entry) wideGrant(raw string) string {
-	s := hostSpelling(strings.Trim(strings.TrimSpace(raw), `"'`))
-	for _, g := range []string{"/**", `\**`, "/*", `\*`} {
-		s = strings.TrimSuffix(s, g)
-	}
-	if s == "" {
+	s, f, ok := e.readPath(raw)
+	if !ok {
 		return ""
 	}
-	var homes []string
-	if e.home != "" {
-		homes = append(homes, e.home)
-	}
-	f := lint.ReadHostPath(s, homes...)
 	switch {
 	case f.Root && (f.Path == "/"):
 		return "the filesystem root /"
@@ -578,21 +570,32 @@ func (e *entry) wideGrant(raw string) string {
 // "" otherwise. Wide for an unconfined server, not for a policy: import
 // grants it (confined, it is a folder like another).
 func (e *entry) userFolderOf(raw string) string {
+	s, f, ok := e.readPath(raw)
+	if !ok {
+		return ""
+	}
+	if rest, ok := strings.CutPrefix(lint.SlashPath(s), "${workspaceFolder}"); ok && strings.HasPrefix(path.Clean("."+rest), "..") && strings.Trim(path.Clean("."+rest), "./") == "" {
+		return "the folder above the project, " + s
+	}
+	return userFolder(f, s)
+}
+
+// readPath reads a path written in an entry, as written for whatever
+// machine the config is for: unquoted, spelled as lint reads it
+// (hostSpelling), a trailing glob dropped; ok is false for none.
+func (e *entry) readPath(raw string) (string, lint.PathFacts, bool) {
 	s := hostSpelling(strings.Trim(strings.TrimSpace(raw), `"'`))
 	for _, g := range []string{"/**", `\**`, "/*", `\*`} {
 		s = strings.TrimSuffix(s, g)
 	}
 	if s == "" {
-		return ""
+		return "", lint.PathFacts{}, false
 	}
 	var homes []string
 	if e.home != "" {
 		homes = append(homes, e.home)
 	}
-	if rest, ok := strings.CutPrefix(lint.SlashPath(s), "${workspaceFolder}"); ok && strings.HasPrefix(path.Clean("."+rest), "..") && strings.Trim(path.Clean("."+rest), "./") == "" {
-		return "the folder above the project, " + s
-	}
-	return userFolder(lint.ReadHostPath(s, homes...), s)
+	return s, lint.ReadHostPath(s, homes...), true
 }
 
 // plumbing reports whether a variable only sets up the process (where
