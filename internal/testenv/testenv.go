@@ -26,12 +26,7 @@ func Unavailable(rt artefact.Runtime) string {
 	defer cancel()
 	switch rt.Sandbox {
 	case artefact.Bwrap:
-		if _, err := exec.LookPath(rt.Program); err != nil {
-			return rt.Program + " is not installed"
-		}
-		if out, err := exec.CommandContext(ctx, rt.Program, "--unshare-all", "--ro-bind", "/", "/", "true").CombinedOutput(); err != nil {
-			return fmt.Sprintf("%s cannot make a sandbox: %v: %s", rt.Program, err, bytes.TrimSpace(out))
-		}
+		return bwrapUnavailable(ctx, rt.Program)
 	case artefact.Engine:
 		if _, err := exec.LookPath(rt.Program); err != nil {
 			return rt.Program + " is not installed"
@@ -43,6 +38,29 @@ func Unavailable(rt artefact.Runtime) string {
 		return landlockUnavailable()
 	default: // a cluster's (KubePlay), or macOS's
 		return fmt.Sprintf("no test here runs a sandbox of kind %d", rt.Sandbox)
+	}
+	return ""
+}
+
+// Bwrap says why program (a bubblewrap) cannot make a sandbox here, or "".
+func Bwrap(program string) string {
+	return Unavailable(artefact.Runtime{Sandbox: artefact.Bwrap, Program: program})
+}
+
+// bwrapUnavailable tries a sandbox with /usr alone: binding the host's
+// whole / would also remount every engine's overlay, and one a container
+// tears down meanwhile fails the probe with EINVAL, which says nothing
+// about bwrap.
+func bwrapUnavailable(ctx context.Context, program string) string {
+	if _, err := exec.LookPath(program); err != nil {
+		return program + " is not installed"
+	}
+	args := []string{"--unshare-all", "--ro-bind", "/usr", "/usr"}
+	for _, d := range []string{"/bin", "/lib", "/lib64"} {
+		args = append(args, "--ro-bind-try", d, d)
+	}
+	if out, err := exec.CommandContext(ctx, program, append(args, "true")...).CombinedOutput(); err != nil {
+		return fmt.Sprintf("%s cannot make a sandbox: %v: %s", program, err, bytes.TrimSpace(out))
 	}
 	return ""
 }

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
+	"github.com/mcpolicy/mcpolicy/internal/testenv"
 )
 
 // The kernel tests run this test binary again as a helper, in a sandbox:
@@ -576,16 +577,13 @@ func checkResults(t *testing.T, mode string, out []byte, skip ...string) {
 func requireBwrap(t *testing.T) string {
 	t.Helper()
 	testbin.SkipShort(t, "runs the filter under bwrap")
-	p, err := exec.LookPath("bwrap")
-	if err == nil {
-		err = exec.Command(p, "--unshare-all", "--ro-bind", "/", "/", "true").Run()
-	}
-	if err != nil {
+	if why := testenv.Bwrap("bwrap"); why != "" {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true, so not skipping: bwrap is not usable (%v); CI must install bubblewrap", err)
+			t.Fatalf("CI=true, so not skipping: %s; CI must install bubblewrap", why)
 		}
-		t.Skipf("bwrap is not usable: %v", err)
+		t.Skip(why)
 	}
+	p, _ := exec.LookPath("bwrap")
 	return p
 }
 
