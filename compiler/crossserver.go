@@ -50,6 +50,7 @@ func (c *compiler) crossServer(plans []*Plan) {
 			uses[i] = c.uses(p)
 		}
 	}
+	idx := indexUses(uses)
 	for a, w := range plans {
 		if w == nil || w.Accepts(AcceptRWHoldsOtherServer) {
 			continue
@@ -59,37 +60,37 @@ func (c *compiler) crossServer(plans []*Plan) {
 				continue
 			}
 			held := c.absSource(s)
-			for b, v := range plans {
-				if b == a || v == nil {
+			// The first use of each other server, in its order, that the
+			// grant holds or lies in; the index names every candidate.
+			last := -1
+			for _, ref := range idx.near(held) {
+				b, u := ref.plan, uses[ref.plan][ref.use]
+				if b == a || b == last || plans[b] == nil {
 					continue
 				}
-				for _, u := range uses[b] {
-					holds := within(u.abs, held)
-					inside := u.dir && !holds && within(held, u.abs)
-					if !holds && !inside || holds && c.protectedIn(w, u.abs) {
-						continue
-					}
-					hint := fmt.Sprintf(`grant a narrower folder server %q does not use, or mount its program read-only from a folder no server writes; or accept: [%q] on server %q, a counted grant`, v.Server, AcceptRWHoldsOtherServer, w.Server)
-					if inside {
-						hint = fmt.Sprintf(`grant a folder outside %s of server %q, or keep its code where no server writes; or accept: [%q] on server %q, a counted grant`, u.what, v.Server, AcceptRWHoldsOtherServer, w.Server)
-						c.fail(s.at, s.field, hint,
-							"read-write mount of %q lies in %s of server %q, %s (%s): this server could write code there, and %q would load it (an import, python -m, a relative path) with its own grants on its next launch",
-							s.written, u.what, v.Server, u.host, u.at, v.Server)
-						break
-					}
-					c.fail(s.at, s.field, hint,
-						"read-write mount of %q holds %s of server %q, %s (%s): this server could rewrite it, and %q would %s what it wrote, with its own grants, on its next launch",
-						s.written, u.what, v.Server, u.host, u.at, v.Server, map[bool]string{true: "run", false: "be handed"}[u.run || u.dir])
-					break
+				v := plans[b]
+				holds := within(u.abs, held)
+				inside := u.dir && !holds && within(held, u.abs)
+				if !holds && !inside || holds && c.protectedIn(w, u.abs) {
+					continue
 				}
+				last = b
+				hint := fmt.Sprintf(`grant a narrower folder server %q does not use, or mount its program read-only from a folder no server writes; or accept: [%q] on server %q, a counted grant`, v.Server, AcceptRWHoldsOtherServer, w.Server)
+				if inside {
+					hint = fmt.Sprintf(`grant a folder outside %s of server %q, or keep its code where no server writes; or accept: [%q] on server %q, a counted grant`, u.what, v.Server, AcceptRWHoldsOtherServer, w.Server)
+					c.fail(s.at, s.field, hint,
+						"read-write mount of %q lies in %s of server %q, %s (%s): this server could write code there, and %q would load it (an import, python -m, a relative path) with its own grants on its next launch",
+						s.written, u.what, v.Server, u.host, u.at, v.Server)
+					continue
+				}
+				c.fail(s.at, s.field, hint,
+					"read-write mount of %q holds %s of server %q, %s (%s): this server could rewrite it, and %q would %s what it wrote, with its own grants, on its next launch",
+					s.written, u.what, v.Server, u.host, u.at, v.Server, map[bool]string{true: "run", false: "be handed"}[u.run || u.dir])
 			}
 		}
 	}
-	for _, p := range plans {
-		if p != nil {
-			p.OthersWritable = othersWritable(plans, p)
-		}
-	}
+	setOthersWritable(plans)
+	writers := c.indexWritable(plans)
 	for i, p := range plans {
 		if p == nil {
 			continue
@@ -97,7 +98,7 @@ func (c *compiler) crossServer(plans []*Plan) {
 		var pins []HostPath
 		seen := map[HostPath]bool{}
 		for _, u := range uses[i] {
-			if !u.run || seen[u.host] || !c.writable(plans, p, u.abs) {
+			if !u.run || seen[u.host] || !c.writable(writers, p, u.abs) {
 				continue
 			}
 			seen[u.host] = true
@@ -111,35 +112,144 @@ func (c *compiler) crossServer(plans []*Plan) {
 	}
 }
 
-// othersWritable are the read-write mount sources of every server but
-// self, each once, sorted.
-func othersWritable(plans []*Plan, self *Plan) []HostPath {
-	var out []HostPath
-	seen := map[HostPath]bool{}
-	for _, w := range plans {
-		if w == nil || w == self {
-			continue
-		}
-		for _, m := range w.Mounts {
-			if m.Mode == ReadWrite && !seen[m.Source] {
-				seen[m.Source] = true
-				out = append(out, m.Source)
+// useRef is a use of the policy: plans[plan]'s uses[use].
+type useRef struct{ plan, use int }
+
+// useIndex finds the uses a read-write grant may hold or lie in without
+// comparing the grant with every use of every server: comparing them all
+// made a policy's check grow with the square of its servers.
+type useIndex struct {
+	sorted []string            // every use's abs, sorted
+	refs   map[string][]useRef // the uses at each abs, in plan and use order
+	dirs   map[string][]useRef // the same, for folders code is loaded from
+}
+
+func indexUses(uses [][]used) *useIndex {
+	idx := &useIndex{refs: map[string][]useRef{}, dirs: map[string][]useRef{}}
+	for b, us := range uses {
+		for k, u := range us {
+			if idx.refs[u.abs] == nil {
+				idx.sorted = append(idx.sorted, u.abs)
+			}
+			idx.refs[u.abs] = append(idx.refs[u.abs], useRef{b, k})
+			if u.dir {
+				idx.dirs[u.abs] = append(idx.dirs[u.abs], useRef{b, k})
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Placeholder() < out[j].Placeholder() })
+	sort.Strings(idx.sorted)
+	return idx
+}
+
+// near returns, sorted by plan then use, every use held lies in or that
+// lies in held (within, either way): a superset the caller checks.
+func (idx *useIndex) near(held string) []useRef {
+	var out []useRef
+	if held == string(filepath.Separator) {
+		for _, abs := range idx.sorted {
+			out = append(out, idx.refs[abs]...)
+		}
+	} else {
+		out = append(out, idx.refs[held]...)
+		prefix := held + string(filepath.Separator)
+		for i := sort.SearchStrings(idx.sorted, prefix); i < len(idx.sorted) && strings.HasPrefix(idx.sorted[i], prefix); i++ {
+			out = append(out, idx.refs[idx.sorted[i]]...)
+		}
+	}
+	for _, dir := range ancestors(held) {
+		out = append(out, idx.dirs[dir]...)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].plan != out[j].plan {
+			return out[i].plan < out[j].plan
+		}
+		return out[i].use < out[j].use
+	})
 	return out
 }
 
-// writable reports whether a read-write grant of a server other than
-// self holds abs, past its protected entries.
-func (c *compiler) writable(plans []*Plan, self *Plan, abs string) bool {
+// ancestors are the dirs that p lies in by within's rule, p apart: "/"
+// and each p[:i] before a separator.
+func ancestors(p string) []string {
+	out := []string{string(filepath.Separator)}
+	for i := 0; i < len(p); i++ {
+		if p[i] == filepath.Separator && p[:i] != string(filepath.Separator) {
+			out = append(out, p[:i])
+		}
+	}
+	return out
+}
+
+// indexWritable maps each read-write mount source's abs to the plans
+// that hold it.
+func (c *compiler) indexWritable(plans []*Plan) map[string][]*Plan {
+	out := map[string][]*Plan{}
 	for _, w := range plans {
-		if w == nil || w == self {
+		if w == nil {
 			continue
 		}
 		for _, s := range w.sources {
-			if s.Mode == ReadWrite && within(abs, c.absSource(s)) && !c.protectedIn(w, abs) {
+			if s.Mode == ReadWrite {
+				abs := c.absSource(s)
+				out[abs] = append(out[abs], w)
+			}
+		}
+	}
+	return out
+}
+
+// setOthersWritable gives each plan the read-write mount sources outside
+// the project of every other server, each once, sorted. The policy's list
+// is sorted once and each plan's filtered from it: per plan, sorting
+// every other server's sources made a 500-server build spend most of its
+// time here. Sources in the project are left out: the one reader, the
+// bwrap wrapper, refuses the project whole.
+func setOthersWritable(plans []*Plan) {
+	type source struct {
+		key     string
+		path    HostPath
+		holders map[*Plan]bool
+	}
+	bySource := map[HostPath]*source{}
+	var all []*source
+	for _, p := range plans {
+		if p == nil {
+			continue
+		}
+		for _, m := range p.Mounts {
+			if m.Mode != ReadWrite || m.Source.Base == ProjectRoot {
+				continue
+			}
+			s := bySource[m.Source]
+			if s == nil {
+				s = &source{key: m.Source.Placeholder(), path: m.Source, holders: map[*Plan]bool{}}
+				bySource[m.Source] = s
+				all = append(all, s)
+			}
+			s.holders[p] = true
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].key < all[j].key })
+	for _, p := range plans {
+		if p == nil {
+			continue
+		}
+		var out []HostPath
+		for _, s := range all {
+			if len(s.holders) > 1 || !s.holders[p] {
+				out = append(out, s.path)
+			}
+		}
+		p.OthersWritable = out
+	}
+}
+
+// writable reports whether a read-write grant of a server other than
+// self holds abs, past its protected entries; writers is indexWritable's.
+func (c *compiler) writable(writers map[string][]*Plan, self *Plan, abs string) bool {
+	for _, dir := range append(ancestors(abs), abs) {
+		for _, w := range writers[dir] {
+			if w != self && within(abs, dir) && !c.protectedIn(w, abs) {
 				return true
 			}
 		}

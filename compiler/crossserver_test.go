@@ -1,6 +1,8 @@
 package compiler
 
 import (
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -114,7 +116,7 @@ servers: {
 }
 
 // TestOthersWritable: each plan knows the read-write mount sources of
-// the policy's other servers (for the bwrap wrapper's refusal of a
+// the policy's other servers outside the project (for the bwrap wrapper's refusal of a
 // launcher one of them could have written), not its own; they are not
 // part of the plan's JSON or hash, and a plan read back has none.
 func TestOthersWritable(t *testing.T) {
@@ -139,8 +141,8 @@ servers: {
 	}
 	want := map[string]string{
 		"a": "${HOME}/a ${HOME}/b",
-		"b": "${HOME}/a ${PROJECT_ROOT}/data",
-		"c": "${HOME}/a ${HOME}/b ${PROJECT_ROOT}/data",
+		"b": "${HOME}/a",
+		"c": "${HOME}/a ${HOME}/b",
 	}
 	for s, w := range want {
 		if got[s] != w {
@@ -287,6 +289,37 @@ servers: {
 	for s, w := range want {
 		if got[s] != w {
 			t.Errorf("%s pins %q, want %q", s, got[s], w)
+		}
+	}
+}
+
+// TestUseIndexNear: the index names every use a grant holds or lies in
+// (within either way, for folders code is loaded from), in plan and use
+// order, as comparing the grant with every use does.
+func TestUseIndexNear(t *testing.T) {
+	paths := []string{"/", "/a", "/a/b", "/a/b/c", "/a-b", "/a/bc", "/ab", "/b", "/b/a", "data", "data/x", "/a/b/c/d"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 200 {
+		uses := make([][]used, 1+rng.IntN(5))
+		for b := range uses {
+			for range rng.IntN(6) {
+				uses[b] = append(uses[b], used{abs: paths[rng.IntN(len(paths))], dir: rng.IntN(2) == 0})
+			}
+		}
+		idx := indexUses(uses)
+		for _, held := range paths {
+			var want []useRef
+			for b, us := range uses {
+				for k, u := range us {
+					if within(u.abs, held) || u.dir && within(held, u.abs) {
+						want = append(want, useRef{b, k})
+					}
+				}
+			}
+			got := slices.Compact(idx.near(held))
+			if !slices.Equal(got, want) {
+				t.Fatalf("round %d, held %s: near %v, want %v (uses %v)", round, held, got, want, uses)
+			}
 		}
 	}
 }

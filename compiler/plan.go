@@ -70,7 +70,7 @@ type Plan struct {
 	// not part of the plan's JSON or hash.
 	Waivers []schema.Waiver `json:"-"`
 	// OthersWritable are the read-write mount sources of the policy's
-	// other servers, sorted: a bwrap wrapper refuses a launcher found in
+	// other servers outside the project, sorted: a bwrap wrapper refuses a launcher found in
 	// one, which that server could have written (as the client entry's
 	// launcher check does). They are the policy's, not this server's: no
 	// grant of this plan, so outside its JSON and its hash, and absent
