@@ -115,6 +115,14 @@ type shared struct {
 	// envFolders are the env file's folders, resolved (realBelow) once:
 	// every mount of every server is checked against them.
 	envFolders parallel.Memo[string]
+	// topEntries are the read-write sources' top-level entries, read once
+	// a folder: the servers of a policy often all write the project.
+	topEntries parallel.Memo[dirEntries]
+}
+
+type dirEntries struct {
+	entries []fs.DirEntry
+	err     error
 }
 
 // realFiles resolves the files the policies were read from. One that
@@ -235,10 +243,14 @@ func (c *compiler) protect(p *Plan, sources []*mountSource, unprot map[string]bo
 		if dir == "" { // NoFS: look where the sources would be
 			dir = m.Resolve(s.Source)
 		}
-		entries, err := os.ReadDir(dir)
-		if err != nil {
+		read := c.shared.topEntries.Get(dir, func() dirEntries {
+			entries, err := os.ReadDir(dir)
+			return dirEntries{entries, err}
+		})
+		if read.err != nil {
 			continue // a file, or (NoFS) not there
 		}
+		entries := read.entries
 		found := map[string]bool{}
 		for _, e := range entries {
 			pat := protectedBy(e.Name(), unprot)
@@ -270,10 +282,12 @@ func (c *compiler) protect(p *Plan, sources []*mountSource, unprot map[string]bo
 		if s.FixedTop() {
 			continue
 		}
+		// path.Join(s.Target, name) for the plain names below, cleaned once.
+		prefix := strings.TrimSuffix(path.Join(s.Target, "x"), "x")
 		for _, n := range protect.Names {
 			// A glob protects the names that exist; new ones can always be created.
 			if !unprot[n.Pattern] && (!found[n.Pattern] || strings.HasSuffix(n.Pattern, "*")) {
-				p.Absent = append(p.Absent, AbsentProtected{Target: path.Join(s.Target, n.Pattern), Name: n.Pattern})
+				p.Absent = append(p.Absent, AbsentProtected{Target: prefix + n.Pattern, Name: n.Pattern})
 			}
 		}
 	}
