@@ -5,12 +5,12 @@
 package docker
 
 import (
-	"bytes"
-	"encoding/csv"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/bytesize"
@@ -257,17 +257,23 @@ func bindSpec(server, source, target string, readonly bool) (string, error) {
 	if err := emit.CheckSafe(server, "mount target", target); err != nil {
 		return "", err
 	}
-	fields := []string{"type=bind", "source=" + source, "target=" + target}
+	v := "type=bind," + csvField("source="+source) + "," + csvField("target="+target)
 	if readonly {
-		fields = append(fields, "readonly")
+		v += ",readonly"
 	}
-	var b bytes.Buffer
-	w := csv.NewWriter(&b)
-	if err := w.Write(fields); err != nil {
-		return "", err
+	return v, nil
+}
+
+// csvField is one field as encoding/csv writes it (the engines read
+// --mount as a CSV record): quoted when it holds a comma, a quote or a
+// line break, starts with a space or is \., its quotes doubled. A
+// csv.Writer per mount was most of what rendering the arguments cost.
+func csvField(f string) string {
+	r, _ := utf8.DecodeRuneInString(f)
+	if f == "" || f != `\.` && !strings.ContainsAny(f, ",\"\r\n") && !unicode.IsSpace(r) {
+		return f
 	}
-	w.Flush()
-	return strings.TrimSuffix(b.String(), "\n"), nil
+	return `"` + strings.ReplaceAll(f, `"`, `""`) + `"`
 }
 
 // userArg is --user's value: the plan's ids, or for "invoker" the invoking
