@@ -57,7 +57,7 @@ lint: ## gofmt, go vet and staticcheck (pinned, through go run); mcpolicy cross-
 	  GOOS=darwin GOARCH=$$arch $(GO) vet $$pkgs || exit 1; \
 	done
 
-bench: ## benchmarks: build and lint against `cue export` (whole processes); load + compile + emit; the write report on 100,000 files; spawn cost per launch as a benchstat table (delta vs bare)
+bench: ## benchmarks: build and lint against `cue export` (whole processes); load + compile + emit; the write report on 100,000 files; spawn cost per launch; every way to start a server to its MCP initialize reply, and the egress path against a direct socket, side by side as ratios
 	@echo "compile path against cue export (cue at go.mod's version), whole processes:"
 	$(GO) run ./bench/cuecompare
 	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list ./... | grep -v '/bench$$')
@@ -68,6 +68,14 @@ bench: ## benchmarks: build and lint against `cue export` (whole processes); loa
 	  { $(GO) test ./bench -run '^$$' -bench Spawn -count 10; echo $$? >"$$out.rc"; } | tee "$$out"; \
 	  [ "$$(cat "$$out.rc")" = 0 ] || exit 1; echo; \
 	  $(BENCHSTAT) -col /launch "$$out" || echo "benchstat did not run (is the Go module proxy reachable?): the raw benchmark output above is the result"
+	@out=$$(mktemp); trap 'rm -f "$$out" "$$out.rc"' EXIT; \
+	  echo "a real MCP server (the go-sdk's memory example) to its initialize reply, every launch, 10 runs each (a few minutes):"; \
+	  { $(GO) test ./bench -run '^$$' -bench Initialize -count 10; echo $$? >"$$out.rc"; } | tee "$$out"; \
+	  [ "$$(cat "$$out.rc")" = 0 ] || exit 1; \
+	  echo "the egress path against a direct socket, 10 runs each:"; \
+	  { $(GO) test ./runtime/egress -run '^$$' -bench Egress -count 10; echo $$? >"$$out.rc"; } | tee -a "$$out"; \
+	  [ "$$(cat "$$out.rc")" = 0 ] || exit 1; \
+	  $(GO) run ./bench/ratio <"$$out"
 
 golden: ## rewrite golden/testdata from the current code; review `git diff golden/` before committing
 	MCPOLICY_UPDATE=1 $(GO) test -count=1 ./golden/
