@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/textproto"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -143,19 +142,25 @@ func dockerAPIImage(image string) *imageInfo {
 	return &imageInfo{ID: id, Config: info.Config}
 }
 
-// httpOK reads an HTTP/1.0 response: the body if the status is 200.
+// httpOK reads an HTTP/1.0 response: the body if the status is 200 and
+// it is not chunked.
 func httpOK(r *bufio.Reader) ([]byte, bool) {
-	tp := textproto.NewReader(r)
-	status, err := tp.ReadLine()
-	if err != nil {
+	status, err := r.ReadString('\n')
+	if f := strings.Fields(status); err != nil || len(f) < 2 || !strings.HasPrefix(f[0], "HTTP/1.") || f[1] != "200" {
 		return nil, false
 	}
-	if f := strings.Fields(status); len(f) < 2 || !strings.HasPrefix(f[0], "HTTP/1.") || f[1] != "200" {
-		return nil, false
-	}
-	h, err := tp.ReadMIMEHeader()
-	if err != nil || h.Get("Transfer-Encoding") != "" {
-		return nil, false
+	for {
+		h, err := r.ReadString('\n')
+		if err != nil {
+			return nil, false
+		}
+		h = strings.TrimRight(h, "\r\n")
+		if h == "" {
+			break
+		}
+		if k, _, _ := strings.Cut(h, ":"); strings.EqualFold(strings.TrimSpace(k), "Transfer-Encoding") {
+			return nil, false
+		}
 	}
 	body, err := io.ReadAll(io.LimitReader(r, 16<<20))
 	return body, err == nil

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"crypto/sha256"
+	"debug/buildinfo"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -150,7 +151,7 @@ func TestNativeInspect(t *testing.T) {
 }
 
 // importImage imports a one-file image as name, with Dockerfile changes.
-func importImage(t *testing.T, engine, name string, changes []string) {
+func importImage(t testing.TB, engine, name string, changes []string) {
 	t.Helper()
 	var b bytes.Buffer
 	tw := tar.NewWriter(&b)
@@ -165,5 +166,41 @@ func importImage(t *testing.T, engine, name string, changes []string) {
 	cmd.Stdin = &b
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s import: %v\n%s", engine, err, out)
+	}
+}
+
+// TestGoMain: the main package is read from a Go binary's build
+// information, as debug/buildinfo reads it; a script or a non-Go file
+// gives none.
+func TestGoMain(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bins := []string{self}
+	for _, e := range []string{"docker", "podman", "go"} {
+		if p, err := exec.LookPath(e); err == nil {
+			bins = append(bins, p)
+		}
+	}
+	for _, p := range bins {
+		bi, err := buildinfo.ReadFile(p)
+		if err != nil {
+			continue // not a Go binary
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := goMain(f)
+		f.Close()
+		if !ok || got != bi.Path {
+			t.Errorf("%s: %q %v, want %q", p, got, ok, bi.Path)
+		}
+	}
+	script := filepath.Join(t.TempDir(), "docker")
+	os.WriteFile(script, []byte("#!/bin/sh\nexec podman \"$@\"\n"), 0o755)
+	if podman, ok := builtKind(script); ok {
+		t.Errorf("a script: podman %v, want it asked", podman)
 	}
 }

@@ -1,8 +1,11 @@
 package launch
 
 import (
-	"debug/buildinfo"
+	"bytes"
+	"encoding/binary"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"strings"
 
@@ -35,18 +38,89 @@ func builtKind(engine string) (podman, ok bool) {
 	if err != nil {
 		return false, false
 	}
-	bi, err := buildinfo.ReadFile(p)
+	f, err := os.Open(p)
 	if err != nil {
 		return false, false
 	}
-	return kindOfMain(bi.Path)
+	defer f.Close()
+	main, ok := goMain(f)
+	if !ok {
+		return false, false
+	}
+	return kindOfMain(main)
+}
+
+// goMain reads the main package's path from a 64-bit little-endian ELF
+// Go binary's build information (section .go.buildinfo, as Go 1.18 and
+// later write it: the strings inline). debug/buildinfo would do it, and
+// add every object format's reader to the launcher (600 KB).
+func goMain(r io.ReaderAt) (string, bool) {
+	var eh [64]byte
+	if _, err := r.ReadAt(eh[:], 0); err != nil || string(eh[:4]) != "\x7fELF" || eh[4] != 2 || eh[5] != 1 {
+		return "", false
+	}
+	le := binary.LittleEndian
+	shoff, shentsize, shnum, shstrndx := le.Uint64(eh[0x28:]), int64(le.Uint16(eh[0x3a:])), int64(le.Uint16(eh[0x3c:])), int64(le.Uint16(eh[0x3e:]))
+	if shentsize < 64 || shnum == 0 || shstrndx >= shnum || shnum > 1<<12 {
+		return "", false
+	}
+	shdrs := make([]byte, shentsize*shnum)
+	if _, err := r.ReadAt(shdrs, int64(shoff)); err != nil {
+		return "", false
+	}
+	sh := func(i int64) (name uint32, off, size uint64) {
+		b := shdrs[i*shentsize:]
+		return le.Uint32(b), le.Uint64(b[0x18:]), le.Uint64(b[0x20:])
+	}
+	_, stroff, strsize := sh(shstrndx)
+	if strsize > 1<<20 {
+		return "", false
+	}
+	names := make([]byte, strsize)
+	if _, err := r.ReadAt(names, int64(stroff)); err != nil {
+		return "", false
+	}
+	for i := int64(0); i < shnum; i++ {
+		name, off, size := sh(i)
+		if int(name) < len(names) && bytes.HasPrefix(names[name:], []byte(".go.buildinfo\x00")) {
+			return buildInfoMain(r, int64(off), size)
+		}
+	}
+	return "", false
+}
+
+// buildInfoMain reads the section: a 32-byte header (magic, pointer size,
+// flags: 2 for inline strings), the Go version and the module
+// information, each a uvarint length and its bytes; the latter, between
+// two 16-byte sentinels, begins "path\tMAIN\n".
+func buildInfoMain(r io.ReaderAt, off int64, size uint64) (string, bool) {
+	b := make([]byte, min(size, 1<<20))
+	if n, _ := r.ReadAt(b, off); n != len(b) || n < 32 || string(b[:14]) != "\xff Go buildinf:" || b[15]&2 == 0 {
+		return "", false
+	}
+	rest := b[32:]
+	var strs [2]string
+	for i := range strs {
+		n, w := binary.Uvarint(rest)
+		if w <= 0 || n > uint64(len(rest)-w) {
+			return "", false
+		}
+		strs[i], rest = string(rest[w:w+int(n)]), rest[w+int(n):]
+	}
+	mod := strs[1]
+	if len(mod) >= 33 && mod[len(mod)-17] == '\n' {
+		mod = mod[16 : len(mod)-16]
+	}
+	line, _, _ := strings.Cut(mod, "\n")
+	return strings.CutPrefix(line, "path\t")
 }
 
 // kindOfMain maps a binary's main package to the engine: podman's
 // (github.com/containers/podman[/vN]/cmd/podman) or docker's CLI.
 func kindOfMain(main string) (podman, ok bool) {
 	if rest, found := strings.CutPrefix(main, "github.com/containers/podman/"); found {
-		return true, rest == "cmd/podman" || strings.HasSuffix(rest, "/cmd/podman") && !strings.Contains(strings.TrimSuffix(rest, "/cmd/podman"), "/")
+		major, _, _ := strings.Cut(rest, "/")
+		return true, rest == "cmd/podman" || rest == major+"/cmd/podman" && strings.HasPrefix(major, "v")
 	}
 	return false, main == "github.com/docker/cli/cmd/docker"
 }
