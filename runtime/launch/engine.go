@@ -31,7 +31,10 @@ import (
 //   - every VOLUME the image declares is masked with an empty, read-only,
 //     4 KiB tmpfs (the engine would otherwise put a writable, unbounded
 //     volume on the host's disk there, --read-only or not); an image that
-//     cannot be inspected is refused;
+//     cannot be inspected is refused; the image is read where its engine
+//     keeps it, without starting the engine's CLI (inspect), and the
+//     container runs by the ID read, so the image started is the one
+//     whose VOLUMEs were masked;
 //   - the container runs under mcpolicy's seccomp profile
 //     (seccomp.EngineProfile: Docker's default, for podman too), which the
 //     engine reads from Seccomp; arguments carrying a seccomp option of

@@ -258,46 +258,113 @@ func podmanConfig(dir, id string) *imageInfo {
 	return &imageInfo{ID: full, Config: blob.Config}
 }
 
-// podmanImages is the folder of podman's image index: the default store
-// of root (/var/lib/containers/storage) or of a user
-// ($XDG_DATA_HOME/containers/storage), with one graph driver's images in
-// it; "" when a storage.conf may say otherwise.
+// podmanImages is the folder of podman's image index: root's store or
+// the user's, with its graph driver's images in it, as the default or a
+// system storage.conf places them; "" when the launcher cannot be sure
+// (CONTAINERS_STORAGE_CONF, a user's storage.conf, a separate image store,
+// a path with variables, no single driver's index).
 func podmanImages(getenv func(string) string, euid int) string {
 	if getenv("CONTAINERS_STORAGE_CONF") != "" {
 		return ""
 	}
-	confs := []string{"/etc/containers/storage.conf", "/usr/share/containers/storage.conf"}
 	root := "/var/lib/containers/storage"
 	if euid != 0 {
-		data := getenv("XDG_DATA_HOME")
-		if data == "" {
-			if getenv("HOME") == "" {
-				return ""
-			}
-			data = filepath.Join(getenv("HOME"), ".local", "share")
-		}
-		root = filepath.Join(data, "containers", "storage")
-		cfg := getenv("XDG_CONFIG_HOME")
-		if cfg == "" {
-			cfg = filepath.Join(getenv("HOME"), ".config")
-		}
-		confs = append(confs, filepath.Join(cfg, "containers", "storage.conf"))
-	}
-	for _, c := range confs {
-		if _, err := os.Lstat(c); !os.IsNotExist(err) {
+		home := getenv("HOME")
+		if home == "" {
 			return ""
 		}
+		data, cfg := getenv("XDG_DATA_HOME"), getenv("XDG_CONFIG_HOME")
+		if data == "" {
+			data = filepath.Join(home, ".local", "share")
+		}
+		if cfg == "" {
+			cfg = filepath.Join(home, ".config")
+		}
+		if _, err := os.Lstat(filepath.Join(cfg, "containers", "storage.conf")); !os.IsNotExist(err) {
+			return ""
+		}
+		root = filepath.Join(data, "containers", "storage")
+	}
+	driver := ""
+	for _, c := range []string{"/etc/containers/storage.conf", "/usr/share/containers/storage.conf"} {
+		b, err := os.ReadFile(c)
+		if os.IsNotExist(err) {
+			continue
+		}
+		kv, ok := storageConf(b)
+		if err != nil || !ok || kv["imagestore"] != "" {
+			return ""
+		}
+		driver = kv["driver"]
+		if g := kv["graphroot"]; euid == 0 && g != "" {
+			root = g
+		} else if r := kv["rootless_storage_path"]; euid != 0 && r != "" {
+			root = r
+		}
+		break
+	}
+	if strings.Contains(root, "$") || !filepath.IsAbs(root) {
+		return ""
+	}
+	drivers := []string{"overlay", "vfs", "btrfs", "zfs"}
+	if driver != "" {
+		drivers = []string{driver}
 	}
 	var found []string
-	for _, d := range []string{"overlay-images", "vfs-images", "btrfs-images", "zfs-images"} {
-		if _, err := os.Stat(filepath.Join(root, d, "images.json")); err == nil {
-			found = append(found, filepath.Join(root, d))
+	for _, d := range drivers {
+		if _, err := os.Stat(filepath.Join(root, d+"-images", "images.json")); err == nil {
+			found = append(found, filepath.Join(root, d+"-images"))
 		}
 	}
 	if len(found) != 1 {
 		return ""
 	}
 	return found[0]
+}
+
+// storageConf reads the keys of a storage.conf's [storage] table that
+// place the image store; ok is false for one of them that is not a plain
+// string.
+func storageConf(b []byte) (map[string]string, bool) {
+	kv := map[string]string{}
+	table := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if line[0] == '[' {
+			table, _, _ = strings.Cut(strings.TrimLeft(line, "["), "]")
+			table = strings.TrimSpace(table)
+			continue
+		}
+		k, v, found := strings.Cut(line, "=")
+		if k = strings.TrimSpace(k); table != "storage" || !found {
+			continue
+		}
+		switch k {
+		case "driver", "graphroot", "rootless_storage_path", "imagestore":
+			s, ok := tomlString(strings.TrimSpace(v))
+			if !ok {
+				return nil, false
+			}
+			kv[k] = s
+		}
+	}
+	return kv, true
+}
+
+// tomlString is a TOML basic or literal string without escapes, a
+// comment allowed after it.
+func tomlString(v string) (string, bool) {
+	if len(v) < 2 || v[0] != '"' && v[0] != '\'' {
+		return "", false
+	}
+	s, rest, ok := strings.Cut(v[1:], v[:1])
+	if rest = strings.TrimSpace(rest); !ok || strings.Contains(s, "\\") || rest != "" && rest[0] != '#' {
+		return "", false
+	}
+	return s, true
 }
 
 // fullName is a reference as podman's store names it (DOMAIN/PATH:TAG,

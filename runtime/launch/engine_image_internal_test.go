@@ -204,3 +204,31 @@ func TestGoMain(t *testing.T) {
 		t.Errorf("a script: podman %v, want it asked", podman)
 	}
 }
+
+// TestStorageConf: the keys that place podman's image store are read from
+// a storage.conf; one the launcher cannot read plainly sends it to the CLI.
+func TestStorageConf(t *testing.T) {
+	conf := `# a comment
+[storage]
+driver = "overlay"   # the default
+runroot = "/run/containers/storage"
+graphroot = '/srv/containers'
+rootless_storage_path = "$HOME/.local/share/containers/storage"
+
+[storage.options]
+additionalimagestores = [
+  "/usr/lib/containers/storage",
+]
+graphroot = "/elsewhere"
+`
+	kv, ok := storageConf([]byte(conf))
+	want := map[string]string{"driver": "overlay", "graphroot": "/srv/containers", "rootless_storage_path": "$HOME/.local/share/containers/storage"}
+	if !ok || !reflect.DeepEqual(kv, want) {
+		t.Errorf("%v %v, want %v", kv, ok, want)
+	}
+	for _, bad := range []string{"[storage]\ngraphroot = \"/a\\\"b\"\n", "[storage]\ngraphroot = [\"/a\"]\n", "[storage]\ndriver = \"overlay\" x\n"} {
+		if kv, ok := storageConf([]byte(bad)); ok {
+			t.Errorf("%q: read as %v", bad, kv)
+		}
+	}
+}
