@@ -174,3 +174,21 @@ func TestEnginePodmanUmask(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineRunsByID: the container runs the image by the ID inspected,
+// not by its tag: a tag moved in between (an image with other VOLUMEs,
+// another entrypoint) cannot be what starts.
+func TestEngineRunsByID(t *testing.T) {
+	engine := filepath.Join(t.TempDir(), "docker")
+	if err := os.WriteFile(engine, []byte("#!/bin/sh\n"+fakeInspect), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := (launch.Engine{Path: engine, Root: t.TempDir(), Verifier: "/v", Seccomp: "/proc/self/fd/3"}).Prepare([]string{"run", "--rm", "img:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.Index(out, launch.VerifierTarget)
+	if i < 0 || i+2 >= len(out) || out[i+1] != "sha256:"+fakeID || out[i+2] != launch.VerifyMountsArg || slices.Contains(out, "img:1") {
+		t.Errorf("prepared as %q, want the image's ID sha256:%s in the tag's place", out, fakeID)
+	}
+}
