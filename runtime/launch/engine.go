@@ -1,10 +1,7 @@
 package launch
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"os/exec"
 	"path"
 	"slices"
 	"sort"
@@ -34,7 +31,10 @@ import (
 //   - every VOLUME the image declares is masked with an empty, read-only,
 //     4 KiB tmpfs (the engine would otherwise put a writable, unbounded
 //     volume on the host's disk there, --read-only or not); an image that
-//     cannot be inspected is refused;
+//     cannot be inspected is refused; the image is read where its engine
+//     keeps it, without starting the engine's CLI (inspect), and the
+//     container runs by the ID read, so the image started is the one
+//     whose VOLUMEs were masked;
 //   - the container runs under mcpolicy's seccomp profile
 //     (seccomp.EngineProfile: Docker's default, for podman too), which the
 //     engine reads from Seccomp; arguments carrying a seccomp option of
@@ -64,12 +64,12 @@ func (e Engine) Prepare(args []string) ([]string, error) {
 	if err := e.check(args); err != nil {
 		return nil, err
 	}
-	// One question to the engine, for the scratch's owner and the umask.
-	podman, err := e.isPodman()
+	// Which engine, for the scratch's owner and the umask.
+	podman, native, err := e.kind()
 	if err != nil {
 		return nil, err
 	}
-	p := &enginePrep{Engine: e, podman: podman, src: NewSources(e.Root, e.Home),
+	p := &enginePrep{Engine: e, podman: podman, native: native, src: NewSources(e.Root, e.Home),
 		explicit: explicitTargets(args), optional: optionalTargets(args), bound: map[string]bool{}}
 	i, err := p.options(args)
 	if err != nil {
@@ -143,6 +143,7 @@ func optionalTargets(args []string) map[string]bool {
 type enginePrep struct {
 	Engine
 	podman    bool
+	native    bool // the engine's own CLI (Engine.kind): its store may be read
 	src       *Sources
 	explicit  map[string]bool // explicitTargets
 	optional  map[string]bool // optionalTargets
@@ -303,10 +304,11 @@ func (p *enginePrep) option(args []string, i int) (int, error) {
 // image's entrypoint and command (the policy's command, if any, in place
 // of the image's).
 func (p *enginePrep) entry(image string, command []string) ([]string, error) {
-	cfg, err := inspect(p.Path, image)
+	info, err := inspect(p.Path, p.podman, p.native, image)
 	if err != nil {
 		return nil, err
 	}
+	cfg := info.Config
 	masks, err := volumeMasks(image, cfg.Volumes, targets(p.out))
 	if err != nil {
 		return nil, err
@@ -320,7 +322,9 @@ func (p *enginePrep) entry(image string, command []string) ([]string, error) {
 		return nil, fmt.Errorf("image %s has no entrypoint or command, and the policy gives none", image)
 	}
 	verifier := (&artefact.Mount{Kind: "bind", Source: p.Verifier, Target: VerifierTarget, ReadOnly: true}).String()
-	out = append(out, "--mount", verifier, "--entrypoint", VerifierTarget, image, VerifyMountsArg)
+	// By ID: a tag moved since the inspection cannot bring in another
+	// image (other VOLUMEs, another entrypoint).
+	out = append(out, "--mount", verifier, "--entrypoint", VerifierTarget, info.ID, VerifyMountsArg)
 	out = append(out, p.expect...)
 	out = append(out, "--")
 	return append(out, argv...), nil
@@ -350,42 +354,8 @@ func scratchOwner(v, user string, podman bool) (string, error) {
 	return v + ",uid=" + uid + ",gid=" + gid, nil
 }
 
-// isPodman asks the engine which it is (`ENGINE --version`): the path may
-// be any name, and podman's options differ from docker's (the scratch's
-// owner, --umask).
-func (e Engine) isPodman() (bool, error) {
-	out, err := exec.Command(e.Path, "--version").Output()
-	if err != nil {
-		return false, fmt.Errorf("%s --version: %v: the scratch's owner and the server's umask are set by engine-specific options", e.Path, err)
-	}
-	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(string(out))), artefact.PodmanVersion), nil
-}
-
 func allDigits(s string) bool {
 	return s != "" && strings.Trim(s, "0123456789") == ""
-}
-
-// imageConfig is what the launcher reads of an image.
-type imageConfig struct {
-	Volumes    map[string]any
-	Entrypoint []string
-	Cmd        []string
-}
-
-func inspect(engine, image string) (*imageConfig, error) {
-	out, err := exec.Command(engine, "image", "inspect", "--format", "{{json .Config}}", image).Output()
-	if err != nil {
-		var msg string
-		if ee, ok := err.(*exec.ExitError); ok {
-			msg = strings.TrimSpace(string(ee.Stderr))
-		}
-		return nil, fmt.Errorf("cannot inspect image %s with %s (%v %s): its VOLUMEs must be masked and its entrypoint known before it runs; pull or build it first", image, engine, err, msg)
-	}
-	var c imageConfig
-	if err := json.Unmarshal(bytes.TrimSpace(out), &c); err != nil {
-		return nil, fmt.Errorf("image %s: reading its configuration: %v", image, err)
-	}
-	return &c, nil
 }
 
 // VolumeMask is how an image's VOLUME is masked: as the docker emitter

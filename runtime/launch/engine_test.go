@@ -11,6 +11,12 @@ import (
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
+// fakeInspect is a stand-in engine's answer to `image inspect`: an ID and
+// a configuration with a command.
+const fakeInspect = "echo '{\"ID\": \"sha256:" + fakeID + "\", \"Config\": {\"Cmd\": [\"/server\"]}}'\n"
+
+const fakeID = "abababababababababababababababababababababababababababababababab"
+
 // TestEngineExplicitMountOnATopLevelEntry: a policy mounting one of the
 // project's top-level entries again below the read-write project mount
 // ("docs" -> /workspace/docs, read-only) gets that mount in the entry's
@@ -27,7 +33,7 @@ func TestEngineExplicitMountOnATopLevelEntry(t *testing.T) {
 	// The engine is a stand-in for `docker image inspect` only: what is
 	// checked is the argv Prepare builds, not a run.
 	engine := filepath.Join(t.TempDir(), "docker")
-	if err := os.WriteFile(engine, []byte("#!/bin/sh\necho '{\"Cmd\": [\"/server\"]}'\n"), 0o755); err != nil {
+	if err := os.WriteFile(engine, []byte("#!/bin/sh\n"+fakeInspect), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	args := []string{"run", "--rm", "-i",
@@ -69,7 +75,7 @@ func TestEngineExplicitMountOnATopLevelEntry(t *testing.T) {
 func TestEngineRefusesWhatItDoesNotEmit(t *testing.T) {
 	root := t.TempDir()
 	engine := filepath.Join(t.TempDir(), "docker") // answers image inspect only
-	if err := os.WriteFile(engine, []byte("#!/bin/sh\necho '{\"Cmd\": [\"/server\"]}'\n"), 0o755); err != nil {
+	if err := os.WriteFile(engine, []byte("#!/bin/sh\n"+fakeInspect), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := (launch.Engine{Path: engine, Root: root, Verifier: "/v", Seccomp: "/proc/self/fd/3"}).Prepare([]string{"run", "--rm", "img:1"}); err != nil {
@@ -107,7 +113,7 @@ func TestEngineScratchOwner(t *testing.T) {
 		{"podman version 4.3.1", "/tmp:rw,nosuid,nodev,noexec,size=64m,U"},
 	} {
 		engine := filepath.Join(t.TempDir(), "docker")
-		script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '" + c.version + "'; exit; fi\necho '{\"Cmd\": [\"/server\"]}'\n"
+		script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '" + c.version + "'; exit; fi\n" + fakeInspect
 		if err := os.WriteFile(engine, []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +155,7 @@ func TestEnginePodmanUmask(t *testing.T) {
 		{"Docker version 20.10.24+dfsg1, build 297e128", 0, ""},
 	} {
 		engine := filepath.Join(t.TempDir(), "podman")
-		script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '" + c.version + "'; exit; fi\necho '{\"Cmd\": [\"/server\"]}'\n"
+		script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '" + c.version + "'; exit; fi\n" + fakeInspect
 		if err := os.WriteFile(engine, []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -166,5 +172,23 @@ func TestEnginePodmanUmask(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s, umask %04o: --umask %q, want %q (%q)", c.version, c.umask, got, c.want, out)
 		}
+	}
+}
+
+// TestEngineRunsByID: the container runs the image by the ID inspected,
+// not by its tag: a tag moved in between (an image with other VOLUMEs,
+// another entrypoint) cannot be what starts.
+func TestEngineRunsByID(t *testing.T) {
+	engine := filepath.Join(t.TempDir(), "docker")
+	if err := os.WriteFile(engine, []byte("#!/bin/sh\n"+fakeInspect), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := (launch.Engine{Path: engine, Root: t.TempDir(), Verifier: "/v", Seccomp: "/proc/self/fd/3"}).Prepare([]string{"run", "--rm", "img:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.Index(out, launch.VerifierTarget)
+	if i < 0 || i+2 >= len(out) || out[i+1] != "sha256:"+fakeID || out[i+2] != launch.VerifyMountsArg || slices.Contains(out, "img:1") {
+		t.Errorf("prepared as %q, want the image's ID sha256:%s in the tag's place", out, fakeID)
 	}
 }
