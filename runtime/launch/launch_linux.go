@@ -252,7 +252,7 @@ func namespaceAttr(sp *spec, uid, gid int, stderr *os.File) (*syscall.SysProcAtt
 	// had put it back). Its /proc, when the ruleset says proc, is a procfs
 	// of this namespace that lists only what the server may ptrace (see
 	// procOptions); otherwise there is none. Stage 2 stays outside the server's Landlock domain (see
-	// startConfined): Landlock denies the server ptrace into it and (ABI 6)
+	// confinedThread): Landlock denies the server ptrace into it and (ABI 6)
 	// signals to it; the seccomp filter denies ptrace too.
 	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWPID)
 	hostUID, hostGID := hostIDs(uid, gid)
@@ -408,6 +408,7 @@ func Stage2() {
 	if err := CloseInherited(); err != nil {
 		fail(err)
 	}
+	capLast() // while /proc is the host's: the minimal root may have none
 	if err := buildRoot(&sp, verbose); err != nil {
 		if errors.Is(err, errNoMounts) {
 			unix.Write(4, []byte(stage2NoMounts))
@@ -445,6 +446,10 @@ func Stage2() {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		fail(fmt.Errorf("prctl(PR_SET_DUMPABLE, 0): %w", err))
 	}
+	start, err := confinedThread()
+	if err != nil {
+		fail(err)
+	}
 	if err := dropAllThreads(); errors.Is(err, errAllThreadsUnsupported) {
 		say(verbose, "mcpolicy exec: %s: %v: stage 2's threads keep them, outside the server's Landlock domain", rs.Server, err)
 	} else if err != nil {
@@ -452,7 +457,7 @@ func Stage2() {
 	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
-	pid, err := startConfined(&sp, verbose)
+	pid, err := start(&sp, verbose)
 	if err != nil {
 		fail(err)
 	}
