@@ -70,6 +70,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/exitcode"
+	"github.com/mcpolicy/mcpolicy/internal/printable"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 	"github.com/mcpolicy/mcpolicy/runtime/launchlog"
 )
@@ -83,6 +84,9 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == launch.VerifyMountsArg {
 		exit(launch.VerifyMounts(os.Args[2:])) // inside a container: check the mounts, exec the server
+	}
+	if len(os.Args) > 2 && os.Args[1] == launch.HandoverArg {
+		os.Exit(handedOver(os.Args[2])) // `mcpolicy exec`'s launch, run here in its place
 	}
 	verbose := flag.Bool("v", false, "say on stderr what is enforced")
 	digest := flag.String("sha256", "", "the artefact's SHA-256, as the client entry carries it: refuse (exit 8) any other content")
@@ -125,6 +129,27 @@ func main() {
 	}
 	exitLogged(err, log)
 	os.Exit(code)
+}
+
+// handedOver runs the launch `mcpolicy exec` handed over and returns what
+// exec would have: the server's exit code, or its refusal logged and said
+// as mcpolicy says it, with mcpolicy's exit code.
+func handedOver(fd string) int {
+	code, log, err := launch.HandedOver(fd)
+	if err == nil {
+		return code
+	}
+	log.Refuse(err, launch.RefusalFix(err))
+	fmt.Fprintf(os.Stderr, "mcpolicy: %s\n", printable.Text(err.Error()))
+	var ue *launch.UnsupportedError
+	var te *launch.TamperError
+	switch {
+	case errors.As(err, &te):
+		return exitcode.Tampered
+	case errors.As(err, &ue):
+		return exitcode.Unsupported
+	}
+	return exitcode.Error
 }
 
 // exitLogged is exit, the refusal logged first with its fix.

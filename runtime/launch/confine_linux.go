@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -49,7 +50,7 @@ const (
 	inPlace runMode = iota
 	// inStage2: stage 2, already in a new session (stage 1 cloned it so)
 	// and the init of a new PID namespace: confine a thread of its own,
-	// fork the server from it and return its pid (startConfined).
+	// fork the server from it and return its pid (confinedThread).
 	inStage2
 	// unhardened: tests only, the wiring before issue #14 (exec in place,
 	// the caller's session and session keyring).
@@ -320,15 +321,18 @@ func networkSummary(sp *spec) string {
 	return "empty network namespace"
 }
 
-// capLast is the kernel's highest capability number.
-func capLast() int {
+// capLast is the kernel's highest capability number, read once: the loops
+// over every capability asked for it at each step, and inside the minimal
+// root, which has no /proc, each read failed over to the number this
+// build knows (Stage2 reads it before the root is built).
+var capLast = sync.OnceValue(func() int {
 	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
 		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n >= 0 && n < 64 {
 			return n
 		}
 	}
 	return unix.CAP_LAST_CAP
-}
+})
 
 // hasCap reports whether capability c is in this thread's effective set.
 func hasCap(c int) (bool, error) {
@@ -512,42 +516,66 @@ func parseUser(s string) (int, int, error) {
 	return uid, gid, nil
 }
 
-// startConfined confines a thread of its own, forks the server from it,
-// and returns the server's pid; the thread then ends, and its confinement
-// with it: capabilities, credentials, no_new_privs, the Landlock domain
-// and the seccomp filter are per thread, and only the server keeps them.
-// Stage 2, resident as the init of the server's PID namespace, is so
-// outside the server's Landlock domain: the server can neither ptrace a
-// thread of it nor (Landlock ABI 6) signal it. Forked from stage 2's main
-// thread instead, the server shared that thread's domain, and could have
-// ptraced it (were the filter's ptrace rule gone) into running code on
-// stage 2's other threads, which kept the capabilities that built the
-// root (a red team remounted a read-only grant read-write so).
-func startConfined(sp *spec, verbose io.Writer) (int, error) {
+// confinedThread starts the thread the server will be forked from, while
+// stage 2 still holds CAP_SETPCAP: it empties its own bounding set (the
+// one the server inherits), then waits for start. start confines it,
+// forks the server from it and returns the server's pid; the thread then
+// ends, and its confinement with it: capabilities, credentials,
+// no_new_privs, the Landlock domain and the seccomp filter are per
+// thread, and only the server keeps them. Stage 2, resident as the init
+// of the server's PID namespace, is so outside the server's Landlock
+// domain: the server can neither ptrace a thread of it nor (Landlock ABI
+// 6) signal it. Forked from stage 2's main thread instead, the server
+// shared that thread's domain, and could have ptraced it (were the
+// filter's ptrace rule gone) into running code on stage 2's other
+// threads, which kept the capabilities that built the root (a red team
+// remounted a read-only grant read-write so). Call start once.
+func confinedThread() (start func(sp *spec, verbose io.Writer) (int, error), err error) {
 	type started struct {
 		pid int
 		err error
 	}
-	ch := make(chan started, 1)
+	ready := make(chan error, 1)
+	work := make(chan func() (int, error))
+	done := make(chan started, 1)
 	go func() {
 		// Never unlocked: the thread ends with this goroutine, and what it
 		// took on with it.
 		runtime.LockOSThread()
-		pid, err := confineAndRun(sp, verbose, inStage2)
-		ch <- started{pid, err}
+		// One prctl per capability on this thread alone; on every thread
+		// (dropAllThreads) each was a stop of the world.
+		if _, err := limitCapabilities(); err != nil {
+			ready <- err
+			return
+		}
+		ready <- nil
+		f := <-work
+		pid, err := f()
+		done <- started{pid, err}
 	}()
-	r := <-ch
-	return r.pid, r.err
+	if err := <-ready; err != nil {
+		return nil, err
+	}
+	return func(sp *spec, verbose io.Writer) (int, error) {
+		work <- func() (int, error) { return confineAndRun(sp, verbose, inStage2) }
+		r := <-done
+		return r.pid, r.err
+	}, nil
 }
 
 // dropAllThreads empties the capability sets of every thread (stage 2's,
 // once the root is built: what built it is of no more use to a resident
-// init), bounding set included, locks root out (securebits) and sets
-// no_new_privs on each. (Not the session keyring: joining a new one
-// returns each thread a different serial, which AllThreadsSyscall takes
-// for a corrupted runtime; stage 2 is undumpable instead.) The thread startConfined then makes inherits
-// nothing to drop. A failure on one thread after the first ends the
-// process (syscall.AllThreadsSyscall): fail closed.
+// init), locks root out (securebits) and sets no_new_privs on each. (Not
+// the session keyring: joining a new one returns each thread a different
+// serial, which AllThreadsSyscall takes for a corrupted runtime; stage 2
+// is undumpable instead.) The bounding set is emptied on the thread the
+// server is forked from (confinedThread), which the server inherits: on
+// the other threads, with nothing permitted, no_new_privs and root locked
+// out, no exec can gain a capability it bounds, and a new user namespace
+// would start with a full one whatever it was; emptying it there took a
+// stop of the world per capability, most of stage 2's time. A failure on
+// one thread after the first ends the process
+// (syscall.AllThreadsSyscall): fail closed.
 //
 // A cgo build cannot do this (AllThreadsSyscall is not supported there,
 // and psx, which can, reads /proc, which the minimal root lacks): it
@@ -570,11 +598,6 @@ func dropAllThreads() error {
 		return err
 	}
 	if setpcap, err := hasCap(capSetpcap); err == nil && setpcap {
-		for c := 0; c <= capLast(); c++ {
-			if err := all(fmt.Sprintf("dropping capability %d from the bounding set", c), syscall.SYS_PRCTL, unix.PR_CAPBSET_DROP, uintptr(c), 0); err != nil {
-				return err
-			}
-		}
 		secure := secbitNoroot | secbitNorootLocked | secbitNoSetuidFixup | secbitNoSetuidFixupLocked
 		if err := all("setting securebits", syscall.SYS_PRCTL, unix.PR_SET_SECUREBITS, uintptr(secure), 0); err != nil {
 			return err

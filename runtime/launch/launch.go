@@ -35,6 +35,10 @@ import (
 // Stage2Arg is argv[1] of the launcher re-executed inside the namespaces.
 const Stage2Arg = "__mcpolicy-landlock-stage2"
 
+// HandoverArg is argv[1] of the launcher `mcpolicy exec` execs to run its
+// launch (Handover); argv[2] is the descriptor holding it.
+const HandoverArg = "__mcpolicy-exec-handover"
+
 // Options tune a launch.
 type Options struct {
 	Verbose io.Writer      // where to say what is enforced; nil for quiet

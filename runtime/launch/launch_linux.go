@@ -227,7 +227,10 @@ func runInNamespaces(rs *artefact.Ruleset, sp *spec, log *launchlog.Launch) (cod
 }
 
 // stage2Command is stage 2's command, reading the spec on fd 3 and saying
-// on fd 4 whether it could mount; its environment is empty. This very
+// on fd 4 whether it could mount; its environment holds GOMAXPROCS=1 alone
+// (the server's is the spec's): a resident init that waits needs no more,
+// and each runtime thread fewer is one fewer to stop when dropAllThreads
+// changes them all, and less memory held beside the server. This very
 // binary, by /proc/self/exe: the path it was started by may be one the
 // plan's user cannot reach (a root launcher installed below /root), and
 // may name another file by now.
@@ -235,7 +238,7 @@ func stage2Command(spec, status *os.File) *exec.Cmd {
 	cmd := exec.Command("/proc/self/exe", Stage2Arg)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{spec, status} // fd 3, fd 4
-	cmd.Env = []string{}
+	cmd.Env = []string{"GOMAXPROCS=1"}
 	return cmd
 }
 
@@ -252,7 +255,7 @@ func namespaceAttr(sp *spec, uid, gid int, stderr *os.File) (*syscall.SysProcAtt
 	// had put it back). Its /proc, when the ruleset says proc, is a procfs
 	// of this namespace that lists only what the server may ptrace (see
 	// procOptions); otherwise there is none. Stage 2 stays outside the server's Landlock domain (see
-	// startConfined): Landlock denies the server ptrace into it and (ABI 6)
+	// confinedThread): Landlock denies the server ptrace into it and (ABI 6)
 	// signals to it; the seccomp filter denies ptrace too.
 	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWPID)
 	hostUID, hostGID := hostIDs(uid, gid)
@@ -408,6 +411,7 @@ func Stage2() {
 	if err := CloseInherited(); err != nil {
 		fail(err)
 	}
+	capLast() // while /proc is the host's: the minimal root may have none
 	if err := buildRoot(&sp, verbose); err != nil {
 		if errors.Is(err, errNoMounts) {
 			unix.Write(4, []byte(stage2NoMounts))
@@ -445,6 +449,10 @@ func Stage2() {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		fail(fmt.Errorf("prctl(PR_SET_DUMPABLE, 0): %w", err))
 	}
+	start, err := confinedThread()
+	if err != nil {
+		fail(err)
+	}
 	if err := dropAllThreads(); errors.Is(err, errAllThreadsUnsupported) {
 		say(verbose, "mcpolicy exec: %s: %v: stage 2's threads keep them, outside the server's Landlock domain", rs.Server, err)
 	} else if err != nil {
@@ -452,7 +460,7 @@ func Stage2() {
 	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
-	pid, err := startConfined(&sp, verbose)
+	pid, err := start(&sp, verbose)
 	if err != nil {
 		fail(err)
 	}

@@ -22,3 +22,8 @@ func Stage2() {
 	fmt.Fprintf(os.Stderr, "mcpolicy exec: %v\n", needsLinux("the Landlock launcher's stage 2", "Landlock / mount namespaces"))
 	os.Exit(exitcode.Unsupported)
 }
+
+// Handover: there is no Landlock launcher to hand a launch to here.
+func Handover(launcher string, rs *artefact.Ruleset, opts Options) error {
+	return needsLinux(fmt.Sprintf("server %q: the Landlock launcher", rs.Server), "Landlock / mount namespaces")
+}

@@ -156,3 +156,25 @@ func (l *Launch) Refuse(err error, fix string) error {
 	}
 	return err
 }
+
+// Carried is a launch's record as far as it is known, for a launcher that
+// hands the launch on to another process (`mcpolicy exec` execs the small
+// launcher, which then stays beside the server in its place).
+type Carried struct {
+	Rec      Record   `json:"rec"`
+	State    string   `json:"state"`
+	Secrets  []string `json:"secrets,omitempty"`
+	Writable []string `json:"writable,omitempty"`
+}
+
+// Carry is what Resume needs to go on with l in another process.
+func (l *Launch) Carry() Carried {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return Carried{Rec: l.Rec, State: l.State, Secrets: append([]string{}, l.secrets...), Writable: append([]string{}, l.writable...)}
+}
+
+// Resume is the launch Carry carried, warning on warn.
+func Resume(c Carried, warn io.Writer) *Launch {
+	return &Launch{Rec: c.Rec, State: c.State, Warn: warn, secrets: c.Secrets, writable: c.Writable}
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -111,6 +112,9 @@ func execRun(opts *execOptions) error {
 		return logRefusal(lo.Log, err)
 	}
 	lo.ProjectRoot, lo.Home = proj.Root, home
+	if len(opts.Probes) == 0 {
+		handOver(rs, lo, writable(proj, plans)) // returns when it could not
+	}
 	code, err := launch.Start(rs, lo)
 	logRefusal(lo.Log, err)
 	var ue *launch.UnsupportedError
@@ -121,4 +125,30 @@ func execRun(opts *execOptions) error {
 		return err
 	}
 	return &errSilent{code: code}
+}
+
+// handOver execs mcpolicy-launch, installed beside mcpolicy, with the
+// launch: what then stays beside the server is the small launcher and not
+// the whole of mcpolicy (tens of MB resident per server, and a slower
+// stage 2, which is the same binary). It returns, and exec runs the launch
+// itself, when there is none (go run, a test binary) or when it lies
+// inside a read-write grant of the project, where a server could have put
+// its own.
+func handOver(rs *artefact.Ruleset, lo launch.Options, untrusted []string) {
+	self, err := os.Executable()
+	if err != nil {
+		return
+	}
+	launcher := filepath.Join(filepath.Dir(self), "mcpolicy-launch")
+	if fi, err := os.Stat(launcher); err != nil || !fi.Mode().IsRegular() {
+		return
+	}
+	grants := make(map[string]string, len(untrusted))
+	for _, g := range untrusted {
+		grants[g] = "of the project"
+	}
+	if launch.ProgramsOutsideGrants([]launch.Program{{What: "the launcher", Path: launcher}}, grants) != nil {
+		return
+	}
+	launch.Handover(launcher, rs, lo)
 }
