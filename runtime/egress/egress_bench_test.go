@@ -1,0 +1,266 @@
+package egress
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mcpolicy/mcpolicy/internal/allowlist"
+)
+
+// forwarderEnv makes this test binary the in-sandbox forwarder (TestMain):
+// its value is the proxy's socket; it prints the loopback port it took.
+const forwarderEnv = "MCPOLICY_TEST_FORWARDER"
+
+func TestMain(m *testing.M) {
+	if socket := os.Getenv(forwarderEnv); socket != "" {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println(ln.Addr().(*net.TCPAddr).Port)
+		go func() { io.Copy(io.Discard, os.Stdin); os.Exit(0) }() // the benchmark is gone
+		Forward(ln, socket)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// bulkSize is what op=bulk carries over one connection.
+const bulkSize = 64 << 20
+
+// BenchmarkEgress times the egress path side by side with a direct socket,
+// for benchstat -col /path:
+//
+//	path=direct     the upstream over loopback
+//	path=proxy      CONNECT through the proxy on a loopback port
+//	path=forwarder  as mcpolicy run wires it: a loopback port, the forwarder
+//	                (this binary in a process of its own), the proxy's unix
+//	                socket with the peer check, the upstream
+//
+// op=connect-echo is a new connection and its first 1-byte round trip;
+// op=bulk 64 MiB down one connection (upstream to client), op=bulk-up the
+// same up.
+func BenchmarkEgress(b *testing.B) {
+	echo := upstream(b, func(c net.Conn) {
+		buf := make([]byte, 512)
+		for {
+			n, err := c.Read(buf)
+			if err != nil {
+				return
+			}
+			if _, err := c.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+	})
+	chunk := make([]byte, 256<<10)
+	down := upstream(b, func(c net.Conn) {
+		for n := 0; n < bulkSize; n += len(chunk) {
+			if _, err := c.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	up := upstream(b, func(c net.Conn) {
+		n, _ := io.Copy(io.Discard, c)
+		fmt.Fprintf(c, "%d\n", n)
+	})
+	allow, err := allowlist.Parse([]string{echo, down, up})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := &Proxy{Allow: allow, Log: io.Discard}
+	b.Cleanup(p.Close)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go p.Serve(ln)
+	fwd := forwarder(b, p)
+
+	paths := []struct {
+		name string
+		dial func(target string) (net.Conn, error)
+	}{
+		{"direct", func(target string) (net.Conn, error) { return net.Dial("tcp", target) }},
+		{"proxy", func(target string) (net.Conn, error) { return connect(ln.Addr().String(), target) }},
+		{"forwarder", func(target string) (net.Conn, error) { return connect(fwd, target) }},
+	}
+	for _, path := range paths {
+		b.Run("op=connect-echo/path="+path.name, func(b *testing.B) {
+			one := []byte{'x'}
+			for b.Loop() {
+				c, err := path.dial(echo)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := c.Write(one); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.ReadFull(c, one); err != nil {
+					b.Fatal(err)
+				}
+				c.Close()
+			}
+		})
+	}
+	for _, path := range paths {
+		b.Run("op=bulk/path="+path.name, func(b *testing.B) {
+			buf := make([]byte, 256<<10)
+			b.SetBytes(bulkSize)
+			for b.Loop() {
+				c, err := path.dial(down)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n, err := io.CopyBuffer(io.Discard, struct{ io.Reader }{c}, buf)
+				c.Close()
+				if err != nil || n != bulkSize {
+					b.Fatalf("%d bytes, %v", n, err)
+				}
+			}
+		})
+	}
+	for _, path := range paths {
+		b.Run("op=bulk-up/path="+path.name, func(b *testing.B) {
+			b.SetBytes(bulkSize)
+			for b.Loop() {
+				c, err := path.dial(up)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for n := 0; n < bulkSize; n += len(chunk) {
+					if _, err := c.Write(chunk); err != nil {
+						b.Fatal(err)
+					}
+				}
+				c.(interface{ CloseWrite() error }).CloseWrite()
+				got, err := io.ReadAll(c)
+				c.Close()
+				if err != nil || string(got) != strconv.Itoa(bulkSize)+"\n" {
+					b.Fatalf("%q, %v", got, err)
+				}
+			}
+		})
+	}
+}
+
+// upstream serves each connection with serve on a loopback port and
+// returns its address.
+func upstream(b *testing.B, serve func(net.Conn)) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				serve(c)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// forwarder serves p on a unix socket guarded as mcpolicy run guards it
+// (the peer check: the forwarder's process descends from this one), starts
+// this binary as the forwarder to it, and returns the forwarder's address.
+func forwarder(b *testing.B, p *Proxy) string {
+	sock := filepath.Join(b.TempDir(), "egress.sock")
+	uln, err := net.Listen("unix", sock)
+	if err != nil {
+		b.Fatal(err)
+	}
+	me, uid := os.Getpid(), os.Geteuid()
+	go p.Serve(p.Guard(uln, func(c net.Conn) error {
+		_, err := CheckPeer(c, me, uid)
+		return err
+	}))
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), forwarderEnv+"="+sock)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { stdin.Close(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		b.Fatalf("the forwarder: %v", err)
+	}
+	return "127.0.0.1:" + strings.TrimSpace(line)
+}
+
+// connect opens a tunnel to target through the proxy at addr, as a
+// client does: CONNECT, then the answer's header; what came with it past
+// its blank line is the tunnel's.
+func connect(addr, target string) (net.Conn, error) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target); err != nil {
+		c.Close()
+		return nil, err
+	}
+	buf := make([]byte, 4096)
+	n, end := 0, -1
+	for end < 0 {
+		if n == len(buf) {
+			c.Close()
+			return nil, errors.New("CONNECT: the answer's header is too long")
+		}
+		m, err := c.Read(buf[n:])
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		n += m
+		end = bytes.Index(buf[:n], []byte("\r\n\r\n"))
+	}
+	if !bytes.HasPrefix(buf, []byte("HTTP/1.1 200 ")) {
+		c.Close()
+		return nil, errors.New("CONNECT: " + strings.SplitN(string(buf[:n]), "\r\n", 2)[0])
+	}
+	return &tunnel{TCPConn: c.(*net.TCPConn), rest: buf[end+4 : n]}, nil
+}
+
+// tunnel is a connection through the proxy, with what was read past the
+// proxy's answer.
+type tunnel struct {
+	*net.TCPConn
+	rest []byte
+}
+
+func (t *tunnel) Read(b []byte) (int, error) {
+	if len(t.rest) > 0 {
+		n := copy(b, t.rest)
+		t.rest = t.rest[n:]
+		return n, nil
+	}
+	return t.TCPConn.Read(b)
+}
