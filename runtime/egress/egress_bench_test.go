@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/mcpolicy/mcpolicy/internal/allowlist"
+	"github.com/mcpolicy/mcpolicy/runtime/egress/forwarder"
 )
 
 // forwarderEnv makes this test binary the in-sandbox forwarder (TestMain):
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 		}
 		fmt.Println(ln.Addr().(*net.TCPAddr).Port)
 		go func() { io.Copy(io.Discard, os.Stdin); os.Exit(0) }() // the benchmark is gone
-		Forward(ln, socket)
+		forwarder.Forward(ln, socket)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -87,7 +88,7 @@ func BenchmarkEgress(b *testing.B) {
 		b.Fatal(err)
 	}
 	go p.Serve(ln)
-	fwd := forwarder(b, p)
+	fwd := startForwarder(b, p)
 
 	paths := []struct {
 		name string
@@ -179,10 +180,10 @@ func upstream(b *testing.B, serve func(net.Conn)) string {
 	return ln.Addr().String()
 }
 
-// forwarder serves p on a unix socket guarded as mcpolicy run guards it
+// startForwarder serves p on a unix socket guarded as mcpolicy run guards it
 // (the peer check: the forwarder's process descends from this one), starts
 // this binary as the forwarder to it, and returns the forwarder's address.
-func forwarder(b *testing.B, p *Proxy) string {
+func startForwarder(b *testing.B, p *Proxy) string {
 	sock := filepath.Join(b.TempDir(), "egress.sock")
 	uln, err := net.Listen("unix", sock)
 	if err != nil {

@@ -3,9 +3,14 @@ package egress
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sync"
+	"time"
+
+	"github.com/mcpolicy/mcpolicy/runtime/egress/forwarder"
+	"golang.org/x/sys/unix"
 )
 
 // Peer is the process at the other end of a unix socket connection, as the
@@ -51,10 +56,22 @@ func (l *guardedListener) Accept() (net.Conn, error) {
 }
 
 type guardedConn struct {
+	// Conn is the socket's connection, until a forwarder hands one over
+	// on it (takeOver): that one from then on. It changes only under mu,
+	// before the check is done.
 	net.Conn
 	l    *guardedListener
 	once sync.Once
 	err  error
+	// first is the byte read to look for a handed-over connection when
+	// none came: the request's first, for the first Read.
+	first []byte
+
+	mu      sync.Mutex
+	closed  bool
+	handed  bool      // Conn was handed over: the sandbox may hold it too
+	readDL  time.Time // the deadlines set, to carry over to a handed-over connection
+	writeDL time.Time
 }
 
 func (c *guardedConn) check() error {
@@ -69,14 +86,91 @@ func (c *guardedConn) check() error {
 			fmt.Fprintf(c.Conn, "HTTP/1.1 %d %s\r\n%s: %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
 				http.StatusForbidden, http.StatusText(http.StatusForbidden), DeniedHeader, DeniedNotSandbox, len(msg), msg)
 			c.Conn.Close()
+		} else if err := c.takeOver(); err != nil {
+			c.err = err
+			c.Close()
 		}
 	})
 	return c.err
 }
 
+// takeOver reads the admitted connection's first byte. A forwarder sends
+// forwarder.HandOver with the descriptor of the connection it accepted
+// in the sandbox: this proxy then serves that connection itself, and the
+// forwarder's is closed (no byte of the traffic passes through the
+// forwarder). Any other first byte is a request's, kept for Read. A
+// descriptor is taken only from an admitted peer, only one, and only a
+// TCP socket (handedConn); any other is closed unused.
+func (c *guardedConn) takeOver() error {
+	uc, ok := c.Conn.(*net.UnixConn)
+	if !ok {
+		return nil
+	}
+	b := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(4)) // room for one descriptor: the kernel closes any more it carried
+	n, oobn, flags, _, err := uc.ReadMsgUnix(b, oob)
+	fds := receivedFDs(oob[:oobn])
+	if err == nil && n == 1 && b[0] == forwarder.HandOver && len(fds) == 1 && flags&unix.MSG_CTRUNC == 0 {
+		conn, err := handedConn(fds[0])
+		if err != nil {
+			return fmt.Errorf("the connection handed over: %w", err)
+		}
+		return c.swap(conn)
+	}
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+	switch {
+	case err != nil:
+		return err
+	case n == 0:
+		return io.EOF
+	case len(fds) > 0 || flags&unix.MSG_CTRUNC != 0 || b[0] == forwarder.HandOver:
+		return errors.New("a connection handed over other than as the forwarder does")
+	}
+	c.first = b
+	return nil
+}
+
+// receivedFDs are the descriptors a control message carried.
+func receivedFDs(oob []byte) []int {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var fds []int
+	for i := range msgs {
+		if f, err := unix.ParseUnixRights(&msgs[i]); err == nil {
+			fds = append(fds, f...)
+		}
+	}
+	return fds
+}
+
+// swap makes n the connection, the deadlines set so far carried over,
+// and closes the forwarder's.
+func (c *guardedConn) swap(n net.Conn) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		n.Close()
+		return net.ErrClosed
+	}
+	old := c.Conn
+	c.Conn, c.handed = n, true
+	n.SetReadDeadline(c.readDL)
+	n.SetWriteDeadline(c.writeDL)
+	old.Close()
+	return nil
+}
+
 func (c *guardedConn) Read(b []byte) (int, error) {
 	if err := c.check(); err != nil {
 		return 0, err
+	}
+	if len(c.first) > 0 && len(b) > 0 {
+		b[0], c.first = c.first[0], nil
+		return 1, nil
 	}
 	return c.Conn.Read(b)
 }
@@ -88,9 +182,69 @@ func (c *guardedConn) Write(b []byte) (int, error) {
 	return c.Conn.Write(b)
 }
 
+// Close ends a handed-over connection both ways first: the sandbox
+// holds descriptors of it too, and it ends when the proxy says.
+func (c *guardedConn) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	if tc, ok := c.Conn.(*net.TCPConn); ok && c.handed {
+		tc.CloseRead()
+		tc.CloseWrite()
+	}
+	return c.Conn.Close()
+}
+
+func (c *guardedConn) LocalAddr() net.Addr {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.Conn.LocalAddr()
+}
+
+func (c *guardedConn) RemoteAddr() net.Addr {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.Conn.RemoteAddr()
+}
+
+func (c *guardedConn) SetDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.readDL, c.writeDL = t, t
+	return c.Conn.SetDeadline(t)
+}
+
+func (c *guardedConn) SetReadDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.readDL = t
+	return c.Conn.SetReadDeadline(t)
+}
+
+func (c *guardedConn) SetWriteDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.writeDL = t
+	return c.Conn.SetWriteDeadline(t)
+}
+
+// bare is the connection a guard admitted, unwrapped once it has been
+// (a hijacked request was read through the check) and its first byte
+// read: what the tunnel copies from and to.
+func bare(c net.Conn) net.Conn {
+	if g, ok := c.(*guardedConn); ok && g.check() == nil && len(g.first) == 0 {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.Conn
+	}
+	return c
+}
+
 // CloseWrite passes a half-close on: the HTTP server half-closes a
 // connection it ends after an error, so the client reads the answer.
 func (c *guardedConn) CloseWrite() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
 	}

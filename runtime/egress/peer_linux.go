@@ -159,3 +159,39 @@ func ProcessUID(pid int) (euid, fsuid int, err error) {
 	}
 	return 0, 0, fmt.Errorf("/proc/%d/status: no Uid line", pid)
 }
+
+// handedConn is the TCP connection whose descriptor fd a forwarder sent:
+// a stream socket of the internet families, or an error. fd is closed
+// either way (the connection holds a descriptor of its own).
+func handedConn(fd int) (net.Conn, error) {
+	for _, o := range []struct {
+		name string
+		opt  int
+		ok   func(int) bool
+	}{
+		{"family", unix.SO_DOMAIN, func(v int) bool { return v == unix.AF_INET || v == unix.AF_INET6 }},
+		{"type", unix.SO_TYPE, func(v int) bool { return v == unix.SOCK_STREAM }},
+		{"protocol", unix.SO_PROTOCOL, func(v int) bool { return v == unix.IPPROTO_TCP }},
+	} {
+		v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, o.opt)
+		if err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("not a socket: %v", err)
+		}
+		if !o.ok(v) {
+			unix.Close(fd)
+			return nil, fmt.Errorf("not a TCP socket (%s %d)", o.name, v)
+		}
+	}
+	f := os.NewFile(uintptr(fd), "handed-over")
+	defer f.Close()
+	c, err := net.FileConn(f) // a descriptor of its own
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := c.(*net.TCPConn); !ok {
+		c.Close()
+		return nil, fmt.Errorf("not a TCP connection: %T", c)
+	}
+	return c, nil
+}

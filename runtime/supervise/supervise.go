@@ -38,6 +38,7 @@ import (
 	inside "github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 	"github.com/mcpolicy/mcpolicy/runtime/egress"
+	"github.com/mcpolicy/mcpolicy/runtime/egress/forwarder"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 	"github.com/mcpolicy/mcpolicy/runtime/launchlog"
 )
@@ -718,37 +719,10 @@ func run(ctx context.Context, cmd *exec.Cmd, started func(pid int), deliver func
 	return 0, err
 }
 
-// Forward is `mcpolicy egress-forward`, inside the sandbox: listen on
-// 127.0.0.1:port, carry connections to the proxy's socket, and either run
-// argv (stdio unchanged; its exit status returned) or, with lifeline,
-// serve until the proxy is gone. With both, the server is killed when the
-// proxy goes: no proxy, no server.
+// Forward is `mcpolicy egress-forward`, inside the sandbox (see
+// forwarder.Run; mcpolicy-launch runs the same).
 func Forward(port int, socket string, lifeline bool, argv []string) (int, error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if err != nil {
-		return 1, err
-	}
-	defer ln.Close()
-	go egress.Forward(ln, socket)
-
-	if len(argv) == 0 {
-		if !lifeline {
-			return 1, errors.New("egress-forward: give a command to run, or --lifeline")
-		}
-		egress.Lifeline(socket)
-		return 0, nil
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if lifeline {
-		go func() {
-			egress.Lifeline(socket)
-			cancel()
-		}()
-	}
-	return run(ctx, cmd, nil, nil)
+	return forwarder.Run(port, socket, lifeline, argv)
 }
 
 // trustSidecar names the sidecar as the socket's sandbox: its first
