@@ -41,7 +41,7 @@ var (
 //     what measured it (`make bench`, `BenchmarkMatch`, `go build ...`);
 //   - a setting: a code span pkg.Name (settingRe) where pkg is a folder of
 //     this repository and Name is declared in one of its non-test Go files
-//     (`egress.lifelineWait`): the figure is that value, read from the code
+//     (`egress/forwarder.lifelineWait`): the figure is that value, read from the code
 //     (the test does not compare the value; the reference keeps it findable).
 func TestFiguresNameTheirSource(t *testing.T) {
 	n := 0
@@ -141,8 +141,8 @@ func sourced(lines []string) string {
 
 // declared reports whether a non-test Go file of the folder pkg declares name.
 func declared(pkg, name string) bool {
-	// pkg is a package's name or its folder's path: `egress.lifelineWait`
-	// names runtime/egress, as Go code does.
+	// pkg is a package's name or its folder's path: `egress/forwarder.lifelineWait`
+	// names runtime/egress/forwarder.
 	var files []string
 	for _, dir := range []string{"", "runtime", "evidence", "internal"} {
 		more, _ := filepath.Glob(filepath.Join(root, dir, filepath.FromSlash(pkg), "*.go"))
@@ -175,7 +175,7 @@ func TestFigureRule(t *testing.T) {
 		"bare exec 0.55 ms (measured 2026-12-01 on a 2-core x86_64 VM, `make bench`)": true,
 		"bare exec 0.55 ms (measured 2026-12-01 on a 2-core x86_64 VM)":               false,
 		"bare exec 0.55 ms (`make bench`, on the development VM)":                     false,
-		"tries again (30 s at most: `egress.lifelineWait`)":                           true,
+		"tries again (30 s at most: `egress/forwarder.lifelineWait`)":                 true,
 		"tries again (30 s at most: `egress.noSuchConstant`)":                         false,
 	} {
 		if got := sourced([]string{text}) == ""; got != ok {

@@ -71,11 +71,15 @@ import (
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/exitcode"
 	"github.com/mcpolicy/mcpolicy/internal/printable"
+	"github.com/mcpolicy/mcpolicy/runtime/egress/forwarder"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 	"github.com/mcpolicy/mcpolicy/runtime/launchlog"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == forwarder.Command {
+		os.Exit(forwarder.Main(os.Args[2:])) // inside a sandbox of mcpolicy run: the egress forwarder
+	}
 	if len(os.Args) > 1 && os.Args[1] == launch.Stage2Arg {
 		launch.Stage2()
 	}

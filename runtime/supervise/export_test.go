@@ -24,3 +24,6 @@ func StartProxy(p *compiler.Plan, o Options, checkPeers bool) (socket string, tr
 	}
 	return s.machine.EgressSocket, s.sandbox.set, s.cleanup, nil
 }
+
+// ForwarderBeside is forwarderBinary for an mcpolicy at exe.
+var ForwarderBeside = forwarderBeside

@@ -255,7 +255,7 @@ func (s *session) startProxy() error {
 	if s.rt.Sandbox == artefact.Seatbelt {
 		return nil
 	}
-	if s.machine.Self, err = staticSelf(s.opt.Self); err != nil {
+	if s.machine.Self, err = forwarderBinary(s.opt.Self); err != nil {
 		return err
 	}
 	if u := s.plan.User; s.rt.Sandbox == artefact.Bwrap && os.Geteuid() == 0 && !u.Root() && !u.Invoker {
@@ -411,6 +411,34 @@ func staticSelf(path string) (string, error) {
 	return path, nil
 }
 
+// launcherName is the small launcher's executable, installed beside
+// mcpolicy (make install).
+const launcherName = "mcpolicy-launch"
+
+// forwarderBinary is the executable bound into the sandbox as the egress
+// forwarder: self when given; else mcpolicy-launch beside this executable
+// when it is there and static (it runs the same forwarder, and stays
+// resident beside the server at a fraction of mcpolicy's memory); else
+// this executable.
+func forwarderBinary(self string) (string, error) {
+	if self != "" {
+		return staticSelf(self)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	return forwarderBeside(exe)
+}
+
+func forwarderBeside(exe string) (string, error) {
+	l := filepath.Join(filepath.Dir(exe), launcherName)
+	if fi, err := os.Stat(l); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 && CheckStatic(l) == nil {
+		return l, nil
+	}
+	return staticSelf(exe)
+}
+
 // bwrap runs the plan's bwrap arguments the way mcpolicy-launch does (see
 // launch.PrepareBwrap): mount sources by descriptor, opened without
 // following symlinks, the project's top level fixed, passthrough values on
@@ -517,11 +545,9 @@ func (s *session) container(ctx context.Context) (int, error) {
 	args = append([]string{args[0], "--name", name}, args[1:]...)
 	// As mcpolicy-launch --engine runs them: no source through a symlink,
 	// the project's top level fixed.
-	verifier := s.machine.Self
-	if verifier == "" {
-		if verifier, err = staticSelf(s.opt.Self); err != nil {
-			return 1, err
-		}
+	verifier, err := staticSelf(s.opt.Self)
+	if err != nil {
+		return 1, err
 	}
 	// The verifier (this static mcpolicy, bound read-only) checks the
 	// mounts inside the container before the server starts.

@@ -88,7 +88,7 @@ evidence is reproduced. See docs/egress.md.`,
 	cmd.Flags().StringVar(&opts.LogFile, "log", "", "append the proxy's decisions (JSON lines) to this file instead of the server's own ($XDG_STATE_HOME/mcpolicy/egress/); - for stderr")
 	logMaxFlag(cmd, &opts.LogMax)
 	cmd.Flags().StringVar(&opts.HostsFile, "hosts", "", "resolve these names (/etc/hosts format) in the proxy before DNS; the private-address check still applies")
-	cmd.Flags().StringVar(&opts.Self, "self", "", "a statically linked mcpolicy to bind into the sandbox as the forwarder (default: this executable)")
+	cmd.Flags().StringVar(&opts.Self, "self", "", "a statically linked mcpolicy or mcpolicy-launch to bind into the sandbox as the egress forwarder (default: mcpolicy-launch beside this executable, else this executable)")
 	cmd.Flags().StringVar(&opts.Image, "image", "", "run this image instead of the policy's (docker, podman)")
 	cmd.Flags().StringVar(&opts.Pin, "plan", "", "refuse to start (exit 8) unless the policy compiles to this plan hash (client entries pin it)")
 	cmd.Flags().StringVar(&opts.EnvFile, "env-file", "", "take the values of the plan's env grants that the environment does not set from this file (NAME=value lines, mode 600, outside every grant): for clients that pass on no environment")
@@ -275,7 +275,8 @@ type egressForwardOptions struct {
 }
 
 // newEgressForwardCmd is the forwarder inside a sandbox; hidden: only
-// emitted arguments start it.
+// emitted arguments start it. mcpolicy-launch runs the same forwarder
+// (forwarder.Main), and is what mcpolicy run binds when it is installed.
 func newEgressForwardCmd() *cobra.Command {
 	opts := &egressForwardOptions{}
 	cmd := &cobra.Command{
