@@ -334,12 +334,22 @@ func storageConf(b []byte) (map[string]string, bool) {
 			continue
 		}
 		if line[0] == '[' {
-			table, _, _ = strings.Cut(strings.TrimLeft(line, "["), "]")
-			table = strings.TrimSpace(table)
+			raw, _, _ := strings.Cut(strings.TrimLeft(line, "["), "]")
+			// ["storage"] is [storage] to TOML: read only the plain spelling.
+			if table = bareKey(raw); table == "storage" && strings.TrimSpace(raw) != "storage" {
+				return nil, false
+			}
 			continue
 		}
 		k, v, found := strings.Cut(line, "=")
-		if k = strings.TrimSpace(k); table != "storage" || !found {
+		k = strings.TrimSpace(k)
+		// A dotted or quoted key (storage.graphroot, "graphroot") or an
+		// inline table (storage = {...}) places the store as podman reads
+		// it, not as this reader does.
+		if full := strings.TrimPrefix(table+"."+bareKey(k), "."); found && (full == "storage" || storeKeys[full] && (table != "storage" || k != bareKey(k))) {
+			return nil, false
+		}
+		if table != "storage" || !found {
 			continue
 		}
 		switch k {
@@ -352,6 +362,15 @@ func storageConf(b []byte) (map[string]string, bool) {
 		}
 	}
 	return kv, true
+}
+
+// storeKeys are the [storage] keys that place the image store.
+var storeKeys = map[string]bool{"storage.driver": true, "storage.graphroot": true, "storage.rootless_storage_path": true, "storage.imagestore": true}
+
+// bareKey is a TOML key or table name without its quotes and the spaces
+// around its dots, as TOML reads it where it has no escapes.
+func bareKey(k string) string {
+	return strings.NewReplacer(`"`, "", "'", "", " ", "", "\t", "").Replace(strings.TrimSpace(k))
 }
 
 // tomlString is a TOML basic or literal string without escapes, a

@@ -232,3 +232,27 @@ graphroot = "/elsewhere"
 		}
 	}
 }
+
+// TestStorageConfOtherSpellings: TOML places a key of the [storage]
+// table in other spellings too (a dotted or quoted key, a quoted table
+// name, an inline table), which podman's reader takes: the launcher reads
+// each as podman does or sends the launcher to the CLI, never reads the
+// default store while podman uses another.
+func TestStorageConfOtherSpellings(t *testing.T) {
+	for _, conf := range []string{
+		"storage.graphroot = \"/srv\"\n",
+		"storage . graphroot = \"/srv\"\n",
+		"\"storage\".graphroot = \"/srv\"\n",
+		"storage = { graphroot = \"/srv\" }\n",
+		"[storage]\n\"graphroot\" = \"/srv\"\n",
+		"[storage]\n'graphroot' = \"/srv\"\n",
+		"[\"storage\"]\ngraphroot = \"/srv\"\n",
+		"[ 'storage' ]\ngraphroot = \"/srv\"\n",
+		"[storage]\n\"driver\" = \"vfs\"\n",
+		"[storage]\n\"imagestore\" = \"/srv\"\n",
+	} {
+		if kv, ok := storageConf([]byte(conf)); ok && kv["graphroot"] != "/srv" {
+			t.Errorf("%q: read as %v, podman reads graphroot, driver or imagestore there", conf, kv)
+		}
+	}
+}
