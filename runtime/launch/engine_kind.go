@@ -61,7 +61,7 @@ func goMain(r io.ReaderAt) (string, bool) {
 	}
 	le := binary.LittleEndian
 	shoff, shentsize, shnum, shstrndx := le.Uint64(eh[0x28:]), int64(le.Uint16(eh[0x3a:])), int64(le.Uint16(eh[0x3c:])), int64(le.Uint16(eh[0x3e:]))
-	if shentsize < 64 || shnum == 0 || shstrndx >= shnum || shnum > 1<<12 {
+	if shentsize != 64 || shnum == 0 || shstrndx >= shnum || shnum > 1<<12 { // ELF64 section headers are 64 bytes
 		return "", false
 	}
 	shdrs := make([]byte, shentsize*shnum)
