@@ -1,0 +1,54 @@
+package egress
+
+import (
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestHandedConnStaysNonBlocking: the sender of a handed-over socket
+// shares its open file, O_NONBLOCK included, and may clear it once it is
+// sent. The proxy's reads and writes on it must still wait through its
+// poller, so that deadlines (the header timeout) and Close end them, not
+// in a system call that blocks a thread until the sandbox says.
+func TestHandedConnStaysNonBlocking(t *testing.T) {
+	client, server := tcpPair(t)
+	defer client.Close()
+	f := fileOf(t, server)
+	defer f.Close()
+	dup, err := unix.Dup(int(f.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := handedConn(dup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The sandbox's own descriptor: the same open file, made blocking.
+	fl, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_SETFL, fl&^unix.O_NONBLOCK); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Read(make([]byte, 1))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("read past its deadline: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		client.Close() // lets the blocked read go
+		t.Fatal("a read past its deadline blocked in the kernel: the sender cleared O_NONBLOCK")
+	}
+}
