@@ -51,4 +51,19 @@ func TestHandedConnStaysNonBlocking(t *testing.T) {
 		client.Close() // lets the blocked read go
 		t.Fatal("a read past its deadline blocked in the kernel: the sender cleared O_NONBLOCK")
 	}
+	// A write the client does not read: it fills the buffers, then waits.
+	c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	go func() {
+		_, err := c.Write(make([]byte, 64<<20))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("write past its deadline: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		client.Close()
+		t.Fatal("a write past its deadline blocked in the kernel: the sender cleared O_NONBLOCK")
+	}
 }

@@ -188,7 +188,10 @@ func (c *guardedConn) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
-	if tc, ok := c.Conn.(*net.TCPConn); ok && c.handed {
+	if tc, ok := c.Conn.(interface {
+		CloseRead() error
+		CloseWrite() error
+	}); ok && c.handed {
 		tc.CloseRead()
 		tc.CloseWrite()
 	}

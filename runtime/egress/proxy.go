@@ -584,7 +584,7 @@ func copyConn(dst io.Writer, src io.Reader) int64 {
 		err := rc.Read(func(fd uintptr) bool {
 			bp = copyBufs.Get().(*[]byte)
 			for {
-				n, rerr = syscall.Read(int(fd), *bp)
+				n, rerr = readNow(int(fd), *bp)
 				if rerr != syscall.EINTR {
 					break
 				}
@@ -608,4 +608,12 @@ func copyConn(dst io.Writer, src io.Reader) int64 {
 			return written
 		}
 	}
+}
+
+// readNow reads what the socket fd has, without waiting: MSG_DONTWAIT,
+// not the descriptor's O_NONBLOCK, which a handed-over socket's sender
+// shares and may clear.
+func readNow(fd int, b []byte) (int, error) {
+	n, _, err := syscall.Recvfrom(fd, b, syscall.MSG_DONTWAIT)
+	return n, err
 }
