@@ -67,3 +67,42 @@ func TestHandedConnStaysNonBlocking(t *testing.T) {
 		t.Fatal("a write past its deadline blocked in the kernel: the sender cleared O_NONBLOCK")
 	}
 }
+
+// TestHandedConnCloseIgnoresSendersLinger: the sender of a handed-over
+// socket may set SO_LINGER on it (the socket's, not the descriptor's),
+// close its own descriptors and leave its peer's window shut: the
+// proxy's close is then the last and waits, in the kernel, until the data
+// is taken or the linger time passes. Close (the supervisor's shutdown
+// closes each tunnel in turn) must not wait on the sandbox so.
+func TestHandedConnCloseIgnoresSendersLinger(t *testing.T) {
+	client, server := tcpPair(t)
+	defer client.Close()
+	client.SetReadBuffer(1024)
+	f := fileOf(t, server)
+	dup, err := unix.Dup(int(f.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := handedConn(dup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.SetsockoptLinger(int(f.Fd()), unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 3600}); err != nil {
+		t.Fatal(err)
+	}
+	server.Close()
+	f.Close()
+	// The client reads nothing: the proxy's data stays queued.
+	c.SetWriteDeadline(time.Now().Add(300 * time.Millisecond))
+	c.Write(make([]byte, 16<<20))
+	g := &guardedConn{Conn: c, handed: true}
+	done := make(chan struct{})
+	go func() { g.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		client.Close() // the peer gone, the close ends
+		<-done
+		t.Fatal("Close waited on the sender's SO_LINGER with the peer's window shut")
+	}
+}
