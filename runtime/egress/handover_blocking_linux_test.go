@@ -106,3 +106,26 @@ func TestHandedConnCloseIgnoresSendersLinger(t *testing.T) {
 		t.Fatal("Close waited on the sender's SO_LINGER with the peer's window shut")
 	}
 }
+
+// TestCopyBufsBounded: no more than cap(bigBufs) large copy buffers are
+// out at once (a stalled tunnel keeps its buffer while its write waits);
+// beyond them a copy gets a small one.
+func TestCopyBufsBounded(t *testing.T) {
+	var puts []func()
+	defer func() {
+		for _, put := range puts {
+			put()
+		}
+	}()
+	for i := 0; i < cap(bigBufs)+8; i++ {
+		bp, put := getCopyBuf()
+		puts = append(puts, put)
+		if want := copyBufSize; i >= cap(bigBufs) {
+			if len(*bp) >= want {
+				t.Fatalf("buffer %d: %d bytes: more than %d large buffers out at once", i, len(*bp), cap(bigBufs))
+			}
+		} else if len(*bp) != want {
+			t.Fatalf("buffer %d: %d bytes, want a large one (%d)", i, len(*bp), want)
+		}
+	}
+}
