@@ -117,15 +117,15 @@ func TestCopyBufsBounded(t *testing.T) {
 			put()
 		}
 	}()
-	for i := 0; i < cap(bigBufs)+8; i++ {
+	large := 0
+	for range cap(bigBufs) + 8 {
 		bp, put := getCopyBuf()
 		puts = append(puts, put)
-		if want := copyBufSize; i >= cap(bigBufs) {
-			if len(*bp) >= want {
-				t.Fatalf("buffer %d: %d bytes: more than %d large buffers out at once", i, len(*bp), cap(bigBufs))
-			}
-		} else if len(*bp) != want {
-			t.Fatalf("buffer %d: %d bytes, want a large one (%d)", i, len(*bp), want)
+		if len(*bp) >= copyBufSize {
+			large++
 		}
+	}
+	if large > cap(bigBufs) {
+		t.Fatalf("%d large copy buffers out at once, want at most %d", large, cap(bigBufs))
 	}
 }
