@@ -183,17 +183,41 @@ func (c *guardedConn) Write(b []byte) (int, error) {
 }
 
 // Close ends a handed-over connection both ways first: the sandbox
-// holds descriptors of it too, and it ends when the proxy says.
+// holds descriptors of it too, and it ends when the proxy says. Its last
+// close may wait in the kernel on an SO_LINGER the sandbox set (any
+// setting of ours it can set back first), so it runs in the background,
+// lingerClosers at a time: the proxy's shutdown does not wait on the
+// sandbox, and no more threads than that wait so.
 func (c *guardedConn) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
-	if tc, ok := c.Conn.(*net.TCPConn); ok && c.handed {
+	if !c.handed {
+		return c.Conn.Close()
+	}
+	if tc, ok := c.Conn.(interface {
+		CloseRead() error
+		CloseWrite() error
+	}); ok {
 		tc.CloseRead()
 		tc.CloseWrite()
 	}
-	return c.Conn.Close()
+	conn := c.Conn
+	select {
+	case lingerClosers <- struct{}{}:
+		go func() {
+			conn.Close()
+			<-lingerClosers
+		}()
+		return nil
+	default:
+		return conn.Close()
+	}
 }
+
+// lingerClosers bounds the handed-over connections closed in the
+// background (guardedConn.Close).
+var lingerClosers = make(chan struct{}, 64)
 
 func (c *guardedConn) LocalAddr() net.Addr {
 	c.mu.Lock()

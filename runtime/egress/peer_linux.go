@@ -3,6 +3,7 @@ package egress
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strconv"
@@ -189,9 +190,85 @@ func handedConn(fd int) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := c.(*net.TCPConn); !ok {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
 		c.Close()
 		return nil, fmt.Errorf("not a TCP connection: %T", c)
 	}
-	return c, nil
+	return &handedTCP{TCPConn: tc}, nil
+}
+
+// handedTCP is a handed-over TCP connection. Its sender shares its open
+// file, O_NONBLOCK included, and may clear that flag: so every read and
+// write says MSG_DONTWAIT itself and waits in the poller, where deadlines
+// and Close end it, never in a system call the sandbox holds open.
+type handedTCP struct{ *net.TCPConn }
+
+func (c *handedTCP) Read(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	var rerr error
+	if err := rc.Read(func(fd uintptr) bool {
+		n, rerr = recvNow(int(fd), b)
+		return rerr != unix.EAGAIN
+	}); err != nil {
+		return 0, c.opErr("read", err)
+	}
+	switch {
+	case rerr != nil:
+		return 0, c.opErr("read", rerr)
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+func (c *handedTCP) Write(b []byte) (int, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var written int
+	for written < len(b) {
+		var n int
+		var werr error
+		if err := rc.Write(func(fd uintptr) bool {
+			for {
+				n, werr = unix.SendmsgN(int(fd), b[written:], nil, nil, unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL)
+				if werr != unix.EINTR {
+					return werr != unix.EAGAIN
+				}
+			}
+		}); err != nil {
+			return written, c.opErr("write", err)
+		}
+		if werr != nil {
+			return written, c.opErr("write", werr)
+		}
+		written += n
+	}
+	return written, nil
+}
+
+// recvNow reads what is there, without waiting.
+func recvNow(fd int, b []byte) (int, error) {
+	for {
+		n, _, err := unix.Recvfrom(fd, b, unix.MSG_DONTWAIT)
+		if err != unix.EINTR {
+			return n, err
+		}
+	}
+}
+
+func (c *handedTCP) opErr(op string, err error) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, net.ErrClosed) {
+		return &net.OpError{Op: op, Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+	}
+	return &net.OpError{Op: op, Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError(op, err)}
 }

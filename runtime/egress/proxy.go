@@ -561,14 +561,37 @@ var copyBufSize = 256 << 10
 
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, copyBufSize); return &b }}
 
+// A write that waits keeps its buffer: a tunnel whose reader stalls holds
+// one per direction for as long as it likes. So only bigBufs large
+// buffers are out at once; beyond them a tunnel copies through a small
+// one: at MaxConns stalled tunnels, 8 MiB of large buffers and 32 KiB per
+// direction, not 256 KiB (a red team held 544 KiB per stalled tunnel).
+var (
+	bigBufs   = make(chan struct{}, 32)
+	smallBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+)
+
+// getCopyBuf is a large buffer if one may be out, else a small one; put
+// gives it back.
+func getCopyBuf() (bp *[]byte, put func()) {
+	select {
+	case bigBufs <- struct{}{}:
+		bp = copyBufs.Get().(*[]byte)
+		return bp, func() { copyBufs.Put(bp); <-bigBufs }
+	default:
+		bp = smallBufs.Get().(*[]byte)
+		return bp, func() { smallBufs.Put(bp) }
+	}
+}
+
 // copyConn copies src to dst until src ends or either fails, and returns
 // how much was written. A buffer is taken from the pool only once src is
 // readable, and given back before the next wait.
 func copyConn(dst io.Writer, src io.Reader) int64 {
 	sc, ok := src.(syscall.Conn)
 	if !ok {
-		bp := copyBufs.Get().(*[]byte)
-		defer copyBufs.Put(bp)
+		bp, put := getCopyBuf()
+		defer put()
 		n, _ := io.CopyBuffer(struct{ io.Writer }{dst}, struct{ io.Reader }{src}, *bp)
 		return n
 	}
@@ -579,33 +602,43 @@ func copyConn(dst io.Writer, src io.Reader) int64 {
 	var written int64
 	for {
 		var bp *[]byte
+		var put func()
 		var n int
 		var rerr error
 		err := rc.Read(func(fd uintptr) bool {
-			bp = copyBufs.Get().(*[]byte)
+			bp, put = getCopyBuf()
 			for {
-				n, rerr = syscall.Read(int(fd), *bp)
+				n, rerr = readNow(int(fd), *bp)
 				if rerr != syscall.EINTR {
 					break
 				}
 			}
 			if rerr == syscall.EAGAIN {
-				copyBufs.Put(bp)
+				put()
+				bp = nil
 				return false // wait until readable, holding no buffer
 			}
 			return true
 		})
 		if err != nil || rerr != nil || n <= 0 {
 			if bp != nil {
-				copyBufs.Put(bp)
+				put()
 			}
 			return written
 		}
 		m, werr := dst.Write((*bp)[:n])
-		copyBufs.Put(bp)
+		put()
 		written += int64(m)
 		if werr != nil {
 			return written
 		}
 	}
+}
+
+// readNow reads what the socket fd has, without waiting: MSG_DONTWAIT,
+// not the descriptor's O_NONBLOCK, which a handed-over socket's sender
+// shares and may clear.
+func readNow(fd int, b []byte) (int, error) {
+	n, _, err := syscall.Recvfrom(fd, b, syscall.MSG_DONTWAIT)
+	return n, err
 }
