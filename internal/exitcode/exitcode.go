@@ -5,8 +5,11 @@
 package exitcode
 
 import (
+	"errors"
 	"fmt"
+	"os/exec"
 	"strings"
+	"syscall"
 )
 
 // The codes. Anything else a command exits with is the server's own status.
@@ -87,4 +90,18 @@ func Splice(doc string) (string, error) {
 		return "", fmt.Errorf("no %q ... %q markers", Begin, End)
 	}
 	return doc[:i] + Begin + "\n\n" + Markdown() + "\n" + doc[j:], nil
+}
+
+// OfWait is a child's exit status as a shell reports it — its code, or
+// 128+N when signal N ended it — from exec.Cmd.Wait's error; a failure
+// to wait at all is returned as the error.
+func OfWait(err error) (int, error) {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), nil
+		}
+		return ee.ExitCode(), nil
+	}
+	return 0, err
 }

@@ -2,6 +2,7 @@ package exitcode_test
 
 import (
 	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/mcpolicy/mcpolicy/internal/exitcode"
@@ -27,5 +28,22 @@ func TestCodesAreUnique(t *testing.T) {
 			t.Errorf("code %d twice", c.Code)
 		}
 		seen[c.Code] = true
+	}
+}
+
+// TestOfWait: a child's code, 128+N for signal N, the error of a wait
+// that failed.
+func TestOfWait(t *testing.T) {
+	for _, c := range []struct {
+		script string
+		want   int
+	}{{"exit 3", 3}, {"exit 0", 0}, {"kill -TERM $$", 128 + 15}} {
+		code, err := exitcode.OfWait(exec.Command("/bin/sh", "-c", c.script).Run())
+		if err != nil || code != c.want {
+			t.Errorf("%s: %d, %v; want %d", c.script, code, err, c.want)
+		}
+	}
+	if _, err := exitcode.OfWait(exec.Command("/nonexistent").Run()); err == nil {
+		t.Error("a command that did not start: no error")
 	}
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	inside "github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
+	"github.com/mcpolicy/mcpolicy/internal/exitcode"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 	"github.com/mcpolicy/mcpolicy/runtime/egress"
 	"github.com/mcpolicy/mcpolicy/runtime/egress/forwarder"
@@ -735,14 +736,7 @@ func run(ctx context.Context, cmd *exec.Cmd, started func(pid int), deliver func
 	close(done)
 	<-forwarding // no signal is passed on after run returns
 
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal()), nil
-		}
-		return ee.ExitCode(), nil
-	}
-	return 0, err
+	return exitcode.OfWait(err)
 }
 
 // Forward is `mcpolicy egress-forward`, inside the sandbox (see

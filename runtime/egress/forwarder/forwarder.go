@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
+	"github.com/mcpolicy/mcpolicy/internal/exitcode"
 	"golang.org/x/sys/unix"
 )
 
@@ -170,14 +171,7 @@ func run(ctx context.Context, cmd *exec.Cmd) (int, error) {
 	close(done)
 	<-passing // no signal is passed on after run returns
 
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal()), nil
-		}
-		return ee.ExitCode(), nil
-	}
-	return 0, err
+	return exitcode.OfWait(err)
 }
 
 // Main is `egress-forward --port N [--socket PATH] [--lifeline] [-- CMD
