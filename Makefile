@@ -75,7 +75,7 @@ bench: ## benchmarks: build and lint against `cue export` (whole processes); loa
 	  echo "the egress path against a direct socket, 10 runs each:"; \
 	  { $(GO) test ./runtime/egress -run '^$$' -bench Egress -count 10; echo $$? >"$$out.rc"; } | tee -a "$$out"; \
 	  [ "$$(cat "$$out.rc")" = 0 ] || exit 1; \
-	  $(GO) run ./bench/ratio <"$$out"
+	  $(GO) run ./bench/ratio -col path -base direct <"$$out"
 
 golden: ## rewrite golden/testdata from the current code; review `git diff golden/` before committing
 	MCPOLICY_UPDATE=1 $(GO) test -count=1 ./golden/

@@ -6,6 +6,7 @@
 // confidence intervals; this adds the ratios a closing note quotes.
 //
 //	go test ./bench -run '^$' -bench Initialize -count 10 | go run ./bench/ratio
+//	go test ./runtime/egress -run '^$' -bench Egress -count 10 | go run ./bench/ratio -col path -base direct
 package main
 
 import (
@@ -32,15 +33,16 @@ type series struct {
 }
 
 func main() {
+	col := flag.String("col", "", "the KEY whose values are compared (in a name without it, its first KEY=)")
 	base := flag.String("base", "", "the value the ratios are to (default: each group's first)")
 	flag.Parse()
-	if err := run(os.Stdin, os.Stdout, *base); err != nil {
+	if err := run(os.Stdin, os.Stdout, *col, *base); err != nil {
 		fmt.Fprintln(os.Stderr, "ratio:", err)
 		os.Exit(1)
 	}
 }
 
-func run(in io.Reader, out io.Writer, base string) error {
+func run(in io.Reader, out io.Writer, col, base string) error {
 	var groups []*series
 	byGroup := map[string]*series{}
 	sc := bufio.NewScanner(in)
@@ -49,7 +51,7 @@ func run(in io.Reader, out io.Writer, base string) error {
 		if m == nil {
 			continue
 		}
-		group, value, ok := split(m[1])
+		group, value, ok := split(m[1], col)
 		if !ok {
 			continue
 		}
@@ -85,19 +87,28 @@ func run(in io.Reader, out io.Writer, base string) error {
 	return nil
 }
 
-// split cuts the last KEY=VALUE element out of a benchmark's name:
-// BenchmarkEgress/path=proxy/op=bulk is group BenchmarkEgress/*/op=bulk,
-// value path=proxy when path= is the first KEY= element.
-func split(name string) (group, value string, ok bool) {
+// split cuts the KEY=VALUE element for col (or, in a name without it,
+// the first one) out of a benchmark's name: BenchmarkEgress/op=bulk/path=proxy
+// with col path is group BenchmarkEgress/op=bulk/path=*, value path=proxy.
+func split(name, col string) (group, value string, ok bool) {
 	parts := strings.Split(name, "/")
+	at := -1
 	for i, p := range parts {
-		if strings.Contains(p, "=") {
-			value = p
-			parts[i] = strings.SplitN(p, "=", 2)[0] + "=*"
-			return strings.Join(parts, "/"), value, true
+		key, _, found := strings.Cut(p, "=")
+		if found && key == col {
+			at = i
+			break
+		}
+		if found && at < 0 {
+			at = i
 		}
 	}
-	return "", "", false
+	if at < 0 {
+		return "", "", false
+	}
+	value = parts[at]
+	parts[at] = strings.SplitN(value, "=", 2)[0] + "=*"
+	return strings.Join(parts, "/"), value, true
 }
 
 func print(out io.Writer, s *series, base string) {
@@ -145,7 +156,7 @@ func format(v float64, unit string) string {
 	case unit == "ns/op" && v >= 1e3:
 		return fmt.Sprintf("%.1fµs", v/1e3)
 	}
-	return strconv.FormatFloat(v, 'f', -1, 64)
+	return strconv.FormatFloat(v, 'f', 1, 64)
 }
 
 // median of xs; -1 when there are none.
