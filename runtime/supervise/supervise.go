@@ -412,10 +412,6 @@ func staticSelf(path string) (string, error) {
 	return path, nil
 }
 
-// launcherName is the small launcher's executable, installed beside
-// mcpolicy (make install).
-const launcherName = "mcpolicy-launch"
-
 // forwarderBinary is the executable bound into the sandbox as the egress
 // forwarder: self when given; else mcpolicy-launch beside this executable
 // when it is there and static (it runs the same forwarder, and stays
@@ -433,7 +429,7 @@ func forwarderBinary(self string) (string, error) {
 }
 
 func forwarderBeside(exe string) (string, error) {
-	l := filepath.Join(filepath.Dir(exe), launcherName)
+	l := filepath.Join(filepath.Dir(exe), launch.LauncherName)
 	if fi, err := os.Stat(l); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 && CheckStatic(l) == nil {
 		return l, nil
 	}

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -129,26 +128,14 @@ func execRun(opts *execOptions) error {
 
 // handOver execs mcpolicy-launch, installed beside mcpolicy, with the
 // launch: what then stays beside the server is the small launcher and not
-// the whole of mcpolicy (tens of MB resident per server, and a slower
-// stage 2, which is the same binary). It returns, and exec runs the launch
-// itself, when there is none (go run, a test binary) or when it lies
-// inside a read-write grant of the project, where a server could have put
-// its own.
+// the whole of mcpolicy. It returns, and exec runs the launch itself,
+// when there is none to trust (launch.LauncherBeside).
 func handOver(rs *artefact.Ruleset, lo launch.Options, untrusted []string) {
 	self, err := os.Executable()
 	if err != nil {
 		return
 	}
-	launcher := filepath.Join(filepath.Dir(self), "mcpolicy-launch")
-	if fi, err := os.Stat(launcher); err != nil || !fi.Mode().IsRegular() {
-		return
+	if launcher := launch.LauncherBeside(self, untrusted); launcher != "" {
+		launch.Handover(launcher, rs, lo)
 	}
-	grants := make(map[string]string, len(untrusted))
-	for _, g := range untrusted {
-		grants[g] = "of the project"
-	}
-	if launch.ProgramsOutsideGrants([]launch.Program{{What: "the launcher", Path: launcher}}, grants) != nil {
-		return
-	}
-	launch.Handover(launcher, rs, lo)
 }
