@@ -1,5 +1,10 @@
 # mcpolicy — `make help` lists the targets.
 GO      ?= go
+# Every build static, tests and vet too: the binaries tests bind into
+# sandboxes are built static (no C library there), and one cgo setting
+# for all compiles each package once (a cgo net is another build of
+# everything above it, and runs gcc).
+export CGO_ENABLED = 0
 BIN     := bin/mcpolicy
 EXAMPLE := examples/code-index
 BENCHSTAT ?= $(GO) run golang.org/x/perf/cmd/benchstat@latest
