@@ -262,9 +262,9 @@ func TestRequestFloodIsBounded(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tc.want) {
 					t.Errorf("%s: %v; want %q", what, err, tc.want)
 				}
-				if took > 8*time.Second { // 2 s without -race: the server gets 2 s to exit after its stdin is closed
-					t.Errorf("%s took %v; want the flood refused within seconds", what, took)
-				}
+				// No bound on the clock (a loaded machine stretches it):
+				// a flood not refused ends at boundedHeap's deadline, with
+				// that error, not the refusal wanted above.
 				if grew > heapMax {
 					t.Errorf("%s: the heap grew by %d MiB while the server flooded it with requests", what, grew>>20)
 				}
@@ -294,7 +294,10 @@ func TestNotificationFloodIsBounded(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), context.DeadlineExceeded.Error()) {
 			t.Errorf("%s: %v; want the deadline passed", what, err)
 		}
-		if took > deadline+2*time.Second {
+		// A Close that waits for the queue to drain never returns (the
+		// flood has no end): a generous bound, as a loaded machine
+		// stretches the clock.
+		if took > deadline+20*time.Second {
 			t.Errorf("%s took %v; want it to end at its deadline, %v", what, took, deadline)
 		}
 		if grew > 32<<20 {
