@@ -44,6 +44,9 @@ const bulkSize = 64 << 20
 // for benchstat -col /path:
 //
 //	path=direct     the upstream over loopback
+//	path=floor      CONNECT through the least a CONNECT proxy does (floorRelay:
+//	                read the request's head, dial, answer 200, copy both
+//	                ways; no policy, no log): what any proxy costs
 //	path=proxy      CONNECT through the proxy on a loopback port
 //	path=forwarder  as mcpolicy run wires it: a loopback port, the forwarder
 //	                (this binary in a process of its own), the proxy's unix
@@ -89,12 +92,14 @@ func BenchmarkEgress(b *testing.B) {
 	}
 	go p.Serve(ln)
 	fwd := startForwarder(b, p)
+	floor := floorRelay(b)
 
 	paths := []struct {
 		name string
 		dial func(target string) (net.Conn, error)
 	}{
 		{"direct", func(target string) (net.Conn, error) { return net.Dial("tcp", target) }},
+		{"floor", func(target string) (net.Conn, error) { return connect(floor, target) }},
 		{"proxy", func(target string) (net.Conn, error) { return connect(ln.Addr().String(), target) }},
 		{"forwarder", func(target string) (net.Conn, error) { return connect(fwd, target) }},
 	}
@@ -178,6 +183,49 @@ func upstream(b *testing.B, serve func(net.Conn)) string {
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// floorRelay serves, on a loopback port, the least a CONNECT proxy does:
+// it reads the request's head, dials the target of its first line,
+// answers 200 and copies both ways, and returns its address.
+func floorRelay(b *testing.B) string {
+	return upstream(b, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return
+		}
+		for {
+			l, err := br.ReadSlice('\n')
+			if err != nil {
+				return
+			}
+			if len(bytes.TrimSpace(l)) == 0 {
+				break
+			}
+		}
+		f := strings.Fields(line)
+		if len(f) != 3 || f[0] != "CONNECT" {
+			return
+		}
+		up, err := net.Dial("tcp", f[1])
+		if err != nil {
+			return
+		}
+		defer up.Close()
+		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+			return
+		}
+		done := make(chan struct{})
+		go func() {
+			io.Copy(up, br) // what came past the head, then the rest
+			up.(*net.TCPConn).CloseWrite()
+			close(done)
+		}()
+		io.Copy(c, up)
+		c.(*net.TCPConn).CloseWrite()
+		<-done
+	})
 }
 
 // startForwarder serves p on a unix socket guarded as mcpolicy run guards it
