@@ -24,7 +24,7 @@ const forwarderEnv = "MCPOLICY_TEST_FORWARDER"
 
 func TestMain(m *testing.M) {
 	if socket := os.Getenv(forwarderEnv); socket != "" {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ln, err := forwarder.Listen(0)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

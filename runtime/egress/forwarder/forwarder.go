@@ -73,11 +73,11 @@ func Forward(ln net.Listener, socket string) error {
 			}
 			return err
 		}
-		go func() {
-			if !ch.send(c) {
-				handOver(c, socket)
-			}
-		}()
+		// A send waits only while the proxy's side of the channel is
+		// full (it serves MaxConns already): then so does accepting.
+		if !ch.send(c) {
+			go handOver(c, socket)
+		}
 	}
 }
 
@@ -196,12 +196,20 @@ func Lifeline(socket string) error {
 	return err
 }
 
+// Listen listens on 127.0.0.1:port (0: any free port). Its connections
+// get no TCP keepalive: they are the sandbox's loopback ones, handed over
+// at once, and setting it is four system calls each.
+func Listen(port int) (net.Listener, error) {
+	lc := net.ListenConfig{KeepAlive: -1}
+	return lc.Listen(context.Background(), "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+}
+
 // Run listens on 127.0.0.1:port, hands connections to the proxy's socket,
 // and either runs argv (stdio unchanged; its exit status returned) or,
 // with lifeline, serves until the proxy is gone. With both, the server is
 // sent SIGTERM when the proxy goes: no proxy, no server.
 func Run(port int, socket string, lifeline bool, argv []string) (int, error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	ln, err := Listen(port)
 	if err != nil {
 		return 1, err
 	}
