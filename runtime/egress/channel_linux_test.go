@@ -220,15 +220,13 @@ func TestChannelFloodIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	var clients []net.Conn
 	var servers []*os.File
 	for range flood {
 		c, err := net.Dial("tcp", ln.Addr().String())
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer c.Close()
-		clients = append(clients, c)
+		defer c.Close() // held, silent, until the end
 		s, err := ln.Accept()
 		if err != nil {
 			t.Fatal(err)
