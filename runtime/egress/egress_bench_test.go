@@ -12,7 +12,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mcpolicy/mcpolicy/internal/allowlist"
 	"github.com/mcpolicy/mcpolicy/runtime/egress/forwarder"
@@ -24,7 +26,7 @@ const forwarderEnv = "MCPOLICY_TEST_FORWARDER"
 
 func TestMain(m *testing.M) {
 	if socket := os.Getenv(forwarderEnv); socket != "" {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ln, err := forwarder.Listen(0)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -44,6 +46,9 @@ const bulkSize = 64 << 20
 // for benchstat -col /path:
 //
 //	path=direct     the upstream over loopback
+//	path=floor      CONNECT through the least a CONNECT proxy does (floorRelay:
+//	                read the request's head, dial, answer 200, copy both
+//	                ways; no policy, no log): what any proxy costs
 //	path=proxy      CONNECT through the proxy on a loopback port
 //	path=forwarder  as mcpolicy run wires it: a loopback port, the forwarder
 //	                (this binary in a process of its own), the proxy's unix
@@ -88,19 +93,22 @@ func BenchmarkEgress(b *testing.B) {
 		b.Fatal(err)
 	}
 	go p.Serve(ln)
-	fwd := startForwarder(b, p)
+	fwd, fwdPID := startForwarder(b, p)
+	floor := floorRelay(b)
 
 	paths := []struct {
 		name string
 		dial func(target string) (net.Conn, error)
 	}{
 		{"direct", func(target string) (net.Conn, error) { return net.Dial("tcp", target) }},
+		{"floor", func(target string) (net.Conn, error) { return connect(floor, target) }},
 		{"proxy", func(target string) (net.Conn, error) { return connect(ln.Addr().String(), target) }},
 		{"forwarder", func(target string) (net.Conn, error) { return connect(fwd, target) }},
 	}
 	for _, path := range paths {
 		b.Run("op=connect-echo/path="+path.name, func(b *testing.B) {
 			one := []byte{'x'}
+			defer reportCPU(b, fwdPID)()
 			for b.Loop() {
 				c, err := path.dial(echo)
 				if err != nil {
@@ -180,10 +188,84 @@ func upstream(b *testing.B, serve func(net.Conn)) string {
 	return ln.Addr().String()
 }
 
+// floorRelay serves, on a loopback port, the least a CONNECT proxy does:
+// it reads the request's head, dials the target of its first line,
+// answers 200 and copies both ways, and returns its address.
+func floorRelay(b *testing.B) string {
+	return upstream(b, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return
+		}
+		for {
+			l, err := br.ReadSlice('\n')
+			if err != nil {
+				return
+			}
+			if len(bytes.TrimSpace(l)) == 0 {
+				break
+			}
+		}
+		f := strings.Fields(line)
+		if len(f) != 3 || f[0] != "CONNECT" {
+			return
+		}
+		up, err := net.Dial("tcp", f[1])
+		if err != nil {
+			return
+		}
+		defer up.Close()
+		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+			return
+		}
+		done := make(chan struct{})
+		go func() {
+			io.Copy(up, br) // what came past the head, then the rest
+			up.(*net.TCPConn).CloseWrite()
+			close(done)
+		}()
+		io.Copy(c, up)
+		c.(*net.TCPConn).CloseWrite()
+		<-done
+	})
+}
+
+// reportCPU, deferred around a benchmark's loop, reports the processor
+// time (user and system) the whole chain spent per operation, cpu-ns/op:
+// this process (client, proxy, relays, upstreams) and the forwarder's.
+// Unlike the time per operation it hardly moves when other jobs load the
+// machine. The forwarder's is read from /proc in clock ticks (100 a
+// second), so it counts over a long loop only.
+func reportCPU(b *testing.B, fwdPID int) func() {
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		t := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		if st, err := os.ReadFile("/proc/" + strconv.Itoa(fwdPID) + "/stat"); err == nil {
+			if i := bytes.LastIndexByte(st, ')'); i >= 0 {
+				if f := strings.Fields(string(st[i+1:])); len(f) > 12 {
+					ut, _ := strconv.ParseInt(f[11], 10, 64)
+					sy, _ := strconv.ParseInt(f[12], 10, 64)
+					t += time.Duration(ut+sy) * 10 * time.Millisecond
+				}
+			}
+		}
+		return t
+	}
+	start := cpu()
+	return func() {
+		if b.N > 0 {
+			b.ReportMetric(float64(cpu()-start)/float64(b.N), "cpu-ns/op")
+		}
+	}
+}
+
 // startForwarder serves p on a unix socket guarded as mcpolicy run guards it
 // (the peer check: the forwarder's process descends from this one), starts
-// this binary as the forwarder to it, and returns the forwarder's address.
-func startForwarder(b *testing.B, p *Proxy) string {
+// this binary as the forwarder to it, and returns the forwarder's address
+// and pid.
+func startForwarder(b *testing.B, p *Proxy) (string, int) {
 	sock := filepath.Join(b.TempDir(), "egress.sock")
 	uln, err := net.Listen("unix", sock)
 	if err != nil {
@@ -213,7 +295,7 @@ func startForwarder(b *testing.B, p *Proxy) string {
 	if err != nil {
 		b.Fatalf("the forwarder: %v", err)
 	}
-	return "127.0.0.1:" + strings.TrimSpace(line)
+	return "127.0.0.1:" + strings.TrimSpace(line), cmd.Process.Pid
 }
 
 // connect opens a tunnel to target through the proxy at addr, as a

@@ -111,16 +111,20 @@ func TestHandedConnCloseIgnoresSendersLinger(t *testing.T) {
 // out at once (a stalled tunnel keeps its buffer while its write waits);
 // beyond them a copy gets a small one.
 func TestCopyBufsBounded(t *testing.T) {
-	var puts []func()
+	type out struct {
+		bp  *[]byte
+		big bool
+	}
+	var outs []out
 	defer func() {
-		for _, put := range puts {
-			put()
+		for _, o := range outs {
+			putCopyBuf(o.bp, o.big)
 		}
 	}()
 	large := 0
 	for range cap(bigBufs) + 8 {
-		bp, put := getCopyBuf()
-		puts = append(puts, put)
+		bp, big := getCopyBuf()
+		outs = append(outs, out{bp, big})
 		if len(*bp) >= copyBufSize {
 			large++
 		}

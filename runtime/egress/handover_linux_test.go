@@ -24,6 +24,13 @@ import (
 // server's address.
 func handOverProxy(t *testing.T, admit func(net.Conn) error) (sock, echo string, log *syncbuf.Buffer) {
 	t.Helper()
+	return handOverProxyMax(t, admit, 0)
+}
+
+// handOverProxyMax is handOverProxy serving at most maxConns connections
+// at once (0: the default).
+func handOverProxyMax(t *testing.T, admit func(net.Conn) error, maxConns int) (sock, echo string, log *syncbuf.Buffer) {
+	t.Helper()
 	eln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +50,7 @@ func handOverProxy(t *testing.T, admit func(net.Conn) error) (sock, echo string,
 		t.Fatal(err)
 	}
 	log = &syncbuf.Buffer{}
-	p := &Proxy{Allow: allow, Log: log}
+	p := &Proxy{Allow: allow, Log: log, MaxConns: maxConns}
 	sock = filepath.Join(t.TempDir(), "egress.sock")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {

@@ -38,21 +38,64 @@ var ErrSelf = errors.New("this process's own check of its socket")
 // the connection's own goroutine (at its first read), so a slow one holds
 // up no other connection.
 func (p *Proxy) Guard(ln net.Listener, admit func(net.Conn) error) net.Listener {
-	return &guardedListener{Listener: ln, proxy: p, admit: admit}
+	return &guardedListener{Listener: ln, proxy: p, admit: admit,
+		accepted: make(chan accepted), handed: make(chan *guardedConn), done: make(chan struct{})}
 }
 
+// guardedListener's Accept returns the socket's connections and those
+// its hand-over channels (serveChannel) carried, alike: the server's
+// bound (Serve's MaxConns) counts both.
 type guardedListener struct {
 	net.Listener
 	proxy *Proxy
 	admit func(net.Conn) error
+
+	start     sync.Once
+	accepted  chan accepted     // the socket's, one at a time (acceptLoop)
+	handed    chan *guardedConn // a channel's, one at a time
+	done      chan struct{}     // closed by Close
+	closeOnce sync.Once
+}
+
+type accepted struct {
+	c   net.Conn
+	err error
 }
 
 func (l *guardedListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
+	l.start.Do(func() { go l.acceptLoop() })
+	select {
+	case g := <-l.handed:
+		return g, nil
+	case a := <-l.accepted:
+		if a.err != nil {
+			return nil, a.err
+		}
+		return &guardedConn{Conn: a.c, l: l}, nil
+	case <-l.done:
+		return nil, net.ErrClosed
 	}
-	return &guardedConn{Conn: c, l: l}, nil
+}
+
+// acceptLoop accepts the socket's connections for Accept, each once
+// Accept takes the one before: at most one waits here, accepted.
+func (l *guardedListener) acceptLoop() {
+	for {
+		c, err := l.Listener.Accept()
+		select {
+		case l.accepted <- accepted{c, err}:
+		case <-l.done:
+			if c != nil {
+				c.Close()
+			}
+			return
+		}
+	}
+}
+
+func (l *guardedListener) Close() error {
+	l.closeOnce.Do(func() { close(l.done) })
+	return l.Listener.Close()
 }
 
 type guardedConn struct {
@@ -127,9 +170,67 @@ func (c *guardedConn) takeOver() error {
 		return io.EOF
 	case len(fds) > 0 || flags&unix.MSG_CTRUNC != 0 || b[0] == forwarder.HandOver:
 		return errors.New("a connection handed over other than as the forwarder does")
+	case b[0] == forwarder.Channel:
+		return c.serveChannel(uc)
 	}
 	c.first = b
 	return nil
+}
+
+// errChannelEnded ends a hand-over channel's own connection.
+var errChannelEnded = errors.New("the hand-over channel ended")
+
+// serveChannel serves an admitted connection that announced itself as a
+// forwarder's hand-over channel (forwarder.Channel): it answers
+// forwarder.ChannelReady, then takes one connection per message, each as
+// takeOver takes one (one forwarder.HandOver byte, one descriptor, a TCP
+// socket's), and gives it to the listener's Accept as a connection handed
+// over. It returns when the channel ends: at its end, at Close, or at the
+// first message no forwarder sends (another byte, no descriptor or more
+// than one, one not a TCP socket's, a truncated one), whose descriptors
+// are closed unused.
+//
+// The sandbox's server is the adversary here, and it gains nothing from a
+// channel: it can always connect to the socket itself and pass the same
+// admit (once, for a channel), and what a channel then takes is what
+// takeOver takes on a connection of its own, checked as strictly, and
+// served as a handed-over connection (no request it carries is trusted
+// more). Each connection a channel carries is a connection of the
+// server's under Serve's MaxConns like any other: the channel reads the
+// next message only once Accept took the last, so a channel that floods
+// waits (the kernel bounds what is in flight on the socket, charging it
+// to the sender), holding one connection's slot itself, as a held
+// lifeline does. Its read deadline (the header's, set by the HTTP server)
+// is lifted: a channel lasts as long as its forwarder.
+func (c *guardedConn) serveChannel(uc *net.UnixConn) error {
+	if _, err := uc.Write([]byte{forwarder.ChannelReady}); err != nil {
+		return err
+	}
+	uc.SetReadDeadline(time.Time{})
+	b := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(4))
+	for {
+		n, oobn, flags, _, err := uc.ReadMsgUnix(b, oob)
+		fds := receivedFDs(oob[:oobn])
+		if err != nil || n != 1 || b[0] != forwarder.HandOver || len(fds) != 1 || flags&unix.MSG_CTRUNC != 0 {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+			return errChannelEnded
+		}
+		conn, err := handedConn(fds[0])
+		if err != nil {
+			return fmt.Errorf("%w: %v", errChannelEnded, err)
+		}
+		g := &guardedConn{Conn: conn, l: c.l, handed: true}
+		g.once.Do(func() {}) // checked: the channel was admitted, the descriptor is a TCP socket's
+		select {
+		case c.l.handed <- g:
+		case <-c.l.done:
+			g.Close()
+			return errChannelEnded
+		}
+	}
 }
 
 // receivedFDs are the descriptors a control message carried.

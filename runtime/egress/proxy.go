@@ -571,17 +571,24 @@ var (
 	smallBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 )
 
-// getCopyBuf is a large buffer if one may be out, else a small one; put
-// gives it back.
-func getCopyBuf() (bp *[]byte, put func()) {
+// getCopyBuf is a large buffer if one may be out, else a small one;
+// putCopyBuf gives it back, told which.
+func getCopyBuf() (bp *[]byte, big bool) {
 	select {
 	case bigBufs <- struct{}{}:
-		bp = copyBufs.Get().(*[]byte)
-		return bp, func() { copyBufs.Put(bp); <-bigBufs }
+		return copyBufs.Get().(*[]byte), true
 	default:
-		bp = smallBufs.Get().(*[]byte)
-		return bp, func() { smallBufs.Put(bp) }
+		return smallBufs.Get().(*[]byte), false
 	}
+}
+
+func putCopyBuf(bp *[]byte, big bool) {
+	if big {
+		copyBufs.Put(bp)
+		<-bigBufs
+		return
+	}
+	smallBufs.Put(bp)
 }
 
 // copyConn copies src to dst until src ends or either fails, and returns
@@ -590,8 +597,8 @@ func getCopyBuf() (bp *[]byte, put func()) {
 func copyConn(dst io.Writer, src io.Reader) int64 {
 	sc, ok := src.(syscall.Conn)
 	if !ok {
-		bp, put := getCopyBuf()
-		defer put()
+		bp, big := getCopyBuf()
+		defer putCopyBuf(bp, big)
 		n, _ := io.CopyBuffer(struct{ io.Writer }{dst}, struct{ io.Reader }{src}, *bp)
 		return n
 	}
@@ -599,35 +606,41 @@ func copyConn(dst io.Writer, src io.Reader) int64 {
 	if err != nil {
 		return 0
 	}
+	// One closure for every read (not one a read): a tunnel's first
+	// bytes are most of a short connection's work.
+	var (
+		bp   *[]byte
+		big  bool
+		n    int
+		rerr error
+	)
+	read := func(fd uintptr) bool {
+		bp, big = getCopyBuf()
+		for {
+			n, rerr = readNow(int(fd), *bp)
+			if rerr != syscall.EINTR {
+				break
+			}
+		}
+		if rerr == syscall.EAGAIN {
+			putCopyBuf(bp, big)
+			bp = nil
+			return false // wait until readable, holding no buffer
+		}
+		return true
+	}
 	var written int64
 	for {
-		var bp *[]byte
-		var put func()
-		var n int
-		var rerr error
-		err := rc.Read(func(fd uintptr) bool {
-			bp, put = getCopyBuf()
-			for {
-				n, rerr = readNow(int(fd), *bp)
-				if rerr != syscall.EINTR {
-					break
-				}
-			}
-			if rerr == syscall.EAGAIN {
-				put()
-				bp = nil
-				return false // wait until readable, holding no buffer
-			}
-			return true
-		})
+		bp = nil
+		err := rc.Read(read)
 		if err != nil || rerr != nil || n <= 0 {
 			if bp != nil {
-				put()
+				putCopyBuf(bp, big)
 			}
 			return written
 		}
 		m, werr := dst.Write((*bp)[:n])
-		put()
+		putCopyBuf(bp, big)
 		written += int64(m)
 		if werr != nil {
 			return written

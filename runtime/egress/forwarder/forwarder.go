@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -40,12 +41,30 @@ const LifelinePath = "/.mcpolicy/lifeline"
 // with it.
 const HandOver byte = 0
 
-// lifelineWait bounds how long a lifeline waits to be let in.
+// lifelineWait bounds how long a lifeline, or the hand-over channel,
+// waits to be let in.
 const lifelineWait = 30 * time.Second
 
+// Channel is the first byte, sent alone, of a forwarder's hand-over
+// channel: one connection to the proxy's socket, admitted once, that
+// carries the descriptors of every connection accepted after the proxy
+// answered it with ChannelReady (one HandOver byte and one descriptor a
+// message), so a connection costs no dial and no peer check of its own.
+// No HTTP request starts with it.
+const Channel byte = 1
+
+// ChannelReady is the proxy's answer to Channel: the channel is admitted.
+// Anything else (a refusal's "HTTP/1.1 403 ...") leaves the forwarder on
+// one socket connection per connection, whose client reads the refusal.
+const ChannelReady byte = 6
+
 // Forward accepts connections on ln and hands each to the proxy at the
-// unix socket, until ln is closed.
+// unix socket, until ln is closed: over the hand-over channel once the
+// proxy admitted it, else (before that, or after it ended) on a socket
+// connection of its own.
 func Forward(ln net.Listener, socket string) error {
+	ch := &channel{}
+	go ch.open(socket)
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -54,20 +73,66 @@ func Forward(ln net.Listener, socket string) error {
 			}
 			return err
 		}
-		go handOver(c, socket)
+		// A send waits only while the proxy's side of the channel is
+		// full (it serves MaxConns already): then so does accepting.
+		if !ch.send(c) {
+			go handOver(c, socket)
+		}
 	}
 }
 
-// handOver sends c's descriptor to the proxy. The proxy closes its end of
-// the socket once it holds the connection; until then what it says (a
-// refusal of this process) is the client's.
-func handOver(c net.Conn, socket string) {
-	defer c.Close() // this process's descriptor; the proxy holds its own
-	up, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: socket, Net: "unix"})
+// channel is the forwarder's hand-over channel, once the proxy admitted it.
+type channel struct {
+	up atomic.Pointer[net.UnixConn]
+}
+
+// open connects the channel, waits for the proxy's ChannelReady, and
+// keeps it until the proxy ends it; it is not opened again (the proxy
+// ends it when it stops, or when it was sent what no forwarder sends).
+func (ch *channel) open(socket string) {
+	up, err := dialWaiting(socket)
 	if err != nil {
-		return // the client sees its connection closed: no way out
+		return
 	}
-	defer up.Close()
+	b := []byte{Channel}
+	if _, err := up.Write(b); err != nil {
+		up.Close()
+		return
+	}
+	if _, err := io.ReadFull(up, b); err != nil || b[0] != ChannelReady {
+		up.Close() // refused, or an older proxy: one connection each
+		return
+	}
+	ch.up.Store(up)
+	// The proxy says nothing more: a byte or the end, and the channel is done.
+	up.Read(b)
+	ch.up.CompareAndSwap(up, nil)
+	up.Close()
+}
+
+// send hands c over on the channel and closes this process's descriptor
+// of it; false when there is no channel, or it failed (c is then still
+// open, for a connection of its own).
+func (ch *channel) send(c net.Conn) bool {
+	up := ch.up.Load()
+	if up == nil {
+		return false
+	}
+	sent := false
+	withFD(c, func(fd int) {
+		_, _, err := up.WriteMsgUnix([]byte{HandOver}, unix.UnixRights(fd), nil)
+		sent = err == nil
+	})
+	if !sent {
+		ch.up.CompareAndSwap(up, nil)
+		return false
+	}
+	c.Close() // the proxy holds its own descriptor
+	return true
+}
+
+// withFD runs f with c's descriptor, if it has one.
+func withFD(c net.Conn, f func(fd int)) {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return
@@ -76,26 +141,50 @@ func handOver(c net.Conn, socket string) {
 	if err != nil {
 		return
 	}
+	rc.Control(func(fd uintptr) { f(int(fd)) })
+}
+
+// dialUnix connects to the proxy's socket.
+func dialUnix(socket string) (*net.UnixConn, error) {
+	return net.DialUnix("unix", nil, &net.UnixAddr{Name: socket, Net: "unix"})
+}
+
+// dialWaiting connects to the proxy's socket. A container sidecar may
+// start before the supervisor has learnt its uid and opened the socket to
+// it (see supervise): while the socket says permission denied, it tries
+// again, for lifelineWait at most.
+func dialWaiting(socket string) (*net.UnixConn, error) {
+	c, err := dialUnix(socket)
+	for deadline := time.Now().Add(lifelineWait); err != nil && errors.Is(err, syscall.EACCES) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		c, err = dialUnix(socket)
+	}
+	return c, err
+}
+
+// handOver sends c's descriptor to the proxy on a socket connection of
+// its own. The proxy closes its end of the socket once it holds the
+// connection; until then what it says (a refusal of this process) is the
+// client's.
+func handOver(c net.Conn, socket string) {
+	defer c.Close() // this process's descriptor; the proxy holds its own
+	up, err := dialUnix(socket)
+	if err != nil {
+		return // the client sees its connection closed: no way out
+	}
+	defer up.Close()
 	// A write that fails (the proxy refused this process before it read
 	// a byte) still leaves the refusal to read.
-	rc.Control(func(fd uintptr) {
-		up.WriteMsgUnix([]byte{HandOver}, unix.UnixRights(int(fd)), nil)
+	withFD(c, func(fd int) {
+		up.WriteMsgUnix([]byte{HandOver}, unix.UnixRights(fd), nil)
 	})
 	io.Copy(c, up)
 }
 
-// Lifeline connects to the proxy and returns when the proxy closes the
-// connection (or cannot be reached).
-//
-// A container sidecar may start before the supervisor has learnt its uid
-// and opened the socket to it (see supervise): while the socket says
-// permission denied, Lifeline tries again, for lifelineWait at most.
+// Lifeline connects to the proxy (dialWaiting) and returns when the proxy
+// closes the connection (or cannot be reached).
 func Lifeline(socket string) error {
-	c, err := net.Dial("unix", socket)
-	for deadline := time.Now().Add(lifelineWait); err != nil && errors.Is(err, syscall.EACCES) && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-		c, err = net.Dial("unix", socket)
-	}
+	c, err := dialWaiting(socket)
 	if err != nil {
 		return err
 	}
@@ -107,12 +196,20 @@ func Lifeline(socket string) error {
 	return err
 }
 
+// Listen listens on 127.0.0.1:port (0: any free port). Its connections
+// get no TCP keepalive: they are the sandbox's loopback ones, handed over
+// at once, and setting it is four system calls each.
+func Listen(port int) (net.Listener, error) {
+	lc := net.ListenConfig{KeepAlive: -1}
+	return lc.Listen(context.Background(), "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+}
+
 // Run listens on 127.0.0.1:port, hands connections to the proxy's socket,
 // and either runs argv (stdio unchanged; its exit status returned) or,
 // with lifeline, serves until the proxy is gone. With both, the server is
 // sent SIGTERM when the proxy goes: no proxy, no server.
 func Run(port int, socket string, lifeline bool, argv []string) (int, error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	ln, err := Listen(port)
 	if err != nil {
 		return 1, err
 	}
