@@ -5,6 +5,9 @@ GO      ?= go
 # for all compiles each package once (a cgo net is another build of
 # everything above it, and runs gcc).
 export CGO_ENABLED = 0
+# Trimmed as a release is built (tools/release): its compiles are then the
+# tests' own, and CI's release check only links.
+export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 BIN     := bin/mcpolicy
 EXAMPLE := examples/code-index
 BENCHSTAT ?= $(GO) run golang.org/x/perf/cmd/benchstat@latest
