@@ -204,7 +204,7 @@ and compiles it, reporting every problem as file:line:col: field: message.
 		},
 	}
 	policyFlag(cmd, &opts.Policy)
-	cmd.Flags().StringVarP(&opts.Format, "format", "f", "text", "output: "+strings.Join(findings.Formats, ", "))
+	formatFlag(cmd, &opts.Format, findings.Formats...)
 	return cmd
 }
 
