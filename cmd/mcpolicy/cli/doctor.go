@@ -15,7 +15,7 @@ import (
 type doctorOptions struct {
 	streams
 	Format  string
-	JSON    bool // --json: the earlier spelling of --format json
+	JSON    bool          // --json: the earlier spelling of --format json
 	Timeout time.Duration // per check
 	// --server: start that server through its entry (doctorserver.go).
 	Server, Backend, Client, Policy string
