@@ -25,8 +25,8 @@ type grammarFlag struct {
 	// Alias is what a deprecated name stands for ("--policy"): the flag
 	// is hidden, and using it prints a one-line notice on stderr.
 	Alias string
-	// Internal: hidden, for what mcpolicy itself runs (client entries,
-	// prove), not for people to type.
+	// Internal: hidden on some command, where mcpolicy itself passes it
+	// (prove to exec), not people.
 	Internal bool
 }
 
@@ -38,7 +38,7 @@ var grammar = []grammarFlag{
 	{Name: "format", Short: "f", Type: "string", Value: "FORMAT", Means: "the output format, from one vocabulary (below); each command lists the ones it prints"},
 	{Name: "json", Type: "bool", Alias: "--format json", Means: "doctor's earlier spelling of --format json"},
 	{Name: "verbose", Short: "v", Type: "bool", Means: "say more on stderr"},
-	{Name: "backend", Short: "b", Type: "string", Repeatable: true, Value: "BACKEND", Means: "a backend: bwrap, landlock, docker, podman, seatbelt or kubernetes (the ones the command takes are in its help)"},
+	{Name: "backend", Short: "b", Type: "string", Repeatable: true, Value: "BACKEND", Means: "a backend, by name: bwrap, landlock, docker, podman... (each command's help names the ones it takes)"},
 	{Name: "server", Type: "string", Repeatable: true, Value: "NAME", Means: "a server of the policy, by name"},
 	{Name: "client", Type: "string", Repeatable: true, Value: "FILE", Means: "an MCP client's config file"},
 	{Name: "define", Short: "D", Type: "string", Repeatable: true, Value: "NAME=VALUE", Means: "a parameter, as sandbox-exec -D gets it"},
@@ -68,7 +68,7 @@ var grammar = []grammarFlag{
 	{Name: "image", Type: "string", Value: "IMAGE", Means: "run this image instead of the policy's"},
 	{Name: "keep-image", Type: "bool", Means: "keep the stand-in images"},
 	{Name: "last", Type: "int", Value: "N", Means: "the newest N"},
-	{Name: "lifeline", Type: "bool", Internal: true, Means: "exit when the proxy goes away"},
+	{Name: "lifeline", Type: "bool", Means: "exit when the proxy goes away"},
 	{Name: "listen", Type: "string", Value: "ADDR:PORT", Means: "the TCP address to listen on"},
 	{Name: "log", Type: "string", Value: "FILE|-", Means: "the egress decision log to append to"},
 	{Name: "log-max", Type: "string", Value: "SIZE", Means: "the size the decision log stops growing at"},
@@ -77,8 +77,8 @@ var grammar = []grammarFlag{
 	{Name: "max-grants", Type: "int", Value: "N", Means: "the most grants a server may have"},
 	{Name: "no-policy", Type: "bool", Means: "client configs only, no policy"},
 	{Name: "plan", Type: "string", Value: "HASH", Means: "refuse to start unless the policy compiles to this plan"},
-	{Name: "port", Type: "int", Internal: true, Value: "N", Means: "the loopback port to listen on"},
-	{Name: "probe", Type: "string", Repeatable: true, Value: "PATH", Means: "another access to try under the confinement (prove: a host path to read; exec, as prove runs it: OP:TARGET)"},
+	{Name: "port", Type: "int", Value: "N", Means: "the loopback port to listen on"},
+	{Name: "probe", Type: "string", Repeatable: true, Internal: true, Value: "PATH", Means: "another access to try under the confinement (prove: a host path to read; exec, as prove runs it: OP:TARGET)"},
 	{Name: "program-sha256", Type: "string", Repeatable: true, Value: "PATH=sha256:HEX", Means: "a program's pinned digest (client entries)"},
 	{Name: "project-root", Type: "string", Value: "DIR", Means: "the project of the pinned plan file (client entries)"},
 	{Name: "resolve", Type: "bool", Means: "look a destination's name up here, as the egress proxy would"},
@@ -86,7 +86,7 @@ var grammar = []grammarFlag{
 	{Name: "sandbox", Type: "bool", Means: "read an absolute target as a path inside the sandbox"},
 	{Name: "self", Type: "string", Value: "FILE", Means: "the static binary bound into the sandbox as the egress forwarder"},
 	{Name: "sha256", Type: "string", Value: "DIGEST", Means: "start the file given only if its SHA-256 is this (client entries)"},
-	{Name: "socket", Type: "string", Internal: true, Value: "PATH", Means: "the proxy's unix socket"},
+	{Name: "socket", Type: "string", Value: "PATH", Means: "the proxy's unix socket"},
 	{Name: "this-machine", Type: "bool", Means: "the client configs' paths are this machine's"},
 	{Name: "timeout", Type: "duration", Value: "DURATION", Means: "the time allowed to each check"},
 	{Name: "tool", Type: "string", Value: "NAME", Means: "also call this MCP tool of the real server"},
@@ -178,6 +178,9 @@ func grammarMarkdown(root *cobra.Command) string {
 			if f.Value.Type() == "stringArray" {
 				use += " (repeatable)"
 			}
+			if c.Hidden || (f.Hidden && len(f.Annotations[annDeprecated]) == 0) {
+				use += " (hidden)"
+			}
 			uses[f.Name] = append(uses[f.Name], use)
 			for _, format := range f.Annotations[annFormats] {
 				formats[format] = append(formats[format], strings.TrimPrefix(c.CommandPath(), root.Name()+" "))
@@ -192,11 +195,8 @@ func grammarMarkdown(root *cobra.Command) string {
 			flag = "`-" + g.Short + "`, " + flag
 		}
 		means := g.Means
-		switch {
-		case g.Alias != "":
+		if g.Alias != "" {
 			means = "**deprecated**, hidden: " + means + "; use `" + g.Alias + "` (it still works, with a notice on stderr)"
-		case g.Internal:
-			means = "hidden, for mcpolicy's own use: " + means
 		}
 		on := "every command"
 		if g.Name != "help" {
@@ -206,7 +206,8 @@ func grammarMarkdown(root *cobra.Command) string {
 		if value != "" {
 			value = "`" + value + "`"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", flag, value, means, on)
+		cell := strings.NewReplacer("|", `\|`).Replace // a | in a cell, code spans too, ends it
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", flag, cell(value), cell(means), on)
 	}
 	b.WriteString("\n| `--format` | prints | on |\n|---|---|---|\n")
 	for _, f := range formatWords {
