@@ -31,7 +31,7 @@ pre-commit framework, use this repository's .pre-commit-hooks.yaml instead.`,
 			return hookInstallRun(opts)
 		},
 	}
-	policyFlag(install, &opts.Policy)
+	policyFlag(install, &opts.Path)
 	install.Flags().BoolVar(&opts.Force, "force", false, "replace a pre-commit hook that is not mcpolicy's")
 	install.Flags().BoolVar(&opts.Chain, "chain", false, "keep an existing hook as pre-commit.local and run it first")
 	hook.AddCommand(install)
@@ -41,9 +41,9 @@ pre-commit framework, use this repository's .pre-commit-hooks.yaml instead.`,
 // hookInstallOptions are hook install's flags.
 type hookInstallOptions struct {
 	streams
-	Policy string // -p/--policy: the project folder
-	Force  bool   // replace a hook that is not mcpolicy's
-	Chain  bool   // keep it, run first
+	Path  string // -p/--policy: the project folder
+	Force bool   // replace a hook that is not mcpolicy's
+	Chain bool   // keep it, run first
 }
 
 // hookInstallRun writes the pre-commit hook, which runs this mcpolicy.
@@ -52,7 +52,7 @@ func hookInstallRun(opts *hookInstallOptions) error {
 	if err != nil {
 		return err
 	}
-	file, err := project.InstallHook(opts.Policy, self, opts.Force, opts.Chain)
+	file, err := project.InstallHook(opts.Path, self, opts.Force, opts.Chain)
 	if err != nil {
 		return &exitError{code: ExitError, err: err}
 	}
