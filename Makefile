@@ -92,11 +92,12 @@ golden: ## rewrite golden/testdata from the current code; review `git diff golde
 example: build ## rebuild the bundled example's artefacts
 	$(BIN) build $(EXAMPLE)
 
-docs: ## regenerate docs/rules.md, docs/diff-kinds.md and the table of docs/exit-codes.md from their registries (a test fails when one is stale)
+docs: ## regenerate docs/rules.md, docs/diff-kinds.md, the table of docs/exit-codes.md and docs/commands.md's grammar from their registries (a test fails when one is stale)
 	$(GO) run ./cmd/mcpolicy rules --format markdown > docs/rules.md
 	$(GO) run ./cmd/mcpolicy rules --diff --format markdown > docs/diff-kinds.md
 	$(GO) run ./internal/exitcode/gen docs/exit-codes.md
 	$(GO) run ./compiler/exposure/gen docs/exposure.md
+	MCPOLICY_UPDATE=1 $(GO) test -count=1 -run '^TestGrammarDoc$$' ./cmd/mcpolicy/cli
 
 help: ## this list
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)

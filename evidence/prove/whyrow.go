@@ -86,8 +86,8 @@ func askWhy(row *Row, v planView, backend string, hostView bool, a attempt, poli
 // grantText is a grant as why lists it: "kind summary (pos)".
 func grantText(g why.Grant) string {
 	s := g.Kind + " " + g.Summary
-	if g.Pos != "" && g.Pos != "-" {
-		s += " (" + g.Pos + ")"
+	if g.Pos.File != "" {
+		s += " (" + g.Pos.String() + ")"
 	}
 	return s
 }
@@ -96,8 +96,8 @@ func grantText(g why.Grant) string {
 // one.
 func stopText(s why.Stop) string {
 	out := s.Rule
-	if s.Pos != "" && s.Pos != "-" {
-		out += " (" + s.Pos + ")"
+	if s.Pos.File != "" {
+		out += " (" + s.Pos.String() + ")"
 	}
 	if s.Detail != "" {
 		out += ": " + s.Detail

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/evidence/why"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/project"
 )
 
@@ -180,7 +181,7 @@ func TestWrongWhyAnswerIsFlagged(t *testing.T) {
 	}
 
 	// Everything readable and writable, through a grant the plan lacks.
-	answer(why.Verdict{Reachable: true, Access: []why.Access{why.Read, why.Write}, Via: []why.Grant{{Kind: "rw mount", Summary: "${HOME} -> /home", Pos: "mcpolicy.cue:99:1"}}})
+	answer(why.Verdict{Reachable: true, Access: []why.Access{why.Read, why.Write}, Via: []why.Grant{{Kind: "rw mount", Summary: "${HOME} -> /home", Pos: position.Pos{File: "mcpolicy.cue", Line: 99, Col: 1}}}})
 	rows, by := whyRows(v, "bwrap", false)
 	c := by["credentials"]
 	if c.WhyAgrees || !c.Agrees || c.Grant == nil || c.Grant[0] != "rw mount ${HOME} -> /home (mcpolicy.cue:99:1)" {
@@ -206,7 +207,7 @@ func TestWrongWhyAnswerIsFlagged(t *testing.T) {
 	checkAligned(t, md)
 
 	// Nothing reachable: the reads the plan allows are flagged.
-	answer(why.Verdict{Access: []why.Access{}, Stops: []why.Stop{{Rule: why.StopNoGrant, Detail: "made up", Pos: "mcpolicy.cue:1:1"}}})
+	answer(why.Verdict{Access: []why.Access{}, Stops: []why.Stop{{Rule: why.StopNoGrant, Detail: "made up", Pos: position.Pos{File: "mcpolicy.cue", Line: 1, Col: 1}}}})
 	_, by = whyRows(v, "landlock", true)
 	r := by["the granted ro mount /workspace"]
 	if r.WhyAgrees || len(r.Stop) != 1 || r.Stop[0] != "no-grant (mcpolicy.cue:1:1): made up" || !strings.Contains(r.WhyNote, "why says not readable (no-grant) on landlock, prove expects allowed") {

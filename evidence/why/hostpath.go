@@ -91,7 +91,7 @@ func (e *eval) record(v *Verdict, at string, d decision) {
 				}
 			}
 		case l.kind == "dev":
-			v.Via = append(v.Via, Grant{Kind: "device", Summary: l.at + " (every sandbox)", Pos: "-"})
+			v.Via = append(v.Via, Grant{Kind: "device", Summary: l.at + " (every sandbox)"})
 		}
 	}
 	v.Stops = append(v.Stops, d.stops...)

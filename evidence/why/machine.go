@@ -109,14 +109,14 @@ func (m Machine) show(p string) string {
 	return p
 }
 
-// pos writes a position with its file relative to the project root.
-func (m Machine) pos(p position.Pos) string {
+// pos is a position with its file relative to the project root.
+func (m Machine) pos(p position.Pos) position.Pos {
 	if filepath.IsAbs(p.File) && m.ProjectRoot != "" {
 		if r, err := filepath.Rel(m.ProjectRoot, p.File); err == nil && !strings.HasPrefix(r, "..") {
 			p.File = filepath.ToSlash(r)
 		}
 	}
-	return p.String()
+	return p
 }
 
 func orPos(p, fallback position.Pos) position.Pos {

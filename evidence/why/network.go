@@ -99,7 +99,7 @@ func (e *eval) allowed(v *Verdict, host string, rule allowlist.Rule, g Grant, at
 
 // netPos is the network field's position, else the server's (network:
 // none is the default, written nowhere).
-func (e *eval) netPos() string {
+func (e *eval) netPos() position.Pos {
 	if e.p.Network.Pos.Line > 0 {
 		return e.m.pos(e.p.Network.Pos)
 	}

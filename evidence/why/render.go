@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/internal/printable"
 )
 
@@ -88,7 +89,7 @@ func verdictText(v Verdict) string {
 		fmt.Fprintf(&b, "      via %-9s %s  (%s)\n", g.Kind, g.Summary, g.Pos)
 	}
 	for _, s := range v.Stops {
-		if s.Pos != "" {
+		if s.Pos != (position.Pos{}) {
 			fmt.Fprintf(&b, "      - %s: %s  (%s)\n", s.Rule, s.Detail, s.Pos)
 		} else {
 			fmt.Fprintf(&b, "      - %s: %s\n", s.Rule, s.Detail)

@@ -37,6 +37,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/emit/registry"
 	"github.com/mcpolicy/mcpolicy/internal/allowlist"
+	"github.com/mcpolicy/mcpolicy/internal/position"
 )
 
 // Kind is what a target names.
@@ -100,11 +101,11 @@ type Answer struct {
 
 // ServerAnswer is one server's verdicts.
 type ServerAnswer struct {
-	Server    string    `json:"server"`
-	Pos       string    `json:"pos"`
-	Plan      string    `json:"plan"`
-	Reachable bool      `json:"reachable"` // on at least one backend
-	Backends  []Verdict `json:"backends"`
+	Server    string       `json:"server"`
+	Pos       position.Pos `json:"pos"`
+	Plan      string       `json:"plan"`
+	Reachable bool         `json:"reachable"` // on at least one backend
+	Backends  []Verdict    `json:"backends"`
 }
 
 // Verdict is the answer on one backend.
@@ -125,16 +126,16 @@ type Verdict struct {
 
 // Grant is one grant of the plan, as explain numbers it.
 type Grant struct {
-	Kind    string `json:"kind"`
-	Summary string `json:"summary"`
-	Pos     string `json:"pos"`
+	Kind    string       `json:"kind"`
+	Summary string       `json:"summary"`
+	Pos     position.Pos `json:"pos"`
 }
 
 // Stop is one thing that takes access away.
 type Stop struct {
-	Rule   string `json:"rule"`
-	Detail string `json:"detail"`
-	Pos    string `json:"pos,omitempty"`
+	Rule   string       `json:"rule"`
+	Detail string       `json:"detail"`
+	Pos    position.Pos `json:"pos,omitzero"`
 }
 
 // The rules of Stop.

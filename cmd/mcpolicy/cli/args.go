@@ -15,6 +15,7 @@ type argsOptions struct {
 	streams
 	Server string
 	Policy string
+	Format string // json only: the output is for machines
 }
 
 func newArgsCmd() *cobra.Command {
@@ -39,6 +40,7 @@ and checks the mounts inside the container; run bare, they do none of that.`,
 		},
 	}
 	policyFlag(cmd, &opts.Policy)
+	formatFlag(cmd, &opts.Format, "json")
 	return cmd
 }
 

@@ -66,6 +66,7 @@ type buildOptions struct {
 	PolicyNamed bool   // -p was given: the argument may not name another
 	OutDir      string // --out; default PATH/.mcpolicy
 	Check       bool   // write nothing: report drift
+	Format      string
 }
 
 func newBuildCmd() *cobra.Command {
@@ -94,6 +95,7 @@ missing, stale or extra, for CI and pre-commit.`,
 	cmd.Flags().StringVarP(&opts.OutDir, "out", "o", "", "output folder (default PATH/"+project.DefaultOut+")")
 	policyFlag(cmd, &opts.Policy)
 	cmd.Flags().BoolVar(&opts.Check, "check", false, "write nothing; exit 3 if the output folder is stale, 8 if an artefact was edited after the build")
+	formatFlag(cmd, &opts.Format, "text", "json")
 	return cmd
 }
 
@@ -120,15 +122,19 @@ func buildRun(opts *buildOptions) error {
 		}
 	}
 	if opts.Check {
-		return buildCheck(opts.streams, path, dir, proj, plans, files)
+		return buildCheck(opts.streams, opts.Format, path, dir, proj, plans, files)
 	}
 	if err := project.Write(dir, files, writable(proj, plans)); err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.Out, "wrote %s: %s, %s\n", spell(dir), compiler.Plural(len(plans), "server"), compiler.Plural(len(files), "file"))
+	if opts.Format == "json" {
+		err = writeBuildJSON(opts.Out, dir, plans, files)
+	} else {
+		fmt.Fprintf(opts.Out, "wrote %s: %s, %s\n", spell(dir), compiler.Plural(len(plans), "server"), compiler.Plural(len(files), "file"))
+	}
 	hostNotes(opts.Err, plans)
 	noteUnwritable(terminalOnly(opts.Err), plans, proj.Root)
-	return nil
+	return err
 }
 
 // landlockHost is what this machine offers Landlock (a test's stand-in).
@@ -147,11 +153,17 @@ func hostNotes(w io.Writer, plans []*compiler.Plan) {
 
 // buildCheck is build --check: each file of dir that is missing, stale,
 // extra or tampered with, and exit 3 (stale) or 8 (tampered) when any is.
-func buildCheck(std streams, path, dir string, proj *project.Project, plans []*compiler.Plan, files map[string][]byte) error {
+func buildCheck(std streams, format, path, dir string, proj *project.Project, plans []*compiler.Plan, files map[string][]byte) error {
 	w := std.Out
 	drift, err := project.Check(dir, files)
 	if err != nil {
 		return err
+	}
+	if format == "json" {
+		if err := writeBuildCheckJSON(w, dir, &drift); err != nil {
+			return err
+		}
+		w = io.Discard // the exit code and stderr as for text
 	}
 	if drift.Empty() {
 		fmt.Fprintf(w, "%s is up to date (%s)\n", spell(dir), compiler.Plural(len(plans), "server"))
@@ -204,7 +216,7 @@ and compiles it, reporting every problem as file:line:col: field: message.
 		},
 	}
 	policyFlag(cmd, &opts.Policy)
-	cmd.Flags().StringVarP(&opts.Format, "format", "f", "text", "output: "+strings.Join(findings.Formats, ", "))
+	formatFlag(cmd, &opts.Format, findings.Formats...)
 	return cmd
 }
 
@@ -238,6 +250,7 @@ type explainOptions struct {
 	Servers []string // the arguments: these servers, or every one
 	Policy  string
 	Backend string // also what this backend enforces
+	Format  string
 }
 
 func newExplainCmd() *cobra.Command {
@@ -255,6 +268,7 @@ func newExplainCmd() *cobra.Command {
 	}
 	policyFlag(cmd, &opts.Policy)
 	cmd.Flags().StringVarP(&opts.Backend, "backend", "b", "", "also show what BACKEND ("+strings.Join(registry.Names(), ", ")+") enforces for the server, on this machine")
+	formatFlag(cmd, &opts.Format, "text", "json")
 	return cmd
 }
 
@@ -279,6 +293,9 @@ func explainRun(opts *explainOptions) error {
 		return err
 	}
 	noteUnwritable(terminalOnly(opts.Err), selected, proj.Root)
+	if opts.Format == "json" {
+		return writeExplainJSON(opts.Out, proj.Root, opts.Backend, selected)
+	}
 	w := opts.Out
 	for i, p := range selected {
 		if i > 0 {

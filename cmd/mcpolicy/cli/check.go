@@ -75,7 +75,7 @@ write as WRITE_FLAGGED, an unread file as PARSE.`,
 	}
 	policyFlag(cmd, &opts.Policy)
 	cmd.Flags().StringArrayVar(&opts.Clients, "client", nil, "a client file to check (repeatable)")
-	cmd.Flags().StringVarP(&opts.Format, "format", "f", "text", "output: "+strings.Join(findings.Formats, ", "))
+	formatFlag(cmd, &opts.Format, findings.Formats...)
 	return cmd
 }
 

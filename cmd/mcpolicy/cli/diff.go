@@ -63,7 +63,7 @@ widening (--fail-on widening, the default; any: every change; never).`,
 	}
 	cmd.Flags().StringVar(&opts.Against, "against", "HEAD", "git ref of the old side")
 	policyFlag(cmd, &opts.Policy)
-	cmd.Flags().StringVarP(&opts.Format, "format", "f", "text", "output: "+strings.Join(diff.Formats, ", "))
+	formatFlag(cmd, &opts.Format, diff.Formats...)
 	cmd.Flags().StringVar(&opts.FailOn, "fail-on", "widening", "exit 6 on: widening, any, never")
 	cmd.Flags().BoolVar(&opts.Artefacts, "artefacts", false, "also show the line diff of every emitted artefact (docker args, bwrap, .sb, plans)")
 	return cmd

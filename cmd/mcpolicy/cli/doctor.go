@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/evidence/doctor"
@@ -13,7 +14,8 @@ import (
 // doctorOptions are doctor's flags.
 type doctorOptions struct {
 	streams
-	JSON    bool
+	Format  string
+	JSON    bool          // --json: the earlier spelling of --format json
 	Timeout time.Duration // per check
 	// --server: start that server through its entry (doctorserver.go).
 	Server, Backend, Client, Policy string
@@ -52,12 +54,18 @@ scratch or mount that makes it writable, a program not on the sandbox's
 PATH, a read-write grant the server's user cannot write. It exits 5 when
 a backend failed.`,
 		Example: `  mcpolicy doctor
-  mcpolicy doctor --json | jq -r '.usable[]'
+  mcpolicy doctor --format json | jq -r '.usable[]'
   mcpolicy doctor --server gopls
   mcpolicy doctor --server gopls --client .mcp.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.streams = streamsOf(cmd)
+			if opts.JSON {
+				if cmd.Flags().Changed("format") && opts.Format != "json" {
+					return &exitError{code: ExitError, err: fmt.Errorf("--json and --format %s: give one", opts.Format)}
+				}
+				opts.Format = "json"
+			}
 			if opts.Server != "" {
 				return doctorServerRun(cmd.Context(), opts)
 			}
@@ -68,10 +76,12 @@ a backend failed.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Server, "server", "", "start this server through its entry and explain a failure")
-	cmd.Flags().StringVar(&opts.Backend, "backend", "", "with --server: only this backend")
+	cmd.Flags().StringVarP(&opts.Backend, "backend", "b", "", "with --server: only this backend")
 	cmd.Flags().StringVar(&opts.Client, "client", "", "with --server: the client file whose entry to start")
 	policyFlag(cmd, &opts.Policy)
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the report as JSON")
+	formatFlag(cmd, &opts.Format, "text", "json")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "the earlier spelling of --format json")
+	aliasFlag(cmd, "json", "--format json")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 20*time.Second, "time allowed to each check")
 	return cmd
 }
@@ -82,7 +92,7 @@ func doctorRun(ctx context.Context, opts *doctorOptions) error {
 	c := doctor.New()
 	c.Timeout = opts.Timeout
 	rep := c.Check(ctx)
-	if opts.JSON {
+	if opts.Format == "json" {
 		enc := json.NewEncoder(opts.Out)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep); err != nil {

@@ -70,7 +70,7 @@ func doctorServerRun(ctx context.Context, opts *doctorOptions) error {
 			break // the file holds one entry
 		}
 	}
-	if opts.JSON {
+	if opts.Format == "json" {
 		enc := json.NewEncoder(opts.Out)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(tries); err != nil {

@@ -31,7 +31,7 @@ pre-commit framework, use this repository's .pre-commit-hooks.yaml instead.`,
 			return hookInstallRun(opts)
 		},
 	}
-	install.Flags().StringVarP(&opts.Path, "path", "p", ".", "the project folder (inside a git repository)")
+	policyFlag(install, &opts.Path)
 	install.Flags().BoolVar(&opts.Force, "force", false, "replace a pre-commit hook that is not mcpolicy's")
 	install.Flags().BoolVar(&opts.Chain, "chain", false, "keep an existing hook as pre-commit.local and run it first")
 	hook.AddCommand(install)
@@ -41,7 +41,7 @@ pre-commit framework, use this repository's .pre-commit-hooks.yaml instead.`,
 // hookInstallOptions are hook install's flags.
 type hookInstallOptions struct {
 	streams
-	Path  string // the project folder
+	Path  string // -p/--policy: the project folder
 	Force bool   // replace a hook that is not mcpolicy's
 	Chain bool   // keep it, run first
 }

@@ -84,7 +84,7 @@ at info.`,
 	cmd.Flags().BoolVar(&opts.NoPolicy, "no-policy", false, "lint only client configs, not PATH's policies")
 	cmd.Flags().BoolVar(&opts.ThisMachine, "this-machine", false, "the client configs' paths are this machine's: place ~ in $HOME, look into granted folders, read env files and profiles")
 	policyFlag(cmd, &opts.Policy)
-	cmd.Flags().StringVarP(&opts.Format, "format", "f", "text", "output: "+strings.Join(lint.Formats, ", "))
+	formatFlag(cmd, &opts.Format, lint.Formats...)
 	cmd.Flags().StringVar(&opts.FailOn, "fail-on", "error", "exit 5 when a finding is at least: error, warning, info, or never")
 	cmd.Flags().IntVar(&opts.MaxGrants, "max-grants", 4, "GRANT_COUNT's limit per server")
 	cmd.Flags().IntVar(&opts.MaxExposure, "max-exposure", 0, "an EXPOSURE_LIMIT error (exit 5) for each server whose exposure score is above this (docs/exposure.md); 0: no limit")
@@ -175,7 +175,7 @@ func newRulesCmd() *cobra.Command {
 			return rulesRun(opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Format, "format", "f", "text", "text, json or markdown")
+	formatFlag(cmd, &opts.Format, "text", "json", "markdown")
 	cmd.Flags().BoolVar(&opts.Kinds, "diff", false, "list diff's change kinds (the other half of the waive: namespace) instead")
 	return cmd
 }
@@ -191,7 +191,14 @@ func rulesRun(opts *rulesOptions) error {
 		_, err := fmt.Fprint(w, lint.Markdown(ruleexample.Says))
 		return err
 	case "json":
-		type row struct{ ID, Name, Severity, Purpose, Rationale, Remediation string }
+		type row struct {
+			ID          string `json:"id"`
+			Name        string `json:"name"`
+			Severity    string `json:"severity"`
+			Purpose     string `json:"purpose"`
+			Rationale   string `json:"rationale"`
+			Remediation string `json:"remediation"`
+		}
 		var rows []row
 		for _, r := range lint.Registry() {
 			rows = append(rows, row{r.ID, r.Name, r.Severity.String(), r.Purpose, r.Rationale, r.Remediation})
@@ -217,7 +224,14 @@ func writeKinds(w io.Writer, format string) error {
 		_, err := fmt.Fprint(w, diff.Markdown())
 		return err
 	case "json":
-		type row struct{ ID, Verdict, Severity, Means, Old, New string }
+		type row struct {
+			ID       string `json:"id"`
+			Verdict  string `json:"verdict"`
+			Severity string `json:"severity"`
+			Means    string `json:"means"`
+			Old      string `json:"old"`
+			New      string `json:"new"`
+		}
 		var rows []row
 		for _, k := range diff.Registry() {
 			rows = append(rows, row{k.ID, string(k.Verdict), k.Level(), k.Means, k.Old, k.New})

@@ -7,11 +7,12 @@ import (
 )
 
 // policyFlag is how every command names the policy: -p/--policy FILE|DIR
-// (default "."). --path, its earlier name on some commands, still works.
+// (default "."). --path, its earlier name on some commands (prove, hook
+// install), still works: hidden, with a notice (aliasFlag).
 func policyFlag(cmd *cobra.Command, p *string) {
 	cmd.Flags().StringVarP(p, "policy", "p", ".", "policy file or folder")
 	cmd.Flags().StringVar(p, "path", ".", "the earlier name of --policy")
-	cmd.Flags().MarkHidden("path")
+	aliasFlag(cmd, "path", "-p/--policy")
 }
 
 // policyNamed reports whether -p/--policy (or --path) was given.

@@ -19,7 +19,7 @@ import (
 // proveOptions are prove's flags.
 type proveOptions struct {
 	streams
-	Policy    string   // -p/--path: the policy file or folder
+	Policy    string   // -p/--policy: the policy file or folder
 	OutDir    string   // --out: the evidence folder
 	Servers   []string // only these servers
 	Backends  []string // only these backends
@@ -32,7 +32,7 @@ type proveOptions struct {
 func newProveCmd() *cobra.Command {
 	opts := &proveOptions{}
 	cmd := &cobra.Command{
-		Use:   "prove [-p PATH] [--server NAME] [--backend B] [--probe PATH] [--out DIR]",
+		Use:   "prove [-p POLICY] [--server NAME] [-b BACKEND] [--probe PATH] [-o DIR]",
 		Short: "Demonstrate the denied reads: a probe, not the server, under each backend's confinement",
 		Long: `prove runs a probe — mcpolicy's own, never the server — under each
 server's compiled confinement on every Linux backend this machine can run
@@ -78,10 +78,10 @@ go install).`,
 			return proveRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Policy, "path", "p", ".", "policy file or folder")
+	policyFlag(cmd, &opts.Policy)
 	cmd.Flags().StringVarP(&opts.OutDir, "out", "o", "evidence", "folder for evidence.md and evidence.json")
 	cmd.Flags().StringArrayVar(&opts.Servers, "server", nil, "only this server (repeatable)")
-	cmd.Flags().StringArrayVar(&opts.Backends, "backend", nil, "only this backend: "+strings.Join(prove.Backends, ", ")+" (repeatable)")
+	cmd.Flags().StringArrayVarP(&opts.Backends, "backend", "b", nil, "only this backend: "+strings.Join(prove.Backends, ", ")+" (repeatable)")
 	cmd.Flags().StringArrayVar(&opts.Probes, "probe", nil, "another host path to try to read (repeatable)")
 	cmd.Flags().StringVar(&opts.Tool, "tool", "", "also start the real server in the same confinement and call this MCP tool (the controlled comparison)")
 	cmd.Flags().StringArrayVar(&opts.ToolArgs, "arg", nil, "an argument of --tool, KEY=VALUE; an absolute path is probed as the tool uses it (read or write)")

@@ -141,7 +141,11 @@ user and no mounts. Every addition is an explicit, counted grant.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       "-", // printed by the template, which reads the build info only then
+		// Deprecated aliases are named, --format is checked (grammar.go).
+		PersistentPreRunE: checkGrammar,
 	}
+	// Without the -v cobra would give it: -v is --verbose (grammar.go).
+	root.Flags().Bool("version", false, "the version (as mcpolicy version)")
 	root.SetVersionTemplate(`{{mcpolicyVersion}}` + "\n")
 	for _, c := range subcommands {
 		if len(args) > 0 && args[0] == c.name {

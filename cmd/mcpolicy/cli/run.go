@@ -84,7 +84,7 @@ evidence is reproduced. See docs/egress.md.`,
 	cmd.Flags().StringVar(&opts.Server, "server", "", "server to start (with --policy)")
 	// The default is the first backend run starts, in the registry's order.
 	runnable := supervise.Backends()
-	cmd.Flags().StringVar(&opts.Backend, "backend", runnable[0].Name(), orList(backendNames(runnable)))
+	cmd.Flags().StringVarP(&opts.Backend, "backend", "b", runnable[0].Name(), orList(backendNames(runnable)))
 	cmd.Flags().StringVar(&opts.LogFile, "log", "", "append the proxy's decisions (JSON lines) to this file instead of the server's own ($XDG_STATE_HOME/mcpolicy/egress/); - for stderr")
 	logMaxFlag(cmd, &opts.LogMax)
 	cmd.Flags().StringVar(&opts.HostsFile, "hosts", "", "resolve these names (/etc/hosts format) in the proxy before DNS; the private-address check still applies")

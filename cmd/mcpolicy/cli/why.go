@@ -70,8 +70,8 @@ mcpolicy run --hosts).`,
 	}
 	policyFlag(cmd, &opts.Policy)
 	cmd.Flags().StringVar(&opts.Server, "server", "", "only this server")
-	cmd.Flags().StringVar(&opts.Backend, "backend", "", "only this backend (bwrap, landlock, docker, podman, seatbelt)")
-	cmd.Flags().StringVar(&opts.Format, "format", "text", "text or json")
+	cmd.Flags().StringVarP(&opts.Backend, "backend", "b", "", "only this backend (bwrap, landlock, docker, podman, seatbelt)")
+	formatFlag(cmd, &opts.Format, "text", "json")
 	cmd.Flags().BoolVar(&opts.HostPath, "host", false, "read an absolute TARGET as a host path")
 	cmd.Flags().BoolVar(&opts.SandboxPath, "sandbox", false, "read an absolute TARGET as a path inside the sandbox")
 	cmd.Flags().BoolVar(&opts.Resolve, "resolve", false, "look a destination's name up here, as the egress proxy would")
