@@ -184,6 +184,7 @@ type vetOptions struct {
 	Policy      string
 	PolicyNamed bool
 	Format      string
+	Category    string // --sarif-category
 }
 
 func newVetCmd() *cobra.Command {
@@ -205,6 +206,7 @@ and compiles it, reporting every problem as file:line:col: field: message.
 	}
 	policyFlag(cmd, &opts.Policy)
 	cmd.Flags().StringVarP(&opts.Format, "format", "f", "text", "output: "+strings.Join(findings.Formats, ", "))
+	sarifCategoryFlag(cmd, &opts.Category, "mcpolicy/vet/")
 	return cmd
 }
 
@@ -223,7 +225,7 @@ func vetRun(opts *vetOptions) error {
 		_, err = project.Artefacts(plans)
 	}
 	if opts.Format != "text" {
-		return writeVet(opts.Out, opts.Format, err)
+		return writeVet(opts.Out, opts.Format, opts.Category, err)
 	}
 	if err != nil {
 		return err
