@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -133,10 +135,15 @@ func writeSARIF(w io.Writer, d Doc) error {
 		if f.Pos.File != "" || f.Against.File == "" { // a grant that is gone has no place in the new version
 			res.Locations = append(res.Locations, location(f.Pos, nil))
 		}
-		if f.Against.File != "" {
-			id := 1
-			res.RelatedLocations = []sarifLocation{location(f.Against, &id)}
+		if f.Against.File != "" { // the file at the old version's git ref, REF:path, is path there
+			ref, path := splitRef(f.Against.File)
+			before, id := f.Against, 1
+			before.File = path
+			res.RelatedLocations = []sarifLocation{location(before, &id)}
 			res.RelatedLocations[0].Message = &sarifText{"before"}
+			if ref != "" {
+				res.RelatedLocations[0].Message.Text += " (at " + ref + ")"
+			}
 		}
 		if f.Waived != "" {
 			res.Suppressions = []sarifSuppression{{Kind: "inSource", Justification: f.Waived}}
@@ -188,6 +195,17 @@ func SecuritySeverity(level string) string {
 	return "2.0"
 }
 
+// splitRef splits an old version's file, as diff names it, into the git
+// ref it was read at and its path there: "HEAD^:p.cue" is HEAD^ and p.cue
+// (a git ref holds no ':'); a plain path has no ref.
+func splitRef(file string) (ref, path string) {
+	r, p, ok := strings.Cut(file, ":")
+	if !ok || r == "" || strings.HasPrefix(p, `\`) { // no ref; C:\... is a Windows path
+		return "", file
+	}
+	return r, p
+}
+
 // FingerprintKey names mcpolicy's partial fingerprint in a SARIF result.
 // Its value is Fingerprint's hash and, after a colon, the occurrence of that
 // hash in the run (1, then 2 for a second identical finding...), the shape of
@@ -206,10 +224,7 @@ var positionRE = regexp.MustCompile(`:[0-9]+:[0-9]+\b`)
 func Fingerprint(f Finding) string {
 	file := f.Pos.File
 	if file == "" {
-		file = f.Against.File
-		if _, path, ok := strings.Cut(file, ":"); ok { // REF:path (a git ref holds no ':')
-			file = path
-		}
+		_, file = splitRef(f.Against.File)
 	}
 	msg := strings.Join(strings.Fields(positionRE.ReplaceAllString(f.Message, "")), " ")
 	h := sha256.New()
@@ -220,10 +235,13 @@ func Fingerprint(f Finding) string {
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
+// location is a position as a SARIF location: its file a URI reference
+// (percent-encoded; "./" before a first segment with a colon, which would
+// read as a scheme).
 func location(p position.Pos, id *int) sarifLocation {
 	var l sarifLocation
 	l.ID = id
-	l.PhysicalLocation.ArtifactLocation.URI = p.File
+	l.PhysicalLocation.ArtifactLocation.URI = (&url.URL{Path: filepath.ToSlash(p.File)}).String()
 	l.PhysicalLocation.Region.StartLine = max(p.Line, 1)
 	l.PhysicalLocation.Region.StartColumn = max(p.Col, 1)
 	return l

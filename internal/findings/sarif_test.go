@@ -147,3 +147,20 @@ func TestSARIFFingerprints(t *testing.T) {
 		t.Errorf("two identical findings: %v", twice)
 	}
 }
+
+// TestSARIFURIs: a location's file is a URI reference the schema accepts
+// whatever the path holds (a space, a colon, a %), and the old version's
+// file, which diff names REF:path (HEAD^:p.cue), is its path, the ref in
+// the related location's message.
+func TestSARIFURIs(t *testing.T) {
+	c := change
+	c.Against.File = "HEAD^:my dir/p.cue"
+	odd := rule
+	odd.Pos.File = "a:b%/c d.cue"
+	raw, _ := sarifOf(t, Doc{Findings: []Finding{c, odd}})
+	for _, w := range []string{`"uri": "my%20dir/p.cue"`, `"text": "before (at HEAD^)"`, `"uri": "./a:b%25/c%20d.cue"`} {
+		if !strings.Contains(raw, w) {
+			t.Errorf("lacks %s:\n%s", w, raw)
+		}
+	}
+}
