@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,16 +17,9 @@ func TestSARIFCategoryFlag(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("HOME", t.TempDir())
 	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), policy)
-	git := func(args ...string) {
-		cmd := exec.Command("git", append([]string{"-c", "user.email=t@e", "-c", "user.name=t"}, args...)...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	git("init", "-q")
-	git("add", "-A")
-	git("commit", "-q", "-m", "base")
+	gitRun(t, dir, "init", "-q")
+	gitRun(t, dir, "add", "-A")
+	gitRun(t, dir, "commit", "-q", "-m", "base")
 	t.Chdir(dir) // diff reads the ref from the repository it runs in
 
 	for _, c := range []struct {
