@@ -88,6 +88,41 @@ func TestJSONSchemaShape(t *testing.T) {
 		t.Error("the schema's comments are not the descriptions")
 	}
 	compiledJSONSchema(t)
+
+	// Editors read draft-07 fully and 2020-12 in part (VS Code's JSON
+	// service, yaml-language-server): the schema uses draft-07's keywords
+	// only, with $defs (a JSON pointer's target wherever it is) and
+	// prefixItems [true] (says nothing), so it means the same to them.
+	draft7 := map[string]bool{"$schema": true, "$ref": true, "$defs": true, "title": true, "description": true, "type": true,
+		"properties": true, "additionalProperties": true, "required": true, "items": true, "minItems": true, "maxItems": true,
+		"enum": true, "const": true, "pattern": true, "not": true, "allOf": true, "anyOf": true, "oneOf": true,
+		"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true, "default": true,
+		"patternProperties": true, "minLength": true, "maxLength": true, "uniqueItems": true}
+	var walk func(v any, names bool)
+	walk = func(v any, names bool) { // names: v's keys are property names, not keywords
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				switch {
+				case names:
+				case k == "prefixItems":
+					if l, ok := e.([]any); !ok || slices.ContainsFunc(l, func(x any) bool { return x != true }) {
+						t.Errorf("prefixItems %v: not [true...]", e)
+					}
+				case !draft7[k]:
+					t.Errorf("keyword %q: not draft-07's", k)
+				}
+				walk(e, !names && (k == "properties" || k == "$defs" || k == "patternProperties"))
+			}
+		case []any:
+			for _, e := range v {
+				walk(e, false)
+			}
+		}
+	}
+	var doc any
+	json.Unmarshal(a, &doc)
+	walk(doc, false)
 }
 
 // TestJSONSchemaAgreesWithCUE: every policy of the repository's tests —
