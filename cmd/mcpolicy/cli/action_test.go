@@ -352,6 +352,7 @@ func TestActionStaticRules(t *testing.T) {
 // exit code 6, after the uploads.
 func TestActionWidening(t *testing.T) {
 	testbin.SkipShort(t, "runs the action's scripts with a built mcpolicy")
+	t.Parallel()
 	bin := testbin.Mcpolicy(t)
 	repo := actionRepo(t, widen(actionPolicy, ""))
 	r := newActionRun(t, repo, map[string]string{"mcpolicy": bin})
@@ -413,6 +414,7 @@ func TestActionWidening(t *testing.T) {
 // against it. A lint at --fail-on info fails the verdict with lint's 5.
 func TestActionWaivedAndBaseBranch(t *testing.T) {
 	testbin.SkipShort(t, "runs the action's scripts with a built mcpolicy")
+	t.Parallel()
 	bin := testbin.Mcpolicy(t)
 	origin := actionRepo(t, actionPolicy) // main: the base, then a commit that changes nothing
 	work := t.TempDir()
@@ -455,6 +457,7 @@ func TestActionWaivedAndBaseBranch(t *testing.T) {
 // version are refused.
 func TestActionInstall(t *testing.T) {
 	testbin.SkipShort(t, "runs the action's scripts with a built mcpolicy")
+	t.Parallel()
 	bin := testbin.Mcpolicy(t)
 	repo := actionRepo(t, actionPolicy)
 	const version = "v0.1.0"
