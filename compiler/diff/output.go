@@ -24,10 +24,19 @@ func (c Change) Finding() findings.Finding {
 // ANSI colours (text only, for a terminal). JSON keeps the changes' own
 // shape (kind, what), which tools already read.
 func Write(w io.Writer, cs []Change, format string, color bool, version string) error {
+	return WriteCategory(w, cs, format, color, version, SARIFCategory)
+}
+
+// SARIFCategory is diff's code scanning category (a SARIF run's
+// automationDetails.id) unless --sarif-category names another.
+const SARIFCategory = "mcpolicy/diff/"
+
+// WriteCategory is Write with the SARIF run's category (findings.Category).
+func WriteCategory(w io.Writer, cs []Change, format string, color bool, version, category string) error {
 	if cs == nil {
 		cs = []Change{}
 	}
-	d := findings.Doc{Tool: "mcpolicy", Version: version, JSON: cs, Color: color,
+	d := findings.Doc{Tool: "mcpolicy", Version: version, Category: category, JSON: cs, Color: color,
 		Empty: "no grant changed", EmptyMarkdown: "**mcpolicy diff:** no grant changed."}
 	for _, k := range registry {
 		d.Rules = append(d.Rules, k.Describe())

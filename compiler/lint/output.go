@@ -11,16 +11,25 @@ import (
 // Formats are the output formats Write knows: the printer's (package findings).
 var Formats = findings.Formats
 
+// SARIFCategory is lint's code scanning category (a SARIF run's
+// automationDetails.id) unless --sarif-category names another.
+const SARIFCategory = "mcpolicy/lint/"
+
 // Write renders a report in a format: the findings through the one
 // printer, and in text each server's summary line after them.
 func Write(w io.Writer, rep Report, format string, version string) error {
+	return WriteCategory(w, rep, format, version, SARIFCategory)
+}
+
+// WriteCategory is Write with the SARIF run's category (findings.Category).
+func WriteCategory(w io.Writer, rep Report, format, version, category string) error {
 	js := rep // JSON encodes the report: its messages' URLs hidden as the printer hides them
 	js.Findings = make([]Finding, len(rep.Findings))
 	for i, f := range rep.Findings {
 		f.Message = findings.Redact(f.Message)
 		js.Findings[i] = f
 	}
-	d := findings.Doc{Tool: "mcpolicy", Version: version, Rules: sarifRules(rep), Findings: rep.Findings, JSON: js,
+	d := findings.Doc{Tool: "mcpolicy", Version: version, Category: category, Rules: sarifRules(rep), Findings: rep.Findings, JSON: js,
 		EmptyMarkdown: "**mcpolicy lint:** no finding."}
 	if err := findings.Write(w, d, format); err != nil || format != "text" {
 		return err

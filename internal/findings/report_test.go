@@ -68,7 +68,7 @@ func TestMarkdown(t *testing.T) {
 func TestSARIF(t *testing.T) {
 	var b bytes.Buffer
 	Write(&b, Doc{Rules: []Rule{{ID: "MOUNT_RW", Level: Error, Purpose: "p"}}, Findings: []Finding{change, gone}}, "sarif")
-	for _, w := range []string{`"ruleIndex": 0`, `"relatedLocations"`, `"uri": "HEAD:p.cue"`, `"justification": "writes its cache"`, `"level": "note"`} {
+	for _, w := range []string{`"ruleIndex": 0`, `"relatedLocations"`, `"uri": "p.cue"`, `"text": "before (at HEAD)"`, `"justification": "writes its cache"`, `"level": "note"`} {
 		if !strings.Contains(b.String(), w) {
 			t.Errorf("lacks %s:\n%s", w, b.String())
 		}

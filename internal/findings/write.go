@@ -14,8 +14,11 @@ var Formats = []string{"text", "json", "github", "sarif", "markdown"}
 // come from.
 type Doc struct {
 	Tool, Version string // the SARIF driver's
-	Rules         []Rule
-	Findings      []Finding
+	// Category is the SARIF run's code scanning category (see Category):
+	// each pass sets its own, a --sarif-category flag replaces it.
+	Category string
+	Rules    []Rule
+	Findings []Finding
 	// JSON is the value the json format encodes (a pass may wrap its
 	// findings with more); nil means the findings.
 	JSON any

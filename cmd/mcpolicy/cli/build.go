@@ -196,6 +196,7 @@ type vetOptions struct {
 	Policy      string
 	PolicyNamed bool
 	Format      string
+	Category    string // --sarif-category
 }
 
 func newVetCmd() *cobra.Command {
@@ -217,6 +218,7 @@ and compiles it, reporting every problem as file:line:col: field: message.
 	}
 	policyFlag(cmd, &opts.Policy)
 	formatFlag(cmd, &opts.Format, findings.Formats...)
+	sarifCategoryFlag(cmd, &opts.Category, "mcpolicy/vet/")
 	return cmd
 }
 
@@ -235,7 +237,7 @@ func vetRun(opts *vetOptions) error {
 		_, err = project.Artefacts(plans)
 	}
 	if opts.Format != "text" {
-		return writeVet(opts.Out, opts.Format, err)
+		return writeVet(opts.Out, opts.Format, opts.Category, err)
 	}
 	if err != nil {
 		return err

@@ -24,6 +24,8 @@ type checkOptions struct {
 	Policy  string   // -p/--policy
 	Clients []string // --client: these client files (none: the project's and the user's)
 	Format  string
+	// Category is --sarif-category's value.
+	Category string
 }
 
 func newCheckCmd() *cobra.Command {
@@ -76,6 +78,7 @@ write as WRITE_FLAGGED, an unread file as PARSE.`,
 	policyFlag(cmd, &opts.Policy)
 	cmd.Flags().StringArrayVar(&opts.Clients, "client", nil, "a client file to check (repeatable)")
 	formatFlag(cmd, &opts.Format, findings.Formats...)
+	sarifCategoryFlag(cmd, &opts.Category, "mcpolicy/check/")
 	return cmd
 }
 
@@ -98,7 +101,7 @@ func checkRun(opts *checkOptions) error {
 	if err != nil {
 		return opts.writesThen(proj, err)
 	}
-	var rep checkReport
+	rep := checkReport{category: opts.Category}
 	for i, f := range res.Findings {
 		rep.add(f, res.Lines[i])
 	}
@@ -122,7 +125,7 @@ func checkRun(opts *checkOptions) error {
 // server can make its policy stop compiling (a protected name created in
 // a Landlock grant), and what it wrote is still shown.
 func (opts *checkOptions) writesThen(proj *project.Project, err error) error {
-	var rep checkReport
+	rep := checkReport{category: opts.Category}
 	_, summary, werr := rep.writes(proj, nil)
 	if werr != nil {
 		summary = werr.Error()
@@ -191,6 +194,7 @@ func checkRules() []findings.Rule {
 type checkReport struct {
 	findings []findings.Finding
 	lines    []string
+	category string // the SARIF run's
 }
 
 // add records a finding and its text line, the line spelt for a
@@ -213,7 +217,7 @@ func (r *checkReport) write(w io.Writer, format string, clean bool) error {
 		}
 		return nil
 	}
-	return findings.Write(w, findings.Doc{Tool: "mcpolicy", Version: version(), Rules: checkRules(), Findings: r.findings,
+	return findings.Write(w, findings.Doc{Tool: "mcpolicy", Version: version(), Category: r.category, Rules: checkRules(), Findings: r.findings,
 		EmptyMarkdown: "**mcpolicy check:** no drift."}, format)
 }
 

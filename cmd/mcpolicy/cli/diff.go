@@ -23,7 +23,8 @@ type diffOptions struct {
 	Policy    string
 	Format    string
 	FailOn    string
-	Artefacts bool // also each artefact's line diff
+	Artefacts bool   // also each artefact's line diff
+	Category  string // --sarif-category
 }
 
 func newDiffCmd() *cobra.Command {
@@ -65,6 +66,7 @@ widening (--fail-on widening, the default; any: every change; never).`,
 	policyFlag(cmd, &opts.Policy)
 	formatFlag(cmd, &opts.Format, diff.Formats...)
 	cmd.Flags().StringVar(&opts.FailOn, "fail-on", "widening", "exit 6 on: widening, any, never")
+	sarifCategoryFlag(cmd, &opts.Category, diff.SARIFCategory)
 	cmd.Flags().BoolVar(&opts.Artefacts, "artefacts", false, "also show the line diff of every emitted artefact (docker args, bwrap, .sb, plans)")
 	return cmd
 }
@@ -82,7 +84,7 @@ func diffRun(opts *diffOptions) error {
 	for i := range cs {
 		cs[i].Against.File = display(cs[i].Against.File)
 	}
-	if err := diff.Write(opts.Out, cs, opts.Format, isTerminal(opts.Out), version()); err != nil {
+	if err := diff.WriteCategory(opts.Out, cs, opts.Format, isTerminal(opts.Out), version(), opts.Category); err != nil {
 		return &exitError{code: ExitError, err: err}
 	}
 	ds := exposure.Deltas(oldPlans, newPlans)

@@ -84,6 +84,7 @@ var grammar = []grammarFlag{
 	{Name: "resolve", Type: "bool", Means: "look a destination's name up here, as the egress proxy would"},
 	{Name: "restore", Type: "bool", Means: "put back the newest backup"},
 	{Name: "sandbox", Type: "bool", Means: "read an absolute target as a path inside the sandbox"},
+	{Name: "sarif-category", Type: "string", Value: "CATEGORY", Means: "--format sarif: the run's code scanning category (automationDetails.id)"},
 	{Name: "self", Type: "string", Value: "FILE", Means: "the static binary bound into the sandbox as the egress forwarder"},
 	{Name: "sha256", Type: "string", Value: "DIGEST", Means: "start the file given only if its SHA-256 is this (client entries)"},
 	{Name: "socket", Type: "string", Value: "PATH", Means: "the proxy's unix socket"},
@@ -102,6 +103,8 @@ var formatWords = []struct{ Name, Means string }{
 	{"github", "GitHub Actions workflow commands: an annotation per finding"},
 	{"sarif", "SARIF 2.1.0, for code scanning"},
 	{"markdown", "a pull-request comment, or a doc (rules)"},
+	{"cue", "the policy schema as written (schema)"},
+	{"jsonschema", "the policy schema as a JSON Schema, for editors (schema)"},
 }
 
 // Flag annotations the grammar reads (pflag.Flag.Annotations).

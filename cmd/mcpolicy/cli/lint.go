@@ -30,6 +30,7 @@ type lintOptions struct {
 	FailOn      string
 	MaxGrants   int
 	MaxExposure int
+	Category    string // --sarif-category
 }
 
 func newLintCmd() *cobra.Command {
@@ -86,6 +87,7 @@ at info.`,
 	policyFlag(cmd, &opts.Policy)
 	formatFlag(cmd, &opts.Format, lint.Formats...)
 	cmd.Flags().StringVar(&opts.FailOn, "fail-on", "error", "exit 5 when a finding is at least: error, warning, info, or never")
+	sarifCategoryFlag(cmd, &opts.Category, lint.SARIFCategory)
 	cmd.Flags().IntVar(&opts.MaxGrants, "max-grants", 4, "GRANT_COUNT's limit per server")
 	cmd.Flags().IntVar(&opts.MaxExposure, "max-exposure", 0, "an EXPOSURE_LIMIT error (exit 5) for each server whose exposure score is above this (docs/exposure.md); 0: no limit")
 	return cmd
@@ -111,7 +113,7 @@ func lintRun(opts *lintOptions) error {
 	}
 	rep := lint.Run(in.Targets, lint.Options{MaxGrants: opts.MaxGrants, MaxExposure: opts.MaxExposure})
 	rep.AddNotes(in.Notes)
-	if err := lint.Write(opts.Out, rep, opts.Format, version()); err != nil {
+	if err := lint.WriteCategory(opts.Out, rep, opts.Format, version(), opts.Category); err != nil {
 		return &exitError{code: ExitError, err: err}
 	}
 	// A file that yields no server is an Unread PARSE error, unless it is a

@@ -36,16 +36,3 @@ func newVersionCmd() *cobra.Command {
 		},
 	}
 }
-
-func newSchemaCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:     "schema",
-		Short:   "Print the embedded CUE schema that every policy is validated against",
-		Example: "  mcpolicy schema > policy-schema.cue",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := cmd.OutOrStdout().Write(schema.Source())
-			return err
-		},
-	}
-}

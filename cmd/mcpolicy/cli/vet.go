@@ -66,12 +66,12 @@ func schemaFinding(e *schema.Error) findings.Finding {
 
 // writeVet prints vet's result as findings in a machine format; an
 // invalid policy still exits 2, with nothing more on stderr.
-func writeVet(w io.Writer, format string, err error) error {
+func writeVet(w io.Writer, format, category string, err error) error {
 	fs, invalid := policyFindings(err)
 	if err != nil && !invalid {
 		return err
 	}
-	if werr := findings.Write(w, findings.Doc{Tool: "mcpolicy", Version: version(), Rules: vetRules, Findings: fs,
+	if werr := findings.Write(w, findings.Doc{Tool: "mcpolicy", Version: version(), Category: category, Rules: vetRules, Findings: fs,
 		EmptyMarkdown: "**mcpolicy vet:** ok."}, format); werr != nil {
 		return &exitError{code: ExitError, err: werr}
 	}
