@@ -131,6 +131,9 @@ func (opts *diffOptions) sides() (oldPlans, newPlans []*compiler.Plan, display f
 	default:
 		return nil, nil, nil, nil, &exitError{code: ExitError, err: fmt.Errorf("give OLD and NEW, or neither (and --against)")}
 	}
+	if err := policyMissing(opts.Policy); err != nil {
+		return nil, nil, nil, nil, err
+	}
 	old, display, cleanup, err := project.AtRef(opts.Policy, opts.Against)
 	if err != nil {
 		return nil, nil, nil, nil, &exitError{code: ExitError, err: err}
