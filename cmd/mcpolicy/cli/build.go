@@ -270,6 +270,9 @@ func secretsWarnings(w io.Writer, p *compiler.Plan, root string) {
 // explainRun prints each selected server's grants and, with --backend,
 // what that backend enforces of them here.
 func explainRun(opts *explainOptions) error {
+	if err := checkBackend("explain", opts.Backend, registry.Names()); err != nil {
+		return err
+	}
 	proj, plans, err := compileProject(opts.Policy)
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/clientcfg/entry"
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit/registry"
 	"github.com/mcpolicy/mcpolicy/evidence/diagnose"
 	"github.com/mcpolicy/mcpolicy/evidence/mcpcall"
 	"github.com/mcpolicy/mcpolicy/internal/printable"
@@ -38,6 +39,9 @@ type serverTry struct {
 // MCP to it (initialize, tools/list) and explains a failure in grant
 // terms from its launch record and stderr.
 func doctorServerRun(ctx context.Context, opts *doctorOptions) error {
+	if err := checkBackend("doctor", opts.Backend, registry.Names()); err != nil {
+		return err
+	}
 	proj, plan, plans, err := compileServerOf(opts.Policy, opts.Server)
 	if err != nil {
 		return err

@@ -45,3 +45,49 @@ func TestMissingPolicyPath(t *testing.T) {
 	}
 	walk(newRootCmd())
 }
+
+// TestBackendValidatedFirst: a mistyped --backend is refused before a
+// command prints anything, with the nearest backend it accepts; run never
+// suggests a backend it refuses.
+func TestBackendValidatedFirst(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), policy)
+	calls := map[string][]string{
+		"explain": nil, "run": {"--server", "code-index"}, "client": {"vscode"}, "why": {"/workspace"},
+		"doctor": {"--server", "code-index"}, "prove": nil,
+	}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		if c.Flags().Lookup("backend") == nil {
+			return
+		}
+		name := strings.TrimPrefix(c.CommandPath(), "mcpolicy ")
+		extra, ok := calls[name]
+		if !ok {
+			t.Errorf("%s takes --backend: add it to this test", name)
+			return
+		}
+		args := append(append(strings.Fields(name), "-p", dir, "--backend", "dokcer"), extra...)
+		code, out, errs := run(t, args...)
+		want := `mcpolicy: --backend "dokcer": no such backend; did you mean docker?; ` + name + " takes "
+		if code != ExitError || out != "" || !strings.HasPrefix(errs, want) {
+			t.Errorf("%s --backend dokcer: exit %d, stdout %q, stderr:\n%s\nwant exit %d, nothing printed, and %q...", name, code, out, errs, ExitError, want)
+		}
+	}
+	walk(newRootCmd())
+
+	for _, c := range []struct{ backend, want string }{
+		{"landlok", `mcpolicy: --backend "landlok": no such backend; run takes bwrap, docker, podman or seatbelt` + "\n"},
+		{"landlock", "mcpolicy: --backend landlock: run does not start it (mcpolicy exec starts a server under its Landlock ruleset); run takes bwrap, docker, podman or seatbelt\n"},
+		{"kubernetes", "mcpolicy: --backend kubernetes: run does not start it (a cluster starts it, from the manifest mcpolicy build writes); run takes bwrap, docker, podman or seatbelt\n"},
+	} {
+		code, out, errs := run(t, "run", "-p", dir, "--server", "code-index", "--backend", c.backend)
+		if code != ExitError || out != "" || errs != c.want {
+			t.Errorf("run --backend %s: exit %d, stdout %q, stderr:\n%s\nwant:\n%s", c.backend, code, out, errs, c.want)
+		}
+	}
+}

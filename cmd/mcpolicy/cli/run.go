@@ -100,6 +100,9 @@ evidence is reproduced. See docs/egress.md.`,
 // runRun starts the plan's server confined, with the egress proxy, and
 // exits with the server's code.
 func runRun(ctx context.Context, opts *runOptions) error {
+	if err := checkBackend("run", opts.Backend, backendNames(supervise.Backends())); err != nil {
+		return err
+	}
 	// Nothing the caller left open reaches the server, nor a terminal.
 	if err := launch.CloseInherited(); err != nil {
 		return err

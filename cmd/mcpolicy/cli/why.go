@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit/registry"
 	"github.com/mcpolicy/mcpolicy/evidence/why"
 	"github.com/mcpolicy/mcpolicy/runtime/egress"
 	"github.com/spf13/cobra"
@@ -84,6 +85,9 @@ mcpolicy run --hosts).`,
 func whyRun(opts *whyOptions) error {
 	if opts.Format != "text" && opts.Format != "json" {
 		return &exitError{code: ExitError, err: fmt.Errorf("--format %q: want text or json", opts.Format)}
+	}
+	if err := checkBackend("why", opts.Backend, registry.Names()); err != nil {
+		return err
 	}
 	if opts.HostPath && opts.SandboxPath {
 		return &exitError{code: ExitError, err: fmt.Errorf("--host and --sandbox: give one")}
