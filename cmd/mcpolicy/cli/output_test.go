@@ -91,3 +91,23 @@ func TestBackendValidatedFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestArgsWhyWithoutArgumentListServers: args and why without their
+// argument name every server with the file:line declaring it, and a
+// command line to run; nothing on stdout.
+func TestArgsWhyWithoutArgumentListServers(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	file := filepath.Join(dir, "mcpolicy.cue")
+	writeFile(t, file, policy+`servers: other: {image: "x:1"}`+"\n")
+	for _, c := range []struct{ cmd, hint string }{
+		{"args", "hint: mcpolicy args code-index -p " + dir + "\n"},
+		{"why", "hint: mcpolicy why TARGET --server code-index -p " + dir + ", e.g. mcpolicy why ~/.ssh/id_ed25519 -p " + dir + "\n"},
+	} {
+		code, out, errs := run(t, c.cmd, "-p", dir)
+		want := "the servers of the policy at " + dir + ":\n  code-index  " + file + ":2\n  other       " + file + ":7\n" + c.hint
+		if code != ExitError || out != "" || !strings.HasPrefix(errs, "mcpolicy: "+c.cmd+" needs a ") || !strings.HasSuffix(errs, want) {
+			t.Errorf("%s without its argument: exit %d, stdout %q, stderr:\n%s\nwant exit %d, ending:\n%s", c.cmd, code, out, errs, ExitError, want)
+		}
+	}
+}
