@@ -111,3 +111,32 @@ func TestArgsWhyWithoutArgumentListServers(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckSaysWhenItFoundNoClientConfig: check with no client file to
+// compare says so and where it looked, not "no drift"; with one, "no
+// drift".
+func TestCheckSaysWhenItFoundNoClientConfig(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("XDG_STATE_HOME", filepath.Join(t.TempDir(), "state"))
+	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), policy)
+	code, out, errs := run(t, "check", "-p", dir)
+	want := "no client config found to check (looked in: " + dir + ": .mcp.json, .vscode/mcp.json, .cursor/mcp.json, .gemini/settings.json, .codex/config.toml, .zed/settings.json, .roo/mcp.json; ~/"
+	if code != ExitOK || !strings.HasPrefix(out, want) || !strings.Contains(out, "~/.claude.json") || strings.Contains(out, "no drift") || strings.Count(out, "\n") != 1 {
+		t.Errorf("check with no client config: exit %d, stdout:\n%s%s\nwant it to start %q", code, out, errs, want)
+	}
+	if code, _, errs := run(t, "build", dir); code != ExitOK {
+		t.Fatalf("build: %s", errs)
+	}
+	if code, out, errs := run(t, "check", "-p", dir); code != ExitOK || !strings.HasPrefix(out, "the output folder matches the policy; no client config found to check (looked in: ") {
+		t.Errorf("check after a build, with no client config: exit %d\n%s%s", code, out, errs)
+	}
+	fakeLauncher(t)
+	if code, _, errs := run(t, "client", "claude-code", "-p", dir, "--write"); code != ExitOK {
+		t.Fatalf("client --write: %s", errs)
+	}
+	if code, out, errs := run(t, "check", "-p", dir); code != ExitOK || out != "no drift\n" {
+		t.Errorf("check with the entry written: exit %d\n%s%s", code, out, errs)
+	}
+}
