@@ -82,7 +82,7 @@ func diffRun(opts *diffOptions) error {
 	for i := range cs {
 		cs[i].Against.File = display(cs[i].Against.File)
 	}
-	if err := diff.Write(opts.Out, cs, opts.Format, isTerminal(opts.Out), version()); err != nil {
+	if err := diff.Write(opts.Out, cs, opts.Format, colour(opts.Out), version()); err != nil {
 		return &exitError{code: ExitError, err: err}
 	}
 	ds := exposure.Deltas(oldPlans, newPlans)
@@ -173,16 +173,6 @@ func writeArtefactDiffs(w io.Writer, oldPlans, newPlans []*compiler.Plan, format
 		}
 	}
 	return nil
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // writeExposure follows the changes, in text and markdown, with each
