@@ -97,6 +97,9 @@ func clientRun(opts *clientOptions) error {
 	if err := checkBackend("client", opts.Backend, registry.Names()); err != nil {
 		return err
 	}
+	if err := absEnvFile(&opts.EnvFile); err != nil {
+		return err
+	}
 	c, err := clientcfg.LookupClient(opts.Target)
 	if err != nil {
 		return &exitError{code: ExitError, err: err}

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -161,5 +163,57 @@ func TestDiffHonoursNoColor(t *testing.T) {
 	t.Setenv("NO_COLOR", "")
 	if code, out, _ := run(t, "diff", old, new); code != ExitWidened || strings.Contains(out, "\x1b[") {
 		t.Errorf("diff into a pipe: exit %d, want no escape:\n%q", code, out)
+	}
+}
+
+// TestRelativeEnvFileResolved: a relative --env-file is resolved against
+// the current folder and the entry names it by its absolute path; the
+// file's checks still hold (one that resolves into the project is
+// refused, by client, run and exec).
+func TestRelativeEnvFileResolved(t *testing.T) {
+	dir, home := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	fakeLauncher(t)
+	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), `version: "v1"
+servers: s1: {
+	image: "s1:1"
+	backends: ["docker"]
+	env: ["TOK"]
+}
+`)
+	if code, out, errs := run(t, "build", dir); code != ExitOK {
+		t.Fatalf("build: exit %d\n%s%s", code, out, errs)
+	}
+	secrets := filepath.Join(home, "secrets")
+	writeFile(t, filepath.Join(secrets, "mcp.env"), "TOK=x\n")
+	os.Chmod(filepath.Join(secrets, "mcp.env"), 0o600)
+	cfg := filepath.Join(t.TempDir(), "claude_desktop_config.json")
+	writeFile(t, cfg, "{}\n")
+	t.Chdir(secrets)
+	if code, out, errs := run(t, "client", "claude-desktop", "-p", dir, "--file", cfg, "--env-file", "mcp.env", "--write"); code != ExitOK {
+		t.Fatalf("client --env-file mcp.env: exit %d\n%s%s", code, out, errs)
+	}
+	b, _ := os.ReadFile(cfg)
+	if abs, _ := json.Marshal(filepath.Join(secrets, "mcp.env")); !strings.Contains(string(b), `"--env-file",`) || !strings.Contains(string(b), string(abs)) {
+		t.Errorf("the entry does not name the env file by its absolute path %s:\n%s", abs, b)
+	}
+	if code, out, errs := run(t, "check", "-p", dir, "--client", cfg); code != ExitOK {
+		t.Errorf("check: exit %d\n%s%s", code, out, errs)
+	}
+
+	// In the project: refused, by its absolute path, as before.
+	writeFile(t, filepath.Join(dir, "env"), "TOK=x\n")
+	os.Chmod(filepath.Join(dir, "env"), 0o600)
+	t.Chdir(dir)
+	want := filepath.Join(dir, "env") + " lies inside "
+	for _, cmd := range [][]string{
+		{"client", "claude-desktop", "-p", dir, "--file", cfg, "--env-file", "env", "--write"},
+		{"run", "-p", dir, "--server", "s1", "--backend", "docker", "--env-file", "env"},
+		{"exec", "-p", dir, "--server", "s1", "--env-file", "env"},
+	} {
+		if code, out, errs := run(t, cmd...); code == ExitOK || !strings.Contains(errs, want) || strings.Contains(errs, "not an absolute path") {
+			t.Errorf("%s --env-file env (in the project): exit %d\n%s%s\nwant %q", cmd[0], code, out, errs, want)
+		}
 	}
 }
