@@ -2,11 +2,13 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mcpolicy/mcpolicy/internal/protect"
 	"github.com/spf13/cobra"
 )
 
@@ -215,5 +217,33 @@ servers: s1: {
 		if code, out, errs := run(t, cmd...); code == ExitOK || !strings.Contains(errs, want) || strings.Contains(errs, "not an absolute path") {
 			t.Errorf("%s --env-file env (in the project): exit %d\n%s%s\nwant %q", cmd[0], code, out, errs, want)
 		}
+	}
+}
+
+// TestExplainCountsAbsentProtectedNames: explain counts the protected
+// names absent in each read-write mount on one line; --list-protected
+// lists them, one a line.
+func TestExplainCountsAbsentProtectedNames(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), `version: "v1"
+servers: s: {
+	image: "s:1"
+	mounts: [{source: "a", target: "/a", mode: "rw"}, {source: "b", target: "/b", mode: "rw"}, {source: "c", target: "/c"}]
+}
+`)
+	for _, d := range []string{"a", "b", "c"} {
+		os.MkdirAll(filepath.Join(dir, d), 0o755)
+	}
+	writeFile(t, filepath.Join(dir, "b", ".npmrc"), "x\n")
+	code, out, errs := run(t, "explain", "-p", dir)
+	n := len(protect.Names)
+	want := fmt.Sprintf("  - /a: %d protected names absent (explain --list-protected lists them)\n  - /b: %d protected names absent (explain --list-protected lists them)\n", n, n-1)
+	if code != ExitOK || !strings.Contains(out, want) || strings.Contains(out, "/a/.git\n") {
+		t.Errorf("explain: exit %d, want one line per read-write mount:\n%s\n%s%s", code, want, out, errs)
+	}
+	code, out, errs = run(t, "explain", "-p", dir, "--list-protected")
+	if code != ExitOK || strings.Count(out, "\n  - /a/") != n || strings.Count(out, "\n  - /b/") != n || strings.Contains(out, "lists them") { // /b/.npmrc is protected, the others absent
+		t.Errorf("explain --list-protected: exit %d, want %d names of /a and of /b:\n%s%s", code, n, out, errs)
 	}
 }

@@ -143,6 +143,17 @@ user and no mounts. Every addition is an explicit, counted grant.`,
 		Version:       "-", // printed by the template, which reads the build info only then
 	}
 	root.SetVersionTemplate(`{{mcpolicyVersion}}` + "\n")
+	// Help is folded at a terminal's width, as explain is (wrap.go).
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		out := c.OutOrStdout()
+		wrapping(out, func(w io.Writer) error {
+			c.SetOut(w)
+			defer c.SetOut(out)
+			help(c, args)
+			return nil
+		})
+	})
 	for _, c := range subcommands {
 		if len(args) > 0 && args[0] == c.name {
 			root.AddCommand(c.new())

@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 )
@@ -46,4 +50,50 @@ func runOnTerminal(t *testing.T, cols uint16, args ...string) (int, string, stri
 	slave.Close()
 	<-done
 	return code, string(bytes.ReplaceAll(shown.Bytes(), []byte("\r\n"), []byte("\n"))), errb.String()
+}
+
+// TestExplainAndHelpFoldedOnATerminal: on a terminal of 80 columns no line
+// of explain --backend bwrap, nor of run's help, is wider (but a single
+// word longer than the room), and folding keeps every word; into a pipe
+// nothing is folded.
+func TestExplainAndHelpFoldedOnATerminal(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("COLUMNS", "")
+	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), policy)
+	for _, args := range [][]string{{"explain", "-p", dir, "--backend", "bwrap"}, {"run", "--help"}} {
+		_, piped, _ := run(t, args...)
+		code, shown, errs := runOnTerminal(t, 80, args...)
+		if code != ExitOK {
+			t.Fatalf("%v on a terminal: exit %d\n%s", args, code, errs)
+		}
+		wide := 0
+		for _, l := range strings.Split(piped, "\n") {
+			if utf8.RuneCountInString(l) > 80 {
+				wide++
+			}
+		}
+		if wide == 0 {
+			t.Errorf("%v: no line wider than 80 columns into a pipe: the test shows nothing", args)
+		}
+		for _, l := range strings.Split(shown, "\n") {
+			if utf8.RuneCountInString(l) > 80 && strings.Contains(strings.TrimSpace(l), " ") {
+				t.Errorf("%v on 80 columns: a line of %d:\n%s", args, utf8.RuneCountInString(l), l)
+			}
+		}
+		if got, want := strings.Fields(shown), strings.Fields(piped); !slices.Equal(got, want) {
+			t.Errorf("%v: folding changed the words (%d, want %d)", args, len(got), len(want))
+		}
+	}
+	t.Setenv("COLUMNS", "120")
+	_, shown, _ := runOnTerminal(t, 80, "explain", "-p", dir, "--backend", "bwrap")
+	longest := 0
+	for _, l := range strings.Split(shown, "\n") {
+		if strings.Contains(strings.TrimSpace(l), " ") {
+			longest = max(longest, utf8.RuneCountInString(l))
+		}
+	}
+	if longest <= 80 || longest > 120 {
+		t.Errorf("COLUMNS=120 on an 80-column terminal: longest line %d, want 81..120", longest)
+	}
 }
