@@ -281,7 +281,7 @@ func secretsWarnings(w io.Writer, p *compiler.Plan, root string) {
 // explainRun prints each selected server's grants and, with --backend,
 // what that backend enforces of them here.
 func explainRun(opts *explainOptions) error {
-	if err := checkBackend("explain", opts.Backend, registry.Names()); err != nil {
+	if err := checkBackend("explain", opts.Backend, backendsOf("explain")); err != nil {
 		return err
 	}
 	proj, plans, err := compileProject(opts.Policy)

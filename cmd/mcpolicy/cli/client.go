@@ -94,7 +94,7 @@ user-scope file, --file any file.`,
 // clientRun merges the selected servers' entries into the client's file
 // (--write), shows the diff, or puts the newest backup back (--restore).
 func clientRun(opts *clientOptions) error {
-	if err := checkBackend("client", opts.Backend, registry.Names()); err != nil {
+	if err := checkBackend("client", opts.Backend, backendsOf("client")); err != nil {
 		return err
 	}
 	if err := absEnvFile(&opts.EnvFile); err != nil {

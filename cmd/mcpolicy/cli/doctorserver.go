@@ -13,7 +13,6 @@ import (
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/clientcfg/entry"
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/emit/registry"
 	"github.com/mcpolicy/mcpolicy/evidence/diagnose"
 	"github.com/mcpolicy/mcpolicy/evidence/mcpcall"
 	"github.com/mcpolicy/mcpolicy/internal/printable"
@@ -39,7 +38,7 @@ type serverTry struct {
 // MCP to it (initialize, tools/list) and explains a failure in grant
 // terms from its launch record and stderr.
 func doctorServerRun(ctx context.Context, opts *doctorOptions) error {
-	if err := checkBackend("doctor", opts.Backend, registry.Names()); err != nil {
+	if err := checkBackend("doctor", opts.Backend, backendsOf("doctor")); err != nil {
 		return err
 	}
 	proj, plan, plans, err := compileServerOf(opts.Policy, opts.Server)

@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mcpolicy/mcpolicy/compiler/diff"
+	"github.com/mcpolicy/mcpolicy/emit/registry"
 	"github.com/mcpolicy/mcpolicy/internal/protect"
+	"github.com/mcpolicy/mcpolicy/runtime/supervise"
 	"github.com/spf13/cobra"
 )
 
@@ -245,5 +249,64 @@ servers: s: {
 	code, out, errs = run(t, "explain", "-p", dir, "--list-protected")
 	if code != ExitOK || strings.Count(out, "\n  - /a/") != n || strings.Count(out, "\n  - /b/") != n || strings.Contains(out, "lists them") { // /b/.npmrc is protected, the others absent
 		t.Errorf("explain --list-protected: exit %d, want %d names of /a and of /b:\n%s%s", code, n, out, errs)
+	}
+}
+
+// TestCompletion: shell completion offers the policy's servers, client
+// targets, each command's own backends and formats; a shell without a
+// script is an error naming those with one.
+func TestCompletion(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), policy+`servers: other: {image: "x:1"}`+"\n")
+	complete := func(args ...string) []string {
+		t.Helper()
+		code, out, errs := run(t, append([]string{"__complete"}, args...)...)
+		if code != ExitOK {
+			t.Fatalf("__complete %v: exit %d\n%s", args, code, errs)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		return lines[:len(lines)-1] // the last is the directive
+	}
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"args", "-p", dir, ""}, []string{"code-index", "other"}},
+		{[]string{"args", "-p", dir, "code-index", ""}, nil},
+		{[]string{"explain", "-p", dir, "other", ""}, []string{"code-index"}},
+		{[]string{"run", "-p", dir, "--server", ""}, []string{"code-index", "other"}},
+		{[]string{"why", "--policy", dir, "--server", ""}, []string{"code-index", "other"}},
+		{[]string{"run", "--backend", ""}, backendNames(supervise.Backends())},
+		{[]string{"explain", "--backend", ""}, registry.Names()},
+		{[]string{"diff", "--format", ""}, diff.Formats},
+		{[]string{"why", "--format", ""}, []string{"text", "json"}},
+		{[]string{"client", ""}, []string{"claude-desktop", "claude-code", "cursor", "vscode", "windsurf", "zed", "gemini", "cline", "codex"}},
+	} {
+		if got := complete(c.args...); !slices.Equal(got, c.want) {
+			t.Errorf("complete %v: %q, want %q", c.args, got, c.want)
+		}
+	}
+	// Every --format and --backend completes to something.
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		for _, flag := range []string{"format", "backend"} {
+			if c.Flags().Lookup(flag) == nil {
+				continue
+			}
+			args := append(strings.Fields(strings.TrimPrefix(c.CommandPath(), "mcpolicy ")), "--"+flag, "")
+			if got := complete(args...); len(got) == 0 {
+				t.Errorf("%s --%s completes to nothing: name its values in the flag's help, or in formatWords", c.CommandPath(), flag)
+			}
+		}
+	}
+	walk(newRootCmd())
+
+	code, out, errs := run(t, "completion", "tcsh")
+	if want := "mcpolicy: completion tcsh: not supported; mcpolicy completes in bash, zsh, fish or powershell"; code != ExitError || out != "" || !strings.HasPrefix(errs, want) {
+		t.Errorf("completion tcsh: exit %d, stdout %q, stderr %q; want exit %d and %q", code, out, errs, ExitError, want)
 	}
 }

@@ -93,7 +93,7 @@ go install).`,
 // the evidence of each.
 func proveRun(parent context.Context, opts *proveOptions) error {
 	for _, b := range opts.Backends {
-		if err := checkBackend("prove", b, prove.Backends); err != nil {
+		if err := checkBackend("prove", b, backendsOf("prove")); err != nil {
 			return err
 		}
 	}

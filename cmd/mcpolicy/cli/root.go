@@ -60,6 +60,9 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	if len(root.Commands()) > 1 { // every command: help, completion, ...
+		completeCommands(root)
+	}
 	err := root.Execute()
 	if err == nil {
 		return ExitOK

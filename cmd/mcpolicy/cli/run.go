@@ -100,7 +100,7 @@ evidence is reproduced. See docs/egress.md.`,
 // runRun starts the plan's server confined, with the egress proxy, and
 // exits with the server's code.
 func runRun(ctx context.Context, opts *runOptions) error {
-	if err := checkBackend("run", opts.Backend, backendNames(supervise.Backends())); err != nil {
+	if err := checkBackend("run", opts.Backend, backendsOf("run")); err != nil {
 		return err
 	}
 	if err := absEnvFile(&opts.EnvFile); err != nil {

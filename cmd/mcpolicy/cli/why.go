@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/emit/registry"
 	"github.com/mcpolicy/mcpolicy/evidence/why"
 	"github.com/mcpolicy/mcpolicy/runtime/egress"
 	"github.com/spf13/cobra"
@@ -91,7 +90,7 @@ func whyRun(opts *whyOptions) error {
 	if opts.Format != "text" && opts.Format != "json" {
 		return &exitError{code: ExitError, err: fmt.Errorf("--format %q: want text or json", opts.Format)}
 	}
-	if err := checkBackend("why", opts.Backend, registry.Names()); err != nil {
+	if err := checkBackend("why", opts.Backend, backendsOf("why")); err != nil {
 		return err
 	}
 	if opts.HostPath && opts.SandboxPath {
