@@ -97,3 +97,26 @@ func TestExplainAndHelpFoldedOnATerminal(t *testing.T) {
 		t.Errorf("COLUMNS=120 on an 80-column terminal: longest line %d, want 81..120", longest)
 	}
 }
+
+// TestDiffHonoursNoColor: diff colours its verdicts on a terminal, and
+// not when NO_COLOR is set (https://no-color.org), nor into a pipe.
+func TestDiffHonoursNoColor(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	old, new := filepath.Join(dir, "old", "mcpolicy.cue"), filepath.Join(dir, "new", "mcpolicy.cue")
+	writeFile(t, old, policy)
+	writeFile(t, new, strings.Replace(policy, `"256m"`, `"1g"`, 1))
+	t.Setenv("NO_COLOR", "")
+	code, out, errs := runOnTerminal(t, 100, "diff", old, new)
+	if code != ExitWidened || !strings.Contains(out, "\x1b[1;31mWIDENED\x1b[0m") {
+		t.Fatalf("diff on a terminal: exit %d, want %d and a red WIDENED:\n%q\n%s", code, ExitWidened, out, errs)
+	}
+	t.Setenv("NO_COLOR", "1")
+	if code, out, errs := runOnTerminal(t, 100, "diff", old, new); code != ExitWidened || strings.Contains(out, "\x1b[") || !strings.Contains(out, "WIDENED") {
+		t.Errorf("diff on a terminal with NO_COLOR=1: exit %d, want no escape:\n%q\n%s", code, out, errs)
+	}
+	t.Setenv("NO_COLOR", "")
+	if code, out, _ := run(t, "diff", old, new); code != ExitWidened || strings.Contains(out, "\x1b[") {
+		t.Errorf("diff into a pipe: exit %d, want no escape:\n%q", code, out)
+	}
+}
