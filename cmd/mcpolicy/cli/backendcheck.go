@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/emit/registry"
+	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 	"github.com/mcpolicy/mcpolicy/internal/editdist"
 )
 
@@ -13,8 +14,8 @@ import (
 // knows, what starts it instead.
 var backendElsewhere = map[string]map[string]string{
 	"run": {
-		"landlock":   "mcpolicy exec starts a server under its Landlock ruleset",
-		"kubernetes": "a cluster starts it, from the manifest mcpolicy build writes",
+		backendtraits.Landlock:   "mcpolicy exec starts a server under its Landlock ruleset",
+		backendtraits.Kubernetes: "a cluster starts it, from the manifest mcpolicy build writes",
 	},
 }
 
