@@ -6,16 +6,16 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/emit/registry"
-	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/editdist"
 )
 
 // backendElsewhere says, for a backend a command refuses but mcpolicy
-// knows, what starts it instead.
-var backendElsewhere = map[string]map[string]string{
+// knows, what starts it instead, by the kind of sandbox it runs in.
+var backendElsewhere = map[string]map[artefact.Sandbox]string{
 	"run": {
-		backendtraits.Landlock:   "mcpolicy exec starts a server under its Landlock ruleset",
-		backendtraits.Kubernetes: "a cluster starts it, from the manifest mcpolicy build writes",
+		artefact.Landlock: "mcpolicy exec starts a server under its Landlock ruleset",
+		artefact.Cluster:  "a cluster starts it, from the manifest mcpolicy build writes",
 	},
 }
 
@@ -28,9 +28,9 @@ func checkBackend(command, name string, accepted []string) error {
 		return nil
 	}
 	var msg string
-	if slices.Contains(registry.Names(), name) {
+	if b, err := registry.Lookup(name); err == nil {
 		msg = fmt.Sprintf("--backend %s: %s does not start it", name, command)
-		if how := backendElsewhere[command][name]; how != "" {
+		if how := backendElsewhere[command][b.Runtime().Sandbox]; how != "" {
 			msg += " (" + how + ")"
 		}
 	} else {
