@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
@@ -79,15 +80,24 @@ func comparable(p *compiler.Plan, root string) *compiler.Plan {
 // by no code review. configHome ($XDG_CONFIG_HOME) moves the files under
 // ~/.config. Only regular files are returned, each once.
 func UserFiles(home, configHome string) []string {
+	var out []string
+	for _, f := range UserPlaces(home, configHome) {
+		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// UserPlaces are the user-scope files UserFiles looks for, each once,
+// whether or not it exists.
+func UserPlaces(home, configHome string) []string {
 	if home == "" {
 		return nil
 	}
 	var out []string
-	seen := map[string]bool{}
 	for i := range Clients {
-		f := userFile(&Clients[i], home, configHome)
-		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() && !seen[f] {
-			seen[f] = true
+		if f := userFile(&Clients[i], home, configHome); !slices.Contains(out, f) {
 			out = append(out, f)
 		}
 	}

@@ -10,9 +10,20 @@ import (
 	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 )
 
+// ExplainOptions are how Explain renders a plan.
+type ExplainOptions struct {
+	// ListAbsent lists every protected name absent at compile time; by
+	// default each read-write mount gets one line with their count.
+	ListAbsent bool
+}
+
 // Explain renders a plan for a reviewer: the grants as a numbered list with
-// their count and source positions, then what is taken away.
-func Explain(p *Plan) string {
+// their count and source positions, then what is taken away. The protected
+// names absent at compile time are counted per mount (ExplainWith lists them).
+func Explain(p *Plan) string { return ExplainWith(p, ExplainOptions{}) }
+
+// ExplainWith is Explain, rendered as o says.
+func ExplainWith(p *Plan, o ExplainOptions) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s  (%s)\n", p.Server, p.Pos)
 	if p.Description != "" {
@@ -113,8 +124,14 @@ func Explain(p *Plan) string {
 	}
 	if len(p.Absent) > 0 {
 		b.WriteString("\nProtected names absent when compiled: docker, bwrap and landlock cannot keep\na server with write access from creating them (seatbelt denies them by path):\n")
-		for _, a := range p.Absent {
-			fmt.Fprintf(&b, "  - %s\n", a.Target)
+		if o.ListAbsent {
+			for _, a := range p.Absent {
+				fmt.Fprintf(&b, "  - %s\n", a.Target)
+			}
+		} else {
+			for _, m := range absentByMount(p.Absent) {
+				fmt.Fprintf(&b, "  - %s: %s absent (explain --list-protected lists them)\n", m.target, Plural(m.n, "protected name"))
+			}
 		}
 	}
 	return b.String()
@@ -150,4 +167,28 @@ func seatbeltFacts(p *Plan) facts {
 		return s + "; on seatbelt the invoking user's own ids (counted above)"
 	}
 	return f
+}
+
+// absentMount is how many protected names are absent in one mount.
+type absentMount struct {
+	target string
+	n      int
+}
+
+// absentByMount counts the absent names of each mount, in plan order (a
+// name's mount is its target without the name).
+func absentByMount(as []AbsentProtected) []absentMount {
+	var out []absentMount
+	for _, a := range as {
+		t := strings.TrimSuffix(strings.TrimSuffix(a.Target, a.Name), "/")
+		if t == "" {
+			t = "/"
+		}
+		if len(out) > 0 && out[len(out)-1].target == t {
+			out[len(out)-1].n++
+			continue
+		}
+		out = append(out, absentMount{target: t, n: 1})
+	}
+	return out
 }

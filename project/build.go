@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/readback"
@@ -41,6 +42,9 @@ type Project struct {
 // mcpolicy.{cue,json,yaml,yml,jsonnet} and/or files under mcpolicy.d/.
 func Discover(p string) (*Project, error) {
 	fi, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil, &NoPolicyError{Path: p, Missing: true}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -75,9 +79,33 @@ func Discover(p string) (*Project, error) {
 		}
 	}
 	if len(proj.Files) == 0 {
-		return nil, fmt.Errorf("no policy found in %s: expected mcpolicy.cue (or .json, .yaml, .yml, .jsonnet) or policy files under %s/", p, PolicyDir)
+		return nil, &NoPolicyError{Path: p}
 	}
 	return proj, nil
+}
+
+// NoPolicyError is a path that holds no policy: it does not exist, or it
+// is a folder with no mcpolicy.* and no policy file under mcpolicy.d/.
+type NoPolicyError struct {
+	Path    string
+	Missing bool // the path does not exist
+}
+
+func (e *NoPolicyError) Error() string {
+	looked := "mcpolicy." + strings.Join(extNames(), "|") + ", " + PolicyDir + "/*"
+	if e.Missing {
+		return fmt.Sprintf("no policy at %s: it does not exist (looked for %s); hint: -p names a policy file or the folder that holds one (default: the current folder)", e.Path, looked)
+	}
+	return fmt.Sprintf("no policy at %s (looked for %s); hint: run mcpolicy in the folder that holds the policy, or name it with -p FILE|DIR; to start one, see docs/policy.md or turn a client's entries into one with `mcpolicy import`", e.Path, looked)
+}
+
+// extNames are schema.Extensions without their dots.
+func extNames() []string {
+	var out []string
+	for _, e := range schema.Extensions {
+		out = append(out, strings.TrimPrefix(e, "."))
+	}
+	return out
 }
 
 func isPolicyFile(name string) bool {

@@ -51,6 +51,12 @@ type CheckResult struct {
 	Unread   []string
 	Drift    bool
 	Tamper   bool
+	// Clients are the client files compared (read or not); Looked, where
+	// they were looked for when none was named; Built, whether the
+	// output folder was there to compare.
+	Clients []string
+	Looked  []string
+	Built   bool
 }
 
 // out is the output folder.
@@ -85,7 +91,12 @@ func CheckClients(o CheckOptions) (*CheckResult, error) {
 			files = append(files, f)
 			user[f] = true
 		}
+		for _, rel := range clientcfg.ProjectFiles {
+			r.Looked = append(r.Looked, filepath.Join(o.Project.Root, filepath.FromSlash(rel)))
+		}
+		r.Looked = append(r.Looked, clientcfg.UserPlaces(o.Home, o.ConfigHome)...)
 	}
+	r.Clients = files
 	for _, f := range files {
 		ts, err := clientcfg.Read(f, o.Home)
 		if err != nil {
@@ -113,6 +124,7 @@ func (r *CheckResult) artefacts(o CheckOptions) error {
 	if _, err := os.Lstat(out); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
+	r.Built = true
 	files, err := Artefacts(o.Plans)
 	if err != nil {
 		return err

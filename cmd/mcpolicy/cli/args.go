@@ -33,8 +33,13 @@ they are the pinned artefact's, checks every source for symlinks, fixes the
 project's top level (protected names read-only), masks the image's volumes
 and checks the mounts inside the container; run bare, they do none of that.`,
 		Example: `  mcpolicy args code-index -p examples/code-index`,
-		Args:    cobra.ExactArgs(1),
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return missingArg("args", "a SERVER", opts.Policy, func(s string) string {
+					return "mcpolicy args " + shellQuote(s) + policyArg(opts.Policy)
+				})
+			}
 			opts.streams, opts.Server = streamsOf(cmd), args[0]
 			return argsRun(opts)
 		},

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
@@ -253,6 +252,9 @@ type explainOptions struct {
 	Policy  string
 	Backend string // also what this backend enforces
 	Format  string
+	// ListProtected lists each protected name absent in a read-write
+	// mount, rather than their count.
+	ListProtected bool
 }
 
 func newExplainCmd() *cobra.Command {
@@ -260,6 +262,14 @@ func newExplainCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "explain [SERVER...]",
 		Short: "Print each server's grants as a numbered list, and what is taken away",
+		Long: `explain prints, for each server (or those named), its grants as a numbered
+list with their source positions, then what is taken away, the protected
+names, and with --backend what that backend enforces of it on this machine.
+The protected names absent when the policy compiled are counted per
+read-write mount; --list-protected lists them.
+
+On a terminal, lines are folded at its width (COLUMNS when set); into a
+pipe or a file they are not, so the text reads the same on every machine.`,
 		Example: `  mcpolicy explain code-index
   mcpolicy explain -p examples/code-index   # every server
   mcpolicy explain code-index --backend landlock   # what landlock enforces here`,
@@ -271,6 +281,7 @@ func newExplainCmd() *cobra.Command {
 	policyFlag(cmd, &opts.Policy)
 	cmd.Flags().StringVarP(&opts.Backend, "backend", "b", "", "also show what BACKEND ("+strings.Join(registry.Names(), ", ")+") enforces for the server, on this machine")
 	formatFlag(cmd, &opts.Format, "text", "json")
+	cmd.Flags().BoolVar(&opts.ListProtected, "list-protected", false, "list every protected name absent in a read-write mount (default: their count per mount)")
 	return cmd
 }
 
@@ -286,6 +297,9 @@ func secretsWarnings(w io.Writer, p *compiler.Plan, root string) {
 // explainRun prints each selected server's grants and, with --backend,
 // what that backend enforces of them here.
 func explainRun(opts *explainOptions) error {
+	if err := checkBackend("explain", opts.Backend, backendsOf("explain")); err != nil {
+		return err
+	}
 	proj, plans, err := compileProject(opts.Policy)
 	if err != nil {
 		return err
@@ -298,13 +312,17 @@ func explainRun(opts *explainOptions) error {
 	if opts.Format == "json" {
 		return writeExplainJSON(opts.Out, proj.Root, opts.Backend, selected)
 	}
-	w := opts.Out
+	return wrapping(opts.Out, func(w io.Writer) error { return opts.explain(w, selected, proj.Root) })
+}
+
+// explain writes the explanation of each selected plan to w.
+func (opts *explainOptions) explain(w io.Writer, selected []*compiler.Plan, root string) error {
 	for i, p := range selected {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprint(w, spellText(compiler.Explain(p)))
-		secretsWarnings(w, p, proj.Root)
+		fmt.Fprint(w, spellText(compiler.ExplainWith(p, compiler.ExplainOptions{ListAbsent: opts.ListProtected})))
+		secretsWarnings(w, p, root)
 		if opts.Backend == "" {
 			continue
 		}
@@ -380,10 +398,27 @@ func printSyscalls(w io.Writer, backend string) error {
 		return nil
 	}
 	rules := seccomp.Rules(seccomp.Options{})
-	fmt.Fprintf(w, "\nSystem calls the seccomp filter takes away (%d; the rest as Docker's default profile allows them):\n", len(rules))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, r := range rules {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", r.Name, r.Action, r.Reason)
+	fmt.Fprintf(w, "\nSystem calls the seccomp filter takes away (%d, by answer and reason; the rest as Docker's default profile allows them):\n", len(rules))
+	// The calls that share an answer and a reason, on one line, in the
+	// order of the first of each.
+	type group struct {
+		action, reason string
+		names          []string
 	}
-	return tw.Flush()
+	var groups []*group
+	at := map[[2]string]*group{}
+	for _, r := range rules {
+		k := [2]string{r.Action, r.Reason}
+		g := at[k]
+		if g == nil {
+			g = &group{action: r.Action, reason: r.Reason}
+			at[k] = g
+			groups = append(groups, g)
+		}
+		g.names = append(g.names, r.Name)
+	}
+	for _, g := range groups {
+		fmt.Fprintf(w, "  - %s: %s\n    %s\n", g.action, strings.Join(g.names, ", "), g.reason)
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
@@ -115,7 +116,11 @@ func checkRun(opts *checkOptions) error {
 	// one in name only, which the client shows as a failed tool call.
 	noteUnwritable(opts.Err, plans, proj.Root)
 	hostNotes(opts.Err, plans)
-	if err := rep.write(opts.Out, opts.Format, !res.Drift && len(res.Unread) == 0 && !written); err != nil {
+	clean := ""
+	if !res.Drift && len(res.Unread) == 0 && !written {
+		clean = checkedNothing(res, proj.Root, home)
+	}
+	if err := rep.write(opts.Out, opts.Format, clean); err != nil {
 		return &exitError{code: ExitError, err: err}
 	}
 	return opts.exit(res, written)
@@ -130,7 +135,7 @@ func (opts *checkOptions) writesThen(proj *project.Project, err error) error {
 	if werr != nil {
 		summary = werr.Error()
 	}
-	rep.write(opts.Out, opts.Format, false)
+	rep.write(opts.Out, opts.Format, "")
 	fmt.Fprintln(opts.Err, summary)
 	return err
 }
@@ -205,20 +210,52 @@ func (r *checkReport) add(f findings.Finding, line string) {
 	r.lines = append(r.lines, spellText(line))
 }
 
-// write prints the report in a format; text ends with "no drift" when
-// clean is set.
-func (r *checkReport) write(w io.Writer, format string, clean bool) error {
+// write prints the report in a format; text ends with clean, what a
+// check that found nothing says ("no drift"), when it is set.
+func (r *checkReport) write(w io.Writer, format string, clean string) error {
 	if format == "text" {
 		for _, l := range r.lines {
 			fmt.Fprintln(w, l)
 		}
-		if clean {
-			fmt.Fprintln(w, "no drift")
+		if clean != "" {
+			fmt.Fprintln(w, clean)
 		}
 		return nil
 	}
+	if clean == "" {
+		clean = "no drift"
+	}
 	return findings.Write(w, findings.Doc{Tool: "mcpolicy", Version: version(), Category: r.category, Rules: checkRules(), Findings: r.findings,
-		EmptyMarkdown: "**mcpolicy check:** no drift."}, format)
+		EmptyMarkdown: "**mcpolicy check:** " + clean + "."}, format)
+}
+
+// checkedNothing is what a clean check says: "no drift" when it compared
+// a client file; else that it found none, and where it looked (with
+// whether the output folder matched), so that a check of nothing does not
+// pass for a clean one.
+func checkedNothing(res *project.CheckResult, root, home string) string {
+	if len(res.Clients) > 0 {
+		return "no drift"
+	}
+	var proj, user []string
+	for _, f := range res.Looked {
+		if rel, err := filepath.Rel(root, f); err == nil && filepath.IsLocal(rel) {
+			proj = append(proj, filepath.ToSlash(rel))
+		} else if rel, err := filepath.Rel(home, f); home != "" && err == nil && filepath.IsLocal(rel) {
+			user = append(user, "~/"+filepath.ToSlash(rel))
+		} else {
+			user = append(user, f)
+		}
+	}
+	where := strings.Join(user, ", ")
+	if len(proj) > 0 {
+		where = spell(root) + ": " + strings.Join(proj, ", ") + "; " + where
+	}
+	msg := "no client config found to check (looked in: " + strings.TrimSuffix(where, "; ") + ")"
+	if res.Built {
+		msg = "the output folder matches the policy; " + msg
+	}
+	return msg
 }
 
 // writes adds the write report's pending lines of the project's recorded

@@ -90,7 +90,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"vet", dir}, ExitOK, "ok: 1 server in 1 policy file"},
 		{[]string{"vet", filepath.Join(dir, "bad")}, ExitInvalid, "mcpolicy.cue:2:21: servers.a.image: must be a container image reference"},
 		{[]string{"vet", filepath.Join(dir, "net")}, ExitInvalid, "not enforceable by backend landlock"},
-		{[]string{"vet", filepath.Join(dir, "missing")}, ExitError, "no such file or directory"},
+		{[]string{"vet", filepath.Join(dir, "missing")}, ExitError, "no policy at " + filepath.Join(dir, "missing") + ": it does not exist"},
 		{[]string{"explain", "-p", dir, "nope"}, ExitError, `no server "nope"`},
 		{[]string{"build", "--bogus"}, ExitError, "unknown flag"},
 		{[]string{"version"}, ExitOK, "schema v1"},

@@ -94,6 +94,12 @@ user-scope file, --file any file.`,
 // clientRun merges the selected servers' entries into the client's file
 // (--write), shows the diff, or puts the newest backup back (--restore).
 func clientRun(opts *clientOptions) error {
+	if err := checkBackend("client", opts.Backend, backendsOf("client")); err != nil {
+		return err
+	}
+	if err := absEnvFile(&opts.EnvFile); err != nil {
+		return err
+	}
 	c, err := clientcfg.LookupClient(opts.Target)
 	if err != nil {
 		return &exitError{code: ExitError, err: err}

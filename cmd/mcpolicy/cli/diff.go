@@ -84,7 +84,7 @@ func diffRun(opts *diffOptions) error {
 	for i := range cs {
 		cs[i].Against.File = display(cs[i].Against.File)
 	}
-	if err := diff.WriteCategory(opts.Out, cs, opts.Format, isTerminal(opts.Out), version(), opts.Category); err != nil {
+	if err := diff.WriteCategory(opts.Out, cs, opts.Format, colour(opts.Out), version(), opts.Category); err != nil {
 		return &exitError{code: ExitError, err: err}
 	}
 	ds := exposure.Deltas(oldPlans, newPlans)
@@ -133,6 +133,9 @@ func (opts *diffOptions) sides() (oldPlans, newPlans []*compiler.Plan, display f
 	default:
 		return nil, nil, nil, nil, &exitError{code: ExitError, err: fmt.Errorf("give OLD and NEW, or neither (and --against)")}
 	}
+	if err := policyMissing(opts.Policy); err != nil {
+		return nil, nil, nil, nil, err
+	}
 	old, display, cleanup, err := project.AtRef(opts.Policy, opts.Against)
 	if err != nil {
 		return nil, nil, nil, nil, &exitError{code: ExitError, err: err}
@@ -172,16 +175,6 @@ func writeArtefactDiffs(w io.Writer, oldPlans, newPlans []*compiler.Plan, format
 		}
 	}
 	return nil
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // writeExposure follows the changes, in text and markdown, with each

@@ -38,6 +38,9 @@ type serverTry struct {
 // MCP to it (initialize, tools/list) and explains a failure in grant
 // terms from its launch record and stderr.
 func doctorServerRun(ctx context.Context, opts *doctorOptions) error {
+	if err := checkBackend("doctor", opts.Backend, backendsOf("doctor")); err != nil {
+		return err
+	}
 	proj, plan, plans, err := compileServerOf(opts.Policy, opts.Server)
 	if err != nil {
 		return err

@@ -68,6 +68,9 @@ reviewed bytes.`,
 // execRun builds the server's Landlock ruleset and starts it confined;
 // the server's exit code is exec's.
 func execRun(opts *execOptions) error {
+	if err := absEnvFile(&opts.EnvFile); err != nil {
+		return err
+	}
 	// Nothing the caller left open reaches the server (and
 	// launch.Start gives it no terminal).
 	if err := launch.CloseInherited(); err != nil {

@@ -70,6 +70,7 @@ var grammar = []grammarFlag{
 	{Name: "last", Type: "int", Value: "N", Means: "the newest N"},
 	{Name: "lifeline", Type: "bool", Means: "exit when the proxy goes away"},
 	{Name: "listen", Type: "string", Value: "ADDR:PORT", Means: "the TCP address to listen on"},
+	{Name: "list-protected", Type: "bool", Means: "list every protected name absent in a read-write mount (default: their count per mount)"},
 	{Name: "log", Type: "string", Value: "FILE|-", Means: "the egress decision log to append to"},
 	{Name: "log-max", Type: "string", Value: "SIZE", Means: "the size the decision log stops growing at"},
 	{Name: "manifest", Type: "string", Repeatable: true, Value: "FILE", Means: "a hand-written Kubernetes manifest"},

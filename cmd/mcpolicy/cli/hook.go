@@ -52,6 +52,9 @@ func hookInstallRun(opts *hookInstallOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := policyMissing(opts.Path); err != nil {
+		return err
+	}
 	file, err := project.InstallHook(opts.Path, self, opts.Force, opts.Chain)
 	if err != nil {
 		return &exitError{code: ExitError, err: err}

@@ -1,8 +1,13 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
 
+	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/spf13/cobra"
 )
 
@@ -31,4 +36,14 @@ func policyPath(args []string, flag string, named bool) (string, error) {
 		return "", &exitError{code: ExitError, err: fmt.Errorf("the policy is named twice (%s and -p %s): give one", args[0], flag)}
 	}
 	return args[0], nil
+}
+
+// policyMissing is the error for a policy path that does not exist (as
+// project.Discover says it), for the commands that read the path another
+// way first (diff's git side, hook install); nil when it exists.
+func policyMissing(path string) error {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return &project.NoPolicyError{Path: path, Missing: true}
+	}
+	return nil
 }

@@ -92,6 +92,11 @@ go install).`,
 // proveRun proves each selected server's plan on its backends and writes
 // the evidence of each.
 func proveRun(parent context.Context, opts *proveOptions) error {
+	for _, b := range opts.Backends {
+		if err := checkBackend("prove", b, backendsOf("prove")); err != nil {
+			return err
+		}
+	}
 	proj, plans, err := compileProject(opts.Policy)
 	if err != nil {
 		return err

@@ -60,6 +60,9 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	if len(root.Commands()) > 1 { // every command: help, completion, ...
+		completeCommands(root)
+	}
 	err := root.Execute()
 	if err == nil {
 		return ExitOK
@@ -147,6 +150,17 @@ user and no mounts. Every addition is an explicit, counted grant.`,
 	// Without the -v cobra would give it: -v is --verbose (grammar.go).
 	root.Flags().Bool("version", false, "the version (as mcpolicy version)")
 	root.SetVersionTemplate(`{{mcpolicyVersion}}` + "\n")
+	// Help is folded at a terminal's width, as explain is (wrap.go).
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		out := c.OutOrStdout()
+		wrapping(out, func(w io.Writer) error {
+			c.SetOut(w)
+			defer c.SetOut(out)
+			help(c, args)
+			return nil
+		})
+	})
 	for _, c := range subcommands {
 		if len(args) > 0 && args[0] == c.name {
 			root.AddCommand(c.new())

@@ -100,6 +100,12 @@ evidence is reproduced. See docs/egress.md.`,
 // runRun starts the plan's server confined, with the egress proxy, and
 // exits with the server's code.
 func runRun(ctx context.Context, opts *runOptions) error {
+	if err := checkBackend("run", opts.Backend, backendsOf("run")); err != nil {
+		return err
+	}
+	if err := absEnvFile(&opts.EnvFile); err != nil {
+		return err
+	}
 	// Nothing the caller left open reaches the server, nor a terminal.
 	if err := launch.CloseInherited(); err != nil {
 		return err
@@ -321,4 +327,21 @@ func envFileOutsideProject(plans []*compiler.Plan, envFile, root, home string) e
 		return err
 	}
 	return clientcfg.EnvFileOutsideProject(plans, abs, root, home)
+}
+
+// absEnvFile makes a relative --env-file absolute, against the current
+// folder: the launcher reads it later from wherever the client starts it,
+// so an entry names it by its absolute path. The file's checks (outside
+// every grant, no symlink, mode 600, yours) are the launcher's and
+// client's as before.
+func absEnvFile(p *string) error {
+	if *p == "" || filepath.IsAbs(*p) {
+		return nil
+	}
+	abs, err := filepath.Abs(*p)
+	if err != nil {
+		return &exitError{code: ExitError, err: fmt.Errorf("--env-file %s: %w", *p, err)}
+	}
+	*p = abs
+	return nil
 }

@@ -23,7 +23,7 @@ servers: s: {
 `)
 	data := filepath.Join(dir, "data")
 	os.MkdirAll(data, 0o755)
-	if code, out, errs := run(t, "check", "-p", dir); code != ExitOK || !strings.Contains(out, "no drift") || !strings.Contains(errs, "write report: 0 sessions recorded for this project in "+writereport.Dir(writereport.StateDir(os.Getenv), dir)) {
+	if code, out, errs := run(t, "check", "-p", dir); code != ExitOK || !strings.Contains(out, "no client config found to check") || !strings.Contains(errs, "write report: 0 sessions recorded for this project in "+writereport.Dir(writereport.StateDir(os.Getenv), dir)) {
 		t.Fatalf("check before any session: exit %d\n%s%s", code, out, errs)
 	}
 	if _, err := writereport.Record(writereport.StateDir(os.Getenv), &writereport.Session{Project: dir, Server: "s", Backend: "bwrap", Writable: []string{data}}); err != nil {

@@ -68,7 +68,7 @@ func TestLintClientNeedsNoPolicy(t *testing.T) {
 	if code, out, errs := run(t, "lint", "--client", cfg, "--fail-on", "never"); code != ExitOK || !strings.Contains(out, "UNCONFINED_SERVER") {
 		t.Errorf("lint --client without a policy: exit %d\n%s%s", code, out, errs)
 	}
-	if code, _, errs := run(t, "lint"); code == ExitOK || !strings.Contains(errs, "no policy found") {
+	if code, _, errs := run(t, "lint"); code == ExitOK || !strings.Contains(errs, "no policy at .") {
 		t.Errorf("lint without a policy or a client: exit %d\n%s", code, errs)
 	}
 }

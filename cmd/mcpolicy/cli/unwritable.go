@@ -54,10 +54,8 @@ func runsAsPlanUser(plans []*compiler.Plan) []*compiler.Plan {
 // a script or a committed transcript reads the same on every machine
 // (check and doctor --server say them always).
 func terminalOnly(w io.Writer) io.Writer {
-	if f, ok := w.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			return w
-		}
+	if isTerminal(w) {
+		return w
 	}
 	return nil
 }

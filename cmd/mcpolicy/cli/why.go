@@ -62,8 +62,13 @@ mcpolicy run --hosts).`,
   mcpolicy why api.github.com:443 --format json
   mcpolicy why /proc/self/exe --backend landlock
   mcpolicy why GITHUB_TOKEN --server github`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return missingArg("why", "a TARGET (a path, HOST:PORT or a variable's name)", opts.Policy, func(s string) string {
+					return "mcpolicy why TARGET --server " + shellQuote(s) + policyArg(opts.Policy) + ", e.g. mcpolicy why ~/.ssh/id_ed25519" + policyArg(opts.Policy)
+				})
+			}
 			opts.streams, opts.Target = streamsOf(cmd), args[0]
 			return whyRun(opts)
 		},
@@ -84,6 +89,9 @@ mcpolicy run --hosts).`,
 func whyRun(opts *whyOptions) error {
 	if opts.Format != "text" && opts.Format != "json" {
 		return &exitError{code: ExitError, err: fmt.Errorf("--format %q: want text or json", opts.Format)}
+	}
+	if err := checkBackend("why", opts.Backend, backendsOf("why")); err != nil {
+		return err
 	}
 	if opts.HostPath && opts.SandboxPath {
 		return &exitError{code: ExitError, err: fmt.Errorf("--host and --sandbox: give one")}
