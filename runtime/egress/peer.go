@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/runtime/egress/forwarder"
@@ -288,7 +289,8 @@ func (c *guardedConn) Write(b []byte) (int, error) {
 // close may wait in the kernel on an SO_LINGER the sandbox set (any
 // setting of ours it can set back first), so it runs in the background,
 // lingerClosers at a time: the proxy's shutdown does not wait on the
-// sandbox, and no more threads than that wait so.
+// sandbox, and no more threads than that wait so. Beyond them a close
+// resets the connection (abortive).
 func (c *guardedConn) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -312,7 +314,25 @@ func (c *guardedConn) Close() error {
 		}()
 		return nil
 	default:
+		// The pool is full: only a sandbox that leaves connections
+		// lingering fills it. This close resets the connection rather
+		// than wait: SO_LINGER 0. A sender that still holds a descriptor
+		// may set its own back, but then this close is not the last,
+		// and does not wait either (only a sender that sets it back and
+		// closes its own in the instant between the two still can).
+		abortive(conn)
 		return conn.Close()
+	}
+}
+
+// abortive makes c's close reset the connection at once (SO_LINGER 0).
+func abortive(c net.Conn) {
+	if sc, ok := c.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			rc.Control(func(fd uintptr) {
+				unix.SetsockoptLinger(int(fd), unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0})
+			})
+		}
 	}
 }
 

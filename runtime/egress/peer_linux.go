@@ -162,7 +162,7 @@ func ProcessUID(pid int) (euid, fsuid int, err error) {
 }
 
 // handedConn is the TCP connection whose descriptor fd a forwarder sent:
-// a stream socket of the internet families, or an error. fd is closed
+// a TCP (or MPTCP) stream socket of the internet families, or an error. fd is closed
 // either way (the connection holds a descriptor of its own).
 func handedConn(fd int) (net.Conn, error) {
 	for _, o := range []struct {
@@ -172,7 +172,10 @@ func handedConn(fd int) (net.Conn, error) {
 	}{
 		{"family", unix.SO_DOMAIN, func(v int) bool { return v == unix.AF_INET || v == unix.AF_INET6 }},
 		{"type", unix.SO_TYPE, func(v int) bool { return v == unix.SOCK_STREAM }},
-		{"protocol", unix.SO_PROTOCOL, func(v int) bool { return v == unix.IPPROTO_TCP }},
+		// MPTCP too: Go's listeners (the forwarder's) take it where the
+		// kernel has it, and a client that asks for it gets an MPTCP
+		// socket, a TCP stream to the proxy like any other.
+		{"protocol", unix.SO_PROTOCOL, func(v int) bool { return v == unix.IPPROTO_TCP || v == unix.IPPROTO_MPTCP }},
 	} {
 		v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, o.opt)
 		if err != nil {
