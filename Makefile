@@ -18,6 +18,14 @@ build: ## build bin/mcpolicy and bin/mcpolicy-launch (static)
 install: ## install mcpolicy and mcpolicy-launch (client entries run it) into $(go env GOPATH)/bin (static)
 	CGO_ENABLED=0 $(GO) install ./cmd/...
 
+# The mains that are not products sit where ./... does not reach, so that
+# `go install ./...` (what pre-commit's golang hooks run) installs mcpolicy
+# and mcpolicy-launch alone: in _ folders (as Go's own
+# cmd/compile/internal/ssa/_gen), or testdata/ for what only tests build.
+# Named here, they are vetted, staticchecked and tested all the same (a
+# test in cmd/mcpolicy/cli holds this list to the tree).
+HIDDEN := ./bench/_cuecompare ./bench/_ratio ./compiler/exposure/_gen ./examples/canary/_server ./internal/exitcode/_gen ./verify/escape/testdata/helper
+
 # The slowest packages first (they mostly wait on engines): go test starts
 # packages in the order given (two at a time), so the long ones do not
 # start last. vet is `make lint`'s, and test binaries linked without symbol
@@ -27,14 +35,14 @@ install: ## install mcpolicy and mcpolicy-launch (client entries run it) into $(
 SLOW := ./verify/e2e ./verify ./verify/escape ./evidence/prove ./schema
 BENCH_PKGS = $(shell grep -rl --include='*_test.go' '^func Benchmark' . | grep -v /testdata/ | xargs -n1 dirname | sort -u)
 test: ## every test, the real-engine ones included (CI=true: a missing docker/podman fails); every benchmark run once, so none breaks unseen
-	$(GO) test -count=1 -vet=off -ldflags='-s -w' -timeout 15m $(SLOW) ./...
+	$(GO) test -count=1 -vet=off -ldflags='-s -w' -timeout 15m $(SLOW) ./... $(HIDDEN)
 	$(GO) test -count=1 -vet=off -ldflags='-s -w' -run '^$$' -bench . -benchtime 1x -timeout 10m $(BENCH_PKGS)
 	$(GO) run ./cmd/mcpolicy build --check $(EXAMPLE)
 
 # vet runs in `make lint`; test binaries linked without symbol tables link
 # faster, and linking sixty of them is most of the loop on two cores.
 test-short: ## the edit loop (< 1 min): every package, without the tests that run engines, sandboxes, pre-commit or the network
-	$(GO) test -short -count=1 -vet=off -ldflags='-s -w' ./...
+	$(GO) test -short -count=1 -vet=off -ldflags='-s -w' ./... $(HIDDEN)
 
 # macOS is where the seatbelt backend runs: mcpolicy must build there
 # (docs/macos.md). Every package but verify/ (the escape suite drives Linux
@@ -48,8 +56,8 @@ DARWIN_ARCHS ?= arm64
 lint: ## gofmt, go vet and staticcheck (pinned, through go run); mcpolicy cross-built and vetted for macOS
 	@out=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
-	$(STATICCHECK) ./...
+	$(GO) vet ./... $(HIDDEN)
+	$(STATICCHECK) ./... $(HIDDEN)
 	@for arch in $(DARWIN_ARCHS); do \
 	  echo "GOOS=darwin GOARCH=$$arch: go build ./cmd/mcpolicy, go vet (all but verify/)"; \
 	  GOOS=darwin GOARCH=$$arch $(GO) build -o /dev/null ./cmd/mcpolicy || exit 1; \
@@ -59,7 +67,7 @@ lint: ## gofmt, go vet and staticcheck (pinned, through go run); mcpolicy cross-
 
 bench: ## benchmarks: build and lint against `cue export` (whole processes); load + compile + emit; the write report on 100,000 files; spawn cost per launch; every way to start a server to its MCP initialize reply, and the egress path against a direct socket, side by side as ratios
 	@echo "compile path against cue export (cue at go.mod's version), whole processes:"
-	$(GO) run ./bench/cuecompare
+	$(GO) run ./bench/_cuecompare
 	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list ./... | grep -v '/bench$$')
 	@echo "the write report's walk, a 100,000-file project:"
 	$(GO) test ./bench -run '^$$' -bench Report -benchtime 5x
@@ -75,7 +83,7 @@ bench: ## benchmarks: build and lint against `cue export` (whole processes); loa
 	  echo "the egress path against a direct socket, 10 runs each:"; \
 	  { $(GO) test ./runtime/egress -run '^$$' -bench Egress -count 10; echo $$? >"$$out.rc"; } | tee -a "$$out"; \
 	  [ "$$(cat "$$out.rc")" = 0 ] || exit 1; \
-	  $(GO) run ./bench/ratio -col path -base direct <"$$out"
+	  $(GO) run ./bench/_ratio -col path -base direct <"$$out"
 
 golden: ## rewrite golden/testdata from the current code; review `git diff golden/` before committing
 	MCPOLICY_UPDATE=1 $(GO) test -count=1 ./golden/
@@ -87,8 +95,8 @@ example: build ## rebuild the bundled example's artefacts
 docs: ## regenerate docs/rules.md, docs/diff-kinds.md and the table of docs/exit-codes.md from their registries (a test fails when one is stale)
 	$(GO) run ./cmd/mcpolicy rules --format markdown > docs/rules.md
 	$(GO) run ./cmd/mcpolicy rules --diff --format markdown > docs/diff-kinds.md
-	$(GO) run ./internal/exitcode/gen docs/exit-codes.md
-	$(GO) run ./compiler/exposure/gen docs/exposure.md
+	$(GO) run ./internal/exitcode/_gen docs/exit-codes.md
+	$(GO) run ./compiler/exposure/_gen docs/exposure.md
 
 help: ## this list
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)

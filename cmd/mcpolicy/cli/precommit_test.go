@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -162,4 +164,78 @@ func copyRegular(src, dst string, mode os.FileMode) error {
 func lastLinesOf(b []byte, n int) string {
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// TestGoInstallBuildsOnlyTheCommands holds `go install ./...` — what
+// pre-commit's `language: golang` runs in its clone of this repository
+// (pre_commit/languages/golang.py, install_environment) — to the two
+// commands a user runs: every other main package (generators, bench tools,
+// the canary, the escape suite's helper) sits in a _ or testdata folder,
+// which ./... skips, and is listed in the Makefile's HIDDEN, which lint and
+// the tests name, so none goes unvetted.
+func TestGoInstallBuildsOnlyTheCommands(t *testing.T) {
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := exec.Command("go", "list", "-f", `{{if eq .Name "main"}}{{.ImportPath}}{{end}}`, "./...")
+	list.Dir = root
+	out, err := list.Output()
+	if err != nil {
+		t.Fatalf("go list ./...: %v", err)
+	}
+	const mod = "github.com/mcpolicy/mcpolicy/"
+	if got, want := strings.Fields(string(out)), []string{mod + "cmd/mcpolicy", mod + "cmd/mcpolicy-launch"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("the main packages of ./... (what `go install ./...` installs) are %q, want only %q", got, want)
+	}
+
+	// Every other main package in the tree (nested modules aside), as the
+	// Makefile names it.
+	var mains []string
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != root && (d.Name() == ".git" || d.Name() == "node_modules") {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != root {
+				return filepath.SkipDir // a module of its own: not this module's ./...
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if !regexp.MustCompile(`(?m)^package main\b`).Match(b) {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		pkg := "./" + filepath.ToSlash(rel)
+		if pkg != "./cmd/mcpolicy" && pkg != "./cmd/mcpolicy-launch" && !slices.Contains(mains, pkg) {
+			mains = append(mains, pkg)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^HIDDEN := (.*)$`).FindSubmatch(mk)
+	if m == nil {
+		t.Fatal("the Makefile has no `HIDDEN := ...` line")
+	}
+	hidden := strings.Fields(string(m[1]))
+	slices.Sort(mains)
+	if strings.Join(mains, " ") != strings.Join(hidden, " ") {
+		t.Errorf("the main packages outside ./... are\n  %s\nthe Makefile's HIDDEN (sorted, which lint and the tests name) is\n  %s", strings.Join(mains, " "), strings.Join(hidden, " "))
+	}
 }
