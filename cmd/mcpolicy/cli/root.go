@@ -142,7 +142,7 @@ user and no mounts. Every addition is an explicit, counted grant.`,
 		SilenceErrors: true,
 		Version:       "-", // printed by the template, which reads the build info only then
 	}
-	root.SetVersionTemplate(`{{mcpolicyVersion}}` + "\n")
+	root.SetVersionTemplate(`{{mcpolicyVersion}}`)
 	for _, c := range subcommands {
 		if len(args) > 0 && args[0] == c.name {
 			root.AddCommand(c.new())
@@ -155,7 +155,7 @@ user and no mounts. Every addition is an explicit, counted grant.`,
 	return root
 }
 
-func init() { cobra.AddTemplateFunc("mcpolicyVersion", version) }
+func init() { cobra.AddTemplateFunc("mcpolicyVersion", versionText) }
 
 // streams are where a command reads and prints: its cobra command's, so
 // tests capture them. Each command's options carry them into its run
