@@ -244,6 +244,9 @@ func hashSource(root string) (string, error) {
 				strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
 				return filepath.SkipDir
 			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != root {
+				return filepath.SkipDir // a module of its own (tools/release): not in this module's builds
+			}
 			return nil
 		}
 		if !d.Type().IsRegular() || strings.HasSuffix(name, "_test.go") || !sourceFile(name) {
