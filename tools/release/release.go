@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -250,8 +251,9 @@ func check(bin, goos, goarch, commit, when string) (Binary, error) {
 			delete(want, s.Key)
 		}
 	}
-	for k := range want {
-		return b, fmt.Errorf("%s: the build info has no %s (was it built from a git clone?)", bin, k)
+	if len(want) > 0 {
+		missing := slices.Sorted(maps.Keys(want))
+		return b, fmt.Errorf("%s: the build info has no %s (was it built from a git clone?)", bin, strings.Join(missing, ", "))
 	}
 	if goos == "linux" {
 		f, err := elf.Open(bin)
