@@ -9,6 +9,7 @@
 //	mcpolicy-launch [--project-root DIR] [--bwrap PATH] --sha256 HEX ARTEFACT    .mcpolicy/bwrap/S.json or .mcpolicy/landlock/S.json
 //	mcpolicy-launch --engine ENGINE --project-root DIR --sha256 HEX ARTEFACT -- run ARGS...   docker or podman
 //	mcpolicy-launch [-v] RULESET.json         a Landlock ruleset, unverified (by hand)
+//	mcpolicy-launch --version                 the version, its commit and date (package buildversion)
 //
 // --env-file FILE (before the artefact or --): the values of the plan's env
 // grants that the launcher's environment does not set come from FILE, for
@@ -69,6 +70,7 @@ import (
 	"os"
 
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
+	"github.com/mcpolicy/mcpolicy/internal/buildversion"
 	"github.com/mcpolicy/mcpolicy/internal/exitcode"
 	"github.com/mcpolicy/mcpolicy/internal/printable"
 	"github.com/mcpolicy/mcpolicy/runtime/egress/forwarder"
@@ -93,6 +95,7 @@ func main() {
 		os.Exit(handedOver(os.Args[2])) // `mcpolicy exec`'s launch, run here in its place
 	}
 	verbose := flag.Bool("v", false, "say on stderr what is enforced")
+	showVersion := flag.Bool("version", false, "print the version, its commit and date, and exit")
 	digest := flag.String("sha256", "", "the artefact's SHA-256, as the client entry carries it: refuse (exit 8) any other content")
 	engine := flag.String("engine", "", "docker or podman (or its path): check the `run` arguments after -- and run them")
 	projectRoot := flag.String("project-root", "", "the project folder ${PROJECT_ROOT} stands for (default: $PROJECT_ROOT; with --sha256, else three folders above the artefact)")
@@ -107,6 +110,10 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
+	if *showVersion {
+		fmt.Print(buildversion.Read().Text("mcpolicy-launch"))
+		os.Exit(0)
+	}
 	if err := launch.CloseInherited(); err != nil {
 		exit(err)
 	}

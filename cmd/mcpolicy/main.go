@@ -15,7 +15,7 @@ import (
 func main() {
 	// Most commands live for milliseconds with a small heap: collecting at
 	// 4x the live heap instead of 2x saves about a tenth of build's time
-	// (measured: bench/cuecompare). GOGC, when set, still wins.
+	// (measured: bench/_cuecompare). GOGC, when set, still wins.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}

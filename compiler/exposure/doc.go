@@ -90,7 +90,7 @@ func codeList(items []string, prefix string) string {
 
 // Markers delimit the generated weights in docs/exposure.md.
 const (
-	DocBegin = "<!-- exposure weights: generated from compiler/exposure/weights.cue (`go run ./compiler/exposure/gen docs/exposure.md`); do not edit -->"
+	DocBegin = "<!-- exposure weights: generated from compiler/exposure/weights.cue (`go run ./compiler/exposure/_gen docs/exposure.md`); do not edit -->"
 	DocEnd   = "<!-- end exposure weights -->"
 )
 

@@ -16,7 +16,7 @@ func TestDocIsCurrent(t *testing.T) {
 	}
 	want, err := exitcode.Splice(string(b))
 	if err != nil || want != string(b) {
-		t.Errorf("docs/exit-codes.md is stale: run `make docs` (go run ./internal/exitcode/gen docs/exit-codes.md) (%v)", err)
+		t.Errorf("docs/exit-codes.md is stale: run `make docs` (go run ./internal/exitcode/_gen docs/exit-codes.md) (%v)", err)
 	}
 }
 

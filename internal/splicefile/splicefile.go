@@ -1,5 +1,5 @@
-// Package splicefile is the body of the doc generators (exitcode/gen,
-// compiler/exposure/gen): rewrite the generated part of one markdown file
+// Package splicefile is the body of the doc generators (exitcode/_gen,
+// compiler/exposure/_gen): rewrite the generated part of one markdown file
 // in place, leaving the prose around it.
 package splicefile
 

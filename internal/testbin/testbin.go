@@ -38,7 +38,7 @@ import (
 const (
 	McpolicyPkg = "./cmd/mcpolicy"
 	LaunchPkg   = "./cmd/mcpolicy-launch"
-	CanaryPkg   = "./examples/canary"
+	CanaryPkg   = "./examples/canary/_server"
 )
 
 // Mcpolicy returns a static mcpolicy built from the module's source.
@@ -244,6 +244,9 @@ func hashSource(root string) (string, error) {
 				strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
 				return filepath.SkipDir
 			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != root {
+				return filepath.SkipDir // a module of its own (tools/release): not in this module's builds
+			}
 			return nil
 		}
 		if !d.Type().IsRegular() || strings.HasSuffix(name, "_test.go") || !sourceFile(name) {
@@ -262,6 +265,40 @@ func hashSource(root string) (string, error) {
 		return "", fmt.Errorf("testbin: hashing the module's source: %v", err)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:20], nil
+}
+
+// hiddenHash is "" for a package the module's hash covers, and for one
+// under a _ or testdata folder (which the go tool's ./... and that hash
+// skip) "-" and a hash of that package's folder.
+func hiddenHash(root, pkg string) (string, error) {
+	hidden := false
+	for _, el := range strings.Split(strings.TrimPrefix(pkg, "./"), "/") {
+		if el == "testdata" || strings.HasPrefix(el, "_") {
+			hidden = true
+		}
+	}
+	if !hidden {
+		return "", nil
+	}
+	h := sha256.New()
+	dir := filepath.Join(root, filepath.FromSlash(pkg))
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || strings.HasSuffix(d.Name(), "_test.go") || !sourceFile(d.Name()) {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		fmt.Fprintf(h, "%s %d\n", filepath.ToSlash(rel), len(b))
+		h.Write(b)
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("testbin: hashing %s: %v", pkg, err)
+	}
+	return "-" + hex.EncodeToString(h.Sum(nil))[:12], nil
 }
 
 // sourceFile reports whether a file of this name can change a build: Go
@@ -296,6 +333,14 @@ func build(goos, pkg string) (string, error) {
 	if goos != runtime.GOOS {
 		name += "-" + goos
 	}
+	// The module's hash leaves out _ and testdata folders, where the
+	// mains that are not products live (the canary, the escape suite's
+	// helper): such a binary is keyed by its own folder's source too.
+	hidden, err := hiddenHash(root, pkg)
+	if err != nil {
+		return "", err
+	}
+	name += hidden
 	bin := filepath.Join(dir, name)
 	if _, err := os.Stat(bin); err == nil {
 		touch(dir)

@@ -86,7 +86,7 @@ type suite struct {
 	base     string // /var/tmp/mcpolicy-escape-*: binaries and every project
 	mcpolicy string // CGO_ENABLED=0 build of ./cmd/mcpolicy
 	launcher string // CGO_ENABLED=0 build of ./cmd/mcpolicy-launch, beside it
-	helper   string // CGO_ENABLED=0 build of ./verify/escape/helper, copied into projects
+	helper   string // CGO_ENABLED=0 build of ./verify/escape/testdata/helper, copied into projects
 	image    string // the busybox image's name, in docker and in podman
 	// volumeImage is the busybox image with VOLUME /data, /data owned by
 	// uid 1000 (the image-volume scenario).
@@ -119,7 +119,7 @@ func newSuite(t *testing.T) *suite {
 	s.volumeImage = s.image + "-volume"
 	// Copies of the cached static builds, inside base: the sandboxed
 	// users must be able to read them.
-	for bin, pkg := range map[string]string{s.mcpolicy: testbin.McpolicyPkg, s.launcher: testbin.LaunchPkg, s.helper: "./verify/escape/helper"} {
+	for bin, pkg := range map[string]string{s.mcpolicy: testbin.McpolicyPkg, s.launcher: testbin.LaunchPkg, s.helper: "./verify/escape/testdata/helper"} {
 		testbin.Install(t, testbin.Build(t, pkg), bin)
 	}
 	return s

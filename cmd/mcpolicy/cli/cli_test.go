@@ -93,7 +93,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"vet", filepath.Join(dir, "missing")}, ExitError, "no policy at " + filepath.Join(dir, "missing") + ": it does not exist"},
 		{[]string{"explain", "-p", dir, "nope"}, ExitError, `no server "nope"`},
 		{[]string{"build", "--bogus"}, ExitError, "unknown flag"},
-		{[]string{"version"}, ExitOK, "schema v1"},
+		{[]string{"version"}, ExitOK, "schema: v1"},
 		{[]string{"completion", "bash"}, ExitOK, "bash completion"},
 		{[]string{"schema"}, ExitOK, "#Policy"},
 		{[]string{"explain", "-p", dir}, ExitOK, "2 grants: 1 rw mount, 1 scratch"},

@@ -149,7 +149,7 @@ user and no mounts. Every addition is an explicit, counted grant.`,
 	}
 	// Without the -v cobra would give it: -v is --verbose (grammar.go).
 	root.Flags().Bool("version", false, "the version (as mcpolicy version)")
-	root.SetVersionTemplate(`{{mcpolicyVersion}}` + "\n")
+	root.SetVersionTemplate(`{{mcpolicyVersion}}`)
 	// Help is folded at a terminal's width, as explain is (wrap.go).
 	help := root.HelpFunc()
 	root.SetHelpFunc(func(c *cobra.Command, args []string) {
@@ -173,7 +173,7 @@ user and no mounts. Every addition is an explicit, counted grant.`,
 	return root
 }
 
-func init() { cobra.AddTemplateFunc("mcpolicyVersion", version) }
+func init() { cobra.AddTemplateFunc("mcpolicyVersion", versionText) }
 
 // streams are where a command reads and prints: its cobra command's, so
 // tests capture them. Each command's options carry them into its run

@@ -2,37 +2,36 @@ package cli
 
 import (
 	"fmt"
-	"runtime"
-	"runtime/debug"
 
+	"github.com/mcpolicy/mcpolicy/internal/buildversion"
 	"github.com/mcpolicy/mcpolicy/schema"
 	"github.com/spf13/cobra"
 )
 
-// Version is set at link time (-ldflags "-X ...cli.Version=v1.2.3"); otherwise
-// the module version from the build info is used.
-var Version = ""
-
+// version is the build on one line, as reports (lint, vet, check, diff)
+// name their tool: "mcpolicy v0.1.0 (commit 0123456789ab, DATE; schema v1)".
+// The release build sets the version at link time (docs/release.md).
 func version() string {
-	v := Version
-	if v == "" {
-		v = "(devel)"
-		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-			v = bi.Main.Version
-		}
-	}
-	return fmt.Sprintf("mcpolicy %s (schema %s, %s)", v, schema.Version, runtime.Version())
+	i := buildversion.Read()
+	return fmt.Sprintf("mcpolicy %s; schema %s, %s", i.Line(), schema.Version, i.Go)
+}
+
+// versionText is what `mcpolicy version` and `mcpolicy --version` print:
+// the version, the commit, its date, the schema and the toolchain, a line
+// each (package buildversion).
+func versionText() string {
+	return buildversion.Read().Text("mcpolicy", "schema: "+schema.Version)
 }
 
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:     "version",
-		Short:   "Print the mcpolicy version and the policy schema version",
+		Short:   "Print the mcpolicy version, its commit and date, and the policy schema version",
 		Example: "  mcpolicy version",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintln(cmd.OutOrStdout(), version())
-			return nil
+			_, err := fmt.Fprint(cmd.OutOrStdout(), versionText())
+			return err
 		},
 	}
 }

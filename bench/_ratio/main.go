@@ -5,8 +5,8 @@
 // table `make bench` closes with. benchstat shows the same medians with
 // confidence intervals; this adds the ratios a closing note quotes.
 //
-//	go test ./bench -run '^$' -bench Initialize -count 10 | go run ./bench/ratio
-//	go test ./runtime/egress -run '^$' -bench Egress -count 10 | go run ./bench/ratio -col path -base direct
+//	go test ./bench -run '^$' -bench Initialize -count 10 | go run ./bench/_ratio
+//	go test ./runtime/egress -run '^$' -bench Egress -count 10 | go run ./bench/_ratio -col path -base direct
 package main
 
 import (

@@ -1,5 +1,5 @@
 // Command gen rewrites the weights of a doc (docs/exposure.md) from the
-// embedded weights.cue: `go run ./compiler/exposure/gen docs/exposure.md`.
+// embedded weights.cue: `go run ./compiler/exposure/_gen docs/exposure.md`.
 // (Its example breakdown is rewritten by
 // `MCPOLICY_UPDATE=1 go test ./compiler/exposure/ -run TestDoc`, which
 // checks both.)

@@ -1,5 +1,5 @@
 // Command gen rewrites the exit-code table of a doc (docs/exit-codes.md)
-// from exitcode.Table: `go run ./internal/exitcode/gen docs/exit-codes.md`.
+// from exitcode.Table: `go run ./internal/exitcode/_gen docs/exit-codes.md`.
 package main
 
 import (

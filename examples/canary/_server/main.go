@@ -16,7 +16,7 @@
 //
 // Build it static so it runs in an empty image or an empty bwrap root:
 //
-//	CGO_ENABLED=0 go build -o examples/canary/bin/canary ./examples/canary
+//	CGO_ENABLED=0 go build -o examples/canary/bin/canary ./examples/canary/_server
 package main
 
 import (

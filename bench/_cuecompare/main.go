@@ -9,7 +9,7 @@
 // is the like-for-like comparison. Runs are interleaved, so a machine
 // that gets busier slows every command alike, and each figure is a median.
 //
-//	go run ./bench/cuecompare [-n 21]
+//	go run ./bench/_cuecompare [-n 21]
 //
 // It prints the figures; it never fails because a machine is slow. Issue
 // 17 asks for: build of one policy <= 1.0x cue export of it; 500 servers
