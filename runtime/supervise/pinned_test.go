@@ -118,11 +118,11 @@ servers: pinned: {
 	if err := os.WriteFile(policy, []byte("servers: { this is not CUE\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, out := start(); code != 0 || !strings.Contains(out, "(schema v1") {
+	if code, out := start(); code != 0 || !strings.Contains(out, "schema: v1") {
 		t.Errorf("with the policy broken: exit %d\n%s", code, out)
 	}
 	os.Remove(policy)
-	if code, out := start(); code != 0 || !strings.Contains(out, "(schema v1") {
+	if code, out := start(); code != 0 || !strings.Contains(out, "schema: v1") {
 		t.Errorf("with the policy gone: exit %d\n%s", code, out)
 	}
 	// The plan edited: refused, with the way back.
