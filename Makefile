@@ -6,8 +6,9 @@ GO      ?= go
 # everything above it, and runs gcc).
 export CGO_ENABLED = 0
 # Trimmed as a release is built (tools/release): its compiles are then the
-# tests' own, and CI's release check only links.
-export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
+# tests' own, and CI's release check only links. Added to the flags go
+# env gives (the environment's, or `go env -w`'s), not in their place.
+export GOFLAGS := $(strip $(shell $(GO) env GOFLAGS) -trimpath)
 BIN     := bin/mcpolicy
 EXAMPLE := examples/code-index
 BENCHSTAT ?= $(GO) run golang.org/x/perf/cmd/benchstat@latest
