@@ -31,6 +31,27 @@ func handOverProxy(t *testing.T, admit func(net.Conn) error) (sock, echo string,
 // at once (0: the default).
 func handOverProxyMax(t *testing.T, admit func(net.Conn) error, maxConns int) (sock, echo string, log *syncbuf.Buffer) {
 	t.Helper()
+	echo = echoUpstream(t)
+	allow, err := allowlist.Parse([]string{echo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log = &syncbuf.Buffer{}
+	p := &Proxy{Allow: allow, Log: log, MaxConns: maxConns}
+	sock = filepath.Join(t.TempDir(), "egress.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go p.Serve(p.Guard(ln, admit))
+	t.Cleanup(p.Close)
+	return sock, echo, log
+}
+
+// echoUpstream serves an echo on a loopback port, for the test's life,
+// and returns its address.
+func echoUpstream(t *testing.T) string {
+	t.Helper()
 	eln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -45,20 +66,7 @@ func handOverProxyMax(t *testing.T, admit func(net.Conn) error, maxConns int) (s
 			go func() { io.Copy(c, c); c.Close() }()
 		}
 	}()
-	allow, err := allowlist.Parse([]string{eln.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	log = &syncbuf.Buffer{}
-	p := &Proxy{Allow: allow, Log: log, MaxConns: maxConns}
-	sock = filepath.Join(t.TempDir(), "egress.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go p.Serve(p.Guard(ln, admit))
-	t.Cleanup(p.Close)
-	return sock, eln.Addr().String(), log
+	return eln.Addr().String()
 }
 
 // tcpPair is a connected pair of loopback TCP connections.

@@ -36,21 +36,8 @@ import (
 // closes it (Close is also a cleanup: a second Close is harmless).
 func rtProxy(t *testing.T, maxConns int) (p *Proxy, sock, echo string, served chan error) {
 	t.Helper()
-	eln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eln.Close() })
-	go func() {
-		for {
-			c, err := eln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { io.Copy(c, c); c.Close() }()
-		}
-	}()
-	allow, err := allowlist.Parse([]string{eln.Addr().String()})
+	echo = echoUpstream(t)
+	allow, err := allowlist.Parse([]string{echo})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +50,7 @@ func rtProxy(t *testing.T, maxConns int) (p *Proxy, sock, echo string, served ch
 	served = make(chan error, 1)
 	go func() { served <- p.Serve(p.Guard(ln, func(net.Conn) error { return nil })) }()
 	t.Cleanup(p.Close)
-	return p, sock, eln.Addr().String(), served
+	return p, sock, echo, served
 }
 
 // noResolve resolves nothing: a denied name never reaches the network.
