@@ -2,6 +2,7 @@ package egress
 
 import (
 	"errors"
+	"net"
 	"os"
 	"testing"
 	"time"
@@ -75,27 +76,8 @@ func TestHandedConnStaysNonBlocking(t *testing.T) {
 // is taken or the linger time passes. Close (the supervisor's shutdown
 // closes each tunnel in turn) must not wait on the sandbox so.
 func TestHandedConnCloseIgnoresSendersLinger(t *testing.T) {
-	client, server := tcpPair(t)
+	client, g := lingeringHanded(t, 16<<20, 300*time.Millisecond)
 	defer client.Close()
-	client.SetReadBuffer(1024)
-	f := fileOf(t, server)
-	dup, err := unix.Dup(int(f.Fd()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := handedConn(dup)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.SetsockoptLinger(int(f.Fd()), unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 3600}); err != nil {
-		t.Fatal(err)
-	}
-	server.Close()
-	f.Close()
-	// The client reads nothing: the proxy's data stays queued.
-	c.SetWriteDeadline(time.Now().Add(300 * time.Millisecond))
-	c.Write(make([]byte, 16<<20))
-	g := &guardedConn{Conn: c, handed: true}
 	done := make(chan struct{})
 	go func() { g.Close(); close(done) }()
 	select {
@@ -132,4 +114,30 @@ func TestCopyBufsBounded(t *testing.T) {
 	if large > cap(bigBufs) {
 		t.Fatalf("%d large copy buffers out at once, want at most %d", large, cap(bigBufs))
 	}
+}
+
+// lingeringHanded is a connection handed over by a sender that set a 1 h
+// SO_LINGER on its copy and closed it, with up to fill bytes of the
+// proxy's queued (for at most wait) to a client that reads nothing.
+func lingeringHanded(t *testing.T, fill int, wait time.Duration) (client *net.TCPConn, g *guardedConn) {
+	t.Helper()
+	client, server := tcpPair(t)
+	client.SetReadBuffer(1024)
+	f := fileOf(t, server)
+	dup, err := unix.Dup(int(f.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := handedConn(dup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.SetsockoptLinger(int(f.Fd()), unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 3600}); err != nil {
+		t.Fatal(err)
+	}
+	server.Close()
+	f.Close()
+	c.SetWriteDeadline(time.Now().Add(wait))
+	c.Write(make([]byte, fill))
+	return client, &guardedConn{Conn: c, handed: true}
 }

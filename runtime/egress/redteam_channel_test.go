@@ -770,26 +770,9 @@ func TestRedteamLingerClosesBeyondThePool(t *testing.T) {
 		}
 	}()
 	for range n {
-		client, server := tcpPair(t)
+		client, g := lingeringHanded(t, 4<<20, 20*time.Millisecond)
 		clients = append(clients, client)
-		client.SetReadBuffer(1024)
-		f := fileOf(t, server)
-		dup, err := unix.Dup(int(f.Fd()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := handedConn(dup)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := unix.SetsockoptLinger(int(f.Fd()), unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 3600}); err != nil {
-			t.Fatal(err)
-		}
-		server.Close()
-		f.Close()
-		c.SetWriteDeadline(time.Now().Add(20 * time.Millisecond))
-		c.Write(make([]byte, 4<<20)) // queued: the client reads nothing
-		gs = append(gs, &guardedConn{Conn: c, handed: true})
+		gs = append(gs, g)
 	}
 	done := make(chan struct{})
 	go func() {
