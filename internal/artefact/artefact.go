@@ -41,3 +41,9 @@ func expandBase(p, root, home string) (string, error) {
 	}
 	return p, nil
 }
+
+// ToolsPath is where build writes a server's tool surface (a
+// toolpolicy.Policy as JSON), relative to the .mcpolicy folder; the
+// backend artefacts carry its digest (BwrapSpec.Tools, Ruleset.Tools,
+// LabelTools).
+func ToolsPath(server string) string { return "tools/" + server + ".json" }

@@ -18,6 +18,10 @@ type BwrapSpec struct {
 	// ProgramPins are the files the server runs that a read-write grant
 	// holds (placeholders): the entry must pin each (ProgramFlag).
 	ProgramPins []string `json:"programPins,omitempty"`
+	// Tools is "sha256:HEX" of the server's tool-surface artefact
+	// (ToolsPath): the launcher runs the relay on the stdio pipe with those
+	// bytes alone. Empty: the policy has no tools section, no relay.
+	Tools string `json:"tools,omitempty"`
 }
 
 // BwrapProgram is bubblewrap's executable, and the backend its specs

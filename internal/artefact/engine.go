@@ -37,6 +37,10 @@ const (
 	// pack's host path, one label each: the launcher drops the bind when
 	// its source is missing at spawn, so the engine never creates one.
 	LabelOptional = "org.mcpolicy.optional"
+	// LabelTools is "sha256:HEX" of the server's tool-surface artefact
+	// (ToolsPath), one label at most: the launcher runs the relay on the
+	// stdio pipe with those bytes alone.
+	LabelTools = "org.mcpolicy.tools"
 )
 
 // EngineArgs expands an engine artefact (a JSON array of `run` arguments,

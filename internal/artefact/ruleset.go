@@ -72,6 +72,8 @@ type Ruleset struct {
 	Accept  []string   `json:"accept"`
 	// ProgramPins: as BwrapSpec's.
 	ProgramPins []string `json:"programPins,omitempty"`
+	// Tools: as BwrapSpec's.
+	Tools string `json:"tools,omitempty"`
 	// Hidden are the hidden paths below the grants (mounts[].hide): the
 	// launcher expands each in the minimal root and masks every match
 	// (user namespaces only: without them the launch is refused).
