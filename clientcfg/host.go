@@ -31,6 +31,9 @@ type hostRun struct {
 	// environment (op run --env-file, envmcp's --env-file or its
 	// default .env.mcp), as written.
 	envFiles []arg
+	// clientEnvFile is the file the client itself loads into the server's
+	// environment (VS Code's envFile), as written.
+	clientEnvFile *arg
 }
 
 // envKey is one variable the entry sets.
@@ -111,8 +114,9 @@ func (e *entry) host(prog string, cmd arg, args []arg) {
 // its folders: the shell it starts through, the secrets it is handed.
 func (e *entry) unconfinedExtras(prog string, cmd arg, args []arg) {
 	if sh := e.shell(); sh != "" {
-		e.flag(readback.FlagUnconfinedShell, fmt.Sprintf("%s starts through %s, unconfined", prog, sh), cmd.pos)
+		e.flag(readback.FlagUnconfinedShell, fmt.Sprintf("%s starts through %s, unconfined: the shell's string decides what runs, and nothing confines it", prog, sh), cmd.pos)
 	}
+	e.runsWhatItIsTold(prog, cmd, args) // runswhat.go
 	for _, s := range e.handedSecrets(cmd, args) {
 		e.flag(readback.FlagUnconfinedSecret, fmt.Sprintf("%s runs unconfined on the host and is handed %s", prog, s.what), s.pos)
 	}
@@ -144,6 +148,9 @@ func (e *entry) handedSecrets(cmd arg, args []arg) []grant {
 			what = "the secrets " + e.secretsBy + " resolves from op:// references"
 		}
 		out = append(out, grant{what: what, pos: cmd.pos})
+	}
+	if f := e.clientEnvFile; f != nil {
+		out = append(out, grant{what: "the variables of the env file " + f.s + ", which the client loads (envFile)", pos: f.pos})
 	}
 	for _, f := range e.envFiles {
 		out = append(out, grant{what: "the variables of the env file " + f.s + ", which the wrapper loads", pos: f.pos})

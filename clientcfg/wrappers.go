@@ -135,11 +135,14 @@ func (e *entry) unwrapPackage(prog string, args []arg) (arg, []arg, string, bool
 }
 
 // packageName is a package as a runner names it, without its version
-// (envmcp@1.2.0, @scope/name@latest).
+// (envmcp@1.2.0, @scope/name@latest, and PyPI's name==1.0, name[extra]>=2).
 func packageName(s string) string {
 	at := strings.LastIndexByte(s, '@')
 	if at > 0 {
 		s = s[:at]
+	}
+	if i := strings.IndexAny(s, "=<>~![ "); i > 0 {
+		s = s[:i]
 	}
 	return s
 }

@@ -19,7 +19,9 @@ moves the bar), so an error is what a gate must stop.
   - a local server that nothing confines (no policy, no sandbox) **and** that is handed a home folder,
     one of the user's folders (Desktop, Documents, Downloads, a OneDrive, ~/projects...), a drive or a
     drive's top-level folder, a mounted volume, the filesystem root, a credential store, a secret (by
-    value or by reference), or a shell («sh -c», «bash -lc», «cmd /c», PowerShell «-Command»);
+    value or by reference), or a shell («sh -c», «bash -lc», «cmd /c», PowerShell «-Command»; inline
+    code such as «python -c» or «node -e»; a server whose tools run the model's shell commands; code
+    its environment loads, «LD_PRELOAD», «NODE_OPTIONS=--require»);
   - a dangerous mode of a runner or an engine: «deno -A» or «--allow-all», «--allow-run»,
     «--privileged», «--network host», the engine's socket, a host namespace, no seccomp or AppArmor, a
     capability added, a tool that skips its own approvals («--dangerously-*», «--yolo»);
@@ -49,12 +51,12 @@ func severityRules() []*Rule {
 	return []*Rule{
 		{
 			ID: "UNCONFINED_SHELL", Name: "unconfined-shell", Severity: Error,
-			Purpose:     "A server nothing confines starts through a shell's command string: sh -c, bash -lc, zsh -c, cmd /c, PowerShell -Command, wsl without --exec.",
-			Rationale:   "The client hands the shell a program, not a server: whatever the string says runs, with the user's every right, and a login or interactive shell (bash -l, -i) first runs the start-up files (~/.bashrc, ~/.profile) that any program of the user can rewrite. Nothing in the config can say what actually starts, and nothing confines it.",
+			Purpose:     "A server nothing confines runs what a string decides, not a program the entry names: a shell's command string (sh -c, bash -lc, zsh -c, cmd /c, PowerShell -Command, wsl without --exec), an interpreter's inline code (python -c, node -e, perl -e, deno eval), a server whose tools run the shell commands the model writes (desktop-commander, mcp-shell-server, mcp-server-commands, claude mcp serve...), or code its environment makes it load (LD_PRELOAD, NODE_OPTIONS=--require, BASH_ENV, JAVA_TOOL_OPTIONS=-javaagent:).",
+			Rationale:   "The client hands the shell a program, not a server: whatever the string says runs, with the user's every right, and a login or interactive shell (bash -l, -i) first runs the start-up files (~/.bashrc, ~/.profile) that any program of the user can rewrite. Inline code is the same string in another language; a shell server hands that string to the model, so a prompt injection in anything it reads runs commands as the user; a preloaded library or a required module runs inside every program the server starts, and whoever can write that file decides what runs. Nothing in the config can say what actually starts, and nothing confines it.",
 			Remediation: "Confine the server (a policy, then `mcpolicy client`); if it must run on the host, name the program itself in command, its words in args, no shell (on Windows, npx.cmd needs cmd /c: confine it instead).",
 			Bad:         Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "bash", "args": ["-lc", "cd ~/work/shop && npx -y @modelcontextprotocol/server-filesystem ."]}}}`},
 			Good:        Example{Kind: "client", Text: `{"mcpServers": {"s": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/work/shop"]}}}`},
-			check:       flagRule(readback.FlagUnconfinedShell, "%s: the shell's string decides what runs, and nothing confines it"),
+			check:       flagRule(readback.FlagUnconfinedShell, "%s"),
 		},
 		{
 			ID: "UNCONFINED_SECRET", Name: "unconfined-secret", Severity: Error,
