@@ -65,6 +65,14 @@ func (e *entry) extras(n, envNode, fileSandbox *node) {
 		e.flag(readback.FlagAutoApprove, "trust: true skips the confirmation of every tool call of this server", at)
 	}
 
+	// VS Code's envFile: the client loads the file's variables into the
+	// server's environment, secrets as a rule (.env).
+	if v, _ := n.get("envFile"); v != nil && v.kind == kString && strings.TrimSpace(v.str) != "" {
+		e.clientEnvFile = &arg{v.str, v.pos}
+	}
+	if v, _ := n.get("headersHelper"); v != nil && v.kind == kString && strings.TrimSpace(v.str) != "" { // Claude Code
+		e.flag(readback.FlagHeadersHelper, fmt.Sprintf("headersHelper %q: the client runs this command in a shell on the host, unconfined, each time it connects", v.str), v.pos)
+	}
 	if v, at := n.get("sandboxEnabled"); v != nil && v.kind == kOther && v.str == "true" {
 		s := &clientSandbox{by: "VS Code's sandbox", pos: at}
 		cfg, _ := n.get("sandbox")

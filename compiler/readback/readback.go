@@ -178,6 +178,10 @@ const (
 	// a secret-named variable or option, by value or by reference (Value:
 	// what, a phrase).
 	FlagUnconfinedSecret FlagKind = "unconfined-secret"
+	// FlagHeadersHelper: a remote entry's command the client runs in a
+	// shell on the host for its headers (Claude Code's headersHelper)
+	// (Value: what, a phrase).
+	FlagHeadersHelper FlagKind = "headers-helper"
 	// Wrappers and runtimes that confine by their own means (clientcfg's
 	// wrappers.go, deno.go).
 	FlagRuntimePermissions FlagKind = "runtime-permissions" // deno run without -A: what Deno's permissions grant (Value: a phrase)
