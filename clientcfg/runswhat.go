@@ -21,7 +21,7 @@ import (
 var inlineCode = map[string][]string{
 	"python": {"-c"}, "py": {"-c"}, "pypy": {"-c"}, "pypy3": {"-c"},
 	"node": {"-e", "--eval", "-p", "--print", "-pe"}, "nodejs": {"-e", "--eval", "-p", "--print", "-pe"},
-	"bun": {"-e", "--eval", "-p", "--print"},
+	"bun":  {"-e", "--eval", "-p", "--print"},
 	"perl": {"-e", "-E"}, "ruby": {"-e"}, "php": {"-r"}, "lua": {"-e"}, "luajit": {"-e"},
 	"rscript": {"-e"}, "osascript": {"-e"}, "tclsh": {}, "awk": {},
 }
