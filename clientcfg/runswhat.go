@@ -23,7 +23,7 @@ var inlineCode = map[string][]string{
 	"node": {"-e", "--eval", "-p", "--print", "-pe"}, "nodejs": {"-e", "--eval", "-p", "--print", "-pe"},
 	"bun":  {"-e", "--eval", "-p", "--print"},
 	"perl": {"-e", "-E"}, "ruby": {"-e"}, "php": {"-r"}, "lua": {"-e"}, "luajit": {"-e"},
-	"rscript": {"-e"}, "osascript": {"-e"}, "tclsh": {}, "awk": {},
+	"rscript": {"-e"}, "osascript": {"-e"},
 }
 
 // pythonVersioned: python3, python3.12, python.exe (program strips .exe).
