@@ -2,8 +2,9 @@ package clientcfg
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 
 	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/internal/position"
@@ -27,7 +28,7 @@ var inlineCode = map[string][]string{
 }
 
 // pythonVersioned: python3, python3.12, python.exe (program strips .exe).
-var pythonVersioned = regexp.MustCompile(`^python[0-9.]*$`)
+var pythonVersioned = lazyre.New(`^python[0-9.]*$`)
 
 // inlineCodeOf returns the interpreter option that runs code from the
 // command line and where it is, if the command is one.
@@ -130,18 +131,18 @@ func shellServerOf(prog string, args []arg) (name, gives string, pos position.Po
 // starts) load code the entry's command does not name. A value matching
 // the pattern loads code (NODE_OPTIONS=--max-old-space-size=4096 loads
 // none); nil: any non-empty value does.
-var codeLoaders = map[string]*regexp.Regexp{
+var codeLoaders = map[string]*lazyre.RE{
 	"LD_PRELOAD":            nil,
 	"LD_AUDIT":              nil,
 	"DYLD_INSERT_LIBRARIES": nil,
-	"NODE_OPTIONS":          regexp.MustCompile(`(^|\s)(-r|--require|--import|--loader|--experimental-loader)(\s|=|$)`),
+	"NODE_OPTIONS":          lazyre.New(`(^|\s)(-r|--require|--import|--loader|--experimental-loader)(\s|=|$)`),
 	"BASH_ENV":              nil,
 	"ENV":                   nil, // sh and dash read it like BASH_ENV when interactive, ksh always
-	"PERL5OPT":              regexp.MustCompile(`-[mMd]`),
-	"RUBYOPT":               regexp.MustCompile(`(^|\s)-r`),
-	"JAVA_TOOL_OPTIONS":     regexp.MustCompile(`-(javaagent|agentpath|agentlib):`),
-	"_JAVA_OPTIONS":         regexp.MustCompile(`-(javaagent|agentpath|agentlib):`),
-	"JDK_JAVA_OPTIONS":      regexp.MustCompile(`-(javaagent|agentpath|agentlib):`),
+	"PERL5OPT":              lazyre.New(`-[mMd]`),
+	"RUBYOPT":               lazyre.New(`(^|\s)-r`),
+	"JAVA_TOOL_OPTIONS":     javaAgent,
+	"_JAVA_OPTIONS":         javaAgent,
+	"JDK_JAVA_OPTIONS":      javaAgent,
 	"PYTHONSTARTUP":         nil, // read by an interactive python, and by python -i
 }
 
@@ -166,3 +167,5 @@ func (e *entry) runsWhatItIsTold(prog string, cmd arg, args []arg) {
 		e.flag(readback.FlagUnconfinedShell, fmt.Sprintf("%s=%s makes %s load code the entry does not name, unconfined: whoever can write what it loads runs code as you", k.name, k.value, program(prog)), k.valPos)
 	}
 }
+
+var javaAgent = lazyre.New(`-(javaagent|agentpath|agentlib):`)
