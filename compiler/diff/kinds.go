@@ -191,30 +191,42 @@ func (k *Kind) PinExample() (old, new string) {
 	return e[0], e[1]
 }
 
-// WriteExamplePin writes the pin file of server s under root, holding
-// tools (a JSON list, as PinExample gives it) and their digest, as
-// mcpolicy pin would: what compiles a kind's example needs beside it.
-// Nothing for "".
+// ExamplePin is the pin file of server s holding tools (a JSON list, as
+// PinExample gives it) and their digest, as mcpolicy pin writes it.
+func ExamplePin(tools string) ([]byte, error) {
+	var ts []toolpolicy.PinnedTool
+	if err := json.Unmarshal([]byte(tools), &ts); err != nil {
+		return nil, err
+	}
+	ts, err := toolpolicy.Canonical(ts)
+	if err != nil {
+		return nil, err
+	}
+	d, err := toolpolicy.PinDigest(ts)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.MarshalIndent(toolpolicy.Pin{Server: "s", Digest: d, Tools: ts}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// WriteExamplePin writes ExamplePin(tools) where the policy in root finds
+// it: what compiling a kind's example needs beside it. Nothing for "".
 func WriteExamplePin(root, tools string) error {
 	if tools == "" {
 		return nil
 	}
-	var ts []toolpolicy.PinnedTool
-	if err := json.Unmarshal([]byte(tools), &ts); err != nil {
-		return err
-	}
-	d, err := toolpolicy.PinDigest(ts)
-	if err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(toolpolicy.Pin{Server: "s", Digest: d, Tools: ts}, "", "  ")
+	b, err := ExamplePin(tools)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Join(root, compiler.PinDir), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(root, filepath.FromSlash(compiler.PinFile("s"))), append(b, '\n'), 0o644)
+	return os.WriteFile(filepath.Join(root, filepath.FromSlash(compiler.PinFile("s"))), b, 0o644)
 }
 
 // Kinds lists the IDs of every kind, widenings first.
@@ -252,15 +264,27 @@ func Markdown() string {
 		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s |\n", k.ID, strings.ToLower(k.ID), k.Verdict, k.Means)
 	}
 	for _, k := range registry {
-		fmt.Fprintf(&b, "\n## %s\n\n**%s**. %s\n\nBefore:\n\n```cue\n%s\n```\n", k.ID, k.Verdict, k.Means, k.Old)
 		oldPin, newPin := k.PinExample()
-		if oldPin != "" {
-			fmt.Fprintf(&b, "\nwith the tools of `mcpolicy.pins/s.json`:\n\n```json\n%s\n```\n", oldPin)
+		// A pinned example needs its pin file to compile: the kind's own
+		// test compiles it with one (TestKindExamples); the docs' check of
+		// policies, which writes none, skips the blocks marked file=.
+		block := func(label, policy, pin string) {
+			mark := ""
+			if pin != "" {
+				mark = "<!-- doctest: file=mcpolicy.cue -->\n"
+			}
+			fmt.Fprintf(&b, "\n%s:\n\n%s```cue\n%s\n```\n", label, mark, policy)
+			if pin != "" {
+				pf, err := ExamplePin(pin)
+				if err != nil {
+					panic("internal error: a kind's pin example: " + err.Error())
+				}
+				fmt.Fprintf(&b, "\nwith `%s`:\n\n<!-- doctest: file=%s -->\n```json\n%s```\n", compiler.PinFile("s"), compiler.PinFile("s"), pf)
+			}
 		}
-		fmt.Fprintf(&b, "\nAfter:\n\n```cue\n%s\n```\n", k.New)
-		if newPin != "" {
-			fmt.Fprintf(&b, "\nwith the tools of `mcpolicy.pins/s.json`:\n\n```json\n%s\n```\n", newPin)
-		}
+		fmt.Fprintf(&b, "\n## %s\n\n**%s**. %s\n", k.ID, k.Verdict, k.Means)
+		block("Before", k.Old, oldPin)
+		block("After", k.New, newPin)
 	}
 	return b.String()
 }
