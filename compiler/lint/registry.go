@@ -64,7 +64,7 @@ type Rule struct {
 // assembled by functions, which a command that lints nothing (build,
 // run) need not pay for at start-up.
 var rules = sync.OnceValue(func() []*Rule {
-	return append(append(append(append(append(append(builtinRules(), homeVarRule(), varRule(), nestedRule(), cacheRule(), runsNextRule(), pinRule()), k8sRules()...), severityRules()...), wrapperRules()...), secretRules()...), escapeRules()...)
+	return append(append(append(append(append(append(append(builtinRules(), homeVarRule(), varRule(), nestedRule(), cacheRule(), runsNextRule(), pinRule()), k8sRules()...), severityRules()...), wrapperRules()...), secretRules()...), escapeRules()...), toolRules()...)
 })
 
 // Registry lists every rule, sorted by ID.

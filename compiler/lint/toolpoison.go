@@ -131,7 +131,10 @@ func schemaStrings(name string, raw json.RawMessage) [][2]string {
 // excerpt is up to 60 characters of s from about i, on one line, quoted
 // where it shows hidden runes.
 func excerpt(s string, i int) string {
-	start := max(0, i-10)
+	start := i // from the word the shape starts in
+	for start > 0 && i-start < 20 && s[start-1] != ' ' && s[start-1] != '\n' {
+		start--
+	}
 	for start > 0 && !isRuneStart(s[start]) {
 		start--
 	}
