@@ -49,6 +49,18 @@ func (p *Policy) Visible(name string) bool { return p.Hidden(name) == nil }
 // hold is refused by the pin (a new tool is not part of the reviewed
 // surface).
 func (p *Policy) Hidden(name string) *Refusal {
+	if r := p.Denied(name); r != nil {
+		return r
+	}
+	if p.Pin != nil && !slices.ContainsFunc(p.Pin.Tools, func(t PinnedTool) bool { return t.Name == name }) {
+		return &Refusal{Tool: name, Field: p.PinField(), Reason: "not in the pinned tools/list (run `mcpolicy pin " + p.Server + "` to review it)"}
+	}
+	return nil
+}
+
+// Denied is Hidden without the pin: the refusal of the allow and deny
+// lists alone, nil when they let name through.
+func (p *Policy) Denied(name string) *Refusal {
 	for _, r := range p.Deny {
 		if globMatch(r.Pattern, name, true) {
 			return &Refusal{Tool: name, Field: r.Field, Rule: r.Pattern, Reason: "denied"}
@@ -58,14 +70,14 @@ func (p *Policy) Hidden(name string) *Refusal {
 	if !allowed {
 		return &Refusal{Tool: name, Field: p.section() + ".allow", Reason: "not allowed: no entry of allow matches it"}
 	}
-	if p.Pin != nil && !slices.ContainsFunc(p.Pin.Tools, func(t PinnedTool) bool { return t.Name == name }) {
-		return &Refusal{Tool: name, Field: p.PinField(), Reason: "not in the pinned tools/list (run `mcpolicy pin " + p.Server + "` to review it)"}
-	}
 	return nil
 }
 
 // PinField is the policy path of the pin: servers.NAME.tools.pin.
 func (p *Policy) PinField() string { return p.section() + ".pin" }
+
+// OnPinChangeField is the policy path of onPinChange.
+func (p *Policy) OnPinChangeField() string { return p.section() + ".onPinChange" }
 
 // section is the policy path of the tools section, from the fields the
 // compiler wrote (servers.NAME.tools.allow[0] -> servers.NAME.tools), so a

@@ -110,6 +110,12 @@ func (c *PinCheck) Tool(t PinnedTool) *PinChange {
 	return ch
 }
 
+// Has reports whether the pin holds a tool of that name.
+func (c *PinCheck) Has(name string) bool {
+	_, ok := c.tools[name]
+	return ok
+}
+
 // Missing are the pinned tools seen does not hold, sorted by name.
 func (c *PinCheck) Missing(seen func(name string) bool) []PinChange {
 	var out []PinChange
