@@ -153,7 +153,7 @@ func TestHostileServerLongListAnswer(t *testing.T) {
 			h := newHarness(t, memoryPolicy())
 			h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
 			h.toServer()
-			go h.serve(c.line + "\n")
+			go io.WriteString(h.serverOut, c.line+"\n")
 			cut := h.fromRelay()
 			if json.Valid([]byte(strings.TrimSpace(cut))) && strings.TrimSpace(cut) != "" {
 				t.Fatalf("the cut line is still JSON (%d bytes)", len(cut))
@@ -165,6 +165,12 @@ func TestHostileServerLongListAnswer(t *testing.T) {
 				if id, _, msg, _ := errorOf(t, h.fromRelay()); id != "1" || !strings.Contains(msg, "refused the server's answer") {
 					t.Errorf("the tools/list got %s %q", id, msg)
 				}
+			}
+			// A request of the server's with that id passes whole.
+			req := `{"method":"sampling/createMessage","params":{"x":"` + pad + `"},"jsonrpc":"2.0","id":1}` + "\n"
+			go io.WriteString(h.serverOut, req)
+			if sum, n, err := hashLine(h.clientOut); err != nil || sum != sha256.Sum256([]byte(req)) {
+				t.Errorf("a long server request with a tools/list's id: %d bytes of %d came, err %v", n, len(req), err)
 			}
 			// The pipe goes on.
 			h.serve(`{"jsonrpc":"2.0","method":"notifications/x"}` + "\n")

@@ -32,12 +32,31 @@ func (r *relay) serverLong(prefix []byte, lr *lineReader) error {
 	}
 
 	st := &stream{r: r, cutAt: -1}
+	long := fmt.Sprintf("a line over %d MiB", MaxServerLine>>20)
 	st.s = scanner{
+		// A request of the server's (method first, as SDKs write it) may
+		// carry a tools/list's id: its ids are its own. It is cut only if
+		// a result or an error follows, which would make it an answer.
+		onKey: func(key string, start int64) {
+			switch key {
+			case "method":
+				st.method = true
+			case "result", "error":
+				st.answer = true
+				if st.match != nil {
+					st.cut(start, st.match, long)
+				}
+			}
+		},
 		onID: func(v []byte, over bool, start int64) {
 			if over {
 				st.cut(start, nil, fmt.Sprintf("an id over %d bytes on a line over %d MiB", maxID, MaxServerLine>>20))
 			} else if e := r.lists.get(idKey(v)); e != nil {
-				st.cut(start, e, fmt.Sprintf("a line over %d MiB", MaxServerLine>>20))
+				if st.method && !st.answer {
+					st.match = e
+				} else {
+					st.cut(start, e, long)
+				}
 			}
 		},
 		onArray: func(start int64) {
@@ -75,6 +94,9 @@ type stream struct {
 	cutAt  int64  // where the line is cut, -1 while it is not
 	cutFor *listEntry
 	why    string
+
+	method, answer bool       // the line has a method key, a result or error key
+	match          *listEntry // a tools/list whose id a request carries
 }
 
 func (st *stream) cut(at int64, e *listEntry, why string) {
