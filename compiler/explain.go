@@ -153,7 +153,7 @@ func explainTools(b *strings.Builder, p *Plan) {
 	if t.Pin != nil {
 		how := "hidden from the client"
 		if t.OnPinChange == "refuse" {
-			how = "refused: the relay stops"
+			how = "refused: every later list and call refused"
 		}
 		fmt.Fprintf(b, "  - pinned: %s, %s; a tool whose name, description or schemas differ is %s  (%s)\n",
 			PinFile(p.Server), Plural(len(t.Pin.Tools), "tool"), how, orPos(p.ToolsPos.Pin, p.Pos))
