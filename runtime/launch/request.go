@@ -182,7 +182,10 @@ func startEngine(r Request, root string) (int, error) {
 	if err := CheckPrograms(required, programs, root, os.Getenv("HOME")); err != nil {
 		return 0, err
 	}
-	tools, err := engineTools(args, root)
+	// The server is the pinned artefact's (ROOT/.mcpolicy/docker/SERVER.json):
+	// the arguments' plan label holds the plan's hash.
+	server := strings.TrimSuffix(filepath.Base(pinned), ".json")
+	tools, err := engineTools(args, root, server)
 	if err != nil {
 		return 0, err
 	}
@@ -213,7 +216,9 @@ func startEngine(r Request, root string) (int, error) {
 		Detached: true, Writable: EngineWritable(run)}, os.Getenv, say, os.Stderr); err != nil {
 		return 0, err
 	}
-	log.Set("", EngineServer(run), "", "")
+	// The record and the relay's decisions go to the server's log, the
+	// one nameLog named and doctor --server reads, with the plan's hash.
+	log.Set("", server, "", EngineServer(run))
 	log.Secrets(environ, runEnvNames(run))
 	log.Writable(EngineWritable(run))
 	relay, err := NewToolRelay(tools, log)
@@ -223,9 +228,10 @@ func startEngine(r Request, root string) (int, error) {
 	return engineBeside(engine, run, environ, log, relay)
 }
 
-// engineTools reads the tool surface the verified `run` arguments pin
-// (artefact.LabelTools, one label at most): nil when they pin none.
-func engineTools(args []string, root string) (*toolpolicy.Policy, error) {
+// engineTools reads server's tool surface, which the verified `run`
+// arguments pin (artefact.LabelTools, one label at most): nil when they
+// pin none.
+func engineTools(args []string, root, server string) (*toolpolicy.Policy, error) {
 	var digests []string
 	for i := 0; i+1 < len(args); i++ {
 		if args[i] == "--label" {
@@ -239,7 +245,7 @@ func engineTools(args []string, root string) (*toolpolicy.Policy, error) {
 	case 0:
 		return nil, nil
 	case 1:
-		return ReadTools(root, EngineServer(args), digests[0])
+		return ReadTools(root, server, digests[0])
 	}
 	return nil, tampered("the engine arguments carry %d %s labels: one tool surface at most; refusing to start; hint: run `mcpolicy build`", len(digests), artefact.LabelTools)
 }
