@@ -3,6 +3,7 @@
 package launch_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"os"
@@ -228,5 +229,79 @@ func TestLauncherRelaysTools(t *testing.T) {
 				t.Errorf("the server's stdin is %s, the client's pipe %s: relayed %v, want %v", fds[0], clientIn, relayed, c.relayed)
 			}
 		})
+	}
+}
+
+// floodSize is the hostile server's one answer: a 100 MB line.
+const floodSize = 100 << 20
+
+// TestLauncherRelaysAFlood: a server answering an allowed call with a
+// 100 MB result line gets it to the client whole, byte for byte, through
+// the launcher's relay, whose memory stays bounded (the relay streams a
+// line it does not need whole); a denied call beside it is still refused.
+func TestLauncherRelaysAFlood(t *testing.T) {
+	kernelTest(t)
+	if why := testenv.Bwrap(artefact.BwrapProgram); why != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(why)
+		}
+		t.Skip(why)
+	}
+	root, _ := project(t)
+	// Reads two requests; answers the first with floodSize bytes of text.
+	server := `read -r line; read -r line; printf '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"'; head -c ` +
+		strconv.Itoa(floodSize) + ` /dev/zero | tr '\0' a; printf '"}]}}\n'`
+	s := spec("/bin/sh", "-c", server)
+	s.Tools = toolSurface(t, root, "s") // allows read_*
+	b, err := json.Marshal(s.BwrapSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	art := filepath.Join(root, ".mcpolicy", "bwrap", "s.json")
+	write(t, art, string(b))
+	cmd := exec.Command(testbin.Launch(t), "--project-root", root, "--sha256", artefact.Digest(b), art)
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + root, "XDG_STATE_HOME=" + t.TempDir()}
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_all","arguments":{}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"delete_all","arguments":{}}}` + "\n")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var refused, flood, as int
+	br := bufio.NewReaderSize(out, 64<<10)
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) { // the flood, in pieces
+			flood += len(line)
+			as += strings.Count(string(line), "a")
+			continue
+		}
+		if len(line) > 0 && strings.Contains(string(line), `"id":2,"error":{"code":-32001`) {
+			refused++
+		} else {
+			flood += len(line)
+			as += strings.Count(string(line), "a")
+		}
+		if err != nil {
+			break
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if refused != 1 || as < floodSize || flood != floodSize+len(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":""}]}}`+"\n") {
+		t.Errorf("refusals %d (want 1), answer %d bytes holding %d of the %d a's", refused, flood, as, floodSize)
+	}
+	// The launcher's peak memory (and its children's: bwrap, sh, tr).
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		t.Logf("peak RSS of the launcher and its children: %d MiB", ru.Maxrss>>10)
+		if ru.Maxrss<<10 > 64<<20 {
+			t.Errorf("peak RSS %d MiB relaying a %d MiB answer: the relay holds it", ru.Maxrss>>10, floodSize>>20)
+		}
 	}
 }
