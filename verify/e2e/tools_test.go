@@ -25,8 +25,9 @@ import (
 // toolsPolicy serves the project with mcp-filesystem-server twice: files
 // behind a tools section (every tool but write_*, read_file's path under
 // data/), plainfiles without one, the unfiltered server the relayed
-// answers are compared with; and rug, the rugpull server, its tools
-// pinned. %[1]q is the image, %[2]q the project's data/ as Landlock's
+// answers are compared with; memory and plainmemory, the go-sdk's memory
+// example likewise (its delete_* denied, search_nodes' query held to a
+// pattern and a size); and rug, the rugpull server, its tools pinned. %[1]q is the image, %[2]q the project's data/ as Landlock's
 // server sees it (host paths).
 const toolsPolicy = `version: "v1"
 
@@ -59,6 +60,35 @@ servers: plainfiles: {
 	accept: ["rw-holds-other-server"] // files and plainfiles share data/
 }
 
+servers: memory: {
+	image:   %[1]q
+	command: ["/workspace/bin/memory", "-memory", "/workspace/state/memory.json"]
+	runtime: "static"
+	backends: ["bwrap", "landlock", "docker"]
+	mounts: [
+		{source: ".", target: "/workspace"},
+		{source: "state", target: "/workspace/state", mode: "rw"},
+	]
+	accept: ["rw-holds-other-server"] // memory and plainmemory share state/
+	tools: {
+		allow: ["read_graph", "search_nodes", "open_nodes"]
+		deny: ["delete_*"]
+		args: "search_nodes": query: {pattern: "^[a-z0-9 -]+$", maxBytes: 64}
+	}
+}
+
+servers: plainmemory: {
+	image:   %[1]q
+	command: ["/workspace/bin/memory", "-memory", "/workspace/state/memory.json"]
+	runtime: "static"
+	backends: ["bwrap", "landlock", "docker"]
+	mounts: [
+		{source: ".", target: "/workspace"},
+		{source: "state", target: "/workspace/state", mode: "rw"},
+	]
+	accept: ["rw-holds-other-server"]
+}
+
 servers: rug: {
 	image:   %[1]q
 	command: ["/workspace/bin/rugpull", "/workspace/rug.txt"]
@@ -84,23 +114,28 @@ const (
 const bigSize = 3 << 20
 
 // toolsWorld is the filesystem test's world with toolsPolicy built.
-func toolsWorld(t *testing.T, mcpolicy, server, rugpull string) *world {
+func toolsWorld(t *testing.T, mcpolicy, server, memory, rugpull string) *world {
 	t.Helper()
 	w := newWorld(t, mcpolicy, server)
 	big := strings.Repeat("0123456789abcdef relayed byte for byte\n", bigSize/40)
 	files := map[string]string{
-		"mcpolicy.cue":  fmt.Sprintf(toolsPolicy, w.image, filepath.Join(w.root, "data")),
-		"rug.txt":       honest + "\n",
-		"data/big.txt":  big,
-		"data/keep.txt": "keep\n",
+		"mcpolicy.cue":      fmt.Sprintf(toolsPolicy, w.image, filepath.Join(w.root, "data")),
+		"rug.txt":           honest + "\n",
+		"data/big.txt":      big,
+		"data/keep.txt":     "keep\n",
+		"state/memory.json": memoryGraph,
 	}
+	must(t, os.MkdirAll(filepath.Join(w.root, "state"), 0o777))
+	must(t, os.Chmod(filepath.Join(w.root, "state"), 0o777))
 	for name, body := range files {
 		must(t, os.WriteFile(filepath.Join(w.root, name), []byte(body), 0o666))
 		must(t, os.Chmod(filepath.Join(w.root, name), 0o666))
 	}
-	bin, err := os.ReadFile(rugpull)
-	must(t, err)
-	must(t, os.WriteFile(filepath.Join(w.root, "bin", "rugpull"), bin, 0o755))
+	for name, src := range map[string]string{"rugpull": rugpull, "memory": memory} {
+		bin, err := os.ReadFile(src)
+		must(t, err)
+		must(t, os.WriteFile(filepath.Join(w.root, "bin", name), bin, 0o755))
+	}
 	writePin(t, w.root)
 	w.run(t, "build", w.root)
 	return w
@@ -166,8 +201,8 @@ func TestToolSurface(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the end-to-end test runs the real backends")
 	}
-	mcpolicy, server, rugpull := tools(t), filesystemServer(t), rugpullServer(t)
-	w := toolsWorld(t, mcpolicy, server, rugpull)
+	mcpolicy, server, memory, rugpull := tools(t), filesystemServer(t), memoryServer.path(t), rugpullServer(t)
+	w := toolsWorld(t, mcpolicy, server, memory, rugpull)
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {
 			requireBackend(t, backend)
@@ -178,6 +213,11 @@ func TestToolSurface(t *testing.T) {
 				t.Run(lp.name, func(t *testing.T) {
 					t.Run("filtered", func(t *testing.T) {
 						if fails := w.filtered(t, backend, lp.spawn(t, "files"), lp.spawn(t, "plainfiles")); len(fails) > 0 {
+							t.Errorf("the relay did not hold:\n%s", strings.Join(fails, "\n"))
+						}
+					})
+					t.Run("memory", func(t *testing.T) {
+						if fails := w.memory(t, lp.spawn(t, "memory"), lp.spawn(t, "plainmemory")); len(fails) > 0 {
 							t.Errorf("the relay did not hold:\n%s", strings.Join(fails, "\n"))
 						}
 					})
@@ -194,18 +234,23 @@ func TestToolSurface(t *testing.T) {
 			t.Run("weakened", func(t *testing.T) {
 				ck := clientKinds[0]
 				file := w.writeEntries(t, ck, backend)
-				for _, server := range []string{"files", "rug"} {
+				for _, server := range []string{"files", "memory", "rug"} {
 					weak := w.weaken(t, file, server, backend)
 					spec, err := ck.spawn(weak, server, w.side())
 					if err != nil {
 						t.Fatal(err)
 					}
 					var fails []string
-					if server == "files" {
+					switch server {
+					case "files":
 						open, err := ck.spawn(file, "plainfiles", w.side())
 						must(t, err)
 						fails = w.filtered(t, backend, spec, open)
-					} else {
+					case "memory":
+						open, err := ck.spawn(file, "plainmemory", w.side())
+						must(t, err)
+						fails = w.memory(t, spec, open)
+					default:
 						fails = w.pinned(t, spec)
 					}
 					if len(fails) == 0 {
@@ -313,6 +358,71 @@ func (w *world) filtered(t *testing.T, backend string, files, plain spawnSpec) [
 	}
 	return fails
 }
+
+// memory speaks to memory (relayed) and plain (unfiltered) the same
+// requests, and returns what the relay failed to do: a delete_* tool or
+// one outside allow listed, delete_entities called, a search_nodes query
+// outside its pattern or size answered, an allowed call's answer not the
+// unfiltered server's bytes.
+func (w *world) memory(t *testing.T, memory, plain spawnSpec) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	var fails []string
+	failf := func(format string, args ...any) { fails = append(fails, fmt.Sprintf(format, args...)) }
+	run := func(spec spawnSpec) (map[string]string, []string) {
+		s, err := spawn(ctx, spec)
+		if err != nil {
+			t.Fatalf("%s %s: %v", spec.command, strings.Join(spec.args, " "), err)
+		}
+		defer s.close()
+		names, err := s.tools(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		answers := map[string]string{}
+		ask := func(key, tool string, args map[string]any) {
+			before := len(s.stdout.String())
+			s.call(ctx, tool, args)
+			answers[key] = answerLine(s.stdout.String()[before:])
+		}
+		ask("read_graph", "read_graph", map[string]any{})
+		ask("search", "search_nodes", map[string]any{"query": "e2e-entity"})
+		ask("open", "open_nodes", map[string]any{"names": []string{"e2e-entity"}})
+		ask("search shouted", "search_nodes", map[string]any{"query": "E2E-ENTITY; DROP"})
+		ask("search long", "search_nodes", map[string]any{"query": strings.Repeat("e", 100)})
+		ask("delete", "delete_entities", map[string]any{"entityNames": []string{"nothing-here"}})
+		return answers, names
+	}
+	open, openNames := run(plain)
+	got, names := run(memory)
+	if !slices.Contains(openNames, "delete_entities") || !slices.Contains(openNames, "read_graph") {
+		t.Fatalf("the unfiltered memory server lists %v", openNames)
+	}
+	if want := []string{"open_nodes", "read_graph", "search_nodes"}; !slices.Equal(sorted(names), want) {
+		failf("tools/list = %v, want %v", names, want)
+	}
+	for _, key := range []string{"read_graph", "search", "open"} {
+		if got[key] == "" || got[key] != open[key] {
+			failf("%s: relayed %.160q, unfiltered %.160q: not byte-identical", key, got[key], open[key])
+		}
+	}
+	if !strings.Contains(got["read_graph"], "e2e-entity") {
+		failf("read_graph: %.200q holds no e2e-entity", got["read_graph"])
+	}
+	for key, field := range map[string]string{
+		"search shouted": "servers.memory.tools.args.search_nodes.query",
+		"search long":    "servers.memory.tools.args.search_nodes.query",
+		"delete":         "servers.memory.tools.deny[0]",
+	} {
+		if e := refusal(got[key]); e.Code != -32001 || e.Data.Field != field {
+			failf("%s: answered %.200q, want the relay's refusal (-32001) naming %s", key, got[key], field)
+		}
+	}
+	return fails
+}
+
+func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
 
 // pinned speaks to the rug server, whose pin holds the honest echo:
 // while it says the same, both tools are shown and echo answers; once its
