@@ -60,8 +60,8 @@
 // instead is MOUNT_PARENT's, in diff's words.
 //
 // TestToolSurface (tools_test.go) is issue #40's acceptance run of the
-// tool relay: mcp-filesystem-server and the go-sdk memory example, each
-// behind a tools section (denied tools, a path argument held under data/,
+// tool relay: mcp-filesystem-server, the go-sdk memory example and gopls
+// v0.23.0 (`gopls mcp`), each behind a tools section (denied tools, a path argument held under data/,
 // a query held to a pattern and a size) beside the same server without
 // one, and a server of the test's (testdata/rugpull) that changes a
 // pinned tool's description, started through the Claude Desktop entry and

@@ -27,7 +27,10 @@ import (
 // data/), plainfiles without one, the unfiltered server the relayed
 // answers are compared with; memory and plainmemory, the go-sdk's memory
 // example likewise (its delete_* denied, search_nodes' query held to a
-// pattern and a size); and rug, the rugpull server, its tools pinned. %[1]q is the image, %[2]q the project's data/ as Landlock's
+// pattern and a size); gopls and plaingopls, gopls v0.23.0's `gopls mcp`
+// serving gomod/ at its host path (%[4]q), go_file_context's file held
+// under gomod/ok (%[5]q), its binary at %[3]q; and rug, the rugpull
+// server, its tools pinned. %[1]q is the image, %[2]q the project's data/ as Landlock's
 // server sees it (host paths).
 const toolsPolicy = `version: "v1"
 
@@ -89,6 +92,33 @@ servers: plainmemory: {
 	accept: ["rw-holds-other-server"]
 }
 
+servers: gopls: {
+	image:   %[1]q
+	command: [%[3]q, "mcp"]
+	workdir: %[4]q
+	runtime: "static"
+	backends: ["bwrap", "landlock", "docker"]
+	packs: ["go"]
+	mounts: [{source: "gomod", target: %[4]q}, {source: "bin/gopls", target: %[3]q}]
+	scratch: {target: "/tmp", size: "256m"}
+	tools: {
+		allow: ["go_workspace", "go_search", "go_file_context", "go_package_api", "go_diagnostics"]
+		deny: ["go_rename_*"]
+		args: "go_file_context": file: {under: [%[5]q]}
+	}
+}
+
+servers: plaingopls: {
+	image:   %[1]q
+	command: [%[3]q, "mcp"]
+	workdir: %[4]q
+	runtime: "static"
+	backends: ["bwrap", "landlock", "docker"]
+	packs: ["go"]
+	mounts: [{source: "gomod", target: %[4]q}, {source: "bin/gopls", target: %[3]q}]
+	scratch: {target: "/tmp", size: "256m"}
+}
+
 servers: rug: {
 	image:   %[1]q
 	command: ["/workspace/bin/rugpull", "/workspace/rug.txt"]
@@ -114,24 +144,30 @@ const (
 const bigSize = 3 << 20
 
 // toolsWorld is the filesystem test's world with toolsPolicy built.
-func toolsWorld(t *testing.T, mcpolicy, server, memory, rugpull string) *world {
+func toolsWorld(t *testing.T, mcpolicy, server, memory, gopls, rugpull string) *world {
 	t.Helper()
 	w := newWorld(t, mcpolicy, server)
 	big := strings.Repeat("0123456789abcdef relayed byte for byte\n", bigSize/40)
 	files := map[string]string{
-		"mcpolicy.cue":      fmt.Sprintf(toolsPolicy, w.image, filepath.Join(w.root, "data")),
+		"mcpolicy.cue": fmt.Sprintf(toolsPolicy, w.image, filepath.Join(w.root, "data"), filepath.Join(w.root, "bin", "gopls"),
+			filepath.Join(w.root, "gomod"), filepath.Join(w.root, "gomod", "ok")),
+		"gomod/go.mod":      "module example.com/hello\n\ngo 1.22\n",
+		"gomod/main.go":     "package main\n\nimport \"example.com/hello/ok\"\n\nfunc main() { println(ok.Greeting()) }\n",
+		"gomod/ok/ok.go":    "// Package ok is inside go_file_context's constraint.\npackage ok\n\n// Greeting says hello.\nfunc Greeting() string { return \"hello\" }\n",
 		"rug.txt":           honest + "\n",
 		"data/big.txt":      big,
 		"data/keep.txt":     "keep\n",
 		"state/memory.json": memoryGraph,
 	}
-	must(t, os.MkdirAll(filepath.Join(w.root, "state"), 0o777))
-	must(t, os.Chmod(filepath.Join(w.root, "state"), 0o777))
+	for _, d := range []string{"state", "gomod/ok"} {
+		must(t, os.MkdirAll(filepath.Join(w.root, d), 0o777))
+		must(t, os.Chmod(filepath.Join(w.root, d), 0o777))
+	}
 	for name, body := range files {
 		must(t, os.WriteFile(filepath.Join(w.root, name), []byte(body), 0o666))
 		must(t, os.Chmod(filepath.Join(w.root, name), 0o666))
 	}
-	for name, src := range map[string]string{"rugpull": rugpull, "memory": memory} {
+	for name, src := range map[string]string{"rugpull": rugpull, "memory": memory, "gopls": gopls} {
 		bin, err := os.ReadFile(src)
 		must(t, err)
 		must(t, os.WriteFile(filepath.Join(w.root, "bin", name), bin, 0o755))
@@ -201,8 +237,8 @@ func TestToolSurface(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the end-to-end test runs the real backends")
 	}
-	mcpolicy, server, memory, rugpull := tools(t), filesystemServer(t), memoryServer.path(t), rugpullServer(t)
-	w := toolsWorld(t, mcpolicy, server, memory, rugpull)
+	mcpolicy, server, memory, gopls, rugpull := tools(t), filesystemServer(t), memoryServer.path(t), goplsServer.path(t), rugpullServer(t)
+	w := toolsWorld(t, mcpolicy, server, memory, gopls, rugpull)
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {
 			requireBackend(t, backend)
@@ -221,6 +257,11 @@ func TestToolSurface(t *testing.T) {
 							t.Errorf("the relay did not hold:\n%s", strings.Join(fails, "\n"))
 						}
 					})
+					t.Run("gopls", func(t *testing.T) {
+						if fails := w.gopls(t, lp.spawn(t, "gopls"), lp.spawn(t, "plaingopls")); len(fails) > 0 {
+							t.Errorf("the relay did not hold:\n%s", strings.Join(fails, "\n"))
+						}
+					})
 					t.Run("pinned", func(t *testing.T) {
 						if fails := w.pinned(t, lp.spawn(t, "rug")); len(fails) > 0 {
 							t.Errorf("the pin did not hold:\n%s", strings.Join(fails, "\n"))
@@ -234,7 +275,7 @@ func TestToolSurface(t *testing.T) {
 			t.Run("weakened", func(t *testing.T) {
 				ck := clientKinds[0]
 				file := w.writeEntries(t, ck, backend)
-				for _, server := range []string{"files", "memory", "rug"} {
+				for _, server := range []string{"files", "memory", "gopls", "rug"} {
 					weak := w.weaken(t, file, server, backend)
 					spec, err := ck.spawn(weak, server, w.side())
 					if err != nil {
@@ -250,6 +291,10 @@ func TestToolSurface(t *testing.T) {
 						open, err := ck.spawn(file, "plainmemory", w.side())
 						must(t, err)
 						fails = w.memory(t, spec, open)
+					case "gopls":
+						open, err := ck.spawn(file, "plaingopls", w.side())
+						must(t, err)
+						fails = w.gopls(t, spec, open)
 					default:
 						fails = w.pinned(t, spec)
 					}
@@ -418,6 +463,74 @@ func (w *world) memory(t *testing.T, memory, plain spawnSpec) []string {
 		if e := refusal(got[key]); e.Code != -32001 || e.Data.Field != field {
 			failf("%s: answered %.200q, want the relay's refusal (-32001) naming %s", key, got[key], field)
 		}
+	}
+	return fails
+}
+
+// gopls speaks to gopls (relayed) and plain (unfiltered) the same
+// requests, and returns what the relay failed to do: a tool outside allow
+// listed or answered, go_rename_symbol called, go_file_context outside
+// gomod/ok answered, an allowed call's answer not the unfiltered server's
+// bytes.
+func (w *world) gopls(t *testing.T, gopls, plain spawnSpec) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	var fails []string
+	failf := func(format string, args ...any) { fails = append(fails, fmt.Sprintf(format, args...)) }
+	mod := filepath.Join(w.root, "gomod")
+	run := func(spec spawnSpec) (map[string]string, []string) {
+		s, err := spawn(ctx, spec)
+		if err != nil {
+			t.Fatalf("%s %s: %v", spec.command, strings.Join(spec.args, " "), err)
+		}
+		defer s.close()
+		names, err := s.tools(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		answers := map[string]string{}
+		ask := func(key, tool string, args map[string]any) {
+			before := len(s.stdout.String())
+			s.call(ctx, tool, args)
+			answers[key] = answerLine(s.stdout.String()[before:])
+		}
+		ask("workspace", "go_workspace", map[string]any{})
+		ask("context ok", "go_file_context", map[string]any{"file": filepath.Join(mod, "ok", "ok.go")})
+		ask("context main", "go_file_context", map[string]any{"file": filepath.Join(mod, "main.go")})
+		ask("rename", "go_rename_symbol", map[string]any{"file": filepath.Join(mod, "ok", "ok.go"), "symbol": "Greeting", "new_name": "Pwned"})
+		ask("vulncheck", "go_vulncheck", map[string]any{"dir": mod})
+		return answers, names
+	}
+	open, openNames := run(plain)
+	got, names := run(gopls)
+	if !slices.Contains(openNames, "go_rename_symbol") || !slices.Contains(openNames, "go_workspace") {
+		t.Fatalf("the unfiltered gopls lists %v", openNames)
+	}
+	for _, n := range names {
+		if !slices.Contains([]string{"go_workspace", "go_search", "go_file_context", "go_package_api", "go_diagnostics"}, n) {
+			failf("tools/list shows %s, which allow does not name: %v", n, names)
+		}
+	}
+	if !slices.Contains(names, "go_workspace") {
+		failf("tools/list lacks the allowed go_workspace: %v", names)
+	}
+	for _, key := range []string{"workspace", "context ok"} {
+		if got[key] == "" || got[key] != open[key] || refusal(got[key]).Code != 0 {
+			failf("%s: relayed %.160q, unfiltered %.160q: not byte-identical", key, got[key], open[key])
+		}
+	}
+	for key, field := range map[string]string{
+		"context main": "servers.gopls.tools.args.go_file_context.file",
+		"rename":       "servers.gopls.tools.deny[0]",
+		"vulncheck":    "",
+	} {
+		if e := refusal(got[key]); e.Code != -32001 || field != "" && e.Data.Field != field {
+			failf("%s: answered %.200q, want the relay's refusal (-32001) naming %s", key, got[key], field)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(mod, "ok", "ok.go")); !strings.Contains(string(b), "Greeting") {
+		failf("go_rename_symbol, denied, renamed Greeting: %s", b)
 	}
 	return fails
 }
