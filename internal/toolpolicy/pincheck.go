@@ -34,7 +34,11 @@ type PinChange struct {
 func (c PinChange) String() string {
 	switch c.Change {
 	case PinChanged:
-		s := fmt.Sprintf("%s differs from the pin", strings.Join(c.Parts, ", "))
+		verb := "differs"
+		if len(c.Parts) > 1 {
+			verb = "differ"
+		}
+		s := fmt.Sprintf("%s %s from the pin", strings.Join(c.Parts, ", "), verb)
 		if c.Excerpt != "" {
 			s += fmt.Sprintf("; the description now starts %q", c.Excerpt)
 		}

@@ -157,7 +157,12 @@ func (r *relay) filterObject(v []byte) []byte {
 		return nil
 	}
 	if _, ok := obj["method"]; ok {
-		return r.failClosed([]*listEntry{e}, "a request or notification with the id of a tools/list")
+		_, res := obj["result"]
+		_, rerr := obj["error"]
+		if !res && !rerr {
+			return nil // the server's own request: its ids are its own
+		}
+		return r.failClosed([]*listEntry{e}, "a message with a method and a result, and the id of a tools/list")
 	}
 	first := !e.answered
 	e.answered = true
@@ -182,14 +187,20 @@ func (r *relay) filterObject(v []byte) []byte {
 		clear(r.seen) // a first page: the listing starts over
 	}
 	kept := make([]json.RawMessage, 0, len(tools))
-	var changes []string
+	var keptNames, changes []string
 	for _, t := range tools {
-		ok, change := r.keepTool(t, e.id)
+		name, ok, change := r.keepTool(t, e.id)
 		if ok {
-			kept = append(kept, t)
+			kept, keptNames = append(kept, t), append(keptNames, name)
 		}
 		if change != "" {
 			changes = append(changes, change)
+		}
+	}
+	// A name listed twice, once as pinned and once changed: neither shows.
+	for i := len(kept) - 1; i >= 0; i-- {
+		if r.hidden[keptNames[i]] != "" {
+			kept = append(kept[:i], kept[i+1:]...)
 		}
 	}
 	if len(changes) > 0 && r.pol.OnPinChange == "refuse" {
@@ -216,29 +227,28 @@ func (r *relay) filterObject(v []byte) []byte {
 
 // keepTool decides one listed tool; change is set when it differs from the
 // pin. Under mu.
-func (r *relay) keepTool(raw json.RawMessage, id json.RawMessage) (keep bool, change string) {
+func (r *relay) keepTool(raw json.RawMessage, id json.RawMessage) (name string, keep bool, change string) {
 	tm, err := toolpolicy.ObjectKeys(raw)
-	var name string
 	if err == nil {
 		err = json.Unmarshal(tm["name"], &name)
 	}
 	if err != nil || tm["name"] == nil {
 		r.logOnce(Decision{Kind: KindToolHidden, Field: r.section(),
 			Reason: "a listed tool the relay cannot read, hidden", ID: id})
-		return false, ""
+		return name, false, ""
 	}
 	if r.pin != nil && r.pin.Has(name) {
 		r.seen[name] = true // listed, shown or not: not missing
 	}
 	if why := r.hidden[name]; why != "" {
-		return false, ""
+		return name, false, ""
 	}
 	if ref := r.pol.Denied(name); ref != nil {
 		r.logOnce(Decision{Kind: KindToolHidden, Tool: name, Field: ref.Field, Reason: ref.Reason, ID: id})
-		return false, ""
+		return name, false, ""
 	}
 	if r.pin == nil {
-		return true, ""
+		return name, true, ""
 	}
 	var t toolpolicy.PinnedTool
 	var ch *toolpolicy.PinChange
@@ -248,7 +258,7 @@ func (r *relay) keepTool(raw json.RawMessage, id json.RawMessage) (keep bool, ch
 		ch = r.pin.Tool(t)
 	}
 	if ch == nil {
-		return true, ""
+		return name, true, ""
 	}
 	why := fmt.Sprintf("tool %q: %s", name, ch)
 	r.log(Decision{Kind: KindPinChanged, Tool: name, Field: r.pol.PinField(), Reason: ch.String(), ID: id})
@@ -256,7 +266,7 @@ func (r *relay) keepTool(raw json.RawMessage, id json.RawMessage) (keep bool, ch
 		r.hidden[name] = ch.String()
 		r.log(Decision{Kind: KindToolHidden, Tool: name, Field: r.pol.PinField(), Reason: "differs from the pin: hidden for the rest of the session", ID: id})
 	}
-	return false, why
+	return name, false, why
 }
 
 // failClosed answers each tools/list in hits with an error instead of

@@ -32,12 +32,31 @@ func (r *relay) serverLong(prefix []byte, lr *lineReader) error {
 	}
 
 	st := &stream{r: r, cutAt: -1}
+	long := fmt.Sprintf("a line over %d MiB", MaxServerLine>>20)
 	st.s = scanner{
+		// A request of the server's (method first, as SDKs write it) may
+		// carry a tools/list's id: its ids are its own. It is cut only if
+		// a result or an error follows, which would make it an answer.
+		onKey: func(key string, start int64) {
+			switch key {
+			case "method":
+				st.method = true
+			case "result", "error":
+				st.answer = true
+				if st.match != nil {
+					st.cut(start, st.match, long)
+				}
+			}
+		},
 		onID: func(v []byte, over bool, start int64) {
 			if over {
 				st.cut(start, nil, fmt.Sprintf("an id over %d bytes on a line over %d MiB", maxID, MaxServerLine>>20))
 			} else if e := r.lists.get(idKey(v)); e != nil {
-				st.cut(start, e, fmt.Sprintf("a line over %d MiB", MaxServerLine>>20))
+				if st.method && !st.answer {
+					st.match = e
+				} else {
+					st.cut(start, e, long)
+				}
 			}
 		},
 		onArray: func(start int64) {
@@ -75,6 +94,9 @@ type stream struct {
 	cutAt  int64  // where the line is cut, -1 while it is not
 	cutFor *listEntry
 	why    string
+
+	method, answer bool       // the line has a method key, a result or error key
+	match          *listEntry // a tools/list whose id a request carries
 }
 
 func (st *stream) cut(at int64, e *listEntry, why string) {
@@ -84,31 +106,44 @@ func (st *stream) cut(at int64, e *listEntry, why string) {
 	st.cutAt, st.cutFor, st.why = at, e, why
 }
 
-// piece scans p, the line's next bytes, and writes what need not be held.
+// piece scans p, the line's next bytes, writes what need not be held and
+// holds the rest (a key or an id being read, maxHeld at most). At a cut it
+// holds what comes before the cut and stops.
 func (st *stream) piece(p []byte) error {
+	base := st.s.off
 	for i, b := range p {
 		st.s.byte(b)
 		st.s.off++
 		if st.cutAt >= 0 {
-			// write what came before the cut, keep nothing after it
 			st.held = append(st.held, p[:i+1]...)
 			return nil
 		}
 	}
-	st.held = append(st.held, p...)
 	keep := st.s.holdFrom()
 	if keep < 0 {
 		keep = st.s.off
 	}
-	n := int(keep - st.sent)
-	if len(st.held)-n > maxHeld {
+	if st.s.off-keep > maxHeld {
 		st.cut(keep, nil, fmt.Sprintf("a top-level key or id held over %d bytes on a line over %d MiB", maxHeld, MaxServerLine>>20))
+		st.held = append(st.held, p...)
 		return nil
 	}
-	if err := st.r.writeClient(st.held[:n]); err != nil {
+	// Bytes [sent, base) are held, [base, off) are p; write up to keep.
+	if keep <= base {
+		st.held = append(st.held, p...)
+		if n := int(keep - st.sent); n > 0 {
+			if err := st.r.writeClient(st.held[:n]); err != nil {
+				return err
+			}
+			st.held = append(st.held[:0], st.held[n:]...)
+			st.sent = keep
+		}
+		return nil
+	}
+	if err := st.r.writeClient(st.held, p[:keep-base]); err != nil {
 		return err
 	}
-	st.held = append(st.held[:0], st.held[n:]...)
+	st.held = append(st.held[:0], p[keep-base:]...)
 	st.sent = keep
 	return nil
 }
