@@ -189,6 +189,7 @@ func startEngine(r Request, root string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	sayTools(say, server, tools)
 	self, err := os.Executable()
 	if err != nil {
 		return 0, err
@@ -314,6 +315,7 @@ func startArtefact(r Request) (int, error) {
 			if tools, err = ReadTools(root, spec.Server, spec.Tools); err != nil {
 				return 0, err
 			}
+			sayTools(say, spec.Server, tools)
 		}
 		environ, err := WithEnvFile(os.Environ(), EnvFile{Path: envFile, Grants: append(BwrapSources(spec, root, home), root)}, spec.Env)
 		if err != nil {
@@ -359,6 +361,7 @@ func startArtefact(r Request) (int, error) {
 		if tools, err = ReadTools(root, rs.Server, rs.Tools); err != nil {
 			return 0, err
 		}
+		sayTools(say, rs.Server, tools)
 	}
 	if err := checkSources(&rs, root, home); err != nil {
 		return 0, err

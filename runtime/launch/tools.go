@@ -55,6 +55,19 @@ func ReadTools(root, server, digest string) (*toolpolicy.Policy, error) {
 	return &p, nil
 }
 
+// sayTools says, with -v, what the relay on server's stdio enforces.
+func sayTools(w io.Writer, server string, p *toolpolicy.Policy) {
+	if w == nil || p == nil {
+		return
+	}
+	pin := "no pin"
+	if p.Pin != nil {
+		pin = fmt.Sprintf("%d tools pinned (on a change: %s)", len(p.Pin.Tools), p.OnPinChange)
+	}
+	fmt.Fprintf(w, "mcpolicy-launch: %s: tool relay on stdio (%s): %d allowed, %d denied, %d argument constraints, %s\n",
+		server, p.PolicyFile, len(p.Allow), len(p.Deny), len(p.Args), pin)
+}
+
 // missingTools is ReadTools' refusal of a tool surface that is not there.
 func missingTools(root, rel string) error {
 	return tampered("%s/%s is missing, and the artefact pins a tool surface: the server would start with no tool relay on its stdio, refusing to start; hint: run `mcpolicy build` (it writes the tool surface), then `mcpolicy client TARGET --write`", root, rel)
