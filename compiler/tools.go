@@ -109,10 +109,35 @@ func (c *compiler) tools(pol *schema.Policy, s *schema.Server, p *Plan, at strin
 // toolGlob checks a name or glob of allow, deny or args: path.Match
 // syntax that can match a tool name.
 func (c *compiler) toolGlob(pattern string, pos position.Pos, field string) {
+	const hint = `a glob is path.Match's: * any run of characters, ? one, [abc] or [a-z] one of a set ([^a-z] none of it); close every "["`
 	if _, err := path.Match(pattern, ""); err != nil {
-		c.fail(pos, field, `a glob is path.Match's: * any run of characters, ? one, [abc] or [a-z] one of a set; close every "["`,
-			"%q is not a valid glob: it can match no tool", pattern)
+		c.fail(pos, field, hint, "%q is not a valid glob: it can match no tool", pattern)
+		return
 	}
+	if r, ok := outsideName(pattern); !ok {
+		c.fail(pos, field, "tool names are letters, digits, '_', '-' and '.'; "+hint,
+			"%q can match no tool: %q is in no tool name", pattern, r)
+	}
+}
+
+// outsideName finds a character outside a bracket class that no tool
+// name holds (the schema lets "^" and "]" through for classes). pattern
+// is a valid glob: in it a "]" in a class closes it.
+func outsideName(pattern string) (rune, bool) {
+	in := false
+	for _, r := range pattern {
+		switch {
+		case in:
+			in = r != ']'
+		case r == '[':
+			in = true
+		case r == '*' || r == '?' || r == '_' || r == '-' || r == '.' ||
+			r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9':
+		default:
+			return r, false
+		}
+	}
+	return 0, true
 }
 
 // coveredBy returns the deny rule that removes every tool pattern names:

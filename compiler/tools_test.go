@@ -240,3 +240,35 @@ func TestToolsRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestToolsRefusalsInJSON: the compiler's refusals point into a JSON
+// policy by line and column as into a CUE one.
+func TestToolsRefusalsInJSON(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(root, "mcpolicy.json")
+	os.WriteFile(file, []byte(`{"version": "v1", "servers": {"s": {
+  "command": ["x"],
+  "tools": {
+    "allow": ["read_*"],
+    "deny": ["read_secret"],
+    "args": {"read_secret": {"p": {"maxBytes": 1}}, "read_file": {"p": {"pattern": "(?i)a\\1"}}}
+  }
+}}}
+`), 0o644)
+	pol, err := schema.Load(file, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Compile([]*schema.Policy{pol}, Options{Root: root, Home: root})
+	for _, want := range []string{
+		`mcpolicy.json:6:74: servers.s.tools.args.read_file.p.pattern: invalid pattern "(?i)a\\1": invalid escape sequence`,
+		`mcpolicy.json:6:31: servers.s.tools.args.read_secret.p: constraint on tool "read_secret", which servers.s.tools.deny[0] ("read_secret") denies`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v\nwant %q", err, want)
+		}
+	}
+}

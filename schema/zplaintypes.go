@@ -786,7 +786,7 @@ var plainPolicyType = &plainType{
 																							{
 																								Kind: "string",
 																								Match: []string{
-																									"^[A-Za-z0-9_.*?\\[\\]^!-]{1,128}$",
+																									"^[A-Za-z0-9_.*?\\[\\]^-]{1,128}$",
 																								},
 																							},
 																						},
@@ -807,7 +807,7 @@ var plainPolicyType = &plainType{
 																							{
 																								Kind: "string",
 																								Match: []string{
-																									"^[A-Za-z0-9_.*?\\[\\]^!-]{1,128}$",
+																									"^[A-Za-z0-9_.*?\\[\\]^-]{1,128}$",
 																								},
 																							},
 																						},
@@ -929,7 +929,7 @@ var plainPolicyType = &plainType{
 																							{
 																								Kind: "string",
 																								Match: []string{
-																									"^[A-Za-z0-9_.*?\\[\\]^!-]{1,128}$",
+																									"^[A-Za-z0-9_.*?\\[\\]^-]{1,128}$",
 																								},
 																							},
 																						},
