@@ -165,7 +165,9 @@ func (r ArgRule) check(v json.RawMessage) string {
 
 // checkUnder holds a path argument under one of r.Under, lexically: the
 // relay does not see the sandbox's files, so a symlink inside a grant that
-// points out of it is the kernel's to refuse, as every other open is.
+// points out of it is the kernel's to refuse, as every other open is. A
+// relative path is made absolute against Workdir (the server's working
+// folder in the sandbox); without one it is refused.
 func (r ArgRule) checkUnder(s string) string {
 	outside := fmt.Sprintf("not under %q", r.Under)
 	switch {
@@ -175,6 +177,10 @@ func (r ArgRule) checkUnder(s string) string {
 		return "not valid UTF-8"
 	case s == "":
 		return "empty, " + outside
+	case strings.HasPrefix(s, "~"):
+		// Servers expand it (the filesystem server does) to a home folder
+		// the relay cannot see: refused rather than read as a file name.
+		return "starts with ~, which a server may read as a home folder, " + outside
 	case !path.IsAbs(s) && r.Workdir == "":
 		return "a relative path and the rule has no workdir, " + outside
 	case !path.IsAbs(s):

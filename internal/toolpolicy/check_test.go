@@ -107,6 +107,8 @@ func TestCheckCall(t *testing.T) {
 		{"read_file", `{"path": "/workspacex/a"}`, "path", false, "not under"},
 		{"read_file", `{"path": "/work\u0000space"}`, "path", false, "NUL"},
 		{"read_file", `{"path": ""}`, "path", false, "empty"},
+		{"read_file", `{"path": "~/.ssh/id_rsa"}`, "path", false, "starts with ~"},
+		{"read_file", `{"path": "/workspace/~x"}`, "", true, ""},
 		{"read_file", `{"path": 7}`, "path", false, "not a string"},
 		{"read_file", `{"path": ["/workspace"]}`, "path", false, "not a string"},
 		{"read_file", `{"path": "/workspace/a", "path": "/etc/passwd"}`, "", false, "named twice"},

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -325,6 +326,92 @@ func TestEndsAndNoLeak(t *testing.T) {
 	}
 	n := 0
 	for range 200 { // goroutines that ended take a moment to be counted out
+		if n = runtime.NumGoroutine(); n <= base {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	buf := make([]byte, 1<<16)
+	t.Errorf("%d goroutines after Run returned, %d before:\n%s", n, base, buf[:runtime.Stack(buf, true)])
+}
+
+// TestHostileServerManyTools (red team): a tools/list of tens of thousands
+// of tools the policy hides, listed again and again, logs each one once,
+// and at most maxLogged of them.
+func TestHostileServerManyTools(t *testing.T) {
+	h := newHarness(t, pinnedPolicy("hide"))
+	var b bytes.Buffer
+	b.WriteString(`{"jsonrpc":"2.0","id":%d,"result":{"tools":[{"name":"read_graph","description":"Read the graph","inputSchema":{"type":"object"}}`)
+	for i := 0; i < 3*maxLogged; i++ {
+		fmt.Fprintf(&b, `,{"name":"t%d"},{"name":"search_x%d"}`, i, i)
+	}
+	b.WriteString("]}}\n")
+	for id := 1; id <= 3; id++ {
+		h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`+"\n", id))
+		h.toServer()
+		go fmt.Fprintf(h.serverOut, b.String(), id)
+		if got := toolNames(t, h.fromRelay()); got != "read_graph" {
+			t.Errorf("shown: %.100s", got)
+		}
+	}
+	if n := len(h.logged()); n > maxLogged+2 || n < maxLogged {
+		t.Errorf("%d decisions logged for %d hidden tools listed thrice, bound %d", n, 6*maxLogged, maxLogged)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.decisions) > 0 {
+		t.Logf("last: %+v", h.decisions[len(h.decisions)-1])
+	}
+}
+
+// TestCancelNoLeak: a server that never ends and a client that never
+// reads: cancelling ctx ends Run, closes the server's stdin and leaves no
+// goroutine, even with the relay blocked writing to the client.
+func TestCancelNoLeak(t *testing.T) {
+	base := runtime.NumGoroutine()
+	cin, cw, _ := os.Pipe()
+	cr, cout, _ := os.Pipe()
+	sr, sin, _ := os.Pipe()
+	sout, sw, _ := os.Pipe()
+	defer func() {
+		for _, f := range []*os.File{cin, cw, cr, cout, sr, sin, sout, sw} {
+			f.Close()
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Config{Policy: memoryPolicy(), ClientIn: cin, ClientOut: cout, ServerIn: sin, ServerOut: sout})
+	}()
+	// Fill the client's pipe: the relay blocks writing to it.
+	go func() {
+		note := []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + strings.Repeat("x", 4000) + `"}}` + "\n")
+		for range 1000 {
+			if _, err := sw.Write(note); err != nil {
+				return
+			}
+		}
+	}()
+	// Refusals the relay answers block too.
+	go func() {
+		for range 1000 {
+			if _, err := cw.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete_x"}}` + "\n")); err != nil {
+				return
+			}
+		}
+	}()
+	time.Sleep(100 * time.Millisecond) // let the pipes fill; what is asserted does not depend on it
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Run: %v", err)
+	}
+	if _, err := io.ReadAll(sr); err != nil {
+		t.Errorf("the server's stdin: %v", err)
+	}
+	cw.Close()
+	sw.Close()
+	n := 0
+	for range 200 {
 		if n = runtime.NumGoroutine(); n <= base {
 			return
 		}

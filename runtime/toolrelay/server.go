@@ -261,10 +261,12 @@ func (r *relay) keepTool(raw json.RawMessage, id json.RawMessage) (name string, 
 		return name, true, ""
 	}
 	why := fmt.Sprintf("tool %q: %s", name, ch)
-	r.log(Decision{Kind: KindPinChanged, Tool: name, Field: r.pol.PinField(), Reason: ch.String(), ID: id})
-	if r.pol.OnPinChange != "refuse" {
+	r.logOnce(Decision{Kind: KindPinChanged, Tool: name, Field: r.pol.PinField(), Reason: ch.String(), ID: id})
+	// A pinned tool that changed stays hidden, and refused when called; a
+	// tool the pin does not hold is refused by the policy already (and the
+	// map stays as small as the pin).
+	if r.pol.OnPinChange != "refuse" && ch.Change == toolpolicy.PinChanged {
 		r.hidden[name] = ch.String()
-		r.log(Decision{Kind: KindToolHidden, Tool: name, Field: r.pol.PinField(), Reason: "differs from the pin: hidden for the rest of the session", ID: id})
 	}
 	return name, false, why
 }

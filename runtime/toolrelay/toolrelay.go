@@ -41,8 +41,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/internal/toolpolicy"
@@ -92,11 +94,12 @@ const (
 
 // Run relays until the server's stdout ends (or ctx is done): the client's
 // EOF closes ServerIn, and the server's last answers still reach the
-// client. It returns nil at the server's EOF, the error of a side that
-// failed otherwise. When Run returns, its goroutines have ended, except
-// one blocked reading a ClientIn that has no SetReadDeadline (os.Stdin
-// on a terminal or a blocking pipe): it ends at that reader's next read,
-// writing nothing.
+// client. It returns nil at the server's EOF, ctx's error when ctx ends
+// first, or the error of a side that failed. Before it returns it wakes
+// its goroutines, setting a past deadline on the pipes that take one
+// (os.Pipe's and exec's do), and waits for them: none is left. On a pipe
+// that takes no deadline (os.Stdin on a terminal), the goroutine reading
+// it ends at its next read, writing nothing.
 func Run(ctx context.Context, c Config) error {
 	r, err := newRelay(c)
 	if err != nil {
@@ -112,26 +115,35 @@ func Run(ctx context.Context, c Config) error {
 	go func() { serverDone <- r.fromServer() }()
 
 	var result error
+	serverEnded := false
 	select {
 	case result = <-serverDone:
+		serverEnded = true
 	case <-ctx.Done():
 		result = ctx.Err()
-		r.closeServerIn()
-		if unblock(c.ServerOut) {
-			<-serverDone
-		}
 	}
 	r.stop()
-	if unblock(c.ClientIn) {
+	r.closeServerIn()
+	past := time.Unix(1, 0)
+	out := wake(c.ClientOut, func(d deadliner) error { return d.SetWriteDeadline(past) })
+	if !serverEnded && out && wake(c.ServerOut, func(d deadliner) error { return d.SetReadDeadline(past) }) {
+		<-serverDone
+	}
+	if out && wake(c.ClientIn, func(d deadliner) error { return d.SetReadDeadline(past) }) {
 		wg.Wait()
 	}
 	return result
 }
 
-// unblock wakes a reader blocked in Read, when it can be woken.
-func unblock(rd io.Reader) bool {
-	d, ok := rd.(interface{ SetReadDeadline(time.Time) error })
-	return ok && d.SetReadDeadline(time.Unix(1, 0)) == nil
+type deadliner interface {
+	SetReadDeadline(time.Time) error
+	SetWriteDeadline(time.Time) error
+}
+
+// wake sets a deadline on x when it takes one.
+func wake(x any, set func(deadliner) error) bool {
+	d, ok := x.(deadliner)
+	return ok && set(d) == nil
 }
 
 type relay struct {
@@ -144,7 +156,7 @@ type relay struct {
 	// server wrote before the id was remembered can be written after.
 	out     sync.Mutex
 	lists   *lists
-	stopped bool
+	stopped atomic.Bool
 
 	mu         sync.Mutex // what the server's answers taught
 	hidden     map[string]string
@@ -179,11 +191,9 @@ func newRelay(c Config) (*relay, error) {
 	return r, nil
 }
 
-func (r *relay) stop() {
-	r.out.Lock()
-	r.stopped = true
-	r.out.Unlock()
-}
+// stop makes every later write to the client a no-op: nothing reaches the
+// client after Run returned. It takes no lock: a writer may be blocked.
+func (r *relay) stop() { r.stopped.Store(true) }
 
 func (r *relay) closeServerIn() {
 	r.closeIn.Do(func() { r.closeErr = r.c.ServerIn.Close() })
@@ -212,14 +222,14 @@ func (r *relay) logOnce(d Decision) {
 		r.log(d)
 	case len(r.logged) == maxLogged:
 		r.logged[""] = true
-		r.log(Decision{Kind: d.Kind, Reason: "more tools hidden: not logged one by one"})
+		r.log(Decision{Kind: d.Kind, Reason: fmt.Sprintf("over %d tools decided: the others are not logged one by one", maxLogged)})
 	}
 }
 
-// writeClient writes p to the client as one piece; false once Run
+// writeClient writes p to the client as one piece, nothing once Run
 // returned. Callers hold out.
 func (r *relay) writeClient(p ...[]byte) error {
-	if r.stopped {
+	if r.stopped.Load() {
 		return nil
 	}
 	for _, b := range p {
