@@ -32,11 +32,17 @@ type Decision struct {
 	ID       json.RawMessage `json:"id,omitempty"` // the JSON-RPC id of the refused call
 }
 
-// MaxDecisions is how many decisions one launch writes: a client or a
-// server that provokes refusals in a loop must not push the launch
-// records out of the bounded log (Limit). The rest are counted in the
-// launch's record (DecisionsNotLogged).
+// MaxDecisions is how many decisions of each sort one launch writes — the
+// refused calls, and the rest (hidden tools, pin changes) — so that a
+// client or a server that provokes them in a loop neither pushes the
+// launch records out of the bounded log (Limit) nor keeps the refusals
+// suggest reads from being logged. The rest are counted in the launch's
+// record (DecisionsNotLogged). A hidden tool or a pin change, which
+// every tools/list repeats, is logged once a launch.
 const MaxDecisions = 64
+
+// CallRefused is the decision of a refused tools/call.
+const CallRefused = "call-refused"
 
 // maxDecisionField bounds each text of a decision: tool names and ids
 // come from the client or the server.
@@ -51,12 +57,27 @@ func (l *Launch) Decided(d Decision) {
 		return
 	}
 	l.mu.Lock()
-	if l.decisions >= MaxDecisions {
+	count := &l.decisions
+	if d.Decision != CallRefused {
+		count = &l.otherDecisions
+		key := d.Decision + "\x00" + d.Tool + "\x00" + d.Arg + "\x00" + d.Field + "\x00" + d.Reason
+		if l.seen[key] {
+			l.mu.Unlock()
+			return
+		}
+		if l.seen == nil {
+			l.seen = map[string]bool{}
+		}
+		if len(l.seen) < 4*MaxDecisions { // bounded: past it, repeats are counted
+			l.seen[key] = true
+		}
+	}
+	if *count >= MaxDecisions {
 		l.Rec.DecisionsNotLogged++
 		l.mu.Unlock()
 		return
 	}
-	l.decisions++
+	*count++
 	r := l.Rec
 	secrets, writable, state := l.secrets, l.writable, l.State
 	l.mu.Unlock()

@@ -2,6 +2,7 @@ package launchlog
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,20 +38,31 @@ func TestDecided(t *testing.T) {
 }
 
 // A loop of refusals writes MaxDecisions lines; the rest are counted in
-// the launch's record, which still fits the log.
+// the launch's record, which still fits the log. Hidden tools, which each
+// tools/list repeats, are logged once each, and beside the refusals: a
+// flood of them leaves the refusals a line each.
 func TestDecidedBounded(t *testing.T) {
 	state := t.TempDir()
 	l := &Launch{Rec: Record{Entry: "run"}, State: state}
 	l.Set("/p/proj", "memory", "docker", "")
+	for range 5 {
+		for i := range 2 * MaxDecisions { // a tools/list hiding 128 tools, five times
+			l.Decided(Decision{Decision: "tool-hidden", Tool: fmt.Sprint("t", i), Field: "servers.memory.tools.allow"})
+		}
+	}
 	for range 10 * MaxDecisions {
-		l.Decided(Decision{Decision: "call-refused", Tool: "t"})
+		l.Decided(Decision{Decision: CallRefused, Tool: "t"})
 	}
 	l.Ended(1, "")
 	path := Path(state, "/p/proj", "memory")
 	ds, _ := ReadDecisions(path)
 	recs, _ := Read(path)
-	if len(ds) != MaxDecisions || len(recs) != 1 || recs[0].DecisionsNotLogged != 9*MaxDecisions {
-		t.Fatalf("%d decisions, records %+v", len(ds), recs)
+	kinds := map[string]int{}
+	for _, d := range ds {
+		kinds[d.Decision]++
+	}
+	if kinds[CallRefused] != MaxDecisions || kinds["tool-hidden"] != MaxDecisions || len(recs) != 1 || recs[0].DecisionsNotLogged != 9*MaxDecisions+MaxDecisions {
+		t.Fatalf("%v decisions, records %+v", kinds, recs)
 	}
 }
 

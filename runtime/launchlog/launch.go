@@ -20,12 +20,15 @@ type Launch struct {
 	// Warn is told, once, that the log could not be written.
 	Warn io.Writer
 
-	mu        sync.Mutex
-	secrets   []string
-	writable  []string
-	done      bool
-	decisions int  // the tool relay's decisions logged (Decided)
-	warned    bool // Warn was told the log cannot be written
+	mu       sync.Mutex
+	secrets  []string
+	writable []string
+	done     bool
+	// The tool relay's decisions logged (Decided): refused calls, and the
+	// others, each of these seen once.
+	decisions, otherDecisions int
+	seen                      map[string]bool
+	warned                    bool // Warn was told the log cannot be written
 }
 
 // New starts the record of a launch by entry (mcpolicy-launch, run,
