@@ -24,6 +24,11 @@ type Launch struct {
 	secrets  []string
 	writable []string
 	done     bool
+	// The tool relay's decisions logged (Decided): refused calls, and the
+	// others, each of these seen once.
+	decisions, otherDecisions int
+	seen                      map[string]bool
+	warned                    bool // Warn was told the log cannot be written
 }
 
 // New starts the record of a launch by entry (mcpolicy-launch, run,
@@ -144,7 +149,18 @@ func (l *Launch) write() {
 	if err == nil {
 		err = Append(Path(l.State, r.Project, r.Server), &r)
 	}
-	if err != nil && l.Warn != nil {
+	if err != nil && l.Warn != nil && !l.warned {
+		l.warned = true
+		fmt.Fprintf(l.Warn, "mcpolicy: this launch is not logged: %s\n", strings.TrimSpace(err.Error()))
+	}
+}
+
+// warnOnce says on Warn, the first time, that the log cannot be written.
+func (l *Launch) warnOnce(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.Warn != nil && !l.warned {
+		l.warned = true
 		fmt.Fprintf(l.Warn, "mcpolicy: this launch is not logged: %s\n", strings.TrimSpace(err.Error()))
 	}
 }

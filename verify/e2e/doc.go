@@ -59,6 +59,20 @@
 // at another target, which lint reports too; the workspace's root mounted
 // instead is MOUNT_PARENT's, in diff's words.
 //
+// TestToolSurface (tools_test.go) is issue #40's acceptance run of the
+// tool relay: mcp-filesystem-server, the go-sdk memory example and gopls
+// v0.23.0 (`gopls mcp`), each behind a tools section (denied tools, a path argument held under data/,
+// a query held to a pattern and a size) beside the same server without
+// one, and a server of the test's (testdata/rugpull) that changes a
+// pinned tool's description, started through the Claude Desktop entry and
+// through `mcpolicy run` (`exec` for Landlock) on bwrap, landlock, docker
+// and podman. A denied tool is absent from tools/list and refused when
+// called anyway, a constraint's breach is refused naming the policy's
+// field, each refusal and the pin change is a line of the server's launch
+// log, and allowed calls (a 3 MB file among them) answer with the
+// unfiltered server's bytes. The same checks on entries whose artefact
+// lost its tool-surface digest must fail.
+//
 // -short skips the package (make test-short). Under CI=true a missing
 // backend, git, or an unreachable module proxy fails the test; elsewhere it
 // skips with the reason.

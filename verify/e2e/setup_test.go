@@ -44,7 +44,7 @@ func unavailable(t *testing.T, format string, args ...any) {
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	if run := flag.Lookup("test.run").Value.String(); !testing.Short() && (run == "" || strings.Contains(run, "RealServers")) {
+	if run := flag.Lookup("test.run").Value.String(); !testing.Short() && (run == "" || strings.Contains(run, "RealServers") || strings.Contains(run, "ToolSurface")) {
 		prefetchServers()
 	}
 	code := m.Run()
