@@ -60,6 +60,10 @@ const (
 // MaxRequests allow.
 type boundedTransport struct {
 	mcp.Transport
+	// onResponse, when set, sees each response to the client's calls as
+	// read, its result raw: what the SDK decodes loses (numbers beyond a
+	// float64, key order), a pin must keep.
+	onResponse func(*jsonrpc.Response)
 }
 
 func (t boundedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -67,7 +71,7 @@ func (t boundedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &boundedConn{Connection: c, pending: map[jsonrpc.ID]pending{}}, nil
+	return &boundedConn{Connection: c, pending: map[jsonrpc.ID]pending{}, onResponse: t.onResponse}, nil
 }
 
 // boundedConn counts the requests the server sends (the messages Read
@@ -86,6 +90,8 @@ type boundedConn struct {
 	bytes    int                    // the sum of pending's bytes
 	total    int                    // requests read
 	err      error                  // set once a bound is passed: the session is over
+
+	onResponse func(*jsonrpc.Response)
 }
 
 // pending is what is in flight under one id: one request, unless the
@@ -109,6 +115,9 @@ func (c *boundedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		req, ok := msg.(*jsonrpc.Request)
 		if !ok {
+			if r, isResp := msg.(*jsonrpc.Response); isResp && c.onResponse != nil {
+				c.onResponse(r)
+			}
 			return msg, nil // a response to one of the client's calls
 		}
 		if !req.IsCall() {
