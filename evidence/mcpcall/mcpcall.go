@@ -15,7 +15,6 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/internal/syncbuf"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -127,8 +126,8 @@ func session(ctx context.Context, argv []string, env []string, f func(*mcp.Clien
 	return sessionWith(ctx, argv, env, nil, f)
 }
 
-// sessionWith is session, with onResponse seeing each response raw.
-func sessionWith(ctx context.Context, argv []string, env []string, onResponse func(*jsonrpc.Response), f func(*mcp.ClientSession) error) (string, error) {
+// sessionWith is session, with lists keeping tools/list's results raw.
+func sessionWith(ctx context.Context, argv []string, env []string, lists *rawLists, f func(*mcp.ClientSession) error) (string, error) {
 	if len(argv) == 0 {
 		return "", errors.New("mcpcall: empty command")
 	}
@@ -147,7 +146,7 @@ func sessionWith(ctx context.Context, argv []string, env []string, onResponse fu
 	// server's notifications, and ends a session whose server sends more
 	// requests of its own than MaxRequestsInFlight or MaxRequests allow.
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpcall", Version: "v1"}, nil)
-	cs, err := client.Connect(ctx, boundedTransport{Transport: &mcp.CommandTransport{Command: cmd, TerminateDuration: terminate}, onResponse: onResponse}, nil)
+	cs, err := client.Connect(ctx, boundedTransport{Transport: &mcp.CommandTransport{Command: cmd, TerminateDuration: terminate}, lists: lists}, nil)
 	if err != nil {
 		cancel()
 		if cmd.Process != nil && cmd.ProcessState == nil {

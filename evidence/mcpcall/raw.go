@@ -13,6 +13,7 @@ import (
 // Bounds of ListToolsRaw: what a server lists is kept whole, so its size
 // is bounded, and so are its pages (a server handing out a new cursor
 // with no tools on each page would otherwise be read until the deadline).
+// A page is one line, which the SDK bounds (mcp.DefaultMaxLineLength).
 const (
 	MaxToolsBytes = 16 << 20
 	MaxToolPages  = 1000
@@ -20,44 +21,28 @@ const (
 
 // ListToolsRaw starts argv as Call does and reads tools/list page after
 // page until there is no nextCursor, returning each tool as the server
-// wrote it (the SDK's decoding would lose numbers beyond a float64), in
-// the server's order, and its stderr. More than MaxTools tools, more than
-// MaxToolsBytes of them or more than MaxToolPages pages is an error that
-// says which.
+// wrote it, in the server's order, and its stderr. More than MaxTools
+// tools, more than MaxToolsBytes of them or more than MaxToolPages pages
+// is an error that says which.
 func ListToolsRaw(ctx context.Context, argv []string, env []string) ([]json.RawMessage, string, error) {
-	var (
-		mu   sync.Mutex
-		last json.RawMessage
-	)
-	onResponse := func(r *jsonrpc.Response) {
-		mu.Lock()
-		last = r.Result
-		mu.Unlock()
-	}
+	lists := &rawLists{}
 	var tools []json.RawMessage
-	stderr, err := sessionWith(ctx, argv, env, onResponse, func(cs *mcp.ClientSession) error {
+	stderr, err := sessionWith(ctx, argv, env, lists, func(cs *mcp.ClientSession) error {
 		cursor, size := "", 0
 		for page := 1; ; page++ {
 			if page > MaxToolPages {
 				return fmt.Errorf("tools/list: more than %d pages: refusing to read further", MaxToolPages)
 			}
-			mu.Lock()
-			last = nil
-			mu.Unlock()
-			// The client makes one call at a time: the response read
-			// last, once it returns, is this page's.
 			if _, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor}); err != nil {
 				return fmt.Errorf("tools/list: %w", err)
 			}
-			mu.Lock()
-			raw := last
-			mu.Unlock()
+			raw := lists.take()
+			if raw == nil {
+				return fmt.Errorf("tools/list: page %d: no result read", page)
+			}
 			var res struct {
 				Tools      []json.RawMessage `json:"tools"`
 				NextCursor string            `json:"nextCursor"`
-			}
-			if raw == nil {
-				return fmt.Errorf("tools/list: no response read")
 			}
 			if err := json.Unmarshal(raw, &res); err != nil {
 				return fmt.Errorf("tools/list: page %d: %w", page, err)
@@ -78,4 +63,46 @@ func ListToolsRaw(ctx context.Context, argv []string, env []string) ([]json.RawM
 		}
 	})
 	return tools, stderr, err
+}
+
+// rawLists keeps the result of each tools/list call the client makes as
+// the server wrote it, and hands the SDK an empty list in its place: the
+// SDK's decoding loses what a pin must keep (numbers beyond a float64)
+// and fails on some of it (-1e400), and ListToolsRaw reads the raw
+// result, not the SDK's.
+type rawLists struct {
+	mu   sync.Mutex
+	ids  map[jsonrpc.ID]bool // tools/list calls sent, not answered yet
+	last json.RawMessage
+}
+
+func (l *rawLists) sent(id jsonrpc.ID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ids == nil {
+		l.ids = map[jsonrpc.ID]bool{}
+	}
+	l.ids[id] = true
+}
+
+// read keeps r's result when r answers a tools/list call.
+func (l *rawLists) read(r *jsonrpc.Response) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.ids[r.ID] {
+		return
+	}
+	delete(l.ids, r.ID)
+	if r.Error == nil {
+		l.last, r.Result = r.Result, json.RawMessage(`{"tools":[]}`)
+	}
+}
+
+// take returns the result read last, and forgets it.
+func (l *rawLists) take() json.RawMessage {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	raw := l.last
+	l.last = nil
+	return raw
 }
