@@ -122,6 +122,7 @@ func ExplainWith(p *Plan, o ExplainOptions) string {
 			}
 		}
 	}
+	explainTools(&b, p)
 	if len(p.Absent) > 0 {
 		b.WriteString("\nProtected names absent when compiled: docker, bwrap and landlock cannot keep\na server with write access from creating them (seatbelt denies them by path):\n")
 		if o.ListAbsent {
@@ -135,6 +136,32 @@ func ExplainWith(p *Plan, o ExplainOptions) string {
 		}
 	}
 	return b.String()
+}
+
+// explainTools says what the tools section takes away, and how: a relay
+// on the stdio pipe, a control for a cooperating server beside the
+// kernel's (docs/tools.md).
+func explainTools(b *strings.Builder, p *Plan) {
+	t := p.Tools
+	if t == nil {
+		return
+	}
+	fmt.Fprintf(b, "\nTool surface (tools, %s): a relay on the stdio pipe (mcpolicy-launch, outside the\nsandbox) shows the client only the tools allowed above and refuses any other call,\nand a call whose arguments break a constraint above. It decides what the model is\noffered, not what the server's process can do inside its grants (docs/tools.md).\n", p.ToolsPos.Section)
+	for _, d := range t.Deny {
+		fmt.Fprintf(b, "  - denied: %s, never shown nor called  (%s)\n", d.Pattern, orPos(p.ToolsPos.At(d.Field), p.Pos))
+	}
+	if t.Pin != nil {
+		how := "hidden from the client"
+		if t.OnPinChange == "refuse" {
+			how = "refused: the relay stops"
+		}
+		fmt.Fprintf(b, "  - pinned: %s, %s; a tool whose name, description or schemas differ is %s  (%s)\n",
+			PinFile(p.Server), Plural(len(t.Pin.Tools), "tool"), how, orPos(p.ToolsPos.Pin, p.Pos))
+	}
+	if p.Accepts(AcceptToolsNotRelayed) {
+		// Which backends cannot run it is the emitters' to say (explain --backend).
+		fmt.Fprintf(b, "  - accepted %s: a backend that cannot run the relay (seatbelt, kubernetes)\n    starts the server without it, and there the client sees and calls every tool\n", AcceptToolsNotRelayed)
+	}
 }
 
 // facts are the lines of "Taken away" that differ on seatbelt, which runs

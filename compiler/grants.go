@@ -8,6 +8,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 	"github.com/mcpolicy/mcpolicy/internal/bytesize"
 	"github.com/mcpolicy/mcpolicy/internal/position"
+	"github.com/mcpolicy/mcpolicy/internal/toolpolicy"
 )
 
 // GrantKind names a kind of addition a plan makes to the empty sandbox.
@@ -25,12 +26,19 @@ const (
 	GrantInvoker   GrantKind = "invoking user"
 	GrantDegrade   GrantKind = "accepted"
 	GrantPack      GrantKind = "pack"
+	// GrantTool is one allow entry of the tools section: a tool (or glob
+	// of tools) the client is shown and may call.
+	GrantTool GrantKind = "tool"
+	// GrantToolArg is one argument's constraints: what a call may pass
+	// there (counted as a grant, so that each is reviewed and diffed).
+	GrantToolArg GrantKind = "tool-arg"
 )
 
 // noun is the kind as counted: "1 ro mount", "2 ro mounts", "2 env vars".
 func (k GrantKind) noun(n int) string {
 	word := map[GrantKind]string{GrantEnv: "env var", GrantSetEnv: "set env var", GrantEgress: "egress host", GrantUnprotect: "unprotected path",
-		GrantDegrade: "accepted degradation", GrantPack: "runtime pack"}[k]
+		GrantDegrade: "accepted degradation", GrantPack: "runtime pack",
+		GrantToolArg: "tool argument constraint"}[k]
 	if word == "" {
 		word = string(k)
 	}
@@ -49,7 +57,8 @@ type Grant struct {
 
 // Grants lists every addition of the plan, in a fixed order: mounts,
 // scratch, environment, egress, unprotected paths, accepted degradations,
-// runtime packs (one grant each, whatever they hold), root user.
+// runtime packs (one grant each, whatever they hold), the tools allowed
+// and the argument constraints, root user.
 func (p *Plan) Grants() []Grant {
 	var gs []Grant
 	for _, m := range p.Mounts {
@@ -80,6 +89,21 @@ func (p *Plan) Grants() []Grant {
 	for _, k := range p.Packs {
 		gs = append(gs, Grant{GrantPack, k.Summary(), orPos(k.Pos, p.Pos)})
 	}
+	if p.Tools != nil {
+		for _, r := range p.Tools.Allow {
+			what := "tool " + r.Pattern + " shown and callable"
+			if isGlob(r.Pattern) {
+				what = "tools matching " + r.Pattern + " shown and callable"
+			}
+			if r.Pattern == "*" {
+				what = "every tool shown and callable (less what deny removes)"
+			}
+			gs = append(gs, Grant{GrantTool, what, orPos(p.ToolsPos.At(r.Field), p.Pos)})
+		}
+		for _, a := range p.Tools.Args {
+			gs = append(gs, Grant{GrantToolArg, ArgRuleSummary(a), orPos(p.ToolsPos.At(a.Field), p.Pos)})
+		}
+	}
 	if p.User.Root() {
 		gs = append(gs, Grant{GrantRootUser, "runs as uid 0 (root) inside the sandbox", p.UserPos})
 	}
@@ -91,6 +115,29 @@ func (p *Plan) Grants() []Grant {
 		gs = append(gs, Grant{GrantInvoker, fmt.Sprintf("on seatbelt runs as the invoking user, not %s (writes rw mounts with their uid)", p.User), orPos(p.UserPos, p.Pos)})
 	}
 	return gs
+}
+
+// ArgRuleSummary says what one argument constraint lets through:
+// `argument path of read_file: under /workspace`.
+func ArgRuleSummary(a toolpolicy.ArgRule) string {
+	var parts []string
+	if len(a.Under) > 0 {
+		parts = append(parts, "a path under "+strings.Join(a.Under, " or "))
+	}
+	if a.Pattern != "" {
+		parts = append(parts, "matching "+strconv.Quote(a.Pattern))
+	}
+	if len(a.Enum) > 0 {
+		q := make([]string, len(a.Enum))
+		for i, e := range a.Enum {
+			q[i] = strconv.Quote(e)
+		}
+		parts = append(parts, "one of "+strings.Join(q, ", "))
+	}
+	if a.MaxBytes > 0 {
+		parts = append(parts, fmt.Sprintf("at most %d bytes", a.MaxBytes))
+	}
+	return fmt.Sprintf("argument %s of %s: %s", a.Arg, a.Tool, strings.Join(parts, "; "))
 }
 
 // RunsOn reports whether the plan lists backend name.

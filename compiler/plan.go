@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/internal/allowlist"
 	"github.com/mcpolicy/mcpolicy/internal/position"
+	"github.com/mcpolicy/mcpolicy/internal/toolpolicy"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
@@ -56,7 +57,11 @@ type Plan struct {
 	// Packs are the runtime packs the server uses, each one grant; their
 	// paths are bound read-only where they exist (BaselinePaths).
 	Packs []Pack `json:"packs,omitempty"`
-	Hash  string `json:"hash"`
+	// Tools is the tool surface the relay on the stdio pipe enforces (the
+	// policy's tools section, its pin embedded): nil when the policy has
+	// none, and then no relay runs and the plan is what it was without.
+	Tools *toolpolicy.Policy `json:"tools,omitempty"`
+	Hash  string             `json:"hash"`
 
 	// Source positions, kept for messages, lint and diff; not serialized, so
 	// moving a line in the policy does not change the plan. Elements of a
@@ -65,6 +70,7 @@ type Plan struct {
 	LimitsPos position.Pos      `json:"-"`
 	UserPos   position.Pos      `json:"-"`
 	ProcPos   position.Pos      `json:"-"`
+	ToolsPos  ToolsPos          `json:"-"`
 	Absent    []AbsentProtected `json:"-"`
 	// Waivers acknowledge lint findings; they confine nothing, so they are
 	// not part of the plan's JSON or hash.
@@ -369,6 +375,11 @@ type Subtractions struct {
 func (p *Plan) computeHash() {
 	c := *p
 	c.Hash, c.PolicyFile, c.Description = "", "", ""
+	if p.Tools != nil { // its copy of the file's name too
+		t := *p.Tools
+		t.PolicyFile = ""
+		c.Tools = &t
+	}
 	b, err := json.Marshal(&c)
 	if err != nil {
 		panic("internal error: plan does not marshal: " + err.Error())

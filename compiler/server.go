@@ -50,6 +50,7 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 	p.Runtime = c.runtime(s, at, p.Network.Mode == "allowlist")
 	p.Accept = c.accept(s, at)
 	p.Packs = c.packs(s, at, claim)
+	p.Tools, p.ToolsPos = c.tools(pol, s, p, at) // after workdir: a path argument resolves against it
 	for _, k := range p.Packs {
 		// A pack whose runtime reads /proc/self implies proc.
 		if k.Proc && !p.Proc {

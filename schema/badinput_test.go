@@ -75,6 +75,19 @@ var badInputs = []struct{ file, src, want string }{
 	{"p.cue", "version: \"v1\"\nservers: a: {command: [\"x\"], scratch: []}\n", `p.cue:2:39: servers.a.scratch: must be {target: "/tmp", size: "64m"}, or a non-empty list of them (got [])`},
 	{"p.cue", "version: \"v1\"\nservers: a: {command: [\"x\"], scratch: [{size: \"1m\"}, {target: \"/c\"}]}\n", `p.cue:2:54: servers.a.scratch[1].size: required field is missing: must be a size such as "64m" or "1g" (a scratch tmpfs must be bounded)`},
 
+	// tools: the tool surface (#40); the compiler's checks are in compiler/tools_test.go.
+	{"p.cue", "version: \"v1\"\nservers: a: {command: [\"x\"], tools: {deny: [\"x\"]}}\n", `p.cue:2:30: servers.a.tools.allow: required field is missing: must be a non-empty list of tool names or globs (1 to 128 letters, digits, '_', '-', '.', and * ? [...]), e.g. ["read_graph", "search_*"]`},
+	{"p.json", `{"version": "v1", "servers": {"a": {"command": ["x"], "tools": {"allow": []}}}}`, `p.json:1:66: servers.a.tools.allow: must be a non-empty list of tool names or globs (1 to 128 letters, digits, '_', '-', '.', and * ? [...]), e.g. ["read_graph", "search_*"] (got [])`},
+	{"p.cue", "version: \"v1\"\nservers: a: {command: [\"x\"], tools: {allow: [\"a b\"]}}\n", `p.cue:2:46: servers.a.tools.allow[0]: must be a non-empty list of tool names or globs (1 to 128 letters, digits, '_', '-', '.', and * ? [...]), e.g. ["read_graph", "search_*"] (got "a b")`},
+	{"p.json", `{"version": "v1", "servers": {"a": {"command": ["x"], "tools": {"allow": ["a"], "args": {"a": {"p": {"maxBytes": 0}}}}}}}`, `p.json:1:114: servers.a.tools.args.a.p.maxBytes: must be a whole number of bytes greater than 0, at most 1073741824 (got 0)`},
+	{"p.cue", "version: \"v1\"\nservers: a: {command: [\"x\"], tools: {allow: [\"a\"], args: a: p: maxBytes: -1}}\n", `p.cue:2:74: servers.a.tools.args.a.p.maxBytes: must be a whole number of bytes greater than 0, at most 1073741824 (got -1)`},
+	{"p.json", `{"version": "v1", "servers": {"a": {"command": ["x"], "tools": {"allow": ["a"], "args": {"a": {"p": {"under": ["w"]}}}}}}}`, `p.json:1:112: servers.a.tools.args.a.p.under[0]: must be a non-empty list of absolute, clean sandbox paths, e.g. ["/workspace"] (got "w")`},
+	{"p.cue", "version: \"v1\"\nservers: a: {command: [\"x\"], tools: {allow: [\"a\"], args: a: p: under: [\"~/w\"]}}\n", `p.cue:2:72: servers.a.tools.args.a.p.under[0]: must be a non-empty list of absolute, clean sandbox paths, e.g. ["/workspace"] (got "~/w")`},
+	{"p.json", `{"version": "v1", "servers": {"a": {"command": ["x"], "tools": {"allow": ["a"], "args": {"a b": {"p": {"under": ["/w"]}}}}}}}`, `p.json:1:90: servers.a.tools.args."a b": "a b" is not a tool name or glob`},
+	{"p.yaml", "version: v1\nservers:\n  a:\n    command: [x]\n    tools: {allow: [a], onPinChange: warn}\n", `p.yaml:5:38: servers.a.tools.onPinChange: must be "hide" or "refuse" (got "warn")`},
+	{"p.jsonnet", `{version: "v1", servers: {a: {command: ["x"], tools: {allow: ["a"], args: {a: {p: {enum: []}}}}}}}`, `p.jsonnet:1:90: servers.a.tools.args.a.p.enum: must be a non-empty list of strings, e.g. ["fast", "safe"] (got [])`},
+	{"p.cue", "version: \"v1\"\nservers: a: {command: [\"x\"], tools: {allow: [\"a\"], args: a: p: {glob: \"x\"}}}\n", `p.cue:2:65: servers.a.tools.args.a.p.glob: unknown field "glob"`},
+
 	// hide: paths relative to the mount's source, clean, a glob in the last
 	// element only (#42).
 	{"p.yaml", "version: v1\nservers:\n  a:\n    command: [x]\n    mounts: [{source: ., target: /w, hide: [\"../x\"]}]\n", `p.yaml:5:45: servers.a.mounts[0].hide[0]: must be a list of paths relative to the mount's source, e.g. [".env*", "secrets", "config/*.pem"], each clean and slash-separated, without ".." or ".", glob characters (* ? [...]) in its last element only (got "../x")`},

@@ -59,6 +59,12 @@ func describe(elems []string, display, raw, file string, e cueerrors.Error, data
 		if len(elems) > 1 && unquote(elems[len(elems)-2]) == "setenv" {
 			out.Msg = fmt.Sprintf("%q is not an environment variable name", name)
 			out.Hint = "setenv's names are letters, digits and _, not starting with a digit, e.g. GOFLAGS"
+		} else if toolsArgsKey(elems) == 1 {
+			out.Msg = fmt.Sprintf("%q is not a tool name or glob", name)
+			out.Hint = "args' keys are the tools' names (or globs): 1 to 128 letters, digits, '_', '-', '.', and * ? [...], e.g. args: read_file: path: {under: [\"/workspace\"]}"
+		} else if toolsArgsKey(elems) == 2 {
+			out.Msg = fmt.Sprintf("%q is not an argument name", name)
+			out.Hint = `write args: TOOL: ARG: {...}, ARG as the tool's input schema names it, e.g. path`
 		} else if best := closest(name, allowed); best != "" {
 			out.Hint = fmt.Sprintf("did you mean %q? allowed here: %s", best, strings.Join(allowed, ", "))
 		} else if len(allowed) > 0 {
@@ -87,6 +93,17 @@ func describe(elems []string, display, raw, file string, e cueerrors.Error, data
 		out.Msg = raw
 	}
 	return out
+}
+
+// toolsArgsKey is 1 when elems end in a tools section's args.TOOL, 2 for
+// args.TOOL.ARG, 0 otherwise.
+func toolsArgsKey(elems []string) int {
+	for k := 1; k <= 2; k++ {
+		if n := len(elems); n >= k+2 && unquote(elems[n-k-1]) == "args" && unquote(elems[n-k-2]) == "tools" {
+			return k
+		}
+	}
+	return 0
 }
 
 // wrongKind reports whether a value is of none of the kinds the schema

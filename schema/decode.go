@@ -38,11 +38,25 @@ type rawServer struct {
 	} `json:"waive"`
 	Accept []string `json:"accept"`
 	Packs  []string `json:"packs"`
+	Tools  *struct {
+		Allow       []string                         `json:"allow"`
+		Deny        []string                         `json:"deny"`
+		Args        map[string]map[string]rawArgRule `json:"args"`
+		Pin         bool                             `json:"pin"`
+		OnPinChange string                           `json:"onPinChange"`
+	} `json:"tools"`
 	Limits *struct {
 		Memory string  `json:"memory"`
 		Pids   int64   `json:"pids"`
 		CPUs   float64 `json:"cpus"`
 	} `json:"limits"`
+}
+
+type rawArgRule struct {
+	Under    []string `json:"under"`
+	Pattern  string   `json:"pattern"`
+	Enum     []string `json:"enum"`
+	MaxBytes int64    `json:"maxBytes"`
 }
 
 // decode reads the validated value into Go types. Values (with defaults) come
@@ -151,12 +165,38 @@ func decode(file string, unified, data cue.Value, locate func([]string) (Pos, bo
 		for i, n := range rs.Packs {
 			s.Packs = append(s.Packs, PackName{Name: n, Pos: at(cue.Str("packs"), cue.Index(i))})
 		}
+		if t := rs.Tools; t != nil {
+			tp := cue.Str("tools")
+			s.Tools = &Tools{Pos: at(tp), Pin: t.Pin, PinPos: at(tp, cue.Str("pin")),
+				OnPinChange: t.OnPinChange, OnPinChangePos: at(tp, cue.Str("onPinChange"))}
+			if s.Tools.OnPinChangePos.Line == 0 {
+				s.Tools.OnPinChangePos = s.Tools.Pos // the default: the section decides
+			}
+			for i, a := range t.Allow {
+				s.Tools.Allow = append(s.Tools.Allow, ToolName{Pattern: a, Pos: at(tp, cue.Str("allow"), cue.Index(i))})
+			}
+			for i, d := range t.Deny {
+				s.Tools.Deny = append(s.Tools.Deny, ToolName{Pattern: d, Pos: at(tp, cue.Str("deny"), cue.Index(i))})
+			}
+			for _, tool := range sortedKeys(t.Args) {
+				for _, arg := range sortedKeys(t.Args[tool]) {
+					r := t.Args[tool][arg]
+					sels := []cue.Selector{tp, cue.Str("args"), cue.Str(tool), cue.Str(arg)}
+					ta := ToolArg{Tool: tool, Arg: arg, Pos: at(sels...), Under: r.Under, Pattern: r.Pattern,
+						PatternAt: at(append(sels, cue.Str("pattern"))...), Enum: r.Enum, MaxBytes: r.MaxBytes}
+					for j := range r.Under {
+						ta.UnderPos = append(ta.UnderPos, at(append(sels, cue.Str("under"), cue.Index(j))...))
+					}
+					s.Tools.Args = append(s.Tools.Args, ta)
+				}
+			}
+		}
 		p.Servers = append(p.Servers, s)
 	}
 	return p, nil
 }
 
-func sortedKeys(m map[string]string) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	ks := make([]string, 0, len(m))
 	for k := range m {
 		ks = append(ks, k)

@@ -19,6 +19,7 @@ const (
 	defaultRuntime       = "system"
 	defaultMountMode     = "ro"
 	defaultScratchTarget = "/tmp"
+	defaultOnPinChange   = "hide"
 )
 
 // decodePlain is decode for a policy file that is plain data, read from its
@@ -277,7 +278,7 @@ func (d *plainDecoder) strOr(fields map[string]*ast.Field, name, def string) str
 
 func (d *plainDecoder) server(name string, f *ast.Field) (Server, bool) {
 	fs := d.fields(f.Value, "description", "image", "command", "workdir", "user", "mounts", "scratch", "proc", "env",
-		"setenv", "network", "unprotect", "limits", "waive", "backends", "runtime", "accept", "packs")
+		"setenv", "network", "unprotect", "limits", "waive", "backends", "runtime", "accept", "packs", "tools")
 	if d.bad {
 		return Server{}, false
 	}
@@ -396,5 +397,64 @@ func (d *plainDecoder) server(name string, f *ast.Field) (Server, bool) {
 			s.Packs = append(s.Packs, PackName{Name: d.str(e), Pos: d.pos(e)})
 		}
 	}
+	if v := value(fs, "tools"); v != nil {
+		s.Tools = d.tools(v, d.fieldPos(fs, "tools"))
+	}
 	return s, !d.bad
+}
+
+// tools reads a server's tools section, its args sorted as decode sorts them.
+func (d *plainDecoder) tools(v ast.Expr, at Pos) *Tools {
+	fs := d.fields(v, "allow", "deny", "args", "pin", "onPinChange")
+	t := &Tools{Pos: at, OnPinChange: d.strOr(fs, "onPinChange", defaultOnPinChange),
+		OnPinChangePos: d.fieldPos(fs, "onPinChange"), PinPos: d.fieldPos(fs, "pin")}
+	if t.OnPinChangePos.Line == 0 {
+		t.OnPinChangePos = at // the default: the section decides
+	}
+	if v := value(fs, "pin"); v != nil {
+		t.Pin = d.bool(v)
+	}
+	names := func(name string) []ToolName {
+		var out []ToolName
+		if v := value(fs, name); v != nil {
+			for _, e := range d.list(v) {
+				out = append(out, ToolName{Pattern: d.str(e), Pos: d.pos(e)})
+			}
+		}
+		return out
+	}
+	t.Allow, t.Deny = names("allow"), names("deny")
+	if v := value(fs, "args"); v != nil {
+		tools, order, ok := plainFields(structElts(v))
+		if !ok {
+			d.bad = true
+		}
+		slices.Sort(order)
+		for _, tool := range order {
+			args, argOrder, ok := plainFields(structElts(tools[tool].Value))
+			if !ok {
+				d.bad = true
+			}
+			slices.Sort(argOrder)
+			for _, arg := range argOrder {
+				r := d.fields(args[arg].Value, "under", "pattern", "enum", "maxBytes")
+				ta := ToolArg{Tool: tool, Arg: arg, Pos: d.pos(args[arg]), Pattern: d.strOr(r, "pattern", ""),
+					PatternAt: d.fieldPos(r, "pattern")}
+				if v := value(r, "under"); v != nil {
+					for _, e := range d.list(v) {
+						ta.Under = append(ta.Under, d.str(e))
+						ta.UnderPos = append(ta.UnderPos, d.pos(e))
+					}
+				}
+				if v := value(r, "enum"); v != nil {
+					ta.Enum = d.strs(v)
+				}
+				if v := value(r, "maxBytes"); v != nil {
+					ta.MaxBytes = d.int(v)
+				}
+				t.Args = append(t.Args, ta)
+			}
+		}
+	}
+	return t
 }

@@ -53,7 +53,18 @@ servers: {
 		backends: ["bwrap", "landlock"]
 		runtime: "python"
 		accept: ["landlock-tcp-only"]
+		tools: {
+			allow: ["read_graph", "search_*"]
+			deny: ["delete_*"]
+			args: {
+				"read_file": path: {under: ["/workspace", "/tmp"]}
+				search_nodes: {query: {pattern: "^[a-z ]+$", maxBytes: 256}, mode: enum: ["fast", "safe"]}
+			}
+			pin:         true
+			onPinChange: "refuse"
+		}
 	}
+	tl: {command: ["x"], tools: allow: ["*"]}
 	plain: {command: ["/bin/true"], network: "none", user: "0:0", scratch: {target: "/t", size: "64m"}, limits: {cpus: 2}, proc: false}
 	lim: {image: "x", limits: {pids: 1}, mounts: []}
 }
@@ -62,7 +73,8 @@ servers: {
   "j": {"image": "x", "command": ["a"], "user": "1:2", "workdir": "/w",
         "mounts": [{"source": "a", "target": "/a", "mode": "rw"}, {"source": "/b", "target": "/b"}],
         "scratch": {"size": "8m"}, "proc": true, "env": ["E"], "network": {"allow": ["h:1"]},
-        "limits": {"memory": "1g", "pids": 10, "cpus": 1.25}, "waive": [{"rule": "R", "reason": "x"}]},
+        "limits": {"memory": "1g", "pids": 10, "cpus": 1.25}, "waive": [{"rule": "R", "reason": "x"}],
+        "tools": {"allow": ["a", "b?"], "deny": ["c"], "args": {"a": {"p": {"under": ["/w"]}, "q": {"enum": ["x"]}}}, "pin": false}},
   "k": {"command": ["b"], "runtime": "static"}
 }}
 `,
@@ -219,9 +231,10 @@ func TestPlainDefaultsMatchSchema(t *testing.T) {
 	want := map[string]string{
 		"#Server.user": defaultUser, "#Server.network": defaultNetwork, "#Server.runtime": defaultRuntime,
 		"#Mount.mode": defaultMountMode, "#Scratch.target": defaultScratchTarget,
+		"#Tools.onPinChange": defaultOnPinChange,
 	}
 	got := map[string]string{}
-	for _, def := range []string{"#Policy", "#Server", "#Mount", "#Scratch", "#Egress", "#Limits", "#Waiver"} {
+	for _, def := range []string{"#Policy", "#Server", "#Mount", "#Scratch", "#Egress", "#Limits", "#Waiver", "#Tools", "#ArgRule"} {
 		it, err := sch.LookupPath(cue.ParsePath(def)).Fields(cue.Optional(true))
 		if err != nil {
 			t.Fatal(err)

@@ -91,6 +91,19 @@ var plainViolations = map[string]string{
 	"accept":             plainServer("accept", `["landlock"]`),
 	"packs":              plainServer("packs", `["node"]`),
 	"packs-kind":         plainServer("packs", `"go"`),
+	"tools-allow-gone":   plainServer("tools", `{deny: ["x"]}`),
+	"tools-allow-empty":  plainServer("tools", `{allow: []}`),
+	"tools-glob":         plainServer("tools", `{allow: ["a b"]}`),
+	"tools-extra":        plainServer("tools", `{allow: ["a"], hide: ["b"]}`),
+	"tools-on-change":    plainServer("tools", `{allow: ["a"], onPinChange: "warn"}`),
+	"tools-pin-kind":     plainServer("tools", `{allow: ["a"], pin: "yes"}`),
+	"tools-args-tool":    plainServer("tools", `{allow: ["a"], args: "a b": p: {under: ["/w"]}}`),
+	"tools-args-name":    plainServer("tools", `{allow: ["a"], args: a: "": {under: ["/w"]}}`),
+	"tools-under":        plainServer("tools", `{allow: ["a"], args: a: p: {under: ["w"]}}`),
+	"tools-under-empty":  plainServer("tools", `{allow: ["a"], args: a: p: {under: []}}`),
+	"tools-max-zero":     plainServer("tools", `{allow: ["a"], args: a: p: {maxBytes: 0}}`),
+	"tools-enum-empty":   plainServer("tools", `{allow: ["a"], args: a: p: {enum: []}}`),
+	"tools-rule-extra":   plainServer("tools", `{allow: ["a"], args: a: p: {glob: "x"}}`),
 }
 
 // TestFitsPlain: fitsPlain accepts the base server and every valid plain

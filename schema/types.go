@@ -35,6 +35,39 @@ type Server struct {
 	BackendsPos Pos
 	Waive       []Waiver
 	Packs       []PackName
+	Tools       *Tools // nil: no tools section, no relay
+}
+
+// Tools is a server's tools section: the tool surface a client sees and
+// calls (docs/tools.md).
+type Tools struct {
+	Pos         Pos
+	Allow       []ToolName
+	Deny        []ToolName
+	Args        []ToolArg // sorted by tool, then argument
+	Pin         bool
+	PinPos      Pos
+	OnPinChange string // "hide" (the default) or "refuse"
+	// OnPinChangePos is the field's position, the section's when it is absent.
+	OnPinChangePos Pos
+}
+
+// ToolName is one name or glob of allow or deny.
+type ToolName struct {
+	Pattern string
+	Pos     Pos
+}
+
+// ToolArg constrains one argument of one tool (or glob of tools).
+type ToolArg struct {
+	Tool, Arg string
+	Pos       Pos // of the ARG: {...} field
+	Under     []string
+	UnderPos  []Pos
+	Pattern   string
+	PatternAt Pos
+	Enum      []string
+	MaxBytes  int64
 }
 
 // PackName names one runtime pack the server uses (#Packs).

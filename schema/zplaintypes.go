@@ -707,6 +707,12 @@ var plainPolicyType = &plainType{
 																		{
 																			Kind: "string",
 																			Const: []string{
+																				"tools-not-relayed",
+																			},
+																		},
+																		{
+																			Kind: "string",
+																			Const: []string{
 																				"rw-holds-other-server",
 																			},
 																		},
@@ -753,6 +759,214 @@ var plainPolicyType = &plainType{
 																			Const: []string{
 																				"deno",
 																			},
+																		},
+																	},
+																},
+															},
+														},
+													},
+												},
+												{
+													Name:     "tools",
+													Optional: true,
+													Type: plainType{
+														Alts: []plainAlt{
+															{
+																Kind: "struct",
+																Fields: []plainField{
+																	{
+																		Name:     "allow",
+																		Required: true,
+																		Type: plainType{
+																			Alts: []plainAlt{
+																				{
+																					Kind: "list",
+																					Elem: &plainType{
+																						Alts: []plainAlt{
+																							{
+																								Kind: "string",
+																								Match: []string{
+																									"^[A-Za-z0-9_.*?\\[\\]^!-]{1,128}$",
+																								},
+																							},
+																						},
+																					},
+																					MinLen: 1,
+																				},
+																			},
+																		},
+																	},
+																	{
+																		Name: "deny",
+																		Type: plainType{
+																			Alts: []plainAlt{
+																				{
+																					Kind: "list",
+																					Elem: &plainType{
+																						Alts: []plainAlt{
+																							{
+																								Kind: "string",
+																								Match: []string{
+																									"^[A-Za-z0-9_.*?\\[\\]^!-]{1,128}$",
+																								},
+																							},
+																						},
+																					},
+																				},
+																			},
+																		},
+																	},
+																	{
+																		Name: "args",
+																		Type: plainType{
+																			Alts: []plainAlt{
+																				{
+																					Kind: "struct",
+																					Pattern: &plainType{
+																						Alts: []plainAlt{
+																							{
+																								Kind: "struct",
+																								Pattern: &plainType{
+																									Alts: []plainAlt{
+																										{
+																											Kind: "struct",
+																											Fields: []plainField{
+																												{
+																													Name:     "under",
+																													Optional: true,
+																													Type: plainType{
+																														Alts: []plainAlt{
+																															{
+																																Kind: "list",
+																																Elem: &plainType{
+																																	Alts: []plainAlt{
+																																		{
+																																			Kind: "string",
+																																			Match: []string{
+																																				"^/[A-Za-z0-9._@+ /-]*$",
+																																			},
+																																		},
+																																	},
+																																},
+																																MinLen: 1,
+																															},
+																														},
+																													},
+																												},
+																												{
+																													Name:     "pattern",
+																													Optional: true,
+																													Type: plainType{
+																														Alts: []plainAlt{
+																															{
+																																Kind: "string",
+																																Not: []string{
+																																	"",
+																																},
+																															},
+																														},
+																													},
+																												},
+																												{
+																													Name:     "enum",
+																													Optional: true,
+																													Type: plainType{
+																														Alts: []plainAlt{
+																															{
+																																Kind: "list",
+																																Elem: &plainType{
+																																	Alts: []plainAlt{
+																																		{
+																																			Kind: "string",
+																																		},
+																																	},
+																																},
+																																MinLen: 1,
+																															},
+																														},
+																													},
+																												},
+																												{
+																													Name:     "maxBytes",
+																													Optional: true,
+																													Type: plainType{
+																														Alts: []plainAlt{
+																															{
+																																Kind: "int",
+																																Bounds: []plainBound{
+																																	{
+																																		Op: ">",
+																																		N:  "0",
+																																	},
+																																	{
+																																		Op: "<=",
+																																		N:  "1073741824",
+																																	},
+																																},
+																															},
+																														},
+																													},
+																												},
+																											},
+																										},
+																									},
+																								},
+																								Key: &plainType{
+																									Alts: []plainAlt{
+																										{
+																											Kind: "string",
+																											Not: []string{
+																												"",
+																											},
+																										},
+																									},
+																								},
+																							},
+																						},
+																					},
+																					Key: &plainType{
+																						Alts: []plainAlt{
+																							{
+																								Kind: "string",
+																								Match: []string{
+																									"^[A-Za-z0-9_.*?\\[\\]^!-]{1,128}$",
+																								},
+																							},
+																						},
+																					},
+																				},
+																			},
+																		},
+																	},
+																	{
+																		Name:     "pin",
+																		Optional: true,
+																		Type: plainType{
+																			Alts: []plainAlt{
+																				{
+																					Kind: "bool",
+																				},
+																			},
+																		},
+																	},
+																	{
+																		Name: "onPinChange",
+																		Type: plainType{
+																			Alts: []plainAlt{
+																				{
+																					Kind: "string",
+																					Const: []string{
+																						"hide",
+																					},
+																				},
+																				{
+																					Kind: "string",
+																					Const: []string{
+																						"refuse",
+																					},
+																				},
+																			},
+																			Default: true,
 																		},
 																	},
 																},

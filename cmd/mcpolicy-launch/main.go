@@ -48,8 +48,16 @@
 // Landlock's namespaces: it forwards the signals it gets, passes stdin and
 // stdout on untouched, tees stderr, and ends as the sandbox ended.
 //
+// An artefact that pins a tool surface (its "tools" digest, or the
+// engine's org.mcpolicy.tools label) has stdin and stdout relayed instead
+// (runtime/toolrelay): the launcher reads PROJECT/.mcpolicy/tools/SERVER.json
+// below the project root without following a symlink, uses it only when
+// its digest is the artefact's (else exit 8: run `mcpolicy build`), and
+// logs each refusal or hidden tool as a line of the server's launch log.
+//
 // Exit codes: the server's own; 8 when the artefact's digest differs, the
-// engine arguments are not the artefact's, a pinned program's digest
+// engine arguments are not the artefact's, the tool surface it pins is
+// missing or differs, a pinned program's digest
 // differs (or its pin is missing), or a mount source is (or passes
 // through) a symlink: nothing is started; 4 when
 // this machine cannot enforce the confinement; 1 on a usage or read error;

@@ -31,7 +31,13 @@ var refinementDoc = map[compiler.GrantKind]map[string]string{
 	},
 	compiler.GrantUnprotect: {unprotectOther: "any other protected name"},
 	compiler.GrantRootUser:  {"uid0": "`user: \"0:0\"`"},
-	compiler.GrantInvoker:   {"invoker": "`user: \"invoker\"`, or any server with the seatbelt backend (sandbox-exec cannot switch ids)"},
+	compiler.GrantTool: {
+		toolName: "a tool's name in `tools.allow`: `read_graph`",
+		toolGlob: "a glob in `tools.allow`: `search_*`",
+		toolAll:  "`tools.allow: [\"*\"]`",
+	},
+	compiler.GrantToolArg: {"constraint": "one argument's constraints in `tools.args`"},
+	compiler.GrantInvoker: {"invoker": "`user: \"invoker\"`, or any server with the seatbelt backend (sandbox-exec cannot switch ids)"},
 }
 
 var mountDoc = map[string]string{

@@ -103,6 +103,12 @@ func (t *Table) Score(p *compiler.Plan) Exposure {
 			w, known = t.Lookup(g.Kind, "uid0")
 		case compiler.GrantInvoker:
 			w, known = t.Lookup(g.Kind, "invoker")
+		case compiler.GrantTool:
+			if i := next("tools"); p.Tools != nil && i < len(p.Tools.Allow) {
+				w, known = t.Lookup(g.Kind, ToolClass(p.Tools.Allow[i].Pattern))
+			}
+		case compiler.GrantToolArg:
+			w, known = t.Lookup(g.Kind, "constraint")
 		}
 		if !known {
 			w = t.Unknown
@@ -147,3 +153,21 @@ func Explain(e Exposure) string {
 
 // Line is the one-line form for a summary: "exposure 13".
 func (e Exposure) Line() string { return fmt.Sprintf("exposure %d", e.Total) }
+
+// The refinements of a tool allowed: a name, a glob, every tool.
+const (
+	toolName = "name"
+	toolGlob = "glob"
+	toolAll  = "all"
+)
+
+// ToolClass is the refinement of an allow entry of the tools section.
+func ToolClass(pattern string) string {
+	switch {
+	case pattern == "*":
+		return toolAll
+	case strings.ContainsAny(pattern, "*?["):
+		return toolGlob
+	}
+	return toolName
+}

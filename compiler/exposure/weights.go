@@ -72,6 +72,8 @@ var (
 		compiler.GrantEgress:   {egressHost, egressAddress, egressPrivate, egressWildcard},
 		compiler.GrantRootUser: {"uid0"},
 		compiler.GrantInvoker:  {"invoker"},
+		compiler.GrantTool:     {toolName, toolGlob, toolAll},
+		compiler.GrantToolArg:  {"constraint"},
 	}
 )
 

@@ -19,10 +19,10 @@ func (e *SignaledError) Error() string { return fmt.Sprintf("killed by %v", e.Si
 func Reraise(sig syscall.Signal) {}
 
 // Beside: bwrap is Linux's.
-func (b *Bwrap) Beside(log *launchlog.Launch) (int, error) {
+func (b *Bwrap) Beside(log *launchlog.Launch, relay *ToolRelay) (int, error) {
 	return 0, needsLinux(artefact.BwrapProgram, "user namespaces")
 }
 
-func engineBeside(engine string, args, environ []string, log *launchlog.Launch) (int, error) {
+func engineBeside(engine string, args, environ []string, log *launchlog.Launch, relay *ToolRelay) (int, error) {
 	return 0, needsLinux("the engine launcher", "Linux containers")
 }

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
+	"github.com/mcpolicy/mcpolicy/internal/toolpolicy"
 	"github.com/mcpolicy/mcpolicy/runtime/launchlog"
 )
 
@@ -23,6 +24,8 @@ type handover struct {
 	Home        string             `json:"home,omitempty"`
 	Verbose     bool               `json:"verbose,omitempty"`
 	Log         *launchlog.Carried `json:"log,omitempty"`
+	// Tools is the tool surface the launcher relays (Options.Tools).
+	Tools *toolpolicy.Policy `json:"tools,omitempty"`
 }
 
 // Handover execs launcher (mcpolicy-launch) in place of this process to
@@ -35,7 +38,7 @@ func Handover(launcher string, rs *artefact.Ruleset, opts Options) error {
 	if opts.Probe != nil || opts.Contained != nil || opts.Host != nil {
 		return errors.New("not handed over: a probe run, a host override or a Contained callback stays in-process")
 	}
-	h := handover{Ruleset: rs, Environ: opts.Environ, ProjectRoot: opts.ProjectRoot, Home: opts.Home, Verbose: opts.Verbose != nil}
+	h := handover{Ruleset: rs, Environ: opts.Environ, ProjectRoot: opts.ProjectRoot, Home: opts.Home, Verbose: opts.Verbose != nil, Tools: opts.Tools}
 	if opts.Log != nil {
 		c := opts.Log.Carry()
 		h.Log = &c
@@ -94,7 +97,7 @@ func HandedOver(fdArg string) (int, *launchlog.Launch, error) {
 	if err := CloseInherited(); err != nil {
 		return 0, log, err
 	}
-	opts := Options{Environ: h.Environ, ProjectRoot: h.ProjectRoot, Home: h.Home, Log: log}
+	opts := Options{Environ: h.Environ, ProjectRoot: h.ProjectRoot, Home: h.Home, Log: log, Tools: h.Tools}
 	if h.Verbose {
 		opts.Verbose = os.Stderr
 	}

@@ -28,6 +28,7 @@ import (
 	"io"
 
 	"github.com/mcpolicy/mcpolicy/internal/hostcaps"
+	"github.com/mcpolicy/mcpolicy/internal/toolpolicy"
 	"github.com/mcpolicy/mcpolicy/runtime/launchlog"
 	"github.com/mcpolicy/mcpolicy/runtime/probe"
 )
@@ -57,4 +58,10 @@ type Options struct {
 	// Log is the launch's record (nil: none). In namespaces stage 1
 	// waits: its stderr is teed into the record, and the end logged.
 	Log *launchlog.Launch
+	// Tools is the tool surface the ruleset pins (Ruleset.Tools), which
+	// stage 1 relays the server's stdio through (runtime/toolrelay); a
+	// ruleset that pins one is refused without it, and without
+	// namespaces (the launcher would become the server: nothing would
+	// stay to relay).
+	Tools *toolpolicy.Policy
 }

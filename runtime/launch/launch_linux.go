@@ -18,6 +18,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/exitcode"
 	"github.com/mcpolicy/mcpolicy/internal/hostcaps"
+	"github.com/mcpolicy/mcpolicy/internal/toolpolicy"
 	"github.com/mcpolicy/mcpolicy/runtime/launchlog"
 	"github.com/mcpolicy/mcpolicy/runtime/probe"
 )
@@ -69,6 +70,9 @@ func Start(rs *artefact.Ruleset, opts Options) (int, error) {
 	if err := CheckRuleset(rs, hostcaps.Host{ABI: host.ABI, UserNS: tryNS}); err != nil {
 		return 0, err
 	}
+	if err := checkRelay(rs, opts, tryNS); err != nil {
+		return 0, err
+	}
 	for _, sc := range rs.ScratchTargets() {
 		// The tmpfs goes over the host path: it must not hide a grant.
 		for _, g := range append(append(append([]string{}, rs.ReadOnly...), rs.ReadWrite...), rs.Command[0], rs.Workdir) {
@@ -82,7 +86,7 @@ func Start(rs *artefact.Ruleset, opts Options) (int, error) {
 	var nsErr error
 	if tryNS {
 		say(opts.Verbose, "mcpolicy exec: %s: Landlock ABI %d, plan %s", rs.Server, host.ABI, rs.Plan)
-		code, err, started := runInNamespaces(rs, sp, opts.Log)
+		code, err, started := runInNamespaces(rs, sp, opts.Log, opts.Tools)
 		if started && err == nil {
 			opts.Log.Ended(code, "")
 		}
@@ -93,6 +97,9 @@ func Start(rs *artefact.Ruleset, opts Options) (int, error) {
 			return code, err
 		}
 		nsErr = err
+		if opts.Tools != nil && opts.Probe == nil {
+			return 0, &UnsupportedError{fmt.Errorf("server %q: its tool surface is relayed by the launcher beside the server, and creating namespaces failed (%v): Landlock alone makes the launcher the server, leaving nothing to relay; hint: enable unprivileged user namespaces (`mcpolicy doctor`), or use the bwrap or docker backend", rs.Server, err)}
+		}
 	}
 	// No namespaces: Landlock alone, if the policy accepts what that loses.
 	host.UserNS = false
@@ -122,6 +129,23 @@ func Start(rs *artefact.Ruleset, opts Options) (int, error) {
 	}
 	opts.Log.Unseen("no namespaces: the launcher confines itself and becomes the server, so its end and stderr are not seen here")
 	return confineAndRun(sp, opts.Verbose, inPlace)
+}
+
+// checkRelay refuses a ruleset that pins a tool surface (Ruleset.Tools)
+// without the surface to relay, or on a machine without namespaces, where
+// the launcher becomes the server and nothing stays to relay it: the
+// server would run with its whole tool surface open. A probe run (prove)
+// starts no server.
+func checkRelay(rs *artefact.Ruleset, opts Options, tryNS bool) error {
+	switch {
+	case opts.Probe != nil || rs.Tools == "" && opts.Tools == nil:
+		return nil
+	case opts.Tools == nil:
+		return tampered("server %q: the ruleset pins a tool surface (%s), and this launch was given none to relay: refusing to start the server unfiltered; hint: run `mcpolicy build`", rs.Server, rs.Tools)
+	case !tryNS:
+		return &UnsupportedError{fmt.Errorf("server %q: its tool surface is relayed by the launcher beside the server, and this machine gives it no user namespaces: Landlock alone makes the launcher the server, leaving nothing to relay; hint: enable unprivileged user namespaces (`mcpolicy doctor`), or use the bwrap or docker backend", rs.Server)}
+	}
+	return nil
 }
 
 // bases are where the minimal root opens grants without following a
@@ -174,7 +198,7 @@ func environment(rs *artefact.Ruleset, environ []string) []string {
 // and execs the server; its exit status is the server's (128+N for signal
 // N).
 // started is false when the namespaces could not be created at all.
-func runInNamespaces(rs *artefact.Ruleset, sp *spec, log *launchlog.Launch) (code int, err error, started bool) {
+func runInNamespaces(rs *artefact.Ruleset, sp *spec, log *launchlog.Launch, tools *toolpolicy.Policy) (code int, err error, started bool) {
 	uid, gid, err := parseUser(rs.User)
 	if err != nil {
 		return 0, err, true
@@ -203,7 +227,16 @@ func runInNamespaces(rs *artefact.Ruleset, sp *spec, log *launchlog.Launch) (cod
 		defer tee.Finish() // after the wait: what stage 2 and the server wrote is in
 		cmd.Stderr = tee.W
 	}
-	if cmd.SysProcAttr, err = namespaceAttr(sp, uid, gid, cmd.Stderr.(*os.File)); err != nil {
+	// Stage 1 stays outside the namespaces: the tool relay, if any, runs
+	// here, on stage 2's (the server's) stdin and stdout.
+	relay, err := NewToolRelay(tools, log)
+	if err != nil {
+		return 0, err, true
+	}
+	in, out := relay.Stdio(os.Stdin, os.Stdout)
+	cmd.Stdin, cmd.Stdout = in, out
+	if cmd.SysProcAttr, err = namespaceAttr(sp, uid, gid, in, out, cmd.Stderr.(*os.File)); err != nil {
+		relay.Close()
 		return 0, err, true
 	}
 	// Caught from before the start: a signal that came between the start
@@ -216,10 +249,13 @@ func runInNamespaces(rs *artefact.Ruleset, sp *spec, log *launchlog.Launch) (cod
 		rd.Close()
 		wr.Close()
 		statusW.Close()
+		relay.Close()
 		return 0, err, !noNamespaces(err)
 	}
 	rd.Close()
 	statusW.Close()
+	relay.Start(os.Stdin, os.Stdout)
+	defer relay.Wait() // after stage 2's end: the server's last output is passed on
 	if err := sendSpec(cmd, wr, sp); err != nil {
 		return 0, err, true
 	}
@@ -245,7 +281,7 @@ func stage2Command(spec, status *os.File) *exec.Cmd {
 // namespaceAttr is stage 2's namespaces, id maps, session and
 // capabilities. A root launcher gives the standard streams to the host's
 // uid the plan's maps to, which stage 2 runs as.
-func namespaceAttr(sp *spec, uid, gid int, stderr *os.File) (*syscall.SysProcAttr, error) {
+func namespaceAttr(sp *spec, uid, gid int, stdin, stdout, stderr *os.File) (*syscall.SysProcAttr, error) {
 	// A new PID namespace, whose init is stage 2: it forks the server
 	// (not its init, so deaf to no signal) and stays, and when it ends —
 	// the server exited, or stage 1 died and its Pdeathsig (below) came —
@@ -285,7 +321,7 @@ func namespaceAttr(sp *spec, uid, gid int, stderr *os.File) (*syscall.SysProcAtt
 		// become them (its ambient capabilities kept), or it would stay
 		// the host's root, which this namespace does not map.
 		attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
-		if err := GiveStdio(hostUID, os.Stdin, os.Stdout, stderr); err != nil {
+		if err := GiveStdio(hostUID, stdin, stdout, stderr); err != nil {
 			return nil, err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
+	"github.com/mcpolicy/mcpolicy/internal/toolpolicy"
 	"github.com/mcpolicy/mcpolicy/internal/writereport"
 	"github.com/mcpolicy/mcpolicy/runtime/launchlog"
 )
@@ -181,6 +182,10 @@ func startEngine(r Request, root string) (int, error) {
 	if err := CheckPrograms(required, programs, root, os.Getenv("HOME")); err != nil {
 		return 0, err
 	}
+	tools, err := engineTools(args, root)
+	if err != nil {
+		return 0, err
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return 0, err
@@ -211,7 +216,32 @@ func startEngine(r Request, root string) (int, error) {
 	log.Set("", EngineServer(run), "", "")
 	log.Secrets(environ, runEnvNames(run))
 	log.Writable(EngineWritable(run))
-	return engineBeside(engine, run, environ, log)
+	relay, err := NewToolRelay(tools, log)
+	if err != nil {
+		return 0, err
+	}
+	return engineBeside(engine, run, environ, log, relay)
+}
+
+// engineTools reads the tool surface the verified `run` arguments pin
+// (artefact.LabelTools, one label at most): nil when they pin none.
+func engineTools(args []string, root string) (*toolpolicy.Policy, error) {
+	var digests []string
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "--label" {
+			if v, ok := strings.CutPrefix(args[i+1], artefact.LabelTools+"="); ok {
+				digests = append(digests, v)
+			}
+			i++
+		}
+	}
+	switch len(digests) {
+	case 0:
+		return nil, nil
+	case 1:
+		return ReadTools(root, EngineServer(args), digests[0])
+	}
+	return nil, tampered("the engine arguments carry %d %s labels: one tool surface at most; refusing to start; hint: run `mcpolicy build`", len(digests), artefact.LabelTools)
 }
 
 // runEnvNames are the variables `run` passes through by name (-e NAME).
@@ -273,6 +303,12 @@ func startArtefact(r Request) (int, error) {
 		if err := CheckPrograms(spec.ProgramPins, programs, root, home); err != nil {
 			return 0, err
 		}
+		var tools *toolpolicy.Policy
+		if spec.Tools != "" {
+			if tools, err = ReadTools(root, spec.Server, spec.Tools); err != nil {
+				return 0, err
+			}
+		}
 		environ, err := WithEnvFile(os.Environ(), EnvFile{Path: envFile, Grants: append(BwrapSources(spec, root, home), root)}, spec.Env)
 		if err != nil {
 			return 0, err
@@ -292,7 +328,11 @@ func startArtefact(r Request) (int, error) {
 			Writable: BwrapWritable(&spec.BwrapSpec, root, home)}, os.Getenv, say, os.Stderr); err != nil {
 			return 0, err
 		}
-		return bw.Beside(log)
+		relay, err := NewToolRelay(tools, log)
+		if err != nil {
+			return 0, err
+		}
+		return bw.Beside(log, relay)
 	}
 	var rs artefact.Ruleset
 	if err := decodeArtefact(b, &rs); err != nil {
@@ -308,6 +348,12 @@ func startArtefact(r Request) (int, error) {
 	if err := CheckPrograms(rs.ProgramPins, programs, root, home); err != nil {
 		return 0, err
 	}
+	var tools *toolpolicy.Policy
+	if rs.Tools != "" {
+		if tools, err = ReadTools(root, rs.Server, rs.Tools); err != nil {
+			return 0, err
+		}
+	}
 	if err := checkSources(&rs, root, home); err != nil {
 		return 0, err
 	}
@@ -317,7 +363,7 @@ func startArtefact(r Request) (int, error) {
 	}
 	log.Secrets(environ, rs.Env)
 	log.Writable(rs.ReadWrite)
-	opts := Options{Environ: environ, ProjectRoot: root, Home: home, Verbose: say, Log: log}
+	opts := Options{Environ: environ, ProjectRoot: root, Home: home, Verbose: say, Log: log, Tools: tools}
 	// Detached until its namespaces are gone: without them a daemon may
 	// outlive the server, and the launcher cannot see it.
 	rec, err := RecordSession(writereport.Session{Project: root, Server: rs.Server, Backend: artefact.RulesetBackend, Artefact: abs, Digest: digest,

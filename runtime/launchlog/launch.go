@@ -20,10 +20,12 @@ type Launch struct {
 	// Warn is told, once, that the log could not be written.
 	Warn io.Writer
 
-	mu       sync.Mutex
-	secrets  []string
-	writable []string
-	done     bool
+	mu        sync.Mutex
+	secrets   []string
+	writable  []string
+	done      bool
+	decisions int  // the tool relay's decisions logged (Decided)
+	warned    bool // Warn was told the log cannot be written
 }
 
 // New starts the record of a launch by entry (mcpolicy-launch, run,
@@ -144,7 +146,18 @@ func (l *Launch) write() {
 	if err == nil {
 		err = Append(Path(l.State, r.Project, r.Server), &r)
 	}
-	if err != nil && l.Warn != nil {
+	if err != nil && l.Warn != nil && !l.warned {
+		l.warned = true
+		fmt.Fprintf(l.Warn, "mcpolicy: this launch is not logged: %s\n", strings.TrimSpace(err.Error()))
+	}
+}
+
+// warnOnce says on Warn, the first time, that the log cannot be written.
+func (l *Launch) warnOnce(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.Warn != nil && !l.warned {
+		l.warned = true
 		fmt.Fprintf(l.Warn, "mcpolicy: this launch is not logged: %s\n", strings.TrimSpace(err.Error()))
 	}
 }

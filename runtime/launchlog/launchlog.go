@@ -46,6 +46,9 @@ type Record struct {
 	Stderr []string `json:"stderr,omitempty"`
 	// Note says why there is neither: the launcher became the server.
 	Note string `json:"note,omitempty"`
+	// DecisionsNotLogged counts the tool relay's decisions past
+	// MaxDecisions, which have no line of their own.
+	DecisionsNotLogged int `json:"decisionsNotLogged,omitempty"`
 }
 
 // Failed reports whether r is a refusal or an end other than exit 0.
@@ -133,7 +136,11 @@ func Append(path string, r *Record) error {
 	if err != nil {
 		return err
 	}
-	line = append(line, '\n')
+	return appendLine(path, append(line, '\n'))
+}
+
+// appendLine is Append of one line already encoded.
+func appendLine(path string, line []byte) error {
 	if len(line) > Limit/4 { // Tail bounds stderr well below this; a refusal's text too
 		return fmt.Errorf("launch record of %d bytes: too long", len(line))
 	}
@@ -210,7 +217,7 @@ func keepNewest(f *os.File, keep int) error {
 }
 
 // Read returns the records of the log at path, oldest first; a line
-// that is not a record is skipped.
+// that is not a record (a tool relay's Decision) is skipped.
 func Read(path string) ([]Record, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
@@ -221,9 +228,12 @@ func Read(path string) ([]Record, error) {
 	sc := bufio.NewScanner(io.LimitReader(f, 2*Limit))
 	sc.Buffer(make([]byte, 64<<10), Limit)
 	for sc.Scan() {
-		var r Record
-		if json.Unmarshal(sc.Bytes(), &r) == nil && r.Server != "" {
-			out = append(out, r)
+		var line struct {
+			Record
+			Decision string `json:"decision"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Server != "" && line.Decision == "" {
+			out = append(out, line.Record)
 		}
 	}
 	return out, sc.Err()

@@ -38,6 +38,7 @@ import (
 	inside "github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
 	"github.com/mcpolicy/mcpolicy/internal/exitcode"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
+	"github.com/mcpolicy/mcpolicy/internal/toolpolicy"
 	"github.com/mcpolicy/mcpolicy/runtime/egress"
 	"github.com/mcpolicy/mcpolicy/runtime/egress/forwarder"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
@@ -69,6 +70,10 @@ type Options struct {
 	// Launch is the launch's record (nil: none): the server's stderr is
 	// teed into it on its way to Stderr, and its end logged.
 	Launch *launchlog.Launch
+	// Tools is the plan's tool surface (nil: no tools section): the
+	// relay (runtime/toolrelay) runs between Stdin and Stdout and the
+	// sandbox's stdio, its decisions logged in Launch.
+	Tools *toolpolicy.Policy
 }
 
 // Run starts the server and returns its exit status once everything it
@@ -127,6 +132,8 @@ type session struct {
 	// serverStderr, when set, is the server's stderr in place of
 	// opt.Stderr: the launch log's tee.
 	serverStderr *os.File
+	// relay is the tool relay on the sandbox's stdio (nil: none).
+	relay *launch.ToolRelay
 
 	// checkPeers admits to the socket only the sandbox's processes (off
 	// only in a test's control case); sandbox says which those are.
@@ -470,7 +477,9 @@ func (s *session) bwrap(ctx context.Context) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	s.stdio(cmd)
+	if err := s.stdio(cmd); err != nil {
+		return 1, err
+	}
 	if uid != os.Geteuid() {
 		var stdio []*os.File
 		for _, x := range []any{cmd.Stdin, cmd.Stdout, cmd.Stderr} {
@@ -493,7 +502,7 @@ func (s *session) bwrap(ctx context.Context) (int, error) {
 	// bwrap's process and its descendants are the sandbox; the forwarder
 	// in it runs as the uid bwrap starts as, as the host sees it (bwrap
 	// maps the sandbox's uid to that one).
-	return run(ctx, cmd, func(pid int) { s.sandbox.set(pid, uid) }, signalSandboxed)
+	return s.run(ctx, cmd, func(pid int) { s.sandbox.set(pid, uid) }, signalSandboxed)
 }
 
 // container starts the sidecar, waits until its forwarder has called in,
@@ -560,7 +569,9 @@ func (s *session) container(ctx context.Context) (int, error) {
 	cmd := exec.Command(engine, args...)
 	cmd.ExtraFiles = []*os.File{profile}             // fd 3
 	cmd.Env = append(os.Environ(), s.opt.Environ...) // -e NAME copies the value from the engine's environment
-	s.stdio(cmd)
+	if err := s.stdio(cmd); err != nil {
+		return 1, err
+	}
 	// Signals reach the server through the engine (engineSignal), not
 	// through the client's proxy, which podman sets up only after the
 	// container runs, dying of a signal that comes first. Unless its
@@ -573,7 +584,7 @@ func (s *session) container(ctx context.Context) (int, error) {
 		}
 		cmd.SysProcAttr.Setpgid = true
 	}
-	return run(ctx, cmd, nil, engineSignal(engine, name))
+	return s.run(ctx, cmd, nil, engineSignal(engine, name))
 }
 
 // signalWait bounds the wait for the process a signal is for (the
@@ -653,12 +664,25 @@ func (s *session) seatbelt(ctx context.Context) (int, error) {
 	cmd := exec.Command("/bin/sh", path)
 	cmd.Env = append(os.Environ(), s.opt.Environ...)
 	cmd.Env = append(cmd.Env, "PROJECT_ROOT="+s.machine.ProjectRoot)
-	s.stdio(cmd)
-	return run(ctx, cmd, nil, nil)
+	if err := s.stdio(cmd); err != nil {
+		return 1, err
+	}
+	return s.run(ctx, cmd, nil, nil)
 }
 
-func (s *session) stdio(cmd *exec.Cmd) {
+// stdio gives cmd run's streams, or, for a plan with a tools section,
+// the tool relay's pipes in place of stdin and stdout (s.run runs it).
+func (s *session) stdio(cmd *exec.Cmd) error {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.opt.Stdin, s.opt.Stdout, s.opt.Stderr
+	if s.opt.Tools != nil {
+		relay, err := launch.NewToolRelay(s.opt.Tools, s.opt.Launch)
+		if err != nil {
+			return err
+		}
+		s.relay = relay
+		s.cleanups = append(s.cleanups, relay.Close) // a start that fails after this
+		cmd.Stdin, cmd.Stdout = relay.Stdio(nil, nil)
+	}
 	if s.serverStderr != nil {
 		cmd.Stderr = s.serverStderr
 	}
@@ -667,6 +691,28 @@ func (s *session) stdio(cmd *exec.Cmd) {
 	// starts it as the plan's user) was replaced here, and the server ran
 	// as the host's root (red team).
 	withParentDeath(cmd)
+	return nil
+}
+
+// run is the package's run with the session's tool relay, if any, between
+// run's streams and cmd's from its start to its end.
+func (s *session) run(ctx context.Context, cmd *exec.Cmd, started func(pid int), deliver func(p *os.Process, sig syscall.Signal, exited <-chan struct{})) (int, error) {
+	if s.relay == nil {
+		return run(ctx, cmd, started, deliver)
+	}
+	relay := s.relay
+	code, err := run(ctx, cmd, func(pid int) {
+		relay.Start(s.opt.Stdin, s.opt.Stdout)
+		if started != nil {
+			started(pid)
+		}
+	}, deliver)
+	if cmd.Process == nil { // never started
+		relay.Close()
+		return code, err
+	}
+	relay.Wait()
+	return code, err
 }
 
 // openSocketTo lets uid reach the proxy's socket: the folder searchable
