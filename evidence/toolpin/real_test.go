@@ -90,7 +90,7 @@ func TestPinMemoryServer(t *testing.T) {
 			}
 			os.RemoveAll(filepath.Dir(pinFile))
 			out := pin(t, bin, dir, 0, "-b", backend, "memory")
-			if !strings.Contains(out, "wrote mcpolicy.pins/memory.json: 9 tools of memory, listed under "+backend) || !strings.Contains(out, "tools: pin: true") {
+			if !strings.Contains(out, "wrote mcpolicy.pins/memory.json: 9 tools of memory, listed under "+backend) || !strings.Contains(out, `tools: {allow: ["add_observations", `) {
 				t.Errorf("pin said:\n%s", out)
 			}
 			got, err := os.ReadFile(pinFile)
@@ -137,6 +137,26 @@ func TestPinMemoryServer(t *testing.T) {
 	pin(t, bin, dir, 0, "memory")
 	if b, _ := os.ReadFile(pinFile); !bytes.Equal(b, first) {
 		t.Errorf("pin did not write the live surface back:\n%s", b)
+	}
+
+	// With tools: pin: true, the policy does not compile without its
+	// pin; pin makes it, listing the whole surface (not the relay's
+	// view: deny and allow hide tools from clients, not from the pin).
+	os.WriteFile(filepath.Join(dir, "mcpolicy.cue"), []byte(strings.Replace(fmt.Sprintf(memoryPolicy, image), "mounts:",
+		`tools: {allow: ["read_graph", "search_*"], deny: ["delete_*"], pin: true}
+	mounts:`, 1)), 0o644)
+	os.RemoveAll(filepath.Dir(pinFile))
+	if out, err := exec.Command(bin, "vet", dir).CombinedOutput(); err == nil || !strings.Contains(string(out), "run `mcpolicy pin memory`") {
+		t.Errorf("vet without the pin: %v\n%s", err, out)
+	}
+	if out := pin(t, bin, dir, 0, "memory"); strings.Contains(out, "pin: true") {
+		t.Errorf("pin asks for pin: true, which the policy says:\n%s", out)
+	}
+	if b, _ := os.ReadFile(pinFile); !bytes.Equal(b, first) {
+		t.Errorf("pinned through a policy with a tools section, the pin differs:\n%s", b)
+	}
+	if out, err := exec.Command(bin, "vet", dir).CombinedOutput(); err != nil {
+		t.Errorf("vet with the pin: %v\n%s", err, out)
 	}
 }
 

@@ -92,7 +92,7 @@ func pinRun(parent context.Context, opts *pinOptions) error {
 			return err
 		}
 	}
-	proj, plan, plans, err := compileServerOf(opts.Policy, opts.Server)
+	proj, plan, plans, pinned, err := compilePin(opts.Policy, opts.Server)
 	if err != nil {
 		return err
 	}
@@ -147,10 +147,25 @@ func pinRun(parent context.Context, opts *pinOptions) error {
 		}
 		fmt.Fprintf(opts.Out, "wrote %s: %d tools of %s, listed under %s (%s)\n", rel, len(pin.Tools), plan.Server, backend, pin.Digest)
 	}
-	if !pinsTools(plan) {
-		fmt.Fprintf(opts.Out, "the policy does not read it yet: add to servers.%s in %s:\n\ttools: pin: true\n", cueLabel(plan.Server), plan.PolicyFile)
+	if !pinned {
+		fmt.Fprint(opts.Out, pinHint(plan, pin))
 	}
 	return nil
+}
+
+// pinHint is what to add to the policy for it to read the pin: pin: true
+// in its tools section, or a tools section allowing exactly the tools
+// pinned (allow is required, and every tool it admits is a grant).
+func pinHint(plan *compiler.Plan, pin *toolpolicy.Pin) string {
+	at := "servers." + cueLabel(plan.Server)
+	if plan.Tools != nil {
+		return fmt.Sprintf("the policy does not read it yet: add to %s.tools in %s:\n\tpin: true\n", at, plan.PolicyFile)
+	}
+	names := make([]string, len(pin.Tools))
+	for i, t := range pin.Tools {
+		names[i] = fmt.Sprintf("%q", printable.String(t.Name))
+	}
+	return fmt.Sprintf("the policy does not read it yet: add to %s in %s (allow: the tools a client may see and call; keep only those it needs):\n\ttools: {allow: [%s], pin: true}\n", at, plan.PolicyFile, strings.Join(names, ", "))
 }
 
 // list starts the server under each backend in turn, until one lists its
@@ -184,11 +199,12 @@ func pinServe(ctx context.Context, opts *pinOptions) error {
 	if err := launch.CloseInherited(); err != nil {
 		return err
 	}
-	proj, plan, plans, err := compileServerOf(opts.Policy, opts.Server)
+	proj, plan, plans, _, err := compilePin(opts.Policy, opts.Server)
 	if err != nil {
 		return err
 	}
-	unrelayed(plan)
+	// No relay between pin and the server whose surface it records.
+	plan.Tools = nil
 	home, _ := os.UserHomeDir()
 	machine := compiler.Machine{ProjectRoot: proj.Root, Home: home, Invoker: compiler.CurrentUser()}
 	environ, err := serverEnviron(plans, plan, machine, "")
