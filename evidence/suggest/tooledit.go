@@ -101,4 +101,3 @@ func PatchToolsFile(file string, src []byte, server string, tools []string, root
 	}
 	return nil, fmt.Errorf("internal error: the edited %s has no server %q (servers: %s)", file, server, names(pol.Servers))
 }
-
