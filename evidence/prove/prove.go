@@ -143,6 +143,9 @@ type BackendReport struct {
 	Skipped string     `json:"skipped,omitempty"`
 	Rows    []Row      `json:"rows"`
 	Server  *ServerRow `json:"server,omitempty"`
+	// Tools are the tool layer's rows: calls the relay refuses (policy),
+	// not accesses the kernel refuses; none without a tools section.
+	Tools []ToolRow `json:"tools,omitempty"`
 }
 
 // Report is the evidence for one server.
@@ -654,6 +657,10 @@ func (t *trial) backend(ctx context.Context, b string) (BackendReport, error) {
 		if ctx.Err() != nil {
 			return br, t.s.interrupt()
 		}
+	}
+	br.Tools = toolRows(ctx, t.s, b, t.v, t.o)
+	if ctx.Err() != nil {
+		return br, t.s.interrupt()
 	}
 	return br, nil
 }
