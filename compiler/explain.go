@@ -146,7 +146,7 @@ func explainTools(b *strings.Builder, p *Plan) {
 	if t == nil {
 		return
 	}
-	fmt.Fprintf(b, "\nTool surface (tools, %s): a relay on the stdio pipe (mcpolicy-launch, outside the\nsandbox) shows the client only the tools allowed above and refuses any other call,\nand a call whose arguments break a constraint above. It decides what the model is\noffered, not what the server's process can do inside its grants (docs/tools.md).\n", p.ToolsPos.Section)
+	fmt.Fprintf(b, "\nTool surface (tools, %s): a relay on the stdio pipe\n(mcpolicy-launch, outside the sandbox) shows the client only the tools allowed\nabove and refuses any other call, and any call whose arguments break a\nconstraint above. It decides what the model is offered, not what the server's\nprocess can do inside its grants (docs/tools.md).\n", p.ToolsPos.Section)
 	for _, d := range t.Deny {
 		fmt.Fprintf(b, "  - denied: %s, never shown nor called  (%s)\n", d.Pattern, orPos(p.ToolsPos.At(d.Field), p.Pos))
 	}

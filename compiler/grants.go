@@ -91,7 +91,7 @@ func (p *Plan) Grants() []Grant {
 	}
 	if p.Tools != nil {
 		for _, r := range p.Tools.Allow {
-			what := "tool " + r.Pattern + " shown and callable"
+			what := r.Pattern + " shown and callable"
 			if isGlob(r.Pattern) {
 				what = "tools matching " + r.Pattern + " shown and callable"
 			}

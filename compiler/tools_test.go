@@ -103,7 +103,7 @@ func TestToolsLowered(t *testing.T) {
 		t.Errorf("allow[1] at %v, want line 6", at)
 	}
 	ex := Explain(p)
-	for _, want := range []string{"tools matching search_* shown and callable", "argument path of read_file: a path under /tmp or /workspace",
+	for _, want := range []string{"tools matching search_* shown and callable", "read_graph shown and callable", "argument path of read_file: a path under /tmp or /workspace",
 		"denied: delete_*, never shown nor called", "Tool surface"} {
 		if !strings.Contains(ex, want) {
 			t.Errorf("explain lacks %q:\n%s", want, ex)

@@ -41,6 +41,7 @@ const (
 	EgressAllowlist Restriction = "egress allowlist"
 	Scope           Restriction = "scope"
 	Limits          Restriction = "limits"
+	ToolSurface     Restriction = "tool surface" // the tools section: the relay on the stdio pipe
 )
 
 // Row is one line of a backend's enforceability report for a plan.
@@ -93,6 +94,9 @@ func Restrictions(p *compiler.Plan) []Restriction {
 	rs = append(rs, Scope)
 	if s := p.Subtractions; s.MemoryBytes > 0 || s.Pids > 0 || s.MilliCPUs > 0 {
 		rs = append(rs, Limits)
+	}
+	if p.Tools != nil {
+		rs = append(rs, ToolSurface)
 	}
 	return rs
 }

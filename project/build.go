@@ -20,6 +20,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/emit/registry"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 	"github.com/mcpolicy/mcpolicy/internal/lazyre"
 	"github.com/mcpolicy/mcpolicy/internal/parallel"
@@ -221,6 +222,13 @@ func Artefacts(plans []*compiler.Plan) (map[string][]byte, error) {
 		planFile := path.Join("plan", p.Server+".json")
 		out[planFile] = r[i].json
 		e.Artefacts["plan"] = planFile
+		// The tool surface the relay enforces: one file whatever the
+		// backends, whose digest each backend's artefact carries.
+		if tools, _ := emit.ToolsFile(p); tools != nil {
+			name := artefact.ToolsPath(p.Server)
+			out[name] = tools
+			e.Artefacts["tools"] = name
+		}
 		errs = append(errs, r[i].errs...)
 		for j, backend := range p.Backends {
 			files := r[i].files[j]

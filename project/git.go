@@ -8,6 +8,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
 )
 
 // AtRef materialises the policies of the project at dir as they were at a
@@ -84,10 +86,14 @@ func AtRef(dir, ref string) (proj *Project, display func(string) string, cleanup
 	return proj, display, cleanup, nil
 }
 
-// wanted: the project's policy files and the Jsonnet they may import.
+// wanted: the project's policy files, the Jsonnet they may import and
+// the pins beside them (mcpolicy.pins/SERVER.json: part of the policy).
 func wanted(name string) bool {
 	ext := strings.ToLower(path.Ext(name))
 	if ext == ".libsonnet" || ext == ".jsonnet" {
+		return true
+	}
+	if dir := path.Dir(name); ext == ".json" && path.Base(dir) == compiler.PinDir && (dir == compiler.PinDir || path.Dir(dir) == PolicyDir) {
 		return true
 	}
 	if !isPolicyFile(name) {

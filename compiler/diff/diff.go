@@ -134,6 +134,7 @@ func server(o, n *compiler.Plan) []Change {
 	baselineChanges(o, n, add)
 	limitChanges(o, n, add)
 	userChanges(o, n, add)
+	toolChanges(o, n, add)
 	return cs
 }
 

@@ -12,9 +12,14 @@ import (
 
 // compilePolicy compiles a whole policy (no version line) as an example
 // shows it; sources need not exist: diff compares policies.
-func compilePolicy(t *testing.T, text string) []*compiler.Plan {
+func compilePolicy(t *testing.T, text string, pinTools ...string) []*compiler.Plan {
 	t.Helper()
 	root := t.TempDir()
+	if len(pinTools) > 0 {
+		if err := WriteExamplePin(root, pinTools[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
 	file := filepath.Join(root, "mcpolicy.cue")
 	os.WriteFile(file, []byte("version: \"v1\"\n"+text+"\n"), 0o644)
 	pol, err := schema.Load(file, root)
@@ -37,7 +42,8 @@ func TestKindExamples(t *testing.T) {
 			t.Errorf("%s: no example or meaning", k.ID)
 			continue
 		}
-		old, new := compilePolicy(t, k.Old), compilePolicy(t, k.New)
+		oldPin, newPin := k.PinExample()
+		old, new := compilePolicy(t, k.Old, oldPin), compilePolicy(t, k.New, newPin)
 		found := false
 		for _, c := range Plans(old, new) {
 			if c.Kind == k.ID {

@@ -19,8 +19,11 @@ import (
 // be an error result and a GitHub error annotation.
 func TestDiffSARIFValidates(t *testing.T) {
 	schema := officialSARIFSchema(t)
-	compile := func(text string) []*compiler.Plan {
+	compile := func(text, pin string) []*compiler.Plan {
 		root := t.TempDir()
+		if err := diff.WriteExamplePin(root, pin); err != nil {
+			t.Fatal(err)
+		}
 		os.MkdirAll(filepath.Join(root, "a", "b"), 0o755) // the examples' sources
 		os.MkdirAll(filepath.Join(root, "b"), 0o755)
 		os.WriteFile(filepath.Join(root, "mcpolicy.cue"), []byte("version: \"v1\"\n"+text+"\n"), 0o644)
@@ -35,7 +38,8 @@ func TestDiffSARIFValidates(t *testing.T) {
 		return ps
 	}
 	for _, k := range diff.Registry() {
-		cs := diff.Plans(compile(k.Old), compile(k.New))
+		oldPin, newPin := k.PinExample()
+		cs := diff.Plans(compile(k.Old, oldPin), compile(k.New, newPin))
 		if k.ID == "MOUNT_RW" {
 			cs[0].Waived = "the indexer writes its cache"
 		}

@@ -18,7 +18,7 @@ func Spec(p *compiler.Plan) ([]byte, error) {
 		return nil, err
 	}
 	s := artefact.BwrapSpec{Backend: Backend, Server: p.Server, Plan: p.Hash, Env: append([]string{}, p.EnvNames()...), Unprotected: p.UnprotectedNames(), Args: args,
-		ProgramPins: emit.ProgramPins(p)}
+		ProgramPins: emit.ProgramPins(p), Tools: emit.ToolsDigest(p)}
 	b, err := json.MarshalIndent(&s, "", "  ")
 	if err != nil {
 		return nil, err

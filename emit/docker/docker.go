@@ -236,6 +236,9 @@ func ServerArgs(p *compiler.Plan, r compiler.Resolver, egressNetwork string) ([]
 	for _, at := range optional {
 		a = append(a, "--label", artefact.LabelOptional+"="+at)
 	}
+	if d := emit.ToolsDigest(p); d != "" {
+		a = append(a, "--label", artefact.LabelTools+"="+d)
+	}
 	a = append(a, p.Image)
 	for _, w := range p.Command {
 		a = append(a, p.HomeWord(w, r))

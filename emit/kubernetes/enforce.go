@@ -66,6 +66,8 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 			return emit.Row{Support: emit.Enforced, How: fmt.Sprintf("NetworkPolicy: egress only to the egress-proxy Pod on port %d, by address (no DNS); the proxy's own NetworkPolicy allows only the allowlist's ports, and no private, loopback, link-local, CGNAT or ULA address but one an entry names; hosts are matched by the proxy, never by the CNI", p.Network.ProxyPort)}
 		case emit.Scope:
 			return emit.Row{Support: emit.Enforced, How: "own network, IPC and PID namespaces: hostNetwork, hostIPC, hostPID and shareProcessNamespace false"}
+		case emit.ToolSurface:
+			return emit.NotRelayed(p, "the cluster starts the Pod, not mcpolicy-launch")
 		case emit.Limits:
 			if p.Subtractions.Pids > 0 {
 				return emit.Row{Support: emit.Missing, How: "limits.pids: a Pod has no pids limit (the kubelet's podPidsLimit is node-wide)",

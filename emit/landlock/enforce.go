@@ -139,6 +139,8 @@ func report(p *compiler.Plan, h Host) []emit.Row {
 			}
 			return emit.Row{Support: emit.Partial, How: fmt.Sprintf("ABI %d < %d: abstract unix sockets and signals are not scoped", h.ABI, ScopeABI),
 				Degradation: AcceptNoScope, Alternative: "use a kernel with Landlock ABI 6 (Linux 6.12), or the bwrap or docker backend"}
+		case emit.ToolSurface:
+			return emit.Relayed()
 		case emit.Limits:
 			return emit.Row{Support: emit.Missing, How: "the launcher sets no cgroup limits",
 				Alternative: "use the docker backend, or start mcpolicy exec under systemd-run --user --scope -p MemoryMax=...",

@@ -49,6 +49,7 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*artefact.Ruleset, error) {
 		DevicesRO: DevicesRO, DevicesRW: DevicesRW,
 		Network: p.Network.Mode, Env: p.EnvNames(), Accept: p.AcceptNames(), Proc: p.Proc,
 		ProgramPins: emit.ProgramPins(p),
+		Tools:       emit.ToolsDigest(p),
 	}
 	if err := homeScratch(p); err != nil {
 		return nil, err

@@ -61,6 +61,8 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 			return emit.Row{Support: emit.Enforced, How: fmt.Sprintf(`(allow network-outbound (remote tcp "localhost:%d")) to mcpolicy's egress proxy, which checks host:port; start with mcpolicy run`, p.Network.ProxyPort)}
 		case emit.Scope:
 			return emit.Row{Support: emit.Enforced, How: "signal and process-info only (target same-sandbox); sysctl-read only the baseline's names (never kern.proc.*: other processes); mach-lookup only the baseline's services"}
+		case emit.ToolSurface:
+			return emit.NotRelayed(p, "the wrapper runs sandbox-exec, not mcpolicy-launch")
 		case emit.Limits:
 			return emit.Row{Support: emit.Missing, How: "seatbelt sets no resource limits",
 				Alternative: "drop the limits for this backend, or use docker (Docker Desktop)", Pos: p.LimitsPos, Field: field("limits")}

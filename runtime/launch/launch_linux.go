@@ -86,7 +86,11 @@ func Start(rs *artefact.Ruleset, opts Options) (int, error) {
 	var nsErr error
 	if tryNS {
 		say(opts.Verbose, "mcpolicy exec: %s: Landlock ABI %d, plan %s", rs.Server, host.ABI, rs.Plan)
-		code, err, started := runInNamespaces(rs, sp, opts.Log, opts.Tools)
+		tools := opts.Tools
+		if opts.Probe != nil { // prove's probes, not a server: nothing to relay
+			tools = nil
+		}
+		code, err, started := runInNamespaces(rs, sp, opts.Log, tools)
 		if started && err == nil {
 			opts.Log.Ended(code, "")
 		}

@@ -132,7 +132,10 @@ func (t *ToolRelay) Start(clientIn io.Reader, clientOut io.Writer) {
 	t.cfg.ClientIn, t.cfg.ClientOut = clientIn, clientOut
 	go func() {
 		err := toolrelay.Run(ctx, t.cfg)
+		// Nothing relays any more: the server sees the end of its input,
+		// and a write fails rather than wait for a reader.
 		t.cfg.ServerIn.Close()
+		t.cfg.ServerOut.(io.Closer).Close()
 		t.done <- err
 	}()
 }

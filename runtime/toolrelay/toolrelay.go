@@ -1,14 +1,48 @@
 // Package toolrelay is the relay on a server's stdio pipe (issue 40): it
 // filters tools/list and refuses the tools/call requests its
 // toolpolicy.Policy does not allow, and passes every other message through
-// byte for byte. It runs in the launcher, outside the sandbox; the tool
-// layer is a cooperating-server control, beside the kernel's.
+// byte for byte. It runs in the launcher, outside the sandbox, and sees
+// messages, not files: the tool layer is a cooperating-server control,
+// beside the kernel's, which still decides every open.
+//
+// The MCP stdio transport is newline-delimited JSON-RPC 2.0. What the relay
+// does with each message:
+//
+//   - From the client, a tools/call (request or notification) whose tool
+//     is not visible, was hidden for a pin change, or whose arguments
+//     break a constraint is answered with a JSON-RPC error (code -32001,
+//     naming the policy file and field) and not forwarded. A client line
+//     the relay cannot parse, or longer than MaxClientLine, is refused the
+//     same way (-32700, -32600): it might be a tools/call a more lenient
+//     parser reads. A batch (a JSON array, MCP 2025-03-26) holding a
+//     refused call is refused whole: each request in it gets an error, in
+//     one array, and nothing of it is forwarded (its notifications are
+//     dropped). Everything else is forwarded as the exact bytes read.
+//   - From the server, the answer to a tools/list the client sent (the
+//     relay remembers their ids, matched loosely: see idKey) is filtered:
+//     tools not visible are removed, and with a pin, tools that differ
+//     from it or are not in it are hidden for the rest of the session
+//     (onPinChange "hide") or the answer becomes an error and every later
+//     tools/list and tools/call is refused ("refuse"). Only a changed
+//     answer is re-encoded. An answer that does not parse, or longer than
+//     MaxServerLine, is replaced by an error: tools/list fails closed.
+//     Every other line passes byte for byte, as it streams: a line longer
+//     than MaxServerLine is never held whole. When such a line turns out
+//     to answer a tools/list (its id comes late, or twice) or holds a
+//     batch, it is cut where that begins, ending the line there (an
+//     unfinished object no client parses), and the tools/list gets an
+//     error.
+//
+// Decisions are logged through Config.Log with names, fields and rules,
+// never the values of arguments.
 package toolrelay
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/internal/toolpolicy"
@@ -40,25 +74,172 @@ type Decision struct {
 	ID     json.RawMessage `json:"id,omitempty"`
 }
 
-// Run relays until either side ends: the client's EOF closes ServerIn, the
-// end of ServerOut returns.
+// The kinds of Decision.
+const (
+	KindCallRefused = "call-refused"
+	KindToolHidden  = "tool-hidden"
+	KindPinChanged  = "pin-changed"
+	KindPinRefused  = "pin-refused"
+)
+
+// The longest line the relay holds whole. A client line over
+// MaxClientLine is refused; a server line over MaxServerLine streams
+// through, except as the package comment says.
+const (
+	MaxClientLine = 8 << 20
+	MaxServerLine = 8 << 20
+)
+
+// Run relays until the server's stdout ends (or ctx is done): the client's
+// EOF closes ServerIn, and the server's last answers still reach the
+// client. It returns nil at the server's EOF, the error of a side that
+// failed otherwise. When Run returns, its goroutines have ended, except
+// one blocked reading a ClientIn that has no SetReadDeadline (os.Stdin
+// on a terminal or a blocking pipe): it ends at that reader's next read,
+// writing nothing.
 func Run(ctx context.Context, c Config) error {
-	done := make(chan error, 2)
-	go func() {
-		_, err := io.Copy(c.ServerIn, c.ClientIn)
-		c.ServerIn.Close()
-		if err != nil {
-			done <- err
-		}
-	}()
-	go func() {
-		_, err := io.Copy(c.ClientOut, c.ServerOut)
-		done <- err
-	}()
-	select {
-	case err := <-done:
+	r, err := newRelay(c)
+	if err != nil {
 		return err
+	}
+	var wg sync.WaitGroup
+	serverDone := make(chan error, 1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r.fromClient()
+	}()
+	go func() { serverDone <- r.fromServer() }()
+
+	var result error
+	select {
+	case result = <-serverDone:
 	case <-ctx.Done():
-		return ctx.Err()
+		result = ctx.Err()
+		r.closeServerIn()
+		if unblock(c.ServerOut) {
+			<-serverDone
+		}
+	}
+	r.stop()
+	if unblock(c.ClientIn) {
+		wg.Wait()
+	}
+	return result
+}
+
+// unblock wakes a reader blocked in Read, when it can be woken.
+func unblock(rd io.Reader) bool {
+	d, ok := rd.(interface{ SetReadDeadline(time.Time) error })
+	return ok && d.SetReadDeadline(time.Unix(1, 0)) == nil
+}
+
+type relay struct {
+	c   Config
+	pol *toolpolicy.Policy
+	pin *toolpolicy.PinCheck
+
+	// out orders what reaches the client: a line is written whole under
+	// it, and a tools/list id is remembered under it, so no answer the
+	// server wrote before the id was remembered can be written after.
+	out     sync.Mutex
+	lists   *lists
+	stopped bool
+
+	mu         sync.Mutex // what the server's answers taught
+	hidden     map[string]string
+	pinRefused string // the refusal's reason, once refused
+	seen       map[string]bool
+	logged     map[string]bool
+
+	logMu    sync.Mutex
+	closeIn  sync.Once
+	closeErr error
+}
+
+// maxLogged bounds the distinct hidden tools logged; past it, one more
+// line says so.
+const maxLogged = 4096
+
+func newRelay(c Config) (*relay, error) {
+	if c.Policy == nil {
+		return nil, errors.New("toolrelay: no tool policy: a relay without one would pass every call")
+	}
+	r := &relay{
+		c: c, pol: c.Policy, lists: newLists(),
+		hidden: map[string]string{}, seen: map[string]bool{}, logged: map[string]bool{},
+	}
+	if c.Policy.Pin != nil {
+		pc, err := toolpolicy.NewPinCheck(c.Policy.Pin)
+		if err != nil {
+			return nil, err
+		}
+		r.pin = pc
+	}
+	return r, nil
+}
+
+func (r *relay) stop() {
+	r.out.Lock()
+	r.stopped = true
+	r.out.Unlock()
+}
+
+func (r *relay) closeServerIn() {
+	r.closeIn.Do(func() { r.closeErr = r.c.ServerIn.Close() })
+}
+
+func (r *relay) log(d Decision) {
+	if r.c.Log == nil {
+		return
+	}
+	d.Time = time.Now().UTC()
+	r.logMu.Lock()
+	defer r.logMu.Unlock()
+	r.c.Log(d)
+}
+
+// logOnce logs d the first time its kind, tool and field are seen.
+// Callers hold mu.
+func (r *relay) logOnce(d Decision) {
+	k := d.Kind + "\x00" + d.Tool + "\x00" + d.Field
+	if r.logged[k] {
+		return
+	}
+	switch {
+	case len(r.logged) < maxLogged:
+		r.logged[k] = true
+		r.log(d)
+	case len(r.logged) == maxLogged:
+		r.logged[""] = true
+		r.log(Decision{Kind: d.Kind, Reason: "more tools hidden: not logged one by one"})
 	}
 }
+
+// writeClient writes p to the client as one piece; false once Run
+// returned. Callers hold out.
+func (r *relay) writeClient(p ...[]byte) error {
+	if r.stopped {
+		return nil
+	}
+	for _, b := range p {
+		if _, err := r.c.ClientOut.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// answer writes the relay's own messages to the client, each a line.
+func (r *relay) answer(msgs ...[]byte) error {
+	r.out.Lock()
+	defer r.out.Unlock()
+	for _, m := range msgs {
+		if err := r.writeClient(m, nl); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var nl = []byte{'\n'}

@@ -40,7 +40,10 @@ namespace, its scratch as a bounded tmpfs, and a minimal root holding only
 the baseline and the grants (the host's named unix sockets are not there);
 always a new session, a new session keyring and mcpolicy's seccomp filter.
 
-stdin and stdout pass through untouched; mcpolicy's own messages go to stderr.
+stdin and stdout pass through untouched, unless the policy has a tools
+section: then the tool relay runs between them and the server's, outside
+the sandbox, and its decisions go to the server's launch log. mcpolicy's own
+messages go to stderr.
 It fails closed: when the kernel lacks Landlock, or lacks what the plan needs
 and the policy accepts no degradation, it refuses to start (exit 4).
 
@@ -91,6 +94,9 @@ func execRun(opts *execOptions) error {
 	}
 	lo := launch.Options{Environ: environ}
 	if len(opts.Probes) == 0 { // prove's probes are not a server's launch
+		// The tool relay runs whenever the plan has a tools section, in
+		// this process or in the launcher it hands the launch to.
+		lo.Tools = plan.Tools
 		lo.Log = launchLog("exec", plan, machine, writable(proj, plans), environ, opts.Err)
 		lo.Log.Set("", "", artefact.RulesetBackend, "")
 	}

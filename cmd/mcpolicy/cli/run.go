@@ -45,7 +45,8 @@ func newRunCmd() *cobra.Command {
 		Long: `run is what a client config starts for a server whose policy has a network
 allowlist. It starts mcpolicy's egress proxy, then the server under the
 backend with the proxy as its only way out, passes stdin and stdout through
-unchanged, and stops everything when either side ends.
+unchanged (through the tool relay when the policy has a tools section), and
+stops everything when either side ends.
 
 A client entry starts the plan build wrote, pinned by its digest:
 --project-root ROOT --sha256 DIGEST ROOT/.mcpolicy/plan/SERVER.json. The
@@ -159,6 +160,9 @@ func (opts *runOptions) superviseOptions(plan *compiler.Plan, plans []*compiler.
 		Stdin:   opts.In, Stdout: opts.Out, Stderr: opts.Err,
 		Environ: environ,
 		Log:     opts.Err,
+		// The tool relay runs whenever the plan has a tools section:
+		// run has no path that starts the server without it.
+		Tools: plan.Tools,
 	}
 	if o.LogLimit, err = logLimit(opts.LogMax); err != nil {
 		return supervise.Options{}, err

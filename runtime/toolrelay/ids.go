@@ -1,0 +1,142 @@
+package toolrelay
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/big"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// maxLists bounds the tools/list ids the relay remembers. Past it, an
+// answered id is forgotten, oldest first; when none is answered, a new
+// tools/list is refused (never forgotten unanswered: its answer would pass
+// unfiltered).
+const maxLists = 4096
+
+// idKey is the key an id is matched by, loosely: clients disagree on what
+// matches (one SDK compares Number(id), so 1, 1.0, "1" and " 0x1 " are one
+// id to it), and the relay must filter every answer any client could take
+// for a tools/list's, so it keys an id by the number JavaScript's Number()
+// reads from it, when it reads one, and by its string or JSON otherwise.
+func idKey(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	var v any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if d.Decode(&v) != nil {
+		return "x:" + string(raw)
+	}
+	switch v := v.(type) {
+	case nil:
+		return "n:0"
+	case bool:
+		if v {
+			return "n:1"
+		}
+		return "n:0"
+	case json.Number:
+		if k, ok := number(string(v)); ok {
+			return k
+		}
+		return "x:" + string(raw)
+	case string:
+		s := strings.TrimFunc(v, func(r rune) bool { return unicode.IsSpace(r) || r == '\ufeff' })
+		if s == "" {
+			return "n:0"
+		}
+		if k, ok := number(s); ok {
+			return k
+		}
+		return "s:" + v
+	default:
+		var c bytes.Buffer
+		if json.Compact(&c, raw) != nil {
+			return "x:" + string(raw)
+		}
+		return "x:" + c.String()
+	}
+}
+
+// number is the key of a number as Number() reads it (decimal, 0x, 0o,
+// 0b, Infinity), false when s is not one.
+func number(s string) (string, bool) {
+	if len(s) > 2 && s[0] == '0' && strings.ContainsRune("xXoObB", rune(s[1])) {
+		n, ok := new(big.Int).SetString(s, 0)
+		if !ok || strings.ContainsRune(s, '_') {
+			return "", false
+		}
+		f, _ := new(big.Float).SetInt(n).Float64()
+		return "n:" + strconv.FormatFloat(f, 'g', -1, 64), true
+	}
+	if strings.ContainsRune(s, '_') || strings.ContainsAny(s, "xXpP") {
+		return "", false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); !ok || ne.Err != strconv.ErrRange {
+			return "", false
+		}
+	}
+	if f == 0 {
+		f = 0 // -0 is 0
+	}
+	return "n:" + strconv.FormatFloat(f, 'g', -1, 64), true
+}
+
+// listEntry is a tools/list the client sent.
+type listEntry struct {
+	id       json.RawMessage // as the client wrote it, compacted
+	cursor   bool            // the request asked for a later page
+	answered bool
+}
+
+// lists remembers the client's tools/list ids by idKey, answered ones too:
+// a second answer to the same id is filtered as the first was.
+type lists struct {
+	m     map[string]*listEntry
+	order []string
+}
+
+func newLists() *lists { return &lists{m: map[string]*listEntry{}} }
+
+// add remembers a tools/list; false when maxLists are waiting for answers.
+func (l *lists) add(key string, e *listEntry) bool {
+	if _, ok := l.m[key]; !ok && len(l.m) >= maxLists && !l.evict() {
+		return false
+	}
+	if _, ok := l.m[key]; !ok {
+		l.order = append(l.order, key)
+	}
+	l.m[key] = e
+	return true
+}
+
+func (l *lists) evict() bool {
+	for i, k := range l.order {
+		if e := l.m[k]; e == nil || e.answered {
+			delete(l.m, k)
+			l.order = append(l.order[:i:i], l.order[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// reuse forgets an answered tools/list whose id the client sent again
+// with another request: that id's answers are that request's now.
+func (l *lists) reuse(key string) {
+	if e := l.m[key]; e != nil && e.answered {
+		delete(l.m, key)
+		for i, k := range l.order {
+			if k == key {
+				l.order = append(l.order[:i:i], l.order[i+1:]...)
+				break
+			}
+		}
+	}
+}
+
+func (l *lists) get(key string) *listEntry { return l.m[key] }
+func (l *lists) empty() bool               { return len(l.m) == 0 }

@@ -1,0 +1,189 @@
+package toolrelay
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Bounds of what the scanner keeps of a member: a key longer than
+// maxKey is none the relay reads, and an id longer than maxID is none a
+// client sent (the relay refuses tools/list requests with longer ids).
+const (
+	maxKey = 64
+	maxID  = 1024
+)
+
+// scanner reads a line's top-level objects as they stream by, byte by
+// byte, without holding them: it reports each top-level member's key when
+// the key ends (with the offset of its opening quote) and the value of an
+// "id" member when the member ends, and stops at a top-level array (a
+// batch), which it reports. It does not validate: on a line that is not
+// JSON it reports what a lenient parser could have read, and the relay
+// treats every id it reports as an id.
+type scanner struct {
+	off     int64 // offset of the next byte in the line
+	objects int   // top-level objects begun
+	array   bool  // a top-level array began: the scanner stops there
+	depth   int
+	inStr   bool
+	esc     bool
+
+	state    int   // what is expected at depth 1 of a top-level object
+	keyStart int64 // offset of the current member's key
+	key      []byte
+	keyLong  bool
+	isID     bool
+	val      []byte
+	valLong  bool
+
+	// onKey is called when a top-level key ends; onID when an "id"
+	// member's value ends (over: longer than maxID).
+	onKey   func(key string, start int64)
+	onID    func(val []byte, over bool, start int64)
+	onArray func(start int64)
+}
+
+const (
+	stKey   = iota // before a key (or the closing brace)
+	stInKey        // inside a key's string
+	stColon        // after a key, before ':'
+	stValue        // inside a member's value
+)
+
+func (s *scanner) feed(p []byte) {
+	for _, b := range p {
+		s.byte(b)
+		s.off++
+	}
+}
+
+func (s *scanner) byte(b byte) {
+	if s.array {
+		return
+	}
+	if s.depth == 0 {
+		// Between values: a line may hold more than one, and a client
+		// reading values rather than lines would take each.
+		switch {
+		case s.inStr && s.esc:
+			s.esc = false
+		case s.inStr && b == '\\':
+			s.esc = true
+		case s.inStr:
+			s.inStr = b != '"'
+		case b == '"':
+			s.inStr = true
+		case b == '{':
+			s.depth, s.state, s.objects = 1, stKey, s.objects+1
+		case b == '[':
+			s.array = true
+			if s.onArray != nil {
+				s.onArray(s.off)
+			}
+		}
+		return
+	}
+	if s.inStr {
+		if s.state == stInKey && s.depth == 1 {
+			s.keyByte(b)
+		} else if s.isID {
+			s.valByte(b)
+		}
+		switch {
+		case s.esc:
+			s.esc = false
+		case b == '\\':
+			s.esc = true
+		case b == '"':
+			s.inStr = false
+			if s.state == stInKey && s.depth == 1 {
+				s.keyEnd()
+			}
+		}
+		return
+	}
+	if s.depth == 1 {
+		switch s.state {
+		case stKey:
+			switch b {
+			case '"':
+				s.inStr, s.state = true, stInKey
+				s.keyStart, s.key, s.keyLong = s.off, s.key[:0], false
+			case '}':
+				s.depth = 0
+			}
+			return
+		case stColon:
+			if b == ':' {
+				s.state = stValue
+				s.val, s.valLong = s.val[:0], false
+			}
+			return
+		case stValue:
+			switch b {
+			case ',':
+				s.memberEnd()
+				s.state = stKey
+				return
+			case '}':
+				s.memberEnd()
+				s.depth = 0
+				return
+			}
+		}
+	}
+	if s.isID {
+		s.valByte(b)
+	}
+	switch b {
+	case '"':
+		s.inStr = true
+	case '{', '[':
+		s.depth++
+	case '}', ']':
+		if s.depth > 1 {
+			s.depth--
+		}
+	}
+}
+
+func (s *scanner) keyByte(b byte) {
+	if len(s.key) < maxKey+2 {
+		s.key = append(s.key, b)
+	} else {
+		s.keyLong = true
+	}
+}
+
+func (s *scanner) keyEnd() {
+	s.state, s.isID = stColon, false
+	if s.keyLong {
+		return
+	}
+	var k string
+	raw := append([]byte{'"'}, s.key...) // the closing quote is in key
+	if json.Unmarshal(raw, &k) != nil {
+		return
+	}
+	s.isID = k == "id"
+	if s.onKey != nil {
+		s.onKey(k, s.keyStart)
+	}
+}
+
+func (s *scanner) valByte(b byte) {
+	if len(s.val) < maxID {
+		s.val = append(s.val, b)
+	} else {
+		s.valLong = true
+	}
+}
+
+func (s *scanner) memberEnd() {
+	if s.isID && s.onID != nil {
+		s.onID(bytes.TrimFunc(s.val, func(r rune) bool { return r < 0x80 && isSpace(byte(r)) }), s.valLong, s.keyStart)
+	}
+	s.isID = false
+}
+
+func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
