@@ -65,6 +65,10 @@ func toolCalls(pol *toolpolicy.Policy) []toolCall {
 func deniedCall(pol *toolpolicy.Policy) toolCall {
 	c := toolCall{what: "a denied tool", args: map[string]any{}}
 	for _, d := range pol.Deny {
+		if name, ok := pinnedMatching(pol, d.Pattern); ok {
+			c.tool, c.rule = name, d.Field
+			return c
+		}
 		if name, ok := nameMatching(d.Pattern); ok {
 			c.tool, c.rule = name, d.Field
 			return c
@@ -85,7 +89,10 @@ func deniedCall(pol *toolpolicy.Policy) toolCall {
 func outOfBoundsCall(pol *toolpolicy.Policy) toolCall {
 	c := toolCall{what: "an argument out of bounds"}
 	for _, r := range pol.Args {
-		tool, ok := nameMatching(r.Tool)
+		tool, ok := pinnedMatching(pol, r.Tool)
+		if !ok || !shownTool(pol, tool) {
+			tool, ok = nameMatching(r.Tool)
+		}
 		if !ok || !shownTool(pol, tool) {
 			continue
 		}
@@ -126,6 +133,20 @@ func outside(r toolpolicy.ArgRule) (string, bool) {
 			if !re.MatchString(v) {
 				return v, true
 			}
+		}
+	}
+	return "", false
+}
+
+// pinnedMatching is the first pinned tool the glob pattern matches: a
+// tool the server has, so the row shows the relay stopping a real one.
+func pinnedMatching(pol *toolpolicy.Policy, pattern string) (string, bool) {
+	if pol.Pin == nil {
+		return "", false
+	}
+	for _, t := range pol.Pin.Tools {
+		if ok, _ := path.Match(pattern, t.Name); ok {
+			return t.Name, true
 		}
 	}
 	return "", false
@@ -233,7 +254,7 @@ func judgeToolRow(row *ToolRow, res mcpcall.Result, err error) {
 	var wire *jsonrpc.Error
 	switch {
 	case errors.As(err, &wire) && wire.Code == refusalCode:
-		row.Result, row.Message = RelayRefused, short(wire.Message)
+		row.Result, row.Message = RelayRefused, clip(wire.Message, maxLine)
 		if !strings.Contains(wire.Message, row.Rule) {
 			row.Note = "refused by another rule than " + row.Rule
 		}
