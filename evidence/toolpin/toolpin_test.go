@@ -110,15 +110,18 @@ func TestListPagesAndKeepsNumbers(t *testing.T) {
 }
 
 func TestListBounded(t *testing.T) {
-	for _, c := range []struct{ mode, want string }{
-		{"pages", fmt.Sprintf("more than %d pages", mcpcall.MaxToolPages)},
-		{"huge", "more than 16 MiB"},
-		{"twin", `tool "t" is listed twice`},
-		{"silent", "did not list its tools in time"},
+	for _, c := range []struct {
+		mode, want string
+		within   time.Duration // a bound, not a measure: the refusal comes long before
+	}{
+		{"pages", fmt.Sprintf("more than %d pages", mcpcall.MaxToolPages), time.Minute},
+		{"huge", "more than 16 MiB", time.Minute},
+		{"twin", `tool "t" is listed twice`, time.Minute},
+		{"silent", "did not list its tools in time", 2 * time.Second},
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			argv, env := hostile(t, c.mode)
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), c.within)
 			defer cancel()
 			p, err := toolpin.List(ctx, "s", argv, env)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
