@@ -112,7 +112,7 @@ func TestListPagesAndKeepsNumbers(t *testing.T) {
 func TestListBounded(t *testing.T) {
 	for _, c := range []struct {
 		mode, want string
-		within   time.Duration // a bound, not a measure: the refusal comes long before
+		within     time.Duration // a bound, not a measure: the refusal comes long before
 	}{
 		{"pages", fmt.Sprintf("more than %d pages", mcpcall.MaxToolPages), time.Minute},
 		{"huge", "more than 16 MiB", time.Minute},
