@@ -19,6 +19,9 @@ type imageTools struct {
 	image   string          // the server's image
 	has     map[string]bool // the tools found in it, run as its confinement runs them
 	probe   string          // the static probe's host path
+	// kept: the server's image is not on this machine and the stand-in
+	// is kept (--keep-image): the line runs the stand-in, which is.
+	kept bool
 }
 
 // toolOf is the ordinary command that makes op on target.
@@ -31,11 +34,13 @@ func toolOf(op probe.Op, target string) []string {
 
 // inspectImage finds which of cat, ls and sh the server's image runs, with
 // no network and a read-only root as the server's container; none when
-// the image is not on this machine (a reproduce line then binds the probe
-// in, and the engine pulls the image).
-func inspectImage(ctx context.Context, engine, image, probeBin, standIn string) *imageTools {
+// the image is not on this machine: a reproduce line then runs the
+// stand-in image when it is kept (keep), else binds the probe in (the
+// engine pulls the server's image).
+func inspectImage(ctx context.Context, engine, image, probeBin, standIn string, keep bool) *imageTools {
 	it := &imageTools{standIn: standIn, image: image, probe: probeBin, has: map[string]bool{}}
 	if image == "" || exec.CommandContext(ctx, engine, "image", "inspect", image).Run() != nil {
+		it.kept = keep
 		return it
 	}
 	for tool, args := range map[string][]string{"cat": {"/dev/null"}, "ls": {"/"}, "sh": {"-c", ":"}} {
@@ -55,6 +60,9 @@ func (it *imageTools) engineCommand(op probe.Op, target string) (flags, command 
 	tool := toolOf(op, target)
 	if tool == nil {
 		return nil, nil, false
+	}
+	if it.kept {
+		return nil, []string{"/mcpolicy-probe", "probe", string(op) + ":" + target}, true
 	}
 	if it.has[tool[0]] {
 		return []string{"--entrypoint", tool[0]}, tool[1:], true

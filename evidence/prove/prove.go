@@ -649,7 +649,7 @@ func (t *trial) backend(ctx context.Context, b string) (BackendReport, error) {
 	var probeResult string
 	it := &imageTools{}
 	if pr.standIn {
-		it = inspectImage(ctx, runtimeOf(b).Program, t.v.p.Image, t.o.Self, image)
+		it = inspectImage(ctx, runtimeOf(b).Program, t.v.p.Image, t.o.Self, image, t.o.KeepImages)
 	}
 	br.Rows, probeResult = t.rows(b, pr, view, results, it)
 	if t.o.Call != nil {
@@ -1029,13 +1029,17 @@ func reproduce(backend string, p *compiler.Plan, m compiler.Machine, o Options, 
 		if !ok {
 			return ""
 		}
+		image := it.image
+		if it.kept {
+			image = it.standIn
+		}
 		q := *p
-		q.Image, q.Command = it.image, nil
+		q.Image, q.Command = image, nil
 		args, err := docker.Args(&q, m)
 		if err != nil || len(args) == 0 {
 			return ""
 		}
-		args = append(append(args[:len(args)-1], flags...), it.image)
+		args = append(append(args[:len(args)-1], flags...), image)
 		argv = append(append([]string{backend}, args...), command...)
 	}
 	var words []string

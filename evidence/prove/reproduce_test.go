@@ -64,6 +64,10 @@ func TestReproduceEngineInServersImage(t *testing.T) {
 			t.Errorf("%v %s: %q, want it to end %q", c.has, c.op, got, c.want)
 		}
 	}
+	// The server's image is not here, the stand-in is kept: the line runs it.
+	if got := reproduce("docker", p, m, o, probe.Read, "/x", &imageTools{standIn: "mcpolicy-prove:x", image: "img:1", kept: true}); !strings.HasSuffix(got, " mcpolicy-prove:x /mcpolicy-probe probe read:/x") || strings.Contains(got, "img:1") {
+		t.Errorf("kept stand-in: %q", got)
+	}
 	// A probe whose path a --mount value cannot hold unquoted: no line.
 	if got := reproduce("docker", p, m, o, probe.Read, "/x", &imageTools{image: "img:1", probe: "/opt/a,b"}); got != "" {
 		t.Errorf("a probe path with a comma: %q", got)
