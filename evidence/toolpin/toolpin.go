@@ -174,56 +174,23 @@ func (c Change) String() string {
 	return s
 }
 
-// Compare lists the tools of new that old does not pin as they are, by
-// name: added, removed, changed (with the parts). Both are canonical
-// (New, Decode). A nil old pins nothing: every tool is added.
-func Compare(old, new *toolpolicy.Pin) []Change {
-	byName := map[string]toolpolicy.PinnedTool{}
-	if old != nil {
-		for _, t := range old.Tools {
-			byName[t.Name] = t
-		}
+// Compare lists the tools of now that old does not pin as they are, by
+// name: added, removed, changed (with the parts), as the relay compares
+// them (toolpolicy.ComparePin). A nil old pins nothing: every tool is
+// added.
+func Compare(old, now *toolpolicy.Pin) []Change {
+	if old == nil {
+		old = &toolpolicy.Pin{}
 	}
-	var out []Change
-	seen := map[string]bool{}
-	for _, t := range new.Tools {
-		seen[t.Name] = true
-		o, ok := byName[t.Name]
-		if !ok {
-			out = append(out, Change{Tool: t.Name, Kind: "added"})
-			continue
-		}
-		if parts := differ(o, t); len(parts) > 0 {
-			out = append(out, Change{Tool: t.Name, Kind: "changed", Parts: parts})
-		}
+	pcs, err := toolpolicy.ComparePin(old, now.Tools)
+	if err != nil { // Decode and New made both canonical: it cannot
+		return []Change{{Kind: "unreadable: " + err.Error()}}
 	}
-	if old != nil {
-		for _, t := range old.Tools {
-			if !seen[t.Name] {
-				out = append(out, Change{Tool: t.Name, Kind: "removed"})
-			}
-		}
+	kinds := map[string]string{toolpolicy.PinNew: "added", toolpolicy.PinMissing: "removed", toolpolicy.PinChanged: "changed"}
+	out := make([]Change, 0, len(pcs))
+	for _, c := range pcs {
+		out = append(out, Change{Tool: c.Tool, Kind: kinds[c.Change], Parts: c.Parts})
 	}
 	slices.SortFunc(out, func(a, b Change) int { return strings.Compare(a.Tool, b.Tool) })
 	return out
-}
-
-// differ names the parts of a tool that differ.
-func differ(a, b toolpolicy.PinnedTool) []string {
-	var parts []string
-	if a.Title != b.Title {
-		parts = append(parts, "title")
-	}
-	if a.Description != b.Description {
-		parts = append(parts, "description")
-	}
-	for _, f := range []struct {
-		name string
-		a, b json.RawMessage
-	}{{"inputSchema", a.InputSchema, b.InputSchema}, {"outputSchema", a.OutputSchema, b.OutputSchema}, {"annotations", a.Annotations, b.Annotations}} {
-		if !bytes.Equal(f.a, f.b) {
-			parts = append(parts, f.name)
-		}
-	}
-	return parts
 }
