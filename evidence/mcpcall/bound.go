@@ -60,6 +60,9 @@ const (
 // MaxRequests allow.
 type boundedTransport struct {
 	mcp.Transport
+	// lists, when set, keeps the results of the client's tools/list
+	// calls raw (rawLists).
+	lists *rawLists
 }
 
 func (t boundedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -67,7 +70,7 @@ func (t boundedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &boundedConn{Connection: c, pending: map[jsonrpc.ID]pending{}}, nil
+	return &boundedConn{Connection: c, pending: map[jsonrpc.ID]pending{}, lists: t.lists}, nil
 }
 
 // boundedConn counts the requests the server sends (the messages Read
@@ -86,6 +89,8 @@ type boundedConn struct {
 	bytes    int                    // the sum of pending's bytes
 	total    int                    // requests read
 	err      error                  // set once a bound is passed: the session is over
+
+	lists *rawLists
 }
 
 // pending is what is in flight under one id: one request, unless the
@@ -109,6 +114,9 @@ func (c *boundedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		req, ok := msg.(*jsonrpc.Request)
 		if !ok {
+			if r, isResp := msg.(*jsonrpc.Response); isResp && c.lists != nil {
+				c.lists.read(r)
+			}
 			return msg, nil // a response to one of the client's calls
 		}
 		if !req.IsCall() {
@@ -161,6 +169,9 @@ func (c *boundedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	c.mu.Unlock()
 	if err != nil {
 		return err
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && c.lists != nil && req.Method == "tools/list" && req.IsCall() {
+		c.lists.sent(req.ID)
 	}
 	err = c.Connection.Write(ctx, msg)
 	if resp, ok := msg.(*jsonrpc.Response); ok {

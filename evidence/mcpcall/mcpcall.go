@@ -123,6 +123,11 @@ func eachTool(ctx context.Context, cs *mcp.ClientSession, f func(*mcp.Tool) bool
 // session runs argv, connects, runs f, and stops the process. The error
 // names the command and quotes the tail of its stderr.
 func session(ctx context.Context, argv []string, env []string, f func(*mcp.ClientSession) error) (string, error) {
+	return sessionWith(ctx, argv, env, nil, f)
+}
+
+// sessionWith is session, with lists keeping tools/list's results raw.
+func sessionWith(ctx context.Context, argv []string, env []string, lists *rawLists, f func(*mcp.ClientSession) error) (string, error) {
 	if len(argv) == 0 {
 		return "", errors.New("mcpcall: empty command")
 	}
@@ -141,7 +146,7 @@ func session(ctx context.Context, argv []string, env []string, f func(*mcp.Clien
 	// server's notifications, and ends a session whose server sends more
 	// requests of its own than MaxRequestsInFlight or MaxRequests allow.
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpcall", Version: "v1"}, nil)
-	cs, err := client.Connect(ctx, boundedTransport{&mcp.CommandTransport{Command: cmd, TerminateDuration: terminate}}, nil)
+	cs, err := client.Connect(ctx, boundedTransport{Transport: &mcp.CommandTransport{Command: cmd, TerminateDuration: terminate}, lists: lists}, nil)
 	if err != nil {
 		cancel()
 		if cmd.Process != nil && cmd.ProcessState == nil {

@@ -143,6 +143,9 @@ type BackendReport struct {
 	Skipped string     `json:"skipped,omitempty"`
 	Rows    []Row      `json:"rows"`
 	Server  *ServerRow `json:"server,omitempty"`
+	// Tools are the tool layer's rows: calls the relay refuses (policy),
+	// not accesses the kernel refuses; none without a tools section.
+	Tools []ToolRow `json:"tools,omitempty"`
 }
 
 // Report is the evidence for one server.
@@ -644,12 +647,20 @@ func (t *trial) backend(ctx context.Context, b string) (BackendReport, error) {
 		return br, nil
 	}
 	var probeResult string
-	br.Rows, probeResult = t.rows(b, pr, view, results, image)
+	it := &imageTools{}
+	if pr.standIn {
+		it = inspectImage(ctx, runtimeOf(b).Program, t.v.p.Image, t.o.Self, image, t.o.KeepImages)
+	}
+	br.Rows, probeResult = t.rows(b, pr, view, results, it)
 	if t.o.Call != nil {
 		br.Server = callServer(ctx, t.s, b, t.v, t.o, t.call, probeResult)
 		if ctx.Err() != nil {
 			return br, t.s.interrupt()
 		}
+	}
+	br.Tools = toolRows(ctx, t.s, b, t.v, t.o)
+	if ctx.Err() != nil {
+		return br, t.s.interrupt()
 	}
 	return br, nil
 }
@@ -683,7 +694,7 @@ func (t *trial) runProbe(ctx context.Context, pr prover, b string) (string, []pr
 // rows is a row per attempt, skipped ones included, each with the
 // kernel's answer beside the plan's and why's expectation; and the
 // probe's outcome for the tool call's paths ("ok" or the first refusal).
-func (t *trial) rows(b string, pr prover, view func(attempt) string, results []probe.Result, image string) ([]Row, string) {
+func (t *trial) rows(b string, pr prover, view func(attempt) string, results []probe.Result, it *imageTools) ([]Row, string) {
 	byAttempt := map[int]probe.Result{}
 	k := 0
 	probeResult := ""
@@ -707,7 +718,7 @@ func (t *trial) rows(b string, pr prover, view func(attempt) string, results []p
 		row.Result, row.Meaning = r.Result, meaningOf(a, r.Result, pr.hostView)
 		row.Agrees = a.expect == "" || (a.expect == "allowed") == (r.Result == "ok")
 		if a.cat {
-			row.Reproduce = reproduce(b, t.v.p, t.v.m, t.o, a.op, view(a), image)
+			row.Reproduce = reproduce(b, t.v.p, t.v.m, t.o, a.op, view(a), it)
 		}
 		if a.call && (probeResult == "" || probeResult == "ok") {
 			probeResult = r.Result
@@ -912,9 +923,9 @@ func runEngine(ctx context.Context, s *session, backend string, p *compiler.Plan
 		return "", nil, "", fmt.Errorf("%s run: %v: %s", engine, err, stderr.String())
 	}
 	rs, err := parse(out, len(as))
-	kept := "removed after the run (--keep-image keeps it, for the reproduce commands)"
+	kept := "removed after the run (the reproduce commands run the server's own image)"
 	if o.KeepImages {
-		kept = "kept for the reproduce commands"
+		kept = "kept (--keep-image)"
 	}
 	return version(engine, "--version"), rs,
 		fmt.Sprintf("the artefact's arguments with a stand-in image %s holding only the probe (the server's image %q is not needed), %s; flags and mounts unchanged, a name and a label added for the clean-up", image, p.Image, kept), err
@@ -982,11 +993,8 @@ func fixedTop(p *compiler.Plan) bool {
 
 // reproduce is a command a reviewer can paste to see the same errno with
 // ordinary tools.
-func reproduce(backend string, p *compiler.Plan, m compiler.Machine, o Options, op probe.Op, target, image string) string {
-	tool := map[probe.Op][]string{
-		probe.Read: {"cat", target}, probe.List: {"ls", target}, probe.Write: {"sh", "-c", ": >> \"$0\"", target},
-		probe.Create: {"sh", "-c", ": > \"$0\" && rm -- \"$0\"", target},
-	}[op]
+func reproduce(backend string, p *compiler.Plan, m compiler.Machine, o Options, op probe.Op, target string, it *imageTools) string {
+	tool := toolOf(op, target)
 	if tool == nil {
 		return ""
 	}
@@ -1000,7 +1008,7 @@ func reproduce(backend string, p *compiler.Plan, m compiler.Machine, o Options, 
 		// (and, for an engine, the image) replaced.
 		argv = append([]string{"mcpolicy"}, artefact.RunPolicyArgs(o.Policy, p.Server, backend)...)
 		if kind(backend) != artefact.Bwrap {
-			argv = append(argv, "--image", image, "--", "/mcpolicy-probe", "probe", string(op)+":"+target)
+			argv = append(argv, "--image", it.standIn, "--", "/mcpolicy-probe", "probe", string(op)+":"+target)
 		} else {
 			argv = append(append(argv, "--"), tool...)
 		}
@@ -1015,13 +1023,24 @@ func reproduce(backend string, p *compiler.Plan, m compiler.Machine, o Options, 
 	case kind(backend) == artefact.Landlock:
 		argv = append([]string{"mcpolicy", "exec", "--policy", o.Policy, "--server", p.Server, "--"}, tool...)
 	default:
-		q := *p
-		q.Image, q.Command = image, []string{"/mcpolicy-probe", "probe", string(op) + ":" + target}
-		args, err := docker.Args(&q, m)
-		if err != nil {
+		// The server's own image, with the artefact's flags: its own
+		// tool as the entrypoint, or the probe bound in.
+		flags, command, ok := it.engineCommand(op, target)
+		if !ok {
 			return ""
 		}
-		argv = append([]string{backend}, args...)
+		image := it.image
+		if it.kept {
+			image = it.standIn
+		}
+		q := *p
+		q.Image, q.Command = image, nil
+		args, err := docker.Args(&q, m)
+		if err != nil || len(args) == 0 {
+			return ""
+		}
+		args = append(append(args[:len(args)-1], flags...), image)
+		argv = append(append([]string{backend}, args...), command...)
 	}
 	var words []string
 	for _, a := range argv {

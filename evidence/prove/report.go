@@ -42,7 +42,45 @@ func (r *Report) Markdown() []byte {
 		}
 		mdReproduce(&b, be.Rows)
 	}
+	r.mdTools(&b)
 	return []byte(b.String())
+}
+
+// mdTools is the tool layer's section, after every backend's kernel rows
+// and apart from them: calls the relay refuses by the policy.
+func (r *Report) mdTools(b *strings.Builder) {
+	n := 0
+	for _, be := range r.Backends {
+		n += len(be.Tools)
+	}
+	if n == 0 {
+		return
+	}
+	b.WriteString("\n## The tool layer: refused by the relay (policy), not the kernel\n\n")
+	b.WriteString("Each row is a call put to the real server, started as its client entry starts it, through the tool relay on its stdio pipe. ")
+	b.WriteString("The relay answers it with a JSON-RPC error (-32001) naming the rule, and the server never sees it. ")
+	b.WriteString("This is a control on what a cooperating server is asked, beside the kernel's: it does not limit what the process can open.\n\n")
+	b.WriteString("| backend | call | tool | arguments | refused by | expected | got | |\n|---|---|---|---|---|---|---|---|\n")
+	for _, be := range r.Backends {
+		for _, t := range be.Tools {
+			if t.Skipped != "" {
+				fmt.Fprintf(b, "| %s | %s | %s | | %s | %s | not run: %s | |\n", mdText(be.Backend), mdText(t.What), mdCode(t.Tool, true), mdCode(t.Rule, true), mdText(t.Expect), mdText(t.Skipped))
+				continue
+			}
+			mark := "✅"
+			if !t.Agrees {
+				mark = "❌ **disagrees**"
+			}
+			got := "**" + mdText(t.Result) + "**"
+			if t.Message != "" {
+				got += ": " + mdText(t.Message)
+			}
+			if t.Note != "" {
+				got += " (" + mdText(t.Note) + ")"
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(be.Backend), mdText(t.What), mdCode(t.Tool, true), argList(t.Args), mdCode(t.Rule, true), mdText(t.Expect), got, mark)
+		}
+	}
 }
 
 // mdPreamble names the server and the plan and says how to read a row:
@@ -177,6 +215,11 @@ func (r *Report) Disagreements() int {
 		}
 		if sv := be.Server; sv != nil && !sv.Agrees {
 			n++
+		}
+		for _, t := range be.Tools {
+			if !t.Agrees && t.Skipped == "" {
+				n++
+			}
 		}
 	}
 	return n

@@ -36,6 +36,23 @@ const (
 // added again. CUE, JSON and YAML; a Jsonnet policy is refused (edit it by
 // hand: the patch would be to what it computes).
 func Edit(file string, src []byte, server string, entries []string) ([]byte, error) {
+	e, root, err := parse(file, src, "add "+strings.Join(entries, ", ")+" to server "+fmt.Sprintf("%q", server)+"'s network.allow")
+	if err != nil {
+		return nil, err
+	}
+	srv, err := e.server(root, server)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.add(srv, entries); err != nil {
+		return nil, err
+	}
+	return e.apply(), nil
+}
+
+// parse reads a policy file for an edit; what says the edit, for the
+// error refusing a Jsonnet policy.
+func parse(file string, src []byte, what string) (*editor, ast.Node, error) {
 	var f format
 	var root ast.Node
 	var err error
@@ -50,22 +67,14 @@ func Edit(file string, src []byte, server string, entries []string) ([]byte, err
 		f = fmtYAML
 		root, err = cueyaml.Extract(file, src)
 	case ".jsonnet":
-		return nil, fmt.Errorf("%s: a Jsonnet policy is a program: add %s to server %q's network.allow by hand", file, strings.Join(entries, ", "), server)
+		return nil, nil, fmt.Errorf("%s: a Jsonnet policy is a program: %s by hand", file, what)
 	default:
-		return nil, fmt.Errorf("%s: not a policy file (.cue, .json, .yaml, .yml)", file)
+		return nil, nil, fmt.Errorf("%s: not a policy file (.cue, .json, .yaml, .yml)", file)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", file, err)
+		return nil, nil, fmt.Errorf("%s: %v", file, err)
 	}
-	e := &editor{file: file, src: src, f: f}
-	srv, err := e.server(root, server)
-	if err != nil {
-		return nil, err
-	}
-	if err := e.add(srv, entries); err != nil {
-		return nil, err
-	}
-	return e.apply(), nil
+	return &editor{file: file, src: src, f: f}, root, nil
 }
 
 type editor struct {

@@ -86,6 +86,7 @@ var grammar = []grammarFlag{
 	{Name: "restore", Type: "bool", Means: "put back the newest backup"},
 	{Name: "sandbox", Type: "bool", Means: "read an absolute target as a path inside the sandbox"},
 	{Name: "sarif-category", Type: "string", Value: "CATEGORY", Means: "--format sarif: the run's code scanning category (automationDetails.id)"},
+	{Name: "serve", Type: "bool", Internal: true, Means: "start the server confined, without the relay, on stdio (pin runs itself so)"},
 	{Name: "self", Type: "string", Value: "FILE", Means: "the static binary bound into the sandbox as the egress forwarder"},
 	{Name: "sha256", Type: "string", Value: "DIGEST", Means: "start the file given only if its SHA-256 is this (client entries)"},
 	{Name: "socket", Type: "string", Value: "PATH", Means: "the proxy's unix socket"},

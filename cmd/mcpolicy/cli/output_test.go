@@ -28,7 +28,7 @@ func TestMissingPolicyPath(t *testing.T) {
 		"check": nil, "client": {"vscode"}, "exec": {"--server", "s"}, "prove": nil,
 		"run": {"--server", "s"}, "sessions": nil, "suggest": nil, "why": {"s"},
 		"hook install": nil, "egress-proxy": {"--listen", "127.0.0.1:0", "--server", "s"},
-		"doctor": {"--server", "s"},
+		"doctor": {"--server", "s"}, "pin": {"s"},
 	}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
@@ -63,7 +63,7 @@ func TestBackendValidatedFirst(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), policy)
 	calls := map[string][]string{
 		"explain": nil, "run": {"--server", "code-index"}, "client": {"vscode"}, "why": {"/workspace"},
-		"doctor": {"--server", "code-index"}, "prove": nil,
+		"doctor": {"--server", "code-index"}, "prove": nil, "pin": {"code-index"},
 	}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {

@@ -44,7 +44,12 @@ each read-only grant and protected path, and a TCP connect to a listener it
 opens on the host. A denial is expected only of a target outside every
 grant the plan makes; a row with no such target is skipped, saying why.
 It writes evidence.md and evidence.json, with the command that reproduces
-each row with ordinary tools, and beside each row what mcpolicy why says of
+each row with ordinary tools (bwrap: the bwrap line itself; docker and
+podman: the artefact's flags in the server's own image, running its own
+cat, ls or sh, or, where the image has none, the static probe prove ran —
+this mcpolicy, at its path here — bound in read-only; Landlock, a plan
+with egress or a read-write project: mcpolicy exec or run, which set up
+what bare arguments cannot), and beside each row what mcpolicy why says of
 the same target on the same backend: the grant that makes it reachable
 (with its file:line:col), or what stops it. A row where why and prove's
 expectation differ is marked (a bug in one of the two) and counted on
@@ -63,7 +68,8 @@ changed is put back.
 
 Everything prove makes (stand-in images, containers, temporary folders)
 is removed when it ends, also on an error or an interrupt; --keep-image
-keeps the stand-in images the docker/podman reproduce commands need.
+keeps the stand-in images (a plan with egress or a read-write project
+reproduces through mcpolicy run --image with them).
 
 Exit codes: 0 every row as the plan says, 7 a disagreement, 1 an error or
 an interrupt. Container backends need a static mcpolicy (CGO_ENABLED=0
@@ -85,7 +91,7 @@ go install).`,
 	cmd.Flags().StringArrayVar(&opts.Probes, "probe", nil, "another host path to try to read (repeatable)")
 	cmd.Flags().StringVar(&opts.Tool, "tool", "", "also start the real server in the same confinement and call this MCP tool (the controlled comparison)")
 	cmd.Flags().StringArrayVar(&opts.ToolArgs, "arg", nil, "an argument of --tool, KEY=VALUE; an absolute path is probed as the tool uses it (read or write)")
-	cmd.Flags().BoolVar(&opts.KeepImage, "keep-image", false, "keep the stand-in images (mcpolicy-prove:...) the docker/podman reproduce commands run")
+	cmd.Flags().BoolVar(&opts.KeepImage, "keep-image", false, "keep the stand-in images (mcpolicy-prove:...) that mcpolicy run's reproduce commands (egress, a read-write project) run")
 	return cmd
 }
 

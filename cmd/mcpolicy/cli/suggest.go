@@ -9,12 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/evidence/suggest"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
+	"github.com/mcpolicy/mcpolicy/runtime/launchlog"
 	"github.com/mcpolicy/mcpolicy/runtime/supervise"
 	"github.com/spf13/cobra"
 )
@@ -57,6 +59,16 @@ suggest from a log only the proxy writes. What a line holds that a
 terminal would act on (escape sequences, bidi overrides) is printed
 escaped (\x1b, \u202e).
 
+For a server with a tools section, it also reads the tool relay's
+decisions (the server's launch log, $XDG_STATE_HOME/mcpolicy/logs/, or the
+same --from-log): a tool call refused because no entry of tools.allow
+matches it is proposed as that one tool, by its exact name (never a glob),
+added to tools.allow. What else refused a call is said on stderr with the
+rule's field: a deny (never removed: narrow or remove it by hand), an
+argument constraint (the one widening it needs: the folder to add to
+under, the maxBytes, the pattern, the enum; the log keeps no argument's
+value), or the pin (run mcpolicy pin).
+
 The patch is printed, not applied (--write applies it): it is a widening,
 and mcpolicy diff reports each entry as EGRESS_ADDED, so it goes through
 review like any other change. Apply it with git apply or patch -p1 from
@@ -98,21 +110,133 @@ func suggestRun(opts *suggestOptions) error {
 		return err
 	}
 	grants := writable(proj, plans)
-	in, logFile, err := opts.openLog(proj, plans, plan, grants)
-	if err != nil {
-		return err
+	eo := suggest.Options{Private: addrs, Allowed: plan.Network.Rules()}
+	var res *suggest.Result
+	var tools *suggest.ToolResult
+	switch {
+	case opts.LogFile != "":
+		// One log, read once for both: the egress proxy's decisions
+		// and the tool relay's (a launch log).
+		in, logFile, err := opts.openLog(proj, plans, plan, grants)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		if res, tools, err = readBoth(in, plan, eo); err != nil {
+			return &exitError{code: ExitError, err: fmt.Errorf("%s: %v", logFile, err)}
+		}
+		// The launch log's lines are not the server's output.
+		res.Other = max(0, res.Other-tools.Launch)
+		reportUnsuggested(opts.Err, logFile, res)
+	default:
+		if plan.Network.Mode == "allowlist" || plan.Tools == nil {
+			in, logFile, err := opts.openLog(proj, plans, plan, grants)
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			if res, err = suggest.Read(in, eo); err != nil {
+				return &exitError{code: ExitError, err: fmt.Errorf("%s: %v", logFile, err)}
+			}
+			reportUnsuggested(opts.Err, logFile, res)
+		}
+		if plan.Tools != nil {
+			if tools, err = opts.readLaunchLog(proj, plan); err != nil {
+				return err
+			}
+		}
 	}
-	defer in.Close()
-	res, err := suggest.Read(in, suggest.Options{Private: addrs, Allowed: plan.Network.Rules()})
-	if err != nil {
-		return &exitError{code: ExitError, err: fmt.Errorf("%s: %v", logFile, err)}
+	if tools != nil {
+		reportTools(opts.Err, tools)
 	}
-	reportUnsuggested(opts.Err, logFile, res)
-	if len(res.Add) == 0 {
-		fmt.Fprintf(opts.Err, "nothing to suggest for %s: %d decisions, %d denied\n", plan.Server, res.Lines, res.Denials)
+	if (res == nil || len(res.Add) == 0) && (tools == nil || len(tools.Allow) == 0) {
+		if res != nil {
+			fmt.Fprintf(opts.Err, "nothing to suggest for %s: %d decisions, %d denied\n", plan.Server, res.Lines, res.Denials)
+		}
+		if tools != nil {
+			fmt.Fprintf(opts.Err, "nothing to allow for %s: %d tool relay decisions, %d calls refused\n", plan.Server, tools.Decisions, tools.Refused)
+		}
 		return nil
 	}
-	return opts.patch(proj, plan, res, grants)
+	return opts.patch(proj, plan, res, tools, grants)
+}
+
+// readBoth reads one log for the egress proxy's decisions and the tool
+// relay's, side by side, as it streams: nothing of it is held whole.
+func readBoth(in io.Reader, plan *compiler.Plan, eo suggest.Options) (*suggest.Result, *suggest.ToolResult, error) {
+	er, ew := io.Pipe()
+	tr, tw := io.Pipe()
+	go func() {
+		_, err := io.Copy(io.MultiWriter(ew, tw), in)
+		ew.CloseWithError(err)
+		tw.CloseWithError(err)
+	}()
+	var (
+		tools *suggest.ToolResult
+		terr  error
+		done  = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		tools, terr = suggest.ReadTools(tr, plan.Server, plan.Tools)
+		io.Copy(io.Discard, tr) // the other reader is not held up by this one's error
+	}()
+	res, err := suggest.Read(er, eo)
+	io.Copy(io.Discard, er)
+	<-done
+	if err == nil {
+		err = terr
+	}
+	return res, tools, err
+}
+
+// readLaunchLog reads the server's launch log (runtime/launchlog) for the
+// tool relay's decisions; a server with none yet has nothing to suggest.
+func (opts *suggestOptions) readLaunchLog(proj *project.Project, plan *compiler.Plan) (*suggest.ToolResult, error) {
+	state := launchlog.StateDir(os.Getenv)
+	if state == "" {
+		return &suggest.ToolResult{}, nil
+	}
+	path := launchlog.Path(state, proj.Root, plan.Server)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(opts.Err, "server %s has no launch log yet (%s): the tool relay logs there what it refuses\n", plan.Server, path)
+		return &suggest.ToolResult{}, nil
+	}
+	if err != nil {
+		return nil, &exitError{code: ExitError, err: err}
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, &exitError{code: ExitError, err: fmt.Errorf("%s: not a regular file", path)}
+	}
+	res, err := suggest.ReadTools(f, plan.Server, plan.Tools)
+	if err != nil {
+		return nil, &exitError{code: ExitError, err: fmt.Errorf("%s: %v", path, err)}
+	}
+	return res, nil
+}
+
+// reportTools says on stderr each tool refusal suggest makes no patch for:
+// the rule that refused it and what would change that.
+func reportTools(stderr io.Writer, res *suggest.ToolResult) {
+	for _, n := range res.Notes {
+		what := "a call"
+		if n.Tool != "" {
+			what = fmt.Sprintf("tool %q", n.Tool)
+		}
+		if n.Arg != "" {
+			what += fmt.Sprintf(" argument %q", n.Arg)
+		}
+		fmt.Fprintf(stderr, "not suggested: %s (%s): %s\n", what, timesRefused(n.Count), n.Say)
+	}
+}
+
+func timesRefused(n int) string {
+	if n == 1 {
+		return "1 decision"
+	}
+	return fmt.Sprintf("%d decisions", n)
 }
 
 // openLog opens the decision log: the server's own by default, --from-log
@@ -170,33 +294,80 @@ func reportUnsuggested(stderr io.Writer, logFile string, res *suggest.Result) {
 
 // patch prints the policy file's patch adding res's entries, and with
 // --write applies it.
-func (opts *suggestOptions) patch(proj *project.Project, plan *compiler.Plan, res *suggest.Result, grants []string) error {
-	file := plan.Network.Pos.File
-	if file == "" {
-		file = plan.Pos.File
+func (opts *suggestOptions) patch(proj *project.Project, plan *compiler.Plan, res *suggest.Result, tools *suggest.ToolResult, grants []string) error {
+	// Each edit goes to the file that writes what it extends: the
+	// network, the tools section (one patch when they are one file).
+	type edit struct {
+		file  string
+		apply func(file string, src []byte) (*suggest.Patch, error)
 	}
-	if file == "" {
-		return &exitError{code: ExitError, err: fmt.Errorf("internal error: no file holds server %q", plan.Server)}
+	var edits []edit
+	if res != nil && len(res.Add) > 0 {
+		edits = append(edits, edit{orFile(plan.Network.Pos.File, plan.Pos.File), func(file string, src []byte) (*suggest.Patch, error) {
+			return suggest.PatchFile(file, src, plan.Server, res.Entries(), proj.Root)
+		}})
 	}
-	src, err := os.ReadFile(file)
-	if err != nil {
-		return &exitError{code: ExitError, err: err}
+	if tools != nil && len(tools.Allow) > 0 {
+		edits = append(edits, edit{orFile(plan.ToolsPos.Section.File, plan.Pos.File), func(file string, src []byte) (*suggest.Patch, error) {
+			return suggest.PatchToolsFile(file, src, plan.Server, tools.Names(), proj.Root)
+		}})
 	}
-	patch, err := suggest.PatchFile(file, src, plan.Server, res.Entries(), proj.Root)
-	if err != nil {
-		return &exitError{code: ExitError, err: err}
-	}
-	for _, e := range res.Add {
-		fmt.Fprintf(opts.Err, "suggested: %s (%s: %s)\n", e.Dest, times(e.Count), strings.Join(e.Methods, ", "))
-	}
-	fmt.Fprint(opts.Out, patch.Diff(patchName(file)))
-	if opts.Write {
-		if err := hostfile.WriteFile(file, patch.New, fileMode(file), grants); err != nil {
-			return err // a link planted there is exit 8, as every refused tampering
+	var files []string
+	olds, news := map[string][]byte{}, map[string][]byte{}
+	for _, e := range edits {
+		if e.file == "" {
+			return &exitError{code: ExitError, err: fmt.Errorf("internal error: no file holds server %q", plan.Server)}
 		}
-		fmt.Fprintf(opts.Err, "wrote %s: review it with mcpolicy diff\n", file)
+		if _, ok := news[e.file]; !ok {
+			src, err := os.ReadFile(e.file)
+			if err != nil {
+				return &exitError{code: ExitError, err: err}
+			}
+			files = append(files, e.file)
+			olds[e.file], news[e.file] = src, src
+		}
+		p, err := e.apply(e.file, news[e.file])
+		if err != nil {
+			return &exitError{code: ExitError, err: err}
+		}
+		news[e.file] = p.New
+	}
+	if res != nil {
+		for _, e := range res.Add {
+			fmt.Fprintf(opts.Err, "suggested: %s (%s: %s)\n", e.Dest, times(e.Count), strings.Join(e.Methods, ", "))
+		}
+	}
+	if tools != nil {
+		for _, a := range tools.Allow {
+			fmt.Fprintf(opts.Err, "suggested: tool %s, by its exact name (%s refused: not in tools.allow)\n", a.Tool, callsOf(a.Count))
+		}
+	}
+	for _, file := range files {
+		fmt.Fprint(opts.Out, suggest.Unified(patchName(file), olds[file], news[file]))
+	}
+	if opts.Write {
+		for _, file := range files {
+			if err := hostfile.WriteFile(file, news[file], fileMode(file), grants); err != nil {
+				return err // a link planted there is exit 8, as every refused tampering
+			}
+			fmt.Fprintf(opts.Err, "wrote %s: review it with mcpolicy diff\n", file)
+		}
 	}
 	return nil
+}
+
+func orFile(file, otherwise string) string {
+	if file != "" {
+		return file
+	}
+	return otherwise
+}
+
+func callsOf(n int) string {
+	if n == 1 {
+		return "1 call"
+	}
+	return fmt.Sprintf("%d calls", n)
 }
 
 // suggestServer is --server's plan, or the one the log can be of.
@@ -214,7 +385,7 @@ func suggestServer(plans []*compiler.Plan, server, policy string) (*compiler.Pla
 	}
 	var egress []*compiler.Plan
 	for _, p := range plans {
-		if p.Network.Mode == "allowlist" {
+		if p.Network.Mode == "allowlist" || p.Tools != nil { // a log to read
 			egress = append(egress, p)
 		}
 	}
