@@ -114,6 +114,7 @@ func Build(p *compiler.Plan, r compiler.Resolver) (*artefact.Ruleset, error) {
 		}
 		rs.Workdir = host
 	}
+	rs.ToolPaths = toolPaths(p, r)
 	// Landlock does not remap paths: every argument naming a sandbox
 	// path under a mount (whole, or after "--flag=") becomes the host path
 	// it shows, or the server would be told of a folder it cannot see.
@@ -193,4 +194,23 @@ func hostPath(p *compiler.Plan, r compiler.Resolver, sandbox string) (string, bo
 // within reports whether p is dir or below it (clean paths).
 func within(p, dir string) bool {
 	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+// toolPaths maps each path the tool surface's under constraints name to
+// the host path the server sees there: a mount target's source, or the
+// same path (a scratch target, a baseline path) where no mount remaps it.
+func toolPaths(p *compiler.Plan, r compiler.Resolver) []artefact.PathMap {
+	if p.Tools == nil {
+		return nil
+	}
+	var out []artefact.PathMap
+	for _, a := range p.Tools.Args {
+		for _, u := range a.Under {
+			if host, ok := hostPath(p, r, u); ok && host != u {
+				out = append(out, artefact.PathMap{Sandbox: u, Host: host})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b artefact.PathMap) int { return strings.Compare(a.Sandbox, b.Sandbox) })
+	return slices.CompactFunc(out, func(a, b artefact.PathMap) bool { return a.Sandbox == b.Sandbox })
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/internal/artefact"
+	"github.com/mcpolicy/mcpolicy/internal/toolpolicy"
 )
 
 func plan() *compiler.Plan {
@@ -257,5 +259,23 @@ func TestFixedTop(t *testing.T) {
 	p.Protected = nil
 	if err := OnThisHost(p, noNS); err == nil || !strings.Contains(err.Error(), "fixed top level (no user namespaces: Landlock cannot keep names from being created") {
 		t.Errorf("OnThisHost without user namespaces, a fixed top level: %v", err)
+	}
+}
+
+// TestToolPathsMapUnderToHostPaths: the relay is told, for each path an
+// under constraint names, the host path a Landlock server sees there; a
+// path no mount remaps (a scratch target) is not listed.
+func TestToolPathsMapUnderToHostPaths(t *testing.T) {
+	p := plan()
+	p.Tools = &toolpolicy.Policy{Allow: []toolpolicy.Rule{{Pattern: "*"}}, Args: []toolpolicy.ArgRule{
+		{Tool: "read_file", Arg: "path", Under: []string{"/w/data", "/tmp"}},
+		{Tool: "list", Arg: "dir", Under: []string{"/w/data"}},
+	}}
+	rs, err := Build(p, machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs.ToolPaths) != 1 || rs.ToolPaths[0] != (artefact.PathMap{Sandbox: "/w/data", Host: "/home/dev/proj/app/data"}) {
+		t.Errorf("tool paths %+v", rs.ToolPaths)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/internal/toolpolicy"
+
 	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 )
 
@@ -74,6 +76,11 @@ type Ruleset struct {
 	ProgramPins []string `json:"programPins,omitempty"`
 	// Tools: as BwrapSpec's.
 	Tools string `json:"tools,omitempty"`
+	// ToolPaths are the sandbox paths the tool surface's path constraints
+	// (under) name, each with the host path the server sees there:
+	// Landlock does not remap paths, so the relay holds a path argument
+	// to the host paths (LocalTools). Sorted by Sandbox.
+	ToolPaths []PathMap `json:"toolPaths,omitempty"`
 	// Hidden are the hidden paths below the grants (mounts[].hide): the
 	// launcher expands each in the minimal root and masks every match
 	// (user namespaces only: without them the launch is refused).
@@ -177,6 +184,9 @@ func (rs *Ruleset) Expand(projectRoot, home string) error {
 		rs.Hidden[i].Source = fix(rs.Hidden[i].Source)
 	}
 	rs.FixedTop, rs.Workdir = fix(rs.FixedTop), fix(rs.Workdir)
+	for i := range rs.ToolPaths {
+		rs.ToolPaths[i].Host = fix(rs.ToolPaths[i].Host)
+	}
 	for i := range rs.SetEnv { // a runtime pack's value below the home
 		rs.SetEnv[i].Value = fix(rs.SetEnv[i].Value)
 	}
@@ -197,3 +207,41 @@ const RulesetBackend = backendtraits.Landlock
 // LSM is Landlock's name in the kernel's list of security modules
 // (/sys/kernel/security/lsm).
 const LSM = backendtraits.Landlock
+
+// PathMap is a sandbox path and the host path a Landlock server sees for
+// it (a ${PROJECT_ROOT}/${HOME} placeholder until Expand).
+type PathMap struct {
+	Sandbox string `json:"sandbox"`
+	Host    string `json:"host"`
+}
+
+// LocalTools is the tool surface as a server under this ruleset sees its
+// paths: each under path a ToolPaths entry names becomes its host path,
+// and a relative argument resolves against the ruleset's (host) workdir.
+// Without a path constraint the surface is returned as it is.
+func (rs *Ruleset) LocalTools(p *toolpolicy.Policy) *toolpolicy.Policy {
+	if p == nil || len(p.Args) == 0 {
+		return p
+	}
+	c := *p
+	c.Args = make([]toolpolicy.ArgRule, len(p.Args))
+	for i, a := range p.Args {
+		if len(a.Under) > 0 {
+			under := make([]string, len(a.Under))
+			for j, u := range a.Under {
+				under[j] = u
+				for _, m := range rs.ToolPaths {
+					if m.Sandbox == u {
+						under[j] = m.Host
+					}
+				}
+			}
+			a.Under = under
+			if a.Workdir != "" {
+				a.Workdir = rs.Workdir
+			}
+		}
+		c.Args[i] = a
+	}
+	return &c
+}

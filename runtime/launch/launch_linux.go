@@ -86,7 +86,9 @@ func Start(rs *artefact.Ruleset, opts Options) (int, error) {
 	var nsErr error
 	if tryNS {
 		say(opts.Verbose, "mcpolicy exec: %s: Landlock ABI %d, plan %s", rs.Server, host.ABI, rs.Plan)
-		tools := opts.Tools
+		// Landlock shows the server host paths: the relay holds path
+		// arguments to the host paths the policy's sandbox paths are.
+		tools := rs.LocalTools(opts.Tools)
 		if opts.Probe != nil { // prove's probes, not a server: nothing to relay
 			tools = nil
 		}

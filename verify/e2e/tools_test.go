@@ -31,7 +31,7 @@ import (
 // serving gomod/ at its host path (%[4]q), go_file_context's file held
 // under gomod/ok (%[5]q), its binary at %[3]q; and rug, the rugpull
 // server, its tools pinned. %[1]q is the image, %[2]q the project's data/ as Landlock's
-// server sees it (host paths).
+// server sees it (host paths), which its ruleset maps /workspace/data to for the relay.
 const toolsPolicy = `version: "v1"
 
 servers: files: {
@@ -47,7 +47,7 @@ servers: files: {
 	tools: {
 		allow: ["*"]
 		deny: ["write_*"]
-		args: "read_file": path: {under: ["/workspace/data", %[2]q]}
+		args: "read_file": path: {under: ["/workspace/data"]} // Landlock's server sees %[2]q: the ruleset maps it
 	}
 }
 
