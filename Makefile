@@ -77,7 +77,7 @@ lint: ## gofmt, go vet and staticcheck (pinned, through go run); mcpolicy cross-
 	  GOOS=darwin GOARCH=$$arch $(GO) vet $$pkgs || exit 1; \
 	done
 
-bench: ## benchmarks: build and lint against `cue export` (whole processes); load + compile + emit; the write report on 100,000 files; spawn cost per launch; every way to start a server to its MCP initialize reply, and the egress path against a direct socket, side by side as ratios
+bench: ## benchmarks: build and lint against `cue export` (whole processes); load + compile + emit; the write report on 100,000 files; spawn cost per launch; every way to start a server to its MCP initialize reply, the egress path against a direct socket and a tools/call through the tool relay against a straight pipe, side by side as ratios
 	@echo "compile path against cue export (cue at go.mod's version), whole processes:"
 	$(GO) run ./bench/_cuecompare
 	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list ./... | grep -v '/bench$$')
@@ -94,6 +94,9 @@ bench: ## benchmarks: build and lint against `cue export` (whole processes); loa
 	  [ "$$(cat "$$out.rc")" = 0 ] || exit 1; \
 	  echo "the egress path against a direct socket, 10 runs each:"; \
 	  { $(GO) test ./runtime/egress -run '^$$' -bench Egress -count 10; echo $$? >"$$out.rc"; } | tee -a "$$out"; \
+	  [ "$$(cat "$$out.rc")" = 0 ] || exit 1; \
+	  echo "a tools/call through the tool relay against a straight pipe, 10 runs each:"; \
+	  { $(GO) test ./runtime/toolrelay -run '^$$' -bench RelayCall -count 10; echo $$? >"$$out.rc"; } | tee -a "$$out"; \
 	  [ "$$(cat "$$out.rc")" = 0 ] || exit 1; \
 	  $(GO) run ./bench/_ratio -col path -base direct <"$$out"
 
