@@ -213,7 +213,7 @@ func startEngine(r Request, root string) (int, error) {
 		return 0, err
 	}
 	// Detached: the container outlives a killed `run` process.
-	if _, err := RecordSession(writereport.Session{Project: root, Server: EngineServer(run), Backend: filepath.Base(engine),
+	if _, err := RecordSession(writereport.Session{Project: root, Server: server, Backend: filepath.Base(engine),
 		Detached: true, Writable: EngineWritable(run)}, os.Getenv, say, os.Stderr); err != nil {
 		return 0, err
 	}
