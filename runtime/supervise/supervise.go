@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -36,6 +37,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	inside "github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
+	"github.com/mcpolicy/mcpolicy/internal/credential"
 	"github.com/mcpolicy/mcpolicy/internal/exitcode"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 	"github.com/mcpolicy/mcpolicy/internal/toolpolicy"
@@ -74,6 +76,15 @@ type Options struct {
 	// relay (runtime/toolrelay) runs between Stdin and Stdout and the
 	// sandbox's stdio, its decisions logged in Launch.
 	Tools *toolpolicy.Policy
+	// Credentials are the plan's credential grants: each value is read
+	// at spawn (Environ, or the grant's command), the server gets a
+	// placeholder under the grant's name and trusts the proxy's session
+	// CA, and the proxy puts the value into requests to the grant's
+	// destinations alone.
+	Credentials []credential.Grant
+	// UpstreamRoots verify the destinations credentials are sent to:
+	// egress.Proxy.UpstreamRoots (nil: the host's roots; tests set theirs).
+	UpstreamRoots *x509.CertPool
 }
 
 // Run starts the server and returns its exit status once everything it
@@ -87,6 +98,9 @@ func Run(ctx context.Context, p *compiler.Plan, o Options) (int, error) {
 		return 1, err
 	}
 	rt := b.Runtime()
+	if err := checkCredentials(p, o.Credentials, rt.Sandbox, b.Name()); err != nil {
+		return 1, err
+	}
 	start, ok := runners[rt.Sandbox]
 	if !ok && rt.Sandbox == artefact.Cluster { // a cluster runs it, not this machine
 		return 1, fmt.Errorf("server %q: the %s backend runs in a cluster: apply .mcpolicy/%s/%s.yaml with kubectl (docs/kubernetes.md)", p.Server, b.Name(), b.Builds(), p.Server)
@@ -102,6 +116,11 @@ func Run(ctx context.Context, p *compiler.Plan, o Options) (int, error) {
 	if p.Network.Mode == "allowlist" {
 		if err := s.startProxy(); err != nil {
 			return 1, err
+		}
+		if len(o.Credentials) > 0 {
+			if err := s.prepareCredentials(o.Credentials); err != nil {
+				return 1, err
+			}
 		}
 	}
 	if o.Launch == nil {
@@ -134,6 +153,8 @@ type session struct {
 	serverStderr *os.File
 	// relay is the tool relay on the sandbox's stdio (nil: none).
 	relay *launch.ToolRelay
+	// creds are the credentials the proxy injects (nil: none).
+	creds *credentials
 
 	// checkPeers admits to the socket only the sandbox's processes (off
 	// only in a test's control case); sandbox says which those are.
@@ -453,11 +474,14 @@ func (s *session) bwrap(ctx context.Context) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	spec := &launch.BwrapSpec{BwrapSpec: artefact.BwrapSpec{Backend: artefact.BwrapProgram, Server: s.plan.Server, Plan: s.plan.Hash, Env: s.plan.EnvNames(), Args: args}}
+	spec := &launch.BwrapSpec{BwrapSpec: artefact.BwrapSpec{Backend: artefact.BwrapProgram, Server: s.plan.Server, Plan: s.plan.Hash, Env: s.creds.names(s.plan.EnvNames()), Args: args}}
 	if s.proxy != nil {
 		spec.OwnSocket, spec.CheckOwn = inside.Socket, s.checkOwn
 	}
-	b, err := launch.PrepareBwrap(spec, s.machine.ProjectRoot, s.machine.Home, s.opt.Environ)
+	if s.creds != nil {
+		spec.Data = s.creds.files
+	}
+	b, err := launch.PrepareBwrap(spec, s.machine.ProjectRoot, s.machine.Home, s.creds.environ(s.opt.Environ))
 	if err != nil {
 		return 1, err
 	}
@@ -546,6 +570,9 @@ func (s *session) container(ctx context.Context) (int, error) {
 	if err != nil {
 		return 1, err
 	}
+	if args, err = s.creds.engineArgs(args, s.dir); err != nil {
+		return 1, err
+	}
 	// A name of its own, for signals (engineSignal).
 	name := "mcpolicy-run-" + s.plan.Server + "-" + randomHex(4)
 	args = append([]string{args[0], "--name", name}, args[1:]...)
@@ -567,8 +594,10 @@ func (s *session) container(ctx context.Context) (int, error) {
 		return 1, err
 	}
 	cmd := exec.Command(engine, args...)
-	cmd.ExtraFiles = []*os.File{profile}             // fd 3
-	cmd.Env = append(os.Environ(), s.opt.Environ...) // -e NAME copies the value from the engine's environment
+	cmd.ExtraFiles = []*os.File{profile} // fd 3
+	// -e NAME copies the value from the engine's environment: a
+	// credential's name has its placeholder there, never the value.
+	cmd.Env = s.creds.environ(append(os.Environ(), s.opt.Environ...))
 	if err := s.stdio(cmd); err != nil {
 		return 1, err
 	}
