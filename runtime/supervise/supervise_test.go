@@ -142,6 +142,7 @@ func TestMain(m *testing.M) {
 }
 
 func teardown() {
+	hostileCleanup()
 	if w.holdLn != nil {
 		w.holdLn.Close()
 	}
