@@ -39,10 +39,9 @@ const nodeCAVar = "NODE_EXTRA_CA_CERTS"
 
 // Bounds on reading a value at spawn: a command that hangs (a keychain
 // waiting for a prompt nobody answers) or floods does not hold the start.
-const (
-	credentialCommandTimeout = 30 * time.Second
-	maxCredentialValue       = 16 << 10
-)
+const maxCredentialValue = 16 << 10
+
+var credentialCommandTimeout = 30 * time.Second // a variable for its test
 
 // hostRoots are where Linux distributions keep the system's CA bundle
 // (crypto/x509's own list): the first found goes into the bundle beside
