@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/internal/credential"
@@ -145,10 +146,13 @@ func (r *relay) serve() {
 		r.cl.SetReadDeadline(time.Now().Add(idleTimeout))
 		r.limit.N = maxHeaderBytes + 4096
 		req, err := http.ReadRequest(r.clr)
+		over := r.limit.N <= 0
 		r.limit.N = math.MaxInt64
 		r.cl.SetReadDeadline(time.Time{})
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !isTimeout(err) {
+			if over {
+				r.refuse(http.StatusRequestHeaderFieldsTooLarge, fmt.Sprintf("a request's head is limited to %d bytes", maxHeaderBytes))
+			} else if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !isTimeout(err) {
 				r.refuse(http.StatusBadRequest, "the request could not be read")
 			}
 			return
@@ -210,7 +214,9 @@ func (r *relay) roundTrip(req *http.Request) bool {
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		return r.switched(resp, sent)
 	}
-	resp.Body = &flushBefore{r: newRedactor(resp.Body, r.creds), w: r.clw, c: resp.Body}
+	red := newRedactor(resp.Body, r.creds)
+	defer red.release()
+	resp.Body = &flushBefore{r: red, w: r.clw, c: resp.Body}
 	werr := resp.Write(r.clw)
 	if werr == nil {
 		werr = r.clw.Flush()
@@ -240,7 +246,9 @@ func (r *relay) switched(resp *http.Response, sent chan error) bool {
 		io.Copy(r.upc, r.clr) // unbuffered: a WebSocket's frames go as they come
 		r.up.CloseWrite()
 	}()
-	io.Copy(r.down, newRedactor(r.upr, r.creds))
+	red := newRedactor(r.upr, r.creds)
+	defer red.release()
+	io.Copy(r.down, red)
 	r.cl.CloseWrite()
 	<-done
 	return false
@@ -316,8 +324,9 @@ type redactor struct {
 	r     io.Reader
 	creds []Credential
 	keep  int
-	buf   []byte // read, replaced, not yet returned
-	ready int    // buf[:ready] may be returned
+	bp    *[]byte // from redactBufs, until release
+	buf   []byte  // read, replaced, not yet returned
+	ready int     // buf[:ready] may be returned
 	err   error
 }
 
@@ -326,7 +335,26 @@ func newRedactor(r io.Reader, creds []Credential) *redactor {
 	for _, c := range creds {
 		keep = max(keep, len(c.Value)-1)
 	}
-	return &redactor{r: r, creds: creds, keep: keep, buf: make([]byte, 0, 32<<10+keep)}
+	bp := redactBufs.Get().(*[]byte)
+	if cap(*bp) < redactBufSize+keep {
+		*bp = make([]byte, 0, redactBufSize+keep)
+	}
+	return &redactor{r: r, creds: creds, keep: keep, bp: bp, buf: (*bp)[:0]}
+}
+
+// redactBufSize is what a redactor reads at once; its buffers are reused
+// across answers (an answer is most of an intercepted request's memory).
+const redactBufSize = 32 << 10
+
+var redactBufs = sync.Pool{New: func() any { b := make([]byte, 0, redactBufSize); return &b }}
+
+// release gives the buffer back; the redactor is not read after.
+func (x *redactor) release() {
+	if x.bp != nil {
+		*x.bp = x.buf[:0]
+		redactBufs.Put(x.bp)
+		x.bp, x.buf = nil, nil
+	}
 }
 
 func (x *redactor) Read(b []byte) (int, error) {

@@ -296,3 +296,97 @@ func decisionsOf(log string) ([]Decision, error) {
 	}
 	return out, nil
 }
+
+// interceptedConn opens a CONNECT to the bound upstream and completes
+// the server-side TLS handshake with the session CA, offering h2 first.
+func (r *interceptRig) interceptedConn(t *testing.T, proxyAddr string) *tls.Conn {
+	t.Helper()
+	c, err := connect(proxyAddr, r.bound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := r.p.CACert()
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	host, _, _ := net.SplitHostPort(r.bound)
+	tc := tls.Client(c, &tls.Config{RootCAs: pool, ServerName: host, NextProtos: []string{"h2", "http/1.1"}})
+	if err := tc.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	if p := tc.ConnectionState().NegotiatedProtocol; p != "http/1.1" {
+		t.Errorf("ALPN chose %q on the intercepted leg, want http/1.1", p)
+	}
+	t.Cleanup(func() { tc.Close() })
+	return tc
+}
+
+// TestInterceptRefusesWhatItCannotRead: HTTP/2's preface (prior
+// knowledge) and a request head past the bound are answered with an
+// error and the connection ends; the upstream gets nothing.
+func TestInterceptRefusesWhatItCannotRead(t *testing.T) {
+	r := newInterceptRig(t, credential.Injection{Header: "Authorization", Format: "Bearer {}"})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go r.p.Serve(ln)
+	defer r.p.Close()
+	for _, c := range []struct {
+		name, send, want string
+	}{
+		{"h2 preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "HTTP/1.1 505 "},
+		{"a head past the bound", "GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 64<<10) + "\r\n\r\n", "HTTP/1.1 431 "},
+		{"not HTTP", "\x16\x03\x01 nonsense\r\n\r\n", "HTTP/1.1 400 "},
+	} {
+		tc := r.interceptedConn(t, ln.Addr().String())
+		go tc.Write([]byte(c.send))
+		got, _ := io.ReadAll(io.LimitReader(tc, 4096))
+		if !strings.HasPrefix(string(got), c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	if got := r.boundSeen.all(); strings.TrimSpace(got) != "" {
+		t.Errorf("the upstream received: %q", got)
+	}
+}
+
+// TestInterceptUpgrade: a WebSocket-style upgrade on the bound host is
+// carried both ways after its 101, the value still redacted on the way
+// down.
+func TestInterceptUpgrade(t *testing.T) {
+	r := newInterceptRig(t, credential.Injection{Header: "Authorization", Format: "Bearer {}"})
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		c, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		fmt.Fprintf(buf, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n")
+		fmt.Fprintf(buf, "you sent %s;", req.Header.Get("Authorization"))
+		buf.Flush()
+		line := make([]byte, 5)
+		io.ReadFull(buf, line)
+		fmt.Fprintf(buf, "echo %s", line)
+		buf.Flush()
+	}))
+	up.TLS = &tls.Config{Certificates: []tls.Certificate{}}
+	up.StartTLS()
+	defer up.Close()
+	target := up.Listener.Addr().String()
+	r.p.Allow, _ = allowlist.Parse([]string{target})
+	r.p.UpstreamRoots.AddCert(up.Certificate())
+	r.p.Credentials[0].Grant.To = []string{target}
+	r.bound = target
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go r.p.Serve(ln)
+	defer r.p.Close()
+	tc := r.interceptedConn(t, ln.Addr().String())
+	fmt.Fprintf(tc, "GET /ws HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\nhello", testPlaceholder)
+	got, _ := io.ReadAll(io.LimitReader(tc, 4096))
+	if strings.Contains(string(got), testValue) || !strings.Contains(string(got), "you sent Bearer "+testPlaceholder+";echo hello") {
+		t.Errorf("got %q", got)
+	}
+}
