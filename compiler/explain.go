@@ -153,9 +153,9 @@ func explainTools(b *strings.Builder, p *Plan) {
 	if t.Pin != nil {
 		how := "hidden from the client"
 		if t.OnPinChange == "refuse" {
-			how = "refused: every later list and call refused"
+			how = "refused: that tools/list and every later list and call"
 		}
-		fmt.Fprintf(b, "  - pinned: %s, %s; a tool whose name, description or schemas differ is %s  (%s)\n",
+		fmt.Fprintf(b, "  - pinned: %s, %s; a tool the pin does not hold, or whose description, title,\n    schemas or annotations differ from it, is %s  (%s)\n",
 			PinFile(p.Server), Plural(len(t.Pin.Tools), "tool"), how, orPos(p.ToolsPos.Pin, p.Pos))
 	}
 	if p.Accepts(AcceptToolsNotRelayed) {
