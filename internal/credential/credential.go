@@ -21,7 +21,7 @@ type Grant struct {
 	// To are the destinations ("host:port", the allowlist's canonical
 	// spelling, each also in the server's egress allowlist) the value is
 	// sent to. Sorted. No wildcard: a value is bound to named hosts.
-	To []string `json:"to"`
+	To []string  `json:"to"`
 	As Injection `json:"as"`
 }
 
