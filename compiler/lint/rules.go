@@ -159,7 +159,7 @@ func planRules() []*Rule {
 		},
 		{
 			ID: "GRANT_COUNT", Name: "grant-count", Severity: Warning,
-			Purpose:     "A server has more grants than a reviewer can hold at once (default 4; --max-grants).",
+			Purpose:     "A server has more grants than a reviewer can hold at once (default 4; --max-grants); the tools section's entries, which narrow what the model is offered, are not counted here.",
 			Rationale:   "Confinement is read, not copied: start from nothing and add back only what the program cannot run without, keeping the additions few enough to review together.",
 			Remediation: "Drop grants the server does not need, or split it into servers with fewer grants each; raise --max-grants only deliberately.",
 			Bad:         policy(`image: "x:1"` + "\nenv: [\"A\", \"B\", \"C\"]\nmounts: [{source: \".\", target: \"/w\"}, {source: \"docs\", target: \"/d\"}]"),
@@ -168,7 +168,12 @@ func planRules() []*Rule {
 				if t.Plan == nil {
 					return
 				}
-				gs := t.Plan.Grants()
+				// The tool surface's entries are counted grants, but they
+				// only narrow what the model is offered: listing four tools
+				// by name is narrower than "*", and must not cost more here.
+				gs := slices.DeleteFunc(t.Plan.Grants(), func(g compiler.Grant) bool {
+					return g.Kind == compiler.GrantTool || g.Kind == compiler.GrantToolArg
+				})
 				if len(gs) > o.MaxGrants {
 					report(t.Pos, "%s, more than %d", compiler.GrantSummary(gs), o.MaxGrants)
 				}
