@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/emit/registry"
 	"github.com/mcpolicy/mcpolicy/evidence/prove"
@@ -138,6 +139,11 @@ func pinRun(parent context.Context, opts *pinOptions) error {
 		for _, c := range changes {
 			fmt.Fprintf(opts.Out, "  %s\n", c)
 		}
+	}
+	// What lint will call TOOL_POISONING is said now, before the pin is
+	// reviewed: a reviewer signing a pin should not sign an attack.
+	for _, p := range lint.PoisonedTools(pin) {
+		fmt.Fprintf(opts.Err, "mcpolicy pin: warning: tool %q: %s: %s: %s (lint: TOOL_POISONING)\n", p.Tool, p.Where, p.What, p.Excerpt)
 	}
 	if opts.Check {
 		if old == nil {
