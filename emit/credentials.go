@@ -17,7 +17,7 @@ func Injected() Row {
 // NotInjected is the row of a backend that has no path yet to keep a
 // credential's value out of the sandbox: the plan is refused there.
 func NotInjected(p *compiler.Plan, why, alt string) Row {
-	r := Row{Support: Missing, How: "no placeholder and no injection (" + why + ")", Alternative: alt, Pos: p.Pos, Field: p.Field("credentials")}
+	r := Row{Support: Missing, How: "no path keeps the value out of the sandbox: " + why, Alternative: alt, Pos: p.Pos, Field: p.Field("credentials")}
 	if len(p.Credentials) > 0 {
 		g := p.Credentials[0]
 		r.Field = g.Field
