@@ -143,9 +143,7 @@ func checkEnvSecretNotCredential(t *readback.Target, o Options, report reportFn)
 	if t.Origin != readback.FromPolicy || t.Plan == nil || t.Plan.Network.Mode != "allowlist" {
 		return
 	}
-	if !slices.ContainsFunc(t.Plan.Backends, func(b string) bool {
-		return b == backendtraits.Bwrap || b == backendtraits.Docker || b == backendtraits.Podman
-	}) {
+	if !slices.ContainsFunc(t.Plan.Backends, backendtraits.InjectsCredentials) {
 		return // no backend of the plan injects one yet
 	}
 	for _, e := range t.Plan.Env {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
+	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
@@ -44,6 +45,12 @@ servers: gh: {
 	}
 	p := plans[0]
 	for _, b := range All() {
+		// The table lint reads agrees with each backend's row.
+		rows := b.Enforcement(p)
+		row := rows[slices.IndexFunc(rows, func(r emit.Row) bool { return r.Restriction == emit.Credentials })]
+		if (row.Support == emit.Enforced) != backendtraits.InjectsCredentials(b.Name()) {
+			t.Errorf("%s: credentials %s, the table says it injects: %v", b.Name(), row.Support, backendtraits.InjectsCredentials(b.Name()))
+		}
 		err := b.Check(p)
 		switch b.Name() {
 		case "landlock":
