@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/internal/editdist"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/internal/toolpolicy"
@@ -102,8 +103,91 @@ func (c *compiler) tools(pol *schema.Policy, s *schema.Server, p *Plan, at strin
 	}
 	if t.Pin {
 		tp.Pin = c.readPin(pol, s, t.PinPos, base+".pin")
+		c.namesInPin(tp, pos)
 	}
 	return tp, pos
+}
+
+// namesInPin holds the names a pinned section writes to its pin: an
+// allow pattern no pinned tool matches shows nothing, and a constraint on
+// an argument no matching tool's inputSchema has never applies (an
+// absent argument passes) — a misspelling that silently drops a check.
+func (c *compiler) namesInPin(tp *toolpolicy.Policy, pos ToolsPos) {
+	if tp.Pin == nil {
+		return
+	}
+	names := make([]string, len(tp.Pin.Tools))
+	for i, t := range tp.Pin.Tools {
+		names[i] = t.Name
+	}
+	for _, a := range tp.Allow {
+		if !slices.ContainsFunc(names, func(n string) bool { return toolpolicy.Matches(a.Pattern, n) }) {
+			c.fail(pos.At(a.Field), a.Field, nearest("the pinned tools are "+listed(names), a.Pattern, names),
+				"%q matches no tool the pin holds: it shows nothing", a.Pattern)
+		}
+	}
+	for _, r := range tp.Args {
+		var props []string
+		matched := false
+		for _, t := range tp.Pin.Tools {
+			if !toolpolicy.Matches(r.Tool, t.Name) {
+				continue
+			}
+			matched = true
+			props = append(props, schemaProperties(t.InputSchema)...)
+		}
+		slices.Sort(props)
+		props = slices.Compact(props)
+		switch {
+		case !matched:
+			c.fail(pos.At(r.Field), r.Field, nearest("the pinned tools are "+listed(names), r.Tool, names),
+				"tool %q matches no tool the pin holds: the constraint never applies", r.Tool)
+		case !slices.Contains(props, r.Arg):
+			c.fail(pos.At(r.Field), r.Field, nearest("its pinned inputSchema's properties are "+listed(props), r.Arg, props),
+				"tool %q has no argument %q in its pinned inputSchema: the constraint never applies (an absent argument passes)", r.Tool, r.Arg)
+		}
+	}
+}
+
+// schemaProperties are the names under an input schema's "properties".
+func schemaProperties(raw json.RawMessage) []string {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(raw, &s) != nil {
+		return nil
+	}
+	out := make([]string, 0, len(s.Properties))
+	for k := range s.Properties {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// listed spells names for a hint, the first 12.
+func listed(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	if len(names) > 12 {
+		return strings.Join(names[:12], ", ") + fmt.Sprintf(" and %d more", len(names)-12)
+	}
+	return strings.Join(names, ", ")
+}
+
+// nearest is a hint naming the closest of names to got, when one is close.
+func nearest(hint, got string, names []string) string {
+	best, bd := "", 4
+	for _, n := range names {
+		if d := editdist.Distance(got, n); d < bd {
+			best, bd = n, d
+		}
+	}
+	if best != "" {
+		return fmt.Sprintf("did you mean %q? %s", best, hint)
+	}
+	return hint + "; or run `mcpolicy pin` again if the server changed"
 }
 
 // toolGlob checks a name or glob of allow, deny or args: path.Match

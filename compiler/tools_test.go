@@ -272,3 +272,26 @@ func TestToolsRefusalsInJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestToolsNamesInPin: with a pin, a misspelt allow name or argument is
+// refused with the nearest pinned name, rather than silently showing
+// nothing or dropping a constraint (an absent argument passes).
+func TestToolsNamesInPin(t *testing.T) {
+	pin := pinJSON(t, "s",
+		toolpolicy.PinnedTool{Name: "read_graph", InputSchema: json.RawMessage(`{"type": "object"}`)},
+		toolpolicy.PinnedTool{Name: "search_nodes", InputSchema: json.RawMessage(`{"type": "object", "properties": {"query": {"type": "string"}}}`)})
+	if _, err := compileTools(t, `{allow: ["read_graph", "search_*"], args: search_nodes: query: maxBytes: 64, pin: true}`, pin); err != nil {
+		t.Fatalf("names the pin holds: %v", err)
+	}
+	for name, c := range map[string]struct{ tools, want string }{
+		"allow":    {`{allow: ["read_grpah"], pin: true}`, `"read_grpah" matches no tool the pin holds: it shows nothing` + "\n\thint: did you mean \"read_graph\"?"},
+		"glob":     {`{allow: ["write_*"], pin: true}`, `"write_*" matches no tool the pin holds`},
+		"arg":      {`{allow: ["search_nodes"], args: search_nodes: qeury: maxBytes: 64, pin: true}`, `tool "search_nodes" has no argument "qeury" in its pinned inputSchema: the constraint never applies (an absent argument passes)` + "\n\thint: did you mean \"query\"?"},
+		"arg tool": {`{allow: ["search_*"], args: search_nodez: query: maxBytes: 64, pin: true}`, `tool "search_nodez" matches no tool the pin holds`},
+	} {
+		_, err := compileTools(t, c.tools, pin)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", name, err, c.want)
+		}
+	}
+}

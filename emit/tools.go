@@ -22,7 +22,9 @@ func ToolsFile(p *compiler.Plan) ([]byte, string) {
 	e := json.NewEncoder(&b)
 	e.SetEscapeHTML(false) // a description reads as the server wrote it
 	e.SetIndent("", "  ")
-	if err := e.Encode(p.Tools); err != nil {
+	t := *p.Tools
+	t.Plan = p.Hash
+	if err := e.Encode(&t); err != nil {
 		panic("internal error: the tool surface does not marshal: " + err.Error())
 	}
 	sum := sha256.Sum256(b.Bytes())

@@ -159,7 +159,7 @@ func planRules() []*Rule {
 		},
 		{
 			ID: "GRANT_COUNT", Name: "grant-count", Severity: Warning,
-			Purpose:     "A server has more grants than a reviewer can hold at once (default 4; --max-grants).",
+			Purpose:     "A server has more grants than a reviewer can hold at once (default 4; --max-grants); the tools section's entries, which narrow what the model is offered, are not counted here.",
 			Rationale:   "Confinement is read, not copied: start from nothing and add back only what the program cannot run without, keeping the additions few enough to review together.",
 			Remediation: "Drop grants the server does not need, or split it into servers with fewer grants each; raise --max-grants only deliberately.",
 			Bad:         policy(`image: "x:1"` + "\nenv: [\"A\", \"B\", \"C\"]\nmounts: [{source: \".\", target: \"/w\"}, {source: \"docs\", target: \"/d\"}]"),
@@ -168,7 +168,12 @@ func planRules() []*Rule {
 				if t.Plan == nil {
 					return
 				}
-				gs := t.Plan.Grants()
+				// The tool surface's entries are counted grants, but they
+				// only narrow what the model is offered: listing four tools
+				// by name is narrower than "*", and must not cost more here.
+				gs := slices.DeleteFunc(t.Plan.Grants(), func(g compiler.Grant) bool {
+					return g.Kind == compiler.GrantTool || g.Kind == compiler.GrantToolArg
+				})
 				if len(gs) > o.MaxGrants {
 					report(t.Pos, "%s, more than %d", compiler.GrantSummary(gs), o.MaxGrants)
 				}
@@ -391,6 +396,15 @@ func grantRules() []*Rule {
 					}
 				}
 			},
+		},
+		{
+			ID: "ENV_SECRET_NOT_CREDENTIAL", Name: "env-secret-not-credential", Severity: Warning,
+			Purpose:     "A policy passes a variable whose name says secret (token, key, secret, password...) through env to a server with an egress allowlist, on a backend whose egress proxy can inject it (bwrap, docker, podman).",
+			Rationale:   "Passed through, the value enters the sandbox: the server can send it to any host its allowlist reaches, print it into a tool result the model reads, or write it into a read-write grant. As a credential, the server holds a placeholder and mcpolicy's egress proxy puts the value in its place on requests to the destinations it is bound to alone (docs/credentials.md).",
+			Remediation: "Move the name from env to credentials, bound to the host that takes it: credentials: GITHUB_TOKEN: to: [\"api.github.com:443\"] (the value is read from the same variable at spawn). Waive the finding for a server that must hold the value itself (it signs requests with it, or speaks a protocol other than HTTP).",
+			Bad:         policy(`image: "x:1"` + "\nenv: [\"GITHUB_TOKEN\"]\nnetwork: allow: [\"api.github.com:443\"]"),
+			Good:        policy(`image: "x:1"` + "\nnetwork: allow: [\"api.github.com:443\"]\ncredentials: GITHUB_TOKEN: to: [\"api.github.com:443\"]"),
+			check:       checkEnvSecretNotCredential,
 		},
 		{
 			ID: "TMPFS_UNBOUNDED", Name: "unbounded-tmpfs", Severity: Error,

@@ -7,6 +7,7 @@ import (
 	"io"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -172,6 +173,12 @@ func classifyCall(d launchlog.Decision, server string, pol *toolpolicy.Policy) (
 		}
 		if !toolName.MatchString(d.Tool) {
 			n.Say = "not a tool name suggest allows exactly (1 to 128 of A-Z a-z 0-9 _ - .): allow it by hand if the server has such a tool"
+			return "", n
+		}
+		// With a pin, a name the server does not list is the client's (or
+		// the model's) invention: allowing it would show nothing.
+		if pol.Pin != nil && !slices.ContainsFunc(pol.Pin.Tools, func(t toolpolicy.PinnedTool) bool { return t.Name == d.Tool }) {
+			n.Say = fmt.Sprintf("the server does not list it (its pin holds no such tool): nothing to allow; if the server has it now, review its tools and run `mcpolicy pin %s`", server)
 			return "", n
 		}
 		return d.Tool, ToolNote{}

@@ -63,6 +63,19 @@ func TestReadTools(t *testing.T) {
 	if strings.Contains(all, "other") || strings.Contains(all, "| x |") {
 		t.Errorf("another server's decision was read:\n%s", all)
 	}
+	// With a pin that does not hold create_entities, the name is the
+	// client's invention: not proposed.
+	pinned := *memoryTools
+	pinned.Pin = &toolpolicy.Pin{Server: "memory", Tools: []toolpolicy.PinnedTool{{Name: "read_graph"}, {Name: "search_nodes"}}}
+	f.Seek(0, 0)
+	if res, _ := ReadTools(f, "memory", &pinned); len(res.Allow) != 0 {
+		t.Errorf("a name the pin does not hold was proposed: %v", res.Names())
+	}
+	pinned.Pin.Tools = append(pinned.Pin.Tools, toolpolicy.PinnedTool{Name: "create_entities"})
+	f.Seek(0, 0)
+	if res, _ := ReadTools(f, "memory", &pinned); strings.Join(res.Names(), ",") != "create_entities" {
+		t.Errorf("a pinned name was not proposed: %v", res.Names())
+	}
 	// No tools section now: nothing is proposed.
 	f.Seek(0, 0)
 	res, _ = ReadTools(f, "memory", nil)

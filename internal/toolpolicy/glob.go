@@ -98,3 +98,7 @@ func size(s string) int {
 	_, n := utf8.DecodeRuneInString(s)
 	return n
 }
+
+// Matches reports whether an allow pattern admits name, as the relay
+// matches it (the compiler checks patterns against a pin with it).
+func Matches(pattern, name string) bool { return globMatch(pattern, name, false) }

@@ -32,17 +32,24 @@ type PinChange struct {
 
 // String is the change as a log's reason says it.
 func (c PinChange) String() string {
+	s := c.Summary()
+	if c.Change == PinChanged && c.Excerpt != "" {
+		s += fmt.Sprintf("; the description now starts %q", c.Excerpt)
+	}
+	return s
+}
+
+// Summary is String without the excerpt: what a client is told. The new
+// text is the server's, possibly words aimed at the model, and clients
+// show a tool's error to the model: it goes to the launch log alone.
+func (c PinChange) Summary() string {
 	switch c.Change {
 	case PinChanged:
 		verb := "differs"
 		if len(c.Parts) > 1 {
 			verb = "differ"
 		}
-		s := fmt.Sprintf("%s %s from the pin", strings.Join(c.Parts, ", "), verb)
-		if c.Excerpt != "" {
-			s += fmt.Sprintf("; the description now starts %q", c.Excerpt)
-		}
-		return s
+		return fmt.Sprintf("%s %s from the pin", strings.Join(c.Parts, ", "), verb)
 	case PinNew:
 		return "not in the pin"
 	default:

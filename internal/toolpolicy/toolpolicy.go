@@ -17,6 +17,11 @@ import "encoding/json"
 // artefacts carry, so a launch uses only the reviewed bytes.
 type Policy struct {
 	Server string `json:"server"`
+	// Plan is the hash of the plan the artefact was built from, set in
+	// the artefact alone (never in the plan, whose hash it is): as every
+	// artefact carries it, so `check` tells a rebuilt plan (stale) from a
+	// hand edit (tampered).
+	Plan string `json:"plan,omitempty"`
 	// PolicyFile is the policy that says it, relative to the project root,
 	// slash-separated; each rule carries its Field, so a refusal says where.
 	PolicyFile string `json:"policyFile"`

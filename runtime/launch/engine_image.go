@@ -63,7 +63,8 @@ func inspectCLI(engine string, podman bool, image string) (*imageInfo, error) {
 		if ee, ok := err.(*exec.ExitError); ok {
 			msg = strings.TrimSpace(string(ee.Stderr))
 		}
-		return nil, fmt.Errorf("cannot inspect image %s with %s (%v %s): its VOLUMEs must be masked and its entrypoint known before it runs; pull or build it first", image, engine, err, msg)
+		name := filepath.Base(engine)
+		return nil, fmt.Errorf("cannot inspect image %s with %s (%v %s): its VOLUMEs must be masked and its entrypoint known before it runs; hint: pull or build it first (`%s pull %s`); a server whose program comes from a mount can run in an empty image: `tar -cf - -T /dev/null | %s import - %s`", image, engine, err, msg, name, image, name, image)
 	}
 	var info imageInfo
 	if err := json.Unmarshal(bytes.TrimSpace(out), &info); err != nil {

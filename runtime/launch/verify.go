@@ -40,7 +40,7 @@ func ReadVerified(path, want string) ([]byte, error) {
 		return nil, err
 	}
 	if got := artefact.Digest(b); got != "sha256:"+want {
-		return nil, tampered("%s has been modified since the client entry was written (sha256 %s, entry expects sha256:%s): refusing to start it. If you changed the policy, run `mcpolicy build` and `mcpolicy client` again and review the diff; if not, something rewrote the artefact — a server with write access to it?", path, strings.TrimPrefix(got, "sha256:"), want)
+		return nil, tampered("%s has been modified since the client entry was written (it is %s, the entry pins sha256:%s): refusing to start it. If you changed the policy, run `mcpolicy build` and `mcpolicy client TARGET --write` again and review the diff; if not, something rewrote the artefact — a server with write access to it?", path, got, want)
 	}
 	return b, nil
 }

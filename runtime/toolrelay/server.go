@@ -260,13 +260,13 @@ func (r *relay) keepTool(raw json.RawMessage, id json.RawMessage) (name string, 
 	if ch == nil {
 		return name, true, ""
 	}
-	why := fmt.Sprintf("tool %q: %s", name, ch)
+	why := fmt.Sprintf("tool %q: %s", name, ch.Summary()) // to the client: no text of the server's
 	r.logOnce(Decision{Kind: KindPinChanged, Tool: name, Field: r.pol.PinField(), Reason: ch.String(), ID: id})
 	// A pinned tool that changed stays hidden, and refused when called; a
 	// tool the pin does not hold is refused by the policy already (and the
 	// map stays as small as the pin).
 	if r.pol.OnPinChange != "refuse" && ch.Change == toolpolicy.PinChanged {
-		r.hidden[name] = ch.String()
+		r.hidden[name] = ch.Summary()
 	}
 	return name, false, why
 }

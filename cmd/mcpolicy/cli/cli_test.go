@@ -100,6 +100,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"probe", "read:/nonexistent/x"}, ExitOK, `"result":"ENOENT"`},
 		{[]string{"args", "-p", dir, "code-index"}, ExitOK, `"type=bind,source=` + dir + `,target=/workspace"`},
 		{[]string{"args", "-p", dir, "nope"}, ExitError, `no server "nope"`},
+		{[]string{"pin", "-p", dir}, ExitError, "pin needs a SERVER; the servers of the policy at " + dir + ":\n  code-index"},
+		{[]string{"client"}, ExitError, "client needs a TARGET, the client whose config to merge the entries into: claude-desktop, "},
 		{[]string{"check-profile", filepath.Join(dir, "bad.sb")}, ExitInvalid, "bad.sb:2:8: error: (allow default)"},
 	}
 	for _, c := range cases {

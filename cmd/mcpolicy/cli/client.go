@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/clientcfg/entry"
@@ -70,8 +71,11 @@ user-scope file, --file any file.`,
 		Example: `  mcpolicy client vscode                      # show the diff for .vscode/mcp.json
   mcpolicy client claude-desktop --write      # merge into Claude Desktop's config
   mcpolicy client codex --backend landlock --user --write`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return missingTarget()
+			}
 			opts.streams, opts.Target = streamsOf(cmd), args[0]
 			return clientRun(opts)
 		},
@@ -89,6 +93,16 @@ user-scope file, --file any file.`,
 	cmd.MarkFlagsMutuallyExclusive("restore", "dry-run")
 	cmd.Flags().StringVar(&opts.EnvFile, "env-file", "", "for clients that pass no environment (claude-desktop, windsurf, zed, cline): the file the launcher reads env grant values from (default $XDG_CONFIG_HOME/mcpolicy/env or ~/.config/mcpolicy/env)")
 	return cmd
+}
+
+// missingTarget is the error of client run without its TARGET: the
+// targets, and the command line for the first. Exit 1, a usage error.
+func missingTarget() error {
+	names := make([]string, len(clientcfg.Clients))
+	for i := range clientcfg.Clients {
+		names[i] = clientcfg.Clients[i].Name
+	}
+	return &exitError{code: ExitError, err: fmt.Errorf("client needs a TARGET, the client whose config to merge the entries into: %s\nhint: mcpolicy client %s (a diff; add --write to apply)", strings.Join(names, ", "), names[0])}
 }
 
 // clientRun merges the selected servers' entries into the client's file

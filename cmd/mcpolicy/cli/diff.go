@@ -36,9 +36,10 @@ func newDiffCmd() *cobra.Command {
 server, grant by grant. Each change is widened (a new grant, ro -> rw, a
 mount moved to a parent, a bigger scratch, network opened, an egress host
 or env name added, an egress host replaced by a wildcard that covers it,
-a protection removed, a limit raised, root) or narrowed;
-reordering, renamed targets, comments and wording change no grant and are
-not reported. The old side comes from a git ref (default HEAD) or a path.
+a protection removed, a limit raised, root, a tool allowed or undenied, an
+argument constraint widened or removed, a pinned tool added or changed) or
+narrowed; reordering, renamed targets, comments and wording change no grant
+and are not reported. The old side comes from a git ref (default HEAD) or a path.
 
 A widening can be acknowledged in the new policy by its kind:
   waive: [{rule: "MOUNT_RW", reason: "the indexer writes its cache"}]

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/compiler/lint"
 	"github.com/mcpolicy/mcpolicy/emit/landlock"
 	"github.com/mcpolicy/mcpolicy/emit/registry"
 	"github.com/mcpolicy/mcpolicy/evidence/prove"
@@ -67,8 +68,13 @@ of them, 1000 pages, and --timeout.`,
 		Example: `  mcpolicy pin memory
   mcpolicy pin -p examples/code-index --backend docker code-index
   mcpolicy pin --check memory`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return missingArg("pin", "a SERVER", opts.Policy, func(s string) string {
+					return "mcpolicy pin " + shellQuote(s) + policyArg(opts.Policy)
+				})
+			}
 			opts.streams, opts.Server = streamsOf(cmd), args[0]
 			if opts.Serve {
 				return pinServe(cmd.Context(), opts)
@@ -134,9 +140,18 @@ func pinRun(parent context.Context, opts *pinOptions) error {
 			fmt.Fprintf(opts.Out, "  %s\n", c)
 		}
 	}
+	// What lint will call TOOL_POISONING is said now, before the pin is
+	// reviewed: a reviewer signing a pin should not sign an attack.
+	for _, p := range lint.PoisonedTools(pin) {
+		fmt.Fprintf(opts.Err, "mcpolicy pin: warning: tool %q: %s: %s: %s (lint: TOOL_POISONING)\n", p.Tool, p.Where, p.What, p.Excerpt)
+	}
 	if opts.Check {
-		if old == nil || len(changes) > 0 || old.Digest != pin.Digest {
-			fmt.Fprintf(opts.Err, "mcpolicy pin: server %q lists tools its pin %s does not hold (under %s): review them, then run `mcpolicy pin %s`\n", plan.Server, rel, backend, plan.Server)
+		if old == nil {
+			fmt.Fprintf(opts.Err, "mcpolicy pin: server %q has no pin at %s: run `mcpolicy pin %s`, review the file and commit it\n", plan.Server, rel, plan.Server)
+			return &errSilent{code: ExitStale}
+		}
+		if len(changes) > 0 || old.Digest != pin.Digest {
+			fmt.Fprintf(opts.Err, "mcpolicy pin: the tools server %q lists (under %s) differ from its pin %s, as above: run `mcpolicy pin %s`, then review what changed with `git diff %s` before committing it\n", plan.Server, backend, rel, plan.Server, rel)
 			return &errSilent{code: ExitStale}
 		}
 		return nil
@@ -185,7 +200,7 @@ func (opts *pinOptions) list(ctx context.Context, self string, backends []string
 		}
 		why = append(why, b+": "+err.Error())
 	}
-	return nil, "", &exitError{code: ExitError, err: fmt.Errorf("server %q listed no tools under %s:\n%s", opts.Server, strings.Join(backends, ", "), strings.Join(why, "\n"))}
+	return nil, "", &exitError{code: ExitError, err: fmt.Errorf("server %q listed no tools under %s:\n%s\nhint: `mcpolicy doctor --server %s` starts it through its client entry and explains a failed start in grant terms", opts.Server, strings.Join(backends, ", "), strings.Join(why, "\n"), opts.Server)}
 }
 
 // pinServe is pin's child: the server confined under Backends[0], with

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpolicy/mcpolicy/internal/toolpolicy"
 )
 
 // TestTamperingIsReported: an artefact edited after the build (the plan
@@ -70,5 +72,47 @@ func TestLintClientNeedsNoPolicy(t *testing.T) {
 	}
 	if code, _, errs := run(t, "lint"); code == ExitOK || !strings.Contains(errs, "no policy at .") {
 		t.Errorf("lint without a policy or a client: exit %d\n%s", code, errs)
+	}
+}
+
+// TestToolsChangeIsStaleNotTampered: a pinned tools section changed in the
+// policy (the pin as it was) is stale, exit 3, not tampered: the tools
+// artefact carries its plan's hash as every artefact does (a new user found
+// the pin's digest taken for it). A hand edit of that artefact is tampered.
+func TestToolsChangeIsStaleNotTampered(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	policy := `version: "v1"
+servers: mem: {
+	command: ["/usr/bin/true"]
+	backends: ["bwrap"]
+	tools: {
+		allow: ["read_graph", "search_nodes"]
+		pin: true
+	}
+}
+`
+	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), policy)
+	pin := `{"server": "mem", "digest": "DIGEST", "tools": [{"name": "read_graph", "description": "Read the graph"}, {"name": "search_nodes", "description": "Search"}]}`
+	d, err := toolpolicy.PinDigest([]toolpolicy.PinnedTool{{Name: "read_graph", Description: "Read the graph"}, {Name: "search_nodes", Description: "Search"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "mcpolicy.pins", "mem.json"), strings.Replace(pin, "DIGEST", d, 1))
+	if code, _, errs := run(t, "build", dir); code != ExitOK {
+		t.Fatalf("build: %d %s", code, errs)
+	}
+	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), strings.Replace(policy, `allow: ["read_graph", "search_nodes"]`, `allow: ["read_graph"]`, 1))
+	if code, out, _ := run(t, "build", "--check", dir); code != ExitStale || strings.Contains(out, "TAMPERED") {
+		t.Errorf("build --check after a tools change: exit %d, want %d\n%s", code, ExitStale, out)
+	}
+	if code, _, errs := run(t, "build", dir); code != ExitOK {
+		t.Fatalf("rebuild: %d %s", code, errs)
+	}
+	tools := filepath.Join(dir, ".mcpolicy", "tools", "mem.json")
+	b, _ := os.ReadFile(tools)
+	writeFile(t, tools, strings.Replace(string(b), `"read_graph"`, `"*"`, 1))
+	if code, out, _ := run(t, "build", "--check", dir); code != ExitTampered {
+		t.Errorf("build --check after a hand edit of the tools artefact: exit %d, want %d\n%s", code, ExitTampered, out)
 	}
 }
