@@ -33,7 +33,6 @@ import (
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/internal/credential"
 	"github.com/mcpolicy/mcpolicy/internal/syncbuf"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/project"
@@ -174,8 +173,9 @@ servers: %q: {
 	%s
 	command: [%q, "GITHUB_TOKEN", %q, %q, %q]
 	network: allow: [%q, "mirror.test:%d", "attacker.test:%d"]
+	credentials: GITHUB_TOKEN: to: [%q]
 }
-`, server, confine, inBox, urls[0], urls[1], urls[2], bound, ports["mirror"], ports["attacker"])
+`, server, confine, inBox, urls[0], urls[1], urls[2], bound, ports["mirror"], ports["attacker"], bound)
 	file := filepath.Join(dir, "mcpolicy.cue")
 	if err := os.WriteFile(file, []byte(policy), 0o644); err != nil {
 		t.Fatal(err)
@@ -187,6 +187,9 @@ servers: %q: {
 	plans, err := proj.Compile(home(t))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, policy)
+	}
+	if g := plans[0].Credentials; len(g) != 1 || g[0].As.Header != "Authorization" || g[0].As.Format != "Bearer {}" || g[0].From.Env != "GITHUB_TOKEN" {
+		t.Fatalf("the plan's credentials: %+v", g)
 	}
 	resolve, err := egress.HostsResolver(strings.NewReader(hosts), noDNS)
 	if err != nil {
@@ -203,8 +206,6 @@ servers: %q: {
 		Resolve: resolve, Exempt: standIns(hosts),
 		Stdout: &stdout, Stderr: &stderr,
 		Environ: []string{"GITHUB_TOKEN=" + value},
-		Credentials: []credential.Grant{{Name: "GITHUB_TOKEN", Field: "servers." + server + ".credentials.GITHUB_TOKEN",
-			To: []string{bound}, As: credential.Injection{Header: "Authorization", Format: "Bearer {}"}}},
 		UpstreamRoots: roots,
 	})
 	if err != nil || code != 0 {

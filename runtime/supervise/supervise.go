@@ -37,7 +37,6 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/seatbelt"
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
 	inside "github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
-	"github.com/mcpolicy/mcpolicy/internal/credential"
 	"github.com/mcpolicy/mcpolicy/internal/exitcode"
 	"github.com/mcpolicy/mcpolicy/internal/hostfile"
 	"github.com/mcpolicy/mcpolicy/internal/toolpolicy"
@@ -76,12 +75,6 @@ type Options struct {
 	// relay (runtime/toolrelay) runs between Stdin and Stdout and the
 	// sandbox's stdio, its decisions logged in Launch.
 	Tools *toolpolicy.Policy
-	// Credentials are the plan's credential grants: each value is read
-	// at spawn (Environ, or the grant's command), the server gets a
-	// placeholder under the grant's name and trusts the proxy's session
-	// CA, and the proxy puts the value into requests to the grant's
-	// destinations alone.
-	Credentials []credential.Grant
 	// UpstreamRoots verify the destinations credentials are sent to:
 	// egress.Proxy.UpstreamRoots (nil: the host's roots; tests set theirs).
 	UpstreamRoots *x509.CertPool
@@ -98,7 +91,11 @@ func Run(ctx context.Context, p *compiler.Plan, o Options) (int, error) {
 		return 1, err
 	}
 	rt := b.Runtime()
-	if err := checkCredentials(p, o.Credentials, rt.Sandbox, b.Name()); err != nil {
+	// The plan's credentials: each value read at spawn (Environ, or the
+	// grant's command), the server given a placeholder under the grant's
+	// name and the proxy's session CA to trust, the value put into
+	// requests to the grant's destinations alone.
+	if err := checkCredentials(p, p.Credentials, rt.Sandbox, b.Name()); err != nil {
 		return 1, err
 	}
 	start, ok := runners[rt.Sandbox]
@@ -117,8 +114,8 @@ func Run(ctx context.Context, p *compiler.Plan, o Options) (int, error) {
 		if err := s.startProxy(); err != nil {
 			return 1, err
 		}
-		if len(o.Credentials) > 0 {
-			if err := s.prepareCredentials(o.Credentials); err != nil {
+		if len(p.Credentials) > 0 {
+			if err := s.prepareCredentials(p.Credentials); err != nil {
 				return 1, err
 			}
 		}
