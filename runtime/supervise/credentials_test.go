@@ -205,7 +205,7 @@ servers: %q: {
 		Log:     &log,
 		Resolve: resolve, Exempt: standIns(hosts),
 		Stdout: &stdout, Stderr: &stderr,
-		Environ: []string{"GITHUB_TOKEN=" + value},
+		Environ:       []string{"GITHUB_TOKEN=" + value},
 		UpstreamRoots: roots,
 	})
 	if err != nil || code != 0 {
