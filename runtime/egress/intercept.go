@@ -170,7 +170,11 @@ func (r *relay) serve() {
 // roundTrip relays one request and its answer; false ends the connection.
 func (r *relay) roundTrip(req *http.Request) bool {
 	for _, c := range r.creds {
-		if inject(req, c) {
+		// Only a request for the bound host itself: one naming another
+		// (Host, or an absolute URL) on the same address would carry the
+		// value to another site a shared front end serves (domain
+		// fronting).
+		if r.forHost(req) && inject(req, c) {
 			r.p.log(Decision{Action: ActionInject, Method: clip(req.Method, maxLoggedMethod), Host: r.host, Port: r.port, Rule: r.rule, Credential: c.Grant.Name})
 		}
 	}
@@ -203,7 +207,7 @@ func (r *relay) roundTrip(req *http.Request) bool {
 			return false
 		}
 	}
-	if ce := resp.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+	if ce := resp.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") && resp.Body != http.NoBody && resp.ContentLength != 0 {
 		resp.Body.Close()
 		r.up.Close()
 		<-sent
@@ -252,6 +256,24 @@ func (r *relay) switched(resp *http.Response, sent chan error) bool {
 	r.cl.CloseWrite()
 	<-done
 	return false
+}
+
+// forHost reports whether req is for the connection's host: its Host
+// (and an absolute URL's, if any) is the host, with the port or, for
+// 443, none.
+func (r *relay) forHost(req *http.Request) bool {
+	same := func(h string) bool {
+		if h == "" {
+			return false
+		}
+		host, port, err := net.SplitHostPort(h)
+		if err != nil {
+			host, port = h, "443"
+		}
+		host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+		return strings.EqualFold(host, r.host) && port == strconv.Itoa(r.port)
+	}
+	return same(req.Host) && (req.URL.Host == "" || same(req.URL.Host))
 }
 
 // refuse answers the server with status and why, and ends the exchange.

@@ -390,3 +390,33 @@ func TestInterceptUpgrade(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// TestInterceptOtherHostHeader: a request on the bound connection that
+// names another host (its Host header, or an absolute URL) gets no
+// value: a front end shared with other sites would route it there.
+func TestInterceptOtherHostHeader(t *testing.T) {
+	r := newInterceptRig(t, credential.Injection{Header: "Authorization", Format: "Bearer {}"})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go r.p.Serve(ln)
+	defer r.p.Close()
+	for _, head := range []string{
+		"GET / HTTP/1.1\r\nHost: attacker.example\r\n",
+		"GET https://attacker.example/ HTTP/1.1\r\nHost: " + r.bound + "\r\n",
+		"GET / HTTP/1.1\r\nHost: 127.0.0.1:1\r\n", // the bound host, another port
+	} {
+		tc := r.interceptedConn(t, ln.Addr().String())
+		fmt.Fprintf(tc, "%sAuthorization: Bearer %s\r\nConnection: close\r\n\r\n", head, testPlaceholder)
+		io.ReadAll(tc)
+	}
+	// The control: the bound host by its Host header gets the value.
+	tc := r.interceptedConn(t, ln.Addr().String())
+	fmt.Fprintf(tc, "GET / HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n", r.bound, testPlaceholder)
+	io.ReadAll(tc)
+	got := r.boundSeen.all()
+	if strings.Count(got, testValue) != 1 || strings.Count(got, "Bearer "+testPlaceholder) != 3 {
+		t.Errorf("the upstream received:\n%s", got)
+	}
+}
