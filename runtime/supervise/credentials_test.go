@@ -112,24 +112,13 @@ type hostileReport struct {
 	Bytes  int64               `json:"scanned"`
 }
 
-// TestCredentialNeverInside: the bound upstream receives the real value;
-// the hostile server sees only its placeholder, wherever it looks, and
+// credentialRun (TestEgressRun's credential-BACKEND, with the other
+// in-process runs): the bound upstream receives the real value; the
+// hostile server sees only its placeholder, wherever it looks, and
 // cannot get the value by sending the placeholder to a second allowed
 // host, to a host it controls, or by having the bound host reflect it.
-func TestCredentialNeverInside(t *testing.T) {
-	t.Parallel()
-	setup(t)
-	hostile, err := testbin.Path(hostilePkg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	concurrently(t, []string{"bwrap", "docker", "podman"}, func(t *testing.T, backend string) {
-		needBackend(t, backend)
-		credentialRun(t, backend, hostile)
-	})
-}
-
-func credentialRun(t *testing.T, backend, hostile string) {
+func credentialRun(t *testing.T, backend string) {
+	hostile := testbin.Build(t, hostilePkg)
 	roots, cert := testPKI(t, "api.test", "mirror.test", "attacker.test")
 	stands := map[string]*recorder{"api": {}, "mirror": {}, "attacker": {}}
 	ports := map[string]int{}
