@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,6 +68,9 @@ func TestCredentialsLowered(t *testing.T) {
 		if !strings.Contains(ex, w) {
 			t.Errorf("explain lacks %q:\n%s", w, ex)
 		}
+	}
+	if got := p.CredentialSourceEnv(); !slices.Equal(got, []string{"GITHUB_TOKEN", "Q_HOST"}) {
+		t.Errorf("source variables: %v", got)
 	}
 	if pos := p.CredentialPos["Q"].To["api.github.com:443"]; pos.Line != 8 {
 		t.Errorf("Q's destination at %v", pos)
