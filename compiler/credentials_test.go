@@ -151,3 +151,29 @@ func TestCredentialsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestCredentialsJSONRoundTrip: a plan read back from its JSON (what
+// mcpolicy run starts from) holds the same credentials and hashes the
+// same; its grants fall back to the network's position.
+func TestCredentialsJSONRoundTrip(t *testing.T) {
+	p, err := compileServer(t, `	network: allow: ["a.com:443"]
+	credentials: A: {to: ["a.com:443"], from: command: ["op", "read", "x"], as: query: "k"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Plan
+	if err := json.Unmarshal(p.JSON(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if string(back.JSON()) != string(p.JSON()) {
+		t.Errorf("round trip changed the plan:\n%s\nwant\n%s", back.JSON(), p.JSON())
+	}
+	hash := back.Hash
+	back.computeHash()
+	if back.Hash != hash {
+		t.Errorf("hash %s read back as %s", back.Hash, hash)
+	}
+	if gs := back.Grants(); len(gs) != 2 || gs[1].Kind != GrantCredential {
+		t.Errorf("grants read back: %+v", gs)
+	}
+}
