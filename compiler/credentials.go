@@ -203,3 +203,18 @@ func InjectionSummary(in credential.Injection) string {
 	}
 	return in.Header + ": " + in.Format
 }
+
+// CredentialSourceEnv are the variables the launch reads credentials'
+// values from (from: env, or the credential's own name), sorted, each
+// once: a client entry passes them to the launch by reference, as it does
+// env grants, and the launch never passes them into the sandbox.
+func (p *Plan) CredentialSourceEnv() []string {
+	var out []string
+	for _, g := range p.Credentials {
+		if g.From.Env != "" && !slices.Contains(out, g.From.Env) {
+			out = append(out, g.From.Env)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

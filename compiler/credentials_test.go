@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,6 +68,9 @@ func TestCredentialsLowered(t *testing.T) {
 		if !strings.Contains(ex, w) {
 			t.Errorf("explain lacks %q:\n%s", w, ex)
 		}
+	}
+	if got := p.CredentialSourceEnv(); !slices.Equal(got, []string{"GITHUB_TOKEN", "Q_HOST"}) {
+		t.Errorf("source variables: %v", got)
 	}
 	if pos := p.CredentialPos["Q"].To["api.github.com:443"]; pos.Line != 8 {
 		t.Errorf("Q's destination at %v", pos)
@@ -145,5 +149,31 @@ func TestCredentialsRefused(t *testing.T) {
 		if !strings.Contains(err.Error(), "hint: ") && !strings.Contains(c.want, ": must be") {
 			t.Errorf("%s: no hint:\n%s", c.body, err)
 		}
+	}
+}
+
+// TestCredentialsJSONRoundTrip: a plan read back from its JSON (what
+// mcpolicy run starts from) holds the same credentials and hashes the
+// same; its grants fall back to the network's position.
+func TestCredentialsJSONRoundTrip(t *testing.T) {
+	p, err := compileServer(t, `	network: allow: ["a.com:443"]
+	credentials: A: {to: ["a.com:443"], from: command: ["op", "read", "x"], as: query: "k"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Plan
+	if err := json.Unmarshal(p.JSON(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if string(back.JSON()) != string(p.JSON()) {
+		t.Errorf("round trip changed the plan:\n%s\nwant\n%s", back.JSON(), p.JSON())
+	}
+	hash := back.Hash
+	back.computeHash()
+	if back.Hash != hash {
+		t.Errorf("hash %s read back as %s", back.Hash, hash)
+	}
+	if gs := back.Grants(); len(gs) != 2 || gs[1].Kind != GrantCredential {
+		t.Errorf("grants read back: %+v", gs)
 	}
 }
