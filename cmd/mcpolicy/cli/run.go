@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -255,12 +254,7 @@ func serverEnviron(plans []*compiler.Plan, plan *compiler.Plan, machine compiler
 	}
 	// A credential read from the environment may come from the env file
 	// too (it goes to the proxy; its placeholder to the server).
-	names := plan.EnvNames()
-	for _, c := range plan.Credentials {
-		if len(c.From.Command) == 0 {
-			names = append(names, cmp.Or(c.From.Env, c.Name))
-		}
-	}
+	names := append(plan.EnvNames(), plan.CredentialSourceEnv()...)
 	return launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: envFile, Grants: grantSources(plan, machine)}, names)
 }
 
