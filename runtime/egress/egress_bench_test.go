@@ -241,10 +241,10 @@ func benchHTTPS(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					n, _ := io.Copy(io.Discard, resp.Body)
+					got, _ := io.ReadAll(resp.Body)
 					resp.Body.Close()
-					if resp.StatusCode != 200 || n != int64(len(page)) {
-						b.Fatalf("%s, %d bytes", resp.Status, n)
+					if resp.StatusCode != 200 || !bytes.Equal(got, page) {
+						b.Fatalf("%s, %d bytes: %.40q", resp.Status, len(got), got)
 					}
 				}
 			})

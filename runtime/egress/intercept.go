@@ -221,7 +221,9 @@ func (r *relay) roundTrip(req *http.Request) bool {
 	red := newRedactor(resp.Body, r.creds)
 	defer red.release()
 	resp.Body = &flushBefore{r: red, w: r.clw, c: resp.Body}
-	werr := resp.Write(r.clw)
+	// Written through Write alone: the bufio.Writer's ReadFrom would
+	// have the body read into its buffer, which flushBefore flushes.
+	werr := resp.Write(struct{ io.Writer }{r.clw})
 	if werr == nil {
 		werr = r.clw.Flush()
 	}

@@ -420,3 +420,49 @@ func TestInterceptOtherHostHeader(t *testing.T) {
 		t.Errorf("the upstream received:\n%s", got)
 	}
 }
+
+// TestInterceptAnswers: an answer encoded despite the proxy's
+// Accept-Encoding: identity is refused (a reflected value inside it
+// could not be found); one of a given length, and one delimited by the
+// connection's close, are relayed whole, redacted.
+func TestInterceptAnswers(t *testing.T) {
+	r := newInterceptRig(t, credential.Injection{Header: "Authorization", Format: "Bearer {}"})
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Header.Get("Accept-Encoding") != "identity" {
+			t.Errorf("Accept-Encoding %q reached the upstream", req.Header.Get("Accept-Encoding"))
+		}
+		if req.URL.Path == "/gzip" {
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Write([]byte("\x1f\x8b compressed " + req.Header.Get("Authorization")))
+			return
+		}
+		if req.URL.Path == "/length" {
+			msg := "you sent " + req.Header.Get("Authorization")
+			w.Header().Set("Content-Length", fmt.Sprint(len(msg)))
+			io.WriteString(w, msg)
+			return
+		}
+		c, buf, _ := w.(http.Hijacker).Hijack()
+		defer c.Close()
+		fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nyou sent %s", req.Header.Get("Authorization"))
+		buf.Flush()
+	}))
+	up.StartTLS()
+	defer up.Close()
+	target := up.Listener.Addr().String()
+	r.p.Allow, _ = allowlist.Parse([]string{target})
+	r.p.UpstreamRoots.AddCert(up.Certificate())
+	r.p.Credentials[0].Grant.To = []string{target}
+	resp, body := r.get(t, "https://"+target+"/gzip", "Bearer "+testPlaceholder)
+	if resp.StatusCode != http.StatusBadGateway || strings.Contains(body, testValue) || !strings.Contains(body, "Content-Encoding") {
+		t.Errorf("an encoded answer: %s %q", resp.Status, body)
+	}
+	resp, body = r.get(t, "https://"+target+"/length", "Bearer "+testPlaceholder)
+	if resp.StatusCode != 200 || body != "you sent Bearer "+testPlaceholder || resp.ContentLength != int64(len(body)) {
+		t.Errorf("an answer of a given length: %s %d %q", resp.Status, resp.ContentLength, body)
+	}
+	resp, body = r.get(t, "https://"+target+"/close", "Bearer "+testPlaceholder)
+	if resp.StatusCode != 200 || body != "you sent Bearer "+testPlaceholder {
+		t.Errorf("an answer ended by the close: %s %q", resp.Status, body)
+	}
+}
