@@ -33,7 +33,7 @@ install: ## install mcpolicy and mcpolicy-launch (client entries run it) into $(
 # cmd/compile/internal/ssa/_gen), or testdata/ for what only tests build.
 # Named here, they are vetted, staticchecked and tested all the same (a
 # test in cmd/mcpolicy/cli holds this list to the tree).
-HIDDEN := ./bench/_cuecompare ./bench/_ratio ./compiler/exposure/_gen ./examples/canary/_server ./internal/exitcode/_gen ./verify/e2e/testdata/rugpull ./verify/escape/testdata/helper
+HIDDEN := ./bench/_cuecompare ./bench/_ratio ./compiler/exposure/_gen ./examples/canary/_server ./internal/exitcode/_gen ./runtime/supervise/testdata/hostile ./verify/e2e/testdata/rugpull ./verify/escape/testdata/helper
 
 # The slowest packages first (they mostly wait on engines): go test starts
 # packages in the order given (two at a time), so the long ones do not

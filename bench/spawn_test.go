@@ -11,7 +11,8 @@
 // the namespaces and the Landlock ruleset; bwrap runs the emitted argv; docker
 // and podman run the emitted args on an image holding only a static mcpolicy
 // (running `mcpolicy version`); mcpolicy-run-egress-bwrap is `mcpolicy run`
-// for a plan with an egress allowlist. mcpolicy-launch-verified,
+// for a plan with an egress allowlist, mcpolicy-run-credential-bwrap the
+// same with a credential bound to its destination. mcpolicy-launch-verified,
 // mcpolicy-launch-bwrap and mcpolicy-launch-ENGINE are what client entries
 // run: the launcher checks the artefact's digest and the mount sources,
 // then starts the same confinement (compare with mcpolicy-launch, bwrap and
@@ -205,6 +206,22 @@ func BenchmarkSpawn(b *testing.B) {
 		if err := os.WriteFile(filepath.Join(dir, "mcpolicy.cue"), []byte(policy), 0o644); err != nil {
 			b.Fatal(err)
 		}
+		loop(b, binary(b), "run", "--policy", dir, "--server", "s", "--backend", "bwrap", "--log", os.DevNull)
+	})
+	// The same with a credential bound to the destination: its value read
+	// at spawn, a placeholder drawn, the proxy's session CA made and bound
+	// into the sandbox with the trust variables (issue 41).
+	b.Run("launch=mcpolicy-run-credential-bwrap", func(b *testing.B) {
+		lookPath(b, "bwrap")
+		dir := filepath.Join(fx.dir, "credential")
+		os.MkdirAll(dir, 0o755)
+		policy := strings.Replace(spawnPolicy, `command: ["/usr/bin/true"]`, `command: ["/usr/bin/true"]
+	network: allow: ["api.example.com:443"]
+	credentials: GITHUB_TOKEN: to: ["api.example.com:443"]`, 1)
+		if err := os.WriteFile(filepath.Join(dir, "mcpolicy.cue"), []byte(policy), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.Setenv("GITHUB_TOKEN", "ghp_R3alT0kenValue0123456789abcdefABCD")
 		loop(b, binary(b), "run", "--policy", dir, "--server", "s", "--backend", "bwrap", "--log", os.DevNull)
 	})
 	for _, engine := range []string{"docker", "podman"} {

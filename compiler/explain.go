@@ -82,8 +82,12 @@ func ExplainWith(p *Plan, o ExplainOptions) string {
 		}
 		line(s.NonRootUser, sb.user(user))
 	}
-	line(len(p.Env) == 0 && len(p.SetEnv) == 0, "environment: empty (no variable passed through)")
-	line(len(p.Env) == 0 && len(p.SetEnv) > 0, "environment: only the values set above (no variable passed through)")
+	creds := len(p.Credentials) > 0
+	line(len(p.Env) == 0 && len(p.SetEnv) == 0 && !creds, "environment: empty (no variable passed through)")
+	line(len(p.Env) == 0 && len(p.SetEnv) > 0 && !creds, "environment: only the values set above (no variable passed through)")
+	line(len(p.Env) == 0 && len(p.SetEnv) == 0 && creds, "environment: only the credentials' placeholders (no variable passed through)")
+	line(len(p.Env) == 0 && len(p.SetEnv) > 0 && creds, "environment: only the values set above and the credentials' placeholders (no variable passed through)")
+	line(creds, "credentials: their values never enter the sandbox: the server holds a placeholder, and\n    mcpolicy's egress proxy (intercepting TLS for their destinations alone, under a CA made\n    at spawn) puts the value in its place on requests to those destinations, and the\n    placeholder back in its place in their responses (docs/credentials.md)")
 	line(s.Hidden > 0, fmt.Sprintf("hidden paths: %d inside the mounts (listed below)", s.Hidden))
 	line(s.MemoryBytes > 0, "memory: at most "+bytesize.Format(s.MemoryBytes))
 	line(s.Pids > 0, fmt.Sprintf("processes: at most %d", s.Pids))

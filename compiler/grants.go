@@ -32,6 +32,10 @@ const (
 	// GrantToolArg is one argument's constraints: what a call may pass
 	// there (counted as a grant, so that each is reviewed and diffed).
 	GrantToolArg GrantKind = "tool-arg"
+	// GrantCredential is one credential: a value the server may have sent
+	// to its destinations, never holding it (its destinations are part of
+	// the grant).
+	GrantCredential GrantKind = "credential"
 )
 
 // noun is the kind as counted: "1 ro mount", "2 ro mounts", "2 env vars".
@@ -56,7 +60,7 @@ type Grant struct {
 }
 
 // Grants lists every addition of the plan, in a fixed order: mounts,
-// scratch, environment, egress, unprotected paths, accepted degradations,
+// scratch, environment, egress, credentials, unprotected paths, accepted degradations,
 // runtime packs (one grant each, whatever they hold), the tools allowed
 // and the argument constraints, root user.
 func (p *Plan) Grants() []Grant {
@@ -79,6 +83,9 @@ func (p *Plan) Grants() []Grant {
 	}
 	for _, d := range p.Network.Allow {
 		gs = append(gs, Grant{GrantEgress, "egress to " + d.String(), orPos(d.Pos, p.Network.Pos)})
+	}
+	for _, g := range p.Credentials {
+		gs = append(gs, Grant{GrantCredential, CredentialSummary(g), orPos(p.CredentialPos[g.Name].Entry, p.Network.Pos)})
 	}
 	for _, u := range p.Unprotected {
 		gs = append(gs, Grant{GrantUnprotect, u.Name + " writable inside rw mounts", orPos(u.Pos, p.Pos)})

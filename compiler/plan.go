@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/internal/allowlist"
+	"github.com/mcpolicy/mcpolicy/internal/credential"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/internal/toolpolicy"
 	"github.com/mcpolicy/mcpolicy/schema"
@@ -61,17 +62,24 @@ type Plan struct {
 	// policy's tools section, its pin embedded): nil when the policy has
 	// none, and then no relay runs and the plan is what it was without.
 	Tools *toolpolicy.Policy `json:"tools,omitempty"`
-	Hash  string             `json:"hash"`
+	// Credentials are the values the server may use but never holds,
+	// sorted by name: it is given a placeholder, and the egress proxy
+	// injects each value on requests to its destinations alone. Absent
+	// when none: the plan is then what it was without.
+	Credentials []credential.Grant `json:"credentials,omitempty"`
+	Hash        string             `json:"hash"`
 
 	// Source positions, kept for messages, lint and diff; not serialized, so
 	// moving a line in the policy does not change the plan. Elements of a
 	// list carry their own.
-	Pos       position.Pos      `json:"-"`
-	LimitsPos position.Pos      `json:"-"`
-	UserPos   position.Pos      `json:"-"`
-	ProcPos   position.Pos      `json:"-"`
-	ToolsPos  ToolsPos          `json:"-"`
-	Absent    []AbsentProtected `json:"-"`
+	Pos       position.Pos `json:"-"`
+	LimitsPos position.Pos `json:"-"`
+	UserPos   position.Pos `json:"-"`
+	ProcPos   position.Pos `json:"-"`
+	ToolsPos  ToolsPos     `json:"-"`
+	// CredentialPos are the credentials' positions, by name.
+	CredentialPos map[string]CredentialPos `json:"-"`
+	Absent        []AbsentProtected        `json:"-"`
 	// Waivers acknowledge lint findings; they confine nothing, so they are
 	// not part of the plan's JSON or hash.
 	Waivers []schema.Waiver `json:"-"`

@@ -44,6 +44,7 @@ func (c *compiler) server(pol *schema.Policy, s *schema.Server) *Plan {
 	p.Env = c.env(s, at)
 	p.SetEnv = c.setenv(s, at, p.Env)
 	p.Network = c.network(s, at)
+	p.Credentials, p.CredentialPos = c.credentials(s, at, p) // after env, setenv and network: it checks against them
 	var unprot map[string]bool
 	p.Unprotected, unprot = c.unprotected(s, at)
 	p.Backends = c.backends(s, at)

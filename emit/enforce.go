@@ -91,6 +91,9 @@ func Restrictions(p *compiler.Plan) []Restriction {
 	} else {
 		rs = append(rs, EgressAllowlist)
 	}
+	if len(p.Credentials) > 0 {
+		rs = append(rs, Credentials)
+	}
 	rs = append(rs, Scope)
 	if s := p.Subtractions; s.MemoryBytes > 0 || s.Pids > 0 || s.MilliCPUs > 0 {
 		rs = append(rs, Limits)

@@ -71,6 +71,17 @@ var badInputs = []struct{ file, src, want string }{
 	{"p.json", `{"version": "v1", "servers": {"a": {"command": ["x"], "setenv": {"N": 3}}}}`, `p.json:1:71: servers.a.setenv.N: must be a constant, non-secret value (a string), e.g. {GOFLAGS: "-mod=readonly"}; the names are environment variable names (got 3)`},
 	{"p.yaml", "version: v1\nservers:\n  a:\n    command: [x]\n    setenv: [A]\n", "p.yaml:5:13: servers.a.setenv: must be an object (a mapping), not a list"},
 
+	// credentials: keyed by env names, bound to named host:port (#41); the
+	// compiler's checks are in compiler/credentials_test.go.
+	{"p.cue", "version: \"v1\"\nservers: a: {command: [\"x\"], credentials: {\"A-B\": to: [\"h:1\"]}}\n", `p.cue:2:44: servers.a.credentials."A-B": "A-B" is not an environment variable name`},
+	{"p.cue", "version: \"v1\"\nservers: a: {command: [\"x\"], credentials: A: {}}\n", `p.cue:2:43: servers.a.credentials.A.to: required field is missing: must be a non-empty list of "host:port" destinations, each also in network.allow and none a wildcard (a value is bound to named hosts), e.g. ["api.github.com:443"]`},
+	{"p.json", `{"version": "v1", "servers": {"a": {"command": ["x"], "credentials": {"A": {"to": ["*.h.org:443"]}}}}}`, `p.json:1:84: servers.a.credentials.A.to[0]: must be a non-empty list of "host:port" destinations, each also in network.allow and none a wildcard (a value is bound to named hosts), e.g. ["api.github.com:443"] (got "*.h.org:443")`},
+	{"p.yaml", "version: v1\nservers:\n  a:\n    command: [x]\n    credentials: {A: {to: [\"h:1\"], from: {command: []}}}\n", `p.yaml:5:43: servers.a.credentials.A.from.command: must be a non-empty argv of non-empty strings run on the host at spawn, e.g. ["op", "read", "op://vault/gh/token"] (got [])`},
+	{"p.jsonnet", `{version: "v1", servers: {a: {command: ["x"], credentials: {A: {to: ["h:1"], as: {header: "X Key"}}}}}}`, "p.jsonnet:1:91: servers.a.credentials.A.as.header: must be a header name (an RFC 9110 token: letters, digits and !#$%&'*+-.^_`|~), e.g. \"Authorization\" (got \"X Key\")"},
+	{"p.cue", "version: \"v1\"\nservers: a: {command: [\"x\"], credentials: A: {to: [\"h:1\"], as: format: \"Bearer\"}}\n", `p.cue:2:72: servers.a.credentials.A.as.format: must be the header's value with "{}" where the credential goes, e.g. "Bearer {}" (got "Bearer")`},
+	{"p.cue", "version: \"v1\"\nservers: a: {command: [\"x\"], credentials: A: {to: [\"h:1\"], from: env: \"1A\"}}\n", `p.cue:2:71: servers.a.credentials.A.from.env: must be an environment variable NAME, e.g. "GITHUB_TOKEN" (got "1A")`},
+	{"p.cue", "version: \"v1\"\nservers: a: {command: [\"x\"], credentials: A: {to: [\"h:1\"], as: query: \"a&b\"}}\n", `p.cue:2:71: servers.a.credentials.A.as.query: must be a query parameter name (letters, digits and ._~-), e.g. "access_token" (got "a&b")`},
+
 	// scratch: one, or a non-empty list (#34).
 	{"p.cue", "version: \"v1\"\nservers: a: {command: [\"x\"], scratch: []}\n", `p.cue:2:39: servers.a.scratch: must be {target: "/tmp", size: "64m"}, or a non-empty list of them (got [])`},
 	{"p.cue", "version: \"v1\"\nservers: a: {command: [\"x\"], scratch: [{size: \"1m\"}, {target: \"/c\"}]}\n", `p.cue:2:54: servers.a.scratch[1].size: required field is missing: must be a size such as "64m" or "1g" (a scratch tmpfs must be bounded)`},

@@ -59,6 +59,9 @@ func describe(elems []string, display, raw, file string, e cueerrors.Error, data
 		if len(elems) > 1 && unquote(elems[len(elems)-2]) == "setenv" {
 			out.Msg = fmt.Sprintf("%q is not an environment variable name", name)
 			out.Hint = "setenv's names are letters, digits and _, not starting with a digit, e.g. GOFLAGS"
+		} else if len(elems) > 1 && unquote(elems[len(elems)-2]) == "credentials" {
+			out.Msg = fmt.Sprintf("%q is not an environment variable name", name)
+			out.Hint = "credentials are keyed by the variable the server reads: letters, digits and _, not starting with a digit, e.g. GITHUB_TOKEN"
 		} else if toolsArgsKey(elems) == 1 {
 			out.Msg = fmt.Sprintf("%q is not a tool name or glob", name)
 			out.Hint = "args' keys are the tools' names (or globs): 1 to 128 letters, digits, '_', '-', '.', and * ? [...], e.g. args: read_file: path: {under: [\"/workspace\"]}"

@@ -45,11 +45,25 @@ type rawServer struct {
 		Pin         bool                             `json:"pin"`
 		OnPinChange string                           `json:"onPinChange"`
 	} `json:"tools"`
-	Limits *struct {
+	Credentials map[string]rawCredential `json:"credentials"`
+	Limits      *struct {
 		Memory string  `json:"memory"`
 		Pids   int64   `json:"pids"`
 		CPUs   float64 `json:"cpus"`
 	} `json:"limits"`
+}
+
+type rawCredential struct {
+	From struct {
+		Env     string   `json:"env"`
+		Command []string `json:"command"`
+	} `json:"from"`
+	To []string `json:"to"`
+	As struct {
+		Header string `json:"header"`
+		Format string `json:"format"`
+		Query  string `json:"query"`
+	} `json:"as"`
 }
 
 type rawArgRule struct {
@@ -190,6 +204,16 @@ func decode(file string, unified, data cue.Value, locate func([]string) (Pos, bo
 					s.Tools.Args = append(s.Tools.Args, ta)
 				}
 			}
+		}
+		for _, n := range sortedKeys(rs.Credentials) {
+			rc, cp := rs.Credentials[n], []cue.Selector{cue.Str("credentials"), cue.Str(n)}
+			c := Credential{Name: n, Pos: at(cp...), FromEnv: rc.From.Env, FromCommand: rc.From.Command,
+				FromPos: at(append(cp, cue.Str("from"))...), To: rc.To, Header: rc.As.Header, Format: rc.As.Format,
+				Query: rc.As.Query, AsPos: at(append(cp, cue.Str("as"))...)}
+			for i := range rc.To {
+				c.ToPos = append(c.ToPos, at(append(cp, cue.Str("to"), cue.Index(i))...))
+			}
+			s.Credentials = append(s.Credentials, c.defaultPos())
 		}
 		p.Servers = append(p.Servers, s)
 	}

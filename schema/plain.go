@@ -278,7 +278,7 @@ func (d *plainDecoder) strOr(fields map[string]*ast.Field, name, def string) str
 
 func (d *plainDecoder) server(name string, f *ast.Field) (Server, bool) {
 	fs := d.fields(f.Value, "description", "image", "command", "workdir", "user", "mounts", "scratch", "proc", "env",
-		"setenv", "network", "unprotect", "limits", "waive", "backends", "runtime", "accept", "packs", "tools")
+		"setenv", "network", "unprotect", "limits", "waive", "backends", "runtime", "accept", "packs", "tools", "credentials")
 	if d.bad {
 		return Server{}, false
 	}
@@ -400,7 +400,41 @@ func (d *plainDecoder) server(name string, f *ast.Field) (Server, bool) {
 	if v := value(fs, "tools"); v != nil {
 		s.Tools = d.tools(v, d.fieldPos(fs, "tools"))
 	}
+	if v := value(fs, "credentials"); v != nil {
+		creds, order, ok := plainFields(structElts(v))
+		if !ok {
+			d.bad = true
+		}
+		slices.Sort(order) // as decode reads them: by name
+		for _, n := range order {
+			s.Credentials = append(s.Credentials, d.credential(n, creds[n]))
+		}
+	}
 	return s, !d.bad
+}
+
+// credential reads one entry of a credentials section.
+func (d *plainDecoder) credential(name string, f *ast.Field) Credential {
+	fs := d.fields(f.Value, "from", "to", "as")
+	c := Credential{Name: name, Pos: d.pos(f), FromPos: d.fieldPos(fs, "from"), AsPos: d.fieldPos(fs, "as")}
+	if v := value(fs, "from"); v != nil {
+		from := d.fields(v, "env", "command")
+		c.FromEnv = d.strOr(from, "env", "")
+		if v := value(from, "command"); v != nil {
+			c.FromCommand = d.strs(v)
+		}
+	}
+	if v := value(fs, "to"); v != nil {
+		for _, e := range d.list(v) {
+			c.To = append(c.To, d.str(e))
+			c.ToPos = append(c.ToPos, d.pos(e))
+		}
+	}
+	if v := value(fs, "as"); v != nil {
+		as := d.fields(v, "header", "format", "query")
+		c.Header, c.Format, c.Query = d.strOr(as, "header", ""), d.strOr(as, "format", ""), d.strOr(as, "query", "")
+	}
+	return c.defaultPos()
 }
 
 // tools reads a server's tools section, its args sorted as decode sorts them.

@@ -53,6 +53,11 @@ servers: {
 		backends: ["bwrap", "landlock"]
 		runtime: "python"
 		accept: ["landlock-tcp-only"]
+		credentials: {
+			GITHUB_TOKEN: {to: ["example.com:443"]}
+			"OPENAI_KEY": {from: command: ["op", "read", "op://v/i/f"], to: ["example.com:443", "[::1]:80"], as: {header: "X-Key", format: "{}"}}
+			Q: {from: env: "QQ", to: ["example.com:443"], as: query: "key"}
+		}
 		tools: {
 			allow: ["read_graph", "search_*"]
 			deny: ["delete_*"]
@@ -74,6 +79,7 @@ servers: {
         "mounts": [{"source": "a", "target": "/a", "mode": "rw"}, {"source": "/b", "target": "/b"}],
         "scratch": {"size": "8m"}, "proc": true, "env": ["E"], "network": {"allow": ["h:1"]},
         "limits": {"memory": "1g", "pids": 10, "cpus": 1.25}, "waive": [{"rule": "R", "reason": "x"}],
+        "credentials": {"T": {"to": ["h:1"]}, "S": {"from": {"env": "E"}, "to": ["h:1"], "as": {"query": "k"}}},
         "tools": {"allow": ["a", "b?"], "deny": ["c"], "args": {"a": {"p": {"under": ["/w"]}, "q": {"enum": ["x"]}}}, "pin": false}},
   "k": {"command": ["b"], "runtime": "static"}
 }}

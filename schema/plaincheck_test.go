@@ -104,6 +104,19 @@ var plainViolations = map[string]string{
 	"tools-max-zero":     plainServer("tools", `{allow: ["a"], args: a: p: {maxBytes: 0}}`),
 	"tools-enum-empty":   plainServer("tools", `{allow: ["a"], args: a: p: {enum: []}}`),
 	"tools-rule-extra":   plainServer("tools", `{allow: ["a"], args: a: p: {glob: "x"}}`),
+	"cred-name":          plainServer("credentials", `{"A-B": {to: ["h:1"]}}`),
+	"cred-to-gone":       plainServer("credentials", `{A: {}}`),
+	"cred-to-empty":      plainServer("credentials", `{A: {to: []}}`),
+	"cred-wildcard":      plainServer("credentials", `{A: {to: ["*.h:1"]}}`),
+	"cred-no-port":       plainServer("credentials", `{A: {to: ["h"]}}`),
+	"cred-command-empty": plainServer("credentials", `{A: {to: ["h:1"], from: command: []}}`),
+	"cred-command-arg":   plainServer("credentials", `{A: {to: ["h:1"], from: command: ["op", ""]}}`),
+	"cred-from-env":      plainServer("credentials", `{A: {to: ["h:1"], from: env: "1A"}}`),
+	"cred-from-extra":    plainServer("credentials", `{A: {to: ["h:1"], from: file: "x"}}`),
+	"cred-header":        plainServer("credentials", `{A: {to: ["h:1"], as: header: "X Key"}}`),
+	"cred-format":        plainServer("credentials", `{A: {to: ["h:1"], as: format: "Bearer"}}`),
+	"cred-query":         plainServer("credentials", `{A: {to: ["h:1"], as: query: "a&b"}}`),
+	"cred-extra":         plainServer("credentials", `{A: {to: ["h:1"], via: "x"}}`),
 }
 
 // TestFitsPlain: fitsPlain accepts the base server and every valid plain

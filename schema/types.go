@@ -36,6 +36,26 @@ type Server struct {
 	Waive       []Waiver
 	Packs       []PackName
 	Tools       *Tools // nil: no tools section, no relay
+	// Credentials are the credentials section, sorted by name.
+	Credentials []Credential
+}
+
+// Credential is one entry of a server's credentials section: a value the
+// server may use, never hold (docs/credentials.md).
+type Credential struct {
+	Name string // the variable the server reads (the map's key)
+	Pos  Pos
+	// FromEnv and FromCommand: where the value comes from (both empty: the
+	// launch's variable of the same name).
+	FromEnv     string
+	FromCommand []string
+	FromPos     Pos // the from field's, the entry's when absent
+	To          []string
+	ToPos       []Pos
+	// Header, Format and Query: how it is sent (all empty: the default,
+	// Authorization: Bearer {}).
+	Header, Format, Query string
+	AsPos                 Pos // the as field's, the entry's when absent
 }
 
 // Tools is a server's tools section: the tool surface a client sees and
@@ -150,4 +170,16 @@ type Limits struct {
 	CPUs      float64
 	Pos       Pos
 	MemoryPos Pos
+}
+
+// defaultPos puts an absent from or as at the entry: the default is
+// decided there.
+func (c Credential) defaultPos() Credential {
+	if c.FromPos.Line == 0 {
+		c.FromPos = c.Pos
+	}
+	if c.AsPos.Line == 0 {
+		c.AsPos = c.Pos
+	}
+	return c
 }

@@ -383,6 +383,161 @@ var plainPolicyType = &plainType{
 													},
 												},
 												{
+													Name: "credentials",
+													Type: plainType{
+														Alts: []plainAlt{
+															{
+																Kind: "struct",
+																Pattern: &plainType{
+																	Alts: []plainAlt{
+																		{
+																			Kind: "struct",
+																			Fields: []plainField{
+																				{
+																					Name:     "from",
+																					Optional: true,
+																					Type: plainType{
+																						Alts: []plainAlt{
+																							{
+																								Kind: "struct",
+																								Fields: []plainField{
+																									{
+																										Name:     "env",
+																										Optional: true,
+																										Type: plainType{
+																											Alts: []plainAlt{
+																												{
+																													Kind: "string",
+																													Match: []string{
+																														"^[A-Za-z_][A-Za-z0-9_]*$",
+																													},
+																												},
+																											},
+																										},
+																									},
+																									{
+																										Name:     "command",
+																										Optional: true,
+																										Type: plainType{
+																											Alts: []plainAlt{
+																												{
+																													Kind: "list",
+																													Elem: &plainType{
+																														Alts: []plainAlt{
+																															{
+																																Kind: "string",
+																																Not: []string{
+																																	"",
+																																},
+																															},
+																														},
+																													},
+																													MinLen: 1,
+																												},
+																											},
+																										},
+																									},
+																								},
+																							},
+																						},
+																					},
+																				},
+																				{
+																					Name:     "to",
+																					Required: true,
+																					Type: plainType{
+																						Alts: []plainAlt{
+																							{
+																								Kind: "list",
+																								Elem: &plainType{
+																									Alts: []plainAlt{
+																										{
+																											Kind: "string",
+																											Match: []string{
+																												"^[^*]+:[0-9]+$",
+																											},
+																										},
+																									},
+																								},
+																								MinLen: 1,
+																							},
+																						},
+																					},
+																				},
+																				{
+																					Name:     "as",
+																					Optional: true,
+																					Type: plainType{
+																						Alts: []plainAlt{
+																							{
+																								Kind: "struct",
+																								Fields: []plainField{
+																									{
+																										Name:     "header",
+																										Optional: true,
+																										Type: plainType{
+																											Alts: []plainAlt{
+																												{
+																													Kind: "string",
+																													Match: []string{
+																														"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$",
+																													},
+																												},
+																											},
+																										},
+																									},
+																									{
+																										Name:     "format",
+																										Optional: true,
+																										Type: plainType{
+																											Alts: []plainAlt{
+																												{
+																													Kind: "string",
+																													Match: []string{
+																														"[{][}]",
+																													},
+																												},
+																											},
+																										},
+																									},
+																									{
+																										Name:     "query",
+																										Optional: true,
+																										Type: plainType{
+																											Alts: []plainAlt{
+																												{
+																													Kind: "string",
+																													Match: []string{
+																														"^[A-Za-z0-9._~-]+$",
+																													},
+																												},
+																											},
+																										},
+																									},
+																								},
+																							},
+																						},
+																					},
+																				},
+																			},
+																		},
+																	},
+																},
+																Key: &plainType{
+																	Alts: []plainAlt{
+																		{
+																			Kind: "string",
+																			Match: []string{
+																				"^[A-Za-z_][A-Za-z0-9_]*$",
+																			},
+																		},
+																	},
+																},
+															},
+														},
+													},
+												},
+												{
 													Name: "network",
 													Type: plainType{
 														Alts: []plainAlt{

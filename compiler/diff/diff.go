@@ -113,6 +113,7 @@ func server(o, n *compiler.Plan) []Change {
 	})
 	setenvChanges(o, n, add)
 	networkChanges(o.Network, n.Network, add)
+	credentialChanges(o, n, add)
 	unprot := func(u compiler.Unprotection) (string, position.Pos) { return u.Name, u.Pos }
 	diffNamed(o.Unprotected, n.Unprotected, unprot, func(name string, at position.Pos) {
 		add("UNPROTECT_ADDED", Widened, orPos(at, n.Pos), position.Pos{}, "protection of %s removed", name)

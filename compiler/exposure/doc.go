@@ -36,8 +36,9 @@ var refinementDoc = map[compiler.GrantKind]map[string]string{
 		toolGlob: "a glob in `tools.allow`: `search_*`",
 		toolAll:  "`tools.allow: [\"*\"]`",
 	},
-	compiler.GrantToolArg: {"constraint": "one argument's constraints in `tools.args`"},
-	compiler.GrantInvoker: {"invoker": "`user: \"invoker\"`, or any server with the seatbelt backend (sandbox-exec cannot switch ids)"},
+	compiler.GrantToolArg:    {"constraint": "one argument's constraints in `tools.args`"},
+	compiler.GrantCredential: {"bound": "one entry of `credentials`, whatever its destinations"},
+	compiler.GrantInvoker:    {"invoker": "`user: \"invoker\"`, or any server with the seatbelt backend (sandbox-exec cannot switch ids)"},
 }
 
 var mountDoc = map[string]string{

@@ -109,6 +109,8 @@ func (t *Table) Score(p *compiler.Plan) Exposure {
 			}
 		case compiler.GrantToolArg:
 			w, known = t.Lookup(g.Kind, "constraint")
+		case compiler.GrantCredential:
+			w, known = t.Lookup(g.Kind, "bound")
 		}
 		if !known {
 			w = t.Unknown

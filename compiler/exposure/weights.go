@@ -63,17 +63,18 @@ var (
 	mountClasses = []string{classRoot, classHomes, classHome, classCredentials, classSecretFile, classInHome,
 		classElsewhere, classProject, classInProject}
 	fixedRefinements = map[compiler.GrantKind][]string{
-		compiler.GrantMountRO:  mountClasses,
-		compiler.GrantMountRW:  mountClasses,
-		compiler.GrantScratch:  {"bounded"},
-		compiler.GrantEnv:      {envSecret, envPlain},
-		compiler.GrantSetEnv:   {"constant"},
-		compiler.GrantPack:     baseline.PackNames(),
-		compiler.GrantEgress:   {egressHost, egressAddress, egressPrivate, egressWildcard},
-		compiler.GrantRootUser: {"uid0"},
-		compiler.GrantInvoker:  {"invoker"},
-		compiler.GrantTool:     {toolName, toolGlob, toolAll},
-		compiler.GrantToolArg:  {"constraint"},
+		compiler.GrantMountRO:    mountClasses,
+		compiler.GrantMountRW:    mountClasses,
+		compiler.GrantScratch:    {"bounded"},
+		compiler.GrantEnv:        {envSecret, envPlain},
+		compiler.GrantSetEnv:     {"constant"},
+		compiler.GrantPack:       baseline.PackNames(),
+		compiler.GrantEgress:     {egressHost, egressAddress, egressPrivate, egressWildcard},
+		compiler.GrantRootUser:   {"uid0"},
+		compiler.GrantInvoker:    {"invoker"},
+		compiler.GrantTool:       {toolName, toolGlob, toolAll},
+		compiler.GrantToolArg:    {"constraint"},
+		compiler.GrantCredential: {"bound"},
 	}
 )
 

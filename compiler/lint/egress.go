@@ -3,12 +3,15 @@ package lint
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/compiler/readback"
 	"github.com/mcpolicy/mcpolicy/internal/allowlist"
+	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 	"github.com/mcpolicy/mcpolicy/internal/position"
+	"github.com/mcpolicy/mcpolicy/internal/secretshape"
 )
 
 // destinations is a plan's allowlist; plans decoded from JSON carry no
@@ -129,6 +132,23 @@ func checkEgressPrivate(t *readback.Target, o Options, report reportFn) {
 	for _, d := range destinations(t) {
 		if d.Addr.IsValid() && allowlist.Private(d.Addr) {
 			report(d.Pos, "%s is not on the internet: through the proxy the server reaches %s", d.Rule, reachedThrough(d.Addr))
+		}
+	}
+}
+
+// checkEnvSecretNotCredential flags a secret-named variable a policy
+// passes through to a server with an egress allowlist, where a credential
+// would keep the value outside (ENV_SECRET_NOT_CREDENTIAL).
+func checkEnvSecretNotCredential(t *readback.Target, o Options, report reportFn) {
+	if t.Origin != readback.FromPolicy || t.Plan == nil || t.Plan.Network.Mode != "allowlist" {
+		return
+	}
+	if !slices.ContainsFunc(t.Plan.Backends, backendtraits.InjectsCredentials) {
+		return // no backend of the plan injects one yet
+	}
+	for _, e := range t.Plan.Env {
+		if secretshape.Named(e.Name) {
+			report(e.Pos, "%s is passed into a server with egress to %s: use credentials: the value would enter the sandbox", e.Name, egressPhrase(t.Plan.Network.Entries()))
 		}
 	}
 }

@@ -41,6 +41,8 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 			return emit.Row{Support: emit.Enforced, How: fmt.Sprintf("--unshare-net; a forwarder on the sandbox's loopback port %d reaches only mcpolicy's egress proxy through a bound unix socket; start with mcpolicy run", p.Network.ProxyPort)}
 		case emit.Scope:
 			return emit.Row{Support: emit.Enforced, How: "own network namespace (abstract sockets) and PID namespace (signals), --new-session"}
+		case emit.Credentials:
+			return emit.Injected()
 		case emit.ToolSurface:
 			return emit.Relayed()
 		case emit.Limits:

@@ -44,6 +44,8 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 			return emit.Row{Support: emit.Enforced, How: fmt.Sprintf("--network container:SIDECAR: the sidecar has no network but loopback, where a forwarder on port %d reaches only mcpolicy's egress proxy through a bound unix socket; start with mcpolicy run", p.Network.ProxyPort)}
 		case emit.Scope:
 			return emit.Row{Support: emit.Enforced, How: "own network, IPC and PID namespaces; mcpolicy-launch gives docker and podman alike Docker's default seccomp profile (no keyring, io_uring or vsock)"}
+		case emit.Credentials:
+			return emit.Injected()
 		case emit.ToolSurface:
 			return emit.Relayed()
 		case emit.Limits:

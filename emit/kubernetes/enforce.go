@@ -66,6 +66,9 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 			return emit.Row{Support: emit.Enforced, How: fmt.Sprintf("NetworkPolicy: egress only to the egress-proxy Pod on port %d, by address (no DNS); the proxy's own NetworkPolicy allows only the allowlist's ports, and no private, loopback, link-local, CGNAT or ULA address but one an entry names; hosts are matched by the proxy, never by the CNI", p.Network.ProxyPort)}
 		case emit.Scope:
 			return emit.Row{Support: emit.Enforced, How: "own network, IPC and PID namespaces: hostNetwork, hostIPC, hostPID and shareProcessNamespace false"}
+		case emit.Credentials:
+			return emit.NotInjected(p, "the proxy Pod does not yet read the value from a Secret mounted in it alone",
+				"leave kubernetes out of this server's backends and run it with mcpolicy run on bwrap, docker or podman, whose egress proxy injects the value")
 		case emit.ToolSurface:
 			return emit.NotRelayed(p, "the cluster starts the Pod, not mcpolicy-launch")
 		case emit.Limits:

@@ -139,6 +139,11 @@ func report(p *compiler.Plan, h Host) []emit.Row {
 			}
 			return emit.Row{Support: emit.Partial, How: fmt.Sprintf("ABI %d < %d: abstract unix sockets and signals are not scoped", h.ABI, ScopeABI),
 				Degradation: AcceptNoScope, Alternative: "use a kernel with Landlock ABI 6 (Linux 6.12), or the bwrap or docker backend"}
+		case emit.Credentials:
+			// Refused with the allowlist a credential needs (above): no
+			// proxy stands between a Landlock server and the network.
+			return emit.NotInjected(p, "Landlock has no egress proxy path: its egress allowlist is refused",
+				"run this server on bwrap, docker or podman, whose egress proxy injects the value")
 		case emit.ToolSurface:
 			return emit.Relayed()
 		case emit.Limits:

@@ -61,6 +61,9 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 			return emit.Row{Support: emit.Enforced, How: fmt.Sprintf(`(allow network-outbound (remote tcp "localhost:%d")) to mcpolicy's egress proxy, which checks host:port; start with mcpolicy run`, p.Network.ProxyPort)}
 		case emit.Scope:
 			return emit.Row{Support: emit.Enforced, How: "signal and process-info only (target same-sandbox); sysctl-read only the baseline's names (never kern.proc.*: other processes); mach-lookup only the baseline's services"}
+		case emit.Credentials:
+			return emit.NotInjected(p, "the wrapper runs sandbox-exec, and its egress proxy on the host's loopback has no placeholder nor CA path on macOS",
+				"leave seatbelt out of this server's backends and run it on bwrap, docker or podman, whose egress proxy injects the value")
 		case emit.ToolSurface:
 			return emit.NotRelayed(p, "the wrapper runs sandbox-exec, not mcpolicy-launch")
 		case emit.Limits:

@@ -2,6 +2,7 @@ package why
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
@@ -11,6 +12,17 @@ import (
 // backend may set it itself, else the cleared environment keeps it out.
 func (e *eval) env(v *Verdict, name string) {
 	defer finish(v)
+	for _, g := range e.p.Credentials {
+		if g.Name != name {
+			continue
+		}
+		// The variable is set, to a placeholder: the value is not reachable.
+		v.At = append(v.At, "a placeholder; the real value is injected by the proxy for "+strings.Join(g.To, ", ")+" only")
+		v.Stops = append(v.Stops, Stop{Rule: StopCredential, Pos: e.m.pos(orPos(e.p.CredentialPos[name].Entry, e.p.Pos)),
+			Detail: fmt.Sprintf("the value (%s) stays outside the sandbox: the egress proxy sends it as %s on requests to those destinations alone, and puts the placeholder back in their responses",
+				compiler.SourceSummary(g.From), compiler.InjectionSummary(g.As))})
+		return
+	}
 	for _, g := range e.p.Env {
 		if g.Name != name {
 			continue

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -35,6 +36,12 @@ func (e *eval) destination(v *Verdict, t Target) {
 	}
 	g := Grant{Kind: string(compiler.GrantEgress), Summary: "egress to " + rule.String(), Pos: e.m.pos(orPos(pos, e.p.Network.Pos))}
 	e.allowed(v, host, rule, g, "through mcpolicy's egress proxy (HTTP CONNECT, or plain HTTP, to "+egress.Proxy+")")
+	dest := net.JoinHostPort(host, strconv.Itoa(t.Port))
+	for _, c := range e.p.Credentials {
+		if len(v.Access) > 0 && slices.Contains(c.To, dest) {
+			v.At = append(v.At, fmt.Sprintf("the proxy intercepts TLS to %s and injects credential %s as %s in place of its placeholder", dest, c.Name, compiler.InjectionSummary(c.As)))
+		}
+	}
 }
 
 // notAllowed says why the allowlist refuses host:port, and what comes

@@ -153,6 +153,7 @@ const (
 	StopPrivate     = "private-address"
 	StopDirect      = "direct-connection"
 	StopEnvCleared  = "env-cleared"
+	StopCredential  = "credential" // the server holds a placeholder
 	StopRefused     = "backend-refuses"
 	StopNoExec      = "noexec"
 	StopAbsentProt  = "protected-absent" // not a stop: a name that can be created

@@ -38,14 +38,18 @@ type traits struct {
 	// (a mount's target is not used); otherwise each mount is at its
 	// target. Lint resolves a symlink's text by it.
 	hostPaths bool
+	// injects: its egress proxy keeps a credential's value outside the
+	// sandbox, the server holding a placeholder (issue 41); the
+	// backend's credentials row says how.
+	injects bool
 }
 
 // table is in the registry's report order.
 var table = []traits{
-	{name: Bwrap, builds: Bwrap, dflt: true, program: Bwrap},
+	{name: Bwrap, builds: Bwrap, dflt: true, program: Bwrap, injects: true},
 	{name: Landlock, builds: Landlock, dflt: true, hostPaths: true},
-	{name: Docker, builds: Docker, image: true, dflt: true, program: Docker},
-	{name: Podman, builds: Docker, image: true, program: Podman},
+	{name: Docker, builds: Docker, image: true, dflt: true, program: Docker, injects: true},
+	{name: Podman, builds: Docker, image: true, program: Podman, injects: true},
 	{name: Seatbelt, builds: Seatbelt, noNetns: true, program: "sandbox-exec", hostPaths: true},
 	{name: Kubernetes, builds: Kubernetes, image: true},
 }
@@ -87,6 +91,13 @@ func RunsImage(name string) bool {
 func NoNetns(name string) bool {
 	t, _ := lookup(name)
 	return t.noNetns
+}
+
+// InjectsCredentials reports whether name keeps a credential's value
+// outside the sandbox: a plan with credentials builds for it.
+func InjectsCredentials(name string) bool {
+	t, _ := lookup(name)
+	return t.injects
 }
 
 // HostPaths reports whether name shows the server each grant at its host

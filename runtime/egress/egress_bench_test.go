@@ -3,10 +3,15 @@ package egress
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +22,7 @@ import (
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/internal/allowlist"
+	"github.com/mcpolicy/mcpolicy/internal/credential"
 	"github.com/mcpolicy/mcpolicy/runtime/egress/forwarder"
 )
 
@@ -57,6 +63,16 @@ const bulkSize = 64 << 20
 // op=connect-echo is a new connection and its first 1-byte round trip;
 // op=bulk 64 MiB down one connection (upstream to client), op=bulk-up the
 // same up.
+//
+// op=https-get is an HTTPS GET with a bearer token and a 1 KiB answer on
+// a kept-alive connection, op=https-connect the same on a new connection
+// (its TLS handshake included), for paths direct, proxy (a tunnel: TLS
+// end to end) and
+//
+//	path=intercept  a credential bound to the upstream: the proxy ends the
+//	                client's TLS with its session CA's certificate, puts
+//	                the value in, redacts the answer, and speaks TLS to
+//	                the upstream itself
 func BenchmarkEgress(b *testing.B) {
 	echo := upstream(b, func(c net.Conn) {
 		buf := make([]byte, 512)
@@ -162,6 +178,77 @@ func BenchmarkEgress(b *testing.B) {
 				}
 			}
 		})
+	}
+	benchHTTPS(b)
+}
+
+// benchHTTPS is BenchmarkEgress's https ops: a TLS upstream allowed to
+// both proxies, bound to a credential on the second.
+func benchHTTPS(b *testing.B) {
+	page := bytes.Repeat([]byte("x"), 1024)
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "" {
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+		w.Write(page)
+	}))
+	b.Cleanup(srv.Close)
+	target := srv.Listener.Addr().String()
+	allow, err := allowlist.Parse([]string{target})
+	if err != nil {
+		b.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	const value, placeholder = "ghp_R3alT0kenValue0123456789abcdefABCD", "ghp_Pl4ceh0lderXyz9876543210zyxwvuZYXW"
+	tunnel := &Proxy{Allow: allow, Log: io.Discard}
+	icept := &Proxy{Allow: allow, Log: io.Discard, UpstreamRoots: roots, Credentials: []Credential{{
+		Grant: credential.Grant{Name: "GITHUB_TOKEN", To: []string{target}, As: credential.Injection{Header: "Authorization", Format: "Bearer {}"}},
+		Value: value, Placeholder: placeholder}}}
+	ca, err := icept.CACert()
+	if err != nil {
+		b.Fatal(err)
+	}
+	trust := x509.NewCertPool()
+	trust.AddCert(srv.Certificate())
+	trust.AppendCertsFromPEM(ca)
+	client := func(proxy *Proxy, keepAlive bool) *http.Client {
+		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: trust}, DisableKeepAlives: !keepAlive}
+		if proxy != nil {
+			b.Cleanup(proxy.Close)
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			go proxy.Serve(ln)
+			tr.Proxy = http.ProxyURL(&url.URL{Scheme: "http", Host: ln.Addr().String()})
+		}
+		b.Cleanup(tr.CloseIdleConnections)
+		return &http.Client{Transport: tr}
+	}
+	paths := []struct {
+		name  string
+		proxy *Proxy
+	}{{"direct", nil}, {"proxy", tunnel}, {"intercept", icept}}
+	for _, op := range []string{"https-get", "https-connect"} {
+		for _, path := range paths {
+			c := client(path.proxy, op == "https-get")
+			b.Run("op="+op+"/path="+path.name, func(b *testing.B) {
+				for b.Loop() {
+					req, _ := http.NewRequest("GET", "https://"+target+"/", nil)
+					req.Header.Set("Authorization", "Bearer "+placeholder)
+					resp, err := c.Do(req)
+					if err != nil {
+						b.Fatal(err)
+					}
+					got, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != 200 || !bytes.Equal(got, page) {
+						b.Fatalf("%s, %d bytes: %.40q", resp.Status, len(got), got)
+					}
+				}
+			})
+		}
 	}
 }
 

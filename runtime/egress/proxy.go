@@ -7,6 +7,8 @@ package egress
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,8 +53,13 @@ type Decision struct {
 	// answer, a name that does not resolve). Hint says what to change.
 	Suggest string `json:"suggest,omitempty"`
 	Hint    string `json:"hint,omitempty"`
-	Up      int64  `json:"bytesUp"`
-	Down    int64  `json:"bytesDown"`
+	// Credential names the credential an "inject" line put in a request
+	// (never its value); Intercept marks a CONNECT whose TLS the proxy
+	// terminated to do so.
+	Credential string `json:"credential,omitempty"`
+	Intercept  bool   `json:"intercept,omitempty"`
+	Up         int64  `json:"bytesUp"`
+	Down       int64  `json:"bytesDown"`
 }
 
 // Proxy enforces an allowlist. It resolves names itself and connects to
@@ -78,6 +85,18 @@ type Proxy struct {
 	LogLimit int64
 	// MaxConns is how many connections Serve serves at once; 0: DefaultMaxConns.
 	MaxConns int
+	// Credentials are put into requests to their destinations (issue
+	// 41): a CONNECT to one is intercepted, its TLS terminated with a
+	// certificate of the session CA (CACert); every other CONNECT stays a
+	// tunnel. nil: none.
+	Credentials []Credential
+	// UpstreamRoots verify an intercepted destination's certificate;
+	// nil: the host's roots. Tests give their own CA.
+	UpstreamRoots *x509.CertPool
+
+	caOnce sync.Once
+	ca     *sessionCA
+	caErr  error
 
 	mu         sync.Mutex // the log
 	logStarted bool
@@ -506,6 +525,23 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 		deny(w, d)
 		return
 	}
+	// A destination credentials are bound to: the proxy's own TLS to it,
+	// verified before the server is told the tunnel is there.
+	var upTLS *tls.Conn
+	creds := p.bound(d.Host, port)
+	if len(creds) > 0 {
+		if upTLS, err = p.upstreamTLS(upstream, d.Host); err == nil {
+			_, err = p.sessionCA()
+		}
+		if err != nil {
+			upstream.Close()
+			d.Action, d.Reason, d.Denied = "deny", "upstream: "+err.Error(), DeniedUpstream
+			p.log(d)
+			http.Error(w, "mcpolicy egress proxy: upstream failed", http.StatusBadGateway)
+			return
+		}
+		d.Intercept = true
+	}
 	hj, ok := w.(http.Hijacker)
 	if !ok {
 		upstream.Close()
@@ -527,6 +563,13 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	defer p.untrack(client)
 	defer p.untrack(upstream)
 	client.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n"))
+	if upTLS != nil {
+		p.intercept(readerConn{client, buf.Reader}, upTLS, d.Host, port, creds, &d)
+		client.Close()
+		upstream.Close()
+		p.log(d)
+		return
+	}
 	// What the client sent past the headers is in buf; the rest is copied
 	// between the bare sockets.
 	pending, _ := buf.Reader.Peek(buf.Reader.Buffered())
@@ -552,6 +595,15 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	upstream.Close()
 	p.log(d)
 }
+
+// readerConn is a hijacked connection read through the server's reader,
+// which may hold what the client sent past the CONNECT's head.
+type readerConn struct {
+	net.Conn
+	r io.Reader
+}
+
+func (c readerConn) Read(b []byte) (int, error) { return c.r.Read(b) }
 
 // copyBufSize is a tunnel's copy buffer. Large, because a loopback
 // socket moves more per system call the more it is given (measured:

@@ -28,6 +28,17 @@ type BwrapSpec struct {
 	// and bind, and read the server's requests and answer them.
 	OwnSocket string             `json:"-"`
 	CheckOwn  func(fd int) error `json:"-"`
+	// Data are files made for this launch alone (mcpolicy run's session
+	// CA, for the credentials the proxy injects), bound read-only from
+	// memory: no host path, so no grant, holds them.
+	Data []DataFile `json:"-"`
+}
+
+// DataFile is a read-only file in the sandbox whose content comes from
+// the launcher's memory.
+type DataFile struct {
+	Target string
+	Data   []byte
 }
 
 // Bwrap is a bwrap launch ready to exec: its argv and the descriptors it
@@ -113,8 +124,15 @@ func (p *bwrapPrep) args() error {
 	args := p.spec.Args
 	p.b.Argv = []string{artefact.BwrapProgram}
 	i := 0
+	data := false // p.spec.Data bound: before the root is made read-only
 	for ; i < len(args); i++ {
 		a := args[i]
+		if (a == "--" || a == "--remount-ro") && !data {
+			if err := p.data(); err != nil {
+				return err
+			}
+			data = true
+		}
 		if a == "--" {
 			break
 		}
@@ -156,8 +174,26 @@ func (p *bwrapPrep) args() error {
 			return err
 		}
 	}
+	if !data {
+		if err := p.data(); err != nil {
+			return err
+		}
+	}
 	for _, w := range args[i:] {
 		p.b.Argv = append(p.b.Argv, p.homeWord(w))
+	}
+	return nil
+}
+
+// data binds each of the spec's data files, read-only, mode 0444.
+func (p *bwrapPrep) data() error {
+	for _, f := range p.spec.Data {
+		fd, err := memfd("mcpolicy-data", f.Data)
+		if err != nil {
+			return err
+		}
+		p.b.FDs = append(p.b.FDs, fd)
+		p.b.Argv = append(p.b.Argv, "--perms", "0444", "--ro-bind-data", strconv.Itoa(fd), f.Target)
 	}
 	return nil
 }

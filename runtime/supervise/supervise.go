@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -74,6 +75,9 @@ type Options struct {
 	// relay (runtime/toolrelay) runs between Stdin and Stdout and the
 	// sandbox's stdio, its decisions logged in Launch.
 	Tools *toolpolicy.Policy
+	// UpstreamRoots verify the destinations credentials are sent to:
+	// egress.Proxy.UpstreamRoots (nil: the host's roots; tests set theirs).
+	UpstreamRoots *x509.CertPool
 }
 
 // Run starts the server and returns its exit status once everything it
@@ -87,6 +91,13 @@ func Run(ctx context.Context, p *compiler.Plan, o Options) (int, error) {
 		return 1, err
 	}
 	rt := b.Runtime()
+	// The plan's credentials: each value read at spawn (Environ, or the
+	// grant's command), the server given a placeholder under the grant's
+	// name and the proxy's session CA to trust, the value put into
+	// requests to the grant's destinations alone.
+	if err := checkCredentials(p, p.Credentials, rt.Sandbox, b.Name()); err != nil {
+		return 1, err
+	}
 	start, ok := runners[rt.Sandbox]
 	if !ok && rt.Sandbox == artefact.Cluster { // a cluster runs it, not this machine
 		return 1, fmt.Errorf("server %q: the %s backend runs in a cluster: apply .mcpolicy/%s/%s.yaml with kubectl (docs/kubernetes.md)", p.Server, b.Name(), b.Builds(), p.Server)
@@ -102,6 +113,11 @@ func Run(ctx context.Context, p *compiler.Plan, o Options) (int, error) {
 	if p.Network.Mode == "allowlist" {
 		if err := s.startProxy(); err != nil {
 			return 1, err
+		}
+		if len(p.Credentials) > 0 {
+			if err := s.prepareCredentials(p.Credentials); err != nil {
+				return 1, err
+			}
 		}
 	}
 	if o.Launch == nil {
@@ -134,6 +150,8 @@ type session struct {
 	serverStderr *os.File
 	// relay is the tool relay on the sandbox's stdio (nil: none).
 	relay *launch.ToolRelay
+	// creds are the credentials the proxy injects (nil: none).
+	creds *credentials
 
 	// checkPeers admits to the socket only the sandbox's processes (off
 	// only in a test's control case); sandbox says which those are.
@@ -453,11 +471,14 @@ func (s *session) bwrap(ctx context.Context) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	spec := &launch.BwrapSpec{BwrapSpec: artefact.BwrapSpec{Backend: artefact.BwrapProgram, Server: s.plan.Server, Plan: s.plan.Hash, Env: s.plan.EnvNames(), Args: args}}
+	spec := &launch.BwrapSpec{BwrapSpec: artefact.BwrapSpec{Backend: artefact.BwrapProgram, Server: s.plan.Server, Plan: s.plan.Hash, Env: s.creds.names(s.plan.EnvNames()), Args: args}}
 	if s.proxy != nil {
 		spec.OwnSocket, spec.CheckOwn = inside.Socket, s.checkOwn
 	}
-	b, err := launch.PrepareBwrap(spec, s.machine.ProjectRoot, s.machine.Home, s.opt.Environ)
+	if s.creds != nil {
+		spec.Data = s.creds.files
+	}
+	b, err := launch.PrepareBwrap(spec, s.machine.ProjectRoot, s.machine.Home, s.creds.environ(s.opt.Environ))
 	if err != nil {
 		return 1, err
 	}
@@ -546,6 +567,9 @@ func (s *session) container(ctx context.Context) (int, error) {
 	if err != nil {
 		return 1, err
 	}
+	if args, err = s.creds.engineArgs(args, s.dir); err != nil {
+		return 1, err
+	}
 	// A name of its own, for signals (engineSignal).
 	name := "mcpolicy-run-" + s.plan.Server + "-" + randomHex(4)
 	args = append([]string{args[0], "--name", name}, args[1:]...)
@@ -567,8 +591,10 @@ func (s *session) container(ctx context.Context) (int, error) {
 		return 1, err
 	}
 	cmd := exec.Command(engine, args...)
-	cmd.ExtraFiles = []*os.File{profile}             // fd 3
-	cmd.Env = append(os.Environ(), s.opt.Environ...) // -e NAME copies the value from the engine's environment
+	cmd.ExtraFiles = []*os.File{profile} // fd 3
+	// -e NAME copies the value from the engine's environment: a
+	// credential's name has its placeholder there, never the value.
+	cmd.Env = s.creds.environ(append(os.Environ(), s.opt.Environ...))
 	if err := s.stdio(cmd); err != nil {
 		return 1, err
 	}

@@ -9,7 +9,9 @@ package supervise_test
 //	TestEgressRun               supervise.Run in this process: every probe
 //	                            answer, the decision log, no survivors (per
 //	                            backend), and a tunnel its upstream never
-//	                            closes is closed and logged when Run returns
+//	                            closes is closed and logged when Run returns;
+//	                            a credential never inside (credentialRun,
+//	                            credentials_test.go)
 //	TestEgressSupervisorKilled  `mcpolicy run` as a process, SIGKILLed while
 //	                            its server blocks: the sidecar and the
 //	                            sandbox go anyway
@@ -142,6 +144,7 @@ func TestMain(m *testing.M) {
 }
 
 func teardown() {
+	hostileCleanup()
 	if w.holdLn != nil {
 		w.holdLn.Close()
 	}
@@ -443,7 +446,13 @@ func TestEgressRun(t *testing.T) {
 	t.Parallel()
 	setup(t)
 	before := egressDirs(t)
-	concurrently(t, []string{"bwrap", "docker", "podman", "tunnel-ends-with-run", "log-full"}, func(t *testing.T, name string) {
+	concurrently(t, []string{"bwrap", "docker", "podman", "tunnel-ends-with-run", "log-full",
+		"credential-bwrap", "credential-docker", "credential-podman"}, func(t *testing.T, name string) {
+		if backend, ok := strings.CutPrefix(name, "credential-"); ok {
+			needBackend(t, backend)
+			credentialRun(t, backend)
+			return
+		}
 		switch name {
 		case "tunnel-ends-with-run":
 			needBackend(t, "bwrap")

@@ -252,7 +252,10 @@ func serverEnviron(plans []*compiler.Plan, plan *compiler.Plan, machine compiler
 	if err := envFileOutsideProject(plans, envFile, machine.ProjectRoot, machine.Home); err != nil {
 		return nil, err
 	}
-	return launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: envFile, Grants: grantSources(plan, machine)}, plan.EnvNames())
+	// A credential read from the environment may come from the env file
+	// too (it goes to the proxy; its placeholder to the server).
+	names := append(plan.EnvNames(), plan.CredentialSourceEnv()...)
+	return launch.WithEnvFile(os.Environ(), launch.EnvFile{Path: envFile, Grants: grantSources(plan, machine)}, names)
 }
 
 // grantSources are the host paths the plan mounts, the host backends'

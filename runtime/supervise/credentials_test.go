@@ -1,0 +1,339 @@
+package supervise_test
+
+// A credential that never enters the sandbox (issue 41), through
+// `mcpolicy run` with real traffic: stand-in HTTPS upstreams on
+// 203.0.113.7 (TEST-NET-3, on lo for the test, setup) with certificates
+// of a test CA the proxy verifies them against; a hostile server
+// (testdata/hostile) that looks for the value everywhere it can read and
+// sends its placeholder everywhere it can reach. Per backend with egress.
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/internal/syncbuf"
+	"github.com/mcpolicy/mcpolicy/internal/testbin"
+	"github.com/mcpolicy/mcpolicy/project"
+	"github.com/mcpolicy/mcpolicy/runtime/egress"
+	"github.com/mcpolicy/mcpolicy/runtime/supervise"
+)
+
+const hostilePkg = "./runtime/supervise/testdata/hostile"
+
+// recorder is a stand-in upstream that keeps every request it received
+// (headers, query, body) and answers with all of it: in the body, in
+// pieces, and in a header.
+type recorder struct {
+	mu   sync.Mutex
+	got  bytes.Buffer
+	auth []string
+}
+
+func (rc *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	var req bytes.Buffer
+	fmt.Fprintf(&req, "%s %s\n", r.Method, r.URL.RequestURI())
+	r.Header.Write(&req)
+	req.Write(body)
+	rc.mu.Lock()
+	rc.got.Write(req.Bytes())
+	rc.auth = append(rc.auth, r.Header.Get("Authorization"))
+	rc.mu.Unlock()
+	w.Header().Set("X-Echo", strings.ReplaceAll(req.String(), "\n", " | "))
+	for b := req.Bytes(); len(b) > 0; {
+		n := min(5, len(b))
+		w.Write(b[:n])
+		w.(http.Flusher).Flush()
+		b = b[n:]
+	}
+}
+
+func (rc *recorder) received() (string, []string) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.got.String(), append([]string{}, rc.auth...)
+}
+
+// testPKI is a test CA (the stand-ins' root, which the proxy verifies
+// them against) and a certificate it signed for names.
+func testPKI(t *testing.T, names ...string) (*x509.CertPool, tls.Certificate) {
+	t.Helper()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "mcpolicy test root"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ = x509.ParseCertificate(caDER)
+	leafKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	leaf := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: names[0]}, DNSNames: names,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
+	der, err := x509.CreateCertificate(rand.Reader, leaf, ca, &leafKey.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	return pool, tls.Certificate{Certificate: [][]byte{der}, PrivateKey: leafKey}
+}
+
+// hostileReport is testdata/hostile's output.
+type hostileReport struct {
+	Env    string              `json:"env"`
+	Trust  map[string]string   `json:"trust"`
+	Tokens map[string][]string `json:"tokens"`
+	HTTP   map[string]string   `json:"http"`
+	Write  string              `json:"writeCA"`
+	Bytes  int64               `json:"scanned"`
+}
+
+// credentialRun (TestEgressRun's credential-BACKEND, with the other
+// in-process runs): the bound upstream receives the real value; the
+// hostile server sees only its placeholder, wherever it looks, and
+// cannot get the value by sending the placeholder to a second allowed
+// host, to a host it controls, or by having the bound host reflect it.
+func credentialRun(t *testing.T, backend string) {
+	hostile := testbin.Build(t, hostilePkg)
+	roots, cert := testPKI(t, "api.test", "mirror.test", "attacker.test")
+	stands := map[string]*recorder{"api": {}, "mirror": {}, "attacker": {}}
+	ports := map[string]int{}
+	for name, rc := range stands {
+		s := httptest.NewUnstartedServer(rc)
+		ln, err := net.Listen("tcp", net.JoinHostPort(upstreamAddr, "0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Listener.Close()
+		s.Listener = ln
+		s.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+		s.StartTLS()
+		t.Cleanup(s.Close)
+		ports[name] = ln.Addr().(*net.TCPAddr).Port
+	}
+	bound := fmt.Sprintf("api.test:%d", ports["api"])
+	hosts := fmt.Sprintf("%s api.test mirror.test attacker.test\n", upstreamAddr)
+	value := "ghp_" + alnum(36)
+
+	marker := w.marker + randomHex(2) + "-cred-" + backend
+	server := "cred-" + marker
+	dir := filepath.Join(base, "projects", server)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const inBox = "/opt/probe/hostile"
+	var confine string
+	if backend == "bwrap" {
+		copyFile(t, hostile, filepath.Join(dir, "hostile"))
+		confine = fmt.Sprintf(`backends: ["bwrap"]
+	runtime: "static"
+	mounts: [{source: "hostile", target: %q}]`, inBox)
+	} else {
+		confine = fmt.Sprintf(`backends: ["docker"]
+	image: %q`, hostileImage(t, backend, hostile))
+	}
+	urls := []string{"https://" + bound + "/reflect", fmt.Sprintf("https://mirror.test:%d/", ports["mirror"]), fmt.Sprintf("https://attacker.test:%d/", ports["attacker"])}
+	policy := fmt.Sprintf(`version: "v1"
+servers: %q: {
+	%s
+	command: [%q, "GITHUB_TOKEN", %q, %q, %q]
+	network: allow: [%q, "mirror.test:%d", "attacker.test:%d"]
+	credentials: GITHUB_TOKEN: to: [%q]
+}
+`, server, confine, inBox, urls[0], urls[1], urls[2], bound, ports["mirror"], ports["attacker"], bound)
+	file := filepath.Join(dir, "mcpolicy.cue")
+	if err := os.WriteFile(file, []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	proj, err := project.Discover(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans, err := proj.Compile(home(t))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, policy)
+	}
+	if g := plans[0].Credentials; len(g) != 1 || g[0].As.Header != "Authorization" || g[0].As.Format != "Bearer {}" || g[0].From.Env != "GITHUB_TOKEN" {
+		t.Fatalf("the plan's credentials: %+v", g)
+	}
+	resolve, err := egress.HostsResolver(strings.NewReader(hosts), noDNS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr, log syncbuf.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	code, err := supervise.Run(ctx, plans[0], supervise.Options{
+		Backend: backend,
+		Machine: compiler.Machine{ProjectRoot: proj.Root, Home: home(t)},
+		Self:    w.bin,
+		Log:     &log,
+		Resolve: resolve, Exempt: standIns(hosts),
+		Stdout: &stdout, Stderr: &stderr,
+		Environ:       []string{"GITHUB_TOKEN=" + value},
+		UpstreamRoots: roots,
+	})
+	if err != nil || code != 0 {
+		t.Fatalf("supervise.Run: code %d, %v\nstderr: %s", code, err, stderr.String())
+	}
+	var rep hostileReport
+	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+		t.Fatalf("the hostile server's report: %v\n%s\nstderr: %s", err, stdout.String(), stderr.String())
+	}
+	ph := rep.Env
+	t.Logf("scanned %d bytes; tokens seen: %v; http: %v", rep.Bytes, rep.Tokens, rep.HTTP)
+
+	// What the server holds: a placeholder of the value's shape.
+	if ph == value || len(ph) != len(value) || !strings.HasPrefix(ph, "ghp_") {
+		t.Fatalf("the server's GITHUB_TOKEN is not a placeholder of the value's shape: %q", ph)
+	}
+	if where, ok := rep.Tokens[value]; ok {
+		t.Errorf("the server read the value: %v", where)
+	}
+	// The scan's control: each way it looks finds the placeholder, so
+	// each would have found the value.
+	where := strings.Join(rep.Tokens[ph], " ")
+	for _, want := range []string{"environ", "/environ", "/mem", "bound body"} {
+		if !strings.Contains(where, want) {
+			t.Errorf("the scan did not find the placeholder in %s (it found it in %s): would it find the value there?", want, where)
+		}
+	}
+	for k, v := range rep.Trust {
+		if v == "" {
+			t.Errorf("%s is not set in the sandbox", k)
+		}
+	}
+	if rep.Write == "" {
+		t.Error("the server wrote the CA bundle")
+	}
+	for _, a := range []string{"bound", "bound-elsewhere", "mirror", "attacker"} {
+		if rep.HTTP[a] != "200" {
+			t.Errorf("%s: %s", a, rep.HTTP[a])
+		}
+	}
+
+	// What the upstreams received: the value at the bound host, in the
+	// bound header alone; the placeholder everywhere else.
+	got, auth := stands["api"].received()
+	if len(auth) != 2 || auth[0] != "Bearer "+value || auth[1] != "token "+ph {
+		t.Errorf("the bound upstream's Authorization headers: %q", auth)
+	}
+	if strings.Count(got, value) != 1 {
+		t.Errorf("the bound upstream received the value %d times, want once (the bound header):\n%s", strings.Count(got, value), got)
+	}
+	for _, name := range []string{"mirror", "attacker"} {
+		got, auth := stands[name].received()
+		if strings.Contains(got, value) {
+			t.Errorf("%s received the value:\n%s", name, got)
+		}
+		if len(auth) != 1 || auth[0] != "Bearer "+ph {
+			t.Errorf("%s's Authorization headers: %q", name, auth)
+		}
+	}
+
+	// The decision log names the injection, and holds neither string.
+	logged := log.String()
+	if strings.Contains(logged, value) || strings.Contains(logged, ph) || strings.Contains(stderr.String(), value) {
+		t.Errorf("the value or the placeholder is logged:\n%s\nstderr: %s", logged, stderr.String())
+	}
+	ds, err := parseDecisions(logged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	injects := 0
+	for _, d := range ds {
+		if d.Action == egress.ActionInject {
+			injects++
+			if d.Credential != "GITHUB_TOKEN" || d.Host != "api.test" {
+				t.Errorf("inject line: %+v", d)
+			}
+		}
+	}
+	if injects != 1 {
+		t.Errorf("%d inject lines, want 1:\n%s", injects, logged)
+	}
+	noSurvivors(t, backend, plans[0], marker)
+}
+
+func alnum(n int) string {
+	const chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, n)
+	rand.Read(b)
+	for i := range b {
+		b[i] = chars[int(b[i])%len(chars)]
+	}
+	return string(b)
+}
+
+var hostileImages sync.Map // engine -> *importOnce
+
+// hostileImage imports, once per engine, an image holding the hostile
+// server at /opt/probe/hostile (and an empty /tmp), removed at the end.
+func hostileImage(t *testing.T, engine, hostile string) string {
+	t.Helper()
+	tag := "localhost/mcpolicy-hostile:" + w.marker
+	v, _ := hostileImages.LoadOrStore(engine, &importOnce{})
+	im := v.(*importOnce)
+	im.once.Do(func() {
+		bin, err := os.ReadFile(hostile)
+		if err != nil {
+			im.err = err
+			return
+		}
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		for _, d := range []string{"opt/", "opt/probe/"} {
+			tw.WriteHeader(&tar.Header{Name: d, Typeflag: tar.TypeDir, Mode: 0o755})
+		}
+		tw.WriteHeader(&tar.Header{Name: "tmp/", Typeflag: tar.TypeDir, Mode: 0o1777})
+		tw.WriteHeader(&tar.Header{Name: "opt/probe/hostile", Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(bin))})
+		tw.Write(bin)
+		tw.Close()
+		cmd := exec.Command(engine, "import", "-", tag)
+		cmd.Stdin = &buf
+		if out, err := cmd.CombinedOutput(); err != nil {
+			im.err = fmt.Errorf("%s import: %v\n%s", engine, err, out)
+			return
+		}
+		im.imported = true
+	})
+	if im.err != nil {
+		t.Fatal(im.err)
+	}
+	hostileTags.Store(engine, tag)
+	return tag
+}
+
+var hostileTags sync.Map
+
+// hostileCleanup removes the hostile images (TestMain's teardown).
+func hostileCleanup() {
+	hostileTags.Range(func(k, v any) bool {
+		exec.Command(k.(string), "rmi", "-f", v.(string)).Run()
+		return true
+	})
+}
