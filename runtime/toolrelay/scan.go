@@ -3,6 +3,8 @@ package toolrelay
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/mcpolicy/mcpolicy/internal/toolpolicy"
 )
 
 // Bounds of what the scanner keeps of a member: a key longer than
@@ -165,7 +167,7 @@ func (s *scanner) keyEnd() {
 	if json.Unmarshal(raw, &k) != nil {
 		return
 	}
-	s.isID = k == "id"
+	s.isID = toolpolicy.FoldKey(k) == "ID" // "ID" is "id" to a parser that ignores case
 	if s.onKey != nil {
 		s.onKey(k, s.keyStart)
 	}

@@ -141,7 +141,7 @@ func (r *relay) answersIn(v json.RawMessage) []*listEntry {
 // filterObject filters one message object when it answers a tools/list,
 // nil when it does not or passes unchanged.
 func (r *relay) filterObject(v []byte) []byte {
-	obj, err := toolpolicy.ObjectKeys(v)
+	obj, err := toolpolicy.ObjectKeys(v, messageKeys...)
 	if err != nil {
 		if hits := r.answersIn(v); len(hits) > 0 {
 			return r.failClosed(hits, "the answer does not parse: "+err.Error())
@@ -175,7 +175,7 @@ func (r *relay) filterObject(v []byte) []byte {
 	if r.pinRefused != "" {
 		return r.pinRefusal(e.id, "", r.pinRefused).response(e.id)
 	}
-	rm, err := toolpolicy.ObjectKeys(res)
+	rm, err := toolpolicy.ObjectKeys(res, "tools", "nextCursor")
 	if err != nil {
 		return r.failClosedLocked([]*listEntry{e}, "its result: "+err.Error())
 	}
@@ -228,7 +228,7 @@ func (r *relay) filterObject(v []byte) []byte {
 // keepTool decides one listed tool; change is set when it differs from the
 // pin. Under mu.
 func (r *relay) keepTool(raw json.RawMessage, id json.RawMessage) (name string, keep bool, change string) {
-	tm, err := toolpolicy.ObjectKeys(raw)
+	tm, err := toolpolicy.ObjectKeys(raw, pinnedKeys...)
 	if err == nil {
 		err = json.Unmarshal(tm["name"], &name)
 	}

@@ -1,6 +1,10 @@
 package toolrelay
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/mcpolicy/mcpolicy/internal/toolpolicy"
+)
 
 // maxHeld bounds what a streamed line holds back while it reads a
 // top-level key or an id: a key, its id and the space between.
@@ -38,10 +42,10 @@ func (r *relay) serverLong(prefix []byte, lr *lineReader) error {
 		// carry a tools/list's id: its ids are its own. It is cut only if
 		// a result or an error follows, which would make it an answer.
 		onKey: func(key string, start int64) {
-			switch key {
-			case "method":
+			switch toolpolicy.FoldKey(key) { // as a parser that ignores case reads it
+			case "METHOD":
 				st.method = true
-			case "result", "error":
+			case "RESULT", "ERROR":
 				st.answer = true
 				if st.match != nil {
 					st.cut(start, st.match, long)

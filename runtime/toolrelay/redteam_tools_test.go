@@ -1,0 +1,91 @@
+package toolrelay
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// sentinel is an allowed call: when the server reads it next, nothing
+// the relay refused reached the server before it.
+const sentinel = `{"jsonrpc":"2.0","id":"sentinel","method":"tools/call","params":{"name":"read_graph"}}` + "\n"
+
+// TestRedTeamClientCaseFolded (red team): a hostile or sloppy client spells
+// a key of the message, of its params or of its arguments so that Go's
+// encoding/json (which mcp-go servers, the filesystem server among them,
+// decode requests with) reads it as the key the relay checks, while the
+// relay would read it as another: the method ("METHOD"), the tool's name
+// twice ("name" and "Name", the server reads the last), the arguments
+// twice or alone under another case. Each is refused and none reaches
+// the server.
+func TestRedTeamClientCaseFolded(t *testing.T) {
+	attacks := []string{
+		`{"jsonrpc":"2.0","id":1,"METHOD":"tools/call","params":{"name":"delete_entities"}}`,
+		`{"jsonrpc":"2.0","id":2,"Method":"tools/call","params":{"name":"delete_entities"}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_graph","Name":"delete_entities"}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read_graph","N\u0061ME":"delete_entities"}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"/workspace/a"},"Arguments":{"path":"/etc/passwd"}}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"read_file","ARGUMENTS":{"path":"/etc/passwd"}}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read_file","arguments":{"PATH":"/etc/passwd"}}}`,
+		`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"read_graph"},"paramſ":{"name":"delete_entities"}}`,
+		`{"jsonrpc":"2.0","id":9,"method":"tools/call","Params":{"name":"delete_entities"},"params":{"name":"read_graph"}}`,
+		`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"/workspace/a","pat\u0048":"/etc/passwd"}}}`,
+	}
+	// The premise: what mcp-go's request decoding reads of each.
+	for _, a := range attacks[:4] {
+		var req struct {
+			Method string `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal([]byte(a), &req); err != nil || req.Method != "tools/call" || req.Params.Name != "delete_entities" {
+			t.Fatalf("encoding/json reads %s as %+v (%v): the premise changed", a, req, err)
+		}
+	}
+	h := newHarness(t, memoryPolicy())
+	for i, a := range attacks {
+		h.send(a + "\n")
+		line := h.fromRelay()
+		id, code, msg, _ := errorOf(t, line)
+		if id != fmt.Sprint(i+1) || code == 0 {
+			t.Errorf("%s: answered %q", a, line)
+		}
+		if !strings.Contains(msg, "ignores case") && !strings.Contains(msg, "denied") {
+			t.Errorf("%s: refused for another reason: %s", a, msg)
+		}
+		h.send(sentinel)
+		if got := h.toServer(); got != sentinel {
+			t.Fatalf("%s reached the server: %q", a, got)
+		}
+	}
+}
+
+// TestRedTeamServerCaseFolded (red team): a server answers a tools/list
+// with keys a case-insensitive client (mcp-go's) reads as "id", "result",
+// "tools" or a tool's "name" while the relay would not: the denied tool
+// never reaches the client.
+func TestRedTeamServerCaseFolded(t *testing.T) {
+	const all = `[{"name":"read_graph"},{"name":"delete_entities"}]`
+	for _, answer := range []string{
+		`{"jsonrpc":"2.0","ID":1,"result":{"tools":` + all + `}}`,
+		`{"jsonrpc":"2.0","Id":1,"result":{"tools":` + all + `}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"read_graph"}]},"Result":{"tools":` + all + `}}`,
+		`{"jsonrpc":"2.0","id":1,"Result":{"tools":` + all + `}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"read_graph"}],"Tools":` + all + `}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"TOOLS":` + all + `}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"read_graph","Name":"delete_entities"}]}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"NAME":"delete_entities"},{"name":"read_graph"}]}}`,
+	} {
+		h := newHarness(t, memoryPolicy())
+		h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
+		h.toServer()
+		h.serve(answer + "\n")
+		got := h.fromRelay()
+		if strings.Contains(got, "delete_entities") {
+			t.Errorf("server wrote %s\nthe client got %s", answer, got)
+		}
+	}
+}
+
