@@ -3,6 +3,7 @@ package toolrelay
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -68,7 +69,7 @@ func number(s string) (string, bool) {
 			return "", false
 		}
 		f, _ := new(big.Float).SetInt(n).Float64()
-		return "n:" + strconv.FormatFloat(f, 'g', -1, 64), true
+		return numKey(f), true
 	}
 	if strings.ContainsRune(s, '_') || strings.ContainsAny(s, "xXpP") {
 		return "", false
@@ -79,10 +80,19 @@ func number(s string) (string, bool) {
 			return "", false
 		}
 	}
+	return numKey(f), true
+}
+
+// numKey keys a number by its integer part: the MCP Go SDK reads a
+// number id as a float64 and matches int64(f), so 1.5 answers the
+// request 1 to it. Keying 1.5 as 1 matches more answers than JavaScript
+// does, never fewer.
+func numKey(f float64) string {
+	f = math.Trunc(f)
 	if f == 0 {
 		f = 0 // -0 is 0
 	}
-	return "n:" + strconv.FormatFloat(f, 'g', -1, 64), true
+	return "n:" + strconv.FormatFloat(f, 'g', -1, 64)
 }
 
 // listEntry is a tools/list the client sent.

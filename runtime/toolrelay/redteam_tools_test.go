@@ -89,3 +89,20 @@ func TestRedTeamServerCaseFolded(t *testing.T) {
 	}
 }
 
+// TestRedTeamServerIDs (red team): a server answers a tools/list with an
+// id that the relay and a real client match differently. The MCP Go SDK
+// reads a number id as float64 and matches int64(f): 1.5 answers request
+// 1 there; JavaScript's Number() reads "1", 1.0, 1e0 and " 0x1 " as 1.
+// Every spelling a client takes for the tools/list's id is filtered.
+func TestRedTeamServerIDs(t *testing.T) {
+	for _, id := range []string{`1.5`, `1.999`, `1e0`, `1.0`, `10e-1`, `"1"`, `" 1 "`, `"0x1"`, `"1.5"`, `true`} {
+		h := newHarness(t, memoryPolicy())
+		h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
+		h.toServer()
+		h.serve(fmt.Sprintf(listAnswer, id))
+		if got := h.fromRelay(); strings.Contains(got, "delete_entities") {
+			t.Errorf("an answer with id %s passed unfiltered: %s", id, got)
+		}
+	}
+}
+
