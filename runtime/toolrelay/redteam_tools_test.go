@@ -1,8 +1,10 @@
 package toolrelay
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 )
@@ -106,3 +108,74 @@ func TestRedTeamServerIDs(t *testing.T) {
 	}
 }
 
+// TestRedTeamServerSplitAnswer (red team): the MCP Go SDK's client reads
+// JSON values from the stream, not lines (a newline inside a value is
+// white space to it), so a tools/list answer split across lines, the
+// id on a later line than the object's start, is one answer to it. Its
+// first line, which ends inside a value, never reaches the client whole:
+// what follows cannot complete it.
+func TestRedTeamServerSplitAnswer(t *testing.T) {
+	all := `{"tools":[{"name":"read_graph"},{"name":"delete_entities"}]}`
+	long := strings.Repeat("a", MaxServerLine+1)
+	for _, c := range []struct {
+		name  string
+		early bool // the first part is written before the tools/list is sent
+		parts []string
+	}{
+		{"id on the second line", false, []string{`{"jsonrpc":"2.0",`, `"id":1,"result":` + all + `}`}},
+		{"primed before the request", true, []string{`{"jsonrpc":"2.0",`, `"id":1,"result":` + all + `}`}},
+		{"in a string", true, []string{`{"x":"`, `","id":1,"result":` + all + `}`}},
+		{"a batch begun", true, []string{`[{"jsonrpc":"2.0",`, `"id":1,"result":` + all + `}]`}},
+		{"one key a line", false, []string{`{`, `"jsonrpc":"2.0",`, `"id":1,`, `"result":` + all, `}`}},
+		{"a first line over MaxServerLine", true, []string{`{"jsonrpc":"2.0","x":"` + long + `",`, `"id":1,"result":` + all + `}`}},
+		{"a first line over MaxServerLine, awaited", false, []string{`{"jsonrpc":"2.0","x":"` + long + `",`, `"id":1,"result":` + all + `}`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, memoryPolicy())
+			// A line the relay writes after the parts: it has written all
+			// it will of them once this one comes.
+			const after = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"end"}}`
+			var got bytes.Buffer
+			read := make(chan error, 1)
+			go func() { // the client reads while a long line streams
+				for {
+					line, err := h.clientOut.ReadString('\n')
+					if err != nil || line == after+"\n" {
+						read <- err
+						return
+					}
+					got.WriteString(line)
+				}
+			}()
+			list := func() {
+				h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
+				h.toServer()
+			}
+			if !c.early {
+				list()
+			}
+			for i, p := range c.parts {
+				h.serve(p + "\n")
+				if c.early && i == 0 {
+					list()
+				}
+			}
+			h.serve(after + "\n")
+			if err := <-read; err != nil {
+				t.Fatal(err)
+			}
+			// The Go SDK's reading: JSON values, one after the other.
+			d := json.NewDecoder(&got)
+			for {
+				var v json.RawMessage
+				err := d.Decode(&v)
+				if err == io.EOF || err != nil {
+					break
+				}
+				if bytes.Contains(v, []byte("delete_entities")) {
+					t.Errorf("a stream reader took %s from what the client got: %q", v, got.String())
+				}
+			}
+		})
+	}
+}

@@ -38,6 +38,12 @@ func (r *relay) fromServer() error {
 func (r *relay) serverLine(line []byte) error {
 	r.out.Lock()
 	defer r.out.Unlock()
+	var b balance
+	if b.feed(line); b.open() {
+		body, end := cutNL(line)
+		line = append(append(append(make([]byte, 0, len(line)+1), body...), sealByte...), end...)
+		r.logSealed()
+	}
 	if r.lists.empty() {
 		return r.writeClient(line)
 	}
@@ -300,4 +306,12 @@ func (r *relay) failClosedLocked(hits []*listEntry, why string) []byte {
 func (r *relay) section() string {
 	f := r.pol.PinField()
 	return f[:len(f)-len(".pin")]
+}
+
+// logSealed logs, once a launch, that a line was sealed.
+func (r *relay) logSealed() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.logOnce(Decision{Kind: KindToolHidden, Field: r.section(),
+		Reason: "a server line that ends inside a JSON value, sealed with a NUL byte: a client reading values across lines would have joined it to the next"})
 }

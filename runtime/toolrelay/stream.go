@@ -15,17 +15,26 @@ const maxHeld = 4 << 10
 // top-level keys as they pass, holding back each key until it knows it is
 // not "id", and an id until it knows it answers no tools/list; one that
 // does (or a batch, which the relay cannot read streaming) cuts the line
-// there: the client gets what came before (an unfinished object), a line
-// end, and an error for the tools/list.
+// there: the client gets what came before (an unfinished object, sealed
+// with a NUL), a line end, and an error for the tools/list. A line that
+// ends inside a value is sealed too (balance).
 func (r *relay) serverLong(prefix []byte, lr *lineReader) error {
 	r.out.Lock()
 	defer r.out.Unlock()
+	var b balance
+	b.feed(prefix)
 	if r.lists.empty() {
 		if err := r.writeClient(prefix); err != nil {
 			return err
 		}
 		for {
 			p, last, err := lr.chunk()
+			b.feed(p)
+			if last && b.open() {
+				body, end := cutNL(p)
+				p = append(append(body[:len(body):len(body)], sealByte...), end...)
+				r.logSealed()
+			}
 			if werr := r.writeClient(p); werr != nil {
 				return werr
 			}
@@ -70,8 +79,13 @@ func (r *relay) serverLong(prefix []byte, lr *lineReader) error {
 	if err := st.piece(prefix); err != nil {
 		return err
 	}
+	var end []byte
 	for {
 		p, last, err := lr.chunk()
+		b.feed(p)
+		if last {
+			p, end = cutNL(p)
+		}
 		if st.cutAt < 0 {
 			if perr := st.piece(p); perr != nil {
 				return perr
@@ -85,7 +99,11 @@ func (r *relay) serverLong(prefix []byte, lr *lineReader) error {
 		}
 	}
 	if st.cutAt < 0 {
-		return r.writeClient(st.held)
+		if !b.open() {
+			return r.writeClient(st.held, end)
+		}
+		r.logSealed()
+		return r.writeClient(st.held, sealByte, end)
 	}
 	return st.finishCut()
 }
@@ -162,7 +180,7 @@ func (st *stream) finishCut() error {
 	if n > len(st.held) {
 		n = len(st.held)
 	}
-	if err := st.r.writeClient(st.held[:n], nl); err != nil {
+	if err := st.r.writeClient(st.held[:n], sealByte, nl); err != nil {
 		return err
 	}
 	if st.cutFor != nil {

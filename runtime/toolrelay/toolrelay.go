@@ -31,7 +31,9 @@
 //     to answer a tools/list (its id comes late, or twice) or holds a
 //     batch, it is cut where that begins, ending the line there (an
 //     unfinished object no client parses), and the tools/list gets an
-//     error.
+//     error. A line that ends inside a JSON value gets a NUL byte before
+//     its newline: a client that reads values, not lines, would join it
+//     to the next line, which the relay reads as a line of its own.
 //
 // Decisions are logged through Config.Log with names, fields and rules,
 // never the values of arguments.
