@@ -1,12 +1,22 @@
 package toolrelay
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mcpolicy/mcpolicy/internal/testbin"
+	"github.com/mcpolicy/mcpolicy/internal/toolpolicy"
 )
 
 // sentinel is an allowed call: when the server reads it next, nothing
@@ -177,5 +187,95 @@ func TestRedTeamServerSplitAnswer(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRedTeamRealFilesystemServer (red team): the filesystem server from
+// the module proxy (mcp-go, which decodes requests with encoding/json)
+// behind the relay, write_file denied: a tools/call of the allowed
+// read_file with a second "Name" naming write_file, or sent as "METHOD",
+// writes nothing. Unfixed, the server wrote the file.
+func TestRedTeamRealFilesystemServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the filesystem server from the module proxy")
+	}
+	bin, err := testbin.External("github.com/mark3labs/mcp-filesystem-server", "v0.11.1")
+	if fe := (*testbin.FetchError)(nil); errors.As(err, &fe) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true, so not skipping: the module proxy: %v", err)
+		}
+		t.Skipf("the module proxy: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	data := filepath.Join(root, "data")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := &toolpolicy.Policy{
+		Server: "files", PolicyFile: "mcpolicy.cue",
+		Allow: []toolpolicy.Rule{{Pattern: "*", Field: "servers.files.tools.allow[0]"}},
+		Deny:  []toolpolicy.Rule{{Pattern: "write_*", Field: "servers.files.tools.deny[0]"}},
+		Args: []toolpolicy.ArgRule{{Tool: "read_file", Arg: "path", Field: "servers.files.tools.args.read_file.path",
+			Under: []string{data}}},
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, root)
+	serverIn, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	serverOut, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cancel()
+	cin, client, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromRelay, cout, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { client.Close(); cin.Close(); cout.Close(); fromRelay.Close() }()
+	go Run(ctx, Config{Policy: p, ClientIn: cin, ClientOut: cout, ServerIn: serverIn, ServerOut: serverOut})
+	out := bufio.NewReader(fromRelay)
+	send := func(s string) {
+		if _, err := io.WriteString(client, s+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"red","version":"0"}}}`)
+	readLine(t, out)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	pwned := filepath.Join(data, "pwned.txt")
+	args, _ := json.Marshal(map[string]string{"path": pwned, "content": "written past the relay\n"})
+	for i, a := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":%s,"Name":"write_file"}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"Name":"write_file","arguments":%s,"name":"read_file"}}`,
+		`{"jsonrpc":"2.0","id":3,"METHOD":"tools/call","params":{"name":"write_file","arguments":%s}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read_file","arguments":%s,"n\u0041me":"write_file"}}`,
+	} {
+		send(fmt.Sprintf(a, args))
+		line := readLine(t, out)
+		if id, code, _, _ := errorOf(t, line); id != fmt.Sprint(i+1) || code == 0 {
+			t.Errorf("attack %d answered %q", i+1, line)
+		}
+		if _, err := os.Stat(pwned); err == nil {
+			t.Fatalf("attack %d: the denied write_file wrote %s (%q)", i+1, pwned, line)
+		}
+	}
+	// The server is alive and reads as asked: the refusals were the relay's.
+	send(fmt.Sprintf(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"list_directory","arguments":{"path":%q}}}`, data))
+	if line := readLine(t, out); !strings.Contains(line, `"id":9`) || strings.Contains(line, "pwned") {
+		t.Errorf("list_directory after the attacks: %q", line)
 	}
 }
