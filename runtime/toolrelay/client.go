@@ -252,6 +252,7 @@ func (r *relay) remember(ms []message) *refusal {
 			r.lists.add(idKey(m.id), &listEntry{id: m.id, cursor: m.cursor})
 		case m.id != nil && m.method != "":
 			r.lists.reuse(idKey(m.id))
+			r.pending.add(idKey(m.id))
 		}
 	}
 	return nil

@@ -150,3 +150,46 @@ func (l *lists) reuse(key string) {
 
 func (l *lists) get(key string) *listEntry { return l.m[key] }
 func (l *lists) empty() bool               { return len(l.m) == 0 }
+
+// maxPending bounds the ids of forwarded requests the relay remembers
+// awaiting an answer; past it, the oldest is forgotten (its answer, if it
+// comes, is dropped).
+const maxPending = 4096
+
+// pending are the ids of the client's requests the relay forwarded and
+// the server has not answered, by idKey: a result with another id answers
+// nothing the server was asked, and a client may still take it for the
+// answer to a request the relay has not read yet.
+type pending struct {
+	m     map[string]int // key -> requests forwarded with it
+	order []string
+}
+
+func (p *pending) add(key string) {
+	if p.m == nil {
+		p.m = map[string]int{}
+	}
+	if len(p.order) >= maxPending {
+		p.done(p.order[0])
+	}
+	p.m[key]++
+	p.order = append(p.order, key)
+}
+
+func (p *pending) has(key string) bool { return p.m[key] > 0 }
+
+// done forgets one request with that key.
+func (p *pending) done(key string) {
+	if p.m[key] == 0 {
+		return
+	}
+	if p.m[key]--; p.m[key] == 0 {
+		delete(p.m, key)
+	}
+	for i, k := range p.order {
+		if k == key {
+			p.order = append(p.order[:i:i], p.order[i+1:]...)
+			break
+		}
+	}
+}

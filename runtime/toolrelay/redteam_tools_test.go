@@ -279,3 +279,82 @@ func TestRedTeamRealFilesystemServer(t *testing.T) {
 		t.Errorf("list_directory after the attacks: %q", line)
 	}
 }
+
+// TestRedTeamServerAnswersFirst (red team): a server cannot answer a
+// request the relay has not forwarded, yet the client may have sent it:
+// the relay reads the client's line some time after the client wrote it,
+// and does not remember a tools/list while a long server line streams.
+// A server answering tools/list before it is asked (its ids are
+// predictable) got that answer to a client whose request was still on
+// its way, unfiltered. An answer (a result) to an id the relay never
+// forwarded is dropped, or cut on a long line.
+func TestRedTeamServerAnswersFirst(t *testing.T) {
+	all := `{"tools":[{"name":"read_graph"},{"name":"delete_entities"}]}`
+	const marker = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"marker"}}`
+	t.Run("a line before the request is read", func(t *testing.T) {
+		h := newHarness(t, memoryPolicy())
+		// The client has written its tools/list; the relay has not read
+		// it yet: the test writes it to the pipe after the server's line.
+		h.serve(`{"jsonrpc":"2.0","id":1,"result":` + all + "}\n")
+		h.serve(marker + "\n")
+		for {
+			line := h.fromRelay()
+			if line == marker+"\n" {
+				break
+			}
+			if strings.Contains(line, "delete_entities") {
+				t.Fatalf("an answer to a tools/list not yet forwarded reached the client: %s", line)
+			}
+		}
+		h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
+		h.toServer()
+		h.serve(fmt.Sprintf(listAnswer, "1"))
+		if got := toolNames(t, h.fromRelay()); got != "read_graph,search_nodes" {
+			t.Errorf("the answer to the forwarded tools/list shows %s", got)
+		}
+	})
+	t.Run("a long line the request waits behind", func(t *testing.T) {
+		h := newHarness(t, memoryPolicy())
+		var got bytes.Buffer
+		streamed := make(chan struct{})
+		read := make(chan error, 1)
+		go func() {
+			buf := make([]byte, 64<<10)
+			signalled := false
+			for {
+				n, err := h.clientOut.Read(buf)
+				got.Write(buf[:n])
+				if !signalled && got.Len() > MaxServerLine {
+					signalled = true
+					close(streamed)
+				}
+				if err != nil || bytes.HasSuffix(got.Bytes(), []byte(marker+"\n")) {
+					read <- err
+					return
+				}
+			}
+		}()
+		go func() {
+			// The answer's start, over MaxServerLine: the relay streams it.
+			h.serve(`{"jsonrpc":"2.0","result":` + all[:len(all)-1] + `,"pad":"` + strings.Repeat("a", MaxServerLine+1<<20)) // streams past MaxServerLine before it ends
+			<-streamed
+			h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n") // the client asks meanwhile
+			h.serve(`"},"id":1}` + "\n")
+			h.toServer()
+			h.serve(marker + "\n")
+		}()
+		if err := <-read; err != nil {
+			t.Fatal(err)
+		}
+		d := json.NewDecoder(bytes.NewReader(bytes.TrimSuffix(got.Bytes(), []byte(marker+"\n"))))
+		for {
+			var v json.RawMessage
+			if d.Decode(&v) != nil {
+				break
+			}
+			if bytes.Contains(v, []byte("delete_entities")) {
+				t.Fatalf("a client took a %d-byte answer holding delete_entities for its tools/list", len(v))
+			}
+		}
+	})
+}

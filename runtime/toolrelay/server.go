@@ -44,23 +44,61 @@ func (r *relay) serverLine(line []byte) error {
 		line = append(append(append(make([]byte, 0, len(line)+1), body...), sealByte...), end...)
 		r.logSealed()
 	}
-	if r.lists.empty() {
-		return r.writeClient(line)
-	}
 	var hits []*listEntry
 	recheck := false
-	s := scanner{
-		onID: func(v []byte, over bool, _ int64) {
-			if over {
-				recheck = true
-			} else if e := r.lists.get(idKey(v)); e != nil {
-				hits = append(hits, e)
-			}
-		},
-		onArray: func(int64) { recheck = true },
+	var objs []lineObject // each top-level object's keys and ids
+	var s scanner
+	obj := func() *lineObject {
+		for len(objs) < s.objects {
+			objs = append(objs, lineObject{})
+		}
+		return &objs[s.objects-1]
 	}
+	s.onKey = func(key string, _ int64) {
+		switch toolpolicy.FoldKey(key) {
+		case "METHOD":
+			obj().method = true
+		case "RESULT":
+			obj().result = true
+		case "ERROR":
+			obj().err = true
+		}
+	}
+	s.onID = func(v []byte, over bool, _ int64) {
+		if over {
+			recheck = true
+			return
+		}
+		k := idKey(v)
+		if e := r.lists.get(k); e != nil {
+			hits = append(hits, e)
+		} else {
+			o := obj()
+			o.ids = append(o.ids, k)
+		}
+	}
+	s.onArray = func(int64) { recheck = true }
 	s.feed(line)
 	if len(hits) == 0 && !recheck {
+		for _, o := range objs {
+			if o.method || !o.result {
+				continue
+			}
+			for _, k := range o.ids {
+				if !r.pending.has(k) {
+					r.logOnceLocked(Decision{Kind: KindToolHidden, Field: r.section(),
+						Reason: "a server's result for a request the relay never forwarded, dropped: a client may take it for the answer to a request on its way"})
+					return nil
+				}
+			}
+		}
+		for _, o := range objs {
+			if !o.method && (o.result || o.err) {
+				for _, k := range o.ids {
+					r.pending.done(k)
+				}
+			}
+		}
 		return r.writeClient(line)
 	}
 	out := r.filterLine(line, hits)
@@ -68,6 +106,19 @@ func (r *relay) serverLine(line []byte) error {
 		return r.writeClient(line)
 	}
 	return r.writeClient(out, nl)
+}
+
+// lineObject is what serverLine's scanner read of one top-level object.
+type lineObject struct {
+	method, result, err bool
+	ids                 []string // ids that answer no tools/list
+}
+
+// logOnceLocked is logOnce for a caller that does not hold mu.
+func (r *relay) logOnceLocked(d Decision) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.logOnce(d)
 }
 
 // filterLine is what the client gets instead of line, nil for line itself.
@@ -310,8 +361,6 @@ func (r *relay) section() string {
 
 // logSealed logs, once a launch, that a line was sealed.
 func (r *relay) logSealed() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.logOnce(Decision{Kind: KindToolHidden, Field: r.section(),
+	r.logOnceLocked(Decision{Kind: KindToolHidden, Field: r.section(),
 		Reason: "a server line that ends inside a JSON value, sealed with a NUL byte: a client reading values across lines would have joined it to the next"})
 }

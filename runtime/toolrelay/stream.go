@@ -23,27 +23,6 @@ func (r *relay) serverLong(prefix []byte, lr *lineReader) error {
 	defer r.out.Unlock()
 	var b balance
 	b.feed(prefix)
-	if r.lists.empty() {
-		if err := r.writeClient(prefix); err != nil {
-			return err
-		}
-		for {
-			p, last, err := lr.chunk()
-			b.feed(p)
-			if last && b.open() {
-				body, end := cutNL(p)
-				p = append(append(body[:len(body):len(body)], sealByte...), end...)
-				r.logSealed()
-			}
-			if werr := r.writeClient(p); werr != nil {
-				return werr
-			}
-			if err != nil || last {
-				return err
-			}
-		}
-	}
-
 	st := &stream{r: r, cutAt: -1}
 	long := fmt.Sprintf("a line over %d MiB", MaxServerLine>>20)
 	st.s = scanner{
@@ -51,6 +30,7 @@ func (r *relay) serverLong(prefix []byte, lr *lineReader) error {
 		// carry a tools/list's id: its ids are its own. It is cut only if
 		// a result or an error follows, which would make it an answer.
 		onKey: func(key string, start int64) {
+			st.object()
 			switch toolpolicy.FoldKey(key) { // as a parser that ignores case reads it
 			case "METHOD":
 				st.method = true
@@ -59,17 +39,30 @@ func (r *relay) serverLong(prefix []byte, lr *lineReader) error {
 				if st.match != nil {
 					st.cut(start, st.match, long)
 				}
+				if key := toolpolicy.FoldKey(key); key == "RESULT" {
+					st.result = true
+					if st.unknown && !st.method {
+						st.cut(start, nil, unforwarded)
+					}
+				}
 			}
 		},
 		onID: func(v []byte, over bool, start int64) {
-			if over {
+			st.object()
+			k := idKey(v)
+			switch e := r.lists.get(k); {
+			case over:
 				st.cut(start, nil, fmt.Sprintf("an id over %d bytes on a line over %d MiB", maxID, MaxServerLine>>20))
-			} else if e := r.lists.get(idKey(v)); e != nil {
-				if st.method && !st.answer {
-					st.match = e
-				} else {
-					st.cut(start, e, long)
-				}
+			case e != nil && st.method && !st.answer:
+				st.match = e
+			case e != nil:
+				st.cut(start, e, long)
+			case !r.pending.has(k) && st.result && !st.method:
+				st.cut(start, nil, unforwarded)
+			case !r.pending.has(k):
+				st.unknown = true
+			default:
+				st.answered = append(st.answered, k)
 			}
 		},
 		onArray: func(start int64) {
@@ -90,6 +83,8 @@ func (r *relay) serverLong(prefix []byte, lr *lineReader) error {
 			if perr := st.piece(p); perr != nil {
 				return perr
 			}
+		} else {
+			st.s.feed(p)
 		}
 		if err != nil {
 			return err
@@ -99,6 +94,9 @@ func (r *relay) serverLong(prefix []byte, lr *lineReader) error {
 		}
 	}
 	if st.cutAt < 0 {
+		for _, k := range st.answered {
+			r.pending.done(k)
+		}
 		if !b.open() {
 			return r.writeClient(st.held, end)
 		}
@@ -117,12 +115,34 @@ type stream struct {
 	cutFor *listEntry
 	why    string
 
-	method, answer bool       // the line has a method key, a result or error key
-	match          *listEntry // a tools/list whose id a request carries
+	// Of the top-level object being read: a method key, a result or error
+	// key, a result key; a tools/list whose id a request carries; an id
+	// the relay forwarded no request with.
+	method, answer, result bool
+	match                  *listEntry
+	unknown                bool
+	obj                    int      // the object these are of
+	answered               []string // forwarded requests' ids answered
+}
+
+// unforwarded is why a line is cut at a result for a request the relay
+// never forwarded.
+const unforwarded = "a result for a request the relay never forwarded, on a long line"
+
+// object starts the flags over when the scanner is in another top-level
+// object than they were set in.
+func (st *stream) object() {
+	if st.obj != st.s.objects {
+		st.obj = st.s.objects
+		st.method, st.answer, st.result, st.match, st.unknown = false, false, false, nil, false
+	}
 }
 
 func (st *stream) cut(at int64, e *listEntry, why string) {
 	if st.cutAt >= 0 {
+		if st.cutFor == nil && e != nil { // cut already: the tools/list still gets its error
+			st.cutFor, st.why = e, why
+		}
 		return
 	}
 	st.cutAt, st.cutFor, st.why = at, e, why
@@ -138,6 +158,7 @@ func (st *stream) piece(p []byte) error {
 		st.s.off++
 		if st.cutAt >= 0 {
 			st.held = append(st.held, p[:i+1]...)
+			st.s.feed(p[i+1:]) // read on: a tools/list's id may follow
 			return nil
 		}
 	}
