@@ -149,7 +149,6 @@ func (l *lists) reuse(key string) {
 }
 
 func (l *lists) get(key string) *listEntry { return l.m[key] }
-func (l *lists) empty() bool               { return len(l.m) == 0 }
 
 // maxPending bounds the ids of forwarded requests the relay remembers
 // awaiting an answer; past it, the oldest is forgotten (its answer, if it
