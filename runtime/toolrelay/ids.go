@@ -187,7 +187,11 @@ func (p *pending) done(key string) {
 	}
 	for i, k := range p.order {
 		if k == key {
-			p.order = append(p.order[:i:i], p.order[i+1:]...)
+			if i == 0 { // the oldest, as answers and evictions mostly are: no copy
+				p.order = p.order[1:]
+			} else {
+				p.order = append(p.order[:i], p.order[i+1:]...)
+			}
 			break
 		}
 	}

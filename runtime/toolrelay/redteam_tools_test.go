@@ -358,3 +358,52 @@ func TestRedTeamServerAnswersFirst(t *testing.T) {
 		}
 	})
 }
+
+// TestRedTeamClientRequestFlood (red team): a client floods requests the
+// server never answers, past the ids the relay remembers: the oldest are
+// forgotten, and a tools/list after them is still filtered.
+func TestRedTeamClientRequestFlood(t *testing.T) {
+	h := newHarness(t, memoryPolicy())
+	const n = 3 * maxPending
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		for range n {
+			if _, err := h.server.ReadString('\n'); err != nil {
+				return
+			}
+		}
+	}()
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`+"\n", 1000+i)
+	}
+	h.send(b.String())
+	<-read
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
+	h.toServer()
+	h.serve(fmt.Sprintf(listAnswer, "1"))
+	if got := toolNames(t, h.fromRelay()); got != "read_graph,search_nodes" {
+		t.Errorf("after the flood the tools/list shows %s", got)
+	}
+}
+
+// TestRedTeamPendingBound: the ids of forwarded requests stay bounded
+// however many come, and an answered one is forgotten.
+func TestRedTeamPendingBound(t *testing.T) {
+	var p pending
+	for i := range 3 * maxPending {
+		p.add(idKey([]byte(fmt.Sprint(i))))
+	}
+	if len(p.m) > maxPending || len(p.order) > maxPending {
+		t.Fatalf("%d ids (%d in order) remembered, bound %d", len(p.m), len(p.order), maxPending)
+	}
+	last := idKey([]byte(fmt.Sprint(3*maxPending - 1)))
+	if !p.has(last) || p.has(idKey([]byte("0"))) {
+		t.Error("not the newest kept")
+	}
+	p.done(last)
+	if p.has(last) {
+		t.Error("an answered id still remembered")
+	}
+}
