@@ -137,6 +137,9 @@ func TestRedTeamServerSplitAnswer(t *testing.T) {
 		{"in a string", true, []string{`{"x":"`, `","id":1,"result":` + all + `}`}},
 		{"a batch begun", true, []string{`[{"jsonrpc":"2.0",`, `"id":1,"result":` + all + `}]`}},
 		{"one key a line", false, []string{`{`, `"jsonrpc":"2.0",`, `"id":1,`, `"result":` + all, `}`}},
+		// The Go SDK ends a message at "\r" too; the relay's lines end at "\n".
+		{"two messages split by a CR", false, []string{`{"jsonrpc":"2.0","method":"notifications/x"}` + "\r" + `{"jsonrpc":"2.0","id":1,"result":` + all + `}`}},
+		{"a request, then a result for the list", false, []string{`{"jsonrpc":"2.0","id":5,"method":"ping"} {"jsonrpc":"2.0","id":1,"result":` + all + `}`}},
 		{"a first line over MaxServerLine", true, []string{`{"jsonrpc":"2.0","x":"` + long + `",`, `"id":1,"result":` + all + `}`}},
 		{"a first line over MaxServerLine, awaited", false, []string{`{"jsonrpc":"2.0","x":"` + long + `",`, `"id":1,"result":` + all + `}`}},
 	} {
