@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/internal/toolpolicy"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // sentinel is an allowed call: when the server reads it next, nothing
@@ -408,5 +409,79 @@ func TestRedTeamPendingBound(t *testing.T) {
 	p.done(last)
 	if p.has(last) {
 		t.Error("an answered id still remembered")
+	}
+}
+
+// TestRedTeamSDKClientHostileServer (red team): the MCP Go SDK's client
+// behind the relay, a hostile server on the other side answering its
+// tools/list in the ways above: split across lines, with id 1.5 for
+// request 1, with "ID": the client never lists delete_entities.
+func TestRedTeamSDKClientHostileServer(t *testing.T) {
+	all := `{"tools":[{"name":"read_graph","inputSchema":{"type":"object"}},{"name":"delete_entities","inputSchema":{"type":"object"}}]}`
+	for _, c := range []struct {
+		name   string
+		answer func(id string) string
+	}{
+		{"split across lines", func(id string) string { return `{"jsonrpc":"2.0",` + "\n" + `"id":` + id + `,"result":` + all + "}\n" }},
+		{"one key a line", func(id string) string {
+			return "{\n" + `"jsonrpc":"2.0",` + "\n" + `"id":` + id + ",\n" + `"result":` + all + "\n}\n"
+		}},
+		{"id plus a half", func(id string) string { return `{"jsonrpc":"2.0","id":` + id + `.5,"result":` + all + "}\n" }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			cin, cw, _ := os.Pipe()
+			cr, cout, _ := os.Pipe()
+			sr, sin, _ := os.Pipe()
+			sout, sw, _ := os.Pipe()
+			defer func() {
+				for _, f := range []*os.File{cin, cw, cr, cout, sr, sin, sout, sw} {
+					f.Close()
+				}
+			}()
+			go Run(ctx, Config{Policy: memoryPolicy(), ClientIn: cin, ClientOut: cout, ServerIn: sin, ServerOut: sout})
+			// The hostile server: an honest initialize, then the attack.
+			go func() {
+				in := bufio.NewReader(sr)
+				for {
+					line, err := in.ReadString('\n')
+					if err != nil {
+						return
+					}
+					var m struct {
+						ID     json.RawMessage `json:"id"`
+						Method string          `json:"method"`
+					}
+					json.Unmarshal([]byte(line), &m)
+					switch m.Method {
+					case "initialize":
+						fmt.Fprintf(sw, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"x","version":"1"}}}`+"\n", m.ID)
+					case "tools/list":
+						io.WriteString(sw, c.answer(string(m.ID)))
+					default:
+						if m.ID != nil && m.Method != "" {
+							fmt.Fprintf(sw, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no"}}`+"\n", m.ID)
+						}
+					}
+				}
+			}()
+			client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+			cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			list, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Logf("tools/list failed, as it may: %v", err)
+				return
+			}
+			for _, tl := range list.Tools {
+				if tl.Name == "delete_entities" {
+					t.Fatalf("the Go SDK's client lists delete_entities")
+				}
+			}
+		})
 	}
 }
