@@ -485,3 +485,30 @@ func TestRedTeamSDKClientHostileServer(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamDeepJSON (red team): nesting deeper than a parser takes, from
+// the client in a call's arguments and from the server in a listed
+// tool's schema: the call is refused, the tools/list fails closed, and
+// the relay goes on.
+func TestRedTeamDeepJSON(t *testing.T) {
+	deep := strings.Repeat("[", 200000) + strings.Repeat("]", 200000)
+	h := newHarness(t, memoryPolicy())
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_graph","arguments":{"x":` + deep + `}}}` + "\n")
+	if id, code, _, _ := errorOf(t, h.fromRelay()); id != "1" || code == 0 {
+		t.Errorf("a deep call answered %s %d", id, code)
+	}
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\n")
+	h.send(sentinel)
+	if got := h.toServer(); !strings.Contains(got, `"id":2`) {
+		t.Fatalf("the deep call reached the server: %.100q", got)
+	}
+	h.toServer()
+	h.serve(`{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"read_graph","inputSchema":{"x":` + deep + `}},{"name":"delete_entities"}]}}` + "\n")
+	if got := h.fromRelay(); strings.Contains(got, "delete_entities") || !strings.Contains(got, `"error"`) {
+		t.Errorf("a deep tools/list answer: %.200q", got)
+	}
+	h.serve(`{"jsonrpc":"2.0","id":"sentinel","result":{}}` + "\n")
+	if got := h.fromRelay(); !strings.Contains(got, "sentinel") {
+		t.Errorf("after the deep lines: %q", got)
+	}
+}
