@@ -295,28 +295,13 @@ func TestRedTeamRealFilesystemServer(t *testing.T) {
 func TestRedTeamServerAnswersFirst(t *testing.T) {
 	all := `{"tools":[{"name":"read_graph"},{"name":"delete_entities"}]}`
 	const marker = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"marker"}}`
-	t.Run("a line before the request is read", func(t *testing.T) {
-		h := newHarness(t, memoryPolicy())
-		// The client has written its tools/list; the relay has not read
-		// it yet: the test writes it to the pipe after the server's line.
-		h.serve(`{"jsonrpc":"2.0","id":1,"result":` + all + "}\n")
-		h.serve(marker + "\n")
-		for {
-			line := h.fromRelay()
-			if line == marker+"\n" {
-				break
-			}
-			if strings.Contains(line, "delete_entities") {
-				t.Fatalf("an answer to a tools/list not yet forwarded reached the client: %s", line)
-			}
-		}
-		h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
-		h.toServer()
-		h.serve(fmt.Sprintf(listAnswer, "1"))
-		if got := toolNames(t, h.fromRelay()); got != "read_graph,search_nodes" {
-			t.Errorf("the answer to the forwarded tools/list shows %s", got)
-		}
-	})
+	for name, early := range map[string]string{
+		"a line before the request is read": `{"jsonrpc":"2.0","id":1,"result":` + all + "}",
+		"in a batch":                        `[{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":1,"result":` + all + "}]",
+		"an id longer than the relay holds": `{"jsonrpc":"2.0","id":1.` + strings.Repeat("0", 2*maxID) + `,"result":` + all + "}",
+	} {
+		t.Run(name, func(t *testing.T) { answersFirst(t, early, marker) })
+	}
 	t.Run("a long line the request waits behind", func(t *testing.T) {
 		h := newHarness(t, memoryPolicy())
 		var got bytes.Buffer
@@ -510,5 +495,30 @@ func TestRedTeamDeepJSON(t *testing.T) {
 	h.serve(`{"jsonrpc":"2.0","id":"sentinel","result":{}}` + "\n")
 	if got := h.fromRelay(); !strings.Contains(got, "sentinel") {
 		t.Errorf("after the deep lines: %q", got)
+	}
+}
+
+// answersFirst: the server writes early before the client's tools/list is
+// read (the client has written it: the test writes it to the pipe after
+// the server's line); nothing of it shows the client delete_entities, and
+// the answer to the forwarded tools/list is filtered.
+func answersFirst(t *testing.T, early, marker string) {
+	h := newHarness(t, memoryPolicy())
+	h.serve(early + "\n")
+	h.serve(marker + "\n")
+	for {
+		line := h.fromRelay()
+		if line == marker+"\n" {
+			break
+		}
+		if strings.Contains(line, "delete_entities") {
+			t.Fatalf("an answer to a tools/list not yet forwarded reached the client: %s", line)
+		}
+	}
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
+	h.toServer()
+	h.serve(fmt.Sprintf(listAnswer, "1"))
+	if got := toolNames(t, h.fromRelay()); got != "read_graph,search_nodes" {
+		t.Errorf("the answer to the forwarded tools/list shows %s", got)
 	}
 }

@@ -108,6 +108,41 @@ func (r *relay) serverLine(line []byte) error {
 	return r.writeClient(out, nl)
 }
 
+// dropped is filterLine's answer for a line the client does not get: an
+// empty line.
+var dropped = []byte{}
+
+// unforwarded reports whether v, an element of a batch or a message whose
+// id the scanner could not hold, is a result for a request the relay
+// never forwarded, or an object it cannot read: a client reading batches
+// (the Go SDK's, before protocol 2025-06-18) would take it as serverLine
+// says. A result for a forwarded request is that request's answer. An
+// object it cannot read counts when strict (no tools/list answer seen on
+// the line: with one, that answer fails closed instead).
+func (r *relay) unforwarded(v []byte, strict bool) bool {
+	obj, err := toolpolicy.ObjectKeys(v, messageKeys...)
+	if err != nil {
+		return strict && len(bytes.TrimSpace(v)) > 0 && bytes.TrimSpace(v)[0] == '{'
+	}
+	_, method := obj["method"]
+	_, result := obj["result"]
+	id, hasID := obj["id"]
+	if method || !result || !hasID {
+		return false
+	}
+	k := idKey(id)
+	if r.lists.get(k) != nil {
+		return false // a tools/list's answer: filtered
+	}
+	if !r.pending.has(k) {
+		r.logOnceLocked(Decision{Kind: KindToolHidden, Field: r.section(),
+			Reason: "a server's result for a request the relay never forwarded, dropped: a client may take it for the answer to a request on its way"})
+		return true
+	}
+	r.pending.done(k)
+	return false
+}
+
 // lineObject is what serverLine's scanner read of one top-level object.
 type lineObject struct {
 	method, result, err bool
@@ -153,11 +188,19 @@ func (r *relay) filterLine(line []byte, hits []*listEntry) []byte {
 	v := bytes.TrimSpace(vals[0])
 	switch v[0] {
 	case '{':
+		if len(hits) == 0 && r.unforwarded(v, true) {
+			return dropped
+		}
 		return r.filterObject(v)
 	case '[':
 		var elems []json.RawMessage
 		if json.Unmarshal(v, &elems) != nil {
 			return nil
+		}
+		for _, e := range elems {
+			if r.unforwarded(e, len(hits) == 0) {
+				return dropped
+			}
 		}
 		changed := false
 		for i, e := range elems {
