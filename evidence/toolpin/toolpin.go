@@ -66,6 +66,12 @@ func List(ctx context.Context, server string, argv, env []string) (*toolpolicy.P
 func FromRaw(server string, raw []json.RawMessage) (*toolpolicy.Pin, error) {
 	tools := make([]toolpolicy.PinnedTool, 0, len(raw))
 	for i, r := range raw {
+		// As the relay reads a listed tool: a key named twice, or spelled
+		// so that Go's case-insensitive decoding below reads another value
+		// than a client does, is no tool to pin.
+		if _, err := toolpolicy.ObjectKeys(r, pinnedKeys...); err != nil {
+			return nil, fmt.Errorf("tools/list: tool %d: %v", i, err)
+		}
 		var t toolpolicy.PinnedTool
 		if err := json.Unmarshal(r, &t); err != nil {
 			return nil, fmt.Errorf("tools/list: tool %d: %v", i, err)
@@ -77,6 +83,9 @@ func FromRaw(server string, raw []json.RawMessage) (*toolpolicy.Pin, error) {
 	}
 	return New(server, tools)
 }
+
+// pinnedKeys are the members of a tool a pin records.
+var pinnedKeys = []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations"}
 
 // New is the pin of tools: canonical, sorted by name, with its digest.
 func New(server string, tools []toolpolicy.PinnedTool) (*toolpolicy.Pin, error) {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -104,7 +105,11 @@ func (p *Policy) CheckCall(name string, args json.RawMessage) *Refusal {
 		return r
 	}
 	rules := p.argRules(name)
-	a, err := ObjectKeys(args)
+	names := make([]string, len(rules))
+	for i, r := range rules {
+		names[i] = r.Arg
+	}
+	a, err := ObjectKeys(args, names...)
 	if err != nil {
 		return &Refusal{Tool: name, Field: p.section(), Reason: "arguments: " + err.Error()}
 	}
@@ -181,6 +186,10 @@ func (r ArgRule) checkUnder(s string) string {
 		// Servers expand it (the filesystem server does) to a home folder
 		// the relay cannot see: refused rather than read as a file name.
 		return "starts with ~, which a server may read as a home folder, " + outside
+	case len(s) >= 5 && strings.EqualFold(s[:5], "file:"):
+		// A file: URL names an absolute path that servers which take URLs
+		// read; joined to the workdir it would look like a name under it.
+		return "a file: URL, which a server may read as the path it names, " + outside
 	case !path.IsAbs(s) && r.Workdir == "":
 		return "a relative path and the rule has no workdir, " + outside
 	case !path.IsAbs(s):
@@ -220,8 +229,13 @@ func anchored(pattern string) (*regexp.Regexp, error) {
 
 // ObjectKeys decodes one JSON object into its members, refusing a key
 // named twice (parsers disagree on which one wins) and anything after the
-// object. Empty input and null are an empty object.
-func ObjectKeys(raw json.RawMessage) (map[string]json.RawMessage, error) {
+// object. Empty input and null are an empty object. Go's encoding/json,
+// which some MCP servers and clients decode with, matches keys without
+// case ("Name" and "ſ" for "s" too): so two keys that fold alike are
+// refused as one named twice, and so is a key that folds like one of
+// known but is spelled otherwise, which such a parser reads as that one
+// while the relay would not.
+func ObjectKeys(raw json.RawMessage, known ...string) (map[string]json.RawMessage, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return map[string]json.RawMessage{}, nil
@@ -234,6 +248,7 @@ func ObjectKeys(raw json.RawMessage) (map[string]json.RawMessage, error) {
 		return nil, err
 	}
 	out := map[string]json.RawMessage{}
+	folded := map[string]string{}
 	for d.More() {
 		t, err := d.Token()
 		if err != nil {
@@ -245,6 +260,16 @@ func ObjectKeys(raw json.RawMessage) (map[string]json.RawMessage, error) {
 		}
 		if _, dup := out[k]; dup {
 			return nil, fmt.Errorf("key %q is named twice", k)
+		}
+		f := FoldKey(k)
+		if other, dup := folded[f]; dup {
+			return nil, fmt.Errorf("keys %q and %q are one key to a parser that ignores case", other, k)
+		}
+		folded[f] = k
+		for _, n := range known {
+			if k != n && f == FoldKey(n) {
+				return nil, fmt.Errorf("key %q is %q to a parser that ignores case", k, n)
+			}
 		}
 		var v json.RawMessage
 		if err := d.Decode(&v); err != nil {
@@ -259,4 +284,32 @@ func ObjectKeys(raw json.RawMessage) (map[string]json.RawMessage, error) {
 		return nil, fmt.Errorf("more than one JSON value")
 	}
 	return out, nil
+}
+
+// FoldKey is k as Go's encoding/json compares keys: two keys it matches
+// to one struct field have the same FoldKey.
+func FoldKey(k string) string {
+	b := make([]byte, 0, len(k))
+	for _, r := range k {
+		if r < utf8.RuneSelf {
+			if 'a' <= r && r <= 'z' {
+				r -= 'a' - 'A'
+			}
+			b = append(b, byte(r))
+			continue
+		}
+		b = utf8.AppendRune(b, foldRune(r))
+	}
+	return string(b)
+}
+
+// foldRune is the smallest rune of r's fold set, as encoding/json's.
+func foldRune(r rune) rune {
+	for {
+		r2 := unicode.SimpleFold(r)
+		if r2 <= r {
+			return r2
+		}
+		r = r2
+	}
 }

@@ -126,7 +126,7 @@ func (r *relay) malformed(t []byte, why string) []byte {
 // inspect reads one message object and decides it, changing nothing.
 func (r *relay) inspect(raw []byte) (message, *refusal) {
 	var m message
-	obj, err := toolpolicy.ObjectKeys(raw)
+	obj, err := toolpolicy.ObjectKeys(raw, messageKeys...)
 	if err != nil {
 		s := scanner{onID: func(v []byte, over bool, _ int64) {
 			if m.id == nil && !over && json.Valid(v) {
@@ -159,7 +159,7 @@ func (r *relay) inspect(raw []byte) (message, *refusal) {
 		if len(m.id) > maxID {
 			return m, r.invalid(nil, fmt.Sprintf("a tools/list id over %d bytes", maxID))
 		}
-		if p, err := toolpolicy.ObjectKeys(obj["params"]); err != nil || p["cursor"] != nil {
+		if p, err := toolpolicy.ObjectKeys(obj["params"], "cursor"); err != nil || p["cursor"] != nil {
 			m.cursor = true
 		}
 		r.mu.Lock()
@@ -181,7 +181,7 @@ func (r *relay) invalid(id json.RawMessage, why string) *refusal {
 // checkCall decides a tools/call: the policy, then what the server's
 // answers taught (a pin change).
 func (r *relay) checkCall(obj map[string]json.RawMessage, id json.RawMessage) *refusal {
-	params, err := toolpolicy.ObjectKeys(obj["params"])
+	params, err := toolpolicy.ObjectKeys(obj["params"], "name", "arguments")
 	if err != nil {
 		return r.invalid(id, "tools/call params: "+err.Error())
 	}
@@ -252,6 +252,7 @@ func (r *relay) remember(ms []message) *refusal {
 			r.lists.add(idKey(m.id), &listEntry{id: m.id, cursor: m.cursor})
 		case m.id != nil && m.method != "":
 			r.lists.reuse(idKey(m.id))
+			r.pending.add(idKey(m.id))
 		}
 	}
 	return nil

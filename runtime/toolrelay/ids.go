@@ -3,6 +3,7 @@ package toolrelay
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -68,7 +69,7 @@ func number(s string) (string, bool) {
 			return "", false
 		}
 		f, _ := new(big.Float).SetInt(n).Float64()
-		return "n:" + strconv.FormatFloat(f, 'g', -1, 64), true
+		return numKey(f), true
 	}
 	if strings.ContainsRune(s, '_') || strings.ContainsAny(s, "xXpP") {
 		return "", false
@@ -79,10 +80,19 @@ func number(s string) (string, bool) {
 			return "", false
 		}
 	}
+	return numKey(f), true
+}
+
+// numKey keys a number by its integer part: the MCP Go SDK reads a
+// number id as a float64 and matches int64(f), so 1.5 answers the
+// request 1 to it. Keying 1.5 as 1 matches more answers than JavaScript
+// does, never fewer.
+func numKey(f float64) string {
+	f = math.Trunc(f)
 	if f == 0 {
 		f = 0 // -0 is 0
 	}
-	return "n:" + strconv.FormatFloat(f, 'g', -1, 64), true
+	return "n:" + strconv.FormatFloat(f, 'g', -1, 64)
 }
 
 // listEntry is a tools/list the client sent.
@@ -139,4 +149,50 @@ func (l *lists) reuse(key string) {
 }
 
 func (l *lists) get(key string) *listEntry { return l.m[key] }
-func (l *lists) empty() bool               { return len(l.m) == 0 }
+
+// maxPending bounds the ids of forwarded requests the relay remembers
+// awaiting an answer; past it, the oldest is forgotten (its answer, if it
+// comes, is dropped).
+const maxPending = 4096
+
+// pending are the ids of the client's requests the relay forwarded and
+// the server has not answered, by idKey: a result with another id answers
+// nothing the server was asked, and a client may still take it for the
+// answer to a request the relay has not read yet.
+type pending struct {
+	m     map[string]int // key -> requests forwarded with it
+	order []string
+}
+
+func (p *pending) add(key string) {
+	if p.m == nil {
+		p.m = map[string]int{}
+	}
+	if len(p.order) >= maxPending {
+		p.done(p.order[0])
+	}
+	p.m[key]++
+	p.order = append(p.order, key)
+}
+
+func (p *pending) has(key string) bool { return p.m[key] > 0 }
+
+// done forgets one request with that key.
+func (p *pending) done(key string) {
+	if p.m[key] == 0 {
+		return
+	}
+	if p.m[key]--; p.m[key] == 0 {
+		delete(p.m, key)
+	}
+	for i, k := range p.order {
+		if k == key {
+			if i == 0 { // the oldest, as answers and evictions mostly are: no copy
+				p.order = p.order[1:]
+			} else {
+				p.order = append(p.order[:i], p.order[i+1:]...)
+			}
+			break
+		}
+	}
+}

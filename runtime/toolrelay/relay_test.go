@@ -32,7 +32,6 @@ func TestPassThroughBytes(t *testing.T) {
 		`{"jsonrpc":"2.0","id":99,"method":"roots/list"}` + "\n",
 		`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` + "\n",
 		"not json at all\n",
-		`{"jsonrpc":"2.0","id":12345,"result":{"tools":[{"name":"delete_all"}]}}` + "\n", // answers nothing the client sent
 	} {
 		h.serve(m)
 		if got := h.fromRelay(); got != m {

@@ -12,6 +12,14 @@ const (
 	codeInvalidReq = -32600 // a client message the relay will not read: too long, malformed
 )
 
+// The keys the relay reads, of a message and of a listed tool: a key
+// spelled otherwise that a parser ignoring case reads as one of them
+// makes the object unreadable to the relay (toolpolicy.ObjectKeys).
+var (
+	messageKeys = []string{"jsonrpc", "id", "method", "params", "result", "error"}
+	pinnedKeys  = []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations"}
+)
+
 type errorData struct {
 	Policy string `json:"policy"`
 	Field  string `json:"field"`

@@ -3,6 +3,8 @@ package toolrelay
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/mcpolicy/mcpolicy/internal/toolpolicy"
 )
 
 // Bounds of what the scanner keeps of a member: a key longer than
@@ -165,7 +167,7 @@ func (s *scanner) keyEnd() {
 	if json.Unmarshal(raw, &k) != nil {
 		return
 	}
-	s.isID = k == "id"
+	s.isID = toolpolicy.FoldKey(k) == "ID" // "ID" is "id" to a parser that ignores case
 	if s.onKey != nil {
 		s.onKey(k, s.keyStart)
 	}
@@ -187,3 +189,48 @@ func (s *scanner) memberEnd() {
 }
 
 func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
+
+// balance follows a line's nesting, strings included, to tell whether
+// the line ends inside a JSON value. A client that reads JSON values
+// from the stream rather than lines (the MCP Go SDK's) would join such a
+// line to the next, and a tools/list answer whose id comes on a later
+// line than its start would pass the relay unread: so such a line is
+// sealed (see seal).
+type balance struct {
+	depth      int
+	inStr, esc bool
+}
+
+func (b *balance) feed(p []byte) {
+	for _, c := range p {
+		switch {
+		case b.inStr && b.esc:
+			b.esc = false
+		case b.inStr && c == '\\':
+			b.esc = true
+		case b.inStr:
+			b.inStr = c != '"'
+		case c == '"':
+			b.inStr = true
+		case c == '{' || c == '[':
+			b.depth++
+		case (c == '}' || c == ']') && b.depth > 0:
+			b.depth--
+		}
+	}
+}
+
+func (b *balance) open() bool { return b.depth > 0 || b.inStr }
+
+// sealByte ends a line that ends inside a value: a NUL is invalid in
+// JSON in and out of strings, so no reader completes the value with
+// what comes next.
+var sealByte = []byte{0}
+
+// cutNL splits a line's trailing newline from it.
+func cutNL(line []byte) (body, end []byte) {
+	if n := len(line); n > 0 && line[n-1] == '\n' {
+		return line[:n-1], line[n-1:]
+	}
+	return line, nil
+}

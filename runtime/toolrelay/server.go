@@ -38,23 +38,67 @@ func (r *relay) fromServer() error {
 func (r *relay) serverLine(line []byte) error {
 	r.out.Lock()
 	defer r.out.Unlock()
-	if r.lists.empty() {
-		return r.writeClient(line)
+	var b balance
+	if b.feed(line); b.open() {
+		body, end := cutNL(line)
+		line = append(append(append(make([]byte, 0, len(line)+1), body...), sealByte...), end...)
+		r.logSealed()
 	}
 	var hits []*listEntry
 	recheck := false
-	s := scanner{
-		onID: func(v []byte, over bool, _ int64) {
-			if over {
-				recheck = true
-			} else if e := r.lists.get(idKey(v)); e != nil {
-				hits = append(hits, e)
-			}
-		},
-		onArray: func(int64) { recheck = true },
+	var objs []lineObject // each top-level object's keys and ids
+	var s scanner
+	obj := func() *lineObject {
+		for len(objs) < s.objects {
+			objs = append(objs, lineObject{})
+		}
+		return &objs[s.objects-1]
 	}
+	s.onKey = func(key string, _ int64) {
+		switch toolpolicy.FoldKey(key) {
+		case "METHOD":
+			obj().method = true
+		case "RESULT":
+			obj().result = true
+		case "ERROR":
+			obj().err = true
+		}
+	}
+	s.onID = func(v []byte, over bool, _ int64) {
+		if over {
+			recheck = true
+			return
+		}
+		k := idKey(v)
+		if e := r.lists.get(k); e != nil {
+			hits = append(hits, e)
+		} else {
+			o := obj()
+			o.ids = append(o.ids, k)
+		}
+	}
+	s.onArray = func(int64) { recheck = true }
 	s.feed(line)
 	if len(hits) == 0 && !recheck {
+		for _, o := range objs {
+			if o.method || !o.result {
+				continue
+			}
+			for _, k := range o.ids {
+				if !r.pending.has(k) {
+					r.logOnceLocked(Decision{Kind: KindToolHidden, Field: r.section(),
+						Reason: "a server's result for a request the relay never forwarded, dropped: a client may take it for the answer to a request on its way"})
+					return nil
+				}
+			}
+		}
+		for _, o := range objs {
+			if !o.method && (o.result || o.err) {
+				for _, k := range o.ids {
+					r.pending.done(k)
+				}
+			}
+		}
 		return r.writeClient(line)
 	}
 	out := r.filterLine(line, hits)
@@ -62,6 +106,54 @@ func (r *relay) serverLine(line []byte) error {
 		return r.writeClient(line)
 	}
 	return r.writeClient(out, nl)
+}
+
+// dropped is filterLine's answer for a line the client does not get: an
+// empty line.
+var dropped = []byte{}
+
+// unforwarded reports whether v, an element of a batch or a message whose
+// id the scanner could not hold, is a result for a request the relay
+// never forwarded, or an object it cannot read: a client reading batches
+// (the Go SDK's, before protocol 2025-06-18) would take it as serverLine
+// says. A result for a forwarded request is that request's answer. An
+// object it cannot read counts when strict (no tools/list answer seen on
+// the line: with one, that answer fails closed instead).
+func (r *relay) unforwarded(v []byte, strict bool) bool {
+	obj, err := toolpolicy.ObjectKeys(v, messageKeys...)
+	if err != nil {
+		return strict && len(bytes.TrimSpace(v)) > 0 && bytes.TrimSpace(v)[0] == '{'
+	}
+	_, method := obj["method"]
+	_, result := obj["result"]
+	id, hasID := obj["id"]
+	if method || !result || !hasID {
+		return false
+	}
+	k := idKey(id)
+	if r.lists.get(k) != nil {
+		return false // a tools/list's answer: filtered
+	}
+	if !r.pending.has(k) {
+		r.logOnceLocked(Decision{Kind: KindToolHidden, Field: r.section(),
+			Reason: "a server's result for a request the relay never forwarded, dropped: a client may take it for the answer to a request on its way"})
+		return true
+	}
+	r.pending.done(k)
+	return false
+}
+
+// lineObject is what serverLine's scanner read of one top-level object.
+type lineObject struct {
+	method, result, err bool
+	ids                 []string // ids that answer no tools/list
+}
+
+// logOnceLocked is logOnce for a caller that does not hold mu.
+func (r *relay) logOnceLocked(d Decision) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.logOnce(d)
 }
 
 // filterLine is what the client gets instead of line, nil for line itself.
@@ -96,11 +188,19 @@ func (r *relay) filterLine(line []byte, hits []*listEntry) []byte {
 	v := bytes.TrimSpace(vals[0])
 	switch v[0] {
 	case '{':
+		if len(hits) == 0 && r.unforwarded(v, true) {
+			return dropped
+		}
 		return r.filterObject(v)
 	case '[':
 		var elems []json.RawMessage
 		if json.Unmarshal(v, &elems) != nil {
 			return nil
+		}
+		for _, e := range elems {
+			if r.unforwarded(e, len(hits) == 0) {
+				return dropped
+			}
 		}
 		changed := false
 		for i, e := range elems {
@@ -141,7 +241,7 @@ func (r *relay) answersIn(v json.RawMessage) []*listEntry {
 // filterObject filters one message object when it answers a tools/list,
 // nil when it does not or passes unchanged.
 func (r *relay) filterObject(v []byte) []byte {
-	obj, err := toolpolicy.ObjectKeys(v)
+	obj, err := toolpolicy.ObjectKeys(v, messageKeys...)
 	if err != nil {
 		if hits := r.answersIn(v); len(hits) > 0 {
 			return r.failClosed(hits, "the answer does not parse: "+err.Error())
@@ -175,7 +275,7 @@ func (r *relay) filterObject(v []byte) []byte {
 	if r.pinRefused != "" {
 		return r.pinRefusal(e.id, "", r.pinRefused).response(e.id)
 	}
-	rm, err := toolpolicy.ObjectKeys(res)
+	rm, err := toolpolicy.ObjectKeys(res, "tools", "nextCursor")
 	if err != nil {
 		return r.failClosedLocked([]*listEntry{e}, "its result: "+err.Error())
 	}
@@ -228,7 +328,7 @@ func (r *relay) filterObject(v []byte) []byte {
 // keepTool decides one listed tool; change is set when it differs from the
 // pin. Under mu.
 func (r *relay) keepTool(raw json.RawMessage, id json.RawMessage) (name string, keep bool, change string) {
-	tm, err := toolpolicy.ObjectKeys(raw)
+	tm, err := toolpolicy.ObjectKeys(raw, pinnedKeys...)
 	if err == nil {
 		err = json.Unmarshal(tm["name"], &name)
 	}
@@ -300,4 +400,10 @@ func (r *relay) failClosedLocked(hits []*listEntry, why string) []byte {
 func (r *relay) section() string {
 	f := r.pol.PinField()
 	return f[:len(f)-len(".pin")]
+}
+
+// logSealed logs, once a launch, that a line was sealed.
+func (r *relay) logSealed() {
+	r.logOnceLocked(Decision{Kind: KindToolHidden, Field: r.section(),
+		Reason: "a server line that ends inside a JSON value, sealed with a NUL byte: a client reading values across lines would have joined it to the next"})
 }

@@ -1,6 +1,10 @@
 package toolrelay
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/mcpolicy/mcpolicy/internal/toolpolicy"
+)
 
 // maxHeld bounds what a streamed line holds back while it reads a
 // top-level key or an id: a key, its id and the space between.
@@ -11,26 +15,14 @@ const maxHeld = 4 << 10
 // top-level keys as they pass, holding back each key until it knows it is
 // not "id", and an id until it knows it answers no tools/list; one that
 // does (or a batch, which the relay cannot read streaming) cuts the line
-// there: the client gets what came before (an unfinished object), a line
-// end, and an error for the tools/list.
+// there: the client gets what came before (an unfinished object, sealed
+// with a NUL), a line end, and an error for the tools/list. A line that
+// ends inside a value is sealed too (balance).
 func (r *relay) serverLong(prefix []byte, lr *lineReader) error {
 	r.out.Lock()
 	defer r.out.Unlock()
-	if r.lists.empty() {
-		if err := r.writeClient(prefix); err != nil {
-			return err
-		}
-		for {
-			p, last, err := lr.chunk()
-			if werr := r.writeClient(p); werr != nil {
-				return werr
-			}
-			if err != nil || last {
-				return err
-			}
-		}
-	}
-
+	var b balance
+	b.feed(prefix)
 	st := &stream{r: r, cutAt: -1}
 	long := fmt.Sprintf("a line over %d MiB", MaxServerLine>>20)
 	st.s = scanner{
@@ -38,25 +30,39 @@ func (r *relay) serverLong(prefix []byte, lr *lineReader) error {
 		// carry a tools/list's id: its ids are its own. It is cut only if
 		// a result or an error follows, which would make it an answer.
 		onKey: func(key string, start int64) {
-			switch key {
-			case "method":
+			st.object()
+			switch toolpolicy.FoldKey(key) { // as a parser that ignores case reads it
+			case "METHOD":
 				st.method = true
-			case "result", "error":
+			case "RESULT", "ERROR":
 				st.answer = true
 				if st.match != nil {
 					st.cut(start, st.match, long)
 				}
+				if key := toolpolicy.FoldKey(key); key == "RESULT" {
+					st.result = true
+					if st.unknown && !st.method {
+						st.cut(start, nil, unforwarded)
+					}
+				}
 			}
 		},
 		onID: func(v []byte, over bool, start int64) {
-			if over {
+			st.object()
+			k := idKey(v)
+			switch e := r.lists.get(k); {
+			case over:
 				st.cut(start, nil, fmt.Sprintf("an id over %d bytes on a line over %d MiB", maxID, MaxServerLine>>20))
-			} else if e := r.lists.get(idKey(v)); e != nil {
-				if st.method && !st.answer {
-					st.match = e
-				} else {
-					st.cut(start, e, long)
-				}
+			case e != nil && st.method && !st.answer:
+				st.match = e
+			case e != nil:
+				st.cut(start, e, long)
+			case !r.pending.has(k) && st.result && !st.method:
+				st.cut(start, nil, unforwarded)
+			case !r.pending.has(k):
+				st.unknown = true
+			default:
+				st.answered = append(st.answered, k)
 			}
 		},
 		onArray: func(start int64) {
@@ -66,12 +72,19 @@ func (r *relay) serverLong(prefix []byte, lr *lineReader) error {
 	if err := st.piece(prefix); err != nil {
 		return err
 	}
+	var end []byte
 	for {
 		p, last, err := lr.chunk()
+		b.feed(p)
+		if last {
+			p, end = cutNL(p)
+		}
 		if st.cutAt < 0 {
 			if perr := st.piece(p); perr != nil {
 				return perr
 			}
+		} else {
+			st.s.feed(p)
 		}
 		if err != nil {
 			return err
@@ -81,7 +94,14 @@ func (r *relay) serverLong(prefix []byte, lr *lineReader) error {
 		}
 	}
 	if st.cutAt < 0 {
-		return r.writeClient(st.held)
+		for _, k := range st.answered {
+			r.pending.done(k)
+		}
+		if !b.open() {
+			return r.writeClient(st.held, end)
+		}
+		r.logSealed()
+		return r.writeClient(st.held, sealByte, end)
 	}
 	return st.finishCut()
 }
@@ -95,12 +115,34 @@ type stream struct {
 	cutFor *listEntry
 	why    string
 
-	method, answer bool       // the line has a method key, a result or error key
-	match          *listEntry // a tools/list whose id a request carries
+	// Of the top-level object being read: a method key, a result or error
+	// key, a result key; a tools/list whose id a request carries; an id
+	// the relay forwarded no request with.
+	method, answer, result bool
+	match                  *listEntry
+	unknown                bool
+	obj                    int      // the object these are of
+	answered               []string // forwarded requests' ids answered
+}
+
+// unforwarded is why a line is cut at a result for a request the relay
+// never forwarded.
+const unforwarded = "a result for a request the relay never forwarded, on a long line"
+
+// object starts the flags over when the scanner is in another top-level
+// object than they were set in.
+func (st *stream) object() {
+	if st.obj != st.s.objects {
+		st.obj = st.s.objects
+		st.method, st.answer, st.result, st.match, st.unknown = false, false, false, nil, false
+	}
 }
 
 func (st *stream) cut(at int64, e *listEntry, why string) {
 	if st.cutAt >= 0 {
+		if st.cutFor == nil && e != nil { // cut already: the tools/list still gets its error
+			st.cutFor, st.why = e, why
+		}
 		return
 	}
 	st.cutAt, st.cutFor, st.why = at, e, why
@@ -116,6 +158,7 @@ func (st *stream) piece(p []byte) error {
 		st.s.off++
 		if st.cutAt >= 0 {
 			st.held = append(st.held, p[:i+1]...)
+			st.s.feed(p[i+1:]) // read on: a tools/list's id may follow
 			return nil
 		}
 	}
@@ -158,7 +201,7 @@ func (st *stream) finishCut() error {
 	if n > len(st.held) {
 		n = len(st.held)
 	}
-	if err := st.r.writeClient(st.held[:n], nl); err != nil {
+	if err := st.r.writeClient(st.held[:n], sealByte, nl); err != nil {
 		return err
 	}
 	if st.cutFor != nil {

@@ -26,12 +26,18 @@
 //     tools/list and tools/call is refused ("refuse"). Only a changed
 //     answer is re-encoded. An answer that does not parse, or longer than
 //     MaxServerLine, is replaced by an error: tools/list fails closed.
-//     Every other line passes byte for byte, as it streams: a line longer
+//     A result whose id is no request the relay forwarded is dropped (on a
+//     long line, cut at it): the server was not asked, and a client whose
+//     request the relay has not read yet (or holds while a long line
+//     streams) would take it for the answer. Every other line passes byte
+//     for byte, as it streams: a line longer
 //     than MaxServerLine is never held whole. When such a line turns out
 //     to answer a tools/list (its id comes late, or twice) or holds a
 //     batch, it is cut where that begins, ending the line there (an
 //     unfinished object no client parses), and the tools/list gets an
-//     error.
+//     error. A line that ends inside a JSON value gets a NUL byte before
+//     its newline: a client that reads values, not lines, would join it
+//     to the next line, which the relay reads as a line of its own.
 //
 // Decisions are logged through Config.Log with names, fields and rules,
 // never the values of arguments.
@@ -156,6 +162,7 @@ type relay struct {
 	// server wrote before the id was remembered can be written after.
 	out     sync.Mutex
 	lists   *lists
+	pending pending // under out
 	stopped atomic.Bool
 
 	mu         sync.Mutex // what the server's answers taught

@@ -166,7 +166,7 @@ var scenarios = []scenario{
 			before := sb.snapshot(t)
 			sb.launchEntry(t, createProtected(sb)...).requireDenied(t, sb.backend)
 			sb.requireUnchanged(t, before)
-			for _, name := range []string{".git", ".vscode", ".claude", "mcpolicy.d", ".envrc"} {
+			for _, name := range []string{".git", ".vscode", ".claude", "mcpolicy.d", "mcpolicy.pins", ".envrc"} {
 				if _, err := os.Lstat(filepath.Join(sb.root, name)); err == nil {
 					t.Errorf("%s: %s exists on the host", sb.backend, name)
 				}
@@ -301,6 +301,9 @@ func selfRewrite(t *testing.T, sb *sandbox) []step {
 		deny("overwrite .mcpolicy/bwrap/attacker.sh", fmt.Sprintf(`printf '#!/bin/sh\ntouch %%s\n' %s > .mcpolicy/bwrap/attacker.sh`, shq(sb.marker("wrapper")))),
 		deny("overwrite .mcpolicy/docker/attacker.json", "printf '%s' "+shq(`["run","--rm","--privileged","-v","/:/host","`+sb.s.image+`","touch","/host`+sb.marker("docker-args")+`"]`)+" > .mcpolicy/docker/attacker.json"),
 		deny("overwrite .mcp.json (the client entry)", "printf '%s' "+shq(string(entry))+" > .mcp.json"),
+		// The tool surface the relay enforces (issue #40), were the
+		// launcher not to check its digest.
+		deny("create .mcpolicy/tools/attacker.json (a tool surface allowing every tool)", `mkdir -p .mcpolicy/tools && printf '{"server":"attacker","allow":[{"pattern":"*"}]}' > .mcpolicy/tools/attacker.json`),
 		deny("append to mcpolicy.cue", `printf '\n// widened\n' >> mcpolicy.cue`),
 		deny("replace .mcpolicy with a copy", "mv .mcpolicy .mcpolicy.old && cp -r .mcpolicy.old .mcpolicy"),
 	}
@@ -342,6 +345,9 @@ func createProtected(sb *sandbox) []step {
 		deny("create .vscode/tasks.json", vscodeTasks(sb)),
 		deny("create .claude/settings.json", "mkdir -p .claude && printf '%s' "+shq(settings)+" > .claude/settings.json"),
 		deny("create mcpolicy.d/x.cue", `mkdir -p mcpolicy.d && printf 'servers: attacker: mounts: [{source: "/", target: "/host", mode: "rw"}]\n' > mcpolicy.d/x.cue`),
+		// A pin of the server's own tools (issue #40): what the relay
+		// compares its tools/list with.
+		deny("create mcpolicy.pins/victim.json", `mkdir -p mcpolicy.pins && printf '{"server":"victim","tools":[]}\n' > mcpolicy.pins/victim.json`),
 		deny("create .envrc", "printf 'touch %s\\n' "+shq(sb.marker("envrc"))+" > .envrc"),
 		deny("create an unlisted top-level name", ": > planted.txt"),
 	}
