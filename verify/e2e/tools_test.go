@@ -321,31 +321,15 @@ func (w *world) filtered(t *testing.T, backend string, files, plain spawnSpec) [
 	start := time.Now()
 	var fails []string
 	failf := func(format string, args ...any) { fails = append(fails, fmt.Sprintf(format, args...)) }
-	run := func(spec spawnSpec) (answers map[string]string, names []string) {
-		s, err := spawn(ctx, spec)
-		if err != nil {
-			t.Fatalf("%s %s: %v", spec.command, strings.Join(spec.args, " "), err)
-		}
-		defer s.close()
-		if names, err = s.tools(ctx); err != nil {
-			t.Fatal(err)
-		}
-		answers = map[string]string{}
-		ask := func(key, tool string, args map[string]any) {
-			before := len(s.stdout.String())
-			_, err := s.call(ctx, tool, args)
-			answers[key] = answerLine(s.stdout.String()[before:])
-			if err != nil {
-				answers[key+" error"] = err.Error()
-			}
-		}
-		ask("read data", "read_file", map[string]any{"path": view + "/data/keep.txt"})
-		ask("read big", "read_file", map[string]any{"path": view + "/data/big.txt"})
-		ask("list data", "list_directory", map[string]any{"path": view + "/data"})
-		ask("read README", "read_file", map[string]any{"path": view + "/README.md"})
-		ask("read ../README", "read_file", map[string]any{"path": view + "/data/../README.md"})
-		ask("write", "write_file", map[string]any{"path": view + "/data/relayed.txt", "content": "written past the relay\n"})
-		return answers, names
+	run := func(spec spawnSpec) (map[string]string, []string) {
+		return askAll(ctx, t, spec, []toolCall{
+			{"read data", "read_file", map[string]any{"path": view + "/data/keep.txt"}},
+			{"read big", "read_file", map[string]any{"path": view + "/data/big.txt"}},
+			{"list data", "list_directory", map[string]any{"path": view + "/data"}},
+			{"read README", "read_file", map[string]any{"path": view + "/README.md"}},
+			{"read ../README", "read_file", map[string]any{"path": view + "/data/../README.md"}},
+			{"write", "write_file", map[string]any{"path": view + "/data/relayed.txt", "content": "written past the relay\n"}},
+		})
 	}
 	open, openNames := run(plain)
 	os.Remove(filepath.Join(w.root, "data", "relayed.txt")) // the unfiltered server wrote it
@@ -416,28 +400,14 @@ func (w *world) memory(t *testing.T, memory, plain spawnSpec) []string {
 	var fails []string
 	failf := func(format string, args ...any) { fails = append(fails, fmt.Sprintf(format, args...)) }
 	run := func(spec spawnSpec) (map[string]string, []string) {
-		s, err := spawn(ctx, spec)
-		if err != nil {
-			t.Fatalf("%s %s: %v", spec.command, strings.Join(spec.args, " "), err)
-		}
-		defer s.close()
-		names, err := s.tools(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		answers := map[string]string{}
-		ask := func(key, tool string, args map[string]any) {
-			before := len(s.stdout.String())
-			s.call(ctx, tool, args)
-			answers[key] = answerLine(s.stdout.String()[before:])
-		}
-		ask("read_graph", "read_graph", map[string]any{})
-		ask("search", "search_nodes", map[string]any{"query": "e2e-entity"})
-		ask("open", "open_nodes", map[string]any{"names": []string{"e2e-entity"}})
-		ask("search shouted", "search_nodes", map[string]any{"query": "E2E-ENTITY; DROP"})
-		ask("search long", "search_nodes", map[string]any{"query": strings.Repeat("e", 100)})
-		ask("delete", "delete_entities", map[string]any{"entityNames": []string{"nothing-here"}})
-		return answers, names
+		return askAll(ctx, t, spec, []toolCall{
+			{"read_graph", "read_graph", map[string]any{}},
+			{"search", "search_nodes", map[string]any{"query": "e2e-entity"}},
+			{"open", "open_nodes", map[string]any{"names": []string{"e2e-entity"}}},
+			{"search shouted", "search_nodes", map[string]any{"query": "E2E-ENTITY; DROP"}},
+			{"search long", "search_nodes", map[string]any{"query": strings.Repeat("e", 100)}},
+			{"delete", "delete_entities", map[string]any{"entityNames": []string{"nothing-here"}}},
+		})
 	}
 	open, openNames := run(plain)
 	got, names := run(memory)
@@ -480,27 +450,13 @@ func (w *world) gopls(t *testing.T, gopls, plain spawnSpec) []string {
 	failf := func(format string, args ...any) { fails = append(fails, fmt.Sprintf(format, args...)) }
 	mod := filepath.Join(w.root, "gomod")
 	run := func(spec spawnSpec) (map[string]string, []string) {
-		s, err := spawn(ctx, spec)
-		if err != nil {
-			t.Fatalf("%s %s: %v", spec.command, strings.Join(spec.args, " "), err)
-		}
-		defer s.close()
-		names, err := s.tools(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		answers := map[string]string{}
-		ask := func(key, tool string, args map[string]any) {
-			before := len(s.stdout.String())
-			s.call(ctx, tool, args)
-			answers[key] = answerLine(s.stdout.String()[before:])
-		}
-		ask("workspace", "go_workspace", map[string]any{})
-		ask("context ok", "go_file_context", map[string]any{"file": filepath.Join(mod, "ok", "ok.go")})
-		ask("context main", "go_file_context", map[string]any{"file": filepath.Join(mod, "main.go")})
-		ask("rename", "go_rename_symbol", map[string]any{"file": filepath.Join(mod, "ok", "ok.go"), "symbol": "Greeting", "new_name": "Pwned"})
-		ask("vulncheck", "go_vulncheck", map[string]any{"dir": mod})
-		return answers, names
+		return askAll(ctx, t, spec, []toolCall{
+			{"workspace", "go_workspace", map[string]any{}},
+			{"context ok", "go_file_context", map[string]any{"file": filepath.Join(mod, "ok", "ok.go")}},
+			{"context main", "go_file_context", map[string]any{"file": filepath.Join(mod, "main.go")}},
+			{"rename", "go_rename_symbol", map[string]any{"file": filepath.Join(mod, "ok", "ok.go"), "symbol": "Greeting", "new_name": "Pwned"}},
+			{"vulncheck", "go_vulncheck", map[string]any{"dir": mod}},
+		})
 	}
 	open, openNames := run(plain)
 	got, names := run(gopls)
@@ -690,4 +646,37 @@ func (w *world) weaken(t *testing.T, file, server, backend string) string {
 	weakFile := filepath.Join(w.clients, "weak-"+backend+"-"+server+".json")
 	must(t, os.WriteFile(weakFile, out, 0o644))
 	return weakFile
+}
+
+// toolCall is one tools/call a scenario makes, under the key its answer
+// is kept by.
+type toolCall struct {
+	key, tool string
+	args      map[string]any
+}
+
+// askAll starts spec, lists its tools and makes each call, keeping each
+// answer's line as written (and a failed call's error under "KEY error"):
+// what the filtered and the unfiltered server are compared on.
+func askAll(ctx context.Context, t *testing.T, spec spawnSpec, calls []toolCall) (map[string]string, []string) {
+	t.Helper()
+	s, err := spawn(ctx, spec)
+	if err != nil {
+		t.Fatalf("%s %s: %v", spec.command, strings.Join(spec.args, " "), err)
+	}
+	defer s.close()
+	names, err := s.tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers := map[string]string{}
+	for _, c := range calls {
+		before := len(s.stdout.String())
+		_, err := s.call(ctx, c.tool, c.args)
+		answers[c.key] = answerLine(s.stdout.String()[before:])
+		if err != nil {
+			answers[c.key+" error"] = err.Error()
+		}
+	}
+	return answers, names
 }
