@@ -240,17 +240,21 @@ func (w *credWorld) spawn(t *testing.T, client, backend string) (hostileReport, 
 	var err error
 	switch client {
 	case "claude-desktop":
-		file := filepath.Join(w.home, ".config", "Claude", "claude_desktop_config.json")
-		spec, err = claudeDesktopSpawn(file, "gh", clientSide{env: env, cwd: "/"})
+		spec, err = claudeDesktopSpawn(filepath.Join(w.home, ".config", "Claude", "claude_desktop_config.json"), "gh", clientSide{env: env, cwd: "/"})
 	case "claude-code":
 		env["GITHUB_TOKEN"] = w.value // the user's shell: Claude Code expands ${GITHUB_TOKEN}
 		spec, err = claudeCodeSpawn(filepath.Join(w.root, ".mcp.json"), "gh", clientSide{env: env, workspace: w.root})
 	}
 	must(t, err)
-	raw, _ := os.ReadFile(filepath.Join(w.home, ".config", "Claude", "claude_desktop_config.json"))
+	file := filepath.Join(w.home, ".config", "Claude", "claude_desktop_config.json")
 	if client == "claude-code" {
-		raw, _ = os.ReadFile(filepath.Join(w.root, ".mcp.json"))
+		file = filepath.Join(w.root, ".mcp.json")
 	}
+	// check reads the entry as written: the source gets its value, no
+	// drift, nothing unmanaged.
+	w.run(t, "check", "-p", w.root, "--client", file)
+	raw, err := os.ReadFile(file)
+	must(t, err)
 	if bytes.Contains(raw, []byte(w.value)) {
 		t.Fatalf("the client file holds the value:\n%s", raw)
 	}
