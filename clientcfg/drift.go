@@ -50,13 +50,15 @@ func Drift(plans []*compiler.Plan, targets []*readback.Target, root string) []Dr
 }
 
 // comparable keeps what a launch command can say of a plan (mounts,
-// scratch, env, network, user, limits, the names left unprotected), with
+// scratch, env, network, user, limits, the names left unprotected, the
+// credentials: an entry that starts the server without the proxy passes
+// none, and one turned into an env grant must not compare equal), with
 // absolute paths under the project given their symbolic base so both
 // sides spell paths alike.
 func comparable(p *compiler.Plan, root string) *compiler.Plan {
 	q := &compiler.Plan{Server: p.Server, Pos: p.Pos, User: p.User, Scratch: p.Scratch, Env: p.Env,
 		Network: p.Network, Subtractions: p.Subtractions, UserPos: p.UserPos, LimitsPos: p.LimitsPos,
-		Unprotected: p.Unprotected}
+		Unprotected: p.Unprotected, Credentials: p.Credentials, CredentialPos: p.CredentialPos}
 	for _, m := range p.Mounts {
 		if m.Source.Base == compiler.Absolute {
 			if rel, err := filepath.Rel(root, m.Source.Rel); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {

@@ -84,19 +84,25 @@ func EnvCheck(plans []*compiler.Plan, targets []*readback.Target, root, home str
 			}
 		}
 		var fromFile []string
-		for _, name := range p.EnvNames() {
+		// A credential's source reaches mcpolicy run as an env grant's
+		// value reaches the server: the same ways, the same gaps.
+		for _, name := range LaunchEnvNames(p) {
+			grant := "env grant " + name
+			if !contains(p.EnvNames(), name) {
+				grant = "the credential source " + name
+			}
 			switch {
 			case contains(t.EnvFixed, name) && t.EnvFile != "" && launch.ClientOwnEnv[name]:
 				// The entry's fixed value (PATH, for the launcher) yields
 				// to the file's: the file must name it.
 				fromFile = append(fromFile, name)
 			case contains(t.EnvFixed, name):
-				out = append(out, EnvUnmet{t.Pos, t.Server, fmt.Sprintf("env grant %s is shadowed: the entry's own env sets it to a fixed value, which the server gets instead of yours; run `mcpolicy client` again, or make the entry pass the client's %s", name, name)})
+				out = append(out, EnvUnmet{t.Pos, t.Server, fmt.Sprintf("%s is shadowed: the entry's own env sets it to a fixed value, which is used instead of yours; run `mcpolicy client` again, or make the entry pass the client's %s", grant, name)})
 			case contains(t.EnvPassed, name), t.EnvInherited == nil, t.EnvInherited(name):
 			case t.EnvFile != "":
 				fromFile = append(fromFile, name)
 			default:
-				out = append(out, EnvUnmet{t.Pos, t.Server, fmt.Sprintf("env grant %s gets no value: this client passes on only a few variables of its own and the entry names no env file; run `mcpolicy client` again (it adds --env-file) and put %s=... in the file", name, name)})
+				out = append(out, EnvUnmet{t.Pos, t.Server, fmt.Sprintf("%s gets no value: this client passes on only a few variables of its own and the entry names no env file; run `mcpolicy client` again (it adds --env-file) and put %s=... in the file", grant, name)})
 			}
 		}
 		if len(fromFile) == 0 {
@@ -121,11 +127,29 @@ func EnvCheck(plans []*compiler.Plan, targets []*readback.Target, root, home str
 		}
 		for _, name := range fromFile {
 			if _, ok := vals[name]; !ok {
-				out = append(out, EnvUnmet{t.Pos, t.Server, fmt.Sprintf("env grant %s gets no value: %s has no %s=... line", name, t.EnvFile, name)})
+				grant := "env grant " + name
+				if !contains(p.EnvNames(), name) {
+					grant = "the credential source " + name
+				}
+				out = append(out, EnvUnmet{t.Pos, t.Server, fmt.Sprintf("%s gets no value: %s has no %s=... line", grant, t.EnvFile, name)})
 			}
 		}
 	}
 	return out
+}
+
+// LaunchEnvNames are the variables an entry gives the launch from the
+// client: the plan's env grants, then its credentials' sources (those not
+// granted too), each once. mcpolicy run gives a source's value to the
+// proxy alone.
+func LaunchEnvNames(p *compiler.Plan) []string {
+	names := p.EnvNames()
+	for _, n := range p.CredentialSourceEnv() {
+		if !contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return names
 }
 
 func contains(list []string, s string) bool {

@@ -149,7 +149,7 @@ func (o EntriesOptions) envFile(p *compiler.Plan, f string) error {
 	if o.Notes == nil {
 		return nil
 	}
-	names := strings.Join(p.EnvNames(), ", ")
+	names := strings.Join(clientcfg.LaunchEnvNames(p), ", ")
 	if !exists {
 		fmt.Fprintf(o.Notes, "%s passes no environment to servers: %q takes %s from %s at spawn, which does not exist yet (NAME=value lines, mode 600; `install -m 600 /dev/null %s` creates it)\n",
 			o.Client.Name, p.Server, names, f, f)

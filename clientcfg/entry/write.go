@@ -166,16 +166,20 @@ func LaunchFor(c *clientcfg.Client, p *compiler.Plan, backend, root, home, outDi
 			l.Env[name] = v
 		}
 	}
+	// A credential's source variable reaches the launch as an env
+	// grant's value does, by reference or from the env file, never by
+	// value: mcpolicy run gives its value to the proxy alone.
+	names := clientcfg.LaunchEnvNames(p)
 	switch {
-	case len(p.Env) == 0:
+	case len(names) == 0:
 	case c.EnvRef != "":
-		for _, name := range p.EnvNames() {
+		for _, name := range names {
 			l.Env[name] = fmt.Sprintf(c.EnvRef, name)
 		}
 	case c.EnvVars:
-		l.EnvVars = p.EnvNames()
+		l.EnvVars = names
 	case !b.EnvFile():
-		return nil, fmt.Errorf("server %q: %s passes no environment of its own and expands nothing, and the %s wrapper reads no env file: its env grants (%s) would reach the server empty; use a client that passes them (claude-code, cursor, vscode, gemini, codex) or another backend", p.Server, c.Name, backend, strings.Join(p.EnvNames(), ", "))
+		return nil, fmt.Errorf("server %q: %s passes no environment of its own and expands nothing, and the %s wrapper reads no env file: its env grants and credentials (%s) would reach the server empty; use a client that passes them (claude-code, cursor, vscode, gemini, codex) or another backend", p.Server, c.Name, backend, strings.Join(names, ", "))
 	default:
 		// The client cannot pass them: the launcher reads them from a file
 		// the server cannot reach, at spawn (launch.EnvFile).
