@@ -6,7 +6,7 @@ package e2e_test
 // ${GITHUB_TOKEN}), and the server, started exactly as the client starts
 // the entry, is runtime/supervise's hostile one: it looks for the value
 // everywhere it can read and sends its placeholder everywhere it can
-// reach. The stand-in upstreams listen on 203.0.113.7 (TEST-NET-3, put on
+// reach. The stand-in upstreams listen on 203.0.113.10 (TEST-NET-3, put on
 // lo for the test) with certificates of a test CA, the run's roots
 // (SSL_CERT_FILE); the entry's mcpolicy run gets --hosts, the one
 // argument the test adds, to find them.
@@ -42,7 +42,10 @@ import (
 )
 
 // upstreamAddr stands for an internet host: TEST-NET-3 is never routed.
-const upstreamAddr = "203.0.113.7"
+// Each package that puts one on lo has its own (runtime/supervise .7,
+// verify .8): packages run at once, and one's cleanup must not take
+// another's address away.
+const upstreamAddr = "203.0.113.10"
 
 const credPolicy = `version: "v1"
 

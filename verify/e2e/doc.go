@@ -75,7 +75,7 @@
 //
 // TestCredentialThroughClientEntries (credentials_test.go) is issue #41
 // through real entries: a policy binds GITHUB_TOKEN to a stand-in HTTPS
-// upstream on 203.0.113.7 (put on lo; its certificate from a test CA, the
+// upstream on 203.0.113.10 (put on lo; its certificate from a test CA, the
 // run's roots by SSL_CERT_FILE), `mcpolicy client --write` writes Claude
 // Desktop's entry (the value in the env file) and Claude Code's (its
 // ${GITHUB_TOKEN}), and each is spawned as its client spawns it, with

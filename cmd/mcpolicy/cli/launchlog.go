@@ -11,11 +11,13 @@ import (
 
 // launchLog is the record of a launch of plan's server by entry (run,
 // exec): the launch log doctor --server reads. No value of the plan's
-// env grants is written, nor a log inside a read-write grant.
+// env grants or credential sources is written, nor a log inside a read-write grant.
 func launchLog(entry string, plan *compiler.Plan, m compiler.Machine, writable, environ []string, stderr io.Writer) *launchlog.Launch {
 	l := launchlog.New(entry, os.Getenv, stderr)
 	l.Set(m.ProjectRoot, plan.Server, "", plan.Hash)
-	l.Secrets(environ, plan.EnvNames())
+	// A credential's value is withheld from the record as an env grant's:
+	// a refusal that quoted it would put it in a file.
+	l.Secrets(environ, append(plan.EnvNames(), plan.CredentialSourceEnv()...))
 	l.Writable(writable)
 	return l
 }
