@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -241,6 +242,9 @@ func TestRedteamCredentialAnswers(t *testing.T) {
 		{"path-escaped echo", credential.Injection{Query: "access_token"}, func(_ *recorder, w http.ResponseWriter, req *http.Request) {
 			fmt.Fprintf(w, "/%s", url.PathEscape(req.URL.Query().Get("access_token")))
 		}},
+		{"JSON echo", credential.Injection{Query: "access_token"}, func(_ *recorder, w http.ResponseWriter, req *http.Request) {
+			json.NewEncoder(w).Encode(map[string]string{"token": req.URL.Query().Get("access_token")})
+		}},
 		{"header name", credential.Injection{Header: "Authorization", Format: "Bearer {}"}, func(_ *recorder, w http.ResponseWriter, req *http.Request) {
 			w.Header()["X-"+strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")] = []string{"1"}
 		}},
@@ -300,7 +304,8 @@ func TestRedteamCredentialAnswers(t *testing.T) {
 
 // leakForms are the spellings of v an echo may use.
 func leakForms(v string) []string {
-	return []string{v, url.QueryEscape(v), url.PathEscape(v)}
+	j, _ := json.Marshal(v)
+	return []string{v, url.QueryEscape(v), url.PathEscape(v), string(j[1 : len(j)-1])}
 }
 
 // TestRedteamCredentialConnect: a TLS SNI other than the CONNECT's
