@@ -242,6 +242,11 @@ func TestRedteamCredentialAnswers(t *testing.T) {
 		{"path-escaped echo", credential.Injection{Query: "access_token"}, func(_ *recorder, w http.ResponseWriter, req *http.Request) {
 			fmt.Fprintf(w, "/%s", url.PathEscape(req.URL.Query().Get("access_token")))
 		}},
+		{"1xx header", credential.Injection{Header: "Authorization", Format: "Bearer {}"}, func(_ *recorder, w http.ResponseWriter, req *http.Request) {
+			w.Header().Set("Link", "<https://x.example/"+req.Header.Get("Authorization")+">")
+			w.WriteHeader(http.StatusEarlyHints)
+			w.Header().Del("Link")
+		}},
 		{"JSON echo", credential.Injection{Query: "access_token"}, func(_ *recorder, w http.ResponseWriter, req *http.Request) {
 			json.NewEncoder(w).Encode(map[string]string{"token": req.URL.Query().Get("access_token")})
 		}},
