@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -207,7 +209,7 @@ func (r *relay) roundTrip(req *http.Request) bool {
 			return false
 		}
 	}
-	if ce := resp.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") && resp.Body != http.NoBody && resp.ContentLength != 0 {
+	if ce := encoded(resp.Header); ce != "" && resp.Body != http.NoBody && resp.ContentLength != 0 {
 		resp.Body.Close()
 		r.up.Close()
 		<-sent
@@ -218,7 +220,8 @@ func (r *relay) roundTrip(req *http.Request) bool {
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		return r.switched(resp, sent)
 	}
-	red := newRedactor(resp.Body, r.creds)
+	// Trailers are filled in as the body ends, and written after it.
+	red := newRedactor(&trailerRedactor{r: resp.Body, h: resp.Trailer, x: r}, r.creds)
 	defer red.release()
 	resp.Body = &flushBefore{r: red, w: r.clw, c: resp.Body}
 	// Written through Write alone: the bufio.Writer's ReadFrom would
@@ -286,18 +289,75 @@ func (r *relay) refuse(status int, why string) {
 	r.clw.Flush()
 }
 
-// redactHeader replaces each value in h by its placeholder.
+// redactHeader replaces each value in h, in each spelling, by its
+// placeholder; a field whose name holds a value (its case lost to
+// canonicalisation) is dropped.
 func (r *relay) redactHeader(h http.Header) {
 	for k, vs := range h {
+		lk := strings.ToLower(k)
+		if slices.ContainsFunc(r.creds, func(c Credential) bool { return strings.Contains(lk, strings.ToLower(c.Value)) }) {
+			delete(h, k)
+			continue
+		}
 		for i, v := range vs {
 			for _, c := range r.creds {
-				if strings.Contains(v, c.Value) {
-					v = strings.ReplaceAll(v, c.Value, c.Placeholder)
+				for _, f := range spellings(c) {
+					v = strings.ReplaceAll(v, f.old, f.new)
 				}
 			}
 			h[k][i] = v
 		}
 	}
+}
+
+// encoded is the answer's content coding other than identity, if any,
+// in any of its Content-Encoding fields.
+func encoded(h http.Header) string {
+	for _, v := range h.Values("Content-Encoding") {
+		for _, ce := range strings.Split(v, ",") {
+			if ce = strings.TrimSpace(ce); ce != "" && !strings.EqualFold(ce, "identity") {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+// spelling is a credential's value as an answer may echo it, and its
+// placeholder spelt alike: the placeholder has the value's punctuation at
+// the same places, so each pair is of one length.
+type spelling struct{ old, new string }
+
+// spellings are c's value as sent and as an upstream echoing a request
+// writes it: percent-encoded (a query, a path) and JSON-escaped.
+func spellings(c Credential) []spelling {
+	out := []spelling{{c.Value, c.Placeholder}}
+	add := func(f func(string) string) {
+		old, new := f(c.Value), f(c.Placeholder)
+		if old != c.Value && len(old) == len(new) && !slices.Contains(out, spelling{old, new}) {
+			out = append(out, spelling{old, new})
+		}
+	}
+	add(url.QueryEscape)
+	add(url.PathEscape)
+	add(func(s string) string { b, _ := json.Marshal(s); return string(b[1 : len(b)-1]) })
+	return out
+}
+
+// trailerRedactor reads an answer's body and, as it ends, redacts the
+// trailer fields read with it.
+type trailerRedactor struct {
+	r io.Reader
+	h http.Header
+	x *relay
+}
+
+func (t *trailerRedactor) Read(b []byte) (int, error) {
+	n, err := t.r.Read(b)
+	if err != nil && t.h != nil {
+		t.x.redactHeader(t.h)
+	}
+	return n, err
 }
 
 // inject puts c's value in req where its grant says, in place of the
@@ -348,6 +408,7 @@ type redactor struct {
 	r     io.Reader
 	creds []Credential
 	keep  int
+	forms []spelling
 	bp    *[]byte // from redactBufs, until release
 	buf   []byte  // read, replaced, not yet returned
 	ready int     // buf[:ready] may be returned
@@ -356,14 +417,18 @@ type redactor struct {
 
 func newRedactor(r io.Reader, creds []Credential) *redactor {
 	keep := 0
+	var forms []spelling
 	for _, c := range creds {
-		keep = max(keep, len(c.Value)-1)
+		for _, f := range spellings(c) {
+			forms = append(forms, f)
+			keep = max(keep, len(f.old)-1)
+		}
 	}
 	bp := redactBufs.Get().(*[]byte)
 	if cap(*bp) < redactBufSize+keep {
 		*bp = make([]byte, 0, redactBufSize+keep)
 	}
-	return &redactor{r: r, creds: creds, keep: keep, bp: bp, buf: (*bp)[:0]}
+	return &redactor{r: r, creds: creds, forms: forms, keep: keep, bp: bp, buf: (*bp)[:0]}
 }
 
 // redactBufSize is what a redactor reads at once; its buffers are reused
@@ -393,8 +458,8 @@ func (x *redactor) Read(b []byte) (int, error) {
 		n, err := x.r.Read(x.buf[len(x.buf):cap(x.buf)])
 		x.buf = x.buf[:len(x.buf)+n]
 		x.err = err
-		for _, c := range x.creds {
-			replaceAll(x.buf, c.Value, c.Placeholder)
+		for _, f := range x.forms {
+			replaceAll(x.buf, f.old, f.new)
 		}
 		if x.err == nil {
 			x.ready = max(len(x.buf)-x.keep, 0)
