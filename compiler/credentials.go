@@ -62,6 +62,13 @@ func (c *compiler) credentials(s *schema.Server, at string, p *Plan) ([]credenti
 			c.fail(sc.Pos, field, "mcpolicy sets it itself (the egress proxy's address, the plan's hash)", "%s cannot be a credential", sc.Name)
 		}
 		g.From = c.credentialSource(sc, field)
+		// A source variable passed through too would hand the sandbox the
+		// value under its own name (run withholds it: the policy would
+		// say what does not happen).
+		if src := g.From.Env; src != "" && src != sc.Name && slices.ContainsFunc(p.Env, func(e EnvGrant) bool { return e.Name == src }) {
+			c.fail(sc.FromPos, field+".from.env", fmt.Sprintf("drop %q from env: it holds the value the proxy injects", src),
+				"%s is both passed through (env) and the source of credential %s: the value would enter the sandbox", src, sc.Name)
+		}
 		cp := CredentialPos{Entry: sc.Pos, To: map[string]position.Pos{}}
 		g.To = c.credentialDests(sc, field, rules, cp.To)
 		g.As = c.credentialInjection(sc, field)

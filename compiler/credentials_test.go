@@ -109,6 +109,8 @@ func TestCredentialsRefused(t *testing.T) {
 			`mcpolicy.cue:5:38: servers.s.credentials.A.to[1]: destination "A.x.org:443" is listed twice (as "a.x.org:443")`},
 		{net + "\tenv: [\"A\"]\n\tcredentials: A: to: [\"api.github.com:443\"]",
 			`mcpolicy.cue:6:15: servers.s.credentials.A: A is both passed through (env) and a credential: the value would enter the sandbox`},
+		{net + "\tenv: [\"GH_PAT\"]\n\tcredentials: A: {from: env: \"GH_PAT\", to: [\"api.github.com:443\"]}",
+			`servers.s.credentials.A.from.env: GH_PAT is both passed through (env) and the source of credential A: the value would enter the sandbox`},
 		{net + "\tsetenv: A: \"1\"\n\tcredentials: A: to: [\"api.github.com:443\"]",
 			`mcpolicy.cue:6:15: servers.s.credentials.A: A is both set (setenv) and a credential`},
 		{net + "\tcredentials: HTTPS_PROXY: to: [\"api.github.com:443\"]",
