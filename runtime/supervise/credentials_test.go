@@ -11,16 +11,10 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -35,6 +29,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/internal/syncbuf"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
+	"github.com/mcpolicy/mcpolicy/internal/testpki"
 	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/mcpolicy/mcpolicy/runtime/egress"
 	"github.com/mcpolicy/mcpolicy/runtime/supervise"
@@ -76,32 +71,6 @@ func (rc *recorder) received() (string, []string) {
 	return rc.got.String(), append([]string{}, rc.auth...)
 }
 
-// testPKI is a test CA (the stand-ins' root, which the proxy verifies
-// them against) and a certificate it signed for names.
-func testPKI(t *testing.T, names ...string) (*x509.CertPool, tls.Certificate) {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "mcpolicy test root"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ = x509.ParseCertificate(caDER)
-	leafKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	leaf := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: names[0]}, DNSNames: names,
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
-	der, err := x509.CreateCertificate(rand.Reader, leaf, ca, &leafKey.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
-	return pool, tls.Certificate{Certificate: [][]byte{der}, PrivateKey: leafKey}
-}
-
 // hostileReport is testdata/hostile's output.
 type hostileReport struct {
 	Env    string              `json:"env"`
@@ -119,7 +88,8 @@ type hostileReport struct {
 // host, to a host it controls, or by having the bound host reflect it.
 func credentialRun(t *testing.T, backend string) {
 	hostile := testbin.Build(t, hostilePkg)
-	roots, cert := testPKI(t, "api.test", "mirror.test", "attacker.test")
+	pki := testpki.New(t, "api.test", "mirror.test", "attacker.test")
+	roots, cert := pki.Pool, pki.Leaf
 	stands := map[string]*recorder{"api": {}, "mirror": {}, "attacker": {}}
 	ports := map[string]int{}
 	for name, rc := range stands {
@@ -137,7 +107,7 @@ func credentialRun(t *testing.T, backend string) {
 	}
 	bound := fmt.Sprintf("api.test:%d", ports["api"])
 	hosts := fmt.Sprintf("%s api.test mirror.test attacker.test\n", upstreamAddr)
-	value := "ghp_" + alnum(36)
+	value := "ghp_" + testpki.Alnum(36)
 
 	marker := w.marker + randomHex(2) + "-cred-" + backend
 	server := "cred-" + marker
@@ -277,16 +247,6 @@ servers: %q: {
 		t.Errorf("%d inject lines, want 1:\n%s", injects, logged)
 	}
 	noSurvivors(t, backend, plans[0], marker)
-}
-
-func alnum(n int) string {
-	const chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-	b := make([]byte, n)
-	rand.Read(b)
-	for i := range b {
-		b[i] = chars[int(b[i])%len(chars)]
-	}
-	return string(b)
 }
 
 var hostileImages sync.Map // engine -> *importOnce

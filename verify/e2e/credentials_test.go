@@ -14,17 +14,10 @@ package e2e_test
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -39,6 +32,7 @@ import (
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
+	"github.com/mcpolicy/mcpolicy/internal/testpki"
 )
 
 // upstreamAddr stands for an internet host: TEST-NET-3 is never routed.
@@ -175,7 +169,7 @@ func newCredWorld(t *testing.T) *credWorld {
 	must(t, err)
 	must(t, os.Chmod(base, 0o755))
 	w := &credWorld{mcpolicy: mcpolicy, base: base, root: filepath.Join(base, "proj"), home: filepath.Join(base, "home"),
-		value: "ghp_" + alnum(36), stands: map[string]*recorder{"api": {}, "mirror": {}, "attacker": {}}}
+		value: "ghp_" + testpki.Alnum(36), stands: map[string]*recorder{"api": {}, "mirror": {}, "attacker": {}}}
 	bin := filepath.Join(w.root, "bin", "hostile")
 	must(t, os.MkdirAll(filepath.Dir(bin), 0o755))
 	must(t, testbin.CopyFile(hostile, bin))
@@ -187,7 +181,8 @@ func newCredWorld(t *testing.T) *credWorld {
 	must(t, os.WriteFile(filepath.Join(envDir, "env"), []byte("GITHUB_TOKEN="+w.value+"\n"), 0o600))
 
 	onLo(t)
-	cert, caPEM := credPKI(t, "api.test", "mirror.test", "attacker.test")
+	pki := testpki.New(t, "api.test", "mirror.test", "attacker.test")
+	cert, caPEM := pki.Leaf, pki.CAPEM
 	w.roots = filepath.Join(base, "roots.pem")
 	must(t, os.WriteFile(w.roots, caPEM, 0o644))
 	for i, name := range []string{"api", "mirror", "attacker"} {
@@ -342,34 +337,4 @@ func onLo(t *testing.T) {
 		t.Fatalf("ip addr add %s/32 dev lo: %v\n%s", upstreamAddr, err, out)
 	}
 	t.Cleanup(func() { exec.Command("ip", "addr", "del", upstreamAddr+"/32", "dev", "lo").Run() })
-}
-
-// credPKI is a certificate for names signed by a test CA, and the CA as
-// PEM: the roots the run verifies the upstreams against.
-func credPKI(t *testing.T, names ...string) (tls.Certificate, []byte) {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "mcpolicy e2e root"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &key.PublicKey, key)
-	must(t, err)
-	ca, _ = x509.ParseCertificate(caDER)
-	leafKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	leaf := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: names[0]}, DNSNames: names,
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
-	der, err := x509.CreateCertificate(rand.Reader, leaf, ca, &leafKey.PublicKey, key)
-	must(t, err)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: leafKey}, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
-}
-
-func alnum(n int) string {
-	const chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-	b := make([]byte, n)
-	rand.Read(b)
-	for i := range b {
-		b[i] = chars[int(b[i])%len(chars)]
-	}
-	return string(b)
 }
