@@ -8,6 +8,12 @@
 // checks: no I/O.
 package credential
 
+import (
+	"fmt"
+	"net"
+	"strings"
+)
+
 // Grant is one credential a server may use. Its JSON is part of the
 // plan (and so of its hash): adding one, or a destination to one, is a
 // widening diff reports.
@@ -48,4 +54,53 @@ type Injection struct {
 	// Query: a URL query parameter holding the value, for the APIs that
 	// take it there.
 	Query string `json:"query,omitempty"`
+}
+
+// Check refuses a grant the compiler would not have made: for a grant
+// that reaches the proxy from outside a plan (the egress-proxy command's
+// flags). The destinations' admission by an allowlist is the caller's.
+func (g Grant) Check() error {
+	if !envName(g.Name) {
+		return fmt.Errorf("credential %q: a name is an environment variable's, [A-Za-z_][A-Za-z0-9_]*", g.Name)
+	}
+	if len(g.To) == 0 {
+		return fmt.Errorf("credential %s: no destination", g.Name)
+	}
+	for _, to := range g.To {
+		host, port, err := net.SplitHostPort(to)
+		if err != nil || host == "" || port == "" || strings.Contains(host, "*") {
+			return fmt.Errorf("credential %s: destination %q: want host:port, no wildcard", g.Name, to)
+		}
+	}
+	in := g.As
+	switch {
+	case (in.Header == "") == (in.Query == ""):
+		return fmt.Errorf("credential %s: give a header or a query parameter, one of them", g.Name)
+	case in.Header != "" && (!token(in.Header) || strings.Count(in.Format, "{}") != 1 || strings.ContainsFunc(in.Format, ctl)):
+		return fmt.Errorf("credential %s: header %q with format %q: want a header name and a format holding \"{}\" once", g.Name, in.Header, in.Format)
+	case in.Query != "" && (in.Format != "" || strings.ContainsFunc(in.Query, func(r rune) bool { return ctl(r) || strings.ContainsRune("&=#? %+", r) })):
+		return fmt.Errorf("credential %s: query parameter %q: want a parameter name, no format", g.Name, in.Query)
+	}
+	return nil
+}
+
+func ctl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+func envName(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || i > 0 && '0' <= r && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// token: an HTTP header name (RFC 9110's tchar).
+func token(s string) bool {
+	for _, r := range s {
+		if !(r < 0x7f && r > 0x20 && !strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r)) {
+			return false
+		}
+	}
+	return s != ""
 }

@@ -139,3 +139,28 @@ func TestPlaceholderNeverEqual(t *testing.T) {
 		t.Error("no randomness: no error")
 	}
 }
+
+func TestCheckPair(t *testing.T) {
+	v := "ghp_" + strings.Repeat("a1B2", 9)
+	ph, err := Placeholder(v, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckPair(v, ph); err != nil {
+		t.Errorf("a drawn placeholder: %v", err)
+	}
+	for _, c := range []struct{ ph, want string }{
+		{v, "is the value"},
+		{ph[:len(ph)-1], "the value 40"},
+		{"xyz_" + ph[4:], "prefix (ghp_)"},
+		{ph[:10] + "\n" + ph[11:], "control character"},
+		{"", "empty"},
+	} {
+		if err := CheckPair(v, c.ph); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("CheckPair(%q): %v, want %q", c.ph, err, c.want)
+		}
+	}
+	if err := CheckValue(strings.Repeat("a", MaxValue+1)); err == nil {
+		t.Error("a value over MaxValue was taken")
+	}
+}

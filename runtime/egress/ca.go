@@ -8,8 +8,12 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
+	"fmt"
 	"math/big"
 	"net"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -81,6 +85,117 @@ func newSessionCA(hosts []string) (*sessionCA, error) {
 		return nil, err
 	}
 	return &sessionCA{cert: cert, der: der, key: key, leafKey: leafKey, leaves: map[string]*tls.Certificate{}}, nil
+}
+
+// GenerateCA makes a session CA for hosts, as a proxy makes its own, and
+// returns its certificate and its key (PKCS #8), PEM-encoded: for a proxy
+// that is given its CA (Proxy.UseCA) because the sandbox must trust it
+// before the proxy starts. Whoever holds the key can vouch for hosts
+// alone (name constraints).
+func GenerateCA(hosts []string) (certPEM, keyPEM []byte, err error) {
+	ca, err := newSessionCA(hosts)
+	if err != nil {
+		return nil, nil, err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(ca.key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ca.PEM(), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+}
+
+// loadSessionCA is the CA of certPEM and keyPEM, refused unless it is a
+// CA whose key matches and whose name constraints let it vouch for hosts
+// and nothing else: a CA given to the proxy must not be wider than the
+// one it would have made (a stolen key would then sign for any host the
+// sandbox's clients trust it for).
+func loadSessionCA(certPEM, keyPEM []byte, hosts []string) (*sessionCA, error) {
+	cb, _ := pem.Decode(certPEM)
+	if cb == nil || cb.Type != "CERTIFICATE" {
+		return nil, errors.New("the session CA's certificate is not a PEM CERTIFICATE")
+	}
+	cert, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("the session CA's certificate: %v", err)
+	}
+	kb, _ := pem.Decode(keyPEM)
+	if kb == nil || kb.Type != "PRIVATE KEY" {
+		return nil, errors.New("the session CA's key is not a PEM PRIVATE KEY (PKCS #8)")
+	}
+	k, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("the session CA's key: %v", err)
+	}
+	key, ok := k.(*ecdsa.PrivateKey)
+	if !ok || !key.PublicKey.Equal(cert.PublicKey) {
+		return nil, errors.New("the session CA's key is not the key of its certificate")
+	}
+	if !cert.IsCA || !cert.BasicConstraintsValid || cert.KeyUsage&x509.KeyUsageCertSign == 0 {
+		return nil, errors.New("the session CA's certificate is not a CA's")
+	}
+	if err := checkConstraints(cert, hosts); err != nil {
+		return nil, fmt.Errorf("the session CA: %v (make it again for this server's credentials)", err)
+	}
+	if time.Now().After(cert.NotAfter) {
+		return nil, fmt.Errorf("the session CA expired on %s (make it again)", cert.NotAfter.Format(time.DateOnly))
+	}
+	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	return &sessionCA{cert: cert, der: cb.Bytes, key: key, leafKey: leafKey, leaves: map[string]*tls.Certificate{}}, nil
+}
+
+// checkConstraints: cert's critical name constraints permit exactly the
+// names and addresses of hosts, and no address at all when hosts has
+// none, as newSessionCA makes them.
+func checkConstraints(cert *x509.Certificate, hosts []string) error {
+	var names, addrs []string
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			addrs = append(addrs, ip.String())
+		} else {
+			names = append(names, strings.ToLower(h))
+		}
+	}
+	var gotNames, gotAddrs []string
+	for _, d := range cert.PermittedDNSDomains {
+		gotNames = append(gotNames, strings.ToLower(d))
+	}
+	for _, r := range cert.PermittedIPRanges {
+		if ones, bits := r.Mask.Size(); ones != bits {
+			return fmt.Errorf("it permits the range %s, not one address", r)
+		}
+		gotAddrs = append(gotAddrs, r.IP.String())
+	}
+	slices.Sort(names)
+	slices.Sort(addrs)
+	slices.Sort(gotNames)
+	slices.Sort(gotAddrs)
+	switch {
+	case !cert.PermittedDNSDomainsCritical:
+		return errors.New("its name constraints are missing or not critical")
+	case !slices.Equal(names, gotNames) || !slices.Equal(addrs, gotAddrs):
+		return fmt.Errorf("it vouches for %s, the credentials' hosts are %s",
+			strings.Join(append(gotNames, gotAddrs...), ", "), strings.Join(append(names, addrs...), ", "))
+	case len(addrs) == 0 && !excludesAllAddrs(cert):
+		return errors.New("it does not exclude every address")
+	}
+	return nil
+}
+
+func excludesAllAddrs(cert *x509.Certificate) bool {
+	v4, v6 := false, false
+	for _, r := range cert.ExcludedIPRanges {
+		if ones, _ := r.Mask.Size(); ones == 0 {
+			if r.IP.To4() != nil {
+				v4 = true
+			} else {
+				v6 = true
+			}
+		}
+	}
+	return v4 && v6
 }
 
 // PEM is the CA's certificate, the public part alone.

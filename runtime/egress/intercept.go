@@ -50,18 +50,41 @@ func (p *Proxy) CACert() ([]byte, error) {
 }
 
 func (p *Proxy) sessionCA() (*sessionCA, error) {
-	p.caOnce.Do(func() {
-		var hosts []string
-		for _, c := range p.Credentials {
-			for _, to := range c.Grant.To {
-				if h, _, err := net.SplitHostPort(to); err == nil {
-					hosts = append(hosts, h)
-				}
+	p.caOnce.Do(func() { p.ca, p.caErr = newSessionCA(CredentialHosts(p.Credentials)) })
+	return p.ca, p.caErr
+}
+
+// UseCA makes the proxy sign with the CA of certPEM and keyPEM
+// (GenerateCA's) instead of one of its own: for a proxy whose sandbox
+// must trust the CA before the proxy starts (the kubernetes backend's
+// egress-proxy Pod, given both from a Secret mounted in it alone). Set
+// Credentials first: the CA must be constrained to their hosts, and to
+// nothing more. Call before Serve.
+func (p *Proxy) UseCA(certPEM, keyPEM []byte) error {
+	ca, err := loadSessionCA(certPEM, keyPEM, CredentialHosts(p.Credentials))
+	if err != nil {
+		return err
+	}
+	p.caOnce.Do(func() { p.ca = ca })
+	if p.ca != ca {
+		return errors.New("the proxy has a session CA already")
+	}
+	return nil
+}
+
+// CredentialHosts are the hosts the credentials are bound to, each once,
+// sorted: what a session CA may vouch for.
+func CredentialHosts(creds []Credential) []string {
+	var hosts []string
+	for _, c := range creds {
+		for _, to := range c.Grant.To {
+			if h, _, err := net.SplitHostPort(to); err == nil && !slices.Contains(hosts, h) {
+				hosts = append(hosts, h)
 			}
 		}
-		p.ca, p.caErr = newSessionCA(hosts)
-	})
-	return p.ca, p.caErr
+	}
+	slices.Sort(hosts)
+	return hosts
 }
 
 // bound are the credentials bound to host:port (host canonical).

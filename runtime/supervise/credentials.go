@@ -21,26 +21,15 @@ import (
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
-// Where the sandbox finds the session CA: the bundle (the CA and the
-// host's roots) and the CA alone, for the variable that adds to a
-// runtime's own roots. Beside the forwarder, outside every grant;
-// read-only.
+// Where the sandbox finds the session CA (inside.TrustEnv points TLS
+// clients at them).
 const (
-	CABundle  = inside.Dir + "/ca-bundle.pem"
-	SessionCA = inside.Dir + "/session-ca.pem"
+	CABundle  = inside.CABundle
+	SessionCA = inside.SessionCA
 )
 
-// BundleVars point TLS clients at CABundle in the spellings they read:
-// Go and OpenSSL (SSL_CERT_FILE), Python's requests, curl, git, Deno.
-// NODE_EXTRA_CA_CERTS names SessionCA: Node.js adds it to its own roots.
-var BundleVars = []string{"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO", "DENO_CERT"}
-
-const nodeCAVar = "NODE_EXTRA_CA_CERTS"
-
-// Bounds on reading a value at spawn: a command that hangs (a keychain
-// waiting for a prompt nobody answers) or floods does not hold the start.
-const maxCredentialValue = 16 << 10
-
+// A command that hangs (a keychain waiting for a prompt nobody answers)
+// does not hold the start.
 var credentialCommandTimeout = 30 * time.Second // a variable for its test
 
 // hostRoots are where Linux distributions keep the system's CA bundle
@@ -84,10 +73,11 @@ func checkCredentials(p *compiler.Plan, grants []credential.Grant, sandbox artef
 	return nil
 }
 
-// readCredentials reads each grant's value at spawn, outside the
-// sandbox (the launch environment, which holds the env file's values,
-// or the grant's command), and draws its placeholder.
-func readCredentials(server string, grants []credential.Grant, environ []string) ([]egress.Credential, error) {
+// ReadCredentials reads each grant's value, outside the sandbox (the
+// launch environment, which holds the env file's values, or the grant's
+// command), and draws its placeholder: at spawn, or where the values are
+// put for a proxy that is given them (mcpolicy credentials).
+func ReadCredentials(server string, grants []credential.Grant, environ []string) ([]egress.Credential, error) {
 	var out []egress.Credential
 	for _, g := range grants {
 		v, err := credentialValue(g, environ)
@@ -120,11 +110,8 @@ func credentialValue(g credential.Grant, environ []string) (string, error) {
 			return "", fmt.Errorf("%s is not set: set it in the launch environment or the env file (--env-file); the server will get a placeholder, never the value", name)
 		}
 	}
-	if len(v) > maxCredentialValue {
-		return "", fmt.Errorf("the value is %d bytes, more than %d", len(v), maxCredentialValue)
-	}
-	if i := strings.IndexFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }); i >= 0 {
-		return "", fmt.Errorf("the value holds a control character at byte %d (a line break inside it?): a header cannot carry it", i)
+	if err := credential.CheckValue(v); err != nil {
+		return "", err
 	}
 	return v, nil
 }
@@ -146,7 +133,7 @@ func commandValue(argv []string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), credentialCommandTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	out := &capped{max: maxCredentialValue + 2}
+	out := &capped{max: credential.MaxValue + 2}
 	errOut := &capped{max: 512}
 	cmd.Stdout, cmd.Stderr = out, errOut
 	cmd.WaitDelay = time.Second
@@ -155,7 +142,7 @@ func commandValue(argv []string) (string, error) {
 	case ctx.Err() != nil:
 		return "", fmt.Errorf("%s did not finish within %s", argv[0], credentialCommandTimeout)
 	case out.over:
-		return "", fmt.Errorf("%s printed more than %d bytes", argv[0], maxCredentialValue)
+		return "", fmt.Errorf("%s printed more than %d bytes", argv[0], credential.MaxValue)
 	case err != nil:
 		return "", fmt.Errorf("%s: %v: %s", argv[0], err, bytes.TrimSpace(errOut.b.Bytes()))
 	}
@@ -185,7 +172,7 @@ func (c *capped) Write(p []byte) (int, error) {
 // prepareCredentials reads the values, gives them to the proxy and
 // makes what the sandbox gets. Called once the proxy exists.
 func (s *session) prepareCredentials(grants []credential.Grant) error {
-	creds, err := readCredentials(s.plan.Server, grants, s.opt.Environ)
+	creds, err := ReadCredentials(s.plan.Server, grants, s.opt.Environ)
 	if err != nil {
 		return err
 	}
@@ -194,13 +181,7 @@ func (s *session) prepareCredentials(grants []credential.Grant) error {
 	if err != nil {
 		return fmt.Errorf("the egress proxy's session CA: %v", err)
 	}
-	bundle := append([]byte{}, ca...)
-	for _, f := range hostRoots {
-		if roots, err := readBounded(f, 8<<20); err == nil {
-			bundle = append(append(bundle, '\n'), roots...)
-			break
-		}
-	}
+	bundle := TrustBundle(ca)
 	c := &credentials{creds: creds, hide: map[string]bool{},
 		files: []launch.DataFile{{Target: CABundle, Data: bundle}, {Target: SessionCA, Data: ca}}}
 	for _, cr := range creds {
@@ -210,10 +191,9 @@ func (s *session) prepareCredentials(grants []credential.Grant) error {
 			c.hide[cr.Grant.From.Env] = true
 		}
 	}
-	for _, v := range BundleVars {
-		c.env = append(c.env, v+"="+CABundle)
+	for _, kv := range inside.TrustEnv() {
+		c.env = append(c.env, kv[0]+"="+kv[1])
 	}
-	c.env = append(c.env, nodeCAVar+"="+SessionCA)
 	for _, kv := range c.env {
 		name, _, _ := strings.Cut(kv, "=")
 		c.hide[name] = true
@@ -275,6 +255,19 @@ func (c *credentials) engineArgs(args []string, dir string) ([]string, error) {
 		return nil, errors.New("no engine arguments")
 	}
 	return append(append([]string{args[0]}, extra...), args[1:]...), nil
+}
+
+// TrustBundle is the sandbox's CABundle: ca, then the first of the
+// host's CA bundles found (hostRoots), so the other hosts' TLS is
+// verified as before.
+func TrustBundle(ca []byte) []byte {
+	bundle := append([]byte{}, ca...)
+	for _, f := range hostRoots {
+		if roots, err := readBounded(f, 8<<20); err == nil {
+			return append(append(bundle, '\n'), roots...)
+		}
+	}
+	return bundle
 }
 
 // readBounded reads at most limit bytes of a regular file.

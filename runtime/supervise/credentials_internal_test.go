@@ -40,7 +40,7 @@ func TestCredentialValue(t *testing.T) {
 		{"a line break inside", credential.Source{Command: []string{"printf", "a\nb\n"}}, nil, "control character at byte 1", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			creds, err := readCredentials("gh", []credential.Grant{grant(c.from)}, c.environ)
+			creds, err := ReadCredentials("gh", []credential.Grant{grant(c.from)}, c.environ)
 			if c.fails {
 				if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), `server "gh": credential GITHUB_TOKEN (servers.gh.credentials.GITHUB_TOKEN)`) {
 					t.Fatalf("got %v, want a refusal saying %q", err, c.want)
@@ -65,7 +65,7 @@ func TestCredentialValue(t *testing.T) {
 func TestCredentialCommandBounded(t *testing.T) {
 	defer func(d time.Duration) { credentialCommandTimeout = d }(credentialCommandTimeout)
 	credentialCommandTimeout = 200 * time.Millisecond
-	_, err := readCredentials("gh", []credential.Grant{grant(credential.Source{Command: []string{"sleep", "30"}})}, nil)
+	_, err := ReadCredentials("gh", []credential.Grant{grant(credential.Source{Command: []string{"sleep", "30"}})}, nil)
 	if err == nil || !strings.Contains(err.Error(), "did not finish within 200ms") {
 		t.Fatalf("got %v", err)
 	}

@@ -43,3 +43,22 @@ func ProxyEnv(port int) [][2]string {
 		{"NO_PROXY", local}, {"no_proxy", local},
 	}
 }
+
+// Where a sandbox with credentials finds the session CA of the proxy that
+// injects them (issue 41): the bundle (the CA and the host's roots) and
+// the CA alone. Read-only, outside every grant.
+const (
+	CABundle  = Dir + "/ca-bundle.pem"
+	SessionCA = Dir + "/session-ca.pem"
+)
+
+// TrustEnv points TLS clients at CABundle in the spellings they read: Go
+// and OpenSSL (SSL_CERT_FILE), Python's requests, curl, git, Deno; and
+// Node.js at SessionCA, which NODE_EXTRA_CA_CERTS adds to its own roots.
+func TrustEnv() [][2]string {
+	out := [][2]string{}
+	for _, v := range []string{"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO", "DENO_CERT"} {
+		out = append(out, [2]string{v, CABundle})
+	}
+	return append(out, [2]string{"NODE_EXTRA_CA_CERTS", SessionCA})
+}
