@@ -10,7 +10,8 @@ import (
 // TestEnvSecretNotCredential: a secret-named variable passed into a
 // server with an allowlist is flagged at its env entry; a plain name, a
 // server without network, and one that runs only where no proxy injects
-// a credential (seatbelt, kubernetes) are not.
+// a credential (seatbelt) are not; kubernetes injects (its egress-proxy
+// Pod), so it is flagged there too.
 func TestEnvSecretNotCredential(t *testing.T) {
 	for _, c := range []struct{ body, want string }{
 		{`image: "x:1"
@@ -27,6 +28,10 @@ func TestEnvSecretNotCredential(t *testing.T) {
 	env: ["GITHUB_TOKEN"]`, ""},
 		{`image: "x:1"
 	backends: ["kubernetes"]
+	env: ["GITHUB_TOKEN"]
+	network: allow: ["api.github.com:443"]`, "mcpolicy.cue:5:8 GITHUB_TOKEN is passed into a server with egress to api.github.com:443: use credentials: the value would enter the sandbox"},
+		{`command: ["x"]
+	backends: ["seatbelt"]
 	env: ["GITHUB_TOKEN"]
 	network: allow: ["api.github.com:443"]`, ""},
 	} {

@@ -67,8 +67,7 @@ func Enforcement(p *compiler.Plan) []emit.Row {
 		case emit.Scope:
 			return emit.Row{Support: emit.Enforced, How: "own network, IPC and PID namespaces: hostNetwork, hostIPC, hostPID and shareProcessNamespace false"}
 		case emit.Credentials:
-			return emit.NotInjected(p, "the proxy Pod does not yet read the value from a Secret mounted in it alone",
-				"leave kubernetes out of this server's backends and run it with mcpolicy run on bwrap, docker or podman, whose egress proxy injects the value")
+			return emit.Row{Support: emit.Enforced, How: "the server's Pod holds placeholders (Secret <server>-credential-placeholders) and trusts a session CA (ConfigMap <server>-session-ca); the egress-proxy Pod alone mounts the values and the CA's key (Secret <server>-credentials) and injects each on requests to its destinations alone, intercepting TLS for those hosts only; mcpolicy credentials draws the placeholders and the CA and writes the three objects"}
 		case emit.ToolSurface:
 			return emit.NotRelayed(p, "the cluster starts the Pod, not mcpolicy-launch")
 		case emit.Limits:

@@ -281,6 +281,15 @@ func check(p *compiler.Plan, o Options) error {
 			return fmt.Errorf("kubernetes: DNS label %s=%s: %s", k, v, strings.Join(errs, "; "))
 		}
 	}
+	if len(p.Credentials) > 0 {
+		for _, m := range p.Mounts {
+			if m.Target == sandbox.Dir || strings.HasPrefix(m.Target, sandbox.Dir+"/") {
+				return &emit.NotEnforceableError{Pos: m.Pos, Field: p.Field("mounts"), Server: p.Server, Backend: Backend,
+					Restriction: fmt.Sprintf("a mount at %s with credentials", m.Target),
+					Alternative: "the session CA the server trusts is mounted at " + sandbox.Dir + ": mount elsewhere"}
+			}
+		}
+	}
 	if err := emit.RefuseHomeTargets(p, Backend, "a Pod has no home of the user who starts the server"); err != nil {
 		return err
 	}
@@ -396,6 +405,10 @@ func podSpec(p *compiler.Plan, r compiler.Resolver, o Options, restart kube.Rest
 	}
 	vols = append(vols, grants...)
 	c.Env = envVars(p, o)
+	credEnv, credVols, credMounts := serverCredentials(p)
+	c.Env = append(c.Env, credEnv...)
+	vols = append(vols, credVols...)
+	c.VolumeMounts = append(c.VolumeMounts, credMounts...)
 	c.Resources = limits(p)
 	for _, s := range append([]string{p.Image, p.Workdir}, p.Command...) {
 		if err := emit.CheckSafe(p.Server, "argument", s); err != nil {
@@ -868,7 +881,7 @@ func EgressProxyCommand(p *compiler.Plan, o Options) []string {
 	for _, e := range p.Network.Entries() {
 		cmd = append(cmd, "--allow", e)
 	}
-	return cmd
+	return append(cmd, credentialArgs(p)...)
 }
 
 // proxyPodSpec is the egress-proxy Pod's spec, with the server's
@@ -881,12 +894,26 @@ func proxyPodSpec(p *compiler.Plan, o Options, restart kube.RestartPolicy) (kube
 	if err := emit.CheckSafe(p.Server, "egress proxy image", proxyImage(o)); err != nil {
 		return kube.PodSpec{}, err
 	}
+	for _, a := range EgressProxyCommand(p, o) {
+		if err := emit.CheckSafe(p.Server, "egress proxy argument", a); err != nil {
+			return kube.PodSpec{}, err
+		}
+	}
 	f, t := false, true
 	uid := int64(ProxyUser)
 	runtimeDefault := &kube.SeccompProfile{Type: kube.SeccompProfileTypeRuntimeDefault}
 	strict := kube.SupplementalGroupsPolicyStrict
+	var vols []kube.Volume
+	var mounts []kube.VolumeMount
+	var fsGroup *int64
+	if v, m, ok := proxyCredentialVolume(p); ok {
+		// The Secret's files are root's, mode 0440, group the proxy's.
+		vols, mounts, fsGroup = []kube.Volume{v}, []kube.VolumeMount{m}, &uid
+	}
 	return kube.PodSpec{
+		Volumes: vols,
 		Containers: []kube.Container{{
+			VolumeMounts:    mounts,
 			Name:            "egress-proxy",
 			Image:           proxyImage(o),
 			Command:         EgressProxyCommand(p, o),
@@ -914,6 +941,7 @@ func proxyPodSpec(p *compiler.Plan, o Options, restart kube.RestartPolicy) (kube
 			RunAsUser:                &uid,
 			RunAsGroup:               &uid,
 			SupplementalGroupsPolicy: &strict,
+			FSGroup:                  fsGroup,
 			SeccompProfile:           runtimeDefault,
 		},
 	}, nil
@@ -1058,6 +1086,16 @@ func Manifest(p *compiler.Plan, r compiler.Resolver, o Options) ([]byte, error) 
 		fmt.Fprintf(&b, "# a Pod or Service range of the cluster outside them is reachable unless named (kubernetes.Options.ClusterCIDRs).\n")
 		fmt.Fprintf(&b, "# The egress proxy runs %s: an image holding a static mcpolicy at %s.\n", proxyImage(o), ProxyBinary)
 		fmt.Fprintf(&b, "# Only its NetworkPolicy decides who may use it: without a CNI that enforces it, any Pod can.\n")
+	}
+	if len(p.Credentials) > 0 {
+		var names []string
+		for _, g := range p.Credentials {
+			names = append(names, g.Name)
+		}
+		fmt.Fprintf(&b, "# Credentials (%s): the server holds placeholders; the egress-proxy Pod alone mounts the values.\n", strings.Join(names, ", "))
+		fmt.Fprintf(&b, "# Apply their Secrets %s, %s and ConfigMap %s first:\n",
+			CredentialsSecret(p.Server), PlaceholdersSecret(p.Server), SessionCAConfigMap(p.Server))
+		fmt.Fprintf(&b, "#   mcpolicy credentials %s | kubectl apply -f -\n", p.Server)
 	}
 	for _, obj := range objs {
 		y, err := render(obj)

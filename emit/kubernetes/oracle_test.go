@@ -20,6 +20,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes/internal/kube"
+	"github.com/mcpolicy/mcpolicy/internal/credential"
 )
 
 // The manifests are written from internal/kube, a projection of the
@@ -74,7 +75,7 @@ func sameAsAPI(t testing.TB, what string, data []byte) {
 			continue
 		}
 		switch obj.(type) {
-		case *corev1.Pod, *appsv1.Deployment, *networkingv1.NetworkPolicy, *corev1.Service:
+		case *corev1.Pod, *appsv1.Deployment, *networkingv1.NetworkPolicy, *corev1.Service, *corev1.Secret, *corev1.ConfigMap:
 		default:
 			t.Fatalf("%s: document %d: %T, not a kind the emitter writes", what, i, obj)
 		}
@@ -156,6 +157,14 @@ func TestEveryShapeIsAPI(t *testing.T) {
 		"base":      plan,
 		"full":      full,
 		"allowlist": func() *compiler.Plan { return allow(full()) },
+		"credentials": func() *compiler.Plan {
+			p := allow(full())
+			p.Credentials = []credential.Grant{
+				{Name: "GITHUB_TOKEN", To: []string{"api.example.com:443"}, As: credential.Injection{Header: "Authorization", Format: "Bearer {}"}},
+				{Name: "MAPS_KEY", To: []string{"api.example.com:443"}, As: credential.Injection{Query: "key"}},
+			}
+			return p
+		},
 		"minimal": func() *compiler.Plan {
 			return &compiler.Plan{Server: "m", Image: "i", User: compiler.User{UID: 1, GID: 2}, Network: compiler.Network{Mode: "none"}}
 		},
@@ -187,6 +196,17 @@ func TestEveryShapeIsAPI(t *testing.T) {
 				t.Fatalf("%s, %s: %v", pn, on, err)
 			}
 			sameAsAPI(t, fmt.Sprintf("%s, %s", pn, on), data)
+			if len(pl.Credentials) > 0 {
+				d := kubernetes.Drawn{CACert: []byte("cert"), CAKey: []byte("key"), Bundle: []byte("bundle"),
+					Values:       map[string]string{"GITHUB_TOKEN": "ghp_" + strings.Repeat("a", 36), "MAPS_KEY": strings.Repeat("b", 39)},
+					Placeholders: map[string]string{"GITHUB_TOKEN": "ghp_" + strings.Repeat("c", 36), "MAPS_KEY": strings.Repeat("d", 39)}}
+				creds, err := kubernetes.CredentialManifest(pl, o, d)
+				if err != nil {
+					t.Fatalf("%s, %s: %v", pn, on, err)
+				}
+				sameAsAPI(t, fmt.Sprintf("%s, %s: credentials", pn, on), creds)
+				data = append(data, creds...)
+			}
 			for _, doc := range renderedDocs(data) {
 				var m map[string]any
 				if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
@@ -212,7 +232,7 @@ func TestEveryShapeIsAPI(t *testing.T) {
 		zero["Pod."+f] = true
 		zero["Deployment.spec.template."+f] = true
 	}
-	for _, root := range []any{kube.Pod{}, kube.Deployment{}, kube.NetworkPolicy{}, kube.Service{}} {
+	for _, root := range []any{kube.Pod{}, kube.Deployment{}, kube.NetworkPolicy{}, kube.Service{}, kube.Secret{}, kube.ConfigMap{}} {
 		rt := reflect.TypeOf(root)
 		for _, f := range fieldPaths(rt.Name(), rt) {
 			if !written[f] && !zero[f] {

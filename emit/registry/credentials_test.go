@@ -15,10 +15,10 @@ import (
 )
 
 // TestCredentialsBackends: a plan with a credential builds for every
-// backend whose egress mcpolicy run supervises (bwrap, docker, podman),
-// and is refused, at the credential, by seatbelt and kubernetes, which
-// have no way yet to keep the value out of the sandbox; landlock refuses
-// the allowlist itself.
+// backend whose egress mcpolicy run supervises (bwrap, docker, podman)
+// and for kubernetes (its egress-proxy Pod injects), and is refused, at
+// the credential, by seatbelt, which has no way yet to keep the value out
+// of the sandbox; landlock refuses the allowlist itself.
 func TestCredentialsBackends(t *testing.T) {
 	root := t.TempDir()
 	file := filepath.Join(root, "mcpolicy.cue")
@@ -62,7 +62,7 @@ servers: gh: {
 			if r := rows[slices.IndexFunc(rows, func(r emit.Row) bool { return r.Restriction == emit.Credentials })]; r.Support != emit.Missing {
 				t.Errorf("landlock: credentials %+v", r)
 			}
-		case "seatbelt", "kubernetes":
+		case "seatbelt":
 			var ne *emit.NotEnforceableError
 			if !errors.As(err, &ne) || !strings.HasPrefix(ne.Restriction, "credentials (") {
 				t.Errorf("%s: %v; want the credential refused", b.Name(), err)

@@ -51,7 +51,7 @@ var table = []traits{
 	{name: Docker, builds: Docker, image: true, dflt: true, program: Docker, injects: true},
 	{name: Podman, builds: Docker, image: true, program: Podman, injects: true},
 	{name: Seatbelt, builds: Seatbelt, noNetns: true, program: "sandbox-exec", hostPaths: true},
-	{name: Kubernetes, builds: Kubernetes, image: true},
+	{name: Kubernetes, builds: Kubernetes, image: true, injects: true},
 }
 
 func lookup(name string) (traits, bool) {

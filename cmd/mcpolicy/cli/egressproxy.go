@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/mcpolicy/mcpolicy/internal/allowlist"
+	"github.com/mcpolicy/mcpolicy/internal/credential"
 	"github.com/mcpolicy/mcpolicy/runtime/egress"
 	"github.com/spf13/cobra"
 )
@@ -27,6 +29,10 @@ type egressProxyOptions struct {
 	LogFile     string   // "-" stdout
 	LogMax      string
 	HostsFile   string
+	// Credentials are grants (their JSON, as the plan holds them) whose
+	// values, placeholders and session CA are in CredentialsDir.
+	Credentials    []string
+	CredentialsDir string
 }
 
 // newEgressProxyCmd is mcpolicy's egress proxy on TCP: what the egress-proxy
@@ -55,11 +61,23 @@ address can use the proxy's allowlist. In a cluster, the NetworkPolicy the
 kubernetes backend emits beside the proxy is what lets only the server's Pod
 in: on a CNI that does not enforce NetworkPolicy, any Pod can use the proxy
 (and the server is not confined to it either). Outside a cluster, listen on
-an address only the client can reach. See docs/kubernetes.md.`,
+an address only the client can reach. See docs/kubernetes.md.
+
+With --credential and --credentials-dir the proxy injects credentials as
+mcpolicy run's does: the server holds placeholders, and on requests to a
+credential's destinations alone the proxy intercepts TLS (under the session
+CA it is given, which the server trusts) and puts the value in the bound
+header or query parameter. The folder holds what mcpolicy credentials
+writes into a Secret: mount it in the proxy's Pod alone. See
+docs/credentials.md.`,
 		Example: `  # what the egress-proxy Pod of the kubernetes backend runs
   mcpolicy egress-proxy --listen 0.0.0.0:24180 --allow api.github.com:443
   # the allowlist of a server of a policy, decisions appended to a file
-  mcpolicy egress-proxy --listen 127.0.0.1:24180 -p . --server github --log egress.jsonl`,
+  mcpolicy egress-proxy --listen 127.0.0.1:24180 -p . --server github --log egress.jsonl
+  # with a credential, its value and the session CA in a Secret mounted at /var/run/mcpolicy/credentials
+  mcpolicy egress-proxy --listen 0.0.0.0:24180 --allow api.github.com:443 \
+    --credential '{"name":"GITHUB_TOKEN","to":["api.github.com:443"],"as":{"header":"Authorization","format":"Bearer {}"}}' \
+    --credentials-dir /var/run/mcpolicy/credentials`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.streams, opts.PolicyNamed = streamsOf(cmd), policyNamed(cmd)
@@ -73,6 +91,8 @@ an address only the client can reach. See docs/kubernetes.md.`,
 	cmd.Flags().StringVar(&opts.LogFile, "log", "-", "append the decisions (JSON lines) to this file; - for stdout")
 	logMaxFlag(cmd, &opts.LogMax)
 	cmd.Flags().StringVar(&opts.HostsFile, "hosts", "", "resolve these names (/etc/hosts format) before DNS; the private-address check still applies")
+	cmd.Flags().StringArrayVar(&opts.Credentials, "credential", nil, `a credential grant to inject, as the plan's JSON: {"name":"GITHUB_TOKEN","to":["api.github.com:443"],"as":{"header":"Authorization","format":"Bearer {}"}} (repeat; with --credentials-dir)`)
+	cmd.Flags().StringVar(&opts.CredentialsDir, "credentials-dir", "", "the folder holding each --credential's value (file NAME), placeholder (NAME.placeholder) and the session CA (session-ca.crt, session-ca.key): a Secret written by mcpolicy credentials, mounted here alone")
 	cmd.MarkFlagRequired("listen")
 	return cmd
 }
@@ -84,6 +104,9 @@ func egressProxyRun(ctx context.Context, opts *egressProxyOptions) error {
 		return err
 	}
 	p := &egress.Proxy{Allow: list, Log: opts.Out}
+	if err := egressProxyCredentials(p, opts); err != nil {
+		return err
+	}
 	if p.LogLimit, err = logLimit(opts.LogMax); err != nil {
 		return err
 	}
@@ -113,6 +136,31 @@ func egressProxyRun(ctx context.Context, opts *egressProxyOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return serveEgressProxy(ctx, ln, p, opts.Err)
+}
+
+// egressProxyCredentials gives p the credentials of --credential, from
+// --credentials-dir.
+func egressProxyCredentials(p *egress.Proxy, opts *egressProxyOptions) error {
+	if (len(opts.Credentials) == 0) != (opts.CredentialsDir == "") {
+		return &exitError{code: ExitError, err: errors.New("egress-proxy: --credential and --credentials-dir go together")}
+	}
+	if len(opts.Credentials) == 0 {
+		return nil
+	}
+	var grants []credential.Grant
+	for _, c := range opts.Credentials {
+		var g credential.Grant
+		dec := json.NewDecoder(strings.NewReader(c))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&g); err != nil || dec.More() {
+			return &exitError{code: ExitInvalid, err: fmt.Errorf("egress-proxy: --credential %s: want a grant's JSON: %v", c, err)}
+		}
+		grants = append(grants, g)
+	}
+	if err := p.LoadCredentials(opts.CredentialsDir, grants); err != nil {
+		return &exitError{code: ExitError, err: fmt.Errorf("egress-proxy: %v", err)}
+	}
+	return nil
 }
 
 // egressProxyAllowlist is the list to enforce: the server's, or --allow's.
@@ -151,6 +199,9 @@ func serveEgressProxy(ctx context.Context, ln net.Listener, p *egress.Proxy, std
 		rules = append(rules, r.String())
 	}
 	fmt.Fprintf(stderr, "mcpolicy egress-proxy: listening on %s, allowing %s\n", ln.Addr(), strings.Join(rules, ", "))
+	for _, c := range p.Credentials {
+		fmt.Fprintf(stderr, "mcpolicy egress-proxy: injecting %s for %s only (TLS intercepted there, under the session CA given)\n", c.Grant.Name, strings.Join(c.Grant.To, ", "))
+	}
 	done := make(chan error, 1)
 	go func() { done <- p.Serve(ln) }()
 	select {

@@ -212,3 +212,38 @@ servers: quiet: command: ["q"]
 		}
 	}
 }
+
+// TestEgressProxyCredentialFlags: --credential needs --credentials-dir
+// and a grant's JSON; a folder whose files do not fit is refused before
+// the proxy listens, naming the credential; one that fits is announced.
+func TestEgressProxyCredentialFlags(t *testing.T) {
+	grant := `{"name":"GITHUB_TOKEN","to":["api.github.com:443"],"as":{"header":"Authorization","format":"Bearer {}"}}`
+	base := []string{"egress-proxy", "--listen", "127.0.0.1:0", "--allow", "api.github.com:443"}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--credential", grant}, ExitError, "go together"},
+		{[]string{"--credential", `{"name":"GITHUB_TOKEN","too":[]}`, "--credentials-dir", "."}, ExitInvalid, "want a grant's JSON"},
+		{[]string{"--credential", grant, "--credentials-dir", t.TempDir()}, ExitError, "GITHUB_TOKEN: open"},
+	} {
+		code, _, stderr := run(t, append(base, c.args...)...)
+		if code != c.code || !strings.Contains(stderr, c.want) {
+			t.Errorf("%q: exit %d, %s; want %d and %q", c.args, code, stderr, c.code, c.want)
+		}
+	}
+	dir := t.TempDir()
+	cert, key, err := egress.GenerateCA([]string{"api.github.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string][]byte{"GITHUB_TOKEN": []byte("ghp_R3alT0kenValue0123456789abcdefABCD"),
+		"GITHUB_TOKEN.placeholder": []byte("ghp_Pl4ceh0lderXyz9876543210zyxwvuZYXW"), "session-ca.crt": cert, "session-ca.key": key} {
+		os.WriteFile(filepath.Join(dir, name), v, 0o400)
+	}
+	_, _, stop := startEgressProxy(t, "--allow", "api.github.com:443", "--credential", grant, "--credentials-dir", dir)
+	if code := stop(); code != 0 {
+		t.Errorf("egress-proxy with a credential exited %d", code)
+	}
+}

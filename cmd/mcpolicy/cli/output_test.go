@@ -28,7 +28,7 @@ func TestMissingPolicyPath(t *testing.T) {
 		"check": nil, "client": {"vscode"}, "exec": {"--server", "s"}, "prove": nil,
 		"run": {"--server", "s"}, "sessions": nil, "suggest": nil, "why": {"s"},
 		"hook install": nil, "egress-proxy": {"--listen", "127.0.0.1:0", "--server", "s"},
-		"doctor": {"--server", "s"}, "pin": {"s"},
+		"doctor": {"--server", "s"}, "pin": {"s"}, "credentials": {"s"},
 	}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {

@@ -114,7 +114,7 @@ var subcommands = []struct {
 	{"hook", newHookCmd}, {"prove", newProveCmd}, {"client", newClientCmd}, {"check", newCheckCmd},
 	{"probe", newProbeCmd}, {"run", newRunCmd}, {"egress-forward", newEgressForwardCmd}, {"why", newWhyCmd},
 	{"suggest", newSuggestCmd}, {"egress-proxy", newEgressProxyCmd}, {"sessions", newSessionsCmd},
-	{"import", newImportCmd}, {"pin", newPinCmd},
+	{"import", newImportCmd}, {"pin", newPinCmd}, {"credentials", newCredentialsCmd},
 }
 
 // newRootCmd is the root command with every subcommand.

@@ -177,6 +177,7 @@ type PodSecurityContext struct {
 	RunAsGroup               *int64                    `json:"runAsGroup,omitempty"`
 	RunAsNonRoot             *bool                     `json:"runAsNonRoot,omitempty"`
 	SupplementalGroupsPolicy *SupplementalGroupsPolicy `json:"supplementalGroupsPolicy,omitempty"`
+	FSGroup                  *int64                    `json:"fsGroup,omitempty"`
 	SeccompProfile           *SeccompProfile           `json:"seccompProfile,omitempty"`
 }
 
@@ -213,7 +214,50 @@ type Volume struct {
 type VolumeSource struct {
 	HostPath              *HostPathVolumeSource              `json:"hostPath,omitempty"`
 	EmptyDir              *EmptyDirVolumeSource              `json:"emptyDir,omitempty"`
+	Secret                *SecretVolumeSource                `json:"secret,omitempty"`
 	PersistentVolumeClaim *PersistentVolumeClaimVolumeSource `json:"persistentVolumeClaim,omitempty"`
+	ConfigMap             *ConfigMapVolumeSource             `json:"configMap,omitempty"`
+}
+
+// KeyToPath is corev1.KeyToPath.
+type KeyToPath struct {
+	Key  string `json:"key"`
+	Path string `json:"path"`
+}
+
+// SecretVolumeSource is corev1.SecretVolumeSource.
+type SecretVolumeSource struct {
+	SecretName  string `json:"secretName,omitempty"`
+	DefaultMode *int32 `json:"defaultMode,omitempty"`
+	Optional    *bool  `json:"optional,omitempty"`
+}
+
+// ConfigMapVolumeSource is corev1.ConfigMapVolumeSource.
+type ConfigMapVolumeSource struct {
+	LocalObjectReference `json:",inline"`
+	Items                []KeyToPath `json:"items,omitempty"`
+	DefaultMode          *int32      `json:"defaultMode,omitempty"`
+	Optional             *bool       `json:"optional,omitempty"`
+}
+
+// SecretType is corev1.SecretType.
+type SecretType string
+
+const SecretTypeOpaque SecretType = "Opaque"
+
+// Secret is corev1.Secret.
+type Secret struct {
+	TypeMeta   `json:",inline"`
+	ObjectMeta `json:"metadata,omitempty"`
+	Data       map[string][]byte `json:"data,omitempty"`
+	Type       SecretType        `json:"type,omitempty"`
+}
+
+// ConfigMap is corev1.ConfigMap.
+type ConfigMap struct {
+	TypeMeta   `json:",inline"`
+	ObjectMeta `json:"metadata,omitempty"`
+	Data       map[string]string `json:"data,omitempty"`
 }
 
 // HostPathType is corev1.HostPathType.

@@ -28,6 +28,8 @@ func TestTypesMatchAPI(t *testing.T) {
 		{kube.Deployment{}, appsv1.Deployment{}},
 		{kube.NetworkPolicy{}, networkingv1.NetworkPolicy{}},
 		{kube.Service{}, corev1.Service{}},
+		{kube.Secret{}, corev1.Secret{}},
+		{kube.ConfigMap{}, corev1.ConfigMap{}},
 	} {
 		p, a := reflect.TypeOf(c.proj), reflect.TypeOf(c.api)
 		for _, e := range compareTypes(p.Name(), p, a) {

@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
+	"github.com/mcpolicy/mcpolicy/runtime/egress"
+	"github.com/mcpolicy/mcpolicy/runtime/supervise"
+	"github.com/spf13/cobra"
+)
+
+// credentialsOptions are credentials' flags and argument.
+type credentialsOptions struct {
+	streams
+	Server    string
+	Policy    string
+	EnvFile   string
+	Namespace string
+}
+
+// newCredentialsCmd prints the objects that carry a server's credentials
+// into a cluster (issue 41).
+func newCredentialsCmd() *cobra.Command {
+	opts := &credentialsOptions{}
+	cmd := &cobra.Command{
+		Use:   "credentials SERVER [-p POLICY] [--env-file FILE] [--namespace NS]",
+		Short: "Print the Secrets and ConfigMap that carry a server's credentials into a cluster (kubernetes backend)",
+		Long: `credentials reads the values of a server's credential grants as mcpolicy run
+does (the environment, --env-file, or each grant's command), draws a
+placeholder of each value's shape and a session CA constrained to the
+credentials' hosts, and prints, for kubectl apply -f -:
+
+  Secret <server>-credentials              the values, placeholders, the CA and its key:
+                                           mounted in the egress-proxy Pod alone
+  Secret <server>-credential-placeholders  the placeholders: the server's variables
+  ConfigMap <server>-session-ca            the CA and the trust bundle (it and this
+                                           machine's roots): mounted in the server's Pod
+
+The manifest mcpolicy build writes for the kubernetes backend names these
+objects and holds none of their data. Each run draws new placeholders and a
+new CA: apply, then restart both Pods. The output holds the values: pipe
+it, never commit it (it is not printed on a terminal).`,
+		Example: `  GITHUB_TOKEN=... mcpolicy credentials github | kubectl apply -f -
+  mcpolicy credentials github --env-file ~/.config/mcpolicy/github.env --namespace tools | kubectl apply -f -`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.streams, opts.Server = streamsOf(cmd), args[0]
+			return credentialsRun(opts)
+		},
+	}
+	policyFlag(cmd, &opts.Policy)
+	cmd.Flags().StringVar(&opts.EnvFile, "env-file", "", "take values the environment does not set from this file (NAME=value lines, mode 600, outside every grant)")
+	cmd.Flags().StringVar(&opts.Namespace, "namespace", "", "the objects' namespace (default: kubectl's context)")
+	return cmd
+}
+
+// credentialsRun reads the values, draws the placeholders and the CA and
+// prints the objects.
+func credentialsRun(opts *credentialsOptions) error {
+	if isTerminal(opts.Out) {
+		return &exitError{code: ExitError, err: errors.New("credentials: the output holds the credentials' values: pipe it (| kubectl apply -f -) rather than print it on a terminal")}
+	}
+	if err := absEnvFile(&opts.EnvFile); err != nil {
+		return err
+	}
+	proj, plan, plans, err := compileServerOf(opts.Policy, opts.Server)
+	if err != nil {
+		return err
+	}
+	if len(plan.Credentials) == 0 {
+		return &exitError{code: ExitError, err: fmt.Errorf("server %q has no credentials: nothing to carry", plan.Server)}
+	}
+	home, _ := os.UserHomeDir()
+	machine := compiler.Machine{ProjectRoot: proj.Root, Home: home, Invoker: compiler.CurrentUser()}
+	environ, err := serverEnviron(plans, plan, machine, opts.EnvFile)
+	if err != nil {
+		return err
+	}
+	creds, err := supervise.ReadCredentials(plan.Server, plan.Credentials, environ)
+	if err != nil {
+		return &exitError{code: ExitError, err: err}
+	}
+	d := kubernetes.Drawn{Values: map[string]string{}, Placeholders: map[string]string{}}
+	for _, c := range creds {
+		d.Values[c.Grant.Name], d.Placeholders[c.Grant.Name] = c.Value, c.Placeholder
+	}
+	if d.CACert, d.CAKey, err = egress.GenerateCA(egress.CredentialHosts(creds)); err != nil {
+		return &exitError{code: ExitError, err: fmt.Errorf("the session CA: %v", err)}
+	}
+	d.Bundle = supervise.TrustBundle(d.CACert)
+	out, err := kubernetes.CredentialManifest(plan, kubernetes.Options{Namespace: opts.Namespace}, d)
+	if err != nil {
+		return err
+	}
+	_, err = opts.Out.Write(out)
+	return err
+}
+

@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
+)
+
+const kubeCredPolicy = `version: "v1"
+servers: gh: {
+	image: "ghcr.io/x/gh:1"
+	backends: ["kubernetes"]
+	accept: ["kubernetes-host-users"]
+	network: allow: ["api.github.com:443"]
+	credentials: GITHUB_TOKEN: to: ["api.github.com:443"]
+}
+`
+
+// TestCredentialsCommand: mcpolicy credentials prints the three objects,
+// split by reader: the proxy's Secret holds the value, the CA key and the
+// placeholder; the server's Secret the placeholder alone; the ConfigMap
+// the CA and the bundle. The built manifest names them and holds neither
+// the value nor the placeholder. Without the value it says which
+// variable to set; a server without credentials is refused.
+func TestCredentialsCommand(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), kubeCredPolicy)
+	value := "ghp_" + strings.Repeat("Ab3", 12)
+
+	t.Setenv("GITHUB_TOKEN", "")
+	os.Unsetenv("GITHUB_TOKEN")
+	if code, _, stderr := run(t, "credentials", "gh", "-p", dir); code != ExitError || !strings.Contains(stderr, "GITHUB_TOKEN is not set") {
+		t.Errorf("without the value: exit %d, %s", code, stderr)
+	}
+	t.Setenv("GITHUB_TOKEN", value)
+	code, out, stderr := run(t, "credentials", "gh", "-p", dir, "--namespace", "tools")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	docs := map[string]map[string]any{}
+	for _, doc := range strings.Split(out, "\n---\n")[1:] {
+		var m map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+			t.Fatal(err)
+		}
+		md := m["metadata"].(map[string]any)
+		if md["namespace"] != "tools" {
+			t.Errorf("%s: namespace %v", md["name"], md["namespace"])
+		}
+		docs[md["name"].(string)] = m
+	}
+	keys := func(name, field string) []string {
+		var ks []string
+		for k := range docs[name][field].(map[string]any) {
+			ks = append(ks, k)
+		}
+		slices.Sort(ks)
+		return ks
+	}
+	if got := strings.Join((keys(kubernetes.CredentialsSecret("gh"), "data")), " "); got != "GITHUB_TOKEN GITHUB_TOKEN.placeholder session-ca.crt session-ca.key" {
+		t.Errorf("the proxy's Secret: %s", got)
+	}
+	if got := strings.Join(keys(kubernetes.PlaceholdersSecret("gh"), "data"), " "); got != "GITHUB_TOKEN" {
+		t.Errorf("the server's Secret: %s", got)
+	}
+	if got := strings.Join((keys(kubernetes.SessionCAConfigMap("gh"), "data")), " "); got != "ca-bundle.pem session-ca.pem" {
+		t.Errorf("the ConfigMap: %s", got)
+	}
+	var proxy, server struct {
+		Data map[string][]byte `json:"data"`
+	}
+	p, _ := yaml.Marshal(docs[kubernetes.CredentialsSecret("gh")])
+	s, _ := yaml.Marshal(docs[kubernetes.PlaceholdersSecret("gh")])
+	if err := yaml.Unmarshal(p, &proxy); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(s, &server); err != nil {
+		t.Fatal(err)
+	}
+	ph := string(server.Data["GITHUB_TOKEN"])
+	if string(proxy.Data["GITHUB_TOKEN"]) != value || string(proxy.Data["GITHUB_TOKEN.placeholder"]) != ph || ph == value || len(ph) != len(value) {
+		t.Errorf("value %q, placeholders %q and %q", proxy.Data["GITHUB_TOKEN"], proxy.Data["GITHUB_TOKEN.placeholder"], ph)
+	}
+	if strings.Contains(string(s), value) || strings.Contains(string(s), "PRIVATE KEY") {
+		t.Error("the server's Secret holds the value or the CA's key")
+	}
+	cm, _ := yaml.Marshal(docs[kubernetes.SessionCAConfigMap("gh")])
+	if strings.Contains(string(cm), "PRIVATE KEY") {
+		t.Error("the ConfigMap holds the CA's key")
+	}
+
+	// Another run draws another placeholder.
+	_, again, _ := run(t, "credentials", "gh", "-p", dir)
+	if strings.Contains(again, ph) {
+		t.Error("a second run drew the same placeholder")
+	}
+
+	// The build's manifest names the objects and holds no value.
+	out2 := t.TempDir()
+	if code, _, stderr := run(t, "build", dir, "-o", out2); code != 0 {
+		t.Fatalf("build: %d %s", code, stderr)
+	}
+	man, err := os.ReadFile(filepath.Join(out2, "kubernetes", "gh.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"mcpolicy credentials gh | kubectl apply -f -", "name: gh-credential-placeholders", "secretName: gh-credentials", "name: gh-session-ca", "--credentials-dir"} {
+		if !strings.Contains(string(man), want) {
+			t.Errorf("the manifest does not hold %q", want)
+		}
+	}
+	if strings.Contains(string(man), value) || strings.Contains(string(man), ph) {
+		t.Error("the manifest holds the value or the placeholder")
+	}
+
+	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), strings.ReplaceAll(kubeCredPolicy, "credentials: GITHUB_TOKEN: to: [\"api.github.com:443\"]\n", ""))
+	if code, _, stderr := run(t, "credentials", "gh", "-p", dir); code != ExitError || !strings.Contains(stderr, "has no credentials") {
+		t.Errorf("without credentials: exit %d, %s", code, stderr)
+	}
+}
