@@ -98,4 +98,3 @@ func credentialsRun(opts *credentialsOptions) error {
 	_, err = opts.Out.Write(out)
 	return err
 }
-
