@@ -63,8 +63,12 @@ func (n *NS) DialContext(ctx context.Context, network, addr string) (net.Conn, e
 	return c, err
 }
 
-// Command is argv run in the namespace (through nsenter), as
-// exec.CommandContext runs it.
-func (n *NS) Command(ctx context.Context, argv ...string) *exec.Cmd {
-	return exec.CommandContext(ctx, "nsenter", append([]string{"--net=" + n.Path, "--"}, argv...)...)
+// Command is exec.CommandContext(ctx, name, args...) run in the
+// namespace, through nsenter: name is looked up as exec would, on this
+// process's PATH (nsenter's would be the command's Env's).
+func (n *NS) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	if path, err := exec.LookPath(name); err == nil {
+		name = path
+	}
+	return exec.CommandContext(ctx, "nsenter", append([]string{"--net=" + n.Path, "--", name}, args...)...)
 }
