@@ -93,6 +93,11 @@ type Proxy struct {
 	// UpstreamRoots verify an intercepted destination's certificate;
 	// nil: the host's roots. Tests give their own CA.
 	UpstreamRoots *x509.CertPool
+	// Dial makes every connection to a destination, given the address
+	// the check allowed (never a name); ctx carries dialTimeout, and a
+	// connection made outlives it. nil: a net.Dialer. For tests and
+	// embedding: a test dials into its stand-in upstreams' namespace.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	caOnce sync.Once
 	ca     *sessionCA
@@ -320,6 +325,20 @@ func (p *Proxy) check(ctx context.Context, method, requested string, port int) (
 	return netip.AddrPort{}, d, false
 }
 
+// dialTimeout bounds the connection to a destination.
+const dialTimeout = 10 * time.Second
+
+// dial connects to addr, the address check returned.
+func (p *Proxy) dial(ctx context.Context, addr netip.AddrPort) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	if p.Dial != nil {
+		return p.Dial(ctx, "tcp", addr.String())
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", addr.String())
+}
+
 func (p *Proxy) exempt(a netip.Addr) bool { return p.Exempt != nil && p.Exempt(a) }
 
 // deliveredLocally refuses a connection the kernel delivered to this
@@ -438,7 +457,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var local *Decision // set when the connection was delivered to this machine
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			c, err := (&net.Dialer{Timeout: 10 * time.Second}).DialContext(ctx, "tcp", addr.String())
+			c, err := p.dial(ctx, addr)
 			if err == nil {
 				if ld := d; p.deliveredLocally(c, &ld) {
 					c.Close()
@@ -512,7 +531,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 		deny(w, d)
 		return
 	}
-	upstream, err := net.DialTimeout("tcp", addr.String(), 10*time.Second)
+	upstream, err := p.dial(r.Context(), addr)
 	if err != nil {
 		d.Action, d.Reason, d.Denied = "deny", "upstream: "+err.Error(), DeniedUpstream
 		p.log(d)

@@ -2,8 +2,9 @@ package supervise_test
 
 // A credential that never enters the sandbox (issue 41), through
 // `mcpolicy run` with real traffic: stand-in HTTPS upstreams on
-// 203.0.113.7 (TEST-NET-3, on lo for the test, setup) with certificates
-// of a test CA the proxy verifies them against; a hostile server
+// 203.0.113.7 (TEST-NET-3) in a network namespace of the test's, which
+// the proxy dials into (Options.Dial) and nothing else reaches, with
+// certificates of a test CA the proxy verifies them against; a hostile server
 // (testdata/hostile) that looks for the value everywhere it can read and
 // sends its placeholder everywhere it can reach. Per backend with egress.
 
@@ -29,6 +30,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/internal/syncbuf"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
+	"github.com/mcpolicy/mcpolicy/internal/testnetns"
 	"github.com/mcpolicy/mcpolicy/internal/testpki"
 	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/mcpolicy/mcpolicy/runtime/egress"
@@ -92,11 +94,26 @@ func credentialRun(t *testing.T, backend string) {
 	roots, cert := pki.Pool, pki.Leaf
 	stands := map[string]*recorder{"api": {}, "mirror": {}, "attacker": {}}
 	ports := map[string]int{}
+	ns := testnetns.New(t, upstreamAddr)
+	// The host's lo holds upstreamAddr too (setup): a port its stand-ins
+	// listen on there would answer the control below.
+	hostPorts := map[int]bool{w.httpPort: true, w.tlsPort: true, w.otherPort: true, w.holdPort: true}
 	for name, rc := range stands {
 		s := httptest.NewUnstartedServer(rc)
-		ln, err := net.Listen("tcp", net.JoinHostPort(upstreamAddr, "0"))
-		if err != nil {
-			t.Fatal(err)
+		var ln net.Listener
+		for ln == nil || hostPorts[ln.Addr().(*net.TCPAddr).Port] {
+			l, err := ns.Listen("tcp", net.JoinHostPort(upstreamAddr, "0"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { l.Close() })
+			ln = l
+		}
+		// The control: from the host's namespace the upstream is not
+		// there, so what reaches it went through the namespace.
+		if c, err := net.DialTimeout("tcp", ln.Addr().String(), 2*time.Second); err == nil {
+			c.Close()
+			t.Fatalf("%s (%s) is reachable from the host's namespace", name, ln.Addr())
 		}
 		s.Listener.Close()
 		s.Listener = ln
@@ -166,6 +183,7 @@ servers: %q: {
 		Stdout: &stdout, Stderr: &stderr,
 		Environ:       []string{"GITHUB_TOKEN=" + value},
 		UpstreamRoots: roots,
+		Dial:          ns.DialContext,
 	})
 	if err != nil || code != 0 {
 		t.Fatalf("supervise.Run: code %d, %v\nstderr: %s", code, err, stderr.String())

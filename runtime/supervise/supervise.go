@@ -78,6 +78,9 @@ type Options struct {
 	// UpstreamRoots verify the destinations credentials are sent to:
 	// egress.Proxy.UpstreamRoots (nil: the host's roots; tests set theirs).
 	UpstreamRoots *x509.CertPool
+	// Dial makes the proxy's connections to destinations:
+	// egress.Proxy.Dial (nil: a net.Dialer). For tests and embedding.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Run starts the server and returns its exit status once everything it
@@ -264,7 +267,7 @@ func (s *session) startProxy() error {
 	s.sandbox.init()
 	// Whatever waits for a sandbox that never came is refused at the end.
 	s.cleanups = append(s.cleanups, func() { s.sandbox.set(0, 0) })
-	s.proxy = &egress.Proxy{Allow: allow, Resolve: s.opt.Resolve, Exempt: s.opt.Exempt, Log: s.opt.Log, LogLimit: s.opt.LogLimit}
+	s.proxy = &egress.Proxy{Allow: allow, Resolve: s.opt.Resolve, Exempt: s.opt.Exempt, Log: s.opt.Log, LogLimit: s.opt.LogLimit, Dial: s.opt.Dial}
 	go s.proxy.Serve(s.proxy.Guard(ln, s.admit))
 	// Close ends every request, the sidecar's lifeline among them, then
 	// the tunnels, and waits until every decision is logged.

@@ -6,10 +6,11 @@ package e2e_test
 // ${GITHUB_TOKEN}), and the server, started exactly as the client starts
 // the entry, is runtime/supervise's hostile one: it looks for the value
 // everywhere it can read and sends its placeholder everywhere it can
-// reach. The stand-in upstreams listen on 203.0.113.10 (TEST-NET-3, put on
-// lo for the test) with certificates of a test CA, the run's roots
-// (SSL_CERT_FILE); the entry's mcpolicy run gets --hosts, the one
-// argument the test adds, to find them.
+// reach. The stand-in upstreams listen on 203.0.113.10 (TEST-NET-3) in a
+// network namespace of the test's, where each entry is started (nsenter):
+// the host's network is neither touched nor reached. Their certificates
+// are a test CA's, the run's roots (SSL_CERT_FILE); the entry's mcpolicy
+// run gets --hosts, the one argument the test adds, to find them.
 
 import (
 	"bytes"
@@ -32,13 +33,12 @@ import (
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
+	"github.com/mcpolicy/mcpolicy/internal/testnetns"
 	"github.com/mcpolicy/mcpolicy/internal/testpki"
 )
 
 // upstreamAddr stands for an internet host: TEST-NET-3 is never routed.
-// Each package that puts one on lo has its own (runtime/supervise .7,
-// verify .8): packages run at once, and one's cleanup must not take
-// another's address away.
+// It is on the lo of the test's namespace alone.
 const upstreamAddr = "203.0.113.10"
 
 const credPolicy = `version: "v1"
@@ -93,6 +93,7 @@ type hostileReport struct {
 type credWorld struct {
 	mcpolicy, base, root, home string
 	roots, hosts               string
+	ns                         *testnetns.NS // the upstreams and the runs
 	value                      string
 	stands                     map[string]*recorder
 	urls                       [3]string
@@ -106,10 +107,10 @@ type credWorld struct {
 // wiring), the same checks fail.
 func TestCredentialThroughClientEntries(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs sandboxes and adds an address to lo")
+		t.Skip("runs sandboxes in a network namespace of the test's")
 	}
 	if os.Geteuid() != 0 {
-		unavailable(t, "not root: adding %s to lo needs CAP_NET_ADMIN", upstreamAddr)
+		unavailable(t, "not root: a network namespace needs CAP_SYS_ADMIN")
 	}
 	for _, b := range []string{"bwrap", "docker"} {
 		requireBackend(t, b)
@@ -180,14 +181,14 @@ func newCredWorld(t *testing.T) *credWorld {
 	must(t, os.MkdirAll(envDir, 0o700))
 	must(t, os.WriteFile(filepath.Join(envDir, "env"), []byte("GITHUB_TOKEN="+w.value+"\n"), 0o600))
 
-	onLo(t)
+	w.ns = testnetns.New(t, upstreamAddr)
 	pki := testpki.New(t, "api.test", "mirror.test", "attacker.test")
 	cert, caPEM := pki.Leaf, pki.CAPEM
 	w.roots = filepath.Join(base, "roots.pem")
 	must(t, os.WriteFile(w.roots, caPEM, 0o644))
 	for i, name := range []string{"api", "mirror", "attacker"} {
 		s := httptest.NewUnstartedServer(w.stands[name])
-		ln, err := net.Listen("tcp", net.JoinHostPort(upstreamAddr, "0"))
+		ln, err := w.ns.Listen("tcp", net.JoinHostPort(upstreamAddr, "0"))
 		must(t, err)
 		s.Listener.Close()
 		s.Listener = ln
@@ -265,10 +266,11 @@ func (w *credWorld) spawn(t *testing.T, client, backend string) (hostileReport, 
 		t.Fatalf("the entry does not start mcpolicy run: %s %q", spec.command, spec.args)
 	}
 	// The machine's roots and names: the one argument the test adds.
+	// Started in the namespace: its proxy reaches the upstreams there.
 	args := append([]string{"run", "--hosts", w.hosts}, spec.args[1:]...)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, spec.command, args...)
+	cmd := w.ns.Command(ctx, spec.command, args...)
 	cmd.Env, cmd.Dir = append(spec.env, "SSL_CERT_FILE="+w.roots), spec.dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -322,19 +324,4 @@ func (w *credWorld) leaks(rep hostileReport, log string) []string {
 		rc.mu.Unlock()
 	}
 	return out
-}
-
-// onLo puts upstreamAddr on lo for the test, unless it is there already
-// (another test binary's: not this one's to remove).
-func onLo(t *testing.T) {
-	t.Helper()
-	out, err := exec.Command("ip", "-o", "addr", "show", "dev", "lo").Output()
-	must(t, err)
-	if strings.Contains(string(out), " "+upstreamAddr+"/") {
-		return
-	}
-	if out, err := exec.Command("ip", "addr", "add", upstreamAddr+"/32", "dev", "lo").CombinedOutput(); err != nil {
-		t.Fatalf("ip addr add %s/32 dev lo: %v\n%s", upstreamAddr, err, out)
-	}
-	t.Cleanup(func() { exec.Command("ip", "addr", "del", upstreamAddr+"/32", "dev", "lo").Run() })
 }

@@ -75,15 +75,15 @@
 //
 // TestCredentialThroughClientEntries (credentials_test.go) is issue #41
 // through real entries: a policy binds GITHUB_TOKEN to a stand-in HTTPS
-// upstream on 203.0.113.10 (put on lo; its certificate from a test CA, the
-// run's roots by SSL_CERT_FILE), `mcpolicy client --write` writes Claude
-// Desktop's entry (the value in the env file) and Claude Code's (its
-// ${GITHUB_TOKEN}), and each is spawned as its client spawns it, with
-// --hosts added, on bwrap and docker. The server is runtime/supervise's
-// hostile one: it sees only a placeholder of the value's shape, wherever
-// it looks; the bound upstream receives the value, the other hosts and the
-// decision log never do. With the credential turned into an env grant the
-// same checks fail.
+// upstream on 203.0.113.10 in a network namespace of the test's (its
+// certificate from a test CA, the run's roots by SSL_CERT_FILE), `mcpolicy
+// client --write` writes Claude Desktop's entry (the value in the env file)
+// and Claude Code's (its ${GITHUB_TOKEN}), and each is spawned as its client
+// spawns it, in that namespace (nsenter), with --hosts added, on bwrap and
+// docker. The server is runtime/supervise's hostile one: it sees only a
+// placeholder of the value's shape, wherever it looks; the bound upstream
+// receives the value, the other hosts and the decision log never do. With
+// the credential turned into an env grant the same checks fail.
 //
 // -short skips the package (make test-short). Under CI=true a missing
 // backend, git, or an unreachable module proxy fails the test; elsewhere it
