@@ -118,7 +118,7 @@ func TestPodmanCredentials(t *testing.T) {
 	mcpolicy := testbin.Mcpolicy(t)
 	proxyImage := importImageFiles(ctx, t, "mcpolicy-k8s-proxy", map[string]imageFile{
 		strings.TrimPrefix(kubernetes.ProxyBinary, "/"): {file: mcpolicy, mode: 0o755},
-		"etc/ssl/certs/ca-certificates.crt":              {data: pki.CAPEM, mode: 0o644},
+		"etc/ssl/certs/ca-certificates.crt":             {data: pki.CAPEM, mode: 0o644},
 	})
 	serverImage := importImageFiles(ctx, t, "mcpolicy-k8s-hostile", map[string]imageFile{
 		"opt/probe/hostile": {file: testbin.Build(t, hostilePkg), mode: 0o755},
