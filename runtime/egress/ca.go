@@ -37,6 +37,12 @@ type sessionCA struct {
 // worthless once the proxy's memory is gone.
 const caLifetime = 366 * 24 * time.Hour
 
+// noHostNames is the domain a CA for addresses alone is permitted: with no
+// DNS subtree its constraints would leave every host name open (RFC 5280
+// constrains only the name forms it lists), and .invalid (RFC 6761) names
+// nothing that resolves.
+const noHostNames = "invalid"
+
 func newSessionCA(hosts []string) (*sessionCA, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -75,6 +81,9 @@ func newSessionCA(hosts []string) (*sessionCA, error) {
 	}
 	if len(tmpl.PermittedIPRanges) == 0 { // no address at all, rather than any
 		tmpl.ExcludedIPRanges = []*net.IPNet{{IP: net.IPv4zero.To4(), Mask: net.CIDRMask(0, 32)}, {IP: net.IPv6zero, Mask: net.CIDRMask(0, 128)}}
+	}
+	if len(tmpl.PermittedDNSDomains) == 0 { // no host name at all, rather than any
+		tmpl.PermittedDNSDomains = []string{noHostNames}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
@@ -147,8 +156,9 @@ func loadSessionCA(certPEM, keyPEM []byte, hosts []string) (*sessionCA, error) {
 }
 
 // checkConstraints: cert's critical name constraints permit exactly the
-// names and addresses of hosts, and no address at all when hosts has
-// none, as newSessionCA makes them.
+// names and addresses of hosts, no address at all when hosts has none and
+// no host name (noHostNames) when it has addresses alone, as
+// newSessionCA makes them.
 func checkConstraints(cert *x509.Certificate, hosts []string) error {
 	var names, addrs []string
 	for _, h := range hosts {
@@ -172,10 +182,19 @@ func checkConstraints(cert *x509.Certificate, hosts []string) error {
 	slices.Sort(addrs)
 	slices.Sort(gotNames)
 	slices.Sort(gotAddrs)
+	wantNames := names
+	if len(names) == 0 {
+		wantNames = []string{noHostNames}
+	}
 	switch {
 	case !cert.PermittedDNSDomainsCritical:
 		return errors.New("its name constraints are missing or not critical")
-	case !slices.Equal(names, gotNames) || !slices.Equal(addrs, gotAddrs):
+	case len(names) == 0 && len(gotNames) == 0:
+		return fmt.Errorf("it does not refuse every host name (the credentials' hosts are addresses: its DNS constraints must permit %s alone)", noHostNames)
+	case !slices.Equal(wantNames, gotNames) || !slices.Equal(addrs, gotAddrs):
+		if len(names) == 0 {
+			gotNames = slices.DeleteFunc(gotNames, func(n string) bool { return n == noHostNames }) // not a host
+		}
 		return fmt.Errorf("it vouches for %s, the credentials' hosts are %s",
 			strings.Join(append(gotNames, gotAddrs...), ", "), strings.Join(append(names, addrs...), ", "))
 	case len(addrs) == 0 && !excludesAllAddrs(cert):
@@ -216,15 +235,18 @@ func (ca *sessionCA) leaf(host string) (*tls.Certificate, error) {
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: host},
 		NotBefore:    ca.cert.NotBefore,
 		NotAfter:     ca.cert.NotAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
 	if ip := net.ParseIP(host); ip != nil {
+		// No common name: OpenSSL checks one that looks like a host name
+		// ("10.0.0.5" does) against the DNS constraints, which permit
+		// .invalid alone when the hosts are addresses.
 		tmpl.IPAddresses = []net.IP{ip}
 	} else {
+		tmpl.Subject = pkix.Name{CommonName: host}
 		tmpl.DNSNames = []string{host}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &ca.leafKey.PublicKey, ca.key)
