@@ -23,14 +23,6 @@ const (
 // MaxCredentialFormat bounds a header format: a prefix and the value.
 const MaxCredentialFormat = 256
 
-// unsettableHeaders frame the request or speak to a proxy: a credential
-// in one of them would change how the request is read, not what it
-// authenticates.
-var unsettableHeaders = map[string]bool{
-	"Host": true, "Content-Length": true, "Transfer-Encoding": true, "Connection": true, "Keep-Alive": true,
-	"Proxy-Connection": true, "Proxy-Authorization": true, "Te": true, "Trailer": true, "Upgrade": true,
-}
-
 // CredentialPos are the positions of a plan's credentials by name: the
 // entry's, and each destination's in the policy's order.
 type CredentialPos struct {
@@ -155,7 +147,7 @@ func (c *compiler) credentialInjection(sc schema.Credential, field string) crede
 			c.fail(sc.AsPos, field+".header", "a header name is an RFC 9110 token: letters, digits and !#$%&'*+-.^_`|~", "%q is not a header name", sc.Header)
 		}
 	}
-	if unsettableHeaders[in.Header] {
+	if credential.UnsettableHeader(in.Header) {
 		c.fail(sc.AsPos, field+".header", "name the header the API reads the credential from, e.g. Authorization or X-Api-Key", "%s frames the request or speaks to a proxy: a credential cannot go there", in.Header)
 	}
 	if in.Format == "" {
