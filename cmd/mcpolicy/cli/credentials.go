@@ -73,6 +73,11 @@ func credentialsRun(opts *credentialsOptions) error {
 	if len(plan.Credentials) == 0 {
 		return &exitError{code: ExitError, err: fmt.Errorf("server %q has no credentials: nothing to carry", plan.Server)}
 	}
+	o := kubernetes.Options{Namespace: opts.Namespace}
+	// Before a value is read (a command may prompt): what would refuse it after.
+	if err := kubernetes.CheckCredentials(plan, o); err != nil {
+		return err
+	}
 	home, _ := os.UserHomeDir()
 	machine := compiler.Machine{ProjectRoot: proj.Root, Home: home, Invoker: compiler.CurrentUser()}
 	environ, err := serverEnviron(plans, plan, machine, opts.EnvFile)
@@ -91,7 +96,7 @@ func credentialsRun(opts *credentialsOptions) error {
 		return &exitError{code: ExitError, err: fmt.Errorf("the session CA: %v", err)}
 	}
 	d.Bundle = supervise.TrustBundle(d.CACert)
-	out, err := kubernetes.CredentialManifest(plan, kubernetes.Options{Namespace: opts.Namespace}, d)
+	out, err := kubernetes.CredentialManifest(plan, o, d)
 	if err != nil {
 		return err
 	}

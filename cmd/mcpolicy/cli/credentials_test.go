@@ -125,3 +125,41 @@ func TestCredentialsCommand(t *testing.T) {
 		t.Errorf("without credentials: exit %d, %s", code, stderr)
 	}
 }
+
+// TestCredentialsRefusedBeforeReading: a server the kubernetes backend
+// does not build (its values would be carried into a cluster that runs
+// nothing of it) and a bad namespace are refused before any value is
+// read: the grant's command, which writes a mark, never runs.
+func TestCredentialsRefusedBeforeReading(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	mark := filepath.Join(dir, "ran")
+	withCommand := strings.ReplaceAll(kubeCredPolicy, `credentials: GITHUB_TOKEN: to: ["api.github.com:443"]`,
+		`credentials: GITHUB_TOKEN: {from: command: ["sh", "-c", "touch `+mark+`; echo ghp_R3alT0kenValue0123456789abcdefABCD"], to: ["api.github.com:443"]}`)
+	for _, c := range []struct {
+		policy string
+		args   []string
+		want   string
+	}{
+		{strings.ReplaceAll(withCommand, `backends: ["kubernetes"]`, `backends: ["docker"]`), nil, "backend kubernetes is not among its backends (docker)"},
+		{withCommand, []string{"--namespace", "Tools_NS"}, `namespace "Tools_NS"`},
+	} {
+		writeFile(t, filepath.Join(dir, "mcpolicy.cue"), c.policy)
+		code, out, stderr := run(t, append([]string{"credentials", "gh", "-p", dir}, c.args...)...)
+		if code == 0 || !strings.Contains(stderr, c.want) || out != "" {
+			t.Errorf("%q: exit %d, %s; want a refusal saying %q", c.args, code, stderr, c.want)
+		}
+		if _, err := os.Stat(mark); err == nil {
+			t.Errorf("%q: the grant's command ran before the refusal", c.args)
+			os.Remove(mark)
+		}
+	}
+	// The same command runs once the policy is right.
+	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), withCommand)
+	if code, _, stderr := run(t, "credentials", "gh", "-p", dir); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(mark); err != nil {
+		t.Error("the grant's command did not run (the test proves nothing)")
+	}
+}
