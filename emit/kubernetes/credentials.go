@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-	"slices"
-	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes/internal/kube"
@@ -190,14 +188,11 @@ func dataSize[V string | []byte](data map[string]V) int {
 }
 
 // CheckCredentials refuses what CredentialObjects would refuse before any
-// value is read: a plan the backend cannot enforce or does not build, one
-// without credentials, bad options.
+// value is read: a plan the backend cannot enforce, one without
+// credentials, bad options.
 func CheckCredentials(p *compiler.Plan, o Options) error {
 	if err := check(p, o); err != nil {
 		return err
-	}
-	if !slices.Contains(p.Backends, Backend) {
-		return fmt.Errorf("server %q: backend %s is not among its backends (%s): its credentials are injected where it runs (mcpolicy run), never carried into a cluster", p.Server, Backend, strings.Join(p.Backends, ", "))
 	}
 	if len(p.Credentials) == 0 {
 		return fmt.Errorf("server %q has no credentials", p.Server)

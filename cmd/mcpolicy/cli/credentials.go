@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
@@ -72,6 +74,10 @@ func credentialsRun(opts *credentialsOptions) error {
 	}
 	if len(plan.Credentials) == 0 {
 		return &exitError{code: ExitError, err: fmt.Errorf("server %q has no credentials: nothing to carry", plan.Server)}
+	}
+	if !slices.Contains(plan.Backends, kubernetes.Backend) {
+		return &exitError{code: ExitError, err: fmt.Errorf("server %q: backend %s is not among its backends (%s): its credentials are injected where it runs (mcpolicy run), never carried into a cluster",
+			plan.Server, kubernetes.Backend, strings.Join(plan.Backends, ", "))}
 	}
 	o := kubernetes.Options{Namespace: opts.Namespace}
 	// Before a value is read (a command may prompt): what would refuse it after.
