@@ -148,6 +148,14 @@ func loadSessionCA(certPEM, keyPEM []byte, hosts []string) (*sessionCA, error) {
 	if time.Now().After(cert.NotAfter) {
 		return nil, fmt.Errorf("the session CA expired on %s (make it again)", cert.NotAfter.Format(time.DateOnly))
 	}
+	// No longer, and no deeper, than GenerateCA makes it: its key sits in
+	// a Secret for as long as it holds, and signs leaves alone.
+	if life := cert.NotAfter.Sub(cert.NotBefore); life > caLifetime+2*time.Hour {
+		return nil, fmt.Errorf("the session CA holds for %d days, more than %d (make it again)", int(life.Hours()/24), int(caLifetime.Hours()/24))
+	}
+	if cert.MaxPathLen != 0 || !cert.MaxPathLenZero {
+		return nil, errors.New("the session CA may sign other CAs: its path length must be 0 (make it again)")
+	}
 	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err

@@ -193,3 +193,42 @@ func TestSessionCAForAddresses(t *testing.T) {
 		t.Errorf("the CA of another address: %v", err)
 	}
 }
+
+// TestLoadSessionCABounds: a given CA that holds longer than the ones
+// GenerateCA makes, or may sign other CAs, is refused.
+func TestLoadSessionCABounds(t *testing.T) {
+	hosts := []string{"api.github.com"}
+	mk := func(edit func(*x509.Certificate)) ([]byte, []byte) {
+		key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ca"},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(caLifetime),
+			KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true, MaxPathLenZero: true,
+			PermittedDNSDomainsCritical: true, PermittedDNSDomains: hosts,
+			ExcludedIPRanges: []*net.IPNet{{IP: net.IPv4zero.To4(), Mask: net.CIDRMask(0, 32)}, {IP: net.IPv6zero, Mask: net.CIDRMask(0, 128)}}}
+		edit(tmpl)
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k8, _ := x509.MarshalPKCS8PrivateKey(key)
+		return pemBlock("CERTIFICATE", der), pemBlock("PRIVATE KEY", k8)
+	}
+	cert, key := mk(func(*x509.Certificate) {})
+	if _, err := loadSessionCA(cert, key, hosts); err != nil {
+		t.Fatalf("a CA as GenerateCA makes it: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*x509.Certificate)
+		want string
+	}{
+		{"ten years", func(c *x509.Certificate) { c.NotAfter = time.Now().AddDate(10, 0, 0) }, "days, more than 366"},
+		{"any path length", func(c *x509.Certificate) { c.MaxPathLenZero = false; c.MaxPathLen = -1 }, "may sign other CAs"},
+		{"path length 2", func(c *x509.Certificate) { c.MaxPathLenZero = false; c.MaxPathLen = 2 }, "may sign other CAs"},
+	} {
+		cert, key := mk(c.edit)
+		if _, err := loadSessionCA(cert, key, hosts); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
