@@ -163,3 +163,34 @@ func TestCredentialsRefusedBeforeReading(t *testing.T) {
 		t.Error("the grant's command did not run (the test proves nothing)")
 	}
 }
+
+// TestCredentialsOutputOutsideGrants: stdout redirected to a file in the
+// project (which its servers are given) is refused, nothing written; a
+// file elsewhere gets the objects.
+func TestCredentialsOutputOutsideGrants(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("GITHUB_TOKEN", "ghp_"+strings.Repeat("Ab3", 12))
+	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), kubeCredPolicy)
+	for _, c := range []struct {
+		path, want string
+	}{
+		{filepath.Join(dir, "secrets.yaml"), "lies inside the project"},
+		{filepath.Join(t.TempDir(), "secrets.yaml"), ""},
+	} {
+		f, err := os.Create(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var errb strings.Builder
+		code := Run([]string{"credentials", "gh", "-p", dir}, f, &errb)
+		f.Close()
+		got, _ := os.ReadFile(c.path)
+		switch {
+		case c.want != "" && (code == 0 || !strings.Contains(errb.String(), c.want) || len(got) > 0):
+			t.Errorf("%s: exit %d, %d bytes written, %s; want a refusal saying %q", c.path, code, len(got), errb.String(), c.want)
+		case c.want == "" && (code != 0 || !strings.Contains(string(got), "kind: Secret")):
+			t.Errorf("%s: exit %d, %s", c.path, code, errb.String())
+		}
+	}
+}
