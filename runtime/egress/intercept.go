@@ -316,6 +316,7 @@ func (r *relay) refuse(status int, why string) {
 // placeholder; a field whose name holds a value (its case lost to
 // canonicalisation) is dropped.
 func (r *relay) redactHeader(h http.Header) {
+	forms := allSpellings(r.creds)
 	for k, vs := range h {
 		lk := strings.ToLower(k)
 		if slices.ContainsFunc(r.creds, func(c Credential) bool { return strings.Contains(lk, strings.ToLower(c.Value)) }) {
@@ -323,7 +324,7 @@ func (r *relay) redactHeader(h http.Header) {
 			continue
 		}
 		for i, v := range vs {
-			for _, f := range allSpellings(r.creds) {
+			for _, f := range forms {
 				v = strings.ReplaceAll(v, f.old, f.new)
 			}
 			h[k][i] = v
