@@ -42,6 +42,19 @@ func BackupsOutsideProject(plans []*compiler.Plan, dir, root, home string) error
 	})
 }
 
+// CredentialsOutsideProject refuses a file in a grant of any server of
+// the project for what mcpolicy credentials prints: the values and the
+// session CA's key, which no server may read.
+func CredentialsOutsideProject(plans []*compiler.Plan, file, root, home string) error {
+	words := "read the credentials' values and the session CA's key in it"
+	return outsideProject(plans, file, root, home, outsideWords{
+		what:   "the output",
+		read:   words,
+		write:  words,
+		rather: "pipe it to kubectl apply -f -, or write it outside every grant of the project",
+	})
+}
+
 // outsideWords say what a file outside every grant is, and what a server
 // that is given it could do.
 type outsideWords struct{ what, read, write, rather string }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
 	"github.com/mcpolicy/mcpolicy/internal/parallel"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/internal/protect"
@@ -179,6 +180,13 @@ func (c *compiler) sandboxPath(p string, pos position.Pos, field string) string 
 		if p == r || strings.HasPrefix(p, r+"/") {
 			c.fail(pos, field, `mount at a folder such as "/workspace"`, "sandbox path %q is reserved for the runtime (%s)", p, r)
 		}
+	}
+	// The backends bind mcpolicy's own files there (the egress forwarder
+	// and its socket, the session CA): a grant over them hid them, or had
+	// their mount points made in a host folder (a Pod: two mounts at one
+	// path).
+	if p == sandbox.Dir || strings.HasPrefix(p, sandbox.Dir+"/") {
+		c.fail(pos, field, `mount at a folder such as "/workspace"`, "sandbox path %q is reserved for mcpolicy (%s: the egress forwarder, the session CA)", p, sandbox.Dir)
 	}
 	return p
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/internal/allowlist"
+	"github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
 	"github.com/mcpolicy/mcpolicy/internal/credential"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/schema"
@@ -22,14 +23,6 @@ const (
 
 // MaxCredentialFormat bounds a header format: a prefix and the value.
 const MaxCredentialFormat = 256
-
-// unsettableHeaders frame the request or speak to a proxy: a credential
-// in one of them would change how the request is read, not what it
-// authenticates.
-var unsettableHeaders = map[string]bool{
-	"Host": true, "Content-Length": true, "Transfer-Encoding": true, "Connection": true, "Keep-Alive": true,
-	"Proxy-Connection": true, "Proxy-Authorization": true, "Te": true, "Trailer": true, "Upgrade": true,
-}
 
 // CredentialPos are the positions of a plan's credentials by name: the
 // entry's, and each destination's in the policy's order.
@@ -60,6 +53,8 @@ func (c *compiler) credentials(s *schema.Server, at string, p *Plan) ([]credenti
 			c.fail(sc.Pos, field, "keep one: setenv sets a constant, a credential holds a placeholder", "%s is both set (setenv) and a credential", sc.Name)
 		case reservedEnv[sc.Name]:
 			c.fail(sc.Pos, field, "mcpolicy sets it itself (the egress proxy's address, the plan's hash)", "%s cannot be a credential", sc.Name)
+		case trustEnv[sc.Name] != "":
+			c.fail(sc.Pos, field, "name the variable the server reads its token from", "%s cannot be a credential: with credentials mcpolicy sets it to %s, over the placeholder", sc.Name, trustEnv[sc.Name])
 		}
 		g.From = c.credentialSource(sc, field)
 		// A source variable passed through too would hand the sandbox the
@@ -75,9 +70,34 @@ func (c *compiler) credentials(s *schema.Server, at string, p *Plan) ([]credenti
 		out = append(out, g)
 		pos[sc.Name] = cp
 	}
+	// The trust variables are mcpolicy's once there are credentials: a
+	// value the policy passes or sets would be dropped (run) or left to
+	// the runtime's choice between two of one name (a Pod).
+	for _, e := range p.Env {
+		if trustEnv[e.Name] != "" {
+			c.fail(e.Pos, at+".env", fmt.Sprintf("drop %q from env: with credentials mcpolicy sets it to %s, for the session CA", e.Name, trustEnv[e.Name]),
+				"%s is passed through, and mcpolicy sets it for the server's credentials", e.Name)
+		}
+	}
+	for _, e := range p.SetEnv {
+		if trustEnv[e.Name] != "" {
+			c.fail(e.Pos, at+".setenv."+schema.FieldPath(e.Name), fmt.Sprintf("drop %q from setenv: with credentials mcpolicy sets it to %s, for the session CA", e.Name, trustEnv[e.Name]),
+				"%s is set, and mcpolicy sets it for the server's credentials", e.Name)
+		}
+	}
 	slices.SortStableFunc(out, func(a, b credential.Grant) int { return cmp.Compare(a.Name, b.Name) })
 	return out, pos
 }
+
+// trustEnv are the variables that point TLS clients at the session CA
+// (sandbox.TrustEnv), set by every backend for a server with credentials.
+var trustEnv = func() map[string]string {
+	m := map[string]string{}
+	for _, kv := range sandbox.TrustEnv() {
+		m[kv[0]] = kv[1]
+	}
+	return m
+}()
 
 // credentialSource is where the value comes from: the launch's variable
 // of the credential's name by default.
@@ -155,7 +175,7 @@ func (c *compiler) credentialInjection(sc schema.Credential, field string) crede
 			c.fail(sc.AsPos, field+".header", "a header name is an RFC 9110 token: letters, digits and !#$%&'*+-.^_`|~", "%q is not a header name", sc.Header)
 		}
 	}
-	if unsettableHeaders[in.Header] {
+	if credential.UnsettableHeader(in.Header) {
 		c.fail(sc.AsPos, field+".header", "name the header the API reads the credential from, e.g. Authorization or X-Api-Key", "%s frames the request or speaks to a proxy: a credential cannot go there", in.Header)
 	}
 	if in.Format == "" {

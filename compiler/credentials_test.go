@@ -127,6 +127,14 @@ func TestCredentialsRefused(t *testing.T) {
 			`mcpolicy.cue:5:47: servers.s.credentials.A.as.format: format "Bearer {}\r\nX-Evil: 1" is not a short line of printable text`},
 		{net + "\tcredentials: A: {to: [\"api.github.com:443\"], as: {header: \"host\"}}",
 			`mcpolicy.cue:5:47: servers.s.credentials.A.as.header: Host frames the request or speaks to a proxy: a credential cannot go there`},
+		// The trust variables are mcpolicy's with credentials: never a
+		// credential, passed through or set (a Pod got two of one name).
+		{net + "\tcredentials: SSL_CERT_FILE: to: [\"api.github.com:443\"]",
+			`mcpolicy.cue:5:15: servers.s.credentials.SSL_CERT_FILE: SSL_CERT_FILE cannot be a credential: with credentials mcpolicy sets it to /.mcpolicy/ca-bundle.pem, over the placeholder`},
+		{net + "\tenv: [\"NODE_EXTRA_CA_CERTS\"]\n\tcredentials: A: to: [\"api.github.com:443\"]",
+			`mcpolicy.cue:5:8: servers.s.env: NODE_EXTRA_CA_CERTS is passed through, and mcpolicy sets it for the server's credentials`},
+		{net + "\tsetenv: REQUESTS_CA_BUNDLE: \"/etc/ssl/mine.pem\"\n\tcredentials: A: to: [\"api.github.com:443\"]",
+			`mcpolicy.cue:5:10: servers.s.setenv.REQUESTS_CA_BUNDLE: REQUESTS_CA_BUNDLE is set, and mcpolicy sets it for the server's credentials`},
 		// The schema's own checks, through the same load.
 		{net + "\tcredentials: A: to: [\"*.x.org:443\"]",
 			`mcpolicy.cue:5:23: servers.s.credentials.A.to[0]: must be a non-empty list of "host:port" destinations, each also in network.allow and none a wildcard (a value is bound to named hosts), e.g. ["api.github.com:443"] (got "*.x.org:443")`},
@@ -151,6 +159,14 @@ func TestCredentialsRefused(t *testing.T) {
 		if !strings.Contains(err.Error(), "hint: ") && !strings.Contains(c.want, ": must be") {
 			t.Errorf("%s: no hint:\n%s", c.body, err)
 		}
+	}
+}
+
+// TestTrustVariablesWithoutCredentials: a server without credentials
+// passes or sets the trust variables as it likes.
+func TestTrustVariablesWithoutCredentials(t *testing.T) {
+	if _, err := compileServer(t, "\tenv: [\"SSL_CERT_FILE\"]\n\tsetenv: NODE_EXTRA_CA_CERTS: \"/etc/ssl/mine.pem\""); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -41,6 +41,13 @@ type Backend interface {
 	HostEnv() []string
 }
 
+// Across is a Backend whose artefacts of one policy's servers land in one
+// place (a cluster's namespace): it refuses the plans it builds whose
+// artefacts would collide there.
+type Across interface {
+	CheckAcross(plans []*compiler.Plan) error
+}
+
 // File is one artefact: a slash path relative to build's output folder.
 type File struct {
 	Name string

@@ -5,6 +5,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
+	"github.com/mcpolicy/mcpolicy/internal/credential"
 )
 
 // View is what a backend makes of a plan's grants as the server meets
@@ -129,8 +130,9 @@ type Egress struct {
 }
 
 // ProxyVariables are the variables a backend that puts the egress proxy in
-// front of the server sets for an allowlist (sandbox.ProxyEnv), each with
-// where its value comes from; none for network none.
+// front of the server sets for an allowlist (sandbox.ProxyEnv), and for
+// credentials the trust variables (sandbox.TrustEnv), each with where its
+// value comes from; none for network none.
 func ProxyVariables(p *compiler.Plan) map[string]string {
 	set := map[string]string{}
 	if p.Network.Mode != "allowlist" {
@@ -139,7 +141,19 @@ func ProxyVariables(p *compiler.Plan) map[string]string {
 	for _, kv := range sandbox.ProxyEnv(p.Network.ProxyPort) {
 		set[kv[0]] = "set by mcpolicy, not from the host: it points at the egress proxy on 127.0.0.1:" + strconv.Itoa(p.Network.ProxyPort)
 	}
+	if len(p.Credentials) > 0 {
+		for _, kv := range sandbox.TrustEnv() {
+			set[kv[0]] = "set by mcpolicy for the credentials, not from the host: " + kv[1] + ", read-only, where TLS clients find the session CA the egress proxy intercepts the credentials' hosts under"
+		}
+	}
 	return set
+}
+
+// CredentialValues is a View whose credentials' values are kept
+// elsewhere than where mcpolicy run reads them at spawn: where, for
+// mcpolicy why, in place of compiler.SourceSummary.
+type CredentialValues interface {
+	CredentialValue(p *compiler.Plan, g credential.Grant) string
 }
 
 // PolicyVariables adds to set the variables the policy sets to constant

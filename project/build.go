@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -242,6 +243,7 @@ func Artefacts(plans []*compiler.Plan) (map[string][]byte, error) {
 		}
 		m.Servers = append(m.Servers, e)
 	}
+	errs = append(errs, checkAcross(plans)...)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -251,6 +253,32 @@ func Artefacts(plans []*compiler.Plan) (map[string][]byte, error) {
 	}
 	out["manifest.json"] = append(b, '\n')
 	return out, nil
+}
+
+// checkAcross asks each backend whose servers' artefacts share a place
+// (emit.Across) about the plans it builds.
+func checkAcross(plans []*compiler.Plan) []error {
+	var errs []error
+	for _, name := range registry.Names() {
+		b, err := registry.Lookup(name)
+		if err != nil {
+			continue
+		}
+		a, ok := b.(emit.Across)
+		if !ok {
+			continue
+		}
+		var built []*compiler.Plan
+		for _, p := range plans {
+			if slices.Contains(p.Backends, name) {
+				built = append(built, p)
+			}
+		}
+		if err := a.CheckAcross(built); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
 }
 
 // render emits one backend's artefacts for a plan, main file first, with

@@ -19,6 +19,9 @@ func (backend) Builds() string                          { return Backend }
 func (backend) Enforcement(p *compiler.Plan) []emit.Row { return Enforcement(p) }
 func (backend) Check(p *compiler.Plan) error            { return Check(p) }
 
+// CheckAcross: the servers' objects share a namespace (emit.Across).
+func (backend) CheckAcross(plans []*compiler.Plan) error { return CheckAcross(plans) }
+
 // EnvFile: a cluster reads env grants from Secrets and ConfigMaps, never
 // from a file the client names.
 func (backend) EnvFile() bool { return false }

@@ -129,11 +129,8 @@ type Drawn struct {
 // drew for the plan's credentials (see CredentialsSecret), for
 // `kubectl apply -f -`. They hold the values: never a build artefact.
 func CredentialObjects(p *compiler.Plan, o Options, d Drawn) ([]any, error) {
-	if err := check(p, o); err != nil {
+	if err := CheckCredentials(p, o); err != nil {
 		return nil, err
-	}
-	if len(p.Credentials) == 0 {
-		return nil, fmt.Errorf("server %q has no credentials", p.Server)
 	}
 	labels := EgressProxyLabels(p.Server)
 	proxy := map[string][]byte{
@@ -153,6 +150,18 @@ func CredentialObjects(p *compiler.Plan, o Options, d Drawn) ([]any, error) {
 		proxy[credential.PlaceholderFile(g.Name)] = []byte(ph)
 		placeholders[g.Name] = []byte(ph)
 	}
+	cm := map[string]string{
+		path.Base(sandbox.CABundle):  string(d.Bundle),
+		path.Base(sandbox.SessionCA): string(d.CACert),
+	}
+	if n := dataSize(cm); n > maxObjectData {
+		return nil, fmt.Errorf("server %q: ConfigMap %s would hold %d bytes (the session CA and this machine's roots), more than the %d a cluster stores: draw it on a machine with a smaller CA bundle", p.Server, SessionCAConfigMap(p.Server), n, maxObjectData)
+	}
+	for _, data := range []map[string][]byte{proxy, placeholders} {
+		if n := dataSize(data); n > maxObjectData {
+			return nil, fmt.Errorf("server %q: a Secret would hold %d bytes of credentials, more than the %d a cluster stores", p.Server, n, maxObjectData)
+		}
+	}
 	secret := func(name string, data map[string][]byte, labels map[string]string) *kube.Secret {
 		return &kube.Secret{TypeMeta: kube.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 			ObjectMeta: meta(p, o, name, labels), Type: kube.SecretTypeOpaque, Data: data}
@@ -161,12 +170,34 @@ func CredentialObjects(p *compiler.Plan, o Options, d Drawn) ([]any, error) {
 		secret(CredentialsSecret(p.Server), proxy, labels),
 		secret(PlaceholdersSecret(p.Server), placeholders, serverSelector(p)),
 		&kube.ConfigMap{TypeMeta: kube.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-			ObjectMeta: meta(p, o, SessionCAConfigMap(p.Server), serverSelector(p)),
-			Data: map[string]string{
-				path.Base(sandbox.CABundle):  string(d.Bundle),
-				path.Base(sandbox.SessionCA): string(d.CACert),
-			}},
+			ObjectMeta: meta(p, o, SessionCAConfigMap(p.Server), serverSelector(p)), Data: cm},
 	}, nil
+}
+
+// maxObjectData is what the API server stores in a Secret's or a
+// ConfigMap's data, keys and values together (1 MiB): a bundle past it
+// was printed, and then refused by kubectl apply.
+const maxObjectData = 1 << 20
+
+func dataSize[V string | []byte](data map[string]V) int {
+	n := 0
+	for k, v := range data {
+		n += len(k) + len(v)
+	}
+	return n
+}
+
+// CheckCredentials refuses what CredentialObjects would refuse before any
+// value is read: a plan the backend cannot enforce, one without
+// credentials, bad options.
+func CheckCredentials(p *compiler.Plan, o Options) error {
+	if err := check(p, o); err != nil {
+		return err
+	}
+	if len(p.Credentials) == 0 {
+		return fmt.Errorf("server %q has no credentials", p.Server)
+	}
+	return nil
 }
 
 // CredentialManifest renders CredentialObjects as one YAML file.

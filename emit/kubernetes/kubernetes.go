@@ -247,6 +247,9 @@ func check(p *compiler.Plan, o Options) error {
 				return fmt.Errorf("server %q: env %s: object name %q: %s", p.Server, name, src.Name, strings.Join(errs, "; "))
 			}
 		}
+		if src.Name == CredentialsSecret(p.Server) && !src.ConfigMap {
+			return fmt.Errorf("server %q: env %s: Secret %s holds the credentials' values and the session CA's key, the egress-proxy Pod's alone: the server's Pod never reads it", p.Server, name, src.Name)
+		}
 		if src.Key != "" {
 			if errs := kube.IsConfigMapKey(src.Key); len(errs) > 0 {
 				return fmt.Errorf("server %q: env %s: key %q: %s", p.Server, name, src.Key, strings.Join(errs, "; "))

@@ -523,6 +523,9 @@ func TestBadOptions(t *testing.T) {
 		{Claims: map[string]string{"/workspace": "Bad Claim"}},
 		{Env: map[string]kubernetes.EnvSource{"OTHER": {}}},
 		{Env: map[string]kubernetes.EnvSource{"TOKEN": {Key: "a/b"}}},
+		// The proxy's Secret, which holds credentials' values: never the server's.
+		{Env: map[string]kubernetes.EnvSource{"TOKEN": {Name: kubernetes.CredentialsSecret("s"), Key: "GITHUB_TOKEN"}}},
+		{Env: map[string]kubernetes.EnvSource{"TOKEN": {Name: kubernetes.CredentialsSecret("s"), Key: "session-ca.key"}}},
 		{DNSLabels: map[string]string{"k": "bad value"}},
 		{ProxyImage: "img\nkind: Secret"},
 		{ClusterCIDRs: []string{"10.96.0.0/33"}},

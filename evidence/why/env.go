@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
+	"github.com/mcpolicy/mcpolicy/emit"
 	"github.com/mcpolicy/mcpolicy/runtime/launch"
 )
 
@@ -18,9 +19,13 @@ func (e *eval) env(v *Verdict, name string) {
 		}
 		// The variable is set, to a placeholder: the value is not reachable.
 		v.At = append(v.At, "a placeholder; the real value is injected by the proxy for "+strings.Join(g.To, ", ")+" only")
+		src := compiler.SourceSummary(g.From)
+		if cv, ok := e.be.(emit.CredentialValues); ok {
+			src = cv.CredentialValue(e.p, g)
+		}
 		v.Stops = append(v.Stops, Stop{Rule: StopCredential, Pos: e.m.pos(orPos(e.p.CredentialPos[name].Entry, e.p.Pos)),
 			Detail: fmt.Sprintf("the value (%s) stays outside the sandbox: the egress proxy sends it as %s on requests to those destinations alone, and puts the placeholder back in their responses",
-				compiler.SourceSummary(g.From), compiler.InjectionSummary(g.As))})
+				src, compiler.InjectionSummary(g.As))})
 		return
 	}
 	for _, g := range e.p.Env {

@@ -11,6 +11,7 @@ package credential
 import (
 	"fmt"
 	"net"
+	"net/textproto"
 	"strings"
 )
 
@@ -78,10 +79,26 @@ func (g Grant) Check() error {
 		return fmt.Errorf("credential %s: give a header or a query parameter, one of them", g.Name)
 	case in.Header != "" && (!token(in.Header) || strings.Count(in.Format, "{}") != 1 || strings.ContainsFunc(in.Format, ctl)):
 		return fmt.Errorf("credential %s: header %q with format %q: want a header name and a format holding \"{}\" once", g.Name, in.Header, in.Format)
+	case in.Header != "" && UnsettableHeader(in.Header):
+		return fmt.Errorf("credential %s: header %s frames the request or speaks to a proxy: a credential cannot go there", g.Name, in.Header)
 	case in.Query != "" && (in.Format != "" || strings.ContainsFunc(in.Query, func(r rune) bool { return ctl(r) || strings.ContainsRune("&=#? %+", r) })):
 		return fmt.Errorf("credential %s: query parameter %q: want a parameter name, no format", g.Name, in.Query)
 	}
 	return nil
+}
+
+// unsettableHeaders frame the request or speak to a proxy: a credential
+// in one of them would change how the request is read, not what it
+// authenticates (and the proxy drops Proxy-Authorization).
+var unsettableHeaders = map[string]bool{
+	"Host": true, "Content-Length": true, "Transfer-Encoding": true, "Connection": true, "Keep-Alive": true,
+	"Proxy-Connection": true, "Proxy-Authorization": true, "Te": true, "Trailer": true, "Upgrade": true,
+}
+
+// UnsettableHeader reports whether a credential may not go in header
+// name (any case).
+func UnsettableHeader(name string) bool {
+	return unsettableHeaders[textproto.CanonicalMIMEHeaderKey(name)]
 }
 
 func ctl(r rune) bool { return r < 0x20 || r == 0x7f }

@@ -37,6 +37,12 @@ type sessionCA struct {
 // worthless once the proxy's memory is gone.
 const caLifetime = 366 * 24 * time.Hour
 
+// noHostNames is the domain a CA for addresses alone is permitted: with no
+// DNS subtree its constraints would leave every host name open (RFC 5280
+// constrains only the name forms it lists), and .invalid (RFC 6761) names
+// nothing that resolves.
+const noHostNames = "invalid"
+
 func newSessionCA(hosts []string) (*sessionCA, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -75,6 +81,9 @@ func newSessionCA(hosts []string) (*sessionCA, error) {
 	}
 	if len(tmpl.PermittedIPRanges) == 0 { // no address at all, rather than any
 		tmpl.ExcludedIPRanges = []*net.IPNet{{IP: net.IPv4zero.To4(), Mask: net.CIDRMask(0, 32)}, {IP: net.IPv6zero, Mask: net.CIDRMask(0, 128)}}
+	}
+	if len(tmpl.PermittedDNSDomains) == 0 { // no host name at all, rather than any
+		tmpl.PermittedDNSDomains = []string{noHostNames}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
@@ -139,6 +148,14 @@ func loadSessionCA(certPEM, keyPEM []byte, hosts []string) (*sessionCA, error) {
 	if time.Now().After(cert.NotAfter) {
 		return nil, fmt.Errorf("the session CA expired on %s (make it again)", cert.NotAfter.Format(time.DateOnly))
 	}
+	// No longer, and no deeper, than GenerateCA makes it: its key sits in
+	// a Secret for as long as it holds, and signs leaves alone.
+	if life := cert.NotAfter.Sub(cert.NotBefore); life > caLifetime+2*time.Hour {
+		return nil, fmt.Errorf("the session CA holds for %d days, more than %d (make it again)", int(life.Hours()/24), int(caLifetime.Hours()/24))
+	}
+	if cert.MaxPathLen != 0 || !cert.MaxPathLenZero {
+		return nil, errors.New("the session CA may sign other CAs: its path length must be 0 (make it again)")
+	}
 	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -147,8 +164,9 @@ func loadSessionCA(certPEM, keyPEM []byte, hosts []string) (*sessionCA, error) {
 }
 
 // checkConstraints: cert's critical name constraints permit exactly the
-// names and addresses of hosts, and no address at all when hosts has
-// none, as newSessionCA makes them.
+// names and addresses of hosts, no address at all when hosts has none and
+// no host name (noHostNames) when it has addresses alone, as
+// newSessionCA makes them.
 func checkConstraints(cert *x509.Certificate, hosts []string) error {
 	var names, addrs []string
 	for _, h := range hosts {
@@ -172,10 +190,19 @@ func checkConstraints(cert *x509.Certificate, hosts []string) error {
 	slices.Sort(addrs)
 	slices.Sort(gotNames)
 	slices.Sort(gotAddrs)
+	wantNames := names
+	if len(names) == 0 {
+		wantNames = []string{noHostNames}
+	}
 	switch {
 	case !cert.PermittedDNSDomainsCritical:
 		return errors.New("its name constraints are missing or not critical")
-	case !slices.Equal(names, gotNames) || !slices.Equal(addrs, gotAddrs):
+	case len(names) == 0 && len(gotNames) == 0:
+		return fmt.Errorf("it does not refuse every host name (the credentials' hosts are addresses: its DNS constraints must permit %s alone)", noHostNames)
+	case !slices.Equal(wantNames, gotNames) || !slices.Equal(addrs, gotAddrs):
+		if len(names) == 0 {
+			gotNames = slices.DeleteFunc(gotNames, func(n string) bool { return n == noHostNames }) // not a host
+		}
 		return fmt.Errorf("it vouches for %s, the credentials' hosts are %s",
 			strings.Join(append(gotNames, gotAddrs...), ", "), strings.Join(append(names, addrs...), ", "))
 	case len(addrs) == 0 && !excludesAllAddrs(cert):
@@ -216,15 +243,18 @@ func (ca *sessionCA) leaf(host string) (*tls.Certificate, error) {
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: host},
 		NotBefore:    ca.cert.NotBefore,
 		NotAfter:     ca.cert.NotAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
 	if ip := net.ParseIP(host); ip != nil {
+		// No common name: OpenSSL checks one that looks like a host name
+		// ("10.0.0.5" does) against the DNS constraints, which permit
+		// .invalid alone when the hosts are addresses.
 		tmpl.IPAddresses = []net.IP{ip}
 	} else {
+		tmpl.Subject = pkix.Name{CommonName: host}
 		tmpl.DNSNames = []string{host}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &ca.leafKey.PublicKey, ca.key)

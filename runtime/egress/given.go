@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/mcpolicy/mcpolicy/internal/allowlist"
 	"github.com/mcpolicy/mcpolicy/internal/credential"
@@ -42,6 +43,12 @@ func (p *Proxy) LoadCredentials(dir string, grants []credential.Grant) error {
 			}
 			if _, ok := p.Allow.MatchCanonical(r.Host, r.Port); !ok || r.Wildcard {
 				return fmt.Errorf("credential %s: %s is not a host the allowlist allows", g.Name, to)
+			}
+			// The proxy matches a request's destination to the grant's as
+			// spelt: another spelling (a trailing dot, port 0443) would
+			// never be injected, silently.
+			if r.String() != to {
+				return fmt.Errorf("credential %s: destination %q: write %q (as the plan spells it)", g.Name, to, r.String())
 			}
 		}
 		value, err := readGiven(dir, g.Name)
@@ -86,7 +93,9 @@ func readGiven(dir, name string) (string, error) {
 // readGivenFile reads a regular file (a Secret's keys are symlinks into
 // its ..data folder: followed) of a bounded size.
 func readGivenFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	// Non-blocking: opening a FIFO for reading would wait for a writer
+	// before Stat could refuse it.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mcpolicy/mcpolicy/internal/allowlist"
 	"github.com/mcpolicy/mcpolicy/internal/credential"
@@ -61,12 +63,57 @@ func TestLoadCredentials(t *testing.T) {
 		{"a wildcard", nil, credential.Grant{Name: "GITHUB_TOKEN", To: []string{"*.example.com:443"}, As: grant.As}, "no wildcard"},
 		{"no injection", nil, credential.Grant{Name: "GITHUB_TOKEN", To: grant.To}, "one of them"},
 		{"a bad name", nil, credential.Grant{Name: "GITHUB-TOKEN", To: grant.To, As: grant.As}, "environment variable"},
+		// Allowed, but never matched by the proxy as spelt: refused, not silently idle.
+		{"a trailing dot", nil, credential.Grant{Name: "GITHUB_TOKEN", To: []string{"api.github.com.:443"}, As: grant.As}, `write "api.github.com:443"`},
+		{"a port of four digits", nil, credential.Grant{Name: "GITHUB_TOKEN", To: []string{"api.github.com:0443"}, As: grant.As}, `write "api.github.com:443"`},
+		{"capitals", nil, credential.Grant{Name: "GITHUB_TOKEN", To: []string{"API.github.com:443"}, As: grant.As}, `write "api.github.com:443"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := &Proxy{Allow: allow}
 			err := p.LoadCredentials(write(t, c.files), []credential.Grant{c.grant})
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("LoadCredentials: %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestLoadCredentialsFIFO: a FIFO where a value or the CA is expected is
+// refused at once; opened blocking, it held the proxy's start until
+// something wrote to it.
+func TestLoadCredentialsFIFO(t *testing.T) {
+	grant := credential.Grant{Name: "GITHUB_TOKEN", To: []string{"api.github.com:443"}, As: credential.Injection{Header: "Authorization", Format: "Bearer {}"}}
+	allow, _ := allowlist.Parse([]string{"api.github.com:443"})
+	for _, name := range []string{"GITHUB_TOKEN", credential.PlaceholderFile("GITHUB_TOKEN"), credential.CAKeyFile} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			cert, key, err := GenerateCA([]string{"api.github.com"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range map[string]string{"GITHUB_TOKEN": testValue, "GITHUB_TOKEN.placeholder": testPlaceholder,
+				credential.CACertFile: string(cert), credential.CAKeyFile: string(key)} {
+				if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o400); err != nil {
+					t.Fatal(err)
+				}
+			}
+			os.Remove(filepath.Join(dir, name))
+			if err := syscall.Mkfifo(filepath.Join(dir, name), 0o600); err != nil {
+				t.Skip(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- (&Proxy{Allow: allow}).LoadCredentials(dir, []credential.Grant{grant}) }()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+					t.Errorf("LoadCredentials: %v, want a refusal of the FIFO", err)
+				}
+			case <-time.After(5 * time.Second):
+				// Unblock the open so the goroutine ends.
+				if f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY, 0); err == nil {
+					f.Close()
+				}
+				t.Fatal("LoadCredentials blocked on a FIFO")
 			}
 		})
 	}

@@ -316,6 +316,7 @@ func (r *relay) refuse(status int, why string) {
 // placeholder; a field whose name holds a value (its case lost to
 // canonicalisation) is dropped.
 func (r *relay) redactHeader(h http.Header) {
+	forms := allSpellings(r.creds)
 	for k, vs := range h {
 		lk := strings.ToLower(k)
 		if slices.ContainsFunc(r.creds, func(c Credential) bool { return strings.Contains(lk, strings.ToLower(c.Value)) }) {
@@ -323,10 +324,8 @@ func (r *relay) redactHeader(h http.Header) {
 			continue
 		}
 		for i, v := range vs {
-			for _, c := range r.creds {
-				for _, f := range spellings(c) {
-					v = strings.ReplaceAll(v, f.old, f.new)
-				}
+			for _, f := range forms {
+				v = strings.ReplaceAll(v, f.old, f.new)
 			}
 			h[k][i] = v
 		}
@@ -364,6 +363,19 @@ func spellings(c Credential) []spelling {
 	add(url.QueryEscape)
 	add(url.PathEscape)
 	add(func(s string) string { b, _ := json.Marshal(s); return string(b[1 : len(b)-1]) })
+	return out
+}
+
+// allSpellings are the spellings of every credential in creds, longest
+// first: a value inside another is replaced after it, never in it (which
+// would leave the longer value's other characters to be read around the
+// shorter's placeholder).
+func allSpellings(creds []Credential) []spelling {
+	var out []spelling
+	for _, c := range creds {
+		out = append(out, spellings(c)...)
+	}
+	slices.SortStableFunc(out, func(a, b spelling) int { return len(b.old) - len(a.old) })
 	return out
 }
 
@@ -439,13 +451,10 @@ type redactor struct {
 }
 
 func newRedactor(r io.Reader, creds []Credential) *redactor {
+	forms := allSpellings(creds)
 	keep := 0
-	var forms []spelling
-	for _, c := range creds {
-		for _, f := range spellings(c) {
-			forms = append(forms, f)
-			keep = max(keep, len(f.old)-1)
-		}
+	for _, f := range forms {
+		keep = max(keep, len(f.old)-1)
 	}
 	bp := redactBufs.Get().(*[]byte)
 	if cap(*bp) < redactBufSize+keep {
@@ -481,12 +490,17 @@ func (x *redactor) Read(b []byte) (int, error) {
 		n, err := x.r.Read(x.buf[len(x.buf):cap(x.buf)])
 		x.buf = x.buf[:len(x.buf)+n]
 		x.err = err
-		for _, f := range x.forms {
-			replaceAll(x.buf, f.old, f.new)
-		}
+		// Only what starts before the bytes held back: a value that may
+		// go on past them is replaced once it has all come, never a
+		// shorter one inside it first.
+		limit := len(x.buf)
 		if x.err == nil {
-			x.ready = max(len(x.buf)-x.keep, 0)
+			limit = max(len(x.buf)-x.keep, 0)
 		}
+		for _, f := range x.forms {
+			replaceAll(x.buf, f.old, f.new, limit)
+		}
+		x.ready = limit
 	}
 	n := copy(b, x.buf[:x.ready])
 	x.buf = x.buf[:copy(x.buf, x.buf[n:])]
@@ -494,14 +508,15 @@ func (x *redactor) Read(b []byte) (int, error) {
 	return n, nil
 }
 
-// replaceAll replaces, in place, every old in b by new, of the same length.
-func replaceAll(b []byte, old, new string) {
+// replaceAll replaces, in place, every old in b that starts before limit
+// by new, of the same length.
+func replaceAll(b []byte, old, new string, limit int) {
 	if old == "" {
 		return
 	}
-	for i := 0; ; {
+	for i := 0; i < limit; {
 		j := bytes.Index(b[i:], []byte(old))
-		if j < 0 {
+		if j < 0 || i+j >= limit {
 			return
 		}
 		copy(b[i+j:], new)

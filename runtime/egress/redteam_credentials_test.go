@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"crypto/rand"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
@@ -362,5 +363,51 @@ func TestRedteamCredentialConnect(t *testing.T) {
 		if strings.Contains(g.head, testValue) || !strings.Contains(g.head, testPlaceholder) {
 			t.Errorf("the upstream got, for %q:\n%s", g.host, g.head)
 		}
+	}
+}
+
+// TestRedteamCredentialValueInValue: two credentials bound to one host,
+// one value inside the other (a token and the same token with a prefix,
+// from one source). The upstream echoes both; redacting the shorter
+// first rewrote the inside of the longer, which then came back as its
+// own characters around the other's placeholder: the server read the
+// longer value but for the part it holds a placeholder of.
+func TestRedteamCredentialValueInValue(t *testing.T) {
+	for name, h := range map[string]func(rc *recorder, w http.ResponseWriter, req *http.Request){
+		"body": echoHead,
+		"header": func(_ *recorder, w http.ResponseWriter, req *http.Request) {
+			w.Header().Set("X-Echo", req.Header.Get("X-Org-Token"))
+			fmt.Fprint(w, "ok")
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := newInterceptRig(t, credential.Injection{Header: "Authorization", Format: "Bearer {}"})
+			rc, proxy := rebind(t, r, h)
+			long := "Org-" + testValue + "-Tail9Q"
+			ph, err := credential.Placeholder(long, rand.Reader)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.p.Credentials = append(r.p.Credentials, Credential{
+				Grant: credential.Grant{Name: "ORG_TOKEN", To: []string{r.bound}, As: credential.Injection{Header: "X-Org-Token", Format: "{}"}},
+				Value: long, Placeholder: ph})
+			got := sendRaw(t, r, proxy, "GET / HTTP/1.1\r\nHost: "+r.bound+"\r\nAuthorization: Bearer "+testPlaceholder+
+				"\r\nX-Org-Token: "+ph+"\r\nConnection: close\r\n\r\n")
+			if all := rc.all(); len(all) != 1 || !strings.Contains(all[0].head, long) || !strings.Contains(all[0].head, "Bearer "+testValue) {
+				t.Fatalf("the upstream did not get both values (the attack proves nothing):\n%v", all)
+			}
+			resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(got)), nil)
+			if err != nil {
+				t.Fatalf("%v:\n%s", err, got)
+			}
+			body, _ := io.ReadAll(resp.Body) // unchunked
+			read := string(body) + "\n" + resp.Header.Get("X-Echo")
+			if strings.Contains(read, "Org-"+testPlaceholder+"-Tail9Q") {
+				t.Errorf("the server read the longer value around the shorter's placeholder:\n%s", read)
+			}
+			if !strings.Contains(read, ph) {
+				t.Errorf("the echo does not hold the longer value's placeholder:\n%s", read)
+			}
+		})
 	}
 }

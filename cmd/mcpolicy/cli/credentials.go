@@ -3,8 +3,14 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 
+	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 	"github.com/mcpolicy/mcpolicy/runtime/egress"
@@ -73,7 +79,21 @@ func credentialsRun(opts *credentialsOptions) error {
 	if len(plan.Credentials) == 0 {
 		return &exitError{code: ExitError, err: fmt.Errorf("server %q has no credentials: nothing to carry", plan.Server)}
 	}
+	if !slices.Contains(plan.Backends, kubernetes.Backend) {
+		return &exitError{code: ExitError, err: fmt.Errorf("server %q: backend %s is not among its backends (%s): its credentials are injected where it runs (mcpolicy run), never carried into a cluster",
+			plan.Server, kubernetes.Backend, strings.Join(plan.Backends, ", "))}
+	}
 	home, _ := os.UserHomeDir()
+	if out, ok := outputFile(opts.Out); ok {
+		if err := clientcfg.CredentialsOutsideProject(plans, out, proj.Root, home); err != nil {
+			return &exitError{code: ExitError, err: err}
+		}
+	}
+	o := kubernetes.Options{Namespace: opts.Namespace}
+	// Before a value is read (a command may prompt): what would refuse it after.
+	if err := kubernetes.CheckCredentials(plan, o); err != nil {
+		return err
+	}
 	machine := compiler.Machine{ProjectRoot: proj.Root, Home: home, Invoker: compiler.CurrentUser()}
 	environ, err := serverEnviron(plans, plan, machine, opts.EnvFile)
 	if err != nil {
@@ -91,10 +111,27 @@ func credentialsRun(opts *credentialsOptions) error {
 		return &exitError{code: ExitError, err: fmt.Errorf("the session CA: %v", err)}
 	}
 	d.Bundle = supervise.TrustBundle(d.CACert)
-	out, err := kubernetes.CredentialManifest(plan, kubernetes.Options{Namespace: opts.Namespace}, d)
+	out, err := kubernetes.CredentialManifest(plan, o, d)
 	if err != nil {
 		return err
 	}
 	_, err = opts.Out.Write(out)
 	return err
+}
+
+// outputFile is the path of the regular file w writes to (stdout
+// redirected to a file), where the system says it.
+func outputFile(w io.Writer) (string, bool) {
+	f, ok := w.(*os.File)
+	if !ok {
+		return "", false
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
+	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
+	if err != nil || !filepath.IsAbs(p) {
+		return "", false
+	}
+	return p, true
 }

@@ -125,3 +125,72 @@ func TestCredentialsCommand(t *testing.T) {
 		t.Errorf("without credentials: exit %d, %s", code, stderr)
 	}
 }
+
+// TestCredentialsRefusedBeforeReading: a server the kubernetes backend
+// does not build (its values would be carried into a cluster that runs
+// nothing of it) and a bad namespace are refused before any value is
+// read: the grant's command, which writes a mark, never runs.
+func TestCredentialsRefusedBeforeReading(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	mark := filepath.Join(dir, "ran")
+	withCommand := strings.ReplaceAll(kubeCredPolicy, `credentials: GITHUB_TOKEN: to: ["api.github.com:443"]`,
+		`credentials: GITHUB_TOKEN: {from: command: ["sh", "-c", "touch `+mark+`; echo ghp_R3alT0kenValue0123456789abcdefABCD"], to: ["api.github.com:443"]}`)
+	for _, c := range []struct {
+		policy string
+		args   []string
+		want   string
+	}{
+		{strings.ReplaceAll(withCommand, `backends: ["kubernetes"]`, `backends: ["docker"]`), nil, "backend kubernetes is not among its backends (docker)"},
+		{withCommand, []string{"--namespace", "Tools_NS"}, `namespace "Tools_NS"`},
+	} {
+		writeFile(t, filepath.Join(dir, "mcpolicy.cue"), c.policy)
+		code, out, stderr := run(t, append([]string{"credentials", "gh", "-p", dir}, c.args...)...)
+		if code == 0 || !strings.Contains(stderr, c.want) || out != "" {
+			t.Errorf("%q: exit %d, %s; want a refusal saying %q", c.args, code, stderr, c.want)
+		}
+		if _, err := os.Stat(mark); err == nil {
+			t.Errorf("%q: the grant's command ran before the refusal", c.args)
+			os.Remove(mark)
+		}
+	}
+	// The same command runs once the policy is right.
+	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), withCommand)
+	if code, _, stderr := run(t, "credentials", "gh", "-p", dir); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(mark); err != nil {
+		t.Error("the grant's command did not run (the test proves nothing)")
+	}
+}
+
+// TestCredentialsOutputOutsideGrants: stdout redirected to a file in the
+// project (which its servers are given) is refused, nothing written; a
+// file elsewhere gets the objects.
+func TestCredentialsOutputOutsideGrants(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("GITHUB_TOKEN", "ghp_"+strings.Repeat("Ab3", 12))
+	writeFile(t, filepath.Join(dir, "mcpolicy.cue"), kubeCredPolicy)
+	for _, c := range []struct {
+		path, want string
+	}{
+		{filepath.Join(dir, "secrets.yaml"), "lies inside the project"},
+		{filepath.Join(t.TempDir(), "secrets.yaml"), ""},
+	} {
+		f, err := os.Create(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var errb strings.Builder
+		code := Run([]string{"credentials", "gh", "-p", dir}, f, &errb)
+		f.Close()
+		got, _ := os.ReadFile(c.path)
+		switch {
+		case c.want != "" && (code == 0 || !strings.Contains(errb.String(), c.want) || len(got) > 0):
+			t.Errorf("%s: exit %d, %d bytes written, %s; want a refusal saying %q", c.path, code, len(got), errb.String(), c.want)
+		case c.want == "" && (code != 0 || !strings.Contains(string(got), "kind: Secret")):
+			t.Errorf("%s: exit %d, %s", c.path, code, errb.String())
+		}
+	}
+}
