@@ -179,3 +179,53 @@ func TestCredentialsJSONRoundTrip(t *testing.T) {
 		t.Errorf("grants read back: %+v", gs)
 	}
 }
+
+// TestExplainKubernetesProxy: on the kubernetes backend alone, explain
+// names the egress-proxy Pod (no mcpolicy run, no loopback forwarder),
+// the CA mcpolicy credentials draws, and a deny-all NetworkPolicy for
+// network none; beside a local backend it says both.
+func TestExplainKubernetesProxy(t *testing.T) {
+	body := `	image: "x:1"
+	backends: [%s]
+	accept: ["kubernetes-host-users"]
+	network: allow: ["api.github.com:443"]
+	credentials: GITHUB_TOKEN: to: ["api.github.com:443"]`
+	for _, c := range []struct {
+		backends  string
+		want, not []string
+	}{
+		{`"kubernetes"`,
+			[]string{"checked by mcpolicy's egress proxy (the egress-proxy Pod, reached at its Service's port ", "under a CA drawn\n    by mcpolicy credentials)"},
+			[]string{"mcpolicy run", "loopback", "at spawn)"}},
+		{`"docker", "kubernetes"`,
+			[]string{"(started by mcpolicy run; loopback port ", " in the sandbox; on kubernetes the egress-proxy Pod, reached at its Service's port ", "at spawn, on kubernetes drawn by mcpolicy credentials)"},
+			nil},
+		{`"docker"`,
+			[]string{"(started by mcpolicy run; loopback port ", "under a CA made\n    at spawn)"},
+			[]string{"kubernetes", "Pod"}},
+	} {
+		p, err := compileServer(t, strings.ReplaceAll(body, "%s", c.backends))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex := Explain(p)
+		for _, w := range c.want {
+			if !strings.Contains(ex, w) {
+				t.Errorf("backends %s: explain lacks %q:\n%s", c.backends, w, ex)
+			}
+		}
+		taken := ex[strings.Index(ex, "Taken away:"):]
+		for _, w := range c.not {
+			if strings.Contains(taken, w) {
+				t.Errorf("backends %s: explain's Taken away says %q:\n%s", c.backends, w, taken)
+			}
+		}
+	}
+	p, err := compileServer(t, "\timage: \"x:1\"\n\tbackends: [\"kubernetes\"]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex := Explain(p); !strings.Contains(ex, "network: none (a deny-all NetworkPolicy)\n") {
+		t.Errorf("network none on kubernetes:\n%s", ex)
+	}
+}

@@ -1,6 +1,8 @@
 package kubernetes
 
 import (
+	"strconv"
+
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
 )
@@ -17,11 +19,38 @@ func (backend) Root(*compiler.Plan) emit.Root { return emit.ImageRoot("readOnlyR
 
 func (backend) ScratchMount() emit.ScratchMount { return emit.ScratchMount{AtTarget: true} }
 
+// ServerEnv: the Pod's env names the grants, and for an allowlist the
+// variables pointing at the egress-proxy Pod's Service (and, with
+// credentials, at the session CA of ConfigMap <server>-session-ca).
 func (backend) ServerEnv(p *compiler.Plan) emit.ServerEnv {
-	return emit.ServerEnv{Set: emit.PolicyVariables(p, emit.ProxyVariables(p)), Cleared: "the Pod's env names only the grants, each a secretKeyRef or configMapKeyRef"}
+	set := map[string]string{}
+	if p.Network.Mode == "allowlist" {
+		for _, kv := range proxyEnv(p, Options{}) {
+			set[kv[0]] = "set by the manifest, not from the host: it points at the egress-proxy Pod's Service, " + proxyAddress(p)
+		}
+	}
+	emit.TrustVariables(p, set)
+	return emit.ServerEnv{Set: emit.PolicyVariables(p, set), Cleared: "the Pod's env names only the grants, each a secretKeyRef or configMapKeyRef"}
 }
 
-func (backend) Egress(p *compiler.Plan) emit.Egress { return emit.LoopbackOnly(p) }
+// Egress: the Pod is on the pod network; its NetworkPolicies, where the
+// cluster's CNI enforces them, let it reach the egress-proxy Pod's port
+// alone (an allowlist), or nothing.
+func (backend) Egress(p *compiler.Plan) emit.Egress {
+	const cni = " (where the cluster's CNI enforces NetworkPolicy; podman kube play does not)"
+	if p.Network.Mode != "allowlist" {
+		return emit.Egress{Direct: "a direct connection (raw TCP, UDP, DNS) is dropped: NetworkPolicy " + p.Server + "-deny-all denies the Pod every connection" + cni}
+	}
+	return emit.Egress{
+		Direct: "a direct connection (raw TCP, UDP, DNS) is dropped: NetworkPolicies " + p.Server + "-deny-all and " + p.Server + "-to-egress-proxy let the Pod reach the egress-proxy Pod's port alone" + cni,
+		Proxy:  proxyAddress(p) + ", the Service of the egress-proxy Pod " + p.Server + "-egress-proxy",
+	}
+}
+
+// proxyAddress is where the server's Pod reaches the egress proxy.
+func proxyAddress(p *compiler.Plan) string {
+	return proxyIP(Options{}) + ":" + strconv.Itoa(p.Network.ProxyPort)
+}
 
 // Proc: the container runtime's procfs of the Pod's own PID namespace
 // (hostPID and shareProcessNamespace false), every container's, with the
