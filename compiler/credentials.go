@@ -198,7 +198,11 @@ func CredentialSummary(g credential.Grant) string {
 // SourceSummary says where the value is read at spawn.
 func SourceSummary(s credential.Source) string {
 	if len(s.Command) > 0 {
-		return "the output of `" + strings.Join(s.Command, " ") + "` run on the host at spawn"
+		words := make([]string, len(s.Command))
+		for i, w := range s.Command {
+			words[i] = shellWord(w)
+		}
+		return "the output of `" + strings.Join(words, " ") + "` run on the host at spawn"
 	}
 	return "the launch's " + s.Env + ", or the env file's"
 }
@@ -224,4 +228,14 @@ func (p *Plan) CredentialSourceEnv() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// shellWord quotes a command's word for a POSIX shell when it needs it, so
+// that the argv shown reads back as the argv run: sh -c 'echo a b', not
+// sh -c echo a b.
+func shellWord(w string) string {
+	if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:@+,%") == "" {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 }

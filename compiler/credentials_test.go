@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpolicy/mcpolicy/internal/credential"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
@@ -227,5 +228,22 @@ func TestExplainKubernetesProxy(t *testing.T) {
 	}
 	if ex := Explain(p); !strings.Contains(ex, "network: none (a deny-all NetworkPolicy)\n") {
 		t.Errorf("network none on kubernetes:\n%s", ex)
+	}
+}
+
+// TestSourceSummaryQuotes: a command's words are shown as a shell reads
+// them back, one word each: sh -c 'echo a b', not sh -c echo a b.
+func TestSourceSummaryQuotes(t *testing.T) {
+	for _, c := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"op", "read", "op://vault/uploads/key"}, "`op read op://vault/uploads/key`"},
+		{[]string{"sh", "-c", "echo a b"}, "`sh -c 'echo a b'`"},
+		{[]string{"printf", "%s", "it's"}, "`printf %s 'it'\\''s'`"},
+	} {
+		if got := SourceSummary(credential.Source{Command: c.argv}); !strings.Contains(got, c.want) {
+			t.Errorf("%q: %s, want it to hold %s", c.argv, got, c.want)
+		}
 	}
 }
