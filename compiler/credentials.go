@@ -218,9 +218,19 @@ func CredentialSummary(g credential.Grant) string {
 // SourceSummary says where the value is read at spawn.
 func SourceSummary(s credential.Source) string {
 	if len(s.Command) > 0 {
-		return "the output of `" + strings.Join(s.Command, " ") + "` run on the host at spawn"
+		return "the output of `" + ShellCommand(s.Command) + "` run on the host at spawn"
 	}
 	return "the launch's " + s.Env + ", or the env file's"
+}
+
+// ShellCommand is argv as a shell reads it back, each word quoted where
+// it must be.
+func ShellCommand(argv []string) string {
+	words := make([]string, len(argv))
+	for i, w := range argv {
+		words[i] = shellWord(w)
+	}
+	return strings.Join(words, " ")
 }
 
 // InjectionSummary says how the value is sent.
@@ -244,4 +254,14 @@ func (p *Plan) CredentialSourceEnv() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// shellWord quotes a command's word for a POSIX shell when it needs it, so
+// that the argv shown reads back as the argv run: sh -c 'echo a b', not
+// sh -c echo a b.
+func shellWord(w string) string {
+	if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:@+,%") == "" {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpolicy/mcpolicy/internal/credential"
 	"github.com/mcpolicy/mcpolicy/schema"
 )
 
@@ -193,5 +194,72 @@ func TestCredentialsJSONRoundTrip(t *testing.T) {
 	}
 	if gs := back.Grants(); len(gs) != 2 || gs[1].Kind != GrantCredential {
 		t.Errorf("grants read back: %+v", gs)
+	}
+}
+
+// TestExplainKubernetesProxy: on the kubernetes backend alone, explain
+// names the egress-proxy Pod (no mcpolicy run, no loopback forwarder),
+// the CA mcpolicy credentials draws, and a deny-all NetworkPolicy for
+// network none; beside a local backend it says both.
+func TestExplainKubernetesProxy(t *testing.T) {
+	body := `	image: "x:1"
+	backends: [%s]
+	accept: ["kubernetes-host-users"]
+	network: allow: ["api.github.com:443"]
+	credentials: GITHUB_TOKEN: to: ["api.github.com:443"]`
+	for _, c := range []struct {
+		backends  string
+		want, not []string
+	}{
+		{`"kubernetes"`,
+			[]string{"checked by mcpolicy's egress proxy (the egress-proxy Pod, reached at its Service's port ", "under a CA drawn\n    by mcpolicy credentials)"},
+			[]string{"mcpolicy run", "loopback", "at spawn)"}},
+		{`"docker", "kubernetes"`,
+			[]string{"(started by mcpolicy run; loopback port ", " in the sandbox; on kubernetes the egress-proxy Pod, reached at its Service's port ", "at spawn, on kubernetes drawn by mcpolicy credentials)"},
+			nil},
+		{`"docker"`,
+			[]string{"(started by mcpolicy run; loopback port ", "under a CA made\n    at spawn)"},
+			[]string{"kubernetes", "Pod"}},
+	} {
+		p, err := compileServer(t, strings.ReplaceAll(body, "%s", c.backends))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex := Explain(p)
+		for _, w := range c.want {
+			if !strings.Contains(ex, w) {
+				t.Errorf("backends %s: explain lacks %q:\n%s", c.backends, w, ex)
+			}
+		}
+		taken := ex[strings.Index(ex, "Taken away:"):]
+		for _, w := range c.not {
+			if strings.Contains(taken, w) {
+				t.Errorf("backends %s: explain's Taken away says %q:\n%s", c.backends, w, taken)
+			}
+		}
+	}
+	p, err := compileServer(t, "\timage: \"x:1\"\n\tbackends: [\"kubernetes\"]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex := Explain(p); !strings.Contains(ex, "network: none (a deny-all NetworkPolicy)\n") {
+		t.Errorf("network none on kubernetes:\n%s", ex)
+	}
+}
+
+// TestSourceSummaryQuotes: a command's words are shown as a shell reads
+// them back, one word each: sh -c 'echo a b', not sh -c echo a b.
+func TestSourceSummaryQuotes(t *testing.T) {
+	for _, c := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"op", "read", "op://vault/uploads/key"}, "`op read op://vault/uploads/key`"},
+		{[]string{"sh", "-c", "echo a b"}, "`sh -c 'echo a b'`"},
+		{[]string{"printf", "%s", "it's"}, "`printf %s 'it'\\''s'`"},
+	} {
+		if got := SourceSummary(credential.Source{Command: c.argv}); !strings.Contains(got, c.want) {
+			t.Errorf("%q: %s, want it to hold %s", c.argv, got, c.want)
+		}
 	}
 }

@@ -58,17 +58,30 @@ func ExplainWith(p *Plan, o ExplainOptions) string {
 	}
 	// seatbelt has no network namespace: the only loopback is the host's,
 	// so "none" there means none at all, and the proxy sits on the host.
-	seatbelt := false
+	// kubernetes has no mcpolicy run: the proxy is a Pod of its own, and
+	// the server's Pod is on the pod network, which NetworkPolicies close.
+	seatbelt, cluster, local := false, false, false
 	for _, name := range p.Backends {
 		seatbelt = seatbelt || backendtraits.NoNetns(name)
+		cluster = cluster || name == backendtraits.Kubernetes
+		local = local || name != backendtraits.Kubernetes
 	}
-	noNet, proxyAt := "network: none (loopback only)", "loopback port %d in the sandbox"
+	noNet, proxyAt := "network: none (loopback only)", "started by mcpolicy run; loopback port %d in the sandbox"
 	if seatbelt {
 		noNet = "network: none (loopback only; on seatbelt not even that)"
-		proxyAt = "loopback port %d in the sandbox; on seatbelt the host's, TCP only"
+		proxyAt = "started by mcpolicy run; loopback port %d in the sandbox; on seatbelt the host's, TCP only"
+	}
+	const podProxy = "the egress-proxy Pod, reached at its Service's port %d"
+	switch {
+	case cluster && !local:
+		noNet = "network: none (a deny-all NetworkPolicy)"
+		proxyAt = podProxy
+	case cluster:
+		noNet = strings.TrimSuffix(noNet, ")") + "; on kubernetes a deny-all NetworkPolicy)"
+		proxyAt += "; on kubernetes " + strings.ReplaceAll(podProxy, "%d", "%[2]d")
 	}
 	line(s.NoNetwork, noNet)
-	line(p.Network.Mode == "allowlist", fmt.Sprintf("network: everything but the %d egress destinations above, checked by mcpolicy's egress proxy (started by mcpolicy run; "+proxyAt+")", len(p.Network.Allow), p.Network.ProxyPort))
+	line(p.Network.Mode == "allowlist", fmt.Sprintf("network: everything but the %d egress destinations above, checked by mcpolicy's egress proxy ("+proxyAt+")", len(p.Network.Allow), p.Network.ProxyPort))
 	line(s.ReadOnlyRoot, "root filesystem: read-only")
 	sb := seatbeltFacts(p)
 	line(s.DropAllCaps, sb.caps)
@@ -87,7 +100,14 @@ func ExplainWith(p *Plan, o ExplainOptions) string {
 	line(len(p.Env) == 0 && len(p.SetEnv) > 0 && !creds, "environment: only the values set above (no variable passed through)")
 	line(len(p.Env) == 0 && len(p.SetEnv) == 0 && creds, "environment: only the credentials' placeholders (no variable passed through)")
 	line(len(p.Env) == 0 && len(p.SetEnv) > 0 && creds, "environment: only the values set above and the credentials' placeholders (no variable passed through)")
-	line(creds, "credentials: their values never enter the sandbox: the server holds a placeholder, and\n    mcpolicy's egress proxy (intercepting TLS for their destinations alone, under a CA made\n    at spawn) puts the value in its place on requests to those destinations, and the\n    placeholder back in its place in their responses (docs/credentials.md)")
+	credLine := "credentials: their values never enter the sandbox: the server holds a placeholder, and\n    mcpolicy's egress proxy (intercepting TLS for their destinations alone, under a CA made\n    at spawn) puts the value in its place on requests to those destinations, and the\n    placeholder back in its place in their responses (docs/credentials.md)"
+	switch {
+	case cluster && !local:
+		credLine = "credentials: their values never enter the sandbox: the server holds a placeholder, and\n    mcpolicy's egress proxy (intercepting TLS for their destinations alone, under a CA drawn\n    by mcpolicy credentials) puts the value in its place on requests to those destinations,\n    and the placeholder back in its place in their responses (docs/credentials.md)"
+	case cluster:
+		credLine = "credentials: their values never enter the sandbox: the server holds a placeholder, and\n    mcpolicy's egress proxy (intercepting TLS for their destinations alone, under a CA made\n    at spawn, on kubernetes drawn by mcpolicy credentials) puts the value in its place on\n    requests to those destinations, and the placeholder back in its place in their responses\n    (docs/credentials.md)"
+	}
+	line(creds, credLine)
 	line(s.Hidden > 0, fmt.Sprintf("hidden paths: %d inside the mounts (listed below)", s.Hidden))
 	line(s.MemoryBytes > 0, "memory: at most "+bytesize.Format(s.MemoryBytes))
 	line(s.Pids > 0, fmt.Sprintf("processes: at most %d", s.Pids))

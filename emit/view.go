@@ -130,9 +130,8 @@ type Egress struct {
 }
 
 // ProxyVariables are the variables a backend that puts the egress proxy in
-// front of the server sets for an allowlist (sandbox.ProxyEnv), and for
-// credentials the trust variables (sandbox.TrustEnv), each with where its
-// value comes from; none for network none.
+// front of the server sets for an allowlist (sandbox.ProxyEnv), each with
+// where its value comes from; none for network none.
 func ProxyVariables(p *compiler.Plan) map[string]string {
 	set := map[string]string{}
 	if p.Network.Mode != "allowlist" {
@@ -141,10 +140,22 @@ func ProxyVariables(p *compiler.Plan) map[string]string {
 	for _, kv := range sandbox.ProxyEnv(p.Network.ProxyPort) {
 		set[kv[0]] = "set by mcpolicy, not from the host: it points at the egress proxy on 127.0.0.1:" + strconv.Itoa(p.Network.ProxyPort)
 	}
-	if len(p.Credentials) > 0 {
-		for _, kv := range sandbox.TrustEnv() {
-			set[kv[0]] = "set by mcpolicy for the credentials, not from the host: " + kv[1] + ", read-only, where TLS clients find the session CA the egress proxy intercepts the credentials' hosts under"
+	return TrustVariables(p, set)
+}
+
+// TrustVariables adds to set the variables that point TLS clients at the
+// session CA (sandbox.TrustEnv), which every backend that injects
+// credentials sets for a plan with one, whatever the host holds.
+func TrustVariables(p *compiler.Plan, set map[string]string) map[string]string {
+	if len(p.Credentials) == 0 {
+		return set
+	}
+	for _, kv := range sandbox.TrustEnv() {
+		what := "the session CA, under which the egress proxy intercepts TLS to the credentials' destinations, and the usual roots"
+		if kv[1] == sandbox.SessionCA {
+			what = "the session CA alone, which Node.js adds to its own roots"
 		}
+		set[kv[0]] = "set by mcpolicy, not from the host: it points at " + kv[1] + ", " + what
 	}
 	return set
 }

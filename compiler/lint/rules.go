@@ -399,7 +399,7 @@ func grantRules() []*Rule {
 		},
 		{
 			ID: "ENV_SECRET_NOT_CREDENTIAL", Name: "env-secret-not-credential", Severity: Warning,
-			Purpose:     "A policy passes a variable whose name says secret (token, key, secret, password...) through env to a server with an egress allowlist, on a backend whose egress proxy can inject it (bwrap, docker, podman).",
+			Purpose:     "A policy passes a variable whose name says secret (token, key, secret, password...) through env to a server with an egress allowlist, on a backend whose egress proxy can inject it (bwrap, docker, podman, kubernetes).",
 			Rationale:   "Passed through, the value enters the sandbox: the server can send it to any host its allowlist reaches, print it into a tool result the model reads, or write it into a read-write grant. As a credential, the server holds a placeholder and mcpolicy's egress proxy puts the value in its place on requests to the destinations it is bound to alone (docs/credentials.md).",
 			Remediation: "Move the name from env to credentials, bound to the host that takes it: credentials: GITHUB_TOKEN: to: [\"api.github.com:443\"] (the value is read from the same variable at spawn). Waive the finding for a server that must hold the value itself (it signs requests with it, or speaks a protocol other than HTTP).",
 			Bad:         policy(`image: "x:1"` + "\nenv: [\"GITHUB_TOKEN\"]\nnetwork: allow: [\"api.github.com:443\"]"),

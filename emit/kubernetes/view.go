@@ -2,7 +2,7 @@ package kubernetes
 
 import (
 	"fmt"
-	"strings"
+	"strconv"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit"
@@ -21,21 +21,37 @@ func (backend) Root(*compiler.Plan) emit.Root { return emit.ImageRoot("readOnlyR
 
 func (backend) ScratchMount() emit.ScratchMount { return emit.ScratchMount{AtTarget: true} }
 
+// ServerEnv: the Pod's env names the grants, and for an allowlist the
+// variables pointing at the egress-proxy Pod's Service (and, with
+// credentials, at the session CA of ConfigMap <server>-session-ca).
 func (backend) ServerEnv(p *compiler.Plan) emit.ServerEnv {
-	set := emit.ProxyVariables(p)
-	for _, kv := range proxyEnv(p, Options{}) {
-		set[kv[0]] = "set by mcpolicy in the Pod's env: " + kv[1] + ", the egress-proxy Pod's Service"
+	set := map[string]string{}
+	if p.Network.Mode == "allowlist" {
+		for _, kv := range proxyEnv(p, Options{}) {
+			set[kv[0]] = "set by the manifest, not from the host: it points at the egress-proxy Pod's Service, " + proxyAddress(p)
+		}
 	}
+	emit.TrustVariables(p, set)
 	return emit.ServerEnv{Set: emit.PolicyVariables(p, set), Cleared: "the Pod's env names only the grants, each a secretKeyRef or configMapKeyRef"}
 }
 
-// Egress: the Pod has a network of the cluster's; its NetworkPolicies,
-// not a namespace of its own, keep it to the egress-proxy Pod.
+// Egress: the Pod is on the pod network; its NetworkPolicies, where the
+// cluster's CNI enforces them, let it reach the egress-proxy Pod's port
+// alone (an allowlist), or nothing.
 func (backend) Egress(p *compiler.Plan) emit.Egress {
-	return emit.Egress{
-		Direct: fmt.Sprintf("a direct connection (raw TCP, UDP, DNS) is dropped by NetworkPolicy %s-deny-all (and %s-to-egress-proxy, which lets the Pod reach the egress-proxy Pod alone): only where the cluster's CNI enforces NetworkPolicy", p.Server, p.Server),
-		Proxy:  fmt.Sprintf("%s:%d, the Service of the egress-proxy Pod %s-egress-proxy", proxyIP(Options{}), p.Network.ProxyPort, p.Server),
+	const cni = " (where the cluster's CNI enforces NetworkPolicy; podman kube play does not)"
+	if p.Network.Mode != "allowlist" {
+		return emit.Egress{Direct: "a direct connection (raw TCP, UDP, DNS) is dropped: NetworkPolicy " + p.Server + "-deny-all denies the Pod every connection" + cni}
 	}
+	return emit.Egress{
+		Direct: "a direct connection (raw TCP, UDP, DNS) is dropped: NetworkPolicies " + p.Server + "-deny-all and " + p.Server + "-to-egress-proxy let the Pod reach the egress-proxy Pod's port alone" + cni,
+		Proxy:  proxyAddress(p) + ", the Service of the egress-proxy Pod " + p.Server + "-egress-proxy",
+	}
+}
+
+// proxyAddress is where the server's Pod reaches the egress proxy.
+func proxyAddress(p *compiler.Plan) string {
+	return proxyIP(Options{}) + ":" + strconv.Itoa(p.Network.ProxyPort)
 }
 
 // CredentialValue: the values are in Secret <server>-credentials, which
@@ -43,7 +59,7 @@ func (backend) Egress(p *compiler.Plan) emit.Egress {
 func (backend) CredentialValue(p *compiler.Plan, g credential.Grant) string {
 	from := "the " + g.From.Env + " of its environment, or of its --env-file"
 	if len(g.From.Command) > 0 {
-		from = "the output of `" + strings.Join(g.From.Command, " ") + "`"
+		from = "the output of `" + compiler.ShellCommand(g.From.Command) + "`"
 	}
 	return fmt.Sprintf("in Secret %s, mounted in the egress-proxy Pod alone, written by mcpolicy credentials from %s", CredentialsSecret(p.Server), from)
 }

@@ -143,10 +143,10 @@ func loadSessionCA(certPEM, keyPEM []byte, hosts []string) (*sessionCA, error) {
 		return nil, errors.New("the session CA's certificate is not a CA's")
 	}
 	if err := checkConstraints(cert, hosts); err != nil {
-		return nil, fmt.Errorf("the session CA: %v (make it again for this server's credentials)", err)
+		return nil, fmt.Errorf("the session CA: %v", err)
 	}
 	if time.Now().After(cert.NotAfter) {
-		return nil, fmt.Errorf("the session CA expired on %s (make it again)", cert.NotAfter.Format(time.DateOnly))
+		return nil, fmt.Errorf("the session CA expired on %s", cert.NotAfter.Format(time.DateOnly))
 	}
 	// No longer, and no deeper, than GenerateCA makes it: its key sits in
 	// a Secret for as long as it holds, and signs leaves alone.

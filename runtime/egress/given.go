@@ -53,30 +53,40 @@ func (p *Proxy) LoadCredentials(dir string, grants []credential.Grant) error {
 		}
 		value, err := readGiven(dir, g.Name)
 		if err != nil {
-			return fmt.Errorf("credential %s: %v", g.Name, err)
+			return redraw(fmt.Errorf("credential %s: %v", g.Name, err))
 		}
 		if err := credential.CheckValue(value); err != nil {
-			return fmt.Errorf("credential %s (%s): %v", g.Name, filepath.Join(dir, g.Name), err)
+			return redraw(fmt.Errorf("credential %s (%s): %v", g.Name, filepath.Join(dir, g.Name), err))
 		}
 		ph, err := readGiven(dir, credential.PlaceholderFile(g.Name))
 		if err != nil {
-			return fmt.Errorf("credential %s: %v", g.Name, err)
+			return redraw(fmt.Errorf("credential %s: %v", g.Name, err))
 		}
 		if err := credential.CheckPair(value, ph); err != nil {
-			return fmt.Errorf("credential %s (%s): %v (draw it again with mcpolicy credentials)", g.Name, filepath.Join(dir, credential.PlaceholderFile(g.Name)), err)
+			return redraw(fmt.Errorf("credential %s (%s): %v", g.Name, filepath.Join(dir, credential.PlaceholderFile(g.Name)), err))
 		}
 		creds = append(creds, Credential{Grant: g, Value: value, Placeholder: ph})
 	}
 	cert, err := readGivenFile(filepath.Join(dir, credential.CACertFile))
 	if err != nil {
-		return err
+		return redraw(err)
 	}
 	key, err := readGivenFile(filepath.Join(dir, credential.CAKeyFile))
 	if err != nil {
-		return err
+		return redraw(err)
 	}
 	p.Credentials = creds
-	return p.UseCA(cert, key)
+	if err := p.UseCA(cert, key); err != nil {
+		return redraw(err)
+	}
+	return nil
+}
+
+// redraw says what to do when the folder's files do not fit the grants:
+// they are the objects of another run of mcpolicy credentials (another
+// policy's, an expired CA), or none.
+func redraw(err error) error {
+	return fmt.Errorf("%v: the folder holds what `mcpolicy credentials SERVER` printed, for other credentials or none; print them again from the policy this manifest was built from, apply them, and restart both Pods", err)
 }
 
 // readGiven is the file name of dir less one trailing line break (a

@@ -74,6 +74,14 @@ func TestLoadCredentials(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("LoadCredentials: %v, want %q", err, c.want)
 			}
+			if err == nil {
+				return
+			}
+			// What the Secret holds that does not fit: say how to make it again.
+			redraw := strings.Contains(err.Error(), "print them again from the policy this manifest was built from, apply them, and restart both Pods")
+			if files := c.files != nil; redraw != files {
+				t.Errorf("LoadCredentials: %v: says to print the objects again %v, want %v", err, redraw, files)
+			}
 		})
 	}
 }

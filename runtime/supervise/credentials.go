@@ -144,7 +144,10 @@ func commandValue(argv []string) (string, error) {
 	case out.over:
 		return "", fmt.Errorf("%s printed more than %d bytes", argv[0], credential.MaxValue)
 	case err != nil:
-		return "", fmt.Errorf("%s: %v: %s", argv[0], err, bytes.TrimSpace(errOut.b.Bytes()))
+		if said := bytes.TrimSpace(errOut.b.Bytes()); len(said) > 0 {
+			return "", fmt.Errorf("%s: %v: %s", argv[0], err, said)
+		}
+		return "", fmt.Errorf("%s: %v", argv[0], err)
 	}
 	v := strings.TrimSuffix(strings.TrimSuffix(out.b.String(), "\n"), "\r")
 	if v == "" {

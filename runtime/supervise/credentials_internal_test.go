@@ -34,15 +34,17 @@ func TestCredentialValue(t *testing.T) {
 		{"env empty", credential.Source{Env: "GH_PAT"}, []string{"GH_PAT="}, "GH_PAT is not set", true},
 		{"command", credential.Source{Command: []string{"printf", "%s\n", realValue}}, nil, realValue, false},
 		{"command fails", credential.Source{Command: []string{"sh", "-c", "echo locked >&2; exit 3"}}, nil, "sh: exit status 3: locked", true},
+		{"command fails silently", credential.Source{Command: []string{"sh", "-c", "exit 3"}}, nil, "): sh: exit status 3$", true},
 		{"command prints nothing", credential.Source{Command: []string{"true"}}, nil, "true printed nothing", true},
 		{"command floods", credential.Source{Command: []string{"head", "-c", "100000", "/dev/zero"}}, nil, "printed more than 16384 bytes", true},
-		{"command missing", credential.Source{Command: []string{"/nonexistent/op", "read"}}, nil, "/nonexistent/op", true},
+		{"command missing", credential.Source{Command: []string{"/nonexistent/op", "read"}}, nil, "/nonexistent/op: fork/exec /nonexistent/op: no such file or directory$", true},
 		{"a line break inside", credential.Source{Command: []string{"printf", "a\nb\n"}}, nil, "control character at byte 1", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			creds, err := ReadCredentials("gh", []credential.Grant{grant(c.from)}, c.environ)
 			if c.fails {
-				if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), `server "gh": credential GITHUB_TOKEN (servers.gh.credentials.GITHUB_TOKEN)`) {
+				want, whole := strings.CutSuffix(c.want, "$") // $: the refusal ends there
+				if err == nil || !strings.Contains(err.Error(), want) || whole && !strings.HasSuffix(err.Error(), want) || !strings.Contains(err.Error(), `server "gh": credential GITHUB_TOKEN (servers.gh.credentials.GITHUB_TOKEN)`) {
 					t.Fatalf("got %v, want a refusal saying %q", err, c.want)
 				}
 				if strings.Contains(err.Error(), realValue) {

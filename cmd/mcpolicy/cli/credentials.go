@@ -13,6 +13,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/clientcfg"
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
+	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 	"github.com/mcpolicy/mcpolicy/runtime/egress"
 	"github.com/mcpolicy/mcpolicy/runtime/supervise"
 	"github.com/spf13/cobra"
@@ -51,8 +52,13 @@ new CA: apply, then restart both Pods. The output holds the values: pipe
 it, never commit it (it is not printed on a terminal).`,
 		Example: `  GITHUB_TOKEN=... mcpolicy credentials github | kubectl apply -f -
   mcpolicy credentials github --env-file ~/.config/mcpolicy/github.env --namespace tools | kubectl apply -f -`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return missingArg("credentials", "a SERVER", opts.Policy, func(s string) string {
+					return "mcpolicy credentials " + shellQuote(s) + policyArg(opts.Policy) + " | kubectl apply -f -"
+				})
+			}
 			opts.streams, opts.Server = streamsOf(cmd), args[0]
 			return credentialsRun(opts)
 		},
@@ -66,9 +72,6 @@ it, never commit it (it is not printed on a terminal).`,
 // credentialsRun reads the values, draws the placeholders and the CA and
 // prints the objects.
 func credentialsRun(opts *credentialsOptions) error {
-	if isTerminal(opts.Out) {
-		return &exitError{code: ExitError, err: errors.New("credentials: the output holds the credentials' values: pipe it (| kubectl apply -f -) rather than print it on a terminal")}
-	}
 	if err := absEnvFile(&opts.EnvFile); err != nil {
 		return err
 	}
@@ -79,9 +82,12 @@ func credentialsRun(opts *credentialsOptions) error {
 	if len(plan.Credentials) == 0 {
 		return &exitError{code: ExitError, err: fmt.Errorf("server %q has no credentials: nothing to carry", plan.Server)}
 	}
-	if !slices.Contains(plan.Backends, kubernetes.Backend) {
-		return &exitError{code: ExitError, err: fmt.Errorf("server %q: backend %s is not among its backends (%s): its credentials are injected where it runs (mcpolicy run), never carried into a cluster",
-			plan.Server, kubernetes.Backend, strings.Join(plan.Backends, ", "))}
+	if !slices.Contains(plan.Backends, backendtraits.Kubernetes) {
+		return &exitError{code: ExitError, err: fmt.Errorf("server %q does not list the kubernetes backend (backends: %s): its credentials are drawn by mcpolicy run at each spawn, and no manifest reads these objects; add \"kubernetes\" to its backends to run it in a cluster", plan.Server, strings.Join(plan.Backends, ", "))}
+	}
+	// Checked before any value is read (a command run): nothing to print it on.
+	if isTerminal(opts.Out) {
+		return &exitError{code: ExitError, err: errors.New("credentials: the output holds the credentials' values: pipe it (| kubectl apply -f -) rather than print it on a terminal")}
 	}
 	home, _ := os.UserHomeDir()
 	if out, ok := outputFile(opts.Out); ok {

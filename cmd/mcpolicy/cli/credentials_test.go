@@ -141,7 +141,7 @@ func TestCredentialsRefusedBeforeReading(t *testing.T) {
 		args   []string
 		want   string
 	}{
-		{strings.ReplaceAll(withCommand, `backends: ["kubernetes"]`, `backends: ["docker"]`), nil, "backend kubernetes is not among its backends (docker)"},
+		{strings.ReplaceAll(withCommand, `backends: ["kubernetes"]`, `backends: ["docker"]`), nil, "does not list the kubernetes backend (backends: docker)"},
 		{withCommand, []string{"--namespace", "Tools_NS"}, `namespace "Tools_NS"`},
 	} {
 		writeFile(t, filepath.Join(dir, "mcpolicy.cue"), c.policy)
@@ -192,5 +192,27 @@ func TestCredentialsOutputOutsideGrants(t *testing.T) {
 		case c.want == "" && (code != 0 || !strings.Contains(string(got), "kind: Secret")):
 			t.Errorf("%s: exit %d, %s", c.path, code, errb.String())
 		}
+	}
+}
+
+// TestCredentialsCommandRefusals: without its argument, credentials lists
+// the servers and the command line to run; for a server that does not
+// list the kubernetes backend it prints nothing, and says what to do.
+func TestCredentialsCommandRefusals(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	file := filepath.Join(dir, "mcpolicy.cue")
+	writeFile(t, file, kubeCredPolicy)
+	t.Setenv("GITHUB_TOKEN", "ghp_"+strings.Repeat("Ab3", 12))
+	code, out, stderr := run(t, "credentials", "-p", dir)
+	want := "mcpolicy: credentials needs a SERVER; the servers of the policy at " + dir + ":\n  gh  " + file + ":2\nhint: mcpolicy credentials gh -p " + dir + " | kubectl apply -f -\n"
+	if code != ExitError || out != "" || stderr != want {
+		t.Errorf("without its argument: exit %d, stdout %q, stderr:\n%s\nwant:\n%s", code, out, stderr, want)
+	}
+	writeFile(t, file, strings.Replace(kubeCredPolicy, `backends: ["kubernetes"]`, `backends: ["docker"]`, 1))
+	code, out, stderr = run(t, "credentials", "gh", "-p", dir)
+	want = `mcpolicy: server "gh" does not list the kubernetes backend (backends: docker): its credentials are drawn by mcpolicy run at each spawn, and no manifest reads these objects; add "kubernetes" to its backends to run it in a cluster` + "\n"
+	if code != ExitError || out != "" || stderr != want {
+		t.Errorf("a docker server: exit %d, stdout %q, stderr:\n%s\nwant:\n%s", code, out, stderr, want)
 	}
 }
