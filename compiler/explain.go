@@ -63,8 +63,8 @@ func ExplainWith(p *Plan, o ExplainOptions) string {
 	seatbelt, cluster, local := false, false, false
 	for _, name := range p.Backends {
 		seatbelt = seatbelt || backendtraits.NoNetns(name)
-		cluster = cluster || name == backendtraits.Kubernetes
-		local = local || name != backendtraits.Kubernetes
+		cluster = cluster || backendtraits.InCluster(name)
+		local = local || !backendtraits.InCluster(name)
 	}
 	noNet, proxyAt := "network: none (loopback only)", "started by mcpolicy run; loopback port %d in the sandbox"
 	if seatbelt {

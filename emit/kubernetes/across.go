@@ -2,12 +2,13 @@ package kubernetes
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
-	"github.com/mcpolicy/mcpolicy/schema"
+	"github.com/mcpolicy/mcpolicy/emit"
 )
 
 // Every object a server's manifest makes, and every one it reads, is
@@ -78,7 +79,7 @@ func CheckAcross(plans []*compiler.Plan) error {
 	}
 	seen := map[string]owner{}
 	told := map[[2]*compiler.Plan]bool{} // one error per pair of servers
-	var errs schema.Errors
+	var errs []error
 	for _, p := range plans {
 		names, err := objectNames(p)
 		if err != nil {
@@ -99,14 +100,11 @@ func CheckAcross(plans []*compiler.Plan) error {
 				continue
 			}
 			told[[2]*compiler.Plan{o.p, p}] = true
-			errs = append(errs, &schema.Error{Pos: p.Pos, Path: p.Field(),
-				Msg: fmt.Sprintf("server %q %s %s, which server %q (%s) %s too: applied in one namespace, one would replace the other's or share it",
-					p.Server, names[k], strings.Replace(k, "/", " ", 1), o.p.Server, o.p.Pos, o.how),
-				Hint: "rename one of the servers: the kubernetes backend names every object after its server"})
+			errs = append(errs, &emit.NotEnforceableError{Pos: p.Pos, Field: p.Field(), Server: p.Server, Backend: Backend,
+				Restriction: fmt.Sprintf("a manifest that %s %s, which server %q (%s) %s too (applied in one namespace, one would replace the other's or share it)",
+					names[k], strings.Replace(k, "/", " ", 1), o.p.Server, o.p.Pos, o.how),
+				Alternative: "rename one of the servers: the kubernetes backend names every object after its server"})
 		}
 	}
-	if len(errs) > 0 {
-		return errs
-	}
-	return nil
+	return errors.Join(errs...)
 }

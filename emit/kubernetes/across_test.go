@@ -36,10 +36,10 @@ servers: {
 	}
 	got := err.Error()
 	for _, want := range []string{
-		`mcpolicy.cue:5:2: servers."a-to": server "a-to" makes NetworkPolicy a-to-egress-proxy, which server "a" (`,
-		`mcpolicy.cue:6:2: servers."a-b": server "a-b" reads PersistentVolumeClaim a-b-workspace, which server "a" (`,
-		`mcpolicy.cue:7:2: servers."a-egress-proxy": server "a-egress-proxy" makes Pod a-egress-proxy, which server "a" (`,
-		`mcpolicy.cue:3:2) makes too: applied in one namespace`,
+		`mcpolicy.cue:5:2: servers."a-to": a manifest that makes NetworkPolicy a-to-egress-proxy, which server "a" (`,
+		`mcpolicy.cue:6:2: servers."a-b": a manifest that reads PersistentVolumeClaim a-b-workspace, which server "a" (`,
+		`mcpolicy.cue:7:2: servers."a-egress-proxy": a manifest that makes Pod a-egress-proxy, which server "a" (`,
+		`mcpolicy.cue:3:2) makes too (applied in one namespace`,
 		"hint: rename one of the servers",
 	} {
 		if !strings.Contains(got, want) {

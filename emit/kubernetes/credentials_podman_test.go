@@ -10,16 +10,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,6 +27,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/internal/testpki"
+	"github.com/mcpolicy/mcpolicy/internal/testupstream"
 )
 
 // A credential that never enters the server's Pod (issue 41), played
@@ -53,34 +51,6 @@ import (
 
 const hostilePkg = "./runtime/supervise/testdata/hostile"
 
-// recorder is a stand-in upstream that keeps what it received and sends
-// it back, in the body and in a header.
-type recorder struct {
-	mu   sync.Mutex
-	got  bytes.Buffer
-	auth []string
-}
-
-func (rc *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	var req bytes.Buffer
-	fmt.Fprintf(&req, "%s %s\n", r.Method, r.URL.RequestURI())
-	r.Header.Write(&req)
-	req.Write(body)
-	rc.mu.Lock()
-	rc.got.Write(req.Bytes())
-	rc.auth = append(rc.auth, r.Header.Get("Authorization"))
-	rc.mu.Unlock()
-	w.Header().Set("X-Echo", strings.ReplaceAll(req.String(), "\n", " | "))
-	w.Write(req.Bytes())
-}
-
-func (rc *recorder) received() (string, []string) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return rc.got.String(), append([]string{}, rc.auth...)
-}
-
 type hostileReport struct {
 	Env    string              `json:"env"`
 	Trust  map[string]string   `json:"trust"`
@@ -99,7 +69,7 @@ func TestPodmanCredentials(t *testing.T) {
 		t.Fatalf("podman's default network has no IPv4 gateway (%q)", gateway)
 	}
 	pki := testpki.New(t, gateway)
-	stands := map[string]*recorder{"api": {}, "mirror": {}, "attacker": {}}
+	stands := map[string]*testupstream.Recorder{"api": {}, "mirror": {}, "attacker": {}}
 	dest := map[string]string{}
 	for name, rc := range stands {
 		s := httptest.NewUnstartedServer(rc)
@@ -184,7 +154,7 @@ servers: %q: {
 	if problems := check(t, serverPod); len(problems) > 0 {
 		t.Errorf("%s\nproxy logs:\n%s", strings.Join(problems, "\n"), podman(ctx, t, "logs", proxyCtr))
 	}
-	got, auth := stands["api"].received()
+	got, auth := stands["api"].Received()
 	if len(auth) != 2 || auth[0] != "Bearer "+value || auth[1] != "token "+ph || strings.Count(got, value) != 1 {
 		t.Errorf("the bound upstream received the value %d times, want once, in the bound header; its Authorization headers %q", strings.Count(got, value), auth)
 	}
@@ -225,7 +195,7 @@ servers: %q: {
 
 // leaks are what the hostile server's report and its container's
 // inspection say of the value.
-func leaks(rep hostileReport, inspect []byte, value, ph string, stands map[string]*recorder) []string {
+func leaks(rep hostileReport, inspect []byte, value, ph string, stands map[string]*testupstream.Recorder) []string {
 	var out []string
 	if where, ok := rep.Tokens[value]; ok || rep.Env == value {
 		out = append(out, fmt.Sprintf("the server read the value: %v", where))
@@ -256,7 +226,7 @@ func leaks(rep hostileReport, inspect []byte, value, ph string, stands map[strin
 		out = append(out, "podman inspect of the server's container shows the value")
 	}
 	for _, name := range []string{"mirror", "attacker"} {
-		if got, _ := stands[name].received(); strings.Contains(got, value) {
+		if got, _ := stands[name].Received(); strings.Contains(got, value) {
 			out = append(out, name+" received the value")
 		}
 	}

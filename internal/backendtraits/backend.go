@@ -42,6 +42,10 @@ type traits struct {
 	// sandbox, the server holding a placeholder (issue 41); the
 	// backend's credentials row says how.
 	injects bool
+	// cluster: a cluster runs it, not mcpolicy run: its egress proxy is a
+	// Pod of its own at a Service, and NetworkPolicies, not a network
+	// namespace, keep the server's Pod to it.
+	cluster bool
 }
 
 // table is in the registry's report order.
@@ -51,7 +55,7 @@ var table = []traits{
 	{name: Docker, builds: Docker, image: true, dflt: true, program: Docker, injects: true},
 	{name: Podman, builds: Docker, image: true, program: Podman, injects: true},
 	{name: Seatbelt, builds: Seatbelt, noNetns: true, program: "sandbox-exec", hostPaths: true},
-	{name: Kubernetes, builds: Kubernetes, image: true, injects: true},
+	{name: Kubernetes, builds: Kubernetes, image: true, injects: true, cluster: true},
 }
 
 func lookup(name string) (traits, bool) {
@@ -98,6 +102,14 @@ func NoNetns(name string) bool {
 func InjectsCredentials(name string) bool {
 	t, _ := lookup(name)
 	return t.injects
+}
+
+// InCluster reports whether a cluster runs name (not mcpolicy run): its
+// egress proxy is a Pod of its own, and NetworkPolicies keep the
+// server's Pod to it.
+func InCluster(name string) bool {
+	t, _ := lookup(name)
+	return t.cluster
 }
 
 // HostPaths reports whether name shows the server each grant at its host

@@ -15,9 +15,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -32,46 +30,13 @@ import (
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/internal/testnetns"
 	"github.com/mcpolicy/mcpolicy/internal/testpki"
+	"github.com/mcpolicy/mcpolicy/internal/testupstream"
 	"github.com/mcpolicy/mcpolicy/project"
 	"github.com/mcpolicy/mcpolicy/runtime/egress"
 	"github.com/mcpolicy/mcpolicy/runtime/supervise"
 )
 
 const hostilePkg = "./runtime/supervise/testdata/hostile"
-
-// recorder is a stand-in upstream that keeps every request it received
-// (headers, query, body) and answers with all of it: in the body, in
-// pieces, and in a header.
-type recorder struct {
-	mu   sync.Mutex
-	got  bytes.Buffer
-	auth []string
-}
-
-func (rc *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	var req bytes.Buffer
-	fmt.Fprintf(&req, "%s %s\n", r.Method, r.URL.RequestURI())
-	r.Header.Write(&req)
-	req.Write(body)
-	rc.mu.Lock()
-	rc.got.Write(req.Bytes())
-	rc.auth = append(rc.auth, r.Header.Get("Authorization"))
-	rc.mu.Unlock()
-	w.Header().Set("X-Echo", strings.ReplaceAll(req.String(), "\n", " | "))
-	for b := req.Bytes(); len(b) > 0; {
-		n := min(5, len(b))
-		w.Write(b[:n])
-		w.(http.Flusher).Flush()
-		b = b[n:]
-	}
-}
-
-func (rc *recorder) received() (string, []string) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return rc.got.String(), append([]string{}, rc.auth...)
-}
 
 // hostileReport is testdata/hostile's output.
 type hostileReport struct {
@@ -92,7 +57,7 @@ func credentialRun(t *testing.T, backend string) {
 	hostile := testbin.Build(t, hostilePkg)
 	pki := testpki.New(t, "api.test", "mirror.test", "attacker.test")
 	roots, cert := pki.Pool, pki.Leaf
-	stands := map[string]*recorder{"api": {}, "mirror": {}, "attacker": {}}
+	stands := map[string]*testupstream.Recorder{"api": {}, "mirror": {}, "attacker": {}}
 	ports := map[string]int{}
 	ns := testnetns.New(t, upstreamAddr)
 	// The host's lo holds upstreamAddr too (setup): a port its stand-ins
@@ -226,7 +191,7 @@ servers: %q: {
 
 	// What the upstreams received: the value at the bound host, in the
 	// bound header alone; the placeholder everywhere else.
-	got, auth := stands["api"].received()
+	got, auth := stands["api"].Received()
 	if len(auth) != 2 || auth[0] != "Bearer "+value || auth[1] != "token "+ph {
 		t.Errorf("the bound upstream's Authorization headers: %q", auth)
 	}
@@ -234,7 +199,7 @@ servers: %q: {
 		t.Errorf("the bound upstream received the value %d times, want once (the bound header):\n%s", strings.Count(got, value), got)
 	}
 	for _, name := range []string{"mirror", "attacker"} {
-		got, auth := stands[name].received()
+		got, auth := stands[name].Received()
 		if strings.Contains(got, value) {
 			t.Errorf("%s received the value:\n%s", name, got)
 		}

@@ -18,9 +18,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -28,13 +26,13 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
 	"github.com/mcpolicy/mcpolicy/internal/testnetns"
 	"github.com/mcpolicy/mcpolicy/internal/testpki"
+	"github.com/mcpolicy/mcpolicy/internal/testupstream"
 )
 
 // upstreamAddr stands for an internet host: TEST-NET-3 is never routed.
@@ -54,33 +52,6 @@ servers: gh: {
 }
 `
 
-// recorder is a stand-in upstream that keeps what it received and sends
-// it back (the bound host reflecting the value, if it had it).
-type recorder struct {
-	mu   sync.Mutex
-	got  bytes.Buffer
-	auth []string
-}
-
-func (rc *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	var req bytes.Buffer
-	fmt.Fprintf(&req, "%s %s\n", r.Method, r.URL.RequestURI())
-	r.Header.Write(&req)
-	req.Write(body)
-	rc.mu.Lock()
-	rc.got.Write(req.Bytes())
-	rc.auth = append(rc.auth, r.Header.Get("Authorization"))
-	rc.mu.Unlock()
-	w.Write(req.Bytes())
-}
-
-func (rc *recorder) received() (string, []string) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return rc.got.String(), slices.Clone(rc.auth)
-}
-
 // hostileReport is what the hostile server prints.
 type hostileReport struct {
 	Env    string              `json:"env"`
@@ -95,7 +66,7 @@ type credWorld struct {
 	roots, hosts               string
 	ns                         *testnetns.NS // the upstreams and the runs
 	value                      string
-	stands                     map[string]*recorder
+	stands                     map[string]*testupstream.Recorder
 	urls                       [3]string
 	dests                      [3]string
 }
@@ -170,7 +141,7 @@ func newCredWorld(t *testing.T) *credWorld {
 	must(t, err)
 	must(t, os.Chmod(base, 0o755))
 	w := &credWorld{mcpolicy: mcpolicy, base: base, root: filepath.Join(base, "proj"), home: filepath.Join(base, "home"),
-		value: "ghp_" + testpki.Alnum(36), stands: map[string]*recorder{"api": {}, "mirror": {}, "attacker": {}}}
+		value: "ghp_" + testpki.Alnum(36), stands: map[string]*testupstream.Recorder{"api": {}, "mirror": {}, "attacker": {}}}
 	bin := filepath.Join(w.root, "bin", "hostile")
 	must(t, os.MkdirAll(filepath.Dir(bin), 0o755))
 	must(t, testbin.CopyFile(hostile, bin))
@@ -302,7 +273,7 @@ func (w *credWorld) leaks(rep hostileReport, log string) []string {
 	if where, ok := rep.Tokens[w.value]; ok {
 		out = append(out, fmt.Sprintf("the server read the value in %v", where))
 	}
-	got, auth := w.stands["api"].received()
+	got, auth := w.stands["api"].Received()
 	if !slices.Contains(auth, "Bearer "+w.value) {
 		out = append(out, fmt.Sprintf("the bound upstream never received the value: Authorization %q (the server's attempts: %v)", auth, rep.HTTP))
 	}
@@ -310,7 +281,7 @@ func (w *credWorld) leaks(rep hostileReport, log string) []string {
 		out = append(out, fmt.Sprintf("the bound upstream received the value %d times, beyond the bound header", n))
 	}
 	for _, name := range []string{"mirror", "attacker"} {
-		if got, _ := w.stands[name].received(); strings.Contains(got, w.value) {
+		if got, _ := w.stands[name].Received(); strings.Contains(got, w.value) {
 			out = append(out, name+" received the value")
 		}
 	}
@@ -318,10 +289,7 @@ func (w *credWorld) leaks(rep hostileReport, log string) []string {
 		out = append(out, "the decision log holds the value")
 	}
 	for _, rc := range w.stands {
-		rc.mu.Lock()
-		rc.got.Reset()
-		rc.auth = nil
-		rc.mu.Unlock()
+		rc.Reset()
 	}
 	return out
 }

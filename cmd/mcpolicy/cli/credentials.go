@@ -82,7 +82,7 @@ func credentialsRun(opts *credentialsOptions) error {
 	if len(plan.Credentials) == 0 {
 		return &exitError{code: ExitError, err: fmt.Errorf("server %q has no credentials: nothing to carry", plan.Server)}
 	}
-	if !slices.Contains(plan.Backends, backendtraits.Kubernetes) {
+	if !slices.ContainsFunc(plan.Backends, backendtraits.InCluster) {
 		return &exitError{code: ExitError, err: fmt.Errorf("server %q does not list the kubernetes backend (backends: %s): its credentials are drawn by mcpolicy run at each spawn, and no manifest reads these objects; add \"kubernetes\" to its backends to run it in a cluster", plan.Server, strings.Join(plan.Backends, ", "))}
 	}
 	// Checked before any value is read (a command run): nothing to print it on.
