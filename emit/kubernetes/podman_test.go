@@ -18,7 +18,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/yaml"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
@@ -185,14 +184,7 @@ func manifestObjects(t *testing.T, root, home string, opts kubernetes.Options) (
 func kubePlay(ctx context.Context, t *testing.T, pod *corev1.Pod) []probe.Result {
 	t.Helper()
 	name := pod.Name
-	manifest, err := yaml.Marshal(pod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := filepath.Join(t.TempDir(), "pod.yaml")
-	if err := os.WriteFile(f, manifest, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	f := writePod(t, pod)
 	t.Cleanup(func() { podRm(t, pod) })
 	podman(ctx, t, kubePlayArgs(pod, "none", f)...)
 	ctr := name + "-" + pod.Spec.Containers[0].Name

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
@@ -74,14 +73,7 @@ func TestPodmanEgressProxy(t *testing.T) {
 	}
 	port := int(c.Ports[0].ContainerPort)
 
-	manifest, err := yaml.Marshal(pod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := filepath.Join(t.TempDir(), "proxy.yaml")
-	if err := os.WriteFile(f, manifest, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	f := writePod(t, pod)
 	t.Cleanup(func() { podRm(t, pod) })
 	start := time.Now()
 	podman(ctx, t, kubePlayArgs(pod, "podman", f)...)
