@@ -17,8 +17,11 @@ var knownPrefixes = []string{
 }
 
 // MinPlaceholderBits is the randomness a placeholder holds at least:
-// whoever has not seen it cannot guess it.
-const MinPlaceholderBits = 128
+// whoever has not seen it cannot guess it. 112 bits is the least security
+// strength NIST SP 800-57 accepts; a classic GitLab token (glpat- and 20
+// letters and digits, 119 bits drawn from them together) clears it, a
+// 16-character key does not.
+const MinPlaceholderBits = 112
 
 const (
 	lower  = "abcdefghijklmnopqrstuvwxyz"

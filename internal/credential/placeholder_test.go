@@ -96,7 +96,7 @@ func TestPlaceholderRandom(t *testing.T) {
 }
 
 // TestPlaceholderWidens: a value whose per-kind shape holds fewer than
-// 128 bits draws its letters and digits from its kinds together; one
+// MinPlaceholderBits draws its letters and digits from its kinds together; one
 // too short for that is refused, with its size in the message.
 func TestPlaceholderWidens(t *testing.T) {
 	// 26 upper letters and digits in a fixed pattern: 26 positions of
@@ -111,6 +111,12 @@ func TestPlaceholderWidens(t *testing.T) {
 			t.Errorf("byte %d: %q, outside the value's kinds", i, ph[i])
 		}
 	}
+	// A classic GitLab token: 86 bits by kind, 119 drawn from its kinds
+	// together.
+	gl := "glpat-xY7zA9bC2dE4fG6hJ8kL"
+	if ph, err := Placeholder(gl, rand.Reader); err != nil || len(ph) != len(gl) || !strings.HasPrefix(ph, "glpat-") || ph == gl {
+		t.Errorf("%s: %q, %v; want a placeholder of its length and prefix", gl, ph, err)
+	}
 	for _, short := range []string{"hunter2", "AKIAIOSFODNN7EXAMPLE", "0123456789abcdef"} {
 		if _, err := Placeholder(short, rand.Reader); err == nil || !strings.Contains(err.Error(), "could be guessed") {
 			t.Errorf("%s: %v, want a refusal", short, err)
@@ -124,14 +130,14 @@ func TestPlaceholderWidens(t *testing.T) {
 // TestPlaceholderNeverEqual: randomness that reproduces the value is
 // drawn again, never returned.
 func TestPlaceholderNeverEqual(t *testing.T) {
-	v := strings.Repeat("a", 30) // 141 bits by kind
-	// The first 30 bytes give "a" each time (0 % 26), the next another letter.
-	r := bytes.NewReader(append(bytes.Repeat([]byte{0}, 30), bytes.Repeat([]byte{1}, 30)...))
+	v := strings.Repeat("g", 30) // 141 bits by kind (not hex: g is no hex digit)
+	// The first 30 bytes give "g" each time (6 % 26), the next another letter.
+	r := bytes.NewReader(append(bytes.Repeat([]byte{6}, 30), bytes.Repeat([]byte{7}, 30)...))
 	ph, err := Placeholder(v, r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ph != strings.Repeat("b", 30) {
+	if ph != strings.Repeat("h", 30) {
 		t.Errorf("got %q", ph)
 	}
 	// Randomness that ends is an error, not a weak placeholder.

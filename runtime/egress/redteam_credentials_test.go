@@ -391,8 +391,15 @@ func TestRedteamCredentialValueInValue(t *testing.T) {
 			r.p.Credentials = append(r.p.Credentials, Credential{
 				Grant: credential.Grant{Name: "ORG_TOKEN", To: []string{r.bound}, As: credential.Injection{Header: "X-Org-Token", Format: "{}"}},
 				Value: long, Placeholder: ph})
-			got := sendRaw(t, r, proxy, "GET / HTTP/1.1\r\nHost: "+r.bound+"\r\nAuthorization: Bearer "+testPlaceholder+
+			// Not sendRaw: its half-close can reach the proxy before the
+			// streamed answer ends, which then ends it there (the request's
+			// context is done); Connection: close ends the exchange.
+			tc := r.interceptedConn(t, proxy)
+			io.WriteString(tc, "GET / HTTP/1.1\r\nHost: "+r.bound+"\r\nAuthorization: Bearer "+testPlaceholder+
 				"\r\nX-Org-Token: "+ph+"\r\nConnection: close\r\n\r\n")
+			raw, _ := io.ReadAll(io.LimitReader(tc, 1<<20))
+			tc.Close()
+			got := string(raw)
 			if all := rc.all(); len(all) != 1 || !strings.Contains(all[0].head, long) || !strings.Contains(all[0].head, "Bearer "+testValue) {
 				t.Fatalf("the upstream did not get both values (the attack proves nothing):\n%v", all)
 			}
