@@ -136,7 +136,10 @@ func loadSessionCA(certPEM, keyPEM []byte, hosts []string) (*sessionCA, error) {
 		return nil, fmt.Errorf("the session CA's key: %v", err)
 	}
 	key, ok := k.(*ecdsa.PrivateKey)
-	if !ok || !key.PublicKey.Equal(cert.PublicKey) {
+	if !ok {
+		return nil, fmt.Errorf("the session CA's key is %s, not ECDSA (mcpolicy credentials makes an ECDSA P-256 one)", strings.TrimPrefix(fmt.Sprintf("%T", k), "*"))
+	}
+	if !key.PublicKey.Equal(cert.PublicKey) {
 		return nil, errors.New("the session CA's key is not the key of its certificate")
 	}
 	if !cert.IsCA || !cert.BasicConstraintsValid || cert.KeyUsage&x509.KeyUsageCertSign == 0 {

@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -80,6 +81,12 @@ func TestUseCA(t *testing.T) {
 	}
 	lkey, _ := x509.MarshalPKCS8PrivateKey(leaf.leafKey)
 	refuse("a leaf", pemBlock("CERTIFICATE", lc.Certificate[0]), pemBlock("PRIVATE KEY", lkey), "not a CA's")
+	rk, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rder, _ := x509.MarshalPKCS8PrivateKey(rk)
+	refuse("an RSA key", cert, pemBlock("PRIVATE KEY", rder), "is rsa.PrivateKey, not ECDSA")
 
 	p := &Proxy{Allow: allow, Log: &bytes.Buffer{}, UpstreamRoots: roots, Credentials: creds}
 	if err := p.UseCA(cert, key); err != nil {
