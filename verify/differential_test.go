@@ -883,10 +883,8 @@ func importImage(engine string) (string, error) {
 	if engine == "podman" {
 		tag = "localhost/" + tag
 	}
-	cmd := exec.Command(tool(engine), "import", "-", tag)
-	cmd.Stdin = &buf
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%s import: %v\n%s", engine, err, out)
+	if err := testenv.ImportImage(context.Background(), tool(engine), tag, buf.Bytes()); err != nil {
+		return "", err
 	}
 	imagesMu.Lock()
 	images = append(images, [2]string{engine, tag})

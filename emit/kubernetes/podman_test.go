@@ -322,11 +322,7 @@ func importTar(ctx context.Context, t *testing.T, tag string, buf *bytes.Buffer,
 		t.Fatal(err)
 	}
 	image := fmt.Sprintf("localhost/%s:test-%d-%d", tag, os.Getpid(), time.Now().UnixNano())
-	cmd := exec.CommandContext(ctx, "podman", "import", "-", image)
-	cmd.Stdin = buf
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("podman import: %v\n%s", err, out)
-	}
+	testenv.Import(ctx, t, "podman", image, buf.Bytes())
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

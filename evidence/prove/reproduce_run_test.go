@@ -3,14 +3,14 @@ package prove_test
 import (
 	"archive/tar"
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/mcpolicy/mcpolicy/internal/testenv"
 )
 
 // busyboxTar is an image with busybox's cat, ls and sh, or "" when the
@@ -71,25 +71,7 @@ servers: s: {
 				if exec.Command(engine, "info").Run() != nil {
 					continue
 				}
-				// podman 4.3 can wedge its storage lock when commands run at
-				// once from other test packages (seen here beside a kube
-				// play; an engine bug): an import not ended in two minutes
-				// is killed, which frees the lock, and tried once more.
-				for try := 1; ; try++ {
-					ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-					cmd := exec.CommandContext(ctx, engine, "import", "-", tag)
-					cmd.Stdin = bytes.NewReader(image)
-					out, err := cmd.CombinedOutput()
-					hung := ctx.Err() != nil
-					cancel()
-					if err == nil {
-						break
-					}
-					if !hung || try == 2 {
-						t.Fatalf("%s import: %v\n%s", engine, err, out)
-					}
-					t.Logf("%s import did not end in 2 minutes (the engine's lock): killed, once more", engine)
-				}
+				testenv.Import(t.Context(), t, engine, tag, image)
 				t.Cleanup(func() { exec.Command(engine, "rmi", "-f", tag).Run() })
 			}
 			home, creds := plantCredentials(base)

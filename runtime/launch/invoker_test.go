@@ -3,6 +3,7 @@ package launch_test
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/internal/artefact"
+	"github.com/mcpolicy/mcpolicy/internal/testenv"
 )
 
 // invokerUID is a user that is neither root nor the default 1000: what a
@@ -151,10 +153,6 @@ func importBusybox(t *testing.T, engine, image string) {
 		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: "bin/" + a, Linkname: "busybox", Mode: 0o777, ModTime: mtime})
 	}
 	tw.Close()
-	cmd := exec.Command(engine, "import", "-", image)
-	cmd.Stdin = &buf
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s import: %v\n%s", engine, err, out)
-	}
+	testenv.Import(context.Background(), t, engine, image, buf.Bytes())
 	t.Cleanup(func() { exec.Command(engine, "rmi", "-f", image).Run() })
 }

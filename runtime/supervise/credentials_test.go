@@ -28,6 +28,7 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/internal/syncbuf"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
+	"github.com/mcpolicy/mcpolicy/internal/testenv"
 	"github.com/mcpolicy/mcpolicy/internal/testnetns"
 	"github.com/mcpolicy/mcpolicy/internal/testpki"
 	"github.com/mcpolicy/mcpolicy/internal/testupstream"
@@ -256,10 +257,8 @@ func hostileImage(t *testing.T, engine, hostile string) string {
 		tw.WriteHeader(&tar.Header{Name: "opt/probe/hostile", Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(bin))})
 		tw.Write(bin)
 		tw.Close()
-		cmd := exec.Command(engine, "import", "-", tag)
-		cmd.Stdin = &buf
-		if out, err := cmd.CombinedOutput(); err != nil {
-			im.err = fmt.Errorf("%s import: %v\n%s", engine, err, out)
+		if err := testenv.ImportImage(context.Background(), engine, tag, buf.Bytes()); err != nil {
+			im.err = err
 			return
 		}
 		im.imported = true

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/internal/syncbuf"
+	"github.com/mcpolicy/mcpolicy/internal/testenv"
 
 	"github.com/mcpolicy/mcpolicy/emit/docker"
 	"github.com/mcpolicy/mcpolicy/project"
@@ -240,11 +242,7 @@ func shellImage(t *testing.T, engine string) string {
 		tw.WriteHeader(&tar.Header{Name: "bin/" + l, Typeflag: tar.TypeSymlink, Linkname: "busybox", Mode: 0o777})
 	}
 	tw.Close()
-	cmd := exec.Command(engine, "import", "-", name)
-	cmd.Stdin = &buf
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s import: %v\n%s", engine, err, out)
-	}
+	testenv.Import(context.Background(), t, engine, name, buf.Bytes())
 	t.Cleanup(func() { exec.Command(engine, "rmi", "-f", name).Run() })
 	return name
 }

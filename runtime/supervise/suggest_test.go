@@ -15,6 +15,7 @@ import (
 	"archive/tar"
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -26,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpolicy/mcpolicy/internal/testenv"
 	"github.com/mcpolicy/mcpolicy/runtime/egress"
 )
 
@@ -158,11 +160,7 @@ func clientImage(t *testing.T, engine, bin string) string {
 	tw.Write(b)
 	tw.Close()
 	tag := "localhost/mcpolicy-suggest-client:" + w.marker + randomHex(2)
-	cmd := exec.Command(engine, "import", "-", tag)
-	cmd.Stdin = &buf
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s import: %v\n%s", engine, err, out)
-	}
+	testenv.Import(context.Background(), t, engine, tag, buf.Bytes())
 	t.Cleanup(func() { exec.Command(engine, "rmi", "-f", tag).Run() })
 	return tag
 }

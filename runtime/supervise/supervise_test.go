@@ -48,6 +48,7 @@ import (
 	"time"
 
 	"github.com/mcpolicy/mcpolicy/internal/syncbuf"
+	"github.com/mcpolicy/mcpolicy/internal/testenv"
 
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/docker"
@@ -309,11 +310,8 @@ func image(t *testing.T, engine string) string {
 		tw.WriteHeader(&tar.Header{Name: "opt/probe/mcpolicy", Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(bin))})
 		tw.Write(bin)
 		tw.Close()
-		cmd := exec.Command(engine, "import", "-", w.image)
-		cmd.Stdin = &buf
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			im.err = fmt.Errorf("%s import: %v\n%s", engine, err, out)
+		if err := testenv.ImportImage(context.Background(), engine, w.image, buf.Bytes()); err != nil {
+			im.err = err
 			return
 		}
 		im.imported = true

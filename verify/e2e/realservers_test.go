@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpolicy/mcpolicy/internal/testenv"
 )
 
 // TestRealServers is the acceptance run: gopls, mcp-grafana and the
@@ -280,11 +282,7 @@ func importUsrLinksImage(t *testing.T, engine, image string) {
 	must(t, tw.Close())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, engine, "import", "-", image)
-	cmd.Stdin = &buf
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s import: %v\n%s", engine, err, out)
-	}
+	testenv.Import(ctx, t, engine, image, buf.Bytes())
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

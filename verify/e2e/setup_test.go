@@ -171,11 +171,7 @@ func importEmptyImage(t *testing.T, engine, image string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, engine, "import", "-", image)
-	cmd.Stdin = &empty
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s import: %v\n%s", engine, err, out)
-	}
+	testenv.Import(ctx, t, engine, image, empty.Bytes())
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

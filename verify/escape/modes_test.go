@@ -3,14 +3,16 @@ package escape_test
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpolicy/mcpolicy/internal/testenv"
 )
 
 // The world-writable scenario: a server that can write a grant made a
@@ -150,12 +152,7 @@ func (s *suite) importTmp755(t *testing.T, engine string) {
 			if err := tw.Close(); err != nil {
 				return err
 			}
-			cmd := exec.Command(engine, "import", "-", tmp755Image)
-			cmd.Stdin = &out
-			if b, err := cmd.CombinedOutput(); err != nil {
-				return fmt.Errorf("%s import: %v\n%s", engine, err, b)
-			}
-			return nil
+			return testenv.ImportImage(context.Background(), engine, tmp755Image, out.Bytes())
 		}()
 		s.imported[key] = err
 	}
