@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/internal/allowlist"
 	"github.com/mcpolicy/mcpolicy/internal/artefact/sandbox"
+	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
 	"github.com/mcpolicy/mcpolicy/internal/credential"
 	"github.com/mcpolicy/mcpolicy/internal/position"
 	"github.com/mcpolicy/mcpolicy/schema"
@@ -213,6 +214,24 @@ func httpToken(s string) bool {
 func CredentialSummary(g credential.Grant) string {
 	return fmt.Sprintf("%s: a placeholder; the real value (%s) is injected by the proxy as %s for %s only",
 		g.Name, SourceSummary(g.From), InjectionSummary(g.As), strings.Join(g.To, ", "))
+}
+
+// ClusterCredentialSummary is CredentialSummary for a server a cluster
+// alone runs: mcpolicy credentials reads the value, where it runs, into
+// a Secret the egress-proxy Pod alone mounts.
+func ClusterCredentialSummary(g credential.Grant) string {
+	from := "its environment's " + g.From.Env + ", or its --env-file's"
+	if len(g.From.Command) > 0 {
+		from = "the output of `" + ShellCommand(g.From.Command) + "`"
+	}
+	return fmt.Sprintf("%s: a placeholder; the real value (read by mcpolicy credentials from %s, into a Secret the egress-proxy Pod alone mounts) is injected by the proxy as %s for %s only",
+		g.Name, from, InjectionSummary(g.As), strings.Join(g.To, ", "))
+}
+
+// inClusterOnly reports whether only clusters run the plan's server
+// (every backend it lists): no mcpolicy run reads its values at spawn.
+func (p *Plan) inClusterOnly() bool {
+	return len(p.Backends) > 0 && !slices.ContainsFunc(p.Backends, func(b string) bool { return !backendtraits.InCluster(b) })
 }
 
 // SourceSummary says where the value is read at spawn.

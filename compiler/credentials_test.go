@@ -263,3 +263,31 @@ func TestSourceSummaryQuotes(t *testing.T) {
 		}
 	}
 }
+
+// TestCredentialGrantInCluster: a server only a cluster runs has its
+// values read by mcpolicy credentials into a Secret, not by a launch at
+// spawn; a server also run locally keeps the launch's wording.
+func TestCredentialGrantInCluster(t *testing.T) {
+	for _, c := range []struct{ backends, want string }{
+		{`["kubernetes"]`, "read by mcpolicy credentials from its environment's GITHUB_TOKEN, or its --env-file's, into a Secret the egress-proxy Pod alone mounts"},
+		{`["kubernetes", "docker"]`, "the launch's GITHUB_TOKEN, or the env file's"},
+	} {
+		p, err := compileServer(t, `	image: "x:1"
+	backends: `+c.backends+`
+	accept: ["kubernetes-host-users"]
+	network: allow: ["api.github.com:443"]
+	credentials: GITHUB_TOKEN: to: ["api.github.com:443"]`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var text string
+		for _, g := range p.Grants() {
+			if g.Kind == GrantCredential {
+				text = g.Summary
+			}
+		}
+		if !strings.Contains(text, c.want) {
+			t.Errorf("%s: %q, want %q", c.backends, text, c.want)
+		}
+	}
+}

@@ -85,7 +85,11 @@ func (p *Plan) Grants() []Grant {
 		gs = append(gs, Grant{GrantEgress, "egress to " + d.String(), orPos(d.Pos, p.Network.Pos)})
 	}
 	for _, g := range p.Credentials {
-		gs = append(gs, Grant{GrantCredential, CredentialSummary(g), orPos(p.CredentialPos[g.Name].Entry, p.Network.Pos)})
+		summary := CredentialSummary(g)
+		if p.inClusterOnly() {
+			summary = ClusterCredentialSummary(g)
+		}
+		gs = append(gs, Grant{GrantCredential, summary, orPos(p.CredentialPos[g.Name].Entry, p.Network.Pos)})
 	}
 	for _, u := range p.Unprotected {
 		gs = append(gs, Grant{GrantUnprotect, u.Name + " writable inside rw mounts", orPos(u.Pos, p.Pos)})
