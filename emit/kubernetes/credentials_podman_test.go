@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +27,7 @@ import (
 
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 	"github.com/mcpolicy/mcpolicy/internal/testbin"
+	"github.com/mcpolicy/mcpolicy/internal/testnetns"
 	"github.com/mcpolicy/mcpolicy/internal/testpki"
 	"github.com/mcpolicy/mcpolicy/internal/testupstream"
 )
@@ -37,9 +39,10 @@ import (
 // for the value in its environment, /proc, the memory it can read and
 // every file it can read, and sends its placeholder to the bound host
 // (which reflects it), to a second allowed host and to one it controls.
-// The stand-in upstreams are HTTPS servers of the test, on the podman
-// bridge's gateway, with certificates of a test CA the proxy's image
-// trusts; the policy names them by address.
+// The stand-in upstreams are HTTPS servers of the test, listening in a
+// network namespace made for it and joined to podman's bridge, with
+// certificates of a test CA the proxy's image trusts; the policy names
+// them by address.
 //
 // podman 4.3 stands in for the kubelet in two ways a cluster does not
 // need: its secretKeyRef reads a podman secret holding a flat JSON object
@@ -63,17 +66,24 @@ func TestPodmanCredentials(t *testing.T) {
 	ctx := requireKubePlay(t, "podman kube play of a server with a credential")
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	gateway := strings.TrimSpace(string(podman(ctx, t, "network", "inspect", "podman", "--format", "{{range .Subnets}}{{if .Gateway.To4}}{{.Gateway}} {{end}}{{end}}")))
-	gateway, _, _ = strings.Cut(gateway, " ")
-	if net.ParseIP(gateway) == nil {
-		t.Fatalf("podman's default network has no IPv4 gateway (%q)", gateway)
+	// The upstreams: in a network namespace of the test's, joined to
+	// podman's bridge at the subnet's last address (its allocator hands
+	// addresses out from the first).
+	var bridge, subnet string
+	fmt.Sscan(string(podman(ctx, t, "network", "inspect", "podman", "--format", "{{.NetworkInterface}} {{range .Subnets}}{{if .Gateway.To4}}{{.Subnet}} {{end}}{{end}}")), &bridge, &subnet)
+	prefix, err := netip.ParsePrefix(subnet)
+	if err != nil || bridge == "" {
+		t.Fatalf("podman's default network: bridge %q, IPv4 subnet %q: %v", bridge, subnet, err)
 	}
-	pki := testpki.New(t, gateway)
+	upstream := lastHost(prefix)
+	ns := testnetns.New(t)
+	ns.Attach(t, bridge, netip.PrefixFrom(upstream, prefix.Bits()).String())
+	pki := testpki.New(t, upstream.String())
 	stands := map[string]*testupstream.Recorder{"api": {}, "mirror": {}, "attacker": {}}
 	dest := map[string]string{}
 	for name, rc := range stands {
 		s := httptest.NewUnstartedServer(rc)
-		ln, err := net.Listen("tcp4", "0.0.0.0:0") // the gateway exists once a container is on the bridge
+		ln, err := ns.Listen("tcp4", net.JoinHostPort(upstream.String(), "0"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +92,7 @@ func TestPodmanCredentials(t *testing.T) {
 		s.TLS = &tls.Config{Certificates: []tls.Certificate{pki.Leaf}}
 		s.StartTLS()
 		t.Cleanup(s.Close)
-		dest[name] = net.JoinHostPort(gateway, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+		dest[name] = net.JoinHostPort(upstream.String(), strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
 	}
 
 	mcpolicy := testbin.Mcpolicy(t)
@@ -167,7 +177,7 @@ servers: %q: {
 		var d struct{ Action, Host, Credential string }
 		if json.Unmarshal([]byte(line), &d) == nil && d.Action == "inject" {
 			injects++
-			if d.Credential != "GITHUB_TOKEN" || d.Host != gateway {
+			if d.Credential != "GITHUB_TOKEN" || d.Host != upstream.String() {
 				t.Errorf("inject line: %s", line)
 			}
 		}
@@ -411,4 +421,13 @@ func stderrOf(err error) string {
 		return string(ee.Stderr)
 	}
 	return ""
+}
+
+// lastHost is the last address of p below its broadcast address.
+func lastHost(p netip.Prefix) netip.Addr {
+	a := p.Masked().Addr().As4()
+	v := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
+	v |= 1<<(32-p.Bits()) - 1
+	v--
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
 }

@@ -71,3 +71,26 @@ func (n *NS) in(f func() error) error {
 	}()
 	return <-done
 }
+
+// Attach joins the namespace to the host's bridge (a container engine's
+// network) with a veth pair: addr (CIDR, in the bridge's subnet) inside,
+// the peer a port of the bridge; removed when the test ends. What the
+// bridge's containers reach at addr is then the namespace, not the host.
+func (n *NS) Attach(t testing.TB, bridge, addr string) {
+	t.Helper()
+	suffix := n.Name[len(n.Name)-8:]
+	host, inside := "mcpv"+suffix+"h", "mcpv"+suffix+"n" // 13 characters: under IFNAMSIZ
+	run := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %v: %v: %s", args, err, out)
+		}
+	}
+	run("link", "add", host, "type", "veth", "peer", "name", inside)
+	t.Cleanup(func() { exec.Command("ip", "link", "del", host).Run() })
+	run("link", "set", inside, "netns", n.Name)
+	run("-n", n.Name, "addr", "add", addr, "dev", inside)
+	run("-n", n.Name, "link", "set", inside, "up")
+	run("link", "set", host, "master", bridge)
+	run("link", "set", host, "up")
+}
