@@ -66,7 +66,7 @@ const (
 	// the largest policy's, and the commands answer within 2 s.
 	jsonnetTimeout = time.Second
 	// jsonnetMaxHeap bounds the heap an evaluation may add.
-	jsonnetMaxHeap = 256 << 20
+	jsonnetMaxHeap = 128 << 20
 )
 
 // jsonnetMaxOutput bounds the JSON a policy renders to: what a policy
