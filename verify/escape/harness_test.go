@@ -201,18 +201,7 @@ func doImport(engine, image string, dirs1000, changes []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	args := []string{"import"}
-	for _, c := range changes {
-		args = append(args, "--change", c)
-	}
-	cmd := exec.CommandContext(ctx, engine, append(args, "-", image)...)
-	cmd.Stdin = bytes.NewReader(rootfs)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("%s import: %v\n%s", engine, err, out)
-	}
-	return nil
+	return testenv.ImportImage(context.Background(), engine, image, rootfs, changes...)
 }
 
 // removeImages runs at the end of the suite.
