@@ -260,6 +260,32 @@ func (c *credentials) engineArgs(args []string, dir string) ([]string, error) {
 	return append(append([]string{args[0]}, extra...), args[1:]...), nil
 }
 
+// Given is what a proxy that is given its credentials rather than
+// reading them at spawn needs, drawn ahead (mcpolicy credentials, for the
+// kubernetes backend's egress-proxy Pod): each value and placeholder, a
+// session CA for their hosts (certificate and key, PEM) and the bundle
+// the sandbox trusts.
+type Given struct {
+	Credentials   []egress.Credential
+	CACert, CAKey []byte
+	Bundle        []byte
+}
+
+// DrawGiven reads each grant's value (ReadCredentials) and draws the
+// placeholders and the session CA.
+func DrawGiven(server string, grants []credential.Grant, environ []string) (Given, error) {
+	creds, err := ReadCredentials(server, grants, environ)
+	if err != nil {
+		return Given{}, err
+	}
+	g := Given{Credentials: creds}
+	if g.CACert, g.CAKey, err = egress.GenerateCA(egress.CredentialHosts(creds)); err != nil {
+		return Given{}, fmt.Errorf("server %q: the session CA: %v", server, err)
+	}
+	g.Bundle = TrustBundle(g.CACert)
+	return g, nil
+}
+
 // TrustBundle is the sandbox's CABundle: ca, then the first of the
 // host's CA bundles found (hostRoots), so the other hosts' TLS is
 // verified as before.

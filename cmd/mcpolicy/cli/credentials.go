@@ -14,7 +14,6 @@ import (
 	"github.com/mcpolicy/mcpolicy/compiler"
 	"github.com/mcpolicy/mcpolicy/emit/kubernetes"
 	"github.com/mcpolicy/mcpolicy/internal/backendtraits"
-	"github.com/mcpolicy/mcpolicy/runtime/egress"
 	"github.com/mcpolicy/mcpolicy/runtime/supervise"
 	"github.com/spf13/cobra"
 )
@@ -105,18 +104,15 @@ func credentialsRun(opts *credentialsOptions) error {
 	if err != nil {
 		return err
 	}
-	creds, err := supervise.ReadCredentials(plan.Server, plan.Credentials, environ)
+	given, err := supervise.DrawGiven(plan.Server, plan.Credentials, environ)
 	if err != nil {
 		return &exitError{code: ExitError, err: err}
 	}
-	d := kubernetes.Drawn{Values: map[string]string{}, Placeholders: map[string]string{}}
-	for _, c := range creds {
+	d := kubernetes.Drawn{Values: map[string]string{}, Placeholders: map[string]string{},
+		CACert: given.CACert, CAKey: given.CAKey, Bundle: given.Bundle}
+	for _, c := range given.Credentials {
 		d.Values[c.Grant.Name], d.Placeholders[c.Grant.Name] = c.Value, c.Placeholder
 	}
-	if d.CACert, d.CAKey, err = egress.GenerateCA(egress.CredentialHosts(creds)); err != nil {
-		return &exitError{code: ExitError, err: fmt.Errorf("the session CA: %v", err)}
-	}
-	d.Bundle = supervise.TrustBundle(d.CACert)
 	out, err := kubernetes.CredentialManifest(plan, o, d)
 	if err != nil {
 		return err
